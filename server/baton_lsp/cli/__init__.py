@@ -1,0 +1,1 @@
+"""The `baton` command line: the same core as the language server, on the terminal."""

@@ -1,0 +1,221 @@
+"""`baton` entry point: check, rule, graph, schema."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .. import __version__
+from ..model.base import Kind, Severity
+from ..model.graph import build_graph, mermaid
+from ..model.plan import Plan
+from ..parse import parse_bytes
+from ..rules.base import all_rules, get_rule
+from ..workspace.checker import PathError, check_paths
+from ..workspace.config import ConfigError
+from . import output
+from .schema import SCHEMAS, generate, write_schemas
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(value: str) -> list[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="baton",
+        description="Validate and run .claude/ agent workflows (plans, agents, commands).")
+    parser.add_argument("--version", action="version", version=f"baton {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="check plans, agents, commands and data files")
+    check.add_argument("paths", nargs="*", type=Path, help="files or directories (default: .)")
+    check.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
+    check.add_argument("--select", type=_codes, help="comma list of codes or prefixes to enable")
+    check.add_argument("--ignore", type=_codes, help="comma list of codes or prefixes to skip")
+    check.add_argument("--no-shellcheck", action="store_true", help="skip ShellCheck")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even with errors")
+
+    rule = sub.add_parser("rule", help="show the documentation of one rule or all rules")
+    rule.add_argument("code", nargs="?", help="rule code (BTN101) or name")
+    rule.add_argument("--list", action="store_true", help="one line per rule")
+    rule.add_argument("--format", choices=["text", "json"], default="text")
+
+    graph = sub.add_parser("graph", help="dependency waves and critical path of a plan")
+    graph.add_argument("plan", type=Path)
+    graph.add_argument("--format", choices=["text", "mermaid", "json"], default="text")
+
+    schema = sub.add_parser("schema", help="JSON Schemas generated from the models")
+    schema.add_argument("name", nargs="?", choices=sorted(SCHEMAS), help="print one schema")
+    schema.add_argument("--write", action="store_true", help="write all schemas to --out")
+    schema.add_argument("--check", action="store_true",
+                        help="exit 1 when the files in --out are stale")
+    schema.add_argument("--out", type=Path, default=Path("schemas"))
+    return parser
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    overrides: dict[str, object] = {}
+    if args.select:
+        overrides["select"] = args.select
+    if args.ignore:
+        overrides["ignore"] = args.ignore
+    if args.no_shellcheck:
+        overrides["shellcheck"] = False
+    result = check_paths(args.paths or [Path(".")], overrides)
+    if not result.workspaces and args.format == "text":
+        print("baton: no .claude/ workspace found at or below the given paths", file=sys.stderr)
+    fmt = args.format
+    if fmt == "text":
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        sys.stdout.write(output.render_text(result.findings, result.files, color))
+    elif fmt == "json":
+        sys.stdout.write(output.render_json(result.findings))
+    elif fmt == "sarif":
+        sys.stdout.write(output.render_sarif(result.findings))
+    else:
+        sys.stdout.write(output.render_github(result.findings))
+    if args.exit_zero:
+        return EXIT_OK
+    return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in result.findings) else EXIT_OK
+
+
+def _rule_text(code: str) -> str:
+    r = get_rule(code)
+    assert r is not None
+    kinds = ", ".join(sorted(k.value for k in r.kinds)) if len(r.kinds) < len(Kind) else "any"
+    head = f"{r.code} {r.name}"
+    meta = f"Default severity: {r.severity.value} · Applies to: {kinds}"
+    if r.fixable:
+        meta += " · Quick fix available"
+    if r.cross_file:
+        meta += " · Cross-file"
+    return f"{head}\n{'=' * len(head)}\n{meta}\n\n{r.doc}\n"
+
+
+def cmd_rule(args: argparse.Namespace) -> int:
+    if args.code:
+        r = get_rule(args.code)
+        if r is None:
+            print(f"baton: unknown rule '{args.code}'; run `baton rule --list`", file=sys.stderr)
+            return EXIT_ERROR
+        rules = [r]
+    else:
+        rules = all_rules()
+    if args.format == "json":
+        print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
+                           "kinds": sorted(k.value for k in r.kinds), "fixable": r.fixable,
+                           "summary": r.summary, "doc": r.doc} for r in rules], indent=2))
+    elif args.list or not args.code:
+        if args.list:
+            for r in rules:
+                print(f"{r.code}  {r.name:<34} {r.severity.value:<8} {r.summary}")
+        else:
+            print("\n".join(_rule_text(r.code) for r in rules), end="")
+    else:
+        print(_rule_text(rules[0].code), end="")
+    return EXIT_OK
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    try:
+        data = args.plan.read_bytes()
+    except OSError as exc:
+        print(f"baton: {args.plan}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    doc = parse_bytes(Kind.PLAN, data, str(args.plan))
+    if not isinstance(doc, Plan):
+        print(f"baton: {args.plan}: {getattr(doc, 'reason', 'not a plan')}", file=sys.stderr)
+        return EXIT_ERROR
+    graph = build_graph(doc)
+    if args.format == "mermaid":
+        sys.stdout.write(mermaid(graph))
+        return EXIT_OK
+    if args.format == "json":
+        print(json.dumps({"phases": graph.order, "titles": graph.titles, "deps": graph.deps,
+                          "implicit": graph.implicit, "waves": graph.waves,
+                          "cycles": graph.cycles, "blocked": graph.blocked,
+                          "critical_path": graph.critical_path}, indent=2))
+        return EXIT_OK
+    sys.stdout.write(graph_text(doc, graph))
+    return EXIT_FINDINGS if graph.cycles else EXIT_OK
+
+
+def graph_text(plan: Plan, graph: object) -> str:
+    from ..model.graph import PlanGraph
+
+    assert isinstance(graph, PlanGraph)
+    lines = [f"Plan: {plan.title or Path(plan.path).name}"]
+    if not graph.order:
+        lines.append("No phases found.")
+        return "\n".join(lines) + "\n"
+    cp = graph.critical_path
+    lines.append(f"{len(graph.order)} phases · {len(graph.waves)} waves · critical path "
+                 f"{len(cp)} phases ({' → '.join(cp)})")
+    if graph.implicit:
+        lines.append("No phase declares dependencies: phases run in document order.")
+    for i, wave in enumerate(graph.waves, 1):
+        label = "parallel" if len(wave) > 1 else "sequential"
+        names = ", ".join(f"Phase {p} ({graph.titles.get(p, '')})" for p in wave)
+        lines.append(f"Wave {i} [{label}]: {names}")
+    for cycle in graph.cycles:
+        lines.append(f"Cycle: {' → '.join(cycle)}")
+    if graph.blocked:
+        lines.append(f"Blocked by a cycle (never runs): {', '.join(graph.blocked)}")
+    lines += ["", "Mermaid:", mermaid(graph).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    if args.name and not (args.write or args.check):
+        print(json.dumps(generate(args.name), indent=2))
+        return EXIT_OK
+    if args.check:
+        stale = write_schemas(args.out, dry_run=True)
+        for name in stale:
+            print(f"stale: {args.out / name}")
+        return EXIT_FINDINGS if stale else EXIT_OK
+    if args.write:
+        changed = write_schemas(args.out)
+        print(f"wrote {len(SCHEMAS)} schemas to {args.out} ({len(changed)} changed)")
+        return EXIT_OK
+    for name in sorted(SCHEMAS):
+        print(name)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
+    handlers = {"check": cmd_check, "rule": cmd_rule, "graph": cmd_graph, "schema": cmd_schema}
+    if args.command is None:
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        return handlers[args.command](args)
+    except (ConfigError, PathError) as exc:
+        print(f"baton: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # last line of defence: a message, never a traceback
+        logging.getLogger(__name__).debug("internal error", exc_info=True)
+        print(f"baton: internal error: {type(exc).__name__}: {exc} (run with -v and report "
+              "it)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""Pydantic document model: every element carries a 0-based source `Range`."""
+
+from .agent import AgentFile, BashBlock, CommandFile, Injection, SignalRef, StepHeading, TaskBlock
+from .base import Finding, Fix, Kind, Range, Related, Severity, TextEdit
+from .common import Frontmatter, FrontmatterEntry, Link, Suppression
+from .config import BatonConfig
+from .data import ErrorRecord, ErrorsLog, ReportMeta, StateEntry, StateFile, Unreadable
+from .plan import Dependencies, DependencyRef, MetadataEntry, Phase, Plan, Task
+
+Document = Plan | AgentFile | CommandFile | StateFile | ErrorsLog | ReportMeta | Unreadable
+
+__all__ = [
+    "AgentFile", "BashBlock", "BatonConfig", "CommandFile", "Dependencies", "DependencyRef",
+    "Document", "ErrorRecord", "ErrorsLog", "Finding", "Fix", "Frontmatter", "FrontmatterEntry",
+    "Injection", "Kind", "Link", "MetadataEntry", "Phase", "Plan", "Range", "Related",
+    "ReportMeta", "Severity", "SignalRef", "StateEntry", "StateFile", "StepHeading",
+    "Suppression", "Task", "TaskBlock", "TextEdit", "Unreadable",
+]

@@ -1,0 +1,112 @@
+"""Core vocabulary shared by every layer: ranges, findings and fixes.
+
+Ranges are 0-based (line, character) with characters counted in Python code points; the
+LSP layer converts to UTF-16 so the core never needs to know about encodings.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Range(BaseModel):
+    """A 0-based, end-exclusive span of source text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start_line: int
+    start_char: int
+    end_line: int
+    end_char: int
+
+    @classmethod
+    def of_line(cls, line: int, start: int = 0, end: int = 0) -> Range:
+        """A span on a single line (fast path: skips validation on the hot path)."""
+        return cls.model_construct(start_line=line, start_char=start, end_line=line, end_char=end)
+
+    @classmethod
+    def span(cls, start_line: int, start_char: int, end_line: int, end_char: int) -> Range:
+        return cls.model_construct(
+            start_line=start_line, start_char=start_char, end_line=end_line, end_char=end_char
+        )
+
+    def contains_line(self, line: int) -> bool:
+        return self.start_line <= line <= self.end_line
+
+    def __str__(self) -> str:
+        start = f"{self.start_line + 1}:{self.start_char + 1}"
+        return f"{start}-{self.end_line + 1}:{self.end_char + 1}"
+
+
+ZERO = Range.of_line(0)
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+    HINT = "hint"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+
+_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2, Severity.HINT: 3}
+
+
+class Kind(StrEnum):
+    """What a workspace file is, decided from its path."""
+
+    PLAN = "plan"
+    AGENT = "agent"
+    COMMAND = "command"
+    REPORT = "report"
+    SUMMARY = "summary"
+    STATE = "state"
+    ERRORS_LOG = "errors_log"
+    CHECKPOINT = "checkpoint"
+    OTHER = "other"
+
+
+class TextEdit(BaseModel):
+    """Replace `range` in `path` with `new_text`."""
+
+    path: str
+    range: Range
+    new_text: str
+
+
+class Fix(BaseModel):
+    """An edit computed together with its finding, so code actions never re-run rules."""
+
+    title: str
+    edits: list[TextEdit]
+    safe: bool = True
+
+
+class Related(BaseModel):
+    """Another location that explains a finding (e.g. the other phases of a cycle)."""
+
+    path: str
+    range: Range
+    message: str
+
+
+class Finding(BaseModel):
+    """One problem found by one rule, ready to be rendered by any front end."""
+
+    code: str
+    rule: str
+    severity: Severity
+    message: str
+    path: str
+    range: Range
+    related: list[Related] = []
+    fix: Fix | None = None
+    tags: list[str] = []
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.range.start_line, self.range.start_char, self.code)

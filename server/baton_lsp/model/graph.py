@@ -1,0 +1,198 @@
+"""The phase dependency graph of a plan: waves, cycles and the critical path.
+
+Shared by the rules (cycle detection), the CLI (`baton graph`), the language server (wave
+code lenses) and the workflow engine (which runs each wave's phases in parallel).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .plan import Plan
+
+
+@dataclass
+class PlanGraph:
+    order: list[str]
+    """Phase ids in document order (first occurrence of duplicated numbers)."""
+    titles: dict[str, str]
+    deps: dict[str, list[str]]
+    """id → ids it depends on (known ids only, self-loops removed)."""
+    implicit: bool
+    """True when no phase declares dependencies: phases then run in document order."""
+    waves: list[list[str]] = field(default_factory=list)
+    cycles: list[list[str]] = field(default_factory=list)
+    """Each cycle as a closed path in dependency direction, e.g. ['1', '3', '2', '1']."""
+    blocked: list[str] = field(default_factory=list)
+    """Phases that can never run because they are in, or depend on, a cycle."""
+    critical_path: list[str] = field(default_factory=list)
+
+    def wave_of(self, phase_id: str) -> int | None:
+        for i, wave in enumerate(self.waves, 1):
+            if phase_id in wave:
+                return i
+        return None
+
+    def dependents(self, phase_id: str) -> list[str]:
+        return [p for p in self.order if phase_id in self.deps.get(p, [])]
+
+
+def build_graph(plan: Plan) -> PlanGraph:
+    order: list[str] = []
+    titles: dict[str, str] = {}
+    declared = False
+    raw_deps: dict[str, list[str]] = {}
+    for phase in plan.phases:
+        if phase.id in titles:
+            continue
+        order.append(phase.id)
+        titles[phase.id] = phase.title
+        if phase.dependencies is not None:
+            declared = True
+            raw_deps[phase.id] = [r.id for r in phase.dependencies.refs if r.id is not None]
+    known = set(order)
+    deps: dict[str, list[str]] = {}
+    if declared:
+        for pid in order:
+            seen: list[str] = []
+            for d in raw_deps.get(pid, []):
+                if d in known and d != pid and d not in seen:
+                    seen.append(d)
+            deps[pid] = seen
+    else:
+        deps = {pid: ([order[i - 1]] if i else []) for i, pid in enumerate(order)}
+    graph = PlanGraph(order=order, titles=titles, deps=deps, implicit=not declared)
+    graph.cycles = _cycles(order, deps)
+    _layer(graph)
+    return graph
+
+
+def _layer(graph: PlanGraph) -> None:
+    """Kahn layering: a phase's wave is one more than the latest wave among its deps."""
+    wave: dict[str, int] = {}
+    remaining = list(graph.order)
+    progress = True
+    while remaining and progress:
+        progress = False
+        still: list[str] = []
+        for pid in remaining:
+            ds = graph.deps[pid]
+            if all(d in wave for d in ds):
+                wave[pid] = 1 + max((wave[d] for d in ds), default=0)
+                progress = True
+            else:
+                still.append(pid)
+        remaining = still
+    graph.blocked = remaining
+    if wave:
+        graph.waves = [[] for _ in range(max(wave.values()))]
+        for pid in graph.order:
+            if pid in wave:
+                graph.waves[wave[pid] - 1].append(pid)
+    # Critical path: longest chain of phases through the acyclic part.
+    best: dict[str, list[str]] = {}
+    for pid in sorted(wave, key=lambda p: wave[p]):
+        chains = [best[d] for d in graph.deps[pid] if d in best]
+        longest = max(chains, key=len, default=[])
+        best[pid] = [*longest, pid]
+    graph.critical_path = max(best.values(), key=len, default=[])
+
+
+def _cycles(order: list[str], deps: dict[str, list[str]]) -> list[list[str]]:
+    """One closed path per strongly connected component with more than one phase."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    sccs: list[list[str]] = []
+    counter = 0
+    for root in order:
+        if root in index:
+            continue
+        # Iterative Tarjan to stay safe on very large plans.
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            node, i = work[-1]
+            if i == 0:
+                index[node] = low[node] = counter
+                counter += 1
+                stack.append(node)
+                on_stack.add(node)
+            succ = deps.get(node, [])
+            if i < len(succ):
+                work[-1] = (node, i + 1)
+                nxt = succ[i]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                comp: list[str] = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    comp.append(top)
+                    if top == node:
+                        break
+                if len(comp) > 1:
+                    sccs.append(comp)
+    position = {pid: i for i, pid in enumerate(order)}
+    cycles: list[list[str]] = []
+    for comp in sorted(sccs, key=lambda c: min(position[p] for p in c)):
+        members = set(comp)
+        start = min(comp, key=lambda p: position[p])
+        cycles.append(_closed_path(start, members, deps, position))
+    return cycles
+
+
+def _closed_path(start: str, members: set[str], deps: dict[str, list[str]],
+                 position: dict[str, int]) -> list[str]:
+    """Shortest path from `start` back to itself inside one component (BFS)."""
+    prev: dict[str, str] = {}
+    queue = [start]
+    seen = {start}
+    while queue:
+        nxt_queue: list[str] = []
+        for node in queue:
+            for d in sorted(deps.get(node, []), key=lambda p: position[p]):
+                if d not in members:
+                    continue
+                if d == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(prev[path[-1]])
+                    return [start, *reversed(path[:-1]), start] if len(path) > 1 else [
+                        start, node, start]
+                if d not in seen:
+                    seen.add(d)
+                    prev[d] = node
+                    nxt_queue.append(d)
+        queue = nxt_queue
+    return [start, start]
+
+
+def mermaid(graph: PlanGraph, statuses: dict[str, str] | None = None) -> str:
+    """Mermaid flowchart: one node per phase, edges from dependency to dependent."""
+    lines = ["flowchart TD"]
+    for pid in graph.order:
+        title = graph.titles.get(pid, "").replace('"', "'")
+        label = f"Phase {pid}: {title}" if title else f"Phase {pid}"
+        lines.append(f'    P{_node(pid)}["{label}"]')
+    for pid in graph.order:
+        for d in graph.deps.get(pid, []):
+            lines.append(f"    P{_node(d)} --> P{_node(pid)}")
+    for i, wave in enumerate(graph.waves, 1):
+        lines.append(f"    %% wave {i}: {', '.join(wave)}")
+    if statuses:
+        for pid, status in statuses.items():
+            lines.append(f"    class P{_node(pid)} {status}")
+    return "\n".join(lines) + "\n"
+
+
+def _node(pid: str) -> str:
+    return pid.replace(".", "_")

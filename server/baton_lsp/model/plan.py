@@ -1,0 +1,150 @@
+"""Implementation plans: metadata, phases, dependencies and tasks, all with positions."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+from .base import Range
+from .common import Link, Suppression
+
+
+class Generation(StrEnum):
+    """Which of the three historical plan formats a file follows (formats.md §1)."""
+
+    G1 = "g1"
+    G2 = "g2"
+    G3 = "g3"
+
+
+class PlanRole(StrEnum):
+    """Where a file sits in a Level 0/1/2 expansion hierarchy."""
+
+    PLAN = "plan"
+    PHASE_FILE = "phase_file"
+    STAGE_FILE = "stage_file"
+
+
+class MetadataItem(BaseModel):
+    """One line of a multi-valued metadata entry, e.g. a report link under Research Reports."""
+
+    text: str
+    range: Range
+
+
+class MetadataEntry(BaseModel):
+    key: str
+    value: str
+    """The raw inline value (may be empty when the value is an indented sub-list)."""
+    key_range: Range
+    value_range: Range
+    range: Range
+    items: list[MetadataItem] = []
+
+
+class DependencyForm(StrEnum):
+    BARE = "bare"  # dependencies: [1, 2]
+    BOLD = "bold"  # **Dependencies**: [1]
+    DEPENDS_ON = "depends_on"  # depends_on: [phase_1]
+    PROSE = "prose"  # **Dependencies**: Phase 1 (completed ...)
+
+
+class DependencyRef(BaseModel):
+    raw: str
+    id: str | None
+    """Normalised phase id (`phase_3` → `3`, `02` → `2`, `2.50` → `2.5`); None if unreadable."""
+    range: Range
+
+
+class Dependencies(BaseModel):
+    form: DependencyForm
+    raw: str
+    range: Range
+    """The whole dependency line."""
+    value_range: Range
+    refs: list[DependencyRef] = []
+    explicit_none: bool = False
+    """`[]`, `none` or `None`: the phase declares that it depends on nothing."""
+
+
+class Task(BaseModel):
+    text: str
+    marker: str
+    """The character between the brackets: ' ', 'x' or 'X'."""
+    indent: int
+    depth: int
+    parent: int | None = None
+    """Index of the enclosing task in the same list, for nested checkboxes."""
+    range: Range
+    checkbox_range: Range
+
+    @property
+    def checked(self) -> bool:
+        return self.marker in "xX"
+
+
+class StatusMarker(BaseModel):
+    text: str
+    """Marker text without brackets, as written (e.g. `COMPLETED`, `In Progress`)."""
+    range: Range
+    """Range of the whole `[...]` including brackets."""
+
+
+class Phase(BaseModel):
+    number: str
+    """As written: `0`, `3`, `2.5`, `03`."""
+    id: str
+    title: str
+    level: int
+    heading_range: Range
+    number_range: Range
+    title_range: Range
+    range: Range
+    """From the heading to the last line of the phase section."""
+    status: StatusMarker | None = None
+    body_status: StatusMarker | None = None
+    """A `**Status**: IN PROGRESS` line in the phase body (bracketed or not)."""
+    dependencies: Dependencies | None = None
+    extra_dependency_lines: list[Range] = []
+    tasks: list[Task] = []
+    expanded_link: Link | None = None
+    """`[See: phase_3_x.md]` suffix, `**File**: x.md` line or `[Phase N Details](x.md)` link."""
+
+
+class Section(BaseModel):
+    title: str
+    level: int
+    heading_range: Range
+    range: Range
+
+
+class Plan(BaseModel):
+    path: str
+    title: str | None = None
+    title_range: Range | None = None
+    generation: Generation = Generation.G2
+    role: PlanRole = PlanRole.PLAN
+    has_metadata_heading: bool = False
+    metadata: list[MetadataEntry] = []
+    metadata_range: Range | None = None
+    """Where metadata lives (for inserting missing keys)."""
+    phases: list[Phase] = []
+    success_criteria: list[Task] = []
+    sections: list[Section] = []
+    links: list[Link] = []
+    suppressions: list[Suppression] = []
+    line_count: int = 0
+
+    def meta(self, key: str) -> MetadataEntry | None:
+        low = key.lower()
+        for entry in self.metadata:
+            if entry.key.lower() == low:
+                return entry
+        return None
+
+    def phase(self, phase_id: str) -> Phase | None:
+        for phase in self.phases:
+            if phase.id == phase_id:
+                return phase
+        return None

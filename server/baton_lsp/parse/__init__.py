@@ -1,0 +1,49 @@
+"""Text → document model. Parsers never raise: bad input becomes `Unreadable` or a problem."""
+
+from __future__ import annotations
+
+import logging
+
+from ..model import Document, Kind, Unreadable
+from .agent import parse_agent, parse_command
+from .data import parse_errors_log, parse_report, parse_state
+from .plan import parse_plan
+from .text import DEFAULT_MAX_BYTES, Source, UnreadableError, decode
+
+log = logging.getLogger(__name__)
+
+_PARSERS = {
+    Kind.PLAN: parse_plan,
+    Kind.AGENT: parse_agent,
+    Kind.COMMAND: parse_command,
+    Kind.STATE: parse_state,
+    Kind.ERRORS_LOG: parse_errors_log,
+    Kind.REPORT: parse_report,
+    Kind.SUMMARY: parse_report,
+}
+
+
+def parse_text(kind: Kind, text: str, path: str = "") -> Document | None:
+    """Parse already-decoded text; None for kinds without a parser."""
+    parser = _PARSERS.get(kind)
+    if parser is None:
+        return None
+    try:
+        return parser(Source.from_text(text), path)
+    except RecursionError:
+        return Unreadable(path=path, reason="file nests too deeply to parse")
+    except Exception as exc:  # a parser bug must never reach the user as a traceback
+        log.exception("parser for %s failed on %s", kind, path)
+        return Unreadable(path=path, reason=f"internal parser error ({type(exc).__name__}: {exc})")
+
+
+def parse_bytes(kind: Kind, data: bytes, path: str = "",
+                max_bytes: int = DEFAULT_MAX_BYTES) -> Document | None:
+    try:
+        text = decode(data, max_bytes)
+    except UnreadableError as exc:
+        return Unreadable(path=path, reason=str(exc))
+    return parse_text(kind, text, path)
+
+
+__all__ = ["Source", "UnreadableError", "decode", "parse_bytes", "parse_text"]

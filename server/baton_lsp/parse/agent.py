@@ -1,0 +1,307 @@
+"""Agent and command markdown → `AgentFile` / `CommandFile`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+from ..model.agent import (
+    AgentFile,
+    BashBlock,
+    CommandFile,
+    Injection,
+    SignalRef,
+    StepHeading,
+    TaskBlock,
+    TaskField,
+)
+from ..model.base import Range
+from .common import line_links, suppressions
+from .frontmatter import parse_frontmatter
+from .markdown import MarkdownDoc, blank_code_spans, parse_markdown
+from .text import Source
+
+SIGNAL_RE = re.compile(
+    r"\b((?:[A-Z][A-Z0-9]*_)+(?:CREATED|COMPLETE|REVISED|GENERATED|READY|FAILED)"
+    r"|TASK_ERROR|ERROR_CONTEXT|PROGRESS|COMMIT_MESSAGE|ORCHESTRATION_COMPLETE):"
+)
+_STEP_RE = re.compile(r"^STEP\s+(\d+)\b(.*)$", re.IGNORECASE)
+_REQUIRED_BEFORE_RE = re.compile(r"REQUIRED\s+BEFORE\s+STEP\s+(\d+)", re.IGNORECASE)
+_INJECT_RE = re.compile(
+    r"Read and follow(?:\s+ALL)?(?:\s+the)?(?:\s+behavioral guidelines)?(?:\s+from)?\s*:?\s*"
+    r"([^\s\"'`]*)",
+    re.IGNORECASE,
+)
+_PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,80}\}\}")
+_TASK_OPEN_RE = re.compile(r"^\s*Task\s*\{\s*$")
+_TASK_FIELD_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
+_BLOCK_SCALAR_RE = re.compile(r"^[|>][+-]?[1-9]?[+-]?\s*(?:#.*)?$")
+_BASH_LANGS = {"bash", "sh", "shell", "zsh"}
+_OPAQUE_TASK_LANGS = _BASH_LANGS | {"json", "python", "py", "javascript", "js", "lua", "yaml"}
+_AGENT_PATH_RE = re.compile(r"\.claude/agents/((?:[\w.-]+/)*)([\w.-]+)\.md$")
+
+
+def _title(md: MarkdownDoc) -> tuple[str | None, Range | None]:
+    for h in md.headings:
+        if h.level == 1:
+            return h.text, Range.of_line(h.line, h.text_start, h.end_char)
+    return None, None
+
+
+def agent_name_from_path(target: str) -> str | None:
+    m = _AGENT_PATH_RE.search(target)
+    if not m or m.group(1).startswith(("templates/", "prompts/")):
+        return None
+    return m.group(2)
+
+
+def _injections(md: MarkdownDoc, start: int = 0, end: int | None = None) -> list[Injection]:
+    out: list[Injection] = []
+    lines = md.lines
+    stop = len(lines) if end is None else end
+    for no in range(start, stop):
+        line = lines[no]
+        if "ead and follow" not in line:
+            continue
+        m = _INJECT_RE.search(line)
+        if not m:
+            continue
+        target, tline, tcol = m.group(1), no, m.start(1)
+        if not target:
+            nxt = no + 1
+            while nxt < stop and not lines[nxt].strip():
+                nxt += 1
+            if nxt < stop:
+                cand = lines[nxt].strip().split()[0].strip("\"'`")
+                if ".md" in cand:
+                    target, tline, tcol = cand, nxt, lines[nxt].index(cand)
+        if not target or ".md" not in target:
+            continue
+        target = target.rstrip(".,;:)")
+        out.append(Injection(
+            target=target, agent_name=agent_name_from_path(target),
+            range=Range.span(no, m.start(), tline, tcol + len(target)),
+            target_range=Range.of_line(tline, tcol, tcol + len(target)),
+        ))
+    return out
+
+
+def _signals(md: MarkdownDoc, start: int = 0, end: int | None = None) -> list[SignalRef]:
+    out: list[SignalRef] = []
+    lines = md.lines
+    stop = len(lines) if end is None else end
+    for no in range(start, stop):
+        line = lines[no]
+        if ":" not in line:
+            continue
+        plain = line if md.opaque[no] else blank_code_spans(line)
+        for m in SIGNAL_RE.finditer(line):
+            in_code = md.opaque[no] or plain[m.start()] == " "
+            out.append(SignalRef(name=m.group(1),
+                                 range=Range.of_line(no, m.start(1), m.end(1)), in_code=in_code))
+    return out
+
+
+def _placeholders(md: MarkdownDoc) -> list[Range]:
+    out: list[Range] = []
+    for no, line in enumerate(md.lines):
+        if "{{" not in line:
+            continue
+        if no > md.frontmatter_end and md.opaque[no]:
+            continue
+        plain = blank_code_spans(line) if no > md.frontmatter_end else line
+        for m in _PLACEHOLDER_RE.finditer(plain):
+            out.append(Range.of_line(no, m.start(), m.end()))
+    return out
+
+
+def _steps(md: MarkdownDoc) -> list[StepHeading]:
+    steps: list[StepHeading] = []
+    for h in md.headings:
+        m = _STEP_RE.match(h.text)
+        if not m:
+            continue
+        line = md.lines[h.line]
+        num_col = h.text_start + m.start(1)
+        step = StepHeading(
+            number=int(m.group(1)), title=h.text, level=h.level,
+            range=Range.of_line(h.line, 0, len(line)),
+            number_range=Range.of_line(h.line, num_col, num_col + len(m.group(1))),
+        )
+        rb = _REQUIRED_BEFORE_RE.search(line, h.text_start)
+        if rb:
+            step.required_before = int(rb.group(1))
+            step.required_before_range = Range.of_line(h.line, rb.start(), rb.end())
+        steps.append(step)
+    return steps
+
+
+def _common(source: Source, path: str) -> tuple[MarkdownDoc, dict]:
+    md = parse_markdown(source, frontmatter=True)
+    fm = parse_frontmatter(source.lines, md.frontmatter_end) if md.frontmatter_end > 0 else None
+    title, title_range = _title(md)
+    links = []
+    for no, line in md.text_lines():
+        if "](" in line:
+            links.extend(line_links(no, line))
+    return md, {
+        "path": path,
+        "name": PurePath(path).stem if path else "",
+        "frontmatter": fm,
+        "title": title,
+        "title_range": title_range,
+        "links": links,
+        "suppressions": suppressions(md),
+        "line_count": len(source.lines),
+    }
+
+
+def parse_agent(source: Source, path: str = "") -> AgentFile:
+    """Parse an agent behavioural file. Never raises on any text input."""
+    md, common = _common(source, path)
+    parts = PurePath(path).parts
+    return AgentFile(
+        **common,
+        steps=_steps(md),
+        signals=_signals(md),
+        injections=_injections(md),
+        placeholders=_placeholders(md),
+        task_blocks=_task_blocks(md),
+        is_template="templates" in parts,
+        is_prompt="prompts" in parts,
+    )
+
+
+def _task_blocks(md: MarkdownDoc) -> list[TaskBlock]:
+    lines = md.lines
+    fence_lang: dict[int, str] = {}
+    for fence in md.fences:
+        for no in range(fence.start_line, fence.end_line + 1):
+            fence_lang[no] = fence.lang
+    blocks: list[TaskBlock] = []
+    no = 0
+    n = len(lines)
+    while no < n:
+        line = lines[no]
+        if "Task" not in line or not _TASK_OPEN_RE.match(line):
+            no += 1
+            continue
+        if fence_lang.get(no, "") in _OPAQUE_TASK_LANGS:
+            no += 1
+            continue
+        block, no = _read_task_block(md, no)
+        blocks.append(block)
+    return blocks
+
+
+def _read_task_block(md: MarkdownDoc, start: int) -> tuple[TaskBlock, int]:
+    """Read fields up to the closing `}` on its own line, tracking quote balance."""
+    lines = md.lines
+    n = len(lines)
+    open_line = lines[start]
+    block = TaskBlock(range=Range.of_line(start, 0, len(open_line)),
+                      open_range=Range.of_line(start, open_line.index("Task"), len(open_line)),
+                      closed=False)
+    current: TaskField | None = None
+    in_quote = False
+    quote_start: Range | None = None
+    block_indent = -1  # indentation of a `key: |` field whose YAML block scalar is being read
+    no = start + 1
+    limit = min(n, start + 2000)
+    while no < limit:
+        line = lines[no]
+        stripped = line.strip()
+        if block_indent >= 0 and current is not None:
+            if not stripped or len(line) - len(line.lstrip()) > block_indent:
+                current.value += "\n" + line  # block scalar text: no fields, no quote counting
+                if stripped:
+                    current.value_range = Range.span(current.value_range.start_line,
+                                                     current.value_range.start_char, no, len(line))
+                no += 1
+                continue
+            block_indent = -1
+        if not in_quote and stripped in {"}", "})"}:
+            block.closed = True
+            block.range = Range.span(start, 0, no, len(line))
+            return _finish_task(md, block, start, no), no + 1
+        if not in_quote and (_TASK_OPEN_RE.match(line) or line.startswith("#")):
+            break  # a new block or a heading: this one was never closed
+        if not in_quote:
+            m = _TASK_FIELD_RE.match(line)
+            if m:
+                value = m.group(2)
+                current = TaskField(
+                    name=m.group(1), value=value,
+                    range=Range.of_line(no, m.start(1), len(line)),
+                    value_range=Range.of_line(no, m.start(2), m.start(2) + len(value)),
+                )
+                block.fields.append(current)
+                if _BLOCK_SCALAR_RE.match(value):
+                    block_indent = len(line) - len(line.lstrip())
+                    no += 1
+                    continue
+                quotes = _unescaped_quotes(value)
+                if quotes % 2 == 1:
+                    in_quote = True
+                    quote_start = Range.of_line(no, m.start(2), m.start(2) + len(value))
+                no += 1
+                continue
+        elif current is not None:
+            current.value += "\n" + line
+            if _unescaped_quotes(line) % 2 == 1:
+                in_quote = False
+                current.value_range = Range.span(current.value_range.start_line,
+                                                 current.value_range.start_char, no, len(line))
+        no += 1
+    end = max(start, no - 1)
+    block.range = Range.span(start, 0, end, len(lines[end]) if end < n else 0)
+    if in_quote:
+        block.unbalanced_quote = quote_start
+    return _finish_task(md, block, start, end), no
+
+
+def _unescaped_quotes(text: str) -> int:
+    count = 0
+    escaped = False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == '"':
+            count += 1
+    return count
+
+
+def _finish_task(md: MarkdownDoc, block: TaskBlock, start: int, end: int) -> TaskBlock:
+    block.injections = _injections(md, start, end + 1)
+    block.signals = _signals(md, start, end + 1)
+    return block
+
+
+def parse_command(source: Source, path: str = "") -> CommandFile:
+    """Parse a slash-command file. Never raises on any text input."""
+    md, common = _common(source, path)
+    bash: list[BashBlock] = []
+    for fence in md.fences:
+        if fence.lang in _BASH_LANGS:
+            body = list(fence.body)
+            content = "\n".join(md.lines[i] for i in body)
+            end_char = len(md.lines[fence.end_line]) if fence.end_line < len(md.lines) else 0
+            bash.append(BashBlock(
+                start_line=fence.start_line, end_line=fence.end_line, content=content,
+                closed=fence.closed, index=len(bash),
+                range=Range.span(fence.start_line, 0, fence.end_line, end_char),
+            ))
+    return CommandFile(
+        **common,
+        bash_blocks=bash,
+        task_blocks=_task_blocks(md),
+        injections=_injections(md),
+        signals=_signals(md),
+    )
+
+
+def parse_agent_tasks(source: Source) -> list[TaskBlock]:
+    """Task blocks inside an agent file (coordinators invoke other agents)."""
+    return _task_blocks(parse_markdown(source, frontmatter=True))

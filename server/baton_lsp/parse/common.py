@@ -1,0 +1,57 @@
+"""Line-level helpers shared by the markdown parsers: links and suppression comments."""
+
+from __future__ import annotations
+
+import re
+
+from ..model.base import Range
+from ..model.common import Link, Suppression
+from .markdown import MarkdownDoc, blank_code_spans
+
+_LINK_RE = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^)]*[\"'])?\s*\)")
+_SUPPRESS_RE = re.compile(
+    r"<!--\s*baton\s*:\s*(ignore-file|ignore)\b([^>]*?)-->", re.IGNORECASE
+)
+_CODE_RE = re.compile(r"[A-Z]{3}\d{3}")
+
+
+def line_links(line_no: int, line: str) -> list[Link]:
+    """Markdown links on one line, ignoring those inside inline code."""
+    if "](" not in line:
+        return []
+    text = blank_code_spans(line)
+    return [
+        Link(
+            text=m.group(1),
+            target=m.group(2),
+            range=Range.of_line(line_no, m.start(), m.end()),
+            target_range=Range.of_line(line_no, m.start(2), m.end(2)),
+        )
+        for m in _LINK_RE.finditer(text)
+    ]
+
+
+def suppressions(md: MarkdownDoc) -> list[Suppression]:
+    """Read `<!-- baton: ignore CODES -->` and `<!-- baton: ignore-file CODES -->` comments.
+
+    An `ignore` comment covers the next block: the first non-blank line after it and the
+    lines that follow it up to the next blank line.
+    """
+    out: list[Suppression] = []
+    lines = md.lines
+    for comment in md.comments:
+        for m in _SUPPRESS_RE.finditer(comment.text):
+            codes = _CODE_RE.findall(m.group(2).upper())
+            rng = Range.span(comment.start_line, 0, comment.end_line, len(lines[comment.end_line]))
+            if m.group(1).lower() == "ignore-file":
+                out.append(Suppression(codes=codes, range=rng, scope_start=0,
+                                       scope_end=len(lines), file_level=True))
+                continue
+            start = comment.end_line + 1
+            while start < len(lines) and not lines[start].strip():
+                start += 1
+            end = start
+            while end + 1 < len(lines) and lines[end + 1].strip():
+                end += 1
+            out.append(Suppression(codes=codes, range=rng, scope_start=start, scope_end=end))
+    return out

@@ -1,0 +1,313 @@
+"""A safe YAML front matter loader that keeps source positions.
+
+PyYAML's event stream is walked iteratively instead of composing nodes, so we can refuse
+aliases (no alias bombs), cap nesting depth and event count (no recursion blow-ups) and
+record where every top-level key and list element sits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from ..model.base import Range
+from ..model.common import Frontmatter, FrontmatterEntry, ListItem
+
+MAX_EVENTS = 20_000
+MAX_DEPTH = 40
+MAX_CHARS = 256 * 1024
+
+try:  # the C parser is much faster when libyaml is present
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _Loader = yaml.SafeLoader
+
+_INT_RE = re.compile(r"^[-+]?\d+$")
+_NULLS = {"", "~", "null", "Null", "NULL"}
+_TRUE = {"true", "True", "TRUE"}
+_FALSE = {"false", "False", "FALSE"}
+
+
+class _FrontmatterError(Exception):
+    def __init__(self, message: str, line: int, col: int, syntax: bool = False) -> None:
+        super().__init__(message)
+        self.line = line
+        self.col = col
+        self.syntax = syntax
+
+
+def _scalar(event: yaml.ScalarEvent) -> Any:
+    value = event.value
+    if event.style:  # quoted or block scalar: always a string
+        return value
+    if value in _NULLS:
+        return None
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    if _INT_RE.match(value) and len(value) < 19:
+        return int(value)
+    return value
+
+
+def _compose(text: str, line_offset: int) -> list[tuple[str, Any, Range, Range, list[ListItem]]]:
+    """Walk events and return (key, value, key_range, value_range, items) per top-level key."""
+    out: list[tuple[str, Any, Range, Range, list[ListItem]]] = []
+    stack: list[list[Any]] = []  # frames: [container, pending_key, is_mapping]
+    count = 0
+    top_key: tuple[str, Range] | None = None
+    value_start: tuple[int, int] | None = None
+    items: list[ListItem] = []
+    root_seen = False
+
+    def rng(start: Any, end: Any) -> Range:
+        return Range.span(
+            start.line + line_offset, start.column, end.line + line_offset, end.column
+        )
+
+    def emit(value: Any, end_mark: Any) -> None:
+        nonlocal top_key, value_start, items
+        if top_key is None or value_start is None:
+            return
+        key, key_range = top_key
+        vline, vcol = value_start
+        value_range = Range.span(vline, vcol, end_mark.line + line_offset, end_mark.column)
+        out.append((key, value, key_range, value_range, items))
+        top_key, value_start, items = None, None, []
+
+    def add(value: Any, start_mark: Any, end_mark: Any) -> None:
+        """Attach a finished value to the enclosing container."""
+        nonlocal top_key, value_start
+        if not stack:
+            return
+        frame = stack[-1]
+        container, pending, is_map = frame
+        if is_map:
+            if pending is _NO_KEY:
+                key = value if isinstance(value, str) else text_slice(start_mark, end_mark)
+                frame[1] = key
+                if len(stack) == 1:
+                    top_key = (str(key), rng(start_mark, end_mark))
+            else:
+                if len(stack) == 1 and top_key is not None and value_start is None:
+                    value_start = (start_mark.line + line_offset, start_mark.column)
+                container[pending] = value
+                frame[1] = _NO_KEY
+                if len(stack) == 1:
+                    emit(value, end_mark)
+        else:
+            container.append(value)
+            if len(stack) == 2 and stack[0][2] and top_key is not None:
+                items.append(ListItem(value=value, range=rng(start_mark, end_mark)))
+
+    def text_slice(start_mark: Any, end_mark: Any) -> str:
+        return text[start_mark.index : end_mark.index]
+
+    starts: list[Any] = []
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            count += 1
+            if count > MAX_EVENTS:
+                raise _FrontmatterError("front matter is too large to read safely", 0, 0)
+            if isinstance(event, yaml.AliasEvent):
+                raise _FrontmatterError(
+                    "YAML aliases (*name) are not allowed in front matter: they can expand "
+                    "exponentially",
+                    event.start_mark.line,
+                    event.start_mark.column,
+                )
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                if len(stack) >= MAX_DEPTH:
+                    raise _FrontmatterError(
+                        f"front matter nests deeper than {MAX_DEPTH} levels",
+                        event.start_mark.line,
+                        event.start_mark.column,
+                    )
+                is_map = isinstance(event, yaml.MappingStartEvent)
+                if not stack and not is_map:
+                    raise _FrontmatterError(
+                        "front matter must be a mapping of `key: value` lines, not a list",
+                        event.start_mark.line,
+                        event.start_mark.column,
+                    )
+                if (len(stack) == 1 and top_key is not None and value_start is None
+                        and stack[0][1] is not _NO_KEY):
+                    value_start = (event.start_mark.line + line_offset, event.start_mark.column)
+                stack.append([{} if is_map else [], _NO_KEY, is_map])
+                starts.append(event.start_mark)
+                root_seen = True
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                frame = stack.pop()
+                start_mark = starts.pop()
+                add(frame[0], start_mark, event.end_mark)
+            elif isinstance(event, yaml.ScalarEvent):
+                if not stack:
+                    if event.value.strip():
+                        raise _FrontmatterError(
+                            "front matter must be a mapping of `key: value` lines",
+                            event.start_mark.line,
+                            event.start_mark.column,
+                        )
+                    root_seen = True
+                    continue
+                add(_scalar(event), event.start_mark, event.end_mark)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line, mark.column) if mark else (0, 0)
+        problem = exc.problem or "invalid YAML"
+        raise _FrontmatterError(
+            f"front matter is not valid YAML: {problem}", line, col, syntax=True
+        ) from None
+    except yaml.YAMLError as exc:
+        raise _FrontmatterError(
+            f"front matter is not valid YAML: {exc}", 0, 0, syntax=True
+        ) from None
+    del root_seen
+    return out
+
+
+class _NoKey:
+    __slots__ = ()
+
+
+_NO_KEY: Any = _NoKey()
+
+
+def _comma_items(value: str, value_range: Range) -> list[ListItem]:
+    """Split an inline comma list (`Read, Write, Bash(git:*)`) keeping each item's columns."""
+    if value_range.start_line != value_range.end_line:
+        return []
+    items: list[ListItem] = []
+    base = value_range.start_char
+    depth = 0
+    start = 0
+    for i, ch in enumerate(value + ","):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0:
+            raw = value[start:i]
+            stripped = raw.strip()
+            if stripped:
+                lead = len(raw) - len(raw.lstrip())
+                col = base + start + lead
+                items.append(
+                    ListItem(value=stripped, range=Range.of_line(value_range.start_line, col,
+                                                                 col + len(stripped)))
+                )
+            start = i + 1
+    return items
+
+
+def parse_frontmatter(lines: list[str], end_line: int) -> Frontmatter:
+    """Parse the YAML between line 0 (`---`) and `end_line` (the closing `---`)."""
+    block = Range.span(0, 0, end_line, len(lines[end_line]) if end_line < len(lines) else 0)
+    text = "\n".join(lines[1:end_line])
+    if len(text) > MAX_CHARS:
+        return Frontmatter(range=block, error="front matter is larger than 256 KiB",
+                           error_range=Range.of_line(0, 0, 3))
+    try:
+        composed = _compose(text, 1)
+    except _FrontmatterError as exc:
+        if exc.syntax:
+            lenient = _lenient(lines, end_line)
+            if lenient is not None:
+                firsts, dups = _split_duplicates(lenient)
+                return Frontmatter(entries=firsts, range=block, duplicates=dups,
+                                   lenient_reason=str(exc))
+        line = min(exc.line + 1, max(end_line - 1, 0))
+        width = len(lines[line]) if line < len(lines) else 0
+        return Frontmatter(range=block, error=str(exc),
+                           error_range=Range.of_line(line, min(exc.col, width), width))
+    entries: list[FrontmatterEntry] = []
+    for key, value, key_range, value_range, items in composed:
+        if not items and isinstance(value, str) and "," in value:
+            # Only the value text itself (not a quoted form) can be split by column.
+            line_text = lines[value_range.start_line] if value_range.start_line < len(lines) else ""
+            raw = line_text[value_range.start_char : value_range.end_char]
+            if raw == value:
+                items = _comma_items(value, value_range)
+        entry = FrontmatterEntry(
+            key=key,
+            value=value,
+            key_range=key_range,
+            value_range=value_range,
+            range=Range.span(key_range.start_line, key_range.start_char,
+                             value_range.end_line, value_range.end_char),
+            items=items,
+        )
+        entries.append(entry)
+    firsts, duplicates = _split_duplicates(entries)
+    return Frontmatter(entries=firsts, range=block, duplicates=duplicates)
+
+
+def _split_duplicates(
+    entries: list[FrontmatterEntry],
+) -> tuple[list[FrontmatterEntry], list[FrontmatterEntry]]:
+    """First occurrence of each key, and the repeats (both parse paths report them)."""
+    firsts: list[FrontmatterEntry] = []
+    duplicates: list[FrontmatterEntry] = []
+    seen: set[str] = set()
+    for entry in entries:
+        if entry.key in seen:
+            duplicates.append(entry)
+        else:
+            seen.add(entry.key)
+            firsts.append(entry)
+    return firsts, duplicates
+
+
+_FLAT_KEY_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
+_ITEM_RE = re.compile(r"^([ \t]+)-[ \t]+(.*?)[ \t]*$")
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _lenient(lines: list[str], end_line: int) -> list[FrontmatterEntry] | None:
+    """Read flat `key: value` lines plus indented `- item` lists; None if that fails too."""
+    entries: list[FrontmatterEntry] = []
+    current: FrontmatterEntry | None = None
+    for i in range(1, end_line):
+        line = lines[i]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _FLAT_KEY_RE.match(line)
+        if m:
+            raw = m.group(2) or ""
+            start = m.start(2) if m.group(2) is not None else len(line)
+            value_range = Range.of_line(i, start, start + len(raw))
+            value: Any = _unquote(raw) if raw else None
+            current = FrontmatterEntry(
+                key=m.group(1), value=value, key_range=Range.of_line(i, 0, len(m.group(1))),
+                value_range=value_range, range=Range.of_line(i, 0, len(line)),
+                items=_comma_items(raw, value_range) if raw and "," in raw else [],
+            )
+            entries.append(current)
+            continue
+        item = _ITEM_RE.match(line)
+        if current is not None and item:
+            text = item.group(2)
+            col = item.start(2)
+            if not isinstance(current.value, list):
+                current.value = []
+                current.value_range = Range.of_line(i, col, col + len(text))
+            current.value.append(_unquote(text))
+            current.items.append(ListItem(value=_unquote(text),
+                                          range=Range.of_line(i, col, col + len(text))))
+            current.value_range = Range.span(current.value_range.start_line,
+                                             current.value_range.start_char, i, col + len(text))
+            current.range = Range.span(current.range.start_line, 0, i, len(line))
+            continue
+        if current is not None and line[:1] in " \t" and isinstance(current.value, str):
+            current.value = f"{current.value} {line.strip()}"
+            continue
+        return None
+    return entries

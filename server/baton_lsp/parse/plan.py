@@ -1,0 +1,375 @@
+"""Plan markdown → `Plan`: every generation, every dependency form, fences ignored.
+
+The parser is line-oriented over the block skeleton from `parse.markdown`: headings give
+phase boundaries, opaque lines (fences, HTML blocks) are never read, and each remaining line
+is tried against a few anchored regexes. That keeps it linear in file size.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+
+from ..model.base import Range
+from ..model.plan import (
+    Dependencies,
+    DependencyForm,
+    DependencyRef,
+    Generation,
+    MetadataEntry,
+    MetadataItem,
+    Phase,
+    Plan,
+    PlanRole,
+    Section,
+    StatusMarker,
+    Task,
+)
+from .common import line_links, suppressions
+from .markdown import Heading, MarkdownDoc, blank_code_spans, parse_markdown
+from .text import Source
+
+_PHASE_RE = re.compile(r"^Phase\s+(\d+(?:\.\d+)?)(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
+                       re.IGNORECASE)
+_STAGE_RE = re.compile(r"^Stage\s+(\d+(?:\.\d+)?)\b", re.IGNORECASE)
+_TRAILING_BRACKET_RE = re.compile(r"\s*\[([^\[\]]*)\]\s*$")
+_SEE_RE = re.compile(r"^See:\s*(.+)$", re.IGNORECASE)
+_META_RE = re.compile(r"^(\s*)[-*+]\s+\*\*([^*]+?)\*\*\s*:?\s*(.*?)\s*$")
+_SUBITEM_RE = re.compile(r"^(\s+)(?:[-*+]|\d+[.)])\s+(.*?)\s*$")
+_TASK_RE = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+\[([ xX])\](?=\s|$)\s*(.*?)\s*$")
+_DEP_RES: tuple[tuple[DependencyForm, re.Pattern[str]], ...] = (
+    (DependencyForm.BOLD,
+     re.compile(r"^\s*(?:[-*+]\s+)?\*\*Dependencies(?::\*\*|\*\*\s*:?)\s*(.*?)\s*$", re.I)),
+    (DependencyForm.BARE, re.compile(r"^\s*(?:[-*+]\s+)?dependencies\s*:\s*(.*?)\s*$", re.I)),
+    (DependencyForm.DEPENDS_ON, re.compile(r"^\s*(?:[-*+]\s+)?depends_on\s*:\s*(.*?)\s*$", re.I)),
+)
+_BODY_STATUS_RE = re.compile(r"^\s*(?:[-*+]\s+)?\*\*Status(?::\*\*|\*\*\s*:?)\s*(.*?)\s*$", re.I)
+_FILE_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?\*\*File(?::\*\*|\*\*\s*:?)\s*(\S+\.md)\s*$", re.I)
+_DEP_ID_RE = re.compile(r"^(?:phase[\s_-]*)?(\d+(?:\.\d+)?)$", re.IGNORECASE)
+_PROSE_PHASE_RE = re.compile(r"\bPhase\s+(\d+(?:\.\d+)?)", re.IGNORECASE)
+_NONE_VALUES = {"", "none", "n/a", "na", "-", "—", "[]", "nothing"}
+_PHASES_SECTION = {"implementation phases", "implementation plan", "phases"}
+
+
+def normalize_id(number: str) -> str:
+    """Canonical phase id: `03` → `3`, `2.50` → `2.5`, `2.0` → `2`."""
+    whole, _, frac = number.partition(".")
+    frac = frac.rstrip("0")
+    head = str(int(whole)) if whole.isdigit() else whole
+    return f"{head}.{frac}" if frac else head
+
+
+def _split_list(value: str, line_no: int, col: int) -> list[tuple[str, Range]]:
+    """Items of `[a, b]` with their ranges (col = column of the value's first char)."""
+    out: list[tuple[str, Range]] = []
+    inner_start = value.find("[") + 1
+    close = value.find("]", inner_start)
+    inner_end = close if close >= 0 else len(value)
+    pos = inner_start
+    for part in value[inner_start:inner_end].split(","):
+        stripped = part.strip().strip("\"'")
+        if stripped:
+            offset = pos + part.index(stripped[0]) if stripped[0] in part else pos
+            out.append((stripped, Range.of_line(line_no, col + offset,
+                                                col + offset + len(stripped))))
+        pos += len(part) + 1
+    return out
+
+
+def _dependencies(form: DependencyForm, line_no: int, line: str, value: str,
+                  value_col: int) -> Dependencies:
+    lowered = value.lower().strip().rstrip(".")
+    line_range = Range.of_line(line_no, len(line) - len(line.lstrip()), len(line))
+    value_range = Range.of_line(line_no, value_col, value_col + len(value))
+    deps = Dependencies(form=form, raw=value, range=line_range, value_range=value_range)
+    if lowered in _NONE_VALUES or lowered.startswith("none"):
+        deps.explicit_none = True
+        return deps
+    if value.startswith("[") or re.fullmatch(r"[\d.,\s]+", value):
+        items = (_split_list(value, line_no, value_col) if value.startswith("[")
+                 else _split_list(f"[{value}]", line_no, value_col - 1))
+        for raw, rng in items:
+            m = _DEP_ID_RE.match(raw)
+            deps.refs.append(DependencyRef(raw=raw, id=normalize_id(m.group(1)) if m else None,
+                                           range=rng))
+        deps.explicit_none = not items
+        return deps
+    deps.form = DependencyForm.PROSE if form is DependencyForm.BOLD else form
+    for m in _PROSE_PHASE_RE.finditer(value):
+        deps.refs.append(DependencyRef(
+            raw=m.group(0), id=normalize_id(m.group(1)),
+            range=Range.of_line(line_no, value_col + m.start(), value_col + m.end())))
+    return deps
+
+
+def _status_from(text: str, line_no: int, col: int) -> StatusMarker | None:
+    """A body status value: `[IN PROGRESS]`, `IN PROGRESS`, `✅ COMPLETED`."""
+    m = re.match(r"^\[([^\]]*)\]", text)
+    if m:
+        return StatusMarker(text=m.group(1).strip(), range=Range.of_line(line_no, col,
+                                                                         col + m.end()))
+    word = re.match(r"^[^\w]*\s*([A-Za-z][A-Za-z ]*[A-Za-z])", text)
+    if word:
+        return StatusMarker(text=word.group(1).strip(),
+                            range=Range.of_line(line_no, col + word.start(1), col + word.end(1)))
+    return None
+
+
+def _parse_phase_heading(h: Heading, line: str) -> Phase | None:
+    text = line[h.text_start : h.end_char]
+    m = _PHASE_RE.match(text)
+    if not m:
+        return None
+    number = m.group(1)
+    rest_start = h.text_start + m.start(2)
+    rest = m.group(2)
+    status: StatusMarker | None = None
+    expanded = None
+    # Peel trailing `[...]` groups: `[See: file.md]` is an expansion link, the rest a status.
+    while True:
+        bm = _TRAILING_BRACKET_RE.search(rest)
+        if not bm:
+            break
+        inner = bm.group(1).strip()
+        start = rest_start + bm.start(1) - 1
+        see = _SEE_RE.match(inner)
+        if see:
+            target = see.group(1).strip()
+            from ..model.common import Link
+
+            t0 = rest_start + bm.start(1) + bm.group(1).index(target)
+            expanded = Link(text=inner, target=target,
+                            range=Range.of_line(h.line, start, rest_start + bm.end(1) + 1),
+                            target_range=Range.of_line(h.line, t0, t0 + len(target)))
+        elif status is None and re.fullmatch(r"[A-Za-z][A-Za-z _-]{0,30}", inner):
+            status = StatusMarker(text=inner, range=Range.of_line(h.line, start,
+                                                                  rest_start + bm.end(1) + 1))
+        else:
+            break
+        rest = rest[: bm.start()]
+    title = rest.strip()
+    title_col = rest_start + (len(rest) - len(rest.lstrip()))
+    number_col = h.text_start + m.start(1)
+    return Phase(
+        number=number,
+        id=normalize_id(number),
+        title=title,
+        level=h.level,
+        heading_range=Range.of_line(h.line, 0, len(line)),
+        number_range=Range.of_line(h.line, number_col, number_col + len(number)),
+        title_range=Range.of_line(h.line, title_col, title_col + len(title)),
+        range=Range.of_line(h.line, 0, len(line)),
+        status=status,
+        expanded_link=expanded,
+    )
+
+
+def _tasks(lines: list[tuple[int, str]]) -> list[Task]:
+    tasks: list[Task] = []
+    stack: list[int] = []
+    for no, line in lines:
+        if "[" not in line:
+            continue
+        m = _TASK_RE.match(line)
+        if not m:
+            continue
+        indent = len(m.group(1).expandtabs(4))
+        while stack and tasks[stack[-1]].indent >= indent:
+            stack.pop()
+        box = m.start(2) - 1
+        tasks.append(Task(
+            text=m.group(3), marker=m.group(2), indent=indent, depth=len(stack),
+            parent=stack[-1] if stack else None,
+            range=Range.of_line(no, len(m.group(1)), len(line)),
+            checkbox_range=Range.of_line(no, box, box + 3),
+        ))
+        stack.append(len(tasks) - 1)
+    return tasks
+
+
+def _metadata(lines: list[tuple[int, str]]) -> list[MetadataEntry]:
+    entries: list[MetadataEntry] = []
+    current: MetadataEntry | None = None
+    base_indent = -1
+    for no, line in lines:
+        if not line.strip():
+            continue
+        m = _META_RE.match(line)
+        if m and (base_indent < 0 or len(m.group(1)) <= base_indent):
+            base_indent = len(m.group(1))
+            key = m.group(2).strip().rstrip(":").strip()
+            value = m.group(3)
+            vcol = m.start(3) if value else len(line)
+            current = MetadataEntry(
+                key=key, value=value,
+                key_range=Range.of_line(no, m.start(2), m.start(2) + len(m.group(2))),
+                value_range=Range.of_line(no, vcol, vcol + len(value)),
+                range=Range.of_line(no, len(m.group(1)), len(line)),
+            )
+            entries.append(current)
+            continue
+        sub = _SUBITEM_RE.match(line)
+        if current is not None and sub and len(sub.group(1)) > base_indent:
+            current.items.append(MetadataItem(
+                text=sub.group(2), range=Range.of_line(no, sub.start(2), sub.end(2))))
+            current.range = Range.span(current.range.start_line, current.range.start_char,
+                                       no, len(line))
+            continue
+        if current is not None and line[:1] in " \t" and not current.items:
+            continue  # wrapped continuation of the value
+        if m is None and current is not None and not line.lstrip().startswith(("-", "*", "+")):
+            current = None
+    return entries
+
+
+def _role(path: str, title: str | None) -> PlanRole:
+    name = PurePath(path).name
+    if name.startswith("stage_") or (title is not None and _STAGE_RE.match(title)):
+        return PlanRole.STAGE_FILE
+    if re.match(r"phase_\d", name) or (title is not None and _PHASE_RE.match(title)):
+        return PlanRole.PHASE_FILE
+    return PlanRole.PLAN
+
+
+def parse_plan(source: Source, path: str = "") -> Plan:
+    """Parse a plan, phase file or stage file. Never raises on any text input."""
+    md: MarkdownDoc = parse_markdown(source, frontmatter=True)
+    lines = source.lines
+    n = len(lines)
+    plan = Plan(path=path, line_count=n, suppressions=suppressions(md))
+    headings = md.headings
+
+    title_h = next((h for h in headings if h.level == 1), None)
+    if title_h is not None:
+        plan.title = title_h.text
+        plan.title_range = Range.of_line(title_h.line, title_h.text_start, title_h.end_char)
+    plan.role = _role(path, plan.title)
+
+    # Sections (H2) and the end line of every heading's section.
+    def section_end(idx: int, level: int) -> int:
+        for later in headings[idx + 1 :]:
+            if later.level <= level:
+                return later.line - 1
+        return n - 1
+
+    first_h2 = None
+    meta_heading = None
+    for i, h in enumerate(headings):
+        if h.level == 2:
+            end = section_end(i, 2)
+            plan.sections.append(Section(
+                title=h.text, level=2, heading_range=Range.of_line(h.line, 0, len(lines[h.line])),
+                range=Range.span(h.line, 0, end, len(lines[end]))))
+            if first_h2 is None:
+                first_h2 = h
+            if meta_heading is None and h.text.strip().lower() == "metadata":
+                meta_heading = (h, end)
+
+    # Phases: H2/H3 headings `Phase N`, plus the H1 title of a phase file. When the plan
+    # has a phases section (`## Implementation Phases` …) holding phases, H3 `Phase N`
+    # headings elsewhere (Technical Design sketches, `### Phase 1 Testing`) are not phases.
+    candidates: list[tuple[int, Heading, Phase]] = []
+    for i, h in enumerate(headings):
+        if h.level > 3 or (h.level == 1 and h is not title_h):
+            continue
+        if h.level == 1 and plan.role is not PlanRole.PHASE_FILE:
+            continue
+        phase = _parse_phase_heading(h, lines[h.line])
+        if phase is not None:
+            candidates.append((i, h, phase))
+    if plan.role is PlanRole.PHASE_FILE:
+        candidates = candidates[:1]
+    elif plan.role is PlanRole.STAGE_FILE:
+        candidates = []
+    else:
+        areas = [s.range for s in plan.sections if s.title.strip().lower() in _PHASES_SECTION]
+        inside = [c for c in candidates if any(a.contains_line(c[1].line) for a in areas)]
+        if inside:
+            candidates = [c for c in candidates
+                          if c[1].level == 2 or any(a.contains_line(c[1].line) for a in areas)]
+    for i, h, phase in candidates:
+        end = section_end(i, h.level)
+        phase.range = Range.span(h.line, 0, end, len(lines[end]))
+        _fill_phase(phase, md, h.line + 1, end + 1)
+        plan.phases.append(phase)
+
+    # Metadata: under `## Metadata`, else bullets between the title and the first H2.
+    if meta_heading is not None:
+        h, end = meta_heading
+        plan.has_metadata_heading = True
+        plan.metadata = _metadata(md.text_lines(h.line + 1, end + 1))
+        plan.metadata_range = Range.span(h.line, 0, end, len(lines[end]))
+    else:
+        start = title_h.line + 1 if title_h is not None else 0
+        stop = first_h2.line if first_h2 is not None else n
+        if plan.phases:
+            stop = min(stop, plan.phases[0].heading_range.start_line)
+        plan.metadata = _metadata(md.text_lines(start, stop))
+        if plan.metadata:
+            last = plan.metadata[-1].range.end_line
+            plan.metadata_range = Range.span(plan.metadata[0].range.start_line, 0, last,
+                                             len(lines[last]))
+    plan.generation = _generation(plan)
+
+    for section in plan.sections:
+        if section.title.strip().lower() == "success criteria":
+            plan.success_criteria = _tasks(
+                md.text_lines(section.range.start_line + 1, section.range.end_line + 1))
+            break
+
+    for no, line in md.text_lines():
+        if "](" in line:
+            plan.links.extend(line_links(no, line))
+    return plan
+
+
+def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
+    body = md.text_lines(start, stop)
+    cleaned = [(no, blank_code_spans(line)) for no, line in body]
+    phase.tasks = _tasks(cleaned)
+    for no, line in cleaned:
+        low = line.lower()
+        if "depend" in low:
+            for form, rx in _DEP_RES:
+                m = rx.match(line)
+                if m:
+                    value = m.group(1)
+                    col = m.start(1) if value else len(line)
+                    if phase.dependencies is None:
+                        phase.dependencies = _dependencies(form, no, line, value, col)
+                    else:
+                        phase.extra_dependency_lines.append(Range.of_line(no, 0, len(line)))
+                    break
+        if "status" in low and phase.body_status is None:
+            m = _BODY_STATUS_RE.match(line)
+            if m and m.group(1):
+                phase.body_status = _status_from(m.group(1), no, m.start(1))
+        if phase.expanded_link is None and ".md" in low:
+            m = _FILE_LINE_RE.match(line)
+            if m:
+                from ..model.common import Link
+
+                rng = Range.of_line(no, m.start(1), m.end(1))
+                phase.expanded_link = Link(text="File", target=m.group(1), range=rng,
+                                           target_range=rng)
+            else:
+                for link in line_links(no, line):
+                    if "details" in link.text.lower() and link.target.endswith(".md"):
+                        phase.expanded_link = link
+                        break
+
+
+def _generation(plan: Plan) -> Generation:
+    if not plan.has_metadata_heading and plan.metadata:
+        return Generation.G3
+    keys = {e.key.lower() for e in plan.metadata}
+    if plan.has_metadata_heading and "status" not in keys and "structure level" not in keys:
+        return Generation.G1
+    return Generation.G2
+
+
+def parse_plan_text(text: str, path: str = "") -> Plan:
+    return parse_plan(Source.from_text(text), path)
+
+
+__all__ = ["normalize_id", "parse_plan", "parse_plan_text"]

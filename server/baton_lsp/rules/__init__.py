@@ -1,0 +1,35 @@
+"""Rule families, one module each. Importing a module registers its rules."""
+
+from __future__ import annotations
+
+import importlib
+
+RULE_MODULES = (
+    "plan_deps",
+    "plan_phases",
+    "plan_metadata",
+    "plan_links",
+    "agent_frontmatter",
+    "agent_body",
+    "command_frontmatter",
+    "command_tasks",
+    "command_bash",
+    "command_shellcheck",
+    "data_files",
+)
+
+_loaded = False
+
+
+def load_all() -> None:
+    """Import every rule module once (registration happens at import)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for name in RULE_MODULES:
+        try:
+            importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise

@@ -1,0 +1,178 @@
+"""The rule registry: small, documented units with stable codes.
+
+A rule is a generator function decorated with `@rule(...)`. Its docstring is the
+documentation `baton rule CODE` prints, so it explains why the rule exists and how to fix
+what it reports. Rules receive the parsed document and a `RuleContext`; they build findings
+with `ctx.finding(...)` so code, name, severity and path are always filled in consistently.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..model.base import Finding, Fix, Kind, Range, Related, Severity, TextEdit
+from ..model.config import BatonConfig
+
+if TYPE_CHECKING:
+    from ..workspace.index import WorkspaceIndex
+
+RULE_DOCS_URL = "https://baton-lsp.dev/rules/{code}"
+
+CheckFn = Callable[[Any, "RuleContext"], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    kinds: frozenset[Kind]
+    check: CheckFn
+    doc: str
+    fixable: bool = False
+    cross_file: bool = False
+
+    @property
+    def summary(self) -> str:
+        return self.doc.strip().splitlines()[0] if self.doc.strip() else self.name
+
+    @property
+    def url(self) -> str:
+        return RULE_DOCS_URL.format(code=self.code)
+
+
+_REGISTRY: dict[str, Rule] = {}
+
+
+def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
+         fixable: bool = False, cross_file: bool = False) -> Callable[[CheckFn], CheckFn]:
+    """Register a rule. Codes and names must be unique; the docstring is required."""
+
+    def register(fn: CheckFn) -> CheckFn:
+        doc = inspect.getdoc(fn)
+        if not doc:
+            raise ValueError(f"rule {code} needs a docstring: it is the rule's documentation")
+        if code in _REGISTRY:
+            raise ValueError(f"duplicate rule code {code}")
+        if any(r.name == name for r in _REGISTRY.values()):
+            raise ValueError(f"duplicate rule name {name}")
+        _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, doc, fixable,
+                               cross_file)
+        return fn
+
+    return register
+
+
+def all_rules() -> list[Rule]:
+    from . import load_all
+
+    load_all()
+    return [ _REGISTRY[c] for c in sorted(_REGISTRY)]
+
+
+def get_rule(code_or_name: str) -> Rule | None:
+    from . import load_all
+
+    load_all()
+    key = code_or_name.strip()
+    if key.upper() in _REGISTRY:
+        return _REGISTRY[key.upper()]
+    return next((r for r in _REGISTRY.values() if r.name == key), None)
+
+
+@dataclass
+class RuleContext:
+    """What a rule may look at besides its document; records cross-file dependencies."""
+
+    path: str
+    kind: Kind
+    config: BatonConfig = field(default_factory=BatonConfig)
+    index: WorkspaceIndex | None = None
+    root: Path | None = None
+    lines: list[str] = field(default_factory=list)
+    rule: Rule | None = None
+    depends_on: set[str] = field(default_factory=set)
+    """Paths (files or directories) whose change can change this file's findings."""
+
+    def finding(self, range: Range, message: str, *, fix: Fix | None = None,
+                related: Iterable[Related] = (), tags: Iterable[str] = (),
+                path: str | None = None) -> Finding:
+        assert self.rule is not None
+        return Finding.model_construct(
+            code=self.rule.code, rule=self.rule.name, severity=self.rule.severity,
+            message=message, path=path or self.path, range=range, related=list(related),
+            fix=fix, tags=list(tags),
+        )
+
+    def edit(self, range: Range, new_text: str) -> TextEdit:
+        return TextEdit(path=self.path, range=range, new_text=new_text)
+
+    def fix(self, title: str, *edits: TextEdit, safe: bool = True) -> Fix:
+        return Fix(title=title, edits=list(edits), safe=safe)
+
+    def line_range(self, line: int) -> Range:
+        text = self.lines[line] if 0 <= line < len(self.lines) else ""
+        return Range.of_line(line, 0, len(text))
+
+    # -- cross-file lookups (each records what the result depends on) -----------------
+
+    def resolve(self, target: str, base: Path | None = None) -> Path | None:
+        """Resolve a link or path as the repo's tooling would; None when unresolvable.
+
+        Relative targets resolve against the file's directory; `${CLAUDE_PROJECT_DIR}` and
+        absolute paths from another machine are re-rooted at this workspace's `.claude/`.
+        """
+        target = target.strip().strip("<>").split("#", 1)[0]
+        if not target or "://" in target or target.startswith(("mailto:", "#")):
+            return None
+        if "{{" in target or "$(" in target:
+            return None
+        root = self.root
+        for var in ("${CLAUDE_PROJECT_DIR}", "$CLAUDE_PROJECT_DIR"):
+            if target.startswith(var):
+                return (root / target[len(var):].lstrip("/")) if root else None
+        if "$" in target or target.startswith("~"):
+            return None
+        if target.startswith(".claude/") and root is not None:
+            return root / target
+        if target.startswith("/"):
+            marker = target.find("/.claude/")
+            if marker >= 0 and root is not None:
+                return root / target[marker + 1:]
+            return None
+        base_dir = base if base is not None else Path(self.path).parent
+        return base_dir / target
+
+    def exists(self, path: Path) -> bool:
+        self.depends_on.add(str(path))
+        if self.index is not None:
+            return self.index.exists(path)
+        return path.exists()
+
+    def agent_paths(self) -> dict[str, Path]:
+        """Agent name (file stem) → path, for every agent of the workspace."""
+        if self.index is None:
+            return {}
+        self.depends_on.add(str(self.index.agents_dir))
+        return self.index.agent_paths()
+
+    def agent(self, name: str) -> Any:
+        """The parsed agent file named `name`, or None."""
+        if self.index is None:
+            return None
+        self.depends_on.add(str(self.index.agents_dir / f"{name}.md"))
+        return self.index.agent(name)
+
+    def plan(self, path: Path) -> Any:
+        if self.index is None:
+            return None
+        self.depends_on.add(str(path))
+        return self.index.plan(path)
+
+
+def iter_findings(fn: CheckFn, doc: Any, ctx: RuleContext) -> Iterator[Finding]:
+    yield from fn(doc, ctx)

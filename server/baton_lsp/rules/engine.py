@@ -1,0 +1,75 @@
+"""Runs the registered rules over one document, applying configuration and suppressions."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..model.base import Finding, Kind, Range, Severity
+from ..model.data import Unreadable
+from .base import Rule, RuleContext, all_rules
+
+log = logging.getLogger(__name__)
+
+
+def rules_for(kind: Kind) -> list[Rule]:
+    return [r for r in all_rules() if kind in r.kinds]
+
+
+def _suppressed(finding: Finding, doc: Any) -> bool:
+    for sup in getattr(doc, "suppressions", ()):
+        if sup.codes and finding.code not in sup.codes:
+            continue
+        if sup.file_level or sup.scope_start <= finding.range.start_line <= sup.scope_end:
+            return True
+    return False
+
+
+def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
+    """All findings for `doc`, sorted, with severities overridden and suppressions applied."""
+    findings: list[Finding] = []
+    kind = ctx.kind
+    applicable = rules_for(kind)
+    if isinstance(doc, Unreadable):
+        applicable = [r for r in all_rules() if r.code == "BTN400"]
+    config = ctx.config
+    for rule in applicable:
+        if not config.enabled(rule.code):
+            continue
+        ctx.rule = rule
+        severity = config.severity_for(rule.code, rule.severity)
+        try:
+            for finding in rule.check(doc, ctx):
+                if severity is not rule.severity:
+                    finding.severity = severity
+                findings.append(finding)
+        except Exception as exc:  # one broken rule must not hide the others' findings
+            log.exception("rule %s failed on %s", rule.code, ctx.path)
+            findings.append(Finding.model_construct(
+                code="BTN000", rule="internal-error", severity=Severity.WARNING,
+                message=f"rule {rule.code} ({rule.name}) failed on this file: "
+                        f"{type(exc).__name__}: {exc}; please report it",
+                path=ctx.path, range=Range.of_line(0), related=[], fix=None, tags=[]))
+    ctx.rule = None
+    findings = [f for f in findings if not _suppressed(f, doc)]
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
+               config: Any = None, index: Any = None) -> list[Finding]:
+    """Parse `text` as `kind` and run the rules: the one-call entry point for tests/tools."""
+    from pathlib import Path
+
+    from ..model.config import BatonConfig
+    from ..parse import parse_text
+
+    doc = parse_text(kind, text, path)
+    root = index.root if index is not None else None
+    if root is None:
+        parts = Path(path).parts
+        if ".claude" in parts:
+            root = Path(*parts[: parts.index(".claude")])
+    ctx = RuleContext(path=path, kind=kind, config=config or BatonConfig(), index=index,
+                      root=root, lines=text.split("\n"))
+    return check_document(doc, ctx)

@@ -1,0 +1,44 @@
+"""Helpers shared by the plan rule modules (status vocabulary, edits)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..model.base import Range
+from ..model.plan import Phase, Plan
+
+KNOWN_STATUSES = ("NOT STARTED", "IN PROGRESS", "COMPLETE", "COMPLETED", "BLOCKED", "SKIPPED")
+EXTRA_STATUSES = ("PENDING",)
+COMPLETE = {"COMPLETE", "COMPLETED"}
+DONE = COMPLETE | {"SKIPPED"}
+
+
+def status_word(phase: Phase) -> str | None:
+    """The phase's status in canonical upper case (heading marker first, then body line)."""
+    marker = phase.status or phase.body_status
+    if marker is None:
+        return None
+    return " ".join(marker.text.replace("_", " ").split()).upper()
+
+
+def is_complete(phase: Phase) -> bool:
+    return status_word(phase) in COMPLETE
+
+
+def completion_style(plan: Plan) -> str:
+    """`COMPLETE` or `COMPLETED`, whichever the plan already uses most (ties: COMPLETE)."""
+    counts = Counter(status_word(p) for p in plan.phases if is_complete(p))
+    return "COMPLETED" if counts["COMPLETED"] > counts["COMPLETE"] else "COMPLETE"
+
+
+def marker_edit_range(phase: Phase) -> tuple[Range, str]:
+    """Where to write a heading status marker: replace the existing one or append."""
+    if phase.status is not None:
+        return phase.status.range, ""
+    end = phase.title_range.end_char if phase.title else phase.number_range.end_char
+    line = phase.heading_range.start_line
+    return Range.of_line(line, end, end), " "
+
+
+def phase_label(phase: Phase) -> str:
+    return f"Phase {phase.number}" + (f" ({phase.title})" if phase.title else "")

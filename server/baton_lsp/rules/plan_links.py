@@ -1,0 +1,93 @@
+"""BTN13x: links from plans to reports, phase files and parent plans."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..model.base import Finding, Kind, Severity
+from ..model.common import Link
+from ..model.plan import Plan, PlanRole
+from .base import RuleContext, rule
+
+PLAN = (Kind.PLAN,)
+_MD_LINK_RE = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _display(path: Path, ctx: RuleContext) -> str:
+    path = Path(os.path.normpath(path))
+    if ctx.root is not None:
+        try:
+            return str(path.relative_to(ctx.root))
+        except ValueError:
+            pass
+    return str(path)
+
+
+@rule("BTN130", "broken-link", Severity.WARNING, PLAN, cross_file=True)
+def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A relative link (research report, phase-detail file, summary) points nowhere.
+
+    Plans link their research reports and expanded phase files; agents are handed those
+    paths and fail when they are missing. Links are resolved relative to the plan; absolute
+    paths from another machine that contain `/.claude/` are re-rooted at this workspace.
+    Web links and anchors are not checked. Fix: correct the path or restore the file.
+    """
+    links: list[Link] = list(plan.links)
+    for phase in plan.phases:
+        if phase.expanded_link is not None and phase.expanded_link not in links:
+            links.append(phase.expanded_link)
+    seen: set[tuple[int, int]] = set()
+    for link in links:
+        key = (link.target_range.start_line, link.target_range.start_char)
+        if key in seen:
+            continue
+        seen.add(key)
+        resolved = ctx.resolve(link.target)
+        if resolved is None or ctx.exists(resolved):
+            continue
+        yield ctx.finding(link.target_range,
+                          f"link target '{link.target}' does not exist "
+                          f"(looked for {_display(resolved, ctx)})")
+
+
+@rule("BTN131", "parent-plan-missing", Severity.WARNING, PLAN, cross_file=True)
+def parent_plan_missing(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """An expanded phase or stage file names a parent plan that cannot be found.
+
+    Phase files record `Parent Plan` (stage files `Parent Phase`) so progress can be
+    propagated upwards (`spec-updater`, checkbox propagation). The value may be a link, a
+    relative path, an absolute path or a bare file name looked up next to the file and one
+    directory up. Fix: point it at the existing parent file.
+    """
+    if plan.role is PlanRole.PLAN:
+        return
+    here = Path(plan.path).parent
+    for key in ("Parent Plan", "Parent Phase"):
+        entry = plan.meta(key)
+        if entry is None or not entry.value.strip():
+            continue
+        value = entry.value.strip().strip("`")
+        m = _MD_LINK_RE.search(value)
+        if m:
+            target = m.group(1)
+        elif ".md" in value or "/" in value or " " not in value:
+            target = value.split()[0]
+        else:
+            continue  # a title, not a path: nothing to resolve
+        if here.name == target.removesuffix(".md"):
+            continue  # a Level 2 stage file naming its own phase directory
+        if not target.endswith(".md") and "/" not in target:
+            target = f"{target}.md"
+        if target.startswith(("/", ".claude/")) or "$" in target:
+            resolved = ctx.resolve(target)
+            candidates = [resolved] if resolved else []
+        else:
+            candidates = [here / target, here.parent / target]
+        if not candidates or any(ctx.exists(c) for c in candidates):
+            continue
+        yield ctx.finding(entry.value_range,
+                          f"{key} '{value}' does not resolve to a file (looked for "
+                          + " and ".join(_display(c, ctx) for c in candidates) + ")")

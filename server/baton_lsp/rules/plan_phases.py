@@ -1,0 +1,250 @@
+"""BTN11x: phase headings, status markers and task checkboxes."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+
+from ..model.base import Finding, Kind, Related, Severity
+from ..model.plan import Phase, Plan, StatusMarker
+from .base import RuleContext, rule
+from .plan_common import (
+    COMPLETE,
+    DONE,
+    EXTRA_STATUSES,
+    KNOWN_STATUSES,
+    completion_style,
+    is_complete,
+    marker_edit_range,
+    phase_label,
+    status_word,
+)
+
+PLAN = (Kind.PLAN,)
+
+
+@rule("BTN110", "duplicate-phase-number", Severity.ERROR, PLAN)
+def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """Two phases share the same number.
+
+    Dependencies, checkpoints and the marker utilities address phases by number, so with a
+    duplicate they silently act on the first one. Fix: renumber the phase (and the
+    dependency lists that mention it).
+    """
+    first: dict[str, Phase] = {}
+    for phase in plan.phases:
+        if phase.id in first:
+            other = first[phase.id]
+            yield ctx.finding(
+                phase.number_range,
+                f"Phase {phase.number} is defined twice (first on line "
+                f"{other.heading_range.start_line + 1}); dependencies on it are ambiguous",
+                related=[Related(path=ctx.path, range=other.heading_range,
+                                 message=f"first Phase {other.number}")])
+        else:
+            first[phase.id] = phase
+
+
+@rule("BTN111", "complete-with-open-tasks", Severity.WARNING, PLAN, fixable=True)
+def complete_with_open_tasks(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A phase is marked complete while some of its task checkboxes are still open.
+
+    `add_complete_marker` refuses to mark such a phase, and resume logic trusts the marker,
+    so either the work is not done or the checkboxes are stale (G3 plans often mark every
+    phase `[COMPLETED]` with all boxes open). Fix: tick the finished tasks, or set the
+    phase back to `[IN PROGRESS]`.
+    """
+    for phase in plan.phases:
+        if not is_complete(phase):
+            continue
+        open_tasks = [t for t in phase.tasks if not t.checked]
+        if not open_tasks:
+            continue
+        marker = phase.status or phase.body_status
+        assert marker is not None
+        edits = [ctx.edit(t.checkbox_range, "[x]") for t in open_tasks]
+        yield ctx.finding(
+            marker.range,
+            f"{phase_label(phase)} is marked [{marker.text}] but {len(open_tasks)} of "
+            f"{len(phase.tasks)} tasks are still open",
+            fix=ctx.fix(f"Tick the {len(open_tasks)} open tasks of Phase {phase.number}",
+                        *edits, safe=False),
+            related=[Related(path=ctx.path, range=t.range, message=f"open task: {t.text[:60]}")
+                     for t in open_tasks[:20]])
+
+
+@rule("BTN112", "tasks-done-phase-not-marked", Severity.HINT, PLAN, fixable=True)
+def tasks_done_phase_not_marked(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """Every task of a phase is ticked but the phase is not marked complete.
+
+    Wave scheduling and resume read the heading marker, not the boxes, so the phase still
+    looks unfinished. Fix: mark the phase complete.
+    """
+    style = completion_style(plan)
+    for phase in plan.phases:
+        if not phase.tasks or not all(t.checked for t in phase.tasks):
+            continue
+        if status_word(phase) in DONE:
+            continue
+        rng, prefix = marker_edit_range(phase)
+        yield ctx.finding(
+            phase.heading_range,
+            f"all {len(phase.tasks)} tasks of {phase_label(phase)} are done but the phase is "
+            f"not marked [{style}]",
+            fix=ctx.fix(f"Mark Phase {phase.number} [{style}]",
+                        ctx.edit(rng, f"{prefix}[{style}]")))
+
+
+def _canonical(text: str) -> str:
+    return " ".join(text.replace("_", " ").replace("-", " ").split()).upper()
+
+
+def _check_marker(ctx: RuleContext, marker: StatusMarker, where: str,
+                  bracketed: bool) -> Finding | None:
+    known = KNOWN_STATUSES + EXTRA_STATUSES
+    if marker.text in known:
+        return None
+    canon = _canonical(marker.text)
+    if canon in known:
+        suggestion = canon
+        message = (f"{where}: status marker [{marker.text}] must be written [{canon}]; the "
+                   "marker utilities match it case-sensitively")
+    else:
+        close = difflib.get_close_matches(canon, KNOWN_STATUSES, n=1, cutoff=0.6)
+        suggestion = close[0] if close else ""
+        hint = f"; did you mean [{suggestion}]?" if suggestion else ""
+        message = (f"{where}: unknown status marker [{marker.text}]{hint} Known markers: "
+                   + ", ".join(f"[{s}]" for s in KNOWN_STATUSES))
+    fix = None
+    if suggestion:
+        new = f"[{suggestion}]" if bracketed else suggestion
+        fix = ctx.fix(f"Change to [{suggestion}]", ctx.edit(marker.range, new))
+    return ctx.finding(marker.range, message, fix=fix)
+
+
+@rule("BTN113", "unknown-status-marker", Severity.WARNING, PLAN, fixable=True)
+def unknown_status_marker(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A status marker is misspelled or not one the tooling knows.
+
+    The marker utilities (`add_complete_marker`, `remove_status_marker`) and wave
+    scheduling recognise exactly `[NOT STARTED]`, `[IN PROGRESS]`, `[COMPLETE]`,
+    `[COMPLETED]`, `[BLOCKED]` and `[SKIPPED]` (plus `[PENDING]` on expanded-phase summary
+    lines), upper case. Anything else makes the phase invisible to them. The same applies to
+    the plan's metadata `Status`. Fix: use the nearest known marker (offered as a quick fix).
+    """
+    for phase in plan.phases:
+        if phase.status is not None:
+            f = _check_marker(ctx, phase.status, phase_label(phase), bracketed=True)
+            if f:
+                yield f
+        body = phase.body_status
+        if body is not None and (body.range.end_char - body.range.start_char) == len(
+                body.text) + 2:
+            f = _check_marker(ctx, body, f"{phase_label(phase)} status line", bracketed=True)
+            if f:
+                yield f
+    status = plan.meta("Status")
+    if status is not None and status.value.startswith("[") and "]" in status.value:
+        text = status.value[1:status.value.index("]")]
+        start = status.value_range.start_char
+        marker = StatusMarker(text=text, range=status.value_range.model_copy(
+            update={"end_char": start + len(text) + 2}))
+        f = _check_marker(ctx, marker, "plan Status", bracketed=True)
+        if f:
+            yield f
+
+
+@rule("BTN114", "mixed-complete-markers", Severity.WARNING, PLAN, fixable=True)
+def mixed_complete_markers(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A plan marks some phases `[COMPLETE]` and others `[COMPLETED]`.
+
+    The completion check in `dependency-recalculation.sh` and `check_all_phases_complete`
+    matches `\\[COMPLETE\\]` only, so `[COMPLETED]` phases look unfinished to it while other
+    tools accept both. Mixing them in one plan makes progress depend on which tool reads it.
+    Fix: use one spelling; the quick fix converts to the plan's majority form.
+    """
+    used = [(p, status_word(p)) for p in plan.phases
+            if p.status is not None and status_word(p) in COMPLETE]
+    kinds = {w for _, w in used}
+    if len(kinds) < 2:
+        return
+    majority = completion_style(plan)
+    for phase, word in used:
+        if word == majority:
+            continue
+        assert phase.status is not None
+        yield ctx.finding(
+            phase.status.range,
+            f"{phase_label(phase)} uses [{word}] while this plan mostly uses [{majority}]; "
+            "dependency-recalculation.sh only recognises [COMPLETE]",
+            fix=ctx.fix(f"Change to [{majority}]", ctx.edit(phase.status.range,
+                                                            f"[{majority}]")))
+
+
+@rule("BTN115", "complete-before-dependency", Severity.WARNING, PLAN)
+def complete_before_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A phase is marked complete although a phase it depends on is not.
+
+    Either the dependency is stale (the phase did not really need it) or the marker is
+    wrong; a resumed workflow would re-run the dependency after its dependent. Fix: complete
+    the dependency, or correct the marker or the dependency list.
+    """
+    by_id = {p.id: p for p in plan.phases}
+    for phase in plan.phases:
+        if not is_complete(phase) or phase.dependencies is None:
+            continue
+        for ref in phase.dependencies.refs:
+            dep = by_id.get(ref.id or "")
+            if dep is None or dep is phase or status_word(dep) in DONE:
+                continue
+            state = status_word(dep) or "no status marker"
+            yield ctx.finding(
+                ref.range,
+                f"{phase_label(phase)} is complete but depends on Phase {dep.number}, which is "
+                f"{'marked [' + state + ']' if dep.status or dep.body_status else 'not marked'}",
+                related=[Related(path=ctx.path, range=dep.heading_range,
+                                 message=f"Phase {dep.number} ({state})")])
+
+
+@rule("BTN116", "uppercase-checkbox", Severity.WARNING, PLAN, fixable=True)
+def uppercase_checkbox(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A task checkbox is written `[X]`.
+
+    GitHub renders `[X]` as ticked, but the repo's checkbox utilities match `- [x]` with a
+    lower-case x only, so the task counts as open for `mark_phase_complete`,
+    `verify_phase_complete` and progress tracking. Fix: write `[x]`.
+    """
+    tasks = [t for p in plan.phases for t in p.tasks] + list(plan.success_criteria)
+    seen: set[int] = set()
+    for task in tasks:
+        if task.marker == "X" and task.range.start_line not in seen:
+            seen.add(task.range.start_line)
+            yield ctx.finding(task.checkbox_range,
+                              "checkbox [X] is not recognised by the checkbox utilities; "
+                              "write [x]",
+                              fix=ctx.fix("Change [X] to [x]", ctx.edit(task.checkbox_range,
+                                                                        "[x]")))
+
+
+@rule("BTN117", "conflicting-phase-status", Severity.WARNING, PLAN)
+def conflicting_phase_status(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A phase's heading marker and its `**Status**:` line disagree.
+
+    Some tools read the heading marker, others the status line written by phase expansion;
+    when they disagree the phase is complete for one and pending for the other. Fix: make
+    them agree (expanded-phase summaries may say `[PENDING]` only while the heading says
+    `[NOT STARTED]`).
+    """
+    for phase in plan.phases:
+        if phase.status is None or phase.body_status is None:
+            continue
+        head = " ".join(phase.status.text.split()).upper()
+        body = " ".join(phase.body_status.text.split()).upper()
+        equivalent = {head, body} <= COMPLETE or head == body or (
+            {head, body} <= {"NOT STARTED", "PENDING"})
+        if not equivalent:
+            yield ctx.finding(
+                phase.body_status.range,
+                f"{phase_label(phase)} status line says {body} but the heading says [{head}]",
+                related=[Related(path=ctx.path, range=phase.status.range,
+                                 message="heading marker")])

@@ -1,0 +1,1 @@
+"""Workspace discovery, configuration and the index of parsed files."""

@@ -1,0 +1,51 @@
+"""Loading `[tool.baton]` from pyproject.toml and `.claude/baton.toml`."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..model.config import BatonConfig
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the file and the key."""
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def config_sources(root: Path) -> list[Path]:
+    return [p for p in (root / "pyproject.toml", root / ".claude" / "baton.toml") if p.is_file()]
+
+
+def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> BatonConfig:
+    """Merge pyproject `[tool.baton]`, then `.claude/baton.toml`, then `overrides`."""
+    merged: dict[str, Any] = {}
+    sources: list[Path] = config_sources(root) if root is not None else []
+    for src in sources:
+        data = _read_toml(src)
+        if src.name == "pyproject.toml":
+            data = data.get("tool", {}).get("baton", {})
+        if not isinstance(data, dict):
+            raise ConfigError(f"{src}: [tool.baton] must be a table")
+        merged.update(data)
+    if overrides:
+        merged.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return BatonConfig.model_validate(merged)
+    except ValidationError as exc:
+        where = ", ".join(str(s) for s in sources) or "settings"
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{where}: invalid baton configuration: {problems}") from None

@@ -1,0 +1,215 @@
+"""The workspace index: parsed files cached by (mtime, size), editor overlays, and the
+reverse dependency graph that tells which files to re-check when one changes.
+
+The language server keeps one index per workspace and calls `changed(path)` on every edit
+or file event; the CLI builds one, checks everything and throws it away.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..model.agent import AgentFile
+from ..model.base import Finding, Kind
+from ..model.config import BatonConfig
+from ..model.data import Unreadable
+from ..model.plan import Plan
+from ..parse import parse_bytes, parse_text
+from ..rules.base import RuleContext
+from ..rules.engine import check_document
+from .discovery import classify, excluded, walk
+
+log = logging.getLogger(__name__)
+
+
+def norm(path: str | Path) -> str:
+    return os.path.normpath(os.path.abspath(path))
+
+
+class WorkspaceIndex:
+    """Parsed documents of one `.claude/` workspace, safe to use from several threads."""
+
+    def __init__(self, root: Path, config: BatonConfig | None = None) -> None:
+        self.root = Path(norm(root))
+        self.config = config or BatonConfig()
+        self.claude_dir = self.root / ".claude"
+        self.agents_dir = self.claude_dir / "agents"
+        self._lock = threading.RLock()
+        self._files: dict[str, Kind] | None = None
+        self._docs: dict[str, tuple[Any, Any]] = {}
+        self._overlays: dict[str, str] = {}
+        self._agent_paths: dict[str, Path] | None = None
+        self._deps: dict[str, set[str]] = {}
+        self._rdeps: dict[str, set[str]] = {}
+
+    # -- files --------------------------------------------------------------------------
+
+    def rel(self, path: str | Path) -> str:
+        return os.path.relpath(norm(path), self.root).replace(os.sep, "/")
+
+    def kind_of(self, path: str | Path) -> Kind | None:
+        rel = self.rel(path)
+        if rel.startswith("../"):
+            return None
+        if self.config.exclude and excluded(rel, self.config.exclude):
+            return None
+        return classify(rel)
+
+    def files(self) -> dict[str, Kind]:
+        with self._lock:
+            if self._files is None:
+                self._files = {norm(p): k for p, k in walk(self.root, self.config.exclude)}
+            return dict(self._files)
+
+    def exists(self, path: str | Path) -> bool:
+        key = norm(path)
+        with self._lock:
+            if key in self._overlays:
+                return True
+        return os.path.exists(key)
+
+    # -- documents ----------------------------------------------------------------------
+
+    def set_overlay(self, path: str | Path, text: str) -> None:
+        """Use editor text for `path` instead of what is on disk."""
+        with self._lock:
+            self._overlays[norm(path)] = text
+
+    def drop_overlay(self, path: str | Path) -> None:
+        with self._lock:
+            self._overlays.pop(norm(path), None)
+
+    def text_of(self, path: str | Path) -> str | None:
+        key = norm(path)
+        with self._lock:
+            if key in self._overlays:
+                return self._overlays[key]
+        try:
+            return Path(key).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def document(self, path: str | Path, kind: Kind | None = None) -> Any:
+        """Parsed document for `path` (cached), an `Unreadable`, or None if not ours."""
+        key = norm(path)
+        kind = kind or self.kind_of(key)
+        if kind is None:
+            return None
+        with self._lock:
+            overlay = self._overlays.get(key)
+            if overlay is not None:
+                stamp: Any = ("overlay", hash(overlay))
+                cached = self._docs.get(key)
+                if cached and cached[0] == stamp:
+                    return cached[1]
+                doc = parse_text(kind, overlay, key)
+                self._docs[key] = (stamp, doc)
+                return doc
+        try:
+            st = os.stat(key)
+        except OSError:
+            with self._lock:
+                self._docs.pop(key, None)
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        with self._lock:
+            cached = self._docs.get(key)
+            if cached and cached[0] == stamp:
+                return cached[1]
+        doc = self._read(key, kind, st.st_size)
+        with self._lock:
+            self._docs[key] = (stamp, doc)
+        return doc
+
+    def _read(self, key: str, kind: Kind, size: int) -> Any:
+        limit = self.config.max_file_size
+        if size > limit:
+            return Unreadable(path=key, reason=(
+                f"file is {size / 1_048_576:.1f} MiB, over the {limit / 1_048_576:.1f} MiB "
+                "limit for workspace files (max-file-size); it was not parsed"))
+        try:
+            with open(key, "rb") as fh:
+                data = fh.read(limit + 1)
+        except OSError as exc:
+            return Unreadable(path=key, reason=f"cannot read file: {exc.strerror or exc}")
+        return parse_bytes(kind, data, key, limit)
+
+    def agent_paths(self) -> dict[str, Path]:
+        with self._lock:
+            if self._agent_paths is None:
+                found: dict[str, Path] = {}
+                if self.agents_dir.is_dir():
+                    for p in sorted(self.agents_dir.glob("*.md")):
+                        if p.name.lower() != "readme.md" and self.kind_of(p) is Kind.AGENT:
+                            found[p.stem] = p
+                for key in self._overlays:
+                    p = Path(key)
+                    if p.parent == self.agents_dir and p.suffix == ".md":
+                        found.setdefault(p.stem, p)
+                self._agent_paths = found
+            return dict(self._agent_paths)
+
+    def agent(self, name: str) -> AgentFile | None:
+        path = self.agent_paths().get(name)
+        doc = self.document(path, Kind.AGENT) if path else None
+        return doc if isinstance(doc, AgentFile) else None
+
+    def plan(self, path: str | Path) -> Plan | None:
+        doc = self.document(path, Kind.PLAN)
+        return doc if isinstance(doc, Plan) else None
+
+    # -- checking -----------------------------------------------------------------------
+
+    def check(self, path: str | Path, kind: Kind | None = None) -> list[Finding]:
+        """Findings for one file, recording what its cross-file findings depend on.
+
+        `kind` forces how the file is read (for files outside the usual layout)."""
+        key = norm(path)
+        kind = kind or self.kind_of(key)
+        if kind is None:
+            return []
+        doc = self.document(key, kind)
+        if doc is None:
+            return []
+        text = self.text_of(key) if not isinstance(doc, Unreadable) else ""
+        ctx = RuleContext(path=key, kind=kind, config=self.config, index=self, root=self.root,
+                          lines=(text or "").split("\n"))
+        findings = check_document(doc, ctx)
+        self._record_deps(key, ctx.depends_on)
+        return findings
+
+    def check_all(self) -> dict[str, list[Finding]]:
+        return {path: self.check(path) for path in self.files()}
+
+    def _record_deps(self, key: str, deps: set[str]) -> None:
+        deps = {norm(d) for d in deps}
+        with self._lock:
+            for old in self._deps.get(key, ()):
+                self._rdeps.get(old, set()).discard(key)
+            self._deps[key] = deps
+            for dep in deps:
+                self._rdeps.setdefault(dep, set()).add(key)
+
+    def dependents(self, path: str | Path) -> set[str]:
+        """Files whose findings may change when `path` changes (created, edited, deleted)."""
+        key = norm(path)
+        with self._lock:
+            out = set(self._rdeps.get(key, ()))
+            out |= self._rdeps.get(os.path.dirname(key), set())
+        out.discard(key)
+        return out
+
+    def changed(self, path: str | Path, *, created_or_deleted: bool = False) -> set[str]:
+        """Invalidate caches for `path`; return the other files that need re-checking."""
+        key = norm(path)
+        with self._lock:
+            self._docs.pop(key, None)
+            if created_or_deleted:
+                self._files = None
+                if os.path.dirname(key) == str(self.agents_dir):
+                    self._agent_paths = None
+        return self.dependents(key)

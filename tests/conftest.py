@@ -1,0 +1,35 @@
+"""Shared fixtures: the real corpus (when present) and small workspace builders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus"
+EXAMPLE = REPO / "examples" / "workspace"
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The shared corpus of real `.claude/` files; tests using it skip when it is absent."""
+    if not (CORPUS / ".claude").is_dir():
+        pytest.skip("shared corpus not present")
+    return CORPUS
+
+
+@pytest.fixture
+def make_workspace(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
+    """Write {relative path: text} under a temporary root and return the root."""
+
+    def make(files: dict[str, str]) -> Path:
+        (tmp_path / ".claude").mkdir(exist_ok=True)
+        for rel, text in files.items():
+            p = tmp_path / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
+        return tmp_path
+
+    return make
