@@ -1,0 +1,7 @@
+export CLAUDE_PROJECT_DIR="/home/dev/project"
+export WORKFLOW_ID="research_plan_1762900000"
+export STATE_FILE="/home/dev/project/.claude/tmp/workflow_research_plan_1762900000.sh"
+export WORKFLOW_SCOPE="research-and-plan"
+export CURRENT_STATE="research"
+export REPORT_PATHS_JSON="["/home/dev/project/.claude/specs/001_auth_login/reports/001-auth-patterns.md"]"
+export CURRENT_STATE="plan"
