@@ -1,0 +1,199 @@
+"""The `baton` CLI end to end: formats, exit codes, rule docs, graph, schemas."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from baton_lsp import __version__
+from baton_lsp.cli.main import main
+from baton_lsp.rules.base import all_rules
+from tests.conftest import EXAMPLE, REPO
+
+CYCLE_PLAN = ("# C\n\n## Implementation Phases\n\n### Phase 1: A\n**Dependencies**: [3]\n\n"
+              "### Phase 2: B\n**Dependencies**: [1]\n\n### Phase 3: C\n**Dependencies**: [2]\n")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_example_text_output_and_exit_code(capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out, _ = run(capsys, "check", "examples/workspace", "--no-shellcheck")
+    assert code == 1
+    lines = out.strip().split("\n")
+    assert lines[-1].startswith("Found ") and "error" in lines[-1]
+    assert ("examples/workspace/.claude/specs/002_payment_retry/plans/001-payment-retry-plan.md"
+            ":30:19: BTN101 Phase 3 (Notifications) depends on phase 7") in out
+    # The clean plan of the example has no findings at all.
+    assert "001-auth-login-plan.md" not in out
+
+
+def test_select_and_ignore(capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out, _ = run(capsys, "check", "examples/workspace", "--select", "BTN11",
+                       "--ignore", "BTN112", "--no-shellcheck")
+    codes = {line.split(": ")[1].split()[0] for line in out.strip().split("\n")[:-1]}
+    assert codes and all(c.startswith("BTN11") and c != "BTN112" for c in codes)
+    assert code == 0  # no error-severity rule selected
+
+
+def test_json_format(capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    _, out, _ = run(capsys, "check", "examples/workspace", "--format", "json",
+                    "--select", "BTN101,BTN116")
+    data = json.loads(out)
+    assert {d["code"] for d in data} == {"BTN101", "BTN116"}
+    dep = next(d for d in data if d["code"] == "BTN101")
+    assert dep["location"] == {"line": 30, "column": 19}
+    assert dep["fix"]["edits"][0]["content"] == ""
+    assert dep["severity"] == "error" and dep["url"].endswith("/BTN101")
+
+
+def test_sarif_is_2_1_0_shaped(capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    _, out, _ = run(capsys, "check", "examples/workspace", "--format", "sarif",
+                    "--no-shellcheck")
+    sarif = json.loads(out)
+    assert sarif["version"] == "2.1.0" and "sarif" in sarif["$schema"]
+    run0 = sarif["runs"][0]
+    rules = run0["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [r.code for r in all_rules()]
+    assert all(r["defaultConfiguration"]["level"] in {"error", "warning", "note"}
+               for r in rules)
+    assert run0["results"]
+    for res in run0["results"]:
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+        assert res["level"] in {"error", "warning", "note"}
+        region = res["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+        assert (region["endLine"], region["endColumn"]) >= (region["startLine"],
+                                                             region["startColumn"])
+        uri = res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert uri.startswith("examples/workspace/.claude/")
+    fixes = [r for r in run0["results"] if "fixes" in r]
+    assert fixes and fixes[0]["fixes"][0]["artifactChanges"][0]["replacements"]
+
+
+def test_github_annotations_escape(capsys, monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    _, out, _ = run(capsys, "check", "examples/workspace", "--format", "github",
+                    "--select", "BTN101")
+    line = out.strip().split("\n")[0]
+    assert line.startswith("::error file=examples/workspace/.claude/specs/002_payment_retry/")
+    assert ",line=30,col=19," in line and "title=BTN101 unknown-dependency::" in line
+
+
+def test_clean_workspace_exits_zero(capsys, make_workspace) -> None:
+    root = make_workspace({".claude/agents/a.md": "---\nname: a\ndescription: does a\n---\n# A\n"})
+    code, out, _ = run(capsys, "check", str(root))
+    assert code == 0 and out.startswith("All checks passed (1 file checked)")
+
+
+def test_missing_path_and_bad_config_exit_2(capsys, make_workspace) -> None:
+    code, _, err = run(capsys, "check", "/nonexistent/path/xyz")
+    assert code == 2 and "no such file or directory" in err
+    root = make_workspace({".claude/baton.toml": "severity = { BTN101 = \"fatal\" }\n",
+                           ".claude/agents/a.md": "x"})
+    code, _, err = run(capsys, "check", str(root))
+    assert code == 2 and "baton.toml" in err and "severity.BTN101" in err
+    (root / ".claude/baton.toml").write_text("nonsense = [\n")
+    code, _, err = run(capsys, "check", str(root))
+    assert code == 2 and "invalid TOML" in err
+
+
+def test_config_in_pyproject_applies(capsys, make_workspace) -> None:
+    root = make_workspace({
+        "pyproject.toml": "[tool.baton]\nignore = [\"BTN101\"]\n",
+        ".claude/specs/001_x/plans/p.md": "# P\n### Phase 1: A\ndependencies: [4]\n"})
+    code, out, _ = run(capsys, "check", str(root), "--select", "BTN101")
+    assert code == 0 and "BTN101" not in out
+
+
+def test_single_file_outside_layout_is_guessed(capsys, tmp_path: Path) -> None:
+    plan = tmp_path / "my-plan.md"
+    plan.write_text(CYCLE_PLAN)
+    code, out, _ = run(capsys, "check", str(plan), "--select", "BTN103")
+    assert code == 1 and "dependency cycle: 1 → 3 → 2 → 1" in out
+
+
+def test_rule_docs(capsys) -> None:
+    code, out, _ = run(capsys, "rule", "BTN103")
+    assert code == 0 and out.startswith("BTN103 dependency-cycle\n")
+    assert "Default severity: error" in out and "1 → 3 → 2 → 1" in out
+    code, out, _ = run(capsys, "rule", "unknown-dependency")
+    assert code == 0 and "BTN101" in out
+    code, out, _ = run(capsys, "rule", "--list")
+    assert len(out.strip().split("\n")) == len(all_rules())
+    code, out, _ = run(capsys, "rule")
+    assert out.count("Default severity:") == len(all_rules())
+    code, _, err = run(capsys, "rule", "BTN999")
+    assert code == 2 and "unknown rule" in err
+
+
+def test_every_rule_is_documented_with_unique_code_and_name() -> None:
+    rules = all_rules()
+    assert len({r.code for r in rules}) == len(rules) == len({r.name for r in rules})
+    for r in rules:
+        assert r.code[:3] == "BTN" and r.code[3:].isdigit() and len(r.code) == 6
+        assert r.name == r.name.lower() and " " not in r.name
+        assert len(r.doc.split("\n")) >= 3, f"{r.code} needs a why/how docstring"
+
+
+def test_graph_text_mermaid_json(capsys, tmp_path: Path) -> None:
+    diamond = tmp_path / "d.md"
+    diamond.write_text("# D\n### Phase 1: A\ndependencies: []\n### Phase 2: B\n"
+                       "dependencies: [1]\n### Phase 3: C\ndependencies: [1]\n"
+                       "### Phase 4: D\ndependencies: [2, 3]\n")
+    code, out, _ = run(capsys, "graph", str(diamond))
+    assert code == 0
+    assert "4 phases · 3 waves · critical path 3 phases" in out
+    assert "Wave 2 [parallel]: Phase 2 (B), Phase 3 (C)" in out
+    code, out, _ = run(capsys, "graph", str(diamond), "--format", "mermaid")
+    assert out.startswith("flowchart TD") and "P2 --> P4" in out
+    code, out, _ = run(capsys, "graph", str(diamond), "--format", "json")
+    assert json.loads(out)["waves"] == [["1"], ["2", "3"], ["4"]]
+    cyc = tmp_path / "c.md"
+    cyc.write_text(CYCLE_PLAN)
+    code, out, _ = run(capsys, "graph", str(cyc))
+    assert code == 1 and "Cycle: 1 → 3 → 2 → 1" in out
+
+
+def test_graph_of_binary_file_is_an_error_not_a_traceback(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"\x00\x01\x02")
+    code, _, err = run(capsys, "graph", str(bad))
+    assert code == 2 and "NUL bytes" in err
+
+
+def test_committed_schemas_are_fresh(capsys) -> None:
+    code, out, _ = run(capsys, "schema", "--check", "--out", str(REPO / "schemas"))
+    assert code == 0, f"stale schemas, run `baton schema --write`: {out}"
+
+
+def test_schema_write_and_print(capsys, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "schema", "--write", "--out", str(tmp_path))
+    assert code == 0
+    config = json.loads((tmp_path / "baton-config.schema.json").read_text())
+    assert "required-metadata" in config["properties"]
+    (tmp_path / "baton-config.schema.json").write_text("{}")
+    code, out, _ = run(capsys, "schema", "--check", "--out", str(tmp_path))
+    assert code == 1 and "baton-config.schema.json" in out
+
+
+def test_real_console_script_runs_as_subprocess() -> None:
+    exe = Path(sys.executable).parent / "baton"
+    proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"baton {__version__}"
+    proc = subprocess.run([sys.executable, "-m", "baton_lsp", "check", str(EXAMPLE),
+                           "--select", "BTN122"], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0 and "2026-11-31" in proc.stdout and proc.stderr == ""

@@ -1,0 +1,128 @@
+"""BTN10x dependency rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from baton_lsp.model.base import Kind
+from baton_lsp.rules.engine import check_text
+from tests.helpers import apply_edits, only
+
+PATH = "/ws/.claude/specs/001_x/plans/001-x-plan.md"
+
+CIRCULAR = """# Circular Dependency Plan Test
+
+## Implementation Phases
+
+### Phase 1: Module A
+**Dependencies**: [3]
+
+### Phase 2: Module B
+**Dependencies**: [1]
+
+### Phase 3: Module C
+**Dependencies**: [2]
+"""
+
+
+def check(text: str) -> list:
+    return check_text(Kind.PLAN, text, PATH)
+
+
+def test_circular_plan_yields_exactly_one_cycle_1_3_2_1() -> None:
+    cycles = only(check(CIRCULAR), "BTN103")
+    assert len(cycles) == 1
+    f = cycles[0]
+    assert "1 → 3 → 2 → 1" in f.message
+    assert f.range.start_line == 5  # the `[3]` of Phase 1
+    assert CIRCULAR.split("\n")[5][f.range.start_char:f.range.end_char] == "3"
+    assert {r.message for r in f.related} == {"Phase 3 depends on phase 2",
+                                             "Phase 2 depends on phase 1"}
+
+
+def test_two_independent_cycles_are_two_findings() -> None:
+    text = ("# P\n### Phase 1: A\ndependencies: [2]\n### Phase 2: B\ndependencies: [1]\n"
+            "### Phase 3: C\ndependencies: [4]\n### Phase 4: D\ndependencies: [3]\n")
+    messages = [f.message for f in only(check(text), "BTN103")]
+    assert len(messages) == 2
+    assert "1 → 2 → 1" in messages[0] and "3 → 4 → 3" in messages[1]
+
+
+def test_acyclic_diamond_has_no_dependency_findings() -> None:
+    text = ("# P\n### Phase 1: A\n**Dependencies**: []\n### Phase 2: B\n**Dependencies**: [1]\n"
+            "### Phase 3: C\n**Dependencies**: [1]\n### Phase 4: D\n**Dependencies**: [2, 3]\n")
+    assert [f for f in check(text) if f.code.startswith("BTN10")] == []
+
+
+def test_unknown_dependency_names_valid_ids_and_fix_removes_it() -> None:
+    text = "# P\n### Phase 1: A\ndependencies: []\n### Phase 2: B\ndependencies: [1, 7, 0]\n"
+    found = only(check(text), "BTN101")
+    assert len(found) == 2
+    assert "depends on phase 7" in found[0].message and "1, 2" in found[0].message
+    fixed = apply_edits(text, found[0].fix.edits)
+    assert "dependencies: [1, 0]" in fixed
+    fixed_last = apply_edits(text, found[1].fix.edits)
+    assert "dependencies: [1, 7]" in fixed_last
+
+
+def test_forward_references_and_phase_prefixes_are_legal() -> None:
+    text = ("# P\n### Phase 1: A\ndepends_on: [phase_2]\n### Phase 2: B\n"
+            "**Dependencies**: [Phase 3]\n### Phase 3: C\ndependencies: []\n")
+    assert only(check(text), "BTN101") == []
+
+
+def test_unreadable_dependency_token() -> None:
+    text = "# P\n### Phase 1: A\ndependencies: []\n### Phase 2: B\ndependencies: [setup]\n"
+    found = only(check(text), "BTN101")
+    assert len(found) == 1 and "cannot read dependency 'setup'" in found[0].message
+
+
+def test_self_dependency_with_fix() -> None:
+    text = "# P\n### Phase 1: A\ndependencies: [1]\n"
+    found = only(check(text), "BTN102")
+    assert len(found) == 1 and found[0].range.start_line == 2
+    assert apply_edits(text, found[0].fix.edits) == "# P\n### Phase 1: A\ndependencies: []\n"
+    assert only(check(text), "BTN103") == []
+
+
+def test_duplicate_dependency() -> None:
+    text = "# P\n### Phase 1: A\ndependencies: []\n### Phase 2: B\ndependencies: [1, 1]\n"
+    found = only(check(text), "BTN104")
+    assert len(found) == 1
+    assert apply_edits(text, found[0].fix.edits).endswith("dependencies: [1]\n")
+
+
+def test_undeclared_dependencies_only_when_others_declare() -> None:
+    mixed = "# P\n### Phase 1: A\ndependencies: []\n### Phase 2: B\n- [ ] t\n"
+    found = only(check(mixed), "BTN105")
+    assert len(found) == 1 and found[0].range.start_line == 3
+    assert "dependencies: []" in apply_edits(mixed, found[0].fix.edits).split("\n")[4]
+    none = "# P\n### Phase 1: A\n### Phase 2: B\n"
+    assert only(check(none), "BTN105") == []
+
+
+def test_second_dependency_line_is_reported() -> None:
+    text = "# P\n### Phase 1: A\ndependencies: []\n### Phase 2: B\ndependencies: [1]\n" \
+           "**Dependencies**: [1]\n"
+    found = only(check(text), "BTN106")
+    assert len(found) == 1 and found[0].range.start_line == 5
+
+
+def test_phase_file_dependencies_checked_against_parent(make_workspace) -> None:
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    root: Path = make_workspace({
+        ".claude/specs/plans/010_x/010_x.md": "# Main\n### Phase 1: A\n### Phase 2: B\n",
+        ".claude/specs/plans/010_x/phase_2_b.md":
+            "# Phase 2: B\n\n## Metadata\n- **Parent Plan**: 010_x.md\n"
+            "- **Dependencies**: Phase 1 (done), Phase 9 (typo)\n",
+    })
+    findings = WorkspaceIndex(root).check(root / ".claude/specs/plans/010_x/phase_2_b.md")
+    unknown = only(findings, "BTN101")
+    assert len(unknown) == 1 and "phase Phase 9" in unknown[0].message
+
+
+def test_circular_fixture_from_corpus_when_present(corpus: Path) -> None:
+    path = corpus / ".claude/lib/fixtures/wave_execution/diamond_plan.md"
+    findings = check_text(Kind.PLAN, path.read_text(), str(path))
+    assert [f for f in findings if f.code.startswith("BTN10")] == []

@@ -1,0 +1,51 @@
+"""BTN13x link rules (cross-file, real files on disk)."""
+
+from __future__ import annotations
+
+from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import only
+
+
+def test_broken_and_working_links(make_workspace) -> None:
+    root = make_workspace({
+        ".claude/specs/001_x/plans/001-x-plan.md":
+            "# P\n\n## Metadata\n- **Research Reports**:\n  - [Good](../reports/001-good.md)\n"
+            "  - [Bad](../reports/002-missing.md)\n"
+            "- **Other**: [abs](/home/someone/.config/.claude/specs/001_x/reports/001-good.md)\n"
+            "[web](https://example.com) [anchor](#overview) [var](${CLAUDE_PROJECT_DIR}/nope.md)\n"
+            "\n### Phase 1: A [See: phase_1_a.md]\n",
+        ".claude/specs/001_x/reports/001-good.md": "# Good\n",
+    })
+    plan = root / ".claude/specs/001_x/plans/001-x-plan.md"
+    found = only(WorkspaceIndex(root).check(plan), "BTN130")
+    targets = sorted(f.message.split("'")[1] for f in found)
+    assert targets == ["${CLAUDE_PROJECT_DIR}/nope.md", "../reports/002-missing.md",
+                       "phase_1_a.md"]
+    bad = next(f for f in found if "002-missing" in f.message)
+    assert bad.range.start_line == 5
+    assert "looked for .claude/specs/001_x/reports/002-missing.md" in bad.message
+
+
+def test_link_inside_fence_is_ignored(make_workspace) -> None:
+    root = make_workspace({".claude/specs/001_x/plans/p.md":
+                           "# P\n```markdown\n[x](missing.md)\n```\n"})
+    assert only(WorkspaceIndex(root).check(root / ".claude/specs/001_x/plans/p.md"),
+                "BTN130") == []
+
+
+def test_parent_plan_resolution(make_workspace) -> None:
+    root = make_workspace({
+        ".claude/specs/plans/010_x/010_x.md": "# Main\n### Phase 1: A\n",
+        ".claude/specs/plans/010_x/phase_1_a.md":
+            "# Phase 1: A\n\n## Metadata\n- **Parent Plan**: 010_x.md\n",
+        ".claude/specs/plans/010_x/phase_2_b.md":
+            "# Phase 2: B\n\n## Metadata\n- **Parent Plan**: 099_gone.md\n",
+        ".claude/specs/plans/010_x/phase_3_c.md":
+            "# Phase 3: C\n\n## Metadata\n- **Parent Plan**: A Human Title For The Plan\n",
+    })
+    idx = WorkspaceIndex(root)
+    base = root / ".claude/specs/plans/010_x"
+    assert only(idx.check(base / "phase_1_a.md"), "BTN131") == []
+    missing = only(idx.check(base / "phase_2_b.md"), "BTN131")
+    assert len(missing) == 1 and "099_gone.md" in missing[0].message
+    assert only(idx.check(base / "phase_3_c.md"), "BTN131") == []

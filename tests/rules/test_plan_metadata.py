@@ -1,0 +1,96 @@
+"""BTN12x metadata rules."""
+
+from __future__ import annotations
+
+from baton_lsp.model.base import Kind
+from baton_lsp.model.config import BatonConfig
+from baton_lsp.rules.engine import check_text
+from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import apply_edits, only
+
+PATH = "/ws/.claude/specs/001_x/plans/001-x-plan.md"
+FULL = """# P
+
+## Metadata
+- **Date**: 2025-11-30
+- **Feature**: F
+- **Status**: [NOT STARTED]
+- **Estimated Hours**: 3-5 hours
+- **Standards File**: /home/u/CLAUDE.md
+- **Research Reports**: none
+
+## Implementation Phases
+
+### Phase 1: A
+"""
+
+
+def check(text: str, config: BatonConfig | None = None) -> list:
+    return check_text(Kind.PLAN, text, PATH, config=config)
+
+
+def test_complete_metadata_is_clean() -> None:
+    assert [f for f in check(FULL) if f.code.startswith("BTN12")] == []
+
+
+def test_missing_keys_listed_once_and_fix_inserts_placeholders() -> None:
+    text = FULL.replace("- **Feature**: F\n", "").replace("- **Research Reports**: none\n", "")
+    found = only(check(text), "BTN120")
+    assert len(found) == 1
+    assert "Feature, Research Reports" in found[0].message
+    fixed = apply_edits(text, found[0].fix.edits)
+    assert "- **Feature**: TBD\n- **Research Reports**: none\n\n## Implementation" in fixed
+    assert only(check(fixed), "BTN120") == []
+
+
+def test_missing_metadata_section_is_created() -> None:
+    text = "# Plan\n\n## Implementation Phases\n### Phase 1: A\n"
+    found = only(check(text), "BTN120")
+    fixed = apply_edits(text, found[0].fix.edits)
+    assert fixed.startswith("# Plan\n\n## Metadata\n- **Date**: ")
+    assert only(check(fixed), "BTN120") == []
+
+
+def test_g3_uses_its_own_required_set_and_config_changes_it() -> None:
+    g3 = "# Plan\n\n- **Task**: 1 - x\n- **Status**: [COMPLETED]\n\n## Overview\n"
+    found = only(check(g3), "BTN120")
+    assert len(found) == 1 and found[0].message.endswith(": Effort")
+    relaxed = BatonConfig(required_metadata_g3=["Task"])
+    assert only(check(g3, relaxed), "BTN120") == []
+
+
+def test_estimated_phases_mismatch_fix() -> None:
+    text = FULL.replace("- **Date**", "- **Estimated Phases**: 4\n- **Date**")
+    found = only(check(text), "BTN121")
+    assert len(found) == 1 and "says 4 but the plan has 1 phases" in found[0].message
+    assert "- **Estimated Phases**: 1\n" in apply_edits(text, found[0].fix.edits)
+
+
+def test_dates() -> None:
+    ok = FULL.replace("2025-11-30", "2025-12-02 (Revised: 2025-12-03)")
+    assert only(check(ok), "BTN122") == []
+    for bad, why in [("2025-13-01", "month must be in 1..12"), ("Dec 2, 2025", "not a YYYY-MM-DD")]:
+        found = only(check(FULL.replace("2025-11-30", bad)), "BTN122")
+        assert len(found) == 1 and why in found[0].message
+
+
+def test_structure_level_and_expanded_phases_against_disk(make_workspace) -> None:
+    root = make_workspace({
+        ".claude/specs/plans/045_x/045_x.md":
+            "# P\n\n## Metadata\n- **Structure Level**: 0\n- **Expanded Phases**: [2, 3]\n\n"
+            "### Phase 1: A\n### Phase 2: B\n### Phase 3: C\n",
+        ".claude/specs/plans/045_x/phase_2_b.md": "# Phase 2: B\n",
+        ".claude/specs/plans/045_x/phase_1_a.md": "# Phase 1: A\n",
+    })
+    idx = WorkspaceIndex(root)
+    plan = root / ".claude/specs/plans/045_x/045_x.md"
+    messages = [f.message for f in only(idx.check(plan), "BTN123")]
+    assert any("Structure Level is 0 but 2 phase files" in m for m in messages)
+    assert any("lists phase 3 but no phase_3_" in m for m in messages)
+    assert any("phase 1 is expanded on disk (phase_1_a.md)" in m for m in messages)
+    # Creating the missing file is seen after the index is told about it.
+    (root / ".claude/specs/plans/045_x/phase_3_c.md").write_text("# Phase 3: C\n")
+    assert str(plan) in idx.changed(root / ".claude/specs/plans/045_x/phase_3_c.md",
+                                    created_or_deleted=True)
+    messages = [f.message for f in only(idx.check(plan), "BTN123")]
+    assert not any("lists phase 3" in m for m in messages)

@@ -1,0 +1,107 @@
+"""BTN11x phase/status/checkbox rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from baton_lsp.model.base import Kind
+from baton_lsp.rules.engine import check_text
+from tests.helpers import apply_edits, only
+
+PATH = "/ws/.claude/specs/001_x/plans/001-x-plan.md"
+
+
+def check(text: str) -> list:
+    return check_text(Kind.PLAN, text, PATH)
+
+
+def test_duplicate_phase_number_points_at_first() -> None:
+    text = "# P\n## Implementation Phases\n### Phase 1: A\n### Phase 2: B\n### Phase 1: C\n"
+    found = only(check(text), "BTN110")
+    assert len(found) == 1 and found[0].range.start_line == 4
+    assert found[0].related[0].range.start_line == 2
+
+
+def test_complete_with_open_tasks_counts_and_fix_ticks() -> None:
+    text = "# P\n### Phase 1: A [COMPLETED]\n- [ ] one\n- [x] two\n  - [ ] three\n"
+    found = only(check(text), "BTN111")
+    assert len(found) == 1
+    assert "2 of 3 tasks are still open" in found[0].message
+    fixed = apply_edits(text, found[0].fix.edits)
+    assert "[ ]" not in fixed and fixed.count("[x]") == 3
+
+
+def test_complete_with_all_tasks_done_is_clean() -> None:
+    text = "# P\n### Phase 1: A [COMPLETE]\n- [x] one\n"
+    assert only(check(text), "BTN111") == []
+
+
+def test_all_tasks_done_not_marked_uses_plan_style() -> None:
+    text = ("# P\n### Phase 1: A [COMPLETED]\n- [x] a\n### Phase 2: B [IN PROGRESS]\n- [x] b\n"
+            "### Phase 3: C\n- [x] c\n")
+    found = only(check(text), "BTN112")
+    assert [f.range.start_line for f in found] == [3, 5]
+    fixed = apply_edits(text, found[0].fix.edits + found[1].fix.edits)
+    assert "### Phase 2: B [COMPLETED]" in fixed and "### Phase 3: C [COMPLETED]" in fixed
+
+
+def test_unknown_status_marker_suggests_nearest() -> None:
+    text = "# P\n### Phase 1: A [COMPLETD]\n### Phase 2: B [In Progress]\n### Phase 3: C [DONE]\n"
+    found = only(check(text), "BTN113")
+    assert len(found) == 3
+    assert "did you mean [COMPLETED]" in found[0].message
+    assert apply_edits(text, found[1].fix.edits).split("\n")[2] == "### Phase 2: B [IN PROGRESS]"
+    assert found[2].fix is None and "unknown status marker [DONE]" in found[2].message
+
+
+def test_unknown_metadata_status() -> None:
+    text = "# P\n\n## Metadata\n- **Status**: [IN PROGRES]\n"
+    found = only(check(text), "BTN113")
+    assert len(found) == 1 and found[0].range.start_line == 3
+    assert apply_edits(text, found[0].fix.edits).endswith("[IN PROGRESS]\n")
+
+
+def test_mixed_complete_markers_converted_to_majority() -> None:
+    text = ("# P\n### Phase 1: A [COMPLETE]\n### Phase 2: B [COMPLETE]\n"
+            "### Phase 3: C [COMPLETED]\n")
+    found = only(check(text), "BTN114")
+    assert len(found) == 1 and found[0].range.start_line == 3
+    assert apply_edits(text, found[0].fix.edits).split("\n")[3] == "### Phase 3: C [COMPLETE]"
+
+
+def test_complete_phase_with_incomplete_dependency() -> None:
+    text = ("# P\n### Phase 1: A [IN PROGRESS]\ndependencies: []\n"
+            "### Phase 2: B [COMPLETE]\ndependencies: [1]\n")
+    found = only(check(text), "BTN115")
+    assert len(found) == 1 and "marked [IN PROGRESS]" in found[0].message
+
+
+def test_uppercase_checkbox_fix() -> None:
+    text = "# P\n### Phase 1: A\n- [X] done\n"
+    found = only(check(text), "BTN116")
+    assert len(found) == 1
+    assert apply_edits(text, found[0].fix.edits) == "# P\n### Phase 1: A\n- [x] done\n"
+
+
+def test_conflicting_body_status() -> None:
+    text = "# P\n### Phase 1: A [COMPLETE]\n**Status**: IN PROGRESS\n"
+    found = only(check(text), "BTN117")
+    assert len(found) == 1 and found[0].range.start_line == 2
+    same = "# P\n### Phase 1: A [COMPLETE]\n**Status**: COMPLETED\n"
+    assert only(check(same), "BTN117") == []
+
+
+def test_suppression_comment_for_next_block_and_file() -> None:
+    text = "# P\n<!-- baton: ignore BTN116 -->\n### Phase 1: A\n- [X] one\n\n- [X] two\n"
+    found = only(check(text), "BTN116")
+    assert [f.range.start_line for f in found] == [5]
+    whole = "<!-- baton: ignore-file BTN116 -->\n" + text
+    assert only(check(whole), "BTN116") == []
+
+
+def test_g3_completed_plans_with_open_boxes_are_flagged(corpus: Path) -> None:
+    path = corpus / ".claude/specs/001_update_claude_md_neovim/plans/implementation-001.md"
+    findings = check_text(Kind.PLAN, path.read_text(), str(path))
+    flagged = only(findings, "BTN111")
+    assert len(flagged) == 4
+    assert "marked [COMPLETED] but 4 of 4 tasks are still open" in flagged[0].message
