@@ -1,0 +1,630 @@
+"""BTN32x: the bash-block pitfalls of command files (formats.md §3.3).
+
+Every ```bash fence of a command runs in a new bash process, so anything a block computes
+from its own process (`$$`, traps, unexported variables) is gone in the next one. The rules
+here read each block with a small lexer that knows quoting, comments and here-documents;
+that is enough to be precise without a full bash parser.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ..model.agent import BashBlock, CommandFile
+from ..model.base import Finding, Kind, Range, Related, Severity
+from .base import RuleContext, rule
+
+COMMAND = (Kind.COMMAND,)
+
+# -- a small bash lexer ----------------------------------------------------------------------
+
+CODE, DQ, SQ, ESC, COMMENT, HEREDOC, HEREDOC_QUOTED = "c", "d", "s", "e", "#", "h", "H"
+"""Per-character classes: unquoted code, inside "...", inside '...', the character after a
+backslash, a comment, an expanding here-document body, a quoted (literal) here-document body."""
+
+_HEREDOC_RE = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_][\w.-]*))")
+_COMMENT_PREV = frozenset(" \t;&|()")
+
+
+@dataclass(slots=True)
+class BashLine:
+    text: str
+    classes: str
+    """One class character per character of `text`."""
+
+    def is_code(self, i: int) -> bool:
+        return self.classes[i] == CODE
+
+    def expands(self, i: int) -> bool:
+        """True where bash expands `$...`: code, double quotes, unquoted here-documents."""
+        return self.classes[i] in (CODE, DQ, HEREDOC)
+
+
+def lex_bash(content: str) -> list[BashLine]:
+    """Classify every character of a bash block.
+
+    Quotes, `$( )`, backticks and `${ }` nest (so `"$(echo 'x')"` has a single-quoted part,
+    as bash itself reads it); quoting state and here-documents carry over line ends.
+    """
+    out: list[BashLine] = []
+    # Context stack: "q" double quotes, "(" command substitution (with paren depth), "`"
+    # backticks, "{" ${...} inside double quotes. The bottom (empty stack) is plain code.
+    stack: list[list[Any]] = []
+    in_sq = False
+    pending: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, quoted)
+    heredoc: tuple[str, bool, bool] | None = None
+    for text in content.split("\n"):
+        if heredoc is not None:
+            delim, strip_tabs, quoted = heredoc
+            out.append(BashLine(text, (HEREDOC_QUOTED if quoted else HEREDOC) * len(text)))
+            check = text.lstrip("\t") if strip_tabs else text
+            if check.rstrip("\r") == delim:
+                heredoc = pending.pop(0) if pending else None
+            continue
+        classes: list[str] = []
+        n = len(text)
+        i = 0
+        while i < n:
+            ch = text[i]
+            top = stack[-1][0] if stack else ""
+            quoted = top in ("q", "{")
+            here = DQ if quoted else CODE
+            if in_sq:
+                classes.append(SQ)
+                in_sq = ch != "'"
+            elif ch == "\\" and i + 1 < n:
+                classes += [here, ESC]
+                i += 2
+                continue
+            elif ch == "$" and i + 1 < n and text[i + 1] in "({":
+                stack.append(["(", 0] if text[i + 1] == "(" else ["{", 0])
+                classes += [here, here]
+                i += 2
+                continue
+            elif ch == "`":
+                classes.append(here)
+                if top == "`":
+                    stack.pop()
+                else:
+                    stack.append(["`", 0])
+            elif top == "q":
+                classes.append(DQ)
+                if ch == '"':
+                    stack.pop()
+            elif top == "{" and ch == "}":
+                classes.append(here)
+                stack.pop()
+            elif ch == '"':
+                classes.append(DQ)
+                stack.append(["q", 0])
+            elif top == "{":
+                classes.append(DQ if len(stack) > 1 and stack[-2][0] == "q" else CODE)
+            elif ch == "'":
+                in_sq = True
+                classes.append(SQ)
+            elif ch == "#" and (i == 0 or text[i - 1] in _COMMENT_PREV):
+                classes.extend(COMMENT * (n - i))
+                break
+            else:
+                if top == "(":
+                    if ch == "(":
+                        stack[-1][1] += 1
+                    elif ch == ")":
+                        if stack[-1][1] == 0:
+                            stack.pop()
+                        else:
+                            stack[-1][1] -= 1
+                if ch == "<" and text.startswith("<<", i) and not text.startswith("<<<", i) \
+                        and (i == 0 or text[i - 1] != "<"):
+                    m = _HEREDOC_RE.match(text, i)
+                    if m:
+                        quoted_delim = m.group(4) is None or text[m.start(4) - 1] == "\\"
+                        delim = next(g for g in m.group(2, 3, 4) if g is not None)
+                        pending.append((delim, bool(m.group(1)), quoted_delim))
+                classes.append(CODE)
+            i += 1
+        out.append(BashLine(text, "".join(classes)))
+        if pending and heredoc is None:
+            heredoc = pending.pop(0)
+    return out
+
+
+def _md_line(block: BashBlock, i: int) -> int:
+    """Markdown line of the block's i-th content line."""
+    return block.start_line + 1 + i
+
+
+def _fence_lang(ctx: RuleContext, block: BashBlock) -> str:
+    line = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
+    info = line.strip().lstrip("`~").strip()
+    return info.split(" ", 1)[0].lower() if info else ""
+
+
+@lru_cache(maxsize=512)
+def _lex_cached(content: str) -> tuple[BashLine, ...]:
+    return tuple(lex_bash(content))
+
+
+def _lexed(ctx: RuleContext, doc: CommandFile) -> list[tuple[BashBlock, list[BashLine]]]:
+    """Lexed bash blocks (zsh fences are skipped: zsh quoting and expansion differ).
+
+    Several rules read the same blocks, so lexing is cached by block content.
+    """
+    return [(b, list(_lex_cached(b.content))) for b in doc.bash_blocks
+            if _fence_lang(ctx, b) != "zsh"]
+
+
+# -- BTN320: $$ across blocks ----------------------------------------------------------------
+
+_ASSIGN_RE = re.compile(
+    r"(?:^|(?<=[\s;&|(`{]))"
+    r"(?:(?:export|local|declare|typeset|readonly)\s+(?:-[A-Za-z]+\s+)*)?"
+    r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]=]*\])?\+?="
+)
+_READ_RE = re.compile(r"(?:^|(?<=[\s;&|(]))(?:read|mapfile|readarray)\b([^;&|#]*)")
+_FOR_RE = re.compile(r"(?:^|(?<=[\s;&|(]))for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b")
+_RESTORE_RE = re.compile(
+    r"(?:^|(?<=[\s;&|(]))(?:(?:source|\.)\s+(\S+)|load_workflow_state\b|eval\s)"
+)
+_PREV_ASSIGN_RE = re.compile(r"(?:^|\s)[A-Za-z_]\w*=\S*$")
+_COMMAND_WORDS = ("then", "do", "else", "!", "time")
+
+
+def _command_position(text: str, start: int) -> bool:
+    """True when `start` begins a command word (so `X=1` is an assignment, not an argument)."""
+    prefix = text[:start].rstrip()
+    if not prefix or prefix[-1] in ";&|({`":
+        return True
+    if prefix.endswith(_COMMAND_WORDS) and (
+            len(prefix.split()[-1]) == len(prefix) or prefix.split()[-1] in _COMMAND_WORDS):
+        return True
+    return bool(_PREV_ASSIGN_RE.search(prefix))
+
+
+_USE_RE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+@dataclass(slots=True)
+class _Assign:
+    var: str
+    line: int
+    col: int
+    end: int
+    value: str
+    pid: bool
+
+
+@dataclass(slots=True)
+class _BlockVars:
+    assigns: list[_Assign] = field(default_factory=list)
+    defines: dict[str, int] = field(default_factory=dict)
+    """Variable → first block line where it gets a value (assignment, read, for)."""
+    restore_line: int | None = None
+    """First line that may restore saved state (`source <state file>`, load_workflow_state)."""
+    uses: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """Variable → (line, start col, end col) of its first expansion in the block."""
+
+
+def _value_end(line: BashLine, start: int) -> int:
+    """End of an assignment's value: the first unquoted blank or operator outside $( ) / ${ }."""
+    depth = 0
+    text, classes = line.text, line.classes
+    i = start
+    while i < len(text):
+        ch, cls = text[i], classes[i]
+        if cls == CODE:
+            if ch in "({":
+                depth += 1
+            elif ch in ")}":
+                if depth == 0:
+                    return i
+                depth -= 1
+            elif depth == 0 and ch in " \t;&|":
+                return i
+        elif cls == COMMENT:
+            return i
+        i += 1
+    return i
+
+
+def _has_pid(line: BashLine, start: int, end: int) -> bool:
+    text = line.text
+    i = text.find("$$", start, end)
+    while i >= 0:
+        if line.expands(i) and (i + 2 >= len(text) or text[i + 2] != "$"):
+            return True
+        i = text.find("$$", i + 2, end)
+    return False
+
+
+def _block_vars(lines: list[BashLine]) -> _BlockVars:
+    info = _BlockVars()
+    pid_vars: set[str] = set()
+    for no, line in enumerate(lines):
+        text = line.text
+        if not text.strip() or line.classes[:1] in (HEREDOC, HEREDOC_QUOTED):
+            if line.classes[:1] == HEREDOC:
+                _record_uses(info, no, line)
+            continue
+        for m in _ASSIGN_RE.finditer(text) if "=" in text else ():
+            if not line.is_code(m.start()) or not _command_position(text, m.start()):
+                continue
+            end = _value_end(line, m.end())
+            value = text[m.end():end]
+            derived = _has_pid(line, m.end(), end) or any(
+                (u.group(1) or u.group(2)) in pid_vars for u in _USE_RE.finditer(value))
+            var = m.group(1)
+            info.assigns.append(_Assign(var, no, m.start(1), m.end(1), value, derived))
+            info.defines.setdefault(var, no)
+            if derived:
+                pid_vars.add(var)
+            else:
+                pid_vars.discard(var)
+        for m in _READ_RE.finditer(text) if "read" in text or "mapfile" in text else ():
+            if line.is_code(m.start()) and _command_position(text, m.start()):
+                for word in re.findall(r"(?<![-\w$])([A-Za-z_][A-Za-z0-9_]*)", m.group(1)):
+                    info.defines.setdefault(word, no)
+        for m in _FOR_RE.finditer(text) if "for" in text else ():
+            if line.is_code(m.start()) and _command_position(text, m.start()):
+                info.defines.setdefault(m.group(1), no)
+        if info.restore_line is None:
+            for m in _RESTORE_RE.finditer(text):
+                if not line.is_code(m.start()) or not _command_position(text, m.start()):
+                    continue
+                if m.group(1) is not None and "/lib/" in m.group(1):
+                    continue  # a library load, not a state restore
+                info.restore_line = no
+                break
+        _record_uses(info, no, line)
+    return info
+
+
+def _record_uses(info: _BlockVars, no: int, line: BashLine) -> None:
+    for m in _USE_RE.finditer(line.text):
+        if not line.expands(m.start()):
+            continue
+        if m.start() > 0 and line.text[m.start() - 1] == "\\":
+            continue
+        var = m.group(1) or m.group(2)
+        info.uses.setdefault(var, (no, m.start(), m.end()))
+
+
+@rule("BTN320", "bash-pid-across-blocks", Severity.WARNING, COMMAND)
+def pid_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A value built from `$$` in one bash block is used in a later block.
+
+    Each bash fence of a command runs in a new shell process, so `$$` differs from block to
+    block and variables do not survive between them. A workflow id or state-file path built
+    as `coordinate_$$` in block 1 is empty in block 2 (and recomputing it there gives another
+    number), so block 2 reads or writes the wrong state file. The repository's own
+    `state-persistence.sh` documents this `coordinate_$$` pattern as an example, and it is
+    unsafe across blocks (formats.md §3.3).
+
+    A later block counts as recomputing the variable when it assigns it (`VAR=...`, `read`,
+    `for`) before the use, or first restores saved state (`source` of a non-library file,
+    `load_workflow_state`, `eval`).
+
+    Fix: build the id once from something stable (`date +%s%N`, the arguments), persist it to
+    a state-ID file such as `${CLAUDE_PROJECT_DIR}/.claude/tmp/<command>_state_id.txt`, and
+    read it back at the top of every later block.
+    """
+    origins: dict[str, tuple[BashBlock, _Assign]] = {}
+    later: dict[int, tuple[str, BashBlock, _Assign, list[tuple[BashBlock, tuple[int, int, int]]]]]
+    later = {}
+    for block, lines in _lexed(ctx, doc):
+        info = _block_vars(lines)
+        for var, (origin_block, origin) in origins.items():
+            use = info.uses.get(var)
+            if use is None:
+                continue
+            line = use[0]
+            defined = info.defines.get(var)
+            if defined is not None and defined <= line:
+                continue
+            if info.restore_line is not None and info.restore_line < line:
+                continue
+            entry = later.setdefault(id(origin), (var, origin_block, origin, []))
+            entry[3].append((block, use))
+        for a in info.assigns:
+            if a.pid:
+                origins[a.var] = (block, a)
+            else:
+                origins.pop(a.var, None)
+    for var, block, a, uses in later.values():
+        first_block, first_use = uses[0]
+        use_line = _md_line(first_block, first_use[0])
+        related = [
+            Related(path=ctx.path,
+                    range=Range.of_line(_md_line(b, u[0]), u[1], u[2]),
+                    message=f"`{var}` used here in bash block {b.index + 1} without being "
+                            f"recomputed")
+            for b, u in uses
+        ]
+        yield ctx.finding(
+            Range.of_line(_md_line(block, a.line), a.col, a.end),
+            f"`{var}` is built from `$$` in bash block {block.index + 1} and used in block "
+            f"{first_block.index + 1} (line {use_line + 1}) without being recomputed: each block "
+            f"is a new shell, so it is empty there and `$$` differs; expected the value to be "
+            f"persisted (e.g. a state-ID file) and read back",
+            related=related,
+        )
+
+
+# -- BTN321: history expansion ----------------------------------------------------------------
+
+_SET_PLUS_H_RE = re.compile(
+    r"(?:^|[\s;&|(])set\s+(?:[-+][A-Za-z]*\s+)*?(?:\+[A-Za-z]*H[A-Za-z]*\b|\+o\s+histexpand\b)"
+)
+_NO_EXPAND_NEXT = frozenset(" \t\r=")
+
+
+def history_bangs(line: BashLine) -> list[int]:
+    """Columns of `!` characters bash history expansion would act on (bash 5 rules).
+
+    Not expanded: inside single quotes, after a backslash, in comments and here-documents,
+    before a blank, `=` or end of line, before the closing `"` of a double-quoted string,
+    `$!`, `${!name}`, `[!...]` and `!(...)` patterns.
+    """
+    text, classes = line.text, line.classes
+    out: list[int] = []
+    start = text.find("!")
+    while start >= 0:
+        i = start
+        start = text.find("!", i + 1)
+        cls = classes[i]
+        if cls not in (CODE, DQ):
+            continue
+        nxt = text[i + 1] if i + 1 < len(text) else ""
+        prev = text[i - 1] if i > 0 else ""
+        if not nxt or nxt in _NO_EXPAND_NEXT:
+            continue
+        if cls == DQ and nxt == '"':
+            continue
+        if prev == "$":
+            continue
+        if prev == "{" and i > 1 and text[i - 2] == "$" and "}" in text[i + 1:]:
+            continue
+        if prev == "[" and "]" in text[i + 1:]:
+            continue
+        if nxt == "(" and ")" in text[i + 2:]:
+            continue
+        out.append(i)
+    return out
+
+
+def _set_plus_h_line(lines: list[BashLine]) -> int | None:
+    for no, line in enumerate(lines):
+        if "set" not in line.text:
+            continue
+        for m in _SET_PLUS_H_RE.finditer(line.text):
+            pos = line.text.index("set", m.start())
+            if line.is_code(pos):
+                return no
+    return None
+
+
+@rule("BTN321", "bash-history-expansion", Severity.WARNING, COMMAND, fixable=True)
+def history_expansion(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A `!` that bash history expansion would rewrite, in a block without `set +H`.
+
+    When history expansion is on, bash replaces `!word`, `!!`, `!$`, `!/`… before the line
+    runs, even inside double quotes: `echo "Failed!retry"` becomes `event not found` and the
+    block stops. The repository's commands therefore start every block with `set +H`
+    (formats.md §3.3, `.claude/commands/errors.md`).
+
+    Only positions bash would really expand are reported. `[ ! -f x ]`, `if ! cmd`, `!=`,
+    `"done!"`, `$!`, `${!var}`, `#!`, `[!a]`, `!(glob)` and `!` inside single quotes,
+    comments or here-documents are left alone: bash never expands a `!` followed by a blank,
+    `=`, end of line or a closing double quote. (Claude Code's Bash tool has had a separate
+    bug that backslash-escapes `!` itself; `set +H` does not help against that one.)
+
+    Fix: put `set +H` on the first line of the block (quick fix), or single-quote the text.
+    """
+    for block, lines in _lexed(ctx, doc):
+        guard = _set_plus_h_line(lines)
+        hits: list[tuple[int, int]] = []
+        for no, line in enumerate(lines):
+            if guard is not None and no > guard:
+                break
+            if "!" in line.text:
+                hits.extend((no, col) for col in history_bangs(line))
+        if not hits:
+            continue
+        no, col = hits[0]
+        line_text = lines[no].text
+        word = re.match(r"![^\s\"'`;|&)]*", line_text[col:])
+        shown = word.group(0) if word else "!"
+        first = block.first_content_line
+        insert_at = first
+        indent = ""
+        if lines:
+            if lines[0].text.lstrip().startswith("#!"):
+                insert_at += 1
+            fence = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
+            indent = fence[: len(fence) - len(fence.lstrip())]
+        fix = ctx.fix("Add `set +H` at the top of the bash block",
+                      ctx.edit(Range.of_line(insert_at),
+                               f"{indent}set +H  # disable history expansion\n"))
+        more = f" (and {len(hits) - 1} more in this block)" if len(hits) > 1 else ""
+        related = [Related(path=ctx.path, range=Range.of_line(_md_line(block, n), c, c + 1),
+                           message="another `!` history expansion would rewrite")
+                   for n, c in hits[1:]]
+        where = "before it" if guard is None else f"before line {_md_line(block, guard) + 1}"
+        yield ctx.finding(
+            Range.of_line(_md_line(block, no), col, col + len(shown)),
+            f"`{shown}` in bash block {block.index + 1} would be rewritten by history expansion"
+            f"{more}: expected `set +H` at the top of the block, found none {where}",
+            fix=fix, related=related,
+        )
+
+
+# -- BTN322: EXIT traps deleting state -------------------------------------------------------
+
+_TRAP_RE = re.compile(
+    r"(?:^|[\s;&|(])trap\s+(?:--\s+)?(?:'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|([A-Za-z_][\w:-]*))"
+    r"((?:\s+[A-Za-z0-9_+-]+)+)"
+)
+_DELETE_RE = re.compile(r"(?:^|[\s;&|({`])(?:rm|unlink|shred)\b|-delete\b")
+_STATEISH_RE = re.compile(r"state|workflow|checkpoint|\.claude/tmp|_id\b", re.IGNORECASE)
+
+
+def _function_body(lines: list[BashLine], name: str) -> str | None:
+    head = re.compile(rf"^\s*(?:function\s+)?{re.escape(name)}\s*(?:\(\s*\))?\s*\{{?\s*$"
+                      rf"|^\s*(?:function\s+)?{re.escape(name)}\s*\(\s*\)\s*\{{(.*)\}}\s*;?\s*$")
+    for no, line in enumerate(lines):
+        m = head.match(line.text)
+        if not m:
+            continue
+        if m.group(1) is not None:
+            return m.group(1)
+        body: list[str] = []
+        for later in lines[no + 1:]:
+            if later.text.strip() in ("}", "};"):
+                return "\n".join(body)
+            body.append(later.text)
+        return "\n".join(body)
+    return None
+
+
+@rule("BTN322", "bash-exit-trap-deletes-state", Severity.WARNING, COMMAND)
+def exit_trap_deletes_state(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """An EXIT trap deletes state or temp files that a later bash block still needs.
+
+    A block's EXIT trap fires when that block's shell ends, not when the command ends. A
+    `trap 'rm -f "$STATE_FILE"' EXIT` in block 1 therefore deletes the state file before block
+    2 can load it; `state-persistence.sh` deliberately sets no cleanup trap for this reason
+    (formats.md §3.3). Reported when a later block exists and the trap removes something that
+    looks like workflow state (state, workflow, checkpoint, `.claude/tmp`, `*_ID` names) or a
+    variable/path a later block also refers to. Traps in the last block are fine.
+
+    Fix: drop the trap and delete state files explicitly at the end of the last block.
+    """
+    lexed = _lexed(ctx, doc)
+    for pos, (block, lines) in enumerate(lexed):
+        rest = lexed[pos + 1:]
+        if not rest:
+            break
+        later_text = "\n".join(b.content for b, _ in rest)
+        for no, line in enumerate(lines):
+            if "trap" not in line.text:
+                continue
+            for m in _TRAP_RE.finditer(line.text):
+                start = line.text.index("trap", m.start())
+                if not line.is_code(start):
+                    continue
+                signals = {s.upper().removeprefix("SIG") for s in m.group(4).split()}
+                if not signals & {"EXIT", "0"}:
+                    continue
+                handler = m.group(1) if m.group(1) is not None else m.group(2)
+                if handler is None:
+                    handler = _function_body(lines, m.group(3)) or ""
+                if not _DELETE_RE.search(handler):
+                    continue
+                shared = sorted({v for v in re.findall(r"\$\{?([A-Za-z_]\w*)", handler)
+                                 if re.search(rf"\$\{{?{v}\b", later_text)})
+                if not shared and not _STATEISH_RE.search(handler):
+                    continue
+                what = (", ".join(f"`${v}`" for v in shared) if shared
+                        else "workflow state/temp files")
+                yield ctx.finding(
+                    Range.of_line(_md_line(block, no), start, m.end()),
+                    f"EXIT trap in bash block {block.index + 1} deletes {what}, but the trap "
+                    f"fires when this block's shell exits, before block {rest[0][0].index + 1} "
+                    f"runs: expected no cleanup trap before the last block",
+                )
+
+
+# -- BTN323: state under $HOME ---------------------------------------------------------------
+
+_HOME_STATE_RE = re.compile(
+    r"(\$\{HOME\}|\$HOME\b|~)(?=/\.claude/(?:tmp|data|state|specs|checkpoints|logs)\b)"
+)
+
+
+@rule("BTN323", "bash-home-state-path", Severity.WARNING, COMMAND, fixable=True)
+def home_state_path(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """State or temp files are written under `$HOME/.claude/` instead of the project.
+
+    Workflow state belongs to the project: `state-persistence.sh` builds state paths from
+    `CLAUDE_PROJECT_DIR` and rejects a `HOME`-based path with "PATH MISMATCH"
+    (`validate_state_file_path`). Files under `~/.claude/tmp` are shared by every project on
+    the machine, so two projects running the same command overwrite or pick up each other's
+    state (`ls -t` recovery picks the newest file of any project). `.claude/commands/errors.md`
+    still writes its temp state there (formats.md §3.3).
+
+    Fix: use `${CLAUDE_PROJECT_DIR}/.claude/tmp/...` (quick fix); make sure the block detects
+    `CLAUDE_PROJECT_DIR` first, and update prompts that pass the same path to agents.
+    """
+    for block, lines in _lexed(ctx, doc):
+        for no, line in enumerate(lines):
+            text = line.text
+            if ".claude/" not in text:
+                continue
+            for m in _HOME_STATE_RE.finditer(text):
+                cls = line.classes[m.start()]
+                if m.group(1) == "~":
+                    if cls != CODE or (m.start() > 0 and text[m.start() - 1] not in " \t=:("):
+                        continue
+                elif cls not in (CODE, DQ, HEREDOC):
+                    continue
+                md_line = _md_line(block, no)
+                rng = Range.of_line(md_line, m.start(), m.end())
+                tail = re.match(r"/\.claude/[\w.-]+", text[m.end():])
+                path = m.group(1) + (tail.group(0) if tail else "/.claude")
+                fix = ctx.fix("Use ${CLAUDE_PROJECT_DIR} instead of $HOME",
+                              ctx.edit(rng, "${CLAUDE_PROJECT_DIR}"), safe=False)
+                yield ctx.finding(
+                    rng,
+                    f"state path `{path}` is under the user's home directory: expected "
+                    f"`${{CLAUDE_PROJECT_DIR}}/.claude/...` so state stays with the project",
+                    fix=fix,
+                )
+
+
+# -- BTN324 / BTN325: block size and fences ---------------------------------------------------
+
+
+@rule("BTN324", "bash-block-too-long", Severity.WARNING, COMMAND)
+def block_too_long(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A bash block is longer than `bash-block-max-lines` (default 400).
+
+    The model copies each block into one Bash tool call. Very long blocks are where the
+    repository saw blocks mis-transformed (quotes or lines dropped) and they are hard to
+    resume after a failure; the repository targets fewer than 300 lines per block
+    (formats.md §3.3).
+
+    Fix: split the block at a natural step boundary, persisting the variables the next block
+    needs, or raise `bash-block-max-lines` in `[tool.baton]`.
+    """
+    limit = ctx.config.bash_block_max_lines
+    for block in doc.bash_blocks:
+        count = len(block.content.split("\n")) if block.content else 0
+        if count <= limit:
+            continue
+        line = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
+        yield ctx.finding(Range.of_line(block.start_line, 0, len(line)),
+                          f"bash block {block.index + 1} has {count} lines: expected at most "
+                          f"{limit} (bash-block-max-lines)")
+
+
+@rule("BTN325", "bash-unclosed-fence", Severity.ERROR, COMMAND)
+def unclosed_fence(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A ```bash fence is never closed.
+
+    Everything after an unclosed fence, to the end of the file, is part of the code block:
+    the following prose, `Task {` calls and headings are hidden from the model as
+    instructions and would be run as shell code.
+
+    Fix: add the closing fence (the same number of backticks) after the block's last line.
+    """
+    for block in doc.bash_blocks:
+        if block.closed:
+            continue
+        line = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
+        yield ctx.finding(Range.of_line(block.start_line, 0, len(line)),
+                          f"bash block {block.index + 1} opened on line {block.start_line + 1} "
+                          f"is never closed: expected a closing fence, found end of file")

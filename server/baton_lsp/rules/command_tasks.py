@@ -1,0 +1,207 @@
+"""BTN31x: `Task {` pseudo-calls and behavioural injection in commands and coordinator agents."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..model.agent import AgentFile, CommandFile, Injection, TaskBlock
+from ..model.base import Finding, Kind, Range, Related, Severity
+from .base import RuleContext, rule
+from .command_frontmatter import nearest
+
+TASK_KINDS = (Kind.COMMAND, Kind.AGENT)
+REQUIRED_FIELDS = ("subagent_type", "description", "prompt")
+GENERIC_SIGNALS = frozenset({"TASK_ERROR", "ERROR_CONTEXT", "PROGRESS"})
+"""Signals every agent may return (errors, progress); never required to be documented."""
+
+_FIELD_INDENT_RE = re.compile(r"^(\s*)\S")
+
+
+def _blocks(doc: Any) -> list[TaskBlock]:
+    return list(getattr(doc, "task_blocks", None) or [])
+
+
+@rule("BTN310", "task-missing-field", Severity.ERROR, TASK_KINDS, fixable=True)
+def task_missing_field(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A `Task {` block lacks `subagent_type`, `description` or `prompt`.
+
+    The block is a template the model copies into a Task tool call. The tool needs all three:
+    `subagent_type` (here always `"general-purpose"`, the agent file is injected through the
+    prompt), `description` (the short label shown while the agent runs) and `prompt` (what the
+    agent is told, starting with the behavioural-injection line). A missing field makes the
+    model improvise it, or skip the call.
+
+    Fix: add the missing field inside the braces. For `subagent_type` the quick fix inserts
+    `subagent_type: "general-purpose"`.
+    """
+    lines = ctx.lines
+    for block in _blocks(doc):
+        if block.unbalanced_quote is not None:
+            continue  # the quote swallowed the rest of the block; BTN312 reports the cause
+        present = [f.name for f in block.fields]
+        for name in REQUIRED_FIELDS:
+            if name in present:
+                continue
+            fix = None
+            if name == "subagent_type":
+                open_line = block.open_range.start_line
+                indent = "  "
+                if block.fields:
+                    text = lines[block.fields[0].range.start_line] if lines else ""
+                    m = _FIELD_INDENT_RE.match(text)
+                    indent = m.group(1) if m else indent
+                fix = ctx.fix('Add subagent_type: "general-purpose"',
+                              ctx.edit(Range.of_line(open_line + 1),
+                                       f'{indent}subagent_type: "general-purpose"\n'))
+            found = ", ".join(present) if present else "no fields"
+            yield ctx.finding(block.open_range,
+                              f"Task block is missing `{name}`: expected subagent_type, "
+                              f"description and prompt (found: {found})", fix=fix)
+
+
+@rule("BTN311", "task-unclosed-block", Severity.ERROR, TASK_KINDS)
+def task_unclosed(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A `Task {` block has no closing `}` on a line of its own.
+
+    The model finds the end of the call by the closing brace. Without it the next heading,
+    the next `Task {` or the rest of the file reads as part of this call, so the prompt the
+    agent receives is wrong and later invocations may be merged into it.
+
+    Fix: add `}` on its own line after the block's last field.
+    """
+    for block in _blocks(doc):
+        if block.closed or block.unbalanced_quote is not None:
+            continue
+        end = block.range.end_line
+        yield ctx.finding(block.open_range,
+                          f"Task block opened on line {block.open_range.start_line + 1} is never "
+                          f"closed: expected `}}` on its own line, found none up to line "
+                          f"{end + 1}")
+
+
+@rule("BTN312", "task-unbalanced-quote", Severity.ERROR, TASK_KINDS)
+def task_unbalanced_quote(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A double-quoted Task field (usually `prompt: "`) is never closed.
+
+    Quoted prompts span many lines and end with a line holding the closing `"`. An odd number
+    of unescaped `"` characters inside the prompt (a quoted word such as `"${VAR}` missing its
+    partner) flips the balance, so the prompt runs past the closing brace and the call's end
+    can no longer be found.
+
+    Fix: balance the quotes inside the prompt (escape literal ones as `\\"`, or use single
+    quotes for quoted words) or switch the field to a YAML block (`prompt: |`).
+    """
+    for block in _blocks(doc):
+        rng = block.unbalanced_quote
+        if rng is None:
+            continue
+        name = next((f.name for f in block.fields if f.value_range.start_line == rng.start_line),
+                    "field")
+        yield ctx.finding(rng,
+                          f"`{name}` opens a double quote on line {rng.start_line + 1} that is "
+                          "never closed: expected an even number of unescaped `\"` before the "
+                          "block's closing `}`")
+
+
+def _injection_path(inj: Injection, ctx: RuleContext) -> Path | None:
+    target = inj.target
+    if target.startswith((".claude/", "./.claude/")):
+        # Prompts are read with the project root as working directory, not the file's folder.
+        return ctx.root / target.removeprefix("./") if ctx.root is not None else None
+    return ctx.resolve(target)
+
+
+@rule("BTN313", "injected-agent-missing", Severity.ERROR, TASK_KINDS, fixable=True,
+      cross_file=True)
+def injected_agent_missing(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A behavioural-injection line points at an agent file that does not exist.
+
+    `Read and follow ALL behavioral guidelines from: <path>` is how a command hands an agent
+    its instructions. When the file is missing the subagent runs as a bare general-purpose
+    model with none of the agent's steps, output format or completion signal, and the caller's
+    verification of that signal fails later with a less helpful error. Paths are checked the
+    way the repository's tooling resolves them: `${CLAUDE_PROJECT_DIR}` and absolute paths
+    from another machine (`/home/user/.config/.claude/...`) are re-rooted at this workspace,
+    relative `.claude/...` paths at the project root.
+
+    Fix: correct the path (a quick fix is offered when an existing agent's name is close) or
+    create the agent file.
+    """
+    injections = list(getattr(doc, "injections", None) or [])
+    seen: set[tuple[int, int]] = set()
+    for inj in injections:
+        key = (inj.target_range.start_line, inj.target_range.start_char)
+        if key in seen:
+            continue
+        seen.add(key)
+        path = _injection_path(inj, ctx)
+        if path is None or ctx.exists(path):
+            continue
+        shown = path
+        if ctx.root is not None and path.is_relative_to(ctx.root):
+            shown = path.relative_to(ctx.root)
+        fix = None
+        hint = ""
+        related: list[Related] = []
+        if inj.agent_name:
+            agents = ctx.agent_paths()
+            guess = nearest(inj.agent_name, sorted(agents), 0.8)
+            if guess:
+                hint = f"; did you mean `{guess}`?"
+                col = inj.target.rfind(inj.agent_name + ".md")
+                if col >= 0:
+                    start = inj.target_range.start_char + col
+                    fix = ctx.fix(f"Change to `{guess}.md`",
+                                  ctx.edit(Range.of_line(inj.target_range.start_line, start,
+                                                         start + len(inj.agent_name)), guess))
+                related = [Related(path=str(agents[guess]), range=Range.of_line(0),
+                                   message=f"agent `{guess}`")]
+        yield ctx.finding(inj.target_range,
+                          f"injected agent file `{inj.target}` does not exist: expected a file "
+                          f"at {shown}{hint}", fix=fix, related=related)
+
+
+@rule("BTN314", "task-signal-not-emitted", Severity.WARNING, TASK_KINDS, cross_file=True)
+def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A Task prompt expects a return signal the injected agent never documents.
+
+    Callers verify a subagent's work by grepping its output for a completion signal such as
+    `REPORT_CREATED:` or `PLAN_CREATED:`. When the prompt asks for a signal the agent's own
+    file never mentions, the agent follows its file and returns something else, and the
+    caller's check fails (or, worse, silently falls back). `TASK_ERROR`, `ERROR_CONTEXT` and
+    `PROGRESS` are generic and never required.
+
+    Fix: ask for the signal the agent documents (listed in the message), or document the new
+    signal in the agent's completion section.
+    """
+    if ctx.index is None:
+        return
+    for block in _blocks(doc):
+        names = [i.agent_name for i in block.injections if i.agent_name]
+        if not names:
+            continue
+        agents = [(n, ctx.agent(n)) for n in dict.fromkeys(names)]
+        found = [(n, a) for n, a in agents if a is not None]
+        if not found or len(found) != len(agents):
+            continue  # a missing agent is BTN313's finding
+        emitted: set[str] = set()
+        for _, agent in found:
+            emitted |= agent.emitted_signals
+        reported: set[str] = set()
+        for sig in block.signals:
+            if sig.name in GENERIC_SIGNALS or sig.name in emitted or sig.name in reported:
+                continue
+            reported.add(sig.name)
+            who = ", ".join(f"`{n}`" for n, _ in found)
+            documented = sorted(emitted - GENERIC_SIGNALS)
+            listed = ", ".join(documented) if documented else "no completion signal"
+            yield ctx.finding(
+                sig.range,
+                f"prompt expects `{sig.name}:` but agent {who} never documents it "
+                f"(it documents: {listed})",
+                related=[Related(path=a.path, range=a.title_range or Range.of_line(0),
+                                 message=f"agent `{n}`") for n, a in found],
+            )

@@ -1,0 +1,236 @@
+"""BTN301-BTN306: command front matter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from baton_lsp.model.base import Finding, Fix, Kind, Severity
+from baton_lsp.model.config import BatonConfig
+from baton_lsp.rules.base import get_rule
+from baton_lsp.rules.engine import check_text
+from baton_lsp.workspace.index import WorkspaceIndex
+
+CMD = "/ws/.claude/commands/deploy.md"
+CODES = {"BTN301", "BTN302", "BTN303", "BTN304", "BTN305", "BTN306"}
+
+
+def check(text: str, config: BatonConfig | None = None) -> list[Finding]:
+    return [f for f in check_text(Kind.COMMAND, text, CMD, config=config)
+            if f.code in CODES | {"BTN000"}]
+
+
+def codes(findings: list[Finding]) -> list[tuple[str, int]]:
+    return [(f.code, f.range.start_line) for f in findings]
+
+
+def apply(text: str, fix: Fix) -> str:
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    out = text
+    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
+                       reverse=True):
+        start = offsets[edit.range.start_line] + edit.range.start_char
+        end = offsets[edit.range.end_line] + edit.range.end_char
+        out = out[:start] + edit.new_text + out[end:]
+    return out
+
+
+def test_rules_are_registered_with_docs() -> None:
+    for code in sorted(CODES):
+        r = get_rule(code)
+        assert r is not None, code
+        assert r.kinds == frozenset({Kind.COMMAND})
+        assert "\n\n" in r.doc and "Fix" in r.doc
+    assert get_rule("BTN305").cross_file  # type: ignore[union-attr]
+    assert get_rule("BTN303").severity is Severity.ERROR  # type: ignore[union-attr]
+    assert get_rule("BTN304").severity is Severity.INFO  # type: ignore[union-attr]
+
+
+def test_all_known_keys_are_accepted() -> None:
+    text = (
+        "---\n"
+        "allowed-tools: Task, Bash, Read\n"
+        "argument-hint: [--command CMD] [--since TIME]\n"
+        "description: Deploy things\n"
+        "command-type: workflow\n"
+        "dependent-commands: research, plan\n"
+        "parent-commands: implement\n"
+        "library-requirements:\n"
+        "  - workflow-state-machine.sh: \">=2.0.0\"\n"
+        "documentation: See the guide\n"
+        "model: sonnet\n"
+        "disable-model-invocation: false\n"
+        "name: deploy\n"
+        "---\n\n# /deploy\n"
+    )
+    assert check(text) == []
+
+
+def test_unknown_key_with_suggestion_and_fix() -> None:
+    text = "---\ndescription: d\nallowed_tools: Read, Bash\n---\n\n# /deploy\n"
+    found = check(text)
+    assert codes(found) == [("BTN301", 2)]
+    f = found[0]
+    assert (f.range.start_char, f.range.end_char) == (0, 13)
+    assert "`allowed_tools`" in f.message and "did you mean `allowed-tools`" in f.message
+    assert f.fix is not None
+    fixed = apply(text, f.fix)
+    assert "allowed-tools: Read, Bash" in fixed
+    assert check(fixed) == []
+
+
+def test_unknown_key_without_close_match_has_no_fix() -> None:
+    found = check("---\ndescription: d\nowner: me\n---\n")
+    assert codes(found) == [("BTN301", 2)]
+    assert found[0].fix is None and "did you mean" not in found[0].message
+
+
+def test_extra_frontmatter_keys_from_config() -> None:
+    text = "---\ndescription: d\nowner: me\n---\n"
+    assert check(text, BatonConfig(extra_frontmatter_keys=["owner"])) == []
+
+
+def test_missing_description_in_frontmatter_fix() -> None:
+    text = "---\nallowed-tools: Read\n---\n\n# /deploy Command\n"
+    found = check(text)
+    assert codes(found) == [("BTN302", 0)]
+    assert "found: allowed-tools" in found[0].message
+    fixed = apply(text, found[0].fix)  # type: ignore[arg-type]
+    assert fixed.startswith("---\ndescription: deploy Command\nallowed-tools: Read\n---\n")
+    assert check(fixed) == []
+
+
+def test_no_frontmatter_at_all() -> None:
+    text = "# /refresh Command\n\nClean things up.\n"
+    found = check(text)
+    assert codes(found) == [("BTN302", 0)]
+    fixed = apply(text, found[0].fix)  # type: ignore[arg-type]
+    assert fixed.startswith("---\ndescription: refresh Command\n---\n# /refresh")
+    assert check(fixed) == []
+
+
+def test_empty_description() -> None:
+    found = check('---\ndescription: ""\n---\n')
+    assert codes(found) == [("BTN302", 1)]
+    assert "empty" in found[0].message
+
+
+def test_invalid_yaml_is_an_error_and_silences_key_rules() -> None:
+    text = "---\ndescription: d\nthis is not yaml: [\nbogus_key: 1\n---\n"
+    found = check(text)
+    assert [f.code for f in found] == ["BTN303"]
+    assert found[0].severity is Severity.ERROR
+    assert 1 <= found[0].range.start_line <= 3
+    assert "not valid YAML" in found[0].message
+
+
+def test_lenient_yaml_is_not_invalid() -> None:
+    # Strict YAML rejects this argument-hint; Claude Code reads it as a flat string.
+    text = "---\ndescription: d\nargument-hint: [--flag] TEXT\n---\n"
+    assert check(text) == []
+
+
+@pytest.mark.parametrize("value", ["primary", "utility", "workflow", "dependent", "example"])
+def test_known_command_types(value: str) -> None:
+    assert check(f"---\ndescription: d\ncommand-type: {value}\n---\n") == []
+
+
+def test_unknown_command_type_with_fix() -> None:
+    text = "---\ndescription: d\ncommand-type: primery\n---\n"
+    found = check(text)
+    assert codes(found) == [("BTN304", 2)]
+    f = found[0]
+    assert f.severity is Severity.INFO
+    assert (f.range.start_char, f.range.end_char) == (14, 21)
+    assert "`primery`" in f.message and "did you mean `primary`" in f.message
+    assert check(apply(text, f.fix)) == []  # type: ignore[arg-type]
+
+
+def test_unknown_command_type_without_fix() -> None:
+    found = check("---\ndescription: d\ncommand-type: orchestrator\n---\n")
+    assert codes(found) == [("BTN304", 2)] and found[0].fix is None
+
+
+def test_duplicate_key() -> None:
+    found = check("---\ndescription: d\nmodel: a\nmodel: b\n---\n")
+    assert codes(found) == [("BTN306", 3)]
+    assert found[0].related[0].range.start_line == 2
+
+
+# -- BTN305: dependent-agents (cross-file) ------------------------------------------------
+
+AGENT = "---\ndescription: x\n---\n\n# Agent\n"
+
+
+@pytest.fixture
+def ws(make_workspace: Callable[[dict[str, str]], Path]) -> Callable[[str], tuple[Path, Path]]:
+    def build(command: str) -> tuple[Path, Path]:
+        root = make_workspace({
+            ".claude/agents/research-specialist.md": AGENT,
+            ".claude/agents/plan-architect.md": AGENT,
+            ".claude/commands/deploy.md": command,
+        })
+        return root, root / ".claude/commands/deploy.md"
+    return build
+
+
+def dep_findings(root: Path, path: Path) -> list[Finding]:
+    return [f for f in WorkspaceIndex(root).check(path) if f.code in {"BTN305", "BTN000"}]
+
+
+def test_dependent_agents_yaml_list(ws: Callable[[str], tuple[Path, Path]]) -> None:
+    text = ("---\ndescription: d\ndependent-agents:\n  - research-specialist\n"
+            "  - research_specialist\n  - ghost-agent\n---\n")
+    root, path = ws(text)
+    found = dep_findings(root, path)
+    assert codes(found) == [("BTN305", 4), ("BTN305", 5)]
+    typo, ghost = found
+    assert typo.severity is Severity.ERROR
+    assert (typo.range.start_char, typo.range.end_char) == (4, 23)
+    assert "did you mean `research-specialist`" in typo.message
+    assert ghost.fix is None and "`ghost-agent`" in ghost.message
+    assert ".claude/agents/ghost-agent.md" in ghost.message
+    fixed = apply(text, typo.fix)  # type: ignore[arg-type]
+    path.write_text(fixed)
+    assert codes(dep_findings(root, path)) == [("BTN305", 5)]
+
+
+def test_dependent_agents_comma_string(ws: Callable[[str], tuple[Path, Path]]) -> None:
+    root, path = ws("---\ndescription: d\ndependent-agents: plan-architect, debug-analyst\n---\n")
+    found = dep_findings(root, path)
+    assert codes(found) == [("BTN305", 2)]
+    assert (found[0].range.start_char, found[0].range.end_char) == (34, 47)
+    assert "`debug-analyst`" in found[0].message
+
+
+def test_dependent_agents_single_string_and_md_suffix(
+        ws: Callable[[str], tuple[Path, Path]]) -> None:
+    root, path = ws("---\ndescription: d\ndependent-agents: plan-architect.md\n---\n")
+    assert dep_findings(root, path) == []
+
+
+def test_dependent_agent_added_later_clears_finding(
+        ws: Callable[[str], tuple[Path, Path]]) -> None:
+    root, path = ws("---\ndescription: d\ndependent-agents:\n  - debug-analyst\n---\n")
+    index = WorkspaceIndex(root)
+    assert [f.code for f in index.check(path) if f.code == "BTN305"] == ["BTN305"]
+    new_agent = root / ".claude/agents/debug-analyst.md"
+    new_agent.write_text(AGENT)
+    assert str(path) in index.changed(new_agent, created_or_deleted=True)
+    assert [f.code for f in index.check(path) if f.code == "BTN305"] == []
+
+
+def test_dependent_agents_not_checked_without_workspace() -> None:
+    assert check("---\ndescription: d\ndependent-agents:\n  - ghost\n---\n") == []
+
+
+def test_dependent_agents_not_checked_without_agents_dir(
+        make_workspace: Callable[[dict[str, str]], Path]) -> None:
+    root = make_workspace({".claude/commands/deploy.md":
+                           "---\ndescription: d\ndependent-agents:\n  - ghost\n---\n"})
+    assert dep_findings(root, root / ".claude/commands/deploy.md") == []

@@ -1,0 +1,205 @@
+"""BTN330: ShellCheck on command bash blocks, mapped back to markdown positions."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton_lsp.model.base import Finding, Fix, Kind, Severity
+from baton_lsp.model.config import BatonConfig
+from baton_lsp.rules import command_shellcheck as sc
+from baton_lsp.rules.base import get_rule
+from baton_lsp.rules.engine import check_text
+
+CMD = "/ws/.claude/commands/deploy.md"
+HEAD = "---\ndescription: d\n---\n\n# /deploy\n\n"  # 6 lines: the body starts on line 6
+
+
+@pytest.fixture(autouse=True)
+def fresh() -> Iterator[None]:
+    sc.reset()
+    yield
+    sc.reset()
+
+
+@pytest.fixture
+def binary() -> str:
+    found = sc.find_shellcheck()
+    if found is None:
+        pytest.skip("shellcheck binary not available")
+    return found
+
+
+def check(text: str, config: BatonConfig | None = None) -> list[Finding]:
+    return [f for f in check_text(Kind.COMMAND, text, CMD, config=config)
+            if f.code in {"BTN330", "BTN000"}]
+
+
+def sc_codes(findings: list[Finding]) -> list[tuple[str, int, int]]:
+    return [(f.message.split(":", 1)[0], f.range.start_line, f.range.start_char)
+            for f in findings]
+
+
+def blocks(*bodies: str) -> str:
+    return HEAD + "Next:\n\n".join(f"```bash\n{b}\n```\n\n" for b in bodies)
+
+
+def apply(text: str, fix: Fix) -> str:
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    out = text
+    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
+                       reverse=True):
+        start = offsets[edit.range.start_line] + edit.range.start_char
+        end = offsets[edit.range.end_line] + edit.range.end_char
+        out = out[:start] + edit.new_text + out[end:]
+    return out
+
+
+def test_rule_is_registered() -> None:
+    r = get_rule("BTN330")
+    assert r is not None and r.name == "bash-shellcheck" and r.fixable
+    assert r.kinds == frozenset({Kind.COMMAND}) and "shellcheck-exclude" in r.doc
+
+
+def test_findings_are_mapped_to_markdown(binary: str) -> None:
+    text = blocks("for f in $(ls *.txt); do\n  echo $f\ndone")
+    found = check(text)
+    assert sc_codes(found) == [("SC2045", 7, 9), ("SC2035", 7, 14), ("SC2086", 8, 7)]
+    by_code = {f.message.split(":")[0]: f for f in found}
+    assert by_code["SC2045"].severity is Severity.ERROR
+    assert by_code["SC2035"].severity is Severity.INFO
+    sc2086 = by_code["SC2086"]
+    assert sc2086.message.startswith("SC2086: Double quote")
+    assert (sc2086.range.end_line, sc2086.range.end_char) == (8, 9)
+    assert sc2086.tags == ["SC2086"]
+    assert sc2086.fix is not None
+    fixed = apply(text, sc2086.fix)
+    assert '  echo "$f"' in fixed.split("\n")
+    assert "SC2086" not in [c for c, _, _ in sc_codes(check(fixed))]
+
+
+def test_tabs_and_wide_characters_count_as_one_column(binary: str) -> None:
+    text = blocks('f() {\n\t\techo "━━é" $1\n}\nf a')
+    found = [f for f in check(text) if f.message.startswith("SC2086")]
+    assert len(found) == 1
+    line = text.split("\n")[found[0].range.start_line]
+    assert found[0].range.start_line == 8
+    assert line[found[0].range.start_char:found[0].range.end_char] == "$1"
+
+
+def test_second_block_lines_and_indented_fence(binary: str) -> None:
+    text = HEAD + "1. Step\n\n   ```bash\n   cd /tmp\n   echo $1\n   ```\n"
+    found = check(text)
+    assert sc_codes(found) == [("SC2164", 9, 3), ("SC2086", 10, 8)]
+
+
+def test_parse_errors_are_errors(binary: str) -> None:
+    found = check(blocks("if true; then\n  echo hi"))
+    assert found and all(f.severity is Severity.ERROR for f in found)
+    assert ("SC1073", 7, 0) in sc_codes(found)
+
+
+def test_exclude_from_config(binary: str) -> None:
+    text = blocks("cd /tmp\necho $1")
+    assert [c for c, _, _ in sc_codes(check(text))] == ["SC2164", "SC2086"]
+    config = BatonConfig(shellcheck_exclude=["SC2086", "SC1091"])
+    assert [c for c, _, _ in sc_codes(check(text, config))] == ["SC2164"]
+
+
+def test_disabled_by_config(binary: str) -> None:
+    assert check(blocks("echo $1"), BatonConfig(shellcheck=False)) == []
+
+
+def test_unused_variable_used_by_a_later_block_or_prompt_is_dropped(binary: str) -> None:
+    text = blocks("USED_LATER=1\nIN_PROMPT=2\nREALLY_UNUSED=3", 'echo "$USED_LATER"') + (
+        "Task {\n  prompt: \"use ${IN_PROMPT}\"\n}\n")
+    found = check(text)
+    assert [f.message.split(" ")[1] for f in found] == ["REALLY_UNUSED"]
+    assert sc_codes(found) == [("SC2034", 9, 0)]
+
+
+def test_zsh_and_empty_blocks_are_skipped(binary: str) -> None:
+    assert check(HEAD + "```zsh\necho $1\n```\n\n```bash\n```\n") == []
+
+
+def test_results_are_cached_by_content(binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counting_run(argv: list[str], **kwargs: Any) -> Any:
+        calls.append(argv)
+        assert "shell" not in kwargs and kwargs.get("timeout")
+        return real_run(argv, **kwargs)
+
+    monkeypatch.setattr(sc.subprocess, "run", counting_run)
+    text = blocks("echo $1", "echo $2", "echo $1")
+    first = check(text)
+    assert len(calls) == 2  # the repeated block ran once (or hit the cache)
+    assert calls[0][:4] == [binary, "--norc", "--format=json1", "--shell=bash"]
+    assert calls[0][-1] == "-"
+    second = check(text)
+    assert len(calls) == 2 and sc_codes(second) == sc_codes(first)
+    assert [f.range.start_line for f in first] == [7, 13, 19]
+
+
+def test_missing_binary_is_skipped_and_logged_once(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(sc.shutil, "which", lambda name: None)
+    monkeypatch.setattr(sc.sys, "executable", "/nonexistent/python")
+    caplog.set_level(logging.INFO, logger=sc.__name__)
+    assert check(blocks("echo $1")) == []
+    assert check(blocks("echo $2")) == []
+    messages = [r.getMessage() for r in caplog.records if "shellcheck not found" in r.message]
+    assert len(messages) == 1
+
+
+def test_binary_found_next_to_python(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    exe = tmp_path / "shellcheck"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.setattr(sc.shutil, "which", lambda name: None)
+    monkeypatch.setattr(sc.sys, "executable", str(tmp_path / "python"))
+    assert sc.find_shellcheck() == str(exe)
+
+
+def test_timeout_and_bad_output_give_no_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    def timing_out(argv: list[str], **kwargs: Any) -> Any:
+        raise subprocess.TimeoutExpired(argv, kwargs.get("timeout", 0))
+
+    monkeypatch.setattr(sc.subprocess, "run", timing_out)
+    assert sc.run_shellcheck("/bin/shellcheck", "echo $1\n", []) == []
+
+    def garbage(argv: list[str], **kwargs: Any) -> Any:
+        return subprocess.CompletedProcess(argv, 3, stdout="not json", stderr="boom")
+
+    monkeypatch.setattr(sc.subprocess, "run", garbage)
+    assert sc.run_shellcheck("/bin/shellcheck", "echo $2\n", []) == []
+
+
+def test_corpus_commands_timing(binary: str, corpus: Path) -> None:
+    files = sorted(corpus.glob("**/.claude/commands/*.md"))
+    assert files
+    start = time.perf_counter()
+    total = 0
+    for path in files:
+        found = [f for f in check_text(Kind.COMMAND, path.read_text(), str(path))
+                 if f.code in {"BTN330", "BTN000"}]
+        assert not [f for f in found if f.code == "BTN000"]
+        total += len(found)
+    elapsed = time.perf_counter() - start
+    assert total > 0
+    assert elapsed < 60, f"ShellCheck over {len(files)} corpus commands took {elapsed:.1f}s"
+    # debug.md holds a `Task {` pseudo-call inside a bash loop: ShellCheck cannot parse it.
+    debug = [f for f in check_text(Kind.COMMAND, (corpus / ".claude/commands/debug.md")
+                                   .read_text(), str(corpus / ".claude/commands/debug.md"))
+             if f.code == "BTN330"]
+    assert ("SC1073", 202) in [(f.message.split(":")[0], f.range.start_line) for f in debug]
