@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 RULE_MODULES = (
+    "meta",
     "plan_deps",
     "plan_phases",
     "plan_metadata",

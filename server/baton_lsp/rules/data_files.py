@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterator
 
 from ..model.base import Finding, Kind, Range, Severity
-from ..model.data import Unreadable
+from ..model.data import ErrorsLog, StateFile, Unreadable
 from .base import RuleContext, rule
 
 ALL_KINDS = tuple(Kind)
@@ -24,3 +26,186 @@ def unreadable_file(doc: Unreadable, ctx: RuleContext) -> Iterator[Finding]:
     """
     if isinstance(doc, Unreadable):
         yield ctx.finding(Range.of_line(0), f"{doc.reason}")
+
+
+# -- errors.jsonl ---------------------------------------------------------------------
+
+ERRORS_LOG = (Kind.ERRORS_LOG,)
+STATE = (Kind.STATE,)
+
+REQUIRED_ERROR_FIELDS = ("timestamp", "error_type", "error_message")
+KNOWN_ERROR_TYPES = (
+    "state_error", "validation_error", "agent_error", "parse_error", "file_error",
+    "timeout_error", "execution_error", "dependency_error", "transient", "permanent", "fatal",
+)
+KNOWN_STATUSES = ("ERROR", "FIX_PLANNED", "RESOLVED")
+JSON_STATE_KEYS = frozenset({
+    "WORK_REMAINING", "ERROR_FILTERS", "COMPLETED_STATES_JSON", "REPORT_PATHS_JSON",
+    "RESEARCH_TOPICS_JSON", "PHASE_DEPENDENCIES_JSON",
+})
+
+
+def _string_field_range(ctx: RuleContext, line: int, key: str) -> Range | None:
+    """Range of the JSON string value of `key` on `line` (inside the quotes), if found."""
+    text = ctx.lines[line] if 0 <= line < len(ctx.lines) else ""
+    m = re.search(rf'"{re.escape(key)}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
+    return Range.of_line(line, m.start(1), m.end(1)) if m else None
+
+
+def _nearest(value: str, candidates: tuple[str, ...]) -> str | None:
+    folded = {c.lower(): c for c in candidates}
+    if value.lower() in folded:
+        return folded[value.lower()]
+    close = difflib.get_close_matches(value.lower(), list(folded), n=1, cutoff=0.6)
+    return folded[close[0]] if close else None
+
+
+@rule("BTN401", "errors-log-malformed-line", Severity.ERROR, ERRORS_LOG)
+def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
+    """A line of `errors.jsonl` is not one JSON object.
+
+    The error log is JSON Lines: every non-empty line is a complete JSON object written by
+    `log_command_error`. Tools that read it (`/errors`, `/repair`, `jq`) stop at or skip a
+    broken line, so the errors recorded there are lost. Broken lines usually come from two
+    writers interleaving, a crash mid-write, or a hand edit that split a record.
+
+    Fix: repair or remove the line; each record must stay on a single line.
+    """
+    if not isinstance(doc, ErrorsLog):
+        return
+    for bad in doc.bad_lines:
+        if bad.message.startswith("expected"):
+            message = f"errors log line {bad.line + 1}: {bad.message} (one record per line)"
+        else:
+            message = (f"errors log line {bad.line + 1} is {bad.message}: expected one "
+                       "JSON object per line")
+        yield ctx.finding(bad.range, message)
+
+
+@rule("BTN402", "errors-log-missing-field", Severity.WARNING, ERRORS_LOG)
+def errors_log_missing_field(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
+    """An `errors.jsonl` record lacks `timestamp`, `error_type` or `error_message`.
+
+    Every reader of the log sorts by `timestamp`, filters by `error_type` and shows
+    `error_message`; a record without them cannot be listed, filtered or repaired by
+    `/errors` and `/repair`. Both record shapes (with and without `status`) carry these.
+
+    Fix: add the missing fields (`timestamp` is UTC ISO-8601 ending in `Z`).
+    """
+    if not isinstance(doc, ErrorsLog):
+        return
+    for rec in doc.records:
+        missing = [f for f in REQUIRED_ERROR_FIELDS
+                   if not (getattr(rec, f) or "").strip()]
+        if missing:
+            names = ", ".join(f"`{f}`" for f in missing)
+            yield ctx.finding(rec.range,
+                              f"error record on line {rec.line + 1} has no {names}: expected "
+                              f"{', '.join(REQUIRED_ERROR_FIELDS)} in every record")
+
+
+@rule("BTN403", "errors-log-unknown-error-type", Severity.WARNING, ERRORS_LOG, fixable=True)
+def errors_log_unknown_type(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
+    """An `errors.jsonl` record has an `error_type` the error library does not define.
+
+    `/errors --type X` and the repair tooling group records by `error_type`; the library
+    defines state_error, validation_error, agent_error, parse_error, file_error,
+    timeout_error, execution_error and dependency_error, the classifier types transient,
+    permanent and fatal, and `llm_*` types. Any other value is a typo or a writer that
+    bypassed the library, and its records fall out of every filter.
+
+    Fix: use one of the known types (the quick fix offers the nearest).
+    """
+    if not isinstance(doc, ErrorsLog):
+        return
+    for rec in doc.records:
+        value = rec.error_type
+        if not value or value in KNOWN_ERROR_TYPES or value.startswith("llm_"):
+            continue
+        rng = _string_field_range(ctx, rec.line, "error_type") or rec.range
+        suggestion = _nearest(value, KNOWN_ERROR_TYPES)
+        fix = ctx.fix(f"Change to `{suggestion}`", ctx.edit(rng, suggestion)) \
+            if suggestion and rng is not rec.range else None
+        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+        yield ctx.finding(rng, f"unknown error_type `{value}` on line {rec.line + 1}: expected "
+                               f"one of {', '.join(KNOWN_ERROR_TYPES)} or `llm_*`{hint}",
+                          fix=fix)
+
+
+@rule("BTN404", "errors-log-unknown-status", Severity.WARNING, ERRORS_LOG, fixable=True)
+def errors_log_unknown_status(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
+    """An `errors.jsonl` record has a `status` other than ERROR, FIX_PLANNED or RESOLVED.
+
+    Later records track their lifecycle in `status`: `ERROR` when logged, `FIX_PLANNED` once
+    `/repair` wrote a plan, `RESOLVED` when fixed. The tooling compares these exact
+    upper-case strings, so `resolved` or `FIXED` leaves the error looking open forever.
+    Records without `status` (the older shape) are fine.
+
+    Fix: use one of the three values (the quick fix offers the nearest).
+    """
+    if not isinstance(doc, ErrorsLog):
+        return
+    for rec in doc.records:
+        value = rec.status
+        if value is None or value in KNOWN_STATUSES:
+            continue
+        rng = _string_field_range(ctx, rec.line, "status") or rec.range
+        suggestion = _nearest(value, KNOWN_STATUSES)
+        fix = ctx.fix(f"Change to `{suggestion}`", ctx.edit(rng, suggestion)) \
+            if suggestion and rng is not rec.range else None
+        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+        yield ctx.finding(rng, f"unknown status `{value}` on line {rec.line + 1}: expected "
+                               f"{', '.join(KNOWN_STATUSES)}{hint}", fix=fix)
+
+
+# -- workflow state files -------------------------------------------------------------
+
+
+@rule("BTN405", "state-unbalanced-quote", Severity.WARNING, STATE)
+def state_unbalanced_quote(doc: StateFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A workflow state file has a value with unbalanced or unescaped quotes.
+
+    State files are `source`d by every bash block of a workflow. An opening quote that is
+    never closed swallows the rest of the file, and unescaped inner double quotes (as in a
+    multi-line `REPORT_PATHS_JSON="[ "a", "b" ]"` written by an older code path) split the
+    value, so later blocks see a truncated value or a syntax error and the workflow fails
+    far from the write that caused it.
+
+    Fix: write values through `append_workflow_state`, which escapes backslashes and double
+    quotes, or escape the inner quotes (`\\"`) by hand.
+    """
+    if not isinstance(doc, StateFile):
+        return
+    for problem in doc.problems:
+        yield ctx.finding(problem.range, f"{problem.message}: expected every value to be one "
+                                         "quoted string with inner quotes escaped")
+
+
+def _looks_json(value: str) -> bool:
+    text = value.strip()
+    return len(text) >= 2 and ((text[0] == "[" and text[-1] == "]")
+                               or (text[0] == "{" and text[-1] == "}"))
+
+
+@rule("BTN406", "state-json-value", Severity.WARNING, STATE)
+def state_json_value(doc: StateFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A state file stores a JSON-looking value under a key not meant to hold JSON.
+
+    `append_workflow_state` refuses JSON values unless the key ends in `_JSON` or is one of
+    WORK_REMAINING, ERROR_FILTERS, COMPLETED_STATES_JSON, REPORT_PATHS_JSON,
+    RESEARCH_TOPICS_JSON, PHASE_DEPENDENCIES_JSON: readers of other keys expect a plain
+    string, and JSON stored there was written around the library (with its quoting
+    problems) or by mistake.
+
+    Fix: store the value under a `*_JSON` key, or store a plain string.
+    """
+    if not isinstance(doc, StateFile):
+        return
+    for entry in doc.entries:
+        if entry.key.endswith("_JSON") or entry.key in JSON_STATE_KEYS:
+            continue
+        if _looks_json(entry.value):
+            yield ctx.finding(
+                entry.value_range,
+                f"`{entry.key}` holds a JSON value: expected JSON only under keys ending in "
+                f"`_JSON`, WORK_REMAINING or ERROR_FILTERS, found `{entry.value.strip()[:60]}`")

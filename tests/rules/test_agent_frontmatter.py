@@ -1,0 +1,371 @@
+"""BTN201-BTN209: agent front matter rules, on small inputs and on the real corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from baton_lsp.model.base import Finding, Fix, Kind
+from baton_lsp.model.config import BatonConfig
+from baton_lsp.rules.base import get_rule
+from baton_lsp.rules.engine import check_text
+
+AGENT_PATH = "/ws/.claude/agents/my-agent.md"
+FM_CODES = {f"BTN20{i}" for i in range(1, 10)}
+
+
+def check(text: str, path: str = AGENT_PATH, config: BatonConfig | None = None) -> list[Finding]:
+    return [f for f in check_text(Kind.AGENT, text, path, config=config)
+            if f.code in FM_CODES | {"BTN000"}]
+
+
+def by_code(findings: list[Finding], code: str) -> list[Finding]:
+    return [f for f in findings if f.code == code]
+
+
+def apply(text: str, fix: Fix) -> str:
+    """Apply a fix's edits (last first, so earlier positions stay valid)."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+
+    def pos(line: int, char: int) -> int:
+        return offsets[line] + char if line < len(lines) else len(text)
+
+    out = text
+    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
+                       reverse=True):
+        start = pos(edit.range.start_line, edit.range.start_char)
+        end = pos(edit.range.end_line, edit.range.end_char)
+        out = out[:start] + edit.new_text + out[end:]
+    return out
+
+
+GOOD_OLD = """---
+allowed-tools: Read, Write, Bash(git:*), mcp__github__create_issue
+description: Writes reports
+model: sonnet-4.5
+fallback-model: haiku
+---
+
+# My Agent
+"""
+
+GOOD_NEW = """---
+name: my-agent
+description: Writes reports
+---
+
+# My Agent
+"""
+
+
+@pytest.mark.parametrize("text", [GOOD_OLD, GOOD_NEW])
+def test_valid_agents_have_no_frontmatter_findings(text: str) -> None:
+    assert check(text) == []
+
+
+def test_rules_are_registered_with_docs() -> None:
+    for code in sorted(FM_CODES):
+        r = get_rule(code)
+        assert r is not None and r.doc and "\n\n" in r.doc, code
+        assert r.kinds == frozenset({Kind.AGENT})
+
+
+# -- BTN201 missing front matter --------------------------------------------------------
+
+
+def test_missing_frontmatter_warns_and_fix_inserts_block() -> None:
+    text = "# Debug Analyst\n\nDo things.\n"
+    found = check(text)
+    assert [f.code for f in found] == ["BTN201"]
+    f = found[0]
+    assert f.range.start_line == 0
+    assert "no front matter" in f.message and "`# Debug Analyst`" in f.message
+    assert f.fix is not None and not f.fix.safe
+    fixed = apply(text, f.fix)
+    assert fixed.startswith("---\nname: my-agent\ndescription: Debug Analyst\n---\n\n# Debug")
+    assert check(fixed) == []
+
+
+def test_frontmatter_after_blank_lines_is_reported_with_fix() -> None:
+    text = "\n\n---\nname: my-agent\ndescription: x\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN201", 2)]
+    assert "line 3" in found[0].message
+    fixed = apply(text, found[0].fix)
+    assert fixed.startswith("---\nname: my-agent")
+    assert check(fixed) == []
+
+
+def test_leading_horizontal_rule_is_not_mistaken_for_front_matter() -> None:
+    found = check("\n---\n\n# Title\n")
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN201", 0)]
+    assert "no front matter" in found[0].message
+
+@pytest.mark.parametrize("path", [
+    "/ws/.claude/agents/templates/x-template.md",
+    "/ws/.claude/agents/prompts/evaluate.md",
+])
+def test_missing_frontmatter_skips_templates_and_prompts(path: str) -> None:
+    assert check("# Fragment\n\ntext\n", path) == []
+
+
+# -- BTN202 / BTN203 readability --------------------------------------------------------
+
+
+def test_unreadable_frontmatter_is_an_error_at_the_bad_line() -> None:
+    text = "---\ndescription: ok\n[broken, list\nname: x\n---\n# T\n"
+    found = check(text)
+    assert [f.code for f in found] == ["BTN202"]
+    assert found[0].severity == "error"
+    assert "not valid YAML" in found[0].message
+    assert 2 <= found[0].range.start_line <= 3
+
+
+def test_aliases_are_refused_as_invalid() -> None:
+    text = "---\ndescription: &a x\nname: *a\n---\n# T\n"
+    found = by_code(check(text), "BTN202")
+    assert len(found) == 1 and "aliases" in found[0].message
+
+
+def test_lenient_frontmatter_gets_a_hint_on_the_offending_line_and_quote_fix() -> None:
+    text = "---\nname: my-agent\ndescription: [--flag] TEXT runs it\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN203", 2)]
+    f = found[0]
+    assert f.severity == "hint"
+    assert "`description`" in f.message
+    fixed = apply(text, f.fix)
+    assert 'description: "[--flag] TEXT runs it"' in fixed
+    assert check(fixed) == []
+
+
+def test_strict_yaml_gets_no_lenient_hint() -> None:
+    assert by_code(check(GOOD_OLD), "BTN203") == []
+
+
+# -- BTN204 / BTN205 required keys ------------------------------------------------------
+
+
+def test_missing_description_warns_with_fix() -> None:
+    text = "---\nname: my-agent\n---\n\n# Report Writer\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN204", 0)]
+    assert "`name`" in found[0].message
+    fixed = apply(text, found[0].fix)
+    assert fixed.startswith("---\nname: my-agent\ndescription: Report Writer\n---\n")
+    assert check(fixed) == []
+
+
+def test_empty_description_is_reported_on_its_key() -> None:
+    text = "---\nname: my-agent\ndescription:\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN204", 2)]
+    assert "empty" in found[0].message
+
+
+def test_missing_name_in_newer_format_with_fix() -> None:
+    text = "---\ndescription: Writes reports\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN205", 0)]
+    assert "name: my-agent" in found[0].message
+    fixed = apply(text, found[0].fix)
+    assert fixed.startswith("---\nname: my-agent\ndescription: Writes reports\n---")
+    assert check(fixed) == []
+
+
+def test_tools_key_marks_the_newer_format() -> None:
+    text = "---\ndescription: d\ntools: Read\nmodel: sonnet\n---\n# T\n"
+    assert [f.code for f in check(text)] == ["BTN205"]
+
+
+@pytest.mark.parametrize("text", [
+    "---\nallowed-tools: Read\ndescription: d\n---\n# T\n",
+    "---\ndescription: d\nmodel: haiku\n---\n# T\n",
+])
+def test_older_format_does_not_need_a_name(text: str) -> None:
+    assert by_code(check(text), "BTN205") == []
+
+
+def test_prompt_fragments_need_no_description_or_name() -> None:
+    text = "---\nmodel: sonnet\n---\n# T\n"
+    assert check(text, "/ws/.claude/agents/prompts/p.md") == []
+
+
+# -- BTN206 tools -----------------------------------------------------------------------
+
+
+def test_unknown_tool_reports_item_range_and_suggests_nearest() -> None:
+    text = "---\nallowed-tools: Read, Wrte, Bash\ndescription: d\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN206", 1)]
+    f = found[0]
+    line = text.split("\n")[1]
+    assert line[f.range.start_char:f.range.end_char] == "Wrte"
+    assert "unknown tool `Wrte`" in f.message and "did you mean `Write`" in f.message
+    assert "WebFetch" in f.message  # the known tools are listed
+    fixed = apply(text, f.fix)
+    assert "allowed-tools: Read, Write, Bash\n" in fixed
+    assert check(fixed) == []
+
+
+def test_unknown_tool_in_block_list_and_case_typo() -> None:
+    text = "---\nname: a\ndescription: d\ntools:\n  - read\n  - Grep\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN206", 4)]
+    assert apply(text, found[0].fix).count("  - Read\n") == 1
+
+
+def test_scoped_permission_with_unknown_tool_fixes_only_the_tool_part() -> None:
+    text = "---\nallowed-tools: Bsh(git:*), Bash(npm test:*)\ndescription: d\n---\n# T\n"
+    found = check(text)
+    assert [f.code for f in found] == ["BTN206"]
+    assert "scoped permission `Bsh(git:*)`" in found[0].message
+    assert "allowed-tools: Bash(git:*), Bash(npm test:*)" in apply(text, found[0].fix)
+
+
+def test_space_separated_tools_are_reported_with_comma_fix() -> None:
+    text = "---\nallowed-tools: Read Write Grep\ndescription: d\n---\n# T\n"
+    found = check(text)
+    assert [f.code for f in found] == ["BTN206"]
+    assert "comma" in found[0].message
+    assert "allowed-tools: Read, Write, Grep\n" in apply(text, found[0].fix)
+
+
+@pytest.mark.parametrize("value", [
+    "None", "mcp__github__create_issue", "mcp__memory", "Bash(git add:*)", "WebFetch",
+    "AskUserQuestion, Skill, SlashCommand, KillShell, BashOutput",
+])
+def test_accepted_tool_spellings(value: str) -> None:
+    text = f"---\nallowed-tools: {value}\ndescription: d\n---\n# T\n"
+    assert check(text) == []
+
+
+def test_extra_tools_from_config_are_accepted() -> None:
+    text = "---\nallowed-tools: Read, Frobnicate\ndescription: d\n---\n# T\n"
+    assert [f.code for f in check(text)] == ["BTN206"]
+    config = BatonConfig(extra_tools=["Frobnicate"])
+    assert check(text, config=config) == []
+
+
+def test_unknown_tool_far_from_any_known_has_no_fix() -> None:
+    text = "---\nallowed-tools: Zzqx\ndescription: d\n---\n# T\n"
+    found = check(text)
+    assert [f.code for f in found] == ["BTN206"]
+    assert found[0].fix is None and "extra-tools" in found[0].message
+
+
+# -- BTN207 models ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", [
+    "inherit", "haiku", "sonnet", "opus", "haiku-4.5", "sonnet-4.5", "opus-4.1", "opus-4",
+    "claude-sonnet-4-5-20250929", "claude-3-5-haiku-latest", "claude-opus-4-1-20250805",
+    "claude-3-7-sonnet-20250219", "claude-sonnet-4-20250514",
+])
+def test_known_models_are_accepted(model: str) -> None:
+    text = f"---\nallowed-tools: Read\ndescription: d\nmodel: {model}\n---\n# T\n"
+    assert check(text) == []
+
+
+@pytest.mark.parametrize("model", ["gpt-4", "sonet-4.5", "claude-sonnet", "Sonnet", "opus-x"])
+def test_unknown_models_are_reported(model: str) -> None:
+    text = f"---\nallowed-tools: Read\ndescription: d\nmodel: {model}\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN207", 3)]
+    assert f"unknown model `{model}` in `model`" in found[0].message
+
+
+def test_unknown_fallback_model_fix_uses_nearest_alias() -> None:
+    text = "---\nallowed-tools: Read\ndescription: d\nfallback-model: sonet-4.5\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN207", 3)]
+    assert "did you mean `sonnet-4.5`" in found[0].message
+    fixed = apply(text, found[0].fix)
+    assert "fallback-model: sonnet-4.5\n" in fixed and check(fixed) == []
+
+
+def test_extra_models_from_config_are_accepted() -> None:
+    text = "---\nallowed-tools: Read\ndescription: d\nmodel: local-llama\n---\n# T\n"
+    assert check(text, config=BatonConfig(extra_models=["local-llama"])) == []
+
+
+# -- BTN208 placeholders ----------------------------------------------------------------
+
+
+def test_placeholders_in_an_agent_are_reported_per_occurrence() -> None:
+    text = ("---\nname: my-agent\ndescription: d\n---\n# T\n\nYou coordinate {{DOMAIN}} work.\n"
+            "```bash\necho {{IN_CODE}}\n```\nSee `{{IN_SPAN}}`.\n")
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN208", 6)]
+    assert "`{{DOMAIN}}`" in found[0].message and "body" in found[0].message
+
+
+def test_placeholder_in_agent_frontmatter_is_reported() -> None:
+    text = "---\nname: my-agent\ndescription: d\nmodel: {{MODEL}}\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN208", 3)]
+    assert "front matter" in found[0].message
+
+
+def test_templates_may_keep_placeholders() -> None:
+    text = "---\ndescription: {{D}}\nmodel: {{MODEL}}\n---\n# {{TYPE}} Agent\n"
+    assert check(text, "/ws/.claude/agents/templates/t.md") == []
+
+
+# -- BTN209 duplicate keys --------------------------------------------------------------
+
+
+def test_duplicate_key_is_reported_with_removal_fix() -> None:
+    text = "---\ndescription: d\nmodel: haiku\nname: my-agent\nmodel: opus\n---\n# T\n"
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN209", 4)]
+    assert "first on line 3" in found[0].message and "`opus`" in found[0].message
+    fixed = apply(text, found[0].fix)
+    assert fixed == "---\ndescription: d\nmodel: haiku\nname: my-agent\n---\n# T\n"
+    assert check(fixed) == []
+
+
+def test_duplicate_key_in_lenient_frontmatter_is_reported() -> None:
+    # Regression: the lenient reader used to return repeated keys as ordinary entries.
+    text = "---\nname: a\ndescription: [x] y\ndescription: z\n---\n# T\n"
+    found = check(text)
+    assert ("BTN209", 3) in [(f.code, f.range.start_line) for f in found]
+
+
+# -- the real corpus --------------------------------------------------------------------
+
+
+def _corpus_agents(corpus: Path) -> dict[str, list[Finding]]:
+    out: dict[str, list[Finding]] = {}
+    for path in sorted(corpus.rglob(".claude/agents/**/*.md")):
+        rel = path.relative_to(corpus).as_posix()
+        out[rel] = check_text(Kind.AGENT, path.read_text(encoding="utf-8"), str(path))
+    return out
+
+
+def test_corpus_agents(corpus: Path) -> None:
+    results = _corpus_agents(corpus)
+    assert len(results) >= 15
+    for rel, findings in results.items():
+        assert not [f for f in findings if f.code == "BTN000"], rel
+    fm = {rel: sorted((f.code, f.range.start_line) for f in fs if f.code in FM_CODES)
+          for rel, fs in results.items()}
+    # The stored debug-analyst.md and implementation-executor.md begin with `# Title`.
+    assert fm[".claude/agents/debug-analyst.md"] == [("BTN201", 0)]
+    assert fm[".claude/agents/implementation-executor.md"] == [("BTN201", 0)]
+    # The coordinator template keeps `{{...}}` (also in its front matter): not a warning.
+    assert fm[".claude/agents/templates/coordinator-template.md"] == []
+    # Prompt fragments have no front matter and need none.
+    assert fm[".claude/agents/prompts/evaluate-plan-phases.md"] == []
+    # G3 agents (name + description) and older ones (haiku-4.5 / opus-4.1 models) are clean.
+    assert fm[".claude/agents/planner-agent.md"] == []
+    assert fm[".claude/agents/topic-naming-agent.md"] == []
+    assert fm["other/benbrastmckie__ProofChecker/.claude/agents/plan-architect.md"] == []
+    assert fm["other/benbrastmckie__ProofChecker/.claude/agents/research-coordinator.md"] == []
+    flagged = {rel for rel, codes in fm.items() if codes}
+    assert flagged == {".claude/agents/debug-analyst.md",
+                       ".claude/agents/implementation-executor.md"}
