@@ -1,7 +1,7 @@
-"""`python -m baton_lsp` runs the CLI."""
+"""`python -m baton_lsp` starts the language server; with arguments it is the `baton` CLI."""
 
 import sys
 
 from .cli.main import main
 
-sys.exit(main())
+sys.exit(main(sys.argv[1:] or ["lsp"]))

@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("plan", type=Path)
     graph.add_argument("--format", choices=["text", "mermaid", "json"], default="text")
 
+    lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
+    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
+    lsp.add_argument("--log-level", default="INFO",
+                     choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    lsp.add_argument("--log-file", type=Path, nargs="?", const="default",
+                     help="also log to a file (default: the platform's user log directory)")
+
     schema = sub.add_parser("schema", help="JSON Schemas generated from the models")
     schema.add_argument("name", nargs="?", choices=sorted(SCHEMAS), help="print one schema")
     schema.add_argument("--write", action="store_true", help="write all schemas to --out")
@@ -192,12 +200,25 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_lsp(args: argparse.Namespace) -> int:
+    from ..lsp.app import default_log_file, start
+
+    log_file = args.log_file
+    if log_file is not None and str(log_file) == "default":
+        log_file = default_log_file()
+    if args.tcp and ":" not in args.tcp:
+        print("baton: error: --tcp expects HOST:PORT", file=sys.stderr)
+        return EXIT_ERROR
+    return start(tcp=args.tcp, log_level=args.log_level, log_file=log_file)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
-    handlers = {"check": cmd_check, "rule": cmd_rule, "graph": cmd_graph, "schema": cmd_schema}
+    handlers = {"check": cmd_check, "rule": cmd_rule, "graph": cmd_graph, "schema": cmd_schema,
+                "lsp": cmd_lsp}
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR

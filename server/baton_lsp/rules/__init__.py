@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import threading
 
 RULE_MODULES = (
     "meta",
@@ -20,17 +21,25 @@ RULE_MODULES = (
 )
 
 _loaded = False
+_lock = threading.Lock()
 
 
 def load_all() -> None:
-    """Import every rule module once (registration happens at import)."""
+    """Import every rule module once (registration happens at import).
+
+    Guarded by a lock and marked done only afterwards: the language server checks files
+    on several threads, and a thread must never see a half-filled registry.
+    """
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    for name in RULE_MODULES:
-        try:
-            importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
+    with _lock:
+        if _loaded:
+            return
+        for name in RULE_MODULES:
+            try:
+                importlib.import_module(f"{__name__}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise
+        _loaded = True

@@ -79,6 +79,10 @@ class WorkspaceIndex:
         with self._lock:
             self._overlays[norm(path)] = text
 
+    def overlays(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._overlays)
+
     def drop_overlay(self, path: str | Path) -> None:
         with self._lock:
             self._overlays.pop(norm(path), None)

@@ -1,0 +1,69 @@
+"""Building and starting the server: one `register` call per feature module."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+
+from .server import BatonServer
+
+FEATURES = (
+    "lifecycle",
+    "diagnostics",
+    "code_actions",
+    "code_lens",
+    "inlay_hints",
+    "hover",
+    "definition",
+    "symbols",
+    "folding",
+    "completion",
+    "commands",
+)
+
+
+def create_server() -> BatonServer:
+    server = BatonServer()
+    for name in FEATURES:
+        try:
+            module = importlib.import_module(f"{__package__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__package__}.{name}":
+                continue
+            raise
+        module.register(server)
+    return server
+
+
+def setup_logging(server: BatonServer, level: str = "INFO", log_file: Path | None = None) -> None:
+    from .lifecycle import ClientLogHandler
+
+    root = logging.getLogger("baton_lsp")
+    root.setLevel(getattr(logging, level.upper(), logging.INFO))
+    root.propagate = False
+    handler = ClientLogHandler(server)
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root.addHandler(handler)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        fh = logging.FileHandler(log_file, encoding="utf-8")
+        fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(fh)
+
+
+def default_log_file() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_log_dir("baton-lsp", appauthor=False)) / "server.log"
+
+
+def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None = None) -> int:
+    server = create_server()
+    setup_logging(server, log_level, log_file)
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0

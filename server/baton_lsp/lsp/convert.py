@@ -1,0 +1,106 @@
+"""Core ↔ LSP conversions: ranges (code points ↔ UTF-16), findings ↔ diagnostics, edits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls import uris
+
+from ..model.base import Finding, Fix, Range, Severity, TextEdit
+
+SOURCE = "baton"
+
+_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFO: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+_TAGS = {"unnecessary": types.DiagnosticTag.Unnecessary,
+         "deprecated": types.DiagnosticTag.Deprecated}
+
+
+def path_to_uri(path: str | Path) -> str:
+    return uris.from_fs_path(str(path)) or Path(path).as_uri()
+
+
+def uri_to_path(uri: str) -> str | None:
+    return uris.to_fs_path(uri)
+
+
+def _utf16_col(line: str, char: int) -> int:
+    if line.isascii():
+        return min(char, len(line))
+    prefix = line[:char]
+    return len(prefix) + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+
+
+def _cp_col(line: str, col16: int) -> int:
+    if line.isascii():
+        return min(col16, len(line))
+    units = 0
+    for i, ch in enumerate(line):
+        if units >= col16:
+            return i
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+def to_lsp_range(r: Range, lines: Sequence[str]) -> types.Range:
+    def pos(line: int, char: int) -> types.Position:
+        text = lines[line] if 0 <= line < len(lines) else ""
+        return types.Position(line=max(line, 0), character=_utf16_col(text, max(char, 0)))
+
+    return types.Range(start=pos(r.start_line, r.start_char), end=pos(r.end_line, r.end_char))
+
+
+def from_lsp_position(pos: types.Position, lines: Sequence[str]) -> tuple[int, int]:
+    text = lines[pos.line] if 0 <= pos.line < len(lines) else ""
+    return pos.line, _cp_col(text, pos.character)
+
+
+def from_lsp_range(r: types.Range, lines: Sequence[str]) -> Range:
+    a = from_lsp_position(r.start, lines)
+    b = from_lsp_position(r.end, lines)
+    return Range.span(a[0], a[1], b[0], b[1])
+
+
+def fix_to_data(fix: Fix) -> dict[str, Any]:
+    return fix.model_dump(mode="json")
+
+
+def to_diagnostic(f: Finding, lines: Sequence[str],
+                  lines_of: Any = None) -> types.Diagnostic:
+    """`lines_of(path)` gives other files' lines for related information ranges."""
+    related = []
+    for rel in f.related:
+        rel_lines = lines if rel.path == f.path or lines_of is None else lines_of(rel.path)
+        related.append(types.DiagnosticRelatedInformation(
+            location=types.Location(uri=path_to_uri(rel.path),
+                                    range=to_lsp_range(rel.range, rel_lines)),
+            message=rel.message))
+    data: dict[str, Any] = {"rule": f.rule}
+    if f.fix is not None:
+        data["fix"] = fix_to_data(f.fix)
+    return types.Diagnostic(
+        range=to_lsp_range(f.range, lines),
+        message=f.message,
+        severity=_SEVERITY[f.severity],
+        code=f.code,
+        code_description=types.CodeDescription(href=f"https://baton-lsp.dev/rules/{f.code}"),
+        source=SOURCE,
+        related_information=related or None,
+        tags=[_TAGS[t] for t in f.tags if t in _TAGS] or None,
+        data=data,
+    )
+
+
+def edits_to_workspace_edit(edits: Sequence[TextEdit], lines_of: Any) -> types.WorkspaceEdit:
+    changes: dict[str, list[types.TextEdit]] = {}
+    for e in edits:
+        changes.setdefault(path_to_uri(e.path), []).append(
+            types.TextEdit(range=to_lsp_range(e.range, lines_of(e.path)), new_text=e.new_text))
+    return types.WorkspaceEdit(changes=changes)

@@ -1,0 +1,180 @@
+"""Diagnostics: push on open/save and debounced change, pull when the client supports it,
+background indexing of the whole tree with progress, cross-file re-checks of dependents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from lsprotocol import types
+
+from ..model.base import Finding
+from .convert import path_to_uri
+from .server import BatonServer, DocResult, uri_path
+
+log = logging.getLogger(__name__)
+
+
+async def _run_check(ls: BatonServer, path: str) -> list[Finding]:
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(ls.executor, ls.check, path)
+
+
+def publish(ls: BatonServer, path: str, version: int | None, findings: list[Finding]) -> None:
+    ls.results[path] = DocResult(version, findings)
+    if ls.pull_diagnostics:
+        return
+    uri = path_to_uri(path)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+        uri=uri, version=version, diagnostics=ls.diagnostics_for(path, findings)))
+
+
+async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
+                   dependents: bool = True) -> None:
+    """Check one document (after `delay`), publish if still current, then its dependents."""
+    path = uri_path(uri)
+    if path is None:
+        return
+    if delay:
+        await asyncio.sleep(delay)
+    version = ls.open_version(uri)
+    try:
+        findings = await _run_check(ls, path)
+    except Exception:
+        log.exception("checking %s failed", path)
+        return
+    if ls.open_version(uri) != version:
+        return  # superseded by a newer edit: that edit's own task publishes
+    publish(ls, path, version, findings)
+    if dependents:
+        await recheck_dependents(ls, path)
+
+
+async def recheck_dependents(ls: BatonServer, path: str) -> None:
+    others = sorted(ls.index_for(path).dependents(path))
+    for other in others:
+        await validate(ls, path_to_uri(other), dependents=False)
+    if others and ls.pull_diagnostics and ls.refresh_support:
+        ls.workspace_diagnostic_refresh(None)
+
+
+def schedule(ls: BatonServer, uri: str, delay: float) -> None:
+    """Run `validate` for `uri`, cancelling a pending run for the same document."""
+    previous = ls.pending.pop(uri, None)
+    if previous is not None and not previous.done():
+        previous.cancel()
+    task = asyncio.ensure_future(validate(ls, uri, delay))
+    ls.pending[uri] = task
+    task.add_done_callback(lambda t: ls.pending.pop(uri, None) if ls.pending.get(uri) is t
+                           else None)
+
+
+async def index_workspace(ls: BatonServer) -> None:
+    """Check every file of every workspace once, with work-done progress."""
+    roots = ls.discover_roots()
+    files: list[str] = []
+    for root in roots:
+        files.extend(ls.index_for_root(root).files())
+    token = str(uuid.uuid4())
+    progress = False
+    window = ls.client_capabilities.window
+    if window and window.work_done_progress:
+        try:
+            await asyncio.wait_for(ls.work_done_progress.create_async(token), 5)
+            progress = True
+        except Exception:
+            log.info("client refused a progress token; indexing silently")
+    if progress:
+        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title="Baton: indexing .claude/", message=f"{len(files)} files", percentage=0,
+            cancellable=False))
+    for i, path in enumerate(files, 1):
+        uri = path_to_uri(path)
+        if uri in ls.workspace.text_documents:
+            continue  # open documents are validated by their own events
+        try:
+            findings = await _run_check(ls, path)
+        except Exception:
+            log.exception("indexing %s failed", path)
+            continue
+        if findings or path in ls.results:
+            publish(ls, path, None, findings)
+        else:
+            ls.results[path] = DocResult(None, findings)
+        if progress and (i % 50 == 0 or i == len(files)):
+            ls.work_done_progress.report(token, types.WorkDoneProgressReport(
+                message=f"{i}/{len(files)} files", percentage=int(100 * i / max(len(files), 1))))
+    if progress:
+        ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
+            message=f"checked {len(files)} files"))
+    if ls.pull_diagnostics and ls.refresh_support:
+        ls.workspace_diagnostic_refresh(None)
+    log.info("indexed %d files in %d workspace(s)", len(files), len(roots))
+
+
+def register(server: BatonServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
+        path = uri_path(params.text_document.uri)
+        if path is None:
+            return
+        ls.index_for(path).set_overlay(path, params.text_document.text)
+        schedule(ls, params.text_document.uri, 0.0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = uri_path(uri)
+        if path is None:
+            return
+        doc = ls.workspace.get_text_document(uri)
+        ls.index_for(path).set_overlay(path, doc.source)
+        schedule(ls, uri, ls.settings.debounce_ms / 1000)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:
+        schedule(ls, params.text_document.uri, 0.0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: BatonServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = uri_path(uri)
+        if path is None:
+            return
+        ls.index_for(path).drop_overlay(path)
+        ls.index_for(path).changed(path)
+        schedule(ls, uri, 0.0)  # back to what is on disk; the tree stays checked
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+        identifier="baton", inter_file_dependencies=True, workspace_diagnostics=True))
+    async def document_diagnostic(
+        ls: BatonServer, params: types.DocumentDiagnosticParams,
+    ) -> types.RelatedFullDocumentDiagnosticReport:
+        path = uri_path(params.text_document.uri)
+        if path is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        version = ls.open_version(params.text_document.uri)
+        cached = ls.results.get(path)
+        if cached is not None and cached.version == version and version is not None:
+            findings = cached.findings
+        else:
+            findings = await _run_check(ls, path)
+            ls.results[path] = DocResult(version, findings)
+        return types.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics_for(path, findings))
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(
+        ls: BatonServer, params: types.WorkspaceDiagnosticParams,
+    ) -> types.WorkspaceDiagnosticReport:
+        items: list[types.WorkspaceDocumentDiagnosticReport] = []
+        for root in ls.discover_roots():
+            for path in ls.index_for_root(root).files():
+                uri = path_to_uri(path)
+                if uri in ls.workspace.text_documents:
+                    continue  # open documents are pulled per document
+                findings = await _run_check(ls, path)
+                items.append(types.WorkspaceFullDocumentDiagnosticReport(
+                    uri=uri, items=ls.diagnostics_for(path, findings), version=None))
+        return types.WorkspaceDiagnosticReport(items=items)

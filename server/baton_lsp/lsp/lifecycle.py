@@ -1,0 +1,165 @@
+"""Start-up, configuration, file watching, logging to the client and parent-process watch."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from ..workspace.index import norm
+from . import diagnostics
+from .server import BatonServer, ClientSettings, uri_path
+
+log = logging.getLogger(__name__)
+
+PARENT_POLL_SECONDS = 3.0
+_WATCH_GLOBS = ("**/.claude/**", "**/specs/**", "**/pyproject.toml")
+
+
+_LOG_TYPES = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,
+              logging.INFO: types.MessageType.Info, logging.DEBUG: types.MessageType.Log}
+
+
+class ClientLogHandler(logging.Handler):
+    """Forward log records to the client as `window/logMessage` (stdout is the protocol)."""
+
+    def __init__(self, server: BatonServer) -> None:
+        super().__init__()
+        self.server = server
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            level = max(k for k in _LOG_TYPES if k <= max(record.levelno, logging.DEBUG))
+            self.server.window_log_message(types.LogMessageParams(
+                type=_LOG_TYPES[level], message=self.format(record)))
+        except Exception:  # logging must never take the server down
+            pass
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def watch_parent(ls: BatonServer, pid: int) -> None:
+    """Exit when the editor process is gone, so no orphaned server keeps running."""
+    while True:
+        await asyncio.sleep(PARENT_POLL_SECONDS)
+        if not _process_alive(pid):
+            log.warning("client process %d is gone; exiting", pid)
+            os._exit(0)
+
+
+async def fetch_settings(ls: BatonServer) -> None:
+    ws = ls.client_capabilities.workspace
+    if not (ws and ws.configuration):
+        return
+    try:
+        result = await asyncio.wait_for(ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="baton")])), 10)
+    except Exception as exc:
+        log.warning("could not read the `baton` settings from the client: %s", exc)
+        return
+    raw = result[0] if result else None
+    merged = {**ls.initialization_options.get("settings", {}), **(raw or {})}
+    ls.settings = ClientSettings.from_raw(merged)
+    ls.settings.trusted = ls.settings.trusted or bool(ls.initialization_options.get("trusted"))
+
+
+async def revalidate_all(ls: BatonServer) -> None:
+    ls.reload_configs()
+    for uri in list(ls.workspace.text_documents):
+        path = uri_path(uri)
+        if path is not None:
+            ls.index_for(path).set_overlay(path, ls.workspace.text_documents[uri].source)
+    await diagnostics.index_workspace(ls)
+    for uri in list(ls.workspace.text_documents):
+        await diagnostics.validate(ls, uri, dependents=False)
+
+
+def register(server: BatonServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        ls.initialization_options = options if isinstance(options, dict) else {}
+        ls.settings = ClientSettings.from_raw(ls.initialization_options.get("settings"))
+        ls.settings.trusted = bool(ls.initialization_options.get("trusted", False))
+        folders = [uri_path(f.uri) for f in params.workspace_folders or []]
+        if not folders and params.root_uri:
+            folders = [uri_path(params.root_uri)]
+        elif not folders and params.root_path:
+            folders = [norm(params.root_path)]
+        ls.folders = [Path(f) for f in folders if f]
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
+        if ls.process_id:
+            ls.parent_watch = asyncio.ensure_future(watch_parent(ls, ls.process_id))
+        await fetch_settings(ls)
+        ws = ls.client_capabilities.workspace
+        if ws and ws.did_change_watched_files and ws.did_change_watched_files.dynamic_registration:
+            try:
+                await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+                    types.Registration(
+                        id="baton-watch", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                            watchers=[types.FileSystemWatcher(glob_pattern=g)
+                                      for g in _WATCH_GLOBS]))]))
+            except Exception as exc:
+                log.info("file watching not registered: %s", exc)
+        ls.reload_configs()
+        await diagnostics.index_workspace(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: BatonServer,
+                                       params: types.DidChangeConfigurationParams) -> None:
+        settings: Any = params.settings
+        if isinstance(settings, dict) and isinstance(settings.get("baton"), dict):
+            ls.settings = ClientSettings.from_raw(settings["baton"])
+        else:
+            await fetch_settings(ls)
+        await revalidate_all(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def did_change_watched_files(ls: BatonServer,
+                                       params: types.DidChangeWatchedFilesParams) -> None:
+        config_changed = False
+        for change in params.changes:
+            path = uri_path(change.uri)
+            if path is None:
+                continue
+            name = os.path.basename(path)
+            if name in ("pyproject.toml", "baton.toml"):
+                config_changed = True
+                continue
+            idx = ls.index_for(path)
+            created_or_deleted = change.type != types.FileChangeType.Changed
+            others = idx.changed(path, created_or_deleted=created_or_deleted)
+            uri = change.uri
+            if uri not in ls.workspace.text_documents:
+                if change.type == types.FileChangeType.Deleted:
+                    ls.results.pop(path, None)
+                    if not ls.pull_diagnostics:
+                        ls.text_document_publish_diagnostics(
+                            types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+                elif idx.kind_of(path) is not None:
+                    await diagnostics.validate(ls, uri, dependents=False)
+            for other in sorted(others):
+                await diagnostics.validate(ls, diagnostics.path_to_uri(other), dependents=False)
+        if config_changed:
+            await revalidate_all(ls)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: BatonServer, params: Any) -> None:
+        for task in list(ls.pending.values()):
+            task.cancel()
+        ls.executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,228 @@
+"""The Baton language server object: workspaces, configuration, findings cache.
+
+Handlers live in feature modules; this module owns the state they share. Validation runs
+on a small thread pool against the workspace index (which holds editor overlays), never on
+the event loop, and results are published only if the document version is still current.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..model.base import Finding, Kind, Range, Severity
+from ..model.config import BatonConfig
+from ..workspace.config import ConfigError, config_sources, load_config
+from ..workspace.discovery import find_root, find_workspaces
+from ..workspace.index import WorkspaceIndex, norm
+from .convert import path_to_uri, to_diagnostic, uri_to_path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DEBOUNCE_MS = 150
+_CONFIG_KEYS = set(BatonConfig.model_fields) | {
+    f.alias for f in BatonConfig.model_fields.values() if f.alias}
+
+
+def _kebab(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", key).lower().replace("_", "-")
+
+
+@dataclass
+class ClientSettings:
+    """The `baton` section of the editor settings, split into config overrides and server
+    options. Unknown keys (client-only settings such as the interpreter) are ignored."""
+
+    overrides: dict[str, Any] = field(default_factory=dict)
+    debounce_ms: int = DEFAULT_DEBOUNCE_MS
+    trusted: bool = False
+    log_level: str | None = None
+
+    @classmethod
+    def from_raw(cls, raw: Any) -> ClientSettings:
+        out = cls()
+        if not isinstance(raw, dict):
+            return out
+        flat: dict[str, Any] = {}
+        for key, value in raw.items():
+            if isinstance(value, dict) and key in ("rules", "diagnostics", "server", "lint"):
+                for k2, v2 in value.items():
+                    flat[_kebab(k2)] = v2
+            else:
+                flat[_kebab(key)] = value
+        for key, value in flat.items():
+            if value is None:
+                continue
+            if key in ("debounce", "debounce-ms"):
+                try:
+                    out.debounce_ms = max(0, int(value))
+                except (TypeError, ValueError):
+                    log.warning("baton.debounce must be a number of milliseconds, got %r", value)
+            elif key in ("trust-workspace", "trusted"):
+                out.trusted = bool(value)
+            elif key == "log-level":
+                out.log_level = str(value)
+            elif key in _CONFIG_KEYS or key.replace("-", "_") in BatonConfig.model_fields:
+                if value in ([], {}, "") and key in ("select", "ignore", "severity", "exclude"):
+                    continue  # an empty editor default must not override the project file
+                out.overrides[key] = value
+        return out
+
+
+@dataclass
+class DocResult:
+    version: int | None
+    findings: list[Finding]
+
+
+class BatonServer(LanguageServer):
+    """pygls server plus the state every feature module shares."""
+
+    def __init__(self) -> None:
+        super().__init__("baton-lsp", __version__,
+                         text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = ClientSettings()
+        self.indexes: dict[str, WorkspaceIndex] = {}
+        self.config_errors: dict[str, tuple[str, str]] = {}
+        self.results: dict[str, DocResult] = {}
+        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="baton-check")
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.folders: list[Path] = []
+        self.initialization_options: dict[str, Any] = {}
+        self.parent_watch: asyncio.Future[None] | None = None
+
+    # -- capabilities ---------------------------------------------------------------------
+
+    @property
+    def pull_diagnostics(self) -> bool:
+        td = self.client_capabilities.text_document
+        return bool(td and td.diagnostic)
+
+    @property
+    def refresh_support(self) -> bool:
+        ws = self.client_capabilities.workspace
+        return bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+
+    @property
+    def code_lens_refresh(self) -> bool:
+        ws = self.client_capabilities.workspace
+        return bool(ws and ws.code_lens and ws.code_lens.refresh_support)
+
+    # -- workspaces -----------------------------------------------------------------------
+
+    def root_for(self, path: str) -> Path:
+        root = find_root(Path(path))
+        if root is not None:
+            return root
+        for folder in self.folders:
+            if (path + os.sep).startswith(str(folder) + os.sep):
+                return folder
+        return Path(path).parent
+
+    def index_for(self, path: str) -> WorkspaceIndex:
+        return self.index_for_root(self.root_for(path))
+
+    def index_for_root(self, root_path: Path) -> WorkspaceIndex:
+        root = norm(root_path)
+        idx = self.indexes.get(root)
+        if idx is None:
+            idx = WorkspaceIndex(Path(root), self.load_config(Path(root)))
+            self.indexes[root] = idx
+        return idx
+
+    def load_config(self, root: Path) -> BatonConfig:
+        """Project files merged with editor overrides; errors are reported, not swallowed."""
+        key = norm(root)
+        try:
+            config = load_config(root, self.settings.overrides)
+            self.config_errors.pop(key, None)
+            return config
+        except ConfigError as exc:
+            sources = config_sources(root)
+            source = str(sources[-1]) if sources else ""
+            self.config_errors[key] = (source, str(exc))
+            self.window_show_message(types.ShowMessageParams(
+                type=types.MessageType.Error,
+                message=f"Baton: invalid configuration, using defaults until it is fixed: {exc}"))
+            log.error("invalid configuration: %s", exc)
+            try:
+                return load_config(None, self.settings.overrides)
+            except ConfigError:
+                return BatonConfig()
+
+    def reload_configs(self) -> None:
+        for root, idx in list(self.indexes.items()):
+            fresh = WorkspaceIndex(Path(root), self.load_config(Path(root)))
+            for path, text in idx.overlays().items():
+                fresh.set_overlay(path, text)
+            self.indexes[root] = fresh
+
+    def discover_roots(self) -> list[Path]:
+        roots: list[Path] = []
+        for folder in self.folders:
+            for root in find_workspaces(folder):
+                if root not in roots:
+                    roots.append(root)
+        return roots
+
+    # -- documents ------------------------------------------------------------------------
+
+    def lines_of(self, path: str) -> list[str]:
+        uri = path_to_uri(path)
+        doc = self.workspace.text_documents.get(uri)
+        if doc is not None:
+            return doc.source.split("\n")
+        text = self.index_for(path).text_of(path)
+        return (text or "").split("\n")
+
+    def open_version(self, uri: str) -> int | None:
+        doc = self.workspace.text_documents.get(uri)
+        return doc.version if doc is not None else None
+
+    def check(self, path: str) -> list[Finding]:
+        """Findings for `path` (runs on a worker thread)."""
+        idx = self.index_for(path)
+        findings = idx.check(path)
+        error = self.config_errors.get(norm(idx.root))
+        if error and error[0] and norm(error[0]) == norm(path):
+            findings.insert(0, config_finding(path, error[1], self.lines_of(path)))
+        return findings
+
+    def diagnostics_for(self, path: str, findings: list[Finding]) -> list[types.Diagnostic]:
+        lines = self.lines_of(path)
+        return [to_diagnostic(f, lines, self.lines_of) for f in findings]
+
+
+def config_finding(path: str, message: str, lines: list[str]) -> Finding:
+    """BTN001 on the configuration file itself, at the offending key when it can be found."""
+    line = 0
+    m = re.search(r"invalid baton configuration: ([\w.-]+)", message)
+    if m:
+        key = m.group(1).split(".")[0]
+        for i, text in enumerate(lines):
+            if re.match(rf"\s*{re.escape(key)}\s*=", text):
+                line = i
+                break
+    return Finding.model_construct(
+        code="BTN001", rule="invalid-configuration", severity=Severity.ERROR, message=message,
+        path=path, range=Range.of_line(line, 0, len(lines[line]) if line < len(lines) else 0),
+        related=[], fix=None, tags=[])
+
+
+def uri_path(uri: str) -> str | None:
+    path = uri_to_path(uri)
+    return norm(path) if path else None
+
+
+def document_kind(server: BatonServer, path: str) -> Kind | None:
+    return server.index_for(path).kind_of(path)

@@ -1,0 +1,77 @@
+"""pytest-lsp fixtures: the real server in a subprocess, parametrised over real clients.
+
+Each test gets a fresh copy of the example workspace so edits on disk never leak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.conftest import EXAMPLE
+
+CLIENTS = ["visual-studio-code", "neovim"]
+TIMEOUT = 30.0
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    dest = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, dest)
+    return dest
+
+
+async def wait_for_diagnostics(client: LanguageClient, uri: str,
+                               predicate: Any = None, timeout: float = TIMEOUT) -> list:
+    """Wait until diagnostics for `uri` satisfy `predicate` (default: any publication)."""
+
+    async def loop() -> list:
+        while True:
+            current = client.diagnostics.get(uri)
+            if current is not None and (predicate is None or predicate(current)):
+                return current
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+    return await asyncio.wait_for(loop(), timeout)
+
+
+async def open_doc(client: LanguageClient, path: Path, language: str = "markdown") -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1,
+                                             text=path.read_text(encoding="utf-8"))))
+    return uri
+
+
+def make_config() -> ClientServerConfig:
+    return ClientServerConfig(server_command=[sys.executable, "-m", "baton_lsp", "lsp"])
+
+
+@pytest_lsp.fixture(config=make_config(), params=CLIENTS)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest,
+                 workspace: Path) -> AsyncIterator[LanguageClient]:
+    caps = client_capabilities(request.param)
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: types.RegistrationParams) -> None:
+        lsp_client.registrations = [*getattr(lsp_client, "registrations", []),  # type: ignore[attr-defined]
+                                    *params.registrations]
+
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=caps,
+        root_uri=workspace.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
+        initialization_options={"trusted": False},
+    ))
+    lsp_client.workspace_root = workspace  # type: ignore[attr-defined]
+    yield lsp_client
+    await lsp_client.shutdown_session()
