@@ -1,0 +1,94 @@
+"""Go to definition and find references across plans, agents and commands."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ..model.agent import AgentFile, CommandFile
+from ..model.base import Kind, Range
+from ..model.plan import Plan
+from .convert import from_lsp_position, path_to_uri, to_lsp_range
+from .lookup import _agent_items, element_at, link_target
+from .server import BatonServer, uri_path
+
+
+def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Location:
+    lines = ls.lines_of(path)
+    return types.Location(uri=path_to_uri(path),
+                          range=to_lsp_range(rng or Range.of_line(0), lines))
+
+
+def register(server: BatonServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    def definition(ls: BatonServer,
+                   params: types.DefinitionParams) -> list[types.Location] | None:
+        path = uri_path(params.text_document.uri)
+        if path is None:
+            return None
+        idx = ls.index_for(path)
+        doc = idx.document(path)
+        lines = ls.lines_of(path)
+        line, char = from_lsp_position(params.position, lines)
+        el = element_at(doc, lines, line, char)
+        if el is None:
+            return None
+        if el.kind == "dep" and isinstance(doc, Plan) and el.value:
+            target = doc.phase(el.value)
+            return [_location(ls, path, target.heading_range)] if target else None
+        if el.kind == "agent":
+            agent_path = idx.agent_paths().get(el.value)
+            return [_location(ls, str(agent_path))] if agent_path else None
+        if el.kind == "link":
+            target_path = link_target(idx, path, el.value)
+            if target_path is not None and target_path.exists() and target_path.is_file():
+                return [_location(ls, str(target_path))]
+        return None
+
+    @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    def references(ls: BatonServer,
+                   params: types.ReferenceParams) -> list[types.Location] | None:
+        path = uri_path(params.text_document.uri)
+        if path is None:
+            return None
+        idx = ls.index_for(path)
+        doc = idx.document(path)
+        lines = ls.lines_of(path)
+        line, char = from_lsp_position(params.position, lines)
+        out: list[types.Location] = []
+        if isinstance(doc, Plan):
+            el = element_at(doc, lines, line, char)
+            target = el.value if el is not None and el.kind in ("dep", "phase") else None
+            if target is None:
+                return None
+            phase = doc.phase(target)
+            if phase is not None and params.context.include_declaration:
+                out.append(_location(ls, path, phase.heading_range))
+            for p in doc.phases:
+                for ref in (p.dependencies.refs if p.dependencies else []):
+                    if ref.id == target:
+                        out.append(_location(ls, path, ref.range))
+            return out
+        name = None
+        if isinstance(doc, AgentFile) and idx.kind_of(path) is Kind.AGENT:
+            el = element_at(doc, lines, line, char)
+            name = el.value if el is not None and el.kind == "agent" else doc.name
+        elif isinstance(doc, CommandFile):
+            el = element_at(doc, lines, line, char)
+            name = el.value if el is not None and el.kind == "agent" else None
+        if not name:
+            return None
+        for other, kind in sorted(idx.files().items()):
+            if kind not in (Kind.AGENT, Kind.COMMAND):
+                continue
+            odoc = idx.document(other, kind)
+            if not isinstance(odoc, (AgentFile, CommandFile)):
+                continue
+            for inj in odoc.injections:
+                if inj.agent_name == name:
+                    out.append(_location(ls, other, inj.target_range))
+            for item, rng in _agent_items(odoc.frontmatter):
+                if item == name:
+                    out.append(_location(ls, other, rng))
+        if params.context.include_declaration and name in idx.agent_paths():
+            out.insert(0, _location(ls, str(idx.agent_paths()[name])))
+        return out

@@ -1,0 +1,118 @@
+"""Hover: phases behind dependency ids, rule docs, agents, signals, status markers."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from ..model.agent import AgentFile, CommandFile
+from ..model.base import Kind
+from ..model.graph import build_graph
+from ..model.plan import Phase, Plan
+from ..rules.base import get_rule
+from ..rules.plan_common import status_word
+from ..workspace.index import WorkspaceIndex
+from .convert import from_lsp_position, to_lsp_range
+from .lookup import element_at
+from .server import BatonServer, uri_path
+
+_STATUS_DOCS = {
+    "NOT STARTED": "work on the phase has not begun",
+    "IN PROGRESS": "an agent is working on the phase",
+    "COMPLETE": "the phase is finished (the spelling every tool recognises)",
+    "COMPLETED": "the phase is finished — note `dependency-recalculation.sh` only matches "
+                 "`[COMPLETE]`",
+    "BLOCKED": "the phase cannot proceed until something outside it changes",
+    "SKIPPED": "the phase was deliberately not done; dependents may proceed",
+    "PENDING": "written by phase expansion on summary lines of expanded phases",
+}
+
+
+def phase_markdown(plan: Plan, phase: Phase) -> str:
+    graph = build_graph(plan)
+    done = sum(t.checked for t in phase.tasks)
+    status = status_word(phase) or "no status marker"
+    lines = [f"**Phase {phase.number}: {phase.title}** · `{status}`"]
+    if phase.tasks:
+        lines.append(f"{done}/{len(phase.tasks)} tasks done")
+    wave = graph.wave_of(phase.id)
+    lines.append(f"wave {wave}" if wave else "blocked by a dependency cycle")
+    deps = graph.deps.get(phase.id, [])
+    if deps:
+        lines.append("depends on " + ", ".join(f"Phase {d}" for d in deps))
+    users = graph.dependents(phase.id)
+    if users:
+        lines.append("needed by " + ", ".join(f"Phase {d}" for d in users))
+    return "  \n".join(lines)
+
+
+def agent_markdown(idx: WorkspaceIndex, name: str) -> str:
+    agent = idx.agent(name)
+    if agent is None:
+        return f"**{name}** — no agent file `.claude/agents/{name}.md` in this workspace"
+    fm = agent.frontmatter
+    def val(key: str) -> str:
+        entry = fm.get(key) if fm else None
+        return str(entry.value) if entry is not None and entry.value is not None else "—"
+    signals = sorted(s for s in agent.emitted_signals)
+    return "\n\n".join([
+        f"**{name}** — {val('description')}",
+        f"Tools: {val('allowed-tools') if val('allowed-tools') != '—' else val('tools')}  \n"
+        f"Model: {val('model')}",
+        "Signals: " + (", ".join(f"`{s}:`" for s in signals) or "none documented"),
+        f"`{idx.rel(agent.path)}`",
+    ])
+
+
+def signal_markdown(idx: WorkspaceIndex, name: str) -> str:
+    emitters: list[str] = []
+    parsers: list[str] = []
+    for path, kind in sorted(idx.files().items()):
+        if kind not in (Kind.AGENT, Kind.COMMAND):
+            continue
+        doc = idx.document(path, kind)
+        if isinstance(doc, AgentFile) and name in doc.emitted_signals:
+            emitters.append(doc.name)
+        elif isinstance(doc, CommandFile) and any(s.name == name for s in doc.signals):
+            parsers.append(doc.name)
+    return "\n\n".join([
+        f"**`{name}:`** return signal",
+        "Emitted by agents: " + (", ".join(emitters) or "none in this workspace"),
+        "Parsed by commands: " + (", ".join(f"/{c}" for c in parsers) or "none in this workspace"),
+    ])
+
+
+def register(server: BatonServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
+        path = uri_path(params.text_document.uri)
+        if path is None:
+            return None
+        idx = ls.index_for(path)
+        doc = idx.document(path)
+        lines = ls.lines_of(path)
+        line, char = from_lsp_position(params.position, lines)
+        el = element_at(doc, lines, line, char)
+        if el is None:
+            return None
+        text: str | None = None
+        if el.kind == "dep" and isinstance(doc, Plan):
+            target = doc.phase(el.value) if el.value else None
+            text = phase_markdown(doc, target) if target else f"No phase {el.value} in this plan"
+        elif el.kind == "phase" and isinstance(doc, Plan) and el.phase is not None:
+            text = phase_markdown(doc, el.phase)
+        elif el.kind == "status":
+            word = " ".join(str(el.value).split()).upper()
+            text = f"`[{word}]` — {_STATUS_DOCS.get(word, 'not a status the tooling knows')}"
+        elif el.kind == "rule":
+            rule = get_rule(el.value)
+            text = (f"**{rule.code} {rule.name}** ({rule.severity.value})\n\n{rule.doc}"
+                    if rule else None)
+        elif el.kind == "agent":
+            text = agent_markdown(idx, el.value)
+        elif el.kind == "signal":
+            text = signal_markdown(idx, el.value)
+        if not text:
+            return None
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                        value=text),
+                           range=to_lsp_range(el.range, lines))
