@@ -44,6 +44,16 @@ async def wait_for_diagnostics(client: LanguageClient, uri: str,
     return await asyncio.wait_for(loop(), timeout)
 
 
+async def wait_indexed(client: LanguageClient, timeout: float = TIMEOUT) -> None:
+    """Wait for the server's background indexing to finish (it logs a summary line)."""
+
+    async def loop() -> None:
+        while not any("indexed" in m.message for m in client.log_messages):
+            await client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
+
+    await asyncio.wait_for(loop(), timeout)
+
+
 async def open_doc(client: LanguageClient, path: Path, language: str = "markdown") -> str:
     uri = path.as_uri()
     client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -60,6 +70,12 @@ def make_config() -> ClientServerConfig:
 async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest,
                  workspace: Path) -> AsyncIterator[LanguageClient]:
     caps = client_capabilities(request.param)
+    setup = request.node.get_closest_marker("workspace_files")
+    if setup is not None:
+        for rel, text in setup.args[0].items():
+            target = workspace / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
 
     @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def _register(params: types.RegistrationParams) -> None:
@@ -73,5 +89,17 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest,
         initialization_options={"trusted": False},
     ))
     lsp_client.workspace_root = workspace  # type: ignore[attr-defined]
+    lsp_client.published = []  # type: ignore[attr-defined]
+
+    features = lsp_client.protocol.fm.features
+    default_handler = features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def _published(params: types.PublishDiagnosticsParams) -> None:
+        """Keep every publication (pytest-lsp keeps only the latest per URI)."""
+        lsp_client.published.append(params)  # type: ignore[attr-defined]
+        default_handler(params)
+
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _published
+
     yield lsp_client
     await lsp_client.shutdown_session()

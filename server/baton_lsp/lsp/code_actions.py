@@ -10,7 +10,7 @@ from lsprotocol import types
 
 from ..model.base import Finding, Range, TextEdit
 from .convert import edits_to_workspace_edit, from_lsp_range, to_diagnostic
-from .server import BatonServer, uri_path
+from .server import BatonServer, guard, uri_path
 
 FIX_ALL = "source.fixAll.baton"
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -52,6 +52,7 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll,
                            FIX_ALL], resolve_provider=False))
+    @guard(list)
     async def code_action(ls: BatonServer,
                           params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri

@@ -6,13 +6,14 @@ from lsprotocol import types
 
 from .convert import path_to_uri, to_lsp_range
 from .plans import plan_for
-from .server import BatonServer
+from .server import BatonServer, guard
 
 SHOW_GRAPH = "baton.showGraph"
 
 
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    @guard(list)
     def code_lens(ls: BatonServer, params: types.CodeLensParams) -> list[types.CodeLens]:
         found = plan_for(ls, params.text_document.uri)
         if found is None:

@@ -14,7 +14,7 @@ from ..rules.command_frontmatter import COMMAND_TYPES
 from ..rules.command_frontmatter import KNOWN_KEYS as COMMAND_KEYS
 from ..rules.plan_common import KNOWN_STATUSES
 from .convert import from_lsp_position
-from .server import BatonServer, uri_path
+from .server import BatonServer, guard, uri_path
 
 _DEP_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*Dependencies\*\*:?|dependencies:|depends_on:)"
                      r"\s*\[[^\]]*$", re.IGNORECASE)
@@ -97,6 +97,7 @@ def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.Com
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION,
                     types.CompletionOptions(trigger_characters=["[", ",", " ", "*", "/", "-"]))
+    @guard(None)
     def completion(ls: BatonServer, params: types.CompletionParams) -> types.CompletionList:
         path = uri_path(params.text_document.uri)
         if path is None:

@@ -9,7 +9,7 @@ from ..model.base import Kind, Range
 from ..model.plan import Plan
 from .convert import from_lsp_position, path_to_uri, to_lsp_range
 from .lookup import _agent_items, element_at, link_target
-from .server import BatonServer, uri_path
+from .server import BatonServer, guard, uri_path
 
 
 def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Location:
@@ -20,6 +20,7 @@ def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Loc
 
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
+    @guard(None)
     def definition(ls: BatonServer,
                    params: types.DefinitionParams) -> list[types.Location] | None:
         path = uri_path(params.text_document.uri)
@@ -45,6 +46,7 @@ def register(server: BatonServer) -> None:
         return None
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
+    @guard(None)
     def references(ls: BatonServer,
                    params: types.ReferenceParams) -> list[types.Location] | None:
         path = uri_path(params.text_document.uri)

@@ -11,8 +11,9 @@ import uuid
 from lsprotocol import types
 
 from ..model.base import Finding
+from ..workspace.index import norm
 from .convert import path_to_uri
-from .server import BatonServer, DocResult, uri_path
+from .server import BatonServer, DocResult, config_finding, uri_path
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +110,22 @@ async def index_workspace(ls: BatonServer) -> None:
     if progress:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
             message=f"checked {len(files)} files"))
+    publish_config_errors(ls)
     if ls.pull_diagnostics and ls.refresh_support:
         ls.workspace_diagnostic_refresh(None)
     log.info("indexed %d files in %d workspace(s)", len(files), len(roots))
+
+
+def publish_config_errors(ls: BatonServer) -> None:
+    """BTN001 on each broken configuration file; cleared once the file is fixed."""
+    broken = {norm(src): msg for src, msg in ls.config_errors.values() if src}
+    for path in sorted(broken.keys() | ls.config_error_files):
+        if path in broken:
+            finding = config_finding(path, broken[path], ls.lines_of(path))
+            publish(ls, path, ls.open_version(path_to_uri(path)), [finding])
+        else:
+            publish(ls, path, ls.open_version(path_to_uri(path)), [])
+    ls.config_error_files = set(broken)
 
 
 def register(server: BatonServer) -> None:

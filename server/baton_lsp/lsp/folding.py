@@ -7,11 +7,12 @@ from lsprotocol import types
 from ..model.plan import Plan
 from ..parse.markdown import parse_markdown
 from ..parse.text import Source
-from .server import BatonServer, uri_path
+from .server import BatonServer, guard, uri_path
 
 
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    @guard(list)
     def folding_range(ls: BatonServer,
                       params: types.FoldingRangeParams) -> list[types.FoldingRange]:
         path = uri_path(params.text_document.uri)

@@ -13,7 +13,7 @@ from ..rules.plan_common import status_word
 from ..workspace.index import WorkspaceIndex
 from .convert import from_lsp_position, to_lsp_range
 from .lookup import element_at
-from .server import BatonServer, uri_path
+from .server import BatonServer, guard, uri_path
 
 _STATUS_DOCS = {
     "NOT STARTED": "work on the phase has not begun",
@@ -83,6 +83,7 @@ def signal_markdown(idx: WorkspaceIndex, name: str) -> str:
 
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guard(None)
     def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
         path = uri_path(params.text_document.uri)
         if path is None:

@@ -6,11 +6,12 @@ from lsprotocol import types
 
 from .convert import from_lsp_range, to_lsp_range
 from .plans import plan_for
-from .server import BatonServer
+from .server import BatonServer, guard
 
 
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
+    @guard(list)
     def inlay_hint(ls: BatonServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         found = plan_for(ls, params.text_document.uri)
         if found is None:

@@ -100,6 +100,7 @@ class BatonServer(LanguageServer):
         self.folders: list[Path] = []
         self.initialization_options: dict[str, Any] = {}
         self.parent_watch: asyncio.Future[None] | None = None
+        self.config_error_files: set[str] = set()
 
     # -- capabilities ---------------------------------------------------------------------
 
@@ -226,3 +227,37 @@ def uri_path(uri: str) -> str | None:
 
 def document_kind(server: BatonServer, path: str) -> Kind | None:
     return server.index_for(path).kind_of(path)
+
+
+def guard(default: Any = None) -> Any:
+    """Isolate a feature handler: an exception is logged and the client gets `default`.
+
+    One failing feature (a hover on an odd document, a lens on a half-typed plan) must never
+    take down the others or the server; the log names the handler so it can be reported.
+    """
+    import functools
+    import inspect
+
+    def wrap(fn: Any) -> Any:
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def run_async(ls: BatonServer, params: Any) -> Any:
+                try:
+                    return await fn(ls, params)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.exception("%s failed", fn.__name__)
+                    return default() if callable(default) else default
+            return run_async
+
+        @functools.wraps(fn)
+        def run(ls: BatonServer, params: Any) -> Any:
+            try:
+                return fn(ls, params)
+            except Exception:
+                log.exception("%s failed", fn.__name__)
+                return default() if callable(default) else default
+        return run
+
+    return wrap

@@ -8,7 +8,7 @@ from ..model.agent import AgentFile, CommandFile
 from ..model.base import Kind, Range
 from ..model.plan import Plan
 from .convert import path_to_uri, to_lsp_range
-from .server import BatonServer, uri_path
+from .server import BatonServer, guard, uri_path
 
 _MAX_WORKSPACE_SYMBOLS = 1000
 
@@ -55,6 +55,7 @@ def document_symbols(doc: object, lines: list[str]) -> list[types.DocumentSymbol
 
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @guard(list)
     def document_symbol(ls: BatonServer,
                         params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
         path = uri_path(params.text_document.uri)
@@ -63,6 +64,7 @@ def register(server: BatonServer) -> None:
         return document_symbols(ls.index_for(path).document(path), ls.lines_of(path))
 
     @server.feature(types.WORKSPACE_SYMBOL)
+    @guard(list)
     def workspace_symbol(ls: BatonServer,
                          params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
         query = params.query.lower()

@@ -1,0 +1,135 @@
+"""Configuration, file events, debounce/versions, pull mode and hostile input over LSP."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.lsp.conftest import TIMEOUT, open_doc, wait_for_diagnostics, wait_indexed
+
+RETRY = ".claude/specs/002_payment_retry/plans/001-payment-retry-plan.md"
+
+
+def is_pull(client: LanguageClient) -> bool:
+    td = client.capabilities.text_document
+    return bool(td and td.diagnostic)
+
+
+async def current(client: LanguageClient, uri: str, predicate=None) -> list:
+    """Diagnostics for `uri` the way the client would see them (pull or push)."""
+    if is_pull(client):
+        async def poll() -> list:
+            while True:
+                report = await client.text_document_diagnostic_async(
+                    types.DocumentDiagnosticParams(
+                        text_document=types.TextDocumentIdentifier(uri=uri)))
+                if predicate is None or predicate(report.items):
+                    return report.items
+                await asyncio.sleep(0.05)
+        return await asyncio.wait_for(poll(), TIMEOUT)
+    return await wait_for_diagnostics(client, uri, predicate)
+
+
+@pytest.mark.workspace_files({".claude/baton.toml": "severity = { BTN101 = \"fatal\" }\n"})
+async def test_invalid_config_is_reported_loudly(client: LanguageClient) -> None:
+    root = client.workspace_root
+    cfg = (root / ".claude/baton.toml").as_uri()
+
+    async def shown() -> None:
+        while not any("invalid configuration" in m.message for m in client.messages):
+            await client.wait_for_notification(types.WINDOW_SHOW_MESSAGE)
+    await asyncio.wait_for(shown(), TIMEOUT)
+    msg = next(m for m in client.messages if "invalid configuration" in m.message)
+    assert msg.type == types.MessageType.Error and "severity.BTN101" in msg.message
+    if not is_pull(client):
+        diags = await wait_for_diagnostics(client, cfg, lambda d: bool(d))
+        assert diags[0].code == "BTN001" and diags[0].range.start.line == 0
+    # Defaults still apply: the plan is checked.
+    uri = await open_doc(client, root / RETRY)
+    assert any(d.code == "BTN101" for d in await current(
+        client, uri, lambda d: any(x.code == "BTN101" for x in d)))
+
+
+async def test_configuration_change_revalidates(client: LanguageClient) -> None:
+    uri = await open_doc(client, client.workspace_root / RETRY)
+    await current(client, uri, lambda d: any(x.code == "BTN101" for x in d))
+    client.set_configuration({"ignore": ["BTN101"], "debounce": 50}, section="baton")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    diags = await current(client, uri, lambda d: d and not any(x.code == "BTN101" for x in d))
+    assert any(d.code == "BTN116" for d in diags)
+
+
+async def test_deleted_agent_updates_commands_that_inject_it(client: LanguageClient) -> None:
+    root = client.workspace_root
+    cmd = (root / ".claude/commands/research-plan.md").as_uri()
+    await wait_indexed(client)
+    agent = root / ".claude/agents/research-specialist.md"
+    agent.unlink()
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=agent.as_uri(), type=types.FileChangeType.Deleted)]))
+    diags = await current(client, cmd, lambda d: any("research-specialist" in x.message
+                                                     for x in d))
+    assert {"BTN305", "BTN313"} <= {d.code for d in diags}
+
+
+async def test_rapid_edits_publish_only_the_latest_version(client: LanguageClient) -> None:
+    if is_pull(client):
+        pytest.skip("push-only behaviour")
+    path = client.workspace_root / RETRY
+    uri = await open_doc(client, path)
+    await wait_for_diagnostics(client, uri, lambda d: bool(d))
+    text = path.read_text()
+    for version in range(2, 8):
+        text = text.replace("dependencies: [2, 7]", "dependencies: [2, 7]", 1)
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(
+                text=text.replace("[2, 7]", f"[2, {version + 10}]"))]))
+
+    async def latest() -> None:
+        while not any(p.uri == uri and p.version == 7 for p in client.published):
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await asyncio.wait_for(latest(), TIMEOUT)
+    versions = [p.version for p in client.published if p.uri == uri]
+    assert versions[-1] == 7 and not set(versions) & {2, 3, 4, 5, 6}
+    final = next(p for p in reversed(client.published) if p.uri == uri)
+    assert any("phase 17" in d.message for d in final.diagnostics)
+
+
+async def test_workspace_pull_and_index_progress(client: LanguageClient) -> None:
+    if is_pull(client):
+        report = await client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(
+            previous_result_ids=[]))
+        uris = {i.uri.rsplit("/", 1)[1]: i for i in report.items}
+        assert "001-payment-retry-plan.md" in uris and "implement.md" in uris
+    else:
+        uri = (client.workspace_root / RETRY).as_uri()
+        await wait_for_diagnostics(client, uri, lambda d: bool(d))  # never opened: indexed
+    await wait_indexed(client)
+    window = client.capabilities.window
+    if window and window.work_done_progress:
+        assert client.progress_reports, "indexing must report work-done progress"
+        reports = next(iter(client.progress_reports.values()))
+        assert reports[0].title == "Baton: indexing .claude/"
+        assert reports[0].kind == "begin" and reports[-1].kind == "end"
+
+
+async def test_hostile_requests_do_not_break_the_server(client: LanguageClient) -> None:
+    root = client.workspace_root
+    uri = await open_doc(client, root / RETRY)
+    far = types.Position(line=10_000, character=500)
+    assert await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=far)) is None
+    await client.text_document_completion_async(types.CompletionParams(
+        text_document=types.TextDocumentIdentifier(uri="untitled:Untitled-1"), position=far))
+    binary = root / ".claude/specs/002_payment_retry/plans/blob-plan.md"
+    binary.write_bytes(b"\x00\xff\xfe" * 100)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=binary.as_uri(), language_id="markdown",
+                                             version=1, text="\x00" * 10 + "### Phase 1: x")))
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert lenses  # still serving
