@@ -34,7 +34,7 @@ _INJECT_RE = re.compile(
 )
 _PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,80}\}\}")
 _TASK_OPEN_RE = re.compile(r"^\s*Task\s*\{\s*$")
-_TASK_FIELD_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
+_TASK_FIELD_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*((?:.*\S)?)\s*$")
 _BLOCK_SCALAR_RE = re.compile(r"^[|>][+-]?[1-9]?[+-]?\s*(?:#.*)?$")
 _BASH_LANGS = {"bash", "sh", "shell", "zsh"}
 _OPAQUE_TASK_LANGS = _BASH_LANGS | {"json", "python", "py", "javascript", "js", "lua", "yaml"}

@@ -8,7 +8,11 @@ from ..model.base import Range
 from ..model.common import Link, Suppression
 from .markdown import MarkdownDoc, blank_code_spans
 
-_LINK_RE = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'][^)]*[\"'])?\s*\)")
+# Link text holds no brackets and a title runs to its own closing quote: with `[^\]]*` and
+# `[^)]*` instead, a line of `[[[[…` or of repeated `[a](b "` rescanned itself per match
+# attempt (quadratic). CommonMark also takes the innermost `[...]` before `(`.
+_LINK_RE = re.compile(
+    r"\[([^\[\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
 _SUPPRESS_RE = re.compile(
     r"<!--\s*baton\s*:\s*(ignore-file|ignore)\b([^>]*?)-->", re.IGNORECASE
 )

@@ -107,8 +107,13 @@ def parse_errors_log(source: Source, path: str = "") -> ErrorsLog:
         rng = Range.of_line(no, 0, len(line))
         try:
             obj = json.loads(line)
-        except (ValueError, RecursionError) as exc:
+        except ValueError as exc:
             log.bad_lines.append(BadLine(line=no, message=f"not valid JSON: {exc}", range=rng))
+            continue
+        except RecursionError:
+            log.bad_lines.append(BadLine(
+                line=no, message="JSON that nests too deeply to read (arrays or objects "
+                                 "hundreds of levels deep)", range=rng))
             continue
         if not isinstance(obj, dict):
             log.bad_lines.append(BadLine(
@@ -129,7 +134,7 @@ def parse_errors_log(source: Source, path: str = "") -> ErrorsLog:
     return log
 
 
-_META_LINE_RE = re.compile(r"^\s*[-*]\s+\*\*([^*]+?)\*\*\s*:?\s*(.*?)\s*$")
+_META_LINE_RE = re.compile(r"^\s*[-*]\s+\*\*([^*]+?)\*\*\s*:?\s*((?:.*\S)?)\s*$")
 
 
 def parse_report(source: Source, path: str = "") -> ReportMeta:

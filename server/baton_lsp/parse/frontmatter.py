@@ -25,6 +25,8 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
     _Loader = yaml.SafeLoader
 
 _INT_RE = re.compile(r"^[-+]?\d+$")
+_YAML_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+_BLANK_BREAKS = str.maketrans("\r\x85\u2028\u2029", "    ")
 _NULLS = {"", "~", "null", "Null", "NULL"}
 _TRUE = {"true", "True", "TRUE"}
 _FALSE = {"false", "False", "FALSE"}
@@ -63,10 +65,33 @@ def _compose(text: str, line_offset: int) -> list[tuple[str, Any, Range, Range, 
     items: list[ListItem] = []
     root_seen = False
 
+    widths = [len(line) for line in text.split("\n")]
+    last_end: Any = None  # end mark of the last scalar or flow collection seen
+
+    def at(mark: Any) -> tuple[int, int]:
+        """(line, column) of a mark; one past the last line (an empty value at the very
+        end) is moved to the end of the last line, so it stays inside the front matter."""
+        if mark.line >= len(widths):
+            return len(widths) - 1, widths[-1]
+        return mark.line, mark.column
+
+    def end_of(start_line: int, end: Any) -> tuple[int, int]:
+        """(line, column) of an end mark, pulled back from the start of the next line.
+
+        Block collections and block scalars end where the next token starts (column 0 of
+        a later line): ranges must stop at the end of their own text, or a fix replacing
+        the value would also eat the newline or the closing `---`.
+        """
+        line, col = at(end)
+        if col == 0 and line > start_line:
+            line -= 1
+            col = widths[line] if line < len(widths) else 0
+        return line + line_offset, col
+
     def rng(start: Any, end: Any) -> Range:
-        return Range.span(
-            start.line + line_offset, start.column, end.line + line_offset, end.column
-        )
+        start_line, start_col = at(start)
+        end_line, end_col = end_of(start_line, end)
+        return Range.span(start_line + line_offset, start_col, end_line, end_col)
 
     def emit(value: Any, end_mark: Any) -> None:
         nonlocal top_key, value_start, items
@@ -74,7 +99,7 @@ def _compose(text: str, line_offset: int) -> list[tuple[str, Any, Range, Range, 
             return
         key, key_range = top_key
         vline, vcol = value_start
-        value_range = Range.span(vline, vcol, end_mark.line + line_offset, end_mark.column)
+        value_range = Range.span(vline, vcol, *end_of(vline - line_offset, end_mark))
         out.append((key, value, key_range, value_range, items))
         top_key, value_start, items = None, None, []
 
@@ -93,7 +118,8 @@ def _compose(text: str, line_offset: int) -> list[tuple[str, Any, Range, Range, 
                     top_key = (str(key), rng(start_mark, end_mark))
             else:
                 if len(stack) == 1 and top_key is not None and value_start is None:
-                    value_start = (start_mark.line + line_offset, start_mark.column)
+                    line, col = at(start_mark)
+                    value_start = (line + line_offset, col)
                 container[pending] = value
                 frame[1] = _NO_KEY
                 if len(stack) == 1:
@@ -135,14 +161,18 @@ def _compose(text: str, line_offset: int) -> list[tuple[str, Any, Range, Range, 
                     )
                 if (len(stack) == 1 and top_key is not None and value_start is None
                         and stack[0][1] is not _NO_KEY):
-                    value_start = (event.start_mark.line + line_offset, event.start_mark.column)
+                    line, col = at(event.start_mark)
+                    value_start = (line + line_offset, col)
                 stack.append([{} if is_map else [], _NO_KEY, is_map])
-                starts.append(event.start_mark)
+                starts.append((event.start_mark, bool(event.flow_style)))
                 root_seen = True
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 frame = stack.pop()
-                start_mark = starts.pop()
-                add(frame[0], start_mark, event.end_mark)
+                start_mark, flow = starts.pop()
+                # A block collection ends at its last item, not at the next key.
+                end_mark = event.end_mark if flow or last_end is None else last_end
+                last_end = end_mark
+                add(frame[0], start_mark, end_mark)
             elif isinstance(event, yaml.ScalarEvent):
                 if not stack:
                     if event.value.strip():
@@ -153,6 +183,7 @@ def _compose(text: str, line_offset: int) -> list[tuple[str, Any, Range, Range, 
                         )
                     root_seen = True
                     continue
+                last_end = event.end_mark
                 add(_scalar(event), event.start_mark, event.end_mark)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -210,6 +241,10 @@ def parse_frontmatter(lines: list[str], end_line: int) -> Frontmatter:
     if len(text) > MAX_CHARS:
         return Frontmatter(range=block, error="front matter is larger than 256 KiB",
                            error_range=Range.of_line(0, 0, 3))
+    if _YAML_BREAKS.search(text):
+        # YAML also breaks lines at NEL, LS and PS; the editor does not. Blank them so YAML
+        # marks keep counting the same lines we do.
+        text = text.translate(_BLANK_BREAKS)
     try:
         composed = _compose(text, 1)
     except _FrontmatterError as exc:
@@ -261,8 +296,10 @@ def _split_duplicates(
     return firsts, duplicates
 
 
-_FLAT_KEY_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+(.*?))?[ \t]*$")
-_ITEM_RE = re.compile(r"^([ \t]+)-[ \t]+(.*?)[ \t]*$")
+# `((?:.*[^ \t])?)[ \t]*$` rather than `(.*?)[ \t]*$`: the lazy form is quadratic on long
+# inner runs of blanks.
+_FLAT_KEY_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+((?:.*[^ \t])?))?[ \t]*$")
+_ITEM_RE = re.compile(r"^([ \t]+)-[ \t]+((?:.*[^ \t])?)[ \t]*$")
 
 
 def _unquote(value: str) -> str:

@@ -1,9 +1,11 @@
 """Block structure of a markdown file: headings, fenced code, HTML comments.
 
-markdown-it-py tokenises the blocks so fenced code is never mistaken for structure (real
-plans embed whole sample plans in fences). Only the block rules we need are enabled and
-inline parsing is off: lists are matched per line by the parsers, which keeps parsing
-linear and well under a millisecond per hundred lines.
+Fenced code must never be mistaken for structure (real plans embed whole sample plans in
+fences), so the block rules markdown-it-py applies for headings, fences, HTML blocks and
+paragraphs are run here, line by line, over the lines `Source` already split. Inline
+parsing and container blocks are left out: lists are matched per line by the parsers,
+which keeps parsing linear. `tests/parse/test_markdown_scanner.py` checks the result
+against markdown-it-py itself.
 
 Two deliberate departures from CommonMark, both because agent-written markdown nests fences
 inside list items that we do not tokenise: a fence opens at any indentation, and an
@@ -12,12 +14,11 @@ indented line never hides a fence or heading from the paragraph terminator check
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_block import StateBlock
+from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
 from .text import Source
 
@@ -83,86 +84,157 @@ class MarkdownDoc:
 
 
 _FENCE_CHARS = "`~"
+_BLOCK_STARTS = frozenset("`~#<")
+_HTML_BLOCKS = HTML_SEQUENCES  # (opener, closer, may interrupt a paragraph) per HTML block type
 
 
-def _lenient_fence(state: StateBlock, start: int, end: int, silent: bool) -> bool:
-    pos = state.bMarks[start] + state.tShift[start]
-    maximum = state.eMarks[start]
-    if pos + 3 > maximum:
-        return False
-    src = state.src
-    marker = src[pos]
-    if marker not in _FENCE_CHARS:
-        return False
-    mem = pos
-    while pos < maximum and src[pos] == marker:
-        pos += 1
-    length = pos - mem
+def _fence_opener(rest: str) -> tuple[str, int, str] | None:
+    """(marker, length, info) when `rest` (a line without its indentation) opens a fence."""
+    marker = rest[0]
+    if len(rest) < 3 or marker not in _FENCE_CHARS:
+        return None
+    length = len(rest) - len(rest.lstrip(marker))
     if length < 3:
-        return False
-    params = src[pos:maximum]
-    if marker == "`" and "`" in params:
-        return False
-    if silent:
-        return True
-    line = start
-    closed = False
-    while True:
-        line += 1
-        if line >= end:
-            break
-        p = state.bMarks[line] + state.tShift[line]
-        m = state.eMarks[line]
-        if p >= m or src[p] != marker:
+        return None
+    info = rest[length:]
+    if marker == "`" and "`" in info:
+        return None
+    return marker, length, info
+
+
+def _heading_level(rest: str) -> int:
+    """ATX heading level of `rest` (a line without its indentation), 0 when not a heading."""
+    hashes = len(rest) - len(rest.lstrip("#"))
+    if not 1 <= hashes <= 6 or (hashes < len(rest) and rest[hashes] not in " \t"):
+        return 0
+    return hashes
+
+
+def _html_block(rest: str) -> tuple[re.Pattern[str], bool] | None:
+    """(closing pattern, may interrupt a paragraph) when `rest` opens an HTML block."""
+    if not rest.startswith("<"):
+        return None
+    for opener, closer, interrupts in _HTML_BLOCKS:
+        if opener.search(rest):
+            return closer, interrupts
+    return None
+
+
+def _indent(line: str, shift: int) -> int:
+    """Visual indentation of the first `shift` characters (tabs to 4-column stops)."""
+    if "\t" not in line[:shift]:
+        return shift
+    col = 0
+    for ch in line[:shift]:
+        col += 4 - col % 4 if ch == "\t" else 1
+    return col
+
+
+def _interrupts(rest: str) -> bool:
+    """Whether a line (without indentation) ends the paragraph above it."""
+    if rest[0] in _FENCE_CHARS:
+        return _fence_opener(rest) is not None
+    if rest[0] == "#":
+        return _heading_level(rest) > 0
+    html = _html_block(rest)
+    return html is not None and html[1]
+
+
+def _scan_blocks(doc: MarkdownDoc, start: int) -> None:
+    """Find headings, fences and HTML blocks from line `start` on, line by line.
+
+    The block rules markdown-it ran for us (lenient fence, ATX heading, HTML block,
+    paragraph; no indented code, no containers) reproduced over the already-split lines:
+    markdown-it re-split the text, built per-line state and dispatched every rule on every
+    line, which was a third of the time of parsing a plan.
+    """
+    lines, opaque = doc.source.lines, doc.opaque
+    end = len(lines)
+    if end > start and not lines[-1].strip(" \t"):
+        end -= 1  # markdown-it does not count a final blank line without a newline
+    i = start
+    while i < end:
+        line = lines[i]
+        rest = line.lstrip(" \t")
+        if not rest:
+            i += 1
             continue
-        q = p
-        while q < m and src[q] == marker:
-            q += 1
-        if q - p < length:
-            continue
-        if src[q:m].strip():
-            continue
-        closed = True
-        break
-    state.line = line + (1 if closed else 0)
-    token = state.push("fence", "code", 0)
-    token.info = params
-    token.markup = src[mem : mem + length]
-    token.map = [start, state.line]
-    token.meta = {"closed": closed, "indent": state.sCount[start]}
-    return True
+        first = rest[0]
+        if first in _BLOCK_STARTS:
+            fence = _fence_opener(rest) if first in _FENCE_CHARS else None
+            if fence is not None:
+                marker, length, info = fence
+                j, closed = i + 1, False
+                while j < end:
+                    close = lines[j].lstrip(" \t")
+                    if close[:length] == marker * length and not close.lstrip(marker).strip():
+                        closed = True
+                        break
+                    j += 1
+                stop = j + 1 if closed else end
+                doc.fences.append(Fence(i, min(stop - 1 if stop > i else i, len(lines) - 1),
+                                        info, _indent(line, len(line) - len(rest)), closed))
+                opaque[i:stop] = [True] * (stop - i)
+                i = stop
+                continue
+            level = _heading_level(rest) if first == "#" else 0
+            if level:
+                _add_heading(doc, i, line)
+                i += 1
+                continue
+            html = _html_block(rest) if first == "<" else None
+            if html is not None:
+                closer = html[0]
+                j = i + 1
+                if not closer.search(rest):
+                    while j < end:
+                        text = lines[j].lstrip(" \t")
+                        if closer.search(text):
+                            if text:
+                                j += 1
+                            break
+                        j += 1
+                chunk = "\n".join(lines[i:j])
+                if chunk.lstrip().startswith("<!--"):
+                    doc.comments.append(Comment(i, j - 1, chunk))
+                opaque[i:j] = [True] * (j - i)
+                i = j
+                continue
+        # A paragraph: runs to a blank line or a line that opens a block.
+        i += 1
+        while i < end:
+            rest = lines[i].lstrip(" \t")
+            if not rest or (rest[0] in _BLOCK_STARTS and _interrupts(rest)):
+                break
+            i += 1
 
 
-def _lenient_paragraph(state: StateBlock, start: int, end: int, silent: bool) -> bool:
-    next_line = start + 1
-    terminators = state.md.block.ruler.getRules("paragraph")
-    end = state.lineMax
-    while next_line < end:
-        if state.isEmpty(next_line):
-            break
-        if any(rule(state, next_line, end, True) for rule in terminators):
-            break
-        next_line += 1
-    state.line = next_line
-    token = state.push("paragraph_open", "p", 1)
-    token.map = [start, next_line]
-    state.push("paragraph_close", "p", -1)
-    return True
+def _add_heading(doc: MarkdownDoc, no: int, text: str) -> None:
+    m = _HEADING_RE.match(text)
+    if m:  # more than three spaces of indentation: tokenised, but not read as a heading
+        content = _heading_content(m.group(2) or "")
+        start = m.start(2) if m.group(2) is not None else len(text)
+        doc.headings.append(Heading(len(m.group(1)), content.strip(), no, start,
+                                    start + len(content)))
 
 
-@lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": True})
-    md.core.ruler.disable(["inline", "text_join"])
-    md.block.ruler.enableOnly(["fence", "heading", "html_block", "paragraph"])
-    md.block.ruler.at("fence", _lenient_fence, {"alt": ["paragraph"]})
-    md.block.ruler.at("paragraph", _lenient_paragraph)
-    return md
-
-
-_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _FRONTMATTER_OPEN = re.compile(r"^---[ \t]*$")
 _FRONTMATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
+
+
+def _heading_content(rest: str) -> str:
+    """Heading text without the optional closing `#` sequence and trailing blanks.
+
+    Done with string methods: the regex form (`(.*?)(?:[ \t]+#+)?[ \t]*$`) backtracks
+    quadratically on a heading with a long run of inner blanks.
+    """
+    content = rest.rstrip(" \t")
+    if content.endswith("#"):
+        bare = content.rstrip("#")
+        if bare[-1:] in (" ", "\t"):
+            return bare.rstrip(" \t")
+    return content
 
 
 def find_frontmatter_end(lines: list[str]) -> int:
@@ -183,46 +255,49 @@ def parse_markdown(source: Source, frontmatter: bool = True) -> MarkdownDoc:
     fm_end = find_frontmatter_end(lines) if frontmatter else -1
     doc.frontmatter_end = fm_end
     body_start = fm_end + 1 if fm_end >= 0 else 0
-    for i in range(body_start):
-        doc.opaque[i] = True
-    body = "\n".join(lines[body_start:]) if body_start else "\n".join(lines)
-    tokens = _parser().parse(body)
-    opaque = doc.opaque
-    for tok in tokens:
-        if tok.map is None:
-            continue
-        a, b = tok.map[0] + body_start, tok.map[1] + body_start
-        if tok.type == "heading_open":
-            text = lines[a]
-            m = _HEADING_RE.match(text)
-            if m:
-                content = m.group(2) or ""
-                start = m.start(2) if m.group(2) is not None else len(text)
-                doc.headings.append(
-                    Heading(len(m.group(1)), content.strip(), a, start, start + len(content))
-                )
-        elif tok.type == "fence":
-            closed = bool(tok.meta.get("closed"))
-            last = b - 1 if b > a else a
-            doc.fences.append(
-                Fence(a, min(last, n - 1), tok.info, int(tok.meta.get("indent", 0)), closed)
-            )
-            for i in range(a, min(b, n)):
-                opaque[i] = True
-        elif tok.type == "html_block":
-            chunk = "\n".join(lines[a:b])
-            if chunk.lstrip().startswith("<!--"):
-                doc.comments.append(Comment(a, b - 1, chunk))
-            for i in range(a, min(b, n)):
-                opaque[i] = True
+    doc.opaque[:body_start] = [True] * body_start
+    _scan_blocks(doc, body_start)
     return doc
 
 
-_CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
+_BACKTICKS_RE = re.compile(r"`+")
+_SINGLE_SPAN_RE = re.compile(r"`[^`]+`")
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * (m.end() - m.start())
 
 
 def blank_code_spans(line: str) -> str:
-    """Replace inline code spans with spaces so their contents are never read as structure."""
+    """Replace inline code spans with spaces so their contents are never read as structure.
+
+    CommonMark pairing: a run of N backticks opens a span closed by the next run of exactly
+    N. Runs are indexed by length up front, so a line of unmatched backticks stays linear
+    (a backreference regex took cubic time on one).
+    """
     if "`" not in line:
         return line
-    return _CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+    if "``" not in line:  # only single backticks: each pairs with the next one
+        return _SINGLE_SPAN_RE.sub(_blank, line)
+    runs = [(m.start(), m.end()) for m in _BACKTICKS_RE.finditer(line)]
+    by_length: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(runs):
+        by_length.setdefault(b - a, []).append(i)
+    out: list[str] = []
+    pos = 0
+    i = 0
+    while i < len(runs):
+        a, b = runs[i]
+        same = by_length[b - a]
+        k = bisect.bisect_right(same, i)
+        if k == len(same):
+            i += 1  # no closing run: the backticks are literal
+            continue
+        j = same[k]
+        end = runs[j][1]
+        out.append(line[pos:a])
+        out.append(" " * (end - a))
+        pos = end
+        i = j + 1
+    out.append(line[pos:])
+    return "".join(out)

@@ -11,6 +11,7 @@ import re
 from pathlib import PurePath
 
 from ..model.base import Range
+from ..model.common import Link
 from ..model.plan import (
     Dependencies,
     DependencyForm,
@@ -32,19 +33,32 @@ from .text import Source
 _PHASE_RE = re.compile(r"^Phase\s+(\d+(?:\.\d+)?)(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
                        re.IGNORECASE)
 _STAGE_RE = re.compile(r"^Stage\s+(\d+(?:\.\d+)?)\b", re.IGNORECASE)
-_TRAILING_BRACKET_RE = re.compile(r"\s*\[([^\[\]]*)\]\s*$")
+# `(?<!\s)`: start only where a blank run starts, or every blank of a long run rescans it.
+_TRAILING_BRACKET_RE = re.compile(r"(?<!\s)\s*\[([^\[\]]*)\]\s*$")
+_MAX_TRAILING_GROUPS = 8
 _SEE_RE = re.compile(r"^See:\s*(.+)$", re.IGNORECASE)
-_META_RE = re.compile(r"^(\s*)[-*+]\s+\*\*([^*]+?)\*\*\s*:?\s*(.*?)\s*$")
-_SUBITEM_RE = re.compile(r"^(\s+)(?:[-*+]|\d+[.)])\s+(.*?)\s*$")
-_TASK_RE = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+\[([ xX])\](?=\s|$)\s*(.*?)\s*$")
+# Values are captured as `((?:.*\S)?)\s*$`, not `(.*?)\s*$`: same text, but the lazy form
+# backtracks quadratically on a line with a long run of inner blanks.
+_META_RE = re.compile(r"^(\s*)[-*+]\s+\*\*([^*]+?)\*\*\s*:?\s*((?:.*\S)?)\s*$")
+_SUBITEM_RE = re.compile(r"^(\s+)(?:[-*+]|\d+[.)])\s+((?:.*\S)?)\s*$")
+_TASK_RE = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+\[([ xX])\](?=\s|$)\s*((?:.*\S)?)\s*$")
 _DEP_RES: tuple[tuple[DependencyForm, re.Pattern[str]], ...] = (
     (DependencyForm.BOLD,
-     re.compile(r"^\s*(?:[-*+]\s+)?\*\*Dependencies(?::\*\*|\*\*\s*:?)\s*(.*?)\s*$", re.I)),
-    (DependencyForm.BARE, re.compile(r"^\s*(?:[-*+]\s+)?dependencies\s*:\s*(.*?)\s*$", re.I)),
-    (DependencyForm.DEPENDS_ON, re.compile(r"^\s*(?:[-*+]\s+)?depends_on\s*:\s*(.*?)\s*$", re.I)),
+     re.compile(r"^\s*(?:[-*+]\s+)?\*\*Dependencies(?::\*\*|\*\*\s*:?)\s*((?:.*\S)?)\s*$",
+                re.I)),
+    (DependencyForm.BARE,
+     re.compile(r"^\s*(?:[-*+]\s+)?dependencies\s*:\s*((?:.*\S)?)\s*$", re.I)),
+    (DependencyForm.DEPENDS_ON,
+     re.compile(r"^\s*(?:[-*+]\s+)?depends_on\s*:\s*((?:.*\S)?)\s*$", re.I)),
 )
-_BODY_STATUS_RE = re.compile(r"^\s*(?:[-*+]\s+)?\*\*Status(?::\*\*|\*\*\s*:?)\s*(.*?)\s*$", re.I)
+_BODY_STATUS_RE = re.compile(
+    r"^\s*(?:[-*+]\s+)?\*\*Status(?::\*\*|\*\*\s*:?)\s*((?:.*\S)?)\s*$", re.I)
 _FILE_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?\*\*File(?::\*\*|\*\*\s*:?)\s*(\S+\.md)\s*$", re.I)
+_NUMBERS_RE = re.compile(r"[\d.,\s]+")
+_BRACKETED_RE = re.compile(r"^\[([^\]]*)\]")
+_STATUS_TEXT_RE = re.compile(r"[A-Za-z][A-Za-z _-]{0,30}")
+_PHASE_FILE_RE = re.compile(r"phase_\d")
+_STATUS_WORD_RE = re.compile(r"^[^\w]*([A-Za-z][A-Za-z ]*[A-Za-z])")  # [^\w] covers blanks
 _DEP_ID_RE = re.compile(r"^(?:phase[\s_-]*)?(\d+(?:\.\d+)?)$", re.IGNORECASE)
 _PROSE_PHASE_RE = re.compile(r"\bPhase\s+(\d+(?:\.\d+)?)", re.IGNORECASE)
 _NONE_VALUES = {"", "none", "n/a", "na", "-", "—", "[]", "nothing"}
@@ -81,11 +95,12 @@ def _dependencies(form: DependencyForm, line_no: int, line: str, value: str,
     lowered = value.lower().strip().rstrip(".")
     line_range = Range.of_line(line_no, len(line) - len(line.lstrip()), len(line))
     value_range = Range.of_line(line_no, value_col, value_col + len(value))
-    deps = Dependencies(form=form, raw=value, range=line_range, value_range=value_range)
+    deps = Dependencies(form=form, raw=value, range=line_range, value_range=value_range,
+                        refs=[])  # passed, not defaulted: pydantic deep-copies defaults
     if lowered in _NONE_VALUES or lowered.startswith("none"):
         deps.explicit_none = True
         return deps
-    if value.startswith("[") or re.fullmatch(r"[\d.,\s]+", value):
+    if value.startswith("[") or _NUMBERS_RE.fullmatch(value):
         items = (_split_list(value, line_no, value_col) if value.startswith("[")
                  else _split_list(f"[{value}]", line_no, value_col - 1))
         for raw, rng in items:
@@ -104,11 +119,11 @@ def _dependencies(form: DependencyForm, line_no: int, line: str, value: str,
 
 def _status_from(text: str, line_no: int, col: int) -> StatusMarker | None:
     """A body status value: `[IN PROGRESS]`, `IN PROGRESS`, `✅ COMPLETED`."""
-    m = re.match(r"^\[([^\]]*)\]", text)
+    m = _BRACKETED_RE.match(text)
     if m:
         return StatusMarker(text=m.group(1).strip(), range=Range.of_line(line_no, col,
                                                                          col + m.end()))
-    word = re.match(r"^[^\w]*\s*([A-Za-z][A-Za-z ]*[A-Za-z])", text)
+    word = _STATUS_WORD_RE.match(text)
     if word:
         return StatusMarker(text=word.group(1).strip(),
                             range=Range.of_line(line_no, col + word.start(1), col + word.end(1)))
@@ -126,7 +141,8 @@ def _parse_phase_heading(h: Heading, line: str) -> Phase | None:
     status: StatusMarker | None = None
     expanded = None
     # Peel trailing `[...]` groups: `[See: file.md]` is an expansion link, the rest a status.
-    while True:
+    # Bounded: each peel rescans the title, and real headings carry two groups at most.
+    for _ in range(_MAX_TRAILING_GROUPS):
         bm = _TRAILING_BRACKET_RE.search(rest)
         if not bm:
             break
@@ -135,13 +151,11 @@ def _parse_phase_heading(h: Heading, line: str) -> Phase | None:
         see = _SEE_RE.match(inner)
         if see:
             target = see.group(1).strip()
-            from ..model.common import Link
-
             t0 = rest_start + bm.start(1) + bm.group(1).index(target)
             expanded = Link(text=inner, target=target,
                             range=Range.of_line(h.line, start, rest_start + bm.end(1) + 1),
                             target_range=Range.of_line(h.line, t0, t0 + len(target)))
-        elif status is None and re.fullmatch(r"[A-Za-z][A-Za-z _-]{0,30}", inner):
+        elif status is None and _STATUS_TEXT_RE.fullmatch(inner):
             status = StatusMarker(text=inner, range=Range.of_line(h.line, start,
                                                                   rest_start + bm.end(1) + 1))
         else:
@@ -150,39 +164,46 @@ def _parse_phase_heading(h: Heading, line: str) -> Phase | None:
     title = rest.strip()
     title_col = rest_start + (len(rest) - len(rest.lstrip()))
     number_col = h.text_start + m.start(1)
+    whole = Range.of_line(h.line, 0, len(line))  # ranges are frozen: one object serves both
     return Phase(
         number=number,
         id=normalize_id(number),
         title=title,
         level=h.level,
-        heading_range=Range.of_line(h.line, 0, len(line)),
+        heading_range=whole,
         number_range=Range.of_line(h.line, number_col, number_col + len(number)),
         title_range=Range.of_line(h.line, title_col, title_col + len(title)),
-        range=Range.of_line(h.line, 0, len(line)),
+        range=whole,
         status=status,
         expanded_link=expanded,
+        tasks=[],  # passed, not defaulted: pydantic deep-copies mutable defaults
+        extra_dependency_lines=[],
     )
 
 
 def _tasks(lines: list[tuple[int, str]]) -> list[Task]:
     tasks: list[Task] = []
-    stack: list[int] = []
+    stack: list[int] = []  # indices of the enclosing tasks
+    indents: list[int] = []
+    match, of_line = _TASK_RE.match, Range.of_line  # a hot loop: one call per list line
     for no, line in lines:
         if "[" not in line:
             continue
-        m = _TASK_RE.match(line)
-        if not m:
+        m = match(line)
+        if m is None:
             continue
-        indent = len(m.group(1).expandtabs(4))
-        while stack and tasks[stack[-1]].indent >= indent:
+        lead, marker, text = m.groups()
+        indent = len(lead.expandtabs(4)) if "\t" in lead else len(lead)
+        while stack and indents[stack[-1]] >= indent:
             stack.pop()
         box = m.start(2) - 1
         tasks.append(Task(
-            text=m.group(3), marker=m.group(2), indent=indent, depth=len(stack),
+            text=text, marker=marker, indent=indent, depth=len(stack),
             parent=stack[-1] if stack else None,
-            range=Range.of_line(no, len(m.group(1)), len(line)),
-            checkbox_range=Range.of_line(no, box, box + 3),
+            range=of_line(no, len(lead), len(line)),
+            checkbox_range=of_line(no, box, box + 3),
         ))
+        indents.append(indent)
         stack.append(len(tasks) - 1)
     return tasks
 
@@ -205,6 +226,7 @@ def _metadata(lines: list[tuple[int, str]]) -> list[MetadataEntry]:
                 key_range=Range.of_line(no, m.start(2), m.start(2) + len(m.group(2))),
                 value_range=Range.of_line(no, vcol, vcol + len(value)),
                 range=Range.of_line(no, len(m.group(1)), len(line)),
+                items=[],  # passed, not defaulted: pydantic deep-copies mutable defaults
             )
             entries.append(current)
             continue
@@ -226,7 +248,7 @@ def _role(path: str, title: str | None) -> PlanRole:
     name = PurePath(path).name
     if name.startswith("stage_") or (title is not None and _STAGE_RE.match(title)):
         return PlanRole.STAGE_FILE
-    if re.match(r"phase_\d", name) or (title is not None and _PHASE_RE.match(title)):
+    if _PHASE_FILE_RE.match(name) or (title is not None and _PHASE_RE.match(title)):
         return PlanRole.PHASE_FILE
     return PlanRole.PLAN
 
@@ -245,18 +267,21 @@ def parse_plan(source: Source, path: str = "") -> Plan:
         plan.title_range = Range.of_line(title_h.line, title_h.text_start, title_h.end_char)
     plan.role = _role(path, plan.title)
 
-    # Sections (H2) and the end line of every heading's section.
-    def section_end(idx: int, level: int) -> int:
-        for later in headings[idx + 1 :]:
-            if later.level <= level:
-                return later.line - 1
-        return n - 1
+    # Sections (H2) and the end line of every heading's section: the line before the next
+    # heading of the same or a higher level. One pass with a stack (a scan per heading was
+    # quadratic in the number of headings).
+    ends = [n - 1] * len(headings)
+    open_: list[int] = []
+    for j, h in enumerate(headings):
+        while open_ and headings[open_[-1]].level >= h.level:
+            ends[open_.pop()] = h.line - 1
+        open_.append(j)
 
     first_h2 = None
     meta_heading = None
     for i, h in enumerate(headings):
         if h.level == 2:
-            end = section_end(i, 2)
+            end = ends[i]
             plan.sections.append(Section(
                 title=h.text, level=2, heading_range=Range.of_line(h.line, 0, len(lines[h.line])),
                 range=Range.span(h.line, 0, end, len(lines[end]))))
@@ -288,7 +313,7 @@ def parse_plan(source: Source, path: str = "") -> Plan:
             candidates = [c for c in candidates
                           if c[1].level == 2 or any(a.contains_line(c[1].line) for a in areas)]
     for i, h, phase in candidates:
-        end = section_end(i, h.level)
+        end = ends[i]
         phase.range = Range.span(h.line, 0, end, len(lines[end]))
         _fill_phase(phase, md, h.line + 1, end + 1)
         plan.phases.append(phase)
@@ -317,15 +342,17 @@ def parse_plan(source: Source, path: str = "") -> Plan:
                 md.text_lines(section.range.start_line + 1, section.range.end_line + 1))
             break
 
-    for no, line in md.text_lines():
-        if "](" in line:
+    opaque = md.opaque
+    for no, line in enumerate(lines):
+        if "](" in line and not opaque[no]:
             plan.links.extend(line_links(no, line))
     return plan
 
 
 def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
-    body = md.text_lines(start, stop)
-    cleaned = [(no, blank_code_spans(line)) for no, line in body]
+    lines, opaque = md.lines, md.opaque
+    cleaned = [(no, blank_code_spans(lines[no])) for no in range(start, min(stop, len(lines)))
+               if not opaque[no]]
     phase.tasks = _tasks(cleaned)
     for no, line in cleaned:
         low = line.lower()
@@ -347,12 +374,10 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
         if phase.expanded_link is None and ".md" in low:
             m = _FILE_LINE_RE.match(line)
             if m:
-                from ..model.common import Link
-
                 rng = Range.of_line(no, m.start(1), m.end(1))
                 phase.expanded_link = Link(text="File", target=m.group(1), range=rng,
                                            target_range=rng)
-            else:
+            elif "details" in low:  # the link text must say so; skip building other links
                 for link in line_links(no, line):
                     if "details" in link.text.lower() and link.target.endswith(".md"):
                         phase.expanded_link = link

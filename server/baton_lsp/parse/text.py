@@ -30,17 +30,24 @@ class Source:
 
     @classmethod
     def from_text(cls, text: str) -> Source:
-        raw = text.split("\n")
-        lines: list[str] = []
-        long_lines: list[int] = []
-        for i, line in enumerate(raw):
-            if line.endswith("\r"):
-                line = line[:-1]
-            if len(line) > MAX_LINE_CHARS:
-                long_lines.append(i)
-                line = ""
-            lines.append(line)
-        return cls(text=text, lines=lines, long_lines=tuple(long_lines))
+        lines = split_lines(text)
+        if max(map(len, lines)) <= MAX_LINE_CHARS:  # the usual case, at C speed
+            return cls(text=text, lines=lines)
+        long_lines = tuple(i for i, line in enumerate(lines) if len(line) > MAX_LINE_CHARS)
+        for i in long_lines:
+            lines[i] = ""
+        return cls(text=text, lines=lines, long_lines=long_lines)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines the way LSP clients count them: `\n`, `\r\n` and a lone `\r` all end a line.
+
+    Splitting on `\n` alone put every position after a lone `\r` on the wrong line in the
+    editor (and markdown-it, which the block scanner mirrors, breaks lines there too).
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.split("\n")
 
 
 def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:

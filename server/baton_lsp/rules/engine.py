@@ -63,6 +63,7 @@ def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
 
     from ..model.config import BatonConfig
     from ..parse import parse_text
+    from ..parse.text import split_lines
 
     doc = parse_text(kind, text, path)
     root = index.root if index is not None else None
@@ -71,5 +72,5 @@ def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
         if ".claude" in parts:
             root = Path(*parts[: parts.index(".claude")])
     ctx = RuleContext(path=path, kind=kind, config=config or BatonConfig(), index=index,
-                      root=root, lines=text.split("\n"))
+                      root=root, lines=split_lines(text))
     return check_document(doc, ctx)

@@ -13,7 +13,7 @@ from ..model.plan import Plan, PlanRole
 from .base import RuleContext, rule
 
 PLAN = (Kind.PLAN,)
-_MD_LINK_RE = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+_MD_LINK_RE = re.compile(r"\[[^\[\]]*\]\(([^)\s]+)\)")  # no `[` in the text: linear
 
 
 def _display(path: Path, ctx: RuleContext) -> str:
@@ -35,18 +35,22 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     paths from another machine that contain `/.claude/` are re-rooted at this workspace.
     Web links and anchors are not checked. Fix: correct the path or restore the file.
     """
-    links: list[Link] = list(plan.links)
-    for phase in plan.phases:
-        if phase.expanded_link is not None and phase.expanded_link not in links:
-            links.append(phase.expanded_link)
+    links: list[Link] = [*plan.links, *(p.expanded_link for p in plan.phases
+                                        if p.expanded_link is not None)]
     seen: set[tuple[int, int]] = set()
+    exists: dict[str, bool] = {}  # plans repeat targets (`report.md#a`, `report.md#b`)
     for link in links:
         key = (link.target_range.start_line, link.target_range.start_char)
         if key in seen:
             continue
         seen.add(key)
         resolved = ctx.resolve(link.target)
-        if resolved is None or ctx.exists(resolved):
+        if resolved is None:
+            continue
+        where = str(resolved)
+        if where not in exists:
+            exists[where] = ctx.exists(resolved)
+        if exists[where]:
             continue
         yield ctx.finding(link.target_range,
                           f"link target '{link.target}' does not exist "

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,23 @@ def guess_kind(path: Path) -> Kind | None:
     return Kind.PLAN if _PHASE_HEADING.search(head) or "plan" in name.lower() else None
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Hold off the cyclic garbage collector for a bulk check.
+
+    Parsing allocates millions of small, acyclic objects, so collections free nothing;
+    yet the full ones walk every document the index holds, which made a 2,000-plan check
+    40% slower and superlinear in the number of files.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None) -> CheckResult:
     """Check files and directories; raises PathError / ConfigError for unusable input."""
     result = CheckResult()
@@ -67,6 +87,9 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None) -> C
     for raw in paths:
         path = Path(os.path.abspath(raw))
         if not path.exists():
+            if path.is_symlink():
+                raise PathError(f"{raw}: cannot follow this symbolic link (it is broken or "
+                                "loops back on itself)")
             raise PathError(f"{raw}: no such file or directory")
         if path.is_file():
             root = find_root(path) or path.parent
@@ -86,8 +109,9 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None) -> C
                 if (file + os.sep).startswith(prefix) and file not in seen:
                     seen.add(file)
                     targets.append((idx, file, kind))
-    for idx, file, kind in targets:
-        result.findings.extend(idx.check(file, kind))
+    with _gc_paused():
+        for idx, file, kind in targets:
+            result.findings.extend(idx.check(file, kind))
     result.files = len(targets)
     result.findings.sort(key=Finding.sort_key)
     return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,8 @@ from ..model.base import Finding, Kind
 from ..model.config import BatonConfig
 from ..model.data import Unreadable
 from ..model.plan import Plan
-from ..parse import parse_bytes, parse_text
+from ..parse import parse_text
+from ..parse.text import UnreadableError, decode, split_lines
 from ..rules.base import RuleContext
 from ..rules.engine import check_document
 from .discovery import classify, excluded, walk
@@ -93,9 +95,15 @@ class WorkspaceIndex:
             if key in self._overlays:
                 return self._overlays[key]
         try:
-            return Path(key).read_text(encoding="utf-8", errors="replace")
+            st = os.stat(key)
+            if not stat.S_ISREG(st.st_mode):
+                return None  # reading a FIFO or device would block or never end
+            with open(key, "rb") as fh:
+                data = fh.read(self.config.max_file_size + 1)
         except OSError:
             return None
+        # Same text the parser saw: a BOM is not part of line 1 (`decode` drops it too).
+        return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
     def document(self, path: str | Path, kind: Kind | None = None) -> Any:
         """Parsed document for `path` (cached), an `Unreadable`, or None if not ours."""
@@ -103,44 +111,59 @@ class WorkspaceIndex:
         kind = kind or self.kind_of(key)
         if kind is None:
             return None
+        return self._document(key, kind)[0]
+
+    def _document(self, key: str, kind: Kind) -> tuple[Any, str | None]:
+        """(document, its text when it was read just now) so `check` need not read twice."""
         with self._lock:
             overlay = self._overlays.get(key)
             if overlay is not None:
                 stamp: Any = ("overlay", hash(overlay))
                 cached = self._docs.get(key)
                 if cached and cached[0] == stamp:
-                    return cached[1]
+                    return cached[1], overlay
                 doc = parse_text(kind, overlay, key)
                 self._docs[key] = (stamp, doc)
-                return doc
+                return doc, overlay
         try:
             st = os.stat(key)
-        except OSError:
+        except OSError as exc:
             with self._lock:
                 self._docs.pop(key, None)
-            return None
+            if os.path.islink(key):  # listed, but following the link fails: say why
+                return Unreadable(path=key, reason=f"cannot read file: {exc.strerror or exc} "
+                                  "(a broken or looping symbolic link)"), None
+            return None, None
+        if not stat.S_ISREG(st.st_mode):
+            # Opening a FIFO blocks until a writer appears; a device may never end.
+            return Unreadable(path=key, reason="not a regular file (a directory, FIFO, socket "
+                              "or device); it was not read"), None
         stamp = (st.st_mtime_ns, st.st_size)
         with self._lock:
             cached = self._docs.get(key)
             if cached and cached[0] == stamp:
-                return cached[1]
-        doc = self._read(key, kind, st.st_size)
+                return cached[1], None
+        doc, text = self._read(key, kind, st.st_size)
         with self._lock:
             self._docs[key] = (stamp, doc)
-        return doc
+        return doc, text
 
-    def _read(self, key: str, kind: Kind, size: int) -> Any:
+    def _read(self, key: str, kind: Kind, size: int) -> tuple[Any, str | None]:
         limit = self.config.max_file_size
         if size > limit:
             return Unreadable(path=key, reason=(
                 f"file is {size / 1_048_576:.1f} MiB, over the {limit / 1_048_576:.1f} MiB "
-                "limit for workspace files (max-file-size); it was not parsed"))
+                "limit for workspace files (max-file-size); it was not parsed")), None
         try:
             with open(key, "rb") as fh:
                 data = fh.read(limit + 1)
         except OSError as exc:
-            return Unreadable(path=key, reason=f"cannot read file: {exc.strerror or exc}")
-        return parse_bytes(kind, data, key, limit)
+            return Unreadable(path=key, reason=f"cannot read file: {exc.strerror or exc}"), None
+        try:
+            text = decode(data, limit)
+        except UnreadableError as exc:
+            return Unreadable(path=key, reason=str(exc)), None
+        return parse_text(kind, text, key), text
 
     def agent_paths(self) -> dict[str, Path]:
         with self._lock:
@@ -176,12 +199,15 @@ class WorkspaceIndex:
         kind = kind or self.kind_of(key)
         if kind is None:
             return []
-        doc = self.document(key, kind)
+        doc, text = self._document(key, kind)
         if doc is None:
             return []
-        text = self.text_of(key) if not isinstance(doc, Unreadable) else ""
+        if isinstance(doc, Unreadable):
+            text = ""
+        elif text is None:  # parsed earlier: read the lines the rules quote again
+            text = self.text_of(key)
         ctx = RuleContext(path=key, kind=kind, config=self.config, index=self, root=self.root,
-                          lines=(text or "").split("\n"))
+                          lines=split_lines(text or ""))
         findings = check_document(doc, ctx)
         self._record_deps(key, ctx.depends_on)
         return findings

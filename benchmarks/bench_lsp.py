@@ -1,0 +1,285 @@
+"""Language-server benchmarks: start-up, edit→diagnostics latency, hover/lens latency, RSS.
+
+Runs the real server (`python -m baton_lsp lsp`) as a subprocess and talks JSON-RPC over its
+pipes, so every figure includes serialisation and process boundaries, as an editor sees it.
+
+    python benchmarks/bench_lsp.py [--quick]
+
+Figures printed: spawn→initialize response and spawn→first diagnostics (median of 10);
+didChange→publishDiagnostics p50/p95 with the debounce set to 0 (largest corpus plan and a
+generated 5,000-line plan); hover and code-lens p95; RSS after indexing 2,000 plans; RSS
+drift over a 10,000-random-edit session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import queue
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO.parent / "shared" / "corpus"
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+
+class Client:
+    """A minimal blocking LSP client: enough to time requests and notifications."""
+
+    def __init__(self, root: Path, settings: dict[str, Any] | None = None,
+                 log_level: str = "WARNING") -> None:
+        self.t0 = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "baton_lsp", "lsp", "--log-level", log_level],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+        self.root = root
+        self.settings = settings or {}
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        assert out is not None
+        while True:
+            length = 0
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            self.inbox.put(json.loads(out.read(length)))
+
+    def send(self, msg: dict[str, Any]) -> None:
+        body = json.dumps(msg).encode()
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: Any) -> Any:
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            msg = self.wait()
+            if msg.get("id") == rid and "method" not in msg:
+                return msg.get("result")
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def wait(self, timeout: float = 120.0) -> dict[str, Any]:
+        msg = self.inbox.get(timeout=timeout)
+        if "method" in msg and "id" in msg:  # a server→client request: answer it
+            result: Any = None
+            if msg["method"] == "workspace/configuration":
+                result = [self.settings for _ in msg["params"]["items"]]
+            self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+        return msg
+
+    def wait_diagnostics(self, uri: str, version: int | None = None) -> dict[str, Any]:
+        while True:
+            msg = self.wait()
+            if msg.get("method") == "textDocument/publishDiagnostics":
+                p = msg["params"]
+                if p["uri"] == uri and (version is None or p.get("version") == version):
+                    return p
+
+    def initialize(self) -> float:
+        caps = {"textDocument": {"publishDiagnostics": {"versionSupport": True},
+                                 "hover": {"contentFormat": ["markdown"]}},
+                "workspace": {"configuration": True}, "window": {"workDoneProgress": False}}
+        self.request("initialize", {"processId": None, "rootUri": self.root.as_uri(),
+                                    "capabilities": caps,
+                                    "workspaceFolders": [{"uri": self.root.as_uri(),
+                                                          "name": "ws"}],
+                                    "initializationOptions": {"settings": self.settings}})
+        elapsed = time.perf_counter() - self.t0
+        self.notify("initialized", {})
+        return elapsed
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.proc.wait(timeout=10)
+        except Exception:
+            self.proc.kill()
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def make_workspace(root: Path, plans: int = 1) -> Path:
+    from bench_check import make_workspace as write  # type: ignore[import-not-found]
+
+    write(root, plans)
+    return root
+
+
+def open_doc(c: Client, path: Path) -> str:
+    uri = path.as_uri()
+    c.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "markdown", "version": 1,
+        "text": path.read_text(encoding="utf-8")}})
+    return uri
+
+
+def startup(root: Path, plan: Path, runs: int) -> tuple[list[float], list[float]]:
+    init, first = [], []
+    for _ in range(runs):
+        c = Client(root, {"debounce": 0})
+        init.append(c.initialize() * 1000)
+        uri = open_doc(c, plan)
+        c.wait_diagnostics(uri, 1)
+        first.append((time.perf_counter() - c.t0) * 1000)
+        c.close()
+    return init, first
+
+
+def edit_latency(root: Path, plan: Path, edits: int) -> tuple[list[float], list[float],
+                                                              list[float]]:
+    c = Client(root, {"debounce": 0})
+    c.initialize()
+    uri = open_doc(c, plan)
+    c.wait_diagnostics(uri, 1)
+    lines = plan.read_text(encoding="utf-8").split("\n")
+    change, hover, lens = [], [], []
+    for version in range(2, edits + 2):
+        line = random.randrange(len(lines))
+        t = time.perf_counter()
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": {"start": {"line": line, "character": 0},
+                                          "end": {"line": line, "character": 0}},
+                                "text": "x"}]})
+        c.wait_diagnostics(uri, version)
+        change.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                         "position": {"line": line, "character": 1}})
+        hover.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        c.request("textDocument/codeLens", {"textDocument": {"uri": uri}})
+        lens.append((time.perf_counter() - t) * 1000)
+    c.close()
+    return change, hover, lens
+
+
+def rss_after_indexing(tmp: Path, plans: int) -> tuple[float, float]:
+    root = make_workspace(tmp / f"ws{plans}", plans)
+    c = Client(root, {"shellcheck": False}, log_level="INFO")
+    t = time.perf_counter()
+    c.initialize()
+    while True:  # the server logs one line when indexing is done
+        msg = c.wait(timeout=600)
+        if msg.get("method") == "window/logMessage" and "indexed" in msg["params"]["message"]:
+            break
+    elapsed = time.perf_counter() - t
+    rss = c.rss_mb()
+    c.close()
+    return rss, elapsed
+
+
+def edit_session(root: Path, plan: Path, edits: int) -> tuple[float, float, bool]:
+    c = Client(root, {"debounce": 0})
+    c.initialize()
+    uri = open_doc(c, plan)
+    c.wait_diagnostics(uri, 1)
+    text = plan.read_text(encoding="utf-8").split("\n")
+    rng = random.Random(7)
+    settled = 0.0
+    for version in range(2, edits + 2):
+        line = rng.randrange(len(text))
+        kind = rng.random()
+        if kind < 0.5:
+            new, rng_ = rng.choice(["x", "- [ ] t", "[", "dependencies: [1, 9]", "### Phase 99"]), \
+                (line, 0, line, 0)
+        else:
+            width = len(text[line])
+            new, rng_ = "", (line, 0, line, min(width, 3))
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": {"start": {"line": rng_[0], "character": rng_[1]},
+                                          "end": {"line": rng_[2], "character": rng_[3]}},
+                                "text": new}]})
+        if new:
+            text[line] = new + text[line]
+        else:
+            text[line] = text[line][3:]
+        if version % 50 == 0 or version == edits + 1:
+            c.wait_diagnostics(uri, version)
+        if version == 1001:
+            settled = c.rss_mb()
+    final = c.rss_mb()
+    alive = c.proc.poll() is None
+    c.close()
+    return settled, final, alive
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args()
+    runs = 3 if args.quick else 10
+    random.seed(1)
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        from bench_check import plan_text  # type: ignore[import-not-found]
+
+        root = make_workspace(tmp / "small", 1)
+        big = root / ".claude/specs/900_big/plans/001-big-plan.md"
+        big.parent.mkdir(parents=True, exist_ok=True)
+        big.write_text(plan_text(200), encoding="utf-8")
+        corpus_plans = sorted((CORPUS / ".claude").rglob("*.md"), key=lambda p: p.stat().st_size)
+        largest = None
+        if corpus_plans:
+            src = next(p for p in reversed(corpus_plans) if "/specs/" in str(p))
+            largest = root / ".claude/specs/901_corpus/plans" / src.name
+            largest.parent.mkdir(parents=True, exist_ok=True)
+            largest.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+
+        init, first = startup(root, big if largest is None else largest, runs)
+        print(f"spawn → initialize response: median {statistics.median(init):.0f} ms")
+        print(f"spawn → first diagnostics of an opened plan: median "
+              f"{statistics.median(first):.0f} ms")
+        targets = [("5,000-line plan", big)] + ([("largest corpus plan", largest)]
+                                               if largest else [])
+        for label, path in targets:
+            n = 50 if args.quick else 200
+            change, hover, lens = edit_latency(root, path, n)
+            print(f"didChange → publishDiagnostics ({label}, {n} edits): p50 "
+                  f"{pct(change, .5):.1f} ms, p95 {pct(change, .95):.1f} ms")
+            print(f"hover ({label}): p95 {pct(hover, .95):.1f} ms; code lens p95 "
+                  f"{pct(lens, .95):.1f} ms")
+        rss, elapsed = rss_after_indexing(tmp, 500 if args.quick else 2000)
+        print(f"RSS after indexing {500 if args.quick else 2000} plans: {rss:.0f} MB "
+              f"(indexing took {elapsed:.1f} s)")
+        settled, final, alive = edit_session(root, largest or big,
+                                             2000 if args.quick else 10000)
+        drift = (final - settled) / settled * 100 if settled else float("nan")
+        print(f"random-edit session: alive={alive}, RSS after 1,000 edits {settled:.0f} MB, "
+              f"at the end {final:.0f} MB ({drift:+.1f} %)")
+
+
+if __name__ == "__main__":
+    main()
