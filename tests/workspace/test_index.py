@@ -43,3 +43,18 @@ def test_files_lists_every_kind(make_workspace) -> None:
                            ".claude/commands/c.md": "# C\n"})
     assert sorted(k.value for k in WorkspaceIndex(root).files().values()) == [
         "agent", "command", "plan"]
+
+
+def test_parallel_check_matches_serial(make_workspace) -> None:
+    from baton_lsp.workspace.checker import check_paths
+
+    files = {f".claude/specs/{i:03d}_x/plans/p.md":
+             f"# P{i}\n### Phase 1: A\ndependencies: [{i % 3}]\n- [X] t\n" for i in range(30)}
+    files[".claude/agents/a.md"] = "---\ndescription: d\n---\n"
+    root = make_workspace(files)
+    serial = check_paths([root], jobs=1)
+    parallel = check_paths([root], jobs=2)
+    assert serial.files == parallel.files == 31
+    assert [(f.path, f.code, f.range) for f in serial.findings] == \
+        [(f.path, f.code, f.range) for f in parallel.findings]
+    assert any(f.code == "BTN102" for f in parallel.findings)

@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", type=_codes, help="comma list of codes or prefixes to skip")
     check.add_argument("--no-shellcheck", action="store_true", help="skip ShellCheck")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with errors")
+    check.add_argument("--jobs", "-j", type=int, default=None,
+                       help="worker processes (default: one per core for large trees)")
 
     rule = sub.add_parser("rule", help="show the documentation of one rule or all rules")
     rule.add_argument("code", nargs="?", help="rule code (BTN101) or name")
@@ -78,7 +80,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         overrides["ignore"] = args.ignore
     if args.no_shellcheck:
         overrides["shellcheck"] = False
-    result = check_paths(args.paths or [Path(".")], overrides)
+    result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs)
     if not result.workspaces and args.format == "text":
         print("baton: no .claude/ workspace found at or below the given paths", file=sys.stderr)
     fmt = args.format
