@@ -197,3 +197,12 @@ def test_real_console_script_runs_as_subprocess() -> None:
                            "--select", "BTN122"], capture_output=True, text=True, timeout=120,
                           check=False)
     assert proc.returncode == 0 and "2026-11-31" in proc.stdout and proc.stderr == ""
+
+
+def test_graph_of_a_fifo_is_refused_not_a_hang(capsys, tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "plan.md"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "graph", str(fifo))
+    assert code == 2 and "not a regular file" in err

@@ -136,6 +136,9 @@ def cmd_rule(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
+    if args.plan.exists() and not args.plan.is_file():
+        print(f"baton: {args.plan}: not a regular file", file=sys.stderr)
+        return EXIT_ERROR
     try:
         data = args.plan.read_bytes()
     except OSError as exc:

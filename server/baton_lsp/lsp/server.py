@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..model.base import Finding, Kind, Range, Severity
 from ..model.config import BatonConfig
+from ..parse.text import split_lines
 from ..workspace.config import ConfigError, config_sources, load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex, norm
@@ -182,9 +183,9 @@ class BatonServer(LanguageServer):
         uri = path_to_uri(path)
         doc = self.workspace.text_documents.get(uri)
         if doc is not None:
-            return doc.source.split("\n")
+            return split_lines(doc.source)
         text = self.index_for(path).text_of(path)
-        return (text or "").split("\n")
+        return split_lines(text or "")
 
     def open_version(self, uri: str) -> int | None:
         doc = self.workspace.text_documents.get(uri)

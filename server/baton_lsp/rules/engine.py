@@ -12,8 +12,15 @@ from .base import Rule, RuleContext, all_rules
 log = logging.getLogger(__name__)
 
 
+_BY_KIND: dict[Kind, list[Rule]] = {}
+
+
 def rules_for(kind: Kind) -> list[Rule]:
-    return [r for r in all_rules() if kind in r.kinds]
+    """Rules that apply to `kind`, computed once per kind (the registry never changes)."""
+    cached = _BY_KIND.get(kind)
+    if cached is None:
+        cached = _BY_KIND[kind] = [r for r in all_rules() if kind in r.kinds]
+    return cached
 
 
 def _suppressed(finding: Finding, doc: Any) -> bool:

@@ -11,6 +11,7 @@ import logging
 import os
 import stat
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ def norm(path: str | Path) -> str:
 class WorkspaceIndex:
     """Parsed documents of one `.claude/` workspace, safe to use from several threads."""
 
+    max_cached_docs = 400
+
     def __init__(self, root: Path, config: BatonConfig | None = None) -> None:
         self.root = Path(norm(root))
         self.config = config or BatonConfig()
@@ -42,7 +45,7 @@ class WorkspaceIndex:
         self.agents_dir = self.claude_dir / "agents"
         self._lock = threading.RLock()
         self._files: dict[str, Kind] | None = None
-        self._docs: dict[str, tuple[Any, Any]] = {}
+        self._docs: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
         self._overlays: dict[str, str] = {}
         self._agent_paths: dict[str, Path] | None = None
         self._deps: dict[str, set[str]] = {}
@@ -121,9 +124,10 @@ class WorkspaceIndex:
                 stamp: Any = ("overlay", hash(overlay))
                 cached = self._docs.get(key)
                 if cached and cached[0] == stamp:
+                    self._docs.move_to_end(key)
                     return cached[1], overlay
                 doc = parse_text(kind, overlay, key)
-                self._docs[key] = (stamp, doc)
+                self._remember(key, stamp, doc)
                 return doc, overlay
         try:
             st = os.stat(key)
@@ -142,11 +146,23 @@ class WorkspaceIndex:
         with self._lock:
             cached = self._docs.get(key)
             if cached and cached[0] == stamp:
+                self._docs.move_to_end(key)
                 return cached[1], None
         doc, text = self._read(key, kind, st.st_size)
         with self._lock:
-            self._docs[key] = (stamp, doc)
+            self._remember(key, stamp, doc)
         return doc, text
+
+    def _remember(self, key: str, stamp: Any, doc: Any) -> None:
+        """Cache a parsed document, evicting the least recently used beyond the bound.
+
+        A language server indexing 2,000 plans must not keep a million lines of parsed
+        models alive; findings and dependencies are kept, documents are re-parsed on demand.
+        """
+        self._docs[key] = (stamp, doc)
+        self._docs.move_to_end(key)
+        while len(self._docs) > self.max_cached_docs:
+            self._docs.popitem(last=False)
 
     def _read(self, key: str, kind: Kind, size: int) -> tuple[Any, str | None]:
         limit = self.config.max_file_size
