@@ -31,3 +31,8 @@ def codes(findings: list[Finding]) -> list[str]:
 
 def only(findings: list[Finding], code: str) -> list[Finding]:
     return [f for f in findings if f.code == code]
+
+
+def apply_fix(text: str, fix: object) -> str:
+    """Apply every edit of a `Fix`."""
+    return apply_edits(text, fix.edits)  # type: ignore[attr-defined]

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.model.base import Finding, Fix, Kind
+from baton_lsp.model.base import Finding, Kind
 from baton_lsp.rules.base import get_rule
 from baton_lsp.rules.engine import check_text
 from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import apply_fix as apply
 
 AGENT_PATH = "/ws/.claude/agents/my-agent.md"
 BODY_CODES = {"BTN220", "BTN221", "BTN222"}
@@ -21,19 +22,6 @@ def check(text: str, path: str = AGENT_PATH) -> list[Finding]:
     return [f for f in check_text(Kind.AGENT, text, path) if f.code in BODY_CODES | {"BTN000"}]
 
 
-def apply(text: str, fix: Fix) -> str:
-    """Apply a fix's edits (last first, so earlier positions stay valid)."""
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    out = text
-    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
-                       reverse=True):
-        start = offsets[edit.range.start_line] + edit.range.start_char
-        end = offsets[edit.range.end_line] + edit.range.end_char
-        out = out[:start] + edit.new_text + out[end:]
-    return out
 
 
 def steps(*headings: str) -> str:

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.model.base import Finding, Fix, Kind
+from baton_lsp.model.base import Finding, Kind
 from baton_lsp.model.config import BatonConfig
 from baton_lsp.rules.base import get_rule
 from baton_lsp.rules.engine import check_text
+from tests.helpers import apply_fix as apply
 
 AGENT_PATH = "/ws/.claude/agents/my-agent.md"
 FM_CODES = {f"BTN20{i}" for i in range(1, 10)}
@@ -24,23 +25,6 @@ def by_code(findings: list[Finding], code: str) -> list[Finding]:
     return [f for f in findings if f.code == code]
 
 
-def apply(text: str, fix: Fix) -> str:
-    """Apply a fix's edits (last first, so earlier positions stay valid)."""
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-
-    def pos(line: int, char: int) -> int:
-        return offsets[line] + char if line < len(lines) else len(text)
-
-    out = text
-    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
-                       reverse=True):
-        start = pos(edit.range.start_line, edit.range.start_char)
-        end = pos(edit.range.end_line, edit.range.end_char)
-        out = out[:start] + edit.new_text + out[end:]
-    return out
 
 
 GOOD_OLD = """---

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.model.base import Finding, Fix, Kind, Severity
+from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.model.config import BatonConfig
 from baton_lsp.rules.base import get_rule
 from baton_lsp.rules.command_bash import (
@@ -23,6 +23,7 @@ from baton_lsp.rules.command_bash import (
 )
 from baton_lsp.rules.engine import check_text
 from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import apply_fix as apply
 
 CMD = "/ws/.claude/commands/deploy.md"
 CODES = {"BTN320", "BTN321", "BTN322", "BTN323", "BTN324", "BTN325"}
@@ -48,18 +49,6 @@ def line_of(text: str, needle: str, nth: int = 0) -> int:
     return hits[nth]
 
 
-def apply(text: str, fix: Fix) -> str:
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    out = text
-    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
-                       reverse=True):
-        start = offsets[edit.range.start_line] + edit.range.start_char
-        end = offsets[edit.range.end_line] + edit.range.end_char
-        out = out[:start] + edit.new_text + out[end:]
-    return out
 
 
 def test_rules_are_registered() -> None:

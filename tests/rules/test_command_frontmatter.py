@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.model.base import Finding, Fix, Kind, Severity
+from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.model.config import BatonConfig
 from baton_lsp.rules.base import get_rule
 from baton_lsp.rules.engine import check_text
 from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import apply_fix as apply
 
 CMD = "/ws/.claude/commands/deploy.md"
 CODES = {"BTN301", "BTN302", "BTN303", "BTN304", "BTN305", "BTN306"}
@@ -26,18 +27,6 @@ def codes(findings: list[Finding]) -> list[tuple[str, int]]:
     return [(f.code, f.range.start_line) for f in findings]
 
 
-def apply(text: str, fix: Fix) -> str:
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    out = text
-    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
-                       reverse=True):
-        start = offsets[edit.range.start_line] + edit.range.start_char
-        end = offsets[edit.range.end_line] + edit.range.end_char
-        out = out[:start] + edit.new_text + out[end:]
-    return out
 
 
 def test_rules_are_registered_with_docs() -> None:

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from baton_lsp.model.base import Finding, Fix, Kind, Severity
+from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.model.config import BatonConfig
 from baton_lsp.rules import command_shellcheck as sc
 from baton_lsp.rules.base import get_rule
 from baton_lsp.rules.engine import check_text
+from tests.helpers import apply_fix as apply
 
 CMD = "/ws/.claude/commands/deploy.md"
 HEAD = "---\ndescription: d\n---\n\n# /deploy\n\n"  # 6 lines: the body starts on line 6
@@ -50,18 +51,6 @@ def blocks(*bodies: str) -> str:
     return HEAD + "Next:\n\n".join(f"```bash\n{b}\n```\n\n" for b in bodies)
 
 
-def apply(text: str, fix: Fix) -> str:
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    out = text
-    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
-                       reverse=True):
-        start = offsets[edit.range.start_line] + edit.range.start_char
-        end = offsets[edit.range.end_line] + edit.range.end_char
-        out = out[:start] + edit.new_text + out[end:]
-    return out
 
 
 def test_rule_is_registered() -> None:

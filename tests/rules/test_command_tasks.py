@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from baton_lsp.model.agent import CommandFile
-from baton_lsp.model.base import Finding, Fix, Kind, Severity
+from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.parse import parse_text
 from baton_lsp.rules.base import get_rule
 from baton_lsp.rules.engine import check_text
 from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import apply_fix as apply
 
 CMD = "/ws/.claude/commands/deploy.md"
 COORD = "/ws/.claude/agents/coordinator.md"
@@ -30,18 +31,6 @@ def codes(findings: list[Finding]) -> list[tuple[str, int]]:
     return [(f.code, f.range.start_line) for f in findings]
 
 
-def apply(text: str, fix: Fix) -> str:
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    out = text
-    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
-                       reverse=True):
-        start = offsets[edit.range.start_line] + edit.range.start_char
-        end = offsets[edit.range.end_line] + edit.range.end_char
-        out = out[:start] + edit.new_text + out[end:]
-    return out
 
 
 GOOD_TASK = (

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.model.base import Finding, Fix, Kind
+from baton_lsp.model.base import Finding, Kind
 from baton_lsp.rules.base import get_rule
 from baton_lsp.rules.engine import check_text
+from tests.helpers import apply_fix as apply
 
 LOG = "/ws/.claude/data/logs/errors.jsonl"
 STATE = "/ws/.claude/tmp/workflow_test_1.sh"
@@ -20,18 +21,6 @@ def check(kind: Kind, text: str, path: str) -> list[Finding]:
     return [f for f in check_text(kind, text, path) if f.code in DATA_CODES | {"BTN000"}]
 
 
-def apply(text: str, fix: Fix) -> str:
-    lines = text.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    out = text
-    for edit in sorted(fix.edits, key=lambda e: (e.range.start_line, e.range.start_char),
-                       reverse=True):
-        start = offsets[edit.range.start_line] + edit.range.start_char
-        end = offsets[edit.range.end_line] + edit.range.end_char
-        out = out[:start] + edit.new_text + out[end:]
-    return out
 
 
 def record(**overrides: object) -> str:

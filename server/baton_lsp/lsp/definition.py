@@ -7,9 +7,9 @@ from lsprotocol import types
 from ..model.agent import AgentFile, CommandFile
 from ..model.base import Kind, Range
 from ..model.plan import Plan
-from .convert import from_lsp_position, path_to_uri, to_lsp_range
-from .lookup import _agent_items, element_at, link_target
-from .server import BatonServer, guard, uri_path
+from .convert import path_to_uri, to_lsp_range
+from .lookup import _agent_items, cursor_at, link_target
+from .server import BatonServer, guard
 
 
 def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Location:
@@ -23,16 +23,10 @@ def register(server: BatonServer) -> None:
     @guard(None)
     def definition(ls: BatonServer,
                    params: types.DefinitionParams) -> list[types.Location] | None:
-        path = uri_path(params.text_document.uri)
-        if path is None:
+        cur = cursor_at(ls, params.text_document.uri, params.position)
+        if cur is None or cur.element is None:
             return None
-        idx = ls.index_for(path)
-        doc = idx.document(path)
-        lines = ls.lines_of(path)
-        line, char = from_lsp_position(params.position, lines)
-        el = element_at(doc, lines, line, char)
-        if el is None:
-            return None
+        path, idx, doc, el = cur.path, cur.index, cur.doc, cur.element
         if el.kind == "dep" and isinstance(doc, Plan) and el.value:
             target = doc.phase(el.value)
             return [_location(ls, path, target.heading_range)] if target else None
@@ -49,16 +43,12 @@ def register(server: BatonServer) -> None:
     @guard(None)
     def references(ls: BatonServer,
                    params: types.ReferenceParams) -> list[types.Location] | None:
-        path = uri_path(params.text_document.uri)
-        if path is None:
+        cur = cursor_at(ls, params.text_document.uri, params.position)
+        if cur is None:
             return None
-        idx = ls.index_for(path)
-        doc = idx.document(path)
-        lines = ls.lines_of(path)
-        line, char = from_lsp_position(params.position, lines)
+        path, idx, doc, el = cur.path, cur.index, cur.doc, cur.element
         out: list[types.Location] = []
         if isinstance(doc, Plan):
-            el = element_at(doc, lines, line, char)
             target = el.value if el is not None and el.kind in ("dep", "phase") else None
             if target is None:
                 return None
@@ -72,10 +62,8 @@ def register(server: BatonServer) -> None:
             return out
         name = None
         if isinstance(doc, AgentFile) and idx.kind_of(path) is Kind.AGENT:
-            el = element_at(doc, lines, line, char)
             name = el.value if el is not None and el.kind == "agent" else doc.name
         elif isinstance(doc, CommandFile):
-            el = element_at(doc, lines, line, char)
             name = el.value if el is not None and el.kind == "agent" else None
         if not name:
             return None

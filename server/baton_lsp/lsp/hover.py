@@ -11,9 +11,9 @@ from ..model.plan import Phase, Plan
 from ..rules.base import get_rule
 from ..rules.plan_common import status_word
 from ..workspace.index import WorkspaceIndex
-from .convert import from_lsp_position, to_lsp_range
-from .lookup import element_at
-from .server import BatonServer, guard, uri_path
+from .convert import to_lsp_range
+from .lookup import cursor_at
+from .server import BatonServer, guard
 
 _STATUS_DOCS = {
     "NOT STARTED": "work on the phase has not begun",
@@ -85,16 +85,10 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guard(None)
     def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
-        path = uri_path(params.text_document.uri)
-        if path is None:
+        cur = cursor_at(ls, params.text_document.uri, params.position)
+        if cur is None or cur.element is None:
             return None
-        idx = ls.index_for(path)
-        doc = idx.document(path)
-        lines = ls.lines_of(path)
-        line, char = from_lsp_position(params.position, lines)
-        el = element_at(doc, lines, line, char)
-        if el is None:
-            return None
+        idx, doc, lines, el = cur.index, cur.doc, cur.lines, cur.element
         text: str | None = None
         if el.kind == "dep" and isinstance(doc, Plan):
             target = doc.phase(el.value) if el.value else None

@@ -103,3 +103,29 @@ def link_target(idx: WorkspaceIndex, path: str, value: Any) -> Path | None:
         if cand is not None and cand.exists():
             return cand
     return ctx.resolve(target)
+
+
+@dataclass
+class Cursor:
+    """Everything a position request needs about its document, computed once."""
+
+    path: str
+    index: WorkspaceIndex
+    doc: Any
+    lines: list[str]
+    element: Element | None
+
+
+def cursor_at(ls: Any, uri: str, position: Any) -> Cursor | None:
+    """Resolve `uri` + LSP `position` to the document and the element under the cursor."""
+    from .convert import from_lsp_position
+    from .server import uri_path
+
+    path = uri_path(uri)
+    if path is None:
+        return None
+    idx = ls.index_for(path)
+    doc = idx.document(path)
+    lines = ls.lines_of(path)
+    line, char = from_lsp_position(position, lines)
+    return Cursor(path, idx, doc, lines, element_at(doc, lines, line, char))
