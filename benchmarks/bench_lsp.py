@@ -201,31 +201,37 @@ def rss_after_indexing(tmp: Path, plans: int) -> tuple[float, float]:
 
 
 def edit_session(root: Path, plan: Path, edits: int) -> tuple[float, float, bool]:
+    """Random edits that keep the document near its original size.
+
+    Each edit inserts a snippet at the start of a random line or removes a snippet inserted
+    earlier (at most 20 live), so memory growth measures the server, not a growing file.
+    """
     c = Client(root, {"debounce": 0})
     c.initialize()
     uri = open_doc(c, plan)
     c.wait_diagnostics(uri, 1)
-    text = plan.read_text(encoding="utf-8").split("\n")
+    n_lines = len(plan.read_text(encoding="utf-8").split("\n"))
     rng = random.Random(7)
+    live: list[tuple[int, int]] = []  # (line, length) of inserted snippets, newest last
+    snippets = ["x", "- [ ] t ", "[", "dependencies: [1, 9] ", "### Phase 99 ", "**Status**: "]
     settled = 0.0
     for version in range(2, edits + 2):
-        line = rng.randrange(len(text))
-        kind = rng.random()
-        if kind < 0.5:
-            new, rng_ = rng.choice(["x", "- [ ] t", "[", "dependencies: [1, 9]", "### Phase 99"]), \
-                (line, 0, line, 0)
+        if live and (len(live) >= 20 or rng.random() < 0.5):
+            line, length = live.pop()
+            change = {"range": {"start": {"line": line, "character": 0},
+                                "end": {"line": line, "character": length}}, "text": ""}
         else:
-            width = len(text[line])
-            new, rng_ = "", (line, 0, line, min(width, 3))
-        c.notify("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"range": {"start": {"line": rng_[0], "character": rng_[1]},
-                                          "end": {"line": rng_[2], "character": rng_[3]}},
-                                "text": new}]})
-        if new:
-            text[line] = new + text[line]
-        else:
-            text[line] = text[line][3:]
+            line = rng.randrange(n_lines)
+            if any(ln == line for ln, _ in live):
+                line = (line + 1) % n_lines
+            if any(ln == line for ln, _ in live):
+                continue
+            text = rng.choice(snippets)
+            live.append((line, len(text)))
+            change = {"range": {"start": {"line": line, "character": 0},
+                                "end": {"line": line, "character": 0}}, "text": text}
+        c.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                            "contentChanges": [change]})
         if version % 50 == 0 or version == edits + 1:
             c.wait_diagnostics(uri, version)
         if version == 1001:
@@ -239,6 +245,8 @@ def edit_session(root: Path, plan: Path, edits: int) -> tuple[float, float, bool
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--only-session", action="store_true",
+                        help="run only the random-edit session")
     args = parser.parse_args()
     runs = 3 if args.quick else 10
     random.seed(1)
@@ -258,6 +266,12 @@ def main() -> None:
             largest.parent.mkdir(parents=True, exist_ok=True)
             largest.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
 
+        if args.only_session:
+            settled, final, alive = edit_session(root, largest or big,
+                                                 2000 if args.quick else 10000)
+            print(f"random-edit session: alive={alive}, RSS after 1,000 edits {settled:.0f} MB, "
+                  f"at the end {final:.0f} MB ({(final - settled) / settled * 100:+.1f} %)")
+            return
         init, first = startup(root, big if largest is None else largest, runs)
         print(f"spawn → initialize response: median {statistics.median(init):.0f} ms")
         print(f"spawn → first diagnostics of an opened plan: median "
