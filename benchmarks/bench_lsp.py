@@ -245,6 +245,8 @@ def edit_session(root: Path, plan: Path, edits: int) -> tuple[float, float, bool
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--only-latency", action="store_true",
+                        help="run only the edit/hover/lens latency figures")
     parser.add_argument("--only-session", action="store_true",
                         help="run only the random-edit session")
     args = parser.parse_args()
@@ -271,6 +273,14 @@ def main() -> None:
                                                  2000 if args.quick else 10000)
             print(f"random-edit session: alive={alive}, RSS after 1,000 edits {settled:.0f} MB, "
                   f"at the end {final:.0f} MB ({(final - settled) / settled * 100:+.1f} %)")
+            return
+        if args.only_latency:
+            for label, path in [("5,000-line plan", big), ("largest corpus plan", largest)]:
+                if path is None:
+                    continue
+                change, hover, lens = edit_latency(root, path, 100)
+                print(f"{label}: didChange p50 {pct(change, .5):.1f} p95 {pct(change, .95):.1f}"
+                      f" ms; hover p95 {pct(hover, .95):.1f}; lens p95 {pct(lens, .95):.1f}")
             return
         init, first = startup(root, big if largest is None else largest, runs)
         print(f"spawn → initialize response: median {statistics.median(init):.0f} ms")
