@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
-from .base import Range
+from .base import Model, Range
 from .common import Frontmatter, Link, Suppression
 
 
-class StepHeading(BaseModel):
+class StepHeading(Model):
     """`### STEP 2 (REQUIRED BEFORE STEP 3) - Title` and its parsed parts."""
 
     number: int
@@ -20,7 +18,7 @@ class StepHeading(BaseModel):
     required_before_range: Range | None = None
 
 
-class SignalRef(BaseModel):
+class SignalRef(Model):
     """A return signal (`REPORT_CREATED:` …) documented or parsed in a file."""
 
     name: str
@@ -29,7 +27,7 @@ class SignalRef(BaseModel):
     in_code: bool
 
 
-class Injection(BaseModel):
+class Injection(Model):
     """A behavioural-injection line: `Read and follow ALL behavioral guidelines from: <path>`."""
 
     target: str
@@ -40,7 +38,7 @@ class Injection(BaseModel):
     target_range: Range
 
 
-class AgentFile(BaseModel):
+class AgentFile(Model):
     path: str
     name: str
     """File stem: how commands and `dependent-agents` refer to it."""
@@ -66,14 +64,14 @@ class AgentFile(BaseModel):
         return {s.name for s in self.signals}
 
 
-class TaskField(BaseModel):
+class TaskField(Model):
     name: str
     value: str
     range: Range
     value_range: Range
 
 
-class TaskBlock(BaseModel):
+class TaskBlock(Model):
     """A `Task { subagent_type: ..., description: ..., prompt: ... }` pseudo-call."""
 
     range: Range
@@ -92,7 +90,7 @@ class TaskBlock(BaseModel):
         return None
 
 
-class BashBlock(BaseModel):
+class BashBlock(Model):
     """A ```bash fence: `start_line` is the opening fence, content starts on the next line."""
 
     start_line: int
@@ -108,7 +106,7 @@ class BashBlock(BaseModel):
         return self.start_line + 1
 
 
-class CommandFile(BaseModel):
+class CommandFile(Model):
     path: str
     name: str
     frontmatter: Frontmatter | None = None

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
-from .base import Range
+from .base import Model, Range
 
 
-class ListItem(BaseModel):
+class ListItem(Model):
     value: Any
     range: Range
 
 
-class FrontmatterEntry(BaseModel):
+class FrontmatterEntry(Model):
     """One top-level `key: value` of YAML front matter with the positions of both halves."""
 
     key: str
@@ -27,7 +25,7 @@ class FrontmatterEntry(BaseModel):
     """Positions of the elements when the value is a list (or a comma list in one string)."""
 
 
-class Frontmatter(BaseModel):
+class Frontmatter(Model):
     entries: list[FrontmatterEntry] = []
     range: Range
     """From the opening `---` to the closing one."""
@@ -48,7 +46,7 @@ class Frontmatter(BaseModel):
         return [e.key for e in self.entries]
 
 
-class Link(BaseModel):
+class Link(Model):
     """A markdown link `[text](target)` found outside code."""
 
     text: str
@@ -57,7 +55,7 @@ class Link(BaseModel):
     target_range: Range
 
 
-class Suppression(BaseModel):
+class Suppression(Model):
     """An inline `<!-- baton: ignore CODE -->` comment and the lines it covers."""
 
     codes: list[str]

@@ -21,7 +21,8 @@ class BatonConfig(BaseModel):
     """Every setting has a default so an empty configuration is valid."""
 
     model_config = ConfigDict(
-        extra="forbid", alias_generator=_kebab, populate_by_name=True, frozen=False
+        extra="forbid", alias_generator=_kebab, populate_by_name=True, frozen=False,
+        defer_build=True,
     )
 
     select: list[str] = Field(

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
-from .base import Range
+from .base import Model, Range
 from .common import Link
 
 
-class StateEntry(BaseModel):
+class StateEntry(Model):
     key: str
     value: str
     exported: bool
@@ -18,12 +16,12 @@ class StateEntry(BaseModel):
     value_range: Range
 
 
-class StateProblem(BaseModel):
+class StateProblem(Model):
     message: str
     range: Range
 
 
-class StateFile(BaseModel):
+class StateFile(Model):
     """`export KEY="value"` lines; a key may repeat and the last assignment wins."""
 
     path: str
@@ -39,7 +37,7 @@ class StateFile(BaseModel):
         return out
 
 
-class ErrorRecord(BaseModel):
+class ErrorRecord(Model):
     """One line of `errors.jsonl`; older records lack `status` and friends."""
 
     line: int
@@ -64,20 +62,20 @@ class ErrorRecord(BaseModel):
         return "v2" if self.status is not None else "v1"
 
 
-class BadLine(BaseModel):
+class BadLine(Model):
     line: int
     message: str
     range: Range
 
 
-class ErrorsLog(BaseModel):
+class ErrorsLog(Model):
     path: str
     records: list[ErrorRecord] = []
     bad_lines: list[BadLine] = []
     line_count: int = 0
 
 
-class ReportMeta(BaseModel):
+class ReportMeta(Model):
     """The `## Metadata` list of a research report or implementation summary."""
 
     path: str
@@ -88,7 +86,7 @@ class ReportMeta(BaseModel):
     line_count: int = 0
 
 
-class Unreadable(BaseModel):
+class Unreadable(Model):
     """A file that could not be read as text; the reason is shown to the user as is."""
 
     path: str

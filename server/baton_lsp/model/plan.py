@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel
-
-from .base import Range
+from .base import Model, Range
 from .common import Link, Suppression
 
 
@@ -26,14 +24,14 @@ class PlanRole(StrEnum):
     STAGE_FILE = "stage_file"
 
 
-class MetadataItem(BaseModel):
+class MetadataItem(Model):
     """One line of a multi-valued metadata entry, e.g. a report link under Research Reports."""
 
     text: str
     range: Range
 
 
-class MetadataEntry(BaseModel):
+class MetadataEntry(Model):
     key: str
     value: str
     """The raw inline value (may be empty when the value is an indented sub-list)."""
@@ -50,14 +48,14 @@ class DependencyForm(StrEnum):
     PROSE = "prose"  # **Dependencies**: Phase 1 (completed ...)
 
 
-class DependencyRef(BaseModel):
+class DependencyRef(Model):
     raw: str
     id: str | None
     """Normalised phase id (`phase_3` → `3`, `02` → `2`, `2.50` → `2.5`); None if unreadable."""
     range: Range
 
 
-class Dependencies(BaseModel):
+class Dependencies(Model):
     form: DependencyForm
     raw: str
     range: Range
@@ -68,7 +66,7 @@ class Dependencies(BaseModel):
     """`[]`, `none` or `None`: the phase declares that it depends on nothing."""
 
 
-class Task(BaseModel):
+class Task(Model):
     text: str
     marker: str
     """The character between the brackets: ' ', 'x' or 'X'."""
@@ -84,14 +82,14 @@ class Task(BaseModel):
         return self.marker in "xX"
 
 
-class StatusMarker(BaseModel):
+class StatusMarker(Model):
     text: str
     """Marker text without brackets, as written (e.g. `COMPLETED`, `In Progress`)."""
     range: Range
     """Range of the whole `[...]` including brackets."""
 
 
-class Phase(BaseModel):
+class Phase(Model):
     number: str
     """As written: `0`, `3`, `2.5`, `03`."""
     id: str
@@ -112,14 +110,14 @@ class Phase(BaseModel):
     """`[See: phase_3_x.md]` suffix, `**File**: x.md` line or `[Phase N Details](x.md)` link."""
 
 
-class Section(BaseModel):
+class Section(Model):
     title: str
     level: int
     heading_range: Range
     range: Range
 
 
-class Plan(BaseModel):
+class Plan(Model):
     path: str
     title: str | None = None
     title_range: Range | None = None
