@@ -173,3 +173,16 @@ def test_corpus_data_files(corpus: Path) -> None:
     assert results["workflow_coordinate_1762902471.sh"] == [("BTN405", 26)]
     assert results["workflow_4167160.sh"] == []
     assert results["workflow_coordinate_docs_refactor.sh"] == []
+
+
+def test_single_line_json_with_unescaped_inner_quotes_is_flagged() -> None:
+    from baton_lsp.model.base import Kind as _Kind
+    from baton_lsp.rules.engine import check_text as _check
+
+    bad = 'export A="1"\nexport REPORT_PATHS_JSON="["/p/a.md","/p/b.md"]"\n'
+    found = [f for f in _check(_Kind.STATE, bad, "/ws/.claude/tmp/workflow_x.sh")
+             if f.code == "BTN405"]
+    assert len(found) == 1 and found[0].range.start_line == 1
+    good = 'export REPORT_PATHS_JSON="[\\"/p/a.md\\"]"\nexport B="x" # note "quoted"\n'
+    assert [f for f in _check(_Kind.STATE, good, "/ws/.claude/tmp/workflow_x.sh")
+            if f.code == "BTN405"] == []

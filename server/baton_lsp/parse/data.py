@@ -83,8 +83,12 @@ def parse_state(source: Source, path: str = "") -> StateFile:
                 range=Range.of_line(no, col, len(line))))
             no += 1
             continue
-        tail = lines[end_line][end_col:].strip()
-        if tail and not tail.startswith("#") and tail.count('"') % 2 == 1:
+        raw_tail = lines[end_line][end_col:]
+        tail = raw_tail.strip()
+        glued = bool(raw_tail) and not raw_tail[0].isspace() and line[col] == '"' and '"' in tail
+        # Text glued to the closing quote that itself holds quotes (`"["a"]"`) means inner
+        # double quotes were not escaped: bash concatenates the pieces and drops them.
+        if tail and not tail.startswith("#") and (tail.count('"') % 2 == 1 or glued):
             state.problems.append(StateProblem(
                 message=f"unbalanced quoting after the value of {m.group(2)}: "
                         "inner double quotes are not escaped",
