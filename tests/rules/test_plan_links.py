@@ -49,3 +49,17 @@ def test_parent_plan_resolution(make_workspace) -> None:
     missing = only(idx.check(base / "phase_2_b.md"), "BTN131")
     assert len(missing) == 1 and "099_gone.md" in missing[0].message
     assert only(idx.check(base / "phase_3_c.md"), "BTN131") == []
+
+
+def test_phase_number_metadata_must_match_heading(make_workspace) -> None:
+    from tests.helpers import apply_fix
+
+    text = "# Phase 3: C\n\n## Metadata\n- **Phase Number**: 4\n- **Parent Plan**: 010_x.md\n"
+    root = make_workspace({
+        ".claude/specs/plans/010_x/010_x.md": "# Main\n### Phase 3: C\n",
+        ".claude/specs/plans/010_x/phase_3_c.md": text,
+    })
+    found = only(WorkspaceIndex(root).check(root / ".claude/specs/plans/010_x/phase_3_c.md"),
+                 "BTN132")
+    assert len(found) == 1 and found[0].range.start_line == 3
+    assert "- **Phase Number**: 3\n" in apply_fix(text, found[0].fix)

@@ -95,3 +95,33 @@ def parent_plan_missing(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(entry.value_range,
                           f"{key} '{value}' does not resolve to a file (looked for "
                           + " and ".join(_display(c, ctx) for c in candidates) + ")")
+
+
+@rule("BTN132", "phase-number-mismatch", Severity.WARNING, PLAN, fixable=True)
+def phase_number_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """An expanded phase file's `Phase Number` metadata disagrees with its heading.
+
+    Expansion writes `# Phase N: Title` and `- **Phase Number**: N`; tools that propagate
+    progress to the parent plan use the metadata, readers use the heading. When they differ
+    (usually after renumbering the parent plan) progress lands on the wrong phase.
+    Fix: make the metadata match the heading (quick fix).
+    """
+    if plan.role is not PlanRole.PHASE_FILE or not plan.phases:
+        return
+    entry = plan.meta("Phase Number")
+    if entry is None:
+        return
+    m = re.match(r"\s*(\d+(?:\.\d+)?)", entry.value)
+    if not m:
+        return
+    heading = plan.phases[0]
+    from ..parse.plan import normalize_id
+
+    if normalize_id(m.group(1)) == heading.id:
+        return
+    start = entry.value_range.start_char + m.start(1)
+    rng = entry.value_range.model_copy(update={"start_char": start,
+                                              "end_char": start + len(m.group(1))})
+    yield ctx.finding(
+        rng, f"Phase Number is {m.group(1)} but the file's heading is Phase {heading.number}",
+        fix=ctx.fix(f"Set Phase Number to {heading.number}", ctx.edit(rng, heading.number)))
