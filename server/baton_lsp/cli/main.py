@@ -9,17 +9,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..model.base import Kind, Severity
-from ..model.graph import build_graph, mermaid
-from ..model.plan import Plan
-from ..parse import parse_bytes
-from ..rules.base import all_rules, get_rule
-from ..workspace.checker import PathError, check_paths
-from ..workspace.config import ConfigError
-from . import output
-from .schema import SCHEMAS, generate, write_schemas
+from ..errors import ConfigError, PathError
+
+if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
+    from ..model.plan import Plan
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -64,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also log to a file (default: the platform's user log directory)")
 
     schema = sub.add_parser("schema", help="JSON Schemas generated from the models")
-    schema.add_argument("name", nargs="?", choices=sorted(SCHEMAS), help="print one schema")
+    schema.add_argument("name", nargs="?", help="print one schema (see `baton schema`)")
     schema.add_argument("--write", action="store_true", help="write all schemas to --out")
     schema.add_argument("--check", action="store_true",
                         help="exit 1 when the files in --out are stale")
@@ -73,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ..model.base import Severity
+    from ..workspace.checker import check_paths
+    from . import output
+
     overrides: dict[str, object] = {}
     if args.select:
         overrides["select"] = args.select
@@ -99,6 +99,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _rule_text(code: str) -> str:
+    from ..model.base import Kind
+    from ..rules.base import get_rule
+
     r = get_rule(code)
     assert r is not None
     kinds = ", ".join(sorted(k.value for k in r.kinds)) if len(r.kinds) < len(Kind) else "any"
@@ -112,6 +115,8 @@ def _rule_text(code: str) -> str:
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
+    from ..rules.base import all_rules, get_rule
+
     if args.code:
         r = get_rule(args.code)
         if r is None:
@@ -136,6 +141,11 @@ def cmd_rule(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
+    from ..model.base import Kind
+    from ..model.graph import build_graph, mermaid
+    from ..model.plan import Plan
+    from ..parse import parse_bytes
+
     if args.plan.exists() and not args.plan.is_file():
         print(f"baton: {args.plan}: not a regular file", file=sys.stderr)
         return EXIT_ERROR
@@ -163,7 +173,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def graph_text(plan: Plan, graph: object) -> str:
-    from ..model.graph import PlanGraph
+    from ..model.graph import PlanGraph, mermaid
 
     assert isinstance(graph, PlanGraph)
     lines = [f"Plan: {plan.title or Path(plan.path).name}"]
@@ -188,6 +198,12 @@ def graph_text(plan: Plan, graph: object) -> str:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from .schema import SCHEMAS, generate, write_schemas
+
+    if args.name and args.name not in SCHEMAS:
+        print(f"baton: unknown schema '{args.name}'; one of: {', '.join(sorted(SCHEMAS))}",
+              file=sys.stderr)
+        return EXIT_ERROR
     if args.name and not (args.write or args.check):
         print(json.dumps(generate(args.name), indent=2))
         return EXIT_OK

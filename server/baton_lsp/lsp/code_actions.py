@@ -6,9 +6,12 @@ it looks up the findings of the document's current version and turns their fixes
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
-from ..model.base import Finding, Range, TextEdit
+if TYPE_CHECKING:
+    from ..model.base import Finding, Range, TextEdit
 from .convert import edits_to_workspace_edit, from_lsp_range, to_diagnostic
 from .server import BatonServer, guard, uri_path
 
@@ -23,6 +26,8 @@ def _overlaps(a: Range, b: Range) -> bool:
 
 def _suppress_edit(path: str, finding: Finding, lines: list[str]) -> TextEdit | None:
     """Insert `<!-- baton: ignore CODE -->` above the block holding the finding."""
+    from ..model.base import Range, TextEdit
+
     if not path.endswith(_MARKDOWN_SUFFIXES):
         return None
     line = finding.range.start_line

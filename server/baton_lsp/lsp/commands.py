@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model.graph import mermaid
 from .code_lens import SHOW_GRAPH
 from .plans import plan_for
 from .server import BatonServer
@@ -14,6 +13,8 @@ def register(server: BatonServer) -> None:
     @server.command(SHOW_GRAPH)
     def show_graph(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Return the plan's dependency graph as Mermaid text plus waves and cycles."""
+        from ..model.graph import mermaid
+
         uri = args[0] if args else None
         if isinstance(uri, list):
             uri = uri[0] if uri else None

@@ -6,13 +6,6 @@ import re
 
 from lsprotocol import types
 
-from ..model.base import Kind
-from ..model.config import DEFAULT_REQUIRED_METADATA
-from ..model.plan import Plan
-from ..rules.agent_frontmatter import KNOWN_TOOLS, MODEL_SUGGESTIONS
-from ..rules.command_frontmatter import COMMAND_TYPES
-from ..rules.command_frontmatter import KNOWN_KEYS as COMMAND_KEYS
-from ..rules.plan_common import KNOWN_STATUSES
 from .convert import from_lsp_position
 from .server import BatonServer, guard, uri_path
 
@@ -25,8 +18,8 @@ _FM_KEY_RE = re.compile(r"^[A-Za-z-]*$")
 _FM_VALUE_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)\s*:\s*(.*)$")
 _LIST_ITEM_RE = re.compile(r"^\s+-\s*[\w.-]*$")
 
-PLAN_KEYS = (*DEFAULT_REQUIRED_METADATA, "Scope", "Estimated Phases", "Complexity Score",
-             "Structure Level", "Expanded Phases")
+PLAN_KEYS_EXTRA = ("Scope", "Estimated Phases", "Complexity Score", "Structure Level",
+                   "Expanded Phases")
 AGENT_KEYS = ("name", "description", "allowed-tools", "tools", "model", "model-justification",
               "fallback-model", "dependent-agents")
 
@@ -48,6 +41,15 @@ def _frontmatter_end(lines: list[str]) -> int:
 
 
 def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.CompletionItem]:
+    from ..model.base import Kind
+    from ..model.config import DEFAULT_REQUIRED_METADATA
+    from ..model.plan import Plan
+    from ..rules.agent_frontmatter import KNOWN_TOOLS, MODEL_SUGGESTIONS
+    from ..rules.command_frontmatter import COMMAND_TYPES
+    from ..rules.command_frontmatter import KNOWN_KEYS as COMMAND_KEYS
+    from ..rules.plan_common import KNOWN_STATUSES
+
+    plan_keys = (*DEFAULT_REQUIRED_METADATA, *PLAN_KEYS_EXTRA)
     idx = ls.index_for(path)
     kind = idx.kind_of(path)
     lines = ls.lines_of(path)
@@ -63,7 +65,7 @@ def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.Com
             return _items([(s, None) for s in KNOWN_STATUSES], types.CompletionItemKind.EnumMember)
         if _META_KEY_RE.match(prefix):
             present = {m.key.lower() for m in doc.metadata}
-            return _items([(k, "plan metadata") for k in PLAN_KEYS if k.lower() not in present],
+            return _items([(k, "plan metadata") for k in plan_keys if k.lower() not in present],
                           types.CompletionItemKind.Property)
         return []
     if _INJECT_RE.search(prefix):

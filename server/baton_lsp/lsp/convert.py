@@ -4,20 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls import uris
 
-from ..model.base import Finding, Fix, Range, Severity, TextEdit
+if TYPE_CHECKING:  # the core is imported on first use, after `initialize` was answered
+    from ..model.base import Finding, Fix, Range, TextEdit
 
 SOURCE = "baton"
 
-_SEVERITY = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.INFO: types.DiagnosticSeverity.Information,
-    Severity.HINT: types.DiagnosticSeverity.Hint,
+_SEVERITY = {  # keyed by `Severity` values (a StrEnum compares equal to its value)
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+    "hint": types.DiagnosticSeverity.Hint,
 }
 _TAGS = {"unnecessary": types.DiagnosticTag.Unnecessary,
          "deprecated": types.DiagnosticTag.Deprecated}
@@ -63,6 +64,8 @@ def from_lsp_position(pos: types.Position, lines: Sequence[str]) -> tuple[int, i
 
 
 def from_lsp_range(r: types.Range, lines: Sequence[str]) -> Range:
+    from ..model.base import Range
+
     a = from_lsp_position(r.start, lines)
     b = from_lsp_position(r.end, lines)
     return Range.span(a[0], a[1], b[0], b[1])

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
-from ..model.agent import AgentFile, CommandFile
-from ..model.base import Kind, Range
-from ..model.plan import Plan
 from .convert import path_to_uri, to_lsp_range
-from .lookup import _agent_items, cursor_at, link_target
 from .server import BatonServer, guard
+
+if TYPE_CHECKING:
+    from ..model.base import Range
 
 
 def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Location:
+    from ..model.base import Range
+
     lines = ls.lines_of(path)
     return types.Location(uri=path_to_uri(path),
                           range=to_lsp_range(rng or Range.of_line(0), lines))
@@ -23,6 +26,9 @@ def register(server: BatonServer) -> None:
     @guard(None)
     def definition(ls: BatonServer,
                    params: types.DefinitionParams) -> list[types.Location] | None:
+        from ..model.plan import Plan
+        from .lookup import cursor_at, link_target
+
         cur = cursor_at(ls, params.text_document.uri, params.position)
         if cur is None or cur.element is None:
             return None
@@ -43,6 +49,11 @@ def register(server: BatonServer) -> None:
     @guard(None)
     def references(ls: BatonServer,
                    params: types.ReferenceParams) -> list[types.Location] | None:
+        from ..model.agent import AgentFile, CommandFile
+        from ..model.base import Kind
+        from ..model.plan import Plan
+        from .lookup import _agent_items, cursor_at
+
         cur = cursor_at(ls, params.text_document.uri, params.position)
         if cur is None:
             return None

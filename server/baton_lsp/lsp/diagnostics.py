@@ -7,13 +7,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..model.base import Finding
-from ..workspace.index import norm
+from ..paths import norm
 from .convert import path_to_uri
 from .server import BatonServer, DocResult, config_finding, uri_path
+
+if TYPE_CHECKING:
+    from ..model.base import Finding
 
 log = logging.getLogger(__name__)
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from ..model.plan import Plan
-from ..parse.markdown import parse_markdown
-from ..parse.text import Source
 from .server import BatonServer, guard, uri_path
 
 
@@ -15,6 +12,10 @@ def register(server: BatonServer) -> None:
     @guard(list)
     def folding_range(ls: BatonServer,
                       params: types.FoldingRangeParams) -> list[types.FoldingRange]:
+        from ..model.plan import Plan
+        from ..parse.markdown import parse_markdown
+        from ..parse.text import Source
+
         path = uri_path(params.text_document.uri)
         if path is None:
             return []

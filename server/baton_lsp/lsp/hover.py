@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
-from ..model.agent import AgentFile, CommandFile
-from ..model.base import Kind
-from ..model.graph import build_graph
-from ..model.plan import Phase, Plan
-from ..rules.base import get_rule
-from ..rules.plan_common import status_word
-from ..workspace.index import WorkspaceIndex
 from .convert import to_lsp_range
-from .lookup import cursor_at
 from .server import BatonServer, guard
+
+if TYPE_CHECKING:
+    from ..model.plan import Phase, Plan
+    from ..workspace.index import WorkspaceIndex
 
 _STATUS_DOCS = {
     "NOT STARTED": "work on the phase has not begun",
@@ -28,6 +26,9 @@ _STATUS_DOCS = {
 
 
 def phase_markdown(plan: Plan, phase: Phase) -> str:
+    from ..model.graph import build_graph
+    from ..rules.plan_common import status_word
+
     graph = build_graph(plan)
     done = sum(t.checked for t in phase.tasks)
     status = status_word(phase) or "no status marker"
@@ -64,6 +65,9 @@ def agent_markdown(idx: WorkspaceIndex, name: str) -> str:
 
 
 def signal_markdown(idx: WorkspaceIndex, name: str) -> str:
+    from ..model.agent import AgentFile, CommandFile
+    from ..model.base import Kind
+
     emitters: list[str] = []
     parsers: list[str] = []
     for path, kind in sorted(idx.files().items()):
@@ -85,6 +89,10 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guard(None)
     def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
+        from ..model.plan import Plan
+        from ..rules.base import get_rule
+        from .lookup import cursor_at
+
         cur = cursor_at(ls, params.text_document.uri, params.position)
         if cur is None or cur.element is None:
             return None

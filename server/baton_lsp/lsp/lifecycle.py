@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..workspace.index import norm
+from ..paths import norm
 from . import diagnostics
 from .server import BatonServer, ClientSettings, uri_path
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from ..model.graph import PlanGraph, build_graph
-from ..model.plan import Plan
+from typing import TYPE_CHECKING
+
 from .server import BatonServer, uri_path
+
+if TYPE_CHECKING:
+    from ..model.graph import PlanGraph
+    from ..model.plan import Plan
 
 
 def plan_for(ls: BatonServer, uri: str) -> tuple[str, Plan, PlanGraph] | None:
+    from ..model.graph import build_graph
+    from ..model.plan import Plan
+
     path = uri_path(uri)
     if path is None:
         return None

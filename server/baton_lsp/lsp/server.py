@@ -8,31 +8,39 @@ the event loop, and results are published only if the document version is still 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..model.base import Finding, Kind, Range, Severity
-from ..model.config import BatonConfig
-from ..parse.text import split_lines
-from ..workspace.config import ConfigError, config_sources, load_config
-from ..workspace.discovery import find_root, find_workspaces
-from ..workspace.index import WorkspaceIndex, norm
+from ..paths import norm
 from .convert import path_to_uri, to_diagnostic, uri_to_path
+
+if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
+    from ..model.base import Finding, Kind
+    from ..model.config import BatonConfig
+    from ..workspace.index import WorkspaceIndex
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE_MS = 150
-_CONFIG_KEYS = set(BatonConfig.model_fields) | {
-    f.alias for f in BatonConfig.model_fields.values() if f.alias}
+
+
+@functools.cache
+def _config_keys() -> frozenset[str]:
+    from ..model.config import BatonConfig
+
+    fields = BatonConfig.model_fields
+    return frozenset(fields) | {f.alias for f in fields.values() if f.alias} | {
+        k.replace("_", "-") for k in fields}
 
 
 def _kebab(key: str) -> str:
@@ -73,7 +81,7 @@ class ClientSettings:
                 out.trusted = bool(value)
             elif key == "log-level":
                 out.log_level = str(value)
-            elif key in _CONFIG_KEYS or key.replace("-", "_") in BatonConfig.model_fields:
+            elif key in _config_keys():
                 if value in ([], {}, "") and key in ("select", "ignore", "severity", "exclude"):
                     continue  # an empty editor default must not override the project file
                 out.overrides[key] = value
@@ -123,6 +131,8 @@ class BatonServer(LanguageServer):
     # -- workspaces -----------------------------------------------------------------------
 
     def root_for(self, path: str) -> Path:
+        from ..workspace.discovery import find_root
+
         root = find_root(Path(path))
         if root is not None:
             return root
@@ -135,6 +145,8 @@ class BatonServer(LanguageServer):
         return self.index_for_root(self.root_for(path))
 
     def index_for_root(self, root_path: Path) -> WorkspaceIndex:
+        from ..workspace.index import WorkspaceIndex
+
         root = norm(root_path)
         idx = self.indexes.get(root)
         if idx is None:
@@ -144,6 +156,9 @@ class BatonServer(LanguageServer):
 
     def load_config(self, root: Path) -> BatonConfig:
         """Project files merged with editor overrides; errors are reported, not swallowed."""
+        from ..model.config import BatonConfig
+        from ..workspace.config import ConfigError, config_sources, load_config
+
         key = norm(root)
         try:
             config = load_config(root, self.settings.overrides)
@@ -163,6 +178,8 @@ class BatonServer(LanguageServer):
                 return BatonConfig()
 
     def reload_configs(self) -> None:
+        from ..workspace.index import WorkspaceIndex
+
         for root, idx in list(self.indexes.items()):
             fresh = WorkspaceIndex(Path(root), self.load_config(Path(root)))
             for path, text in idx.overlays().items():
@@ -170,6 +187,8 @@ class BatonServer(LanguageServer):
             self.indexes[root] = fresh
 
     def discover_roots(self) -> list[Path]:
+        from ..workspace.discovery import find_workspaces
+
         roots: list[Path] = []
         for folder in self.folders:
             for root in find_workspaces(folder):
@@ -180,6 +199,8 @@ class BatonServer(LanguageServer):
     # -- documents ------------------------------------------------------------------------
 
     def lines_of(self, path: str) -> list[str]:
+        from ..parse.text import split_lines
+
         uri = path_to_uri(path)
         doc = self.workspace.text_documents.get(uri)
         if doc is not None:
@@ -207,6 +228,8 @@ class BatonServer(LanguageServer):
 
 def config_finding(path: str, message: str, lines: list[str]) -> Finding:
     """BTN001 on the configuration file itself, at the offending key when it can be found."""
+    from ..model.base import Finding, Range, Severity
+
     line = 0
     m = re.search(r"invalid baton configuration: ([\w.-]+)", message)
     if m:

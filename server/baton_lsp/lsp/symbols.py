@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
-from ..model.agent import AgentFile, CommandFile
-from ..model.base import Kind, Range
-from ..model.plan import Plan
 from .convert import path_to_uri, to_lsp_range
 from .server import BatonServer, guard, uri_path
+
+if TYPE_CHECKING:
+    from ..model.base import Range
 
 _MAX_WORKSPACE_SYMBOLS = 1000
 
@@ -23,6 +25,10 @@ def _sym(name: str, kind: types.SymbolKind, rng: Range, sel: Range, lines: list[
 
 
 def document_symbols(doc: object, lines: list[str]) -> list[types.DocumentSymbol]:
+    from ..model.agent import AgentFile, CommandFile
+    from ..model.base import Range
+    from ..model.plan import Plan
+
     out: list[types.DocumentSymbol] = []
     if isinstance(doc, Plan):
         for phase in doc.phases:
@@ -67,6 +73,10 @@ def register(server: BatonServer) -> None:
     @guard(list)
     def workspace_symbol(ls: BatonServer,
                          params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
+        from ..model.agent import AgentFile, CommandFile
+        from ..model.base import Kind, Range
+        from ..model.plan import Plan
+
         query = params.query.lower()
         out: list[types.WorkspaceSymbol] = []
         for root in ls.discover_roots():

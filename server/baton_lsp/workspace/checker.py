@@ -11,14 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import PathError
 from ..model.base import Finding, Kind
 from .config import load_config
 from .discovery import find_root, find_workspaces
 from .index import WorkspaceIndex, norm
-
-
-class PathError(Exception):
-    """A path given on the command line does not exist or cannot be checked."""
 
 
 @dataclass

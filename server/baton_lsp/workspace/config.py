@@ -8,11 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..errors import ConfigError
 from ..model.config import BatonConfig
-
-
-class ConfigError(Exception):
-    """The configuration cannot be used; the message names the file and the key."""
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from ..model.data import Unreadable
 from ..model.plan import Plan
 from ..parse import parse_text
 from ..parse.text import UnreadableError, decode, split_lines
+from ..paths import norm
 from ..rules.base import RuleContext
 from ..rules.engine import check_document
 from .discovery import classify, excluded, walk
@@ -29,8 +30,6 @@ from .discovery import classify, excluded, walk
 log = logging.getLogger(__name__)
 
 
-def norm(path: str | Path) -> str:
-    return os.path.normpath(os.path.abspath(path))
 
 
 class WorkspaceIndex:
