@@ -1,4 +1,4 @@
-"""`baton` entry point: check, rule, graph, schema."""
+"""`baton` entry point: check, rule, graph, schema, migrate."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ..errors import ConfigError, PathError
 
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
     from ..model.plan import Plan
+    from ..workflow.checkpoint import LoadedCheckpoint
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -65,6 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
     schema.add_argument("--check", action="store_true",
                         help="exit 1 when the files in --out are stale")
     schema.add_argument("--out", type=Path, default=Path("schemas"))
+
+    migrate = sub.add_parser("migrate", help="migrate a checkpoint file to schema 2.1 in place "
+                             "(the original is kept as FILE.backup)")
+    migrate.add_argument("file", type=Path, help="checkpoint JSON file")
+    migrate.add_argument("--dry-run", action="store_true",
+                         help="print the migrated JSON to stdout and write nothing")
     return parser
 
 
@@ -221,6 +228,54 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _migration_summary(loaded: LoadedCheckpoint) -> list[str]:
+    from ..workflow.checkpoint import CURRENT_VERSION
+
+    if loaded.kind == "iteration":
+        source = f"{loaded.source_version} (iteration checkpoint)"
+    elif loaded.kind == "supervisor":
+        source = "none (supervisor checkpoint)"
+    else:
+        source = loaded.source_version or "1.0"
+    steps = ", ".join(loaded.steps) if loaded.steps else (
+        f"none (already at {CURRENT_VERSION})" if loaded.kind == "checkpoint"
+        else f"none ({loaded.kind} checkpoints have no migration chain)")
+    return [f"source version: {source}", f"steps applied: {steps}",
+            *(f"note: {note}" for note in loaded.notes)]
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from ..workflow.checkpoint import (
+        CheckpointError,
+        dump_checkpoint,
+        load_checkpoint,
+        migrate_file,
+    )
+
+    try:
+        if args.dry_run:
+            loaded = load_checkpoint(args.file)
+            text = dump_checkpoint(loaded.data)
+        else:
+            result = migrate_file(args.file)
+    except CheckpointError as exc:
+        print(f"baton: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.dry_run:
+        for line in _migration_summary(loaded):
+            print(line, file=sys.stderr)
+        print(f"target: {args.file} (dry run: nothing written)", file=sys.stderr)
+        sys.stdout.write(text)
+        return EXIT_OK
+    for line in _migration_summary(result.loaded):
+        print(line)
+    if result.written:
+        print(f"target: {result.target} (original kept in {result.backup})")
+    else:
+        print(f"target: {result.target} (unchanged)")
+    return EXIT_OK
+
+
 def cmd_lsp(args: argparse.Namespace) -> int:
     from ..lsp.app import default_log_file, start
 
@@ -239,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
     handlers = {"check": cmd_check, "rule": cmd_rule, "graph": cmd_graph, "schema": cmd_schema,
-                "lsp": cmd_lsp}
+                "lsp": cmd_lsp, "migrate": cmd_migrate}
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR

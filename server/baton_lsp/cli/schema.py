@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..model.checkpoint import Checkpoint, IterationCheckpoint, SupervisorCheckpoint
 from ..model.config import BatonConfig
 from ..model.frontmatter_schema import AgentFrontmatter, CommandFrontmatter
 
@@ -21,6 +22,11 @@ SCHEMAS: dict[str, type[BaseModel]] = {
 def register(name: str, model: type[BaseModel]) -> None:
     """Later layers (checkpoints) add their models here."""
     SCHEMAS[name] = model
+
+
+register("checkpoint.schema.json", Checkpoint)
+register("iteration-checkpoint.schema.json", IterationCheckpoint)
+register("supervisor-checkpoint.schema.json", SupervisorCheckpoint)
 
 
 def generate(name: str) -> dict[str, Any]:

@@ -1,0 +1,380 @@
+"""Checkpoint documents: every schema version of `checkpoint-utils.sh` plus the side flavours.
+
+The main chain is 1.0 → 1.1 → 1.2 → 1.3 → 2.0 → 2.1; each version model extends the previous
+one, so the canonical in-memory form (`Checkpoint`, schema 2.1) still carries the 1.x fields
+that `save_checkpoint` keeps writing for compatibility. The build-iteration checkpoint (flat,
+`version: "2.1"`) and the research supervisor checkpoint are separate documents.
+
+Every model allows unknown keys (`extra="allow"`): real files carry whatever the caller's state
+JSON held, and a migration must never drop it. Timestamps stay strings so a file round-trips
+byte-for-byte in meaning; the workflow layer parses them where it needs a time.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from .base import Model
+
+
+class State(StrEnum):
+    """States of `workflow-state-machine.sh`; phase numbers 0-7 in this order, then abandoned."""
+
+    INITIALIZE = "initialize"
+    RESEARCH = "research"
+    PLAN = "plan"
+    IMPLEMENT = "implement"
+    TEST = "test"
+    DEBUG = "debug"
+    DOCUMENT = "document"
+    COMPLETE = "complete"
+    ABANDONED = "abandoned"
+
+    @property
+    def terminal(self) -> bool:
+        """`sm_transition` refuses to leave these two."""
+        return self in (State.COMPLETE, State.ABANDONED)
+
+
+_STATE_NAMES = frozenset(s.value for s in State)
+
+# Phase number → state, as `map_phase_to_state` does for 1.3 → 2.0 (other numbers: initialize).
+PHASE_STATES: tuple[State, ...] = (
+    State.INITIALIZE, State.RESEARCH, State.PLAN, State.IMPLEMENT, State.TEST, State.DEBUG,
+    State.DOCUMENT, State.COMPLETE,
+)
+
+
+class Scope(StrEnum):
+    """Workflow scopes of `sm_init`; each ends in its own terminal state."""
+
+    RESEARCH_ONLY = "research-only"
+    RESEARCH_AND_PLAN = "research-and-plan"
+    RESEARCH_AND_REVISE = "research-and-revise"
+    FULL_IMPLEMENTATION = "full-implementation"
+    DEBUG_ONLY = "debug-only"
+    IMPLEMENT_ONLY = "implement-only"
+    TEST_AND_DEBUG = "test-and-debug"
+
+    @property
+    def terminal_state(self) -> State:
+        """The state at which `sm_init` stops this scope (unknown scopes stop at complete)."""
+        return _TERMINAL[self]
+
+
+_TERMINAL = {
+    Scope.RESEARCH_ONLY: State.RESEARCH,
+    Scope.RESEARCH_AND_PLAN: State.PLAN,
+    Scope.RESEARCH_AND_REVISE: State.PLAN,
+    Scope.FULL_IMPLEMENTATION: State.COMPLETE,
+    Scope.DEBUG_ONLY: State.DEBUG,
+    Scope.IMPLEMENT_ONLY: State.IMPLEMENT,
+    Scope.TEST_AND_DEBUG: State.COMPLETE,
+}
+
+# The table the state machine stores today (`workflow-state-machine.sh` v2.0.0).
+STORED_TRANSITIONS: dict[str, str] = {
+    "initialize": "research,implement",
+    "research": "plan,complete",
+    "plan": "implement,complete,debug",
+    "implement": "test,complete",
+    "test": "debug,document,complete",
+    "debug": "test,document,complete",
+    "document": "complete",
+    "complete": "",
+}
+
+# The older, narrower table baked into the 1.3 → 2.0 migration; saved checkpoints carry either.
+MIGRATION_TRANSITIONS: dict[str, str] = {
+    "initialize": "research",
+    "research": "plan,complete",
+    "plan": "implement,complete",
+    "implement": "test",
+    "test": "debug,document",
+    "debug": "test,complete",
+    "document": "complete",
+    "complete": "",
+}
+
+
+class HaltReason(StrEnum):
+    """Why a build iteration stopped; other values only earn a warning."""
+
+    CONTEXT_THRESHOLD = "context_threshold"
+    MAX_ITERATIONS = "max_iterations"
+    STUCK = "stuck"
+    COMPLETION = "completion"
+    USER_ABORT = "user_abort"
+    ERROR = "error"
+
+
+class _Open(Model):
+    """Keeps unknown keys so that load → migrate → write loses nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# --- pieces of the 1.x layout ---------------------------------------------------------------
+
+
+class WaveResult(_Open):
+    phases: list[int] = []
+    status: str | None = None
+    duration_ms: int | float | None = None
+    parallel: bool | None = None
+
+
+class WorkflowState(_Open):
+    """The caller's free-form state JSON; only the documented keys are typed."""
+
+    plan_path: str | None = None
+    current_phase: int | None = None
+    topic_directory: str | None = None
+    topic_number: int | str | None = None
+    template_source: str | None = None
+    template_variables: dict[str, Any] | None = None
+    current_wave: int | None = None
+    total_waves: int | None = None
+    wave_structure: dict[str, list[int]] | None = None
+    parallel_execution_enabled: bool | None = None
+    max_wave_parallelism: int | None = None
+    wave_results: dict[str, WaveResult] | None = None
+
+
+class ReplanEntry(_Open):
+    phase: int | None = None
+    timestamp: str | None = None
+    reason: str | None = None
+
+
+class ContextPreservation(_Open):
+    pruning_log: list[Any] = []
+    artifact_metadata_cache: dict[str, Any] = {}
+    subagent_output_references: list[Any] = []
+
+
+class SpecMaintenance(_Open):
+    parent_plan_path: str | None = None
+    grandparent_plan_path: str | None = None
+    spec_updater_invocations: list[Any] = []
+    checkbox_propagation_log: list[Any] = []
+
+
+# --- the version chain ----------------------------------------------------------------------
+
+
+class CheckpointV10(_Open):
+    """Schema 1.0 (`schema_version` may be absent). The five fields `validate_checkpoint`
+    demands are required and non-null; everything else may be missing."""
+
+    schema_version: str | None = None
+    checkpoint_id: str
+    workflow_type: str
+    project_name: str
+    workflow_description: str | None = None
+    created_at: str
+    updated_at: str | None = None
+    status: str
+    current_phase: int | None = None
+    total_phases: int | None = None
+    completed_phases: list[int] = []
+    workflow_state: WorkflowState | None = None
+    last_error: Any = None
+
+
+class CheckpointV11(CheckpointV10):
+    """1.1: replanning counters."""
+
+    replanning_count: int = 0
+    last_replan_reason: str | None = None
+    replan_phase_counts: dict[str, int] = {}
+    replan_history: list[ReplanEntry] = []
+
+
+class CheckpointV12(CheckpointV11):
+    """1.2: debug loop fields, plus the two the corpus files carry for smart auto-resume."""
+
+    debug_report_path: str | None = None
+    user_last_choice: str | None = None
+    debug_iteration_count: int = 0
+    tests_passing: bool | None = None
+    plan_modification_time: int | float | None = Field(
+        None, description="Epoch seconds of the plan file when the checkpoint was saved.")
+
+
+class CheckpointV13(CheckpointV12):
+    """1.3: topic, context preservation, template and spec maintenance fields."""
+
+    topic_directory: str | None = None
+    topic_number: int | str | None = None
+    context_preservation: ContextPreservation | None = None
+    template_source: str | None = None
+    template_variables: dict[str, Any] | None = None
+    spec_maintenance: SpecMaintenance | None = None
+
+
+class WorkflowConfig(_Open):
+    scope: Scope
+    description: str = ""
+    command: str | None = None
+
+
+class ResearchTopic(_Open):
+    """One topic of the LLM classifier (older files store bare topic names instead)."""
+
+    short_name: str | None = None
+    detailed_description: str | None = None
+    filename_slug: str | None = None
+    research_focus: str | None = None
+
+
+class Classification(_Open):
+    """2.1: what the workflow classifier decided, so a resume does not re-classify."""
+
+    workflow_type: Scope
+    research_complexity: int = Field(2, ge=1, le=4)
+    research_topics: list[ResearchTopic | str] = []
+    confidence: float = Field(0.0, ge=0.0, le=1.0)
+    reasoning: str | None = None
+    classified_at: str | None = None
+
+
+class StateMachineV20(_Open):
+    current_state: State
+    completed_states: list[State] = []
+    transition_table: dict[str, str] = Field(
+        default_factory=dict,
+        description="State → comma list of allowed next states (either known table).")
+    workflow_config: WorkflowConfig
+
+    def transitions(self) -> dict[State, frozenset[State]]:
+        """The table parsed; an empty table means the stored default. Unknown names are
+        skipped here (the file keeps them)."""
+        table = self.transition_table or STORED_TRANSITIONS
+        out: dict[State, frozenset[State]] = {}
+        for key, value in table.items():
+            if key in _STATE_NAMES:
+                names = (n.strip() for n in value.split(","))
+                out[State(key)] = frozenset(State(n) for n in names if n in _STATE_NAMES)
+        return out
+
+
+class StateMachine(StateMachineV20):
+    """2.1 state machine section: 2.0 plus the classification block."""
+
+    classification: Classification
+
+
+class ErrorState(_Open):
+    last_error: Any = None
+    retry_count: int = 0
+    failed_state: State | None = None
+
+
+class CheckpointMetadata(_Open):
+    checkpoint_id: str | None = None
+    project_name: str | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+
+
+class CheckpointV20(CheckpointV13):
+    """2.0: the state machine becomes first-class; 1.x fields stay for compatibility."""
+
+    state_machine: StateMachineV20
+    phase_data: dict[str, Any] = {}
+    supervisor_state: dict[str, Any] = {}
+    error_state: ErrorState = Field(default_factory=ErrorState)
+    metadata: CheckpointMetadata = Field(default_factory=CheckpointMetadata)
+
+
+class Checkpoint(CheckpointV20):
+    """Schema 2.1, the canonical in-memory checkpoint every older version migrates to."""
+
+    schema_version: Literal["2.1"]  # type: ignore[assignment]
+    state_machine: StateMachine  # type: ignore[assignment]
+
+
+CheckpointV21 = Checkpoint
+
+VERSION_MODELS: dict[str, type[CheckpointV10]] = {
+    "1.0": CheckpointV10,
+    "1.1": CheckpointV11,
+    "1.2": CheckpointV12,
+    "1.3": CheckpointV13,
+    "2.0": CheckpointV20,
+    "2.1": Checkpoint,
+}
+
+
+# --- side flavours --------------------------------------------------------------------------
+
+
+class IterationCheckpoint(_Open):
+    """Build-iteration checkpoint (`build_<workflow_id>_iteration_<n>.json`), a flat 2.1 object."""
+
+    version: Literal["2.1"]
+    plan_path: str
+    topic_path: str | None = None
+    iteration: int = Field(ge=0)
+    max_iterations: int = Field(5, ge=1)
+    continuation_context: str | None = Field(
+        None, description="Path of the file holding the context for the next iteration.")
+    work_remaining: str | list[Any] | None = None
+    last_work_remaining: str | list[Any] | None = None
+    context_estimate: int | float | None = None
+    halt_reason: str | None = Field(
+        None, description="context_threshold, max_iterations, stuck, completion, user_abort or "
+        "error; other values are accepted with a warning.")
+    workflow_id: str | None = None
+    timestamp: str | None = None
+
+    @property
+    def known_halt_reason(self) -> HaltReason | None:
+        try:
+            return HaltReason(self.halt_reason) if self.halt_reason is not None else None
+        except ValueError:
+            return None
+
+
+class WorkerMetadata(_Open):
+    title: str | None = None
+    date: str | None = None
+    agent: str | None = None
+    topic: str | None = None
+    report_type: str | None = None
+    summary: str | None = None
+    key_findings: list[str] = []
+
+
+class SupervisorWorker(_Open):
+    worker_id: str
+    topic: str | None = None
+    status: str | None = None
+    output_path: str | None = None
+    duration_ms: int | float | None = None
+    metadata: WorkerMetadata | None = None
+
+
+class AggregatedMetadata(_Open):
+    reports_count: int | None = None
+    reports_created: list[str] = []
+    summary: str | None = None
+    key_findings: list[str] = []
+    total_duration_ms: int | float | None = None
+    context_tokens: int | None = None
+
+
+class SupervisorCheckpoint(_Open):
+    """A research sub-supervisor's checkpoint: its workers and their aggregated metadata.
+    `output_path` may point into another topic than the file's own (seen in the corpus)."""
+
+    supervisor_id: str
+    supervisor_name: str | None = None
+    timestamp: str | None = None
+    worker_count: int | None = None
+    workers: list[SupervisorWorker] = []
+    aggregated_metadata: AggregatedMetadata | None = None
