@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import random
 import statistics
@@ -35,11 +36,12 @@ class Client:
     """A minimal blocking LSP client: enough to time requests and notifications."""
 
     def __init__(self, root: Path, settings: dict[str, Any] | None = None,
-                 log_level: str = "WARNING") -> None:
+                 log_level: str = "WARNING", env: dict[str, str] | None = None) -> None:
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "baton_lsp", "lsp", "--log-level", log_level],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})})
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -124,6 +126,9 @@ class Client:
             self.proc.kill()
 
 
+ENV: dict[str, str] = {}
+
+
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
@@ -206,7 +211,7 @@ def edit_session(root: Path, plan: Path, edits: int) -> tuple[float, float, bool
     Each edit inserts a snippet at the start of a random line or removes a snippet inserted
     earlier (at most 20 live), so memory growth measures the server, not a growing file.
     """
-    c = Client(root, {"debounce": 0})
+    c = Client(root, {"debounce": 0}, env=ENV)
     c.initialize()
     uri = open_doc(c, plan)
     c.wait_diagnostics(uri, 1)
@@ -247,6 +252,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--only-latency", action="store_true",
                         help="run only the edit/hover/lens latency figures")
+    parser.add_argument("--arena-max", type=int, help="MALLOC_ARENA_MAX for the server")
     parser.add_argument("--only-session", action="store_true",
                         help="run only the random-edit session")
     args = parser.parse_args()
@@ -268,6 +274,8 @@ def main() -> None:
             largest.parent.mkdir(parents=True, exist_ok=True)
             largest.write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
 
+        if args.arena_max:
+            ENV["MALLOC_ARENA_MAX"] = str(args.arena_max)
         if args.only_session:
             settled, final, alive = edit_session(root, largest or big,
                                                  2000 if args.quick else 10000)

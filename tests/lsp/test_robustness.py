@@ -133,3 +133,18 @@ async def test_hostile_requests_do_not_break_the_server(client: LanguageClient) 
     lenses = await client.text_document_code_lens_async(types.CodeLensParams(
         text_document=types.TextDocumentIdentifier(uri=uri)))
     assert lenses  # still serving
+
+
+async def test_notifications_do_not_accumulate_in_the_server(client: LanguageClient) -> None:
+    """Regression for a pygls leak: every didChange left a future behind in the server."""
+    path = client.workspace_root / RETRY
+    uri = await open_doc(client, path)
+    text = path.read_text()
+    for version in range(2, 202):
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(
+                text=text + "x" * (version % 7))]))
+    stats = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="baton.server.debugInfo", arguments=[]))
+    assert stats["pending_futures"] < 20, stats

@@ -26,3 +26,47 @@ def register(server: BatonServer) -> None:
         _, _, graph = found
         return {"mermaid": mermaid(graph), "waves": graph.waves, "cycles": graph.cycles,
                 "critical_path": graph.critical_path}
+
+    @server.command(DEBUG_INFO)
+    def debug_info_command(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """Versions, workspaces, effective settings and load, for bug reports."""
+        return debug_info(ls)
+
+
+DEBUG_INFO = "baton.server.debugInfo"
+
+
+def debug_info(ls: BatonServer) -> dict[str, Any]:
+    """What a bug report needs: versions, workspaces, settings and the server's own load."""
+    import platform
+    import sys
+    from importlib.metadata import version
+
+    from .. import __version__
+
+    rss_kb = 0
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    rss_kb = int(line.split()[1])
+    except OSError:
+        pass
+    return {
+        "baton": __version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "pygls": version("pygls"),
+        "lsprotocol": version("lsprotocol"),
+        "workspaces": {root: {"files": len(idx.files()), "config": idx.config.model_dump(
+            by_alias=True)} for root, idx in list(ls.indexes.items())},
+        "config_errors": {root: msg for root, (_, msg) in list(ls.config_errors.items())},
+        "settings": {"overrides": ls.settings.overrides, "debounce_ms": ls.settings.debounce_ms,
+                     "trusted": ls.settings.trusted},
+        "pull_diagnostics": ls.pull_diagnostics,
+        "open_documents": len(ls.workspace.text_documents),
+        "results_cached": len(ls.results),
+        "pending_checks": len(ls.pending),
+        "pending_futures": len(ls.protocol._request_futures),
+        "rss_mb": round(rss_kb / 1024, 1),
+    }
