@@ -15,6 +15,7 @@ from .. import __version__
 from ..errors import ConfigError, PathError
 
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
+    from ..model.graph import PlanGraph
     from ..model.plan import Plan
     from ..workflow.checkpoint import LoadedCheckpoint
 
@@ -179,10 +180,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
 
 
-def graph_text(plan: Plan, graph: object) -> str:
-    from ..model.graph import PlanGraph, mermaid
+def graph_text(plan: Plan, graph: PlanGraph) -> str:
+    from ..model.graph import mermaid
 
-    assert isinstance(graph, PlanGraph)
     lines = [f"Plan: {plan.title or Path(plan.path).name}"]
     if not graph.order:
         lines.append("No phases found.")

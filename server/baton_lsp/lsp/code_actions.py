@@ -68,9 +68,9 @@ def register(server: BatonServer) -> None:
         version = ls.open_version(uri)
         cached = ls.results.get(path)
         if cached is None or cached.version != version:
-            from .diagnostics import _run_check
+            from .diagnostics import run_check
 
-            findings = await _run_check(ls, path)
+            findings = await run_check(ls, path)
         else:
             findings = cached.findings
         only = params.context.only

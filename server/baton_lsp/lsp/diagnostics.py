@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-async def _run_check(ls: BatonServer, path: str) -> list[Finding]:
+async def run_check(ls: BatonServer, path: str) -> list[Finding]:
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(ls.executor, ls.check, path)
 
@@ -45,7 +45,7 @@ async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
         await asyncio.sleep(delay)
     version = ls.open_version(uri)
     try:
-        findings = await _run_check(ls, path)
+        findings = await run_check(ls, path)
     except Exception:
         log.exception("checking %s failed", path)
         return
@@ -99,7 +99,7 @@ async def index_workspace(ls: BatonServer) -> None:
         if uri in ls.workspace.text_documents:
             continue  # open documents are validated by their own events
         try:
-            findings = await _run_check(ls, path)
+            findings = await run_check(ls, path)
         except Exception:
             log.exception("indexing %s failed", path)
             continue
@@ -177,7 +177,7 @@ def register(server: BatonServer) -> None:
         if cached is not None and cached.version == version and version is not None:
             findings = cached.findings
         else:
-            findings = await _run_check(ls, path)
+            findings = await run_check(ls, path)
             ls.results[path] = DocResult(version, findings)
         return types.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics_for(path, findings))
 
@@ -191,7 +191,8 @@ def register(server: BatonServer) -> None:
                 uri = path_to_uri(path)
                 if uri in ls.workspace.text_documents:
                     continue  # open documents are pulled per document
-                findings = await _run_check(ls, path)
+                cached = ls.results.get(path)  # kept current by indexing and file events
+                findings = cached.findings if cached is not None else await run_check(ls, path)
                 items.append(types.WorkspaceFullDocumentDiagnosticReport(
                     uri=uri, items=ls.diagnostics_for(path, findings), version=None))
         return types.WorkspaceDiagnosticReport(items=items)

@@ -28,7 +28,7 @@ from ..paths import norm
 from .convert import path_to_uri, to_diagnostic, uri_to_path
 
 if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
-    from ..model.base import Finding, Kind
+    from ..model.base import Finding
     from ..model.config import BatonConfig
     from ..workspace.index import WorkspaceIndex
 
@@ -282,9 +282,6 @@ def uri_path(uri: str) -> str | None:
     path = uri_to_path(uri)
     return norm(path) if path else None
 
-
-def document_kind(server: BatonServer, path: str) -> Kind | None:
-    return server.index_for(path).kind_of(path)
 
 
 def guard(default: Any = None) -> Any:

@@ -301,7 +301,3 @@ def parse_command(source: Source, path: str = "") -> CommandFile:
         signals=_signals(md),
     )
 
-
-def parse_agent_tasks(source: Source) -> list[TaskBlock]:
-    """Task blocks inside an agent file (coordinators invoke other agents)."""
-    return _task_blocks(parse_markdown(source, frontmatter=True))

@@ -9,7 +9,7 @@ with `ctx.finding(...)` so code, name, severity and path are always filled in co
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -173,6 +173,3 @@ class RuleContext:
         self.depends_on.add(str(path))
         return self.index.plan(path)
 
-
-def iter_findings(fn: CheckFn, doc: Any, ctx: RuleContext) -> Iterator[Finding]:
-    yield from fn(doc, ctx)

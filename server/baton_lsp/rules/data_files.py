@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ..model.base import Finding, Kind, Range, Severity
-from ..model.data import ErrorsLog, StateFile, Unreadable
+from ..model.data import ErrorRecord, ErrorsLog, StateFile, Unreadable
 from .base import RuleContext, rule
 
 ALL_KINDS = tuple(Kind)
@@ -52,7 +52,7 @@ def _string_field_range(ctx: RuleContext, line: int, key: str) -> Range | None:
     return Range.of_line(line, m.start(1), m.end(1)) if m else None
 
 
-def _nearest(value: str, candidates: tuple[str, ...]) -> str | None:
+def _nearest(value: str, candidates: Sequence[str]) -> str | None:
     folded = {c.lower(): c for c in candidates}
     if value.lower() in folded:
         return folded[value.lower()]
@@ -120,16 +120,9 @@ def errors_log_unknown_type(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findin
         return
     for rec in doc.records:
         value = rec.error_type
-        if not value or value in KNOWN_ERROR_TYPES or value.startswith("llm_"):
-            continue
-        rng = _string_field_range(ctx, rec.line, "error_type") or rec.range
-        suggestion = _nearest(value, KNOWN_ERROR_TYPES)
-        fix = ctx.fix(f"Change to `{suggestion}`", ctx.edit(rng, suggestion)) \
-            if suggestion and rng is not rec.range else None
-        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
-        yield ctx.finding(rng, f"unknown error_type `{value}` on line {rec.line + 1}: expected "
-                               f"one of {', '.join(KNOWN_ERROR_TYPES)} or `llm_*`{hint}",
-                          fix=fix)
+        if value and value not in KNOWN_ERROR_TYPES and not value.startswith("llm_"):
+            yield _unknown_value(ctx, rec, "error_type", value, KNOWN_ERROR_TYPES,
+                                 f"one of {', '.join(KNOWN_ERROR_TYPES)} or `llm_*`")
 
 
 @rule("BTN404", "errors-log-unknown-status", Severity.WARNING, ERRORS_LOG, fixable=True)
@@ -147,15 +140,21 @@ def errors_log_unknown_status(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Find
         return
     for rec in doc.records:
         value = rec.status
-        if value is None or value in KNOWN_STATUSES:
-            continue
-        rng = _string_field_range(ctx, rec.line, "status") or rec.range
-        suggestion = _nearest(value, KNOWN_STATUSES)
-        fix = ctx.fix(f"Change to `{suggestion}`", ctx.edit(rng, suggestion)) \
-            if suggestion and rng is not rec.range else None
-        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
-        yield ctx.finding(rng, f"unknown status `{value}` on line {rec.line + 1}: expected "
-                               f"{', '.join(KNOWN_STATUSES)}{hint}", fix=fix)
+        if value is not None and value not in KNOWN_STATUSES:
+            yield _unknown_value(ctx, rec, "status", value, KNOWN_STATUSES,
+                                 ", ".join(KNOWN_STATUSES))
+
+
+def _unknown_value(ctx: RuleContext, rec: ErrorRecord, key: str, value: str,
+                   known: Sequence[str], expected: str) -> Finding:
+    """A finding on a record's string field, with the nearest known value as the fix."""
+    rng = _string_field_range(ctx, rec.line, key) or rec.range
+    suggestion = _nearest(value, known)
+    fix = ctx.fix(f"Change to `{suggestion}`", ctx.edit(rng, suggestion)) \
+        if suggestion and rng is not rec.range else None
+    hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+    return ctx.finding(rng, f"unknown {key} `{value}` on line {rec.line + 1}: expected "
+                            f"{expected}{hint}", fix=fix)
 
 
 # -- workflow state files -------------------------------------------------------------

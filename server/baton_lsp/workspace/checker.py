@@ -165,13 +165,13 @@ def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
     # Balance by size, largest first onto the least loaded worker: file kinds alternate in
     # directory order (plan, report, plan, …), so a plain interleave can give one worker
     # all the plans.
-    sized = sorted(items, key=lambda it: -_size(it[2]))
+    sized = sorted(((_size(it[2]), it) for it in items), key=lambda pair: -pair[0])
     chunks: list[list[tuple[str, Any, str, Kind | None]]] = [[] for _ in range(workers)]
     loads = [0] * workers
-    for item in sized:
+    for size, item in sized:
         i = loads.index(min(loads))
         chunks[i].append(item)
-        loads[i] += _size(item[2]) + 512
+        loads[i] += size + 512
     method = "fork" if hasattr(os, "fork") and threading.active_count() == 1 else "spawn"
     ctx = multiprocessing.get_context(method)
     findings: list[Finding] = []
