@@ -17,6 +17,72 @@ def _kebab(name: str) -> str:
     return name.replace("_", "-")
 
 
+class AgentRoleSettings(BaseModel):
+    """Which behavioural file (and optionally runner and model) plays one workflow role."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
+                              defer_build=True)
+
+    agent: str = Field(description="Agent name (`.claude/agents/<name>.md`) or a path.")
+    runner: str | None = Field(None, description="Runner for this role only.")
+    model: str | None = Field(None, description="Model override for this role.")
+
+
+DEFAULT_ROLE_AGENTS = {
+    "research": "research-specialist",
+    "plan": "plan-architect",
+    "revise": "plan-architect",
+    "implement": "implementation-executor",
+    "debug": "debug-analyst",
+    "document": "doc-writer",
+}
+
+
+class WorkflowSettings(BaseModel):
+    """`[tool.baton.workflow]`: how `baton run` launches agents and paces the work."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
+                              defer_build=True)
+
+    runner: str = Field(
+        "auto", description="script, claude, codex, gemini or command; `auto` is the "
+        "deterministic offline `script` runner (real agent CLIs are opt-in).")
+    command: list[str] = Field(
+        default_factory=list, description="argv template of the `command` runner; "
+        "placeholders {prompt_file} {artifact} {step} {role} {workspace}.")
+    script: str | None = Field(None, description="Agent script of the `script` runner "
+                               "(default: the built-in deterministic agent).")
+    claude_permission_mode: str = Field("acceptEdits", description="--permission-mode for claude.")
+    agents: dict[str, str | AgentRoleSettings] = Field(
+        default_factory=dict, description="Role (research, plan, revise, implement, debug, "
+        "document) → agent name, or a table with agent/runner/model.")
+    test_command: list[str] = Field(
+        default_factory=list, description="argv of the test state; exit 0 = tests pass. "
+        "Empty: the test state records `no test command` and passes.")
+    max_parallel: int = Field(3, ge=1, le=64, description="Phases of one wave run at once.")
+    research_parallel: int = Field(4, ge=1, le=64, description="Research topics run at once.")
+    timeout: float = Field(300.0, gt=0, description="Seconds an agent step may take.")
+    implement_timeout: float = Field(600.0, gt=0, description="Seconds for an implement step.")
+    test_timeout: float = Field(900.0, gt=0, description="Seconds for the test command.")
+    stall_timeout: float = Field(180.0, gt=0, description="Seconds without output before an "
+                                 "agent is considered stalled and killed.")
+    attempts: int = Field(3, ge=1, le=10, description="Attempts per step (transient failures).")
+    state_retries: int = Field(2, ge=0, le=10, description="Re-runs of a state whose steps "
+                               "failed transiently after all their attempts.")
+    backoff: float = Field(2.0, ge=0, description="First retry delay in seconds (doubles, "
+                           "with jitter).")
+    backoff_max: float = Field(60.0, ge=0, description="Longest retry delay.")
+    max_debug_iterations: int = Field(2, ge=0, le=20, description="test → debug loops before "
+                                      "the workflow fails with tests still failing.")
+    kill_grace: float = Field(5.0, ge=0, description="Seconds between SIGTERM and SIGKILL.")
+
+    def role(self, role: str) -> AgentRoleSettings:
+        value = self.agents.get(role)
+        if isinstance(value, AgentRoleSettings):
+            return value
+        return AgentRoleSettings(agent=value or DEFAULT_ROLE_AGENTS.get(role, role))
+
+
 class BatonConfig(BaseModel):
     """Every setting has a default so an empty configuration is valid."""
 
@@ -65,6 +131,9 @@ class BatonConfig(BaseModel):
     extra_frontmatter_keys: list[str] = Field(
         default_factory=list, description="Command front matter keys to accept."
     )
+
+    workflow: WorkflowSettings = Field(
+        default_factory=WorkflowSettings, description="How `baton run` launches agents.")
 
     def enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(p) for p in self.select):

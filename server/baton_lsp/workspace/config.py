@@ -35,7 +35,11 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> B
             data = data.get("tool", {}).get("baton", {})
         if not isinstance(data, dict):
             raise ConfigError(f"{src}: [tool.baton] must be a table")
-        merged.update(data)
+        for key, value in data.items():  # tables such as [workflow] merge one level deep
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = value
     if overrides:
         merged.update({k: v for k, v in overrides.items() if v is not None})
     try:

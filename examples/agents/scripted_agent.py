@@ -1,0 +1,1 @@
+../../server/baton_lsp/workflow/scripted.py

@@ -1,0 +1,129 @@
+"""Where a workflow's files go, decided before any agent runs.
+
+The seeds' hard-barrier pattern needs every artifact path fixed up front: the topic
+directory `.claude/specs/NNN_slug/` with `reports/ plans/ summaries/ debug/`, the report
+path of each research topic, the plan path, one summary per phase. Topic numbers are
+allocated under a file lock so concurrent workflows never share a directory, and every
+path handed to an agent is absolute and proven to be inside the workspace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import PathError
+
+SUBDIRS = ("reports", "plans", "summaries", "debug")
+_SLUG_STOP = frozenset("a an the and or of to for in on with into from by".split())
+_NNN = re.compile(r"^(\d{3,})_")
+
+
+def slugify(text: str, max_words: int = 5, max_len: int = 40) -> str:
+    """`Research auth patterns and plan the login flow` → `research_auth_patterns_plan_login`.
+
+    Only [a-z0-9_] survive, so a hostile description (`$(touch x)`, backticks, `../`) can
+    never shape a path."""
+    words = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _SLUG_STOP]
+    slug = "_".join(words[:max_words])[:max_len].strip("_")
+    return slug or "workflow"
+
+
+def inside(root: Path, path: Path) -> bool:
+    root_r = os.path.realpath(root)
+    path_r = os.path.realpath(path)
+    return path_r == root_r or path_r.startswith(root_r.rstrip(os.sep) + os.sep)
+
+
+def contained(root: Path, path: str | Path, what: str = "path") -> Path:
+    """`path` made absolute (relative to `root`) and checked to stay inside the workspace,
+    symlinks resolved; raises `PathError` naming the offending path otherwise."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = root / p
+    p = Path(os.path.normpath(p))
+    if not inside(root, p):
+        raise PathError(f"{what} {str(path)!r} is outside the workspace {root}; refused")
+    return p
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, blocking: bool = True) -> Iterator[int]:
+    """An exclusive `flock` on `path` (created if needed); released on exit or process death."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class TopicDir:
+    number: int
+    slug: str
+    path: Path
+
+    @property
+    def reports(self) -> Path:
+        return self.path / "reports"
+
+    @property
+    def plans(self) -> Path:
+        return self.path / "plans"
+
+    @property
+    def summaries(self) -> Path:
+        return self.path / "summaries"
+
+    @property
+    def debug(self) -> Path:
+        return self.path / "debug"
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def specs_dir(root: Path) -> Path:
+    return root / ".claude" / "specs"
+
+
+def allocate_topic(root: Path, description: str) -> TopicDir:
+    """Create `.claude/specs/NNN_slug/` with its sub-directories, NNN one past the highest
+    existing number, under a lock shared by every workflow of this workspace."""
+    base = specs_dir(root)
+    contained(root, base, "specs directory")
+    base.mkdir(parents=True, exist_ok=True)
+    slug = slugify(description)
+    with file_lock(root / ".claude" / "data" / "locks" / "topics.lock"):
+        highest = 0
+        for entry in os.scandir(base):
+            m = _NNN.match(entry.name)
+            if m and entry.is_dir():
+                highest = max(highest, int(m.group(1)))
+        number = highest + 1
+        path = base / f"{number:03d}_{slug}"
+        path.mkdir()
+        for sub in SUBDIRS:
+            (path / sub).mkdir()
+    return TopicDir(number, slug, path)
+
+
+def topic_of_plan(root: Path, plan: Path) -> TopicDir:
+    """The topic a plan lives in (`…/NNN_slug/plans/x.md`), made complete if a sub-directory
+    is missing; a plan elsewhere gets its parent directory as topic number 0."""
+    plan = contained(root, plan, "plan")
+    parent = plan.parent.parent if plan.parent.name == "plans" else plan.parent
+    m = _NNN.match(parent.name)
+    number = int(m.group(1)) if m else 0
+    slug = parent.name[m.end():] if m else parent.name
+    for sub in SUBDIRS:
+        (parent / sub).mkdir(exist_ok=True)
+    return TopicDir(number, slug, parent)

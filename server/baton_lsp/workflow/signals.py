@@ -1,0 +1,101 @@
+"""Return signals in an agent's output (`REPORT_CREATED: /abs/path`, `TASK_ERROR: type -
+msg`, `ERROR_CONTEXT: {json}`, `PROGRESS: …`), read line by line as the agent streams.
+
+`ERROR_CONTEXT` may span lines (agents print pretty JSON): lines are gathered until the
+braces balance, bounded so a runaway agent cannot grow it forever."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_SIGNAL = re.compile(
+    r"^\s*(?:[-*>]\s*)?(?:\*\*)?((?:[A-Z][A-Z0-9]*_)*(?:CREATED|COMPLETE|REVISED|ERROR|CONTEXT|"
+    r"PROGRESS))(?:\*\*)?:\s?(.*)$")
+PATH_SIGNALS = ("REPORT_CREATED", "PLAN_CREATED", "PLAN_REVISED", "SUMMARY_CREATED",
+                "DEBUG_REPORT_CREATED", "IMPLEMENTATION_COMPLETE", "DOCUMENTATION_COMPLETE")
+_MAX_CONTEXT_LINES = 200
+
+
+@dataclass
+class Signal:
+    name: str
+    value: str
+
+
+@dataclass
+class TaskError:
+    error_type: str
+    message: str
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SignalReader:
+    """Feed lines; collects signals in order."""
+
+    signals: list[Signal] = field(default_factory=list)
+    errors: list[TaskError] = field(default_factory=list)
+    progress: list[str] = field(default_factory=list)
+    _context: list[str] | None = None
+    _depth: int = 0
+
+    def feed(self, line: str) -> Signal | None:
+        if self._context is not None:
+            self._context.append(line)
+            self._depth += _balance(line)
+            if self._depth <= 0 or len(self._context) >= _MAX_CONTEXT_LINES:
+                self._close_context()
+            return None
+        m = _SIGNAL.match(line)
+        if not m:
+            return None
+        name, value = m.group(1), m.group(2).strip()
+        sig = Signal(name, value)
+        self.signals.append(sig)
+        if name == "TASK_ERROR":
+            etype, _, msg = value.partition(" - ")
+            self.errors.append(TaskError(etype.strip() or "agent_error", msg.strip() or value))
+        elif name == "ERROR_CONTEXT":
+            self._context = [value]
+            self._depth = _balance(value)
+            if self._depth <= 0:
+                self._close_context()
+        elif name == "PROGRESS":
+            self.progress.append(value)
+        return sig
+
+    def _close_context(self) -> None:
+        text = "\n".join(self._context or [])
+        self._context, self._depth = None, 0
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = {"raw": text[:2000]}
+        if not isinstance(data, dict):
+            data = {"value": data}
+        if self.errors:
+            self.errors[-1].context.update(data)
+        else:
+            self.errors.append(TaskError("agent_error", "agent reported an error context", data))
+
+    def first(self, *names: str) -> Signal | None:
+        for sig in self.signals:
+            if sig.name in names:
+                return sig
+        return None
+
+    def reported_paths(self) -> list[str]:
+        """Paths the agent claims to have written (values of the path-carrying signals)."""
+        out = []
+        for sig in self.signals:
+            if (sig.name in PATH_SIGNALS or sig.name.endswith("_CREATED")) and \
+                    sig.value.startswith(("/", "~", ".")):
+                out.append(sig.value.split()[0])
+        return out
+
+
+def _balance(text: str) -> int:
+    return text.count("{") - text.count("}")

@@ -1,0 +1,217 @@
+"""Durable checkpoint history of one workflow, under `.claude/data/checkpoints/<id>/`.
+
+Each save is a complete schema-2.1 checkpoint written as `NNNNNN.json` (temp file, fsync,
+rename, fsync of the directory) carrying a SHA-256 of its own content in `baton.checksum`.
+Loading walks back from the newest file and skips any that is truncated, corrupt or fails its
+checksum, so a crash in the middle of a write — or a disk that lies — costs one transition,
+never the workflow. The files stay readable by the bash tooling (plain 2.1 JSON; the extra
+`baton` section is kept by `_Open` models and ignored by jq).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .checkpoint import CheckpointError, atomic_write, dump_checkpoint
+
+log = logging.getLogger(__name__)
+
+_SEQ = re.compile(r"^(\d{6})\.json$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+MAX_HISTORY = 500
+
+
+def checkpoints_root(root: Path) -> Path:
+    return root / ".claude" / "data" / "checkpoints"
+
+
+def valid_id(workflow_id: str) -> bool:
+    return bool(_ID.match(workflow_id)) and ".." not in workflow_id
+
+
+def checksum_of(data: dict[str, Any]) -> str:
+    body = {k: v for k, v in data.items() if k != "baton"}
+    extra = {k: v for k, v in (data.get("baton") or {}).items() if k != "checksum"}
+    canon = json.dumps([body, extra], sort_keys=True, ensure_ascii=True,
+                       separators=(",", ":")).encode()
+    return "sha256:" + hashlib.sha256(canon).hexdigest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    sequence: int
+    path: Path
+    data: dict[str, Any] | None
+    problem: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.data is not None
+
+
+class WorkflowBusy(Exception):
+    """Another engine holds this workflow's lock."""
+
+
+class CheckpointStore:
+    """History and lock of one workflow."""
+
+    def __init__(self, root: Path, workflow_id: str) -> None:
+        if not valid_id(workflow_id):
+            raise CheckpointError(f"invalid workflow id {workflow_id!r}: use letters, digits, "
+                                  "`_`, `-` and `.`")
+        self.root = root
+        self.workflow_id = workflow_id
+        self.dir = checkpoints_root(root) / workflow_id
+        self._lock_fd: int | None = None
+        self._next: int | None = None
+
+    # -- lock -------------------------------------------------------------------------------
+
+    def acquire(self) -> None:
+        """Take the engine lock or raise `WorkflowBusy` naming who holds it."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                owner = self.owner()
+                who = f" by pid {owner.get('pid')} since {owner.get('started_at')}" if owner \
+                    else ""
+                raise WorkflowBusy(
+                    f"workflow {self.workflow_id} is already running{who}; one engine per "
+                    f"workflow — wait for it or stop it with `baton cancel {self.workflow_id}`"
+                ) from None
+            raise
+        self._lock_fd = fd
+
+    def release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def locked(self) -> bool:
+        """Whether some engine is running this workflow now."""
+        if not (self.dir / "lock").exists():
+            return False
+        fd = os.open(self.dir / "lock", os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def write_owner(self, info: dict[str, Any]) -> None:
+        """Who runs the workflow and which agent process groups are live (for `cancel`)."""
+        atomic_write(self.dir / "run.json", json.dumps(info, indent=2).encode())
+
+    def owner(self) -> dict[str, Any]:
+        try:
+            data = json.loads((self.dir / "run.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    # -- history ----------------------------------------------------------------------------
+
+    def entries(self) -> list[Entry]:
+        """Every checkpoint file, oldest first, each verified."""
+        out: list[Entry] = []
+        if not self.dir.is_dir():
+            return out
+        for name in sorted(os.listdir(self.dir)):
+            m = _SEQ.match(name)
+            if m:
+                path = self.dir / name
+                data, problem = _verify(path)
+                out.append(Entry(int(m.group(1)), path, data, problem))
+        return out
+
+    def latest(self, at: int | None = None) -> Entry:
+        """The newest sound checkpoint (or number `at`); corrupt files are skipped, with the
+        reason logged, in favour of the one before."""
+        entries = self.entries()
+        if not entries:
+            raise CheckpointError(f"no checkpoints for workflow {self.workflow_id} in {self.dir}")
+        if at is not None:
+            for e in entries:
+                if e.sequence == at:
+                    if not e.ok:
+                        raise CheckpointError(f"checkpoint {at} of {self.workflow_id} is "
+                                              f"unusable: {e.problem}")
+                    return e
+            raise CheckpointError(f"workflow {self.workflow_id} has no checkpoint {at} "
+                                  f"(have {entries[0].sequence}–{entries[-1].sequence})")
+        for e in reversed(entries):
+            if e.ok:
+                return e
+            log.warning("skipping checkpoint %s: %s", e.path, e.problem)
+        raise CheckpointError(f"every checkpoint of {self.workflow_id} is unusable; newest: "
+                              f"{entries[-1].problem}")
+
+    def save(self, data: dict[str, Any], event: str) -> Path:
+        """Write the next history entry durably; returns its path."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if self._next is None:
+            existing = [int(m.group(1)) for n in os.listdir(self.dir) if (m := _SEQ.match(n))]
+            self._next = max(existing, default=0) + 1
+        seq = self._next
+        baton = dict(data.get("baton") or {})
+        baton.update(sequence=seq, event=event)
+        baton.pop("checksum", None)
+        data["baton"] = baton
+        baton["checksum"] = checksum_of(data)
+        path = self.dir / f"{seq:06d}.json"
+        atomic_write(path, dump_checkpoint(data).encode("utf-8"))
+        self._next = seq + 1
+        self._prune()
+        return path
+
+    def _prune(self) -> None:
+        names = sorted(n for n in os.listdir(self.dir) if _SEQ.match(n))
+        for name in names[1:-MAX_HISTORY] if len(names) > MAX_HISTORY else []:
+            with contextlib.suppress(OSError):
+                os.unlink(self.dir / name)  # the first (initial) checkpoint is always kept
+
+
+def _verify(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    if not raw.strip():
+        return None, "empty file (a write was cut short)"
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return None, f"not valid JSON (truncated or corrupt): {exc}"
+    if not isinstance(data, dict):
+        return None, "not a JSON object"
+    stored = (data.get("baton") or {}).get("checksum") if isinstance(data.get("baton"),
+                                                                     dict) else None
+    if stored is None:
+        return None, "no checksum: not written by baton"
+    if stored != checksum_of(data):
+        return None, "checksum mismatch: the file changed after it was written"
+    return data, None
+
+
+def list_workflows(root: Path) -> list[str]:
+    base = checkpoints_root(root)
+    if not base.is_dir():
+        return []
+    return sorted(e.name for e in os.scandir(base) if e.is_dir() and valid_id(e.name))
