@@ -6,8 +6,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from baton_lsp.parse import parse_text
 from baton_lsp.model.base import Kind
+from baton_lsp.parse import parse_text
 from baton_lsp.workflow import records
 from baton_lsp.workflow.records import append_error, error_record, write_state_file
 

@@ -1,4 +1,5 @@
-"""`baton` entry point: check, rule, graph, schema, migrate."""
+"""`baton` entry point: check, rule, graph, schema, migrate, lsp, and the workflow commands
+(run, resume, cancel, status, checkpoints) from `cli/workflow.py`."""
 
 from __future__ import annotations
 
@@ -68,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit 1 when the files in --out are stale")
     schema.add_argument("--out", type=Path, default=Path("schemas"))
 
+    from .workflow import add_parsers
+
+    add_parsers(sub)
     migrate = sub.add_parser("migrate", help="migrate a checkpoint file to schema 2.1 in place "
                              "(the original is kept as FILE.backup)")
     migrate.add_argument("file", type=Path, help="checkpoint JSON file")
@@ -295,6 +299,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
     handlers = {"check": cmd_check, "rule": cmd_rule, "graph": cmd_graph, "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}
+    if args.command in ("run", "resume", "cancel", "status", "checkpoints"):
+        from .workflow import HANDLERS
+
+        handlers.update(HANDLERS)
     if args.command is None:
         parser.print_help()
         return EXIT_ERROR

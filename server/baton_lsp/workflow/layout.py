@@ -20,7 +20,8 @@ from pathlib import Path
 from ..errors import PathError
 
 SUBDIRS = ("reports", "plans", "summaries", "debug")
-_SLUG_STOP = frozenset("a an the and or of to for in on with into from by".split())
+_SLUG_STOP = frozenset(
+    ["a", "an", "the", "and", "or", "of", "to", "for", "in", "on", "with", "into", "from", "by"])
 _NNN = re.compile(r"^(\d{3,})_")
 
 

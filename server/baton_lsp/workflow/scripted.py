@@ -121,7 +121,7 @@ def main() -> int:
         time.sleep(float(how["sleep"]))
     if how.get("task_error"):
         say(f"TASK_ERROR: {how['task_error']}")
-        say('ERROR_CONTEXT: {"step": "%s", "injected": true}' % step)
+        say("ERROR_CONTEXT: " + json.dumps({"step": step, "injected": True}))
     if "exit" in how:
         return int(how["exit"])
 

@@ -1,0 +1,283 @@
+"""`baton run | resume | cancel | status | checkpoints`: the workflow engine from a shell.
+
+Each engine runs in the `baton` process itself (one workflow per process, a file lock per
+workflow); `cancel` and `status` work from any other process through the checkpoint
+directory, the engine's `run.json` and that lock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_BUSY, EXIT_CANCELLED = 0, 1, 2, 3, 130
+
+
+SCOPES = ("research-only", "research-and-plan", "research-and-revise", "full-implementation",
+          "debug-only", "implement-only", "test-and-debug")  # = model.checkpoint.Scope
+
+
+def add_parsers(sub: Any) -> None:
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--workspace", "-w", type=Path, default=None,
+                       help="workspace root (default: the one containing the current directory)")
+
+    run = sub.add_parser("run", help="run a workflow: research, plan, implement in waves, test, "
+                         "debug, document")
+    run.add_argument("description", help="what the workflow should do (passed to agents as "
+                     "data, never through a shell)")
+    run.add_argument("--scope", default="full-implementation", choices=SCOPES)
+    run.add_argument("--complexity", type=int, default=2, help="research topics, 1-4")
+    run.add_argument("--topic", action="append", default=[], help="a research topic (repeat); "
+                     "default: derived from the description")
+    run.add_argument("--plan", help="existing plan (implement-only, test-and-debug, "
+                     "research-and-revise)")
+    run.add_argument("--runner", help="script, claude, codex, gemini or command (default: "
+                     "[workflow] runner, else script)")
+    run.add_argument("--id", dest="workflow_id", help="workflow id (default: generated)")
+    run.add_argument("--max-parallel", type=int, help="phases of one wave run at once")
+    run.add_argument("--quiet", "-q", action="store_true", help="only the final line")
+    common(run)
+
+    res = sub.add_parser("resume", help="resume a failed or interrupted workflow")
+    res.add_argument("workflow_id", nargs="?", help="default: the most recent unfinished one")
+    res.add_argument("--at", type=int, help="resume from checkpoint number N of its history")
+    res.add_argument("--force", action="store_true", help="resume despite safe-resume problems")
+    res.add_argument("--runner", help="override the runner")
+    res.add_argument("--quiet", "-q", action="store_true")
+    common(res)
+
+    can = sub.add_parser("cancel", help="stop a running workflow (resumable)")
+    can.add_argument("workflow_id")
+    can.add_argument("--grace", type=float, default=10.0, help="seconds before SIGKILL")
+    common(can)
+
+    st = sub.add_parser("status", help="workflows of this workspace, or one in detail")
+    st.add_argument("workflow_id", nargs="?")
+    st.add_argument("--json", action="store_true")
+    common(st)
+
+    ck = sub.add_parser("checkpoints", help="the checkpoint history of a workflow")
+    ck.add_argument("workflow_id")
+    ck.add_argument("--json", action="store_true")
+    common(ck)
+
+
+def _root(args: argparse.Namespace) -> Path:
+    from ..errors import PathError
+    from ..workspace.discovery import find_root
+
+    if args.workspace is not None:
+        root = args.workspace
+        if not root.is_dir():
+            raise PathError(f"workspace {root} is not a directory")
+        return Path(os.path.realpath(root))
+    found = find_root(Path.cwd())
+    if found is None:
+        raise PathError("no .claude/ directory here or above; pass --workspace")
+    return Path(os.path.realpath(found))
+
+
+def _engine(args: argparse.Namespace, root: Path) -> Any:
+    from ..workflow.engine import Engine
+    from ..workspace.config import load_config
+
+    config = load_config(root)
+    if getattr(args, "max_parallel", None):
+        config.workflow.max_parallel = max(1, args.max_parallel)
+    quiet = getattr(args, "quiet", False)
+
+    def say(line: str) -> None:
+        if not quiet:
+            print(line, flush=True)
+
+    return Engine(root, config, runner=getattr(args, "runner", None), say=say,
+                  command=f"baton {args.command}")
+
+
+def _drive(engine: Any, coro_factory: Any) -> int:
+    from ..workflow.engine import EngineError, install_signal_handlers
+    from ..workflow.store import WorkflowBusy
+
+    async def main() -> Any:
+        install_signal_handlers(engine)
+        return await coro_factory()
+
+    try:
+        outcome = asyncio.run(main())
+    except WorkflowBusy as exc:
+        print(f"baton: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+    except EngineError as exc:
+        print(f"baton: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    from ..workflow.checkpoint import CheckpointError
+
+    if isinstance(outcome, CheckpointError):  # pragma: no cover
+        return EXIT_ERROR
+    print(f"{outcome.workflow_id}: {outcome.status} ({outcome.state.value})"
+          + (f" — checkpoint {outcome.checkpoint}" if outcome.checkpoint else ""))
+    return outcome.exit_code
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ..model.checkpoint import Scope
+    from ..workflow.engine import RunRequest
+
+    root = _root(args)
+    engine = _engine(args, root)
+    req = RunRequest(description=args.description, scope=Scope(args.scope),
+                     complexity=args.complexity, topics=args.topic, plan_path=args.plan,
+                     workflow_id=args.workflow_id)
+    return _drive(engine, lambda: engine.start(req))
+
+
+def _latest_unfinished(root: Path) -> str | None:
+    from ..workflow.store import CheckpointStore, list_workflows
+
+    best: tuple[float, str] | None = None
+    for wid in list_workflows(root):
+        store = CheckpointStore(root, wid)
+        try:
+            entry = store.latest()
+        except Exception:
+            continue
+        if entry.data and entry.data.get("status") != "complete":
+            mtime = entry.path.stat().st_mtime
+            if best is None or mtime > best[0]:
+                best = (mtime, wid)
+    return best[1] if best else None
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from ..workflow.checkpoint import CheckpointError
+
+    root = _root(args)
+    wid = args.workflow_id or _latest_unfinished(root)
+    if wid is None:
+        print("baton: nothing to resume: no unfinished workflow in this workspace",
+              file=sys.stderr)
+        return EXIT_ERROR
+    engine = _engine(args, root)
+    try:
+        return _drive(engine, lambda: engine.resume(wid, at=args.at, force=args.force))
+    except CheckpointError as exc:
+        print(f"baton: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    from ..workflow.engine import cancel_workflow
+
+    root = _root(args)
+    try:
+        message, code = cancel_workflow(root, args.workflow_id, args.grace)
+    except Exception as exc:
+        print(f"baton: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(message, file=sys.stderr if code else sys.stdout)
+    return code
+
+
+def _summary(root: Path, wid: str) -> dict[str, Any]:
+    from ..workflow.store import CheckpointStore
+
+    store = CheckpointStore(root, wid)
+    out: dict[str, Any] = {"workflow_id": wid, "running": store.locked()}
+    try:
+        entry = store.latest()
+    except Exception as exc:
+        out.update(status="unreadable", problem=str(exc))
+        return out
+    d = entry.data or {}
+    baton = d.get("baton") or {}
+    out.update(status=d.get("status"), state=(d.get("state_machine") or {}).get(
+        "current_state"), scope=(d.get("state_machine") or {}).get("workflow_config", {}).get(
+        "scope"), description=d.get("workflow_description"), updated_at=d.get("updated_at"),
+        checkpoint=entry.sequence, checkpoint_path=str(entry.path),
+        topic_dir=(baton.get("paths") or {}).get("topic_dir"),
+        plan=(baton.get("paths") or {}).get("plan"), last_error=d.get("last_error"),
+        failure=baton.get("failure") if d.get("status") == "failed" else None,
+        steps={k: {kk: v.get(kk) for kk in ("state", "status", "attempts", "artifact",
+                                            "message", "duration_ms") if v.get(kk) is not None}
+               for k, v in (baton.get("steps") or {}).items()},
+        waves=(d.get("workflow_state") or {}).get("wave_structure"))
+    if out["running"] is False and out["status"] == "in_progress":
+        out["status"] = "interrupted"  # the engine died without writing its final state
+    return out
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from ..workflow.store import list_workflows
+
+    root = _root(args)
+    if args.workflow_id:
+        from ..workflow.store import valid_id
+
+        if not valid_id(args.workflow_id) or args.workflow_id not in list_workflows(root):
+            print(f"baton: error: no workflow {args.workflow_id!r} in {root}", file=sys.stderr)
+            return EXIT_ERROR
+        info = _summary(root, args.workflow_id)
+        if args.json:
+            print(json.dumps(info, indent=2))
+            return EXIT_OK
+        print(f"{info['workflow_id']}  {info.get('status')}  state={info.get('state')}  "
+              f"scope={info.get('scope')}{'  (running)' if info['running'] else ''}")
+        for key in ("description", "topic_dir", "plan", "last_error", "checkpoint_path"):
+            if info.get(key):
+                print(f"  {key}: {info[key]}")
+        for sid, step in (info.get("steps") or {}).items():
+            extra = f" — {step['message']}" if step.get("message") and \
+                step.get("status") != "done" else ""
+            print(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
+                  f"{extra}")
+        return EXIT_OK
+    rows = [_summary(root, wid) for wid in list_workflows(root)]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    if not rows:
+        print("no workflows in this workspace")
+    for r in sorted(rows, key=lambda r: r.get("updated_at") or ""):
+        print(f"{r['workflow_id']:<44} {r.get('status')!s:<12} {r.get('state')!s:<10} "
+              f"{(r.get('description') or '')[:50]}")
+    return EXIT_OK
+
+
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    from ..workflow.store import CheckpointStore, valid_id
+
+    root = _root(args)
+    if not valid_id(args.workflow_id):
+        print(f"baton: error: invalid workflow id {args.workflow_id!r}", file=sys.stderr)
+        return EXIT_ERROR
+    entries = CheckpointStore(root, args.workflow_id).entries()
+    if not entries:
+        print(f"baton: error: no checkpoints for {args.workflow_id}", file=sys.stderr)
+        return EXIT_ERROR
+    rows = []
+    for e in entries:
+        d = e.data or {}
+        rows.append({"n": e.sequence, "ok": e.ok, "problem": e.problem, "path": str(e.path),
+                     "event": (d.get("baton") or {}).get("event"), "status": d.get("status"),
+                     "state": (d.get("state_machine") or {}).get("current_state"),
+                     "at": d.get("updated_at")})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    for r in rows:
+        if r["ok"]:
+            print(f"{r['n']:>4}  {r['at']}  {r['state']:<10} {r['status']:<12} {r['event']}")
+        else:
+            print(f"{r['n']:>4}  UNUSABLE: {r['problem']}")
+    print(f"resume from one with `baton resume {args.workflow_id} --at N`")
+    return EXIT_OK
+
+
+HANDLERS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "status": cmd_status,
+            "checkpoints": cmd_checkpoints}

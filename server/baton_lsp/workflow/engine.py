@@ -1,0 +1,1148 @@
+"""The workflow engine: runs the seeds' orchestration for real.
+
+One engine process owns one workflow (a file lock says so). It pre-calculates every path,
+walks the state machine through one handler per state, launches agents through a runner,
+parses their signals, enforces the hard barrier on every artifact, and writes a durable
+checkpoint before and after every transition and after every step. A step is the unit of
+resume: it records its artifact's SHA-256 and the hashes of its inputs (the reports a plan
+was made from, the phase section and the dependency summaries an implement step used), so a
+resumed workflow skips exactly the steps whose outputs and inputs are unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import logging
+import math
+import os
+import random
+import re
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import PathError
+from ..model.base import Kind
+from ..model.checkpoint import STORED_TRANSITIONS, Scope, State
+from ..model.config import BatonConfig, WorkflowSettings
+from .barrier import check_artifact
+from .checkpoint import CheckpointError, parse_checkpoint
+from .layout import TopicDir, allocate_topic, contained, slugify, topic_of_plan
+from .records import append_error, error_record, utc_now, write_state_file
+from .signals import SignalReader
+from .state_machine import HAPPY_PATHS, InvalidTransition, Transition, WorkflowStateMachine
+from .store import CheckpointStore, WorkflowBusy
+
+log = logging.getLogger(__name__)
+
+STATE_INDEX = {s: i for i, s in enumerate(
+    (State.INITIALIZE, State.RESEARCH, State.PLAN, State.IMPLEMENT, State.TEST, State.DEBUG,
+     State.DOCUMENT, State.COMPLETE))}
+TRANSIENT, PERMANENT, FATAL = "transient", "permanent", "fatal"
+NEEDS_PLAN = (Scope.IMPLEMENT_ONLY, Scope.TEST_AND_DEBUG, Scope.RESEARCH_AND_REVISE)
+MAX_DESCRIPTION = 10_000
+ASPECTS = ("existing implementation and patterns in the codebase", "best practices and "
+           "prior art", "risks, edge cases and failure modes", "testing and verification "
+           "strategy")
+
+
+class EngineError(Exception):
+    """Bad input or an impossible request, reported before anything runs."""
+
+
+class Cancelled(Exception):
+    """The workflow was cancelled (signal or `baton cancel`)."""
+
+
+@dataclass
+class StepFailure(Exception):
+    step_id: str
+    failure: str
+    message: str
+    error_type: str
+    context: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.step_id}: {self.message}"
+
+
+@dataclass
+class RunRequest:
+    description: str
+    scope: Scope
+    complexity: int = 2
+    topics: list[str] = field(default_factory=list)
+    plan_path: str | None = None
+    workflow_id: str | None = None
+
+
+@dataclass
+class Outcome:
+    workflow_id: str
+    status: str  # complete | failed | cancelled
+    state: State
+    message: str
+    checkpoint: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return {"complete": 0, "cancelled": 130}.get(self.status, 1)
+
+
+def sha256_file(path: Path) -> str | None:
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+
+
+def derive_topics(description: str, complexity: int) -> list[str]:
+    """Research topics from the description when the user named none: its clauses, then
+    the standard aspects, `complexity` in all. Deterministic so a resume derives the same."""
+    core = re.sub(r"\s+", " ", description).strip()
+    parts = [p.strip(" .") for p in re.split(r"[;,]|\band then\b|\band\b|\bthen\b", core)]
+    verbs = re.compile(r"^(research|investigate|analy[sz]e|study|plan|implement|build|"
+                       r"create|fix|debug|design|add|write)\s+(the\s+)?", re.I)
+    clauses: list[str] = []
+    for p in parts:
+        p = verbs.sub("", p).strip()
+        if len(p) >= 3 and p.lower() not in (c.lower() for c in clauses):
+            clauses.append(p)
+    subject = clauses[0] if clauses else core[:60] or "the request"
+    topics = clauses[:complexity]
+    for aspect in ASPECTS:
+        if len(topics) >= complexity:
+            break
+        topics.append(f"{subject}: {aspect}")
+    return topics[:complexity]
+
+
+def new_workflow_id(scope: Scope) -> str:
+    return f"{scope.value.replace('-', '_')}_{int(time.time())}_{os.getpid() % 100000}" \
+           f"{random.randrange(16 ** 3):03x}"
+
+
+class Engine:
+    """Runs or resumes one workflow in this process."""
+
+    def __init__(self, root: Path, config: BatonConfig | None = None, *,
+                 runner: str | None = None, say: Callable[[str], None] | None = None,
+                 command: str = "baton run") -> None:
+        self.root = Path(os.path.realpath(root))
+        self.config = config or BatonConfig()
+        self.settings: WorkflowSettings = self.config.workflow
+        self.runner_name = runner
+        self.say = say or (lambda line: None)
+        self.command = command
+        self.cancel_event = asyncio.Event()
+        self.data: dict[str, Any] = {}
+        self.sm: WorkflowStateMachine | None = None
+        self.store: CheckpointStore | None = None
+        self.topic: TopicDir | None = None
+        self.pgids: set[int] = set()
+        self._runners: dict[str, Any] = {}
+        self.last_checkpoint: Path | None = None
+
+    # == public =================================================================================
+
+    async def start(self, req: RunRequest) -> Outcome:
+        self._validate_request(req)
+        wid = req.workflow_id or new_workflow_id(req.scope)
+        self.store = CheckpointStore(self.root, wid)
+        if self.store.dir.exists() and any(self.store.dir.glob("*.json")):
+            raise EngineError(f"workflow {wid} already exists; use `baton resume {wid}`")
+        self.store.acquire()
+        try:
+            self._new_checkpoint(wid, req)
+            return await self._drive()
+        finally:
+            self.store.release()
+
+    async def resume(self, workflow_id: str, *, at: int | None = None,
+                     force: bool = False) -> Outcome:
+        self.store = CheckpointStore(self.root, workflow_id)
+        self.store.acquire()
+        try:
+            entry = self.store.latest(at)
+            self.data = json.loads(json.dumps(entry.data))
+            self._restore()
+            problems = self.resume_problems()
+            if problems and not force:
+                raise EngineError("not resuming: " + "; ".join(problems) +
+                                  " (use --force to resume anyway)")
+            for p in problems:
+                self.say(f"resuming despite: {p}")
+            self._kill_orphans()
+            self._rewind_for_invalidated()
+            self.data["status"] = "in_progress"
+            self.data["baton"]["resumed_from"] = entry.sequence
+            self._save(f"resume from checkpoint {entry.sequence}")
+            self.say(f"resuming {workflow_id} at {self.sm.current.value} "  # type: ignore[union-attr]
+                     f"(checkpoint {entry.sequence})")
+            return await self._drive()
+        finally:
+            self.store.release()
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
+
+    # == setup ==================================================================================
+
+    def _validate_request(self, req: RunRequest) -> None:
+        if not req.description.strip():
+            raise EngineError("the workflow description is empty")
+        if len(req.description) > MAX_DESCRIPTION:
+            raise EngineError(f"the description is {len(req.description)} characters; the "
+                              f"limit is {MAX_DESCRIPTION}")
+        if "\x00" in req.description:
+            raise EngineError("the description contains a NUL byte")
+        if not 1 <= req.complexity <= 4:
+            raise EngineError(f"--complexity must be 1-4, got {req.complexity}")
+        if req.scope in NEEDS_PLAN and not req.plan_path:
+            raise EngineError(f"scope {req.scope.value} works on an existing plan: pass --plan")
+        if req.plan_path:
+            plan = contained(self.root, req.plan_path, "plan")
+            if not plan.is_file():
+                raise EngineError(f"plan {plan} does not exist")
+        self._check_agents(req.scope)
+
+    def _check_agents(self, scope: Scope) -> None:
+        """An explicitly configured behavioural file that does not exist is bad input."""
+        for role, value in self.settings.agents.items():
+            name = value if isinstance(value, str) else value.agent
+            if self._agent_file(name) is None:
+                raise EngineError(f"[workflow.agents] {role} = {name!r}: no such agent file "
+                                  f"(looked for .claude/agents/{name}.md)")
+
+    def _agent_file(self, name: str) -> Path | None:
+        cand = [self.root / ".claude" / "agents" / f"{name}.md", self.root / name]
+        for c in cand:
+            try:
+                c = contained(self.root, c, "agent file")
+            except PathError:
+                continue
+            if c.is_file():
+                return c
+        return None
+
+    def _new_checkpoint(self, wid: str, req: RunRequest) -> None:
+        now = utc_now()
+        self.sm = WorkflowStateMachine(req.scope)
+        topics = req.topics or derive_topics(req.description, req.complexity)
+        self.data = {
+            "schema_version": "2.1", "checkpoint_id": wid, "workflow_type": req.scope.value,
+            "project_name": self.root.name, "workflow_description": req.description,
+            "created_at": now, "updated_at": now, "status": "in_progress",
+            "current_phase": 0, "total_phases": 8, "completed_phases": [],
+            "workflow_state": {"plan_path": None, "parallel_execution_enabled": True,
+                               "max_wave_parallelism": self.settings.max_parallel},
+            "last_error": None, "tests_passing": None, "debug_iteration_count": 0,
+            "debug_report_path": None,
+            "state_machine": {
+                "current_state": "initialize", "completed_states": [],
+                "transition_table": dict(STORED_TRANSITIONS),
+                "workflow_config": {"scope": req.scope.value, "description": req.description,
+                                    "command": self.command},
+                "classification": {
+                    "workflow_type": req.scope.value, "research_complexity": len(topics) or 1,
+                    "research_topics": topics, "confidence": 1.0,
+                    "reasoning": "scope and topics given to baton run" if req.topics else
+                    "scope given to baton run; topics derived from the description",
+                    "classified_at": now}},
+            "phase_data": {}, "supervisor_state": {},
+            "error_state": {"last_error": None, "retry_count": 0, "failed_state": None},
+            "metadata": {"checkpoint_id": wid, "project_name": self.root.name,
+                         "created_at": now, "updated_at": now},
+            "baton": {"version": __version__, "request": {
+                "description": req.description, "scope": req.scope.value,
+                "complexity": req.complexity, "topics": topics, "plan_path": req.plan_path},
+                "steps": {}, "history": [], "paths": {}},
+        }
+        self._save("created")
+
+    def _restore(self) -> None:
+        try:
+            loaded = parse_checkpoint(json.dumps(self.data), str(self.store.dir))  # type: ignore[union-attr]
+        except CheckpointError as exc:
+            raise EngineError(f"checkpoint is not usable: {exc}") from None
+        if "baton" not in self.data or "request" not in self.data.get("baton", {}):
+            raise EngineError("this checkpoint was not written by `baton run` and cannot be "
+                              "resumed by it")
+        smd = self.data["state_machine"]
+        self.sm = WorkflowStateMachine(Scope(smd["workflow_config"]["scope"]),
+                                       State(smd["current_state"]),
+                                       [State(s) for s in smd.get("completed_states", [])])
+        self.sm.history = [Transition(State(h["from"]), State(h["to"]), h.get("reason", ""),
+                                      h.get("at", "")) for h in self.data["baton"]["history"]]
+        paths = self.data["baton"].get("paths") or {}
+        if paths.get("topic_dir"):
+            tdir = Path(paths["topic_dir"])
+            self.topic = TopicDir(int(paths.get("topic_number") or 0), tdir.name, tdir)
+            for sub in ("reports", "plans", "summaries", "debug"):
+                (tdir / sub).mkdir(parents=True, exist_ok=True)
+        del loaded
+
+    def resume_problems(self) -> list[str]:
+        """Why resuming needs --force: finished, too old, plan edited since the checkpoint."""
+        out = []
+        status = self.data.get("status")
+        if status == "complete":
+            out.append("the workflow is already complete")
+        created = self.data.get("created_at") or ""
+        with contextlib.suppress(ValueError):
+            age = dt.datetime.now(dt.UTC) - dt.datetime.fromisoformat(created.replace("Z",
+                                                                                      "+00:00"))
+            if age > dt.timedelta(days=7, hours=1):
+                out.append(f"the checkpoint is {age.days} days old (max 7)")
+        plan = (self.data.get("workflow_state") or {}).get("plan_path")
+        recorded = self.data["baton"].get("plan_sha256")
+        if plan and recorded is not None and Path(plan).is_file() and \
+                sha256_file(Path(plan)) != recorded:
+            out.append(f"the plan {plan} was modified since the checkpoint (changed phases "
+                       "and what depends on them will run again)")
+        return out
+
+    def _rewind_for_invalidated(self) -> None:
+        """Go back to the earliest state that has a finished step whose artifact was deleted
+        (or whose inputs changed); later valid steps are skipped when their state runs."""
+        assert self.sm is not None
+        earliest: State | None = None
+        for sid, step in self.data["baton"]["steps"].items():
+            if step.get("status") != "done" or self._step_valid(step):
+                continue
+            st = State(step["state"])
+            self.say(f"{sid}: {self._invalid_reason(step)}; it will run again")
+            if earliest is None or STATE_INDEX[st] < STATE_INDEX[earliest]:
+                earliest = st
+        current = self.sm.current
+        if current in (State.COMPLETE, State.ABANDONED) or (
+                earliest is not None and STATE_INDEX[earliest] < STATE_INDEX.get(current, 99)):
+            target = earliest or current
+            if target != current:
+                self.sm.history.append(Transition(current, target, "resume: rewound to redo "
+                                                  "invalidated steps", utc_now()))
+                self.sm.current = target
+                self.sm.completed = [s for s in self.sm.completed
+                                     if STATE_INDEX.get(s, 0) < STATE_INDEX[target]]
+
+    def _kill_orphans(self) -> None:
+        """Agents of a killed engine survive in their own process groups: stop them, but
+        only processes whose environment proves they belong to this workflow."""
+        from .process import kill_group
+
+        owner = self.store.owner() if self.store else {}
+        for pgid in owner.get("pgids", []):
+            try:
+                env = Path(f"/proc/{pgid}/environ").read_bytes()
+            except OSError:
+                continue
+            if f"BATON_WORKFLOW_ID={self.store.workflow_id}".encode() in env.split(b"\0"):  # type: ignore[union-attr]
+                self.say(f"stopping agent process group {pgid} left by the previous engine")
+                kill_group(pgid, self.settings.kill_grace)
+
+    # == checkpointing ==========================================================================
+
+    def _sync(self) -> None:
+        assert self.sm is not None
+        d = self.data
+        sm = d["state_machine"]
+        sm["current_state"] = self.sm.current.value
+        sm["completed_states"] = [s.value for s in self.sm.completed]
+        d["current_phase"] = STATE_INDEX.get(self.sm.current, 0)
+        d["completed_phases"] = sorted({STATE_INDEX[s] for s in self.sm.completed
+                                        if s in STATE_INDEX})
+        d["baton"]["history"] = [{"from": t.source.value, "to": t.target.value,
+                                  "reason": t.reason, "at": t.at} for t in self.sm.history]
+        now = utc_now()
+        d["updated_at"] = now
+        d["metadata"]["updated_at"] = now
+        plan = (d.get("workflow_state") or {}).get("plan_path")
+        if plan and Path(plan).is_file():
+            d["plan_modification_time"] = int(Path(plan).stat().st_mtime)
+            d["baton"]["plan_sha256"] = sha256_file(Path(plan))
+
+    def _save(self, event: str) -> Path:
+        assert self.store is not None
+        self._sync()
+        try:
+            path = self.store.save(self.data, event)
+        except OSError as exc:
+            raise StepFailure("checkpoint", FATAL, f"cannot write checkpoint: "
+                              f"{exc.strerror or exc}", "file_error") from None
+        self.last_checkpoint = path
+        self._write_state_file()
+        return path
+
+    def _write_state_file(self) -> None:
+        assert self.sm is not None
+        d = self.data
+        paths = d["baton"].get("paths") or {}
+        reports = paths.get("reports") or []
+        values: dict[str, Any] = {
+            "WORKFLOW_SCOPE": self.sm.scope.value, "TERMINAL_STATE": self.sm.terminal.value,
+            "CURRENT_STATE": self.sm.current.value, "WORKFLOW_STATUS": d.get("status"),
+            "WORKFLOW_DESCRIPTION": d.get("workflow_description"),
+            "TOPIC_PATH": paths.get("topic_dir"), "PLAN_PATH": paths.get("plan"),
+            "REPORTS_DIR": paths.get("reports_dir"), "PLANS_DIR": paths.get("plans_dir"),
+            "SUMMARIES_DIR": paths.get("summaries_dir"), "DEBUG_DIR": paths.get("debug_dir"),
+            "CHECKPOINT_DIR": str(self.store.dir) if self.store else None,
+            "RESEARCH_COMPLEXITY": d["state_machine"]["classification"]["research_complexity"],
+            "REPORT_PATHS_COUNT": len(reports),
+        }
+        for i, r in enumerate(reports):
+            values[f"REPORT_PATH_{i}"] = r
+        values["REPORT_PATHS_JSON"] = reports
+        values["COMPLETED_STATES_COUNT"] = len(self.sm.completed)
+        for i, s in enumerate(self.sm.completed):
+            values[f"COMPLETED_STATE_{i}"] = s.value
+        try:
+            write_state_file(self.root, self.store.workflow_id, values)  # type: ignore[union-attr]
+        except OSError as exc:
+            log.warning("cannot write the state file: %s", exc)
+
+    def _owner(self) -> None:
+        if self.store:
+            with contextlib.suppress(OSError):
+                self.store.write_owner({"pid": os.getpid(), "started_at": utc_now(),
+                                        "pgids": sorted(self.pgids),
+                                        "workflow_id": self.store.workflow_id})
+
+    # == the state loop =========================================================================
+
+    async def _drive(self) -> Outcome:
+        assert self.sm is not None and self.store is not None
+        self._owner()
+        try:
+            while True:
+                if self.cancel_event.is_set():
+                    raise Cancelled()
+                state = self.sm.current
+                if state in (State.COMPLETE, State.ABANDONED):
+                    return self._finish("complete", "workflow complete")
+                await self._run_state(state)
+                nxt = self._next_state(state)
+                if nxt is None:
+                    return self._finish("complete", f"scope {self.sm.scope.value} finished "
+                                        f"at {state.value}")
+                self._transition(nxt, self._reason(state, nxt))
+        except Cancelled:
+            self.data["status"] = "cancelled"
+            self.data["last_error"] = "cancelled by the user"
+            self._save(f"cancelled in {self.sm.current.value}")
+            self.say(f"cancelled in {self.sm.current.value}; resume with "
+                     f"`baton resume {self.store.workflow_id}`")
+            return Outcome(self.store.workflow_id, "cancelled", self.sm.current, "cancelled",
+                           self.last_checkpoint)
+        except StepFailure as exc:
+            return self._fail(exc)
+        except InvalidTransition as exc:
+            return self._fail(StepFailure(self.sm.current.value, PERMANENT, str(exc),
+                                          "state_error", {
+                                              "current_state": exc.current.value,
+                                              "target_state": exc.target.value,
+                                              "valid_transitions": ",".join(
+                                                  sorted(s.value for s in exc.valid)),
+                                              "transition_reason": exc.reason}))
+        finally:
+            self.pgids.clear()
+            self._owner()
+
+    def _reason(self, state: State, nxt: State) -> str:
+        if state == State.TEST:
+            return "tests passed" if self.data.get("tests_passing") is not False else \
+                "tests failed"
+        if state == State.DEBUG:
+            return "fix applied, testing again"
+        return f"{state.value} finished"
+
+    def _next_state(self, state: State) -> State | None:
+        assert self.sm is not None
+        if state == State.INITIALIZE:
+            return HAPPY_PATHS[self.sm.scope][0]
+        if state == self.sm.terminal and state != State.COMPLETE and not (
+                state == State.TEST and self.data.get("tests_passing") is False):
+            return State.COMPLETE
+        if state == State.TEST:
+            if self.data.get("tests_passing") is False:
+                return State.DEBUG
+            return State.DOCUMENT if self.sm.scope == Scope.FULL_IMPLEMENTATION else \
+                State.COMPLETE
+        if state == State.DEBUG and self.sm.scope in (Scope.FULL_IMPLEMENTATION,
+                                                      Scope.TEST_AND_DEBUG):
+            return State.TEST
+        return self.sm.next_on_happy_path()
+
+    def _transition(self, target: State, reason: str) -> None:
+        assert self.sm is not None
+        source = self.sm.current
+        self._save(f"before {source.value} -> {target.value}")
+        self.sm.transition(target, reason)
+        self.say(f"── {source.value} → {target.value} ({reason})")
+        self._save(f"after {source.value} -> {target.value}")
+
+    def _finish(self, status: str, message: str) -> Outcome:
+        assert self.sm is not None and self.store is not None
+        if self.sm.current not in (State.COMPLETE, State.ABANDONED) and \
+                self.sm.can(State.COMPLETE):
+            self._transition(State.COMPLETE, message)
+        self.data["status"] = status
+        self.data["last_error"] = None
+        self.data["error_state"] = {"last_error": None, "retry_count": 0, "failed_state": None}
+        path = self._save(f"{status}: {message}")
+        self.say(f"workflow {self.store.workflow_id} {status}: {message}")
+        return Outcome(self.store.workflow_id, status, self.sm.current, message, path)
+
+    def _fail(self, exc: StepFailure) -> Outcome:
+        assert self.sm is not None and self.store is not None
+        self.data["status"] = "failed"
+        self.data["last_error"] = exc.message
+        es = self.data["error_state"]
+        es.update(last_error=exc.message, failed_state=self.sm.current.value)
+        self.data["baton"]["failure"] = {"step": exc.step_id, "class": exc.failure,
+                                         "message": exc.message, "type": exc.error_type,
+                                         "context": exc.context}
+        path = self._save(f"failed in {self.sm.current.value}: {exc.step_id}")
+        self.say(f"workflow {self.store.workflow_id} FAILED in {self.sm.current.value}: "
+                 f"{exc.message}\n  resume with `baton resume {self.store.workflow_id}`")
+        return Outcome(self.store.workflow_id, "failed", self.sm.current, exc.message, path)
+
+    async def _run_state(self, state: State) -> None:
+        """Run one state's handler, re-running it (completed steps are skipped) while its
+        failures are transient and the state's retry budget lasts."""
+        handler: Callable[[], Awaitable[None]] = {
+            State.INITIALIZE: self._initialize, State.RESEARCH: self._research,
+            State.PLAN: self._plan, State.IMPLEMENT: self._implement, State.TEST: self._test,
+            State.DEBUG: self._debug, State.DOCUMENT: self._document,
+        }[state]
+        retries = 0
+        while True:
+            try:
+                await handler()
+                self.data["error_state"]["retry_count"] = 0
+                return
+            except StepFailure as exc:
+                if exc.failure != TRANSIENT or retries >= self.settings.state_retries:
+                    raise
+                retries += 1
+                self.data["error_state"]["retry_count"] = retries
+                self.say(f"{state.value}: transient failure ({exc.message}); retrying the "
+                         f"state ({retries}/{self.settings.state_retries})")
+                self._save(f"retry {state.value} ({retries})")
+                await self._sleep(self._delay(retries))
+
+    # == state handlers =========================================================================
+
+    async def _initialize(self) -> None:
+        """Pre-calculate every path before any agent runs."""
+        req = self.data["baton"]["request"]
+        paths = self.data["baton"]["paths"]
+        if self.topic is None:
+            if req.get("plan_path"):
+                self.topic = topic_of_plan(self.root, Path(req["plan_path"]))
+            else:
+                self.topic = allocate_topic(self.root, req["description"])
+        t = self.topic
+        topics = req["topics"]
+        reports = [str(t.reports / f"{i:03d}_{slugify(topic, 6, 48)}.md")
+                   for i, topic in enumerate(topics, 1)]
+        plan = str(contained(self.root, req["plan_path"], "plan")) if req.get("plan_path") \
+            else str(t.plans / f"{t.number:03d}_{t.slug}_plan.md")
+        paths.update(topic_dir=str(t.path), topic_number=t.number, reports=reports, plan=plan,
+                     reports_dir=str(t.reports), plans_dir=str(t.plans),
+                     summaries_dir=str(t.summaries), debug_dir=str(t.debug))
+        for p in [*reports, plan]:
+            contained(self.root, p, "artifact path")
+        ws = self.data["workflow_state"]
+        ws.update(topic_directory=str(t.path), topic_number=t.number, plan_path=plan)
+        self.data.update(topic_directory=str(t.path), topic_number=t.number)
+        self.say(f"workflow {self.store.workflow_id}: topic {t.path.relative_to(self.root)}")  # type: ignore[union-attr]
+        self._save("paths pre-calculated")
+
+    async def _research(self) -> None:
+        paths = self.data["baton"]["paths"]
+        topics = self.data["baton"]["request"]["topics"]
+        sem = asyncio.Semaphore(self.settings.research_parallel)
+        desc = self.data["workflow_description"]
+
+        async def one(i: int, topic: str, report: str) -> None:
+            async with sem:
+                await self._agent_step(f"research.{i}", State.RESEARCH, "research",
+                                       Path(report), {"BATON_TOPIC": topic}, {})
+
+        results = await asyncio.gather(
+            *(one(i, t, r) for i, (t, r) in enumerate(zip(topics, paths["reports"],
+                                                          strict=True), 1)),
+            return_exceptions=True)
+        self._reraise_cancel(results)
+        failures = [r for r in results if isinstance(r, StepFailure)]
+        others = [r for r in results if isinstance(r, BaseException) and
+                  not isinstance(r, StepFailure)]
+        if others:
+            raise others[0]
+        ok = len(results) - len(failures)
+        needed = math.ceil(len(results) / 2)
+        info = {"reports_ok": ok, "reports_total": len(results),
+                "partial": bool(failures) and ok >= needed,
+                "failed_topics": [f.step_id for f in failures]}
+        self.data["baton"]["research"] = info
+        if failures and ok >= needed:
+            self.say(f"research: partial success, {ok}/{len(results)} reports (≥ 50 %); "
+                     f"continuing without {', '.join(f.step_id for f in failures)}")
+        elif failures:
+            worst = _worst(failures)
+            raise StepFailure("research", worst.failure,
+                              f"only {ok}/{len(results)} research reports were created (50 % "
+                              f"needed): " + "; ".join(f.message for f in failures),
+                              worst.error_type, {"failed_steps": [f.step_id for f in failures]})
+        del desc
+
+    def _good_reports(self) -> list[str]:
+        steps = self.data["baton"]["steps"]
+        return [s["artifact"] for sid, s in sorted(steps.items())
+                if sid.startswith("research.") and s.get("status") == "done"
+                and Path(s["artifact"]).is_file()]
+
+    async def _plan(self) -> None:
+        paths = self.data["baton"]["paths"]
+        plan = Path(paths["plan"])
+        reports = self._good_reports()
+        inputs = {r: sha256_file(Path(r)) for r in reports}
+        revise = self.sm.scope == Scope.RESEARCH_AND_REVISE  # type: ignore[union-attr]
+        extra = {"BATON_REPORT_PATHS": json.dumps(reports), "BATON_PLAN_PATH": str(plan)}
+        before = sha256_file(plan) if revise else None
+        if revise and not self._skippable("plan"):
+            backup = plan.parent / "backups" / f"{plan.stem}.{time.strftime('%Y%m%d_%H%M%S')}.md"
+            backup.parent.mkdir(exist_ok=True)
+            shutil.copy2(plan, backup)
+
+        def verify(path: Path) -> str | None:
+            if revise and sha256_file(path) == before:
+                return f"the plan {path} was not changed by the revise agent"
+            return self._plan_problem(path)
+
+        await self._agent_step("plan", State.PLAN, "revise" if revise else "plan", plan,
+                               extra, inputs, verify=verify)
+
+    def _plan_problem(self, path: Path) -> str | None:
+        plan = self._load_plan(path)
+        if isinstance(plan, str):
+            return plan
+        from ..model.graph import build_graph
+
+        if not plan.phases:
+            return f"the plan {path} has no phases (expected `### Phase N: Title` headings)"
+        graph = build_graph(plan)
+        if graph.cycles:
+            cyc = " → ".join(graph.cycles[0])
+            return f"the plan {path} has a dependency cycle {cyc}; no wave order exists"
+        return None
+
+    def _load_plan(self, path: Path) -> Any:
+        from ..model.plan import Plan
+        from ..parse import parse_bytes
+
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            return f"cannot read the plan {path}: {exc.strerror or exc}"
+        doc = parse_bytes(Kind.PLAN, raw, str(path))
+        if not isinstance(doc, Plan):
+            reason = getattr(doc, "reason", "not a plan")
+            return f"the plan {path} cannot be read: {reason}"
+        return doc
+
+    async def _implement(self) -> None:
+        from ..model.graph import build_graph
+
+        paths = self.data["baton"]["paths"]
+        plan_path = Path(paths["plan"])
+        plan = self._load_plan(plan_path)
+        if isinstance(plan, str):
+            raise StepFailure("implement", PERMANENT, plan, "file_error")
+        problem = self._plan_problem(plan_path)
+        if problem:
+            raise StepFailure("implement", PERMANENT, problem, "validation_error")
+        graph = build_graph(plan)
+        text = plan_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        sections = {p.id: "\n".join(text[p.range.start_line:p.range.end_line + 1])
+                    for p in plan.phases}
+        done_in_plan = {p.id for p in plan.phases if p.status and
+                        re.sub(r"[\s_-]+", "", p.status.text.upper()) in ("COMPLETE",
+                                                                          "COMPLETED", "DONE")}
+        ws = self.data["workflow_state"]
+        ws.update(wave_structure={str(i): [_num(p) for p in w]
+                                  for i, w in enumerate(graph.waves, 1)},
+                  total_waves=len(graph.waves))
+        ws.setdefault("wave_results", {})
+        summaries = Path(paths["summaries_dir"])
+        sem = asyncio.Semaphore(self.settings.max_parallel)
+
+        def summary_of(pid: str) -> Path:
+            return summaries / f"phase_{pid.replace('.', '_')}_summary.md"
+
+        async def phase(pid: str) -> None:
+            inputs = {f"{plan_path}#phase-{pid}": sha256_text(sections.get(pid, ""))}
+            for dep in graph.deps.get(pid, []):
+                if dep not in done_in_plan:
+                    inputs[str(summary_of(dep))] = sha256_file(summary_of(dep))
+            async with sem:
+                await self._agent_step(
+                    f"implement.phase-{pid}", State.IMPLEMENT, "implement", summary_of(pid),
+                    {"BATON_PHASE": pid, "BATON_PHASE_TITLE": graph.titles.get(pid, ""),
+                     "BATON_PLAN_PATH": str(plan_path)}, inputs,
+                    timeout=self.settings.implement_timeout)
+            self._save(f"phase {pid} complete")
+
+        for w, wave in enumerate(graph.waves, 1):
+            todo = [p for p in wave if p not in done_in_plan]
+            ws["current_wave"] = w
+            if not todo:
+                continue
+            self.say(f"wave {w}/{len(graph.waves)}: phase{'s' if len(todo) > 1 else ''} "
+                     f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else ""))
+            start = time.monotonic()
+            results = await asyncio.gather(*(phase(p) for p in todo), return_exceptions=True)
+            self._reraise_cancel(results)
+            failures = [r for r in results if isinstance(r, BaseException)]
+            ws["wave_results"][str(w)] = {
+                "phases": [_num(p) for p in todo], "status": "failed" if failures else
+                "complete", "duration_ms": int((time.monotonic() - start) * 1000),
+                "parallel": len(todo) > 1}
+            if failures:
+                bad = [f for f in failures if isinstance(f, StepFailure)]
+                if len(bad) < len(failures):
+                    raise next(f for f in failures if not isinstance(f, StepFailure))
+                worst = _worst(bad)
+                raise StepFailure(
+                    "implement", worst.failure, f"wave {w}: " + "; ".join(
+                        f.message for f in bad) + " (finished phases of this wave are kept)",
+                    worst.error_type, {"failed_steps": [f.step_id for f in bad], "wave": w})
+        ws["current_wave"] = len(graph.waves)
+
+    async def _test(self) -> None:
+        from .process import run_process
+
+        it = int(self.data.get("debug_iteration_count") or 0)
+        sid = f"test.{it + 1}"
+        argv = [sys.executable if a == "{python}" else a for a in self.settings.test_command]
+        steps = self.data["baton"]["steps"]
+        if not argv:
+            self.data["tests_passing"] = None
+            steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 0,
+                          "message": "no test command configured ([workflow] test-command)"}
+            self.say("test: no test command configured; nothing to run")
+            return
+        log_path = Path(self.data["baton"]["paths"]["debug_dir"]) / f"test_output_{it + 1}.log"
+        lines: list[str] = []
+        env = dict(os.environ)
+        env.update(self._contract(sid, "test", log_path, {}))
+        self.say(f"test: running {' '.join(argv)}")
+        start = time.monotonic()
+        try:
+            out = await run_process(argv, cwd=self.root, env=env, stdin=None,
+                                    on_line=lines.append, timeout=self.settings.test_timeout,
+                                    stall_timeout=None, cancel=self.cancel_event,
+                                    grace=self.settings.kill_grace, on_start=self._started)
+        except Exception as exc:  # missing test executable and friends
+            raise StepFailure(sid, PERMANENT, f"cannot run the test command: {exc}",
+                              "execution_error") from None
+        if out.cancelled:
+            raise Cancelled()
+        log_path.write_text("\n".join(lines) + ("\n" + out.stderr_tail if out.stderr_tail
+                                                else "") + "\n", encoding="utf-8")
+        passed = out.exit_code == 0 and not out.timed_out
+        self.data["tests_passing"] = passed
+        steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 1,
+                      "artifact": str(log_path), "exit_code": out.exit_code,
+                      "duration_ms": int((time.monotonic() - start) * 1000), "passed": passed}
+        self.say(f"test: {'passed' if passed else 'FAILED'} (exit {out.exit_code}"
+                 f"{', timed out' if out.timed_out else ''}); output in {log_path}")
+        if not passed:
+            self._log_error(sid, "execution_error", f"tests failed (exit {out.exit_code})",
+                            {"artifact_path": str(log_path), "exit_code": out.exit_code})
+            if it >= self.settings.max_debug_iterations or self.sm.scope not in (  # type: ignore[union-attr]
+                    Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG):
+                raise StepFailure(sid, PERMANENT, f"tests still failing after {it} debug "
+                                  f"iteration(s); see {log_path}", "execution_error",
+                                  {"artifact_path": str(log_path)})
+
+    async def _debug(self) -> None:
+        it = int(self.data.get("debug_iteration_count") or 0) + 1
+        debug_dir = Path(self.data["baton"]["paths"]["debug_dir"])
+        report = debug_dir / f"{it:03d}_debug_report.md"
+        test_log = debug_dir / f"test_output_{it}.log"
+        extra = {"BATON_PLAN_PATH": self.data["baton"]["paths"]["plan"],
+                 "BATON_TEST_OUTPUT": str(test_log) if test_log.is_file() else "",
+                 "BATON_REPORT_PATHS": json.dumps(self._good_reports())}
+        inputs = {str(test_log): sha256_file(test_log)} if test_log.is_file() else {}
+        await self._agent_step(f"debug.{it}", State.DEBUG, "debug", report, extra, inputs)
+        self.data["debug_iteration_count"] = it
+        self.data["debug_report_path"] = str(report)
+
+    async def _document(self) -> None:
+        paths = self.data["baton"]["paths"]
+        t = self.topic
+        target = Path(paths["summaries_dir"]) / f"{(t.number if t else 0):03d}_workflow_summary.md"
+        summaries = sorted(str(p) for p in Path(paths["summaries_dir"]).glob("phase_*_summary.md"))
+        inputs = {s: sha256_file(Path(s)) for s in summaries}
+        inputs[paths["plan"]] = sha256_file(Path(paths["plan"]))
+        await self._agent_step("document", State.DOCUMENT, "document", target,
+                               {"BATON_PLAN_PATH": paths["plan"],
+                                "BATON_REPORT_PATHS": json.dumps(self._good_reports()),
+                                "BATON_SUMMARY_PATHS": json.dumps(summaries)}, inputs)
+
+    # == one agent step =========================================================================
+
+    def _skippable(self, sid: str) -> bool:
+        step = self.data["baton"]["steps"].get(sid)
+        return bool(step) and step.get("status") == "done" and self._step_valid(step)
+
+    def _step_valid(self, step: dict[str, Any]) -> bool:
+        return self._invalid_reason(step) is None
+
+    def _invalid_reason(self, step: dict[str, Any]) -> str | None:
+        art = step.get("artifact")
+        if art and step.get("role") != "test" and not Path(art).is_file():
+            return f"its artifact {art} was deleted"
+        for key, digest in (step.get("inputs") or {}).items():
+            path, _, phase = key.partition("#phase-")
+            if phase:
+                plan = self._load_plan(Path(path))
+                current = None
+                if not isinstance(plan, str) and plan.phase(phase) is not None:
+                    p = plan.phase(phase)
+                    lines = Path(path).read_text(encoding="utf-8",
+                                                 errors="replace").splitlines()
+                    current = sha256_text("\n".join(lines[p.range.start_line:
+                                                          p.range.end_line + 1]))
+            else:
+                current = sha256_file(Path(path))
+            if current != digest:
+                return f"its input {key} changed" if current else f"its input {key} is gone"
+        return None
+
+    def _contract(self, sid: str, role: str, artifact: Path, extra: dict[str, str]) -> dict[
+            str, str]:
+        assert self.store is not None
+        paths = self.data["baton"]["paths"]
+        env = {"BATON_WORKFLOW_ID": self.store.workflow_id, "BATON_STEP_ID": sid,
+               "BATON_ROLE": role, "BATON_ARTIFACT_PATH": str(artifact),
+               "BATON_WORKSPACE": str(self.root), "CLAUDE_PROJECT_DIR": str(self.root),
+               "BATON_TOPIC_DIR": paths.get("topic_dir", ""),
+               "BATON_DESCRIPTION": self.data.get("workflow_description", ""),
+               "BATON_STATE_FILE": str(self.root / ".claude" / "tmp" /
+                                       f"workflow_{self.store.workflow_id}.sh")}
+        env.update(extra)
+        return env
+
+    def _prompt(self, role: str, sid: str, artifact: Path, contract: dict[str, str]) -> tuple[
+            str, str | None, tuple[str, ...], str | None]:
+        """Behavioural file + the input contract; also the model and tools it asks for."""
+        rs = self.settings.role(role)
+        agent_path = self._agent_file(rs.agent)
+        body, model, tools = "", rs.model, ()
+        if agent_path is not None:
+            from ..model.agent import AgentFile
+            from ..parse import parse_bytes
+
+            doc = parse_bytes(Kind.AGENT, agent_path.read_bytes(), str(agent_path))
+            body = agent_path.read_text(encoding="utf-8", errors="replace")
+            if isinstance(doc, AgentFile) and doc.frontmatter is not None:
+                fm = {e.key: e.value for e in doc.frontmatter.entries}
+                model = model or (fm.get("model") if isinstance(fm.get("model"), str) else None)
+                raw_tools = fm.get("allowed-tools") or fm.get("tools")
+                if isinstance(raw_tools, str):
+                    tools = tuple(t.strip() for t in raw_tools.split(",") if t.strip())
+                elif isinstance(raw_tools, list):
+                    tools = tuple(str(t) for t in raw_tools)
+        signal_name = {"research": "REPORT_CREATED", "plan": "PLAN_CREATED",
+                       "revise": "PLAN_REVISED", "implement": "SUMMARY_CREATED",
+                       "debug": "DEBUG_REPORT_CREATED", "document": "SUMMARY_CREATED"}[role]
+        lines = ["", "---", "", "## Input contract (from Baton)", "",
+                 f"- Workflow: {contract['BATON_WORKFLOW_ID']} · step {sid} · role {role}",
+                 f"- Workspace: {self.root}",
+                 f"- Write your artifact to exactly this absolute path: {artifact}",
+                 f"- When it is written, print on its own line: {signal_name}: {artifact}"]
+        if role == "implement":
+            lines.append(f"- Implement phase {contract.get('BATON_PHASE')} of "
+                         f"{contract.get('BATON_PLAN_PATH')} only; print PHASE_COMPLETE: "
+                         f"{contract.get('BATON_PHASE')}")
+        for key in ("BATON_TOPIC", "BATON_PLAN_PATH", "BATON_REPORT_PATHS", "BATON_TEST_OUTPUT"):
+            if contract.get(key):
+                lines.append(f"- {key.removeprefix('BATON_').replace('_', ' ').title()}: "
+                             f"{contract[key]}")
+        lines += ["- On failure print: TASK_ERROR: <error_type> - <message>",
+                  "", "## Task", "", contract["BATON_DESCRIPTION"]]
+        return body + "\n".join(lines) + "\n", model, tools, rs.runner
+
+    def _runner(self, name: str | None) -> Any:
+        from . import runners
+
+        key = name or self.runner_name or self.settings.runner
+        if key not in self._runners:
+            if key == "command":
+                if not self.settings.command:
+                    raise EngineError("runner `command` needs [workflow] command = [argv...]")
+                self._runners[key] = runners.CommandRunner(list(self.settings.command))
+            elif key == "script":
+                script = self.settings.script
+                path = contained(self.root, script, "agent script") if script else None
+                self._runners[key] = runners.ScriptRunner(path)
+            elif key == "claude":
+                self._runners[key] = runners.ClaudeRunner(
+                    permission_mode=self.settings.claude_permission_mode)
+            else:
+                try:
+                    self._runners[key] = runners.available_runner(key)
+                except ValueError as exc:
+                    raise EngineError(str(exc)) from None
+        return self._runners[key]
+
+    def _started(self, pid: int) -> None:
+        self.pgids.add(pid)
+        self._owner()
+
+    async def _agent_step(self, sid: str, state: State, role: str, artifact: Path,
+                          extra: dict[str, str], inputs: dict[str, str | None], *,
+                          timeout: float | None = None,
+                          verify: Callable[[Path], str | None] | None = None) -> None:
+        from .process import AgentLaunchError, run_process
+        from .runners import Invocation
+
+        steps = self.data["baton"]["steps"]
+        if self._skippable(sid):
+            self.say(f"[{sid}] already done; skipped")
+            return
+        artifact = contained(self.root, artifact, "artifact path")
+        step = steps[sid] = {"state": state.value, "role": role, "status": "running",
+                             "attempts": 0, "artifact": str(artifact), "inputs": inputs,
+                             "started_at": utc_now()}
+        log_dir = self.store.dir / "logs"  # type: ignore[union-attr]
+        log_dir.mkdir(exist_ok=True)
+        attempts = self.settings.attempts
+        last: StepFailure | None = None
+        for attempt in range(1, attempts + 1):
+            if self.cancel_event.is_set():
+                raise Cancelled()
+            step["attempts"] = attempt
+            contract = self._contract(sid, role, artifact, {**extra,
+                                                            "BATON_ATTEMPT": str(attempt)})
+            prompt, model, tools, runner_name = self._prompt(role, sid, artifact, contract)
+            runner = self._runner(runner_name)
+            inv = Invocation(step_id=sid, role=role, prompt=prompt, contract=contract,
+                             cwd=self.root, model=model, tools=tools,
+                             agent_name=self.settings.role(role).agent)
+            spec = runner.launch(inv)
+            reader = SignalReader()
+            result: list[Any] = []
+            log_file = open(log_dir / f"{sid}.attempt-{attempt}.log", "w",  # noqa: SIM115
+                            encoding="utf-8")
+
+            def on_line(line: str, reader: SignalReader = reader, log_file: Any = log_file,
+                        result: list[Any] = result, runner: Any = runner) -> None:
+                event = runner.decode(line)
+                for text in event.text:
+                    log_file.write(text + "\n")
+                    sig = reader.feed(text)
+                    if sig is not None:
+                        self.say(f"[{sid}] {sig.name}: {sig.value}")
+                if event.result is not None:
+                    result.append(event.result)
+
+            self.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
+                     f"{attempts})")
+            start = time.monotonic()
+            try:
+                out = await run_process(
+                    spec.argv, cwd=self.root, env=spec.env, stdin=spec.stdin, on_line=on_line,
+                    timeout=timeout or self.settings.timeout,
+                    stall_timeout=self.settings.stall_timeout, cancel=self.cancel_event,
+                    grace=self.settings.kill_grace, on_start=self._started)
+            except AgentLaunchError as exc:
+                log_file.close()
+                last = StepFailure(sid, FATAL, str(exc), "agent_error")
+                self._record_failure(step, last)
+                raise last from None
+            finally:
+                if not log_file.closed:
+                    log_file.close()
+                spec.cleanup()
+            step["duration_ms"] = int((time.monotonic() - start) * 1000)
+            if out.cancelled:
+                step["status"] = "cancelled"
+                raise Cancelled()
+            last = self._judge(sid, runner, out, result[-1] if result else None, reader,
+                               artifact, verify)
+            if last is None:
+                step.update(status="done", finished_at=utc_now(),
+                            sha256=sha256_file(artifact), size=artifact.stat().st_size,
+                            signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:])
+                step.pop("failure", None)
+                step.pop("message", None)
+                return
+            self._record_failure(step, last)
+            if last.failure != TRANSIENT or attempt == attempts:
+                break
+            delay = self._delay(attempt)
+            self.say(f"[{sid}] {last.message}; retrying in {delay:.1f} s")
+            await self._sleep(delay)
+        assert last is not None
+        step["status"] = "failed"
+        raise last
+
+    def _judge(self, sid: str, runner: Any, out: Any, result: Any, reader: SignalReader,
+               artifact: Path, verify: Callable[[Path], str | None] | None
+               ) -> StepFailure | None:
+        if out.timed_out:
+            return StepFailure(sid, TRANSIENT, f"agent timed out after {out.duration:.0f} s",
+                               "timeout_error", {"timeout": True})
+        if out.stalled:
+            return StepFailure(sid, TRANSIENT, f"agent stalled: no output for "
+                               f"{self.settings.stall_timeout:.0f} s", "timeout_error",
+                               {"stalled": True})
+        task_error = reader.errors[-1] if reader.errors else None
+        if out.exit_code != 0 or (result is not None and not result.ok):
+            cls = runner.classify_exit(out.exit_code if out.exit_code is not None else -1,
+                                       out.stderr_tail, result) or PERMANENT
+            msg = (task_error.message if task_error else None) or (
+                result.message if result is not None and result.message else None) or \
+                _last_line(out.stderr_tail) or "no error output"
+            return StepFailure(sid, cls, f"agent exited with code {out.exit_code}: {msg}",
+                               task_error.error_type if task_error else "agent_error",
+                               {"exit_code": out.exit_code, **(task_error.context
+                                                               if task_error else {})})
+        barrier = check_artifact(self.root, artifact, reader.reported_paths())
+        if barrier is not None:
+            ctx = barrier.context()
+            if task_error:
+                ctx["task_error"] = f"{task_error.error_type} - {task_error.message}"
+            return StepFailure(sid, PERMANENT, barrier.message, "validation_error", ctx)
+        if task_error:
+            return StepFailure(sid, PERMANENT, f"agent reported TASK_ERROR: "
+                               f"{task_error.error_type} - {task_error.message}",
+                               task_error.error_type, task_error.context)
+        if verify is not None:
+            problem = verify(artifact)
+            if problem:
+                return StepFailure(sid, PERMANENT, problem, "validation_error",
+                                   {"artifact_path": str(artifact)})
+        return None
+
+    def _record_failure(self, step: dict[str, Any], failure: StepFailure) -> None:
+        step.update(failure=failure.failure, message=failure.message)
+        self._log_error(failure.step_id, failure.error_type, failure.message,
+                        {**failure.context, "failure_class": failure.failure,
+                         "attempt": step.get("attempts")})
+        self._save(f"step {failure.step_id} failed ({failure.failure})")
+
+    def _log_error(self, source: str, error_type: str, message: str,
+                   context: dict[str, Any]) -> None:
+        assert self.store is not None
+        try:
+            append_error(self.root, error_record(
+                workflow_id=self.store.workflow_id, command="/baton-run",
+                user_args=self.data.get("workflow_description", ""), error_type=error_type,
+                message=message, source=source, context=context, root=self.root))
+        except OSError as exc:
+            raise StepFailure(source, FATAL, f"cannot append to errors.jsonl: "
+                              f"{exc.strerror or exc}", "file_error") from None
+
+    def _delay(self, attempt: int) -> float:
+        base = self.settings.backoff * (2 ** (attempt - 1))
+        return min(self.settings.backoff_max, base) * random.uniform(0.5, 1.0)
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.cancel_event.wait(), seconds)
+        if self.cancel_event.is_set():
+            raise Cancelled()
+
+    @staticmethod
+    def _reraise_cancel(results: list[Any]) -> None:
+        for r in results:
+            if isinstance(r, (Cancelled, asyncio.CancelledError)):
+                raise Cancelled()
+
+
+def _worst(failures: list[StepFailure]) -> StepFailure:
+    rank = {FATAL: 0, PERMANENT: 1, TRANSIENT: 2}
+    return min(failures, key=lambda f: rank.get(f.failure, 1))
+
+
+def _num(pid: str) -> int | str:
+    return int(pid) if pid.isdigit() else pid
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def install_signal_handlers(engine: Engine) -> None:
+    """SIGINT/SIGTERM cancel the workflow: agents are stopped by process group and a
+    resumable checkpoint is written."""
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, engine.cancel)
+
+
+__all__ = ["Cancelled", "Engine", "EngineError", "Outcome", "RunRequest", "StepFailure",
+           "WorkflowBusy", "derive_topics"]
+
+
+def cancel_workflow(root: Path, workflow_id: str, grace: float = 10.0) -> tuple[str, int]:
+    """Stop a workflow run by another process: SIGTERM to its engine (which stops its agents
+    by process group and writes a resumable checkpoint), SIGKILL after `grace`; agents left
+    behind by a dead engine are stopped directly. Returns (message, exit code)."""
+    from .process import kill_group
+
+    store = CheckpointStore(root, workflow_id)
+    if not store.dir.is_dir():
+        return f"baton: error: no workflow {workflow_id!r} in {root}", 2
+    owner = store.owner()
+    pid = owner.get("pid")
+    if not store.locked():
+        stopped = 0
+        for pgid in owner.get("pgids", []):
+            try:
+                env = Path(f"/proc/{pgid}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if f"BATON_WORKFLOW_ID={workflow_id}".encode() in env:
+                stopped += kill_group(pgid, min(grace, 5.0))
+        return (f"workflow {workflow_id} is not running"
+                + (f"; stopped {stopped} leftover agent group(s)" if stopped else ""), 0)
+    if not isinstance(pid, int):
+        return f"baton: error: workflow {workflow_id} is locked but names no engine pid", 2
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and store.locked():
+        time.sleep(0.05)
+    if store.locked():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        for pgid in store.owner().get("pgids", []):
+            kill_group(pgid, 0.5)
+        return (f"workflow {workflow_id}: engine {pid} did not stop within {grace:.0f} s and "
+                "was killed; resume with `baton resume " + workflow_id + "`", 0)
+    return f"workflow {workflow_id} cancelled; resume with `baton resume {workflow_id}`", 0

@@ -1,0 +1,114 @@
+"""A scratch workspace for engine tests: the script runner, fast retries, the scripted
+agent as test command, and helpers to run `baton` as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CONFIG = """\
+[workflow]
+runner = "script"
+backoff = 0.01
+backoff-max = 0.05
+timeout = 30
+stall-timeout = 30
+kill-grace = 0.5
+test-command = ["{python}", "-m", "baton_lsp.workflow.scripted"]
+"""
+
+
+class Workspace:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def behave(self, table: dict[str, Any]) -> None:
+        (self.root / ".claude" / "baton-script.json").write_text(json.dumps(table))
+
+    def config(self, extra: str) -> None:
+        """CONFIG with the keys of `extra` replaced."""
+        keys = {line.split("=")[0].strip() for line in extra.splitlines() if "=" in line}
+        base = [ln for ln in CONFIG.splitlines() if ln.split("=")[0].strip() not in keys]
+        (self.root / ".claude" / "baton.toml").write_text("\n".join(base) + "\n" + extra)
+
+    def baton(self, *args: str, timeout: float = 120, check: bool = False
+              ) -> subprocess.CompletedProcess[str]:
+        r = subprocess.run([sys.executable, "-m", "baton_lsp", *args, "--workspace",
+                            str(self.root)], capture_output=True, text=True, timeout=timeout,
+                           cwd=self.root)
+        if check and r.returncode != 0:
+            raise AssertionError(f"baton {args} → {r.returncode}\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-m", "baton_lsp", *args, "--workspace",
+                                 str(self.root)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=self.root,
+                                start_new_session=True)
+
+    def status(self, wid: str | None = None) -> Any:
+        r = self.baton("status", *([wid] if wid else []), "--json", check=True)
+        return json.loads(r.stdout)
+
+    def only_workflow(self) -> str:
+        rows = self.status()
+        assert len(rows) == 1, rows
+        return rows[0]["workflow_id"]
+
+    def runs(self) -> list[tuple[str, str, int, float]]:
+        """(start|end, step, attempt, time) lines the scripted agent journaled."""
+        path = self.root / ".claude" / "tmp" / "scripted_runs.log"
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_text().splitlines():
+            kind, step, attempt, at = line.split()
+            out.append((kind, step, int(attempt), float(at)))
+        return out
+
+    def started(self, step_prefix: str = "") -> list[str]:
+        return [s for k, s, _, _ in self.runs() if k == "start" and s.startswith(step_prefix)]
+
+    def errors(self) -> list[dict[str, Any]]:
+        path = self.root / ".claude" / "data" / "logs" / "errors.jsonl"
+        if not path.exists():
+            return []
+        return [json.loads(x) for x in path.read_text().splitlines()]
+
+    def write_plan(self, deps: list[list[int]], name: str = "001_feature") -> Path:
+        plan = self.root / ".claude" / "specs" / name / "plans" / f"{name}_plan.md"
+        plan.parent.mkdir(parents=True, exist_ok=True)
+        lines = ["# Feature Plan", "", "## Metadata", "- **Date**: 2026-11-21",
+                 "- **Status**: [NOT STARTED]", "", "## Implementation Phases", ""]
+        for i, d in enumerate(deps, 1):
+            lines += [f"### Phase {i}: Step {i} [NOT STARTED]",
+                      f"dependencies: [{', '.join(map(str, d))}]", "", "Tasks:",
+                      f"- [ ] task {i}", ""]
+        plan.write_text("\n".join(lines))
+        return plan
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    (root / ".claude" / "agents").mkdir(parents=True)
+    (root / ".claude" / "baton.toml").write_text(CONFIG)
+    return Workspace(Path(os.path.realpath(root)))
+
+
+def wait_for(pred: Callable[[], bool], timeout: float = 30.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.02)
+    raise AssertionError("condition not met in time")
