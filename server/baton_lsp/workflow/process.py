@@ -1,0 +1,428 @@
+"""Supervised agent subprocesses: stream stdout by line, keep a stderr tail, enforce limits.
+
+An agent CLI is a tree of processes (node, shells, tool commands, MCP servers), so every
+agent runs in its own session and process group and is always stopped as a group: SIGTERM,
+`grace` seconds, then SIGKILL. Offline agents do not fail on their own (codex retries its
+websocket forever), so the overall timeout, the stall watchdog and the cancel event are the
+only things that end such a run. Nothing here knows about agents' output formats; runners
+decode the lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import signal as _signal
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+MAX_LINE = 1 << 20
+"""Longest stdout line passed on; the rest of a longer line is dropped (and logged)."""
+STDERR_TAIL = 4096
+"""Bytes of stderr kept for classification and error messages."""
+DRAIN_IDLE = 0.5
+"""After the main child exits, the pipes may stay open only while bytes keep arriving: a
+grandchild that holds them silently for this long is killed with its group."""
+_POLL = 0.05
+_READ_CHUNK = 1 << 16
+_REAP_TIMEOUT = 5.0
+
+
+class AgentLaunchError(Exception):
+    """The agent could not be started at all (missing or non-executable program, bad cwd)."""
+
+
+@dataclass
+class ProcessOutcome:
+    """How one agent process ended. Exactly one of timed_out/stalled/cancelled is set when
+    we stopped it ourselves (then `exit_code` is None); `signal` reports a signal death
+    whoever sent it."""
+
+    exit_code: int | None
+    timed_out: bool
+    stalled: bool
+    cancelled: bool
+    duration: float
+    stderr_tail: str
+    signal: int | None
+
+    @property
+    def killed_by_us(self) -> bool:
+        return self.timed_out or self.stalled or self.cancelled
+
+
+class _Activity:
+    """Monotonic time of the last byte on stdout or stderr, shared by both pumps."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+
+
+class _LineSplitter:
+    """Bytes in, decoded lines out; a line longer than MAX_LINE is cut, never buffered whole
+    (a runaway agent printing one huge JSON blob must not exhaust memory)."""
+
+    def __init__(self, emit: Callable[[str], None], max_line: int = MAX_LINE) -> None:
+        self._emit = emit
+        self._max = max_line
+        self._buf = bytearray()
+        self._dropped = 0
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            if nl < 0:
+                self._append(chunk, start, len(chunk))
+                return
+            self._append(chunk, start, nl)
+            self._flush()
+            start = nl + 1
+
+    def close(self) -> None:
+        """Emit a last line that had no trailing newline."""
+        if self._buf or self._dropped:
+            self._flush()
+
+    def _append(self, chunk: bytes, start: int, end: int) -> None:
+        room = self._max - len(self._buf)
+        n = end - start
+        if n <= room:
+            self._buf += chunk[start:end]
+        else:
+            if room > 0:
+                self._buf += chunk[start:start + room]
+            self._dropped += n - max(room, 0)
+
+    def _flush(self) -> None:
+        line = bytes(self._buf)
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if self._dropped:
+            logger.warning("agent output line of %d bytes cut to %d bytes",
+                           len(self._buf) + self._dropped, self._max)
+        self._buf.clear()
+        self._dropped = 0
+        self._emit(line.decode("utf-8", errors="replace"))
+
+
+class _Tail:
+    """The last `size` bytes of a stream."""
+
+    def __init__(self, size: int = STDERR_TAIL) -> None:
+        self._size = size
+        self._buf = bytearray()
+        self._trimmed = False
+
+    def feed(self, chunk: bytes) -> None:
+        self._buf += chunk
+        if len(self._buf) > self._size:
+            del self._buf[:len(self._buf) - self._size]
+            self._trimmed = True
+
+    def text(self) -> str:
+        data = bytes(self._buf)
+        if self._trimmed:  # do not start in the middle of a UTF-8 sequence
+            skip = 0
+            while skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
+                skip += 1
+            data = data[skip:]
+        return data.decode("utf-8", errors="replace")
+
+
+async def _pump(stream: asyncio.StreamReader, activity: _Activity,
+                sink: Callable[[bytes], None]) -> None:
+    # read() in chunks, not readline(): a line over the StreamReader limit would raise and
+    # lose data, and partial lines (progress dots) must still count as activity.
+    while True:
+        chunk = await stream.read(_READ_CHUNK)
+        if not chunk:
+            return
+        activity.touch()
+        sink(chunk)
+
+
+async def _feed_stdin(writer: asyncio.StreamWriter, data: bytes) -> None:
+    """Write the prompt and close; an agent that exits without reading it is not an error."""
+    try:
+        if data:
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+    except ConnectionError as exc:  # BrokenPipeError, ConnectionResetError
+        logger.debug("agent closed stdin early: %s", exc)
+        writer.close()
+    except asyncio.CancelledError:
+        # The run is over but something (outside the group) holds stdin without reading:
+        # close() would wait for the unwritten rest forever, so drop it.
+        if writer.transport.get_write_buffer_size():
+            writer.transport.abort()
+        else:
+            writer.close()
+        raise
+
+
+def _live_members(pgid: int) -> list[int] | None:
+    """Non-zombie pids in the group, or None when /proc is not available.
+
+    A zombie left behind by a killed process is still a group member for kill(2) until its
+    new parent reaps it, and some init processes (this container's included) reap slowly,
+    so `killpg(pgid, 0)` alone would report a dead group as alive.
+    """
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    out: list[int] = []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..." -- comm may contain spaces and parentheses
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            out.append(int(name))
+    return out
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process (not counting zombies, where /proc can tell) is left in the group."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    members = _live_members(pgid)
+    return True if members is None else bool(members)
+
+
+def _check_pgid(pgid: int) -> None:
+    # killpg(0) or killpg(1) would hit our own group or everything we may signal
+    if pgid <= 1 or pgid == os.getpgrp():
+        raise ValueError(f"refusing to signal process group {pgid}")
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError as exc:
+        logger.warning("cannot signal process group %d: %s", pgid, exc)
+        return False
+    return True
+
+
+def kill_group(pgid: int, grace: float = 3.0) -> bool:
+    """Stop a whole agent process group from any process (`baton cancel` runs in another one
+    than `baton run`): SIGTERM, wait up to `grace` seconds, then SIGKILL what is left.
+
+    Returns whether there was anything (other than zombies) to signal.
+    """
+    _check_pgid(pgid)
+    if not group_alive(pgid) or not _signal_group(pgid, _signal.SIGTERM):
+        return False
+    logger.info("sent SIGTERM to agent process group %d", pgid)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not group_alive(pgid):
+            return True
+        time.sleep(_POLL)
+    if group_alive(pgid) and _signal_group(pgid, _signal.SIGKILL):
+        logger.warning("agent process group %d ignored SIGTERM for %.1fs: sent SIGKILL",
+                       pgid, grace)
+    return True
+
+
+async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    # Poll returncode instead of awaiting proc.wait(): on Python 3.11 wait() only returns
+    # once every pipe is closed, which never happens while a grandchild holds stdout.
+    deadline = time.monotonic() + timeout
+    while proc.returncode is None:
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(_POLL)
+    return True
+
+
+async def _terminate(proc: asyncio.subprocess.Process, pgid: int, grace: float) -> None:
+    """SIGTERM the group, give it `grace` seconds to go, then SIGKILL it."""
+    _signal_group(pgid, _signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if proc.returncode is not None and not group_alive(pgid):
+            return
+        await asyncio.sleep(_POLL)
+    if group_alive(pgid):
+        logger.warning("agent process group %d still running %.1fs after SIGTERM: sent SIGKILL",
+                       pgid, grace)
+        _signal_group(pgid, _signal.SIGKILL)
+    if not await _wait_exit(proc, _REAP_TIMEOUT):
+        logger.error("agent process %d did not exit after SIGKILL", proc.pid)
+
+
+async def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str],
+                 with_stdin: bool) -> asyncio.subprocess.Process:
+    if not argv:
+        raise AgentLaunchError("cannot start agent: empty command")
+    program = argv[0]
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv, cwd=cwd, env=dict(env),
+            stdin=asyncio.subprocess.PIPE if with_stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True, limit=MAX_LINE)
+    except OSError as exc:
+        # A failed chdir in the child is reported with the directory as the filename.
+        if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
+            raise AgentLaunchError(
+                f"cannot start agent: working directory {str(cwd)!r}: "
+                f"{exc.strerror or exc}") from exc
+        if isinstance(exc, FileNotFoundError):
+            raise AgentLaunchError(f"cannot start agent: {program!r} not found") from exc
+        if isinstance(exc, PermissionError):
+            raise AgentLaunchError(
+                f"cannot start agent: {program!r} is not executable (permission denied)") from exc
+        if exc.errno == errno.ENOEXEC:
+            raise AgentLaunchError(
+                f"cannot start agent: {program!r} is not a program (no #! line?)") from exc
+        raise AgentLaunchError(f"cannot start agent: {program!r}: {exc.strerror or exc}") from exc
+
+
+async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
+                      stdin: bytes | None, on_line: Callable[[str], None], timeout: float,
+                      stall_timeout: float | None, cancel: asyncio.Event | None = None,
+                      grace: float = 3.0,
+                      on_start: Callable[[int], None] | None = None) -> ProcessOutcome:
+    """Run one agent to completion under supervision and report how it ended.
+
+    `env` is the complete environment (nothing is inherited implicitly). `on_line` gets every
+    stdout line as it arrives; `on_start(pid)` gets the pid, which is also the process group
+    id, before any output is read. Raises AgentLaunchError when the program cannot start, and
+    re-raises an exception from `on_line`/`on_start` (or this task's cancellation) only after
+    the process group is gone.
+    """
+    started = time.monotonic()
+    proc = await _spawn(argv, cwd, env, stdin is not None)
+    pgid = proc.pid
+    logger.debug("started agent %r pid=%d cwd=%s", argv[0], pgid, cwd)
+    assert proc.stdout is not None and proc.stderr is not None
+
+    activity = _Activity()
+    lines = _LineSplitter(on_line)
+    tail = _Tail()
+    readers = [asyncio.create_task(_pump(proc.stdout, activity, lines.feed)),
+               asyncio.create_task(_pump(proc.stderr, activity, tail.feed))]
+    feeder: asyncio.Task[None] | None = None
+    if stdin is not None:
+        assert proc.stdin is not None
+        feeder = asyncio.create_task(_feed_stdin(proc.stdin, stdin))
+
+    reason: str | None = None
+    try:
+        if on_start is not None:
+            on_start(pgid)
+        reason = await _supervise(proc, readers, activity, started + timeout, stall_timeout,
+                                  cancel)
+        if reason is not None:
+            logger.info("stopping agent %r (pid %d): %s", argv[0], pgid, reason)
+            await _terminate(proc, pgid, grace)
+        else:
+            await _drain(readers, activity, started + timeout, cancel)
+            if group_alive(pgid):
+                logger.info("agent %r exited but left processes in group %d: stopping them",
+                            argv[0], pgid)
+                await _terminate(proc, pgid, grace)
+        await _finish_readers(proc, readers)
+        for task in readers:  # an exception from on_line
+            exc = None if task.cancelled() else task.exception()
+            if exc is not None:
+                raise exc
+        lines.close()
+    except BaseException:
+        try:
+            if proc.returncode is None or group_alive(pgid):
+                await _terminate(proc, pgid, grace)
+        finally:
+            if group_alive(pgid):
+                _signal_group(pgid, _signal.SIGKILL)
+            for task in readers:
+                task.cancel()
+        raise
+    finally:
+        if feeder is not None:
+            feeder.cancel()
+            await asyncio.gather(feeder, return_exceptions=True)
+
+    rc = proc.returncode
+    assert rc is not None
+    return ProcessOutcome(
+        exit_code=None if reason is not None or rc < 0 else rc,
+        timed_out=reason == "timeout", stalled=reason == "stalled",
+        cancelled=reason == "cancelled", duration=time.monotonic() - started,
+        stderr_tail=tail.text(), signal=-rc if rc < 0 else None)
+
+
+async def _supervise(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]],
+                     activity: _Activity, deadline: float, stall_timeout: float | None,
+                     cancel: asyncio.Event | None) -> str | None:
+    """Wait for the main child to exit; return why we must stop it instead, if we must."""
+    while proc.returncode is None:
+        now = time.monotonic()
+        if cancel is not None and cancel.is_set():
+            return "cancelled"
+        if now >= deadline:
+            return "timeout"
+        if stall_timeout is not None and now - activity.last >= stall_timeout:
+            return "stalled"
+        if any(t.done() and not t.cancelled() and t.exception() is not None for t in readers):
+            return "error in output handler"
+        wake = deadline - now
+        if stall_timeout is not None:
+            wake = min(wake, activity.last + stall_timeout - now)
+        await asyncio.sleep(max(0.0, min(wake, _POLL)))
+    return None
+
+
+async def _drain(readers: list[asyncio.Task[None]], activity: _Activity, deadline: float,
+                 cancel: asyncio.Event | None) -> None:
+    """Read what the exited child left in the pipes while bytes keep coming."""
+    exited = time.monotonic()
+    while not all(t.done() for t in readers):
+        now = time.monotonic()
+        if (now - max(activity.last, exited) >= DRAIN_IDLE or now >= deadline
+                or (cancel is not None and cancel.is_set())):
+            return
+        await asyncio.wait(readers, timeout=_POLL)
+
+
+async def _finish_readers(proc: asyncio.subprocess.Process,
+                          readers: list[asyncio.Task[None]]) -> None:
+    """Give the pipes a last moment to reach EOF, then stop reading. A pipe still open now is
+    held by a process outside the group (it called setsid); we close our end of it."""
+    _, pending = await asyncio.wait(readers, timeout=DRAIN_IDLE)
+    if not pending:
+        return
+    logger.warning("agent pid %d: output pipe held open by a process outside its group; "
+                   "no longer reading it", proc.pid)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    transport = getattr(proc, "_transport", None)  # no public way to close the pipes
+    if transport is not None:
+        transport.close()

@@ -1,0 +1,516 @@
+"""Runners: argv, stdin and environment per agent CLI, stream decoding, exit classification,
+and real subprocesses for the hostile-input and fake-CLI end-to-end checks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from baton_lsp.workflow.process import ProcessOutcome, run_process
+from baton_lsp.workflow.runners import (
+    FATAL,
+    PERMANENT,
+    RUNNER_NAMES,
+    SCRIPTED_MODULE,
+    TRANSIENT,
+    AgentEvent,
+    ClaudeRunner,
+    CodexRunner,
+    CommandRunner,
+    GeminiRunner,
+    Invocation,
+    Runner,
+    RunResult,
+    ScriptRunner,
+    available_runner,
+    classify_common,
+    classify_outcome,
+)
+
+DATA = Path(__file__).parent / "data"
+PROMPT = "# Research agent\n\nInvestigate the login flow; quote `this` and $(that).\n"
+HOSTILE = "$(touch pwned) `touch pwned2`; touch pwned3 && echo x > pwned4 'q' \"dq\" {role} \\"
+
+
+def invocation(cwd: Path, **kw: object) -> Invocation:
+    contract = {"BATON_ARTIFACT_PATH": str(cwd / ".claude/specs/001_x/reports/001_x.md"),
+                "BATON_WORKFLOW_ID": "wf_1", "BATON_STEP_ID": "research.1",
+                "BATON_ROLE": "research", "BATON_WORKSPACE": str(cwd)}
+    args: dict[str, object] = {"step_id": "research.1", "role": "research", "prompt": PROMPT,
+                               "contract": contract, "cwd": cwd}
+    args.update(kw)
+    return Invocation(**args)  # type: ignore[arg-type]
+
+
+def decode_file(runner: Runner, name: str) -> list[AgentEvent]:
+    return [runner.decode(line) for line in (DATA / name).read_text("utf-8").splitlines()]
+
+
+def texts(events: list[AgentEvent]) -> list[str]:
+    return [t for e in events for t in e.text]
+
+
+def final(events: list[AgentEvent]) -> RunResult:
+    results = [e.result for e in events if e.result is not None]
+    assert len(results) == 1
+    return results[0]
+
+
+# --- launch -------------------------------------------------------------------------------
+
+def test_claude_argv_carries_options_and_keeps_the_prompt_on_stdin(tmp_path: Path) -> None:
+    inv = invocation(tmp_path, model="claude-opus-4-1", tools=("Read", "Edit", "Bash(git *)"))
+    spec = ClaudeRunner().launch(inv)
+    argv = spec.argv
+    assert argv[:5] == ["claude", "-p", "--output-format", "stream-json", "--verbose"]
+    assert argv[argv.index("--model") + 1] == "claude-opus-4-1"
+    assert argv[argv.index("--allowedTools") + 1] == "Read,Edit,Bash(git *)"
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    summary = argv[argv.index("--append-system-prompt") + 1]
+    assert inv.contract["BATON_ARTIFACT_PATH"] in summary and "research.1" in summary
+    long_inv = invocation(tmp_path, contract={**inv.contract, "BATON_DESCRIPTION": "x\ny",
+                                              "BATON_TEST_OUTPUT": "z" * 5000})
+    long_argv = ClaudeRunner().launch(long_inv).argv
+    long_summary = long_argv[long_argv.index("--append-system-prompt") + 1]
+    assert "BATON_TEST_OUTPUT (see the environment)" in long_summary
+    assert "BATON_DESCRIPTION (see the environment)" in long_summary and "zzz" not in long_summary
+    assert spec.stdin == PROMPT.encode()
+    assert not any(PROMPT.strip() in a or "login flow" in a for a in argv)
+    assert {k: spec.env[k] for k in inv.contract} == dict(inv.contract)
+    assert spec.env["PATH"] == os.environ["PATH"]
+
+
+def test_claude_argv_options_are_optional_and_configurable(tmp_path: Path) -> None:
+    argv = ClaudeRunner(executable="/opt/claude", permission_mode="dontAsk",
+                        extra_args=("--max-turns", "5")).launch(invocation(tmp_path)).argv
+    assert argv[0] == "/opt/claude"
+    assert "--model" not in argv and "--allowedTools" not in argv
+    assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
+    assert argv[-2:] == ["--max-turns", "5"]
+    argv = ClaudeRunner(permission_mode=None).launch(invocation(tmp_path)).argv
+    assert "--permission-mode" not in argv
+
+
+def test_codex_argv_reads_the_prompt_from_stdin(tmp_path: Path) -> None:
+    spec = CodexRunner().launch(invocation(tmp_path, model="gpt-5-codex", tools=("Read",)))
+    assert spec.argv == ["codex", "exec", "--json", "--skip-git-repo-check", "-m", "gpt-5-codex",
+                         "--sandbox", "workspace-write", "-"]
+    assert spec.stdin == PROMPT.encode()
+    assert CodexRunner(sandbox=None).launch(invocation(tmp_path)).argv == [
+        "codex", "exec", "--json", "--skip-git-repo-check", "-"]
+
+
+def test_gemini_argv_has_a_short_instruction_and_the_prompt_on_stdin(tmp_path: Path) -> None:
+    runner = GeminiRunner()
+    spec = runner.launch(invocation(tmp_path, model="gemini-2.5-pro"))
+    assert spec.argv == ["gemini", "-o", "stream-json", "-m", "gemini-2.5-pro",
+                         "--approval-mode", "auto_edit", "-p", runner.instruction]
+    assert spec.stdin == PROMPT.encode()
+    assert "--skip-trust" in GeminiRunner(skip_trust=True).launch(invocation(tmp_path)).argv
+
+
+def test_script_runner_defaults_to_the_builtin_agent(tmp_path: Path) -> None:
+    spec = ScriptRunner().launch(invocation(tmp_path))
+    assert spec.argv == [sys.executable, "-P", "-m", SCRIPTED_MODULE]
+    assert spec.stdin == PROMPT.encode() and spec.env["BATON_ROLE"] == "research"
+    script = tmp_path / "{role} agent.py"
+    assert ScriptRunner(script).launch(invocation(tmp_path)).argv == [sys.executable,
+                                                                       str(script)]
+
+
+def test_command_runner_fills_placeholders_per_element(tmp_path: Path) -> None:
+    runner = CommandRunner(["my-agent", "--out={artifact}", "{step}:{role}", "{workspace}",
+                            "{prompt_file}", '{"json": {unknown}}'])
+    inv = invocation(tmp_path, step_id="x{role}")
+    spec = runner.launch(inv)
+    prompt_file = Path(spec.argv[4])
+    try:
+        assert spec.argv[:4] == ["my-agent", f"--out={inv.contract['BATON_ARTIFACT_PATH']}",
+                                 "x{role}:research", str(tmp_path)]
+        assert spec.argv[5] == '{"json": {unknown}}'
+        assert prompt_file.read_text("utf-8") == PROMPT
+        assert spec.env["BATON_PROMPT_FILE"] == str(prompt_file)
+        assert spec.stdin == PROMPT.encode()
+    finally:
+        spec.cleanup()
+    assert not prompt_file.exists()
+    assert CommandRunner(["a"]).launch(inv).temp_files == ()
+    with pytest.raises(ValueError, match="empty"):
+        CommandRunner([])
+
+
+ECHO_AGENT = """\
+import json, os, sys
+print(json.dumps({"argv": sys.argv[1:], "stdin": sys.stdin.read(),
+                  "env": {k: v for k, v in os.environ.items() if k.startswith("BATON_")}}))
+"""
+
+
+async def test_hostile_values_reach_the_command_verbatim(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    agent = tmp_path / "echo_agent.py"
+    agent.write_text(ECHO_AGENT)
+    contract = {"BATON_ARTIFACT_PATH": str(ws / f"report {HOSTILE}.md"),
+                "BATON_DESCRIPTION": HOSTILE, "BATON_STEP_ID": "research.1",
+                "BATON_WORKSPACE": str(ws)}
+    inv = Invocation(step_id="research.1", role="research", prompt=f"{PROMPT}\n{HOSTILE}\n",
+                     contract=contract, cwd=ws)
+    template = [sys.executable, str(agent), "{artifact}", "--step", "{step}",
+                "$(touch pwned5) `touch pwned6`"]
+    for runner in (CommandRunner(template), ScriptRunner(agent)):
+        spec = runner.launch(inv)
+        lines: list[str] = []
+        out = await run_process(spec.argv, cwd=ws, env=spec.env, stdin=spec.stdin,
+                                on_line=lines.append, timeout=10, stall_timeout=None)
+        assert out.exit_code == 0, out.stderr_tail
+        seen = json.loads("\n".join(lines))
+        if isinstance(runner, CommandRunner):
+            assert seen["argv"] == [contract["BATON_ARTIFACT_PATH"], "--step", "research.1",
+                                    template[-1]]
+        assert seen["stdin"] == inv.prompt
+        assert {k: seen["env"][k] for k in contract} == contract
+    leftovers = [p.name for d in (ws, tmp_path, Path.cwd()) for p in d.iterdir()
+                 if p.name.startswith("pwned")]
+    assert leftovers == []
+
+
+# --- Claude stream decoding ---------------------------------------------------------------
+
+def test_claude_offline_stream_is_a_fatal_login_failure() -> None:
+    runner = ClaudeRunner()
+    events = decode_file(runner, "claude_stream_offline.jsonl")
+    assert events[0].session_id == "6f1c2a4e-8d3b-4b7a-9e55-2c0d9a7f13b1"
+    assert texts(events) == ["Not logged in · Please run /login"]
+    assert events[1].error == "authentication_failed"
+    result = final(events)
+    assert result == RunResult(ok=False, subtype="success",
+                               message="Not logged in · Please run /login",
+                               session_id="6f1c2a4e-8d3b-4b7a-9e55-2c0d9a7f13b1", failure=FATAL)
+    assert runner.classify_exit(1, "", result) == FATAL
+
+
+def test_claude_success_stream_carries_signal_lines() -> None:
+    runner = ClaudeRunner()
+    events = decode_file(runner, "claude_stream_success.jsonl")
+    path = "/tmp/baton-ws/.claude/specs/001_auth/reports/001_auth_patterns.md"
+    # assistant text only: tool calls and tool results (which here contain a fake signal)
+    # are not agent output
+    assert texts(events) == [
+        "PROGRESS: reading the codebase",
+        "I researched the authentication patterns and wrote the report.", "",
+        f"REPORT_CREATED: {path}", "PROGRESS: research complete"]
+    result = final(events)
+    assert result.ok and result.failure is None and result.subtype == "success"
+    assert result.session_id == events[0].session_id == "1d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a"
+    assert runner.classify_exit(0, "", result) is None
+
+
+def test_claude_rate_limit_stream_is_transient() -> None:
+    runner = ClaudeRunner()
+    events = decode_file(runner, "claude_stream_rate_limit.jsonl")
+    assert events[1].error == "rate_limit"
+    result = final(events)
+    assert not result.ok and result.failure == TRANSIENT
+    assert runner.classify_exit(1, "", result) == TRANSIENT
+
+
+@pytest.mark.parametrize(("line", "text"), [
+    ("", [""]), ("   ", ["   "]), ("plain words", ["plain words"]), ("{not json", ["{not json"]),
+    ("[1, 2]", ["[1, 2]"]), ('"a string"', ['"a string"']),
+    ('{"type": "stream_event", "event": {}}', []), ('{"no": "type"}', []),
+    ('{"type": "assistant", "message": {"content": "one\\ntwo"}}', ["one", "two"]),
+])
+def test_claude_decode_tolerates_any_line(line: str, text: list[str]) -> None:
+    event = ClaudeRunner().decode(line)
+    assert event.text == text and event.result is None
+
+
+@pytest.mark.parametrize(("result", "failure"), [
+    ({"subtype": "error_max_turns", "is_error": True}, PERMANENT),
+    ({"subtype": "error_during_execution", "is_error": True}, PERMANENT),
+    ({"subtype": "error_during_execution", "is_error": True,
+      "errors": ["API Error: 529 overloaded_error"]}, TRANSIENT),
+    ({"subtype": "success", "is_error": True, "result": "API Error: 500 Internal server error"},
+     TRANSIENT),
+    ({"subtype": "success", "is_error": True, "error": "overloaded", "result": "x"}, TRANSIENT),
+    ({"subtype": "success", "is_error": True, "error": "billing_error", "result": "x"}, FATAL),
+    ({"subtype": "success", "is_error": True, "result": "Invalid API key · Fix with /login"},
+     FATAL),
+    ({"subtype": "success", "is_error": False, "result": "done"}, None),
+])
+def test_claude_result_failures(result: dict[str, object], failure: str | None) -> None:
+    decoded = ClaudeRunner().decode(json.dumps({"type": "result", **result})).result
+    assert decoded is not None and decoded.failure == failure and decoded.ok == (failure is None)
+
+
+# --- Codex and Gemini stream decoding -------------------------------------------------------
+
+def test_codex_stream_decoding() -> None:
+    runner = CodexRunner()
+    lines = [
+        '{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}',
+        '{"type":"turn.started"}',
+        '{"type":"item.started","item":{"id":"item_0","type":"command_execution",'
+        '"command":"bash -lc ls","status":"in_progress"}}',
+        '{"type":"item.completed","item":{"id":"item_0","type":"command_execution",'
+        '"command":"bash -lc ls","aggregated_output":"REPORT_CREATED: /nope","exit_code":0}}',
+        '{"type":"item.completed","item":{"id":"item_1","type":"reasoning","text":"hmm"}}',
+        '{"type":"item.completed","item":{"id":"item_2","type":"agent_message",'
+        '"text":"Done.\\nREPORT_CREATED: /ws/r.md"}}',
+        '{"type":"some.future.event","x":1}',
+        '{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,'
+        '"output_tokens":5}}',
+    ]
+    events = [runner.decode(line) for line in lines]
+    assert events[0].session_id == "0199a213-81c0-7800-8aa1-bbab2a035a53"
+    assert texts(events) == ["Done.", "REPORT_CREATED: /ws/r.md"]
+    assert final(events).ok
+    failed = runner.decode('{"type":"turn.failed","error":{"message":"stream disconnected '
+                           'before completion: rate limit reached"}}').result
+    assert failed is not None and not failed.ok and failed.failure == TRANSIENT
+    error = runner.decode('{"type":"error","message":"model not supported"}')
+    assert error.error == "model not supported"
+    assert error.result is not None and error.result.failure == PERMANENT
+    assert runner.decode("WARNING: proceeding").text == ["WARNING: proceeding"]
+
+
+def test_gemini_deltas_are_joined_into_whole_lines() -> None:
+    runner = GeminiRunner()
+    lines = [
+        '{"type":"init","timestamp":"2025-10-10T12:00:00.000Z","session_id":"g-1",'
+        '"model":"gemini-2.5-pro"}',
+        '{"type":"message","role":"user","content":"say REPORT_CREATED: /from/prompt"}',
+        '{"type":"message","role":"assistant","content":"Working.\\nREPORT_CRE","delta":true}',
+        '{"type":"message","role":"assistant","content":"ATED: /ws/r.md\\nPROG","delta":true}',
+        '{"type":"tool_use","tool_name":"write_file","tool_id":"t1","parameters":{}}',
+        '{"type":"message","role":"assistant","content":"RESS: done","delta":true}',
+        '{"type":"result","status":"success","stats":{"total_tokens":10}}',
+    ]
+    events = [runner.decode(line) for line in lines]
+    assert events[0].session_id == "g-1"
+    assert texts(events) == ["Working.", "REPORT_CREATED: /ws/r.md", "PROG", "RESS: done"]
+    assert final(events).ok
+    bad = runner.decode('{"type":"result","status":"error","error":{"type":"FatalAuth",'
+                        '"message":"Please set an Auth method"}}').result
+    assert bad is not None and bad.failure == FATAL
+    runner.decode('{"type":"message","role":"assistant","content":"tail","delta":true}')
+    assert runner.finish() == ["tail"]
+
+
+async def test_gemini_keeps_one_partial_line_per_stream() -> None:
+    runner = GeminiRunner()
+    a_started, b_done = asyncio.Event(), asyncio.Event()
+
+    def delta(text: str) -> str:
+        return json.dumps({"type": "message", "role": "assistant", "content": text,
+                           "delta": True})
+
+    async def stream_a() -> list[str]:
+        out = runner.decode(delta("AAA")).text
+        a_started.set()
+        await b_done.wait()
+        return out + runner.decode(delta("-end\n")).text
+
+    async def stream_b() -> list[str]:
+        await a_started.wait()
+        out = runner.decode(delta("BBB\n")).text
+        b_done.set()
+        return out
+
+    assert await asyncio.gather(stream_a(), stream_b()) == [["AAA-end"], ["BBB"]]
+
+
+@pytest.mark.parametrize(("code", "failure"), [(41, FATAL), (42, PERMANENT), (53, PERMANENT),
+                                               (0, None), (1, PERMANENT)])
+def test_gemini_exit_codes(code: int, failure: str | None) -> None:
+    assert GeminiRunner().classify_exit(code, "", None) == failure
+
+
+def test_gemini_untrusted_folder_is_fatal() -> None:
+    assert GeminiRunner().classify_exit(1, "FatalUntrustedWorkspaceError: folder is not "
+                                           "trusted", None) == FATAL
+
+
+# --- classification -------------------------------------------------------------------------
+
+def failed(failure: str | None, message: str = "x") -> RunResult:
+    return RunResult(ok=False, subtype="error", message=message, session_id=None,
+                     failure=failure)
+
+
+OK = RunResult(ok=True, subtype="success", message="done", session_id="s", failure=None)
+
+
+@pytest.mark.parametrize(("code", "stderr", "result", "expected"), [
+    (0, "", None, None),
+    (0, "warning: rate limit close", OK, None),
+    (127, "", None, FATAL),
+    (126, "", None, FATAL),
+    (124, "", None, TRANSIENT),
+    (137, "", None, TRANSIENT),
+    (143, "", None, TRANSIENT),
+    (1, "Error: 429 Too Many Requests", None, TRANSIENT),
+    (1, '{"type":"overloaded_error"}', None, TRANSIENT),
+    (1, "HTTP 503 Service Unavailable", None, TRANSIENT),
+    (1, "API Error: 502 Bad Gateway", None, TRANSIENT),
+    (1, "read ECONNRESET", None, TRANSIENT),
+    (1, "request timed out after 600s", None, TRANSIENT),
+    (75, "API error: rate limit exceeded (429), retry later", None, TRANSIENT),  # scripted
+    (1, "write failed: No space left on device", None, FATAL),
+    (1, "Error: ENOSPC: no space left, write", None, FATAL),
+    (1, "OSError: [Errno 30] Read-only file system: '/ws/x'", None, FATAL),
+    (2, "sh: 1: cannot create /ws/x: Permission denied", None, FATAL),
+    (1, "Not logged in · Please run /login", None, FATAL),
+    (1, "AssertionError: 401 != 200", None, PERMANENT),
+    (2, "processed 500 files, line 503 bad", None, PERMANENT),
+    (0, "", failed(None), PERMANENT),
+    (0, "", failed(None, "overloaded"), TRANSIENT),
+    (1, "", failed(FATAL), FATAL),
+    (1, "", failed(TRANSIENT), TRANSIENT),
+    (127, "", failed(TRANSIENT), FATAL),
+])
+def test_common_exit_classification(code: int, stderr: str, result: RunResult | None,
+                                    expected: str | None) -> None:
+    assert classify_common(code, stderr, result) == expected
+    for runner in (ClaudeRunner(), CodexRunner(), ScriptRunner(), CommandRunner(["x"])):
+        assert runner.classify_exit(code, stderr, result) == expected
+
+
+def outcome(**kw: object) -> ProcessOutcome:
+    base: dict[str, object] = {"exit_code": None, "timed_out": False, "stalled": False,
+                               "cancelled": False, "duration": 1.0, "stderr_tail": "",
+                               "signal": None}
+    base.update(kw)
+    return ProcessOutcome(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("out", "expected"), [
+    (outcome(timed_out=True, signal=signal.SIGTERM), TRANSIENT),
+    (outcome(stalled=True, signal=signal.SIGKILL), TRANSIENT),
+    (outcome(cancelled=True, signal=signal.SIGTERM), FATAL),
+    (outcome(signal=signal.SIGKILL), TRANSIENT),  # e.g. the OOM killer
+    (outcome(signal=signal.SIGSEGV), PERMANENT),
+    (outcome(exit_code=0), None),
+    (outcome(exit_code=41), FATAL),
+])
+def test_outcome_classification(out: ProcessOutcome, expected: str | None) -> None:
+    assert classify_outcome(GeminiRunner(), out, None) == expected
+
+
+# --- selection ------------------------------------------------------------------------------
+
+def test_available_runner_defaults_to_the_offline_script_agent() -> None:
+    for name in (None, "auto", "script", " Script "):
+        runner = available_runner(name, which=lambda _: "/usr/bin/claude")
+        assert isinstance(runner, ScriptRunner) and isinstance(runner, Runner)
+        assert runner.argv == [sys.executable, "-P", "-m", SCRIPTED_MODULE]
+
+
+def test_available_runner_by_name(caplog: pytest.LogCaptureFixture) -> None:
+    found = {"claude": ClaudeRunner, "codex": CodexRunner, "gemini": GeminiRunner}
+    for name, cls in found.items():
+        runner = available_runner(name, which=lambda exe: f"/usr/bin/{exe}")
+        assert type(runner) is cls and runner.name == name and isinstance(runner, Runner)
+    assert available_runner("claude", which=lambda _: "/x",
+                            executable="/opt/claude").launch(invocation(Path("/w"))).argv[0] \
+        == "/opt/claude"
+    with caplog.at_level(logging.WARNING):
+        assert isinstance(available_runner("codex", which=lambda _: None), CodexRunner)
+    assert "not on PATH" in caplog.text
+    command = available_runner("command", command=["agent", "{artifact}"])
+    assert isinstance(command, CommandRunner) and command.argv_template == ["agent",
+                                                                             "{artifact}"]
+
+
+def test_available_runner_rejects_unknown_names() -> None:
+    with pytest.raises(ValueError) as info:
+        available_runner("copilot")
+    assert all(name in str(info.value) for name in RUNNER_NAMES)
+    with pytest.raises(ValueError, match="argv template"):
+        available_runner("command")
+
+
+# --- end to end through run_process ---------------------------------------------------------
+
+FAKE_CLAUDE = """#!{python}
+import os, sys
+args = sys.argv[1:]
+prompt = sys.stdin.read()
+if args[:4] != ["-p", "--output-format", "stream-json", "--verbose"]:
+    sys.stderr.write("error: bad arguments %r\\n" % (args,))
+    sys.exit(64)
+if any(prompt.strip() in a for a in args):
+    sys.stderr.write("error: prompt passed in argv\\n")
+    sys.exit(65)
+with open(os.environ["FAKE_CLAUDE_STDIN"], "w", encoding="utf-8") as f:
+    f.write(prompt)
+with open(os.environ["FAKE_CLAUDE_STREAM"], encoding="utf-8") as f:
+    for line in f:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+sys.exit(int(os.environ["FAKE_CLAUDE_EXIT"]))
+"""
+
+
+@pytest.mark.parametrize(("stream", "code", "expected"), [
+    ("claude_stream_success.jsonl", 0, None),
+    ("claude_stream_offline.jsonl", 1, FATAL),
+    ("claude_stream_rate_limit.jsonl", 1, TRANSIENT),
+])
+async def test_fake_claude_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                      stream: str, code: int, expected: str | None) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(FAKE_CLAUDE.replace("{python}", sys.executable))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("FAKE_CLAUDE_STREAM", str(DATA / stream))
+    monkeypatch.setenv("FAKE_CLAUDE_STDIN", str(tmp_path / "stdin.txt"))
+    monkeypatch.setenv("FAKE_CLAUDE_EXIT", str(code))
+
+    runner = available_runner("claude")
+    inv = invocation(tmp_path, model="claude-sonnet-4-5", tools=("Read", "Write"))
+    spec = runner.launch(inv)
+    events: list[AgentEvent] = []
+    out = await run_process(spec.argv, cwd=tmp_path, env=spec.env, stdin=spec.stdin,
+                            on_line=lambda line: events.append(runner.decode(line)),
+                            timeout=20, stall_timeout=10)
+    assert out.exit_code == code, out.stderr_tail
+    assert (tmp_path / "stdin.txt").read_text("utf-8") == PROMPT
+    result = final(events)
+    assert classify_outcome(runner, out, result) == expected
+    if expected is None:
+        assert any(t.startswith("REPORT_CREATED: /") for t in texts(events))
+
+
+@pytest.mark.skipif(shutil.which("claude") is None, reason="the claude CLI is not installed")
+async def test_real_claude_offline_stream_shape(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # no stored login: the run fails before any API call
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+                "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"):
+        monkeypatch.delenv(var, raising=False)
+    runner = ClaudeRunner(extra_args=("--max-turns", "1"))
+    spec = runner.launch(invocation(tmp_path))
+    events: list[AgentEvent] = []
+    out = await run_process(spec.argv, cwd=tmp_path, env=spec.env, stdin=spec.stdin,
+                            on_line=lambda line: events.append(runner.decode(line)),
+                            timeout=60, stall_timeout=None)
+    assert not out.killed_by_us, out
+    assert events and events[0].session_id, out.stderr_tail
+    assert texts(events), "expected the assistant's error text"
+    result = final(events)
+    assert result.session_id == events[0].session_id
+    assert classify_outcome(runner, out, result) in (None, FATAL, TRANSIENT)
