@@ -236,7 +236,9 @@ def test_deleted_artifact_is_redone_with_what_depends_on_it(ws: Workspace) -> No
     ws.behave({})
     r = ws.baton("resume", wid, check=True)
     assert "research.1: its artifact" in r.stdout
-    assert ws.started("research") == ["research.1", "research.2", "research.1"]
+    started = ws.started("research")
+    assert (started.count("research.1"), started.count("research.2")) == (2, 1)
+    assert started[-1] == "research.1"
     assert _checkpoint(ws, wid)["status"] == "complete"
 
 

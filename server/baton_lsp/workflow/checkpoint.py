@@ -467,24 +467,32 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(target: Path, payload: bytes, mode: int | None = None) -> None:
+def atomic_write(target: Path, payload: bytes, mode: int | None = None,
+                 durable: bool = True) -> None:
     """Temp file in the target's own directory, fsync, rename over the target, fsync the
-    directory. A symlink at `target` is replaced, never followed, so nothing lands elsewhere."""
+    directory. A symlink at `target` is replaced, never followed, so nothing lands elsewhere.
+    `durable=False` keeps the atomic rename but skips both fsyncs, for files derived from a
+    durable one (state file, engine pid file) that are rewritten on resume anyway."""
     directory = target.parent
     fd, tmp_name = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp_name, mode)
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view):]
+            if durable:
+                os.fsync(fd)
+            if mode is not None:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
-    _fsync_dir(directory)
+    if durable:
+        _fsync_dir(directory)
 
 
 def migrate_file(path: str | os.PathLike[str]) -> MigrationResult:

@@ -986,6 +986,7 @@ class Engine:
                     log_file.close()
                 spec.cleanup()
             step["duration_ms"] = int((time.monotonic() - start) * 1000)
+            step["process_ms"] = round(out.duration * 1000, 2)
             if out.cancelled:
                 step["status"] = "cancelled"
                 raise Cancelled()
@@ -1020,8 +1021,11 @@ class Engine:
                                {"stalled": True})
         task_error = reader.errors[-1] if reader.errors else None
         if out.exit_code != 0 or (result is not None and not result.ok):
-            cls = runner.classify_exit(out.exit_code if out.exit_code is not None else -1,
-                                       out.stderr_tail, result) or PERMANENT
+            from .runners import classify_outcome
+
+            if self.cancel_event.is_set():
+                raise Cancelled()  # `baton cancel` signalled the group from outside
+            cls = classify_outcome(runner, out, result) or PERMANENT
             msg = (task_error.message if task_error else None) or (
                 result.message if result is not None and result.message else None) or \
                 _last_line(out.stderr_tail) or "no error output"

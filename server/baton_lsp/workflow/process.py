@@ -382,6 +382,7 @@ async def _supervise(proc: asyncio.subprocess.Process, readers: list[asyncio.Tas
                      activity: _Activity, deadline: float, stall_timeout: float | None,
                      cancel: asyncio.Event | None) -> str | None:
     """Wait for the main child to exit; return why we must stop it instead, if we must."""
+    poll = 0.002  # short agents are noticed within milliseconds, long ones cost 20 wakeups/s
     while proc.returncode is None:
         now = time.monotonic()
         if cancel is not None and cancel.is_set():
@@ -395,7 +396,8 @@ async def _supervise(proc: asyncio.subprocess.Process, readers: list[asyncio.Tas
         wake = deadline - now
         if stall_timeout is not None:
             wake = min(wake, activity.last + stall_timeout - now)
-        await asyncio.sleep(max(0.0, min(wake, _POLL)))
+        await asyncio.sleep(max(0.0, min(wake, poll)))
+        poll = min(_POLL, poll * 2)
     return None
 
 

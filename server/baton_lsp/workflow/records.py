@@ -109,5 +109,5 @@ def write_state_file(root: Path, workflow_id: str, values: Mapping[str, Any]) ->
         else:
             text = str(value)
         lines.append(f"export {key}={shell_quote(text)}")
-    atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"))
+    atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"), durable=False)
     return path

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import CheckpointError, atomic_write, dump_checkpoint
+from .checkpoint import CheckpointError, atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +39,31 @@ def valid_id(workflow_id: str) -> bool:
     return bool(_ID.match(workflow_id)) and ".." not in workflow_id
 
 
+PLACEHOLDER = "sha256:" + "0" * 64
+
+
 def checksum_of(data: dict[str, Any]) -> str:
-    body = {k: v for k, v in data.items() if k != "baton"}
-    extra = {k: v for k, v in (data.get("baton") or {}).items() if k != "checksum"}
-    canon = json.dumps([body, extra], sort_keys=True, ensure_ascii=True,
-                       separators=(",", ":")).encode()
-    return "sha256:" + hashlib.sha256(canon).hexdigest()
+    """SHA-256 of the file text as written, with the checksum itself set to zeros."""
+    copy = {**data, "baton": dict(data.get("baton") or {})}
+    return _digest(_render(copy, PLACEHOLDER))
+
+
+def _render(data: dict[str, Any], checksum: str) -> bytes:
+    """Compact JSON (the C encoder; `indent` would fall back to the pure-Python one and cost
+    four times as much): jq and every JSON reader take it as well."""
+    baton = data.setdefault("baton", {})
+    baton["checksum"] = checksum
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escape instead of failing the save
+        return (json.dumps(data, ensure_ascii=True, separators=(",", ":")) + "\n").encode()
+    except (RecursionError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint cannot be written as JSON: {exc}") from None
+
+
+def _digest(text: bytes) -> str:
+    return "sha256:" + hashlib.sha256(text).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -117,7 +136,7 @@ class CheckpointStore:
 
     def write_owner(self, info: dict[str, Any]) -> None:
         """Who runs the workflow and which agent process groups are live (for `cancel`)."""
-        atomic_write(self.dir / "run.json", json.dumps(info, indent=2).encode())
+        atomic_write(self.dir / "run.json", json.dumps(info, indent=2).encode(), durable=False)
 
     def owner(self) -> dict[str, Any]:
         try:
@@ -172,20 +191,20 @@ class CheckpointStore:
         seq = self._next
         baton = dict(data.get("baton") or {})
         baton.update(sequence=seq, event=event)
-        baton.pop("checksum", None)
         data["baton"] = baton
-        baton["checksum"] = checksum_of(data)
+        text = _render(data, PLACEHOLDER)
+        digest = _digest(text)
+        baton["checksum"] = digest
+        # the placeholder occurs once, at a fixed place: swap it instead of dumping again
+        text = text.replace(PLACEHOLDER.encode(), digest.encode(), 1)
         path = self.dir / f"{seq:06d}.json"
-        atomic_write(path, dump_checkpoint(data).encode("utf-8"))
+        atomic_write(path, text)
         self._next = seq + 1
-        self._prune()
-        return path
-
-    def _prune(self) -> None:
-        names = sorted(n for n in os.listdir(self.dir) if _SEQ.match(n))
-        for name in names[1:-MAX_HISTORY] if len(names) > MAX_HISTORY else []:
+        old = seq - MAX_HISTORY
+        if old > 1:  # bounded history; the first (initial) checkpoint is always kept
             with contextlib.suppress(OSError):
-                os.unlink(self.dir / name)  # the first (initial) checkpoint is always kept
+                os.unlink(self.dir / f"{old:06d}.json")
+        return path
 
 
 def _verify(path: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -203,9 +222,10 @@ def _verify(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, "not a JSON object"
     stored = (data.get("baton") or {}).get("checksum") if isinstance(data.get("baton"),
                                                                      dict) else None
-    if stored is None:
+    if stored is None or not isinstance(stored, str):
         return None, "no checksum: not written by baton"
-    if stored != checksum_of(data):
+    if raw.count(stored.encode()) != 1 or \
+            _digest(raw.replace(stored.encode(), PLACEHOLDER.encode(), 1)) != stored:
         return None, "checksum mismatch: the file changed after it was written"
     return data, None
 
