@@ -380,3 +380,32 @@ def test_plan_with_a_cycle_is_refused_by_the_plan_barrier(ws: Workspace) -> None
     r = ws.baton("run", "Plan", "--scope", "research-and-plan", "--complexity", "1")
     assert r.returncode == 1
     assert "dependency cycle" in _checkpoint(ws, ws.only_workflow())["last_error"]
+
+
+def test_a_missing_agent_program_is_fatal_and_not_retried(ws: Workspace) -> None:
+    ws.config('runner = "command"\ncommand = ["no-such-agent-cli-xyz", "{artifact}"]\n')
+    r = ws.baton("run", "Research", "--scope", "research-only", "--complexity", "1")
+    assert r.returncode == 1
+    cp = _checkpoint(ws, ws.only_workflow())
+    step = cp["baton"]["steps"]["research.1"]
+    assert step["attempts"] == 1 and step["failure"] == "fatal"
+    assert "no-such-agent-cli-xyz" in step["message"] and "not found" in step["message"]
+
+
+def test_status_and_checkpoints_in_text(ws: Workspace) -> None:
+    ws.behave({"plan": {"exit": 1}})
+    ws.baton("run", "Plan it", "--scope", "research-and-plan", "--complexity", "1")
+    wid = ws.only_workflow()
+    out = ws.baton("status", check=True).stdout
+    assert wid in out and "failed" in out and "Plan it" in out
+    out = ws.baton("status", wid, check=True).stdout
+    assert "state=plan" in out and "research.1" in out and "plan" in out
+    newest = sorted((ws.root / f".claude/data/checkpoints/{wid}").glob("[0-9]*.json"))[-1]
+    newest.write_text(newest.read_text()[:40])
+    out = ws.baton("checkpoints", wid, check=True).stdout
+    assert "UNUSABLE" in out and "after research -> plan" in out
+    # resume uses the newest sound checkpoint
+    ws.behave({})
+    ws.baton("resume", wid, check=True)
+    assert _checkpoint(ws, wid)["status"] == "complete"
+    assert ws.baton("status", "no-such-id").returncode == 2
