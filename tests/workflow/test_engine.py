@@ -409,3 +409,22 @@ def test_status_and_checkpoints_in_text(ws: Workspace) -> None:
     ws.baton("resume", wid, check=True)
     assert _checkpoint(ws, wid)["status"] == "complete"
     assert ws.baton("status", "no-such-id").returncode == 2
+
+
+def test_resume_dry_run_says_what_is_skipped_and_what_runs_again(ws: Workspace) -> None:
+    plan = ws.write_plan([[], [1], [1], [2]])
+    ws.behave({"implement.phase-4": {"exit": 1}})
+    ws.baton("run", "Implement", "--scope", "implement-only", "--plan", str(plan))
+    wid = ws.only_workflow()
+    plan.write_text(plan.read_text().replace("- [ ] task 3", "- [ ] task 3 (reworded)"))
+    preview = json.loads(ws.baton("resume", wid, "--dry-run", "--json", check=True).stdout)
+    assert preview["resume_state"] == "implement" and preview["failed_state"] == "implement"
+    assert sorted(i["step"] for i in preview["skip"]) == ["implement.phase-1",
+                                                          "implement.phase-2"]
+    rerun = {i["step"]: i["reason"] for i in preview["rerun"]}
+    assert "changed" in rerun["implement.phase-3"] and "exited with code 1" in \
+        rerun["implement.phase-4"]
+    assert any("modified since" in p for p in preview["problems"])
+    text = ws.baton("resume", wid, "--dry-run", check=True).stdout
+    assert "skip    implement.phase-1" in text and "needs --force" in text
+    assert ws.started("implement").count("implement.phase-1") == 1  # nothing ran

@@ -49,6 +49,9 @@ def add_parsers(sub: Any) -> None:
     res.add_argument("--at", type=int, help="resume from checkpoint number N of its history")
     res.add_argument("--force", action="store_true", help="resume despite safe-resume problems")
     res.add_argument("--runner", help="override the runner")
+    res.add_argument("--dry-run", action="store_true", help="show what would be skipped and "
+                     "what would run again, and change nothing")
+    res.add_argument("--json", action="store_true", help="with --dry-run: as JSON")
     res.add_argument("--quiet", "-q", action="store_true")
     common(res)
 
@@ -164,6 +167,28 @@ def cmd_resume(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     engine = _engine(args, root)
+    if args.dry_run:
+        from ..workflow.engine import EngineError
+
+        try:
+            plan = engine.preview_resume(wid, args.at)
+        except (CheckpointError, EngineError) as exc:
+            print(f"baton: error: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        if args.json:
+            print(json.dumps(plan, indent=2))
+            return EXIT_OK
+        print(f"{wid}: {plan['status']} in {plan['failed_state']}; resume would restart in "
+              f"{plan['resume_state']} from checkpoint {plan['checkpoint']}")
+        for item in plan["skip"]:
+            print(f"  skip    {item['step']}")
+        for item in plan["rerun"]:
+            print(f"  run     {item['step']} — {item['reason']}")
+        for problem in plan["problems"]:
+            print(f"  needs --force: {problem}")
+        if plan["running"]:
+            print("  the workflow is running now: resume would be refused")
+        return EXIT_OK
     try:
         return _drive(engine, lambda: engine.resume(wid, at=args.at, force=args.force))
     except CheckpointError as exc:

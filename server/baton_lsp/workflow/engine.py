@@ -190,6 +190,9 @@ class Engine:
                                   " (use --force to resume anyway)")
             for p in problems:
                 self.say(f"resuming despite: {p}")
+            if self.data.get("last_error"):
+                self.say(f"last run ended with: {self.data['last_error']} (status "
+                         f"{self.data.get('status')}, in {self.sm.current.value})")  # type: ignore[union-attr]
             self._kill_orphans()
             self._rewind_for_invalidated()
             self.data["status"] = "in_progress"
@@ -203,6 +206,34 @@ class Engine:
 
     def cancel(self) -> None:
         self.cancel_event.set()
+
+    def preview_resume(self, workflow_id: str, at: int | None = None) -> dict[str, Any]:
+        """What `resume` would do, without doing it (no lock taken, nothing written): the
+        state it restarts in, the steps it skips, the steps it runs again and why, and the
+        problems that need --force."""
+        self.store = CheckpointStore(self.root, workflow_id)
+        entry = self.store.latest(at)
+        self.data = json.loads(json.dumps(entry.data))
+        self._restore()
+        assert self.sm is not None
+        failed_state = self.sm.current
+        skip, rerun = [], []
+        for sid, step in self.data["baton"]["steps"].items():
+            if step.get("status") == "done":
+                reason = self._invalid_reason(step)
+                if reason is None:
+                    skip.append({"step": sid, "state": step["state"]})
+                else:
+                    rerun.append({"step": sid, "state": step["state"], "reason": reason})
+            else:
+                rerun.append({"step": sid, "state": step["state"],
+                              "reason": step.get("message") or f"status {step.get('status')}"})
+        self._rewind_for_invalidated(quiet=True)
+        return {"workflow_id": workflow_id, "checkpoint": entry.sequence,
+                "status": self.data.get("status"), "failed_state": failed_state.value,
+                "resume_state": self.sm.current.value, "skip": skip, "rerun": rerun,
+                "problems": self.resume_problems(), "running": self.store.locked(),
+                "last_error": self.data.get("last_error")}
 
     # == setup ==================================================================================
 
@@ -320,7 +351,7 @@ class Engine:
                        "and what depends on them will run again)")
         return out
 
-    def _rewind_for_invalidated(self) -> None:
+    def _rewind_for_invalidated(self, quiet: bool = False) -> None:
         """Go back to the earliest state that has a finished step whose artifact was deleted
         (or whose inputs changed); later valid steps are skipped when their state runs."""
         assert self.sm is not None
@@ -329,7 +360,8 @@ class Engine:
             if step.get("status") != "done" or self._step_valid(step):
                 continue
             st = State(step["state"])
-            self.say(f"{sid}: {self._invalid_reason(step)}; it will run again")
+            if not quiet:
+                self.say(f"{sid}: {self._invalid_reason(step)}; it will run again")
             if earliest is None or STATE_INDEX[st] < STATE_INDEX[earliest]:
                 earliest = st
         current = self.sm.current
@@ -519,6 +551,13 @@ class Engine:
         self.data["baton"]["failure"] = {"step": exc.step_id, "class": exc.failure,
                                          "message": exc.message, "type": exc.error_type,
                                          "context": exc.context}
+        own = self.data["baton"]["steps"].get(exc.step_id, {})
+        if own.get("status") != "failed":  # step failures were logged when they happened
+            with contextlib.suppress(StepFailure):
+                self._log_error("sm_transition" if exc.error_type == "state_error" else
+                                exc.step_id, exc.error_type, exc.message,
+                                {**exc.context, "failure_class": exc.failure,
+                                 "state": self.sm.current.value})
         path = self._save(f"failed in {self.sm.current.value}: {exc.step_id}")
         self.say(f"workflow {self.store.workflow_id} FAILED in {self.sm.current.value}: "
                  f"{exc.message}\n  resume with `baton resume {self.store.workflow_id}`")
