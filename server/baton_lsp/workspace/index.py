@@ -26,10 +26,11 @@ from ..paths import norm
 from ..rules.base import RuleContext
 from ..rules.engine import check_document
 from .discovery import classify, excluded, walk
+from .symbols import SymbolSummary, summarize
 
 log = logging.getLogger(__name__)
 
-
+_SYMBOL_KINDS = (Kind.PLAN, Kind.AGENT, Kind.COMMAND)
 
 
 class WorkspaceIndex:
@@ -45,6 +46,7 @@ class WorkspaceIndex:
         self._lock = threading.RLock()
         self._files: dict[str, Kind] | None = None
         self._docs: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
+        self._symbols: dict[str, tuple[Any, tuple[SymbolSummary, ...]]] = {}
         self._overlays: dict[str, str] = {}
         self._agent_paths: dict[str, Path] | None = None
         self._deps: dict[str, set[str]] = {}
@@ -80,16 +82,21 @@ class WorkspaceIndex:
 
     def set_overlay(self, path: str | Path, text: str) -> None:
         """Use editor text for `path` instead of what is on disk."""
+        key = norm(path)
         with self._lock:
-            self._overlays[norm(path)] = text
+            if self._overlays.get(key) != text:
+                self._symbols.pop(key, None)
+            self._overlays[key] = text
 
     def overlays(self) -> dict[str, str]:
         with self._lock:
             return dict(self._overlays)
 
     def drop_overlay(self, path: str | Path) -> None:
+        key = norm(path)
         with self._lock:
-            self._overlays.pop(norm(path), None)
+            if self._overlays.pop(key, None) is not None:
+                self._symbols.pop(key, None)
 
     def text_of(self, path: str | Path) -> str | None:
         key = norm(path)
@@ -126,13 +133,14 @@ class WorkspaceIndex:
                     self._docs.move_to_end(key)
                     return cached[1], overlay
                 doc = parse_text(kind, overlay, key)
-                self._remember(key, stamp, doc)
+                self._remember(key, kind, stamp, doc, overlay)
                 return doc, overlay
         try:
             st = os.stat(key)
         except OSError as exc:
             with self._lock:
                 self._docs.pop(key, None)
+                self._symbols.pop(key, None)
             if os.path.islink(key):  # listed, but following the link fails: say why
                 return Unreadable(path=key, reason=f"cannot read file: {exc.strerror or exc} "
                                   "(a broken or looping symbolic link)"), None
@@ -149,11 +157,12 @@ class WorkspaceIndex:
                 return cached[1], None
         doc, text = self._read(key, kind, st.st_size)
         with self._lock:
-            self._remember(key, stamp, doc)
+            self._remember(key, kind, stamp, doc, text)
         return doc, text
 
-    def _remember(self, key: str, stamp: Any, doc: Any) -> None:
-        """Cache a parsed document, evicting the least recently used beyond the bound.
+    def _remember(self, key: str, kind: Kind, stamp: Any, doc: Any, text: str | None) -> None:
+        """Cache a parsed document, evicting the least recently used beyond the bound, and
+        record its symbol summary, which is not evicted (see `symbols`).
 
         A language server indexing 2,000 plans must not keep a million lines of parsed
         models alive; findings and dependencies are kept, documents are re-parsed on demand.
@@ -162,6 +171,46 @@ class WorkspaceIndex:
         self._docs.move_to_end(key)
         while len(self._docs) > self.max_cached_docs:
             self._docs.popitem(last=False)
+        if kind in _SYMBOL_KINDS:
+            self._symbols[key] = (stamp, summarize(doc, text, self.rel(key)))
+
+    def _stamp(self, key: str) -> Any:
+        """What the cached document and summary of `key` are keyed by; None if unreadable."""
+        with self._lock:
+            overlay = self._overlays.get(key)
+        if overlay is not None:
+            return ("overlay", hash(overlay))
+        try:
+            st = os.stat(key)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
+
+    def symbols(self, path: str | Path, kind: Kind | None = None) -> tuple[SymbolSummary, ...]:
+        """Symbols of a plan, agent or command, from the summary recorded when it was last
+        parsed; the file is parsed again only if it changed since (or was never parsed)."""
+        key = norm(path)
+        kind = kind or self.kind_of(key)
+        if kind not in _SYMBOL_KINDS:
+            return ()
+        stamp = self._stamp(key)
+        if stamp is None:
+            return ()
+        with self._lock:
+            cached = self._symbols.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        doc, text = self._document(key, kind)  # records the summary if it parses
+        with self._lock:
+            cached = self._symbols.get(key)
+        if cached is not None:  # from this parse, or a newer one if the file changed again
+            return cached[1]
+        # A doc-cache hit whose summary was dropped: an overlay edited and then set back to
+        # the text the cached document was parsed from. Summarize that document again.
+        summary = summarize(doc, text if text is not None else self.text_of(key), self.rel(key))
+        with self._lock:
+            self._symbols.setdefault(key, (stamp, summary))
+        return summary
 
     def _read(self, key: str, kind: Kind, size: int) -> tuple[Any, str | None]:
         limit = self.config.max_file_size
@@ -253,6 +302,7 @@ class WorkspaceIndex:
         key = norm(path)
         with self._lock:
             self._docs.pop(key, None)
+            self._symbols.pop(key, None)
             if created_or_deleted:
                 self._files = None
                 if os.path.dirname(key) == str(self.agents_dir):
