@@ -149,9 +149,11 @@ def test_hard_barrier_failures_say_which(ws: Workspace, mode: str, expect: str) 
     assert expect in msg and "HARD BARRIER FAILED" in msg
     if mode == "elsewhere":
         assert "misplaced_001_" in msg  # names the path the agent reported
-    err = ws.errors()[-1]
+    err = next(e for e in ws.errors() if e["source"] == "research.1")
     assert err["error_type"] == "validation_error"
     assert err["context"]["artifact_path"].endswith(".md")
+    final = ws.errors()[-1]  # the state's own failure follows the step's
+    assert final["source"] == "research" and "0/1 research reports" in final["error_message"]
 
 
 def test_partial_research_success_at_half_the_reports(ws: Workspace) -> None:
@@ -179,6 +181,7 @@ def test_transient_failure_is_retried(ws: Workspace) -> None:
     assert cp["baton"]["steps"]["research.1"]["attempts"] == 2
     assert cp["status"] == "complete"
     assert ws.errors()[-1]["context"]["failure_class"] == "transient"
+    assert len(ws.errors()) == 1
 
 
 def test_hang_hits_the_timeout_and_stall_the_watchdog(ws: Workspace) -> None:
@@ -189,7 +192,7 @@ def test_hang_hits_the_timeout_and_stall_the_watchdog(ws: Workspace) -> None:
     assert r.returncode == 1 and time.monotonic() - t0 < 20
     cp = _checkpoint(ws, ws.only_workflow())
     assert "timed out" in cp["baton"]["steps"]["research.1"]["message"]
-    assert ws.errors()[-1]["error_type"] == "timeout_error"
+    assert any(e["error_type"] == "timeout_error" for e in ws.errors())
 
     ws.config("stall-timeout = 0.5\nattempts = 2\nstate-retries = 0\n")
     ws.behave({"research.1": {"stall": True}})
