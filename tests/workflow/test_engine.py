@@ -431,3 +431,18 @@ def test_resume_dry_run_says_what_is_skipped_and_what_runs_again(ws: Workspace) 
     text = ws.baton("resume", wid, "--dry-run", check=True).stdout
     assert "skip    implement.phase-1" in text and "needs --force" in text
     assert ws.started("implement").count("implement.phase-1") == 1  # nothing ran
+
+
+def test_events_are_json_lines_for_editors(ws: Workspace) -> None:
+    ws.behave({"plan": {"write": "nothing"}})
+    r = ws.baton("run", "Plan", "--scope", "research-and-plan", "--complexity", "1",
+                 "--events")
+    events = [json.loads(line) for line in r.stdout.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert "transition" in kinds and "signal" in kinds and "log" in kinds
+    wid = ws.only_workflow()
+    assert all(e["workflow_id"] == wid for e in events if e["event"] != "log")
+    failed = [e for e in events if e["event"] == "step" and e["status"] == "failed"]
+    assert failed[0]["step"] == "plan" and failed[0]["context"]["error"] == "missing"
+    last = [e for e in events if e["event"] != "log"][-1]
+    assert last["event"] == "finished" and last["status"] == "failed"

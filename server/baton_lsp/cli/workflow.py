@@ -42,6 +42,8 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--id", dest="workflow_id", help="workflow id (default: generated)")
     run.add_argument("--max-parallel", type=int, help="phases of one wave run at once")
     run.add_argument("--quiet", "-q", action="store_true", help="only the final line")
+    run.add_argument("--events", action="store_true", help="progress as JSON lines on stdout "
+                     "(for editors and scripts) instead of text")
     common(run)
 
     res = sub.add_parser("resume", help="resume a failed or interrupted workflow")
@@ -53,6 +55,7 @@ def add_parsers(sub: Any) -> None:
                      "what would run again, and change nothing")
     res.add_argument("--json", action="store_true", help="with --dry-run: as JSON")
     res.add_argument("--quiet", "-q", action="store_true")
+    res.add_argument("--events", action="store_true", help="progress as JSON lines")
     common(res)
 
     can = sub.add_parser("cancel", help="stop a running workflow (resumable)")
@@ -94,13 +97,19 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
     if getattr(args, "max_parallel", None):
         config.workflow.max_parallel = max(1, args.max_parallel)
     quiet = getattr(args, "quiet", False)
+    events = getattr(args, "events", False)
 
     def say(line: str) -> None:
-        if not quiet:
+        if events:
+            print(json.dumps({"event": "log", "text": line}), flush=True)
+        elif not quiet:
             print(line, flush=True)
 
+    def event(data: dict[str, Any]) -> None:
+        print(json.dumps(data, default=str), flush=True)
+
     return Engine(root, config, runner=getattr(args, "runner", None), say=say,
-                  command=f"baton {args.command}")
+                  command=f"baton {args.command}", events=event if events else None)
 
 
 def _drive(engine: Any, coro_factory: Any) -> int:
@@ -123,8 +132,9 @@ def _drive(engine: Any, coro_factory: Any) -> int:
 
     if isinstance(outcome, CheckpointError):  # pragma: no cover
         return EXIT_ERROR
-    print(f"{outcome.workflow_id}: {outcome.status} ({outcome.state.value})"
-          + (f" — checkpoint {outcome.checkpoint}" if outcome.checkpoint else ""))
+    if engine.events is None:
+        print(f"{outcome.workflow_id}: {outcome.status} ({outcome.state.value})"
+              + (f" — checkpoint {outcome.checkpoint}" if outcome.checkpoint else ""))
     return outcome.exit_code
 
 

@@ -145,12 +145,14 @@ class Engine:
 
     def __init__(self, root: Path, config: BatonConfig | None = None, *,
                  runner: str | None = None, say: Callable[[str], None] | None = None,
-                 command: str = "baton run") -> None:
+                 command: str = "baton run",
+                 events: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.root = Path(os.path.realpath(root))
         self.config = config or BatonConfig()
         self.settings: WorkflowSettings = self.config.workflow
         self.runner_name = runner
         self.say = say or (lambda line: None)
+        self.events = events
         self.command = command
         self.cancel_event = asyncio.Event()
         self.data: dict[str, Any] = {}
@@ -206,6 +208,13 @@ class Engine:
 
     def cancel(self) -> None:
         self.cancel_event.set()
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """A structured progress event (`baton run --events` prints them as JSON lines, so
+        the language server follows a run live without polling)."""
+        if self.events is not None:
+            wid = self.store.workflow_id if self.store else None
+            self.events({"event": event, "workflow_id": wid, "at": utc_now(), **fields})
 
     def preview_resume(self, workflow_id: str, at: int | None = None) -> dict[str, Any]:
         """What `resume` would do, without doing it (no lock taken, nothing written): the
@@ -479,6 +488,8 @@ class Engine:
             self.data["status"] = "cancelled"
             self.data["last_error"] = "cancelled by the user"
             self._save(f"cancelled in {self.sm.current.value}")
+            self.emit("finished", status="cancelled", state=self.sm.current.value,
+                      message="cancelled", checkpoint=str(self.last_checkpoint))
             self.say(f"cancelled in {self.sm.current.value}; resume with "
                      f"`baton resume {self.store.workflow_id}`")
             return Outcome(self.store.workflow_id, "cancelled", self.sm.current, "cancelled",
@@ -528,6 +539,8 @@ class Engine:
         self._save(f"before {source.value} -> {target.value}")
         self.sm.transition(target, reason)
         self.say(f"── {source.value} → {target.value} ({reason})")
+        self.emit("transition", source=source.value, target=target.value, reason=reason,
+                  checkpoint=str(self.last_checkpoint))
         self._save(f"after {source.value} -> {target.value}")
 
     def _finish(self, status: str, message: str) -> Outcome:
@@ -540,6 +553,8 @@ class Engine:
         self.data["error_state"] = {"last_error": None, "retry_count": 0, "failed_state": None}
         path = self._save(f"{status}: {message}")
         self.say(f"workflow {self.store.workflow_id} {status}: {message}")
+        self.emit("finished", status=status, state=self.sm.current.value, message=message,
+                  checkpoint=str(path))
         return Outcome(self.store.workflow_id, status, self.sm.current, message, path)
 
     def _fail(self, exc: StepFailure) -> Outcome:
@@ -559,6 +574,9 @@ class Engine:
                                 {**exc.context, "failure_class": exc.failure,
                                  "state": self.sm.current.value})
         path = self._save(f"failed in {self.sm.current.value}: {exc.step_id}")
+        self.emit("finished", status="failed", state=self.sm.current.value,
+                  message=exc.message, step=exc.step_id, failure=exc.failure,
+                  checkpoint=str(path))
         self.say(f"workflow {self.store.workflow_id} FAILED in {self.sm.current.value}: "
                  f"{exc.message}\n  resume with `baton resume {self.store.workflow_id}`")
         return Outcome(self.store.workflow_id, "failed", self.sm.current, exc.message, path)
@@ -755,6 +773,7 @@ class Engine:
             ws["current_wave"] = w
             if not todo:
                 continue
+            self.emit("wave", wave=w, total=len(graph.waves), phases=todo)
             self.say(f"wave {w}/{len(graph.waves)}: phase{'s' if len(todo) > 1 else ''} "
                      f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else ""))
             start = time.monotonic()
@@ -1003,9 +1022,12 @@ class Engine:
                     sig = reader.feed(text)
                     if sig is not None:
                         self.say(f"[{sid}] {sig.name}: {sig.value}")
+                        self.emit("signal", step=sid, name=sig.name, value=sig.value)
                 if event.result is not None:
                     result.append(event.result)
 
+            self.emit("step", step=sid, state=state.value, status="running", attempt=attempt,
+                      runner=runner.name, artifact=str(artifact))
             self.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
                      f"{attempts})")
             start = time.monotonic()
@@ -1037,6 +1059,8 @@ class Engine:
                             signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:])
                 step.pop("failure", None)
                 step.pop("message", None)
+                self.emit("step", step=sid, state=state.value, status="done", attempt=attempt,
+                          artifact=str(artifact), checkpoint=str(self.last_checkpoint))
                 return
             self._record_failure(step, last)
             if last.failure != TRANSIENT or attempt == attempts:
@@ -1046,6 +1070,9 @@ class Engine:
             await self._sleep(delay)
         assert last is not None
         step["status"] = "failed"
+        self.emit("step", step=sid, state=state.value, status="failed",
+                  attempt=step["attempts"], failure=last.failure, message=last.message,
+                  artifact=str(artifact), context=last.context)
         raise last
 
     def _judge(self, sid: str, runner: Any, out: Any, result: Any, reader: SignalReader,
