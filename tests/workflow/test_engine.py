@@ -446,3 +446,16 @@ def test_events_are_json_lines_for_editors(ws: Workspace) -> None:
     assert failed[0]["step"] == "plan" and failed[0]["context"]["error"] == "missing"
     last = [e for e in events if e["event"] != "log"][-1]
     assert last["event"] == "finished" and last["status"] == "failed"
+
+
+def test_a_non_utf8_description_is_kept_readable(ws: Workspace) -> None:
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "baton_lsp", "run",
+                        b"Research \xff\xfe caching".decode("utf-8", "surrogateescape"),
+                        "--scope", "research-only", "--complexity", "1", "--workspace",
+                        str(ws.root)], capture_output=True, timeout=60, cwd=ws.root)
+    assert r.returncode == 0, r.stderr
+    cp = _checkpoint(ws, ws.only_workflow())
+    assert cp["workflow_description"] == "Research \ufffd\ufffd caching"
+    assert ws.baton("status", check=True).returncode == 0

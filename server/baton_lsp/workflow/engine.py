@@ -247,6 +247,12 @@ class Engine:
     # == setup ==================================================================================
 
     def _validate_request(self, req: RunRequest) -> None:
+        # argv bytes that are not UTF-8 arrive as lone surrogates: make them U+FFFD so the
+        # description can be written to JSON, the state file and the agents' environment
+        req.description = req.description.encode("utf-8", "surrogateescape").decode(
+            "utf-8", "replace")
+        req.topics = [t.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                      for t in req.topics]
         if not req.description.strip():
             raise EngineError("the workflow description is empty")
         if len(req.description) > MAX_DESCRIPTION:
