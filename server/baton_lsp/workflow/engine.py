@@ -268,9 +268,9 @@ class Engine:
             plan = contained(self.root, req.plan_path, "plan")
             if not plan.is_file():
                 raise EngineError(f"plan {plan} does not exist")
-        self._check_agents(req.scope)
+        self._check_agents()
 
-    def _check_agents(self, scope: Scope) -> None:
+    def _check_agents(self) -> None:
         """An explicitly configured behavioural file that does not exist is bad input."""
         for role, value in self.settings.agents.items():
             name = value if isinstance(value, str) else value.agent
@@ -325,8 +325,8 @@ class Engine:
         self._save("created")
 
     def _restore(self) -> None:
-        try:
-            loaded = parse_checkpoint(json.dumps(self.data), str(self.store.dir))  # type: ignore[union-attr]
+        try:  # the schema-2.1 models validate what the engine is about to trust
+            parse_checkpoint(json.dumps(self.data), str(self.store.dir))  # type: ignore[union-attr]
         except CheckpointError as exc:
             raise EngineError(f"checkpoint is not usable: {exc}") from None
         if "baton" not in self.data or "request" not in self.data.get("baton", {}):
@@ -344,7 +344,6 @@ class Engine:
             self.topic = TopicDir(int(paths.get("topic_number") or 0), tdir.name, tdir)
             for sub in ("reports", "plans", "summaries", "debug"):
                 (tdir / sub).mkdir(parents=True, exist_ok=True)
-        del loaded
 
     def resume_problems(self) -> list[str]:
         """Why resuming needs --force: finished, too old, plan edited since the checkpoint."""
@@ -502,6 +501,13 @@ class Engine:
                            self.last_checkpoint)
         except StepFailure as exc:
             return self._fail(exc)
+        except (EngineError, PathError) as exc:  # bad configuration met mid-run
+            return self._fail(StepFailure(self.sm.current.value, PERMANENT, str(exc),
+                                          "validation_error"))
+        except OSError as exc:  # the disk refused a write outside the checkpoint path
+            return self._fail(StepFailure(self.sm.current.value, FATAL,
+                                          f"file error: {exc.strerror or exc} "
+                                          f"({exc.filename or 'unknown file'})", "file_error"))
         except InvalidTransition as exc:
             return self._fail(StepFailure(self.sm.current.value, PERMANENT, str(exc),
                                           "state_error", {
@@ -643,7 +649,6 @@ class Engine:
         paths = self.data["baton"]["paths"]
         topics = self.data["baton"]["request"]["topics"]
         sem = asyncio.Semaphore(self.settings.research_parallel)
-        desc = self.data["workflow_description"]
 
         async def one(i: int, topic: str, report: str) -> None:
             async with sem:
@@ -675,7 +680,6 @@ class Engine:
                               f"only {ok}/{len(results)} research reports were created (50 % "
                               f"needed): " + "; ".join(f.message for f in failures),
                               worst.error_type, {"failed_steps": [f.step_id for f in failures]})
-        del desc
 
     def _good_reports(self) -> list[str]:
         steps = self.data["baton"]["steps"]
@@ -1014,7 +1018,14 @@ class Engine:
             inv = Invocation(step_id=sid, role=role, prompt=prompt, contract=contract,
                              cwd=self.root, model=model, tools=tools,
                              agent_name=self.settings.role(role).agent)
-            spec = runner.launch(inv)
+            try:
+                spec = runner.launch(inv)
+            except (ValueError, OSError, KeyError) as exc:
+                last = StepFailure(sid, FATAL, f"cannot launch the {runner.name} agent: {exc}",
+                                   "agent_error")
+                self._record_failure(step, last)
+                step["status"] = "failed"
+                raise last from None
             reader = SignalReader()
             result: list[Any] = []
             log_file = open(log_dir / f"{sid}.attempt-{attempt}.log", "w",  # noqa: SIM115
