@@ -220,31 +220,9 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def _summary(root: Path, wid: str) -> dict[str, Any]:
-    from ..workflow.store import CheckpointStore
+    from ..workflow.status import summary
 
-    store = CheckpointStore(root, wid)
-    out: dict[str, Any] = {"workflow_id": wid, "running": store.locked()}
-    try:
-        entry = store.latest()
-    except Exception as exc:
-        out.update(status="unreadable", problem=str(exc))
-        return out
-    d = entry.data or {}
-    baton = d.get("baton") or {}
-    out.update(status=d.get("status"), state=(d.get("state_machine") or {}).get(
-        "current_state"), scope=(d.get("state_machine") or {}).get("workflow_config", {}).get(
-        "scope"), description=d.get("workflow_description"), updated_at=d.get("updated_at"),
-        checkpoint=entry.sequence, checkpoint_path=str(entry.path),
-        topic_dir=(baton.get("paths") or {}).get("topic_dir"),
-        plan=(baton.get("paths") or {}).get("plan"), last_error=d.get("last_error"),
-        failure=baton.get("failure") if d.get("status") == "failed" else None,
-        steps={k: {kk: v.get(kk) for kk in ("state", "status", "attempts", "artifact",
-                                            "message", "duration_ms") if v.get(kk) is not None}
-               for k, v in (baton.get("steps") or {}).items()},
-        waves=(d.get("workflow_state") or {}).get("wave_structure"))
-    if out["running"] is False and out["status"] == "in_progress":
-        out["status"] = "interrupted"  # the engine died without writing its final state
-    return out
+    return summary(root, wid)
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ FEATURES = (
     "folding",
     "completion",
     "commands",
+    "workflows",
 )
 
 

@@ -1,0 +1,208 @@
+"""`baton.server.workflow.*` over a real LSP connection: real `baton run` subprocesses with
+the deterministic script runner."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient, client_capabilities
+
+from tests.conftest import EXAMPLE
+from tests.lsp.conftest import CLIENTS, TIMEOUT, make_config
+
+CONFIG = """\
+[workflow]
+runner = "script"
+backoff = 0.01
+backoff-max = 0.05
+timeout = 30
+stall-timeout = 30
+kill-grace = 0.5
+test-command = ["{python}", "-m", "baton_lsp.workflow.scripted"]
+"""
+CHANGED = "baton/workflowChanged"
+BEHAVIOUR = ".claude/baton-script.json"
+
+
+def _workspace(tmp_path: Path, behaviour: dict[str, Any] | None) -> Path:
+    dest = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, dest)
+    (dest / ".claude" / "baton.toml").write_text(CONFIG, encoding="utf-8")
+    if behaviour is not None:
+        (dest / ".claude" / "baton-script.json").write_text(json.dumps(behaviour))
+    return dest
+
+
+def plain(value: Any) -> Any:
+    """pygls hands custom notification params over as named tuples: back to JSON."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+async def _session(lsp_client: LanguageClient, request: pytest.FixtureRequest, root: Path,
+                   trusted: bool) -> LanguageClient:
+    lsp_client.changed = []  # type: ignore[attr-defined]
+
+    @lsp_client.feature(CHANGED)
+    def _changed(params: Any) -> None:
+        lsp_client.changed.append(plain(params))  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: types.RegistrationParams) -> None:
+        return None
+
+    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def _refresh(params: Any) -> None:
+        return None
+
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities(request.param), root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+        initialization_options={"trusted": trusted}))
+    lsp_client.workspace_root = root  # type: ignore[attr-defined]
+    return lsp_client
+
+
+@pytest_lsp.fixture(config=make_config(), params=CLIENTS)
+async def trusted(lsp_client: LanguageClient, request: pytest.FixtureRequest,
+                  tmp_path: Path) -> AsyncIterator[LanguageClient]:
+    marker = request.node.get_closest_marker("workspace_files")
+    root = _workspace(tmp_path, json.loads(marker.args[0][BEHAVIOUR]) if marker else None)
+    yield await _session(lsp_client, request, root, True)
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=make_config(), params=CLIENTS[:1])
+async def untrusted(lsp_client: LanguageClient, request: pytest.FixtureRequest,
+                    tmp_path: Path) -> AsyncIterator[LanguageClient]:
+    yield await _session(lsp_client, request, _workspace(tmp_path, None), False)
+    await lsp_client.shutdown_session()
+
+
+async def command(client: LanguageClient, name: str, *args: Any) -> Any:
+    return await asyncio.wait_for(client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=f"baton.server.{name}", arguments=list(args))),
+        TIMEOUT)
+
+
+async def wait_changed(client: LanguageClient, predicate: Any) -> dict[str, Any]:
+    async def loop() -> dict[str, Any]:
+        while True:
+            for params in client.changed:  # type: ignore[attr-defined]
+                if predicate(params):
+                    return params
+            await client.wait_for_notification(CHANGED)
+
+    return await asyncio.wait_for(loop(), TIMEOUT)
+
+
+def finished(wid: str) -> Any:
+    return lambda p: p["workflow_id"] == wid and p["event"]["event"] == "finished"
+
+
+def has_progress(client: LanguageClient) -> bool:
+    window = client.capabilities.window
+    return bool(window and window.work_done_progress)
+
+
+async def test_start_follows_the_run_to_completion(trusted: LanguageClient) -> None:
+    started = await command(trusted, "workflow.start",
+                            {"description": "Add a thing", "scope": "research-only",
+                             "complexity": 1})
+    wid = started["workflow_id"]
+    assert wid and started["pid"] > 0
+    done = await wait_changed(trusted, finished(wid))
+    assert done["event"]["status"] == "complete"
+    kinds = [p["event"]["event"] for p in trusted.changed if p["workflow_id"] == wid]
+    assert "transition" in kinds and "step" in kinds
+    if has_progress(trusted):
+        async def ended() -> list[Any]:
+            while True:
+                for reports in trusted.progress_reports.values():
+                    if reports and reports[0].title == "Baton: Add a thing" and \
+                            reports[-1].kind == "end":
+                        return reports
+                await trusted.wait_for_notification(types.PROGRESS)
+
+        reports = await asyncio.wait_for(ended(), TIMEOUT)
+        assert reports[0].kind == "begin" and reports[0].cancellable
+        assert any(r.kind == "report" and r.message for r in reports)
+        assert "complete" in reports[-1].message
+    status = await command(trusted, "workflow.status", {"id": wid})
+    assert status["status"] == "complete" and status["description"] == "Add a thing"
+    rows = await command(trusted, "workflow.list")
+    assert [r["workflow_id"] for r in rows] == [wid]
+    checkpoint = await command(trusted, "checkpoint.show", {"id": wid})
+    assert checkpoint["status"] == "complete"
+
+
+async def test_untrusted_workspace_launches_nothing(untrusted: LanguageClient) -> None:
+    with pytest.raises(JsonRpcException) as err:
+        await command(untrusted, "workflow.start", {"description": "Add a thing"})
+    assert "not trusted" in err.value.message and "baton.trustWorkspace" in err.value.message
+    assert await command(untrusted, "workflow.list") == []
+    assert not (untrusted.workspace_root / ".claude" / "data" / "checkpoints").exists() or \
+        not any((untrusted.workspace_root / ".claude" / "data" / "checkpoints").iterdir())
+
+
+@pytest.mark.parametrize("name,args,needle", [
+    ("workflow.start", [], "description"),
+    ("workflow.start", [{"description": "x", "scope": "everything"}], "scope"),
+    ("workflow.start", [{"description": "x", "complexity": 9}], "complexity"),
+    ("workflow.start", [{"description": "x", "bogus": 1}], "bogus"),
+    ("workflow.start", ["just a string"], "one object"),
+    ("workflow.status", [{"id": "../../etc"}], "invalid workflow id"),
+    ("workflow.status", [{"id": "nope_123"}], "no workflow"),
+    ("workflow.resume", [{"id": "x", "at": -1}], "at"),
+])
+async def test_bad_arguments_are_invalid_params(untrusted: LanguageClient, name: str,
+                                                args: list[Any], needle: str) -> None:
+    with pytest.raises(JsonRpcException) as err:
+        await command(untrusted, name, *args)
+    assert err.value.code == -32602
+    assert needle in err.value.message and f"baton.server.{name}" in err.value.message
+
+
+@pytest.mark.workspace_files({BEHAVIOUR: json.dumps({"research.1": {"hang": True}})})
+async def test_cancel_a_hanging_workflow(trusted: LanguageClient) -> None:
+    started = await command(trusted, "workflow.start",
+                            {"description": "Hang", "scope": "research-only",
+                             "complexity": 1})
+    wid = started["workflow_id"]
+    await wait_changed(trusted, lambda p: p["workflow_id"] == wid and
+                       p["event"]["event"] == "step" and p["event"]["status"] == "running")
+    result = await command(trusted, "workflow.cancel", {"id": wid})
+    assert result["workflow_id"] == wid and result["code"] == 0, result
+    done = await wait_changed(trusted, finished(wid))
+    assert done["event"]["status"] == "cancelled"
+    status = await command(trusted, "workflow.status", {"id": wid})
+    assert status["status"] == "cancelled"
+
+
+@pytest.mark.workspace_files({BEHAVIOUR: json.dumps(
+    {"plan": {"exit": 3, "task_error": "validation_error - Empty prompt"}})})
+async def test_preview_resume_of_a_failed_workflow(trusted: LanguageClient) -> None:
+    started = await command(trusted, "workflow.start",
+                            {"description": "Plan auth", "scope": "research-and-plan",
+                             "complexity": 1})
+    wid = started["workflow_id"]
+    done = await wait_changed(trusted, finished(wid))
+    assert done["event"]["status"] == "failed"
+    preview = await command(trusted, "workflow.previewResume", {"id": wid})
+    assert preview["status"] == "failed" and preview["failed_state"] == "plan"
+    assert [s["step"] for s in preview["skip"]] == ["research.1"]
+    assert "plan" in [s["step"] for s in preview["rerun"]]
+    status = await command(trusted, "workflow.status", {"id": wid})
+    assert status["status"] == "failed"
