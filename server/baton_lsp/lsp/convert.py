@@ -58,6 +58,15 @@ def to_lsp_range(r: Range, lines: Sequence[str]) -> types.Range:
     return types.Range(start=pos(r.start_line, r.start_char), end=pos(r.end_line, r.end_char))
 
 
+def to_lsp_line_range(r: Range, line: str | None) -> types.Range:
+    """`r` on a single line whose text is `line`; None means ASCII (columns unchanged)."""
+    def col(char: int) -> int:
+        return max(char, 0) if line is None else _utf16_col(line, max(char, 0))
+
+    return types.Range(start=types.Position(line=max(r.start_line, 0), character=col(r.start_char)),
+                       end=types.Position(line=max(r.end_line, 0), character=col(r.end_char)))
+
+
 def from_lsp_position(pos: types.Position, lines: Sequence[str]) -> tuple[int, int]:
     text = lines[pos.line] if 0 <= pos.line < len(lines) else ""
     return pos.line, _cp_col(text, pos.character)

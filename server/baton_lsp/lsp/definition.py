@@ -6,11 +6,13 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri, to_lsp_range
 from .server import BatonServer, guard
 
 if TYPE_CHECKING:
-    from ..model.base import Range
+    from ..model.base import Kind, Range
+    from ..workspace.index import WorkspaceIndex
 
 
 def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Location:
@@ -47,19 +49,19 @@ def register(server: BatonServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guard(None)
-    def references(ls: BatonServer,
-                   params: types.ReferenceParams) -> list[types.Location] | None:
+    async def references(ls: BatonServer,
+                         params: types.ReferenceParams) -> list[types.Location] | None:
         from ..model.agent import AgentFile, CommandFile
         from ..model.base import Kind
         from ..model.plan import Plan
-        from .lookup import _agent_items, cursor_at
+        from .lookup import cursor_at
 
         cur = cursor_at(ls, params.text_document.uri, params.position)
         if cur is None:
             return None
         path, idx, doc, el = cur.path, cur.index, cur.doc, cur.element
         out: list[types.Location] = []
-        if isinstance(doc, Plan):
+        if isinstance(doc, Plan):  # phases are referenced within their own plan only
             target = el.value if el is not None and el.kind in ("dep", "phase") else None
             if target is None:
                 return None
@@ -78,18 +80,32 @@ def register(server: BatonServer) -> None:
             name = el.value if el is not None and el.kind == "agent" else None
         if not name:
             return None
-        for other, kind in sorted(idx.files().items()):
-            if kind not in (Kind.AGENT, Kind.COMMAND):
-                continue
-            odoc = idx.document(other, kind)
-            if not isinstance(odoc, (AgentFile, CommandFile)):
-                continue
-            for inj in odoc.injections:
-                if inj.agent_name == name:
-                    out.append(_location(ls, other, inj.target_range))
-            for item, rng in _agent_items(odoc.frontmatter):
-                if item == name:
-                    out.append(_location(ls, other, rng))
+
+        def files(token: CancelToken) -> list[tuple[str, Kind]]:
+            return [(p, k) for p, k in sorted(idx.files().items())
+                    if k in (Kind.AGENT, Kind.COMMAND)]
+
+        found = await map_cancellable(
+            ls, await run_cancellable(ls, files, what="textDocument/references"),
+            lambda item: _agent_references(ls, idx, item[0], item[1], name),
+            what="textDocument/references", label=lambda item: item[0])
+        out.extend(loc for locs in found for loc in locs)
         if params.context.include_declaration and name in idx.agent_paths():
             out.insert(0, _location(ls, str(idx.agent_paths()[name])))
         return out
+
+
+def _agent_references(ls: BatonServer, idx: WorkspaceIndex, path: str, kind: Kind,
+                      name: str) -> list[types.Location]:
+    """Where agent or command `path` names agent `name` (runs on the pool)."""
+    from ..model.agent import AgentFile, CommandFile
+    from .lookup import _agent_items
+
+    doc = idx.document(path, kind)
+    if not isinstance(doc, (AgentFile, CommandFile)):
+        return []
+    out = [_location(ls, path, inj.target_range) for inj in doc.injections
+           if inj.agent_name == name]
+    out.extend(_location(ls, path, rng) for item, rng in _agent_items(doc.frontmatter)
+               if item == name)
+    return out

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from ..paths import norm
+from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri
 from .server import BatonServer, DocResult, config_finding, uri_path
 
@@ -175,24 +176,44 @@ def register(server: BatonServer) -> None:
         version = ls.open_version(params.text_document.uri)
         cached = ls.results.get(path)
         if cached is not None and cached.version == version and version is not None:
-            findings = cached.findings
-        else:
-            findings = await run_check(ls, path)
-            ls.results[path] = DocResult(version, findings)
-        return types.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics_for(path, findings))
+            return types.RelatedFullDocumentDiagnosticReport(  # one file: quick enough here
+                items=ls.diagnostics_for(path, cached.findings))
+
+        def check(token: CancelToken) -> tuple[list[Finding], list[types.Diagnostic]]:
+            token.check()  # cancelled while queued behind other checks
+            findings = ls.check(path)
+            token.check()
+            return findings, ls.diagnostics_for(path, findings)
+
+        findings, items = await run_cancellable(ls, check, what="textDocument/diagnostic")
+        ls.results[path] = DocResult(version, findings)
+        return types.RelatedFullDocumentDiagnosticReport(items=items)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
     async def workspace_diagnostic(
         ls: BatonServer, params: types.WorkspaceDiagnosticParams,
     ) -> types.WorkspaceDiagnosticReport:
-        items: list[types.WorkspaceDocumentDiagnosticReport] = []
-        for root in ls.discover_roots():
-            for path in ls.index_for_root(root).files():
-                uri = path_to_uri(path)
-                if uri in ls.workspace.text_documents:
-                    continue  # open documents are pulled per document
-                cached = ls.results.get(path)  # kept current by indexing and file events
-                findings = cached.findings if cached is not None else await run_check(ls, path)
-                items.append(types.WorkspaceFullDocumentDiagnosticReport(
-                    uri=uri, items=ls.diagnostics_for(path, findings), version=None))
+        files = await run_cancellable(ls, lambda token: _workspace_files(ls, token),
+                                      what="workspace/diagnostic")
+        open_docs = set(ls.workspace.text_documents)
+        todo = [(path, uri) for path, uri in files if uri not in open_docs]  # pulled per doc
+
+        def report(item: tuple[str, str]) -> types.WorkspaceDocumentDiagnosticReport:
+            path, uri = item
+            cached = ls.results.get(path)  # kept current by indexing and file events
+            findings = cached.findings if cached is not None else ls.check(path)
+            return types.WorkspaceFullDocumentDiagnosticReport(
+                uri=uri, items=ls.diagnostics_for(path, findings), version=None)
+
+        items = await map_cancellable(ls, todo, report, what="workspace/diagnostic",
+                                      label=lambda item: item[0])
         return types.WorkspaceDiagnosticReport(items=items)
+
+
+def _workspace_files(ls: BatonServer, token: CancelToken) -> list[tuple[str, str]]:
+    """(path, uri) of every file of every workspace (on the pool: it walks the folders)."""
+    out = []
+    for root in ls.discover_roots():
+        token.check()
+        out.extend((path, path_to_uri(path)) for path in ls.index_for_root(root).files())
+    return out

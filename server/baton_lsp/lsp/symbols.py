@@ -6,11 +6,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .convert import path_to_uri, to_lsp_range
+from .cancel import CancelToken, map_cancellable, run_cancellable
+from .convert import path_to_uri, to_lsp_line_range, to_lsp_range
 from .server import BatonServer, guard, uri_path
 
 if TYPE_CHECKING:
-    from ..model.base import Range
+    from ..model.base import Kind, Range
+    from ..workspace.index import WorkspaceIndex
+    from ..workspace.symbols import SymbolSummary
 
 _MAX_WORKSPACE_SYMBOLS = 1000
 
@@ -71,40 +74,71 @@ def register(server: BatonServer) -> None:
 
     @server.feature(types.WORKSPACE_SYMBOL)
     @guard(list)
-    def workspace_symbol(ls: BatonServer,
-                         params: types.WorkspaceSymbolParams) -> list[types.WorkspaceSymbol]:
-        from ..model.agent import AgentFile, CommandFile
-        from ..model.base import Kind, Range
-        from ..model.plan import Plan
-
+    async def workspace_symbol(
+        ls: BatonServer, params: types.WorkspaceSymbolParams,
+    ) -> list[types.WorkspaceSymbol]:
+        files = await run_cancellable(ls, lambda token: _symbol_files(ls, token),
+                                      what="workspace/symbol")
         query = params.query.lower()
-        out: list[types.WorkspaceSymbol] = []
-        for root in ls.discover_roots():
-            idx = ls.index_for_root(root)
-            for path, kind in sorted(idx.files().items()):
-                if kind not in (Kind.PLAN, Kind.AGENT, Kind.COMMAND):
-                    continue
-                doc = idx.document(path, kind)
-                uri = path_to_uri(path)
-                entries: list[tuple[str, types.SymbolKind, Range, str | None]] = []
-                if isinstance(doc, Plan):
-                    entries.append((doc.title or idx.rel(path), types.SymbolKind.File,
-                                    doc.title_range or Range.of_line(0), None))
-                    entries.extend((f"Phase {p.number}: {p.title}", types.SymbolKind.Module,
-                                    p.heading_range, doc.title) for p in doc.phases)
-                elif isinstance(doc, AgentFile):
-                    entries.append((doc.name, types.SymbolKind.Class, Range.of_line(0),
-                                    "agent"))
-                elif isinstance(doc, CommandFile):
-                    entries.append((f"/{doc.name}", types.SymbolKind.Function,
-                                    Range.of_line(0), "command"))
-                for name, skind, rng, container in entries:
-                    if query and query not in name.lower():
-                        continue
-                    out.append(types.WorkspaceSymbol(
-                        name=name, kind=skind, container_name=container,
-                        location=types.Location(uri=uri, range=to_lsp_range(
-                            rng, ls.lines_of(path)))))
-                    if len(out) >= _MAX_WORKSPACE_SYMBOLS:
-                        return out
-        return out
+
+        def search(item: _File) -> list[_Match]:
+            order, idx, path, kind = item
+            out = []
+            for n, summary in enumerate(idx.symbols(path, kind)):
+                rank = match_rank(query, summary.name.lower())
+                if rank is not None:
+                    out.append((rank, order, n, path, summary))
+            return out
+
+        found = await map_cancellable(ls, files, search, what="workspace/symbol",
+                                      label=lambda item: item[2])
+        matches = sorted((m for ms in found for m in ms), key=lambda m: m[:3])
+        return [types.WorkspaceSymbol(
+            name=s.name, kind=_SYMBOL_KINDS[s.kind], container_name=s.container,
+            location=types.Location(uri=path_to_uri(path),
+                                    range=to_lsp_line_range(s.range, s.line_text)))
+            for _, _, _, path, s in matches[:_MAX_WORKSPACE_SYMBOLS]]
+
+
+_SYMBOL_KINDS = {"plan": types.SymbolKind.File, "phase": types.SymbolKind.Module,
+                 "agent": types.SymbolKind.Class, "command": types.SymbolKind.Function}
+
+_File = tuple[int, "WorkspaceIndex", str, "Kind"]
+"""(position in path order, its index, path, kind)"""
+_Match = tuple[tuple[int, int], int, int, str, "SymbolSummary"]
+"""(rank, file position, symbol position in the file, path, symbol)"""
+
+
+def _symbol_files(ls: BatonServer, token: CancelToken) -> list[_File]:
+    """Plans, agents and commands of every workspace, in path order (runs on the pool:
+    finding the workspaces walks the folders)."""
+    from ..model.base import Kind
+
+    out = []
+    for root in ls.discover_roots():
+        token.check()
+        idx = ls.index_for_root(root)
+        for path, kind in sorted(idx.files().items()):
+            if kind in (Kind.PLAN, Kind.AGENT, Kind.COMMAND):
+                out.append((len(out), idx, path, kind))
+    return out
+
+
+def match_rank(query: str, name: str) -> tuple[int, int] | None:
+    """How well lower-cased `name` matches lower-cased `query`, lower is better:
+    substrings first (earlier is better), then names holding the query's characters in
+    order (a tighter span of the leftmost such match is better); None if neither. An empty
+    query matches everything."""
+    at = name.find(query)
+    if at >= 0:
+        return (0, at)
+    if len(query) < 2:
+        return None
+    pos = first = -1
+    for ch in query:
+        pos = name.find(ch, pos + 1)
+        if pos < 0:
+            return None
+        if first < 0:
+            first = pos
+    return (1, pos - first)
