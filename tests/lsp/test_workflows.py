@@ -176,19 +176,36 @@ async def test_bad_arguments_are_invalid_params(untrusted: LanguageClient, name:
 
 
 @pytest.mark.workspace_files({BEHAVIOUR: json.dumps({"research.1": {"hang": True}})})
-async def test_cancel_a_hanging_workflow(trusted: LanguageClient) -> None:
+@pytest.mark.parametrize("via", ["command", "progress"])
+async def test_cancel_a_hanging_workflow(trusted: LanguageClient, via: str) -> None:
+    if via == "progress" and not has_progress(trusted):
+        pytest.skip("the client does not support work-done progress")
     started = await command(trusted, "workflow.start",
                             {"description": "Hang", "scope": "research-only",
                              "complexity": 1})
     wid = started["workflow_id"]
     await wait_changed(trusted, lambda p: p["workflow_id"] == wid and
                        p["event"]["event"] == "step" and p["event"]["status"] == "running")
-    result = await command(trusted, "workflow.cancel", {"id": wid})
-    assert result["workflow_id"] == wid and result["code"] == 0, result
+    if via == "command":
+        result = await command(trusted, "workflow.cancel", {"id": wid})
+        assert result["workflow_id"] == wid and result["code"] == 0, result
+    else:
+        token = next(t for t, r in trusted.progress_reports.items()
+                     if r and r[0].title == "Baton: Hang")
+        trusted.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(
+            token=token))
     done = await wait_changed(trusted, finished(wid))
     assert done["event"]["status"] == "cancelled"
     status = await command(trusted, "workflow.status", {"id": wid})
     assert status["status"] == "cancelled"
+    preview = await command(trusted, "workflow.previewResume", {"id": wid})
+    assert preview["status"] == "cancelled"
+    (trusted.workspace_root / BEHAVIOUR).write_text("{}")
+    resumed = await command(trusted, "workflow.resume", {"id": wid})
+    assert resumed["workflow_id"] == wid and resumed["pid"] != started["pid"]
+    await wait_changed(trusted, lambda p: finished(wid)(p) and
+                       p["event"]["status"] == "complete")
+    assert (await command(trusted, "workflow.status", {"id": wid}))["status"] == "complete"
 
 
 @pytest.mark.workspace_files({BEHAVIOUR: json.dumps(

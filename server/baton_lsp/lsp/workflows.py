@@ -182,6 +182,7 @@ class Run:
     status: str | None = None
     stderr: list[str] = field(default_factory=list)
     cancelling: bool = False
+    task: asyncio.Task[None] | None = None
 
     def message(self) -> str:
         return " · ".join(p for p in (self.state, self.wave, self.latest) if p)
@@ -209,7 +210,7 @@ class Runs:
             start_new_session=True, limit=4 * 1024 * 1024)
         run = Run(root=root, description=description, proc=proc)
         run.name(workflow_id)
-        task = asyncio.create_task(self.follow(run))
+        task = run.task = asyncio.create_task(self.follow(run))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         try:
@@ -391,8 +392,12 @@ def register(server: BatonServer) -> None:
         a: ResumeArgs = parse(RESUME, ResumeArgs, args)
         root = _find(ls, RESUME, a.id, a.workspace)
         _require_trust(ls, RESUME)
-        if a.id in runs.live:
+        previous = runs.live.get(a.id)
+        if previous is not None and previous.status is None:
             raise WorkflowRefused(f"{RESUME}: workflow {a.id} is running")
+        if previous is not None and previous.task is not None:  # finished, still exiting
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(previous.task), 10)
         argv = [*_base(), "resume", a.id]
         if a.at is not None:
             argv += ["--at", str(a.at)]
