@@ -44,6 +44,11 @@ async def test_invalid_config_is_reported_loudly(client: LanguageClient) -> None
     await asyncio.wait_for(shown(), TIMEOUT)
     msg = next(m for m in client.messages if "invalid configuration" in m.message)
     assert msg.type == types.MessageType.Error and "severity.BTN101" in msg.message
+
+    async def logged() -> None:  # the error is also in the log, whichever thread found it
+        while not any("invalid configuration" in m.message for m in client.log_messages):
+            await client.wait_for_notification(types.WINDOW_LOG_MESSAGE)
+    await asyncio.wait_for(logged(), TIMEOUT)
     if not is_pull(client):
         diags = await wait_for_diagnostics(client, cfg, lambda d: bool(d))
         assert diags[0].code == "BTN001" and diags[0].range.start.line == 0

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +32,20 @@ class ClientLogHandler(logging.Handler):
     def __init__(self, server: BatonServer) -> None:
         super().__init__()
         self.server = server
+        self.loop_thread = threading.get_ident()
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
             level = max(k for k in _LOG_TYPES if k <= max(record.levelno, logging.DEBUG))
-            self.server.window_log_message(types.LogMessageParams(
-                type=_LOG_TYPES[level], message=self.format(record)))
+            params = types.LogMessageParams(type=_LOG_TYPES[level], message=self.format(record))
+            if threading.get_ident() == self.loop_thread:
+                if self.loop is None:
+                    with contextlib.suppress(RuntimeError):
+                        self.loop = asyncio.get_running_loop()
+                self.server.window_log_message(params)
+            elif self.loop is not None:  # a checker thread: never write the transport here
+                self.loop.call_soon_threadsafe(self.server.window_log_message, params)
         except Exception:  # logging must never take the server down
             pass
 
@@ -115,6 +125,8 @@ async def revalidate_all(ls: BatonServer) -> None:
 def register(server: BatonServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
+        with contextlib.suppress(RuntimeError):  # handlers run on the event loop thread
+            ls.event_loop = asyncio.get_running_loop()
         options = params.initialization_options
         ls.initialization_options = options if isinstance(options, dict) else {}
         ls.settings = ClientSettings.from_raw(ls.initialization_options.get("settings"))

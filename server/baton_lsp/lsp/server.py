@@ -141,6 +141,15 @@ class BatonServer(LanguageServer):
         self.initialization_options: dict[str, Any] = {}
         self.parent_watch: asyncio.Future[None] | None = None
         self.config_error_files: set[str] = set()
+        self.event_loop: asyncio.AbstractEventLoop | None = None
+        self.loop_thread = threading.get_ident()
+
+    def on_loop(self, fn: Any, *args: Any) -> None:
+        """Call `fn` on the event loop: checker threads must not write to the transport."""
+        if threading.get_ident() == self.loop_thread or self.event_loop is None:
+            fn(*args)
+        else:
+            self.event_loop.call_soon_threadsafe(fn, *args)
 
     # -- capabilities ---------------------------------------------------------------------
 
@@ -202,7 +211,7 @@ class BatonServer(LanguageServer):
             sources = config_sources(root)
             source = str(sources[-1]) if sources else ""
             self.config_errors[key] = (source, str(exc))
-            self.window_show_message(types.ShowMessageParams(
+            self.on_loop(self.window_show_message, types.ShowMessageParams(
                 type=types.MessageType.Error,
                 message=f"Baton: invalid configuration, using defaults until it is fixed: {exc}"))
             log.error("invalid configuration: %s", exc)
