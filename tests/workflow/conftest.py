@@ -3,10 +3,14 @@ agent as test command, and helpers to run `baton` as a real process."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,62 @@ stall-timeout = 30
 kill-grace = 0.5
 test-command = ["{python}", "-m", "baton_lsp.workflow.scripted"]
 """
+
+
+class Run:
+    """A background `baton` process and the stream of its `--events`."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+        self.events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with contextlib.suppress(ValueError):
+                self.events.put(json.loads(line))
+        self.events.put(None)
+
+    def wait_event(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0
+                   ) -> dict[str, Any]:
+        """Block until an event satisfying `pred` arrives (or was already seen)."""
+        for event in self.seen:
+            if pred(event):
+                return event
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self.events.get(timeout=max(0.0, deadline - time.monotonic()))
+            if event is None:
+                raise AssertionError(f"baton exited before the event; saw {self.seen[-5:]}")
+            self.seen.append(event)
+            if pred(event):
+                return event
+
+    def wait(self, timeout: float) -> int:
+        return self.proc.wait(timeout)
+
+    def send_signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    @property
+    def stderr(self) -> Any:
+        return self.proc.stderr
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+
+def agent_started(step: str) -> Callable[[dict[str, Any]], bool]:
+    """The agent of `step` is running (it printed its first PROGRESS line)."""
+    return lambda e: e.get("event") == "signal" and e.get("step") == step
+
+
+def checkpointed(label: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda e: e.get("event") == "checkpoint" and e.get("label") == label
 
 
 class Workspace:
@@ -47,11 +107,14 @@ class Workspace:
             raise AssertionError(f"baton {args} → {r.returncode}\n{r.stdout}\n{r.stderr}")
         return r
 
-    def popen(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, "-m", "baton_lsp", *args, "--workspace",
-                                 str(self.root)], stdout=subprocess.PIPE,
+    def popen(self, *args: str) -> Run:
+        """`baton run|resume … --events` in the background; its JSON events are read by a
+        thread so tests wait on them (with a timeout) instead of polling files."""
+        proc = subprocess.Popen([sys.executable, "-m", "baton_lsp", *args, "--events",
+                                 "--workspace", str(self.root)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=self.root,
                                 start_new_session=True)
+        return Run(proc)
 
     def status(self, wid: str | None = None) -> Any:
         r = self.baton("status", *([wid] if wid else []), "--json", check=True)
@@ -102,13 +165,3 @@ def ws(tmp_path: Path) -> Workspace:
     (root / ".claude" / "baton.toml").write_text(CONFIG)
     return Workspace(Path(os.path.realpath(root)))
 
-
-def wait_for(pred: Callable[[], bool], timeout: float = 30.0) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")

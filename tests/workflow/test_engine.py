@@ -3,7 +3,6 @@ scripted agents as real subprocesses and failures injected through their behavio
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Workspace, wait_for
+from .conftest import Workspace, agent_started, checkpointed
 
 
 def _checkpoint(ws: Workspace, wid: str) -> dict:
@@ -212,14 +211,9 @@ def test_kill_9_mid_wave_then_resume_does_not_redo_finished_phases(ws: Workspace
     plan = ws.write_plan([[], [1], [1], [1], [2, 3]])
     ws.behave({"implement.phase-[234]": {"sleep": 0.3}, "implement.phase-4": {"sleep": 30}})
     proc = ws.popen("run", "Implement", "--scope", "implement-only", "--plan", str(plan))
-    def phases_2_and_3_checkpointed() -> bool:
-        events = set()
-        for p in (ws.root / ".claude/data/checkpoints").glob("*/0*.json"):
-            with contextlib.suppress(ValueError, OSError):
-                events.add(json.loads(p.read_text())["baton"]["event"])
-        return {"phase 2 complete", "phase 3 complete"} <= events
-
-    wait_for(lambda: "implement.phase-4" in ws.started() and phases_2_and_3_checkpointed())
+    proc.wait_event(agent_started("implement.phase-4"))
+    proc.wait_event(checkpointed("phase 2 complete"))
+    proc.wait_event(checkpointed("phase 3 complete"))
     os.killpg(proc.pid, signal.SIGKILL)  # the engine and nothing else: agents have own groups
     proc.wait(10)
     wid = ws.only_workflow()
@@ -289,7 +283,7 @@ def test_a_complete_workflow_needs_force(ws: Workspace) -> None:
 def test_cancel_stops_agents_and_leaves_a_resumable_checkpoint(ws: Workspace) -> None:
     ws.behave({"research.1": {"hang": True}})
     proc = ws.popen("run", "Research", "--scope", "research-only", "--complexity", "1")
-    wait_for(lambda: "research.1" in ws.started())
+    proc.wait_event(agent_started("research.1"))
     wid = ws.only_workflow()
     owner = json.loads((ws.root / f".claude/data/checkpoints/{wid}/run.json").read_text())
     agent = owner["pgids"][0]
@@ -307,7 +301,7 @@ def test_cancel_stops_agents_and_leaves_a_resumable_checkpoint(ws: Workspace) ->
 def test_sigterm_to_baton_run_cancels(ws: Workspace) -> None:
     ws.behave({"research.1": {"hang": True}})
     proc = ws.popen("run", "Research", "--scope", "research-only", "--complexity", "1")
-    wait_for(lambda: "research.1" in ws.started())
+    proc.wait_event(agent_started("research.1"))
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(15) == 130
     assert _checkpoint(ws, ws.only_workflow())["status"] == "cancelled"
@@ -319,7 +313,7 @@ def test_two_concurrent_resumes_one_is_refused(ws: Workspace) -> None:
     wid = ws.only_workflow()
     ws.behave({"research.1": {"sleep": 2}})
     first = ws.popen("resume", wid)
-    wait_for(lambda: ws.started().count("research.1") == 2)
+    first.wait_event(agent_started("research.1"))
     second = ws.baton("resume", wid)
     assert second.returncode == 3 and "already running" in second.stderr
     assert first.wait(30) == 0

@@ -435,6 +435,8 @@ class Engine:
                               f"{exc.strerror or exc}", "file_error") from None
         self.last_checkpoint = path
         self._write_state_file()
+        self.emit("checkpoint", label=event, path=str(path), status=self.data.get("status"),
+                  state=self.data["state_machine"]["current_state"])
         return path
 
     def _write_state_file(self) -> None:
