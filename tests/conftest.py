@@ -33,3 +33,17 @@ def make_workspace(tmp_path: Path) -> Callable[[dict[str, str]], Path]:
         return tmp_path
 
     return make
+
+
+SCRIPTED_WORKFLOW_CONFIG = """\
+[workflow]
+runner = "script"
+backoff = 0.01
+backoff-max = 0.05
+timeout = 30
+stall-timeout = 30
+kill-grace = 0.5
+test-command = ["{python}", "-m", "baton_lsp.workflow.scripted"]
+"""
+"""`.claude/baton.toml` of engine and editor workflow tests: the deterministic scripted agents,
+retries without real waiting, the scripted test suite."""

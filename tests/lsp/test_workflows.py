@@ -17,18 +17,9 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 
 from tests.conftest import EXAMPLE
+from tests.conftest import SCRIPTED_WORKFLOW_CONFIG as CONFIG
 from tests.lsp.conftest import CLIENTS, TIMEOUT, make_config
 
-CONFIG = """\
-[workflow]
-runner = "script"
-backoff = 0.01
-backoff-max = 0.05
-timeout = 30
-stall-timeout = 30
-kill-grace = 0.5
-test-command = ["{python}", "-m", "baton_lsp.workflow.scripted"]
-"""
 CHANGED = "baton/workflowChanged"
 BEHAVIOUR = ".claude/baton-script.json"
 

@@ -17,16 +17,7 @@ from typing import Any
 
 import pytest
 
-CONFIG = """\
-[workflow]
-runner = "script"
-backoff = 0.01
-backoff-max = 0.05
-timeout = 30
-stall-timeout = 30
-kill-grace = 0.5
-test-command = ["{python}", "-m", "baton_lsp.workflow.scripted"]
-"""
+from tests.conftest import SCRIPTED_WORKFLOW_CONFIG as CONFIG
 
 
 class Run:

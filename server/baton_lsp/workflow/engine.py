@@ -114,6 +114,21 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
 
 
+def owned_agent_groups(pgids: list[int], workflow_id: str) -> list[int]:
+    """The process groups among `pgids` whose leader still carries this workflow's id in its
+    environment: a recorded pgid may have been reused by an unrelated process since."""
+    marker = f"BATON_WORKFLOW_ID={workflow_id}".encode()
+    out = []
+    for pgid in pgids:
+        try:
+            env = Path(f"/proc/{pgid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker in env:
+            out.append(pgid)
+    return out
+
+
 def derive_topics(description: str, complexity: int) -> list[str]:
     """Research topics from the description when the user named none: its clauses, then
     the standard aspects, `complexity` in all. Deterministic so a resume derives the same."""
@@ -162,6 +177,7 @@ class Engine:
         self.pgids: set[int] = set()
         self._runners: dict[str, Any] = {}
         self.last_checkpoint: Path | None = None
+        self._phase_hash_cache: dict[str, Any] = {}
 
     # == public =================================================================================
 
@@ -394,15 +410,11 @@ class Engine:
         only processes whose environment proves they belong to this workflow."""
         from .process import kill_group
 
-        owner = self.store.owner() if self.store else {}
-        for pgid in owner.get("pgids", []):
-            try:
-                env = Path(f"/proc/{pgid}/environ").read_bytes()
-            except OSError:
-                continue
-            if f"BATON_WORKFLOW_ID={self.store.workflow_id}".encode() in env.split(b"\0"):  # type: ignore[union-attr]
-                self.say(f"stopping agent process group {pgid} left by the previous engine")
-                kill_group(pgid, self.settings.kill_grace)
+        assert self.store is not None
+        for pgid in owned_agent_groups(self.store.owner().get("pgids", []),
+                                       self.store.workflow_id):
+            self.say(f"stopping agent process group {pgid} left by the previous engine")
+            kill_group(pgid, self.settings.kill_grace)
 
     # == checkpointing ==========================================================================
 
@@ -750,9 +762,7 @@ class Engine:
         if problem:
             raise StepFailure("implement", PERMANENT, problem, "validation_error")
         graph = build_graph(plan)
-        text = plan_path.read_text(encoding="utf-8", errors="replace").splitlines()
-        sections = {p.id: "\n".join(text[p.range.start_line:p.range.end_line + 1])
-                    for p in plan.phases}
+        sections = self._phase_hashes(plan_path)
         done_in_plan = {p.id for p in plan.phases if p.status and
                         re.sub(r"[\s_-]+", "", p.status.text.upper()) in ("COMPLETE",
                                                                           "COMPLETED", "DONE")}
@@ -768,7 +778,7 @@ class Engine:
             return summaries / f"phase_{pid.replace('.', '_')}_summary.md"
 
         async def phase(pid: str) -> None:
-            inputs = {f"{plan_path}#phase-{pid}": sha256_text(sections.get(pid, ""))}
+            inputs: dict[str, str | None] = {f"{plan_path}#phase-{pid}": sections.get(pid)}
             for dep in graph.deps.get(pid, []):
                 if dep not in done_in_plan:
                     inputs[str(summary_of(dep))] = sha256_file(summary_of(dep))
@@ -895,19 +905,32 @@ class Engine:
         for key, digest in (step.get("inputs") or {}).items():
             path, _, phase = key.partition("#phase-")
             if phase:
-                plan = self._load_plan(Path(path))
-                current = None
-                if not isinstance(plan, str) and plan.phase(phase) is not None:
-                    p = plan.phase(phase)
-                    lines = Path(path).read_text(encoding="utf-8",
-                                                 errors="replace").splitlines()
-                    current = sha256_text("\n".join(lines[p.range.start_line:
-                                                          p.range.end_line + 1]))
+                current = self._phase_hashes(Path(path)).get(phase)
             else:
                 current = sha256_file(Path(path))
             if current != digest:
                 return f"its input {key} changed" if current else f"its input {key} is gone"
         return None
+
+    def _phase_hashes(self, plan_path: Path) -> dict[str, str]:
+        """SHA-256 of each phase's section text (heading to last line), the input an implement
+        step depends on. Parsed once per plan version, not once per phase: resuming a
+        200-phase plan asks for every phase's hash."""
+        try:
+            st = plan_path.stat()
+        except OSError:
+            return {}
+        key = (str(plan_path), st.st_mtime_ns, st.st_size)
+        if self._phase_hash_cache.get("key") != key:
+            plan = self._load_plan(plan_path)
+            hashes: dict[str, str] = {}
+            if not isinstance(plan, str):
+                lines = plan_path.read_text(encoding="utf-8", errors="replace").splitlines()
+                for p in plan.phases:
+                    hashes.setdefault(p.id, sha256_text(
+                        "\n".join(lines[p.range.start_line:p.range.end_line + 1])))
+            self._phase_hash_cache = {"key": key, "hashes": hashes}
+        return self._phase_hash_cache["hashes"]
 
     def _contract(self, sid: str, role: str, artifact: Path, extra: dict[str, str]) -> dict[
             str, str]:
@@ -1210,14 +1233,8 @@ def cancel_workflow(root: Path, workflow_id: str, grace: float = 10.0) -> tuple[
     owner = store.owner()
     pid = owner.get("pid")
     if not store.locked():
-        stopped = 0
-        for pgid in owner.get("pgids", []):
-            try:
-                env = Path(f"/proc/{pgid}/environ").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if f"BATON_WORKFLOW_ID={workflow_id}".encode() in env:
-                stopped += kill_group(pgid, min(grace, 5.0))
+        stopped = sum(kill_group(pgid, min(grace, 5.0))
+                      for pgid in owned_agent_groups(owner.get("pgids", []), workflow_id))
         return (f"workflow {workflow_id} is not running"
                 + (f"; stopped {stopped} leftover agent group(s)" if stopped else ""), 0)
     if not isinstance(pid, int):
