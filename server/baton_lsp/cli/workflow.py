@@ -27,6 +27,12 @@ def add_parsers(sub: Any) -> None:
         p.add_argument("--workspace", "-w", type=Path, default=None,
                        help="workspace root (default: the one containing the current directory)")
 
+    def settable(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--set", dest="settings", action="append", default=[],
+                       metavar="TABLE.KEY=VALUE",
+                       help="override a configuration value for this run, e.g. "
+                       "workflow.timeout=600 (VALUE is TOML; bare words are strings)")
+
     run = sub.add_parser("run", help="run a workflow: research, plan, implement in waves, test, "
                          "debug, document")
     run.add_argument("description", help="what the workflow should do (passed to agents as "
@@ -44,6 +50,7 @@ def add_parsers(sub: Any) -> None:
     run.add_argument("--quiet", "-q", action="store_true", help="only the final line")
     run.add_argument("--events", action="store_true", help="progress as JSON lines on stdout "
                      "(for editors and scripts) instead of text")
+    settable(run)
     common(run)
 
     res = sub.add_parser("resume", help="resume a failed or interrupted workflow")
@@ -56,6 +63,7 @@ def add_parsers(sub: Any) -> None:
     res.add_argument("--json", action="store_true", help="with --dry-run: as JSON")
     res.add_argument("--quiet", "-q", action="store_true")
     res.add_argument("--events", action="store_true", help="progress as JSON lines")
+    settable(res)
     common(res)
 
     can = sub.add_parser("cancel", help="stop a running workflow (resumable)")
@@ -89,11 +97,40 @@ def _root(args: argparse.Namespace) -> Path:
     return Path(os.path.realpath(found))
 
 
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """`--set workflow.timeout=600` items → a load_config overrides dict (tables one level
+    deep, like the files). Raises ConfigError on a malformed item."""
+    import tomllib
+
+    from ..errors import ConfigError
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not all(p.strip() for p in key.split(".")) \
+                or key.count(".") > 1:
+            raise ConfigError(f"--set {item!r}: expected TABLE.KEY=VALUE or KEY=VALUE")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw  # a bare word: a string
+        table, _, name = key.rpartition(".")
+        if table:
+            slot = out.setdefault(table, {})
+            if not isinstance(slot, dict):
+                raise ConfigError(f"--set {item!r}: {table} is set as a value and a table")
+            slot[name] = value
+        else:
+            out[name] = value
+    return out
+
+
 def _engine(args: argparse.Namespace, root: Path) -> Any:
     from ..workflow.engine import Engine
     from ..workspace.config import load_config
 
-    config = load_config(root)
+    config = load_config(root, parse_settings(getattr(args, "settings", []) or []))
     if getattr(args, "max_parallel", None):
         config.workflow.max_parallel = max(1, args.max_parallel)
     quiet = getattr(args, "quiet", False)

@@ -40,8 +40,13 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> B
                 merged[key] = {**merged[key], **value}
             else:
                 merged[key] = value
-    if overrides:
-        merged.update({k: v for k, v in overrides.items() if v is not None})
+    for key, value in (overrides or {}).items():  # editor/CLI overrides: same one-level merge
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
     try:
         return BatonConfig.model_validate(merged)
     except ValidationError as exc:
