@@ -153,3 +153,24 @@ async def test_notifications_do_not_accumulate_in_the_server(client: LanguageCli
     stats = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="baton.server.debugInfo", arguments=[]))
     assert stats["pending_futures"] < 20, stats
+
+
+async def test_validate_workspace_command_returns_the_totals(client: LanguageClient) -> None:
+    """`baton.server.validateWorkspace` (the extension's Validate Workspace) re-checks every
+    file and returns counts that agree with `baton check`."""
+    import json
+    import subprocess
+    import sys
+
+    got = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="baton.server.validateWorkspace", arguments=[]))
+    proc = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--format", "json",
+                           str(client.workspace_root)], capture_output=True, text=True,
+                          timeout=120)
+    findings = json.loads(proc.stdout)
+    rows = findings if isinstance(findings, list) else findings.get("findings", [])
+    errors = sum(1 for f in rows if f["severity"] == "error")
+    assert got["errors"] == errors and got["files"] > 0, (got, errors)
+    info = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="baton.server.debugInfo", arguments=[]))
+    assert info["rules"] >= 60

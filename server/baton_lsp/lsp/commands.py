@@ -27,6 +27,27 @@ def register(server: BatonServer) -> None:
         return {"mermaid": mermaid(graph), "waves": graph.waves, "cycles": graph.cycles,
                 "critical_path": graph.critical_path}
 
+    @server.command(VALIDATE)
+    async def validate_workspace(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """Re-read the configuration, re-check every file (published as usual) and return the
+        totals the client shows: {files, errors, warnings, information, hints}."""
+        from lsprotocol import types
+
+        from .lifecycle import revalidate_all
+
+        await revalidate_all(ls)
+        counts = {types.DiagnosticSeverity.Error: 0, types.DiagnosticSeverity.Warning: 0,
+                  types.DiagnosticSeverity.Information: 0, types.DiagnosticSeverity.Hint: 0}
+        for path, result in list(ls.results.items()):
+            for diag in ls.diagnostics_for(path, result.findings):
+                if diag.severity in counts:
+                    counts[diag.severity] += 1
+        return {"files": len(ls.results),
+                "errors": counts[types.DiagnosticSeverity.Error],
+                "warnings": counts[types.DiagnosticSeverity.Warning],
+                "information": counts[types.DiagnosticSeverity.Information],
+                "hints": counts[types.DiagnosticSeverity.Hint]}
+
     @server.command(DEBUG_INFO)
     def debug_info_command(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Versions, workspaces, effective settings and load, for bug reports."""
@@ -34,6 +55,7 @@ def register(server: BatonServer) -> None:
 
 
 DEBUG_INFO = "baton.server.debugInfo"
+VALIDATE = "baton.server.validateWorkspace"
 
 
 def debug_info(ls: BatonServer) -> dict[str, Any]:
@@ -43,6 +65,8 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
     from importlib.metadata import version
 
     from .. import __version__
+    from ..rules import load_all
+    from ..rules.base import all_rules
 
     rss_kb = 0
     try:
@@ -57,6 +81,7 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "pygls": version("pygls"),
+        "rules": (load_all(), len(all_rules()))[1],
         "lsprotocol": version("lsprotocol"),
         "workspaces": {root: {"files": len(idx.files()), "config": idx.config.model_dump(
             by_alias=True)} for root, idx in list(ls.indexes.items())},
