@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,7 @@ class CheckpointStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _flock_patiently(fd)
         except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
@@ -122,12 +123,15 @@ class CheckpointStore:
             self._lock_fd = None
 
     def locked(self) -> bool:
-        """Whether some engine is running this workflow now."""
-        if not (self.dir / "lock").exists():
-            return False
-        fd = os.open(self.dir / "lock", os.O_RDWR)
+        """Whether some engine is running this workflow now. A shared probe: followers
+        probing at once never see each other as the engine (an engine starting during a
+        probe waits it out in `acquire`)."""
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd = os.open(self.dir / "lock", os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
             return True
         finally:
@@ -163,24 +167,32 @@ class CheckpointStore:
     def latest(self, at: int | None = None) -> Entry:
         """The newest sound checkpoint (or number `at`); corrupt files are skipped, with the
         reason logged, in favour of the one before."""
-        entries = self.entries()
-        if not entries:
-            raise CheckpointError(f"no checkpoints for workflow {self.workflow_id} in {self.dir}")
-        if at is not None:
-            for e in entries:
-                if e.sequence == at:
-                    if not e.ok:
-                        raise CheckpointError(f"checkpoint {at} of {self.workflow_id} is "
-                                              f"unusable: {e.problem}")
-                    return e
-            raise CheckpointError(f"workflow {self.workflow_id} has no checkpoint {at} "
-                                  f"(have {entries[0].sequence}–{entries[-1].sequence})")
-        for e in reversed(entries):
-            if e.ok:
-                return e
-            log.warning("skipping checkpoint %s: %s", e.path, e.problem)
-        raise CheckpointError(f"every checkpoint of {self.workflow_id} is unusable; newest: "
-                              f"{entries[-1].problem}")
+        if at is None:  # newest first, verifying only until a sound one is found
+            names = sorted((n for n in _listdir(self.dir) if _SEQ.match(n)), reverse=True)
+            problems: list[str] = []
+            for name in names:
+                path = self.dir / name
+                data, problem = _verify(path)
+                if problem is None:
+                    return Entry(int(name[:6]), path, data, None)
+                log.warning("skipping checkpoint %s: %s", path, problem)
+                problems.append(problem)
+            if not names:
+                raise CheckpointError(f"no checkpoints for workflow {self.workflow_id} in "
+                                      f"{self.dir}")
+            raise CheckpointError(f"every checkpoint of {self.workflow_id} is unusable; "
+                                  f"newest: {problems[0]}")
+        path = self.dir / f"{at:06d}.json"
+        if not path.exists():
+            have = sorted(int(n[:6]) for n in _listdir(self.dir) if _SEQ.match(n))
+            raise CheckpointError(
+                f"workflow {self.workflow_id} has no checkpoint {at}"
+                + (f" (have {have[0]}–{have[-1]})" if have else " (it has no checkpoints)"))
+        data, problem = _verify(path)
+        if problem is not None:
+            raise CheckpointError(f"checkpoint {at} of {self.workflow_id} is unusable: "
+                                  f"{problem}")
+        return Entry(at, path, data, None)
 
     def save(self, data: dict[str, Any], event: str) -> Path:
         """Write the next history entry durably; returns its path."""
@@ -207,6 +219,19 @@ class CheckpointStore:
         return path
 
 
+def _flock_patiently(fd: int, tries: int = 25) -> None:
+    """LOCK_EX, retrying for ~0.25 s: a follower's `locked()` probe holds the lock for
+    microseconds and must not make a starting engine report the workflow as busy."""
+    for attempt in range(tries):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or attempt == tries - 1:
+                raise
+            time.sleep(0.01)
+
+
 def _verify(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     try:
         raw = path.read_bytes()
@@ -228,6 +253,13 @@ def _verify(path: Path) -> tuple[dict[str, Any] | None, str | None]:
             _digest(raw.replace(stored.encode(), PLACEHOLDER.encode(), 1)) != stored:
         return None, "checksum mismatch: the file changed after it was written"
     return data, None
+
+
+def _listdir(directory: Path) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
 
 
 def list_workflows(root: Path) -> list[str]:
