@@ -1,0 +1,272 @@
+// Palette and tree commands: they ask the few questions a command needs, then call the
+// server's `baton.server.*` command with one validated object.
+import * as vscode from "vscode";
+import type { BatonServer } from "./server";
+import { which } from "./server";
+import type { TreeNode } from "./treeModel";
+import type { WorkflowsProvider } from "./treeView";
+import {
+  ResumePreview, SCOPES, WorkflowChanged, WorkflowRow, describePreview, endedSince, failureReason, idArgs,
+  isResumable, isRunning, progressMessage, runnerChoices, startArgs,
+} from "./workflows";
+
+const UNTRUSTED = "Baton: starting or resuming a workflow runs agents and commands from this workspace's configuration, so it needs a trusted workspace.";
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Rows, workflow nodes and ids all identify a workflow (tree menus pass the node). */
+function rowOf(arg: unknown, rows: WorkflowRow[]): WorkflowRow | undefined {
+  if (!arg) return undefined;
+  if (typeof arg === "string") return rows.find((r) => r.workflow_id === arg);
+  const node = arg as Partial<TreeNode> & Partial<WorkflowRow>;
+  if (node.row) return node.row;
+  if (typeof node.workflow_id === "string") return node as WorkflowRow;
+  return undefined;
+}
+
+export class WorkflowCommands {
+  /** Final `finished` events by workflow id, kept so a run that ends before we start
+   * waiting for it is not missed. */
+  private readonly finished = new Map<string, WorkflowChanged["event"]>();
+  private readonly waiters = new Map<string, ((e: WorkflowChanged["event"]) => void)[]>();
+  private readonly progress = new Map<string, (message: string) => void>();
+
+  constructor(private readonly server: BatonServer, private readonly tree: WorkflowsProvider) {
+    server.onWorkflowChanged((change) => {
+      const id = change.workflow_id;
+      if (!id) return;
+      const message = progressMessage(change.event);
+      if (message) this.progress.get(id)?.(message);
+      if (change.event.event === "finished") {
+        this.finished.set(id, change.event);
+        for (const resolve of this.waiters.get(id) ?? []) resolve(change.event);
+        this.waiters.delete(id);
+      }
+    });
+  }
+
+  register(context: vscode.ExtensionContext): void {
+    const reg = (id: string, fn: (...args: unknown[]) => unknown) =>
+      context.subscriptions.push(vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+        try {
+          await fn(...args);
+        } catch (err) {
+          void vscode.window.showErrorMessage(`Baton: ${errorText(err)}`);
+        }
+      }));
+    reg("baton.startWorkflow", () => this.start());
+    reg("baton.resumeWorkflow", (arg) => this.resume(arg));
+    reg("baton.cancelWorkflow", (arg) => this.cancel(arg));
+    reg("baton.showWorkflowStatus", (arg) => this.status(arg));
+    reg("baton.validateWorkspace", () => this.validate());
+    reg("baton.refreshWorkflows", () => this.tree.refresh());
+    reg("baton.openCheckpoint", (arg) => this.openCheckpoint(arg));
+    reg("baton.openPlan", (arg) => this.openPlan(arg));
+    reg("baton.openError", (arg) => this.openError(arg));
+  }
+
+  private async rows(): Promise<WorkflowRow[]> {
+    await this.tree.refresh();
+    return this.tree.rows;
+  }
+
+  private async pick(arg: unknown, filter: (r: WorkflowRow) => boolean, placeHolder: string, none: string): Promise<WorkflowRow | undefined> {
+    const given = rowOf(arg, this.tree.rows);
+    if (given) return given;
+    const candidates = (await this.rows()).filter(filter);
+    if (candidates.length === 0) {
+      void vscode.window.showInformationMessage(`Baton: ${none}`);
+      return undefined;
+    }
+    const picked = await vscode.window.showQuickPick(candidates.map((r) => ({
+      label: r.description || r.workflow_id,
+      description: `${r.workflow_id} · ${r.running ? `running · ${r.state ?? ""}` : r.status}`,
+      detail: r.status === "complete" || r.running ? `${r.scope ?? ""} · ${r.updated_at ?? ""}` : failureReason(r),
+      row: r,
+    })), { placeHolder, matchOnDescription: true, matchOnDetail: true });
+    return picked?.row;
+  }
+
+  async start(): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage(UNTRUSTED, "Manage Workspace Trust").then((p) => {
+        if (p) void vscode.commands.executeCommand("workbench.trust.manage");
+      });
+      return;
+    }
+    const cfg = vscode.workspace.getConfiguration("baton");
+    const defaultScope = cfg.get<string>("workflow.defaultScope") ?? "full-implementation";
+    const scopeItems = SCOPES.map((s) => ({ label: s.label, description: s.id, detail: s.detail, scope: s, picked: s.id === defaultScope }));
+    scopeItems.sort((a, b) => (a.scope.id === defaultScope ? -1 : b.scope.id === defaultScope ? 1 : 0));
+    const scope = await vscode.window.showQuickPick(scopeItems, { title: "Baton: Start Workflow (1/3)", placeHolder: "Scope of the workflow" });
+    if (!scope) return;
+    let plan: string | undefined;
+    if (scope.scope.needsPlan) {
+      const plans = await vscode.workspace.findFiles("**/.claude/specs/*/plans/*.md", "**/node_modules/**", 200);
+      const pickedPlan = await vscode.window.showQuickPick(
+        plans.map((u) => ({ label: vscode.workspace.asRelativePath(u), uri: u })),
+        { title: "Baton: Start Workflow", placeHolder: "Plan to work from" });
+      if (!pickedPlan) return;
+      plan = pickedPlan.uri.fsPath;
+    }
+    const description = await vscode.window.showInputBox({
+      title: "Baton: Start Workflow (2/3)", prompt: "What should the agents do?",
+      placeHolder: "e.g. Add rate limiting to the login endpoint", ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : "A description is required"),
+    });
+    if (description === undefined) return;
+    const runners = runnerChoices(which, cfg.get<string | null>("workflow.runner"));
+    const runner = await vscode.window.showQuickPick(
+      runners.map((r) => ({ label: r.label, detail: r.detail, id: r.id })),
+      { title: "Baton: Start Workflow (3/3)", placeHolder: "Agent runner (installed agent CLIs, or the offline script agents)" });
+    if (!runner) return;
+    const args = startArgs({ description, scope: scope.scope.id, runner: runner.id, plan });
+    await this.runFollowed(`Baton: ${description.trim()}`, "baton.server.workflow.start", args);
+  }
+
+  async resume(arg?: unknown): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage(UNTRUSTED);
+      return;
+    }
+    const row = await this.pick(arg, isResumable, "Workflow to resume", "no failed, cancelled or interrupted workflow to resume.");
+    if (!row) return;
+    const preview = await this.server.request<ResumePreview>("baton.server.workflow.previewResume", idArgs(row));
+    const text = describePreview(preview);
+    if (text.blocked) {
+      void vscode.window.showWarningMessage(`Baton: ${row.workflow_id} is still running.`);
+      return;
+    }
+    const choice = await vscode.window.showInformationMessage(text.message, { modal: true, detail: text.detail }, "Resume");
+    if (choice !== "Resume") return;
+    await this.runFollowed(`Baton: resume ${row.description || row.workflow_id}`, "baton.server.workflow.resume", idArgs(row));
+  }
+
+  /** Start/resume under a cancellable notification that lasts until the workflow finishes;
+   * cancelling it cancels the workflow (which stays resumable). */
+  private async runFollowed(title: string, command: string, args: Record<string, unknown>): Promise<void> {
+    const outcome = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+      async (progress, token) => {
+        progress.report({ message: "starting…" });
+        const startedAt = Date.now();
+        const started = await this.server.request<{ workflow_id: string | null; pid: number }>(command, args, token);
+        const id = started?.workflow_id;
+        if (!id) throw new Error("the workflow did not start (see Baton: Show Output)");
+        this.progress.set(id, (message) => progress.report({ message }));
+        this.tree.schedule(0);
+        const cancelled = token.onCancellationRequested(() => {
+          progress.report({ message: "cancelling…" });
+          void this.server.request("baton.server.workflow.cancel", { id }).catch((err: unknown) =>
+            void vscode.window.showErrorMessage(`Baton: cancel failed: ${errorText(err)}`));
+        });
+        try {
+          return { id, event: await this.waitFinished(id, startedAt) };
+        } finally {
+          cancelled.dispose();
+          this.progress.delete(id);
+        }
+      });
+    await this.tree.refresh();
+    const row = this.tree.rows.find((r) => r.workflow_id === outcome.id);
+    const status = String(outcome.event.status ?? row?.status ?? "finished");
+    if (status === "complete") {
+      void vscode.window.showInformationMessage(`Baton: workflow ${outcome.id} complete.`, "Show Status")
+        .then((p) => { if (p) void this.status(outcome.id); });
+    } else {
+      const reason = row ? failureReason(row) : String(outcome.event.message ?? status);
+      const buttons = row && isResumable(row) ? ["Resume", "Open Error"] : ["Show Status"];
+      void vscode.window.showErrorMessage(`Baton: workflow ${outcome.id} ${reason}`, ...buttons).then((p) => {
+        if (p === "Resume") void vscode.commands.executeCommand("baton.resumeWorkflow", outcome.id);
+        else if (p === "Open Error") void this.openError(outcome.id);
+        else if (p === "Show Status") void this.status(outcome.id);
+      });
+    }
+  }
+
+  /** Resolves on the `finished` notification, or — when the server lost track of the run
+   * (restarted while it ran) — on a refreshed row that shows it ended after we started. */
+  private async waitFinished(id: string, startedAt: number): Promise<WorkflowChanged["event"]> {
+    const early = this.finished.get(id);
+    this.finished.delete(id);
+    if (early) return early;
+    return new Promise<WorkflowChanged["event"]>((resolve) => {
+      const done = (e: WorkflowChanged["event"]) => { sub.dispose(); this.finished.delete(id); resolve(e); };
+      const sub = this.tree.onDidChangeRows((rows) => {
+        const row = rows.find((r) => r.workflow_id === id);
+        if (row && endedSince(row, startedAt)) done({ event: "finished", status: row.status, state: row.state ?? undefined });
+      });
+      this.waiters.set(id, [...(this.waiters.get(id) ?? []), done]);
+    });
+  }
+
+  async cancel(arg?: unknown): Promise<void> {
+    const row = await this.pick(arg, isRunning, "Workflow to cancel", "no workflow is running.");
+    if (!row) return;
+    const result = await this.server.request<{ code: number; message: string }>("baton.server.workflow.cancel", idArgs(row));
+    if (result.code === 0) void vscode.window.showInformationMessage(`Baton: ${result.message || `cancelled ${row.workflow_id}`}`);
+    else void vscode.window.showErrorMessage(`Baton: cancel ${row.workflow_id} failed: ${result.message}`);
+    this.tree.schedule(0);
+  }
+
+  async status(arg?: unknown): Promise<void> {
+    const row = await this.pick(arg, () => true, "Workflow to show", "no workflows in this workspace yet.");
+    if (!row) return;
+    const info = await this.server.request<unknown>("baton.server.workflow.status", idArgs(row));
+    const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(info, null, 2) + "\n" });
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  async validate(): Promise<void> {
+    const totals = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "Baton: validating the workspace", cancellable: true },
+      (_p, token) => this.server.request<{ files: number; errors: number; warnings: number; information: number; hints: number }>(
+        "baton.server.validateWorkspace", {}, token));
+    const msg = `Baton: ${totals.files} files checked: ${totals.errors} errors, ${totals.warnings} warnings, ${totals.information} information, ${totals.hints} hints.`;
+    const pick = await vscode.window.showInformationMessage(msg, "Show Problems");
+    if (pick) await vscode.commands.executeCommand("workbench.actions.view.problems");
+  }
+
+  private async required(arg: unknown): Promise<WorkflowRow | undefined> {
+    return this.pick(arg, () => true, "Workflow", "no workflows in this workspace yet.");
+  }
+
+  async openCheckpoint(arg?: unknown): Promise<void> {
+    const row = await this.required(arg);
+    if (!row) return;
+    if (!row.checkpoint_path) throw new Error(`${row.workflow_id} has no checkpoint yet.`);
+    await vscode.window.showTextDocument(vscode.Uri.file(row.checkpoint_path));
+  }
+
+  async openPlan(arg?: unknown): Promise<void> {
+    const row = await this.required(arg);
+    if (!row) return;
+    if (!row.plan) throw new Error(`${row.workflow_id} has no plan yet.`);
+    await vscode.window.showTextDocument(vscode.Uri.file(row.plan));
+  }
+
+  /** The workflow's last record in `.claude/data/logs/errors.jsonl`, else its failure as JSON. */
+  async openError(arg?: unknown): Promise<void> {
+    const row = await this.required(arg);
+    if (!row) return;
+    if (row.workspace) {
+      const log = vscode.Uri.joinPath(vscode.Uri.file(row.workspace), ".claude", "data", "logs", "errors.jsonl");
+      try {
+        const doc = await vscode.workspace.openTextDocument(log);
+        let line = -1;
+        for (let i = doc.lineCount - 1; i >= 0; i--) {
+          if (doc.lineAt(i).text.includes(row.workflow_id)) { line = i; break; }
+        }
+        if (line >= 0) {
+          const range = doc.lineAt(line).range;
+          await vscode.window.showTextDocument(doc, { selection: range });
+          return;
+        }
+      } catch { /* no log yet: show the failure record instead */ }
+    }
+    const content = JSON.stringify({ workflow_id: row.workflow_id, status: row.status, state: row.state, failure: row.failure, last_error: row.last_error }, null, 2);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: "json", content: content + "\n" }));
+  }
+}

@@ -1,0 +1,348 @@
+// Language client lifecycle: find the interpreter, check baton_lsp, start/restart (coalesced),
+// and the language status item. The decisions are in interpreter.ts and settings.ts.
+import { execFile } from "node:child_process";
+import { accessSync, constants as fsConstants, statSync } from "node:fs";
+import { homedir } from "node:os";
+import * as vscode from "vscode";
+import {
+  CancellationToken, DidChangeConfigurationNotification, DynamicFeature, ExecuteCommandRequest,
+  LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature, TransportKind,
+} from "vscode-languageclient/node";
+import {
+  Diagnosis, ProbeResult, ServerCommand, diagnose, discoverServer, findOnPath, installArgs, probeArgs,
+} from "./interpreter";
+import { initializationOptions, needsRestart, serverSettings } from "./settings";
+import { WorkflowChanged, parseWorkflowChanged } from "./workflows";
+
+export type ServerState = "stopped" | "starting" | "running" | "failed";
+
+/** The files the server checks: markdown under `.claude/` and `specs/`, checkpoints and other
+ * data files, state scripts and the configuration. */
+export const DOCUMENT_SELECTOR = [
+  { scheme: "file", language: "markdown", pattern: "**/.claude/**/*.md" },
+  { scheme: "file", language: "markdown", pattern: "**/specs/**/*.md" },
+  { scheme: "file", pattern: "**/.claude/data/**/*.{json,jsonl}" },
+  { scheme: "file", pattern: "**/.claude/tmp/**" },
+  { scheme: "file", pattern: "**/.claude/baton.toml" },
+];
+
+class BatonLanguageClient extends LanguageClient {
+  // Palette commands wrap the server's `baton.server.*` commands under their own ids and code
+  // lenses invoke the client's `baton.showGraph`; auto-registering every server command as a VS
+  // Code command would clash with that id and fail again on each restart.
+  public override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
+    const method = (feature as Partial<DynamicFeature<unknown>>).registrationType?.method;
+    if (method === ExecuteCommandRequest.method) return;
+    super.registerFeature(feature);
+  }
+}
+
+function isExecutable(p: string): boolean {
+  try {
+    accessSync(p, fsConstants.X_OK);
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export function which(name: string): string | undefined {
+  return findOnPath(name, process.env.PATH, isExecutable);
+}
+
+function run(command: string, args: string[], cwd: string, timeoutMs: number): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    // argv only: paths with spaces or quotes reach the program unchanged, no shell involved.
+    execFile(command, args, { cwd, timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024, windowsHide: true },
+      (error, stdout, stderr) => {
+        const err = error as (NodeJS.ErrnoException & { killed?: boolean }) | null;
+        if (err && typeof err.code === "string") {
+          resolve({ error: err.code, exitCode: null, stdout, stderr });
+        } else if (err?.killed) {
+          resolve({ error: "timed out", exitCode: null, stdout, stderr });
+        } else {
+          resolve({ exitCode: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr });
+        }
+      });
+  });
+}
+
+interface PythonEnvironmentsApi {
+  environments?: {
+    getActiveEnvironmentPath(resource?: vscode.Uri): { id: string; path: string };
+    resolveEnvironment(env: { id: string; path: string } | string): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
+    onDidChangeActiveEnvironmentPath: vscode.Event<unknown>;
+  };
+}
+
+export class BatonServer implements vscode.Disposable {
+  client: LanguageClient | undefined;
+  state: ServerState = "stopped";
+  version: string | undefined;
+  rules: number | undefined;
+  command: ServerCommand | undefined;
+  lastError: string | undefined;
+  readonly output: vscode.OutputChannel;
+  private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
+  readonly onDidChangeState = this.stateEmitter.event;
+  private readonly workflowEmitter = new vscode.EventEmitter<WorkflowChanged>();
+  readonly onWorkflowChanged = this.workflowEmitter.event;
+  private readonly disposables: vscode.Disposable[] = [];
+  private restartTimer: NodeJS.Timeout | undefined;
+  private queue: Promise<void> = Promise.resolve();
+  private pythonWatch: vscode.Disposable | undefined;
+
+  constructor(private readonly context: vscode.ExtensionContext, private readonly clientVersion: string) {
+    this.output = vscode.window.createOutputChannel("Baton");
+    this.disposables.push(this.output, this.stateEmitter, this.workflowEmitter);
+    this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
+      if (needsRestart((s) => e.affectsConfiguration(s))) this.scheduleRestart("settings changed");
+      else if (e.affectsConfiguration("baton")) this.pushSettings();
+    }));
+    // Trust changes what the server may launch and which settings apply: start afresh.
+    this.disposables.push(vscode.workspace.onDidGrantWorkspaceTrust(() => this.scheduleRestart("workspace trusted", 0)));
+  }
+
+  private setState(state: ServerState, error?: string): void {
+    this.state = state;
+    this.lastError = error;
+    void vscode.commands.executeCommand("setContext", "baton.serverRunning", state === "running");
+    this.stateEmitter.fire(state);
+  }
+
+  private rawSettings(): Record<string, unknown> {
+    // A JSON round trip turns the WorkspaceConfiguration proxy into plain data.
+    return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration("baton"))) as Record<string, unknown>;
+  }
+
+  private async pythonExtensionInterpreter(): Promise<string | undefined> {
+    const ext = vscode.extensions.getExtension<PythonEnvironmentsApi>("ms-python.python");
+    if (!ext) return undefined;
+    try {
+      const api = ext.isActive ? ext.exports : await ext.activate();
+      const envs = api?.environments;
+      if (!envs) return undefined;
+      if (!this.pythonWatch) {
+        this.pythonWatch = envs.onDidChangeActiveEnvironmentPath(() => {
+          if (!vscode.workspace.getConfiguration("baton").get<string>("interpreter")) this.scheduleRestart("Python environment changed");
+        });
+        this.disposables.push(this.pythonWatch);
+      }
+      const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+      const env = await envs.resolveEnvironment(envs.getActiveEnvironmentPath(folder));
+      return env?.executable.uri?.fsPath;
+    } catch (err) {
+      this.output.appendLine(`Python extension: could not read the active environment: ${String(err)}`);
+      return undefined;
+    }
+  }
+
+  async discover(): Promise<ServerCommand | undefined> {
+    const cfg = vscode.workspace.getConfiguration("baton");
+    const serverPath = cfg.get<string | null>("server.path");
+    const interpreter = cfg.get<string | null>("interpreter");
+    const needExtension = !serverPath && !interpreter;
+    return discoverServer({
+      serverPath, interpreter,
+      pythonExtension: needExtension ? await this.pythonExtensionInterpreter() : undefined,
+      workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+      home: homedir(), env: process.env, which,
+    });
+  }
+
+  /** Start unless running; failures become an actionable notification, not an exception. */
+  start(): Promise<void> {
+    return this.enqueue(() => this.doStart());
+  }
+
+  restart(reason: string): Promise<void> {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    return this.enqueue(async () => {
+      this.output.appendLine(`Restarting the server: ${reason}`);
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  /** Several setting writes in a row (a settings sync, the interpreter picker) restart once. */
+  scheduleRestart(reason: string, delayMs = 1000): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.restart(reason), delayMs);
+  }
+
+  private enqueue(job: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(job, job);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client) return;
+    this.setState("starting");
+    const cmd = await this.discover();
+    this.command = cmd;
+    if (!cmd) {
+      const message = "Baton: no Python found. Set `baton.interpreter` to a Python ≥ 3.11 with baton-lsp installed, or install python3.";
+      this.setState("failed", message);
+      void this.offerFix(message, undefined);
+      return;
+    }
+    this.output.appendLine(`Server: ${cmd.command} ${cmd.args.join(" ")} (from ${cmd.source})`);
+    const probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, 30_000);
+    const diagnosis: Diagnosis = diagnose(cmd, probe, this.clientVersion);
+    if (!diagnosis.ok) {
+      if (probe.stderr.trim()) this.output.appendLine(probe.stderr.trim());
+      this.setState("failed", diagnosis.message);
+      void this.offerFix(diagnosis.message, diagnosis.canInstall ? cmd : undefined);
+      return;
+    }
+    this.version = diagnosis.version;
+    const trusted = vscode.workspace.isTrusted;
+    const serverOptions: ServerOptions = {
+      // The extension's own directory as cwd: `python -m` puts the cwd on sys.path, and a
+      // workspace (possibly untrusted) must not be able to shadow baton_lsp.
+      command: cmd.command, args: cmd.args, transport: TransportKind.stdio,
+      options: { cwd: this.context.extensionPath, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: DOCUMENT_SELECTOR,
+      outputChannel: this.output,
+      initializationOptions: initializationOptions(this.rawSettings(), trusted),
+      // Crashes are reported once with a Restart button instead of restart loops.
+      connectionOptions: { maxRestartCount: 0 },
+      middleware: {
+        workspace: {
+          // The server pulls `baton`; answer with the same filtered view as the init options.
+          configuration: async (params, token, next) => {
+            const result = await next(params, token);
+            if (!Array.isArray(result)) return result;
+            return params.items.map((item, i) => item.section === "baton"
+              ? serverSettings(this.rawSettings(), vscode.workspace.isTrusted)
+              : result[i]);
+          },
+        },
+      },
+    };
+    const client = new BatonLanguageClient("baton", "Baton", serverOptions, clientOptions);
+    this.client = client;
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Stopped && this.client === client && this.state === "running") {
+        this.client = undefined;
+        this.setState("failed", "Baton: the language server stopped.");
+        void vscode.window.showErrorMessage("Baton: the language server stopped.", "Restart Server", "Show Output")
+          .then((pick) => this.handleFixPick(pick, undefined));
+      }
+    });
+    try {
+      await client.start();
+    } catch (err) {
+      this.client = undefined;
+      const message = `Baton: the language server did not start: ${err instanceof Error ? err.message : String(err)}`;
+      this.setState("failed", message);
+      void this.offerFix(message, cmd.python ? cmd : undefined);
+      return;
+    }
+    client.onNotification("baton/workflowChanged", (params: unknown) => {
+      const parsed = parseWorkflowChanged(params);
+      if (parsed) this.workflowEmitter.fire(parsed);
+    });
+    try {
+      const info = await this.request<{ rules?: number; baton?: string }>("baton.server.debugInfo", {});
+      this.rules = typeof info?.rules === "number" ? info.rules : undefined;
+    } catch (err) {
+      this.output.appendLine(`debugInfo failed: ${String(err)}`);
+    }
+    this.setState("running");
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (err) {
+        this.output.appendLine(`Stopping the server: ${String(err)}`);
+      }
+    }
+    this.setState("stopped");
+  }
+
+  stop(): Promise<void> {
+    return this.enqueue(() => this.doStop());
+  }
+
+  private pushSettings(): void {
+    const client = this.client;
+    if (!client || this.state !== "running") return;
+    void client.sendNotification(DidChangeConfigurationNotification.type, {
+      settings: { baton: serverSettings(this.rawSettings(), vscode.workspace.isTrusted) },
+    }).catch((err: unknown) => this.output.appendLine(`didChangeConfiguration failed: ${String(err)}`));
+  }
+
+  private async offerFix(message: string, installable: ServerCommand | undefined): Promise<void> {
+    this.output.appendLine(message);
+    const buttons = [...(installable ? ["Install baton-lsp"] : []), "Select Interpreter", "Show Output"];
+    const pick = await vscode.window.showErrorMessage(message, ...buttons);
+    await this.handleFixPick(pick, installable);
+  }
+
+  private async handleFixPick(pick: string | undefined, installable: ServerCommand | undefined): Promise<void> {
+    if (pick === "Install baton-lsp" && installable?.python) await this.install(installable.python);
+    else if (pick === "Select Interpreter") await this.selectInterpreter();
+    else if (pick === "Show Output") this.output.show(true);
+    else if (pick === "Restart Server") await this.restart("requested");
+  }
+
+  async install(python: string): Promise<void> {
+    const args = installArgs(this.clientVersion);
+    this.output.appendLine(`$ ${python} ${args.join(" ")}`);
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Baton: installing baton-lsp ${this.clientVersion} into ${python}` },
+      () => run(python, args, this.context.extensionPath, 300_000));
+    this.output.append(result.stdout);
+    this.output.append(result.stderr);
+    if (result.exitCode === 0) {
+      void vscode.window.showInformationMessage(`Baton: installed baton-lsp ${this.clientVersion}.`);
+      await this.restart("baton-lsp installed");
+    } else {
+      const pick = await vscode.window.showErrorMessage(
+        `Baton: pip failed (${result.error ?? `exit ${result.exitCode}`}). See the output for details.`, "Show Output", "Select Interpreter");
+      await this.handleFixPick(pick, undefined);
+    }
+  }
+
+  async selectInterpreter(): Promise<void> {
+    if (vscode.extensions.getExtension("ms-python.python")) {
+      // Its picker changes the active environment, which restarts us through the API event.
+      await vscode.commands.executeCommand("python.setInterpreter");
+      return;
+    }
+    const picked = await vscode.window.showOpenDialog({
+      canSelectFiles: true, canSelectFolders: false, canSelectMany: false,
+      title: "Python interpreter with baton-lsp installed", openLabel: "Use this interpreter",
+    });
+    if (picked?.[0]) {
+      await vscode.workspace.getConfiguration("baton").update("interpreter", picked[0].fsPath, vscode.ConfigurationTarget.Global);
+    }
+  }
+
+  /** A server command with one object argument; the token cancels the request. */
+  request<T>(command: string, arg: Record<string, unknown>, token?: CancellationToken): Promise<T> {
+    return this.requestArgs<T>(command, [arg], token);
+  }
+
+  requestArgs<T>(command: string, args: unknown[], token?: CancellationToken): Promise<T> {
+    const client = this.client;
+    if (!client || !(this.state === "running" || this.state === "starting")) {
+      return Promise.reject(new Error("the Baton language server is not running (Baton: Restart Server)"));
+    }
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args }, token) as Promise<T>;
+  }
+
+  dispose(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    for (const d of this.disposables) d.dispose();
+  }
+}

@@ -1,0 +1,29 @@
+// Text of the language status item. Pure; extension.ts owns the vscode item.
+import type { WorkflowRow } from "./workflows";
+
+export interface StatusView {
+  text: string;
+  detail: string;
+  severity: "information" | "warning" | "error";
+  busy: boolean;
+}
+
+export function statusView(state: "stopped" | "starting" | "running" | "failed", info: {
+  version?: string; rules?: number; error?: string; source?: string; rows: WorkflowRow[];
+}): StatusView {
+  if (state === "starting") return { text: "Baton: starting", detail: info.source ? `from ${info.source}` : "", severity: "information", busy: true };
+  if (state === "failed") return { text: "$(error) Baton", detail: info.error ?? "the server is not running", severity: "error", busy: false };
+  if (state === "stopped") return { text: "Baton: stopped", detail: "", severity: "warning", busy: false };
+  const running = info.rows.filter((r) => r.running);
+  const parts = [info.version ? `baton-lsp ${info.version}` : "", info.rules !== undefined ? `${info.rules} rules` : ""].filter(Boolean);
+  if (running.length > 0) {
+    const first = running[0];
+    const what = `${first.description || first.workflow_id}${first.state ? ` (${first.state})` : ""}`;
+    return {
+      text: running.length > 1 ? `$(sync~spin) Baton: ${running.length} workflows` : `$(sync~spin) Baton: ${first.state ?? "running"}`,
+      detail: [`running: ${what}${running.length > 1 ? ` and ${running.length - 1} more` : ""}`, ...parts].join(" · "),
+      severity: "information", busy: true,
+    };
+  }
+  return { text: "$(check) Baton", detail: parts.join(" · "), severity: "information", busy: false };
+}

@@ -1,0 +1,232 @@
+// Workflows view model: workflows → states → waves → phases (and other steps), built from
+// `baton.server.workflow.list` rows. Pure; treeView.ts turns nodes into TreeItems.
+import type { StepRow, WorkflowRow } from "./workflows";
+import { failureReason, isResumable, isRunning } from "./workflows";
+
+export type NodeStatus = "done" | "running" | "failed" | "pending" | "cancelled" | "interrupted" | "unknown";
+
+export interface TreeNode {
+  /** Stable across refreshes, so expansion and selection survive. */
+  id: string;
+  kind: "workflow" | "state" | "wave" | "step";
+  label: string;
+  description: string;
+  tooltip: string;
+  status: NodeStatus;
+  /** For menus: `workflow:resumable:running:plan:error` style flags (matched with regexes). */
+  contextValue: string;
+  expanded: boolean;
+  children: TreeNode[];
+  row: WorkflowRow;
+  /** The file a click opens (an artifact), when it exists in the model. */
+  open?: string;
+}
+
+const STATE_ORDER = ["initialize", "research", "plan", "revise", "implement", "test", "debug", "document", "complete"];
+
+export function stepStatus(step: StepRow | undefined): NodeStatus {
+  switch (step?.status) {
+    case "done": return "done";
+    case "running": return "running";
+    case "failed": return "failed";
+    case undefined: return "pending";
+    default: return "unknown";
+  }
+}
+
+export function workflowStatus(row: WorkflowRow): NodeStatus {
+  if (row.running) return "running";
+  switch (row.status) {
+    case "complete": return "done";
+    case "failed": return "failed";
+    case "cancelled": return "cancelled";
+    case "interrupted": return "interrupted";
+    case "in_progress": return "running";
+    default: return "unknown";
+  }
+}
+
+export function formatDuration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return "";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
+  const m = Math.floor(s / 60);
+  const rest = Math.round(s - m * 60);
+  if (m < 60) return `${m} min${rest ? ` ${rest} s` : ""}`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+export function relativeTime(iso: string | null | undefined, now: number): string {
+  if (!iso) return "";
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return "";
+  const s = Math.max(0, Math.round((now - t) / 1000));
+  if (s < 45) return "just now";
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86400)} d ago`;
+}
+
+/** `{"1": [1], "2": [2, 3]}` or `[[1], [2, 3]]` → `[["1"], ["2", "3"]]`. */
+export function normaliseWaves(waves: WorkflowRow["waves"]): string[][] {
+  if (!waves) return [];
+  if (Array.isArray(waves)) return waves.map((w) => (Array.isArray(w) ? w.map(String) : []));
+  return Object.entries(waves)
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([, w]) => (Array.isArray(w) ? w.map(String) : []));
+}
+
+/** `implement.phase-2` → `2`. */
+export function phaseOf(stepId: string): string | undefined {
+  return /^implement\.phase-(.+)$/.exec(stepId)?.[1];
+}
+
+function aggregate(statuses: NodeStatus[]): NodeStatus {
+  if (statuses.includes("failed")) return "failed";
+  if (statuses.includes("running")) return "running";
+  if (statuses.length > 0 && statuses.every((s) => s === "done")) return "done";
+  if (statuses.some((s) => s === "done")) return "running";
+  return "pending";
+}
+
+function stepLabel(id: string): string {
+  const phase = phaseOf(id);
+  if (phase) return `Phase ${phase}`;
+  const m = /^(\w+)\.(\d+)$/.exec(id);
+  if (m) return `${m[1][0].toUpperCase()}${m[1].slice(1)} ${m[2]}`;
+  return id[0] ? `${id[0].toUpperCase()}${id.slice(1)}` : id;
+}
+
+function stepNode(row: WorkflowRow, base: string, id: string, step: StepRow | undefined): TreeNode {
+  const status = stepStatus(step);
+  const bits = [step?.status ?? "pending"];
+  if (step?.duration_ms !== undefined && step?.duration_ms !== null) bits.push(formatDuration(step.duration_ms));
+  if (step?.attempts && step.attempts > 1) bits.push(`${step.attempts} attempts`);
+  const tooltip = [id, step?.message ?? "", step?.artifact ? `artifact: ${step.artifact}` : ""].filter(Boolean).join("\n");
+  return {
+    id: `${base}/step:${id}`, kind: "step", label: stepLabel(id), description: bits.join(" · "), tooltip, status,
+    contextValue: `step${step?.artifact && status === "done" ? ":artifact" : ""}`,
+    expanded: false, children: [], row, open: status === "done" ? step?.artifact ?? undefined : undefined,
+  };
+}
+
+function stateNodes(row: WorkflowRow, base: string): TreeNode[] {
+  const steps = row.steps ?? {};
+  const byState = new Map<string, string[]>();
+  for (const [id, step] of Object.entries(steps)) {
+    const state = step.state ?? id.split(".")[0];
+    byState.set(state, [...(byState.get(state) ?? []), id]);
+  }
+  const states = [...byState.keys()];
+  // The current state of a running or stopped workflow shows even before its first step.
+  const current = row.state ?? undefined;
+  if (current && !byState.has(current) && !["complete", "initialize"].includes(current) && row.status !== "complete") {
+    states.push(current);
+  }
+  const rank = (s: string) => { const i = STATE_ORDER.indexOf(s); return i < 0 ? STATE_ORDER.length : i; };
+  states.sort((a, b) => rank(a) - rank(b));
+  const failedState = row.status === "failed" ? row.failure?.state ?? row.state ?? undefined : undefined;
+
+  return states.map((state) => {
+    const ids = byState.get(state) ?? [];
+    const sbase = `${base}/state:${state}`;
+    let children: TreeNode[];
+    const waves = state === "implement" ? normaliseWaves(row.waves) : [];
+    if (waves.length > 0) {
+      const inWave = new Set<string>();
+      children = waves.map((phases, i) => {
+        const phaseNodes = phases.map((p) => {
+          const sid = `implement.phase-${p}`;
+          inWave.add(sid);
+          return stepNode(row, `${sbase}/wave:${i + 1}`, sid, steps[sid]);
+        });
+        const status = aggregate(phaseNodes.map((n) => n.status));
+        const total = phases.reduce((acc, p) => acc + (steps[`implement.phase-${p}`]?.duration_ms ?? 0), 0);
+        return {
+          id: `${sbase}/wave:${i + 1}`, kind: "wave" as const, label: `Wave ${i + 1}`,
+          description: [phases.length > 1 ? `phases ${phases.join(", ")} in parallel` : `phase ${phases.join("")}`,
+            status === "pending" ? "" : status, total ? formatDuration(total) : ""].filter(Boolean).join(" · "),
+          tooltip: `Wave ${i + 1}: phase${phases.length > 1 ? "s" : ""} ${phases.join(", ")}`,
+          status, contextValue: "wave", expanded: status === "failed" || status === "running",
+          children: phaseNodes, row,
+        };
+      });
+      for (const id of ids) if (!inWave.has(id)) children.push(stepNode(row, sbase, id, steps[id]));
+    } else {
+      children = ids.map((id) => stepNode(row, sbase, id, steps[id]));
+    }
+    let status = aggregate(children.map((c) => c.status));
+    if (state === failedState) status = "failed";
+    else if (row.running && state === current && status !== "failed") status = "running";
+    else if (children.length === 0) status = row.running ? "running" : workflowStatus(row) === "done" ? "done" : "pending";
+    const ms = ids.reduce((acc, id) => acc + (steps[id]?.duration_ms ?? 0), 0);
+    const count = ids.length;
+    return {
+      id: sbase, kind: "state" as const, label: state,
+      description: [status, count ? `${count} step${count === 1 ? "" : "s"}` : "", ms ? formatDuration(ms) : ""].filter(Boolean).join(" · "),
+      tooltip: `${state}: ${status}`, status, contextValue: "state",
+      expanded: status === "failed" || status === "running", children, row,
+    };
+  });
+}
+
+export function workflowNode(row: WorkflowRow, now: number): TreeNode {
+  const status = workflowStatus(row);
+  const base = `${row.workspace ?? ""}|${row.workflow_id}`;
+  const flags = ["workflow"];
+  if (isResumable(row)) flags.push("resumable");
+  if (isRunning(row)) flags.push("running");
+  if (row.plan) flags.push("plan");
+  if (row.status === "failed") flags.push("error");
+  const where = row.status === "complete" || !row.state || row.state === row.status ? "" : ` in ${row.state}`;
+  const statusText = row.running ? `running${row.state ? ` · ${row.state}` : ""}` : `${row.status}${where}`;
+  const description = [statusText, relativeTime(row.updated_at, now)].filter(Boolean).join(" · ");
+  const tooltip = [
+    row.description ?? row.workflow_id, `${row.workflow_id} · ${row.scope ?? ""}`, statusText,
+    row.status === "failed" || row.status === "cancelled" || row.status === "interrupted" ? failureReason(row) : "",
+    row.checkpoint !== null && row.checkpoint !== undefined ? `checkpoint ${row.checkpoint}` : "",
+  ].filter(Boolean).join("\n");
+  return {
+    id: base, kind: "workflow", label: row.description || row.workflow_id, description, tooltip, status,
+    contextValue: flags.join(":"), expanded: status === "running" || status === "failed",
+    children: stateNodes(row, base), row,
+  };
+}
+
+/** Newest first: running workflows, then by last update. */
+export function buildTree(rows: WorkflowRow[], now: number): TreeNode[] {
+  const sorted = [...rows].sort((a, b) => {
+    if (a.running !== b.running) return a.running ? -1 : 1;
+    return (Date.parse(b.updated_at ?? "") || 0) - (Date.parse(a.updated_at ?? "") || 0)
+      || b.workflow_id.localeCompare(a.workflow_id);
+  });
+  return sorted.map((r) => workflowNode(r, now));
+}
+
+/** Theme icon id and colour per status. */
+export function iconFor(status: NodeStatus): { id: string; color?: string } {
+  switch (status) {
+    case "done": return { id: "pass-filled", color: "testing.iconPassed" };
+    case "running": return { id: "sync~spin", color: "charts.blue" };
+    case "failed": return { id: "error", color: "testing.iconFailed" };
+    case "cancelled": return { id: "circle-slash", color: "disabledForeground" };
+    case "interrupted": return { id: "warning", color: "list.warningForeground" };
+    case "pending": return { id: "circle-large-outline" };
+    default: return { id: "question" };
+  }
+}
+
+/** Phase id → live status for the plan graph, from the newest workflow that ran `plan`. */
+export function phaseStatuses(rows: WorkflowRow[], plan: string, samePath: (a: string, b: string) => boolean): Record<string, NodeStatus> {
+  const runs = rows.filter((r) => r.plan && samePath(r.plan, plan))
+    .sort((a, b) => (Date.parse(b.updated_at ?? "") || 0) - (Date.parse(a.updated_at ?? "") || 0));
+  const out: Record<string, NodeStatus> = {};
+  const row = runs[0];
+  if (!row) return out;
+  for (const [id, step] of Object.entries(row.steps ?? {})) {
+    const phase = phaseOf(id);
+    if (phase) out[phase] = stepStatus(step);
+  }
+  return out;
+}

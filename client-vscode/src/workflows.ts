@@ -1,0 +1,192 @@
+// Workflow rows from `baton.server.workflow.list` and the arguments of the server's workflow
+// commands. Pure: validated here, shown by the adapters.
+
+export type WorkflowStatus = "in_progress" | "complete" | "failed" | "cancelled" | "interrupted" | "unreadable";
+
+export interface StepRow {
+  state?: string;
+  status?: string;
+  attempts?: number;
+  artifact?: string | null;
+  message?: string | null;
+  duration_ms?: number | null;
+}
+
+export interface WorkflowRow {
+  workflow_id: string;
+  running: boolean;
+  status: WorkflowStatus | string;
+  state?: string | null;
+  scope?: string | null;
+  description?: string | null;
+  updated_at?: string | null;
+  checkpoint?: number | null;
+  checkpoint_path?: string | null;
+  topic_dir?: string | null;
+  plan?: string | null;
+  last_error?: string | null;
+  failure?: { state?: string; step?: string; message?: string; type?: string; class?: string; context?: Record<string, unknown> } | null;
+  steps?: Record<string, StepRow> | null;
+  /** The server sends `{"1": [1], "2": [2, 3]}`; a list of lists is accepted too. */
+  waves?: Record<string, (string | number)[]> | (string | number)[][] | null;
+  workspace?: string;
+  followed?: boolean;
+}
+
+export interface ScopeChoice { id: string; label: string; detail: string; needsPlan: boolean }
+
+export const SCOPES: readonly ScopeChoice[] = [
+  { id: "full-implementation", label: "Full implementation", needsPlan: false,
+    detail: "research → plan → implement in waves → test → debug → document" },
+  { id: "research-and-plan", label: "Research and plan", needsPlan: false,
+    detail: "research the topics in parallel, then write a plan; no code changes" },
+  { id: "research-only", label: "Research only", needsPlan: false,
+    detail: "research reports only" },
+  { id: "research-and-revise", label: "Research and revise", needsPlan: true,
+    detail: "research, then revise an existing plan" },
+  { id: "implement-only", label: "Implement only", needsPlan: true,
+    detail: "implement an existing plan's phases in waves, then test" },
+  { id: "test-and-debug", label: "Test and debug", needsPlan: true,
+    detail: "run the tests of an existing plan and debug failures" },
+  { id: "debug-only", label: "Debug only", needsPlan: false,
+    detail: "debug a failure described in the description" },
+];
+
+/** Agent CLIs a runner can drive; `script` (offline, deterministic) needs nothing installed. */
+export const AGENT_CLIS = ["claude", "codex", "gemini"] as const;
+
+export interface RunnerChoice { id: string; label: string; detail: string }
+
+export function runnerChoices(found: (cli: string) => string | undefined, preferred?: string | null): RunnerChoice[] {
+  const out: RunnerChoice[] = [];
+  for (const cli of AGENT_CLIS) {
+    const where = found(cli);
+    if (where) out.push({ id: cli, label: cli, detail: where });
+  }
+  out.push({ id: "script", label: "script", detail: "deterministic offline agents (no API key): for trying Baton out and for tests" });
+  if (preferred) {
+    const i = out.findIndex((c) => c.id === preferred);
+    if (i > 0) out.unshift(...out.splice(i, 1));
+  }
+  return out;
+}
+
+export interface StartInput {
+  description: string;
+  scope: string;
+  runner?: string;
+  plan?: string;
+  complexity?: number;
+  workspace?: string;
+}
+
+/** The one object `baton.server.workflow.start` takes; throws with a user-facing reason. */
+export function startArgs(input: StartInput): Record<string, unknown> {
+  const description = input.description.trim();
+  if (!description) throw new Error("A workflow needs a description.");
+  const scope = SCOPES.find((s) => s.id === input.scope);
+  if (!scope) throw new Error(`Unknown scope ${input.scope}.`);
+  if (scope.needsPlan && !input.plan) throw new Error(`The ${scope.label} scope needs a plan.`);
+  if (input.runner !== undefined && !/^[A-Za-z0-9_.-]+$/.test(input.runner)) {
+    throw new Error(`Invalid runner ${input.runner}.`);
+  }
+  if (input.complexity !== undefined && !(Number.isInteger(input.complexity) && input.complexity >= 1 && input.complexity <= 4)) {
+    throw new Error("Complexity is 1 to 4.");
+  }
+  const out: Record<string, unknown> = { description, scope: scope.id };
+  if (input.runner) out.runner = input.runner;
+  if (input.plan) out.plan = input.plan;
+  if (input.complexity !== undefined) out.complexity = input.complexity;
+  if (input.workspace) out.workspace = input.workspace;
+  return out;
+}
+
+export function idArgs(row: Pick<WorkflowRow, "workflow_id" | "workspace">): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: row.workflow_id };
+  if (row.workspace) out.workspace = row.workspace;
+  return out;
+}
+
+export function isResumable(row: WorkflowRow): boolean {
+  return !row.running && ["failed", "cancelled", "interrupted"].includes(row.status);
+}
+
+export function isRunning(row: WorkflowRow): boolean {
+  return row.running || row.status === "in_progress" && Boolean(row.followed);
+}
+
+/** One line saying why a workflow stopped, for quick picks and notifications. */
+export function failureReason(row: WorkflowRow): string {
+  if (row.status === "cancelled") return `cancelled in ${row.state ?? "?"}`;
+  if (row.status === "interrupted") return `interrupted in ${row.state ?? "?"} (the engine stopped)`;
+  const message = row.failure?.message ?? row.last_error ?? "";
+  return `failed in ${row.failure?.state ?? row.state ?? "?"}${message ? `: ${message}` : ""}`;
+}
+
+/** A row that is no longer followed by the server and was last written after `since` (ms;
+ * checkpoint times have one-second resolution). */
+export function endedSince(row: WorkflowRow, since: number): boolean {
+  if (row.running || row.followed || row.status === "in_progress") return false;
+  const t = Date.parse(row.updated_at ?? "");
+  return Number.isFinite(t) && t >= Math.floor(since / 1000) * 1000;
+}
+
+export interface ResumePreview {
+  workflow_id: string;
+  resume_state?: string;
+  skip?: { step: string; state?: string }[];
+  rerun?: { step: string; state?: string; reason?: string }[];
+  problems?: string[];
+  running?: boolean;
+  last_error?: string | null;
+}
+
+/** The modal text shown before a resume is confirmed. */
+export function describePreview(p: ResumePreview): { message: string; detail: string; blocked: boolean } {
+  const rerun = p.rerun ?? [];
+  const skip = p.skip ?? [];
+  const problems = p.problems ?? [];
+  const lines: string[] = [];
+  if (rerun.length) {
+    lines.push(`Runs again (${rerun.length}):`);
+    for (const r of rerun) lines.push(`  • ${r.step}${r.reason ? ` — ${r.reason}` : ""}`);
+  } else {
+    lines.push(`Continues from ${p.resume_state ?? "the last checkpoint"}.`);
+  }
+  if (skip.length) lines.push(`Keeps ${skip.length} finished step${skip.length === 1 ? "" : "s"}: ${skip.map((s) => s.step).join(", ")}`);
+  if (problems.length) {
+    lines.push("Problems:");
+    for (const pr of problems) lines.push(`  • ${typeof pr === "string" ? pr : JSON.stringify(pr)}`);
+  }
+  return {
+    message: `Resume ${p.workflow_id} from ${p.resume_state ?? "its checkpoint"}?`,
+    detail: lines.join("\n"),
+    blocked: Boolean(p.running),
+  };
+}
+
+/** `baton/workflowChanged` params, checked because they come from another process. */
+export interface WorkflowChanged {
+  workflow_id: string | null;
+  workspace?: string;
+  event: { event?: string; status?: string; state?: string; target?: string; message?: string; step?: string; [k: string]: unknown };
+}
+
+export function parseWorkflowChanged(params: unknown): WorkflowChanged | undefined {
+  if (typeof params !== "object" || params === null) return undefined;
+  const p = params as Record<string, unknown>;
+  const event = p.event;
+  if (typeof event !== "object" || event === null) return undefined;
+  const id = typeof p.workflow_id === "string" ? p.workflow_id : null;
+  return { workflow_id: id, workspace: typeof p.workspace === "string" ? p.workspace : undefined, event: event as WorkflowChanged["event"] };
+}
+
+/** Progress text for one event of a followed workflow. */
+export function progressMessage(e: WorkflowChanged["event"]): string | undefined {
+  switch (e.event) {
+    case "transition": return e.target ? `${e.target}` : undefined;
+    case "step": return e.step ? `${e.step} ${e.status ?? ""}`.trim() : undefined;
+    case "finished": return `${e.status ?? "finished"}`;
+    default: return undefined;
+  }
+}
