@@ -39,6 +39,7 @@ PATHS = {
     Kind.ERRORS_LOG: "/ws/.claude/data/logs/errors.jsonl",
     Kind.REPORT: "/ws/.claude/specs/001_x/reports/001_r.md",
     Kind.SUMMARY: "/ws/.claude/specs/001_x/summaries/001_s.md",
+    Kind.CHECKPOINT: "/ws/.claude/data/checkpoints/wf_1/000001.json",
 }
 
 FRAGMENTS = [

@@ -4,13 +4,22 @@ from .agent import AgentFile, BashBlock, CommandFile, Injection, SignalRef, Step
 from .base import Finding, Fix, Kind, Range, Related, Severity, TextEdit
 from .common import Frontmatter, FrontmatterEntry, Link, Suppression
 from .config import BatonConfig
-from .data import ErrorRecord, ErrorsLog, ReportMeta, StateEntry, StateFile, Unreadable
+from .data import (
+            CheckpointDoc,
+            ErrorRecord,
+            ErrorsLog,
+            ReportMeta,
+            StateEntry,
+            StateFile,
+            Unreadable,
+)
 from .plan import Dependencies, DependencyRef, MetadataEntry, Phase, Plan, Task
 
-Document = Plan | AgentFile | CommandFile | StateFile | ErrorsLog | ReportMeta | Unreadable
+Document = (Plan | AgentFile | CommandFile | StateFile | ErrorsLog | ReportMeta | CheckpointDoc
+            | Unreadable)
 
 __all__ = [
-    "AgentFile", "BashBlock", "BatonConfig", "CommandFile", "Dependencies", "DependencyRef",
+    "AgentFile", "BashBlock", "BatonConfig", "CheckpointDoc", "CommandFile", "Dependencies", "DependencyRef",
     "Document", "ErrorRecord", "ErrorsLog", "Finding", "Fix", "Frontmatter", "FrontmatterEntry",
     "Injection", "Kind", "Link", "MetadataEntry", "Phase", "Plan", "Range", "Related",
     "ReportMeta", "Severity", "SignalRef", "StateEntry", "StateFile", "StepHeading",

@@ -91,3 +91,14 @@ class Unreadable(Model):
 
     path: str
     reason: str
+
+
+class CheckpointDoc(Model):
+    """A checkpoint JSON file of any schema version (or an iteration / supervisor
+    checkpoint): the decoded object, or where the JSON broke."""
+
+    path: str
+    data: dict[str, Any] | None = None
+    error: str | None = None
+    error_range: Range | None = None
+    line_count: int = 0

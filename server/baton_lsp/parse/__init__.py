@@ -6,7 +6,7 @@ import logging
 
 from ..model import Document, Kind, Unreadable
 from .agent import parse_agent, parse_command
-from .data import parse_errors_log, parse_report, parse_state
+from .data import parse_checkpoint_file, parse_errors_log, parse_report, parse_state
 from .plan import parse_plan
 from .text import DEFAULT_MAX_BYTES, Source, UnreadableError, decode
 
@@ -18,6 +18,7 @@ _PARSERS = {
     Kind.COMMAND: parse_command,
     Kind.STATE: parse_state,
     Kind.ERRORS_LOG: parse_errors_log,
+    Kind.CHECKPOINT: parse_checkpoint_file,
     Kind.REPORT: parse_report,
     Kind.SUMMARY: parse_report,
 }

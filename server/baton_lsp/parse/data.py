@@ -8,6 +8,7 @@ import re
 from ..model.base import Range
 from ..model.data import (
     BadLine,
+    CheckpointDoc,
     ErrorRecord,
     ErrorsLog,
     ReportMeta,
@@ -165,3 +166,37 @@ def parse_report(source: Source, path: str = "") -> ReportMeta:
         if "](" in line:
             report.links.extend(line_links(no, line))
     return report
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_checkpoint_file(source: Source, path: str = "") -> CheckpointDoc:
+    """Decode a checkpoint's JSON; schema checks are rules (they need positions only when
+    something is wrong)."""
+    doc = CheckpointDoc(path=path, line_count=len(source.lines))
+    if not source.text.strip():
+        doc.error, doc.error_range = "the checkpoint file is empty", Range.of_line(0)
+        return doc
+    try:
+        data = json.loads(source.text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        line = min(max(exc.lineno - 1, 0), max(len(source.lines) - 1, 0))
+        col = max(exc.colno - 1, 0)
+        end = len(source.lines[line]) if source.lines else 0
+        doc.error = f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        doc.error_range = Range.of_line(line, min(col, end), end)
+        return doc
+    except RecursionError:
+        doc.error, doc.error_range = "invalid JSON: nested too deeply", Range.of_line(0)
+        return doc
+    except ValueError as exc:
+        doc.error, doc.error_range = f"invalid JSON: {exc}", Range.of_line(0)
+        return doc
+    if not isinstance(data, dict):
+        doc.error = f"a checkpoint is a JSON object, not {type(data).__name__}"
+        doc.error_range = Range.of_line(0, 0, len(source.lines[0]) if source.lines else 0)
+        return doc
+    doc.data = data
+    return doc

@@ -18,6 +18,8 @@ RULE_MODULES = (
     "command_bash",
     "command_shellcheck",
     "data_files",
+    "run_state",
+    "checkpoint_files",
 )
 
 _loaded = False

@@ -35,6 +35,8 @@ def guess_kind(path: Path) -> Kind | None:
         return Kind.ERRORS_LOG
     if name.endswith((".sh", ".state")):
         return Kind.STATE
+    if name.endswith(".json") and "checkpoint" in str(path).lower():
+        return Kind.CHECKPOINT
     if not name.endswith(".md"):
         return None
     parts = path.parts

@@ -67,7 +67,8 @@ def classify(rel: str) -> Kind | None:
         return None
     if name.endswith(".jsonl") and ("logs" in sub or name.startswith("errors")):
         return Kind.ERRORS_LOG
-    if name.endswith(".json") and ("checkpoints" in sub) and sub[0] in ("data", "checkpoints"):
+    if name.endswith(".json") and ("checkpoints" in sub) and sub[0] in ("data", "checkpoints") \
+            and name != "run.json" and "logs" not in sub:  # the engine's owner file, agent logs
         return Kind.CHECKPOINT
     if name.endswith(".state") or (name.endswith(".sh") and (
             (sub[0] == "tmp" and ("workflow_" in name or "state" in name)) or ".state" in sub)):

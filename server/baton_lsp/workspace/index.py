@@ -51,6 +51,18 @@ class WorkspaceIndex:
         self._agent_paths: dict[str, Path] | None = None
         self._deps: dict[str, set[str]] = {}
         self._rdeps: dict[str, set[str]] = {}
+        self._runs: Any = None
+
+    @property
+    def runs(self) -> Any:
+        """The workflows of this workspace as their checkpoints describe them (a
+        `workflow.follow.RunIndex`), for the rules that put run state on plans."""
+        with self._lock:
+            if self._runs is None:
+                from ..workflow.follow import RunIndex
+
+                self._runs = RunIndex(self.root)
+            return self._runs
 
     # -- files --------------------------------------------------------------------------
 

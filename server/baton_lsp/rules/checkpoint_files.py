@@ -1,0 +1,183 @@
+"""BTN41x: checkpoint JSON files — the schema (any version 1.0 → 2.1, iteration and
+supervisor checkpoints), migration to 2.1, and tampering with the engine's history.
+
+Checkpoints are what `baton resume` trusts, so a file a user opens (or edits by hand) gets
+the same validation the engine applies, with pydantic's errors placed on the offending key
+or value instead of a one-line message.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..model.base import Finding, Kind, Range, Severity
+from ..model.data import CheckpointDoc
+from ..parse.jsonpos import Positions
+from .base import RuleContext, rule
+
+CHECKPOINT = (Kind.CHECKPOINT,)
+_STORE_FILE = re.compile(r"^\d{6}\.json$")
+MAX_SCHEMA_FINDINGS = 50
+
+
+def _positions(ctx: RuleContext) -> Positions:
+    return Positions("\n".join(ctx.lines))
+
+
+def _detect(doc: CheckpointDoc) -> tuple[str, str | None, str | None, list[str]]:
+    from ..workflow.checkpoint import _detect as detect  # the engine's own detection
+
+    assert doc.data is not None
+    return detect(doc.data, doc.path)
+
+
+def _model(kind: str, effective: str | None) -> type[BaseModel]:
+    from ..model.checkpoint import VERSION_MODELS, IterationCheckpoint, SupervisorCheckpoint
+
+    if kind == "iteration":
+        return IterationCheckpoint
+    if kind == "supervisor":
+        return SupervisorCheckpoint
+    return VERSION_MODELS[effective or "1.0"]
+
+
+def _error_range(pos: Positions, ctx: RuleContext, loc: tuple[Any, ...], data: Any,
+                 missing: bool) -> Range:
+    """The value at `loc` (skipping pydantic's union tags); for a missing field, the key of
+    the object that lacks it."""
+    path: list[str | int] = []
+    cur = data
+    for el in loc:
+        if isinstance(el, int) and isinstance(cur, list) and 0 <= el < len(cur):
+            path.append(el)
+            cur = cur[el]
+        elif isinstance(el, str) and isinstance(cur, dict) and el in cur:
+            path.append(el)
+            cur = cur[el]
+    tup = tuple(path)
+    found = (pos.key_range(tup) if missing and tup else pos.value_range(tup)) if tup else None
+    if found is None:
+        found = pos.key_range(tup[:-1]) if len(tup) > 1 else None
+    return found or ctx.line_range(0)
+
+
+@rule("BTN410", "checkpoint-unreadable", Severity.ERROR, CHECKPOINT)
+def checkpoint_unreadable(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Finding]:
+    """The checkpoint is not a JSON object of a known checkpoint schema.
+
+    `baton resume` (and the bash `load_checkpoint`) cannot use it: the newest sound
+    checkpoint before it is used instead. Usually a write cut short or a hand edit; restore
+    it from `<file>.backup` or the workflow's previous history entry.
+    """
+    if doc.error is not None:
+        yield ctx.finding(doc.error_range or ctx.line_range(0), doc.error)
+        return
+    from ..workflow.checkpoint import CheckpointError
+
+    try:
+        _detect(doc)
+    except CheckpointError as exc:
+        pos = _positions(ctx)
+        where = pos.value_range(("schema_version",)) or ctx.line_range(0)
+        yield ctx.finding(where, str(exc).removeprefix(f"{doc.path}: "))
+
+
+@rule("BTN411", "checkpoint-schema-violation", Severity.ERROR, CHECKPOINT)
+def checkpoint_schema_violation(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Finding]:
+    """A field of the checkpoint does not match its schema version.
+
+    Each problem is reported at its key or value: a state name that does not exist, a
+    number where a list belongs, a required field missing (reported on the object that
+    lacks it). The schemas are the ones `baton schema` prints and the engine validates
+    against before it resumes.
+    """
+    if doc.data is None:
+        return
+    from ..workflow.checkpoint import CheckpointError
+
+    try:
+        kind, _declared, effective, _notes = _detect(doc)
+    except CheckpointError:
+        return
+    try:
+        _model(kind, effective).model_validate(doc.data)
+    except ValidationError as exc:
+        pos = _positions(ctx)
+        errors = exc.errors(include_url=False)
+        seen: set[tuple[Range, str]] = set()
+        for err in errors[:MAX_SCHEMA_FINDINGS]:
+            where = _error_range(pos, ctx, err["loc"], doc.data, err["type"] == "missing")
+            dotted = ".".join(str(p) for p in err["loc"]) or "(document)"
+            msg = f"{dotted}: {err['msg']}"
+            if (where, msg) not in seen:
+                seen.add((where, msg))
+                yield ctx.finding(where, f"checkpoint {effective or kind}: {msg}")
+
+
+@rule("BTN412", "checkpoint-outdated-schema", Severity.INFO, CHECKPOINT, fixable=True)
+def checkpoint_outdated_schema(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Finding]:
+    """The checkpoint uses an older schema than 2.1.
+
+    Baton reads it by migrating in memory, exactly as the bash `migrate_checkpoint_format`
+    chain does (1.0 → 1.1 → 1.2 → 1.3 → 2.0 → 2.1). The quick fix "Migrate checkpoint to
+    2.1" rewrites the file in the current schema (what `baton migrate FILE` does, which also
+    keeps a `.backup`).
+    """
+    if doc.data is None:
+        return
+    from ..workflow.checkpoint import CheckpointError, dump_checkpoint, parse_checkpoint
+
+    try:
+        kind, declared, effective, _notes = _detect(doc)
+    except CheckpointError:
+        return
+    if kind != "checkpoint" or effective == "2.1":
+        return
+    try:
+        loaded = parse_checkpoint("\n".join(ctx.lines), doc.path)
+    except CheckpointError:
+        return  # BTN411 explains why it cannot be migrated
+    pos = _positions(ctx)
+    where = pos.key_range(("schema_version",)) or ctx.line_range(0)
+    last = len(ctx.lines) - 1
+    whole = Range.span(0, 0, max(last, 0), len(ctx.lines[last]) if ctx.lines else 0)
+    text = dump_checkpoint(loaded.data)
+    steps = " → ".join([effective or "1.0", *[s.split("->")[-1] for s in loaded.steps]]) \
+        if loaded.steps else f"{effective} → 2.1"
+    yield ctx.finding(
+        where, f"checkpoint schema {declared or '1.0 (no schema_version)'}"
+        + (f" (read as {effective})" if effective != declared else "")
+        + f": Baton migrates it in memory ({steps}); migrate the file to 2.1 to keep it "
+        "current",
+        fix=ctx.fix("Migrate checkpoint to 2.1", ctx.edit(whole, text.rstrip("\n")),
+                    safe=False))
+
+
+@rule("BTN413", "checkpoint-tampered", Severity.WARNING, CHECKPOINT)
+def checkpoint_tampered(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Finding]:
+    """A file of a workflow's checkpoint history no longer matches the checksum the engine
+    wrote into it.
+
+    The engine writes `.claude/data/checkpoints/<id>/NNNNNN.json` atomically with a SHA-256
+    of its own content, and on resume skips any entry that fails it (a torn write or a hand
+    edit) in favour of the one before. Edit checkpoints through `baton resume --at N` rather
+    than by hand.
+    """
+    if doc.data is None or not _STORE_FILE.match(Path(doc.path).name):
+        return
+    baton = doc.data.get("baton")
+    if not isinstance(baton, dict) or "checksum" not in baton:
+        return
+    from ..workflow.store import _verify
+
+    _data, problem = _verify(Path(doc.path))
+    if problem and "checksum" in problem:
+        pos = _positions(ctx)
+        where = pos.value_range(("baton", "checksum")) or ctx.line_range(0)
+        yield ctx.finding(where, f"history entry {Path(doc.path).stem} {problem}; resume "
+                          "skips it for the entry before")

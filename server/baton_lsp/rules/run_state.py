@@ -1,0 +1,248 @@
+"""BTN50x: what the last workflow run of a plan says about it.
+
+These rules read the workflow's checkpoints and `errors.jsonl` (through the workspace's
+`RunIndex`) rather than the document alone, so a failed run is shown where the user can act
+on it: the phase whose agent missed its artifact, the agent file behind a failed research or
+plan step, the title of a plan edited since its checkpoint. They depend on the workflow's
+checkpoint directory and the errors log, so editors re-check the plan when those change,
+and a resumed run that succeeds clears them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..model.agent import AgentFile
+from ..model.base import Finding, Kind, Range, Related, Severity
+from ..model.plan import Plan
+from .base import RuleContext, rule
+
+PLAN = (Kind.PLAN,)
+
+_FOUND = {
+    "missing": "nothing at that path",
+    "empty": "an empty file (0 bytes)",
+    "elsewhere": "no file there; the agent wrote {reported} instead",
+    "outside": "the path resolves outside the workspace",
+    "not-a-file": "something that is not a regular file",
+}
+
+
+def _runs(ctx: RuleContext) -> Any:
+    if ctx.index is None:
+        return None
+    runs = ctx.index.runs
+    ctx.depends_on.add(str(runs.base))
+    from ..workflow.records import errors_log_path
+
+    ctx.depends_on.add(str(errors_log_path(runs.root)))
+    return runs
+
+
+def _plan_run(plan: Plan, ctx: RuleContext) -> Any:
+    runs = _runs(ctx)
+    if runs is None or not os.path.isdir(runs.base):
+        return None
+    view = runs.for_plan(ctx.path)
+    if view is not None:
+        ctx.depends_on.add(str(runs.base / view.workflow_id))
+    return view
+
+
+def _rel(ctx: RuleContext, path: str | None) -> str:
+    if not path:
+        return "?"
+    if ctx.root is not None:
+        try:
+            return str(Path(path).relative_to(ctx.root))
+        except ValueError:
+            pass
+    return path
+
+
+def _where(plan: Plan, ctx: RuleContext, step: Any) -> Range:
+    """The phase heading of an implement step; the title (or line 1) for any other step."""
+    if step is not None and step.phase is not None:
+        for phase in plan.phases:
+            if phase.id == step.phase:
+                return phase.heading_range
+    return plan.title_range or ctx.line_range(0)
+
+
+def _related(ctx: RuleContext, view: Any, step: Any) -> list[Related]:
+    """The error-log line, the agent's output and the checkpoint, for "go to"."""
+    from ..workflow.records import errors_log_path
+
+    out: list[Related] = []
+    entries = view.errors_of(step.id) if step is not None else []
+    if entries:
+        out.append(Related(path=str(errors_log_path(view.root)),
+                           range=Range.of_line(entries[-1].line, 0, 0),
+                           message=f"errors.jsonl: {entries[-1].error_type} at "
+                                   f"{entries[-1].timestamp}"))
+    log = view.log_path(step) if step is not None else None
+    if log is not None:
+        out.append(Related(path=str(log), range=Range.of_line(0, 0, 0),
+                           message=f"output of the agent (attempt {step.attempts})"))
+    if view.checkpoint_path:
+        out.append(Related(path=view.checkpoint_path, range=Range.of_line(0, 0, 0),
+                           message=f"checkpoint {view.sequence} of {view.workflow_id}"))
+    return out
+
+
+def barrier_message(ctx: RuleContext, view: Any, step: Any) -> str:
+    """Expected path, what was found, and the agent's own report."""
+    kind = view.barrier_kind(step) or "missing"
+    found = _FOUND.get(kind, kind).format(reported=_rel(ctx, view.reported_path(step)))
+    what = f"Phase {step.phase}" if step.phase is not None else f"step {step.id}"
+    report = view.agent_report(step)
+    return (f"Hard barrier failed ({what}, workflow {view.workflow_id}): expected "
+            f"{_rel(ctx, step.artifact)}; found {found}."
+            + (f" Agent reported: {report}" if report else "")
+            + " Fix the agent, then resume the workflow.")
+
+
+def _failed_steps(view: Any) -> list[Any]:
+    if view is None or not view.resumable:
+        return []
+    return [s for s in view.steps.values() if s.status == "failed"]
+
+
+@rule("BTN501", "hard-barrier-failed", Severity.ERROR, PLAN, cross_file=True)
+def hard_barrier_failed(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """The last run of this plan stopped because an agent did not write its artifact.
+
+    Every agent step has a pre-calculated artifact path (the hard barrier): the engine
+    refuses to go on when the file is missing, empty, written somewhere else or outside the
+    workspace. The finding sits on the phase whose agent failed (or the plan title for a
+    research, plan or document step) and says what was expected, what was found and what
+    the agent itself reported. Fix the agent (its instructions, or the script behaviour for
+    the `script` runner) and use the `Resume workflow` code action; the finding clears when
+    the resumed run gets past the step.
+    """
+    view = _plan_run(plan, ctx)
+    for step in _failed_steps(view):
+        if step.barrier:
+            yield ctx.finding(_where(plan, ctx, step), barrier_message(ctx, view, step),
+                              related=_related(ctx, view, step), tags=[view.workflow_id])
+
+
+@rule("BTN502", "workflow-step-failed", Severity.ERROR, PLAN, cross_file=True)
+def workflow_step_failed(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A step of the last run of this plan failed for a reason other than the hard barrier.
+
+    A `TASK_ERROR` signal, a non-zero exit, a timeout or stall that outlasted the retries,
+    or an artifact that failed verification (a plan without phases, say). The message is the
+    engine's, with the error type from `errors.jsonl`; related locations open the error log
+    entry and the agent's output. Resuming re-runs the step.
+    """
+    view = _plan_run(plan, ctx)
+    for step in _failed_steps(view):
+        if step.barrier:
+            continue
+        entries = view.errors_of(step.id)
+        kind = entries[-1].error_type if entries else (step.failure or "error")
+        what = f"Phase {step.phase}" if step.phase is not None else f"step {step.id}"
+        yield ctx.finding(
+            _where(plan, ctx, step),
+            f"{what} failed in workflow {view.workflow_id} ({kind}, after {step.attempts} "
+            f"attempt{'s' if step.attempts != 1 else ''}): {step.message or 'no message'}",
+            related=_related(ctx, view, step), tags=[view.workflow_id])
+
+
+@rule("BTN503", "workflow-error-logged", Severity.WARNING, PLAN, cross_file=True)
+def workflow_error_logged(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """`errors.jsonl` holds errors of the current run of this plan that no step failure
+    explains yet: a phase being retried after a transient failure (rate limit, timeout), or
+    a state-level error such as a refused transition.
+
+    They are shown on the phase (or the plan title) while they matter and disappear once
+    the step succeeds or the workflow completes.
+    """
+    view = _plan_run(plan, ctx)
+    if view is None or view.status == "complete":
+        return
+    failed = {s.id for s in _failed_steps(view)}
+    latest: dict[str, Any] = {}
+    for entry in view.errors:
+        step = view.steps.get(entry.source)
+        if step is not None:
+            if step.status in ("done",) or step.id in failed:
+                continue
+        elif entry.context.get("failed_steps") or not view.resumable:
+            continue  # a wave summary of step failures already shown, or an old state error
+        latest[entry.source] = entry
+    for source, entry in latest.items():
+        step = view.steps.get(source)
+        yield ctx.finding(
+            _where(plan, ctx, step),
+            f"{entry.error_type} in {source} (workflow {view.workflow_id}, "
+            f"{entry.timestamp}): {entry.message}",
+            related=_related(ctx, view, step) if step is not None else [],
+            tags=[view.workflow_id])
+
+
+def _sha256_text(ctx: RuleContext) -> str | None:
+    """The plan's saved bytes (what resume hashes), not the editor's unsaved buffer."""
+    h = hashlib.sha256()
+    try:
+        with open(ctx.path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+@rule("BTN504", "stale-checkpoint", Severity.WARNING, PLAN, cross_file=True)
+def stale_checkpoint(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """The plan was saved with changes after the checkpoint of its unfinished workflow.
+
+    Resume compares content hashes: edited phases and everything that depends on them run
+    again, and `baton resume` asks for `--force`. Preview exactly what would re-run with the
+    `Resume workflow` code action (or `baton resume ID --dry-run`) before resuming.
+    """
+    view = _plan_run(plan, ctx)
+    if view is None or view.status == "complete" or view.running or not view.plan_sha256:
+        return
+    current = _sha256_text(ctx)
+    if current is not None and current != view.plan_sha256:
+        yield ctx.finding(
+            plan.title_range or ctx.line_range(0),
+            f"Plan changed since checkpoint {view.sequence} of workflow {view.workflow_id} "
+            f"({view.status} in {view.state}): resuming re-runs the changed phases and "
+            "their dependents — preview with the `Resume workflow` action",
+            related=_related(ctx, view, None), tags=[view.workflow_id])
+
+
+@rule("BTN505", "agent-hard-barrier-failed", Severity.ERROR, (Kind.AGENT,), cross_file=True)
+def agent_hard_barrier_failed(agent: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """This agent missed its artifact in a workflow that is still waiting to be resumed.
+
+    Research, plan, debug and document steps run before (or outside) any plan phase, so
+    their hard-barrier failures are reported on the behavioural file the engine gave the
+    agent — the `[workflow.agents]` entry of its role. The finding clears when the workflow
+    is resumed past the step or completes.
+    """
+    runs = _runs(ctx)
+    if runs is None or not os.path.isdir(runs.base):
+        return
+    for view in runs.views():
+        for step in _failed_steps(view):
+            if step.phase is not None or not step.barrier:
+                continue
+            role = ctx.config.workflow.role(step.role)
+            if role.agent != agent.name:
+                continue
+            ctx.depends_on.add(str(runs.base / view.workflow_id))
+            where = agent.title_range or ctx.line_range(0)
+            if agent.frontmatter is not None:
+                for entry in agent.frontmatter.entries:
+                    if entry.key == "name":
+                        where = entry.value_range
+            yield ctx.finding(where, barrier_message(ctx, view, step),
+                              related=_related(ctx, view, step), tags=[view.workflow_id])

@@ -1,0 +1,518 @@
+"""Following workflows from outside their engine: what editors (and `baton check`) show.
+
+The engine's durable outputs are the whole interface — the newest sound checkpoint of each
+workflow, its lock (is an engine alive?) and the workflow's `errors.jsonl` records — so a
+follower started after the engine (a restarted language server) sees exactly what one
+started before it sees. `RunIndex` reads them on demand and caches each workflow by its
+checkpoint directory's mtime, so asking again when nothing changed costs one `stat`.
+`DirWatcher` says when to ask: inotify on Linux (no polling at all), a 1 s `stat` poll where
+inotify is missing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import json
+import logging
+import os
+import re
+import struct
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .records import errors_log_path
+from .store import CheckpointStore, checkpoints_root, valid_id
+
+log = logging.getLogger(__name__)
+
+PHASE_STEP = re.compile(r"^implement\.phase-(.+)$")
+_SEQ_NAME = re.compile(r"^\d{6}\.json$")
+BARRIER_PREFIX = "HARD BARRIER FAILED"
+RESUMABLE = frozenset({"failed", "cancelled", "interrupted"})
+_BARRIER_KINDS = ("missing", "empty", "elsewhere", "outside", "not-a-file")
+
+
+@dataclass(frozen=True)
+class ErrorEntry:
+    """One `errors.jsonl` record of a workflow, with its 0-based line in the live file."""
+
+    line: int
+    timestamp: str
+    source: str
+    error_type: str
+    message: str
+    context: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StepView:
+    id: str
+    state: str
+    role: str
+    status: str  # running | done | failed | cancelled
+    attempts: int
+    artifact: str | None
+    message: str | None
+    failure: str | None  # transient | permanent | fatal
+    duration_ms: int | None
+    signals: tuple[str, ...]
+
+    @property
+    def phase(self) -> str | None:
+        m = PHASE_STEP.match(self.id)
+        return m.group(1) if m else None
+
+    @property
+    def barrier(self) -> bool:
+        return bool(self.message and BARRIER_PREFIX in self.message)
+
+
+@dataclass
+class RunView:
+    """One workflow as its newest sound checkpoint (and lock) describe it."""
+
+    root: Path
+    workflow_id: str
+    status: str  # in_progress | complete | failed | cancelled | interrupted | unreadable
+    running: bool
+    state: str | None = None
+    scope: str | None = None
+    description: str | None = None
+    updated_at: str | None = None
+    sequence: int = 0
+    checkpoint_path: str | None = None
+    plan: str | None = None
+    plan_sha256: str | None = None
+    steps: dict[str, StepView] = field(default_factory=dict)
+    waves: list[list[str]] = field(default_factory=list)
+    current_wave: int | None = None
+    failure: dict[str, Any] | None = None
+    problem: str | None = None
+    errors: tuple[ErrorEntry, ...] = ()
+    stamp: tuple[Any, ...] = ()
+
+    @property
+    def resumable(self) -> bool:
+        return self.status in RESUMABLE
+
+    @property
+    def finished(self) -> bool:
+        return not self.running and self.status != "in_progress"
+
+    def phase_step(self, phase_id: str) -> StepView | None:
+        return self.steps.get(f"implement.phase-{phase_id}")
+
+    def errors_of(self, step_id: str) -> list[ErrorEntry]:
+        return [e for e in self.errors if e.source == step_id]
+
+    def barrier_kind(self, step: StepView) -> str | None:
+        """missing | empty | elsewhere | outside | not-a-file, from the step's error record
+        (its context names it), else from the message."""
+        if not step.barrier:
+            return None
+        for entry in reversed(self.errors_of(step.id)):
+            kind = entry.context.get("error")
+            if kind in _BARRIER_KINDS:
+                return str(kind)
+        text = step.message or ""
+        if "wrong location" in text:
+            return "elsewhere"
+        if "is empty" in text:
+            return "empty"
+        if "outside the workspace" in text:
+            return "outside"
+        if "not a regular file" in text:
+            return "not-a-file"
+        return "missing"
+
+    def reported_path(self, step: StepView) -> str | None:
+        for entry in reversed(self.errors_of(step.id)):
+            if entry.context.get("reported_path"):
+                return str(entry.context["reported_path"])
+        return None
+
+    def log_path(self, step: StepView) -> Path | None:
+        """The agent's output of the step's last attempt (`logs/<step>.attempt-N.log`)."""
+        if self.checkpoint_path is None:
+            return None
+        path = Path(self.checkpoint_path).parent / "logs" / \
+            f"{step.id}.attempt-{max(step.attempts, 1)}.log"
+        return path if path.is_file() else None
+
+    def agent_report(self, step: StepView, limit: int = 240) -> str | None:
+        """The agent's own last words: its last signals, else the tail of its output."""
+        lines = [s for s in step.signals if not s.startswith("PROGRESS:")]
+        if not lines:
+            path = self.log_path(step)
+            if path is not None:
+                tail = [ln.strip() for ln in _tail(path).splitlines() if ln.strip()]
+                lines = [ln for ln in tail if not ln.startswith("PROGRESS:")] or tail
+        if not lines:
+            return None
+        text = " | ".join(lines[-3:])
+        return text if len(text) <= limit else "…" + text[-limit:]
+
+    def done_phases(self) -> int:
+        return sum(1 for s in self.steps.values() if s.phase is not None and s.status == "done")
+
+    def total_phases(self) -> int:
+        return sum(len(w) for w in self.waves)
+
+
+def _tail(path: Path, size: int = 4096) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            end = fh.tell()
+            fh.seek(max(0, end - size))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _waves(ws: dict[str, Any]) -> list[list[str]]:
+    raw = ws.get("wave_structure")
+    if isinstance(raw, dict):
+        items = sorted(raw.items(), key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0)
+        return [[str(p) for p in v] for _, v in items if isinstance(v, list)]
+    if isinstance(raw, list):
+        return [[str(p) for p in w] for w in raw if isinstance(w, list)]
+    return []
+
+
+def _step(sid: str, raw: Any) -> StepView | None:
+    if not isinstance(raw, dict):
+        return None
+
+    def text(key: str) -> str | None:
+        value = raw.get(key)
+        return str(value) if value is not None else None
+
+    signals = raw.get("signals")
+    return StepView(
+        id=sid, state=text("state") or "", role=text("role") or "",
+        status=text("status") or "pending",
+        attempts=raw["attempts"] if isinstance(raw.get("attempts"), int) else 0,
+        artifact=text("artifact"), message=text("message"), failure=text("failure"),
+        duration_ms=raw["duration_ms"] if isinstance(raw.get("duration_ms"), int) else None,
+        signals=tuple(str(s) for s in signals) if isinstance(signals, list) else ())
+
+
+def read_view(root: Path, workflow_id: str, errors: tuple[ErrorEntry, ...] = ()) -> RunView:
+    """The view of one workflow; never raises (an unusable history is `unreadable`)."""
+    store = CheckpointStore(root, workflow_id)
+    running = store.locked()
+    try:
+        entry = store.latest()
+    except Exception as exc:
+        return RunView(root, workflow_id, "unreadable", running, problem=str(exc),
+                       errors=errors)
+    d = entry.data or {}
+    baton = d.get("baton") if isinstance(d.get("baton"), dict) else {}
+    sm = d.get("state_machine") if isinstance(d.get("state_machine"), dict) else {}
+    ws = d.get("workflow_state") if isinstance(d.get("workflow_state"), dict) else {}
+    paths = baton.get("paths") if isinstance(baton.get("paths"), dict) else {}
+    status = str(d.get("status") or "in_progress")
+    if status == "in_progress" and not running:
+        status = "interrupted"  # the engine died without writing its final state
+    steps = {sid: v for sid, raw in (baton.get("steps") or {}).items()
+             if (v := _step(str(sid), raw)) is not None}
+    failure = baton.get("failure") if status == "failed" else None
+    wave = ws.get("current_wave")
+    return RunView(
+        root=root, workflow_id=workflow_id, status=status, running=running,
+        state=sm.get("current_state"), scope=(sm.get("workflow_config") or {}).get("scope"),
+        description=d.get("workflow_description"), updated_at=d.get("updated_at"),
+        sequence=entry.sequence, checkpoint_path=str(entry.path),
+        plan=paths.get("plan") or ws.get("plan_path"), plan_sha256=baton.get("plan_sha256"),
+        steps=steps, waves=_waves(ws), current_wave=wave if isinstance(wave, int) else None,
+        failure=failure if isinstance(failure, dict) else None, errors=errors)
+
+
+class ErrorLog:
+    """The records of `errors.jsonl`, by workflow, read incrementally: appends cost only the
+    new bytes; a rotation (new inode or a shorter file) starts over."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = errors_log_path(root)
+        self._key: tuple[int, int] | None = None
+        self._offset = 0
+        self._line = 0
+        self._by_workflow: dict[str, list[ErrorEntry]] = {}
+
+    def refresh(self) -> bool:
+        """Read what was appended; True when anything changed."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            changed = bool(self._by_workflow)
+            self._key, self._offset, self._line, self._by_workflow = None, 0, 0, {}
+            return changed
+        key = (st.st_dev, st.st_ino)
+        if key != self._key or st.st_size < self._offset:
+            self._key, self._offset, self._line, self._by_workflow = key, 0, 0, {}
+        if st.st_size == self._offset:
+            return False
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self._offset)
+                chunk = fh.read(st.st_size - self._offset)
+        except OSError:
+            return False
+        end = chunk.rfind(b"\n") + 1  # a half-written last line waits for its newline
+        for raw in chunk[:end].splitlines():
+            self._add(raw)
+            self._line += 1
+        self._offset += end
+        return end > 0
+
+    def _add(self, raw: bytes) -> None:
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(rec, dict) or not isinstance(rec.get("workflow_id"), str):
+            return
+        ctx = rec.get("context")
+        self._by_workflow.setdefault(rec["workflow_id"], []).append(ErrorEntry(
+            line=self._line, timestamp=str(rec.get("timestamp") or ""),
+            source=str(rec.get("source") or ""), error_type=str(rec.get("error_type") or ""),
+            message=str(rec.get("error_message") or ""),
+            context=ctx if isinstance(ctx, dict) else {}))
+
+    def of(self, workflow_id: str) -> tuple[ErrorEntry, ...]:
+        return tuple(self._by_workflow.get(workflow_id, ()))
+
+
+class RunIndex:
+    """Every workflow of one workspace, re-read only when its checkpoint directory changed.
+    Thread-safe: rules run on checker threads, the language server on its loop."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.base = checkpoints_root(root)
+        self.errors = ErrorLog(root)
+        self._views: dict[str, RunView] = {}
+        self._lock = threading.RLock()
+
+    def workflow_ids(self) -> list[str]:
+        try:
+            return sorted(e.name for e in os.scandir(self.base)
+                          if e.is_dir() and valid_id(e.name))
+        except OSError:
+            return []
+
+    def view(self, workflow_id: str) -> RunView:
+        """Current view of one workflow (cached while its directory and errors are
+        unchanged and, for a live run, while its engine still holds the lock)."""
+        with self._lock:
+            self.errors.refresh()
+            errors = self.errors.of(workflow_id)
+            try:
+                st = os.stat(self.base / workflow_id)
+                stamp: tuple[Any, ...] = (st.st_mtime_ns, st.st_ino, len(errors))
+            except OSError:
+                stamp = (None, None, len(errors))
+            old = self._views.get(workflow_id)
+            if old is not None and old.stamp == stamp and (
+                    not old.running or CheckpointStore(self.root, workflow_id).locked()):
+                return old  # a live run is re-read once its engine lets go of the lock
+            view = read_view(self.root, workflow_id, errors)
+            view.stamp = stamp
+            self._views[workflow_id] = view
+            return view
+
+    def views(self) -> list[RunView]:
+        ids = self.workflow_ids()
+        with self._lock:
+            for gone in set(self._views) - set(ids):
+                del self._views[gone]
+        return [self.view(wid) for wid in ids]
+
+    def for_plan(self, plan: str | Path) -> RunView | None:
+        """The most recently updated workflow whose plan is `plan`."""
+        want = os.path.realpath(plan)
+        best: RunView | None = None
+        for v in self.views():
+            if v.plan and os.path.realpath(v.plan) == want and (
+                    best is None or (v.updated_at or "", v.sequence) >
+                    (best.updated_at or "", best.sequence)):
+                best = v
+        return best
+
+
+# -- watching ------------------------------------------------------------------------------
+
+_IN_MODIFY, _IN_CLOSE_WRITE, _IN_MOVED_TO, _IN_CREATE = 0x2, 0x8, 0x80, 0x100
+_IN_DELETE, _IN_DELETE_SELF, _IN_MOVE_SELF, _IN_IGNORED = 0x200, 0x400, 0x800, 0x8000
+_IN_ONLYDIR, _IN_ISDIR = 0x01000000, 0x40000000
+_IN_NONBLOCK, _IN_CLOEXEC = os.O_NONBLOCK, 0o2000000
+_EVENT = struct.Struct("iIII")
+_DIR_MASK = _IN_CREATE | _IN_MOVED_TO | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF | \
+    _IN_CLOSE_WRITE | _IN_ONLYDIR
+Change = tuple[str, str | None]
+"""("checkpoint", workflow id) | ("errors", None) | ("workflows", None)."""
+
+
+def _libc() -> Any:
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        lib.inotify_init1  # noqa: B018 - probe: AttributeError on systems without it
+        return lib
+    except (OSError, AttributeError):
+        return None
+
+
+class DirWatcher:
+    """Changes to a workspace's checkpoints and errors log, as `Change` tuples.
+
+    With inotify, `fileno()` is a descriptor to select on (an asyncio reader) and `read()`
+    drains it; directories that appear later (`.claude/data/checkpoints/<id>/`) are added
+    as they are created. Without inotify, `fileno()` is None and `poll()` compares a
+    `stat` signature — call it about once a second.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.base = checkpoints_root(root)
+        self.logs = errors_log_path(root).parent
+        self._lib = _libc() if os.environ.get("BATON_NO_INOTIFY") != "1" else None
+        self._fd: int | None = None
+        self._wds: dict[int, Path] = {}
+        self._watched: set[Path] = set()
+        self._signature: dict[str, Any] = {}
+        if self._lib is not None:
+            fd = self._lib.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+            if fd >= 0:
+                self._fd = fd
+                self._sync_watches()
+            else:
+                log.info("inotify unavailable (errno %s); polling", ctypes.get_errno())
+        if self._fd is None:
+            self._signature = self._snapshot()
+
+    @property
+    def native(self) -> bool:
+        return self._fd is not None
+
+    def fileno(self) -> int | None:
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
+    def _add(self, path: Path) -> bool:
+        if path in self._watched or self._fd is None:
+            return path in self._watched
+        wd = self._lib.inotify_add_watch(self._fd, os.fsencode(path), _DIR_MASK | (
+            _IN_MODIFY if path == self.logs else 0))
+        if wd < 0:
+            return False
+        self._wds[wd] = path
+        self._watched.add(path)
+        return True
+
+    def _sync_watches(self) -> None:
+        """Watch the deepest existing ancestor up to the checkpoints root and the logs dir,
+        and every workflow directory under the root."""
+        claude = self.root / ".claude"
+        data = claude / "data"
+        for chain in ((claude, data, self.base), (claude, data, self.logs)):
+            for path in chain:
+                if not path.is_dir() or not self._add(path):
+                    break
+        if self.base in self._watched:
+            with contextlib.suppress(OSError):
+                for e in os.scandir(self.base):
+                    if e.is_dir() and valid_id(e.name):
+                        self._add(Path(e.path))
+
+    def read(self) -> set[Change]:
+        """Drain pending inotify events into changes (empty when nothing relevant)."""
+        out: set[Change] = set()
+        if self._fd is None:
+            return out
+        structure = False
+        while True:
+            try:
+                buf = os.read(self._fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                break
+            if not buf:
+                break
+            pos = 0
+            while pos + _EVENT.size <= len(buf):
+                wd, mask, _cookie, length = _EVENT.unpack_from(buf, pos)
+                name = buf[pos + _EVENT.size: pos + _EVENT.size + length].rstrip(b"\0")
+                pos += _EVENT.size + length
+                where = self._wds.get(wd)
+                if mask & _IN_IGNORED:
+                    if where is not None:
+                        self._watched.discard(where)
+                        del self._wds[wd]
+                    structure = True
+                    continue
+                if where is None:
+                    continue
+                text = os.fsdecode(name)
+                if where == self.logs:
+                    if text.startswith("errors.jsonl"):
+                        out.add(("errors", None))
+                elif where == self.base:
+                    structure = True
+                    out.add(("workflows", None))
+                    if valid_id(text):
+                        out.add(("checkpoint", text))
+                elif where.parent == self.base:
+                    if _SEQ_NAME.match(text) or mask & (_IN_DELETE_SELF | _IN_MOVE_SELF):
+                        out.add(("checkpoint", where.name))
+                elif mask & (_IN_CREATE | _IN_MOVED_TO | _IN_ISDIR):
+                    structure = True  # .claude/data or checkpoints/ appeared
+        if structure:
+            before = set(self._watched)
+            self._sync_watches()
+            for path in self._watched - before:
+                if path.parent == self.base:
+                    out.add(("checkpoint", path.name))
+                elif path == self.base:
+                    out.add(("workflows", None))
+                    out |= {("checkpoint", p.name) for p in self._watched
+                            if p.parent == self.base}
+                elif path == self.logs:
+                    out.add(("errors", None))
+        return out
+
+    def _snapshot(self) -> dict[str, Any]:
+        sig: dict[str, Any] = {}
+        with contextlib.suppress(OSError):
+            st = os.stat(errors_log_path(self.root))
+            sig["errors"] = (st.st_ino, st.st_size, st.st_mtime_ns)
+        with contextlib.suppress(OSError):
+            for e in os.scandir(self.base):
+                if e.is_dir() and valid_id(e.name):
+                    st = e.stat()
+                    sig[e.name] = (st.st_ino, st.st_mtime_ns)
+        return sig
+
+    def poll(self) -> set[Change]:
+        """Without inotify: what changed since the last poll."""
+        now = self._snapshot()
+        old, self._signature = self._signature, now
+        out: set[Change] = set()
+        if now.get("errors") != old.get("errors"):
+            out.add(("errors", None))
+        ids = (set(now) | set(old)) - {"errors"}
+        if ids != (set(old) - {"errors"}) or ids != (set(now) - {"errors"}):
+            out.add(("workflows", None))
+        out |= {("checkpoint", wid) for wid in ids if now.get(wid) != old.get(wid)}
+        return out
+

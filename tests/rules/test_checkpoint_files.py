@@ -1,0 +1,87 @@
+"""BTN41x: checkpoint JSON — unreadable, schema errors at the right key, migration fix,
+tampered history entries. Corpus checkpoints are real files of the bash tooling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from baton_lsp.workflow.checkpoint import load_checkpoint
+from baton_lsp.workflow.store import CheckpointStore
+from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import apply_fix, only
+
+CK = ".claude/data/checkpoints"
+
+
+def check(root: Path, rel: str, text: str) -> tuple[Path, list]:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path, WorkspaceIndex(root).check(path)
+
+
+def test_invalid_json_points_at_the_break(tmp_path: Path) -> None:
+    _, fs = check(tmp_path, f"{CK}/a.json", '{\n  "schema_version": "1.2",\n  "x": [1,\n')
+    (f,) = only(fs, "BTN410")
+    assert f.range.start_line == 3 and "invalid JSON" in f.message
+
+
+def test_unknown_version_points_at_schema_version(tmp_path: Path) -> None:
+    _, fs = check(tmp_path, f"{CK}/a.json", '{\n  "schema_version": "9.9"\n}\n')
+    (f,) = only(fs, "BTN410")
+    assert (f.range.start_line, f.range.start_char) == (1, 20) and "9.9" in f.message
+
+
+def test_schema_errors_land_on_the_offending_value(corpus: Path, tmp_path: Path) -> None:
+    data = json.loads((corpus / ".claude/checkpoints/test_524747/test_checkpoint.json")
+                      .read_text())
+    data["current_phase"] = "two"
+    text = json.dumps(data, indent=2)
+    _, fs = check(tmp_path, f"{CK}/a.json", text)
+    (f,) = [f for f in only(fs, "BTN411") if "current_phase" in f.message]
+    lines = text.splitlines()
+    assert lines[f.range.start_line][f.range.start_char:f.range.end_char] == '"two"'
+
+
+def test_missing_field_lands_on_the_object_that_lacks_it(tmp_path: Path) -> None:
+    good = {"schema_version": "2.1", "checkpoint_id": "c", "workflow_type": "x",
+            "project_name": "p", "created_at": "2026-01-01T00:00:00Z", "status": "failed",
+            "state_machine": {"current_state": "implemnt"}}
+    text = json.dumps(good, indent=2)
+    _, fs = check(tmp_path, f"{CK}/a.json", text)
+    msgs = {f.message: f for f in only(fs, "BTN411")}
+    state = next(f for m, f in msgs.items() if "current_state" in m)
+    assert text.splitlines()[state.range.start_line].strip().startswith('"current_state"')
+    assert "'implement'" in state.message
+
+
+def test_outdated_schema_fix_migrates_to_2_1(corpus: Path, tmp_path: Path) -> None:
+    text = (corpus / ".claude/checkpoints/test_524747/test_checkpoint.json").read_text()
+    path, fs = check(tmp_path, f"{CK}/old.json", text)
+    (f,) = only(fs, "BTN412")
+    assert f.fix is not None and f.fix.title == "Migrate checkpoint to 2.1"
+    migrated = apply_fix(text, f.fix)
+    path.write_text(migrated)
+    loaded = load_checkpoint(path)
+    assert loaded.source_version == "2.1" and not loaded.migrated
+    assert not only(WorkspaceIndex(tmp_path).check(path), "BTN412")
+
+
+def test_engine_history_is_valid_and_tampering_is_reported(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    path = CheckpointStore(tmp_path, "wf_1").save({"status": "in_progress"}, "created")
+    idx = WorkspaceIndex(tmp_path)
+    assert not only(idx.check(path), "BTN413")
+    path.write_text(path.read_text().replace("in_progress", "complete"))
+    idx.changed(path)
+    (f,) = only(idx.check(path), "BTN413")
+    assert "checksum mismatch" in f.message
+
+
+def test_run_json_and_agent_logs_are_not_checkpoints(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    idx = WorkspaceIndex(tmp_path)
+    assert idx.kind_of(tmp_path / CK / "wf_1" / "run.json") is None
+    assert idx.kind_of(tmp_path / CK / "wf_1" / "logs" / "x.json") is None
+    assert idx.kind_of(tmp_path / CK / "wf_1" / "000001.json") is not None
