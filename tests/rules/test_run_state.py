@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.workspace.index import WorkspaceIndex
 from baton_lsp.workspace.config import load_config
+from baton_lsp.workspace.index import WorkspaceIndex
 from tests.conftest import SCRIPTED_WORKFLOW_CONFIG
 from tests.helpers import only
 from tests.workflow.conftest import Workspace

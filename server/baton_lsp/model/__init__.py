@@ -19,7 +19,8 @@ Document = (Plan | AgentFile | CommandFile | StateFile | ErrorsLog | ReportMeta 
             | Unreadable)
 
 __all__ = [
-    "AgentFile", "BashBlock", "BatonConfig", "CheckpointDoc", "CommandFile", "Dependencies", "DependencyRef",
+    "AgentFile", "BashBlock", "BatonConfig", "CheckpointDoc", "CommandFile", "Dependencies",
+    "DependencyRef",
     "Document", "ErrorRecord", "ErrorsLog", "Finding", "Fix", "Frontmatter", "FrontmatterEntry",
     "Injection", "Kind", "Link", "MetadataEntry", "Phase", "Plan", "Range", "Related",
     "ReportMeta", "Severity", "SignalRef", "StateEntry", "StateFile", "StepHeading",

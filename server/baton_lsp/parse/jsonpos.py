@@ -9,6 +9,7 @@ exhaust the stack.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -118,10 +119,8 @@ def _unquote(token: str) -> str:
 def locate(text: str) -> dict[Path, Span]:
     """Every path of the document → its span (partial on a syntax error)."""
     walker = _Walker(text)
-    try:
+    with contextlib.suppress(_Stop, RecursionError):
         walker.value(0, (), None, 0)
-    except (_Stop, RecursionError):
-        pass
     return walker.out
 
 

@@ -53,10 +53,9 @@ def _error_range(pos: Positions, ctx: RuleContext, loc: tuple[Any, ...], data: A
     path: list[str | int] = []
     cur = data
     for el in loc:
-        if isinstance(el, int) and isinstance(cur, list) and 0 <= el < len(cur):
-            path.append(el)
-            cur = cur[el]
-        elif isinstance(el, str) and isinstance(cur, dict) and el in cur:
+        here = (isinstance(el, int) and isinstance(cur, list) and 0 <= el < len(cur)) or (
+            isinstance(el, str) and isinstance(cur, dict) and el in cur)
+        if here:  # anything else is a union member or validator tag, not a place
             path.append(el)
             cur = cur[el]
     tup = tuple(path)
