@@ -37,8 +37,11 @@ def add_parsers(sub: Any) -> None:
                          "debug, document")
     run.add_argument("description", help="what the workflow should do (passed to agents as "
                      "data, never through a shell)")
-    run.add_argument("--scope", default="full-implementation", choices=SCOPES)
-    run.add_argument("--complexity", type=int, default=2, help="research topics, 1-4")
+    run.add_argument("--scope", default=None, choices=SCOPES,
+                     help="default: the classifier agent's, else guessed from the description's "
+                     "keywords (full-implementation when nothing matches)")
+    run.add_argument("--complexity", type=int, default=None, help="research topics, 1-4 "
+                     "(default: classified; 2 unless the description asks for more or less)")
     run.add_argument("--topic", action="append", default=[], help="a research topic (repeat); "
                      "default: derived from the description")
     run.add_argument("--plan", help="existing plan (implement-only, test-and-debug, "
@@ -181,7 +184,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     root = _root(args)
     engine = _engine(args, root)
-    req = RunRequest(description=args.description, scope=Scope(args.scope),
+    req = RunRequest(description=args.description,
+                     scope=Scope(args.scope) if args.scope else None,
                      complexity=args.complexity, topics=args.topic, plan_path=args.plan,
                      workflow_id=args.workflow_id)
     return _drive(engine, lambda: engine.start(req))

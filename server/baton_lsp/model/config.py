@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import Severity
@@ -35,6 +37,9 @@ DEFAULT_ROLE_AGENTS = {
     "implement": "implementation-executor",
     "debug": "debug-analyst",
     "document": "doc-writer",
+    "classifier": "workflow-classifier",
+    "research-coordinator": "research-coordinator",
+    "implement-coordinator": "implementer-coordinator",
 }
 
 
@@ -54,8 +59,23 @@ class WorkflowSettings(BaseModel):
                                "(default: the built-in deterministic agent).")
     claude_permission_mode: str = Field("acceptEdits", description="--permission-mode for claude.")
     agents: dict[str, str | AgentRoleSettings] = Field(
-        default_factory=dict, description="Role (research, plan, revise, implement, debug, "
-        "document) → agent name, or a table with agent/runner/model.")
+        default_factory=dict, description="Role (classifier, research, research-coordinator, "
+        "plan, revise, implement, implement-coordinator, debug, document) → agent name, or a "
+        "table with agent/runner/model. Configuring `classifier` makes initialize ask that "
+        "agent for the classification (otherwise: the user's flags, then keywords).")
+    research_mode: Literal["supervisor", "planning"] = Field(
+        "supervisor", description="Four or more research topics: `supervisor` runs the "
+        "workers under the supervisor tier; `planning` first asks the research-coordinator "
+        "agent for an invocation plan (INVOCATION_PLAN_READY) and runs that.")
+    implement_mode: Literal["waves", "iterations"] = Field(
+        "waves", description="`waves`: one implementation agent per phase, waves in parallel; "
+        "`iterations`: the implement-coordinator agent runs iteration after iteration, "
+        "driven by its brief summary (work_remaining, requires_continuation).")
+    max_iterations: int = Field(5, ge=1, le=100, description="Iterations of the implement "
+                                "loop before it halts with halt_reason max_iterations.")
+    context_budget: int = Field(
+        200_000, ge=1, description="Tokens the orchestrator may receive from the iteration "
+        "loop's brief summaries before it halts with halt_reason context_threshold.")
     test_command: list[str] = Field(
         default_factory=list, description="argv of the test state; exit 0 = tests pass. "
         "Empty: the test state records `no test command` and passes.")

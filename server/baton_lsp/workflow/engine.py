@@ -35,10 +35,11 @@ from ..errors import PathError
 from ..model.base import Kind
 from ..model.checkpoint import STORED_TRANSITIONS, Scope, State
 from ..model.config import BatonConfig, WorkflowSettings
+from . import accounting, classify, iteration, supervisor
 from .barrier import check_artifact
 from .checkpoint import CheckpointError, parse_checkpoint
-from .layout import TopicDir, allocate_topic, contained, slugify, topic_of_plan
-from .records import append_error, error_record, utc_now, write_state_file
+from .layout import TopicDir, allocate_topic, contained, topic_of_plan
+from .records import append_error, error_record, state_file_path, utc_now, write_state_file
 from .signals import SignalReader
 from .state_machine import HAPPY_PATHS, InvalidTransition, Transition, WorkflowStateMachine
 from .store import CheckpointStore, WorkflowBusy
@@ -49,11 +50,36 @@ STATE_INDEX = {s: i for i, s in enumerate(
     (State.INITIALIZE, State.RESEARCH, State.PLAN, State.IMPLEMENT, State.TEST, State.DEBUG,
      State.DOCUMENT, State.COMPLETE))}
 TRANSIENT, PERMANENT, FATAL = "transient", "permanent", "fatal"
-NEEDS_PLAN = (Scope.IMPLEMENT_ONLY, Scope.TEST_AND_DEBUG, Scope.RESEARCH_AND_REVISE)
+NEEDS_PLAN = classify.NEEDS_PLAN
+HIERARCHICAL_TOPICS = 4  # the seeds: four or more research agents go through a supervisor
 MAX_DESCRIPTION = 10_000
 ASPECTS = ("existing implementation and patterns in the codebase", "best practices and "
            "prior art", "risks, edge cases and failure modes", "testing and verification "
            "strategy")
+
+
+ROLE_CONTRACT = {
+    "classifier": [
+        "- Classify the task: write the JSON to the artifact path and print it on one line as "
+        "CLASSIFICATION_COMPLETE: {\"workflow_type\": <scope>, \"research_complexity\": 1-4, "
+        "\"research_topics\": [{\"short_name\", \"detailed_description\" (50-500 chars), "
+        "\"filename_slug\" (^[a-z0-9_]{1,50}$), \"research_focus\"}, ...] (as many as the "
+        "complexity), \"confidence\": 0-1, \"reasoning\": \"...\"}",
+        "- Scope, complexity or topics given below are the user's and must be kept"],
+    "research-coordinator": [
+        "- Planning only: do not research. Write the invocation plan (one line per topic) to "
+        "the artifact path, then print INVOCATION_PLAN_READY: <count> and on the next line "
+        "invocations: [{\"topic\": ..., \"report_path\": ...}, ...] using exactly the "
+        "report paths below"],
+    "implement-coordinator": [
+        "- Implement the plan's remaining phases wave by wave as far as your context allows; "
+        "write phase summaries to the summaries directory and an iteration summary to the "
+        "artifact path",
+        "- Then print IMPLEMENTATION_COMPLETE: SUCCESS followed by the brief summary lines "
+        "summary_path:, phases_completed: [..], work_remaining: (space-separated Phase_N, or 0), "
+        "context_exhausted: true|false, requires_continuation: true|false, "
+        "context_usage_percent: N"],
+}
 
 
 class EngineError(Exception):
@@ -62,6 +88,10 @@ class EngineError(Exception):
 
 class Cancelled(Exception):
     """The workflow was cancelled (signal or `baton cancel`)."""
+
+
+class _LoopDone(Exception):
+    """The implement iteration loop halted with `completion`."""
 
 
 @dataclass
@@ -78,9 +108,11 @@ class StepFailure(Exception):
 
 @dataclass
 class RunRequest:
+    """What the user asked for; None means "not said" (classification decides)."""
+
     description: str
-    scope: Scope
-    complexity: int = 2
+    scope: Scope | None = None
+    complexity: int | None = None
     topics: list[str] = field(default_factory=list)
     plan_path: str | None = None
     workflow_id: str | None = None
@@ -183,7 +215,8 @@ class Engine:
 
     async def start(self, req: RunRequest) -> Outcome:
         self._validate_request(req)
-        wid = req.workflow_id or new_workflow_id(req.scope)
+        wid = req.workflow_id or new_workflow_id(req.scope or classify.keyword_scope(
+            req.description, bool(req.plan_path)))
         self.store = CheckpointStore(self.root, wid)
         if self.store.dir.exists() and any(self.store.dir.glob("*.json")):
             raise EngineError(f"workflow {wid} already exists; use `baton resume {wid}`")
@@ -211,6 +244,7 @@ class Engine:
             if self.data.get("last_error"):
                 self.say(f"last run ended with: {self.data['last_error']} (status "
                          f"{self.data.get('status')}, in {self.sm.current.value})")  # type: ignore[union-attr]
+            self._check_classification()
             self._kill_orphans()
             self._rewind_for_invalidated()
             self.data["status"] = "in_progress"
@@ -276,10 +310,13 @@ class Engine:
                               f"limit is {MAX_DESCRIPTION}")
         if "\x00" in req.description:
             raise EngineError("the description contains a NUL byte")
-        if not 1 <= req.complexity <= 4:
+        if req.complexity is not None and not 1 <= req.complexity <= 4:
             raise EngineError(f"--complexity must be 1-4, got {req.complexity}")
-        if req.scope in NEEDS_PLAN and not req.plan_path:
-            raise EngineError(f"scope {req.scope.value} works on an existing plan: pass --plan")
+        if len(req.topics) > 4:
+            raise EngineError(f"at most 4 research topics, got {len(req.topics)}")
+        scope = req.scope or classify.keyword_scope(req.description, bool(req.plan_path))
+        if scope in NEEDS_PLAN and not req.plan_path:
+            raise EngineError(f"scope {scope.value} works on an existing plan: pass --plan")
         if req.plan_path:
             plan = contained(self.root, req.plan_path, "plan")
             if not plan.is_file():
@@ -307,10 +344,24 @@ class Engine:
 
     def _new_checkpoint(self, wid: str, req: RunRequest) -> None:
         now = utc_now()
-        self.sm = WorkflowStateMachine(req.scope)
-        topics = req.topics or derive_topics(req.description, req.complexity)
+        scope = req.scope or classify.keyword_scope(req.description, bool(req.plan_path))
+        complexity = req.complexity or classify.keyword_complexity(req.description)
+        self.sm = WorkflowStateMachine(scope)
+        topics = req.topics or derive_topics(req.description, complexity)
+        explicit = {"scope": req.scope is not None, "complexity": req.complexity is not None,
+                    "topics": bool(req.topics)}
+        agent = "classifier" in self.settings.agents and not (
+            explicit["scope"] and explicit["topics"])
+        rest = [k for k, v in explicit.items() if not v]
+        reasoning = "; ".join([f"{k} given to baton run" for k, v in explicit.items() if v] + (
+            [f"{', '.join(rest)} from the description's keywords"] if rest else []))
+        full = explicit["scope"] and explicit["topics"]
+        classification = classify.classification_record(
+            scope=scope, topics=[classify.topic_spec(t, req.description) for t in topics],
+            confidence=1.0 if full else 0.6, reasoning=reasoning,
+            source="user" if explicit["scope"] and explicit["topics"] else "keyword", at=now)
         self.data = {
-            "schema_version": "2.1", "checkpoint_id": wid, "workflow_type": req.scope.value,
+            "schema_version": "2.1", "checkpoint_id": wid, "workflow_type": scope.value,
             "project_name": self.root.name, "workflow_description": req.description,
             "created_at": now, "updated_at": now, "status": "in_progress",
             "current_phase": 0, "total_phases": 8, "completed_phases": [],
@@ -321,22 +372,18 @@ class Engine:
             "state_machine": {
                 "current_state": "initialize", "completed_states": [],
                 "transition_table": dict(STORED_TRANSITIONS),
-                "workflow_config": {"scope": req.scope.value, "description": req.description,
+                "workflow_config": {"scope": scope.value, "description": req.description,
                                     "command": self.command},
-                "classification": {
-                    "workflow_type": req.scope.value, "research_complexity": len(topics) or 1,
-                    "research_topics": topics, "confidence": 1.0,
-                    "reasoning": "scope and topics given to baton run" if req.topics else
-                    "scope given to baton run; topics derived from the description",
-                    "classified_at": now}},
+                "classification": classification},
             "phase_data": {}, "supervisor_state": {},
             "error_state": {"last_error": None, "retry_count": 0, "failed_state": None},
             "metadata": {"checkpoint_id": wid, "project_name": self.root.name,
                          "created_at": now, "updated_at": now},
             "baton": {"version": __version__, "request": {
-                "description": req.description, "scope": req.scope.value,
-                "complexity": req.complexity, "topics": topics, "plan_path": req.plan_path},
-                "steps": {}, "history": [], "paths": {}},
+                "description": req.description, "scope": scope.value,
+                "complexity": len(topics), "topics": topics, "plan_path": req.plan_path},
+                "classify": {"agent": agent, "done": not agent, "explicit": explicit},
+                "steps": {}, "history": [], "paths": {}, "timing": {}},
         }
         self._save("created")
 
@@ -360,6 +407,28 @@ class Engine:
             self.topic = TopicDir(int(paths.get("topic_number") or 0), tdir.name, tdir)
             for sub in ("reports", "plans", "summaries", "debug"):
                 (tdir / sub).mkdir(parents=True, exist_ok=True)
+
+    def _check_classification(self) -> None:
+        """The state file is the bash side's copy of the classification; when it disagrees
+        with the checkpoint (edited, or left by another run) say so, log it, and trust the
+        checkpoint — it is checksummed, the state file is not. The next save rewrites it."""
+        assert self.store is not None
+        cls = self.data["state_machine"].get("classification") or {}
+        values = classify.read_state_file(state_file_path(self.root, self.store.workflow_id))
+        if not values:
+            return
+        diffs = classify.mismatches(cls, values)
+        if not diffs:
+            return
+        text = "; ".join(f"{k}: state file {a!r}, checkpoint {b!r}" for k, a, b in diffs)
+        self.say(f"classification mismatch between the state file and the checkpoint ({text});"
+                 " using the checkpoint")
+        self.emit("classification_mismatch", differences=[
+            {"key": k, "state_file": a, "checkpoint": b} for k, a, b in diffs])
+        self._log_error("validate_classification_consistency", "state_error",
+                        f"classification mismatch: {text}; the checkpoint wins",
+                        {"differences": {k: {"state_file": a, "checkpoint": b}
+                                         for k, a, b in diffs}})
 
     def resume_problems(self) -> list[str]:
         """Why resuming needs --force: finished, too old, plan edited since the checkpoint."""
@@ -470,6 +539,16 @@ class Engine:
         for i, r in enumerate(reports):
             values[f"REPORT_PATH_{i}"] = r
         values["REPORT_PATHS_JSON"] = reports
+        classification = d["state_machine"].get("classification") or {}
+        values["RESEARCH_TOPICS_JSON"] = classification.get("research_topics") or []
+        values["USE_HIERARCHICAL_RESEARCH"] = len(reports) >= HIERARCHICAL_TOPICS
+        it = d["baton"].get("iteration")
+        if it:
+            values["ITERATION"] = it.get("iteration")
+            values["MAX_ITERATIONS"] = it.get("max_iterations")
+            values["CONTINUATION_CONTEXT"] = it.get("continuation_context")
+            values["WORK_REMAINING"] = it.get("work_remaining")
+            values["HALT_REASON"] = it.get("halt_reason")
         values["COMPLETED_STATES_COUNT"] = len(self.sm.completed)
         for i, s in enumerate(self.sm.completed):
             values[f"COMPLETED_STATE_{i}"] = s.value
@@ -616,9 +695,16 @@ class Engine:
             State.DEBUG: self._debug, State.DOCUMENT: self._document,
         }[state]
         retries = 0
+        timing = self.data["baton"].setdefault("timing", {})
+        start = time.monotonic()
         while True:
             try:
-                await handler()
+                try:
+                    await handler()
+                finally:  # wall time per state, summed over runs and resumes
+                    timing[state.value] = timing.get(state.value, 0) + int(
+                        (time.monotonic() - start) * 1000)
+                    start = time.monotonic()
                 self.data["error_state"]["retry_count"] = 0
                 return
             except StepFailure as exc:
@@ -634,18 +720,35 @@ class Engine:
     # == state handlers =========================================================================
 
     async def _initialize(self) -> None:
-        """Pre-calculate every path before any agent runs."""
+        """Classify (when a classifier agent is configured), save the classification, then
+        pre-calculate every path before any other agent runs."""
         req = self.data["baton"]["request"]
         paths = self.data["baton"]["paths"]
+        cls_state = self.data["baton"].setdefault("classify", {"agent": False, "done": True})
+        if not cls_state.get("done"):
+            await self._classify_agent()
+            cls_state["done"] = True
+        classification = self.data["state_machine"]["classification"]
+        if not cls_state.get("announced"):
+            cls_state["announced"] = True
+            self.say(f"classified ({classification.get('source')}): "
+                     f"{classification['workflow_type']}, "
+                     f"{classification['research_complexity']} research topic(s): "
+                     + "; ".join(classify.topic_names(classification)))
+            self._save("classified")
+            self.emit("classification", source=classification.get("source"),
+                      scope=classification["workflow_type"],
+                      complexity=classification["research_complexity"],
+                      topics=classify.topic_names(classification),
+                      confidence=classification.get("confidence"))
         if self.topic is None:
             if req.get("plan_path"):
                 self.topic = topic_of_plan(self.root, Path(req["plan_path"]))
             else:
                 self.topic = allocate_topic(self.root, req["description"])
         t = self.topic
-        topics = req["topics"]
-        reports = [str(t.reports / f"{i:03d}_{slugify(topic, 6, 48)}.md")
-                   for i, topic in enumerate(topics, 1)]
+        reports = [str(t.reports / f"{i:03d}_{slug}.md")
+                   for i, slug in enumerate(classify.topic_slugs(classification), 1)]
         plan = str(contained(self.root, req["plan_path"], "plan")) if req.get("plan_path") \
             else str(t.plans / f"{t.number:03d}_{t.slug}_plan.md")
         paths.update(topic_dir=str(t.path), topic_number=t.number, reports=reports, plan=plan,
@@ -659,20 +762,91 @@ class Engine:
         self.say(f"workflow {self.store.workflow_id}: topic {t.path.relative_to(self.root)}")  # type: ignore[union-attr]
         self._save("paths pre-calculated")
 
+    async def _classify_agent(self) -> None:
+        """The classifier agent's `CLASSIFICATION_COMPLETE: {json}`, validated (a broken
+        answer is a permanent failure naming the rule), merged under what the user said."""
+        assert self.sm is not None and self.store is not None
+        baton = self.data["baton"]
+        req, explicit = baton["request"], baton["classify"].get("explicit", {})
+        artifact = self.root / ".claude" / "tmp" / f"classification_{self.store.workflow_id}.json"
+        parsed: list[classify.ClassifierOutput] = []
+
+        def verify(path: Path, reader: SignalReader) -> str | None:
+            sig = reader.first("CLASSIFICATION_COMPLETE")
+            try:
+                out = classify.parse_classifier_output(sig.value if sig else None)
+            except classify.ClassificationError as exc:
+                return f"classifier: {exc}"
+            if explicit.get("complexity") and out.research_complexity != req["complexity"]:
+                return (f"classifier: returned {out.research_complexity} topic(s) but "
+                        f"--complexity asked for {req['complexity']}")
+            scope = Scope(req["scope"]) if explicit.get("scope") else out.workflow_type
+            if (scope in NEEDS_PLAN) != bool(req.get("plan_path")):
+                return (f"classifier: scope {scope.value} " + (
+                    "works on an existing plan, and no --plan was given" if scope in NEEDS_PLAN
+                    else "does not use the --plan that was given") + "; pass --scope")
+            parsed.append(out)
+            return None
+
+        extra = {"BATON_SCOPE": req["scope"] if explicit.get("scope") else "",
+                 "BATON_RESEARCH_COMPLEXITY": str(req["complexity"])
+                 if explicit.get("complexity") else "",
+                 "BATON_TOPICS_JSON": json.dumps(req["topics"]) if explicit.get("topics") else "",
+                 "BATON_PLAN_PATH": req.get("plan_path") or ""}
+        artifact.parent.mkdir(parents=True, exist_ok=True)
+        await self._agent_step("classify", State.INITIALIZE, "classifier", artifact, extra, {},
+                               verify=verify)
+        step = baton["steps"]["classify"]
+        if parsed:
+            step["classification"] = parsed[0].model_dump(mode="json")
+        out = classify.ClassifierOutput.model_validate(step["classification"])
+        scope = Scope(req["scope"]) if explicit.get("scope") else out.workflow_type
+        topics = [t.model_dump() for t in out.research_topics]
+        if explicit.get("topics"):
+            topics = [classify.topic_spec(t, req["description"]) for t in req["topics"]]
+        record = classify.classification_record(
+            scope=scope, topics=topics, confidence=out.confidence,
+            reasoning=out.reasoning or "classifier agent", source="agent", at=utc_now())
+        self.data["state_machine"]["classification"] = record
+        req.update(scope=scope.value, topics=classify.topic_names(record),
+                   complexity=len(topics))
+        self.data["workflow_type"] = scope.value
+        self.data["state_machine"]["workflow_config"]["scope"] = scope.value
+        if scope != self.sm.scope:
+            history = self.sm.history
+            self.sm = WorkflowStateMachine(scope)
+            self.sm.history = history
+
     async def _research(self) -> None:
+        """Below four topics the specialists run directly (flat); at four or more through the
+        supervisor tier: `supervisor` mode runs the workers on the supervisor's behalf,
+        `planning` mode first asks a coordinator agent for the invocation plan. Either way
+        each report's metadata — not the report — is what goes up, and ≥ 50 % of the
+        reports is a (recorded) partial success."""
+        assert self.store is not None
         paths = self.data["baton"]["paths"]
-        topics = self.data["baton"]["request"]["topics"]
+        topics = list(self.data["baton"]["request"]["topics"])
+        reports = list(paths["reports"])
+        mode = "flat" if len(topics) < HIERARCHICAL_TOPICS else self.settings.research_mode
+        if mode == "planning":
+            order = await self._invocation_plan(topics, reports)
+        else:
+            order = list(zip(topics, reports, strict=True))
+        index = {r: i for i, r in enumerate(reports, 1)}
         sem = asyncio.Semaphore(self.settings.research_parallel)
+        if mode != "flat":
+            self.say(f"research: {len(topics)} topics through the {mode} supervisor")
+            self.emit("supervisor", mode=mode, workers=len(topics), status="running")
 
-        async def one(i: int, topic: str, report: str) -> None:
+        async def one(topic: str, report: str) -> None:
             async with sem:
-                await self._agent_step(f"research.{i}", State.RESEARCH, "research",
-                                       Path(report), {"BATON_TOPIC": topic}, {})
+                await self._agent_step(f"research.{index[report]}", State.RESEARCH, "research",
+                                       Path(report), {"BATON_TOPIC": topic}, {},
+                                       metadata=supervisor.extract_metadata)
 
-        results = await asyncio.gather(
-            *(one(i, t, r) for i, (t, r) in enumerate(zip(topics, paths["reports"],
-                                                          strict=True), 1)),
-            return_exceptions=True)
+        start = time.monotonic()
+        results = await asyncio.gather(*(one(t, r) for t, r in order), return_exceptions=True)
+        wall_ms = int((time.monotonic() - start) * 1000)
         self._reraise_cancel(results)
         failures = [r for r in results if isinstance(r, StepFailure)]
         others = [r for r in results if isinstance(r, BaseException) and
@@ -681,10 +855,12 @@ class Engine:
             raise others[0]
         ok = len(results) - len(failures)
         needed = math.ceil(len(results) / 2)
-        info = {"reports_ok": ok, "reports_total": len(results),
+        info = {"reports_ok": ok, "reports_total": len(results), "mode": mode,
                 "partial": bool(failures) and ok >= needed,
-                "failed_topics": [f.step_id for f in failures]}
+                "failed_topics": [f.step_id for f in failures], "wall_ms": wall_ms}
         self.data["baton"]["research"] = info
+        if mode != "flat":
+            self._supervisor_checkpoint(mode, order, index, failures)
         if failures and ok >= needed:
             self.say(f"research: partial success, {ok}/{len(results)} reports (≥ 50 %); "
                      f"continuing without {', '.join(f.step_id for f in failures)}")
@@ -694,6 +870,72 @@ class Engine:
                               f"only {ok}/{len(results)} research reports were created (50 % "
                               f"needed): " + "; ".join(f.message for f in failures),
                               worst.error_type, {"failed_steps": [f.step_id for f in failures]})
+
+    def _supervisor_checkpoint(self, mode: str, order: list[tuple[str, str]],
+                               index: dict[str, int], failures: list[StepFailure]) -> None:
+        """The supervisor section of the checkpoint (and the real layout's
+        `reports/SUPERVISOR_CHECKPOINT.json`): per worker its status, duration and metadata,
+        and the aggregate passed up."""
+        assert self.store is not None
+        steps = self.data["baton"]["steps"]
+        failed = {f.step_id: f.message for f in failures}
+        workers = []
+        for topic, report in order:
+            sid = f"research.{index[report]}"
+            step = steps.get(sid, {})
+            ok = step.get("status") == "done"
+            w: dict[str, Any] = {"worker_id": sid, "topic": topic,
+                                 "status": "completed" if ok else "failed",
+                                 "output_path": report,
+                                 "duration_ms": int(step.get("duration_ms") or 0)}
+            if ok:
+                w["metadata"] = {**(step.get("metadata") or {}), "topic": topic}
+                w["context_tokens"] = (step.get("context") or {}).get("passed_tokens", 0)
+            else:
+                w["error"] = failed.get(sid) or step.get("message") or "failed"
+            workers.append(w)
+        section = supervisor.supervisor_section(
+            supervisor_id=f"research_supervisor_{self.store.workflow_id}", mode=mode,
+            at=utc_now(), workers=workers)
+        self.data["supervisor_state"] = section
+        target = Path(self.data["baton"]["paths"]["reports_dir"]) / "SUPERVISOR_CHECKPOINT.json"
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(json.dumps(section, indent=2, ensure_ascii=False) + "\n",
+                       encoding="utf-8")
+        os.replace(tmp, target)
+        agg = section["aggregated_metadata"]
+        self.say(f"research supervisor: {agg['reports_count']}/{section['worker_count']} "
+                 f"workers completed; {agg['context_tokens']} tokens of metadata passed up")
+        self.emit("supervisor", mode=mode, workers=section["worker_count"], status="done",
+                  completed=agg["reports_count"], context_tokens=agg["context_tokens"],
+                  path=str(target))
+        self._save("research supervisor aggregated")
+
+    async def _invocation_plan(self, topics: list[str], reports: list[str]
+                               ) -> list[tuple[str, str]]:
+        """Planning-only mode: the coordinator agent returns `INVOCATION_PLAN_READY: N` and
+        the invocations; the engine checks them against its own paths and runs them."""
+        plan_file = Path(self.data["baton"]["paths"]["reports_dir"]) / ".invocation-plan.txt"
+        checked: list[list[tuple[str, str]]] = []
+
+        def verify(path: Path, reader: SignalReader) -> str | None:
+            sig = reader.first("INVOCATION_PLAN_READY")
+            order, problem = supervisor.check_invocation_plan(
+                sig.value if sig else None, reader.fields.get("invocations"), topics, reports)
+            if problem:
+                return f"research coordinator: {problem}"
+            checked.append(order or [])
+            return None
+
+        await self._agent_step("research.coordinator", State.RESEARCH, "research-coordinator",
+                               plan_file, {"BATON_TOPICS_JSON": json.dumps(topics),
+                                           "BATON_REPORT_PATHS": json.dumps(reports)}, {},
+                               verify=verify)
+        step = self.data["baton"]["steps"]["research.coordinator"]
+        if checked:
+            step["invocations"] = [{"topic": t, "report_path": r} for t, r in checked[0]]
+        return [(i["topic"], i["report_path"]) for i in step.get("invocations", [])] or \
+            list(zip(topics, reports, strict=True))
 
     def _good_reports(self) -> list[str]:
         steps = self.data["baton"]["steps"]
@@ -707,14 +949,18 @@ class Engine:
         reports = self._good_reports()
         inputs = {r: sha256_file(Path(r)) for r in reports}
         revise = self.sm.scope == Scope.RESEARCH_AND_REVISE  # type: ignore[union-attr]
-        extra = {"BATON_REPORT_PATHS": json.dumps(reports), "BATON_PLAN_PATH": str(plan)}
+        steps = self.data["baton"]["steps"]
+        metadata = [{"path": s["artifact"], **(s.get("metadata") or {})}
+                    for s in steps.values() if s.get("artifact") in reports]
+        extra = {"BATON_REPORT_PATHS": json.dumps(reports), "BATON_PLAN_PATH": str(plan),
+                 "BATON_RESEARCH_METADATA": json.dumps(metadata, ensure_ascii=False)}
         before = sha256_file(plan) if revise else None
         if revise and not self._skippable("plan"):
             backup = plan.parent / "backups" / f"{plan.stem}.{time.strftime('%Y%m%d_%H%M%S')}.md"
             backup.parent.mkdir(exist_ok=True)
             shutil.copy2(plan, backup)
 
-        def verify(path: Path) -> str | None:
+        def verify(path: Path, reader: SignalReader) -> str | None:
             if revise and sha256_file(path) == before:
                 return f"the plan {path} was not changed by the revise agent"
             return self._plan_problem(path)
@@ -770,6 +1016,11 @@ class Engine:
         ws.update(wave_structure={str(i): [_num(p) for p in w]
                                   for i, w in enumerate(graph.waves, 1)},
                   total_waves=len(graph.waves))
+        if self.settings.implement_mode == "iterations":
+            todo = [p.id for p in plan.phases if p.id not in done_in_plan]
+            with contextlib.suppress(_LoopDone):
+                await self._implement_iterations(plan_path, todo)
+            return
         ws.setdefault("wave_results", {})
         summaries = Path(paths["summaries_dir"])
         sem = asyncio.Semaphore(self.settings.max_parallel)
@@ -816,6 +1067,134 @@ class Engine:
                         f.message for f in bad) + " (finished phases of this wave are kept)",
                     worst.error_type, {"failed_steps": [f.step_id for f in bad], "wave": w})
         ws["current_wave"] = len(graph.waves)
+
+    async def _implement_iterations(self, plan_path: Path, todo: list[str]) -> None:
+        """The implement iteration loop: the implementation coordinator runs once per
+        iteration (implementing the waves it can), and its brief summary alone decides
+        whether to continue or halt. Every iteration's fields are checkpointed, so a resume
+        continues at the next iteration, not the first."""
+        assert self.store is not None
+        summaries = Path(self.data["baton"]["paths"]["summaries_dir"])
+        it = self.data["baton"].setdefault("iteration", {
+            "iteration": 0, "continuation_context": None,
+            "work_remaining": iteration.normalize_work(todo), "last_work_remaining": None,
+            "unchanged": 0, "halt_reason": None, "context_tokens": 0, "history": []})
+        it["max_iterations"] = self.settings.max_iterations
+        if it.get("halt_reason") not in (None, "completion"):
+            self.say(f"implement: resuming after a halt ({it['halt_reason']}) at iteration "
+                     f"{it['iteration'] + 1}")
+            if it["halt_reason"] == "stuck":
+                it["unchanged"] = 0  # the user looked at it: one more chance
+            it["halt_reason"] = None
+        while True:
+            n = it["iteration"] + 1
+            if n > it["max_iterations"]:
+                self._halt(it, "max_iterations", f"{it['iteration']} of {it['max_iterations']} "
+                           f"iterations used; still to do: {it['work_remaining']}")
+            sid = f"implement.iteration-{n}"
+            artifact = summaries / f"iteration_{n}_summary.md"
+            extra = {"BATON_PLAN_PATH": str(plan_path), "BATON_ITERATION": str(n),
+                     "BATON_MAX_ITERATIONS": str(it["max_iterations"]),
+                     "BATON_CONTINUATION_CONTEXT": it.get("continuation_context") or "",
+                     "BATON_WORK_REMAINING": it.get("work_remaining") or "",
+                     "BATON_SUMMARIES_DIR": str(summaries)}
+            self.emit("iteration", iteration=n, max_iterations=it["max_iterations"],
+                      status="running", work_remaining=it.get("work_remaining"))
+            self.say(f"implement: iteration {n}/{it['max_iterations']}"
+                     + (f", remaining {it['work_remaining']}" if it.get("work_remaining") else ""))
+            try:
+                await self._agent_step(sid, State.IMPLEMENT, "implement-coordinator", artifact,
+                                       extra, {}, timeout=self.settings.implement_timeout)
+            except Cancelled:
+                it["halt_reason"] = "user_abort"
+                raise
+            except StepFailure as exc:
+                it["halt_reason"] = "error"
+                self._write_iteration_checkpoint(it, plan_path)
+                raise StepFailure("implement", exc.failure, f"iteration {n}: {exc.message}",
+                                  exc.error_type, {**exc.context, "halt_reason": "error",
+                                                   "iteration": n}) from None
+            step = self.data["baton"]["steps"][sid]
+            try:
+                summary_text = artifact.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                summary_text = ""
+            brief = iteration.parse_brief(step.get("brief") or {}, summary_text)
+            if brief.missing:
+                raise StepFailure(sid, PERMANENT, "the implementation coordinator's brief "
+                                  "summary lacks " + ", ".join(brief.missing), "parse_error",
+                                  {"artifact_path": str(artifact)})
+            it["context_tokens"] = int(it.get("context_tokens", 0)) + int(
+                (step.get("context") or {}).get("passed_tokens", 0))
+            decision = iteration.decide(
+                brief, previous_work=it.get("work_remaining") or "",
+                unchanged=int(it.get("unchanged", 0)), iteration=n,
+                max_iterations=it["max_iterations"], context_tokens=it["context_tokens"],
+                context_budget=self.settings.context_budget)
+            if decision.invariant_violated:
+                msg = (f"implement-coordinator returned requires_continuation=false with "
+                       f"work_remaining {brief.work_remaining!r}; continuing anyway "
+                       "(contract invariant)")
+                self.say(f"[{sid}] WARNING: {msg}")
+                self._log_error(sid, "validation_error", msg, {
+                    "work_remaining": brief.work_remaining, "requires_continuation": False,
+                    "iteration": n, "override": "requires_continuation=true"})
+            it.update(iteration=n, last_work_remaining=it.get("work_remaining"),
+                      work_remaining=brief.work_remaining, continuation_context=str(artifact),
+                      unchanged=decision.unchanged, context_exhausted=brief.context_exhausted,
+                      context_usage_percent=brief.context_usage_percent)
+            it["history"].append({"iteration": n, "work_remaining": brief.work_remaining,
+                                  "phases_completed": brief.phases_completed,
+                                  "requires_continuation": brief.requires_continuation,
+                                  "invariant_override": decision.invariant_violated,
+                                  "duration_ms": step.get("duration_ms")})
+            if decision.halt_reason is not None:
+                self._halt(it, decision.halt_reason, decision.reason, plan_path)
+            self._write_iteration_checkpoint(it, plan_path)
+            self.emit("iteration", iteration=n, max_iterations=it["max_iterations"],
+                      status="done", work_remaining=brief.work_remaining,
+                      requires_continuation=brief.requires_continuation)
+            self._save(f"iteration {n} complete")
+
+    def _halt(self, it: dict[str, Any], reason: str, message: str,
+              plan_path: Path | None = None) -> None:
+        """End the loop: completion returns normally, any other reason fails the state
+        (resumable: `baton resume` continues at the next iteration)."""
+        it["halt_reason"] = reason
+        if plan_path is not None:
+            self._write_iteration_checkpoint(it, plan_path)
+        self.emit("iteration", iteration=it["iteration"], max_iterations=it["max_iterations"],
+                  status="halted", halt_reason=reason, work_remaining=it.get("work_remaining"))
+        self.say(f"implement: halted ({reason}) — {message}")
+        self._save(f"iteration loop halted: {reason}")
+        if reason == "completion":
+            raise _LoopDone()
+        raise StepFailure("implement", PERMANENT, f"implementation halted ({reason}): {message}",
+                          "execution_error", {"halt_reason": reason,
+                                              "iteration": it["iteration"],
+                                              "work_remaining": it.get("work_remaining")})
+
+    def _write_iteration_checkpoint(self, it: dict[str, Any], plan_path: Path) -> None:
+        """The flat 2.1 iteration checkpoint of the real layout,
+        `.claude/data/checkpoints/build_<workflow_id>_iteration_<n>.json`."""
+        from ..model.checkpoint import IterationCheckpoint
+
+        assert self.store is not None
+        wid = self.store.workflow_id
+        doc = {"version": "2.1", "plan_path": str(plan_path),
+               "topic_path": self.data["baton"]["paths"].get("topic_dir"),
+               "iteration": it["iteration"], "max_iterations": it["max_iterations"],
+               "continuation_context": it.get("continuation_context"),
+               "work_remaining": it.get("work_remaining") or None,
+               "last_work_remaining": it.get("last_work_remaining") or None,
+               "context_estimate": it.get("context_tokens"),
+               "halt_reason": it.get("halt_reason"), "workflow_id": wid,
+               "timestamp": utc_now()}
+        IterationCheckpoint.model_validate(doc)
+        target = self.store.dir.parent / f"build_{wid}_iteration_{it['iteration']}.json"
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, target)
 
     async def _test(self) -> None:
         from .process import run_process
@@ -968,17 +1347,23 @@ class Engine:
                     tools = tuple(str(t) for t in raw_tools)
         signal_name = {"research": "REPORT_CREATED", "plan": "PLAN_CREATED",
                        "revise": "PLAN_REVISED", "implement": "SUMMARY_CREATED",
-                       "debug": "DEBUG_REPORT_CREATED", "document": "SUMMARY_CREATED"}[role]
+                       "debug": "DEBUG_REPORT_CREATED", "document": "SUMMARY_CREATED",
+                       "implement-coordinator": "SUMMARY_CREATED"}.get(role, "ARTIFACT_CREATED")
         lines = ["", "---", "", "## Input contract (from Baton)", "",
                  f"- Workflow: {contract['BATON_WORKFLOW_ID']} · step {sid} · role {role}",
                  f"- Workspace: {self.root}",
                  f"- Write your artifact to exactly this absolute path: {artifact}",
                  f"- When it is written, print on its own line: {signal_name}: {artifact}"]
+        lines += ROLE_CONTRACT.get(role, [])
         if role == "implement":
             lines.append(f"- Implement phase {contract.get('BATON_PHASE')} of "
                          f"{contract.get('BATON_PLAN_PATH')} only; print PHASE_COMPLETE: "
                          f"{contract.get('BATON_PHASE')}")
-        for key in ("BATON_TOPIC", "BATON_PLAN_PATH", "BATON_REPORT_PATHS", "BATON_TEST_OUTPUT"):
+        for key in ("BATON_TOPIC", "BATON_PLAN_PATH", "BATON_REPORT_PATHS", "BATON_TEST_OUTPUT",
+                    "BATON_SCOPE", "BATON_RESEARCH_COMPLEXITY", "BATON_TOPICS_JSON",
+                    "BATON_RESEARCH_METADATA", "BATON_ITERATION", "BATON_MAX_ITERATIONS",
+                    "BATON_CONTINUATION_CONTEXT", "BATON_WORK_REMAINING",
+                    "BATON_SUMMARIES_DIR"):
             if contract.get(key):
                 lines.append(f"- {key.removeprefix('BATON_').replace('_', ' ').title()}: "
                              f"{contract[key]}")
@@ -1016,14 +1401,19 @@ class Engine:
     async def _agent_step(self, sid: str, state: State, role: str, artifact: Path,
                           extra: dict[str, str], inputs: dict[str, str | None], *,
                           timeout: float | None = None,
-                          verify: Callable[[Path], str | None] | None = None) -> None:
+                          verify: Callable[[Path, SignalReader], str | None] | None = None,
+                          metadata: Callable[[Path], dict[str, Any]] | None = None
+                          ) -> SignalReader | None:
+        """Run one agent step (skipped when done and still valid: returns None then) with
+        retries; on success record its artifact hash, its signals and its context account:
+        what it passed up (signal lines + extracted metadata) versus the whole artifact."""
         from .process import AgentLaunchError, run_process
         from .runners import Invocation
 
         steps = self.data["baton"]["steps"]
         if self._skippable(sid):
             self.say(f"[{sid}] already done; skipped")
-            return
+            return None
         artifact = contained(self.root, artifact, "artifact path")
         step = steps[sid] = {"state": state.value, "role": role, "status": "running",
                              "attempts": 0, "artifact": str(artifact), "inputs": inputs,
@@ -1096,14 +1486,22 @@ class Engine:
             last = self._judge(sid, runner, out, result[-1] if result else None, reader,
                                artifact, verify)
             if last is None:
+                meta = metadata(artifact) if metadata is not None else None
                 step.update(status="done", finished_at=utc_now(),
                             sha256=sha256_file(artifact), size=artifact.stat().st_size,
-                            signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:])
+                            signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:],
+                            context=accounting.step_context(reader.passed_text(), meta,
+                                                            artifact))
+                if meta is not None:
+                    step["metadata"] = meta
+                if reader.fields:
+                    step["brief"] = dict(reader.fields)
                 step.pop("failure", None)
                 step.pop("message", None)
+                self.data["baton"]["context"] = accounting.aggregate(steps)
                 self.emit("step", step=sid, state=state.value, status="done", attempt=attempt,
                           artifact=str(artifact), checkpoint=str(self.last_checkpoint))
-                return
+                return reader
             self._record_failure(step, last)
             if last.failure != TRANSIENT or attempt == attempts:
                 break
@@ -1118,7 +1516,7 @@ class Engine:
         raise last
 
     def _judge(self, sid: str, runner: Any, out: Any, result: Any, reader: SignalReader,
-               artifact: Path, verify: Callable[[Path], str | None] | None
+               artifact: Path, verify: Callable[[Path, SignalReader], str | None] | None
                ) -> StepFailure | None:
         if out.timed_out:
             return StepFailure(sid, TRANSIENT, f"agent timed out after {out.duration:.0f} s",
@@ -1152,7 +1550,7 @@ class Engine:
                                f"{task_error.error_type} - {task_error.message}",
                                task_error.error_type, task_error.context)
         if verify is not None:
-            problem = verify(artifact)
+            problem = verify(artifact, reader)
             if problem:
                 return StepFailure(sid, PERMANENT, problem, "validation_error",
                                    {"artifact_path": str(artifact)})

@@ -14,6 +14,14 @@ Failure injection (for tests and demos) comes from `BATON_SCRIPT_BEHAVIOUR` (a J
 message and exit 75 — on the first N attempts), `task_error` (`type - message`),
 `phases` (plan role: list of dependency lists, one per phase), `tests` (test role: `fail`
 or `pass-after-debug`).
+
+Coordination roles: `classifier` prints `CLASSIFICATION_COMPLETE: {json}` (keys `scope`,
+`complexity`, `classification`: an object printed verbatim, or `missing`, `invalid_slug`,
+`wrong_count`, `short_description`); `research-coordinator` returns an invocation plan
+(`plan`: `wrong_path`, `wrong_count`); `implement-coordinator` implements the plan's
+remaining phases and returns the brief summary (`phases_per_iteration` (default: all),
+`stuck` (no progress), `no_continuation` (claims to be done while work remains),
+`context_usage_percent`).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -65,13 +74,47 @@ def write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+FINDINGS = [
+    ("Existing patterns", "The codebase already contains patterns relevant to this topic: "
+     "modules that solve neighbouring problems with the same layering, naming and error "
+     "handling conventions, so new work can follow them instead of inventing its own."),
+    ("Test coverage", "Existing tests cover the neighbouring modules with real files and "
+     "subprocesses; the gaps are at the boundaries (bad input, interrupted runs, concurrent "
+     "access), which is where regressions have historically appeared."),
+    ("Configuration", "Behaviour is driven by a small configuration table with defaults for "
+     "every key, validated up front, so a mistake is reported with the key's name before "
+     "any work starts rather than halfway through."),
+    ("Failure modes", "The risky paths are partial writes and retries: every artifact should "
+     "be written to a temporary file and renamed, and every retry must be idempotent so "
+     "that a resumed run does not duplicate work already done."),
+    ("Performance", "The expensive part is process start-up and I/O, not computation; "
+     "running independent work in parallel and caching parsed inputs keeps the wall time "
+     "close to the critical path."),
+]
+
+
 def report(topic: str, description: str) -> str:
-    return (f"# Research Report: {topic}\n\n## Metadata\n- **Date**: {time.strftime('%Y-%m-%d')}\n"
-            f"- **Agent**: scripted research agent\n- **Topic**: {topic}\n\n"
-            f"## Executive Summary\n\nDeterministic findings for \"{topic}\" in the context of: "
-            f"{description}\n\n## Findings\n\n1. The codebase already contains patterns "
-            "relevant to this topic.\n2. Existing tests cover the neighbouring modules.\n\n"
-            "## Recommendations\n\n- Reuse the existing structure.\n- Add tests first.\n")
+    """A realistic-sized report (~4 KB): frontmatter counts, metadata, summary, findings with
+    detail, recommendations — what a supervisor extracts metadata from."""
+    lines = ["---", "report_type: codebase analysis", f"topic: {json.dumps(topic)}",
+             f"findings_count: {len(FINDINGS)}", "recommendations_count: 3", "---", "",
+             f"# Research Report: {topic}", "", "## Metadata",
+             f"- **Date**: {time.strftime('%Y-%m-%d')}", "- **Agent**: scripted research agent",
+             f"- **Topic**: {topic}", "", "## Executive Summary", "",
+             f"Deterministic findings for \"{topic}\" in the context of: {description}. "
+             "The work fits the existing structure; the main risks are at the boundaries.", "",
+             "## Findings", ""]
+    lines += [f"{i}. **{title}**: {body.split(':')[0].split(';')[0]}."
+              for i, (title, body) in enumerate(FINDINGS, 1)]
+    lines += ["", "## Details", ""]
+    for i, (title, body) in enumerate(FINDINGS, 1):
+        lines += [f"### Finding {i}: {title}", "", body, "",
+                  f"Evidence for {topic}: the relevant files were read and compared with the "
+                  "request; the observations above hold for every module examined.", ""]
+    lines += ["## Recommendations", "", "- Reuse the existing structure.",
+              "- Add tests first, starting with the failure modes.",
+              "- Measure before optimising.", ""]
+    return "\n".join(lines)
 
 
 DEFAULT_PHASES = [[], [1], [1], [2, 3]]
@@ -95,6 +138,126 @@ def plan(description: str, reports: list[str], phases: list[list[int]]) -> str:
                   f"- [ ] Implement {title.lower()} step A", f"- [ ] Implement {title.lower()} "
                   "step B", ""]
     return "\n".join(lines)
+
+
+ASPECT_TOPICS = [
+    ("Existing implementation", "existing_implementation",
+     "the modules, patterns and conventions the codebase already uses for this request"),
+    ("Best practices", "best_practices",
+     "established practice and prior art for this kind of change, and their trade-offs"),
+    ("Risks and edge cases", "risks_edge_cases",
+     "failure modes, edge cases, security and compatibility risks of the change"),
+    ("Testing strategy", "testing_strategy",
+     "how to verify the change: unit, integration and end-to-end tests, and benchmarks"),
+]
+
+
+def classifier(artifact: Path, description: str, how: dict) -> int:
+    """A deterministic classifier: scope and complexity from the contract or its behaviour
+    (default 3 topics, so its answer is distinguishable from the keyword fallback's 2)."""
+    low = description.lower()
+    scope = ENV.get("BATON_SCOPE") or how.get("scope") or (
+        "implement-only" if ENV.get("BATON_PLAN_PATH") else
+        "research-only" if low.startswith("research") and "plan" not in low
+        and "implement" not in low else
+        "research-and-plan" if "plan" in low and "implement" not in low else
+        "full-implementation")
+    complexity = int(ENV.get("BATON_RESEARCH_COMPLEXITY") or how.get("complexity", 3))
+    given = json.loads(ENV.get("BATON_TOPICS_JSON") or "[]")
+    topics = []
+    for i in range(complexity):
+        name, slug, focus = ASPECT_TOPICS[i % len(ASPECT_TOPICS)]
+        if i < len(given):
+            name = given[i]
+            slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:50] or f"topic_{i}"
+        topics.append({"short_name": name, "filename_slug": slug,
+                       "detailed_description": f"Investigate {focus} for: {description}"[:500],
+                       "research_focus": f"Key questions about {name.lower()}"})
+    data = {"workflow_type": scope, "research_complexity": complexity,
+            "research_topics": topics, "confidence": 0.9,
+            "reasoning": "scripted classifier: keywords of the description"}
+    mode = how.get("classification")
+    if isinstance(mode, dict):
+        data = mode
+    elif mode == "invalid_slug":
+        topics[0]["filename_slug"] = "Bad Slug!"
+    elif mode == "wrong_count":
+        data["research_complexity"] = complexity + 1 if complexity < 4 else 1
+    elif mode == "short_description":
+        topics[-1]["detailed_description"] = "too short"
+    text = json.dumps(data)
+    write(artifact, text + "\n")
+    if mode != "missing":
+        say(f"CLASSIFICATION_COMPLETE: {text}")
+    return 0
+
+
+def research_coordinator(artifact: Path, description: str, how: dict) -> int:
+    """Planning-only mode: the invocation plan, never the research itself."""
+    topics = json.loads(ENV.get("BATON_TOPICS_JSON") or "[]")
+    reports = json.loads(ENV.get("BATON_REPORT_PATHS") or "[]")
+    invocations = [{"topic": t, "report_path": r} for t, r in zip(topics, reports, strict=False)]
+    if how.get("plan") == "wrong_path" and invocations:
+        invocations[0]["report_path"] = str(artifact.parent / "elsewhere.md")
+    count = len(invocations) + (1 if how.get("plan") == "wrong_count" else 0)
+    write(artifact, "".join(f"{i['topic']}\t{i['report_path']}\n" for i in invocations))
+    say("RESEARCH_COORDINATOR_COMPLETE: SUCCESS")
+    say(f"INVOCATION_PLAN_READY: {count}")
+    say("invocations: " + json.dumps(invocations, indent=2))
+    say(f"SUMMARY_CREATED: {artifact}")
+    return 0
+
+
+def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
+    """One iteration: implement the plan's remaining phases (those without a phase summary)
+    in plan order, up to `phases_per_iteration`, then the brief summary."""
+    plan_path = Path(ENV.get("BATON_PLAN_PATH", ""))
+    summaries = Path(ENV.get("BATON_SUMMARIES_DIR") or artifact.parent)
+    iteration = ENV.get("BATON_ITERATION", "1")
+    phases = re.findall(r"^#{2,4} Phase ([0-9][0-9.]*)\s*:\s*(.*?)\s*(?:\[[^\]]*\])?\s*$",
+                        plan_path.read_text(encoding="utf-8"), re.M)
+
+    def summary_of(pid: str) -> Path:
+        return summaries / f"phase_{pid.replace('.', '_')}_summary.md"
+
+    todo = [(pid, title) for pid, title in phases if not summary_of(pid).exists()]
+    per = int(how.get("phases_per_iteration", len(todo) or 1))
+    done = [] if how.get("stuck") else todo[:per]
+    for pid, title in done:
+        write(summary_of(pid), f"# Phase {pid} Summary: {title}\n\nstatus: complete\n"
+              f"work_remaining: 0\n\nImplemented phase {pid} of {plan_path}.\n")
+        say(f"PHASE_COMPLETE: {pid}")
+    left = [pid for pid, _ in todo if (pid, _) not in done]
+    remaining = " ".join(f"Phase_{p}" for p in left) or "0"
+    more = bool(left) and not how.get("no_continuation")
+    usage = int(how.get("context_usage_percent", 40))
+    body = [f"# Implementation Summary — iteration {iteration}", "",
+            "coordinator_type: software", f"work_remaining: {remaining}",
+            "context_exhausted: false", f"requires_continuation: {str(more).lower()}",
+            f"context_usage_percent: {usage}", "", "## Phases completed", ""]
+    for pid, title in done:
+        body += [f"### Phase {pid}: {title}", "", "- Tasks: all checked off.",
+                 "- Files changed: implementation, tests and documentation for this phase.",
+                 "- Tests: the phase's tests pass; no regressions in the suite.",
+                 "- Notes: followed the plan; no deviations were necessary.", ""]
+    body += ["## Remaining work", "", remaining, ""]
+    write(artifact, "\n".join(body))
+    say("IMPLEMENTATION_COMPLETE: SUCCESS")
+    say("coordinator_type: software")
+    say(f"summary_path: {artifact}")
+    say(f"summary_brief: \"Completed {len(done)} phase(s). Context: {usage}%. Next: "
+        f"{'continue' if more else 'done'}.\"")
+    say(f"phases_completed: [{', '.join(p for p, _ in done)}]")
+    say(f"work_remaining: {remaining}")
+    say("context_exhausted: false")
+    say(f"requires_continuation: {str(more).lower()}")
+    say(f"context_usage_percent: {usage}")
+    say(f"SUMMARY_CREATED: {artifact}")
+    return 0
+
+
+COORDINATION_ROLES = {"classifier": classifier, "research-coordinator": research_coordinator,
+                      "implement-coordinator": implement_coordinator}
 
 
 def main() -> int:
@@ -125,6 +288,10 @@ def main() -> int:
     if "exit" in how:
         return int(how["exit"])
 
+    if role in COORDINATION_ROLES:
+        code = COORDINATION_ROLES[role](artifact, description, how)
+        journal(workspace, f"end {step} {attempt} {time.time():.3f}")
+        return code
     if role == "research":
         text = report(ENV.get("BATON_TOPIC", "topic"), description)
     elif role in ("plan", "revise"):

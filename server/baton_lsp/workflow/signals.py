@@ -2,7 +2,11 @@
 msg`, `ERROR_CONTEXT: {json}`, `PROGRESS: …`), read line by line as the agent streams.
 
 `ERROR_CONTEXT` may span lines (agents print pretty JSON): lines are gathered until the
-braces balance, bounded so a runaway agent cannot grow it forever."""
+braces balance, bounded so a runaway agent cannot grow it forever. The same holds for any
+signal whose value opens a JSON object or array (`CLASSIFICATION_COMPLETE: {json}`) and for
+the coordinators' brief-summary fields (`work_remaining: …`, `invocations: [ … ]`): lowercase
+`key: value` lines with a known key, the metadata a coordinator passes up instead of its
+whole summary."""
 
 from __future__ import annotations
 
@@ -17,6 +21,12 @@ _SIGNAL = re.compile(
 PATH_SIGNALS = ("REPORT_CREATED", "PLAN_CREATED", "PLAN_REVISED", "SUMMARY_CREATED",
                 "DEBUG_REPORT_CREATED", "IMPLEMENTATION_COMPLETE", "DOCUMENTATION_COMPLETE")
 _MAX_CONTEXT_LINES = 200
+_FIELD = re.compile(r"^\s*(?:[-*]\s*)?([a-z][a-z0-9_]*):\s?(.*)$")
+BRIEF_KEYS = frozenset((
+    "coordinator_type", "summary_path", "summary_brief", "phases_completed", "phase_count",
+    "git_commits", "plan_file", "work_remaining", "context_exhausted", "requires_continuation",
+    "context_usage_percent", "invocations", "topics_planned", "invocation_plan_path",
+    "reports", "total_findings", "total_recommendations"))
 
 
 @dataclass
@@ -39,22 +49,40 @@ class SignalReader:
     signals: list[Signal] = field(default_factory=list)
     errors: list[TaskError] = field(default_factory=list)
     progress: list[str] = field(default_factory=list)
+    fields: dict[str, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
     _context: list[str] | None = None
     _depth: int = 0
+    _open: tuple[Signal | None, str, list[str], int] | None = None
 
     def feed(self, line: str) -> Signal | None:
         if self._context is not None:
             self._context.append(line)
+            self.lines.append(line)
             self._depth += _balance(line)
             if self._depth <= 0 or len(self._context) >= _MAX_CONTEXT_LINES:
                 self._close_context()
             return None
+        if self._open is not None:
+            self._continue(line)
+            return None
         m = _SIGNAL.match(line)
         if not m:
+            f = _FIELD.match(line)
+            if f and f.group(1) in BRIEF_KEYS:
+                self.lines.append(line)
+                key, value = f.group(1), f.group(2).strip()
+                self.fields[key] = value
+                if _balance(value) > 0:
+                    self._open = (None, key, [value], _balance(value))
             return None
         name, value = m.group(1), m.group(2).strip()
         sig = Signal(name, value)
         self.signals.append(sig)
+        self.lines.append(line)
+        if name != "ERROR_CONTEXT" and value.startswith(("{", "[")) and _balance(value) > 0:
+            self._open = (sig, name, [value], _balance(value))
+            return sig
         if name == "TASK_ERROR":
             etype, _, msg = value.partition(" - ")
             self.errors.append(TaskError(etype.strip() or "agent_error", msg.strip() or value))
@@ -66,6 +94,27 @@ class SignalReader:
         elif name == "PROGRESS":
             self.progress.append(value)
         return sig
+
+    def _continue(self, line: str) -> None:
+        """One more line of a multi-line JSON signal value or field."""
+        assert self._open is not None
+        sig, key, parts, depth = self._open
+        parts.append(line)
+        self.lines.append(line)
+        depth += _balance(line)
+        if depth > 0 and len(parts) < _MAX_CONTEXT_LINES:
+            self._open = (sig, key, parts, depth)
+            return
+        self._open = None
+        value = "\n".join(parts)
+        if sig is not None:
+            sig.value = value
+        else:
+            self.fields[key] = value
+
+    def passed_text(self) -> str:
+        """What the agent passed up: its signal and brief-summary lines, nothing else."""
+        return "\n".join(self.lines)
 
     def _close_context(self) -> None:
         text = "\n".join(self._context or [])
@@ -98,4 +147,4 @@ class SignalReader:
 
 
 def _balance(text: str) -> int:
-    return text.count("{") - text.count("}")
+    return text.count("{") + text.count("[") - text.count("}") - text.count("]")

@@ -1,0 +1,156 @@
+"""The research supervisor tier: metadata from worker reports, the supervisor checkpoint,
+and the planning-only coordinator's invocation plan.
+
+Four or more research topics go through a supervisor: workers write full reports, the
+supervisor keeps only each report's title, frontmatter counts, first summary paragraph and
+key findings, and passes that aggregate up (the seeds' metadata-only passing). The section
+recorded in the checkpoint has the shape of the real `SUPERVISOR_CHECKPOINT.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+SUMMARY_HEADINGS = re.compile(r"^(executive summary|summary|overview|abstract|tl;?dr)\b", re.I)
+FINDINGS_HEADINGS = re.compile(r"^(key findings|findings|results|recommendations?)\b", re.I)
+MAX_FINDINGS = 5
+MAX_FINDING = 120
+MAX_SUMMARY = 400
+_META_BULLET = re.compile(r"^\s*[-*]\s+\*\*([^*]+)\*\*:\s*(.+)$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$")
+
+
+def _frontmatter(lines: list[str]) -> tuple[dict[str, Any], int]:
+    """Flat `key: value` pairs of a leading YAML block (counts such as findings_count)."""
+    if not lines or lines[0].strip() != "---":
+        return {}, 0
+    out: dict[str, Any] = {}
+    for i, line in enumerate(lines[1:], 1):
+        if line.strip() in ("---", "..."):
+            return out, i + 1
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith((" ", "\t", "-")):
+            v = value.strip().strip("'\"")
+            out[key.strip()] = int(v) if re.fullmatch(r"-?\d+", v) else v
+    return {}, 0
+
+
+def _clip(text: str, limit: int) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def extract_metadata(path: Path) -> dict[str, Any]:
+    """Title, frontmatter counts, the `## Metadata` bullets (date, agent, topic), the first
+    summary paragraph and up to five key findings of one report — never the report."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    lines = text.splitlines()
+    front, start = _frontmatter(lines)
+    meta: dict[str, Any] = {}
+    for key in ("title", "date", "agent", "topic", "report_type", "artifact_type"):
+        if isinstance(front.get(key), str):
+            meta[key] = _clip(front[key], 160)
+    for key, value in front.items():
+        if key.endswith("_count") and isinstance(value, int):
+            meta[key] = value
+    section, summary, para, findings = "", "", [], []
+    for line in lines[start:]:
+        stripped = line.strip()
+        if stripped.startswith("# ") and "title" not in meta:
+            meta["title"] = _clip(re.sub(r"^(research report|report):\s*", "",
+                                         stripped[2:], flags=re.I), 160)
+            continue
+        if stripped.startswith("#"):
+            if para and not summary and SUMMARY_HEADINGS.match(section):
+                summary = " ".join(para)
+            section, para = stripped.lstrip("#").strip(), []
+            continue
+        m = _META_BULLET.match(line)
+        if m and section.lower() == "metadata":
+            key = m.group(1).strip().lower().replace(" ", "_")
+            if key in ("date", "agent", "topic", "report_type") and key not in meta:
+                meta[key] = _clip(m.group(2), 160)
+            continue
+        if SUMMARY_HEADINGS.match(section) and not summary:
+            if stripped:
+                para.append(stripped)
+            elif para:
+                summary = " ".join(para)
+        if FINDINGS_HEADINGS.match(section) and len(findings) < MAX_FINDINGS:
+            item = _ITEM.match(line)
+            if item and not line.startswith((" ", "\t")):
+                findings.append(_clip(item.group(1).replace("**", ""), MAX_FINDING))
+    if para and not summary and SUMMARY_HEADINGS.match(section):
+        summary = " ".join(para)
+    meta["summary"] = _clip(summary, MAX_SUMMARY) if summary else ""
+    meta["key_findings"] = findings
+    return meta
+
+
+def supervisor_section(*, supervisor_id: str, mode: str, at: str,
+                       workers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The supervisor checkpoint: workers and the aggregate the supervisor passes up."""
+    done = [w for w in workers if w.get("status") == "completed"]
+    key_findings: list[str] = []
+    for w in done:
+        for f in (w.get("metadata") or {}).get("key_findings", [])[:2]:
+            key_findings.append(f)
+    summary = " ".join(f"{(w.get('metadata') or {}).get('title') or w['topic']}: "
+                       f"{_clip((w.get('metadata') or {}).get('summary') or '', 160)}"
+                       for w in done)
+    counts: dict[str, int] = {}
+    for w in done:
+        for k, v in (w.get("metadata") or {}).items():
+            if k.endswith("_count") and isinstance(v, int):
+                counts["total_" + k.removesuffix("_count")] = \
+                    counts.get("total_" + k.removesuffix("_count"), 0) + v
+    return {
+        "supervisor_id": supervisor_id, "supervisor_name": f"research-{mode}", "mode": mode,
+        "timestamp": at, "worker_count": len(workers), "workers": workers,
+        "aggregated_metadata": {
+            "reports_count": len(done), "reports_created": [w["output_path"] for w in done],
+            "reports_failed": [w["output_path"] for w in workers if w not in done],
+            "summary": _clip(summary, 1200), "key_findings": key_findings[:10],
+            "total_duration_ms": sum(int(w.get("duration_ms") or 0) for w in workers),
+            "context_tokens": sum(int(w.get("context_tokens") or 0) for w in done),
+            **counts}}
+
+
+def check_invocation_plan(count: str | None, invocations: str | None, topics: list[str],
+                          reports: list[str]) -> tuple[list[tuple[str, str]] | None, str | None]:
+    """The planning-only coordinator's `INVOCATION_PLAN_READY: N` + `invocations: [...]`,
+    checked against the orchestrator's own topics and pre-calculated paths. Returns the
+    (topic, report_path) pairs in the coordinator's order, or the problem."""
+    if count is None:
+        return None, "the coordinator printed no INVOCATION_PLAN_READY: N signal"
+    if not count.strip().isdigit() or int(count) != len(topics):
+        return None, (f"INVOCATION_PLAN_READY says {count.strip()!r}; {len(topics)} "
+                      "invocations were expected (one per topic)")
+    if invocations is None:
+        return None, "the coordinator printed no `invocations: [...]` list"
+    try:
+        items = json.loads(invocations)
+    except ValueError as exc:
+        return None, f"`invocations` is not valid JSON: {exc}"
+    if not isinstance(items, list) or len(items) != len(topics):
+        return None, (f"`invocations` lists {len(items) if isinstance(items, list) else 0} "
+                      f"item(s); {len(topics)} expected")
+    expected = dict(zip(reports, topics, strict=True))
+    out: list[tuple[str, str]] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("report_path"), str):
+            return None, f"invocation {i + 1} has no report_path"
+        path = item["report_path"]
+        if path not in expected:
+            return None, (f"invocation {i + 1} writes {path}, which is not one of the "
+                          "pre-calculated report paths (the orchestrator owns the paths)")
+        if any(path == p for _, p in out):
+            return None, f"invocation {i + 1} repeats {path}"
+        out.append((expected[path], path))
+    return out, None
