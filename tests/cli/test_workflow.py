@@ -47,3 +47,31 @@ def test_bad_value_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
                           timeout=60)
     assert proc.returncode == 2
     assert "workflow.timeout" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_run_survives_its_event_reader_going_away(tmp_path: Path) -> None:
+    """An editor that crashes closes the pipe `baton run --events` prints to: the workflow
+    must finish anyway (EPIPE is not a reason to die)."""
+    import json
+
+    from tests.conftest import SCRIPTED_WORKFLOW_CONFIG
+
+    ws = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, ws)
+    (ws / ".claude" / "baton.toml").write_text(SCRIPTED_WORKFLOW_CONFIG)
+    (ws / ".claude" / "baton-script.json").write_text(json.dumps({"research.1": {"sleep": 1}}))
+    proc = subprocess.Popen([sys.executable, "-m", "baton_lsp", "run", "add a thing",
+                             "--scope", "research-and-plan", "--complexity", "1", "--events",
+                             "--workspace", str(ws)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    first = json.loads(proc.stdout.readline())
+    assert first["event"]
+    proc.stdout.close()  # the reader is gone while research.1 sleeps
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 0
+    status = subprocess.run([sys.executable, "-m", "baton_lsp", "status", "--json",
+                             "--workspace", str(ws)], capture_output=True, text=True,
+                            timeout=60)
+    (row,) = json.loads(status.stdout)
+    assert row["status"] == "complete"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -129,6 +130,26 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     return out
 
 
+_reader_gone = False
+
+
+def emit(line: str) -> None:
+    """Print a progress line; when whoever reads them is gone (an editor that crashed or
+    was restarted), carry on silently — the workflow must not die with its reader."""
+    global _reader_gone
+    if _reader_gone:
+        return
+    try:
+        print(line, flush=True)
+    except (BrokenPipeError, ConnectionResetError, ValueError):
+        _reader_gone = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        for stream in (sys.stdout, sys.stderr):  # exit-time flushes must not fail either
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+
+
 def _engine(args: argparse.Namespace, root: Path) -> Any:
     from ..workflow.engine import Engine
     from ..workspace.config import load_config
@@ -141,12 +162,12 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
 
     def say(line: str) -> None:
         if events:
-            print(json.dumps({"event": "log", "text": line}), flush=True)
+            emit(json.dumps({"event": "log", "text": line}))
         elif not quiet:
-            print(line, flush=True)
+            emit(line)
 
     def event(data: dict[str, Any]) -> None:
-        print(json.dumps(data, default=str), flush=True)
+        emit(json.dumps(data, default=str))
 
     return Engine(root, config, runner=getattr(args, "runner", None), say=say,
                   command=f"baton {args.command}", events=event if events else None)
