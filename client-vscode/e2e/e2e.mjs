@@ -1,0 +1,299 @@
+// End-to-end test in a real VS Code (code-server 4.100.3 = VS Code 1.100.3, web) driven headless
+// by playwright-core with Debian's Chromium. It installs the built .vsix, opens a COPY of the
+// example workspace and checks what a user sees: the Problems count, a workflow started from
+// the command palette, the Workflows view, a broken agent and a resume from the context menu.
+//
+// Env: CODE_SERVER (from scripts/e2e-setup.sh), BATON_PYTHON (a Python with baton_lsp),
+// BATON_VSIX, CHROMIUM (default: chromium on PATH), BATON_E2E_ARTIFACTS (screenshots, logs).
+import { execFileSync, spawn } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const extRoot = resolve(here, "..");
+const repo = resolve(extRoot, "..");
+const env = process.env;
+const CODE_SERVER = env.CODE_SERVER;
+const PYTHON = env.BATON_PYTHON;
+const VSIX = env.BATON_VSIX ?? join(extRoot, "baton-lsp-0.1.0.vsix");
+const CHROMIUM = env.CHROMIUM ?? "/usr/bin/chromium";
+const ARTIFACTS = env.BATON_E2E_ARTIFACTS ?? join(extRoot, "e2e-artifacts");
+const STEP_TIMEOUT = Number(env.BATON_E2E_TIMEOUT_MS ?? 60_000);
+
+for (const [name, value] of [["CODE_SERVER", CODE_SERVER], ["BATON_PYTHON", PYTHON]]) {
+  if (!value || !existsSync(value)) throw new Error(`${name} must name an existing file (got ${value ?? "nothing"})`);
+}
+if (!existsSync(VSIX)) throw new Error(`no .vsix at ${VSIX}: run npm run package first`);
+
+const t0 = Date.now();
+const log = (msg) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}`);
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+async function waitForHttp(url, child, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch { /* not listening yet */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`code-server did not answer at ${url} within ${timeoutMs} ms`);
+}
+
+/** Counts by severity, as `baton check` (the CLI) reports them. */
+function expectedProblems(ws) {
+  let out;
+  try {
+    out = execFileSync(PYTHON, ["-m", "baton_lsp", "check", ws, "--format", "json"], { encoding: "utf8" });
+  } catch (err) {
+    out = err.stdout; // exit 1 = error-severity findings, the normal case here
+  }
+  const counts = { error: 0, warning: 0, information: 0 };
+  for (const f of JSON.parse(out)) if (f.severity in counts) counts[f.severity] += 1;
+  return counts;
+}
+
+/** `Errors: 3, Warnings: 17` (VS Code's aria-label of the Problems status item) → counts. */
+function parseProblems(label) {
+  const n = (re) => Number(re.exec(label)?.[1] ?? 0);
+  return { error: n(/Errors?:\s*(\d+)/i), warning: n(/Warnings?:\s*(\d+)/i), information: n(/Infos?:\s*(\d+)/i) };
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "baton-e2e-"));
+const ws = join(tmp, "workspace");
+const userData = join(tmp, "user-data");
+const extDir = join(tmp, "extensions");
+const home = join(tmp, "home");
+let codeServer;
+let browser;
+let page;
+let failed = false;
+
+async function cleanup() {
+  await browser?.close().catch(() => undefined);
+  if (codeServer && codeServer.exitCode === null) {
+    // code-server runs in its own process group (detached): end it with its extension host
+    // and the language server.
+    try { process.kill(-codeServer.pid, "SIGTERM"); } catch { /* gone */ }
+    const gone = await Promise.race([
+      new Promise((r) => codeServer.once("exit", () => r(true))),
+      new Promise((r) => setTimeout(() => r(false), 5000)),
+    ]);
+    if (!gone) try { process.kill(-codeServer.pid, "SIGKILL"); } catch { /* gone */ }
+  }
+}
+
+for (const sig of ["SIGINT", "SIGTERM"]) {
+  process.on(sig, () => { void cleanup().finally(() => process.exit(130)); });
+}
+
+async function palette(command) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`>${command}`);
+  const row = page.locator(".quick-input-list .monaco-list-row", { hasText: command }).first();
+  await row.waitFor({ state: "visible" });
+  await input.press("Enter");
+}
+
+/** Picks the quick-pick entry whose label contains `label` (typed as a filter). */
+async function quickPick(title, label) {
+  const widget = page.locator(".quick-input-widget");
+  await widget.locator(".quick-input-title", { hasText: title }).waitFor({ state: "visible" });
+  const input = widget.locator("input.input");
+  await input.fill(label);
+  await widget.locator(".quick-input-list .monaco-list-row", { hasText: label }).first().waitFor({ state: "visible" });
+  await input.press("Enter");
+}
+
+async function inputBox(title, text) {
+  const widget = page.locator(".quick-input-widget");
+  await widget.locator(".quick-input-title", { hasText: title }).waitFor({ state: "visible" });
+  await widget.locator("input.input").fill(text);
+  await widget.locator("input.input").press("Enter");
+}
+
+/** Waits for a notification toast matching `re` and returns its text. */
+async function toast(re, timeout = STEP_TIMEOUT) {
+  const loc = page.locator(".notifications-toasts .notification-toast", { hasText: re }).first();
+  try {
+    await loc.waitFor({ state: "visible", timeout });
+  } catch (err) {
+    const shown = await page.locator(".notifications-toasts .notification-toast").allInnerTexts().catch(() => []);
+    throw new Error(`no notification matching ${re}; shown: ${JSON.stringify(shown.map((t) => t.replace(/\s+/g, " ")))}: ${err.message}`);
+  }
+  return (await loc.innerText()).replace(/\s+/g, " ");
+}
+
+function treeRow(labelPrefix) {
+  return page.locator(`.monaco-list-row[aria-label^="${labelPrefix}"]`).first();
+}
+
+async function startWorkflow(description) {
+  await palette("Baton: Start Workflow");
+  await quickPick("Start Workflow (1/3)", "Full implementation");
+  await inputBox("Start Workflow (2/3)", description);
+  await quickPick("Start Workflow (3/3)", "script");
+}
+
+async function main() {
+  cpSync(join(repo, "examples", "workspace"), ws, { recursive: true });
+  rmSync(join(ws, ".claude", "baton-script.json"), { force: true });
+  mkdirSync(join(userData, "User"), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  writeFileSync(join(userData, "User", "settings.json"), JSON.stringify({
+    "baton.interpreter": PYTHON,
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.welcomePage.walkthroughs.openOnInstall": false,
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoCheckUpdates": false,
+    "extensions.autoUpdate": false,
+    "update.mode": "none",
+    "git.enabled": false,
+    "chat.commandCenter.enabled": false,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+  }, null, 2));
+  const csEnv = { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share") };
+  const common = ["--user-data-dir", userData, "--extensions-dir", extDir];
+
+  log(`installing ${VSIX}`);
+  execFileSync(CODE_SERVER, [...common, "--install-extension", VSIX], { env: csEnv, stdio: ["ignore", "pipe", "inherit"] });
+
+  const expected = expectedProblems(ws);
+  log(`baton check: ${JSON.stringify(expected)}`);
+
+  const port = await freePort();
+  codeServer = spawn(CODE_SERVER, [
+    "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, ...common,
+    "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
+    "--ignore-last-opened", ws,
+  ], { env: csEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const csLog = [];
+  codeServer.stdout.on("data", (d) => csLog.push(String(d)));
+  codeServer.stderr.on("data", (d) => csLog.push(String(d)));
+  await waitForHttp(`http://127.0.0.1:${port}/healthz`, codeServer, 60_000);
+  log(`code-server on port ${port}`);
+
+  browser = await chromium.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+  });
+  const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.locator(".monaco-workbench").waitFor({ state: "visible" });
+  log("workbench loaded");
+
+  // 1. Problems: the status bar shows what `baton check` finds.
+  const problems = page.locator("#status\\.problems");
+  await problems.waitFor({ state: "visible" });
+  await page.waitForFunction((want) => {
+    const label = document.querySelector("#status\\.problems")?.getAttribute("aria-label") ?? "";
+    const n = (re) => Number(re.exec(label)?.[1] ?? 0);
+    return n(/Errors?:\s*(\d+)/i) === want.error && n(/Warnings?:\s*(\d+)/i) === want.warning && n(/Infos?:\s*(\d+)/i) === want.information;
+  }, expected, { timeout: STEP_TIMEOUT }).catch(async (err) => {
+    throw new Error(`Problems status ${JSON.stringify(parseProblems(await problems.getAttribute("aria-label") ?? ""))} never matched baton check ${JSON.stringify(expected)}: ${err.message}`);
+  });
+  log(`problems status matches: ${await problems.getAttribute("aria-label")}`);
+
+  // 2. A workflow from the palette with the script runner; completion notification.
+  await palette("Baton: Focus on Workflows View");
+  await page.locator(".welcome-view-content", { hasText: "No Baton workflows" }).waitFor({ state: "visible" });
+  await startWorkflow("add a greeting");
+  const done = await toast(/Baton: workflow \S+ complete\./);
+  const firstId = /workflow (\S+) complete/.exec(done)[1];
+  log(`completion notification: ${done}`);
+
+  // 3. The Workflows view: the run, complete, with its states, waves and phases.
+  const wf1 = treeRow("workflow add a greeting: complete");
+  await wf1.waitFor({ state: "visible" });
+  await wf1.click();
+  if ((await wf1.getAttribute("aria-expanded")) !== "true") await wf1.press("ArrowRight");
+  for (const state of ["research", "plan", "implement", "test", "document"]) {
+    await treeRow(`state ${state}: done`).waitFor({ state: "visible" });
+  }
+  await treeRow("state implement: done").click();
+  if ((await treeRow("state implement: done").getAttribute("aria-expanded")) !== "true") await treeRow("state implement: done").press("ArrowRight");
+  await treeRow("wave Wave 2: phases 2, 3 in parallel · done").waitFor({ state: "visible" });
+  log(`tree shows ${firstId} complete with its states and waves`);
+  await page.keyboard.press("Escape");
+
+  // 4. Break an agent: phase 2 writes nothing, a hard-barrier failure.
+  writeFileSync(join(ws, ".claude", "baton-script.json"), JSON.stringify({ "implement.phase-2": { write: "nothing" } }));
+  await startWorkflow("add a farewell");
+  const failure = await toast(/Baton: workflow \S+ failed in implement/);
+  const secondId = /workflow (\S+) failed/.exec(failure)[1];
+  log(`failure notification: ${failure}`);
+  const wf2 = treeRow("workflow add a farewell: failed in implement");
+  await wf2.waitFor({ state: "visible" });
+  // Failed workflows open expanded down to the failed phase.
+  await treeRow("state implement: failed").waitFor({ state: "visible" });
+  await treeRow("step Phase 2: failed").waitFor({ state: "visible" });
+  log(`tree shows ${secondId} failed at phase 2`);
+
+  // 5. Fix the agent, resume from the tree's context menu, confirm the preview.
+  unlinkSync(join(ws, ".claude", "baton-script.json"));
+  await wf2.click({ button: "right" });
+  const menuItem = page.getByRole("menuitem", { name: "Resume Workflow" });
+  await menuItem.waitFor({ state: "visible" });
+  // VS Code menus act on mouse-up after hover tracking; hover first like a user does.
+  await menuItem.hover();
+  await menuItem.click();
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor({ state: "visible" });
+  const preview = (await dialog.innerText()).replace(/\s+/g, " ");
+  if (!preview.includes("implement.phase-2")) throw new Error(`resume preview does not name the failed phase: ${preview}`);
+  log(`resume preview: ${preview.slice(0, 200)}`);
+  await dialog.locator(".monaco-button", { hasText: /^Resume$/ }).click();
+  const resumed = await toast(new RegExp(`Baton: workflow ${secondId} complete\\.`));
+  log(`completion after resume: ${resumed}`);
+  await treeRow("workflow add a farewell: complete").waitFor({ state: "visible" });
+  const statusRow = JSON.parse(execFileSync(PYTHON, ["-m", "baton_lsp", "status", secondId, "--json", "--workspace", ws], { encoding: "utf8" }));
+  if (statusRow.status !== "complete") throw new Error(`baton status says ${statusRow.status}`);
+  log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  void csLog;
+}
+
+try {
+  await main();
+} catch (err) {
+  failed = true;
+  console.error(`[e2e] FAILED: ${err.stack ?? err}`);
+  try {
+    const shot = join(ARTIFACTS, `failure-${Date.now()}.png`);
+    if (page) await page.screenshot({ path: shot, fullPage: true });
+    console.error(`[e2e] screenshot: ${shot}`);
+    const logs = join(userData, "logs");
+    if (existsSync(logs)) {
+      cpSync(logs, join(ARTIFACTS, "vscode-logs"), { recursive: true });
+      console.error(`[e2e] VS Code logs (Baton output channel included): ${join(ARTIFACTS, "vscode-logs")}`);
+    }
+  } catch (e) {
+    console.error(`[e2e] could not save artifacts: ${e}`);
+  }
+} finally {
+  await cleanup();
+  if (!failed || !env.BATON_E2E_KEEP) rmSync(tmp, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
