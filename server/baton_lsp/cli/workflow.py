@@ -169,8 +169,10 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
     def event(data: dict[str, Any]) -> None:
         emit(json.dumps(data, default=str))
 
-    return Engine(root, config, runner=getattr(args, "runner", None), say=say,
-                  command=f"baton {args.command}", events=event if events else None)
+    engine = Engine(root, config, runner=getattr(args, "runner", None), say=say,
+                    command=f"baton {args.command}", events=event if events else None)
+    engine.quiet = quiet
+    return engine
 
 
 def _drive(engine: Any, coro_factory: Any) -> int:
@@ -193,6 +195,10 @@ def _drive(engine: Any, coro_factory: Any) -> int:
 
     if isinstance(outcome, CheckpointError):  # pragma: no cover
         return EXIT_ERROR
+    if engine.events is None and not getattr(engine, "quiet", False) and engine.data:
+        from ..workflow.report import render
+
+        print(render(engine.data, engine.root), flush=True)
     if engine.events is None:
         print(f"{outcome.workflow_id}: {outcome.status} ({outcome.state.value})"
               + (f" — checkpoint {outcome.checkpoint}" if outcome.checkpoint else ""))
@@ -306,11 +312,27 @@ def cmd_status(args: argparse.Namespace) -> int:
         for key in ("description", "topic_dir", "plan", "last_error", "checkpoint_path"):
             if info.get(key):
                 print(f"  {key}: {info[key]}")
+        cls = info.get("classification") or {}
+        if cls:
+            print(f"  classification: {cls.get('workflow_type')}, "
+                  f"{cls.get('research_complexity')} topic(s) ({cls.get('source', 'recorded')}"
+                  f"): {'; '.join(cls.get('topics') or [])}")
+        it = info.get("iteration") or {}
+        if it:
+            print(f"  iteration: {it.get('iteration')}/{it.get('max_iterations')}"
+                  f"  work_remaining={it.get('work_remaining') or '0'}"
+                  f"  halt_reason={it.get('halt_reason') or '-'}")
         for sid, step in (info.get("steps") or {}).items():
             extra = f" — {step['message']}" if step.get("message") and \
                 step.get("status") != "done" else ""
             print(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
                   f"{extra}")
+        ctx = info.get("context") or {}
+        for name, row in [*(ctx.get("states") or {}).items(), ("workflow", ctx.get("total"))]:
+            if row and row.get("artifact_tokens"):
+                print(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
+                      f"{row['artifact_tokens']:>6} tokens  reduction "
+                      f"{row.get('reduction_pct')} %")
         return EXIT_OK
     rows = [_summary(root, wid) for wid in list_workflows(root)]
     if args.json:

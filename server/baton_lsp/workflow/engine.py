@@ -201,6 +201,7 @@ class Engine:
         self.say = say or (lambda line: None)
         self.events = events
         self.command = command
+        self.quiet = False  # the CLI's --quiet: no end-of-run summary either
         self.cancel_event = asyncio.Event()
         self.data: dict[str, Any] = {}
         self.sm: WorkflowStateMachine | None = None

@@ -186,7 +186,8 @@ def classifier(artifact: Path, description: str, how: dict) -> int:
     elif mode == "short_description":
         topics[-1]["detailed_description"] = "too short"
     text = json.dumps(data)
-    write(artifact, text + "\n")
+    if how.get("write") != "nothing":
+        write(artifact, text + "\n")
     if mode != "missing":
         say(f"CLASSIFICATION_COMPLETE: {text}")
     return 0

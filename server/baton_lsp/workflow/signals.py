@@ -17,7 +17,7 @@ from typing import Any
 
 _SIGNAL = re.compile(
     r"^\s*(?:[-*>]\s*)?(?:\*\*)?((?:[A-Z][A-Z0-9]*_)*(?:CREATED|COMPLETE|REVISED|ERROR|CONTEXT|"
-    r"PROGRESS))(?:\*\*)?:\s?(.*)$")
+    r"READY|PROGRESS))(?:\*\*)?:\s?(.*)$")
 PATH_SIGNALS = ("REPORT_CREATED", "PLAN_CREATED", "PLAN_REVISED", "SUMMARY_CREATED",
                 "DEBUG_REPORT_CREATED", "IMPLEMENTATION_COMPLETE", "DOCUMENTATION_COMPLETE")
 _MAX_CONTEXT_LINES = 200

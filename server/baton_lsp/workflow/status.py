@@ -30,6 +30,27 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
                                             "message", "duration_ms") if v.get(kk) is not None}
                for k, v in (baton.get("steps") or {}).items()},
         waves=(d.get("workflow_state") or {}).get("wave_structure"))
+    cls = (d.get("state_machine") or {}).get("classification") or {}
+    if cls:
+        out["classification"] = {
+            "workflow_type": cls.get("workflow_type"),
+            "research_complexity": cls.get("research_complexity"),
+            "topics": [t.get("short_name") if isinstance(t, dict) else t
+                       for t in cls.get("research_topics") or []],
+            "source": cls.get("source"), "confidence": cls.get("confidence")}
+    if baton.get("context"):
+        out["context"] = baton["context"]
+    it = baton.get("iteration")
+    if it:
+        out["iteration"] = {k: it.get(k) for k in (
+            "iteration", "max_iterations", "work_remaining", "last_work_remaining",
+            "continuation_context", "halt_reason")}
+    sup = d.get("supervisor_state") or {}
+    if sup.get("supervisor_id"):
+        agg = sup.get("aggregated_metadata") or {}
+        out["supervisor"] = {"mode": sup.get("mode"), "worker_count": sup.get("worker_count"),
+                             "reports_count": agg.get("reports_count"),
+                             "context_tokens": agg.get("context_tokens")}
     if out["running"] is False and out["status"] == "in_progress":
         out["status"] = "interrupted"  # the engine died without writing its final state
     return out

@@ -1,0 +1,410 @@
+"""Three-tier coordination end to end: classification at initialize, the research supervisor
+for four or more topics, the implement iteration loop and context accounting — real `baton`
+processes, the scripted agents, real files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton_lsp.model.checkpoint import IterationCheckpoint, SupervisorCheckpoint
+
+from .conftest import Workspace, checkpointed
+
+CLASSIFIER = '[workflow.agents]\nclassifier = "workflow-classifier"\n'
+
+
+def _checkpoint(ws: Workspace, wid: str) -> dict[str, Any]:
+    files = sorted((ws.root / ".claude" / "data" / "checkpoints" / wid).glob("[0-9]*.json"))
+    return json.loads(files[-1].read_text())
+
+
+def _history(ws: Workspace, wid: str) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted(
+        (ws.root / ".claude" / "data" / "checkpoints" / wid).glob("[0-9]*.json"))]
+
+
+def _with_classifier(ws: Workspace, extra: str = "") -> None:
+    (ws.root / ".claude" / "agents" / "workflow-classifier.md").write_text(
+        "---\nname: workflow-classifier\ndescription: classifies workflows\n---\nClassify.\n")
+    ws.config(extra + "\n" + CLASSIFIER)
+
+
+# -- classification ----------------------------------------------------------------------------
+
+
+def test_classifier_agent_result_is_saved_before_any_research(ws: Workspace) -> None:
+    _with_classifier(ws)
+    r = ws.baton("run", "Research caching and plan the cache layer", check=True)
+    wid = ws.only_workflow()
+    cp = _checkpoint(ws, wid)
+    cls = cp["state_machine"]["classification"]
+    assert cls["source"] == "agent" and cls["workflow_type"] == "research-and-plan"
+    assert cls["research_complexity"] == 3 and len(cls["research_topics"]) == 3
+    assert cp["state_machine"]["workflow_config"]["scope"] == "research-and-plan"
+    assert cp["state_machine"]["completed_states"] == ["research", "plan", "complete"]
+    slugs = [t["filename_slug"] for t in cls["research_topics"]]
+    assert [Path(p).name for p in cp["baton"]["paths"]["reports"]] == [
+        f"{i:03d}_{s}.md" for i, s in enumerate(slugs, 1)]
+    # the "classified" checkpoint precedes every research step
+    hist = _history(ws, wid)
+    at = next(i for i, h in enumerate(hist) if h["baton"]["event"] == "classified")
+    assert hist[at]["state_machine"]["classification"] == cls
+    assert not any(s.startswith("research.") for s in hist[at]["baton"]["steps"])
+    assert "classified (agent): research-and-plan, 3 research topic(s)" in r.stdout
+    state = (ws.root / ".claude" / "tmp" / f"workflow_{wid}.sh").read_text()
+    assert 'export RESEARCH_COMPLEXITY="3"' in state and "existing_implementation" in state
+
+
+@pytest.mark.parametrize(("mode", "expected"), [
+    ("invalid_slug", "research_topics.0.filename_slug: String should match pattern "
+                     "'^[a-z0-9_]{1,50}$'"),
+    ("wrong_count", "must equal the complexity"),
+    ("short_description", "research_topics.2.detailed_description: String should have at "
+                          "least 50 characters"),
+    ("missing", "printed no CLASSIFICATION_COMPLETE: {json} signal"),
+])
+def test_invalid_classifier_output_is_a_permanent_failure(ws: Workspace, mode: str,
+                                                          expected: str) -> None:
+    _with_classifier(ws)
+    ws.behave({"classify": {"classification": mode}})
+    r = ws.baton("run", "Add a login flow")
+    assert r.returncode == 1
+    cp = _checkpoint(ws, ws.only_workflow())
+    assert cp["status"] == "failed"
+    assert cp["baton"]["failure"]["class"] == "permanent"
+    assert expected in cp["baton"]["failure"]["message"]
+    assert cp["baton"]["steps"]["classify"]["attempts"] == 1  # not retried
+    assert ws.started("research") == []
+    record = [e for e in ws.errors() if e["source"] == "classify"]
+    assert record and expected in record[0]["error_message"]
+
+
+def test_classifier_that_writes_nothing_fails_the_hard_barrier(ws: Workspace) -> None:
+    _with_classifier(ws)
+    ws.behave({"classify": {"write": "nothing", "classification": "missing"}})
+    assert ws.baton("run", "Add a login flow").returncode == 1
+    msg = _checkpoint(ws, ws.only_workflow())["baton"]["failure"]["message"]
+    assert "HARD BARRIER FAILED: artifact not found" in msg and "classification_" in msg
+
+
+def test_user_flags_win_over_the_classifier(ws: Workspace) -> None:
+    _with_classifier(ws)
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "2",
+             check=True)
+    cls = _checkpoint(ws, ws.only_workflow())["state_machine"]["classification"]
+    assert (cls["workflow_type"], cls["research_complexity"], cls["source"]) == (
+        "research-only", 2, "agent")
+
+
+def test_scope_and_topics_given_skip_the_classifier(ws: Workspace) -> None:
+    _with_classifier(ws)
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--topic", "sessions",
+             "--topic", "password hashing", check=True)
+    cls = _checkpoint(ws, ws.only_workflow())["state_machine"]["classification"]
+    assert cls["source"] == "user" and cls["confidence"] == 1.0
+    assert [t["short_name"] for t in cls["research_topics"]] == ["sessions", "password hashing"]
+    assert all(50 <= len(t["detailed_description"]) <= 500 for t in cls["research_topics"])
+    assert ws.started("classify") == []
+
+
+@pytest.mark.parametrize(("description", "scope", "complexity"), [
+    ("Research caching options", "research-only", 2),
+    ("Research auth patterns and plan the login flow", "research-and-plan", 2),
+    ("Fix the flaky upload test", "debug-only", 2),
+    ("A comprehensive rework of the storage layer", "full-implementation", 4),
+    ("Quick rename of the config key", "full-implementation", 1),
+])
+def test_keyword_fallback_without_a_classifier(ws: Workspace, description: str, scope: str,
+                                               complexity: int) -> None:
+    ws.behave({"research.*": {"exit": 0}, "*": {"exit": 0}})  # classification only matters
+    ws.baton("run", description)
+    cls = _checkpoint(ws, ws.only_workflow())["state_machine"]["classification"]
+    assert (cls["workflow_type"], cls["research_complexity"], cls["source"]) == (
+        scope, complexity, "keyword")
+
+
+def test_kill_after_initialize_then_resume_keeps_the_classification(ws: Workspace) -> None:
+    _with_classifier(ws)
+    ws.behave({"research.*": {"hang": True}})
+    run = ws.popen("run", "Add a login flow")
+    event = run.wait_event(lambda e: e.get("event") == "transition"
+                           and e.get("source") == "initialize")
+    wid = event["workflow_id"]
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait(10)
+    before = _checkpoint(ws, wid)["state_machine"]["classification"]
+    assert before["source"] == "agent" and before["research_complexity"] == 3
+    ws.behave({})
+    ws.baton("resume", wid, check=True)
+    cp = _checkpoint(ws, wid)
+    assert cp["status"] == "complete"
+    assert cp["state_machine"]["classification"] == before
+    assert ws.started("classify") == ["classify"]  # not classified again
+
+
+def test_state_file_mismatch_is_reported_and_the_checkpoint_wins(ws: Workspace) -> None:
+    ws.behave({"research.*": {"exit": 1}})
+    ws.baton("run", "Add a login flow", "--scope", "research-only")
+    wid = ws.only_workflow()
+    state = ws.root / ".claude" / "tmp" / f"workflow_{wid}.sh"
+    text = state.read_text()
+    assert 'export RESEARCH_COMPLEXITY="2"' in text
+    state.write_text(text.replace('export RESEARCH_COMPLEXITY="2"',
+                                  'export RESEARCH_COMPLEXITY="4"'))
+    ws.behave({})
+    r = ws.baton("resume", wid, check=True)
+    assert "classification mismatch" in r.stdout and "RESEARCH_COMPLEXITY" in r.stdout
+    records = [e for e in ws.errors() if e["source"] == "validate_classification_consistency"]
+    assert records and records[0]["error_type"] == "state_error"
+    assert records[0]["context"]["differences"]["RESEARCH_COMPLEXITY"] == {
+        "state_file": "4", "checkpoint": "2"}
+    cp = _checkpoint(ws, wid)
+    assert cp["state_machine"]["classification"]["research_complexity"] == 2
+    assert len(cp["baton"]["paths"]["reports"]) == 2
+    assert 'export RESEARCH_COMPLEXITY="2"' in state.read_text()  # rewritten
+
+
+# -- research through the supervisor -------------------------------------------------------------
+
+
+def test_two_topics_run_flat(ws: Workspace) -> None:
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "2",
+             check=True)
+    cp = _checkpoint(ws, ws.only_workflow())
+    assert cp["baton"]["research"]["mode"] == "flat"
+    assert cp["supervisor_state"] == {}
+    assert not (Path(cp["baton"]["paths"]["reports_dir"]) / "SUPERVISOR_CHECKPOINT.json").exists()
+
+
+def test_four_topics_go_through_the_supervisor(ws: Workspace) -> None:
+    ws.behave({"research.*": {"sleep": 0.3}})
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
+             check=True)
+    cp = _checkpoint(ws, ws.only_workflow())
+    sup = SupervisorCheckpoint.model_validate(cp["supervisor_state"])
+    assert cp["supervisor_state"]["mode"] == "supervisor"
+    assert sup.worker_count == 4 and [w.status for w in sup.workers] == ["completed"] * 4
+    reports = cp["baton"]["paths"]["reports"]
+    for w, report in zip(sup.workers, reports, strict=True):
+        assert w.output_path == report and w.duration_ms and w.duration_ms >= 300
+        assert w.metadata is not None and w.metadata.title and w.metadata.summary
+        assert len(w.metadata.key_findings) == 5
+        text = Path(report).read_text()
+        assert "findings_count: 5" in text
+        meta = json.dumps(cp["supervisor_state"]["workers"][0]["metadata"])
+        assert len(meta) < len(text) / 2  # metadata, not the report
+    agg = sup.aggregated_metadata
+    assert agg is not None and agg.reports_count == 4 and agg.reports_created == reports
+    assert agg.context_tokens == sum(cp["baton"]["steps"][f"research.{i}"]["context"][
+        "passed_tokens"] for i in range(1, 5))
+    assert cp["supervisor_state"]["aggregated_metadata"]["total_findings"] == 20
+    on_disk = json.loads((Path(cp["baton"]["paths"]["reports_dir"]) /
+                          "SUPERVISOR_CHECKPOINT.json").read_text())
+    assert on_disk == cp["supervisor_state"]
+    # the four workers overlapped: parallel, not one after another
+    runs = ws.runs()
+    starts = [t for k, s, _, t in runs if k == "start" and s.startswith("research.")]
+    ends = [t for k, s, _, t in runs if k == "end" and s.startswith("research.")]
+    assert max(starts) < min(ends)
+
+
+@pytest.mark.parametrize("failing", [1, 2])
+def test_supervisor_partial_success_is_recorded(ws: Workspace, failing: int) -> None:
+    ws.behave({f"research.{i}": {"exit": 1} for i in range(1, failing + 1)})
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
+             check=True)
+    cp = _checkpoint(ws, ws.only_workflow())
+    sup = cp["supervisor_state"]
+    statuses = [w["status"] for w in sup["workers"]]
+    assert statuses == ["failed"] * failing + ["completed"] * (4 - failing)
+    assert all("exited with code 1" in w["error"] for w in sup["workers"][:failing])
+    agg = sup["aggregated_metadata"]
+    assert agg["reports_count"] == 4 - failing and len(agg["reports_failed"]) == failing
+    assert cp["baton"]["research"]["partial"] is True
+
+
+def test_supervisor_with_three_of_four_failing_is_an_error(ws: Workspace) -> None:
+    ws.behave({f"research.{i}": {"exit": 1} for i in range(1, 4)})
+    r = ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4")
+    assert r.returncode == 1
+    cp = _checkpoint(ws, ws.only_workflow())
+    assert "only 1/4 research reports were created" in cp["last_error"]
+    assert [w["status"] for w in cp["supervisor_state"]["workers"]] == [
+        "failed", "failed", "failed", "completed"]
+
+
+def test_planning_mode_runs_the_coordinators_invocation_plan(ws: Workspace) -> None:
+    ws.config('research-mode = "planning"')
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
+             check=True)
+    cp = _checkpoint(ws, ws.only_workflow())
+    steps = cp["baton"]["steps"]
+    reports = cp["baton"]["paths"]["reports"]
+    assert [i["report_path"] for i in steps["research.coordinator"]["invocations"]] == reports
+    assert Path(steps["research.coordinator"]["artifact"]).name == ".invocation-plan.txt"
+    assert ws.started()[0] == "research.coordinator"  # the plan before any worker
+    assert ws.started("research.coordinator") == ["research.coordinator"]
+    assert cp["supervisor_state"]["mode"] == "planning"
+    assert all(Path(r).is_file() for r in reports)
+
+
+def test_planning_mode_refuses_a_path_the_orchestrator_did_not_give(ws: Workspace) -> None:
+    ws.config('research-mode = "planning"')
+    ws.behave({"research.coordinator": {"plan": "wrong_path"}})
+    r = ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4")
+    assert r.returncode == 1
+    msg = _checkpoint(ws, ws.only_workflow())["last_error"]
+    assert "not one of the pre-calculated report paths" in msg and "elsewhere.md" in msg
+    assert ws.started("research.1") == []
+
+
+# -- the implement iteration loop --------------------------------------------------------------
+
+
+def _iterations(ws: Workspace, phases: int, behaviour: dict[str, Any], *extra: str
+                ) -> tuple[Any, str, dict[str, Any]]:
+    ws.config('implement-mode = "iterations"')
+    ws.behave({"implement.iteration-*": behaviour})
+    plan = ws.write_plan([[]] + [[i] for i in range(1, phases)])
+    r = ws.baton("run", "Implement the feature", "--scope", "implement-only", "--plan",
+                 str(plan), *extra)
+    wid = ws.only_workflow()
+    return r, wid, _checkpoint(ws, wid)
+
+
+def test_iteration_loop_completes_in_three_iterations(ws: Workspace) -> None:
+    r, wid, cp = _iterations(ws, 6, {"phases_per_iteration": 2})
+    assert r.returncode == 0, r.stdout + r.stderr
+    it = cp["baton"]["iteration"]
+    assert (it["iteration"], it["halt_reason"]) == (3, "completion")
+    assert [h["work_remaining"] for h in it["history"]] == [
+        "Phase_3 Phase_4 Phase_5 Phase_6", "Phase_5 Phase_6", ""]
+    assert ws.started("implement.") == [f"implement.iteration-{i}" for i in (1, 2, 3)]
+    summaries = Path(cp["baton"]["paths"]["summaries_dir"])
+    assert sorted(p.name for p in summaries.glob("phase_*_summary.md")) == [
+        f"phase_{i}_summary.md" for i in range(1, 7)]
+    flat = ws.root / ".claude" / "data" / "checkpoints" / f"build_{wid}_iteration_3.json"
+    doc = IterationCheckpoint.model_validate_json(flat.read_text())
+    assert (doc.iteration, doc.halt_reason, doc.work_remaining) == (3, "completion", None)
+    assert doc.last_work_remaining == "Phase_5 Phase_6"
+    assert doc.continuation_context == str(summaries / "iteration_3_summary.md")
+
+
+def test_iteration_loop_halts_when_stuck(ws: Workspace) -> None:
+    r, wid, cp = _iterations(ws, 4, {"stuck": True})
+    assert r.returncode == 1
+    it = cp["baton"]["iteration"]
+    assert (it["iteration"], it["halt_reason"], it["unchanged"]) == (2, "stuck", 2)
+    assert "halted (stuck)" in cp["last_error"]
+    assert "unchanged for 2 iterations" in cp["last_error"]
+    assert ws.started("implement.") == ["implement.iteration-1", "implement.iteration-2"]
+    assert status_iteration(ws, wid)["halt_reason"] == "stuck"
+
+
+def status_iteration(ws: Workspace, wid: str) -> dict[str, Any]:
+    return ws.status(wid)["iteration"]
+
+
+def test_max_iterations_then_resume_continues_at_the_next_iteration(ws: Workspace) -> None:
+    r, wid, cp = _iterations(ws, 5, {"phases_per_iteration": 1}, "--set",
+                             "workflow.max-iterations=3")
+    assert r.returncode == 1
+    it = cp["baton"]["iteration"]
+    assert (it["iteration"], it["halt_reason"]) == (3, "max_iterations")
+    assert it["work_remaining"] == "Phase_4 Phase_5"
+    assert "max-iterations" in r.stdout  # the next-steps hint
+    r = ws.baton("resume", wid, "--set", "workflow.max-iterations=10", check=True)
+    cp = _checkpoint(ws, wid)
+    assert (cp["baton"]["iteration"]["iteration"], cp["baton"]["iteration"]["halt_reason"]) \
+        == (5, "completion")
+    assert ws.started("implement.") == [f"implement.iteration-{i}" for i in range(1, 6)]
+
+
+def test_kill_during_an_iteration_then_resume_reruns_only_that_one(ws: Workspace) -> None:
+    ws.config('implement-mode = "iterations"')
+    ws.behave({"implement.iteration-*": {"phases_per_iteration": 1},
+               "implement.iteration-2": {"phases_per_iteration": 1, "hang": True}})
+    plan = ws.write_plan([[], [1], [2]])
+    run = ws.popen("run", "Implement it", "--scope", "implement-only", "--plan", str(plan))
+    wid = run.wait_event(checkpointed("iteration 1 complete"))["workflow_id"]
+    run.wait_event(lambda e: e.get("event") == "signal" and e.get("step") ==
+                   "implement.iteration-2")
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait(10)
+    ws.behave({"implement.iteration-*": {"phases_per_iteration": 1}})
+    ws.baton("resume", wid, check=True)
+    cp = _checkpoint(ws, wid)
+    assert cp["baton"]["iteration"]["iteration"] == 3
+    assert ws.started("implement.") == ["implement.iteration-1", "implement.iteration-2",
+                                        "implement.iteration-2", "implement.iteration-3"]
+
+
+def test_invariant_violation_is_overridden_and_logged(ws: Workspace) -> None:
+    r, _, cp = _iterations(ws, 6, {"phases_per_iteration": 2, "no_continuation": True})
+    assert r.returncode == 0, r.stdout
+    it = cp["baton"]["iteration"]
+    assert (it["iteration"], it["halt_reason"]) == (3, "completion")
+    assert [h["invariant_override"] for h in it["history"]] == [True, True, False]
+    records = [e for e in ws.errors() if e["error_type"] == "validation_error"]
+    assert [e["source"] for e in records] == ["implement.iteration-1", "implement.iteration-2"]
+    assert "requires_continuation=false" in records[0]["error_message"]
+    assert records[0]["context"]["work_remaining"] == "Phase_3 Phase_4 Phase_5 Phase_6"
+    assert "WARNING" in r.stdout
+
+
+# -- context accounting and the console summary -------------------------------------------------
+
+
+def test_context_numbers_equal_the_files_the_agents_wrote(ws: Workspace) -> None:
+    ws.baton("run", "Add a login flow", "--scope", "research-and-plan", "--complexity", "4",
+             check=True)
+    wid = ws.only_workflow()
+    cp = _checkpoint(ws, wid)
+    logs = ws.root / ".claude" / "data" / "checkpoints" / wid / "logs"
+    totals = {"passed_chars": 0, "artifact_chars": 0}
+    by_state: dict[str, int] = {}
+    for sid, step in cp["baton"]["steps"].items():
+        ctx = step["context"]
+        text = Path(step["artifact"]).read_text()
+        assert ctx["artifact_chars"] == len(text), sid
+        assert ctx["artifact_tokens"] == -(-len(text) // 4)
+        lines = (logs / f"{sid}.attempt-1.log").read_text().splitlines()
+        meta = step.get("metadata")
+        expected = len("\n".join(lines)) + (len(json.dumps(
+            meta, ensure_ascii=False, separators=(",", ":"))) if meta else 0)
+        assert ctx["passed_chars"] == expected, sid
+        totals["passed_chars"] += ctx["passed_chars"]
+        totals["artifact_chars"] += ctx["artifact_chars"]
+        by_state[step["state"]] = by_state.get(step["state"], 0) + ctx["artifact_chars"]
+    context = cp["baton"]["context"]
+    assert {k: context["total"][k] for k in totals} == totals
+    assert {s: v["artifact_chars"] for s, v in context["states"].items()} == by_state
+    research = context["states"]["research"]
+    assert research["reduction_pct"] == round(
+        100 * (1 - research["passed_chars"] / research["artifact_chars"]), 1)
+    assert research["reduction_pct"] > 50
+    out = ws.baton("status", wid, check=True).stdout
+    assert f"reduction {research['reduction_pct']} %" in out
+    assert ws.status(wid)["context"] == context
+
+
+def test_console_summary_has_the_four_sections(ws: Workspace) -> None:
+    r = ws.baton("run", "Add a login flow", "--complexity", "2", check=True)
+    out = r.stdout
+    positions = [out.index(f"━━ {name} ") for name in ("Summary", "Phases", "Artifacts",
+                                                      "Next steps")]
+    assert positions == sorted(positions)
+    phases = out[positions[1]:positions[2]]
+    for state in ("initialize", "research", "plan", "implement", "test", "document"):
+        assert f"  {state} " in phases
+    assert "parallel steps took" in out and "one after another" in out
+    assert "context passed up" in out
+    assert "report    .claude/specs/" in out and "plan      .claude/specs/" in out
+    quiet = ws.baton("run", "Add a login flow", "--quiet", check=True).stdout
+    assert "━━ Summary" not in quiet
