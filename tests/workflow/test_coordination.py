@@ -404,7 +404,47 @@ def test_console_summary_has_the_four_sections(ws: Workspace) -> None:
     for state in ("initialize", "research", "plan", "implement", "test", "document"):
         assert f"  {state} " in phases
     assert "parallel steps took" in out and "one after another" in out
+    assert "    wave 2: phases 2, 3 complete in" in phases and "(parallel)" in phases
     assert "context passed up" in out
     assert "report    .claude/specs/" in out and "plan      .claude/specs/" in out
     quiet = ws.baton("run", "Add a login flow", "--quiet", check=True).stdout
     assert "━━ Summary" not in quiet
+
+
+def test_context_budget_halts_with_context_threshold(ws: Workspace) -> None:
+    r, _, cp = _iterations(ws, 4, {"phases_per_iteration": 1}, "--set",
+                           "workflow.context-budget=1")
+    assert r.returncode == 1
+    it = cp["baton"]["iteration"]
+    assert (it["iteration"], it["halt_reason"]) == (1, "context_threshold")
+    assert "context budget of 1" in cp["last_error"]
+
+
+def test_cancel_during_an_iteration_records_user_abort(ws: Workspace) -> None:
+    ws.config('implement-mode = "iterations"')
+    ws.behave({"implement.iteration-1": {"hang": True}})
+    plan = ws.write_plan([[], [1]])
+    run = ws.popen("run", "Implement it", "--scope", "implement-only", "--plan", str(plan))
+    wid = run.wait_event(lambda e: e.get("event") == "signal" and e.get("step") ==
+                         "implement.iteration-1")["workflow_id"]
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(30) == 130
+    cp = _checkpoint(ws, wid)
+    assert cp["status"] == "cancelled" and cp["baton"]["iteration"]["halt_reason"] == "user_abort"
+    flat = ws.root / ".claude" / "data" / "checkpoints" / f"build_{wid}_iteration_0.json"
+    assert IterationCheckpoint.model_validate_json(flat.read_text()).halt_reason == "user_abort"
+    ws.behave({})
+    ws.baton("resume", wid, check=True)
+    assert _checkpoint(ws, wid)["baton"]["iteration"]["halt_reason"] == "completion"
+
+
+def test_status_and_summary_show_iterations_and_supervisor(ws: Workspace) -> None:
+    r, wid, _ = _iterations(ws, 4, {"phases_per_iteration": 2})
+    assert "    iteration 1: phases 1, 2 done, remaining Phase_3 Phase_4" in r.stdout
+    out = ws.baton("status", wid, check=True).stdout
+    assert "iteration: 2/5  work_remaining=0  halt_reason=completion" in out
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
+             check=True)
+    rows = [w for w in ws.status() if w["workflow_id"] != wid]
+    out = ws.baton("status", rows[0]["workflow_id"], check=True).stdout
+    assert "research supervisor (supervisor): 4/4 workers completed" in out

@@ -317,6 +317,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"  classification: {cls.get('workflow_type')}, "
                   f"{cls.get('research_complexity')} topic(s) ({cls.get('source', 'recorded')}"
                   f"): {'; '.join(cls.get('topics') or [])}")
+        sup = info.get("supervisor") or {}
+        if sup:
+            print(f"  research supervisor ({sup.get('mode')}): {sup.get('reports_count')}/"
+                  f"{sup.get('worker_count')} workers completed, {sup.get('context_tokens')} "
+                  "tokens of metadata passed up")
         it = info.get("iteration") or {}
         if it:
             print(f"  iteration: {it.get('iteration')}/{it.get('max_iterations')}"

@@ -1108,6 +1108,7 @@ class Engine:
                                        extra, {}, timeout=self.settings.implement_timeout)
             except Cancelled:
                 it["halt_reason"] = "user_abort"
+                self._write_iteration_checkpoint(it, plan_path)
                 raise
             except StepFailure as exc:
                 it["halt_reason"] = "error"

@@ -111,6 +111,8 @@ def render(data: dict[str, Any], root: Path | None = None) -> str:
         if state in states_ctx and states_ctx[state].get("reduction_pct") is not None:
             notes.append(f"context reduction {states_ctx[state]['reduction_pct']} %")
         lines.append(f"  {state:<11} {_s(timing[state]):>9}  " + "; ".join(notes))
+        if state == "implement":
+            lines += _implement_lines(data)
     lines.append("━━ Artifacts " + "━" * 48)
     paths = baton.get("paths") or {}
     reports = [s["artifact"] for sid, s in sorted(steps.items())
@@ -133,6 +135,24 @@ def render(data: dict[str, Any], root: Path | None = None) -> str:
     lines.append("━━ Next steps " + "━" * 47)
     lines += [f"  {n}" for n in next_steps(data, root)]
     return "\n".join(lines)
+
+
+def _implement_lines(data: dict[str, Any]) -> list[str]:
+    """Under implement: each wave's phases and wall time, or each iteration's progress."""
+    baton = data.get("baton") or {}
+    it = baton.get("iteration")
+    if it:
+        return [f"    iteration {h['iteration']}: phases "
+                f"{', '.join(map(str, h.get('phases_completed') or [])) or 'none'} done, "
+                f"remaining {h.get('work_remaining') or 'nothing'}"
+                + (" (continued despite requires_continuation=false)"
+                   if h.get("invariant_override") else "")
+                for h in it.get("history") or []]
+    waves = (data.get("workflow_state") or {}).get("wave_results") or {}
+    return [f"    wave {w}: phase{'s' if len(r.get('phases') or []) > 1 else ''} "
+            f"{', '.join(map(str, r.get('phases') or []))} {r.get('status')} in "
+            f"{_s(int(r.get('duration_ms') or 0))}" + (" (parallel)" if r.get("parallel") else "")
+            for w, r in sorted(waves.items(), key=lambda kv: int(kv[0]))]
 
 
 def next_steps(data: dict[str, Any], root: Path | None) -> list[str]:

@@ -228,7 +228,8 @@ def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
         write(summary_of(pid), f"# Phase {pid} Summary: {title}\n\nstatus: complete\n"
               f"work_remaining: 0\n\nImplemented phase {pid} of {plan_path}.\n")
         say(f"PHASE_COMPLETE: {pid}")
-    left = [pid for pid, _ in todo if (pid, _) not in done]
+    finished = {pid for pid, _ in done}
+    left = [pid for pid, _ in todo if pid not in finished]
     remaining = " ".join(f"Phase_{p}" for p in left) or "0"
     more = bool(left) and not how.get("no_continuation")
     usage = int(how.get("context_usage_percent", 40))
