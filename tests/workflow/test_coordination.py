@@ -254,6 +254,23 @@ def test_planning_mode_runs_the_coordinators_invocation_plan(ws: Workspace) -> N
     assert all(Path(r).is_file() for r in reports)
 
 
+def test_planning_mode_hands_only_reports_to_the_planner(ws: Workspace) -> None:
+    ws.config('research-mode = "planning"')
+    ws.baton("run", "Add a login flow", "--scope", "research-and-plan", "--complexity", "4",
+             check=True)
+    cp = _checkpoint(ws, ws.only_workflow())
+    plan = Path(cp["baton"]["paths"]["plan"]).read_text()
+    assert all(Path(r).stem in plan for r in cp["baton"]["paths"]["reports"])
+    assert ".invocation-plan" not in plan
+
+
+def test_complexity_and_topic_count_must_agree(ws: Workspace) -> None:
+    r = ws.baton("run", "x", "--complexity", "3", "--topic", "a", "--topic", "b")
+    assert r.returncode == 2 and "--complexity 3 but 2 --topic given" in r.stderr
+    r = ws.baton("run", "x", *[a for i in range(5) for a in ("--topic", f"t{i}")])
+    assert r.returncode == 2 and "at most 4 research topics, got 5" in r.stderr
+
+
 def test_planning_mode_refuses_a_path_the_orchestrator_did_not_give(ws: Workspace) -> None:
     ws.config('research-mode = "planning"')
     ws.behave({"research.coordinator": {"plan": "wrong_path"}})

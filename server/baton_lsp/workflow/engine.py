@@ -315,6 +315,9 @@ class Engine:
             raise EngineError(f"--complexity must be 1-4, got {req.complexity}")
         if len(req.topics) > 4:
             raise EngineError(f"at most 4 research topics, got {len(req.topics)}")
+        if req.topics and req.complexity is not None and req.complexity != len(req.topics):
+            raise EngineError(f"--complexity {req.complexity} but {len(req.topics)} --topic "
+                              "given: the topic count is the complexity (drop one of them)")
         scope = req.scope or classify.keyword_scope(req.description, bool(req.plan_path))
         if scope in NEEDS_PLAN and not req.plan_path:
             raise EngineError(f"scope {scope.value} works on an existing plan: pass --plan")
@@ -941,8 +944,8 @@ class Engine:
     def _good_reports(self) -> list[str]:
         steps = self.data["baton"]["steps"]
         return [s["artifact"] for sid, s in sorted(steps.items())
-                if sid.startswith("research.") and s.get("status") == "done"
-                and Path(s["artifact"]).is_file()]
+                if sid.startswith("research.") and s.get("role", "research") == "research"
+                and s.get("status") == "done" and Path(s["artifact"]).is_file()]
 
     async def _plan(self) -> None:
         paths = self.data["baton"]["paths"]
