@@ -117,3 +117,13 @@ def test_multiline_signal_values_and_brief_fields() -> None:
     _, problem = check_invocation_plan("3", r.fields["invocations"], ["a", "b"],
                                        ["/r/1.md", "/r/2.md"])
     assert problem and "2 invocations were expected" in problem
+
+
+def test_an_unclosed_json_value_does_not_swallow_later_signals() -> None:
+    r = SignalReader()
+    for line in ["PROGRESS: [step 1", "CLASSIFICATION_COMPLETE: {\"a\": [", "oops",
+                 "TASK_ERROR: parse_error - gave up", "REPORT_CREATED: /r.md"]:
+        r.feed(line)
+    assert r.progress == ["[step 1"]
+    assert r.first("CLASSIFICATION_COMPLETE").value == '{"a": [\noops'  # type: ignore[union-attr]
+    assert r.errors[0].error_type == "parse_error" and r.reported_paths() == ["/r.md"]

@@ -64,8 +64,10 @@ class SignalReader:
                 self._close_context()
             return None
         if self._open is not None:
-            self._continue(line)
-            return None
+            if not _SIGNAL.match(line):
+                self._continue(line)
+                return None
+            self._finish_open()  # a new signal: the value was not JSON after all
         m = _SIGNAL.match(line)
         if not m:
             f = _FIELD.match(line)
@@ -80,7 +82,8 @@ class SignalReader:
         sig = Signal(name, value)
         self.signals.append(sig)
         self.lines.append(line)
-        if name != "ERROR_CONTEXT" and value.startswith(("{", "[")) and _balance(value) > 0:
+        if name not in ("ERROR_CONTEXT", "PROGRESS", "TASK_ERROR") and \
+                value.startswith(("{", "[")) and _balance(value) > 0:
             self._open = (sig, name, [value], _balance(value))
             return sig
         if name == "TASK_ERROR":
@@ -102,15 +105,18 @@ class SignalReader:
         parts.append(line)
         self.lines.append(line)
         depth += _balance(line)
-        if depth > 0 and len(parts) < _MAX_CONTEXT_LINES:
-            self._open = (sig, key, parts, depth)
-            return
+        self._open = (sig, key, parts, depth)
+        if depth <= 0 or len(parts) >= _MAX_CONTEXT_LINES:
+            self._finish_open()
+
+    def _finish_open(self) -> None:
+        assert self._open is not None
+        sig, key, parts, _ = self._open
         self._open = None
-        value = "\n".join(parts)
         if sig is not None:
-            sig.value = value
+            sig.value = "\n".join(parts)
         else:
-            self.fields[key] = value
+            self.fields[key] = "\n".join(parts)
 
     def passed_text(self) -> str:
         """What the agent passed up: its signal and brief-summary lines, nothing else."""
