@@ -123,9 +123,8 @@ def render(data: dict[str, Any], root: Path | None = None) -> str:
     plan_done = (steps.get("plan") or {}).get("status") == "done"
     if paths.get("plan") and (plan_done or (baton.get("request") or {}).get("plan_path")):
         lines.append(f"  plan      {_rel(root, paths['plan'])}")
-    summaries = [s["artifact"] for sid, s in sorted(steps.items())
-                 if s.get("state") in ("implement", "document") and s.get("status") == "done"
-                 and s.get("artifact")]
+    sdir = Path(paths["summaries_dir"]) if paths.get("summaries_dir") else None
+    summaries = sorted(sdir.glob("*.md")) if sdir is not None and sdir.is_dir() else []
     if summaries:
         lines.append(f"  summaries {len(summaries)} in {_rel(root, paths.get('summaries_dir'))}")
     if data.get("debug_report_path"):

@@ -162,7 +162,9 @@ def classifier(artifact: Path, description: str, how: dict) -> int:
         and "implement" not in low else
         "research-and-plan" if "plan" in low and "implement" not in low else
         "full-implementation")
-    complexity = int(ENV.get("BATON_RESEARCH_COMPLEXITY") or how.get("complexity", 3))
+    wanted = 4 if re.search(r"\b(comprehensive|thorough|in-depth)\b", low) else \
+        1 if re.search(r"\b(quick|simple|typo)\b", low) else 3
+    complexity = int(ENV.get("BATON_RESEARCH_COMPLEXITY") or how.get("complexity", wanted))
     given = json.loads(ENV.get("BATON_TOPICS_JSON") or "[]")
     topics = []
     for i in range(complexity):
