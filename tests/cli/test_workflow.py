@@ -75,3 +75,23 @@ def test_run_survives_its_event_reader_going_away(tmp_path: Path) -> None:
                             timeout=60)
     (row,) = json.loads(status.stdout)
     assert row["status"] == "complete"
+
+
+def test_example_workspace_runs_the_coordination_roles_offline(tmp_path: Path) -> None:
+    """The README's first command: the example's classifier agent decides, the summary
+    follows; with --set the supervisor/planning and iteration roles run too."""
+    ws = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, ws)
+    base = [sys.executable, "-m", "baton_lsp", "run", "--workspace", str(ws)]
+    r = subprocess.run([*base, "Add rate limiting to the login endpoint"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "classified (agent): full-implementation, 3 research topic(s)" in r.stdout
+    assert "━━ Next steps" in r.stdout
+    r = subprocess.run([*base, "A comprehensive review of the retry logic", "--set",
+                        "workflow.research-mode=planning", "--set",
+                        "workflow.implement-mode=iterations"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "INVOCATION_PLAN_READY: 4" in r.stdout and "iteration 1: phases 1, 2, 3, 4 done" \
+        in r.stdout
