@@ -336,6 +336,13 @@ def test_max_iterations_then_resume_continues_at_the_next_iteration(ws: Workspac
     assert (it["iteration"], it["halt_reason"]) == (3, "max_iterations")
     assert it["work_remaining"] == "Phase_4 Phase_5"
     assert "max-iterations" in r.stdout  # the next-steps hint
+    preview = ws.baton("resume", wid, "--dry-run", "--set", "workflow.max-iterations=3",
+                       check=True).stdout
+    assert "implement continues at iteration 4/3 (remaining Phase_4 Phase_5, halted: " \
+        "max_iterations); that is past max-iterations" in preview
+    preview = ws.baton("resume", wid, "--dry-run", "--set", "workflow.max-iterations=10",
+                       check=True).stdout
+    assert "implement continues at iteration 4/10 (remaining Phase_4 Phase_5" in preview
     r = ws.baton("resume", wid, "--set", "workflow.max-iterations=10", check=True)
     cp = _checkpoint(ws, wid)
     assert (cp["baton"]["iteration"]["iteration"], cp["baton"]["iteration"]["halt_reason"]) \

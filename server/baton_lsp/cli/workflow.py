@@ -262,6 +262,13 @@ def cmd_resume(args: argparse.Namespace) -> int:
             print(f"  skip    {item['step']}")
         for item in plan["rerun"]:
             print(f"  run     {item['step']} — {item['reason']}")
+        if plan.get("iteration"):
+            it = plan["iteration"]
+            print(f"  implement continues at iteration {it['next']}/{it['max_iterations']} "
+                  f"(remaining {it.get('work_remaining') or 'nothing'}"
+                  + (f", halted: {it['halt_reason']}" if it.get("halt_reason") else "") + ")"
+                  + ("; that is past max-iterations: add --set workflow.max-iterations=N"
+                     if it["next"] > it["max_iterations"] else ""))
         for problem in plan["problems"]:
             print(f"  needs --force: {problem}")
         if plan["running"]:

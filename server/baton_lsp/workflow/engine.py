@@ -293,7 +293,24 @@ class Engine:
                 "status": self.data.get("status"), "failed_state": failed_state.value,
                 "resume_state": self.sm.current.value, "skip": skip, "rerun": rerun,
                 "problems": self.resume_problems(), "running": self.store.locked(),
-                "last_error": self.data.get("last_error")}
+                "last_error": self.data.get("last_error"), **self._preview_extras()}
+
+    def _preview_extras(self) -> dict[str, Any]:
+        """What a resume keeps from the coordination tiers: the saved classification and
+        where the implement iteration loop picks up."""
+        out: dict[str, Any] = {}
+        cls = self.data["state_machine"].get("classification") or {}
+        if cls:
+            out["classification"] = {"workflow_type": cls.get("workflow_type"),
+                                     "research_complexity": cls.get("research_complexity"),
+                                     "source": cls.get("source")}
+        it = self.data["baton"].get("iteration")
+        if it and it.get("halt_reason") != "completion":
+            out["iteration"] = {"next": int(it.get("iteration", 0)) + 1,
+                                "max_iterations": self.settings.max_iterations,
+                                "work_remaining": it.get("work_remaining"),
+                                "halt_reason": it.get("halt_reason")}
+        return out
 
     # == setup ==================================================================================
 
