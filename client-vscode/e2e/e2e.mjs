@@ -142,6 +142,15 @@ async function toast(re, timeout = STEP_TIMEOUT) {
   return (await loc.innerText()).replace(/\s+/g, " ");
 }
 
+async function contextMenu(row, action) {
+  await row.click({ button: "right" });
+  const item = page.getByRole("menuitem", { name: action });
+  await item.waitFor({ state: "visible" });
+  // VS Code menus act on mouse-up after hover tracking; hover first like a user does.
+  await item.hover();
+  await item.click();
+}
+
 function treeRow(labelPrefix) {
   return page.locator(`.monaco-list-row[aria-label^="${labelPrefix}"]`).first();
 }
@@ -237,7 +246,19 @@ async function main() {
   if ((await treeRow("state implement: done").getAttribute("aria-expanded")) !== "true") await treeRow("state implement: done").press("ArrowRight");
   await treeRow("wave Wave 2: phases 2, 3 in parallel · done").waitFor({ state: "visible" });
   log(`tree shows ${firstId} complete with its states and waves`);
-  await page.keyboard.press("Escape");
+
+  // 3b. Open Plan from the context menu, then the plan's code lens opens the graph webview
+  // (Mermaid from the .vsix), phases coloured by the finished run.
+  await contextMenu(wf1, "Open Plan");
+  const lens = page.locator(".monaco-editor .codelens-decoration a", { hasText: "4 phases · 3 waves" }).first();
+  await lens.waitFor({ state: "visible" });
+  await lens.click();
+  const graph = page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
+  await graph.locator("#graph svg").waitFor({ state: "visible" });
+  const doneNodes = await graph.locator("#graph svg g.node.done").count();
+  if (doneNodes !== 4) throw new Error(`plan graph: expected 4 phases coloured done, got ${doneNodes}`);
+  log("plan graph rendered from the code lens with 4 phases done");
+  await palette("View: Close All Editors");
 
   // 4. Break an agent: phase 2 writes nothing, a hard-barrier failure.
   writeFileSync(join(ws, ".claude", "baton-script.json"), JSON.stringify({ "implement.phase-2": { write: "nothing" } }));
@@ -254,12 +275,7 @@ async function main() {
 
   // 5. Fix the agent, resume from the tree's context menu, confirm the preview.
   unlinkSync(join(ws, ".claude", "baton-script.json"));
-  await wf2.click({ button: "right" });
-  const menuItem = page.getByRole("menuitem", { name: "Resume Workflow" });
-  await menuItem.waitFor({ state: "visible" });
-  // VS Code menus act on mouse-up after hover tracking; hover first like a user does.
-  await menuItem.hover();
-  await menuItem.click();
+  await contextMenu(wf2, "Resume Workflow");
   const dialog = page.locator(".monaco-dialog-box");
   await dialog.waitFor({ state: "visible" });
   const preview = (await dialog.innerText()).replace(/\s+/g, " ");

@@ -141,17 +141,17 @@ export class WorkflowCommands {
     }
     const choice = await vscode.window.showInformationMessage(text.message, { modal: true, detail: text.detail }, "Resume");
     if (choice !== "Resume") return;
-    await this.runFollowed(`Baton: resume ${row.description || row.workflow_id}`, "baton.server.workflow.resume", idArgs(row));
+    await this.runFollowed(`Baton: resume ${row.description || row.workflow_id}`, "baton.server.workflow.resume", idArgs(row),
+      row.checkpoint ?? -1);
   }
 
   /** Start/resume under a cancellable notification that lasts until the workflow finishes;
    * cancelling it cancels the workflow (which stays resumable). */
-  private async runFollowed(title: string, command: string, args: Record<string, unknown>): Promise<void> {
+  private async runFollowed(title: string, command: string, args: Record<string, unknown>, baseline?: number | null): Promise<void> {
     const outcome = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title, cancellable: true },
       async (progress, token) => {
         progress.report({ message: "starting…" });
-        const startedAt = Date.now();
         const started = await this.server.request<{ workflow_id: string | null; pid: number }>(command, args, token);
         const id = started?.workflow_id;
         if (!id) throw new Error("the workflow did not start (see Baton: Show Output)");
@@ -163,7 +163,7 @@ export class WorkflowCommands {
             void vscode.window.showErrorMessage(`Baton: cancel failed: ${errorText(err)}`));
         });
         try {
-          return { id, event: await this.waitFinished(id, startedAt) };
+          return { id, event: await this.waitFinished(id, baseline) };
         } finally {
           cancelled.dispose();
           this.progress.delete(id);
@@ -176,8 +176,9 @@ export class WorkflowCommands {
       void vscode.window.showInformationMessage(`Baton: workflow ${outcome.id} complete.`, "Show Status")
         .then((p) => { if (p) void this.status(outcome.id); });
     } else {
-      const reason = row ? failureReason(row) : String(outcome.event.message ?? status);
-      const buttons = row && isResumable(row) ? ["Resume", "Open Error"] : ["Show Status"];
+      const reason = row && row.status === status ? failureReason(row) : `${status}${outcome.event.message ? `: ${String(outcome.event.message)}` : ""}`;
+      // Decided from the event: the row may still say "running" while the engine exits.
+      const buttons = ["failed", "cancelled", "interrupted"].includes(status) ? ["Resume", "Open Error"] : ["Show Status"];
       void vscode.window.showErrorMessage(`Baton: workflow ${outcome.id} ${reason}`, ...buttons).then((p) => {
         if (p === "Resume") void vscode.commands.executeCommand("baton.resumeWorkflow", outcome.id);
         else if (p === "Open Error") void this.openError(outcome.id);
@@ -187,8 +188,8 @@ export class WorkflowCommands {
   }
 
   /** Resolves on the `finished` notification, or — when the server lost track of the run
-   * (restarted while it ran) — on a refreshed row that shows it ended after we started. */
-  private async waitFinished(id: string, startedAt: number): Promise<WorkflowChanged["event"]> {
+   * (restarted while it ran) — on a refreshed row that shows it ended. */
+  private async waitFinished(id: string, baseline?: number | null): Promise<WorkflowChanged["event"]> {
     const early = this.finished.get(id);
     this.finished.delete(id);
     if (early) return early;
@@ -196,7 +197,7 @@ export class WorkflowCommands {
       const done = (e: WorkflowChanged["event"]) => { sub.dispose(); this.finished.delete(id); resolve(e); };
       const sub = this.tree.onDidChangeRows((rows) => {
         const row = rows.find((r) => r.workflow_id === id);
-        if (row && endedSince(row, startedAt)) done({ event: "finished", status: row.status, state: row.state ?? undefined });
+        if (row && endedSince(row, baseline)) done({ event: "finished", status: row.status, state: row.state ?? undefined });
       });
       this.waiters.set(id, [...(this.waiters.get(id) ?? []), done]);
     });

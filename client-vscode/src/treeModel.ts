@@ -111,6 +111,19 @@ function stepNode(row: WorkflowRow, base: string, id: string, step: StepRow | un
   };
 }
 
+/** Wall time of a state: research topics run in parallel, implementation waves one after
+ * another with their phases in parallel, everything else in sequence. */
+function stateMs(state: string, ids: string[], steps: Record<string, StepRow>, waves: string[][]): number {
+  const ms = (id: string) => steps[id]?.duration_ms ?? 0;
+  if (state === "research") return Math.max(0, ...ids.map(ms));
+  if (state === "implement" && waves.length > 0) {
+    const inWave = new Set(waves.flat().map((p) => `implement.phase-${p}`));
+    return waves.reduce((acc, w) => acc + Math.max(0, ...w.map((p) => ms(`implement.phase-${p}`))), 0)
+      + ids.filter((id) => !inWave.has(id)).reduce((acc, id) => acc + ms(id), 0);
+  }
+  return ids.reduce((acc, id) => acc + ms(id), 0);
+}
+
 function stateNodes(row: WorkflowRow, base: string): TreeNode[] {
   const steps = row.steps ?? {};
   const byState = new Map<string, string[]>();
@@ -142,7 +155,8 @@ function stateNodes(row: WorkflowRow, base: string): TreeNode[] {
           return stepNode(row, `${sbase}/wave:${i + 1}`, sid, steps[sid]);
         });
         const status = aggregate(phaseNodes.map((n) => n.status));
-        const total = phases.reduce((acc, p) => acc + (steps[`implement.phase-${p}`]?.duration_ms ?? 0), 0);
+        // Phases of a wave run in parallel: the wave takes as long as its slowest phase.
+        const total = Math.max(0, ...phases.map((p) => steps[`implement.phase-${p}`]?.duration_ms ?? 0));
         return {
           id: `${sbase}/wave:${i + 1}`, kind: "wave" as const, label: `Wave ${i + 1}`,
           description: [phases.length > 1 ? `phases ${phases.join(", ")} in parallel` : `phase ${phases.join("")}`,
@@ -160,7 +174,7 @@ function stateNodes(row: WorkflowRow, base: string): TreeNode[] {
     if (state === failedState) status = "failed";
     else if (row.running && state === current && status !== "failed") status = "running";
     else if (children.length === 0) status = row.running ? "running" : workflowStatus(row) === "done" ? "done" : "pending";
-    const ms = ids.reduce((acc, id) => acc + (steps[id]?.duration_ms ?? 0), 0);
+    const ms = stateMs(state, ids, steps, waves);
     const count = ids.length;
     return {
       id: sbase, kind: "state" as const, label: state,

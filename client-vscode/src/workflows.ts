@@ -123,12 +123,13 @@ export function failureReason(row: WorkflowRow): string {
   return `failed in ${row.failure?.state ?? row.state ?? "?"}${message ? `: ${message}` : ""}`;
 }
 
-/** A row that is no longer followed by the server and was last written after `since` (ms;
- * checkpoint times have one-second resolution). */
-export function endedSince(row: WorkflowRow, since: number): boolean {
+/** A row that shows its run ended: not followed by the server, not running, and — for a
+ * resumed workflow — with a checkpoint newer than `baseline`, the one it was resumed from (the
+ * row of the failure being resumed looks ended too). */
+export function endedSince(row: WorkflowRow, baseline?: number | null): boolean {
   if (row.running || row.followed || row.status === "in_progress") return false;
-  const t = Date.parse(row.updated_at ?? "");
-  return Number.isFinite(t) && t >= Math.floor(since / 1000) * 1000;
+  if (baseline === undefined || baseline === null) return true;
+  return typeof row.checkpoint === "number" && row.checkpoint > baseline;
 }
 
 export interface ResumePreview {

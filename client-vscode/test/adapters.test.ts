@@ -1,0 +1,220 @@
+// The vscode adapters against the fake API: what the user is asked, what reaches the server.
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import * as vscode from "./vscode";
+import rowsJson from "./fixtures/rows.json";
+import previewJson from "./fixtures/preview.json";
+import type { WorkflowChanged, WorkflowRow } from "../src/workflows";
+
+vi.mock("vscode-languageclient/node", () => {
+  class LanguageClient { registerFeature(): void {} }
+  return {
+    LanguageClient, State: { Stopped: 1, Starting: 3, Running: 2 }, TransportKind: { stdio: 0 },
+    ExecuteCommandRequest: { method: "workspace/executeCommand", type: {} },
+    DidChangeConfigurationNotification: { type: {} },
+  };
+});
+
+const { WorkflowCommands } = await import("../src/commands");
+const { WorkflowsProvider } = await import("../src/treeView");
+const { BatonServer } = await import("../src/server");
+
+const rows = rowsJson as WorkflowRow[];
+const failed = rows.find((r) => r.status === "failed")!;
+
+/** A server double: records requests, answers from a table, fires notifications. */
+function fakeServer(answers: Record<string, (arg: Record<string, unknown>) => unknown>) {
+  const workflow = new vscode.EventEmitter<WorkflowChanged>();
+  const state = new vscode.EventEmitter<string>();
+  const calls: [string, Record<string, unknown>][] = [];
+  return {
+    state: "running",
+    output: { appendLine: vi.fn() },
+    onWorkflowChanged: workflow.event,
+    onDidChangeState: state.event,
+    calls,
+    fireWorkflow: (c: WorkflowChanged) => workflow.fire(c),
+    request: vi.fn(async (command: string, arg: Record<string, unknown>) => {
+      calls.push([command, arg]);
+      const answer = answers[command];
+      if (!answer) throw new Error(`unexpected ${command}`);
+      return answer(arg);
+    }),
+  };
+}
+
+function setup(answers: Record<string, (arg: Record<string, unknown>) => unknown>) {
+  const server = fakeServer({ "baton.server.workflow.list": () => rows, ...answers });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const tree = new WorkflowsProvider(server as any);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const commands = new WorkflowCommands(server as any, tree);
+  commands.register({ subscriptions: [] } as never);
+  return { server, tree, run: (id: string, ...args: unknown[]) => vscode.commands.registered.get(id)!(...args) };
+}
+
+beforeEach(() => vscode.reset());
+
+describe("Baton: Start Workflow", () => {
+  it("asks scope, description and runner, then starts and reports completion", async () => {
+    const { server, run } = setup({
+      "baton.server.workflow.start": () => {
+        // The run ends while the request is still answering: the event must not be lost.
+        queueMicrotask(() => server.fireWorkflow({ workflow_id: "w9", event: { event: "finished", status: "complete" } }));
+        return { workflow_id: "w9", pid: 1 };
+      },
+    });
+    vscode.window.showQuickPick
+      .mockImplementationOnce(async (items: { scope: { id: string } }[]) => items.find((i) => i.scope.id === "research-and-plan"))
+      .mockImplementationOnce(async (items: { id: string }[]) => {
+        expect(items.map((i) => i.id)).toContain("script");
+        return items.find((i) => i.id === "script");
+      });
+    vscode.window.showInputBox.mockResolvedValueOnce("  plan the login flow ");
+    await run("baton.startWorkflow");
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.start")?.[1])
+      .toEqual({ description: "plan the login flow", scope: "research-and-plan", runner: "script" });
+    expect(vscode.window.withProgress.mock.calls[0][0]).toMatchObject({ cancellable: true, location: vscode.ProgressLocation.Notification, title: "Baton: plan the login flow" });
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith("Baton: workflow w9 complete.", "Show Status");
+  });
+
+  it("stops quietly when the user dismisses a question", async () => {
+    const { server, run } = setup({});
+    vscode.window.showQuickPick.mockResolvedValueOnce(undefined);
+    await run("baton.startWorkflow");
+    expect(server.calls.filter(([c]) => c !== "baton.server.workflow.list")).toEqual([]);
+  });
+
+  it("refuses in an untrusted workspace, with the reason", async () => {
+    vscode.workspace.isTrusted = false;
+    const { server, run } = setup({});
+    await run("baton.startWorkflow");
+    expect(vscode.window.showQuickPick).not.toHaveBeenCalled();
+    expect(server.request).not.toHaveBeenCalled();
+    expect(String(vscode.window.showWarningMessage.mock.calls[0][0])).toMatch(/needs a trusted workspace/);
+  });
+
+  it("cancelling the notification cancels the workflow", async () => {
+    const { server, run } = setup({
+      "baton.server.workflow.start": () => ({ workflow_id: "w7", pid: 1 }),
+      "baton.server.workflow.cancel": (arg) => {
+        server.fireWorkflow({ workflow_id: String(arg.id), event: { event: "finished", status: "cancelled" } });
+        return { workflow_id: arg.id, code: 0, message: "cancelled" };
+      },
+    });
+    vscode.window.showQuickPick
+      .mockImplementationOnce(async (items: { scope: { id: string } }[]) => items[0])
+      .mockImplementationOnce(async (items: { id: string }[]) => items.find((i) => i.id === "script"));
+    vscode.window.showInputBox.mockResolvedValueOnce("x");
+    const done = run("baton.startWorkflow");
+    await vi.waitFor(() => expect(server.calls.some(([c]) => c === "baton.server.workflow.start")).toBe(true));
+    await vi.waitFor(() => expect(vscode.window.lastProgress).toBeDefined());
+    vscode.window.lastProgress!.cancel();
+    await done;
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.cancel")?.[1]).toEqual({ id: "w7" });
+    expect(String(vscode.window.showErrorMessage.mock.calls[0]?.[0])).toMatch(/^Baton: workflow w7 /);
+  });
+});
+
+describe("Baton: Resume Workflow", () => {
+  it("shows the server's preview and resumes only when confirmed", async () => {
+    const { server, run, tree } = setup({
+      "baton.server.workflow.previewResume": () => previewJson,
+      "baton.server.workflow.resume": (arg) => {
+        queueMicrotask(() => server.fireWorkflow({ workflow_id: String(arg.id), event: { event: "finished", status: "complete" } }));
+        return { workflow_id: arg.id, pid: 2 };
+      },
+    });
+    await tree.refresh();
+    const node = tree.getChildren().find((n) => n.row.workflow_id === failed.workflow_id)!;
+    vscode.window.showInformationMessage.mockResolvedValueOnce(undefined); // "Cancel" on the modal
+    await run("baton.resumeWorkflow", node);
+    expect(server.calls.some(([c]) => c === "baton.server.workflow.resume")).toBe(false);
+    const [message, options] = vscode.window.showInformationMessage.mock.calls[0] as [string, { modal: boolean; detail: string }];
+    expect(message).toBe(`Resume ${failed.workflow_id} from implement?`);
+    expect(options.modal).toBe(true);
+    expect(options.detail).toContain("implement.phase-2");
+
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Resume");
+    await run("baton.resumeWorkflow", node);
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.resume")?.[1]).toEqual({ id: failed.workflow_id, workspace: undefined });
+  });
+
+  it("does not take the failure being resumed for the end of the resumed run", async () => {
+    let tree!: InstanceType<typeof WorkflowsProvider>;
+    const { server, run, tree: t } = setup({
+      "baton.server.workflow.previewResume": () => previewJson,
+      "baton.server.workflow.resume": (arg) => {
+        // The view refreshes (still showing the old failed row) before the run reports its end.
+        setTimeout(() => void tree.refresh().then(() =>
+          server.fireWorkflow({ workflow_id: String(arg.id), event: { event: "finished", status: "complete" } })), 0);
+        return { workflow_id: arg.id, pid: 2 };
+      },
+    });
+    tree = t;
+    await tree.refresh();
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Resume");
+    await run("baton.resumeWorkflow", failed.workflow_id);
+    expect(vscode.window.showErrorMessage).not.toHaveBeenCalled();
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
+  });
+
+  it("offers only resumable workflows in the quick pick, with the failure reason", async () => {
+    const { run } = setup({});
+    vscode.window.showQuickPick.mockResolvedValueOnce(undefined);
+    await run("baton.resumeWorkflow");
+    const items = vscode.window.showQuickPick.mock.calls[0][0] as { label: string; detail: string }[];
+    expect(items.map((i) => i.label)).toEqual(["add a farewell"]);
+    expect(items[0].detail).toMatch(/^failed in implement: wave 2: HARD BARRIER FAILED/);
+  });
+});
+
+describe("Workflows view", () => {
+  it("turns nodes into tree items with icons, menus and accessible labels", async () => {
+    const { tree } = setup({});
+    await tree.refresh();
+    const [farewell] = tree.getChildren();
+    const item = tree.getTreeItem(farewell) as unknown as vscode.TreeItem;
+    expect(item.label).toBe("add a farewell");
+    expect(item.contextValue).toBe("workflow:resumable:plan:error");
+    expect(item.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Expanded);
+    expect((item.iconPath as vscode.ThemeIcon).id).toBe("error");
+    expect(item.accessibilityInformation?.label).toMatch(/^workflow add a farewell: failed in implement · /);
+    const done = tree.getChildren(tree.getChildren(tree.getChildren()[1])[0])[0];
+    const doneItem = tree.getTreeItem(done) as unknown as vscode.TreeItem;
+    expect(doneItem.command?.command).toBe("vscode.open");
+  });
+
+  it("refreshes on server notifications, coalescing a burst into one list request", async () => {
+    vi.useFakeTimers();
+    try {
+      const { server } = setup({});
+      for (let i = 0; i < 5; i++) server.fireWorkflow({ workflow_id: "w", event: { event: "step" } });
+      await vi.advanceTimersByTimeAsync(500);
+      expect(server.calls.filter(([c]) => c === "baton.server.workflow.list")).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("interpreter discovery in the adapter", () => {
+  const context = { extensionPath: "/ext", subscriptions: [] } as never;
+
+  it("uses the Python extension's active environment when no setting names one", async () => {
+    const resolveEnvironment = vi.fn(async () => ({ executable: { uri: vscode.Uri.file("/envs/a/bin/python") } }));
+    vscode.extensions.getExtension.mockImplementation((id: string) => id === "ms-python.python" ? {
+      isActive: true,
+      exports: { environments: {
+        getActiveEnvironmentPath: () => ({ id: "a", path: "/envs/a" }), resolveEnvironment,
+        onDidChangeActiveEnvironmentPath: new vscode.EventEmitter<unknown>().event,
+      } },
+    } : undefined);
+    const server = new BatonServer(context, "0.1.0");
+    expect(await server.discover()).toMatchObject({ command: "/envs/a/bin/python", source: "Python extension" });
+    vscode.settings["baton.interpreter"] = "/venv/bin/python";
+    expect(await server.discover()).toMatchObject({ command: "/venv/bin/python", source: "baton.interpreter" });
+    vscode.settings["baton.server.path"] = "/opt/bin/baton";
+    expect(await server.discover()).toMatchObject({ command: "/opt/bin/baton", args: ["lsp"], source: "baton.server.path" });
+    server.dispose();
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import {
+  diagnose, discoverServer, expandPath, findOnPath, installArgs, parseVersion, probeArgs, versionCompatible,
+} from "../src/interpreter";
+
+const which = (found: Record<string, string>) => (name: string) => found[name];
+
+describe("discoverServer", () => {
+  it("prefers baton.server.path, run as `baton lsp`", () => {
+    const cmd = discoverServer({ serverPath: "/opt/baton", interpreter: "/venv/bin/python", pythonExtension: "/ext/python", which: which({ python3: "/usr/bin/python3" }) });
+    expect(cmd).toEqual({ command: "/opt/baton", args: ["lsp"], source: "baton.server.path" });
+  });
+
+  it("then baton.interpreter, with ${workspaceFolder} expanded", () => {
+    const cmd = discoverServer({ interpreter: "${workspaceFolder}/.venv/bin/python", pythonExtension: "/ext/python", workspaceFolder: "/proj", which: which({}) });
+    expect(cmd).toEqual({ command: "/proj/.venv/bin/python", args: ["-m", "baton_lsp", "lsp"], source: "baton.interpreter", python: "/proj/.venv/bin/python" });
+  });
+
+  it("then the Python extension's environment, then python3 on PATH, then python", () => {
+    expect(discoverServer({ interpreter: "  ", pythonExtension: "/ext/python", which: which({ python3: "/usr/bin/python3" }) })?.source).toBe("Python extension");
+    expect(discoverServer({ pythonExtension: null, which: which({ python3: "/usr/bin/python3", python: "/usr/bin/python" }) })?.command).toBe("/usr/bin/python3");
+    expect(discoverServer({ which: which({ python: "/usr/bin/python" }) })?.source).toBe("PATH");
+  });
+
+  it("finds nothing when no Python exists", () => {
+    expect(discoverServer({ serverPath: "", interpreter: null, which: which({}) })).toBeUndefined();
+  });
+});
+
+describe("expandPath", () => {
+  it("expands ~, ${userHome} and ${env:NAME}", () => {
+    const ctx = { home: "/home/u", env: { VENV: "/v" }, workspaceFolder: "/w" };
+    expect(expandPath("~/py", ctx)).toBe("/home/u/py");
+    expect(expandPath("${userHome}/a/${env:VENV}/b", ctx)).toBe("/home/u/a//v/b");
+    expect(expandPath("${env:MISSING}x", ctx)).toBe("x");
+    expect(expandPath("~user/py", ctx)).toBe("~user/py");
+  });
+});
+
+describe("probe and diagnosis", () => {
+  const py = { command: "/venv/bin/python", args: ["-m", "baton_lsp", "lsp"], source: "baton.interpreter" as const, python: "/venv/bin/python" };
+  const exe = { command: "/opt/baton", args: ["lsp"], source: "baton.server.path" as const };
+
+  it("probes the version without starting the server", () => {
+    expect(probeArgs(py)).toEqual(["-c", "import baton_lsp; print(baton_lsp.__version__)"]);
+    expect(probeArgs(exe)).toEqual(["--version"]);
+  });
+
+  it("accepts a matching version", () => {
+    expect(diagnose(py, { exitCode: 0, stdout: "0.1.0\n", stderr: "" }, "0.1.0")).toEqual({ ok: true, version: "0.1.0" });
+    expect(diagnose(exe, { exitCode: 0, stdout: "baton 0.1.3\n", stderr: "" }, "0.1.0")).toEqual({ ok: true, version: "0.1.3" });
+  });
+
+  it("says the interpreter does not exist", () => {
+    const d = diagnose(py, { error: "ENOENT", exitCode: null, stdout: "", stderr: "" }, "0.1.0");
+    expect(d).toMatchObject({ ok: false, reason: "missing", canInstall: false });
+    expect(!d.ok && d.message).toContain("/venv/bin/python (from baton.interpreter) does not exist");
+  });
+
+  it("offers pip when baton_lsp is not installed", () => {
+    const d = diagnose(py, { exitCode: 1, stdout: "", stderr: "Traceback…\nModuleNotFoundError: No module named 'baton_lsp'\n" }, "0.1.0");
+    expect(d).toMatchObject({ ok: false, reason: "not-installed", canInstall: true });
+  });
+
+  it("rejects another minor version, and cannot pip-install into a baton executable", () => {
+    expect(diagnose(py, { exitCode: 0, stdout: "0.2.0", stderr: "" }, "0.1.0")).toMatchObject({ ok: false, reason: "version", canInstall: true });
+    expect(diagnose(exe, { exitCode: 0, stdout: "baton 1.1.0", stderr: "" }, "0.1.0")).toMatchObject({ ok: false, reason: "version", canInstall: false });
+  });
+
+  it("reports a crash with the last stderr line", () => {
+    const d = diagnose(py, { exitCode: 1, stdout: "", stderr: "SyntaxError: bad\n" }, "0.1.0");
+    expect(d).toMatchObject({ ok: false, reason: "broken" });
+    expect(!d.ok && d.message).toContain("SyntaxError: bad");
+  });
+
+  it("parses versions and compares major.minor", () => {
+    expect(parseVersion("baton 0.1.0")).toBe("0.1.0");
+    expect(parseVersion("warning\n1.2.3rc1")).toBe("1.2.3rc1");
+    expect(parseVersion("nothing")).toBeUndefined();
+    expect(versionCompatible("0.1.9", "0.1.0")).toBe(true);
+    expect(versionCompatible("0.2.0", "0.1.0")).toBe(false);
+  });
+
+  it("installs the matching version with that interpreter's pip", () => {
+    expect(installArgs("0.1.0")).toEqual(["-m", "pip", "install", "--upgrade", "baton-lsp==0.1.0"]);
+  });
+});
+
+describe("findOnPath", () => {
+  it("returns the first executable match and skips empty entries", () => {
+    const exists = new Set(["/b/claude", "/c/claude"]);
+    expect(findOnPath("claude", "/a::/b/:/c", (p) => exists.has(p))).toBe("/b/claude");
+    expect(findOnPath("codex", "/a:/b", (p) => exists.has(p))).toBeUndefined();
+    expect(findOnPath("x", undefined, () => true)).toBeUndefined();
+  });
+});

@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+import { colourGraph, nodeId } from "../src/graph";
+import {
+  buildTree, formatDuration, iconFor, normaliseWaves, phaseStatuses, relativeTime, type TreeNode,
+} from "../src/treeModel";
+import type { WorkflowRow } from "../src/workflows";
+import { readFileSync } from "node:fs";
+import rowsJson from "./fixtures/rows.json";
+
+const rows = rowsJson as WorkflowRow[];
+const now = Date.parse("2026-11-21T07:10:00Z");
+
+function find(nodes: TreeNode[], label: string): TreeNode {
+  const hit = nodes.find((n) => n.label === label);
+  if (!hit) throw new Error(`no ${label} in ${nodes.map((n) => n.label).join(", ")}`);
+  return hit;
+}
+
+describe("buildTree from real `baton status --json` rows", () => {
+  const tree = buildTree(rows, now);
+
+  it("lists workflows newest first with status, state and age", () => {
+    expect(tree.map((n) => n.label)).toEqual(["add a farewell", "add a greeting"]);
+    expect(tree[0].description).toBe("failed in implement · 3 min ago");
+    expect(tree[1].description).toBe("complete · 3 min ago");
+    expect(tree[0].tooltip).toContain("failed in implement: wave 2: HARD BARRIER FAILED");
+  });
+
+  it("sets the context flags the menus match on", () => {
+    expect(tree[0].contextValue).toBe("workflow:resumable:plan:error");
+    expect(tree[1].contextValue).toBe("workflow:plan");
+    const running = buildTree([{ ...rows[0], running: true, status: "in_progress" }], now)[0];
+    expect(running.contextValue).toBe("workflow:running:plan");
+    expect(running.status).toBe("running");
+  });
+
+  it("has states in workflow order with step counts and timings", () => {
+    const states = tree[1].children;
+    expect(states.map((s) => s.label)).toEqual(["research", "plan", "implement", "test", "document"]);
+    expect(states.every((s) => s.status === "done")).toBe(true);
+    expect(find(states, "research").description).toBe("done · 2 steps · 46 ms");
+  });
+
+  it("groups implementation phases into waves", () => {
+    const implement = find(tree[1].children, "implement");
+    expect(implement.children.map((w) => w.label)).toEqual(["Wave 1", "Wave 2", "Wave 3"]);
+    const wave2 = implement.children[1];
+    expect(wave2.description).toBe("phases 2, 3 in parallel · done · 48 ms");
+    expect(wave2.children.map((p) => [p.label, p.status])).toEqual([["Phase 2", "done"], ["Phase 3", "done"]]);
+    expect(wave2.children[0].open).toMatch(/phase_2_summary\.md$/);
+    expect(implement.description).toBe("done · 4 steps · 118 ms"); // 35 + max(34, 48) + 35
+  });
+
+  it("opens a failed workflow down to the failed phase; later waves are pending", () => {
+    const failed = tree[0];
+    expect(failed.expanded).toBe(true);
+    const implement = find(failed.children, "implement");
+    expect(implement.status).toBe("failed");
+    expect(implement.expanded).toBe(true);
+    const [w1, w2, w3] = implement.children;
+    expect([w1.status, w2.status, w3.status]).toEqual(["done", "failed", "pending"]);
+    expect(w2.expanded).toBe(true);
+    const phase2 = find(w2.children, "Phase 2");
+    expect(phase2.status).toBe("failed");
+    expect(phase2.open).toBeUndefined(); // its artifact was never written
+    expect(phase2.tooltip).toContain("HARD BARRIER FAILED");
+    expect(w3.children.map((p) => [p.label, p.status, p.description])).toEqual([["Phase 4", "pending", "pending"]]);
+    expect(failed.children.map((s) => s.label)).toEqual(["research", "plan", "implement"]);
+  });
+
+  it("keeps ids unique and stable", () => {
+    const ids: string[] = [];
+    const walk = (ns: TreeNode[]) => ns.forEach((n) => { ids.push(n.id); walk(n.children); });
+    walk(tree);
+    expect(new Set(ids).size).toBe(ids.length);
+    walk(buildTree(rows, now + 60_000));
+    expect(new Set(ids).size).toBe(ids.length / 2);
+  });
+
+  it("shows the current state of a running workflow before its first step", () => {
+    const row: WorkflowRow = { workflow_id: "w", running: true, status: "in_progress", state: "research", steps: {}, description: "d" };
+    const [node] = buildTree([row], now);
+    expect(node.children.map((c) => [c.label, c.status])).toEqual([["research", "running"]]);
+  });
+});
+
+describe("helpers", () => {
+  it("formats durations and ages", () => {
+    expect(formatDuration(35)).toBe("35 ms");
+    expect(formatDuration(1500)).toBe("1.5 s");
+    expect(formatDuration(75_000)).toBe("1 min 15 s");
+    expect(formatDuration(3_720_000)).toBe("1 h 2 min");
+    expect(formatDuration(undefined)).toBe("");
+    expect(relativeTime("2026-11-21T07:09:50Z", now)).toBe("just now");
+    expect(relativeTime("2026-11-20T07:10:00Z", now)).toBe("1 d ago");
+    expect(relativeTime("garbage", now)).toBe("");
+  });
+
+  it("accepts both wave shapes", () => {
+    expect(normaliseWaves({ "2": [2, 3], "1": [1], "10": [9] })).toEqual([["1"], ["2", "3"], ["9"]]);
+    expect(normaliseWaves([[1], ["2.1"]])).toEqual([["1"], ["2.1"]]);
+    expect(normaliseWaves(null)).toEqual([]);
+  });
+
+  it("has an icon per status", () => {
+    expect(iconFor("failed")).toEqual({ id: "error", color: "testing.iconFailed" });
+    expect(iconFor("running").id).toBe("sync~spin");
+  });
+});
+
+describe("plan graph colours", () => {
+  const mermaid = readFileSync(new URL("./fixtures/plan.mmd", import.meta.url), "utf8");
+  const failed = rows.find((r) => r.status === "failed")!;
+
+  it("takes phase states from the newest workflow of that plan", () => {
+    const st = phaseStatuses(rows, failed.plan!, (a, b) => a === b);
+    expect(st).toEqual({ "1": "done", "2": "failed", "3": "done" });
+    expect(phaseStatuses(rows, "/elsewhere.md", (a, b) => a === b)).toEqual({});
+  });
+
+  it("adds one class per phase node; phases without a run are pending", () => {
+    const out = colourGraph(mermaid, { "1": "done", "2": "failed", "3": "running" });
+    expect(out.startsWith("flowchart TD\n")).toBe(true);
+    expect(out).toContain("    classDef failed ");
+    expect(out).toContain("    class P1 done\n");
+    expect(out).toContain("    class P2 failed\n");
+    expect(out).toContain("    class P3 running\n");
+    expect(out).toContain("    class P4 pending\n");
+    expect(nodeId("2.1")).toBe("P2_1");
+  });
+});
