@@ -95,6 +95,9 @@ def register(server: BatonServer) -> None:
                         title=f"Suppress {f.code} here", kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diag],
                         edit=edits_to_workspace_edit([suppress], ls.lines_of)))
+        if wants_quickfix and path.endswith(_MARKDOWN_SUFFIXES):
+            actions.extend(_run_actions(ls, path, findings, from_lsp_range(params.range, lines),
+                                        lines))
         if wants_fix_all:
             edits = _non_overlapping(findings)
             if edits:
@@ -103,3 +106,69 @@ def register(server: BatonServer) -> None:
                     edit=edits_to_workspace_edit(edits, ls.lines_of)))
         return actions
 
+
+
+_RUN_CODES = ("BTN501", "BTN502", "BTN503", "BTN504", "BTN505")
+
+
+def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Range,
+                 lines: list[str]) -> list[types.CodeAction]:
+    """Resume / retry / earlier checkpoint / open checkpoint / open error-log entry, for the
+    run findings under the cursor (BTN50x) or, on a plan, its resumable workflow."""
+    from .workflows import CHECKPOINT_OPEN, OPEN, RESUME, RESUME_FROM, RESUME_PREVIEW
+
+    here = [f for f in findings if f.code in _RUN_CODES and _overlaps(f.range, target)]
+    views: dict[str, object] = {}
+    runs = ls.index_for(path).runs
+    from ..workflow.store import valid_id
+
+    for f in here:
+        wid = f.tags[0] if f.tags else ""  # run findings carry [workflow id, step:…]
+        if valid_id(wid) and wid not in views:
+            views[wid] = runs.view(wid)
+    plan_view = runs.for_plan(path) if path not in views else None
+    if plan_view is not None and plan_view.resumable and plan_view.workflow_id not in views:
+        views[plan_view.workflow_id] = plan_view
+    out: list[types.CodeAction] = []
+    for wid, view in views.items():
+        if not getattr(view, "resumable", False):
+            continue
+        args = [{"id": wid, "workspace": str(view.root)}]  # type: ignore[attr-defined]
+        diags = [to_diagnostic(f, lines, ls.lines_of) for f in here if wid in f.tags]
+        out.append(types.CodeAction(
+            title=f"Resume workflow {wid} (shows what is skipped and re-run first)",
+            kind=types.CodeActionKind.QuickFix, diagnostics=diags or None, is_preferred=True,
+            command=types.Command(title="Resume workflow", command=RESUME_PREVIEW,
+                                  arguments=args)))
+        for f in here:
+            step = next((t[5:] for t in f.tags if t.startswith("step:")), None)
+            phase = step.removeprefix("implement.phase-") if step else None
+            if f.code in ("BTN501", "BTN502") and wid in f.tags and step:
+                what = f"Phase {phase}" if phase != step else f"step {step}"
+                out.append(types.CodeAction(
+                    title=f"Retry failed {what} and continue {wid}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[to_diagnostic(f, lines, ls.lines_of)],
+                    command=types.Command(title="Retry failed phase", command=RESUME,
+                                          arguments=args)))
+        out.append(types.CodeAction(
+            title=f"Resume workflow {wid} from an earlier checkpoint…",
+            kind=types.CodeActionKind.QuickFix,
+            command=types.Command(title="Resume from an earlier checkpoint", command=RESUME_FROM,
+                                  arguments=args)))
+        out.append(types.CodeAction(
+            title=f"Open checkpoint of {wid}", kind=types.CodeActionKind.QuickFix,
+            command=types.Command(title="Open checkpoint", command=CHECKPOINT_OPEN,
+                                  arguments=args)))
+    for f in here:
+        for rel in f.related:
+            if rel.path.endswith("errors.jsonl"):
+                out.append(types.CodeAction(
+                    title=f"Open error log entry (line {rel.range.start_line + 1})",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[to_diagnostic(f, lines, ls.lines_of)],
+                    command=types.Command(title="Open error log entry", command=OPEN,
+                                          arguments=[{"path": rel.path,
+                                                      "line": rel.range.start_line}])))
+                break
+    return out

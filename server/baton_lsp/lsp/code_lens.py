@@ -1,6 +1,11 @@
-"""Code lenses on plans: dependency waves per phase, totals on the title."""
+"""Code lenses on plans: dependency waves per phase, totals on the title, and the live state
+of the plan's latest workflow (title: state, wave, phases, age or the failure with Resume /
+Show checkpoint; each phase: done in N s, running, hard barrier, pending)."""
 
 from __future__ import annotations
+
+import datetime as dt
+from typing import Any
 
 from lsprotocol import types
 
@@ -34,6 +39,9 @@ def register(server: BatonServer) -> None:
                 range=to_lsp_range(plan.title_range, lines),
                 command=types.Command(title=title, command=SHOW_GRAPH,
                                       arguments=command.arguments)))
+        view = ls.index_for(path).runs.for_plan(path)
+        if view is not None:
+            lenses = _run_lenses(view, plan, lines) + lenses
         seen: set[str] = set()
         for phase in plan.phases:
             if phase.id in seen:
@@ -50,4 +58,93 @@ def register(server: BatonServer) -> None:
                 range=to_lsp_range(phase.heading_range, lines),
                 command=types.Command(title=title, command=SHOW_GRAPH,
                                       arguments=command.arguments)))
+            if view is not None:
+                lenses.append(types.CodeLens(range=to_lsp_range(phase.heading_range, lines),
+                                             command=_phase_command(view, phase.id)))
         return lenses
+
+
+def _ago(stamp: str | None) -> str | None:
+    if not stamp:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return _duration((dt.datetime.now(dt.UTC) - when).total_seconds()) + " ago"
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+def _args(view: Any, **extra: Any) -> list[Any]:
+    return [{"id": view.workflow_id, "workspace": str(view.root), **extra}]
+
+
+def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
+    from .runs import describe
+    from .workflows import CANCEL, CHECKPOINT_OPEN, RESUME_PREVIEW
+
+    if plan.title_range is None:
+        return []
+    where = to_lsp_range(plan.title_range, lines)
+
+    def lens(title: str, command: str = "", args: list[Any] | None = None) -> types.CodeLens:
+        return types.CodeLens(range=where, command=types.Command(
+            title=title, command=command, arguments=args))
+
+    show = lens("Show checkpoint", CHECKPOINT_OPEN, _args(view))
+    if view.running:
+        age = _ago(view.updated_at)
+        return [lens("● " + describe(view) + (f" · updated {age}" if age else ""),
+                     CHECKPOINT_OPEN, _args(view)), lens("Cancel", CANCEL, _args(view))]
+    if view.status == "complete":
+        return [lens(f"✓ complete · {view.done_phases()}/{view.total_phases()} phases"
+                     + (f" · {_ago(view.updated_at)}" if view.updated_at else ""),
+                     CHECKPOINT_OPEN, _args(view))]
+    if view.resumable:
+        mark = "✗" if view.status == "failed" else "⏸"
+        return [lens(f"{mark} {view.status} in {view.state}", CHECKPOINT_OPEN, _args(view)),
+                lens("Resume", RESUME_PREVIEW, _args(view)), show]
+    return [lens(f"{view.status} · {view.problem or view.workflow_id}", CHECKPOINT_OPEN,
+                 _args(view))]
+
+
+def _phase_command(view: Any, phase_id: str) -> types.Command:
+    from .workflows import OPEN
+
+    step = view.phase_step(phase_id)
+    if step is None:
+        if view.status == "complete":
+            return types.Command(title="✓ already complete in the plan", command="")
+        return types.Command(title="○ pending", command="")
+    log = view.log_path(step)
+    open_log = [{"path": str(log)}] if log is not None else None
+    if step.status == "done":
+        secs = (step.duration_ms or 0) / 1000
+        return types.Command(title=f"✓ done in {_duration(secs) if secs >= 1 else f'{secs:.1f} s'}",
+                             command=OPEN if step.artifact else "",
+                             arguments=[{"path": step.artifact}] if step.artifact else None)
+    if step.status == "running" and view.running:
+        return types.Command(title=f"⟳ running (attempt {step.attempts})",
+                             command=OPEN if open_log else "", arguments=open_log)
+    if step.status == "failed":
+        if step.barrier:
+            kind = view.barrier_kind(step) or "missing"
+            what = {"missing": "summary missing", "empty": "summary empty",
+                    "elsewhere": "summary written elsewhere",
+                    "outside": "summary outside the workspace"}.get(kind, kind)
+            title = f"✗ hard barrier: {what}"
+        else:
+            title = f"✗ failed: {(step.message or 'error')[:60]}"
+        return types.Command(title=title, command=OPEN if open_log else "",
+                             arguments=open_log)
+    return types.Command(title=f"⏸ {step.status}" if step.status != "running" else
+                         "⏸ interrupted", command=OPEN if open_log else "",
+                         arguments=open_log)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -93,6 +94,9 @@ def register(server: BatonServer) -> None:
         from ..rules.base import get_rule
         from .lookup import cursor_at
 
+        found = checkpoint_hover(ls, params.text_document.uri, params.position)
+        if found is not None:
+            return found
         cur = cursor_at(ls, params.text_document.uri, params.position)
         if cur is None or cur.element is None:
             return None
@@ -119,3 +123,60 @@ def register(server: BatonServer) -> None:
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
                                                         value=text),
                            range=to_lsp_range(el.range, lines))
+
+
+def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> types.Hover | None:
+    """In a checkpoint JSON file: what a state (or scope) name means and where it can go;
+    on `current_state` of a workflow's history, that workflow's live status too."""
+    import json
+
+    from ..model.base import Kind
+    from ..model.checkpoint import Scope, State
+    from ..parse.jsonpos import Positions
+    from ..workflow.state_machine import HAPPY_PATHS, state_markdown
+    from .convert import from_lsp_range
+    from .server import uri_path
+
+    path = uri_path(uri)
+    if path is None or not path.endswith(".json"):
+        return None
+    idx = ls.index_for(path)
+    if idx.kind_of(path) is not Kind.CHECKPOINT:
+        return None
+    lines = ls.lines_of(path)
+    here = from_lsp_range(types.Range(start=position, end=position), lines)
+    pos = Positions("\n".join(lines))
+    offset = pos.starts[min(here.start_line, len(pos.starts) - 1)] + here.start_char
+    hit = pos.path_at(offset)
+    if hit is None:
+        return None
+    where, on_key = hit
+    span = pos.spans[where]
+    try:
+        value = json.loads(pos.text[span.start:span.end])
+    except ValueError:
+        return None
+    text: str | None = None
+    if isinstance(value, str) and value in State.__members__.values():
+        text = state_markdown(State(value))
+    elif on_key and where and where[-1] in State.__members__.values():
+        text = state_markdown(State(str(where[-1])))
+    elif isinstance(value, str) and value in Scope.__members__.values():
+        states = " → ".join(s.value for s in HAPPY_PATHS[Scope(value)])
+        text = f"**{value}** scope — initialize → {states}"
+    if text is None:
+        return None
+    if where and where[-1] == "current_state" and not on_key:
+        from ..workflow.follow import RunView
+
+        view: RunView | None = None
+        d = os.path.dirname(path)
+        if os.path.dirname(d) == str(idx.runs.base):
+            view = idx.runs.view(os.path.basename(d))
+        if view is not None:
+            text += (f"\n\nWorkflow `{view.workflow_id}`: **{view.status}**"
+                     + (" (engine running)" if view.running else "")
+                     + f", newest checkpoint {view.sequence}")
+    rng = pos.key_range(where) if on_key else pos.value_range(where)
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                       range=to_lsp_range(rng, lines) if rng else None)

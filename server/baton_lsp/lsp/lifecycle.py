@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,15 @@ async def fetch_settings(ls: BatonServer) -> None:
     ls.settings.trusted = ls.settings.trusted or bool(ls.initialization_options.get("trusted"))
 
 
+_HISTORY = re.compile(r"[/\\]\.claude[/\\]data[/\\]checkpoints[/\\][A-Za-z0-9][A-Za-z0-9_.-]*"
+                      r"[/\\](\d{6}\.json|run\.json|lock|logs[/\\].*)$")
+
+
+def _engine_history(path: str) -> bool:
+    """A file the workflow engine writes into a workflow's checkpoint directory."""
+    return _HISTORY.search(path) is not None
+
+
 async def revalidate_all(ls: BatonServer) -> None:
     ls.reload_configs()
     for uri in list(ls.workspace.text_documents):
@@ -155,6 +165,9 @@ def register(server: BatonServer) -> None:
             except Exception as exc:
                 log.info("file watching not registered: %s", exc)
         ls.reload_configs()
+        from .runs import tracker
+
+        tracker(ls).start()  # before indexing: no checkpoint written meanwhile is missed
         await diagnostics.index_workspace(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -175,6 +188,8 @@ def register(server: BatonServer) -> None:
             path = uri_path(change.uri)
             if path is None:
                 continue
+            if _engine_history(path) and change.uri not in ls.workspace.text_documents:
+                continue  # the run tracker follows workflow directories itself
             name = os.path.basename(path)
             if name in ("pyproject.toml", "baton.toml"):
                 config_changed = True
@@ -198,6 +213,9 @@ def register(server: BatonServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: BatonServer, params: Any) -> None:
+        from .runs import tracker
+
+        tracker(ls).stop()
         for task in list(ls.pending.values()):
             task.cancel()
         ls.executor.shutdown(wait=False, cancel_futures=True)

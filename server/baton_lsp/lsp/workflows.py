@@ -14,7 +14,10 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import subprocess
 import sys
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +38,12 @@ LIST = "baton.server.workflow.list"
 STATUS = "baton.server.workflow.status"
 PREVIEW_RESUME = "baton.server.workflow.previewResume"
 CHECKPOINT_SHOW = "baton.server.checkpoint.show"
+RESUME_PREVIEW = "baton.server.workflow.resumeWithPreview"
+RESUME_FROM = "baton.server.workflow.resumeFromCheckpoint"
+CHECKPOINT_OPEN = "baton.server.checkpoint.open"
+OPEN = "baton.server.open"
 CHANGED = "baton/workflowChanged"
+MAX_CHOICES = 8  # checkpoints offered by "Resume from an earlier checkpoint…"
 
 Scope = Literal["research-only", "research-and-plan", "research-and-revise",
                 "full-implementation", "debug-only", "implement-only", "test-and-debug"]
@@ -81,6 +89,12 @@ class AtArgs(IdArgs):
 
 class NoArgs(_Args):
     pass
+
+
+class OpenArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(min_length=1)
+    line: int | None = Field(None, ge=0)
 
 
 def parse(command: str, model: type[BaseModel], args: tuple[Any, ...]) -> Any:
@@ -164,11 +178,72 @@ def _require_trust(ls: BatonServer, command: str) -> None:
 # -- following a run -----------------------------------------------------------------------
 
 
+class Child:
+    """A `baton run|resume` process whose output the server reads without owning it.
+
+    asyncio's subprocess transport kills a still-running child when it is closed, which
+    happens on every server exit: the workflow must outlive the editor, so the process is a
+    plain `Popen` in its own session and only its pipes are attached to the loop."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], stdout: asyncio.StreamReader,
+                 stderr: asyncio.StreamReader) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        self.stdout = stdout
+        self.stderr = stderr
+
+    @classmethod
+    async def spawn(cls, argv: list[str], cwd: Path) -> Child:
+        popen = subprocess.Popen(argv, cwd=str(cwd), stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 start_new_session=True)
+        loop = asyncio.get_running_loop()
+        readers = []
+        for pipe in (popen.stdout, popen.stderr):
+            reader = asyncio.StreamReader(limit=4 * 1024 * 1024)
+            await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r), pipe)
+            readers.append(reader)
+        return cls(popen, readers[0], readers[1])
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    async def wait(self) -> int:
+        """Exit status, without a thread the interpreter would wait for at exit (a pidfd
+        readable on exit; else a daemon thread)."""
+        code = self.popen.poll()
+        if code is not None:
+            return code
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def exited() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        fd: int | None = None
+        try:
+            fd = os.pidfd_open(self.pid)
+            loop.add_reader(fd, exited)
+        except (AttributeError, OSError):
+            fd = None
+            threading.Thread(target=lambda: (self.popen.wait(), loop.call_soon_threadsafe(
+                exited)), daemon=True).start()
+        try:
+            await done
+        finally:
+            if fd is not None:
+                loop.remove_reader(fd)
+                os.close(fd)
+        return self.popen.wait()
+
+
 @dataclass
 class Run:
     root: Path
     description: str
-    proc: asyncio.subprocess.Process
+    proc: Child
     workflow_id: str | None = None
     known: asyncio.Future[str | None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future())
@@ -204,10 +279,7 @@ class Runs:
 
     async def launch(self, root: Path, description: str, argv: list[str],
                      workflow_id: str | None = None) -> dict[str, Any]:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, cwd=str(root), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, limit=4 * 1024 * 1024)
+        proc = await Child.spawn(argv, root)
         run = Run(root=root, description=description, proc=proc)
         run.name(workflow_id)
         task = run.task = asyncio.create_task(self.follow(run))
@@ -235,22 +307,27 @@ class Runs:
                     continue
                 if isinstance(event, dict):
                     self._on_event(run, event)
+        except asyncio.CancelledError:
+            stderr_task.cancel()  # the server is exiting: leave the workflow running
+            raise
         except Exception:  # pragma: no cover - a broken pipe must not kill the server
             log.exception("following workflow %s failed", run.workflow_id)
-        finally:
-            code = await run.proc.wait()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(stderr_task, 5)
-            run.name(None)
-            if not run.known.done():
-                run.known.set_result(None)
-            if run.status is None:
-                run.status = "cancelled" if run.cancelling else f"exited ({code})"
-            self._end(run)
-            if run.workflow_id and self.live.get(run.workflow_id) is run:
-                del self.live[run.workflow_id]
-            if code not in (0, 1, 130) and run.workflow_id is None:
-                log.warning("baton exited with %s: %s", code, "\n".join(run.stderr[-5:]))
+        await self._finish(run, stderr_task)
+
+    async def _finish(self, run: Run, stderr_task: asyncio.Task[None]) -> None:
+        code = await run.proc.wait()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(stderr_task, 5)
+        run.name(None)
+        if not run.known.done():
+            run.known.set_result(None)
+        if run.status is None:
+            run.status = "cancelled" if run.cancelling else f"exited ({code})"
+        self._end(run)
+        if run.workflow_id and self.live.get(run.workflow_id) is run:
+            del self.live[run.workflow_id]
+        if code not in (0, 1, 130) and run.workflow_id is None:
+            log.warning("baton exited with %s: %s", code, "\n".join(run.stderr[-5:]))
 
     async def _drain(self, run: Run) -> None:
         assert run.proc.stderr is not None
@@ -328,19 +405,29 @@ class Runs:
         if run.token and run.status is None:
             self.ls.work_done_progress.report(run.token, types.WorkDoneProgressReport(
                 message=run.message(), percentage=min(run.percentage, 99), cancellable=True))
+        if kind in ("checkpoint", "finished") and run.workflow_id:
+            from .runs import tracker  # lenses and run diagnostics follow the checkpoints
+
+            tracker(self.ls).poke(run.root, run.workflow_id)
         if kind in ("transition", "step", "finished"):
             self._changed(run, event)
 
     def _changed(self, run: Run, event: dict[str, Any]) -> None:
-        ls = self.ls
-        if ls.code_lens_refresh:
-            with contextlib.suppress(Exception):
-                ls.workspace_code_lens_refresh(None)
-        ls.protocol.notify(CHANGED, {"workflow_id": run.workflow_id,
-                                     "workspace": str(run.root), "event": event})
+        self.ls.protocol.notify(CHANGED, {"workflow_id": run.workflow_id,
+                                          "workspace": str(run.root), "event": event})
 
     def _end(self, run: Run) -> None:
         if run.token is None:
+            if run.workflow_id and run.status not in (None, "complete"):
+                self.ls.window_show_message(types.ShowMessageParams(  # no progress UI
+                    type=types.MessageType.Warning,
+                    message=f"Baton: workflow {run.workflow_id} {run.status}"
+                            + (f" in {run.state}" if run.state else "")
+                            + (f": {run.latest}" if run.latest else "")))
+            elif run.workflow_id:
+                self.ls.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Info,
+                    message=f"Baton: workflow {run.workflow_id} complete"))
             return
         token, run.token = run.token, None
         self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
@@ -363,6 +450,51 @@ def _base() -> list[str]:
     return [sys.executable, "-m", "baton_lsp"]
 
 
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(str(value))  # a TOML basic string is a JSON string
+
+
+def editor_settings(ls: BatonServer) -> list[str]:
+    """The editor's `baton.workflow.*` settings as `--set workflow.key=value` for a run
+    (camelCase keys become the kebab-case of the files; unset values are left out)."""
+    import re
+
+    raw = ls.settings.overrides.get("workflow")
+    if not isinstance(raw, dict):
+        return []
+    out: list[str] = []
+    for key, value in raw.items():
+        if value is None or value == "" or isinstance(value, dict):
+            continue
+        kebab = re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", str(key)).lower().replace("_", "-")
+        out += ["--set", f"workflow.{kebab}={_toml(value)}"]
+    return out
+
+
+def preview_text(p: dict[str, Any]) -> str:
+    """The resume preview as the message a user confirms."""
+    lines = [f"Resume {p.get('workflow_id')} ({p.get('status')} in {p.get('failed_state') or '?'})"
+             f" from checkpoint {p.get('checkpoint')}, restarting in {p.get('resume_state')}."]
+    rerun = p.get("rerun") or []
+    skip = p.get("skip") or []
+    if rerun:
+        lines.append("Will run again: " + "; ".join(
+            f"{r.get('step')} ({r.get('reason')})" if r.get("reason") else str(r.get("step"))
+            for r in rerun))
+    if skip:
+        lines.append(f"Will skip ({len(skip)} done): " + ", ".join(str(x.get("step"))
+                                                                  for x in skip))
+    if p.get("problems"):
+        lines.append("Needs force: " + "; ".join(map(str, p["problems"])))
+    return "\n".join(lines)
+
+
 # -- registration --------------------------------------------------------------------------
 
 
@@ -383,31 +515,135 @@ def register(server: BatonServer) -> None:
             argv += ["--plan", a.plan]
         if a.complexity is not None:
             argv += ["--complexity", str(a.complexity)]
-        argv += ["--workspace", str(root), "--events"]
+        argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
         return await runs.launch(root, a.description, argv)
+
+    async def do_resume(ls: BatonServer, command: str, root: Path, wid: str, at: int | None,
+                        force: bool) -> dict[str, Any]:
+        _require_trust(ls, command)
+        previous = runs.live.get(wid)
+        if previous is not None and previous.status is None:
+            raise WorkflowRefused(f"{command}: workflow {wid} is running")
+        if previous is not None and previous.task is not None:  # finished, still exiting
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(previous.task), 10)
+        argv = [*_base(), "resume", wid]
+        if at is not None:
+            argv += ["--at", str(at)]
+        if force:
+            argv.append("--force")
+        argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
+        from ..workflow.status import summary
+
+        info = await asyncio.to_thread(summary, root, wid)
+        return await runs.launch(root, info.get("description") or wid, argv, wid)
+
+    async def preview(command: str, root: Path, wid: str, at: int | None) -> dict[str, Any]:
+        def compute() -> dict[str, Any]:
+            from ..workflow.engine import Engine
+            from ..workspace.config import load_config
+
+            return Engine(root, load_config(root)).preview_resume(wid, at)
+
+        try:
+            return await asyncio.to_thread(compute)
+        except JsonRpcException:
+            raise
+        except Exception as exc:
+            raise WorkflowRefused(f"{command}: {exc}") from None
 
     @server.command(RESUME)
     async def resume(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Resume a failed, cancelled or interrupted workflow; returns {workflow_id, pid}."""
         a: ResumeArgs = parse(RESUME, ResumeArgs, args)
         root = _find(ls, RESUME, a.id, a.workspace)
-        _require_trust(ls, RESUME)
-        previous = runs.live.get(a.id)
-        if previous is not None and previous.status is None:
-            raise WorkflowRefused(f"{RESUME}: workflow {a.id} is running")
-        if previous is not None and previous.task is not None:  # finished, still exiting
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(previous.task), 10)
-        argv = [*_base(), "resume", a.id]
-        if a.at is not None:
-            argv += ["--at", str(a.at)]
-        if a.force:
-            argv.append("--force")
-        argv += ["--workspace", str(root), "--events"]
-        from ..workflow.status import summary
+        return await do_resume(ls, RESUME, root, a.id, a.at, a.force)
 
-        info = await asyncio.to_thread(summary, root, a.id)
-        return await runs.launch(root, info.get("description") or a.id, argv, a.id)
+    @server.command(RESUME_PREVIEW)
+    async def resume_with_preview(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """The `Resume workflow` action: show what resume would skip and run again, and
+        resume only when the user confirms. {resumed, preview, workflow_id?, pid?}."""
+        a: AtArgs = parse(RESUME_PREVIEW, AtArgs, args)
+        root = _find(ls, RESUME_PREVIEW, a.id, a.workspace)
+        _require_trust(ls, RESUME_PREVIEW)
+        p = await preview(RESUME_PREVIEW, root, a.id, a.at)
+        if p.get("running"):
+            raise WorkflowRefused(f"{RESUME_PREVIEW}: workflow {a.id} is running")
+        go = "Resume anyway" if p.get("problems") else "Resume"
+        choice = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Info, message=preview_text(p),
+            actions=[types.MessageActionItem(title=go),
+                     types.MessageActionItem(title="Cancel")]))
+        if choice is None or choice.title != go:
+            return {"resumed": False, "preview": p}
+        started = await do_resume(ls, RESUME_PREVIEW, root, a.id, a.at, bool(p.get("problems")))
+        return {"resumed": True, "preview": p, **started}
+
+    @server.command(RESUME_FROM)
+    async def resume_from_checkpoint(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """`Resume from an earlier checkpoint…`: offer the latest sound history entries, then
+        preview and resume from the chosen one."""
+        from ..workflow.store import CheckpointStore
+
+        a: IdArgs = parse(RESUME_FROM, IdArgs, args)
+        root = _find(ls, RESUME_FROM, a.id, a.workspace)
+        _require_trust(ls, RESUME_FROM)
+        entries = [e for e in await asyncio.to_thread(CheckpointStore(root, a.id).entries)
+                   if e.ok][-MAX_CHOICES:]
+        if not entries:
+            raise WorkflowRefused(f"{RESUME_FROM}: workflow {a.id} has no usable checkpoint")
+        titles = {}
+        for e in reversed(entries):
+            d = e.data or {}
+            state = (d.get("state_machine") or {}).get("current_state")
+            event = (d.get("baton") or {}).get("event") or ""
+            titles[f"#{e.sequence} {state}: {event}"[:80]] = e.sequence
+        choice = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=f"Resume {a.id} from which checkpoint? (newest first)",
+            actions=[types.MessageActionItem(title=t) for t in titles]))
+        if choice is None or choice.title not in titles:
+            return {"resumed": False}
+        return await resume_with_preview(ls, {"id": a.id, "workspace": str(root),
+                                              "at": titles[choice.title]})
+
+    async def show(ls: BatonServer, path: Path, line: int | None) -> dict[str, Any]:
+        from .convert import path_to_uri
+
+        selection = types.Range(start=types.Position(line=line, character=0),
+                                end=types.Position(line=line, character=0)) \
+            if line is not None else None
+        result = await ls.window_show_document_async(types.ShowDocumentParams(
+            uri=path_to_uri(str(path)), take_focus=True, selection=selection))
+        return {"path": str(path), "shown": bool(result and result.success)}
+
+    @server.command(CHECKPOINT_OPEN)
+    async def checkpoint_open(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """Open the workflow's newest sound checkpoint (or number `at`) in the editor."""
+        from ..workflow.store import CheckpointStore
+
+        a: AtArgs = parse(CHECKPOINT_OPEN, AtArgs, args)
+        root = _find(ls, CHECKPOINT_OPEN, a.id, a.workspace)
+        try:
+            entry = await asyncio.to_thread(CheckpointStore(root, a.id).latest, a.at)
+        except Exception as exc:
+            raise WorkflowRefused(f"{CHECKPOINT_OPEN}: {exc}") from None
+        return await show(ls, entry.path, None)
+
+    @server.command(OPEN)
+    async def open_file(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """Open a file of an open workspace (an error-log entry, an agent's output, an
+        artifact) at `line`. Paths outside every workspace are refused."""
+        import os
+
+        a: OpenArgs = parse(OPEN, OpenArgs, args)
+        real = os.path.realpath(a.path)
+        if not any(real == str(r) or real.startswith(os.path.realpath(r) + os.sep)
+                   for r in _roots(ls)):
+            raise WorkflowRefused(f"{OPEN}: {a.path} is outside the open workspaces")
+        if not os.path.isfile(real):
+            raise WorkflowRefused(f"{OPEN}: {a.path} does not exist")
+        return await show(ls, Path(real), a.line)
 
     @server.command(CANCEL)
     async def cancel(ls: BatonServer, *args: Any) -> dict[str, Any]:

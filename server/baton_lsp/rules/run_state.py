@@ -32,11 +32,15 @@ _FOUND = {
 }
 
 
-def _runs(ctx: RuleContext) -> Any:
+def _runs(ctx: RuleContext, *, any_workflow: bool = False) -> Any:
+    """The workspace's RunIndex. Findings depend on the errors log, and on the whole
+    checkpoints directory only when any workflow may matter (agent files); a plan depends
+    on its own workflow's directory, so one run's checkpoints re-check only its plan."""
     if ctx.index is None:
         return None
     runs = ctx.index.runs
-    ctx.depends_on.add(str(runs.base))
+    if any_workflow:
+        ctx.depends_on.add(str(runs.base))
     from ..workflow.records import errors_log_path
 
     ctx.depends_on.add(str(errors_log_path(runs.root)))
@@ -128,7 +132,8 @@ def hard_barrier_failed(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     for step in _failed_steps(view):
         if step.barrier:
             yield ctx.finding(_where(plan, ctx, step), barrier_message(ctx, view, step),
-                              related=_related(ctx, view, step), tags=[view.workflow_id])
+                              related=_related(ctx, view, step),
+                              tags=[view.workflow_id, f"step:{step.id}"])
 
 
 @rule("BTN502", "workflow-step-failed", Severity.ERROR, PLAN, cross_file=True)
@@ -151,7 +156,7 @@ def workflow_step_failed(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             _where(plan, ctx, step),
             f"{what} failed in workflow {view.workflow_id} ({kind}, after {step.attempts} "
             f"attempt{'s' if step.attempts != 1 else ''}): {step.message or 'no message'}",
-            related=_related(ctx, view, step), tags=[view.workflow_id])
+            related=_related(ctx, view, step), tags=[view.workflow_id, f"step:{step.id}"])
 
 
 @rule("BTN503", "workflow-error-logged", Severity.WARNING, PLAN, cross_file=True)
@@ -228,7 +233,7 @@ def agent_hard_barrier_failed(agent: AgentFile, ctx: RuleContext) -> Iterator[Fi
     agent — the `[workflow.agents]` entry of its role. The finding clears when the workflow
     is resumed past the step or completes.
     """
-    runs = _runs(ctx)
+    runs = _runs(ctx, any_workflow=True)
     if runs is None or not os.path.isdir(runs.base):
         return
     for view in runs.views():
@@ -245,4 +250,5 @@ def agent_hard_barrier_failed(agent: AgentFile, ctx: RuleContext) -> Iterator[Fi
                     if entry.key == "name":
                         where = entry.value_range
             yield ctx.finding(where, barrier_message(ctx, view, step),
-                              related=_related(ctx, view, step), tags=[view.workflow_id])
+                              related=_related(ctx, view, step),
+                              tags=[view.workflow_id, f"step:{step.id}"])

@@ -219,6 +219,7 @@ def read_view(root: Path, workflow_id: str, errors: tuple[ErrorEntry, ...] = ())
     status = str(d.get("status") or "in_progress")
     if status == "in_progress" and not running:
         status = "interrupted"  # the engine died without writing its final state
+    running = running and status == "in_progress"  # a final state is final while it exits
     steps = {sid: v for sid, raw in (baton.get("steps") or {}).items()
              if (v := _step(str(sid), raw)) is not None}
     failure = baton.get("failure") if status == "failed" else None

@@ -110,3 +110,34 @@ class WorkflowStateMachine:
             return None
         i = path.index(self.current)
         return path[i + 1] if i + 1 < len(path) else None
+
+
+STATE_DOCS: dict[State, str] = {
+    State.INITIALIZE: "pre-calculates every artifact path (topic directory, reports, plan, "
+                      "summaries) and classifies the workflow; nothing runs yet",
+    State.RESEARCH: "research specialists write one report per topic, in parallel; at least "
+                    "half of them must pass the hard barrier",
+    State.PLAN: "the plan architect turns the reports into a plan with phases and "
+                "`dependencies:`; it must parse and have no dependency cycle",
+    State.IMPLEMENT: "plan phases run in dependency waves, independent phases in parallel; "
+                     "each phase must write its summary",
+    State.TEST: "the configured test command runs; failure goes to debug, success to "
+                "document",
+    State.DEBUG: "the debug analyst writes a debug report, then the tests run again (bounded "
+                 "by max-debug-iterations)",
+    State.DOCUMENT: "the doc writer writes the workflow summary",
+    State.COMPLETE: "terminal: the workflow finished; nothing leaves this state",
+    State.ABANDONED: "terminal: the workflow was given up; nothing leaves this state",
+}
+"""One line per state, for hovers and `baton status`."""
+
+
+def state_markdown(state: State) -> str:
+    nxt = sorted(s.value for s in TABLE.get(state, ()))
+    out = f"**{state.value}** — {STATE_DOCS[state]}"
+    if nxt:
+        out += "\n\nNext: " + ", ".join(f"`{n}`" for n in nxt)
+    scopes = [s.value for s, path in HAPPY_PATHS.items() if state in path]
+    if scopes and not state.terminal:
+        out += "\n\nVisited by scopes: " + ", ".join(scopes)
+    return out

@@ -309,6 +309,11 @@ class WorkspaceIndex:
         out.discard(key)
         return out
 
+    def direct_dependents(self, path: str | Path) -> set[str]:
+        """Files that recorded `path` itself (not its directory) as a dependency."""
+        with self._lock:
+            return set(self._rdeps.get(norm(path), ()))
+
     def changed(self, path: str | Path, *, created_or_deleted: bool = False) -> set[str]:
         """Invalidate caches for `path`; return the other files that need re-checking."""
         key = norm(path)
