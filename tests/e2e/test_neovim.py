@@ -146,3 +146,37 @@ def test_corpus_plan_matches_the_cli_without_phantom_phases(
                       .encode("utf-8")))  # nvim columns are byte offsets
                  for f in _cli_findings(root))
     assert sorted((d["code"], d["line"], d["col"]) for d in diags) == cli
+
+
+def test_start_a_workflow_and_read_its_final_status(nvim: str, tmp_path: Path) -> None:
+    """The editor path of a workflow with a real client: `workspace/executeCommand`
+    `baton.server.workflow.start` (trusted through init_options), the server's
+    `baton/workflowChanged` notifications, then `baton.server.workflow.status`."""
+    from tests.conftest import EXAMPLE, SCRIPTED_WORKFLOW_CONFIG
+
+    root = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, root)
+    (root / ".claude" / "baton.toml").write_text(SCRIPTED_WORKFLOW_CONFIG, encoding="utf-8")
+    scratch = tmp_path / "nvim"
+    scratch.mkdir()
+    out = scratch / "result.json"
+    env = dict(os.environ)
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env[var] = str(scratch / var.lower())
+    env.update(NVIM_LOG_FILE=str(scratch / "nvim.log"), BATON_E2E_ROOT=str(root),
+               BATON_E2E_OUT=str(out), BATON_E2E_TIMEOUT_MS=str(WAIT_MS),
+               BATON_E2E_CMD=json.dumps(SERVER_CMD))
+    proc = subprocess.run([nvim, "--headless", "--clean", "-n", "-u",
+                           str(HERE / "workflow.lua")], env=env, cwd=root,
+                          capture_output=True, text=True, timeout=NVIM_TIMEOUT_S, check=False)
+    context = f"nvim rc={proc.returncode}\nstdout={proc.stdout}\nstderr={proc.stderr}"
+    assert out.is_file(), context
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    assert "error" not in result, f"{result['error']}\n{context}"
+    assert not result["timed_out"], result
+    wid = result["started"]["workflow_id"]
+    assert result["status"]["workflow_id"] == wid
+    assert result["status"]["status"] == "complete" and result["status"]["state"] == "complete"
+    kinds = [c["event"]["event"] for c in result["changed"] if c["workflow_id"] == wid]
+    assert "transition" in kinds and kinds[-1] in ("finished", "checkpoint"), kinds
+    assert result["stopped"] and result["server_exit"]["code"] == 0, result
