@@ -296,7 +296,7 @@ def _iterations(ws: Workspace, phases: int, behaviour: dict[str, Any], *extra: s
 
 
 def test_iteration_loop_completes_in_three_iterations(ws: Workspace) -> None:
-    r, wid, cp = _iterations(ws, 6, {"phases_per_iteration": 2})
+    r, wid, cp = _iterations(ws, 6, {"iterations": 3})
     assert r.returncode == 0, r.stdout + r.stderr
     it = cp["baton"]["iteration"]
     assert (it["iteration"], it["halt_reason"]) == (3, "completion")
@@ -472,3 +472,28 @@ def test_status_and_summary_show_iterations_and_supervisor(ws: Workspace) -> Non
     rows = [w for w in ws.status() if w["workflow_id"] != wid]
     out = ws.baton("status", rows[0]["workflow_id"], check=True).stdout
     assert "research supervisor (supervisor): 4/4 workers completed" in out
+
+
+def test_events_stream_carries_the_coordination_events(ws: Workspace) -> None:
+    _with_classifier(ws, 'implement-mode = "iterations"')
+    ws.behave({"classify": {"complexity": 4}})
+    run = ws.popen("run", "Add a login flow", "--scope", "full-implementation")
+    finished = run.wait_event(lambda e: e.get("event") == "finished", timeout=60)
+    assert run.wait(30) == 0 and finished["status"] == "complete"
+    kinds = [e["event"] for e in run.seen]
+    cls = next(e for e in run.seen if e["event"] == "classification")
+    assert (cls["source"], cls["scope"], cls["complexity"], len(cls["topics"])) == (
+        "agent", "full-implementation", 4, 4)
+    assert kinds.index("classification") < kinds.index("transition")  # before research
+    sup = [e for e in run.seen if e["event"] == "supervisor"]
+    assert [e["status"] for e in sup] == ["running", "done"]
+    assert sup[1]["completed"] == 4 and sup[1]["context_tokens"] > 0
+    its = [(e["iteration"], e["status"]) for e in run.seen if e["event"] == "iteration"]
+    assert its == [(1, "running"), (1, "halted")]
+    assert next(e for e in run.seen if e["event"] == "iteration" and e["status"] ==
+                "halted")["halt_reason"] == "completion"
+    # the kinds the language server already follows keep their fields
+    step = next(e for e in run.seen if e["event"] == "step" and e["status"] == "done")
+    assert {"step", "state", "status", "attempt", "artifact", "checkpoint"} <= set(step)
+    tr = next(e for e in run.seen if e["event"] == "transition")
+    assert {"source", "target", "reason", "checkpoint"} <= set(tr)

@@ -19,7 +19,8 @@ Coordination roles: `classifier` prints `CLASSIFICATION_COMPLETE: {json}` (keys 
 `complexity`, `classification`: an object printed verbatim, or `missing`, `invalid_slug`,
 `wrong_count`, `short_description`); `research-coordinator` returns an invocation plan
 (`plan`: `wrong_path`, `wrong_count`); `implement-coordinator` implements the plan's
-remaining phases and returns the brief summary (`phases_per_iteration` (default: all),
+remaining phases and returns the brief summary (`phases_per_iteration` (default: all) or
+`iterations` (spread the plan over that many),
 `stuck` (no progress), `no_continuation` (claims to be done while work remains),
 `context_usage_percent`).
 """
@@ -225,6 +226,8 @@ def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
 
     todo = [(pid, title) for pid, title in phases if not summary_of(pid).exists()]
     per = int(how.get("phases_per_iteration", len(todo) or 1))
+    if how.get("iterations"):  # finish the whole plan in this many iterations
+        per = -(-len(phases) // int(how["iterations"]))
     done = [] if how.get("stuck") else todo[:per]
     for pid, title in done:
         write(summary_of(pid), f"# Phase {pid} Summary: {title}\n\nstatus: complete\n"
