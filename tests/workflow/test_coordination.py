@@ -497,3 +497,13 @@ def test_events_stream_carries_the_coordination_events(ws: Workspace) -> None:
     assert {"step", "state", "status", "attempt", "artifact", "checkpoint"} <= set(step)
     tr = next(e for e in run.seen if e["event"] == "transition")
     assert {"source", "target", "reason", "checkpoint"} <= set(tr)
+
+
+def test_classifier_scope_that_needs_a_plan_is_refused(ws: Workspace) -> None:
+    _with_classifier(ws)
+    ws.behave({"classify": {"scope": "implement-only"}})
+    r = ws.baton("run", "Add a login flow")
+    assert r.returncode == 1
+    msg = _checkpoint(ws, ws.only_workflow())["last_error"]
+    assert "scope implement-only works on an existing plan, and no --plan was given" in msg
+    assert "pass --scope" in msg
