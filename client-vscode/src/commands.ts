@@ -139,9 +139,10 @@ export class WorkflowCommands {
       void vscode.window.showWarningMessage(`Baton: ${row.workflow_id} is still running.`);
       return;
     }
-    const choice = await vscode.window.showInformationMessage(text.message, { modal: true, detail: text.detail }, "Resume");
-    if (choice !== "Resume") return;
-    await this.runFollowed(`Baton: resume ${row.description || row.workflow_id}`, "baton.server.workflow.resume", idArgs(row),
+    const choice = await vscode.window.showInformationMessage(text.message, { modal: true, detail: text.detail }, text.action);
+    if (choice !== text.action) return;
+    const args = text.force ? { ...idArgs(row), force: true } : idArgs(row);
+    await this.runFollowed(`Baton: resume ${row.description || row.workflow_id}`, "baton.server.workflow.resume", args,
       row.checkpoint ?? -1);
   }
 

@@ -143,7 +143,7 @@ export interface ResumePreview {
 }
 
 /** The modal text shown before a resume is confirmed. */
-export function describePreview(p: ResumePreview): { message: string; detail: string; blocked: boolean } {
+export function describePreview(p: ResumePreview): { message: string; detail: string; blocked: boolean; action: string; force: boolean } {
   const rerun = p.rerun ?? [];
   const skip = p.skip ?? [];
   const problems = p.problems ?? [];
@@ -163,6 +163,10 @@ export function describePreview(p: ResumePreview): { message: string; detail: st
     message: `Resume ${p.workflow_id} from ${p.resume_state ?? "its checkpoint"}?`,
     detail: lines.join("\n"),
     blocked: Boolean(p.running),
+    // The server resumes over problems (an edited plan, a changed input) only when forced,
+    // so the user confirms that explicitly.
+    action: problems.length ? "Resume Anyway" : "Resume",
+    force: problems.length > 0,
   };
 }
 

@@ -158,6 +158,20 @@ describe("Baton: Resume Workflow", () => {
     expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
   });
 
+  it("forces the resume only after the user confirmed the preview's problems", async () => {
+    const { server, run } = setup({
+      "baton.server.workflow.previewResume": () => ({ ...previewJson, problems: ["the plan changed since the run"] }),
+      "baton.server.workflow.resume": (arg) => {
+        queueMicrotask(() => server.fireWorkflow({ workflow_id: String(arg.id), event: { event: "finished", status: "complete" } }));
+        return { workflow_id: arg.id, pid: 2 };
+      },
+    });
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Resume Anyway");
+    await run("baton.resumeWorkflow", failed);
+    expect(vscode.window.showInformationMessage.mock.calls[0][2]).toBe("Resume Anyway");
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.resume")?.[1]).toEqual({ id: failed.workflow_id, workspace: undefined, force: true });
+  });
+
   it("offers only resumable workflows in the quick pick, with the failure reason", async () => {
     const { run } = setup({});
     vscode.window.showQuickPick.mockResolvedValueOnce(undefined);

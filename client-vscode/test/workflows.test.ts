@@ -76,12 +76,14 @@ describe("describePreview", () => {
     expect(d.detail).toContain("Runs again (1):\n  • implement.phase-2 — HARD BARRIER FAILED");
     expect(d.detail).toContain("Keeps 5 finished steps: research.1, research.2, plan, implement.phase-1, implement.phase-3");
     expect(d.blocked).toBe(false);
+    expect([d.action, d.force]).toEqual(["Resume", false]);
   });
 
   it("lists problems and blocks a running workflow", () => {
     const d = describePreview({ workflow_id: "w", resume_state: "plan", problems: ["plan changed"], running: true });
     expect(d.detail).toBe("Continues from plan.\nProblems:\n  • plan changed");
     expect(d.blocked).toBe(true);
+    expect([d.action, d.force]).toEqual(["Resume Anyway", true]);
   });
 });
 
