@@ -5,8 +5,8 @@ workflow, its lock (is an engine alive?) and the workflow's `errors.jsonl` recor
 follower started after the engine (a restarted language server) sees exactly what one
 started before it sees. `RunIndex` reads them on demand and caches each workflow by its
 checkpoint directory's mtime, so asking again when nothing changed costs one `stat`.
-`DirWatcher` says when to ask: inotify on Linux (no polling at all), a 1 s `stat` poll where
-inotify is missing.
+`DirWatcher` says when to ask: inotify on Linux (no polling at all), a short `stat` poll
+where inotify is missing.
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ class DirWatcher:
     With inotify, `fileno()` is a descriptor to select on (an asyncio reader) and `read()`
     drains it; directories that appear later (`.claude/data/checkpoints/<id>/`) are added
     as they are created. Without inotify, `fileno()` is None and `poll()` compares a
-    `stat` signature — call it about once a second.
+    `stat` signature — call it a few times a second.
     """
 
     def __init__(self, root: Path) -> None:
