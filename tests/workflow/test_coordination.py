@@ -507,3 +507,51 @@ def test_classifier_scope_that_needs_a_plan_is_refused(ws: Workspace) -> None:
     msg = _checkpoint(ws, ws.only_workflow())["last_error"]
     assert "scope implement-only works on an existing plan, and no --plan was given" in msg
     assert "pass --scope" in msg
+
+
+def test_agent_mode_supervisor_runs_the_workers_and_baton_checks_them(ws: Workspace) -> None:
+    ws.config('research-mode = "agent"')
+    ws.behave({"research.[0-9]*": {"sleep": 0.3}, "research.2": {"exit": 1}})
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
+             check=True)
+    wid = ws.only_workflow()
+    cp = _checkpoint(ws, wid)
+    steps = cp["baton"]["steps"]
+    assert steps["research.supervisor"]["role"] == "research-supervisor"
+    assert [steps[f"research.{i}"]["status"] for i in range(1, 5)] == [
+        "done", "failed", "done", "done"]
+    assert "HARD BARRIER FAILED" in steps["research.2"]["message"]
+    sup = SupervisorCheckpoint.model_validate(cp["supervisor_state"])
+    assert cp["supervisor_state"]["mode"] == "agent"
+    assert [w.status for w in sup.workers] == ["completed", "failed", "completed", "completed"]
+    assert sup.aggregated_metadata is not None and sup.aggregated_metadata.reports_count == 3
+    for i in (1, 3, 4):  # metadata extracted by Baton from the files, not taken from the agent
+        step = steps[f"research.{i}"]
+        text = Path(step["artifact"]).read_text()
+        assert step["metadata"]["findings_count"] == 5
+        assert step["context"]["artifact_chars"] == len(text)
+    # the supervisor ran its workers in parallel (each sleeps 0.3 s)
+    runs = ws.runs()
+    starts = [t for k, s, _, t in runs if k == "start" and s[-1].isdigit()]
+    ends = [t for k, s, _, t in runs if k == "end" and s[-1].isdigit()]
+    assert len(starts) == 4 and max(starts) < min(ends)
+
+
+def test_agent_mode_three_failures_then_resume_asks_only_for_the_missing(ws: Workspace
+                                                                          ) -> None:
+    ws.config('research-mode = "agent"')
+    ws.behave({f"research.{i}": {"exit": 1} for i in (1, 2, 3)})
+    r = ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4")
+    assert r.returncode == 1
+    wid = ws.only_workflow()
+    assert "only 1/4 research reports were created" in _checkpoint(ws, wid)["last_error"]
+    ws.behave({})
+    ws.baton("resume", wid, check=True)
+    assert ws.started("research.supervisor") == ["research.supervisor"] * 2
+    workers = [s for s in ws.started("research.") if s[-1].isdigit()]
+    assert len(workers) == 7  # 4 in the first run, then the 3 missing (in parallel: any order)
+    assert sorted(workers[:4]) == [f"research.{i}" for i in (1, 2, 3, 4)]
+    assert sorted(workers[4:]) == [f"research.{i}" for i in (1, 2, 3)]
+    cp = _checkpoint(ws, wid)
+    assert cp["status"] == "complete"
+    assert cp["supervisor_state"]["aggregated_metadata"]["reports_count"] == 4

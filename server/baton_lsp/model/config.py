@@ -39,6 +39,7 @@ DEFAULT_ROLE_AGENTS = {
     "document": "doc-writer",
     "classifier": "workflow-classifier",
     "research-coordinator": "research-coordinator",
+    "research-supervisor": "research-sub-supervisor",
     "implement-coordinator": "implementer-coordinator",
 }
 
@@ -60,13 +61,16 @@ class WorkflowSettings(BaseModel):
     claude_permission_mode: str = Field("acceptEdits", description="--permission-mode for claude.")
     agents: dict[str, str | AgentRoleSettings] = Field(
         default_factory=dict, description="Role (classifier, research, research-coordinator, "
-        "plan, revise, implement, implement-coordinator, debug, document) → agent name, or a "
-        "table with agent/runner/model. Configuring `classifier` makes initialize ask that "
-        "agent for the classification (otherwise: the user's flags, then keywords).")
-    research_mode: Literal["supervisor", "planning"] = Field(
+        "research-supervisor, plan, revise, implement, implement-coordinator, debug, "
+        "document) → agent name, or a table with agent/runner/model. Configuring "
+        "`classifier` makes initialize ask that agent for the classification (otherwise: the "
+        "user's flags, then keywords).")
+    research_mode: Literal["supervisor", "planning", "agent"] = Field(
         "supervisor", description="Four or more research topics: `supervisor` runs the "
         "workers under the supervisor tier; `planning` first asks the research-coordinator "
-        "agent for an invocation plan (INVOCATION_PLAN_READY) and runs that.")
+        "agent for an invocation plan (INVOCATION_PLAN_READY) and runs that; `agent` lets a "
+        "research-supervisor agent run the workers itself (every report is still checked "
+        "and its metadata extracted by Baton).")
     implement_mode: Literal["waves", "iterations"] = Field(
         "waves", description="`waves`: one implementation agent per phase, waves in parallel; "
         "`iterations`: the implement-coordinator agent runs iteration after iteration, "

@@ -866,7 +866,11 @@ class Engine:
                                        metadata=supervisor.extract_metadata)
 
         start = time.monotonic()
-        results = await asyncio.gather(*(one(t, r) for t, r in order), return_exceptions=True)
+        if mode == "agent":
+            results: list[Any] = await self._supervisor_agent(order, index)
+        else:
+            results = await asyncio.gather(*(one(t, r) for t, r in order),
+                                           return_exceptions=True)
         wall_ms = int((time.monotonic() - start) * 1000)
         self._reraise_cancel(results)
         failures = [r for r in results if isinstance(r, StepFailure)]
@@ -892,6 +896,55 @@ class Engine:
                               f"needed): " + "; ".join(f.message for f in failures),
                               worst.error_type, {"failed_steps": [f.step_id for f in failures]})
 
+    async def _supervisor_agent(self, order: list[tuple[str, str]], index: dict[str, int]
+                                ) -> list[StepFailure | None]:
+        """`agent` mode: one research-supervisor agent runs the workers itself (a real agent
+        with its Task tool; the scripted one spawns scripted workers in parallel). The engine
+        trusts none of it: every report goes through the hard barrier, and the metadata is
+        extracted here, from the files. Each report gets its own `research.N` record, so a
+        resume asks the supervisor only for the reports still missing."""
+        steps = self.data["baton"]["steps"]
+        pending = [(t, r) for t, r in order if not self._skippable(f"research.{index[r]}")]
+        results: list[StepFailure | None] = [None] * (len(order) - len(pending))
+        if not pending:
+            return results
+        sid = "research.supervisor"
+        steps.pop(sid, None)  # asked again: for the reports still missing
+        summary = Path(self.data["baton"]["paths"]["reports_dir"]) / ".supervisor_summary.md"
+        extra = {"BATON_TOPICS_JSON": json.dumps([t for t, _ in pending]),
+                 "BATON_REPORT_PATHS": json.dumps([r for _, r in pending]),
+                 "BATON_WORKER_IDS": json.dumps([f"research.{index[r]}" for _, r in pending])}
+        failure: StepFailure | None = None
+        reader: SignalReader | None = None
+        try:
+            reader = await self._agent_step(sid, State.RESEARCH, "research-supervisor",
+                                            summary, extra, {})
+        except StepFailure as exc:
+            failure = exc  # reports it did write still count
+        reported = reader.reported_paths() if reader is not None else []
+        for topic, report in pending:
+            wid = f"research.{index[report]}"
+            path = Path(report)
+            barrier = check_artifact(self.root, path, reported, "report")
+            if barrier is None:
+                meta = supervisor.extract_metadata(path)
+                steps[wid] = {"state": "research", "role": "research", "status": "done",
+                              "attempts": 1, "artifact": report, "inputs": {},
+                              "via": sid, "topic": topic, "finished_at": utc_now(),
+                              "sha256": sha256_file(path), "size": path.stat().st_size,
+                              "metadata": meta,
+                              "context": accounting.step_context("", meta, path)}
+                results.append(None)
+                continue
+            message = (f"{failure.message}; " if failure else "") + barrier.message
+            steps[wid] = {"state": "research", "role": "research", "status": "failed",
+                          "attempts": 1, "artifact": report, "inputs": {}, "via": sid,
+                          "topic": topic, "failure": PERMANENT, "message": message}
+            results.append(StepFailure(wid, failure.failure if failure else PERMANENT,
+                                       message, "validation_error", barrier.context()))
+        self.data["baton"]["context"] = accounting.aggregate(steps)
+        return results
+
     def _supervisor_checkpoint(self, mode: str, order: list[tuple[str, str]],
                                index: dict[str, int], failures: list[StepFailure]) -> None:
         """The supervisor section of the checkpoint (and the real layout's
@@ -908,16 +961,18 @@ class Engine:
             w: dict[str, Any] = {"worker_id": sid, "topic": topic,
                                  "status": "completed" if ok else "failed",
                                  "output_path": report,
-                                 "duration_ms": int(step.get("duration_ms") or 0)}
+                                 "duration_ms": step.get("duration_ms")}
             if ok:
                 w["metadata"] = {**(step.get("metadata") or {}), "topic": topic}
                 w["context_tokens"] = (step.get("context") or {}).get("passed_tokens", 0)
             else:
                 w["error"] = failed.get(sid) or step.get("message") or "failed"
             workers.append(w)
+        own = steps.get("research.supervisor") if mode == "agent" else None
         section = supervisor.supervisor_section(
             supervisor_id=f"research_supervisor_{self.store.workflow_id}", mode=mode,
-            at=utc_now(), workers=workers)
+            at=utc_now(), workers=workers,
+            total_ms=own.get("duration_ms") if own else None)
         self.data["supervisor_state"] = section
         target = Path(self.data["baton"]["paths"]["reports_dir"]) / "SUPERVISOR_CHECKPOINT.json"
         tmp = target.with_name(f".{target.name}.tmp")

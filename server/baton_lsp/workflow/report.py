@@ -26,7 +26,7 @@ def parallel_savings(data: dict[str, Any]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     research = baton.get("research") or {}
     workers = [s for sid, s in steps.items() if sid.startswith("research.") and
-               sid != "research.coordinator"]
+               s.get("role", "research") == "research" and "via" not in s]
     if research.get("wall_ms") is not None and len(workers) > 1:
         seq = sum(int(s.get("duration_ms") or 0) for s in workers)
         out["research"] = {"sequential_ms": seq, "wall_ms": int(research["wall_ms"])}

@@ -18,9 +18,10 @@ or `pass-after-debug`).
 Coordination roles: `classifier` prints `CLASSIFICATION_COMPLETE: {json}` (keys `scope`,
 `complexity`, `classification`: an object printed verbatim, or `missing`, `invalid_slug`,
 `wrong_count`, `short_description`); `research-coordinator` returns an invocation plan
-(`plan`: `wrong_path`, `wrong_count`); `implement-coordinator` implements the plan's
-remaining phases and returns the brief summary (`phases_per_iteration` (default: all) or
-`iterations` (spread the plan over that many),
+(`plan`: `wrong_path`, `wrong_count`); `research-supervisor` runs one scripted worker
+per topic in parallel (behaviours of `research.N` apply to them); `implement-coordinator`
+implements the plan's remaining phases and returns the brief summary
+(`phases_per_iteration` (default: all) or `iterations` (spread the plan over that many),
 `stuck` (no progress), `no_continuation` (claims to be done while work remains),
 `context_usage_percent`).
 """
@@ -31,6 +32,7 @@ import fnmatch
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -263,7 +265,38 @@ def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
     return 0
 
 
+def research_supervisor(artifact: Path, description: str, how: dict) -> int:
+    """Supervisor mode run by the agent itself: one scripted research worker per topic, all
+    at once (they are this script again, in the research role, each with its own step id so
+    per-worker behaviours apply), then the REPORT_CREATED lines of those that succeeded."""
+    topics = json.loads(ENV.get("BATON_TOPICS_JSON") or "[]")
+    reports = json.loads(ENV.get("BATON_REPORT_PATHS") or "[]")
+    ids = json.loads(ENV.get("BATON_WORKER_IDS") or "[]")
+    workers = []
+    for topic, report, wid in zip(topics, reports, ids, strict=False):
+        env = {**ENV, "BATON_ROLE": "research", "BATON_STEP_ID": wid, "BATON_TOPIC": topic,
+               "BATON_ARTIFACT_PATH": report, "BATON_ATTEMPT": "1"}
+        workers.append((wid, report, subprocess.Popen(
+            [sys.executable, "-P", os.path.abspath(__file__)], stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)))
+    lines = ["# Research Supervisor Summary", "", f"Request: {description}", ""]
+    done = 0
+    for wid, report, proc in workers:
+        out, _ = proc.communicate()
+        ok = proc.returncode == 0 and f"REPORT_CREATED: {report}" in out
+        done += ok
+        lines.append(f"- {wid}: {'completed' if ok else f'failed (exit {proc.returncode})'}"
+                     f" — {report}")
+        if ok:
+            say(f"REPORT_CREATED: {report}")
+    write(artifact, "\n".join(lines) + "\n")
+    say(f"RESEARCH_COMPLETE: {done}")
+    say(f"SUMMARY_CREATED: {artifact}")
+    return 0
+
+
 COORDINATION_ROLES = {"classifier": classifier, "research-coordinator": research_coordinator,
+                      "research-supervisor": research_supervisor,
                       "implement-coordinator": implement_coordinator}
 
 

@@ -94,8 +94,10 @@ def extract_metadata(path: Path) -> dict[str, Any]:
 
 
 def supervisor_section(*, supervisor_id: str, mode: str, at: str,
-                       workers: list[dict[str, Any]]) -> dict[str, Any]:
-    """The supervisor checkpoint: workers and the aggregate the supervisor passes up."""
+                       workers: list[dict[str, Any]], total_ms: int | None = None
+                       ) -> dict[str, Any]:
+    """The supervisor checkpoint: workers and the aggregate the supervisor passes up.
+    `total_ms` when the workers' own durations are unknown (an agent ran them)."""
     done = [w for w in workers if w.get("status") == "completed"]
     key_findings: list[str] = []
     for w in done:
@@ -117,7 +119,8 @@ def supervisor_section(*, supervisor_id: str, mode: str, at: str,
             "reports_count": len(done), "reports_created": [w["output_path"] for w in done],
             "reports_failed": [w["output_path"] for w in workers if w not in done],
             "summary": _clip(summary, 1200), "key_findings": key_findings[:10],
-            "total_duration_ms": sum(int(w.get("duration_ms") or 0) for w in workers),
+            "total_duration_ms": total_ms if total_ms is not None else sum(
+                int(w.get("duration_ms") or 0) for w in workers),
             "context_tokens": sum(int(w.get("context_tokens") or 0) for w in done),
             **counts}}
 
