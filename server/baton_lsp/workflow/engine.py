@@ -262,7 +262,10 @@ class Engine:
 
     def emit(self, event: str, **fields: Any) -> None:
         """A structured progress event (`baton run --events` prints them as JSON lines, so
-        the language server follows a run live without polling)."""
+        the language server follows a run live without polling). Kinds: transition, wave,
+        step, signal, checkpoint, finished (plus `log` lines from the CLI) and, for the
+        coordination tiers, classification, classification_mismatch, supervisor (status
+        running | done) and iteration (status running | done | halted, with halt_reason)."""
         if self.events is not None:
             wid = self.store.workflow_id if self.store else None
             self.events({"event": event, "workflow_id": wid, "at": utc_now(), **fields})
