@@ -555,3 +555,14 @@ def test_agent_mode_three_failures_then_resume_asks_only_for_the_missing(ws: Wor
     cp = _checkpoint(ws, wid)
     assert cp["status"] == "complete"
     assert cp["supervisor_state"]["aggregated_metadata"]["reports_count"] == 4
+
+
+def test_iterations_follow_the_plan_dependencies(ws: Workspace) -> None:
+    ws.config('implement-mode = "iterations"')
+    ws.behave({"implement.iteration-*": {"phases_per_iteration": 3}})
+    plan = ws.write_plan([[2], [], [1], [1, 3]])
+    r = ws.baton("run", "Implement it", "--scope", "implement-only", "--plan", str(plan))
+    assert r.returncode == 0, r.stdout
+    it = _checkpoint(ws, ws.only_workflow())["baton"]["iteration"]
+    assert [h["phases_completed"] for h in it["history"]] == [["2", "1", "3"], ["4"]]
+    assert "PROGRESS: wave 1: phase 2" in r.stdout and "wave 2: phase 1" in r.stdout

@@ -214,23 +214,52 @@ def research_coordinator(artifact: Path, description: str, how: dict) -> int:
     return 0
 
 
+def plan_phases(text: str) -> list[tuple[str, str, list[str]]]:
+    """(id, title, dependency ids) of each `### Phase N: Title` heading of a plan."""
+    out: list[tuple[str, str, list[str]]] = []
+    for line in text.splitlines():
+        m = re.match(r"^#{2,4} Phase ([0-9][0-9.]*)\s*:\s*(.*?)\s*(?:\[[^\]]*\])?\s*$", line)
+        if m:
+            out.append((m.group(1), m.group(2), []))
+            continue
+        d = re.match(r"^\s*(?:[-*]\s*)?(?:\*\*)?depend(?:s on|encies)(?:\*\*)?:\s*(.*)$", line,
+                     re.I)
+        if d and out:
+            out[-1][2].extend(re.findall(r"[0-9][0-9.]*", d.group(1)))
+    return out
+
+
 def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
     """One iteration: implement the plan's remaining phases (those without a phase summary)
-    in plan order, up to `phases_per_iteration`, then the brief summary."""
+    wave by wave — a phase only once its dependencies are done — up to
+    `phases_per_iteration`, then the brief summary."""
     plan_path = Path(ENV.get("BATON_PLAN_PATH", ""))
     summaries = Path(ENV.get("BATON_SUMMARIES_DIR") or artifact.parent)
     iteration = ENV.get("BATON_ITERATION", "1")
-    phases = re.findall(r"^#{2,4} Phase ([0-9][0-9.]*)\s*:\s*(.*?)\s*(?:\[[^\]]*\])?\s*$",
-                        plan_path.read_text(encoding="utf-8"), re.M)
+    phases = plan_phases(plan_path.read_text(encoding="utf-8"))
 
     def summary_of(pid: str) -> Path:
         return summaries / f"phase_{pid.replace('.', '_')}_summary.md"
 
-    todo = [(pid, title) for pid, title in phases if not summary_of(pid).exists()]
+    todo = [(pid, title) for pid, title, _ in phases if not summary_of(pid).exists()]
+    deps = {pid: d for pid, _, d in phases}
+    complete = {pid for pid, _, _ in phases if summary_of(pid).exists()}
     per = int(how.get("phases_per_iteration", len(todo) or 1))
     if how.get("iterations"):  # finish the whole plan in this many iterations
         per = -(-len(phases) // int(how["iterations"]))
-    done = [] if how.get("stuck") else todo[:per]
+    done: list[tuple[str, str]] = []
+    wave = 0
+    while not how.get("stuck") and len(done) < per:
+        ready = [(pid, t) for pid, t in todo if (pid, t) not in done
+                 and all(d in complete for d in deps.get(pid, []))]
+        if not ready:
+            break
+        wave += 1
+        batch = ready[:per - len(done)]
+        say(f"PROGRESS: wave {wave}: phase{'s' if len(batch) > 1 else ''} "
+            f"{', '.join(pid for pid, _ in batch)}")
+        done += batch
+        complete |= {pid for pid, _ in batch}
     for pid, title in done:
         write(summary_of(pid), f"# Phase {pid} Summary: {title}\n\nstatus: complete\n"
               f"work_remaining: 0\n\nImplemented phase {pid} of {plan_path}.\n")
