@@ -148,6 +148,21 @@ def test_kill_after_initialize_then_resume_keeps_the_classification(ws: Workspac
     assert ws.started("classify") == ["classify"]  # not classified again
 
 
+def test_cleaning_tmp_does_not_reclassify_on_resume(ws: Workspace) -> None:
+    _with_classifier(ws)
+    ws.behave({"research.*": {"exit": 1}})
+    ws.baton("run", "Add a login flow")
+    wid = ws.only_workflow()
+    before = _checkpoint(ws, wid)["state_machine"]["classification"]
+    Path(_checkpoint(ws, wid)["baton"]["steps"]["classify"]["artifact"]).unlink()
+    ws.behave({})
+    preview = ws.baton("resume", wid, "--dry-run", check=True).stdout
+    assert "skip    classify" in preview and "restart in research" in preview
+    ws.baton("resume", wid, check=True)
+    assert _checkpoint(ws, wid)["state_machine"]["classification"] == before
+    assert ws.started("classify") == ["classify"]
+
+
 def test_state_file_mismatch_is_reported_and_the_checkpoint_wins(ws: Workspace) -> None:
     ws.behave({"research.*": {"exit": 1}})
     ws.baton("run", "Add a login flow", "--scope", "research-only")

@@ -1358,6 +1358,8 @@ class Engine:
         return self._invalid_reason(step) is None
 
     def _invalid_reason(self, step: dict[str, Any]) -> str | None:
+        if step.get("role") == "classifier":
+            return None  # its result lives in the checkpoint; the tmp file may be cleaned
         art = step.get("artifact")
         if art and step.get("role") != "test" and not Path(art).is_file():
             return f"its artifact {art} was deleted"
