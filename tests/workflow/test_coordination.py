@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -581,3 +583,56 @@ def test_iterations_follow_the_plan_dependencies(ws: Workspace) -> None:
     it = _checkpoint(ws, ws.only_workflow())["baton"]["iteration"]
     assert [h["phases_completed"] for h in it["history"]] == [["2", "1", "3"], ["4"]]
     assert "PROGRESS: wave 1: phase 2" in r.stdout and "wave 2: phase 1" in r.stdout
+
+
+FAKE_CLAUDE_CLASSIFIER = """#!{python}
+import json, os, sys
+prompt = sys.stdin.read()
+if sys.argv[1:5] != ["-p", "--output-format", "stream-json", "--verbose"] or \\
+        "CLASSIFICATION_COMPLETE" not in prompt or "Classify." not in prompt:
+    sys.stderr.write("error: unexpected invocation\\n")
+    sys.exit(64)
+topic = {"short_name": "Session storage", "filename_slug": "session_storage",
+         "detailed_description": "Where and how login sessions are stored today, and what a "
+                                 "rate limiter needs from them.",
+         "research_focus": "Key questions: storage, expiry, concurrency"}
+data = {"workflow_type": "research-only", "research_complexity": 1,
+        "research_topics": [topic], "confidence": 0.8, "reasoning": "one focused question"}
+with open(os.environ["BATON_ARTIFACT_PATH"], "w", encoding="utf-8") as f:
+    json.dump(data, f)
+def emit(obj):
+    print(json.dumps(obj), flush=True)
+emit({"type": "system", "subtype": "init", "session_id": "s1"})
+text = "PROGRESS: classifying\\nCLASSIFICATION_COMPLETE: " + json.dumps(data, indent=2)
+emit({"type": "assistant", "message": {"role": "assistant", "content": [
+    {"type": "text", "text": text}]}, "session_id": "s1"})
+emit({"type": "result", "subtype": "success", "is_error": False, "result": "ok",
+      "session_id": "s1"})
+"""
+
+
+def test_classifier_through_the_claude_runner(ws: Workspace, tmp_path: Path) -> None:
+    """A classifier configured with its own runner: the (fake) claude CLI's stream-json,
+    a pretty-printed multi-line CLASSIFICATION_COMPLETE, validated and used."""
+    (ws.root / ".claude" / "agents" / "workflow-classifier.md").write_text(
+        "---\nname: workflow-classifier\ndescription: classifies\n---\nClassify.\n")
+    ws.config('\n[workflow.agents]\nclassifier = { agent = "workflow-classifier", '
+              'runner = "claude" }\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(FAKE_CLAUDE_CLASSIFIER.replace("{python}", sys.executable))
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    r = subprocess.run([sys.executable, "-m", "baton_lsp", "run", "Add rate limiting to login",
+                        "--workspace", str(ws.root)], capture_output=True, text=True,
+                       timeout=120, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    cp = _checkpoint(ws, ws.only_workflow())
+    cls = cp["state_machine"]["classification"]
+    assert (cls["source"], cls["workflow_type"], cls["research_complexity"]) == (
+        "agent", "research-only", 1)
+    assert cls["research_topics"][0]["filename_slug"] == "session_storage"
+    assert cp["state_machine"]["completed_states"] == ["research", "complete"]
+    assert [Path(p).name for p in cp["baton"]["paths"]["reports"]] == ["001_session_storage.md"]
+    assert ws.started("classify") == []  # the scripted agent never played the classifier
