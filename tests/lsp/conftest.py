@@ -103,3 +103,53 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest,
 
     yield lsp_client
     await lsp_client.shutdown_session()
+
+
+CHANGED = "baton/workflowChanged"
+
+
+def plain(value: Any) -> Any:
+    """pygls hands custom notification params over as named tuples: back to JSON."""
+    if hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+async def setup(client: LanguageClient, request: pytest.FixtureRequest, root: Path,
+                trusted: bool = True, answer: str = "Resume") -> LanguageClient:
+    """Initialize a workflow session: `baton/workflowChanged` notifications are kept in
+    `client.changed`, message requests are recorded in `client.asked` and answered with the
+    action starting with `client.answer`, code-lens refreshes are counted."""
+    client.changed = []  # type: ignore[attr-defined]
+    client.asked = []  # type: ignore[attr-defined]
+    client.lens_refreshes = 0  # type: ignore[attr-defined]
+    client.answer = answer  # type: ignore[attr-defined]
+
+    @client.feature(CHANGED)
+    def _changed(params: Any) -> None:
+        client.changed.append(plain(params))  # type: ignore[attr-defined]
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: Any) -> None:
+        return None
+
+    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
+    def _refresh(params: Any) -> None:
+        client.lens_refreshes += 1  # type: ignore[attr-defined]
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        client.asked.append(params)  # type: ignore[attr-defined]
+        for action in params.actions or []:
+            if action.title.startswith(client.answer):  # type: ignore[attr-defined]
+                return action
+        return None
+
+    await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities(request.param), root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+        initialization_options={"trusted": trusted}))
+    client.workspace_root = root  # type: ignore[attr-defined]
+    return client

@@ -15,18 +15,16 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
-from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+from pytest_lsp import LanguageClient, make_test_lsp_client
 
 from tests.conftest import CORPUS
-from tests.lsp.conftest import CLIENTS, TIMEOUT, make_config, open_doc
+from tests.lsp.conftest import CLIENTS, TIMEOUT, make_config, open_doc, setup
 from tests.lsp.test_workflows import (
     BEHAVIOUR,
-    CHANGED,
     _workspace,
     command,
     finished,
     has_progress,
-    plain,
     wait_changed,
 )
 
@@ -65,41 +63,6 @@ def lens_refresh(client: LanguageClient) -> bool:
 
 def code(items: list[Any], c: str) -> list[Any]:
     return [d for d in items if d.code == c]
-
-
-async def setup(client: LanguageClient, request: pytest.FixtureRequest, root: Path,
-                trusted: bool = True, answer: str = "Resume") -> LanguageClient:
-    client.changed = []  # type: ignore[attr-defined]
-    client.asked = []  # type: ignore[attr-defined]
-    client.lens_refreshes = 0  # type: ignore[attr-defined]
-    client.answer = answer  # type: ignore[attr-defined]
-
-    @client.feature(CHANGED)
-    def _changed(params: Any) -> None:
-        client.changed.append(plain(params))  # type: ignore[attr-defined]
-
-    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def _register(params: Any) -> None:
-        return None
-
-    @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
-    def _refresh(params: Any) -> None:
-        client.lens_refreshes += 1  # type: ignore[attr-defined]
-
-    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        client.asked.append(params)  # type: ignore[attr-defined]
-        for action in params.actions or []:
-            if action.title.startswith(client.answer):  # type: ignore[attr-defined]
-                return action
-        return None
-
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(request.param), root_uri=root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-        initialization_options={"trusted": trusted}))
-    client.workspace_root = root  # type: ignore[attr-defined]
-    return client
 
 
 @pytest_lsp.fixture(config=make_config(), params=CLIENTS)

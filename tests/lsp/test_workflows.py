@@ -14,13 +14,12 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 from tests.conftest import EXAMPLE
 from tests.conftest import SCRIPTED_WORKFLOW_CONFIG as CONFIG
-from tests.lsp.conftest import CLIENTS, TIMEOUT, make_config
+from tests.lsp.conftest import CHANGED, CLIENTS, TIMEOUT, make_config, setup
 
-CHANGED = "baton/workflowChanged"
 BEHAVIOUR = ".claude/baton-script.json"
 
 
@@ -33,52 +32,19 @@ def _workspace(tmp_path: Path, behaviour: dict[str, Any] | None) -> Path:
     return dest
 
 
-def plain(value: Any) -> Any:
-    """pygls hands custom notification params over as named tuples: back to JSON."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    return value
-
-
-async def _session(lsp_client: LanguageClient, request: pytest.FixtureRequest, root: Path,
-                   trusted: bool) -> LanguageClient:
-    lsp_client.changed = []  # type: ignore[attr-defined]
-
-    @lsp_client.feature(CHANGED)
-    def _changed(params: Any) -> None:
-        lsp_client.changed.append(plain(params))  # type: ignore[attr-defined]
-
-    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def _register(params: types.RegistrationParams) -> None:
-        return None
-
-    @lsp_client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
-    def _refresh(params: Any) -> None:
-        return None
-
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(request.param), root_uri=root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
-        initialization_options={"trusted": trusted}))
-    lsp_client.workspace_root = root  # type: ignore[attr-defined]
-    return lsp_client
-
-
 @pytest_lsp.fixture(config=make_config(), params=CLIENTS)
 async def trusted(lsp_client: LanguageClient, request: pytest.FixtureRequest,
                   tmp_path: Path) -> AsyncIterator[LanguageClient]:
     marker = request.node.get_closest_marker("workspace_files")
     root = _workspace(tmp_path, json.loads(marker.args[0][BEHAVIOUR]) if marker else None)
-    yield await _session(lsp_client, request, root, True)
+    yield await setup(lsp_client, request, root, True)
     await lsp_client.shutdown_session()
 
 
 @pytest_lsp.fixture(config=make_config(), params=CLIENTS[:1])
 async def untrusted(lsp_client: LanguageClient, request: pytest.FixtureRequest,
                     tmp_path: Path) -> AsyncIterator[LanguageClient]:
-    yield await _session(lsp_client, request, _workspace(tmp_path, None), False)
+    yield await setup(lsp_client, request, _workspace(tmp_path, None), False)
     await lsp_client.shutdown_session()
 
 
