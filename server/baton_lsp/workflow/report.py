@@ -141,9 +141,10 @@ def _implement_lines(data: dict[str, Any]) -> list[str]:
     baton = data.get("baton") or {}
     it = baton.get("iteration")
     if it:
-        return [f"    iteration {h['iteration']}: phases "
-                f"{', '.join(map(str, h.get('phases_completed') or [])) or 'none'} done, "
-                f"remaining {h.get('work_remaining') or 'nothing'}"
+        return [f"    iteration {h['iteration']}: "
+                + (f"phases {', '.join(map(str, h['phases_completed']))} done"
+                   if h.get("phases_completed") else "no phase done")
+                + f", remaining {h.get('work_remaining') or 'nothing'}"
                 + (" (continued despite requires_continuation=false)"
                    if h.get("invariant_override") else "")
                 for h in it.get("history") or []]
