@@ -97,3 +97,24 @@ def test_no_run_no_findings_and_a_complete_run_none_either(ws: Workspace) -> Non
     ws.baton("run", "add a farewell", check=True)
     plan = plan_of(ws, ws.only_workflow())
     assert not [f for f in idx.check(plan) if f.code.startswith("BTN50")]
+
+
+def test_logged_error_of_a_step_that_has_not_finished(ws: Workspace) -> None:
+    """An engine killed while retrying a phase: the phase is neither done nor failed, and
+    its errors.jsonl record is what the user needs to see (BTN503, a warning)."""
+    from baton_lsp.workflow.store import CheckpointStore
+
+    ws.behave({"implement.phase-2": {"write": "nothing"}})
+    assert ws.baton("run", "add a farewell").returncode == 1
+    wid = ws.only_workflow()
+    plan = plan_of(ws, wid)
+    store = CheckpointStore(ws.root, wid)
+    data = dict(store.latest().data or {})
+    data["status"] = "in_progress"
+    data["baton"]["steps"]["implement.phase-2"]["status"] = "running"
+    store.save(data, "killed mid-retry")
+    fs = index(ws).check(plan)
+    assert not only(fs, "BTN501") and not only(fs, "BTN502")
+    (f,) = only(fs, "BTN503")
+    assert plan.read_text().splitlines()[f.range.start_line].startswith("### Phase 2")
+    assert "validation_error in implement.phase-2" in f.message
