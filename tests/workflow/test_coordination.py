@@ -636,3 +636,15 @@ def test_classifier_through_the_claude_runner(ws: Workspace, tmp_path: Path) -> 
     assert cp["state_machine"]["completed_states"] == ["research", "complete"]
     assert [Path(p).name for p in cp["baton"]["paths"]["reports"]] == ["001_session_storage.md"]
     assert ws.started("classify") == []  # the scripted agent never played the classifier
+
+
+def test_iteration_loop_with_every_phase_complete_runs_no_coordinator(ws: Workspace) -> None:
+    ws.config('implement-mode = "iterations"')
+    plan = ws.write_plan([[], [1]])
+    plan.write_text(plan.read_text().replace("[NOT STARTED]", "[COMPLETE]"))
+    r = ws.baton("run", "Implement it", "--scope", "implement-only", "--plan", str(plan),
+                 check=True)
+    assert "every phase of the plan is already complete" in r.stdout
+    assert ws.started("implement.") == []
+    it = _checkpoint(ws, ws.only_workflow())["baton"]["iteration"]
+    assert (it["iteration"], it["halt_reason"]) == (0, "completion")

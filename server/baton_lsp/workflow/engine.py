@@ -1159,6 +1159,10 @@ class Engine:
             "work_remaining": iteration.normalize_work(todo), "last_work_remaining": None,
             "unchanged": 0, "halt_reason": None, "context_tokens": 0, "history": []})
         it["max_iterations"] = self.settings.max_iterations
+        if it["iteration"] == 0 and not it.get("work_remaining"):
+            it["halt_reason"] = "completion"
+            self.say("implement: every phase of the plan is already complete")
+            return
         if it.get("halt_reason") not in (None, "completion"):
             self.say(f"implement: resuming after a halt ({it['halt_reason']}) at iteration "
                      f"{it['iteration'] + 1}")
