@@ -648,3 +648,15 @@ def test_iteration_loop_with_every_phase_complete_runs_no_coordinator(ws: Worksp
     assert ws.started("implement.") == []
     it = _checkpoint(ws, ws.only_workflow())["baton"]["iteration"]
     assert (it["iteration"], it["halt_reason"]) == (0, "completion")
+
+
+def test_iteration_loop_skips_phases_the_plan_marks_complete(ws: Workspace) -> None:
+    ws.config('implement-mode = "iterations"')
+    plan = ws.write_plan([[], [1], [2]])
+    plan.write_text(plan.read_text().replace("### Phase 1: Step 1 [NOT STARTED]",
+                                             "### Phase 1: Step 1 [COMPLETE]"))
+    ws.baton("run", "Implement it", "--scope", "implement-only", "--plan", str(plan),
+             check=True)
+    it = _checkpoint(ws, ws.only_workflow())["baton"]["iteration"]
+    assert it["history"][0]["phases_completed"] == ["2", "3"]
+    assert it["last_work_remaining"] == "Phase_2 Phase_3"

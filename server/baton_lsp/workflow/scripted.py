@@ -214,13 +214,14 @@ def research_coordinator(artifact: Path, description: str, how: dict) -> int:
     return 0
 
 
-def plan_phases(text: str) -> list[tuple[str, str, list[str]]]:
-    """(id, title, dependency ids) of each `### Phase N: Title` heading of a plan."""
-    out: list[tuple[str, str, list[str]]] = []
+def plan_phases(text: str) -> list[tuple[str, str, list[str], bool]]:
+    """(id, title, dependency ids, marked complete) of each `### Phase N: Title [STATUS]`."""
+    out: list[tuple[str, str, list[str], bool]] = []
     for line in text.splitlines():
-        m = re.match(r"^#{2,4} Phase ([0-9][0-9.]*)\s*:\s*(.*?)\s*(?:\[[^\]]*\])?\s*$", line)
+        m = re.match(r"^#{2,4} Phase ([0-9][0-9.]*)\s*:\s*(.*?)\s*(?:\[([^\]]*)\])?\s*$", line)
         if m:
-            out.append((m.group(1), m.group(2), []))
+            status = re.sub(r"[\s_-]+", "", (m.group(3) or "").upper())
+            out.append((m.group(1), m.group(2), [], status in ("COMPLETE", "COMPLETED", "DONE")))
             continue
         d = re.match(r"^\s*(?:[-*]\s*)?(?:\*\*)?depend(?:s on|encies)(?:\*\*)?:\s*(.*)$", line,
                      re.I)
@@ -241,9 +242,9 @@ def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
     def summary_of(pid: str) -> Path:
         return summaries / f"phase_{pid.replace('.', '_')}_summary.md"
 
-    todo = [(pid, title) for pid, title, _ in phases if not summary_of(pid).exists()]
-    deps = {pid: d for pid, _, d in phases}
-    complete = {pid for pid, _, _ in phases if summary_of(pid).exists()}
+    complete = {pid for pid, _, _, marked in phases if marked or summary_of(pid).exists()}
+    todo = [(pid, title) for pid, title, _, _ in phases if pid not in complete]
+    deps = {pid: d for pid, _, d, _ in phases}
     per = int(how.get("phases_per_iteration", len(todo) or 1))
     if how.get("iterations"):  # finish the whole plan in this many iterations
         per = -(-len(phases) // int(how["iterations"]))
