@@ -660,3 +660,24 @@ def test_iteration_loop_skips_phases_the_plan_marks_complete(ws: Workspace) -> N
     it = _checkpoint(ws, ws.only_workflow())["baton"]["iteration"]
     assert it["history"][0]["phases_completed"] == ["2", "3"]
     assert it["last_work_remaining"] == "Phase_2 Phase_3"
+
+
+def test_a_brief_summary_without_its_fields_fails_and_resume_reruns_it(ws: Workspace) -> None:
+    ws.config('implement-mode = "iterations"')
+    ws.behave({"implement.iteration-*": {"exit": 0}})  # writes nothing, prints nothing
+    plan = ws.write_plan([[], [1]])
+    r = ws.baton("run", "Implement it", "--scope", "implement-only", "--plan", str(plan))
+    assert r.returncode == 1
+    wid = ws.only_workflow()
+    summary = Path(_checkpoint(ws, wid)["baton"]["paths"]["summaries_dir"]) / \
+        "iteration_1_summary.md"
+    summary.write_text("# An iteration summary without the brief fields\n")
+    r = ws.baton("resume", wid)
+    cp = _checkpoint(ws, wid)
+    assert "brief summary lacks work_remaining, requires_continuation" in cp["last_error"]
+    assert cp["baton"]["steps"]["implement.iteration-1"]["status"] == "failed"
+    assert cp["baton"]["iteration"]["halt_reason"] == "error"
+    ws.behave({})
+    ws.baton("resume", wid, check=True)
+    cp = _checkpoint(ws, wid)
+    assert cp["status"] == "complete" and cp["baton"]["iteration"]["iteration"] == 1

@@ -1204,10 +1204,15 @@ class Engine:
             except OSError:
                 summary_text = ""
             brief = iteration.parse_brief(step.get("brief") or {}, summary_text)
-            if brief.missing:
-                raise StepFailure(sid, PERMANENT, "the implementation coordinator's brief "
-                                  "summary lacks " + ", ".join(brief.missing), "parse_error",
-                                  {"artifact_path": str(artifact)})
+            if brief.missing:  # the step must run again on resume: mark it failed
+                failure = StepFailure(sid, PERMANENT, "the implementation coordinator's brief "
+                                      "summary lacks " + ", ".join(brief.missing) + " (in its "
+                                      "output and in the header of " + str(artifact) + ")",
+                                      "parse_error", {"artifact_path": str(artifact)})
+                step["status"] = "failed"
+                it["halt_reason"] = "error"
+                self._record_failure(step, failure)
+                raise failure
             it["context_tokens"] = int(it.get("context_tokens", 0)) + int(
                 (step.get("context") or {}).get("passed_tokens", 0))
             decision = iteration.decide(
