@@ -95,3 +95,18 @@ def test_example_workspace_runs_the_coordination_roles_offline(tmp_path: Path) -
     assert r.returncode == 0, r.stdout + r.stderr
     assert "INVOCATION_PLAN_READY: 4" in r.stdout and "iteration 1: phases 1, 2, 3, 4 done" \
         in r.stdout
+
+
+@pytest.mark.parametrize(("item", "expected"), [
+    ("workflow.research-mode=bogus", "'supervisor', 'planning' or 'agent'"),
+    ("workflow.implement-mode=loop", "'waves' or 'iterations'"),
+    ("workflow.max-iterations=0", "max-iterations"),
+])
+def test_bad_coordination_settings_are_clear_errors(tmp_path: Path, item: str,
+                                                    expected: str) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, ws)
+    r = subprocess.run([sys.executable, "-m", "baton_lsp", "run", "x", "--workspace", str(ws),
+                        "--set", item], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and expected in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
