@@ -6,7 +6,7 @@
 // Env: CODE_SERVER (from scripts/e2e-setup.sh), BATON_PYTHON (a Python with baton_lsp),
 // BATON_VSIX, CHROMIUM (default: chromium on PATH), BATON_E2E_ARTIFACTS (screenshots, logs).
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -155,6 +155,36 @@ function treeRow(labelPrefix) {
   return page.locator(`.monaco-list-row[aria-label^="${labelPrefix}"]`).first();
 }
 
+async function waitForProblems(want) {
+  const problems = page.locator("#status\\.problems");
+  await problems.waitFor({ state: "visible" });
+  await page.waitForFunction((want) => {
+    const label = document.querySelector("#status\\.problems")?.getAttribute("aria-label") ?? "";
+    const n = (re) => Number(re.exec(label)?.[1] ?? 0);
+    return n(/Errors?:\s*(\d+)/i) === want.error && n(/Warnings?:\s*(\d+)/i) === want.warning && n(/Infos?:\s*(\d+)/i) === want.information;
+  }, want, { timeout: STEP_TIMEOUT }).catch(async (err) => {
+    throw new Error(`Problems status ${JSON.stringify(parseProblems(await problems.getAttribute("aria-label") ?? ""))} never matched baton check ${JSON.stringify(want)}: ${err.message}`);
+  });
+}
+
+const baseSettings = {
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "workbench.welcomePage.walkthroughs.openOnInstall": false,
+  "telemetry.telemetryLevel": "off",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "git.enabled": false,
+  "chat.commandCenter.enabled": false,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+};
+
+/** User settings; VS Code watches the file, as when a user edits it. */
+function writeSettings(extra) {
+  writeFileSync(join(userData, "User", "settings.json"), JSON.stringify({ ...baseSettings, ...extra }, null, 2));
+}
+
 async function startWorkflow(description) {
   await palette("Baton: Start Workflow");
   await quickPick("Start Workflow (1/3)", "Full implementation");
@@ -168,19 +198,7 @@ async function main() {
   mkdirSync(join(userData, "User"), { recursive: true });
   mkdirSync(home, { recursive: true });
   mkdirSync(ARTIFACTS, { recursive: true });
-  writeFileSync(join(userData, "User", "settings.json"), JSON.stringify({
-    "baton.interpreter": PYTHON,
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": false,
-    "workbench.welcomePage.walkthroughs.openOnInstall": false,
-    "telemetry.telemetryLevel": "off",
-    "extensions.autoCheckUpdates": false,
-    "extensions.autoUpdate": false,
-    "update.mode": "none",
-    "git.enabled": false,
-    "chat.commandCenter.enabled": false,
-    "workbench.secondarySideBar.defaultVisibility": "hidden",
-  }, null, 2));
+  writeSettings({ "baton.interpreter": PYTHON });
   const csEnv = { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share") };
   const common = ["--user-data-dir", userData, "--extensions-dir", extDir];
 
@@ -216,14 +234,7 @@ async function main() {
 
   // 1. Problems: the status bar shows what `baton check` finds.
   const problems = page.locator("#status\\.problems");
-  await problems.waitFor({ state: "visible" });
-  await page.waitForFunction((want) => {
-    const label = document.querySelector("#status\\.problems")?.getAttribute("aria-label") ?? "";
-    const n = (re) => Number(re.exec(label)?.[1] ?? 0);
-    return n(/Errors?:\s*(\d+)/i) === want.error && n(/Warnings?:\s*(\d+)/i) === want.warning && n(/Infos?:\s*(\d+)/i) === want.information;
-  }, expected, { timeout: STEP_TIMEOUT }).catch(async (err) => {
-    throw new Error(`Problems status ${JSON.stringify(parseProblems(await problems.getAttribute("aria-label") ?? ""))} never matched baton check ${JSON.stringify(expected)}: ${err.message}`);
-  });
+  await waitForProblems(expected);
   log(`problems status matches: ${await problems.getAttribute("aria-label")}`);
 
   // 2. A workflow from the palette with the script runner; completion notification.
@@ -252,6 +263,11 @@ async function main() {
   await contextMenu(wf1, "Open Plan");
   const lens = page.locator(".monaco-editor .codelens-decoration a", { hasText: "4 phases · 3 waves" }).first();
   await lens.waitFor({ state: "visible" });
+  // The language status item (shown for Baton files) names the server version and rule count.
+  const langStatus = page.locator("#status\\.languageStatus");
+  await page.waitForFunction(() => /\$\(check\) Baton, baton-lsp \d+\.\d+\.\d+ · [1-9]\d* rules/
+    .test(document.querySelector("#status\\.languageStatus")?.getAttribute("aria-label") ?? ""));
+  log(`language status: ${(await langStatus.getAttribute("aria-label")).slice(0, 80)}`);
   await lens.click();
   const graph = page.frameLocator("iframe.webview.ready").frameLocator("#active-frame");
   await graph.locator("#graph svg").waitFor({ state: "visible" });
@@ -287,6 +303,37 @@ async function main() {
   await treeRow("workflow add a farewell: complete").waitFor({ state: "visible" });
   const statusRow = JSON.parse(execFileSync(PYTHON, ["-m", "baton_lsp", "status", secondId, "--json", "--workspace", ws], { encoding: "utf8" }));
   if (statusRow.status !== "complete") throw new Error(`baton status says ${statusRow.status}`);
+
+  // 6. Cancel from the progress notification: a slow agent, the notification's Cancel button,
+  // and the workflow ends cancelled (resumable) in the tree.
+  writeFileSync(join(ws, ".claude", "baton-script.json"), JSON.stringify({ "implement.phase-1": { sleep: 120 } }));
+  await startWorkflow("add a pause");
+  await treeRow("workflow add a pause: running").waitFor({ state: "visible" });
+  const progressToast = page.locator(".notifications-toasts .notification-toast", { hasText: "Baton: add a pause" }).first();
+  await progressToast.locator(".monaco-button", { hasText: /^Cancel$/ }).click();
+  const cancelled = await toast(/Baton: workflow \S+ cancelled in implement/);
+  log(`cancel notification: ${cancelled}`);
+  await treeRow("workflow add a pause: cancelled in implement").waitFor({ state: "visible" });
+  unlinkSync(join(ws, ".claude", "baton-script.json"));
+
+  // 7. An interpreter without baton_lsp: the server restarts on the setting change and says
+  // how to fix it; switching back restarts it and the problems come back.
+  const bare = join(tmp, "bare-venv");
+  execFileSync(PYTHON, ["-m", "venv", "--without-pip", bare]);
+  await palette("Notifications: Clear All Notifications");
+  mkdirSync(join(ws, ".vscode"), { recursive: true });
+  // Workspace settings, as a project would check in: they override the user's interpreter.
+  writeFileSync(join(ws, ".vscode", "settings.json"), JSON.stringify({ "baton.interpreter": join(bare, "bin", "python") }));
+  const broken = await toast(/baton-lsp is not installed for the Python interpreter/);
+  for (const button of ["Install baton-lsp", "Select Interpreter"]) {
+    await page.locator(".notifications-toasts .notification-toast", { hasText: "baton-lsp is not installed" })
+      .locator(".monaco-button", { hasText: button }).waitFor({ state: "visible" });
+  }
+  log(`bad interpreter: ${broken}`);
+  await waitForProblems({ error: 0, warning: 0, information: 0 }); // the old server is gone
+  rmSync(join(ws, ".vscode"), { recursive: true });
+  await waitForProblems(expectedProblems(ws));
+  log(`server back after the interpreter change: ${await problems.getAttribute("aria-label")}`);
   log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   void csLog;
 }
