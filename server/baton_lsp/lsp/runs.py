@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.15  # only without inotify: a few stats per workflow, ~0.3 % CPU
 LIVENESS_SECONDS = 2.0
 COALESCE_SECONDS = 0.005
+ADOPT_SECONDS = 0.5
 CHANGED = "baton/workflowChanged"
 
 VERBS = {"initialize": "initializing", "research": "researching", "plan": "planning",
@@ -229,7 +230,10 @@ class Tracker:
             return  # its launcher reports richer progress from the event stream
         token = self.progress.get(view.workflow_id)
         if view.running and token is None:
-            self._spawn(self._begin(view))
+            # a run this server just launched names itself on its event stream, possibly
+            # after its first checkpoint: give it a moment before showing a second progress
+            asyncio.get_running_loop().call_later(
+                ADOPT_SECONDS, lambda: self._spawn(self._begin(view)))
         elif token is not None and view.running:
             self.ls.work_done_progress.report(token, types.WorkDoneProgressReport(
                 message=describe(view), percentage=_percent(view), cancellable=True))
@@ -243,6 +247,11 @@ class Tracker:
         ls = self.ls
         window = ls.client_capabilities.window
         if not (window and window.work_done_progress) or view.workflow_id in self.progress:
+            return
+        launched = getattr(ls, "workflow_runs", None)
+        latest = self.seen.get((view.root, view.workflow_id))
+        if (launched is not None and view.workflow_id in launched.live) or \
+                latest is None or not latest.running:
             return
         token = f"baton-follow-{uuid.uuid4()}"
         self.progress[view.workflow_id] = token

@@ -518,15 +518,20 @@ def register(server: BatonServer) -> None:
         argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
         return await runs.launch(root, a.description, argv)
 
-    async def do_resume(ls: BatonServer, command: str, root: Path, wid: str, at: int | None,
-                        force: bool) -> dict[str, Any]:
-        _require_trust(ls, command)
+    async def settle(command: str, wid: str) -> None:
+        """Refuse a workflow this server is running; wait out one that has finished but
+        whose engine is still exiting (it holds the lock until then)."""
         previous = runs.live.get(wid)
         if previous is not None and previous.status is None:
             raise WorkflowRefused(f"{command}: workflow {wid} is running")
-        if previous is not None and previous.task is not None:  # finished, still exiting
+        if previous is not None and previous.task is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(previous.task), 10)
+
+    async def do_resume(ls: BatonServer, command: str, root: Path, wid: str, at: int | None,
+                        force: bool) -> dict[str, Any]:
+        _require_trust(ls, command)
+        await settle(command, wid)
         argv = [*_base(), "resume", wid]
         if at is not None:
             argv += ["--at", str(at)]
@@ -566,6 +571,7 @@ def register(server: BatonServer) -> None:
         a: AtArgs = parse(RESUME_PREVIEW, AtArgs, args)
         root = _find(ls, RESUME_PREVIEW, a.id, a.workspace)
         _require_trust(ls, RESUME_PREVIEW)
+        await settle(RESUME_PREVIEW, a.id)
         p = await preview(RESUME_PREVIEW, root, a.id, a.at)
         if p.get("running"):
             raise WorkflowRefused(f"{RESUME_PREVIEW}: workflow {a.id} is running")
