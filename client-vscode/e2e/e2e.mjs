@@ -87,15 +87,17 @@ let failed = false;
 
 async function cleanup() {
   await browser?.close().catch(() => undefined);
+  browser = undefined;
   if (codeServer && codeServer.exitCode === null) {
     // code-server runs in its own process group (detached): end it with its extension host
     // and the language server.
     try { process.kill(-codeServer.pid, "SIGTERM"); } catch { /* gone */ }
-    const gone = await Promise.race([
+    await Promise.race([
       new Promise((r) => codeServer.once("exit", () => r(true))),
       new Promise((r) => setTimeout(() => r(false), 5000)),
     ]);
-    if (!gone) try { process.kill(-codeServer.pid, "SIGKILL"); } catch { /* gone */ }
+    // Whatever is left of the group (a language server, an agent) goes too.
+    try { process.kill(-codeServer.pid, "SIGKILL"); } catch { /* none left */ }
   }
 }
 
@@ -192,34 +194,24 @@ async function startWorkflow(description) {
   await quickPick("Start Workflow (3/3)", "script");
 }
 
-async function main() {
-  cpSync(join(repo, "examples", "workspace"), ws, { recursive: true });
-  rmSync(join(ws, ".claude", "baton-script.json"), { force: true });
-  mkdirSync(join(userData, "User"), { recursive: true });
-  mkdirSync(home, { recursive: true });
-  mkdirSync(ARTIFACTS, { recursive: true });
-  writeSettings({ "baton.interpreter": PYTHON });
-  const csEnv = { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share") };
-  const common = ["--user-data-dir", userData, "--extensions-dir", extDir];
+const csEnv = { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share") };
+const csLog = [];
 
-  log(`installing ${VSIX}`);
-  execFileSync(CODE_SERVER, [...common, "--install-extension", VSIX], { env: csEnv, stdio: ["ignore", "pipe", "inherit"] });
-
-  const expected = expectedProblems(ws);
-  log(`baton check: ${JSON.stringify(expected)}`);
-
+/** Starts code-server on a free port for `folder` and opens it in a fresh headless Chromium
+ * page; `restricted`: workspace trust is on and asks (otherwise every folder is trusted).
+ * Ends any previous instance first. */
+async function openVSCode(folder, { restricted }) {
+  await cleanup();
   const port = await freePort();
   codeServer = spawn(CODE_SERVER, [
-    "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, ...common,
-    "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override",
-    "--ignore-last-opened", ws,
+    "--auth", "none", "--bind-addr", `127.0.0.1:${port}`, "--user-data-dir", userData, "--extensions-dir", extDir,
+    "--disable-telemetry", "--disable-update-check", "--disable-getting-started-override", "--ignore-last-opened",
+    ...(restricted ? [] : ["--disable-workspace-trust"]), folder,
   ], { env: csEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  const csLog = [];
   codeServer.stdout.on("data", (d) => csLog.push(String(d)));
   codeServer.stderr.on("data", (d) => csLog.push(String(d)));
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, codeServer, 60_000);
-  log(`code-server on port ${port}`);
-
+  log(`code-server on port ${port}${restricted ? " (workspace trust on)" : ""}`);
   browser = await chromium.launch({
     executablePath: CHROMIUM, headless: true,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -228,9 +220,26 @@ async function main() {
   const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
   page = await context.newPage();
   page.setDefaultTimeout(STEP_TIMEOUT);
-  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`);
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(folder)}`);
   await page.locator(".monaco-workbench").waitFor({ state: "visible" });
   log("workbench loaded");
+}
+
+async function main() {
+  cpSync(join(repo, "examples", "workspace"), ws, { recursive: true });
+  rmSync(join(ws, ".claude", "baton-script.json"), { force: true });
+  mkdirSync(join(userData, "User"), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  writeSettings({ "baton.interpreter": PYTHON });
+
+  log(`installing ${VSIX}`);
+  execFileSync(CODE_SERVER, ["--user-data-dir", userData, "--extensions-dir", extDir, "--install-extension", VSIX],
+    { env: csEnv, stdio: ["ignore", "pipe", "inherit"] });
+
+  const expected = expectedProblems(ws);
+  log(`baton check: ${JSON.stringify(expected)}`);
+  await openVSCode(ws, { restricted: false });
 
   // 1. Problems: the status bar shows what `baton check` finds.
   const problems = page.locator("#status\\.problems");
@@ -334,8 +343,28 @@ async function main() {
   rmSync(join(ws, ".vscode"), { recursive: true });
   await waitForProblems(expectedProblems(ws));
   log(`server back after the interpreter change: ${await problems.getAttribute("aria-label")}`);
+
+  // 8. Restricted Mode: a workspace the user does not trust still gets its problems, but
+  // workflows cannot be started, and the Workflows view says why.
+  const untrusted = join(tmp, "untrusted");
+  cpSync(join(repo, "examples", "workspace"), untrusted, { recursive: true });
+  await openVSCode(untrusted, { restricted: true });
+  const no = page.locator(".monaco-dialog-box .monaco-button", { hasText: "No, I don't trust the authors" });
+  await no.click();
+  await page.locator("#status\\.problems").waitFor({ state: "visible" });
+  await waitForProblems(expectedProblems(untrusted));
+  log("restricted mode: problems match baton check");
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input.input");
+  await input.fill(">Baton: ");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "Baton: Validate Workspace" }).waitFor({ state: "visible" });
+  const offered = await page.locator(".quick-input-list .monaco-list-row").allInnerTexts();
+  if (offered.some((t) => /Start Workflow|Resume Workflow/.test(t))) throw new Error(`restricted mode offers workflow commands: ${offered}`);
+  await page.keyboard.press("Escape");
+  await palette("Baton: Focus on Workflows View");
+  await page.locator(".welcome-view-content", { hasText: "need a trusted workspace" }).waitFor({ state: "visible" });
+  log("restricted mode: no workflow commands, the view explains why");
   log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  void csLog;
 }
 
 try {
@@ -347,6 +376,7 @@ try {
     const shot = join(ARTIFACTS, `failure-${Date.now()}.png`);
     if (page) await page.screenshot({ path: shot, fullPage: true });
     console.error(`[e2e] screenshot: ${shot}`);
+    writeFileSync(join(ARTIFACTS, "code-server.log"), csLog.join(""));
     const logs = join(userData, "logs");
     if (existsSync(logs)) {
       cpSync(logs, join(ARTIFACTS, "vscode-logs"), { recursive: true });
