@@ -5,8 +5,9 @@ import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { homedir } from "node:os";
 import * as vscode from "vscode";
 import {
-  CancellationToken, DidChangeConfigurationNotification, DynamicFeature, ExecuteCommandRequest,
-  LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature, TransportKind,
+  CancellationToken, CloseAction, DidChangeConfigurationNotification, DynamicFeature, ErrorAction,
+  ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature,
+  TransportKind,
 } from "vscode-languageclient/node";
 import {
   Diagnosis, ProbeResult, ServerCommand, diagnose, discoverServer, findOnPath, installArgs, probeArgs,
@@ -209,8 +210,12 @@ export class BatonServer implements vscode.Disposable {
       documentSelector: DOCUMENT_SELECTOR,
       outputChannel: this.output,
       initializationOptions: initializationOptions(this.rawSettings(), trusted),
-      // Crashes are reported once with a Restart button instead of restart loops.
-      connectionOptions: { maxRestartCount: 0 },
+      // A crash is reported once, by us, with a Restart button — no silent restart loops and
+      // no second message from the client library.
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+      },
       middleware: {
         workspace: {
           // The server pulls `baton`; answer with the same filtered view as the init options.
@@ -234,19 +239,21 @@ export class BatonServer implements vscode.Disposable {
           .then((pick) => this.handleFixPick(pick, undefined));
       }
     });
+    // Registered before start so no early notification is dropped.
+    client.onNotification("baton/workflowChanged", (params: unknown) => {
+      const parsed = parseWorkflowChanged(params);
+      if (parsed) this.workflowEmitter.fire(parsed);
+    });
     try {
       await client.start();
     } catch (err) {
       this.client = undefined;
+      await client.dispose(2000).catch(() => undefined); // a half-started process must not linger
       const message = `Baton: the language server did not start: ${err instanceof Error ? err.message : String(err)}`;
       this.setState("failed", message);
       void this.offerFix(message, cmd.python ? cmd : undefined);
       return;
     }
-    client.onNotification("baton/workflowChanged", (params: unknown) => {
-      const parsed = parseWorkflowChanged(params);
-      if (parsed) this.workflowEmitter.fire(parsed);
-    });
     try {
       const info = await this.request<{ rules?: number; baton?: string }>("baton.server.debugInfo", {});
       this.rules = typeof info?.rules === "number" ? info.rules : undefined;
