@@ -153,6 +153,11 @@ async function contextMenu(row, action) {
   await item.click();
 }
 
+/** Screenshots of the main steps when BATON_E2E_SCREENSHOTS=1 (for reviewing the UI). */
+async function shot(name) {
+  if (env.BATON_E2E_SCREENSHOTS === "1") await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+}
+
 function treeRow(labelPrefix) {
   return page.locator(`.monaco-list-row[aria-label^="${labelPrefix}"]`).first();
 }
@@ -283,6 +288,7 @@ async function main() {
   const doneNodes = await graph.locator("#graph svg g.node.done").count();
   if (doneNodes !== 4) throw new Error(`plan graph: expected 4 phases coloured done, got ${doneNodes}`);
   log("plan graph rendered from the code lens with 4 phases done");
+  await shot("1-plan-graph");
   await palette("View: Close All Editors");
 
   // 4. Break an agent: phase 2 writes nothing, a hard-barrier failure.
@@ -297,6 +303,7 @@ async function main() {
   await treeRow("state implement: failed").waitFor({ state: "visible" });
   await treeRow("step Phase 2: failed").waitFor({ state: "visible" });
   log(`tree shows ${secondId} failed at phase 2`);
+  await shot("2-failed-workflow");
 
   // 5. Fix the agent, resume from the tree's context menu, confirm the preview.
   unlinkSync(join(ws, ".claude", "baton-script.json"));
@@ -317,7 +324,9 @@ async function main() {
   // and the workflow ends cancelled (resumable) in the tree.
   writeFileSync(join(ws, ".claude", "baton-script.json"), JSON.stringify({ "implement.phase-1": { sleep: 120 } }));
   await startWorkflow("add a pause");
-  await treeRow("workflow add a pause: running").waitFor({ state: "visible" });
+  // Phase 1 sleeps: once the view shows the run in implement, it stays there until cancelled.
+  await treeRow("workflow add a pause: running · implement").waitFor({ state: "visible" });
+  await shot("3-running-workflow");
   const progressToast = page.locator(".notifications-toasts .notification-toast", { hasText: "Baton: add a pause" }).first();
   await progressToast.locator(".monaco-button", { hasText: /^Cancel$/ }).click();
   const cancelled = await toast(/Baton: workflow \S+ cancelled in implement/);
@@ -339,6 +348,7 @@ async function main() {
       .locator(".monaco-button", { hasText: button }).waitFor({ state: "visible" });
   }
   log(`bad interpreter: ${broken}`);
+  await shot("4-bad-interpreter");
   await waitForProblems({ error: 0, warning: 0, information: 0 }); // the old server is gone
   rmSync(join(ws, ".vscode"), { recursive: true });
   await waitForProblems(expectedProblems(ws));
@@ -364,6 +374,7 @@ async function main() {
   await palette("Baton: Focus on Workflows View");
   await page.locator(".welcome-view-content", { hasText: "need a trusted workspace" }).waitFor({ state: "visible" });
   log("restricted mode: no workflow commands, the view explains why");
+  await shot("5-restricted-mode");
   log(`PASS in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 

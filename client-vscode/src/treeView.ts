@@ -66,7 +66,9 @@ export class WorkflowsProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   }
 
   getTreeItem(node: TreeNode): vscode.TreeItem {
-    const state = node.children.length === 0
+    // A workflow row is expandable from its first appearance: VS Code keeps the state it first
+    // saw for an id, and a run starts before its first state exists.
+    const state = node.children.length === 0 && node.kind !== "workflow"
       ? vscode.TreeItemCollapsibleState.None
       : node.expanded ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
     const item = new vscode.TreeItem(node.label, state);

@@ -4,6 +4,7 @@ import * as vscode from "./vscode";
 import rowsJson from "./fixtures/rows.json";
 import previewJson from "./fixtures/preview.json";
 import type { WorkflowChanged, WorkflowRow } from "../src/workflows";
+import { buildTree } from "../src/treeModel";
 
 vi.mock("vscode-languageclient/node", () => {
   class LanguageClient { registerFeature(): void {} }
@@ -196,6 +197,8 @@ describe("Workflows view", () => {
     const done = tree.getChildren(tree.getChildren(tree.getChildren()[1])[0])[0];
     const doneItem = tree.getTreeItem(done) as unknown as vscode.TreeItem;
     expect(doneItem.command?.command).toBe("vscode.open");
+    const starting = tree.getTreeItem(buildTree([{ workflow_id: "w", running: true, status: "in_progress", steps: {} }], 0)[0]) as unknown as vscode.TreeItem;
+    expect(starting.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Expanded);
   });
 
   it("refreshes on server notifications, coalescing a burst into one list request", async () => {
