@@ -199,7 +199,7 @@ async function startWorkflow(description) {
   await quickPick("Start Workflow (3/3)", "script");
 }
 
-const csEnv = { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share") };
+const csEnv = { ...env, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share"), XDG_CACHE_HOME: join(home, ".cache") };
 const csLog = [];
 
 /** Starts code-server on a free port for `folder` and opens it in a fresh headless Chromium
@@ -218,7 +218,7 @@ async function openVSCode(folder, { restricted }) {
   await waitForHttp(`http://127.0.0.1:${port}/healthz`, codeServer, 60_000);
   log(`code-server on port ${port}${restricted ? " (workspace trust on)" : ""}`);
   browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true,
+    executablePath: CHROMIUM, headless: true, env: csEnv, // its profile and crash reports stay in tmp
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
       "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
   });
