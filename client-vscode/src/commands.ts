@@ -41,6 +41,8 @@ export class WorkflowCommands {
       if (message) this.progress.get(id)?.(message);
       if (change.event.event === "finished") {
         this.finished.set(id, change.event);
+        // Only the latest few matter (a run that ended just before we waited for it).
+        for (const old of [...this.finished.keys()].slice(0, Math.max(0, this.finished.size - 50))) this.finished.delete(old);
         for (const resolve of this.waiters.get(id) ?? []) resolve(change.event);
         this.waiters.delete(id);
       }
@@ -96,7 +98,9 @@ export class WorkflowCommands {
       });
       return;
     }
-    const cfg = vscode.workspace.getConfiguration("baton");
+    const workspace = await this.pickWorkspace();
+    if (workspace === null) return;
+    const cfg = vscode.workspace.getConfiguration("baton", workspace ? vscode.Uri.file(workspace) : undefined);
     const defaultScope = cfg.get<string>("workflow.defaultScope") ?? "full-implementation";
     const scopeItems = SCOPES.map((s) => ({ label: s.label, description: s.id, detail: s.detail, scope: s, picked: s.id === defaultScope }));
     scopeItems.sort((a, b) => (a.scope.id === defaultScope ? -1 : b.scope.id === defaultScope ? 1 : 0));
@@ -122,8 +126,26 @@ export class WorkflowCommands {
       runners.map((r) => ({ label: r.label, detail: r.detail, id: r.id })),
       { title: "Baton: Start Workflow (3/3)", placeHolder: "Agent runner (installed agent CLIs, or the offline script agents)" });
     if (!runner) return;
-    const args = startArgs({ description, scope: scope.scope.id, runner: runner.id, plan });
+    const args = startArgs({ description, scope: scope.scope.id, runner: runner.id, plan, workspace });
     await this.runFollowed(`Baton: ${description.trim()}`, "baton.server.workflow.start", args);
+  }
+
+  /** The folder to run in when several open folders have a `.claude/` directory: undefined
+   * lets the server take the only one, null means the user dismissed the pick. */
+  private async pickWorkspace(): Promise<string | undefined | null> {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (folders.length < 2) return undefined;
+    const withClaude: vscode.WorkspaceFolder[] = [];
+    for (const f of folders) {
+      try {
+        await vscode.workspace.fs.stat(vscode.Uri.joinPath(f.uri, ".claude"));
+        withClaude.push(f);
+      } catch { /* not a Baton workspace */ }
+    }
+    if (withClaude.length < 2) return withClaude[0]?.uri.fsPath;
+    const picked = await vscode.window.showQuickPick(withClaude.map((f) => ({ label: f.name, description: f.uri.fsPath, folder: f })),
+      { title: "Baton: Start Workflow", placeHolder: "Workspace folder to run the workflow in" });
+    return picked ? picked.folder.uri.fsPath : null;
   }
 
   async resume(arg?: unknown): Promise<void> {
@@ -153,6 +175,8 @@ export class WorkflowCommands {
       { location: vscode.ProgressLocation.Notification, title, cancellable: true },
       async (progress, token) => {
         progress.report({ message: "starting…" });
+        // The end of an earlier run of the workflow being resumed is not this run's end.
+        if (typeof args.id === "string") this.finished.delete(args.id);
         const started = await this.server.request<{ workflow_id: string | null; pid: number }>(command, args, token);
         const id = started?.workflow_id;
         if (!id) throw new Error("the workflow did not start (see Baton: Show Output)");
@@ -173,18 +197,24 @@ export class WorkflowCommands {
     await this.tree.refresh();
     const row = this.tree.rows.find((r) => r.workflow_id === outcome.id);
     const status = String(outcome.event.status ?? row?.status ?? "finished");
+    const id = outcome.id;
+    const act = (p: string | undefined) => {
+      if (p === "Resume") void vscode.commands.executeCommand("baton.resumeWorkflow", id);
+      else if (p === "Open Error") void this.openError(id);
+      else if (p === "Show Status") void this.status(id);
+      else if (p === "Show Output") this.server.output.show(true);
+    };
+    const reason = row && row.status === status ? failureReason(row)
+      : `${status}${outcome.event.message ? `: ${String(outcome.event.message)}` : ""}`;
+    // Decided from the event, not the row: the row may still say "running" while the engine exits.
     if (status === "complete") {
-      void vscode.window.showInformationMessage(`Baton: workflow ${outcome.id} complete.`, "Show Status")
-        .then((p) => { if (p) void this.status(outcome.id); });
+      void vscode.window.showInformationMessage(`Baton: workflow ${id} complete.`, "Show Status").then(act);
+    } else if (status === "cancelled") {
+      void vscode.window.showWarningMessage(`Baton: workflow ${id} ${reason}`, "Resume", "Show Status").then(act);
+    } else if (status === "failed" || status === "interrupted") {
+      void vscode.window.showErrorMessage(`Baton: workflow ${id} ${reason}`, "Resume", "Open Error").then(act);
     } else {
-      const reason = row && row.status === status ? failureReason(row) : `${status}${outcome.event.message ? `: ${String(outcome.event.message)}` : ""}`;
-      // Decided from the event: the row may still say "running" while the engine exits.
-      const buttons = ["failed", "cancelled", "interrupted"].includes(status) ? ["Resume", "Open Error"] : ["Show Status"];
-      void vscode.window.showErrorMessage(`Baton: workflow ${outcome.id} ${reason}`, ...buttons).then((p) => {
-        if (p === "Resume") void vscode.commands.executeCommand("baton.resumeWorkflow", outcome.id);
-        else if (p === "Open Error") void this.openError(outcome.id);
-        else if (p === "Show Status") void this.status(outcome.id);
-      });
+      void vscode.window.showWarningMessage(`Baton: lost track of workflow ${id}: ${String(outcome.event.message ?? status)}`, "Show Output").then(act);
     }
   }
 
@@ -195,7 +225,11 @@ export class WorkflowCommands {
     this.finished.delete(id);
     if (early) return early;
     return new Promise<WorkflowChanged["event"]>((resolve) => {
-      const done = (e: WorkflowChanged["event"]) => { sub.dispose(); this.finished.delete(id); resolve(e); };
+      const done = (e: WorkflowChanged["event"]) => { sub.dispose(); down.dispose(); this.finished.delete(id); resolve(e); };
+      // A restart keeps following (the rows tell); a server that is gone cannot.
+      const down = this.server.onDidChangeState((state) => {
+        if (state === "failed") done({ event: "finished", status: "unknown", message: "the language server stopped; the workflow keeps running on its own (see the Workflows view)" });
+      });
       const sub = this.tree.onDidChangeRows((rows) => {
         const row = rows.find((r) => r.workflow_id === id);
         if (row && endedSince(row, baseline)) done({ event: "finished", status: row.status, state: row.state ?? undefined });

@@ -34,6 +34,7 @@ function fakeServer(answers: Record<string, (arg: Record<string, unknown>) => un
     onDidChangeState: state.event,
     calls,
     fireWorkflow: (c: WorkflowChanged) => workflow.fire(c),
+    fireState: (s: string) => state.fire(s),
     request: vi.fn(async (command: string, arg: Record<string, unknown>) => {
       calls.push([command, arg]);
       const answer = answers[command];
@@ -78,6 +79,25 @@ describe("Baton: Start Workflow", () => {
     expect(vscode.window.showInformationMessage).toHaveBeenCalledWith("Baton: workflow w9 complete.", "Show Status");
   });
 
+  it("asks which folder when several open folders have .claude/", async () => {
+    vscode.workspace.workspaceFolders = ["/a", "/b", "/c"].map((p, index) => ({ uri: vscode.Uri.file(p), name: p.slice(1), index }));
+    vscode.workspace.existing.add("/a/.claude").add("/c/.claude");
+    const { server, run } = setup({ "baton.server.workflow.start": () => {
+      queueMicrotask(() => server.fireWorkflow({ workflow_id: "w1", event: { event: "finished", status: "complete" } }));
+      return { workflow_id: "w1", pid: 1 };
+    } });
+    vscode.window.showQuickPick
+      .mockImplementationOnce(async (items: { label: string }[]) => {
+        expect(items.map((i) => i.label)).toEqual(["a", "c"]);
+        return items[1];
+      })
+      .mockImplementationOnce(async (items: { scope: { id: string } }[]) => items[0])
+      .mockImplementationOnce(async (items: { id: string }[]) => items.find((i) => i.id === "script"));
+    vscode.window.showInputBox.mockResolvedValueOnce("x");
+    await run("baton.startWorkflow");
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.start")?.[1]).toMatchObject({ workspace: "/c" });
+  });
+
   it("stops quietly when the user dismisses a question", async () => {
     const { server, run } = setup({});
     vscode.window.showQuickPick.mockResolvedValueOnce(undefined);
@@ -112,7 +132,63 @@ describe("Baton: Start Workflow", () => {
     vscode.window.lastProgress!.cancel();
     await done;
     expect(server.calls.find(([c]) => c === "baton.server.workflow.cancel")?.[1]).toEqual({ id: "w7" });
-    expect(String(vscode.window.showErrorMessage.mock.calls[0]?.[0])).toMatch(/^Baton: workflow w7 /);
+    expect(vscode.window.showWarningMessage).toHaveBeenCalledWith("Baton: workflow w7 cancelled", "Resume", "Show Status");
+  });
+});
+
+describe("following a run", () => {
+  function startWith(answers: Record<string, (arg: Record<string, unknown>) => unknown>) {
+    const env = setup(answers);
+    vscode.window.showQuickPick
+      .mockImplementationOnce(async (items: { scope: { id: string } }[]) => items[0])
+      .mockImplementationOnce(async (items: { id: string }[]) => items.find((i) => i.id === "script"));
+    vscode.window.showInputBox.mockResolvedValueOnce("x");
+    return env;
+  }
+
+  it("stops waiting, and says so, when the language server dies mid-run", async () => {
+    const { server, run } = startWith({ "baton.server.workflow.start": () => ({ workflow_id: "w5", pid: 1 }) });
+    const done = run("baton.startWorkflow");
+    await vi.waitFor(() => expect(vscode.window.lastProgress).toBeDefined());
+    await vi.waitFor(() => expect(server.calls.some(([c]) => c === "baton.server.workflow.start")).toBe(true));
+    server.state = "failed";
+    server.fireState("failed");
+    await done;
+    expect(String(vscode.window.showWarningMessage.mock.calls[0][0])).toMatch(/^Baton: lost track of workflow w5: the language server stopped/);
+  });
+
+  it("reports a failure with Resume and Open Error", async () => {
+    const { server, run } = startWith({
+      "baton.server.workflow.start": () => {
+        queueMicrotask(() => server.fireWorkflow({ workflow_id: failed.workflow_id, event: { event: "finished", status: "failed" } }));
+        return { workflow_id: failed.workflow_id, pid: 1 };
+      },
+    });
+    await run("baton.startWorkflow");
+    const [message, ...buttons] = vscode.window.showErrorMessage.mock.calls[0] as string[];
+    expect(message).toMatch(/^Baton: workflow \S+ failed in implement: wave 2: HARD BARRIER FAILED/);
+    expect(buttons).toEqual(["Resume", "Open Error"]);
+  });
+
+  it("does not take an unconsumed end of an earlier run for the resumed run's end", async () => {
+    let finish!: () => void;
+    const { server, run } = setup({
+      "baton.server.workflow.previewResume": () => previewJson,
+      "baton.server.workflow.resume": (arg) => {
+        finish = () => server.fireWorkflow({ workflow_id: String(arg.id), event: { event: "finished", status: "complete" } });
+        return { workflow_id: arg.id, pid: 2 };
+      },
+    });
+    // The failure of a run this window did not start (a code action, another client).
+    server.fireWorkflow({ workflow_id: failed.workflow_id, event: { event: "finished", status: "failed" } });
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Resume");
+    const done = run("baton.resumeWorkflow", failed);
+    await vi.waitFor(() => expect(finish).toBeDefined());
+    await new Promise((r) => setTimeout(r, 20));
+    expect(vscode.window.showErrorMessage).not.toHaveBeenCalled();
+    finish();
+    await done;
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
   });
 });
 

@@ -73,6 +73,12 @@ export const workspace = {
     onDidChange: new EventEmitter<Uri>().event, dispose: () => undefined,
   })),
   findFiles: vi.fn(async () => [] as Uri[]),
+  /** Paths that exist for `fs.stat`. */
+  existing: new Set<string>(),
+  fs: { stat: vi.fn(async (u: Uri) => {
+    if (!workspace.existing.has(u.fsPath)) throw new Error(`ENOENT ${u.fsPath}`);
+    return { type: 2 };
+  }) },
   asRelativePath: (u: Uri | string) => (typeof u === "string" ? u : u.fsPath).replace(/^\/ws\//, ""),
   openTextDocument: vi.fn(async (arg: unknown) => ({ arg, lineCount: 0, lineAt: () => ({ text: "", range: {} }) })),
 };
@@ -114,6 +120,8 @@ export const languages = { createLanguageStatusItem: vi.fn() };
 export function reset(): void {
   for (const k of Object.keys(settings)) delete settings[k];
   workspace.isTrusted = true;
+  workspace.workspaceFolders = [{ uri: Uri.file("/ws"), name: "ws", index: 0 }];
+  workspace.existing.clear();
   commands.registered.clear();
   vi.clearAllMocks();
   window.showQuickPick.mockReset();
