@@ -107,13 +107,13 @@ export class BatonServer implements vscode.Disposable {
   private setState(state: ServerState, error?: string): void {
     this.state = state;
     this.lastError = error;
-    void vscode.commands.executeCommand("setContext", "baton.serverRunning", state === "running");
+    void vscode.commands.executeCommand("setContext", "baton.serverState", state);
     this.stateEmitter.fire(state);
   }
 
-  private rawSettings(): Record<string, unknown> {
+  private rawSettings(scope?: vscode.Uri): Record<string, unknown> {
     // A JSON round trip turns the WorkspaceConfiguration proxy into plain data.
-    return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration("baton"))) as Record<string, unknown>;
+    return JSON.parse(JSON.stringify(vscode.workspace.getConfiguration("baton", scope))) as Record<string, unknown>;
   }
 
   private async pythonExtensionInterpreter(): Promise<string | undefined> {
@@ -223,7 +223,7 @@ export class BatonServer implements vscode.Disposable {
             const result = await next(params, token);
             if (!Array.isArray(result)) return result;
             return params.items.map((item, i) => item.section === "baton"
-              ? serverSettings(this.rawSettings(), vscode.workspace.isTrusted)
+              ? serverSettings(this.rawSettings(item.scopeUri ? vscode.Uri.parse(item.scopeUri) : undefined), vscode.workspace.isTrusted)
               : result[i]);
           },
         },
