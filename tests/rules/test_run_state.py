@@ -3,24 +3,19 @@ scripted agent, checked through the workspace index like the editor and `baton c
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from baton_lsp.workspace.config import load_config
 from baton_lsp.workspace.index import WorkspaceIndex
-from tests.conftest import SCRIPTED_WORKFLOW_CONFIG
 from tests.helpers import only
-from tests.workflow.conftest import Workspace
+from tests.workflow.conftest import Workspace, make_ws
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Workspace:
-    root = tmp_path / "ws"
-    (root / ".claude" / "agents").mkdir(parents=True)
-    (root / ".claude" / "baton.toml").write_text(SCRIPTED_WORKFLOW_CONFIG)
-    return Workspace(Path(os.path.realpath(root)))
+    return make_ws(tmp_path)
 
 
 def index(ws: Workspace) -> WorkspaceIndex:

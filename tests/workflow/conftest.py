@@ -149,10 +149,15 @@ class Workspace:
         return plan
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Workspace:
+def make_ws(tmp_path: Path) -> Workspace:
+    """An empty workspace (agents dir, the scripted workflow configuration)."""
     root = tmp_path / "ws"
     (root / ".claude" / "agents").mkdir(parents=True)
     (root / ".claude" / "baton.toml").write_text(CONFIG)
     return Workspace(Path(os.path.realpath(root)))
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return make_ws(tmp_path)
 

@@ -696,19 +696,7 @@ def register(server: BatonServer) -> None:
         """What resuming would skip and run again (`baton resume ID --dry-run --json`)."""
         a: AtArgs = parse(PREVIEW_RESUME, AtArgs, args)
         root = _find(ls, PREVIEW_RESUME, a.id, a.workspace)
-
-        def preview() -> dict[str, Any]:
-            from ..workflow.engine import Engine
-            from ..workspace.config import load_config
-
-            return Engine(root, load_config(root)).preview_resume(a.id, a.at)
-
-        try:
-            return await asyncio.to_thread(preview)
-        except JsonRpcException:
-            raise
-        except Exception as exc:
-            raise WorkflowRefused(f"{PREVIEW_RESUME}: {exc}") from None
+        return await preview(PREVIEW_RESUME, root, a.id, a.at)
 
     @server.command(CHECKPOINT_SHOW)
     async def checkpoint_show(ls: BatonServer, *args: Any) -> Any:
