@@ -148,9 +148,15 @@ async function contextMenu(row, action) {
   await row.click({ button: "right" });
   const item = page.getByRole("menuitem", { name: action });
   await item.waitFor({ state: "visible" });
-  // VS Code menus act on mouse-up after hover tracking; hover first like a user does.
+  // VS Code's menu ignores a mouse-up that comes right after it opened (the right-click's own),
+  // so a quick click is sometimes lost: focus the item by hovering, then press Enter.
   await item.hover();
-  await item.click();
+  await page.waitForFunction((name) => document.activeElement?.closest?.(".action-item")?.textContent?.trim() === name
+    || [...document.querySelectorAll(".monaco-menu .action-item.focused")].some((e) => e.textContent.trim() === name)
+    || [...document.querySelectorAll(".context-view")].some((cv) => cv.shadowRoot
+      && [...cv.shadowRoot.querySelectorAll(".action-item.focused")].some((e) => e.textContent.trim() === name)), action);
+  await page.keyboard.press("Enter");
+  await item.waitFor({ state: "hidden" });
 }
 
 /** Screenshots of the main steps when BATON_E2E_SCREENSHOTS=1 (for reviewing the UI). */
@@ -290,6 +296,30 @@ async function main() {
   log("plan graph rendered from the code lens with 4 phases done");
   await shot("1-plan-graph");
   await palette("View: Close All Editors");
+
+  // 3c. Checkpoints: Open Checkpoint from the context menu, and the bundled JSON Schema
+  // (contributes.jsonValidation) flags a checkpoint with a wrongly typed field.
+  await contextMenu(wf1, "Open Checkpoint");
+  await page.locator(".monaco-editor .view-lines", { hasText: '"schema_version":"2.1"' }).first().waitFor({ state: "visible" });
+  const bogus = join(ws, ".claude", "data", "checkpoints", "bogus_1", "000001.json");
+  mkdirSync(dirname(bogus), { recursive: true });
+  writeFileSync(bogus, JSON.stringify({ schema_version: 21, checkpoint_id: "bogus_1" }, null, 2));
+  await palette("Go to File...");
+  const quickOpen = page.locator(".quick-input-widget input.input");
+  await quickOpen.fill("bogus_1/000001.json");
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: "000001.json" }).first().waitFor({ state: "visible" });
+  await quickOpen.press("Enter");
+  await page.locator(".monaco-editor .view-lines", { hasText: '"schema_version": 21' }).first().waitFor({ state: "visible" });
+  await page.keyboard.press("Control+Shift+M");
+  // "Missing property" is the JSON language service applying the schema's `required` list.
+  await page.getByPlaceholder(/^Filter \(e\.g\. text/).fill("bogus_1");
+  const schemaProblem = page.locator(".markers-panel .monaco-list-row", { hasText: 'Missing property "workflow_type"' }).first();
+  await schemaProblem.waitFor({ state: "visible" });
+  log(`checkpoint schema: ${(await schemaProblem.innerText()).replace(/\s+/g, " ")}`);
+  await page.getByPlaceholder(/^Filter \(e\.g\. text/).fill("");
+  rmSync(dirname(bogus), { recursive: true });
+  await palette("View: Close All Editors");
+  await palette("View: Hide Panel");
 
   // 4. Break an agent: phase 2 writes nothing, a hard-barrier failure.
   writeFileSync(join(ws, ".claude", "baton-script.json"), JSON.stringify({ "implement.phase-2": { write: "nothing" } }));

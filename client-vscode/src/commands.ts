@@ -75,7 +75,7 @@ export class WorkflowCommands {
   }
 
   private async pick(arg: unknown, filter: (r: WorkflowRow) => boolean, placeHolder: string, none: string): Promise<WorkflowRow | undefined> {
-    const given = rowOf(arg, this.tree.rows);
+    const given = rowOf(arg, this.tree.rows) ?? (typeof arg === "string" ? rowOf(arg, await this.rows()) : undefined);
     if (given) return given;
     const candidates = (await this.rows()).filter(filter);
     if (candidates.length === 0) {

@@ -15,6 +15,7 @@ export class WorkflowsProvider implements vscode.TreeDataProvider<TreeNode>, vsc
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
   private again = false;
+  private signature = "";
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly server: BatonServer) {
@@ -48,10 +49,16 @@ export class WorkflowsProvider implements vscode.TreeDataProvider<TreeNode>, vsc
         } catch (err) {
           this.server.output.appendLine(`Workflows view: ${err instanceof Error ? err.message : String(err)}`);
         }
-        this.roots = buildTree(this.rows, Date.now());
+        const roots = buildTree(this.rows, Date.now());
+        const signature = JSON.stringify(roots, (key, value: unknown) => (key === "row" ? undefined : value));
+        this.rowsChanged.fire(this.rows);
+        // Re-render only on a visible change: a refresh makes VS Code drop the elements behind
+        // its item handles, and a context-menu command racing it would get no argument.
+        if (signature === this.signature) continue;
+        this.signature = signature;
+        this.roots = roots;
         void vscode.commands.executeCommand("setContext", "baton.hasWorkflows", this.rows.length > 0);
         this.changed.fire(undefined);
-        this.rowsChanged.fire(this.rows);
       } while (this.again);
     })().finally(() => { this.inFlight = undefined; });
     return this.inFlight;

@@ -277,6 +277,18 @@ describe("Workflows view", () => {
     expect(starting.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Expanded);
   });
 
+  it("re-renders only when something visible changed", async () => {
+    const { tree, server } = setup({});
+    const fired = vi.fn();
+    tree.onDidChangeTreeData(fired);
+    await tree.refresh();
+    await tree.refresh();
+    expect(fired).toHaveBeenCalledTimes(1);
+    server.request.mockImplementationOnce(async () => rows.map((r) => (r.status === "failed" ? { ...r, status: "cancelled" } : r)));
+    await tree.refresh();
+    expect(fired).toHaveBeenCalledTimes(2);
+  });
+
   it("refreshes on server notifications, coalescing a burst into one list request", async () => {
     vi.useFakeTimers();
     try {
