@@ -57,6 +57,12 @@ export function discoverServer(input: DiscoveryInput): ServerCommand | undefined
   return onPath ? python(onPath, "PATH") : undefined;
 }
 
+/** The server's argv with the log level (the server reads it from its command line only). */
+export function withLogLevel(cmd: ServerCommand, level: string | null | undefined): string[] {
+  const ok = typeof level === "string" && /^(debug|info|warning|error)$/i.test(level);
+  return ok ? [...cmd.args, "--log-level", level.toUpperCase()] : cmd.args;
+}
+
 /** argv that prints the server's version without starting it. */
 export function probeArgs(cmd: ServerCommand): string[] {
   return cmd.python

@@ -11,6 +11,7 @@ import {
 } from "vscode-languageclient/node";
 import {
   Diagnosis, ProbeResult, ServerCommand, diagnose, discoverServer, findOnPath, installArgs, probeArgs,
+  withLogLevel,
 } from "./interpreter";
 import { initializationOptions, needsRestart, serverSettings } from "./settings";
 import { WorkflowChanged, parseWorkflowChanged } from "./workflows";
@@ -189,7 +190,7 @@ export class BatonServer implements vscode.Disposable {
       void this.offerFix(message, undefined);
       return;
     }
-    this.output.appendLine(`Server: ${cmd.command} ${cmd.args.join(" ")} (from ${cmd.source})`);
+    this.output.appendLine(`Server: ${cmd.command} ${withLogLevel(cmd, vscode.workspace.getConfiguration("baton").get<string>("logLevel")).join(" ")} (from ${cmd.source})`);
     const probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, 30_000);
     const diagnosis: Diagnosis = diagnose(cmd, probe, this.clientVersion);
     if (!diagnosis.ok) {
@@ -203,7 +204,8 @@ export class BatonServer implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       // The extension's own directory as cwd: `python -m` puts the cwd on sys.path, and a
       // workspace (possibly untrusted) must not be able to shadow baton_lsp.
-      command: cmd.command, args: cmd.args, transport: TransportKind.stdio,
+      command: cmd.command, args: withLogLevel(cmd, vscode.workspace.getConfiguration("baton").get<string>("logLevel")),
+      transport: TransportKind.stdio,
       options: { cwd: this.context.extensionPath, env: { ...process.env, PYTHONUNBUFFERED: "1" } },
     };
     const clientOptions: LanguageClientOptions = {

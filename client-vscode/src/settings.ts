@@ -45,9 +45,10 @@ export function initializationOptions(raw: Record<string, unknown>, trusted: boo
   return { trusted, settings: serverSettings(raw, trusted) };
 }
 
-/** Settings whose change needs a new server process (a different executable); every other
+/** Settings whose change needs a new server process (a different executable, or the log
+ * level, which the server takes from its command line); every other
  * `baton.*` change is sent as didChangeConfiguration. */
-export const RESTART_SETTINGS = ["baton.interpreter", "baton.server.path"] as const;
+export const RESTART_SETTINGS = ["baton.interpreter", "baton.server.path", "baton.logLevel"] as const;
 
 export function needsRestart(affects: (section: string) => boolean): boolean {
   return RESTART_SETTINGS.some((s) => affects(s));

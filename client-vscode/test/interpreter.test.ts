@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  diagnose, discoverServer, expandPath, findOnPath, installArgs, parseVersion, probeArgs, versionCompatible,
+  withLogLevel, diagnose, discoverServer, expandPath, findOnPath, installArgs, parseVersion, probeArgs, versionCompatible,
 } from "../src/interpreter";
 
 const which = (found: Record<string, string>) => (name: string) => found[name];
@@ -83,6 +83,15 @@ describe("probe and diagnosis", () => {
 
   it("installs the matching version with that interpreter's pip", () => {
     expect(installArgs("0.1.0")).toEqual(["-m", "pip", "install", "--upgrade", "baton-lsp==0.1.0"]);
+  });
+});
+
+describe("withLogLevel", () => {
+  it("passes a valid level on the command line, upper-cased", () => {
+    const cmd = { command: "/p", args: ["-m", "baton_lsp", "lsp"], source: "PATH" as const, python: "/p" };
+    expect(withLogLevel(cmd, "debug")).toEqual(["-m", "baton_lsp", "lsp", "--log-level", "DEBUG"]);
+    expect(withLogLevel(cmd, "verbose")).toEqual(["-m", "baton_lsp", "lsp"]);
+    expect(withLogLevel(cmd, undefined)).toEqual(["-m", "baton_lsp", "lsp"]);
   });
 });
 

@@ -42,9 +42,10 @@ describe("initializationOptions", () => {
 });
 
 describe("needsRestart", () => {
-  it("restarts only for a different server executable", () => {
+  it("restarts for a different server executable or log level only", () => {
     expect(needsRestart((s) => s === "baton.interpreter")).toBe(true);
     expect(needsRestart((s) => s === "baton.server.path")).toBe(true);
+    expect(needsRestart((s) => s === "baton.logLevel")).toBe(true);
     expect(needsRestart((s) => s === "baton.select" || s === "baton")).toBe(false);
   });
 });
