@@ -176,7 +176,10 @@ async function waitForProblems(want) {
     const n = (re) => Number(re.exec(label)?.[1] ?? 0);
     return n(/Errors?:\s*(\d+)/i) === want.error && n(/Warnings?:\s*(\d+)/i) === want.warning && n(/Infos?:\s*(\d+)/i) === want.information;
   }, want, { timeout: STEP_TIMEOUT }).catch(async (err) => {
-    throw new Error(`Problems status ${JSON.stringify(parseProblems(await problems.getAttribute("aria-label") ?? ""))} never matched baton check ${JSON.stringify(want)}: ${err.message}`);
+    // Show which files the editor has problems for, to compare with `baton check`.
+    await page.keyboard.press("Control+Shift+M");
+    const files = await page.locator(".markers-panel .monaco-list-row[aria-label*='File']").allInnerTexts().catch(() => []);
+    throw new Error(`Problems status ${JSON.stringify(parseProblems(await problems.getAttribute("aria-label") ?? ""))} never matched baton check ${JSON.stringify(want)}; files: ${JSON.stringify(files.map((t) => t.replace(/\s+/g, " ")))}: ${err.message}`);
   });
 }
 
@@ -256,6 +259,12 @@ async function main() {
   const problems = page.locator("#status\\.problems");
   await waitForProblems(expected);
   log(`problems status matches: ${await problems.getAttribute("aria-label")}`);
+  await palette("Baton: Validate Workspace");
+  const totals = await toast(/Baton: \d+ files checked: \d+ errors, \d+ warnings/);
+  const [, errs, warns] = /(\d+) errors, (\d+) warnings/.exec(totals).map(Number);
+  if (errs !== expected.error || warns !== expected.warning) throw new Error(`Validate Workspace says ${totals}; baton check: ${JSON.stringify(expected)}`);
+  log(`validate workspace: ${totals}`);
+  await palette("Notifications: Clear All Notifications");
 
   // 2. A workflow from the palette with the script runner; completion notification.
   await palette("Baton: Focus on Workflows View");
@@ -334,6 +343,16 @@ async function main() {
   await treeRow("step Phase 2: failed").waitFor({ state: "visible" });
   log(`tree shows ${secondId} failed at phase 2`);
   await shot("2-failed-workflow");
+
+  // Open Error: the workflow's record in .claude/data/logs/errors.jsonl.
+  await contextMenu(wf2, "Open Error");
+  await page.locator(".tabs-container .tab", { hasText: "errors.jsonl" }).waitFor({ state: "visible" });
+  await page.locator(".monaco-editor .view-lines", { hasText: secondId }).first().waitFor({ state: "visible" });
+  log("Open Error shows the workflow's errors.jsonl record");
+  await palette("View: Close All Editors");
+  // Opening and closing a checked file leaves the Problems count where `baton check` has it
+  // (it once counted the file twice).
+  await waitForProblems(expectedProblems(ws));
 
   // 5. Fix the agent, resume from the tree's context menu, confirm the preview.
   unlinkSync(join(ws, ".claude", "baton-script.json"));

@@ -5,7 +5,7 @@ import { accessSync, constants as fsConstants, statSync } from "node:fs";
 import { homedir } from "node:os";
 import * as vscode from "vscode";
 import {
-  CancellationToken, CloseAction, DidChangeConfigurationNotification, DynamicFeature, ErrorAction,
+  CancellationToken, CloseAction, DidChangeConfigurationNotification, DocumentDiagnosticRequest, DynamicFeature, ErrorAction,
   ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State, StaticFeature,
   TransportKind,
 } from "vscode-languageclient/node";
@@ -28,13 +28,17 @@ export const DOCUMENT_SELECTOR = [
   { scheme: "file", pattern: "**/.claude/baton.toml" },
 ];
 
-class BatonLanguageClient extends LanguageClient {
-  // Palette commands wrap the server's `baton.server.*` commands under their own ids and code
-  // lenses invoke the client's `baton.showGraph`; auto-registering every server command as a VS
-  // Code command would clash with that id and fail again on each restart.
+export class BatonLanguageClient extends LanguageClient {
   public override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
     const method = (feature as Partial<DynamicFeature<unknown>>).registrationType?.method;
+    // Palette commands wrap the server's `baton.server.*` commands under their own ids and code
+    // lenses invoke the client's `baton.showGraph`; auto-registering every server command as a
+    // VS Code command would clash with that id and fail again on each restart.
     if (method === ExecuteCommandRequest.method) return;
+    // Push diagnostics, not pull: the server indexes and publishes the whole tree either way,
+    // and with pull the client's document and workspace reports for a file that was opened and
+    // closed diverged from `baton check` (counted twice, or lost after a restart).
+    if (method === DocumentDiagnosticRequest.method) return;
     super.registerFeature(feature);
   }
 }

@@ -7,17 +7,23 @@ import type { WorkflowChanged, WorkflowRow } from "../src/workflows";
 import { buildTree } from "../src/treeModel";
 
 vi.mock("vscode-languageclient/node", () => {
-  class LanguageClient { registerFeature(): void {} }
+  class LanguageClient {
+    registered: string[] = [];
+    registerFeature(feature: { registrationType?: { method: string } }): void {
+      this.registered.push(feature.registrationType?.method ?? "static");
+    }
+  }
   return {
     LanguageClient, State: { Stopped: 1, Starting: 3, Running: 2 }, TransportKind: { stdio: 0 },
     ExecuteCommandRequest: { method: "workspace/executeCommand", type: {} },
+    DocumentDiagnosticRequest: { method: "textDocument/diagnostic", type: {} },
     DidChangeConfigurationNotification: { type: {} },
   };
 });
 
 const { WorkflowCommands } = await import("../src/commands");
 const { WorkflowsProvider } = await import("../src/treeView");
-const { BatonServer } = await import("../src/server");
+const { BatonServer, BatonLanguageClient } = await import("../src/server");
 
 const rows = rowsJson as WorkflowRow[];
 const failed = rows.find((r) => r.status === "failed")!;
@@ -299,6 +305,17 @@ describe("Workflows view", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("the language client", () => {
+  it("registers neither server commands as VS Code commands nor pull diagnostics", () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const client = new (BatonLanguageClient as any)("baton", "Baton", {}, {});
+    for (const method of ["workspace/executeCommand", "textDocument/diagnostic", "textDocument/hover", undefined]) {
+      client.registerFeature(method ? { registrationType: { method } } : {});
+    }
+    expect(client.registered).toEqual(["textDocument/hover", "static"]);
   });
 });
 
