@@ -1,7 +1,12 @@
 // End-to-end test in a real VS Code (code-server 4.100.3 = VS Code 1.100.3, web) driven headless
 // by playwright-core with Debian's Chromium. It installs the built .vsix, opens a COPY of the
-// example workspace and checks what a user sees: the Problems count, a workflow started from
-// the command palette, the Workflows view, a broken agent and a resume from the context menu.
+// example workspace and checks what a user sees: the Problems count and Validate Workspace
+// against `baton check`; a workflow started from the command palette (script runner) with its
+// completion notification and its states/waves in the Workflows view; Open Plan, the plan's
+// code lens opening the Mermaid graph, the language status item; Open Checkpoint and the
+// checkpoint JSON Schema; a broken agent, the failure in the view, Open Error, and a resume from
+// the context menu after the preview; Cancel on the progress notification; an interpreter
+// without baton_lsp (restart, Install/Select buttons) and back; and Restricted Mode.
 //
 // Env: CODE_SERVER (from scripts/e2e-setup.sh), BATON_PYTHON (a Python with baton_lsp),
 // BATON_VSIX, CHROMIUM (default: chromium on PATH), BATON_E2E_ARTIFACTS (screenshots, logs).
