@@ -6,12 +6,13 @@
 // code lens opening the Mermaid graph, the language status item; Open Checkpoint and the
 // checkpoint JSON Schema; a broken agent, the failure in the view, Open Error, and a resume from
 // the context menu after the preview; Cancel on the progress notification; an interpreter
-// without baton_lsp (restart, Install/Select buttons) and back; and Restricted Mode.
+// without baton_lsp (restart, Install/Select buttons) and back; a killed server (one
+// notification, Restart Server); and Restricted Mode.
 //
 // Env: CODE_SERVER (from scripts/e2e-setup.sh), BATON_PYTHON (a Python with baton_lsp),
 // BATON_VSIX, CHROMIUM (default: chromium on PATH), BATON_E2E_ARTIFACTS (screenshots, logs).
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -204,6 +205,21 @@ const baseSettings = {
 /** User settings; VS Code watches the file, as when a user edits it. */
 function writeSettings(extra) {
   writeFileSync(join(userData, "User", "settings.json"), JSON.stringify({ ...baseSettings, ...extra }, null, 2));
+}
+
+/** The pid of the language server this test's code-server started: a `baton_lsp lsp` process
+ * in code-server's process group, running in the installed extension's directory. */
+function languageServerPid() {
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      const pgid = Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[2]);
+      if (pgid === codeServer.pid && cmd.includes("baton_lsp") && cmd.includes("lsp") && readlinkSync(`/proc/${pid}/cwd`).startsWith(extDir)) {
+        return Number(pid);
+      }
+    } catch { /* gone, or not ours */ }
+  }
+  return undefined;
 }
 
 async function startWorkflow(description) {
@@ -407,6 +423,22 @@ async function main() {
   rmSync(join(ws, ".vscode"), { recursive: true });
   await waitForProblems(expectedProblems(ws));
   log(`server back after the interpreter change: ${await problems.getAttribute("aria-label")}`);
+
+  // 7b. The server crashes: one notification with Restart Server, and the restart brings the
+  // problems back.
+  await palette("Notifications: Clear All Notifications");
+  const pid = languageServerPid();
+  if (!pid) throw new Error("could not find the language server process");
+  process.kill(pid, "SIGKILL");
+  const crash = page.locator(".notifications-toasts .notification-toast", { hasText: "Baton: the language server stopped." });
+  await crash.waitFor({ state: "visible" });
+  await waitForProblems({ error: 0, warning: 0, information: 0 });
+  const others = await page.locator(".notifications-toasts .notification-toast", { hasText: /crashed|connection/i }).count();
+  if (others) throw new Error("the client library reported the crash a second time");
+  await crash.locator(".monaco-button", { hasText: "Restart Server" }).click();
+  await waitForProblems(expectedProblems(ws));
+  if (languageServerPid() === pid) throw new Error("the server was not restarted");
+  log(`server killed (pid ${pid}), restarted from the notification: ${await problems.getAttribute("aria-label")}`);
 
   // 8. Restricted Mode: a workspace the user does not trust still gets its problems, but
   // workflows cannot be started, and the Workflows view says why.
