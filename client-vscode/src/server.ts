@@ -130,7 +130,9 @@ export class BatonServer implements vscode.Disposable {
       if (!envs) return undefined;
       if (!this.pythonWatch) {
         this.pythonWatch = envs.onDidChangeActiveEnvironmentPath(() => {
-          if (!vscode.workspace.getConfiguration("baton").get<string>("interpreter")) this.scheduleRestart("Python environment changed");
+          // Only when that environment is the one in use (no explicit setting wins over it).
+          const cfg = vscode.workspace.getConfiguration("baton");
+          if (!cfg.get<string>("interpreter") && !cfg.get<string>("server.path")) this.scheduleRestart("Python environment changed");
         });
         this.disposables.push(this.pythonWatch);
       }

@@ -339,4 +339,25 @@ describe("interpreter discovery in the adapter", () => {
     expect(await server.discover()).toMatchObject({ command: "/opt/bin/baton", args: ["lsp"], source: "baton.server.path" });
     server.dispose();
   });
+
+  it("restarts when the Python extension's environment changes, unless a setting names the server", async () => {
+    const changed = new vscode.EventEmitter<unknown>();
+    vscode.extensions.getExtension.mockImplementation(() => ({
+      isActive: true,
+      exports: { environments: {
+        getActiveEnvironmentPath: () => ({ id: "a", path: "/envs/a" }),
+        resolveEnvironment: async () => ({ executable: { uri: vscode.Uri.file("/envs/a/bin/python") } }),
+        onDidChangeActiveEnvironmentPath: changed.event,
+      } },
+    }));
+    const server = new BatonServer(context, "0.1.0");
+    const restart = vi.spyOn(server, "scheduleRestart").mockImplementation(() => undefined);
+    await server.discover();
+    changed.fire({});
+    expect(restart).toHaveBeenCalledTimes(1);
+    vscode.settings["baton.interpreter"] = "/venv/bin/python";
+    changed.fire({});
+    expect(restart).toHaveBeenCalledTimes(1);
+    server.dispose();
+  });
 });
