@@ -262,3 +262,34 @@ async def test_restarted_server_reattaches_and_reports_the_end(tmp_path: Path,
         assert status["status"] == "complete" and not status["running"]
     finally:
         await second.shutdown_session()
+
+
+async def test_folder_added_later_is_indexed_and_followed(editor: LanguageClient,
+                                                          tmp_path: Path) -> None:
+    other = _workspace(tmp_path / "b", {"implement.phase-2": {"write": "nothing"}})
+    failed = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "baton_lsp", "run", "Before the folder was opened",
+        "--workspace", str(other), stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL)
+    assert await asyncio.wait_for(failed.wait(), TIMEOUT) == 1
+    folder = types.WorkspaceFolder(uri=other.as_uri(), name="b")
+    editor.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+        event=types.WorkspaceFoldersChangeEvent(added=[folder], removed=[])))
+    (row,) = [r for r in await command(editor, "workflow.list")
+              if r["workspace"] == str(other)]
+    assert row["status"] == "failed"
+    uri = await open_doc(editor, Path(row["plan"]))
+    await diagnostics(editor, uri, lambda ds: code(ds, "BTN501"))
+
+    (other / BEHAVIOUR).write_text("{}")  # a terminal run in the new folder is followed
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "baton_lsp", "resume", row["workflow_id"], "--workspace",
+        str(other), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    assert await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
+    await wait_changed(editor, lambda p: p["workflow_id"] == row["workflow_id"] and
+                       p["event"].get("status") == "complete")
+
+    editor.workspace_did_change_workspace_folders(types.DidChangeWorkspaceFoldersParams(
+        event=types.WorkspaceFoldersChangeEvent(added=[], removed=[folder])))
+    rows = await command(editor, "workflow.list")
+    assert not [r for r in rows if r["workspace"] == str(other)]

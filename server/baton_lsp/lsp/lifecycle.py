@@ -180,6 +180,37 @@ def register(server: BatonServer) -> None:
             await fetch_settings(ls)
         await revalidate_all(ls)
 
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(
+            ls: BatonServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        """Folders added later are indexed and their workflows followed; a removed folder's
+        diagnostics are withdrawn and its workflows no longer watched."""
+        from .runs import tracker
+
+        before = set(ls.discover_roots())
+        for folder in params.event.removed:
+            path = uri_path(folder.uri)
+            if path is not None:
+                ls.folders = [f for f in ls.folders if str(f) != path]
+        for folder in params.event.added:
+            path = uri_path(folder.uri)
+            if path is not None and Path(path) not in ls.folders:
+                ls.folders.append(Path(path))
+        after = set(ls.discover_roots())
+        for root in before - after:
+            tracker(ls).unwatch(root)
+            ls.indexes.pop(norm(root), None)
+            prefix = str(root) + os.sep
+            for path in [p for p in ls.results if p.startswith(prefix)]:
+                del ls.results[path]
+                if not ls.pull_diagnostics:
+                    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                        uri=diagnostics.path_to_uri(path), diagnostics=[]))
+        if after - before:
+            ls.reload_configs()
+            tracker(ls).start()
+            await diagnostics.index_workspace(ls)
+
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(ls: BatonServer,
                                        params: types.DidChangeWatchedFilesParams) -> None:

@@ -82,6 +82,18 @@ class Tracker:
             self._poller = loop.call_later(POLL_SECONDS, self._poll)
         self._spawn(self.scan(root))
 
+    def unwatch(self, root: Path) -> None:
+        watcher = self.watchers.pop(root, None)
+        if watcher is None:
+            return
+        fd = watcher.fileno()
+        if fd is not None and self.ls.event_loop is not None:
+            with contextlib.suppress(Exception):
+                self.ls.event_loop.remove_reader(fd)
+        watcher.close()
+        for key in [k for k in self.seen if k[0] == root]:
+            del self.seen[key]
+
     def native(self, root: Path) -> bool:
         watcher = self.watchers.get(root)
         return watcher is not None and watcher.native
