@@ -131,13 +131,17 @@ export function installArgs(clientVersion: string): string[] {
   return ["-m", "pip", "install", "--upgrade", `baton-lsp==${clientVersion}`];
 }
 
-/** Absolute path of `name` on `pathVar`, with an injected executable test so it stays pure. */
+/** Absolute path of `name` on `pathVar`, with an injected executable test so it stays pure.
+ * On Windows pass `;` and the PATHEXT extensions (`claude` is `claude.cmd` there). */
 export function findOnPath(name: string, pathVar: string | undefined, isExecutable: (p: string) => boolean,
-  sep = ":"): string | undefined {
+  sep = ":", extensions: string[] = [""]): string | undefined {
+  const slash = sep === ";" ? "\\" : "/";
   for (const dir of (pathVar ?? "").split(sep)) {
     if (!dir) continue;
-    const candidate = `${dir.replace(/\/+$/, "")}/${name}`;
-    if (isExecutable(candidate)) return candidate;
+    for (const ext of extensions) {
+      const candidate = `${dir.replace(/[\\/]+$/, "")}${slash}${name}${ext}`;
+      if (isExecutable(candidate)) return candidate;
+    }
   }
   return undefined;
 }

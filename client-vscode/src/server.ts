@@ -53,6 +53,10 @@ function isExecutable(p: string): boolean {
 }
 
 export function which(name: string): string | undefined {
+  if (process.platform === "win32") {
+    const exts = (process.env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";").filter(Boolean);
+    return findOnPath(name, process.env.PATH, (p) => { try { return statSync(p).isFile(); } catch { return false; } }, ";", ["", ...exts]);
+  }
   return findOnPath(name, process.env.PATH, isExecutable);
 }
 

@@ -102,4 +102,9 @@ describe("findOnPath", () => {
     expect(findOnPath("codex", "/a:/b", (p) => exists.has(p))).toBeUndefined();
     expect(findOnPath("x", undefined, () => true)).toBeUndefined();
   });
+
+  it("tries PATHEXT extensions with Windows separators", () => {
+    const exists = new Set(["C:\\tools\\claude.CMD"]);
+    expect(findOnPath("claude", "C:\\bin;C:\\tools\\", (p) => exists.has(p), ";", ["", ".EXE", ".CMD"])).toBe("C:\\tools\\claude.CMD");
+  });
 });
