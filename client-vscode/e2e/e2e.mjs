@@ -167,7 +167,7 @@ async function contextMenu(row, action) {
 
 /** Screenshots of the main steps when BATON_E2E_SCREENSHOTS=1 (for reviewing the UI). */
 async function shot(name) {
-  if (env.BATON_E2E_SCREENSHOTS === "1") await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+  if (env.BATON_E2E_SCREENSHOTS === "1") await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) }); // creates the dir
 }
 
 function treeRow(labelPrefix) {
@@ -265,7 +265,6 @@ async function main() {
   rmSync(join(ws, ".claude", "baton-script.json"), { force: true });
   mkdirSync(join(userData, "User"), { recursive: true });
   mkdirSync(home, { recursive: true });
-  mkdirSync(ARTIFACTS, { recursive: true });
   writeSettings({ "baton.interpreter": PYTHON });
 
   log(`installing ${VSIX}`);
@@ -470,6 +469,7 @@ try {
   failed = true;
   console.error(`[e2e] FAILED: ${err.stack ?? err}`);
   try {
+    mkdirSync(ARTIFACTS, { recursive: true });
     const shot = join(ARTIFACTS, `failure-${Date.now()}.png`);
     if (page) await page.screenshot({ path: shot, fullPage: true });
     console.error(`[e2e] screenshot: ${shot}`);
