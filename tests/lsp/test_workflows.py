@@ -180,3 +180,17 @@ async def test_preview_resume_of_a_failed_workflow(trusted: LanguageClient) -> N
     assert "plan" in [s["step"] for s in preview["rerun"]]
     status = await command(trusted, "workflow.status", {"id": wid})
     assert status["status"] == "failed"
+
+
+async def test_settings_push_keeps_trust_and_applies_the_log_level(
+        trusted: LanguageClient) -> None:
+    """A `didChangeConfiguration` carrying the `baton` section replaces the settings: trust
+    given at initialize stays, and `logLevel` takes effect without a restart."""
+    trusted.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"baton": {"logLevel": "debug"}}))
+    info = await command(trusted, "debugInfo")
+    assert info["log_level"] == "DEBUG" and info["settings"]["trusted"] is True
+    trusted.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"baton": {"logLevel": "warning"}}))
+    info = await command(trusted, "debugInfo")
+    assert info["log_level"] == "WARNING" and info["settings"]["trusted"] is True

@@ -60,6 +60,7 @@ VALIDATE = "baton.server.validateWorkspace"
 
 def debug_info(ls: BatonServer) -> dict[str, Any]:
     """What a bug report needs: versions, workspaces, settings and the server's own load."""
+    import logging
     import platform
     import sys
     from importlib.metadata import version
@@ -88,6 +89,7 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
         "config_errors": {root: msg for root, (_, msg) in list(ls.config_errors.items())},
         "settings": {"overrides": ls.settings.overrides, "debounce_ms": ls.settings.debounce_ms,
                      "trusted": ls.settings.trusted},
+        "log_level": logging.getLevelName(logging.getLogger("baton_lsp").getEffectiveLevel()),
         "pull_diagnostics": ls.pull_diagnostics,
         "open_documents": len(ls.workspace.text_documents),
         "results_cached": len(ls.results),

@@ -108,8 +108,20 @@ async def fetch_settings(ls: BatonServer) -> None:
         return
     raw = result[0] if result else None
     merged = {**ls.initialization_options.get("settings", {}), **(raw or {})}
-    ls.settings = ClientSettings.from_raw(merged)
-    ls.settings.trusted = ls.settings.trusted or bool(ls.initialization_options.get("trusted"))
+    use_settings(ls, ClientSettings.from_raw(merged))
+
+
+def use_settings(ls: BatonServer, settings: ClientSettings) -> None:
+    """Adopt the client's `baton` settings: trust granted at initialize is never withdrawn
+    by a later settings push, and `baton.logLevel` takes effect at once."""
+    settings.trusted = settings.trusted or bool(ls.initialization_options.get("trusted"))
+    ls.settings = settings
+    level = (settings.log_level or "").upper()
+    if level in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        logging.getLogger("baton_lsp").setLevel(level)
+    elif settings.log_level:
+        log.warning("baton.logLevel must be debug, info, warning or error, got %r",
+                    settings.log_level)
 
 
 _HISTORY = re.compile(r"[/\\]\.claude[/\\]data[/\\]checkpoints[/\\][A-Za-z0-9][A-Za-z0-9_.-]*"
@@ -139,8 +151,7 @@ def register(server: BatonServer) -> None:
             ls.event_loop = asyncio.get_running_loop()
         options = params.initialization_options
         ls.initialization_options = options if isinstance(options, dict) else {}
-        ls.settings = ClientSettings.from_raw(ls.initialization_options.get("settings"))
-        ls.settings.trusted = bool(ls.initialization_options.get("trusted", False))
+        use_settings(ls, ClientSettings.from_raw(ls.initialization_options.get("settings")))
         folders = [uri_path(f.uri) for f in params.workspace_folders or []]
         if not folders and params.root_uri:
             folders = [uri_path(params.root_uri)]
@@ -175,7 +186,7 @@ def register(server: BatonServer) -> None:
                                        params: types.DidChangeConfigurationParams) -> None:
         settings: Any = params.settings
         if isinstance(settings, dict) and isinstance(settings.get("baton"), dict):
-            ls.settings = ClientSettings.from_raw(settings["baton"])
+            use_settings(ls, ClientSettings.from_raw(settings["baton"]))
         else:
             await fetch_settings(ls)
         await revalidate_all(ls)
