@@ -613,6 +613,17 @@ def register(server: BatonServer) -> None:
         return await resume_with_preview(ls, {"id": a.id, "workspace": str(root),
                                               "at": titles[choice.title]})
 
+    async def checkpoint_entry(ls: BatonServer, command: str, args: tuple[Any, ...]) -> Any:
+        """The store entry `{id, at?}` names: the newest sound one, or number `at`."""
+        from ..workflow.store import CheckpointStore
+
+        a: AtArgs = parse(command, AtArgs, args)
+        root = _find(ls, command, a.id, a.workspace)
+        try:
+            return await asyncio.to_thread(CheckpointStore(root, a.id).latest, a.at)
+        except Exception as exc:
+            raise WorkflowRefused(f"{command}: {exc}") from None
+
     async def show(ls: BatonServer, path: Path, line: int | None) -> dict[str, Any]:
         from .convert import path_to_uri
 
@@ -626,14 +637,7 @@ def register(server: BatonServer) -> None:
     @server.command(CHECKPOINT_OPEN)
     async def checkpoint_open(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Open the workflow's newest sound checkpoint (or number `at`) in the editor."""
-        from ..workflow.store import CheckpointStore
-
-        a: AtArgs = parse(CHECKPOINT_OPEN, AtArgs, args)
-        root = _find(ls, CHECKPOINT_OPEN, a.id, a.workspace)
-        try:
-            entry = await asyncio.to_thread(CheckpointStore(root, a.id).latest, a.at)
-        except Exception as exc:
-            raise WorkflowRefused(f"{CHECKPOINT_OPEN}: {exc}") from None
+        entry = await checkpoint_entry(ls, CHECKPOINT_OPEN, args)
         return await show(ls, entry.path, None)
 
     @server.command(OPEN)
@@ -701,12 +705,4 @@ def register(server: BatonServer) -> None:
     @server.command(CHECKPOINT_SHOW)
     async def checkpoint_show(ls: BatonServer, *args: Any) -> Any:
         """The checkpoint JSON of a workflow (the latest usable one, or number `at`)."""
-        from ..workflow.store import CheckpointStore
-
-        a: AtArgs = parse(CHECKPOINT_SHOW, AtArgs, args)
-        root = _find(ls, CHECKPOINT_SHOW, a.id, a.workspace)
-        try:
-            entry = await asyncio.to_thread(CheckpointStore(root, a.id).latest, a.at)
-        except Exception as exc:
-            raise WorkflowRefused(f"{CHECKPOINT_SHOW}: {exc}") from None
-        return entry.data
+        return (await checkpoint_entry(ls, CHECKPOINT_SHOW, args)).data
