@@ -20,6 +20,7 @@ import os
 import re
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -291,13 +292,22 @@ class ErrorLog:
 
 class RunIndex:
     """Every workflow of one workspace, re-read only when its checkpoint directory changed.
-    Thread-safe: rules run on checker threads, the language server on its loop."""
+    Thread-safe: rules run on checker threads, the language server on its loop.
+
+    `views()` (and `for_plan`, which every plan check asks) re-stats the workflow
+    directories at most every `max_age` seconds: a bulk check of thousands of plans costs
+    one pass, not one per plan. `view(id)` is always current; followers call it on each
+    change, which also updates what `views()` returns."""
+
+    FRESH_SECONDS = 0.25
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.base = checkpoints_root(root)
         self.errors = ErrorLog(root)
         self._views: dict[str, RunView] = {}
+        self._plans: dict[str, str] = {}  # workflow id → realpath of its plan
+        self._scanned = -1e9
         self._lock = threading.RLock()
 
     def workflow_ids(self) -> list[str]:
@@ -312,34 +322,48 @@ class RunIndex:
         unchanged and, for a live run, while its engine still holds the lock)."""
         with self._lock:
             self.errors.refresh()
-            errors = self.errors.of(workflow_id)
-            try:
-                st = os.stat(self.base / workflow_id)
-                stamp: tuple[Any, ...] = (st.st_mtime_ns, st.st_ino, len(errors))
-            except OSError:
-                stamp = (None, None, len(errors))
-            old = self._views.get(workflow_id)
-            if old is not None and old.stamp == stamp and (
-                    not old.running or CheckpointStore(self.root, workflow_id).locked()):
-                return old  # a live run is re-read once its engine lets go of the lock
-            view = read_view(self.root, workflow_id, errors)
-            view.stamp = stamp
-            self._views[workflow_id] = view
-            return view
+            return self._view(workflow_id)
 
-    def views(self) -> list[RunView]:
-        ids = self.workflow_ids()
+    def _view(self, workflow_id: str) -> RunView:
+        errors = self.errors.of(workflow_id)
+        try:
+            st = os.stat(self.base / workflow_id)
+            stamp: tuple[Any, ...] = (st.st_mtime_ns, st.st_ino, len(errors))
+        except OSError:
+            stamp = (None, None, len(errors))
+        old = self._views.get(workflow_id)
+        if old is not None and old.stamp == stamp and (
+                not old.running or CheckpointStore(self.root, workflow_id).locked()):
+            return old  # a live run is re-read once its engine lets go of the lock
+        view = read_view(self.root, workflow_id, errors)
+        view.stamp = stamp
+        self._views[workflow_id] = view
+        if view.plan:
+            self._plans[workflow_id] = os.path.realpath(view.plan)
+        else:
+            self._plans.pop(workflow_id, None)
+        return view
+
+    def views(self, max_age: float | None = None) -> list[RunView]:
+        age = self.FRESH_SECONDS if max_age is None else max_age
         with self._lock:
-            for gone in set(self._views) - set(ids):
-                del self._views[gone]
-        return [self.view(wid) for wid in ids]
+            if time.monotonic() - self._scanned >= age:
+                ids = self.workflow_ids()
+                for gone in set(self._views) - set(ids):
+                    del self._views[gone]
+                    self._plans.pop(gone, None)
+                self.errors.refresh()
+                for wid in ids:
+                    self._view(wid)
+                self._scanned = time.monotonic()
+            return [self._views[wid] for wid in sorted(self._views)]
 
     def for_plan(self, plan: str | Path) -> RunView | None:
         """The most recently updated workflow whose plan is `plan`."""
         want = os.path.realpath(plan)
         best: RunView | None = None
         for v in self.views():
-            if v.plan and os.path.realpath(v.plan) == want and (
+            if self._plans.get(v.workflow_id) == want and (
                     best is None or (v.updated_at or "", v.sequence) >
                     (best.updated_at or "", best.sequence)):
                 best = v
