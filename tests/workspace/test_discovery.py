@@ -56,3 +56,14 @@ def test_walk_respects_exclude(make_workspace) -> None:
                                  ".claude/agents/b.md": "x"})
     assert {p.name for p, _ in walk(root)} == {"a.md", "b.md"}
     assert {p.name for p, _ in walk(root, [".claude/lib/*"])} == {"b.md"}
+
+
+def test_walk_skips_the_engines_history_but_it_is_still_classified(make_workspace) -> None:
+    """Up to 500 checksummed files per workflow are engine output: checked when opened or
+    named, not on every walk. A hand-placed checkpoint beside them is still walked."""
+    root = make_workspace({".claude/data/checkpoints/wf_1/000001.json": "{}",
+                           ".claude/data/checkpoints/legacy.json": "{}"})
+    walked = {p.relative_to(root).as_posix() for p, _ in walk(root)}
+    assert ".claude/data/checkpoints/legacy.json" in walked
+    assert ".claude/data/checkpoints/wf_1/000001.json" not in walked
+    assert classify(".claude/data/checkpoints/wf_1/000001.json") is Kind.CHECKPOINT

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -76,6 +77,9 @@ def classify(rel: str) -> Kind | None:
     return None
 
 
+_ENGINE_HISTORY = re.compile(r"^\.claude/data/checkpoints/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
 def excluded(rel: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel, p.rstrip("/") + "/*")
                for p in patterns)
@@ -93,6 +97,11 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
             dirnames[:] = sorted(d for d in dirnames
                                  if d not in _SKIP_DIRS and d != ".claude")
             rel_dir = os.path.relpath(dirpath, root_str).replace(os.sep, "/")
+            if _ENGINE_HISTORY.match(rel_dir):
+                # the engine's own checksummed history (up to 500 files per workflow):
+                # checked when opened or named, not on every workspace walk
+                dirnames[:] = []
+                continue
             for fname in sorted(filenames):
                 rel = f"{rel_dir}/{fname}"
                 kind = classify(rel)
