@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -124,13 +123,14 @@ def use_settings(ls: BatonServer, settings: ClientSettings) -> None:
                     settings.log_level)
 
 
-_HISTORY = re.compile(r"[/\\]\.claude[/\\]data[/\\]checkpoints[/\\][A-Za-z0-9][A-Za-z0-9_.-]*"
-                      r"[/\\](\d{6}\.json|run\.json|lock|logs[/\\].*)$")
-
-
 def _engine_history(path: str) -> bool:
-    """A file the workflow engine writes into a workflow's checkpoint directory."""
-    return _HISTORY.search(path) is not None
+    """A file the workflow engine writes into a workflow's checkpoint directory (its
+    history, `run.json`, `lock`, `logs/…`)."""
+    from ..workspace.discovery import engine_history_dir
+
+    parent = os.path.dirname(path)
+    return engine_history_dir(parent) or (os.path.basename(parent) == "logs" and
+                                          engine_history_dir(os.path.dirname(parent)))
 
 
 async def revalidate_all(ls: BatonServer) -> None:

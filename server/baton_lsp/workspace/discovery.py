@@ -77,7 +77,14 @@ def classify(rel: str) -> Kind | None:
     return None
 
 
-_ENGINE_HISTORY = re.compile(r"^\.claude/data/checkpoints/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_ENGINE_HISTORY = re.compile(
+    r"(^|[/\\])\.claude[/\\]data[/\\]checkpoints[/\\][A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def engine_history_dir(directory: str) -> bool:
+    """A workflow's directory of the engine's own history (`.claude/data/checkpoints/<id>`,
+    relative or absolute)."""
+    return _ENGINE_HISTORY.search(directory) is not None
 
 
 def excluded(rel: str, patterns: Iterable[str]) -> bool:
@@ -97,7 +104,7 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
             dirnames[:] = sorted(d for d in dirnames
                                  if d not in _SKIP_DIRS and d != ".claude")
             rel_dir = os.path.relpath(dirpath, root_str).replace(os.sep, "/")
-            if _ENGINE_HISTORY.match(rel_dir):
+            if engine_history_dir(rel_dir):
                 # the engine's own checksummed history (up to 500 files per workflow):
                 # checked when opened or named, not on every workspace walk
                 dirnames[:] = []
