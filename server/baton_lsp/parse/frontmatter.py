@@ -2,27 +2,34 @@
 
 PyYAML's event stream is walked iteratively instead of composing nodes, so we can refuse
 aliases (no alias bombs), cap nesting depth and event count (no recursion blow-ups) and
-record where every top-level key and list element sits.
+record where every top-level key and list element sits. The limits are ours, not the YAML
+library's: libyaml builds differ in what they refuse (PyYAML 6.0.4's libyaml stops deep flow
+nesting with a scanner error), so every syntax error from the C parser is re-read by the
+pure-Python parser, whose event stream is iterative, before it is called a syntax error.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import yaml
 
 from ..model.base import Range
 from ..model.common import Frontmatter, FrontmatterEntry, ListItem
 
+_T = TypeVar("_T")
+
 MAX_EVENTS = 20_000
 MAX_DEPTH = 40
 MAX_CHARS = 256 * 1024
 
-try:  # the C parser is much faster when libyaml is present
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
+PURE_LOADER: Any = yaml.SafeLoader
+LOADER: Any = getattr(yaml, "CSafeLoader", PURE_LOADER)
+"""The parser used first: libyaml's when this PyYAML build has it (much faster)."""
+
+DEPTH_MESSAGE = f"front matter nests deeper than {MAX_DEPTH} levels"
 
 _INT_RE = re.compile(r"^[-+]?\d+$")
 _YAML_BREAKS = re.compile("[\r\x85\u2028\u2029]")
@@ -40,6 +47,91 @@ class _FrontmatterError(Exception):
         self.syntax = syntax
 
 
+class YAMLLimitError(yaml.YAMLError):
+    """YAML refused for its shape (nesting, size, aliases) rather than its syntax."""
+
+    def __init__(self, message: str, line: int = 0, col: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
+        self.col = col
+
+
+def _events(text: str, loader: Any) -> Iterator[yaml.Event]:
+    """PyYAML events with our limits applied as they stream (never a composed tree)."""
+    depth = 0
+    for count, event in enumerate(yaml.parse(text, Loader=loader), 1):
+        if count > MAX_EVENTS:
+            raise _FrontmatterError("front matter is too large to read safely", 0, 0)
+        if isinstance(event, yaml.AliasEvent):
+            raise _FrontmatterError(
+                "YAML aliases (*name) are not allowed in front matter: they can expand "
+                "exponentially",
+                event.start_mark.line,
+                event.start_mark.column,
+            )
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if depth >= MAX_DEPTH:
+                raise _FrontmatterError(DEPTH_MESSAGE, event.start_mark.line,
+                                        event.start_mark.column)
+            depth += 1
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+        yield event
+
+
+def _syntax_error(exc: yaml.YAMLError) -> _FrontmatterError:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line, mark.column) if mark else (0, 0)
+        problem = exc.problem or "invalid YAML"
+        return _FrontmatterError(f"front matter is not valid YAML: {problem}", line, col,
+                                 syntax=True)
+    return _FrontmatterError(f"front matter is not valid YAML: {exc}", 0, 0, syntax=True)
+
+
+def _read(text: str, walk: Callable[[Iterator[yaml.Event]], _T]) -> _T:
+    """Run `walk` over the events of `text`, first with LOADER, then with the pure parser.
+
+    A syntax error from libyaml may be its own nesting limit rather than a real syntax
+    error; the pure-Python parser streams events without recursion, so our depth limit
+    decides. RecursionError anywhere is reported as too deep, never raised.
+    """
+    loaders = [LOADER] if LOADER is PURE_LOADER else [LOADER, PURE_LOADER]
+    first: _FrontmatterError | None = None
+    for loader in loaders:
+        try:
+            return walk(_events(text, loader))
+        except yaml.YAMLError as exc:
+            first = first or _syntax_error(exc)
+        except RecursionError:
+            raise _FrontmatterError(DEPTH_MESSAGE, 0, 0) from None
+    assert first is not None
+    raise first
+
+
+def check_limits(text: str) -> None:
+    """Raise YAMLLimitError when `text` is too deep, too large or uses aliases.
+
+    Syntax errors are not reported here (the caller's own parse reports them).
+    """
+    try:
+        _read(text, lambda events: sum(1 for _ in events))
+    except _FrontmatterError as exc:
+        if not exc.syntax:
+            raise YAMLLimitError(str(exc), exc.line, exc.col) from None
+
+
+def safe_load(text: str) -> Any:
+    """`yaml.safe_load` that cannot recurse deeply or expand aliases: limits first."""
+    check_limits(text)
+    try:
+        return yaml.load(text, Loader=LOADER)
+    except yaml.YAMLError:
+        if LOADER is PURE_LOADER:
+            raise
+        return yaml.load(text, Loader=PURE_LOADER)
+
+
 def _scalar(event: yaml.ScalarEvent) -> Any:
     value = event.value
     if event.style:  # quoted or block scalar: always a string
@@ -55,15 +147,21 @@ def _scalar(event: yaml.ScalarEvent) -> Any:
     return value
 
 
-def _compose(text: str, line_offset: int) -> list[tuple[str, Any, Range, Range, list[ListItem]]]:
-    """Walk events and return (key, value, key_range, value_range, items) per top-level key."""
+_Composed = list[tuple[str, Any, Range, Range, list[ListItem]]]
+
+
+def _compose(text: str, line_offset: int) -> _Composed:
+    """(key, value, key_range, value_range, items) per top-level key of `text`."""
+    return _read(text, lambda events: _compose_events(events, text, line_offset))
+
+
+def _compose_events(events: Iterator[yaml.Event], text: str, line_offset: int) -> _Composed:
+    """Walk events (already limited by `_events`) into top-level entries with positions."""
     out: list[tuple[str, Any, Range, Range, list[ListItem]]] = []
     stack: list[list[Any]] = []  # frames: [container, pending_key, is_mapping]
-    count = 0
     top_key: tuple[str, Range] | None = None
     value_start: tuple[int, int] | None = None
     items: list[ListItem] = []
-    root_seen = False
 
     widths = [len(line) for line in text.split("\n")]
     last_end: Any = None  # end mark of the last scalar or flow collection seen
@@ -133,70 +231,39 @@ def _compose(text: str, line_offset: int) -> list[tuple[str, Any, Range, Range, 
         return text[start_mark.index : end_mark.index]
 
     starts: list[Any] = []
-    try:
-        for event in yaml.parse(text, Loader=_Loader):
-            count += 1
-            if count > MAX_EVENTS:
-                raise _FrontmatterError("front matter is too large to read safely", 0, 0)
-            if isinstance(event, yaml.AliasEvent):
+    for event in events:
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            is_map = isinstance(event, yaml.MappingStartEvent)
+            if not stack and not is_map:
                 raise _FrontmatterError(
-                    "YAML aliases (*name) are not allowed in front matter: they can expand "
-                    "exponentially",
+                    "front matter must be a mapping of `key: value` lines, not a list",
                     event.start_mark.line,
                     event.start_mark.column,
                 )
-            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                if len(stack) >= MAX_DEPTH:
+            if (len(stack) == 1 and top_key is not None and value_start is None
+                    and stack[0][1] is not _NO_KEY):
+                line, col = at(event.start_mark)
+                value_start = (line + line_offset, col)
+            stack.append([{} if is_map else [], _NO_KEY, is_map])
+            starts.append((event.start_mark, bool(event.flow_style)))
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            frame = stack.pop()
+            start_mark, flow = starts.pop()
+            # A block collection ends at its last item, not at the next key.
+            end_mark = event.end_mark if flow or last_end is None else last_end
+            last_end = end_mark
+            add(frame[0], start_mark, end_mark)
+        elif isinstance(event, yaml.ScalarEvent):
+            if not stack:
+                if event.value.strip():
                     raise _FrontmatterError(
-                        f"front matter nests deeper than {MAX_DEPTH} levels",
+                        "front matter must be a mapping of `key: value` lines",
                         event.start_mark.line,
                         event.start_mark.column,
                     )
-                is_map = isinstance(event, yaml.MappingStartEvent)
-                if not stack and not is_map:
-                    raise _FrontmatterError(
-                        "front matter must be a mapping of `key: value` lines, not a list",
-                        event.start_mark.line,
-                        event.start_mark.column,
-                    )
-                if (len(stack) == 1 and top_key is not None and value_start is None
-                        and stack[0][1] is not _NO_KEY):
-                    line, col = at(event.start_mark)
-                    value_start = (line + line_offset, col)
-                stack.append([{} if is_map else [], _NO_KEY, is_map])
-                starts.append((event.start_mark, bool(event.flow_style)))
-                root_seen = True
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                frame = stack.pop()
-                start_mark, flow = starts.pop()
-                # A block collection ends at its last item, not at the next key.
-                end_mark = event.end_mark if flow or last_end is None else last_end
-                last_end = end_mark
-                add(frame[0], start_mark, end_mark)
-            elif isinstance(event, yaml.ScalarEvent):
-                if not stack:
-                    if event.value.strip():
-                        raise _FrontmatterError(
-                            "front matter must be a mapping of `key: value` lines",
-                            event.start_mark.line,
-                            event.start_mark.column,
-                        )
-                    root_seen = True
-                    continue
-                last_end = event.end_mark
-                add(_scalar(event), event.start_mark, event.end_mark)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line, mark.column) if mark else (0, 0)
-        problem = exc.problem or "invalid YAML"
-        raise _FrontmatterError(
-            f"front matter is not valid YAML: {problem}", line, col, syntax=True
-        ) from None
-    except yaml.YAMLError as exc:
-        raise _FrontmatterError(
-            f"front matter is not valid YAML: {exc}", 0, 0, syntax=True
-        ) from None
-    del root_seen
+                continue
+            last_end = event.end_mark
+            add(_scalar(event), event.start_mark, event.end_mark)
     return out
 
 
@@ -250,10 +317,12 @@ def parse_frontmatter(lines: list[str], end_line: int) -> Frontmatter:
     except _FrontmatterError as exc:
         if exc.syntax:
             lenient = _lenient(lines, end_line)
-            if lenient is not None:
+            too_deep = _lenient_limit_error(lines, lenient) if lenient is not None else None
+            if lenient is not None and too_deep is None:
                 firsts, dups = _split_duplicates(lenient)
                 return Frontmatter(entries=firsts, range=block, duplicates=dups,
                                    lenient_reason=str(exc))
+            exc = too_deep or exc
         line = min(exc.line + 1, max(end_line - 1, 0))
         width = len(lines[line]) if line < len(lines) else 0
         return Frontmatter(range=block, error=str(exc),
@@ -278,6 +347,24 @@ def parse_frontmatter(lines: list[str], end_line: int) -> Frontmatter:
         entries.append(entry)
     firsts, duplicates = _split_duplicates(entries)
     return Frontmatter(entries=firsts, range=block, duplicates=duplicates)
+
+
+def _lenient_limit_error(
+    lines: list[str], entries: list[FrontmatterEntry]
+) -> _FrontmatterError | None:
+    """The first lenient entry whose own text is too deep or large for YAML readers.
+
+    A value such as `tools: [[[…` is kept as text by the lenient reader, but every YAML
+    reader downstream (ours included) would choke on it, so it is reported as the limit it
+    breaks rather than accepted.
+    """
+    for entry in entries:
+        start, end = entry.range.start_line, entry.range.end_line
+        try:
+            check_limits("\n".join(lines[start:end + 1]))
+        except YAMLLimitError as exc:
+            return _FrontmatterError(str(exc), start - 1 + exc.line, exc.col)
+    return None
 
 
 def _split_duplicates(

@@ -12,6 +12,7 @@ import yaml
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Severity
 from ..model.common import Frontmatter, FrontmatterEntry, ListItem
+from ..parse.frontmatter import safe_load
 from .base import RuleContext, rule
 
 AGENT = (Kind.AGENT,)
@@ -54,7 +55,7 @@ def _is_agent(doc: AgentFile) -> bool:
 def _yaml_scalar(text: str) -> str:
     """`text` as a YAML plain scalar when that round-trips, else double-quoted."""
     try:
-        if yaml.safe_load(f"k: {text}") == {"k": text}:
+        if safe_load(f"k: {text}") == {"k": text}:
             return text
     except yaml.YAMLError:
         pass
@@ -142,7 +143,7 @@ def _lenient_culprit(fm: Frontmatter, ctx: RuleContext) -> FrontmatterEntry | No
         start, end = entry.range.start_line, entry.range.end_line
         text = "\n".join(ctx.lines[start:end + 1])
         try:
-            yaml.safe_load(text)
+            safe_load(text)
         except yaml.YAMLError:
             return entry
     return None
@@ -174,7 +175,7 @@ def frontmatter_lenient(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     if isinstance(entry.value, str) and raw and entry.range.start_line == entry.range.end_line:
         quoted = json.dumps(entry.value, ensure_ascii=False)
         try:
-            ok = yaml.safe_load(f"{entry.key}: {quoted}") == {entry.key: entry.value}
+            ok = safe_load(f"{entry.key}: {quoted}") == {entry.key: entry.value}
         except yaml.YAMLError:
             ok = False
         if ok:
