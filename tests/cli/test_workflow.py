@@ -24,10 +24,26 @@ def test_values_are_toml_and_bare_words_are_strings() -> None:
                                 "command": ["a", "b"]}}
 
 
-@pytest.mark.parametrize("item", ["nodot", "=1", "a.b.c=1", "workflow.=1"])
-def test_malformed_items_are_config_errors(item: str) -> None:
+@pytest.mark.parametrize("items", [["nodot"], ["=1"], ["workflow.=1"], ["a..b=1"],
+                                   ["workflow.claude=1", "workflow.claude.model=x"],
+                                   ["workflow.claude.model=x", "workflow.claude=1"]])
+def test_malformed_items_are_config_errors(items: list[str]) -> None:
     with pytest.raises(ConfigError, match="--set"):
-        parse_settings([item])
+        parse_settings(items)
+
+
+def test_nested_tables_reach_the_runner_settings(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, ws)
+    got = parse_settings(["workflow.claude.fallback-model=haiku",
+                          "workflow.gemini.skip-trust=true", "workflow.timeout=9"])
+    assert got == {"workflow": {"claude": {"fallback-model": "haiku"},
+                                "gemini": {"skip-trust": True}, "timeout": 9}}
+    config = load_config(ws, got)
+    assert config.workflow.claude.fallback_model == "haiku"
+    assert config.workflow.gemini.skip_trust is True
+    assert config.workflow.timeout == 9
+    assert config.workflow.runner == "script"  # the file's value survives
 
 
 def test_overrides_merge_into_the_workflow_table_one_level_deep(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import os
 import shutil
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from baton_lsp.workflow.runners import (
     available_runner,
     classify_common,
     classify_outcome,
+    fix_for,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -99,8 +101,40 @@ def test_claude_argv_options_are_optional_and_configurable(tmp_path: Path) -> No
     assert "--permission-mode" not in argv
 
 
+@pytest.mark.parametrize(("front_matter", "sent"), [
+    ("sonnet", "sonnet"), ("opus", "opus"), ("haiku", "haiku"), ("inherit", None),
+    ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5-20250929"),
+    ("sonnet-4.5", "claude-sonnet-4-5"), ("haiku-4.5", "claude-haiku-4-5"),
+    ("opus-4.1", "claude-opus-4-1"), ("opus-4", "claude-opus-4-0"), ("sonnet-5", "claude-sonnet-5"),
+])
+def test_claude_gets_claude_model_ids(tmp_path: Path, front_matter: str, sent: str | None
+                                      ) -> None:
+    argv = ClaudeRunner().launch(invocation(tmp_path, model=front_matter)).argv
+    assert (argv[argv.index("--model") + 1] if "--model" in argv else None) == sent
+
+
+def test_claude_fallback_model_and_configured_model(tmp_path: Path) -> None:
+    inv = replace(invocation(tmp_path, model="opus-4.1"), fallback_model="sonnet-4.5")
+    argv = ClaudeRunner().launch(inv).argv
+    assert argv[argv.index("--model") + 1] == "claude-opus-4-1"
+    assert argv[argv.index("--fallback-model") + 1] == "claude-sonnet-4-5"
+    argv = ClaudeRunner(model="haiku", fallback_model="sonnet").launch(inv).argv
+    assert argv[argv.index("--model") + 1] == "haiku"
+    assert argv[argv.index("--fallback-model") + 1] == "sonnet"
+
+
+@pytest.mark.parametrize("model", ["gpt-4", "gemini-2.5-pro", "sonet"])
+def test_claude_refuses_a_model_that_is_not_claude(tmp_path: Path, model: str) -> None:
+    with pytest.raises(ValueError, match=r"not a Claude model.*claude-sonnet-4-5"):
+        ClaudeRunner().launch(invocation(tmp_path, model=model))
+
+
 def test_codex_argv_reads_the_prompt_from_stdin(tmp_path: Path) -> None:
-    spec = CodexRunner().launch(invocation(tmp_path, model="gpt-5-codex", tools=("Read",)))
+    # The front-matter model is a Claude model: codex only gets the configured one.
+    spec = CodexRunner().launch(invocation(tmp_path, model="sonnet-4.5", tools=("Read",)))
+    assert spec.argv == ["codex", "exec", "--json", "--skip-git-repo-check",
+                         "--sandbox", "workspace-write", "-"]
+    spec = CodexRunner(model="gpt-5-codex").launch(invocation(tmp_path, model="sonnet-4.5"))
     assert spec.argv == ["codex", "exec", "--json", "--skip-git-repo-check", "-m", "gpt-5-codex",
                          "--sandbox", "workspace-write", "-"]
     assert spec.stdin == PROMPT.encode()
@@ -109,8 +143,8 @@ def test_codex_argv_reads_the_prompt_from_stdin(tmp_path: Path) -> None:
 
 
 def test_gemini_argv_has_a_short_instruction_and_the_prompt_on_stdin(tmp_path: Path) -> None:
-    runner = GeminiRunner()
-    spec = runner.launch(invocation(tmp_path, model="gemini-2.5-pro"))
+    runner = GeminiRunner(model="gemini-2.5-pro")
+    spec = runner.launch(invocation(tmp_path, model="sonnet-4.5"))
     assert spec.argv == ["gemini", "-o", "stream-json", "-m", "gemini-2.5-pro",
                          "--approval-mode", "auto_edit", "-p", runner.instruction]
     assert spec.stdin == PROMPT.encode()
@@ -194,7 +228,9 @@ def test_claude_offline_stream_is_a_fatal_login_failure() -> None:
     result = final(events)
     assert result == RunResult(ok=False, subtype="success",
                                message="Not logged in · Please run /login",
-                               session_id="6f1c2a4e-8d3b-4b7a-9e55-2c0d9a7f13b1", failure=FATAL)
+                               session_id="6f1c2a4e-8d3b-4b7a-9e55-2c0d9a7f13b1", failure=FATAL,
+                               usage=result.usage)
+    assert result.usage is not None and result.usage["cost_usd"] == 0
     assert runner.classify_exit(1, "", result) == FATAL
 
 
@@ -338,6 +374,36 @@ def test_gemini_exit_codes(code: int, failure: str | None) -> None:
 def test_gemini_untrusted_folder_is_fatal() -> None:
     assert GeminiRunner().classify_exit(1, "FatalUntrustedWorkspaceError: folder is not "
                                            "trusted", None) == FATAL
+    # gemini 0.61: exit 55 with the message on stderr, in colour.
+    stderr = ("\x1b[31mGemini CLI is not running in a trusted directory. To proceed, either use "
+              "`--skip-trust`, set the `GEMINI_CLI_TRUST_WORKSPACE=true` environment variable, "
+              "or trust this directory in interactive mode.\x1b[0m")
+    assert GeminiRunner().classify_exit(55, stderr, None) == FATAL
+    assert GeminiRunner().classify_exit(1, stderr, None) == FATAL
+    assert "skip-trust" in (fix_for(stderr) or "")
+
+
+@pytest.mark.parametrize(("stderr", "message", "failure", "fix"), [
+    # gemini's exhausted quota after its own retries: the result says little, stderr the status
+    ("ApiError: {\"error\":{\"code\":429,\"status\":\"RESOURCE_EXHAUSTED\"}} status: 429",
+     "Quota exceeded", TRANSIENT, None),
+    ("", "We're currently experiencing high demand, which may cause temporary errors.",
+     TRANSIENT, None),
+    ("", "unexpected status 401 Unauthorized: Incorrect API key provided", FATAL, "API_KEY"),
+    ("", "API key not valid. Please pass a valid API key.", FATAL, "API_KEY"),
+    ("", "models/sonnet-4.5 is not found for API version v1beta", FATAL, "model"),
+    ("Error: --dangerously-skip-permissions cannot be used with root/sudo privileges for "
+     "security reasons", "", FATAL, "acceptEdits"),
+    ("", "AssertionError: 401 != 200", PERMANENT, None),
+])
+def test_failure_classes_from_real_messages(stderr: str, message: str, failure: str,
+                                            fix: str | None) -> None:
+    result = RunResult(ok=False, subtype="error", message=message, session_id=None,
+                       failure=PERMANENT)
+    assert classify_common(1, stderr, result) == failure
+    assert (fix is None) == (fix_for(f"{stderr}\n{message}") is None)
+    if fix:
+        assert fix in (fix_for(f"{stderr}\n{message}") or "")
 
 
 # --- classification -------------------------------------------------------------------------

@@ -102,8 +102,9 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
-    """`--set workflow.timeout=600` items → a load_config overrides dict (tables one level
-    deep, like the files). Raises ConfigError on a malformed item."""
+    """`--set workflow.timeout=600` / `--set workflow.claude.fallback-model=haiku` items → a
+    load_config overrides dict (tables nested like the files). Raises ConfigError on a
+    malformed item."""
     import tomllib
 
     from ..errors import ConfigError
@@ -111,22 +112,22 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key or not all(p.strip() for p in key.split(".")) \
-                or key.count(".") > 1:
+        parts = [p.strip() for p in key.split(".")]
+        if not sep or not all(parts):
             raise ConfigError(f"--set {item!r}: expected TABLE.KEY=VALUE or KEY=VALUE")
         try:
             value = tomllib.loads(f"v = {raw}")["v"]
         except tomllib.TOMLDecodeError:
             value = raw  # a bare word: a string
-        table, _, name = key.rpartition(".")
-        if table:
-            slot = out.setdefault(table, {})
+        slot = out
+        for i, part in enumerate(parts[:-1]):
+            slot = slot.setdefault(part, {})
             if not isinstance(slot, dict):
+                table = ".".join(parts[:i + 1])
                 raise ConfigError(f"--set {item!r}: {table} is set as a value and a table")
-            slot[name] = value
-        else:
-            out[name] = value
+        if isinstance(slot.get(parts[-1]), dict):
+            raise ConfigError(f"--set {item!r}: {key.strip()} is set as a value and a table")
+        slot[parts[-1]] = value
     return out
 
 
@@ -301,6 +302,7 @@ def _summary(root: Path, wid: str) -> dict[str, Any]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from ..workflow.accounting import format_usage
     from ..workflow.store import list_workflows
 
     root = _root(args)
@@ -337,8 +339,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         for sid, step in (info.get("steps") or {}).items():
             extra = f" — {step['message']}" if step.get("message") and \
                 step.get("status") != "done" else ""
+            cost = format_usage(step.get("usage"))
             print(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
-                  f"{extra}")
+                  f"{'  ' + cost if cost else ''}{extra}")
+        usage = info.get("usage") or {}
+        for name, row in [*(usage.get("states") or {}).items(), ("workflow", usage.get("total"))]:
+            if row:
+                print(f"  cost {name:<14} {format_usage(row)}")
         ctx = info.get("context") or {}
         for name, row in [*(ctx.get("states") or {}).items(), ("workflow", ctx.get("total"))]:
             if row and row.get("artifact_tokens"):
@@ -353,8 +360,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not rows:
         print("no workflows in this workspace")
     for r in sorted(rows, key=lambda r: r.get("updated_at") or ""):
+        cost = format_usage((r.get("usage") or {}).get("total"))
         print(f"{r['workflow_id']:<44} {r.get('status')!s:<12} {r.get('state')!s:<10} "
-              f"{(r.get('description') or '')[:50]}")
+              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}")
     return EXIT_OK
 
 

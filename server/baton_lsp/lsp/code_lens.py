@@ -9,6 +9,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from ..workflow.accounting import format_usage
 from .convert import path_to_uri, to_lsp_range
 from .plans import plan_for
 from .server import BatonServer, guard
@@ -104,13 +105,16 @@ def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
         age = _ago(view.updated_at)
         return [lens("● " + describe(view) + (f" · updated {age}" if age else ""),
                      CHECKPOINT_OPEN, _args(view)), lens("Cancel", CANCEL, _args(view))]
+    cost = format_usage(view.usage)
     if view.status == "complete":
         return [lens(f"✓ complete · {view.done_phases()}/{view.total_phases()} phases"
+                     + (f" · {cost}" if cost else "")
                      + (f" · {_ago(view.updated_at)}" if view.updated_at else ""),
                      CHECKPOINT_OPEN, _args(view))]
     if view.resumable:
         mark = "✗" if view.status == "failed" else "⏸"
-        return [lens(f"{mark} {view.status} in {view.state}", CHECKPOINT_OPEN, _args(view)),
+        return [lens(f"{mark} {view.status} in {view.state}" + (f" · {cost}" if cost else ""),
+                     CHECKPOINT_OPEN, _args(view)),
                 lens("Resume", RESUME_PREVIEW, _args(view)), show]
     return [lens(f"{view.status} · {view.problem or view.workflow_id}", CHECKPOINT_OPEN,
                  _args(view))]
@@ -128,7 +132,9 @@ def _phase_command(view: Any, phase_id: str) -> types.Command:
     open_log = [{"path": str(log)}] if log is not None else None
     if step.status == "done":
         secs = (step.duration_ms or 0) / 1000
-        return types.Command(title=f"✓ done in {_duration(secs) if secs >= 1 else f'{secs:.1f} s'}",
+        cost = format_usage(step.usage)
+        return types.Command(title=f"✓ done in {_duration(secs) if secs >= 1 else f'{secs:.1f} s'}"
+                             + (f" · {cost}" if cost else ""),
                              command=OPEN if step.artifact else "",
                              arguments=[{"path": step.artifact}] if step.artifact else None)
     if step.status == "running" and view.running:

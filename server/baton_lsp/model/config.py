@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .base import Severity
 
@@ -44,6 +44,58 @@ DEFAULT_ROLE_AGENTS = {
 }
 
 
+_RUNNER_CONFIG = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
+                            defer_build=True)
+
+
+class ClaudeSettings(BaseModel):
+    """`[workflow.claude]`: how the claude runner starts Claude Code (`claude -p`)."""
+
+    model_config = _RUNNER_CONFIG
+
+    executable: str = Field("claude", description="Program name or path of the claude CLI.")
+    permission_mode: str = Field(
+        "acceptEdits", description="--permission-mode. acceptEdits lets the agent write its "
+        "artifact (outside `.claude/`, which Claude Code protects in every mode but "
+        "bypassPermissions) and other files in the workspace without prompting.")
+    model: str | None = Field(None, description="Model for every claude step (alias such as "
+                              "`sonnet` or a full `claude-…` id); default: the agent's front "
+                              "matter `model`.")
+    fallback_model: str | None = Field(None, description="--fallback-model when the main model "
+                                       "is overloaded; default: the front matter's.")
+    extra_args: list[str] = Field(default_factory=list, description="More argv elements.")
+
+
+class CodexSettings(BaseModel):
+    """`[workflow.codex]`: how the codex runner starts Codex (`codex exec --json`)."""
+
+    model_config = _RUNNER_CONFIG
+
+    executable: str = Field("codex", description="Program name or path of the codex CLI.")
+    sandbox: str | None = Field("workspace-write", description="--sandbox: read-only, "
+                                "workspace-write or danger-full-access.")
+    model: str | None = Field(None, description="-m for codex (front-matter models are Claude "
+                              "models and are not passed); default: codex's own.")
+    extra_args: list[str] = Field(default_factory=list, description="More argv elements.")
+
+
+class GeminiSettings(BaseModel):
+    """`[workflow.gemini]`: how the gemini runner starts Gemini CLI (`gemini -p`)."""
+
+    model_config = _RUNNER_CONFIG
+
+    executable: str = Field("gemini", description="Program name or path of the gemini CLI.")
+    approval_mode: str | None = Field("auto_edit", description="--approval-mode: default, "
+                                      "auto_edit, yolo or plan.")
+    skip_trust: bool = Field(
+        True, description="--skip-trust: Baton launches agents only in a workspace the user "
+        "trusts (a `baton run` there, or a trusted editor workspace), so gemini is told to "
+        "trust it too; false leaves gemini's own folder trust in charge.")
+    model: str | None = Field(None, description="-m for gemini (front-matter models are Claude "
+                              "models and are not passed); default: gemini's own.")
+    extra_args: list[str] = Field(default_factory=list, description="More argv elements.")
+
+
 class WorkflowSettings(BaseModel):
     """`[tool.baton.workflow]`: how `baton run` launches agents and paces the work."""
 
@@ -58,7 +110,12 @@ class WorkflowSettings(BaseModel):
         "placeholders {prompt_file} {artifact} {step} {role} {workspace}.")
     script: str | None = Field(None, description="Agent script of the `script` runner "
                                "(default: the built-in deterministic agent).")
-    claude_permission_mode: str = Field("acceptEdits", description="--permission-mode for claude.")
+    claude: ClaudeSettings = Field(default_factory=ClaudeSettings,
+                                   description="[workflow.claude]: the claude runner.")
+    codex: CodexSettings = Field(default_factory=CodexSettings,
+                                 description="[workflow.codex]: the codex runner.")
+    gemini: GeminiSettings = Field(default_factory=GeminiSettings,
+                                   description="[workflow.gemini]: the gemini runner.")
     agents: dict[str, str | AgentRoleSettings] = Field(
         default_factory=dict, description="Role (classifier, research, research-coordinator, "
         "research-supervisor, plan, revise, implement, implement-coordinator, debug, "
@@ -99,6 +156,25 @@ class WorkflowSettings(BaseModel):
     max_debug_iterations: int = Field(2, ge=0, le=20, description="test → debug loops before "
                                       "the workflow fails with tests still failing.")
     kill_grace: float = Field(5.0, ge=0, description="Seconds between SIGTERM and SIGKILL.")
+    max_budget_usd: float | None = Field(
+        None, gt=0, description="Stop launching agent steps once the workflow's reported cost "
+        "reaches this many US dollars; the workflow stays resumable (raise it and resume).")
+    max_tokens: int | None = Field(
+        None, gt=0, description="Likewise for the tokens the agent CLIs reported.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_claude_key(cls, data: object) -> object:
+        """0.1's `claude-permission-mode` is `[workflow.claude] permission-mode` now."""
+        if isinstance(data, dict):
+            for old in ("claude-permission-mode", "claude_permission_mode"):
+                if old in data:
+                    data = dict(data)
+                    mode = data.pop(old)
+                    claude = dict(data.get("claude") or {})
+                    claude.setdefault("permission-mode", mode)
+                    data["claude"] = claude
+        return data
 
     def role(self, role: str) -> AgentRoleSettings:
         value = self.agents.get(role)

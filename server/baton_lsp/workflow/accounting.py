@@ -70,3 +70,58 @@ def aggregate(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     total_f = sum(v[1] for v in by_state.values())
     total_n = sum(v[2] for v in by_state.values())
     return {"states": states, "total": _row(total_p, total_f, total_n)}
+
+
+# -- cost and token usage as the agent CLIs report it ------------------------------------
+
+USAGE_KEYS = ("cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
+              "cache_write_tokens", "total_tokens", "turns", "api_ms")
+"""The one shape of a usage record (runners.usage_of fills it from each CLI's own event)."""
+
+
+def add_usage(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
+    """Key-wise sum: every attempt of a step costs money, failed ones included."""
+    out: dict[str, Any] = {}
+    for key in USAGE_KEYS:
+        values = [v for d in (a, b) if d and isinstance(v := d.get(key), (int, float))]
+        if values:
+            total = sum(values)
+            out[key] = round(total, 6) if isinstance(total, float) else total
+    return out
+
+
+def tokens_of(usage: dict[str, Any] | None) -> int:
+    """Tokens a usage record accounts for (its total, else input + output)."""
+    if not usage:
+        return 0
+    if isinstance(usage.get("total_tokens"), int):
+        return int(usage["total_tokens"])
+    return int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+
+
+def usage_totals(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per-state and whole-workflow usage over every step that reported any."""
+    states: dict[str, dict[str, Any]] = {}
+    total: dict[str, Any] = {}
+    for step in steps.values():
+        usage = step.get("usage")
+        if not usage:
+            continue
+        state = str(step.get("state", "?"))
+        states[state] = add_usage(states.get(state), usage)
+        total = add_usage(total, usage)
+    return {"states": states, "total": total}
+
+
+def format_usage(usage: dict[str, Any] | None) -> str:
+    """`$0.0123 · 1,234 tokens · 3 turns` (only what was reported); '' for none."""
+    if not usage:
+        return ""
+    parts = []
+    if isinstance(usage.get("cost_usd"), (int, float)):
+        parts.append(f"${usage['cost_usd']:.4f}")
+    if tokens_of(usage):
+        parts.append(f"{tokens_of(usage):,} tokens")
+    if isinstance(usage.get("turns"), int):
+        parts.append(f"{usage['turns']} turn{'s' if usage['turns'] != 1 else ''}")
+    return " · ".join(parts)

@@ -39,6 +39,7 @@ from . import accounting, classify, iteration, supervisor
 from .barrier import check_artifact
 from .checkpoint import CheckpointError, parse_checkpoint
 from .layout import TopicDir, allocate_topic, contained, topic_of_plan
+from .process import strip_ansi
 from .records import append_error, error_record, state_file_path, utc_now, write_state_file
 from .signals import SignalReader
 from .state_machine import HAPPY_PATHS, InvalidTransition, Transition, WorkflowStateMachine
@@ -750,7 +751,18 @@ class Engine:
         paths = self.data["baton"]["paths"]
         cls_state = self.data["baton"].setdefault("classify", {"agent": False, "done": True})
         if not cls_state.get("done"):
-            await self._classify_agent()
+            try:
+                await self._classify_agent()
+            except StepFailure as exc:
+                if exc.failure == FATAL:
+                    raise  # the environment is broken: every later agent would fail too
+                # The keyword classification made at start stays; say why it is used.
+                record = self.data["state_machine"]["classification"]
+                record["source"] = "keyword, after the classifier agent failed"
+                record["reasoning"] = f"classifier agent failed: {exc.message[:300]}"
+                self.say(f"classifier agent failed ({exc.message[:200]}); using the keyword "
+                         "classification")
+                self.emit("classifier_fallback", message=exc.message)
             cls_state["done"] = True
         classification = self.data["state_machine"]["classification"]
         if not cls_state.get("announced"):
@@ -1417,11 +1429,12 @@ class Engine:
         return env
 
     def _prompt(self, role: str, sid: str, artifact: Path, contract: dict[str, str]) -> tuple[
-            str, str | None, tuple[str, ...], str | None]:
-        """Behavioural file + the input contract; also the model and tools it asks for."""
+            str, str | None, str | None, tuple[str, ...], str | None]:
+        """Behavioural file + the input contract; also the model, fallback model and tools
+        it asks for, and the role's runner."""
         rs = self.settings.role(role)
         agent_path = self._agent_file(rs.agent)
-        body, model, tools = "", rs.model, ()
+        body, model, fallback, tools = "", rs.model, None, ()
         if agent_path is not None:
             from ..model.agent import AgentFile
             from ..parse import parse_bytes
@@ -1431,6 +1444,8 @@ class Engine:
             if isinstance(doc, AgentFile) and doc.frontmatter is not None:
                 fm = {e.key: e.value for e in doc.frontmatter.entries}
                 model = model or (fm.get("model") if isinstance(fm.get("model"), str) else None)
+                if isinstance(fm.get("fallback-model"), str):
+                    fallback = fm["fallback-model"]
                 raw_tools = fm.get("allowed-tools") or fm.get("tools")
                 if isinstance(raw_tools, str):
                     tools = tuple(t.strip() for t in raw_tools.split(",") if t.strip())
@@ -1460,7 +1475,7 @@ class Engine:
                              f"{contract[key]}")
         lines += ["- On failure print: TASK_ERROR: <error_type> - <message>",
                   "", "## Task", "", contract["BATON_DESCRIPTION"]]
-        return body + "\n".join(lines) + "\n", model, tools, rs.runner
+        return body + "\n".join(lines) + "\n", model, fallback, tools, rs.runner
 
     def _runner(self, name: str | None) -> Any:
         from . import runners
@@ -1475,12 +1490,9 @@ class Engine:
                 script = self.settings.script
                 path = contained(self.root, script, "agent script") if script else None
                 self._runners[key] = runners.ScriptRunner(path)
-            elif key == "claude":
-                self._runners[key] = runners.ClaudeRunner(
-                    permission_mode=self.settings.claude_permission_mode)
             else:
                 try:
-                    self._runners[key] = runners.available_runner(key)
+                    self._runners[key] = runners.available_runner(key, settings=self.settings)
                 except ValueError as exc:
                     raise EngineError(str(exc)) from None
         return self._runners[key]
@@ -1516,13 +1528,20 @@ class Engine:
         for attempt in range(1, attempts + 1):
             if self.cancel_event.is_set():
                 raise Cancelled()
+            over = self._over_budget()
+            if over is not None:
+                last = StepFailure(sid, FATAL, over, "budget_exceeded")
+                self._record_failure(step, last)
+                step["status"] = "failed"
+                raise last
             step["attempts"] = attempt
             contract = self._contract(sid, role, artifact, {**extra,
                                                             "BATON_ATTEMPT": str(attempt)})
-            prompt, model, tools, runner_name = self._prompt(role, sid, artifact, contract)
+            prompt, model, fallback, tools, runner_name = self._prompt(role, sid, artifact,
+                                                                       contract)
             runner = self._runner(runner_name)
             inv = Invocation(step_id=sid, role=role, prompt=prompt, contract=contract,
-                             cwd=self.root, model=model, tools=tools,
+                             cwd=self.root, model=model, fallback_model=fallback, tools=tools,
                              agent_name=self.settings.role(role).agent)
             try:
                 spec = runner.launch(inv)
@@ -1574,8 +1593,11 @@ class Engine:
             if out.cancelled:
                 step["status"] = "cancelled"
                 raise Cancelled()
-            last = self._judge(sid, runner, out, result[-1] if result else None, reader,
-                               artifact, verify)
+            final = result[-1] if result else None
+            if final is not None and final.usage:
+                step["usage"] = accounting.add_usage(step.get("usage"), final.usage)
+                self.data["baton"]["usage"] = accounting.usage_totals(steps)
+            last = self._judge(sid, runner, out, final, reader, artifact, verify)
             if last is None:
                 meta = metadata(artifact) if metadata is not None else None
                 step.update(status="done", finished_at=utc_now(),
@@ -1606,6 +1628,19 @@ class Engine:
                   artifact=str(artifact), context=last.context)
         raise last
 
+    def _over_budget(self) -> str | None:
+        """Why no further agent step may start (the configured budget is spent), or None."""
+        total = self.data["baton"].get("usage", {}).get("total", {})
+        cap, cost = self.settings.max_budget_usd, total.get("cost_usd", 0)
+        if cap is not None and cost >= cap:
+            return (f"budget reached: the agents reported ${cost:.4f} of max-budget-usd "
+                    f"${cap:.2f}; raise it (--set workflow.max-budget-usd=N) and resume")
+        cap_t, used = self.settings.max_tokens, accounting.tokens_of(total)
+        if cap_t is not None and used >= cap_t:
+            return (f"budget reached: the agents reported {used:,} of max-tokens {cap_t:,}; "
+                    f"raise it (--set workflow.max-tokens=N) and resume")
+        return None
+
     def _judge(self, sid: str, runner: Any, out: Any, result: Any, reader: SignalReader,
                artifact: Path, verify: Callable[[Path, SignalReader], str | None] | None
                ) -> StepFailure | None:
@@ -1622,20 +1657,29 @@ class Engine:
 
             if self.cancel_event.is_set():
                 raise Cancelled()  # `baton cancel` signalled the group from outside
+            from .runners import fix_for
+
             cls = classify_outcome(runner, out, result) or PERMANENT
-            msg = (task_error.message if task_error else None) or (
-                result.message if result is not None and result.message else None) or \
-                _last_line(out.stderr_tail) or "no error output"
+            msg = strip_ansi((task_error.message if task_error else None) or (
+                result.message if result is not None and result.message else None) or
+                _last_line(out.stderr_tail) or "no error output")
+            ctx = {"exit_code": out.exit_code, **(task_error.context if task_error else {})}
+            fix = fix_for(f"{out.stderr_tail}\n{msg}") if cls == FATAL else None
+            if fix:
+                msg, ctx["fix"] = f"{msg} — fix: {fix}", fix
             return StepFailure(sid, cls, f"agent exited with code {out.exit_code}: {msg}",
-                               task_error.error_type if task_error else "agent_error",
-                               {"exit_code": out.exit_code, **(task_error.context
-                                                               if task_error else {})})
+                               task_error.error_type if task_error else "agent_error", ctx)
         barrier = check_artifact(self.root, artifact, reader.reported_paths())
         if barrier is not None:
             ctx = barrier.context()
+            message = barrier.message
             if task_error:
                 ctx["task_error"] = f"{task_error.error_type} - {task_error.message}"
-            return StepFailure(sid, PERMANENT, barrier.message, "validation_error", ctx)
+            if result is not None and result.denials:
+                ctx["permission_denials"] = list(result.denials)
+                message += (f"; the {runner.name} CLI refused: "
+                            f"{'; '.join(result.denials[:5])}")
+            return StepFailure(sid, PERMANENT, message, "validation_error", ctx)
         if task_error:
             return StepFailure(sid, PERMANENT, f"agent reported TASK_ERROR: "
                                f"{task_error.error_type} - {task_error.message}",

@@ -61,6 +61,8 @@ class StepView:
     failure: str | None  # transient | permanent | fatal
     duration_ms: int | None
     signals: tuple[str, ...]
+    usage: dict[str, Any] | None = None
+    """Cost and tokens the agent CLI reported for this step (all attempts)."""
 
     @property
     def phase(self) -> str | None:
@@ -95,6 +97,8 @@ class RunView:
     problem: str | None = None
     errors: tuple[ErrorEntry, ...] = ()
     stamp: tuple[Any, ...] = ()
+    usage: dict[str, Any] | None = None
+    """The workflow's reported cost and tokens (`baton.usage.total`)."""
 
     @property
     def resumable(self) -> bool:
@@ -200,7 +204,8 @@ def _step(sid: str, raw: Any) -> StepView | None:
         attempts=raw["attempts"] if isinstance(raw.get("attempts"), int) else 0,
         artifact=text("artifact"), message=text("message"), failure=text("failure"),
         duration_ms=raw["duration_ms"] if isinstance(raw.get("duration_ms"), int) else None,
-        signals=tuple(str(s) for s in signals) if isinstance(signals, list) else ())
+        signals=tuple(str(s) for s in signals) if isinstance(signals, list) else (),
+        usage=raw["usage"] if isinstance(raw.get("usage"), dict) else None)
 
 
 def read_view(root: Path, workflow_id: str, errors: tuple[ErrorEntry, ...] = ()) -> RunView:
@@ -232,7 +237,14 @@ def read_view(root: Path, workflow_id: str, errors: tuple[ErrorEntry, ...] = ())
         sequence=entry.sequence, checkpoint_path=str(entry.path),
         plan=paths.get("plan") or ws.get("plan_path"), plan_sha256=baton.get("plan_sha256"),
         steps=steps, waves=_waves(ws), current_wave=wave if isinstance(wave, int) else None,
-        failure=failure if isinstance(failure, dict) else None, errors=errors)
+        failure=failure if isinstance(failure, dict) else None, errors=errors,
+        usage=_total_usage(baton))
+
+
+def _total_usage(baton: dict[str, Any]) -> dict[str, Any] | None:
+    usage = baton.get("usage")
+    total = usage.get("total") if isinstance(usage, dict) else None
+    return total if isinstance(total, dict) and total else None
 
 
 class ErrorLog:

@@ -11,6 +11,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from .accounting import format_usage
+
 STATE_ORDER = ("initialize", "research", "plan", "implement", "test", "debug", "document")
 
 
@@ -83,6 +85,10 @@ def render(data: dict[str, Any], root: Path | None = None) -> str:
     if ctx.get("artifact_tokens"):
         lines.append(f"  context passed up: {ctx['passed_tokens']} of {ctx['artifact_tokens']} "
                      f"tokens in the artifacts (reduction {ctx.get('reduction_pct')} %)")
+    usage = baton.get("usage") or {}
+    if usage.get("total"):
+        lines.append(f"  agent cost: {format_usage(usage['total'])} (as the agent CLIs "
+                     "reported it)")
     if status == "failed" and data.get("last_error"):
         lines.append(f"  error: {data['last_error']}")
     lines.append("━━ Phases " + "━" * 51)
@@ -110,6 +116,8 @@ def render(data: dict[str, Any], root: Path | None = None) -> str:
             notes.append(f"parallel {_s(v['wall_ms'])} vs {_s(v['sequential_ms'])} sequential")
         if state in states_ctx and states_ctx[state].get("reduction_pct") is not None:
             notes.append(f"context reduction {states_ctx[state]['reduction_pct']} %")
+        if (usage.get("states") or {}).get(state):
+            notes.append(format_usage(usage["states"][state]))
         lines.append(f"  {state:<11} {_s(timing[state]):>9}  " + "; ".join(notes))
         if state == "implement":
             lines += _implement_lines(data)

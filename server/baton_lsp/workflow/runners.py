@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from .process import ProcessOutcome
+from ..model.claude_models import claude_model_arg
+from ..model.config import WorkflowSettings
+from .process import ProcessOutcome, strip_ansi
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +47,10 @@ class Invocation:
     contract: Mapping[str, str]
     cwd: Path
     model: str | None = None
+    """The agent's front-matter `model` (a Claude model name) or the role's override."""
     tools: tuple[str, ...] = ()
     agent_name: str | None = None
+    fallback_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,10 @@ class RunResult:
     message: str | None
     session_id: str | None
     failure: str | None  # None | "transient" | "permanent" | "fatal"
+    denials: tuple[str, ...] = ()
+    """Tool calls the CLI refused (claude's `permission_denials`), one readable line each."""
+    usage: dict[str, Any] | None = None
+    """Cost and token usage as the CLI reported it (see `usage_of`)."""
 
 
 @dataclass
@@ -107,24 +115,52 @@ _FATAL_IO = re.compile(
     re.IGNORECASE)
 _FATAL_AUTH = re.compile(
     r"authentication_failed|authentication_error|not logged in|please run /login|"
-    r"invalid[ _-]?(?:x-)?api[ _-]?key|billing_error|credit balance is too low|"
-    r"set an auth method",
+    r"invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|API_KEY_INVALID|"
+    r"(?:status|http|code)\W{0,3}401\b|\b401 unauthorized|\(401\)|unauthorized|"
+    r"billing_error|credit balance is too low|set an auth method",
     re.IGNORECASE)
+_FATAL_MODEL = re.compile(
+    r"model_not_found|not_found_error|model\W{1,3}\S+\W{1,3}(?:does not exist|not found)|"
+    r"is not found for API version|unknown model|invalid model|model is not supported|"
+    r"not a Claude model", re.IGNORECASE)
+_FATAL_TRUST = re.compile(r"not running in a trusted directory|UntrustedWorkspace|"
+                          r"untrusted (?:folder|workspace|directory)|folder is not trusted",
+                          re.IGNORECASE)
+_FATAL_ROOT = re.compile(r"cannot be used with root/sudo privileges", re.IGNORECASE)
 _TRANSIENT = re.compile(
-    r"rate[ _-]?limit|overloaded|too many requests|"
+    r"rate[ _-]?limit|overloaded|too many requests|high demand|RESOURCE_EXHAUSTED|"
     r"\b(?:http|status|error|code)\b\W{0,3}(?:429|5\d\d)\b|\((?:429|5\d\d)\)|"
     r"\b(?:429|5\d\d) (?:too many|internal server|bad gateway|service unavailable|"
     r"gateway timeout)|internal server error|bad gateway|service unavailable|"
     r"ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|connection reset|"
     r"timed out|timeout_error|stream disconnected|failed to connect",
     re.IGNORECASE)
+FIXES = (
+    (_FATAL_ROOT, "Claude Code refuses bypassPermissions as root: keep [workflow.claude] "
+     "permission-mode = \"acceptEdits\" (Baton's default), or run as a normal user"),
+    (_FATAL_TRUST, "let the CLI trust the workspace: [workflow.gemini] skip-trust = true "
+     "(Baton's default), or trust the folder in gemini"),
+    (_FATAL_AUTH, "log the CLI in, or set its API key in the environment (ANTHROPIC_API_KEY, "
+     "OPENAI_API_KEY or GEMINI_API_KEY)"),
+    (_FATAL_MODEL, "use a model this CLI serves: fix `model:` in the agent's front matter "
+     "(claude) or set [workflow.codex] / [workflow.gemini] model"),
+)
+"""Fatal causes, most specific first, with the fix each names."""
 _TRANSIENT_CODES = frozenset({124, 137, 143})  # timeout(1), SIGKILL, SIGTERM
 _FATAL_CODES = frozenset({126, 127})  # found but not executable, not found
 
 
+def fix_for(text: str) -> str | None:
+    """The fix for a fatal cause named in `text` (auth, unknown model, trust, root)."""
+    for pattern, fix in FIXES:
+        if pattern.search(text):
+            return fix
+    return None
+
+
 def classify_text(text: str) -> str | None:
     """Failure class named by an error message, or None when it names none."""
-    if _FATAL_AUTH.search(text):
+    if fix_for(text) is not None:
         return FATAL
     if _TRANSIENT.search(text):
         return TRANSIENT
@@ -142,13 +178,16 @@ def classify_common(exit_code: int, stderr_tail: str, result: RunResult | None) 
         return None
     if exit_code in _FATAL_CODES:
         return FATAL
-    if result is not None and not result.ok and result.failure is not None:
+    failed = result is not None and not result.ok
+    if failed and result is not None and result.failure in (TRANSIENT, FATAL):
         return result.failure
     if exit_code in _TRANSIENT_CODES:
         return TRANSIENT
     if _FATAL_IO.search(stderr_tail):
         return FATAL
-    message = (result.message or "") if result is not None and not result.ok else ""
+    # A structured result that only says "permanent" may have lost the status on the way
+    # (gemini's exhausted quota: `status: 429` is on stderr only), so the text decides first.
+    message = (result.message or "") if failed and result is not None else ""
     return classify_text(f"{stderr_tail}\n{message}") or PERMANENT
 
 
@@ -231,7 +270,7 @@ def contract_summary(inv: Invocation, limit: int = 200) -> str:
 _CLAUDE_ERRORS = {
     "rate_limit": TRANSIENT, "overloaded": TRANSIENT, "server_error": TRANSIENT,
     "api_timeout": TRANSIENT, "timeout": TRANSIENT,
-    "authentication_failed": FATAL, "billing_error": FATAL,
+    "authentication_failed": FATAL, "billing_error": FATAL, "model_not_found": FATAL,
     "invalid_request": PERMANENT, "max_output_tokens": PERMANENT,
 }
 _CLAUDE_SUBTYPES = {
@@ -240,8 +279,9 @@ _CLAUDE_SUBTYPES = {
 }
 
 
-def _claude_failure(obj: Mapping[str, Any], message: str | None) -> str:
-    error = _error_text(obj.get("error"))
+def _claude_failure(obj: Mapping[str, Any], message: str | None,
+                    assistant_error: str | None = None) -> str:
+    error = _error_text(obj.get("error")) or assistant_error
     if error:
         for key, cls in _CLAUDE_ERRORS.items():
             if key in error:
@@ -252,19 +292,79 @@ def _claude_failure(obj: Mapping[str, Any], message: str | None) -> str:
     return _CLAUDE_SUBTYPES.get(str(obj.get("subtype")), PERMANENT)
 
 
+def _denial_line(denial: object) -> str:
+    """`Write /abs/path` from one of claude's `permission_denials` entries."""
+    if not isinstance(denial, dict):
+        return str(denial)
+    tool = str(denial.get("tool_name") or denial.get("tool") or "tool")
+    args = denial.get("tool_input")
+    target = None
+    if isinstance(args, dict):
+        target = next((str(args[k]) for k in ("file_path", "path", "notebook_path", "command")
+                       if isinstance(args.get(k), str)), None)
+    return f"{tool} {target}" if target else tool
+
+
+def _number(value: object) -> float | int | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def usage_of(obj: Mapping[str, Any], cost_key: str | None = None,
+             usage_key: str = "usage") -> dict[str, Any] | None:
+    """The cost and token counts of a final event, in one shape for every CLI:
+    cost_usd, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, turns,
+    api_ms (whatever the CLI reports; absent keys stay absent)."""
+    out: dict[str, Any] = {}
+    usage = obj.get(usage_key)
+    if isinstance(usage, dict):
+        for ours, theirs in (("input_tokens", ("input_tokens", "promptTokenCount",
+                                                "input")),
+                             ("output_tokens", ("output_tokens", "candidatesTokenCount",
+                                                "output")),
+                             ("cache_read_tokens", ("cache_read_input_tokens",
+                                                    "cached_input_tokens", "cached")),
+                             ("cache_write_tokens", ("cache_creation_input_tokens",)),
+                             ("total_tokens", ("total_tokens", "totalTokenCount"))):
+            value = next((v for k in theirs if (v := _number(usage.get(k))) is not None), None)
+            if value is not None:
+                out[ours] = value
+    if cost_key and (cost := _number(obj.get(cost_key))) is not None:
+        out["cost_usd"] = cost
+    if (turns := _number(obj.get("num_turns"))) is not None:
+        out["turns"] = turns
+    if (api_ms := _number(obj.get("duration_api_ms"))) is not None:
+        out["api_ms"] = api_ms
+    return out or None
+
+
 @dataclass
 class ClaudeRunner:
-    """`claude -p --output-format stream-json --verbose` (stream-json needs --verbose)."""
+    """`claude -p --output-format stream-json --verbose` (stream-json needs --verbose).
+
+    The front-matter model is a Claude model name: aliases and full ids pass as they are,
+    the short `sonnet-4.5` form becomes `claude-sonnet-4-5`; anything else fails the launch
+    with the fix named. Claude puts API error codes on the *assistant* event, so the last
+    one seen is kept per stream (per asyncio task, like gemini's text) to classify the
+    final `result`.
+    """
 
     executable: str = "claude"
     permission_mode: str | None = "acceptEdits"
+    model: str | None = None
+    fallback_model: str | None = None
     extra_args: Sequence[str] = ()
     name: str = "claude"
+    _errors: weakref.WeakKeyDictionary[object, str] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
-        if inv.model:
-            argv += ["--model", inv.model]
+        model = claude_model_arg(self.model or inv.model)
+        fallback = claude_model_arg(self.fallback_model or inv.fallback_model)
+        if model:
+            argv += ["--model", model]
+        if fallback and fallback != model:
+            argv += ["--fallback-model", fallback]
         if inv.tools:
             argv += ["--allowedTools", ",".join(inv.tools)]
         if self.permission_mode:
@@ -278,27 +378,52 @@ class ClaudeRunner:
             return _plain(line)
         kind = obj.get("type")
         if kind == "system":
+            if obj.get("subtype") == "api_retry":
+                return AgentEvent(text=[_retry_line(obj)])
             return AgentEvent(session_id=_str(obj.get("session_id")))
         if kind == "assistant":
             message = obj.get("message")
             content = message.get("content") if isinstance(message, dict) else obj.get("content")
-            return AgentEvent(text=_content_lines(content),
-                              error=_error_text(obj.get("error")))
+            error = _error_text(obj.get("error"))
+            if error:
+                self._errors[_stream_key()] = error
+            return AgentEvent(text=_content_lines(content), error=error)
         if kind == "result":
             is_error = bool(obj.get("is_error"))
             subtype = _str(obj.get("subtype"))
             message = _str(obj.get("result"))
             if message is None and isinstance(obj.get("errors"), list):
                 message = "; ".join(str(e) for e in obj["errors"]) or None
+            message = strip_ansi(message) if message else None
             ok = subtype == "success" and not is_error
+            error = self._errors.pop(_stream_key(), None)
+            denials = obj.get("permission_denials")
             return AgentEvent(result=RunResult(
                 ok=ok, subtype=subtype, message=message, session_id=_str(obj.get("session_id")),
-                failure=None if ok else _claude_failure(obj, message)))
+                failure=None if ok else _claude_failure(obj, message, error),
+                denials=tuple(_denial_line(d) for d in denials)
+                if isinstance(denials, list) else (),
+                usage=usage_of(obj, "total_cost_usd")))
         return AgentEvent()  # user (tool results), stream events, hooks: nothing to show
 
     def classify_exit(self, exit_code: int, stderr_tail: str,
                       result: RunResult | None) -> str | None:
         return classify_common(exit_code, stderr_tail, result)
+
+
+def _retry_line(obj: Mapping[str, Any]) -> str:
+    """claude's `api_retry` event as a log line (what failed, which attempt, how long)."""
+    parts = [f"claude: API retry {obj.get('attempt', '?')}"]
+    if obj.get("max_retries") is not None:
+        parts[0] += f"/{obj['max_retries']}"
+    status = obj.get("error_status") or obj.get("status")
+    error = _error_text(obj.get("error"))
+    if status or error:
+        parts.append(" ".join(str(p) for p in (status, error) if p))
+    delay = _number(obj.get("retry_delay_ms"))
+    if delay is not None:
+        parts.append(f"retrying in {delay / 1000:.1f} s")
+    return strip_ansi(": ".join(parts))
 
 
 def _content_lines(content: object) -> list[str]:
@@ -321,13 +446,15 @@ class CodexRunner:
 
     executable: str = "codex"
     sandbox: str | None = "workspace-write"
+    model: str | None = None
+    """`-m`; front-matter models are Claude models and never reach codex."""
     extra_args: Sequence[str] = ()
     name: str = "codex"
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "exec", "--json", "--skip-git-repo-check"]
-        if inv.model:
-            argv += ["-m", inv.model]
+        if self.model:
+            argv += ["-m", self.model]
         if self.sandbox:
             argv += ["--sandbox", self.sandbox]
         argv += [*self.extra_args, "-"]
@@ -349,9 +476,11 @@ class CodexRunner:
             return AgentEvent()
         if kind == "turn.completed":
             return AgentEvent(result=RunResult(ok=True, subtype=kind, message=None,
-                                               session_id=None, failure=None))
+                                               session_id=None, failure=None,
+                                               usage=usage_of(obj)))
         if kind in ("turn.failed", "error"):
             message = _error_text(obj.get("error")) or _str(obj.get("message"))
+            message = strip_ansi(message) if message else None
             return AgentEvent(error=message, result=RunResult(
                 ok=False, subtype=kind, message=message, session_id=None,
                 failure=classify_text(message or "") or PERMANENT))
@@ -364,8 +493,8 @@ class CodexRunner:
 
 # --- Gemini -------------------------------------------------------------------------------
 
-_GEMINI_EXITS = {41: FATAL, 42: PERMANENT, 53: PERMANENT}  # auth missing, bad input, turns
-_UNTRUSTED = re.compile(r"untrusted|trusted folder", re.IGNORECASE)
+_GEMINI_EXITS = {41: FATAL, 42: PERMANENT, 53: PERMANENT, 55: FATAL}
+"""auth missing, bad input, turn limit, untrusted folder (gemini's exit codes)."""
 
 
 @dataclass
@@ -386,6 +515,8 @@ class GeminiRunner:
     instruction: str = ("Follow the instructions given above on standard input. "
                         "Work in the current directory.")
     skip_trust: bool = False
+    model: str | None = None
+    """`-m`; front-matter models are Claude models and never reach gemini."""
     extra_args: Sequence[str] = ()
     name: str = "gemini"
     _pending: weakref.WeakKeyDictionary[object, str] = field(
@@ -393,8 +524,8 @@ class GeminiRunner:
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "-o", "stream-json"]
-        if inv.model:
-            argv += ["-m", inv.model]
+        if self.model:
+            argv += ["-m", self.model]
         if self.approval_mode:
             argv += ["--approval-mode", self.approval_mode]
         if self.skip_trust:
@@ -436,19 +567,19 @@ class GeminiRunner:
         if kind == "result":
             status = _str(obj.get("status"))
             message = _error_text(obj.get("error"))
+            message = strip_ansi(message) if message else None
             ok = status == "success" and message is None
             return AgentEvent(text=text, result=RunResult(
                 ok=ok, subtype=status, message=message,
                 session_id=_str(obj.get("session_id")),
-                failure=None if ok else classify_text(message or "") or PERMANENT))
+                failure=None if ok else classify_text(message or "") or PERMANENT,
+                usage=usage_of(obj, usage_key="stats")))
         return AgentEvent(text=text)  # tool_use, tool_result, unknown
 
     def classify_exit(self, exit_code: int, stderr_tail: str,
                       result: RunResult | None) -> str | None:
         if exit_code in _GEMINI_EXITS:
             return _GEMINI_EXITS[exit_code]
-        if exit_code != 0 and _UNTRUSTED.search(stderr_tail):
-            return FATAL
         return classify_common(exit_code, stderr_tail, result)
 
 
@@ -546,17 +677,34 @@ class ScriptRunner:
 
 # --- selection ----------------------------------------------------------------------------
 
-_CLI_RUNNERS: dict[str, Callable[[str], Runner]] = {
-    "claude": lambda exe: ClaudeRunner(executable=exe),
-    "codex": lambda exe: CodexRunner(executable=exe),
-    "gemini": lambda exe: GeminiRunner(executable=exe),
-}
+def cli_runner(key: str, settings: WorkflowSettings | None = None) -> Runner:
+    """The claude, codex or gemini runner with its `[workflow.<key>]` settings."""
+    ws = settings or WorkflowSettings()
+    if key == "claude":
+        c = ws.claude
+        return ClaudeRunner(executable=c.executable, permission_mode=c.permission_mode,
+                            model=c.model, fallback_model=c.fallback_model,
+                            extra_args=tuple(c.extra_args))
+    if key == "codex":
+        x = ws.codex
+        return CodexRunner(executable=x.executable, sandbox=x.sandbox, model=x.model,
+                           extra_args=tuple(x.extra_args))
+    if key == "gemini":
+        g = ws.gemini
+        return GeminiRunner(executable=g.executable, approval_mode=g.approval_mode,
+                            skip_trust=g.skip_trust, model=g.model,
+                            extra_args=tuple(g.extra_args))
+    raise ValueError(f"{key!r} is not an agent CLI runner")
+
+
+CLI_RUNNERS = ("claude", "codex", "gemini")
 RUNNER_NAMES = ("auto", "claude", "codex", "command", "gemini", "script")
 
 
 def available_runner(name: str | None, *, which: Callable[[str], str | None] = shutil.which,
                      command: Sequence[str] | None = None, executable: str | None = None,
-                     script: Path | None = None) -> Runner:
+                     script: Path | None = None,
+                     settings: WorkflowSettings | None = None) -> Runner:
     """The runner configured by name; a new instance on every call (runners may keep
     per-run decoding state).
 
@@ -574,10 +722,13 @@ def available_runner(name: str | None, *, which: Callable[[str], str | None] = s
         if not command:
             raise ValueError("runner 'command' needs an argv template (a list of strings)")
         return CommandRunner(list(command))
-    if key in _CLI_RUNNERS:
-        exe = executable or key
+    if key in CLI_RUNNERS:
+        runner = cli_runner(key, settings)
+        if executable:
+            runner.executable = executable  # type: ignore[attr-defined]
+        exe = runner.executable  # type: ignore[attr-defined]
         if which(exe) is None:
             logger.warning("runner %r: %r is not on PATH; its steps will fail to start",
                            key, exe)
-        return _CLI_RUNNERS[key](exe)
+        return runner
     raise ValueError(f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}")

@@ -27,7 +27,8 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
         plan=(baton.get("paths") or {}).get("plan"), last_error=d.get("last_error"),
         failure=baton.get("failure") if d.get("status") == "failed" else None,
         steps={k: {kk: v.get(kk) for kk in ("state", "status", "attempts", "artifact",
-                                            "message", "duration_ms") if v.get(kk) is not None}
+                                            "message", "duration_ms", "usage")
+                   if v.get(kk) is not None}
                for k, v in (baton.get("steps") or {}).items()},
         waves=(d.get("workflow_state") or {}).get("wave_structure"))
     cls = (d.get("state_machine") or {}).get("classification") or {}
@@ -40,6 +41,8 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
             "source": cls.get("source"), "confidence": cls.get("confidence")}
     if baton.get("context"):
         out["context"] = baton["context"]
+    if baton.get("usage"):
+        out["usage"] = baton["usage"]
     it = baton.get("iteration")
     if it:
         out["iteration"] = {k: it.get(k) for k in (

@@ -25,6 +25,20 @@ def config_sources(root: Path) -> list[Path]:
     return [p for p in (root / "pyproject.toml", root / ".claude" / "baton.toml") if p.is_file()]
 
 
+def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """`top` over `base`, tables merged key by key at every depth (`[workflow.claude]` set in
+    one file keeps `[workflow] timeout` from another); a None in `top` changes nothing."""
+    out = dict(base)
+    for key, value in top.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
 def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> BatonConfig:
     """Merge pyproject `[tool.baton]`, then `.claude/baton.toml`, then `overrides`."""
     merged: dict[str, Any] = {}
@@ -35,18 +49,8 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> B
             data = data.get("tool", {}).get("baton", {})
         if not isinstance(data, dict):
             raise ConfigError(f"{src}: [tool.baton] must be a table")
-        for key, value in data.items():  # tables such as [workflow] merge one level deep
-            if isinstance(value, dict) and isinstance(merged.get(key), dict):
-                merged[key] = {**merged[key], **value}
-            else:
-                merged[key] = value
-    for key, value in (overrides or {}).items():  # editor/CLI overrides: same one-level merge
-        if value is None:
-            continue
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = {**merged[key], **value}
-        else:
-            merged[key] = value
+        merged = merge(merged, data)
+    merged = merge(merged, overrides or {})  # editor/CLI overrides last
     try:
         return BatonConfig.model_validate(merged)
     except ValidationError as exc:
