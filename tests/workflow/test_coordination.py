@@ -454,7 +454,7 @@ def test_console_summary_has_the_four_sections(ws: Workspace) -> None:
     assert "parallel steps took" in out and "one after another" in out
     assert "    wave 2: phases 2, 3 complete in" in phases and "(parallel)" in phases
     assert "context passed up" in out
-    assert "report    .claude/specs/" in out and "plan      .claude/specs/" in out
+    assert "report    specs/" in out and "plan      specs/" in out
     quiet = ws.baton("run", "Add a login flow", "--quiet", check=True).stdout
     assert "━━ Summary" not in quiet
 

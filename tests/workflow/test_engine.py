@@ -35,7 +35,7 @@ def test_full_implementation_runs_every_state(ws: Workspace) -> None:
     assert {s for s in steps} >= {"research.1", "research.2", "plan", "implement.phase-1",
                                   "implement.phase-4", "test.1", "document"}
     topic = Path(cp["baton"]["paths"]["topic_dir"])
-    assert topic.parent == ws.root / ".claude" / "specs" and topic.name.startswith("001_")
+    assert topic.parent == ws.root / "specs" and topic.name.startswith("001_")
     for sid, step in steps.items():
         if step.get("artifact"):
             assert Path(step["artifact"]).is_file(), sid

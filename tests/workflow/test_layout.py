@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from baton_lsp.errors import PathError
-from baton_lsp.workflow.layout import allocate_topic, contained, slugify, topic_of_plan
+from baton_lsp.workflow.layout import (
+    allocate_topic,
+    contained,
+    slugify,
+    specs_dir,
+    topic_of_plan,
+)
 
 
 def test_slug_keeps_only_safe_characters() -> None:
@@ -23,6 +29,33 @@ def test_topics_are_numbered_after_the_highest(tmp_path: Path) -> None:
     t = allocate_topic(tmp_path, "Add login")
     assert t.number == 8 and t.path.name == "008_add_login"
     assert all((t.path / s).is_dir() for s in ("reports", "plans", "summaries", "debug"))
+
+
+@pytest.mark.parametrize(("dirs", "claude", "expected"), [
+    ([], False, "specs"),                                   # a new tree: the current layout
+    ([".claude/specs"], False, ".claude/specs"),            # an existing tree's layout
+    ([".claude/specs", "specs"], False, "specs"),
+    ([".claude/specs"], True, "specs"),                     # claude may not write in .claude/
+])
+def test_specs_dir_follows_the_tree_and_the_agent(tmp_path: Path, dirs: list[str],
+                                                  claude: bool, expected: str) -> None:
+    for d in dirs:
+        (tmp_path / d).mkdir(parents=True)
+    assert specs_dir(tmp_path, claude=claude) == tmp_path / expected
+    assert specs_dir(tmp_path, "docs/specs", claude=claude) == tmp_path / "docs" / "specs"
+    with pytest.raises(PathError):
+        specs_dir(tmp_path, "../elsewhere")
+
+
+def test_plan_outside_the_writable_specs_gets_its_artifacts_mirrored(tmp_path: Path) -> None:
+    plan = tmp_path / ".claude" / "specs" / "002_pay" / "plans" / "p.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# Plan\n")
+    t = topic_of_plan(tmp_path, plan, tmp_path / "specs")
+    assert (t.number, t.slug, t.path) == (2, "pay", tmp_path / "specs" / "002_pay")
+    assert t.summaries.is_dir() and not (plan.parent.parent / "summaries").exists()
+    same = topic_of_plan(tmp_path, plan, tmp_path / ".claude" / "specs")
+    assert same.path == plan.parent.parent
 
 
 def test_concurrent_allocation_never_shares_a_directory(tmp_path: Path) -> None:

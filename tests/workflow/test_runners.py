@@ -74,7 +74,10 @@ def test_claude_argv_carries_options_and_keeps_the_prompt_on_stdin(tmp_path: Pat
     argv = spec.argv
     assert argv[:5] == ["claude", "-p", "--output-format", "stream-json", "--verbose"]
     assert argv[argv.index("--model") + 1] == "claude-opus-4-1"
-    assert argv[argv.index("--allowedTools") + 1] == "Read,Edit,Bash(git *)"
+    artifact_dir = Path(inv.contract["BATON_ARTIFACT_PATH"]).parent
+    assert argv[argv.index("--allowedTools") + 1] == (
+        f"Read,Edit,Bash(git *),Edit(/{artifact_dir}/**)")
+    assert argv[argv.index("--tools") + 1] == "Read,Edit,Bash,Write"
     assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
     summary = argv[argv.index("--append-system-prompt") + 1]
     assert inv.contract["BATON_ARTIFACT_PATH"] in summary and "research.1" in summary
@@ -94,7 +97,8 @@ def test_claude_argv_options_are_optional_and_configurable(tmp_path: Path) -> No
     argv = ClaudeRunner(executable="/opt/claude", permission_mode="dontAsk",
                         extra_args=("--max-turns", "5")).launch(invocation(tmp_path)).argv
     assert argv[0] == "/opt/claude"
-    assert "--model" not in argv and "--allowedTools" not in argv
+    assert "--model" not in argv and "--tools" not in argv
+    assert argv[argv.index("--allowedTools") + 1].startswith("Edit(//")
     assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
     assert argv[-2:] == ["--max-turns", "5"]
     argv = ClaudeRunner(permission_mode=None).launch(invocation(tmp_path)).argv

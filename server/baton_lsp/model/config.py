@@ -110,6 +110,11 @@ class WorkflowSettings(BaseModel):
         "placeholders {prompt_file} {artifact} {step} {role} {workspace}.")
     script: str | None = Field(None, description="Agent script of the `script` runner "
                                "(default: the built-in deterministic agent).")
+    specs_dir: str = Field(
+        "auto", description="Where topic directories (reports, plans, summaries) are created, "
+        "relative to the workspace. `auto`: `specs/` if it exists, else an existing "
+        "`.claude/specs/`, else `specs/`; always `specs/` when a claude agent writes them "
+        "(Claude Code refuses writes under `.claude/`).")
     claude: ClaudeSettings = Field(default_factory=ClaudeSettings,
                                    description="[workflow.claude]: the claude runner.")
     codex: CodexSettings = Field(default_factory=CodexSettings,

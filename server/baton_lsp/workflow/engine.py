@@ -34,11 +34,12 @@ from .. import __version__
 from ..errors import PathError
 from ..model.base import Kind
 from ..model.checkpoint import STORED_TRANSITIONS, Scope, State
-from ..model.config import BatonConfig, WorkflowSettings
+from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from . import accounting, classify, iteration, supervisor
 from .barrier import check_artifact
 from .checkpoint import CheckpointError, parse_checkpoint
-from .layout import TopicDir, allocate_topic, contained, topic_of_plan
+from .layout import AGENT_SCRATCH, TopicDir, allocate_topic, contained, specs_dir, topic_of_plan
+from .preflight import AgentUse
 from .process import strip_ansi
 from .records import append_error, error_record, state_file_path, utc_now, write_state_file
 from .signals import SignalReader
@@ -356,6 +357,63 @@ class Engine:
                 raise EngineError(f"[workflow.agents] {role} = {name!r}: no such agent file "
                                   f"(looked for .claude/agents/{name}.md)")
 
+    def _agent_use(self, role: str) -> tuple[AgentUse, tuple[str, ...]]:
+        """The agent file a role runs, its runner, the model, fallback model and tools its
+        front matter asks for (the role's `model` setting wins)."""
+        from ..model.agent import AgentFile
+        from ..parse import parse_bytes
+
+        rs = self.settings.role(role)
+        agent_path = self._agent_file(rs.agent)
+        model, fallback, line, tools = rs.model, None, None, ()
+        if agent_path is not None:
+            doc = parse_bytes(Kind.AGENT, agent_path.read_bytes(), str(agent_path))
+            if isinstance(doc, AgentFile) and doc.frontmatter is not None:
+                fm = {e.key: e for e in doc.frontmatter.entries}
+                value = {k: e.value for k, e in fm.items()}
+                if model is None and isinstance(value.get("model"), str):
+                    model, line = value["model"], fm["model"].range.start_line
+                if isinstance(value.get("fallback-model"), str):
+                    fallback = value["fallback-model"]
+                raw_tools = value.get("allowed-tools") or value.get("tools")
+                if isinstance(raw_tools, str):
+                    tools = tuple(t.strip() for t in raw_tools.split(",") if t.strip())
+                elif isinstance(raw_tools, list):
+                    tools = tuple(str(t) for t in raw_tools)
+        runner = rs.runner or self.runner_name or self.settings.runner
+        return AgentUse(role, runner, agent_path, model, fallback, line), tools
+
+    def _roles_ahead(self) -> list[str]:
+        """The roles this workflow's scope will launch agents for (from here on)."""
+        assert self.sm is not None
+        s = self.settings
+        by_state = {
+            State.INITIALIZE: ["classifier"] if "classifier" in s.agents else [],
+            State.RESEARCH: ["research", *{"agent": ["research-supervisor"],
+                                           "planning": ["research-coordinator"]}.get(
+                                               s.research_mode, [])],
+            State.PLAN: ["plan"],
+            State.IMPLEMENT: ["implement-coordinator" if s.implement_mode == "iterations"
+                              else "implement"],
+            State.DEBUG: ["debug"], State.DOCUMENT: ["document"]}
+        states = (State.INITIALIZE, *HAPPY_PATHS[self.sm.scope], State.DEBUG)
+        return [r for st in states for r in by_state.get(st, [])]
+
+    def _preflight(self) -> None:
+        """Stop before any agent runs when a CLI, its login, a model or the artifact
+        location would make the first agent step fail (see workflow/preflight.py)."""
+        from .preflight import check
+
+        uses = [self._agent_use(role)[0] for role in self._roles_ahead()]
+        if not any(u.runner in ("claude", "codex", "gemini") for u in uses):
+            return
+        problems, versions = check(self.root, self.settings, uses, self._specs_dir())
+        self.data["baton"]["agent_clis"] = versions
+        if problems:
+            text = "; ".join(p.message for p in problems)
+            raise StepFailure("preflight", FATAL, f"preflight: {text}", "preflight_error",
+                              {"problems": [p.__dict__ for p in problems]})
+
     def _agent_file(self, name: str) -> Path | None:
         cand = [self.root / ".claude" / "agents" / f"{name}.md", self.root / name]
         for c in cand:
@@ -595,6 +653,7 @@ class Engine:
         assert self.sm is not None and self.store is not None
         self._owner()
         try:
+            self._preflight()
             while True:
                 if self.cancel_event.is_set():
                     raise Cancelled()
@@ -778,10 +837,11 @@ class Engine:
                       topics=classify.topic_names(classification),
                       confidence=classification.get("confidence"))
         if self.topic is None:
+            base = self._specs_dir()
             if req.get("plan_path"):
-                self.topic = topic_of_plan(self.root, Path(req["plan_path"]))
+                self.topic = topic_of_plan(self.root, Path(req["plan_path"]), base)
             else:
-                self.topic = allocate_topic(self.root, req["description"])
+                self.topic = allocate_topic(self.root, req["description"], base)
         t = self.topic
         reports = [str(t.reports / f"{i:03d}_{slug}.md")
                    for i, slug in enumerate(classify.topic_slugs(classification), 1)]
@@ -804,7 +864,8 @@ class Engine:
         assert self.sm is not None and self.store is not None
         baton = self.data["baton"]
         req, explicit = baton["request"], baton["classify"].get("explicit", {})
-        artifact = self.root / ".claude" / "tmp" / f"classification_{self.store.workflow_id}.json"
+        artifact = (self._specs_dir() / AGENT_SCRATCH /
+                    f"classification_{self.store.workflow_id}.json")
         parsed: list[classify.ClassifierOutput] = []
 
         def verify(path: Path, reader: SignalReader) -> str | None:
@@ -1433,24 +1494,10 @@ class Engine:
         """Behavioural file + the input contract; also the model, fallback model and tools
         it asks for, and the role's runner."""
         rs = self.settings.role(role)
-        agent_path = self._agent_file(rs.agent)
-        body, model, fallback, tools = "", rs.model, None, ()
-        if agent_path is not None:
-            from ..model.agent import AgentFile
-            from ..parse import parse_bytes
-
-            doc = parse_bytes(Kind.AGENT, agent_path.read_bytes(), str(agent_path))
-            body = agent_path.read_text(encoding="utf-8", errors="replace")
-            if isinstance(doc, AgentFile) and doc.frontmatter is not None:
-                fm = {e.key: e.value for e in doc.frontmatter.entries}
-                model = model or (fm.get("model") if isinstance(fm.get("model"), str) else None)
-                if isinstance(fm.get("fallback-model"), str):
-                    fallback = fm["fallback-model"]
-                raw_tools = fm.get("allowed-tools") or fm.get("tools")
-                if isinstance(raw_tools, str):
-                    tools = tuple(t.strip() for t in raw_tools.split(",") if t.strip())
-                elif isinstance(raw_tools, list):
-                    tools = tuple(str(t) for t in raw_tools)
+        use, tools = self._agent_use(role)
+        model, fallback = use.model, use.fallback_model
+        body = use.agent_file.read_text(encoding="utf-8", errors="replace") \
+            if use.agent_file is not None else ""
         signal_name = {"research": "REPORT_CREATED", "plan": "PLAN_CREATED",
                        "revise": "PLAN_REVISED", "implement": "SUMMARY_CREATED",
                        "debug": "DEBUG_REPORT_CREATED", "document": "SUMMARY_CREATED",
@@ -1476,6 +1523,17 @@ class Engine:
         lines += ["- On failure print: TASK_ERROR: <error_type> - <message>",
                   "", "## Task", "", contract["BATON_DESCRIPTION"]]
         return body + "\n".join(lines) + "\n", model, fallback, tools, rs.runner
+
+    def _specs_dir(self) -> Path:
+        """The specs directory of this run (`specs-dir`; `auto` follows the tree and whether a
+        claude agent has to write there), fixed once per workflow in its checkpoint."""
+        paths = self.data["baton"]["paths"]
+        if not paths.get("specs_dir"):
+            roles = [self.settings.role(r).runner for r in DEFAULT_ROLE_AGENTS]
+            names = {(r or self.runner_name or self.settings.runner) for r in roles}
+            paths["specs_dir"] = str(specs_dir(self.root, self.settings.specs_dir,
+                                               claude="claude" in names))
+        return contained(self.root, paths["specs_dir"], "specs directory")
 
     def _runner(self, name: str | None) -> Any:
         from . import runners

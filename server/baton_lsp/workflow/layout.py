@@ -1,7 +1,7 @@
 """Where a workflow's files go, decided before any agent runs.
 
 The seeds' hard-barrier pattern needs every artifact path fixed up front: the topic
-directory `.claude/specs/NNN_slug/` with `reports/ plans/ summaries/ debug/`, the report
+directory `<specs>/NNN_slug/` with `reports/ plans/ summaries/ debug/`, the report
 path of each research topic, the plan path, one summary per phase. Topic numbers are
 allocated under a file lock so concurrent workflows never share a directory, and every
 path handed to an agent is absolute and proven to be inside the workspace.
@@ -92,15 +92,31 @@ class TopicDir:
         return self.path.name
 
 
-def specs_dir(root: Path) -> Path:
-    return root / ".claude" / "specs"
+SPECS_AUTO = "auto"
+ROOT_SPECS = "specs"
+CLAUDE_SPECS = ".claude/specs"
+AGENT_SCRATCH = ".baton"
+"""Under the specs directory: files agents write outside any topic (the classification)."""
 
 
-def allocate_topic(root: Path, description: str) -> TopicDir:
-    """Create `.claude/specs/NNN_slug/` with its sub-directories, NNN one past the highest
-    existing number, under a lock shared by every workflow of this workspace."""
-    base = specs_dir(root)
-    contained(root, base, "specs directory")
+def specs_dir(root: Path, setting: str = SPECS_AUTO, *, claude: bool = False) -> Path:
+    """Where topic directories live: the `specs-dir` setting, or for `auto` the layout the
+    tree already has. Claude Code refuses writes under `.claude/` in every permission mode
+    but bypassPermissions, so when a claude agent writes the artifacts `auto` means
+    `specs/` at the root (where the current generation of these trees keeps them); an
+    existing `.claude/specs/` is still read, and used by the other agents."""
+    if setting != SPECS_AUTO:
+        return contained(root, setting, "specs-dir")
+    at_root, in_claude = root / ROOT_SPECS, root / CLAUDE_SPECS
+    if at_root.is_dir() or claude or not in_claude.is_dir():
+        return at_root
+    return in_claude
+
+
+def allocate_topic(root: Path, description: str, base: Path | None = None) -> TopicDir:
+    """Create `<base>/NNN_slug/` (base: `specs_dir(root)`) with its sub-directories, NNN one
+    past the highest existing number, under a lock shared by every workflow here."""
+    base = contained(root, base if base is not None else specs_dir(root), "specs directory")
     base.mkdir(parents=True, exist_ok=True)
     slug = slugify(description)
     with file_lock(root / ".claude" / "data" / "locks" / "topics.lock"):
@@ -117,14 +133,21 @@ def allocate_topic(root: Path, description: str) -> TopicDir:
     return TopicDir(number, slug, path)
 
 
-def topic_of_plan(root: Path, plan: Path) -> TopicDir:
+def topic_of_plan(root: Path, plan: Path, base: Path | None = None) -> TopicDir:
     """The topic a plan lives in (`…/NNN_slug/plans/x.md`), made complete if a sub-directory
-    is missing; a plan elsewhere gets its parent directory as topic number 0."""
+    is missing; a plan elsewhere gets its parent directory as topic number 0.
+
+    With `base` (the specs directory agents may write to) and a plan outside it — say
+    `.claude/specs/002_x/plans/p.md` while claude writes under `specs/` — the topic's
+    artifacts go to `<base>/002_x/`, the plan itself staying where it is.
+    """
     plan = contained(root, plan, "plan")
     parent = plan.parent.parent if plan.parent.name == "plans" else plan.parent
     m = _NNN.match(parent.name)
     number = int(m.group(1)) if m else 0
     slug = parent.name[m.end():] if m else parent.name
+    if base is not None and not inside(base, parent):
+        parent = contained(root, base / parent.name, "topic directory")
     for sub in SUBDIRS:
-        (parent / sub).mkdir(exist_ok=True)
+        (parent / sub).mkdir(parents=True, exist_ok=True)
     return TopicDir(number, slug, parent)

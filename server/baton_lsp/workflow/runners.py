@@ -366,7 +366,17 @@ class ClaudeRunner:
         if fallback and fallback != model:
             argv += ["--fallback-model", fallback]
         if inv.tools:
-            argv += ["--allowedTools", ",".join(inv.tools)]
+            # Front-matter tools restrict what the model is offered; Write is added because
+            # the step's artifact must be written whatever the agent file lists.
+            argv += ["--tools", ",".join(_builtin_tools([*inv.tools, "Write"]))]
+        allowed = [*inv.tools]
+        artifact = inv.contract.get("BATON_ARTIFACT_PATH")
+        if artifact:
+            # Edit(...) path rules cover Write; `//` makes the path absolute. acceptEdits
+            # already allows writes under the workspace: this grant is what dontAsk needs.
+            allowed.append(f"Edit(/{Path(artifact).parent}/**)")
+        if allowed:
+            argv += ["--allowedTools", ",".join(allowed)]
         if self.permission_mode:
             argv += ["--permission-mode", self.permission_mode]
         argv += ["--append-system-prompt", contract_summary(inv), *self.extra_args]
@@ -409,6 +419,20 @@ class ClaudeRunner:
     def classify_exit(self, exit_code: int, stderr_tail: str,
                       result: RunResult | None) -> str | None:
         return classify_common(exit_code, stderr_tail, result)
+
+
+_BUILTIN = re.compile(r"^([A-Z][A-Za-z]*)(?:\(.*\))?$", re.DOTALL)
+
+
+def _builtin_tools(tools: Sequence[str]) -> list[str]:
+    """Built-in tool names for `--tools` (`Bash(git:*)` → `Bash`; MCP tools are not built in
+    and are governed by the MCP configuration), in order, without repeats."""
+    out: list[str] = []
+    for tool in tools:
+        m = _BUILTIN.match(tool.strip())
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
 
 
 def _retry_line(obj: Mapping[str, Any]) -> str:

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The real agent CLIs (claude, codex, gemini) for the end-to-end tests, at the versions
+# pinned in tests/agents/npm/package-lock.json, installed with `npm ci` into a cache
+# directory (default ~/.cache/baton-agents; BATON_AGENTS_DIR overrides). Re-installs only
+# when the lock changed. When npm cannot install them the reason is written to
+# $dir/UNAVAILABLE, and the tests that need a CLI skip with that reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dir=${BATON_AGENTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/baton-agents}
+src=tests/agents/npm
+mkdir -p "$dir"
+stamp=$(sha256sum "$src/package-lock.json" | cut -d' ' -f1)
+if [ -f "$dir/STAMP" ] && [ "$(cat "$dir/STAMP")" = "$stamp" ] && [ -x "$dir/node_modules/.bin/claude" ]; then
+  echo "agent CLIs: up to date in $dir"
+  exit 0
+fi
+rm -f "$dir/UNAVAILABLE" "$dir/STAMP"
+if ! command -v npm >/dev/null 2>&1; then
+  echo "npm is not installed" > "$dir/UNAVAILABLE"
+  echo "agent CLIs: npm is not installed; the real-CLI tests will skip" >&2
+  exit 0
+fi
+cp "$src/package.json" "$src/package-lock.json" "$dir/"
+log=$(mktemp)
+if (cd "$dir" && timeout 900 npm ci --no-audit --no-fund --loglevel=error) >"$log" 2>&1; then
+  echo "$stamp" > "$dir/STAMP"
+  for cli in claude codex gemini; do
+    printf 'agent CLIs: %s %s\n' "$cli" "$("$dir/node_modules/.bin/$cli" --version 2>/dev/null | tail -n 1)"
+  done
+else
+  { echo "npm ci of the pinned agent CLIs failed:"; tail -n 5 "$log"; } > "$dir/UNAVAILABLE"
+  echo "agent CLIs: $(cat "$dir/UNAVAILABLE")" >&2
+fi
+rm -f "$log"

@@ -1,0 +1,170 @@
+"""Checks before any agent runs: what would otherwise fail after tokens were spent.
+
+For every agent CLI a workflow will use: the program is found and answers `--version`,
+credentials of some kind are present, the models the agent files ask for are models that CLI
+serves, the artifact directory is one it may write in its permission mode, and gemini will
+trust the folder. Each problem names its fix (and the file it is about, for the editor).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..model.claude_models import claude_model_arg
+from ..model.config import DEFAULT_ROLE_AGENTS, WorkflowSettings
+from .layout import inside
+
+CLI_PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
+                "gemini": "@google/gemini-cli"}
+_CREDENTIAL_ENV = {
+    "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+               "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"),
+    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
+               "GOOGLE_GENAI_USE_GCA"),
+}
+_KEY_HINT = {"claude": "set ANTHROPIC_API_KEY, or run `claude` once and log in",
+             "codex": "set OPENAI_API_KEY, or run `codex login`",
+             "gemini": "set GEMINI_API_KEY, or run `gemini` once and choose an auth method"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason the workflow cannot start, with its fix; `path` is the file it is about."""
+
+    message: str
+    path: str | None = None
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class AgentUse:
+    """One role's agent as the workflow would launch it."""
+
+    role: str
+    runner: str
+    agent_file: Path | None
+    model: str | None
+    fallback_model: str | None
+    model_line: int | None = None
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def has_credentials(cli: str, root: Path, env: Mapping[str, str]) -> bool:
+    """Whether `cli` has some way to authenticate (we cannot tell whether it is valid)."""
+    if any(env.get(name) for name in _CREDENTIAL_ENV[cli]):
+        return True
+    home = _home(env)
+    if cli == "claude":
+        config = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+        if (config / ".credentials.json").is_file():
+            return True
+        settings = [config / "settings.json", root / ".claude" / "settings.json",
+                    root / ".claude" / "settings.local.json"]
+        return any(_json_has(p, ("apiKeyHelper",)) or _json_has(p, ("env", "ANTHROPIC_API_KEY"))
+                   for p in settings)
+    if cli == "codex":
+        codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
+        return (codex_home / "auth.json").is_file() or (codex_home / "config.toml").is_file()
+    gemini = home / ".gemini"
+    return (gemini / "oauth_creds.json").is_file() or _json_has(
+        gemini / "settings.json", ("security", "auth", "selectedType"))
+
+
+def _json_has(path: Path, keys: tuple[str, ...]) -> bool:
+    try:
+        node: object = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return bool(node)
+
+
+def _gemini_trusts(root: Path, env: Mapping[str, str]) -> bool:
+    if env.get("GEMINI_CLI_TRUST_WORKSPACE", "").lower() == "true":
+        return True
+    try:
+        folders = json.loads((_home(env) / ".gemini" / "trustedFolders.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(folders, dict) and any(
+        value == "TRUST_FOLDER" and inside(Path(key), root) for key, value in folders.items())
+
+
+def cli_version(executable: str, env: Mapping[str, str], timeout: float = 20.0) -> str:
+    """`<executable> --version`, last line; raises OSError/ValueError when it cannot answer."""
+    try:
+        proc = subprocess.run([executable, "--version"], capture_output=True, text=True,
+                              env=dict(env), timeout=timeout, stdin=subprocess.DEVNULL,
+                              check=False)
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"`{executable} --version` did not answer in {timeout:.0f} s") from None
+    lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ValueError(f"`{executable} --version` failed (exit {proc.returncode}): {tail}")
+    return lines[-1]
+
+
+def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: Path,
+          env: Mapping[str, str] | None = None,
+          which: Callable[[str], str | None] = shutil.which
+          ) -> tuple[list[Problem], dict[str, str]]:
+    """Problems that stop the workflow before any agent runs, and the CLI versions found."""
+    env = os.environ if env is None else env
+    problems: list[Problem] = []
+    versions: dict[str, str] = {}
+    clis = sorted({u.runner for u in uses if u.runner in CLI_PACKAGES})
+    for cli in clis:
+        exe = getattr(settings, cli).executable
+        found = which(exe)
+        if found is None:
+            problems.append(Problem(
+                f"the {cli} CLI (`{exe}`) is not on PATH: install it (`npm install -g "
+                f"{CLI_PACKAGES[cli]}`) or set [workflow.{cli}] executable"))
+            continue
+        try:
+            versions[cli] = cli_version(found, env)
+        except (OSError, ValueError) as exc:
+            problems.append(Problem(f"the {cli} CLI does not run: {exc}"))
+            continue
+        if not has_credentials(cli, root, env):
+            problems.append(Problem(f"the {cli} CLI has no credentials: {_KEY_HINT[cli]}"))
+    if "claude" in clis and inside(root / ".claude", specs):
+        problems.append(Problem(
+            f"artifacts would be written under {specs.relative_to(root)}/, and Claude Code "
+            "refuses writes under .claude/ in every permission mode but bypassPermissions: "
+            "set [workflow] specs-dir = \"specs\" (or leave it at \"auto\")"))
+    if "gemini" in clis and not settings.gemini.skip_trust and not _gemini_trusts(root, env):
+        problems.append(Problem(
+            "gemini does not trust this folder and [workflow.gemini] skip-trust is false: set "
+            "it to true, or GEMINI_CLI_TRUST_WORKSPACE=true, or trust the folder in gemini"))
+    for use in uses:
+        if use.runner != "claude" or settings.claude.model:
+            continue
+        for key, name in (("model", use.model), ("fallback-model", use.fallback_model)):
+            try:
+                claude_model_arg(name)
+            except ValueError as exc:
+                where = str(use.agent_file) if use.agent_file else None
+                problems.append(Problem(
+                    f"agent `{use.agent_file.stem if use.agent_file else use.role}` "
+                    f"({use.role}): `{key}: {name}`: {exc}, or set [workflow.claude] model",
+                    where, use.model_line))
+    return problems, versions
+
+
+ROLES = tuple(DEFAULT_ROLE_AGENTS)
+"""Every role a workflow may launch an agent for."""

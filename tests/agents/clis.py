@@ -1,0 +1,31 @@
+"""Where the real agent CLIs are: installed by scripts/install-agent-clis.sh (pinned, npm).
+
+A test that needs one skips only when it cannot be had, saying why: the reason npm gave
+(`UNAVAILABLE` in the install directory), or that the install script has not run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+AGENTS_DIR = Path(os.environ.get("BATON_AGENTS_DIR") or Path(
+    os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "baton-agents")
+
+
+def cli_path(name: str) -> str:
+    """The `name` binary (claude, codex, gemini): `BATON_<NAME>` or the install directory."""
+    override = os.environ.get(f"BATON_{name.upper()}")
+    path = Path(override) if override else AGENTS_DIR / "node_modules" / ".bin" / name
+    if os.access(path, os.X_OK):
+        return str(path)
+    marker = AGENTS_DIR / "UNAVAILABLE"
+    if marker.is_file():
+        reason = marker.read_text(encoding="utf-8", errors="replace").strip()
+        pytest.skip(f"the {name} CLI could not be installed from npm: {reason}",
+                    allow_module_level=True)
+    pytest.skip(f"the {name} CLI is not installed at {path}: run scripts/install-agent-clis.sh"
+                f" (or set BATON_{name.upper()})", allow_module_level=True)
+    raise AssertionError("unreachable")

@@ -1,0 +1,191 @@
+"""Whole workflows through the real `claude` binary with Baton's defaults.
+
+The bundled example workspace, `--set workflow.runner=claude` and nothing else: the agents'
+front matter, Baton's permission set (acceptEdits, `--tools` from the front matter plus
+Write, an `Edit(//<artifact dir>/**)` grant) and the artifact layout must let Claude Code
+write every artifact in its normal permission mode, as root too. Only the model is a double
+(tests/agents/model.py over FakeAnthropic).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agents.clis import cli_path
+from tests.agents.fake_anthropic import FakeAnthropic, Recorded, Responder, error
+from tests.agents.model import anthropic_agent
+
+CLAUDE = cli_path("claude")
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
+PLAN = ".claude/specs/002_payment_retry/plans/001-payment-retry-plan.md"
+
+
+@dataclass
+class Box:
+    ws: Path
+    env: dict[str, str]
+
+    def baton(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "baton_lsp", *args, "-w", str(self.ws)],
+                              capture_output=True, text=True, env=self.env, timeout=timeout,
+                              check=False)
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.baton("run", *args, "--set", "workflow.runner=claude")
+
+    def checkpoint(self) -> dict[str, Any]:
+        (wid,) = [p.name for p in (self.ws / ".claude/data/checkpoints").iterdir() if p.is_dir()
+                  and p.name != "history"] or [None]
+        files = sorted((self.ws / ".claude/data/checkpoints" / str(wid)).glob("[0-9]*.json"))
+        return json.loads(files[-1].read_text())
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> Iterator[Box]:
+    ws = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, ws)
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}",
+           "HOME": str(home), "TMPDIR": str(tmp_path), "LANG": "C.UTF-8",
+           "ANTHROPIC_API_KEY": "test-key", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "1",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    yield Box(ws, env)
+
+
+def serve(box: Box, responder: Responder) -> FakeAnthropic:
+    api = FakeAnthropic(responder)
+    box.env["ANTHROPIC_BASE_URL"] = api.url
+    return api
+
+
+def _steps(cp: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return cp["baton"]["steps"]
+
+
+def test_research_and_plan_completes_through_real_claude(box: Box) -> None:
+    with serve(box, anthropic_agent()) as api:
+        r = box.run("Research rate limiting and plan the login throttle",
+                    "--scope", "research-and-plan", "--complexity", "2")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    cp = box.checkpoint()
+    assert cp["status"] == "complete"
+    steps = _steps(cp)
+    # Artifacts outside .claude/ (Claude Code refuses writes there), at the paths fixed up front
+    topic = Path(cp["baton"]["paths"]["topic_dir"])
+    assert topic.parent == box.ws / "specs"
+    for sid in ("research.1", "research.2", "plan"):
+        artifact = Path(steps[sid]["artifact"])
+        assert steps[sid]["status"] == "done" and artifact.is_file(), steps[sid]
+        assert topic in artifact.parents
+    assert "## Implementation Phases" in Path(cp["baton"]["paths"]["plan"]).read_text()
+    # Front-matter models became Claude ids, tools were restricted (+ Write), cost recorded
+    models = {req.model for req in api.messages}
+    assert models <= {"claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1", "sonnet",
+                      "haiku", "opus"} or all(m and m.startswith("claude-") for m in models)
+    research = [req for req in api.messages if "role research" in json.dumps(req.body)]
+    assert research and all("Bash" not in req.tool_names for req in research)
+    assert all("Write" in req.tool_names for req in research)
+    usage = cp["baton"]["usage"]["total"]
+    assert usage["cost_usd"] > 0 and usage["input_tokens"] > 0 and usage["turns"] >= 2
+    status = box.baton("status", cp["checkpoint_id"])
+    assert "cost workflow" in status.stdout and "$" in status.stdout, status.stdout
+    assert "agent cost: $" in r.stdout
+
+
+def test_implement_only_on_the_example_plan(box: Box) -> None:
+    with serve(box, anthropic_agent()):
+        r = box.run("Implement the payment retry plan", "--scope", "implement-only",
+                    "--plan", PLAN)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    cp = box.checkpoint()
+    assert cp["status"] == "complete"
+    # The plan stays in .claude/specs; its summaries go where claude may write them.
+    summaries = Path(cp["baton"]["paths"]["summaries_dir"])
+    assert summaries == box.ws / "specs" / "002_payment_retry" / "summaries"
+    done = [s for sid, s in _steps(cp).items() if sid.startswith("implement.")]
+    assert done and all(s["status"] == "done" and Path(s["artifact"]).is_file() for s in done)
+
+
+def test_full_implementation_with_the_classifier(box: Box) -> None:
+    with serve(box, anthropic_agent()):
+        r = box.run("Add rate limiting to the login endpoint", "--complexity", "1")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    cp = box.checkpoint()
+    assert cp["status"] == "complete"
+    assert cp["state_machine"]["classification"]["source"] == "agent"
+    assert cp["state_machine"]["completed_states"][-1] == "complete"
+    assert (box.ws / "specs" / ".baton").is_dir()  # the classifier wrote its answer there
+
+
+def test_a_refused_write_is_reported_with_the_denial(box: Box) -> None:
+    # plan mode is read-only: claude refuses the Write, exits 0 and lists the refusal in
+    # `permission_denials`; the barrier failure says what was refused, not only "not found".
+    with serve(box, anthropic_agent()):
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--set", "workflow.claude.permission-mode=plan")
+    assert r.returncode == 1
+    step = _steps(box.checkpoint())["research.1"]
+    assert "HARD BARRIER FAILED" in step["message"]
+    assert "the claude CLI refused: Write " in step["message"], step["message"]
+    assert "/specs/001_research_rate_limiting/reports/001_limits.md" in step["message"]
+
+
+def test_preflight_refuses_artifacts_under_dot_claude_before_any_agent(box: Box) -> None:
+    with serve(box, anthropic_agent()) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--set", "workflow.specs-dir=.claude/specs")
+    assert r.returncode == 1
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal"
+    assert "refuses writes under .claude/" in cp["last_error"] and "specs-dir" in cp["last_error"]
+    assert not api.messages and not _steps(cp)
+
+
+def _failed_steps(cp: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in _steps(cp).values() if s.get("status") == "failed"]
+
+
+@pytest.mark.parametrize(("status", "failure"), [(401, "fatal"), (500, "transient"),
+                                                 (429, "transient")])
+def test_api_failures_are_classified(box: Box, status: int, failure: str) -> None:
+    def respond(req: Recorded) -> Any:
+        return error(status)
+
+    with serve(box, respond):
+        r = box.run("Research rate limiting", "--scope", "research-only", "--complexity", "1",
+                    "--set", "workflow.attempts=1", "--set", "workflow.state-retries=0")
+    assert r.returncode == 1
+    failed = _failed_steps(box.checkpoint())
+    # transient: the classifier falls back to keywords, then research fails the same way
+    assert failed and all(step["failure"] == failure for step in failed), failed
+    if failure == "fatal":
+        (step,) = failed
+        assert "fix:" in step["message"] and "ANTHROPIC_API_KEY" in step["message"]
+    else:
+        assert all("agent exited with code 1: API Error" in s["message"] for s in failed)
+
+
+def test_unknown_model_is_fatal_with_the_fix(box: Box) -> None:
+    agent = box.ws / ".claude/agents/research-specialist.md"
+    agent.write_text(agent.read_text().replace("model: sonnet", "model: gpt-4", 1))
+    with serve(box, anthropic_agent()) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--complexity", "1")
+    assert r.returncode == 1
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal"
+    assert "agent `research-specialist` (research): `model: gpt-4`" in cp["last_error"]
+    assert "not a Claude model" in cp["last_error"]
+    assert not api.messages and not _steps(cp)  # refused before any token was spent
+    assert cp["baton"]["agent_clis"]["claude"].startswith("2.")
