@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -145,6 +146,9 @@ class Script:
     error: ErrorKind | None = None
     fail_first: int | None = None
     text: str = "Hello from the fake Gemini."
+    agent: Callable[[dict[str, Any]], Any] | None = None
+    """For whole workflows: request body → an answer with `path`, `content` and `final`
+    (tests/agents/model.py), or None; it replaces `target`, `content` and the final text."""
 
 
 @dataclass
@@ -272,6 +276,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("connection", "close")  # body ends when we close: no length needed
         self.end_headers()
         path = sc.elsewhere if sc.behaviour == "write_elsewhere" else sc.target
+        content, final = sc.content, None
+        if sc.agent is not None:
+            answer = sc.agent(body)
+            if answer is not None:
+                path, content, final = answer.path, answer.content, answer.final
         if sc.behaviour == "stall":
             self._sse(_chunk([{"text": "Working on it"}], None, model))
             stop.wait()  # first chunk, then silence with the connection held open
@@ -280,12 +289,12 @@ class _Handler(BaseHTTPRequestHandler):
         if sc.behaviour == "text":
             text = sc.text
         elif result is None:
-            call = {"name": "write_file", "args": {"file_path": path, "content": sc.content}}
+            call = {"name": "write_file", "args": {"file_path": path, "content": content}}
             text = ""
         elif "error" in result:  # refused or failed: say so, and claim nothing
             text = f"Could not write {path}.\n{FAILED}: {result['error']}\n"
         else:
-            text = f"Done.\n{SIGNAL}: {path}\n"
+            text = f"{final}\n" if final is not None else f"Done.\n{SIGNAL}: {path}\n"
         if text:
             half = len(text) // 2  # two chunks, so the CLI emits two delta messages
             chunks = [

@@ -183,14 +183,14 @@ def write_then_report(
                 tool, {"cmd": shell_write_command(file_path, content), "yield_time_ms": 5000}
             )
         output = str(outputs[-1].get("output", ""))
-        if not _succeeded(output):
+        if not succeeded(output):
             return Text(f"The write failed: {output}\nREPORT_FAILED")
         return Text(f"Done.\n{signal}")
 
     return respond
 
 
-def _succeeded(output: str) -> bool:
+def succeeded(output: str) -> bool:
     """Whether codex's tool output text says the command / patch worked."""
     code = re.search(r"(?:Process exited with code|Exit code:) (\d+)", output)
     return code is not None and code.group(1) == "0"

@@ -113,3 +113,31 @@ def anthropic_agent() -> object:
         return fa.Text(ans.final)
 
     return respond
+
+
+def openai_agent() -> object:
+    """A FakeOpenAI responder playing a workflow's agents through codex's shell tool (the
+    tool codex offers for every model); a failed write is answered with TASK_ERROR."""
+    from tests.agents import fake_openai as fo
+
+    def respond(req: fo.Recorded) -> fo.Reply:
+        ans = answer(engine_prompt(req.body))
+        if ans is None:
+            return fo.Text("Nothing to do.")
+        outputs = req.tool_outputs()
+        if not outputs:
+            return fo.FunctionCall("exec_command", {
+                "cmd": fo.shell_write_command(ans.path, ans.content), "yield_time_ms": 5000})
+        if not fo.succeeded(str(outputs[-1].get("output", ""))):
+            return fo.Text("The write failed.\n"
+                           "TASK_ERROR: file_error - the artifact could not be written")
+        return fo.Text(ans.final)
+
+    return respond
+
+
+def gemini_agent() -> object:
+    """A fake_gemini Script playing a workflow's agents through gemini's write_file tool."""
+    from tests.agents import fake_gemini as fg
+
+    return fg.Script(behaviour="success", agent=lambda body: answer(engine_prompt(body)))

@@ -22,7 +22,15 @@ from typing import Any
 import pytest
 
 from tests.agents.clis import cli_path
-from tests.agents.fake_anthropic import FakeAnthropic, Recorded, Responder, error
+from tests.agents.fake_anthropic import (
+    FakeAnthropic,
+    Recorded,
+    Responder,
+    Text,
+    ToolUse,
+    error,
+    stall,
+)
 from tests.agents.model import anthropic_agent
 
 CLAUDE = cli_path("claude")
@@ -189,3 +197,55 @@ def test_unknown_model_is_fatal_with_the_fix(box: Box) -> None:
     assert "not a Claude model" in cp["last_error"]
     assert not api.messages and not _steps(cp)  # refused before any token was spent
     assert cp["baton"]["agent_clis"]["claude"].startswith("2.")
+
+
+def test_overloaded_then_recovering_api_is_retried_by_baton(box: Box) -> None:
+    # 529 on the first three requests: claude gives up (three 529s end its run), Baton
+    # classifies that transient and its next attempt succeeds.
+    agent = anthropic_agent()
+    calls = {"n": 0}
+
+    def respond(req: Recorded) -> Any:
+        calls["n"] += 1
+        return error(529) if calls["n"] <= 3 else agent(req)
+
+    with serve(box, respond):
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--set", "workflow.backoff=0")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    steps = _steps(box.checkpoint())
+    first = steps.get("classify") or steps["research.1"]
+    assert first["status"] == "done" and first["attempts"] == 2
+
+
+def test_a_stalled_stream_is_stopped_by_the_watchdog(box: Box) -> None:
+    with serve(box, stall()):
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--set", "workflow.stall-timeout=4", "--set", "workflow.attempts=1",
+                    "--set", "workflow.state-retries=0")
+    assert r.returncode == 1
+    failed = _failed_steps(box.checkpoint())
+    assert failed and failed[0]["failure"] == "transient"
+    assert "stalled: no output for 4 s" in failed[0]["message"]
+
+
+def test_an_agent_that_writes_elsewhere_fails_the_barrier_naming_where(box: Box) -> None:
+    agent = anthropic_agent()
+
+    def respond(req: Recorded) -> Any:  # writes, and reports, next to the expected path
+        reply = agent(req)
+        if isinstance(reply, ToolUse):
+            reply.input["file_path"] = reply.input["file_path"].replace("/reports/",
+                                                                        "/reports/misplaced_")
+        elif isinstance(reply, Text):
+            reply.text = reply.text.replace("/reports/", "/reports/misplaced_")
+        return reply
+
+    with serve(box, respond):
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--set", "workflow.agents.classifier=workflow-classifier",
+                    "--complexity", "1", "--set", "workflow.attempts=1")
+    assert r.returncode == 1
+    failed = _failed_steps(box.checkpoint())
+    assert any("HARD BARRIER FAILED" in s["message"] and "misplaced_" in s["message"]
+               for s in failed), failed

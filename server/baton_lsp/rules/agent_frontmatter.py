@@ -11,6 +11,7 @@ import yaml
 
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Severity
+from ..model.claude_models import ALIASES, INHERIT, SUGGESTIONS, full_id, is_claude_model
 from ..model.common import Frontmatter, FrontmatterEntry, ListItem
 from ..parse.frontmatter import safe_load
 from .base import RuleContext, rule
@@ -24,22 +25,11 @@ KNOWN_TOOLS = (
 )
 TOOL_KEYS = ("allowed-tools", "tools")
 MODEL_KEYS = ("model", "fallback-model")
-MODEL_ALIASES = ("inherit", "haiku", "sonnet", "opus")
-MODEL_SUGGESTIONS = (*MODEL_ALIASES, "haiku-4.5", "sonnet-4.5", "sonnet-4", "opus-4.5",
-                     "opus-4.1", "opus-4")
+MODEL_SUGGESTIONS = SUGGESTIONS
 
 _KEY_LINE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*\s*:")
 _MCP_RE = re.compile(r"^mcp__[A-Za-z0-9_.-]+$")
 _SCOPED_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*\((.*)\)$", re.DOTALL)
-_SHORT_MODEL_RE = re.compile(r"^(?:haiku|sonnet|opus)(?:-\d+(?:[.-]\d+)?)?$")
-_MODEL_ID_RE = re.compile(
-    r"^(?:(?:[a-z]{2,4}\.)?anthropic\.)?claude-"
-    r"(?:(?P<pre>\d+(?:[-.]\d+)?)-)?(?:haiku|sonnet|opus)"
-    r"(?:-(?P<post>\d+(?:[-.]\d+)?))?"
-    r"(?:-(?:\d{8}|latest))?(?:@\d{8})?(?:-v\d+(?::\d+)?)?$"
-)
-
-
 def _source(ctx: RuleContext, rng: Range) -> str:
     """The text under a single-line range ('' when the range spans lines)."""
     if rng.start_line != rng.end_line or not 0 <= rng.start_line < len(ctx.lines):
@@ -345,25 +335,25 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
 
 
 def model_ok(name: str, extra: list[str] | tuple[str, ...] = ()) -> bool:
-    """True when `name` is a model Claude Code accepts in agent front matter."""
-    if name in MODEL_ALIASES or name in extra or _SHORT_MODEL_RE.match(name):
-        return True
-    m = _MODEL_ID_RE.match(name)
-    return bool(m and (m.group("pre") or m.group("post")))
+    """True when `name` is a model Claude Code passes on correctly (alias, inherit, full id)."""
+    return is_claude_model(name, extra)
 
 
 @rule("BTN207", "agent-unknown-model", Severity.WARNING, AGENT, fixable=True)
 def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """`model` / `fallback-model` is not a model name Claude Code understands.
 
-    An unrecognised model makes the agent fail to start or silently fall back to the
-    default model, which changes cost and behaviour without notice. Accepted: `inherit`,
-    the aliases `haiku`, `sonnet`, `opus` with an optional version (`sonnet-4.5`,
-    `opus-4.1`, `opus-4`), full model ids (`claude-sonnet-4-5-20250929`,
-    `claude-3-5-haiku-latest`) and names listed in `extra-models` of `[tool.baton]`.
+    Claude Code resolves its aliases itself and sends anything else to the API verbatim, so an
+    unknown name fails the agent at its first request (or, as a subagent, silently falls back
+    to the default model), changing cost and behaviour without notice. Accepted: `inherit`,
+    the aliases `sonnet`, `opus`, `haiku`, `opusplan`, `default`, `best`, `sonnet[1m]`,
+    `opus[1m]`, full ids (`claude-sonnet-4-5`, `claude-opus-4-1-20250805`,
+    `claude-3-5-haiku-latest`) and names listed in `extra-models` of `[tool.baton]`. The
+    short versioned form many trees use (`sonnet-4.5`) is not one of them: Baton maps it when
+    it launches claude, but Claude Code itself does not.
 
-    Fix: correct the name (the quick fix offers the nearest alias) or add it to
-    `extra-models`.
+    Fix: use an alias or the full id (the quick fix offers `claude-sonnet-4-5` for
+    `sonnet-4.5`, else the nearest alias) or add the name to `extra-models`.
     """
     fm = doc.frontmatter
     if fm is None or fm.error is not None:
@@ -384,18 +374,22 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         name = str(entry.value).strip()
         if not name or model_ok(name, extra):
             continue
-        suggestion = _nearest(name, [*MODEL_SUGGESTIONS, *extra])
+        full = full_id(name)
+        suggestion = full or _nearest(name, [*SUGGESTIONS, *extra])
         fix = None
         if suggestion and raw and name in raw:
             fix = ctx.fix(f"Change to `{suggestion}`",
                           ctx.edit(entry.value_range, raw.replace(name, suggestion, 1)))
-        hint = f"; did you mean `{suggestion}`?" if suggestion else ""
-        yield ctx.finding(
-            entry.value_range,
-            f"unknown model `{name}` in `{key}`: expected `inherit`, `haiku`, `sonnet` or "
-            f"`opus` (optionally versioned, e.g. `sonnet-4.5`) or a full id such as "
-            f"`claude-sonnet-4-5-20250929`{hint}",
-            fix=fix)
+        if full:
+            why = (f"`{name}` in `{key}` is not a model id Claude Code knows: it is sent to "
+                   f"the API verbatim and rejected; expected the full id `{full}` or an alias "
+                   f"({', '.join(ALIASES[2:5])})")
+        else:
+            hint = f"; did you mean `{suggestion}`?" if suggestion else ""
+            why = (f"unknown model `{name}` in `{key}`: expected `{INHERIT}`, an alias "
+                   f"({', '.join(ALIASES[2:5])}) or a full id such as `claude-sonnet-4-5`"
+                   f"{hint}")
+        yield ctx.finding(entry.value_range, why, fix=fix)
 
 
 @rule("BTN208", "agent-unfilled-placeholder", Severity.WARNING, AGENT)
