@@ -32,7 +32,7 @@ async def test_hover_dependency_rule_agent_signal(client: LanguageClient) -> Non
         text_document=_doc(cmd), position=_pos(33, 45)))
     text = agent_hover.contents.value
     assert text.startswith("**research-specialist** — Researches one topic")
-    assert "Model: sonnet-4.5" in text and "`REPORT_CREATED:`" in text
+    assert "Model: sonnet" in text and "`REPORT_CREATED:`" in text
     sig = await client.text_document_hover_async(types.HoverParams(
         text_document=_doc(cmd), position=_pos(38, 15)))
     assert "Emitted by agents: research-specialist" in sig.contents.value

@@ -596,6 +596,9 @@ def test_iterations_follow_the_plan_dependencies(ws: Workspace) -> None:
 
 FAKE_CLAUDE_CLASSIFIER = """#!{python}
 import json, os, sys
+if sys.argv[1:] == ["--version"]:
+    print("2.1.331 (Claude Code)")
+    sys.exit(0)
 prompt = sys.stdin.read()
 if sys.argv[1:5] != ["-p", "--output-format", "stream-json", "--verbose"] or \\
         "CLASSIFICATION_COMPLETE" not in prompt or "Classify." not in prompt:
@@ -632,7 +635,8 @@ def test_classifier_through_the_claude_runner(ws: Workspace, tmp_path: Path) -> 
     fake = bin_dir / "claude"
     fake.write_text(FAKE_CLAUDE_CLASSIFIER.replace("{python}", sys.executable))
     fake.chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "ANTHROPIC_API_KEY": "test-key"}  # preflight wants some credentials
     r = subprocess.run([sys.executable, "-m", "baton_lsp", "run", "Add rate limiting to login",
                         "--workspace", str(ws.root)], capture_output=True, text=True,
                        timeout=120, env=env)

@@ -1,0 +1,138 @@
+"""Baton's overhead per agent step on top of the real agent CLIs (BENCHMARKS.md).
+
+Run: `python benchmarks/bench_agent_clis.py [--steps N] [--cli claude,codex,gemini]`
+(the CLIs from scripts/install-agent-clis.sh; the model is tests/agents' fake API on
+127.0.0.1, answering at once).
+
+Method: an implement-only workflow over a chain of N phases run in-process, every step a
+real CLI session (a tool call that writes the summary, then the signal). Overhead per step =
+(the implement state's wall time − Σ CLI process durations) / N: building the prompt and
+argv, spawning, decoding the CLI's stream, the hard barrier, hashing and the durable
+checkpoints. Only the implement state is counted, so the run's fixed costs (preflight's
+`--version` of the CLI, the topic, the first checkpoints) stay out; the CLI's own time is
+measured by the engine around each process, so its variance does not enter the figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.agents import fake_anthropic, fake_gemini, fake_openai  # noqa: E402
+from tests.agents.clis import AGENTS_DIR  # noqa: E402
+from tests.agents.model import anthropic_agent, gemini_agent, openai_agent  # noqa: E402
+
+from baton_lsp.model.checkpoint import Scope  # noqa: E402
+from baton_lsp.workflow.engine import Engine, RunRequest  # noqa: E402
+from baton_lsp.workspace.config import load_config  # noqa: E402
+
+BIN = AGENTS_DIR / "node_modules" / ".bin"
+
+
+def _plan(root: Path, steps: int) -> Path:
+    lines = ["# Plan: chain", "", "## Implementation Phases", ""]
+    for i in range(1, steps + 1):
+        deps = f"[{i - 1}]" if i > 1 else "[]"
+        lines += [f"### Phase {i}: Step {i} [NOT STARTED]", f"dependencies: {deps}", "",
+                  f"- [ ] task {i}", ""]
+    plan = root / "specs" / "001_chain" / "plans" / "001_chain_plan.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("\n".join(lines), encoding="utf-8")
+    return plan
+
+
+def _server(cli: str, home: Path) -> tuple[Any, dict[str, str], str]:
+    """The fake API for `cli`, the environment pointing the CLI at it, the runner config."""
+    if cli == "claude":
+        api = fake_anthropic.FakeAnthropic(anthropic_agent())  # type: ignore[arg-type]
+        env = {"ANTHROPIC_API_KEY": "k", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               "DISABLE_AUTOUPDATER": "1"}
+        return api, env, ""
+    if cli == "codex":
+        api = fake_openai.FakeOpenAI(openai_agent())  # type: ignore[arg-type]
+        (home / ".codex").mkdir()
+        return api, {"CODEX_HOME": str(home / ".codex"), "FAKE_OPENAI_KEY": "k"}, ""
+    api = fake_gemini.FakeGemini(gemini_agent())  # type: ignore[arg-type]
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps(
+        {"security": {"auth": {"selectedType": "gemini-api-key"}},
+         "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False}}))
+    return api, {"GEMINI_API_KEY": "k"}, '[workflow.gemini]\nmodel = "gemini-2.5-flash"\n'
+
+
+def _chain(base: Path, cli: str, steps: int) -> tuple[float, list[float], float]:
+    root = base / f"{cli}{steps}"
+    (root / ".claude").mkdir(parents=True)
+    home = root.parent / f"home-{cli}{steps}"
+    home.mkdir()
+    api, env, extra = _server(cli, home)
+    (root / ".claude" / "baton.toml").write_text(
+        f'[workflow]\nrunner = "{cli}"\ntimeout = 120\n{extra}')
+    plan = _plan(root, steps)
+    saved = dict(os.environ)
+    with api:
+        os.environ.update(env, HOME=str(home), PATH=f"{BIN}{os.pathsep}{saved['PATH']}")
+        if cli == "claude":
+            os.environ["ANTHROPIC_BASE_URL"] = api.url
+        elif cli == "codex":
+            (home / ".codex" / "config.toml").write_text(
+                fake_openai.codex_config(api.base_url, model="gpt-5.5"))
+        else:
+            os.environ["GOOGLE_GEMINI_BASE_URL"] = api.url
+        try:
+            engine = Engine(root, load_config(root), say=lambda _: None)
+            start = time.perf_counter()
+            outcome = asyncio.run(engine.start(RunRequest("bench", Scope.IMPLEMENT_ONLY,
+                                                          plan_path=str(plan))))
+            wall = time.perf_counter() - start
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    assert outcome.status == "complete", outcome
+    steps_data = engine.data["baton"]["steps"].values()
+    procs = [s["process_ms"] for s in steps_data if "process_ms" in s]
+    assert len(procs) == steps, procs
+    implement_ms = float(engine.data["baton"]["timing"]["implement"])
+    return wall * 1000, procs, implement_ms
+
+
+def bench(base: Path, cli: str, steps: int) -> dict[str, float]:
+    wall, procs, implement_ms = _chain(base, cli, steps)
+    return {"steps": steps, "cli_step_p50_ms": statistics.median(procs),
+            "overhead_per_step_ms": (implement_ms - sum(procs)) / steps,
+            "run_wall_s": wall / 1000}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=15)
+    ap.add_argument("--cli", default="claude,codex,gemini")
+    args = ap.parse_args()
+    print(f"# {platform.node()} · {os.cpu_count()} CPUs · Python {platform.python_version()}"
+          f" · {time.strftime('%Y-%m-%d')}")
+    runs: dict[str, Callable[[Path], dict[str, float]]] = {
+        cli: (lambda base, cli=cli: bench(base, cli, args.steps))
+        for cli in args.cli.split(",") if (BIN / cli).exists()}
+    with tempfile.TemporaryDirectory() as tmp:
+        for cli, run in runs.items():
+            figures = run(Path(tmp))
+            print(f"{cli}: " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
+                                         for k, v in figures.items()))
+
+
+if __name__ == "__main__":
+    main()
