@@ -10,12 +10,6 @@ write every artifact in its normal permission mode, as root too. Only the model 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,44 +26,17 @@ from tests.agents.fake_anthropic import (
     stall,
 )
 from tests.agents.model import anthropic_agent
+from tests.agents.workspace import EXAMPLE_PLAN, Box
 
 CLAUDE = cli_path("claude")
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
-PLAN = ".claude/specs/002_payment_retry/plans/001-payment-retry-plan.md"
-
-
-@dataclass
-class Box:
-    ws: Path
-    env: dict[str, str]
-
-    def baton(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "baton_lsp", *args, "-w", str(self.ws)],
-                              capture_output=True, text=True, env=self.env, timeout=timeout,
-                              check=False)
-
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return self.baton("run", *args, "--set", "workflow.runner=claude")
-
-    def checkpoint(self) -> dict[str, Any]:
-        (wid,) = [p.name for p in (self.ws / ".claude/data/checkpoints").iterdir() if p.is_dir()
-                  and p.name != "history"] or [None]
-        files = sorted((self.ws / ".claude/data/checkpoints" / str(wid)).glob("[0-9]*.json"))
-        return json.loads(files[-1].read_text())
+PLAN = EXAMPLE_PLAN
 
 
 @pytest.fixture
-def box(tmp_path: Path) -> Iterator[Box]:
-    ws = tmp_path / "ws"
-    shutil.copytree(EXAMPLE, ws)
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {"PATH": f"{Path(CLAUDE).parent}{os.pathsep}{os.environ['PATH']}",
-           "HOME": str(home), "TMPDIR": str(tmp_path), "LANG": "C.UTF-8",
-           "ANTHROPIC_API_KEY": "test-key", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_MAX_RETRIES": "1",
-           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    yield Box(ws, env)
+def box(tmp_path: Path) -> Box:
+    return Box.create(tmp_path, "claude", CLAUDE, ANTHROPIC_API_KEY="test-key",
+                      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
+                      CLAUDE_CODE_MAX_RETRIES="1")
 
 
 def serve(box: Box, responder: Responder) -> FakeAnthropic:
@@ -161,10 +128,6 @@ def test_preflight_refuses_artifacts_under_dot_claude_before_any_agent(box: Box)
     assert not api.messages and not _steps(cp)
 
 
-def _failed_steps(cp: dict[str, Any]) -> list[dict[str, Any]]:
-    return [s for s in _steps(cp).values() if s.get("status") == "failed"]
-
-
 @pytest.mark.parametrize(("status", "failure"), [(401, "fatal"), (500, "transient"),
                                                  (429, "transient")])
 def test_api_failures_are_classified(box: Box, status: int, failure: str) -> None:
@@ -175,7 +138,7 @@ def test_api_failures_are_classified(box: Box, status: int, failure: str) -> Non
         r = box.run("Research rate limiting", "--scope", "research-only", "--complexity", "1",
                     "--set", "workflow.attempts=1", "--set", "workflow.state-retries=0")
     assert r.returncode == 1
-    failed = _failed_steps(box.checkpoint())
+    failed = box.failed_steps()
     # transient: the classifier falls back to keywords, then research fails the same way
     assert failed and all(step["failure"] == failure for step in failed), failed
     if failure == "fatal":
@@ -224,7 +187,7 @@ def test_a_stalled_stream_is_stopped_by_the_watchdog(box: Box) -> None:
                     "--set", "workflow.stall-timeout=4", "--set", "workflow.attempts=1",
                     "--set", "workflow.state-retries=0")
     assert r.returncode == 1
-    failed = _failed_steps(box.checkpoint())
+    failed = box.failed_steps()
     assert failed and failed[0]["failure"] == "transient"
     assert "stalled: no output for 4 s" in failed[0]["message"]
 
@@ -246,6 +209,6 @@ def test_an_agent_that_writes_elsewhere_fails_the_barrier_naming_where(box: Box)
                     "--set", "workflow.agents.classifier=workflow-classifier",
                     "--complexity", "1", "--set", "workflow.attempts=1")
     assert r.returncode == 1
-    failed = _failed_steps(box.checkpoint())
+    failed = box.failed_steps()
     assert any("HARD BARRIER FAILED" in s["message"] and "misplaced_" in s["message"]
                for s in failed), failed

@@ -7,53 +7,24 @@ theirs. Codex writes through its shell tool in the `workspace-write` sandbox.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.agents import fake_openai as fo
 from tests.agents.clis import cli_path
 from tests.agents.model import openai_agent
+from tests.agents.workspace import EXAMPLE_PLAN, Box
 
 CODEX = cli_path("codex")
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
-PLAN = ".claude/specs/002_payment_retry/plans/001-payment-retry-plan.md"
-
-
-@dataclass
-class Box:
-    ws: Path
-    env: dict[str, str]
-
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "baton_lsp", "run", *args, "--set", "workflow.runner=codex",
-             "-w", str(self.ws)], capture_output=True, text=True, env=self.env, timeout=300,
-            check=False)
-
-    def checkpoint(self) -> dict[str, Any]:
-        (wid,) = [p for p in (self.ws / ".claude/data/checkpoints").iterdir() if p.is_dir()]
-        return json.loads(sorted(wid.glob("[0-9]*.json"))[-1].read_text())
 
 
 @pytest.fixture
-def box(tmp_path: Path) -> Iterator[Box]:
-    ws = tmp_path / "ws"
-    shutil.copytree(EXAMPLE, ws)
-    home = tmp_path / "home"
-    (home / ".codex").mkdir(parents=True)
-    env = {"PATH": f"{Path(CODEX).parent}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
-           "CODEX_HOME": str(home / ".codex"), "FAKE_OPENAI_KEY": "sk-fake", "LANG": "C.UTF-8",
-           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    yield Box(ws, env)
+def box(tmp_path: Path) -> Box:
+    box = Box.create(tmp_path, "codex", CODEX, FAKE_OPENAI_KEY="sk-fake")
+    (box.home / ".codex").mkdir()
+    box.env["CODEX_HOME"] = str(box.home / ".codex")
+    return box
 
 
 def serve(box: Box, responder: fo.Responder) -> fo.FakeOpenAI:
@@ -83,7 +54,7 @@ def test_research_and_plan_completes_through_real_codex(box: Box) -> None:
 def test_implement_only_on_the_example_plan(box: Box) -> None:
     with serve(box, openai_agent()):
         r = box.run("Implement the payment retry plan", "--scope", "implement-only",
-                    "--plan", PLAN)
+                    "--plan", EXAMPLE_PLAN)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     cp = box.checkpoint()
     assert cp["status"] == "complete"
@@ -97,6 +68,5 @@ def test_api_failures_are_classified(box: Box, status: int, failure: str) -> Non
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
                     "--set", "workflow.attempts=1", "--set", "workflow.state-retries=0")
     assert r.returncode == 1
-    failed = [s for s in box.checkpoint()["baton"]["steps"].values()
-              if s.get("status") == "failed"]
+    failed = box.failed_steps()
     assert failed and all(s["failure"] == failure for s in failed), failed

@@ -9,56 +9,29 @@ the workspace) and `--approval-mode auto_edit`.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.agents import fake_gemini as fg
 from tests.agents.clis import cli_path
 from tests.agents.model import gemini_agent
+from tests.agents.workspace import Box
 
 GEMINI = cli_path("gemini")
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "workspace"
 SETTINGS = {"security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
             "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False,
                         "maxAttempts": 1}}
 
 
-@dataclass
-class Box:
-    ws: Path
-    env: dict[str, str]
-
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "baton_lsp", "run", *args, "--set", "workflow.runner=gemini",
-             "--set", "workflow.gemini.model=gemini-2.5-flash", "-w", str(self.ws)],
-            capture_output=True, text=True, env=self.env, timeout=400, check=False)
-
-    def checkpoint(self) -> dict[str, Any]:
-        (wid,) = [p for p in (self.ws / ".claude/data/checkpoints").iterdir() if p.is_dir()]
-        return json.loads(sorted(wid.glob("[0-9]*.json"))[-1].read_text())
-
-
 @pytest.fixture
-def box(tmp_path: Path) -> Iterator[Box]:
-    ws = tmp_path / "ws"
-    shutil.copytree(EXAMPLE, ws)
-    home = tmp_path / "home"
-    (home / ".gemini").mkdir(parents=True)
-    (home / ".gemini" / "settings.json").write_text(json.dumps(SETTINGS))
-    env = {"PATH": f"{Path(GEMINI).parent}{os.pathsep}{os.environ['PATH']}", "HOME": str(home),
-           "TMPDIR": str(tmp_path), "GEMINI_API_KEY": "fake-key", "LANG": "C.UTF-8",
-           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    yield Box(ws, env)
+def box(tmp_path: Path) -> Box:
+    box = Box.create(tmp_path, "gemini", GEMINI, GEMINI_API_KEY="fake-key")
+    box.settings = ("workflow.gemini.model=gemini-2.5-flash",)
+    (box.home / ".gemini").mkdir()
+    (box.home / ".gemini" / "settings.json").write_text(json.dumps(SETTINGS))
+    return box
 
 
 def test_research_and_plan_completes_through_real_gemini(box: Box) -> None:
