@@ -7,7 +7,6 @@ import asyncio
 import json
 import logging
 import os
-import shutil
 import signal
 import sys
 from dataclasses import replace
@@ -563,16 +562,18 @@ async def test_fake_claude_end_to_end(tmp_path: Path, monkeypatch: pytest.Monkey
         assert any(t.startswith("REPORT_CREATED: /") for t in texts(events))
 
 
-@pytest.mark.skipif(shutil.which("claude") is None, reason="the claude CLI is not installed")
 async def test_real_claude_offline_stream_shape(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.agents.clis import cli_path
+
+    claude = cli_path("claude")
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))  # no stored login: the run fails before any API call
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
                 "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"):
         monkeypatch.delenv(var, raising=False)
-    runner = ClaudeRunner(extra_args=("--max-turns", "1"))
+    runner = ClaudeRunner(executable=claude, extra_args=("--max-turns", "1"))
     spec = runner.launch(invocation(tmp_path))
     events: list[AgentEvent] = []
     out = await run_process(spec.argv, cwd=tmp_path, env=spec.env, stdin=spec.stdin,

@@ -44,45 +44,42 @@ DEFAULT_ROLE_AGENTS = {
 }
 
 
-_RUNNER_CONFIG = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
-                            defer_build=True)
+class CliSettings(BaseModel):
+    """What every agent CLI runner takes: its program, its model, more argv elements."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
+                              defer_build=True)
+
+    executable: str = Field(description="Program name or path of the CLI.")
+    model: str | None = Field(None, description="Model for every step of this runner. For "
+                              "codex and gemini the only way to choose one (front-matter "
+                              "models are Claude models and are not passed); for claude it "
+                              "overrides the agent's front matter `model`.")
+    extra_args: list[str] = Field(default_factory=list, description="More argv elements.")
 
 
-class ClaudeSettings(BaseModel):
+class ClaudeSettings(CliSettings):
     """`[workflow.claude]`: how the claude runner starts Claude Code (`claude -p`)."""
-
-    model_config = _RUNNER_CONFIG
 
     executable: str = Field("claude", description="Program name or path of the claude CLI.")
     permission_mode: str = Field(
         "acceptEdits", description="--permission-mode. acceptEdits lets the agent write its "
         "artifact (outside `.claude/`, which Claude Code protects in every mode but "
         "bypassPermissions) and other files in the workspace without prompting.")
-    model: str | None = Field(None, description="Model for every claude step (alias such as "
-                              "`sonnet` or a full `claude-…` id); default: the agent's front "
-                              "matter `model`.")
     fallback_model: str | None = Field(None, description="--fallback-model when the main model "
                                        "is overloaded; default: the front matter's.")
-    extra_args: list[str] = Field(default_factory=list, description="More argv elements.")
 
 
-class CodexSettings(BaseModel):
+class CodexSettings(CliSettings):
     """`[workflow.codex]`: how the codex runner starts Codex (`codex exec --json`)."""
-
-    model_config = _RUNNER_CONFIG
 
     executable: str = Field("codex", description="Program name or path of the codex CLI.")
     sandbox: str | None = Field("workspace-write", description="--sandbox: read-only, "
                                 "workspace-write or danger-full-access.")
-    model: str | None = Field(None, description="-m for codex (front-matter models are Claude "
-                              "models and are not passed); default: codex's own.")
-    extra_args: list[str] = Field(default_factory=list, description="More argv elements.")
 
 
-class GeminiSettings(BaseModel):
+class GeminiSettings(CliSettings):
     """`[workflow.gemini]`: how the gemini runner starts Gemini CLI (`gemini -p`)."""
-
-    model_config = _RUNNER_CONFIG
 
     executable: str = Field("gemini", description="Program name or path of the gemini CLI.")
     approval_mode: str | None = Field("auto_edit", description="--approval-mode: default, "
@@ -91,9 +88,6 @@ class GeminiSettings(BaseModel):
         True, description="--skip-trust: Baton launches agents only in a workspace the user "
         "trusts (a `baton run` there, or a trusted editor workspace), so gemini is told to "
         "trust it too; false leaves gemini's own folder trust in charge.")
-    model: str | None = Field(None, description="-m for gemini (front-matter models are Claude "
-                              "models and are not passed); default: gemini's own.")
-    extra_args: list[str] = Field(default_factory=list, description="More argv elements.")
 
 
 class WorkflowSettings(BaseModel):
