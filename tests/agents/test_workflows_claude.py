@@ -212,3 +212,21 @@ def test_an_agent_that_writes_elsewhere_fails_the_barrier_naming_where(box: Box)
     failed = box.failed_steps()
     assert any("HARD BARRIER FAILED" in s["message"] and "misplaced_" in s["message"]
                for s in failed), failed
+
+
+def test_a_budget_stops_new_steps_and_resume_continues(box: Box) -> None:
+    # Each fake step costs ~$0.0054 (opus prices); the classifier alone reaches $0.0001.
+    with serve(box, anthropic_agent()):
+        r = box.run("Research rate limiting", "--scope", "research-only", "--complexity", "2",
+                    "--set", "workflow.max-budget-usd=0.0001")
+        assert r.returncode == 1
+        cp = box.checkpoint()
+        assert cp["status"] == "failed" and "budget reached" in cp["last_error"]
+        assert "max-budget-usd" in cp["last_error"]
+        assert cp["baton"]["usage"]["total"]["cost_usd"] >= 0.0001
+        assert not [s for s in _steps(cp).values() if s.get("state") == "research"
+                    and s.get("status") == "done"]
+        resumed = box.baton("resume", cp["checkpoint_id"], "--set",
+                            "workflow.max-budget-usd=5")
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert box.checkpoint()["status"] == "complete"
