@@ -1,0 +1,107 @@
+"""How an agent step is launched and how its output is read: one runner per agent CLI.
+
+A runner turns an `Invocation` into an argv, stdin and environment (`launch`), turns each
+stdout line into text lines plus an optional final result (`decode`), and says what kind of
+failure an exit was (`classify_exit`): "transient" (retry later), "permanent" (this attempt
+is wrong; a retry with the same input fails the same way) or "fatal" (stop the workflow:
+the environment is broken — not logged in, disk full, program missing).
+
+Prompts always go on stdin, never in argv: no argument length limit and nothing readable in
+`ps`. Values are only ever single argv elements; no runner builds a shell command line.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ...model.config import WorkflowSettings
+from .base import (
+    FATAL,
+    PERMANENT,
+    TRANSIENT,
+    AgentEvent,
+    Invocation,
+    LaunchSpec,
+    Runner,
+    RunResult,
+    classify_common,
+    classify_outcome,
+    classify_text,
+    fix_for,
+    usage_of,
+)
+from .claude import ClaudeRunner
+from .codex import CodexRunner
+from .command import CommandRunner
+from .gemini import GeminiRunner
+from .script import SCRIPTED_MODULE, ScriptRunner
+
+__all__ = [
+    "CLI_RUNNERS", "FATAL", "PERMANENT", "RUNNER_NAMES", "SCRIPTED_MODULE", "TRANSIENT",
+    "AgentEvent", "ClaudeRunner", "CodexRunner", "CommandRunner", "GeminiRunner",
+    "Invocation", "LaunchSpec", "RunResult", "Runner", "ScriptRunner", "available_runner",
+    "classify_common", "classify_outcome", "classify_text", "cli_runner", "fix_for",
+    "usage_of",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def cli_runner(key: str, settings: WorkflowSettings | None = None) -> Runner:
+    """The claude, codex or gemini runner with its `[workflow.<key>]` settings."""
+    ws = settings or WorkflowSettings()
+    if key == "claude":
+        c = ws.claude
+        return ClaudeRunner(executable=c.executable, permission_mode=c.permission_mode,
+                            model=c.model, fallback_model=c.fallback_model,
+                            extra_args=tuple(c.extra_args))
+    if key == "codex":
+        x = ws.codex
+        return CodexRunner(executable=x.executable, sandbox=x.sandbox, model=x.model,
+                           extra_args=tuple(x.extra_args))
+    if key == "gemini":
+        g = ws.gemini
+        return GeminiRunner(executable=g.executable, approval_mode=g.approval_mode,
+                            skip_trust=g.skip_trust, model=g.model,
+                            extra_args=tuple(g.extra_args))
+    raise ValueError(f"{key!r} is not an agent CLI runner")
+
+
+CLI_RUNNERS = ("claude", "codex", "gemini")
+RUNNER_NAMES = ("auto", "claude", "codex", "command", "gemini", "script")
+
+
+def available_runner(name: str | None, *, which: Callable[[str], str | None] = shutil.which,
+                     command: Sequence[str] | None = None, executable: str | None = None,
+                     script: Path | None = None,
+                     settings: WorkflowSettings | None = None) -> Runner:
+    """The runner configured by name; a new instance on every call (runners may keep
+    per-run decoding state).
+
+    None or "auto" gives the `script` runner: the default is the deterministic offline agent,
+    not whatever agent CLI happens to be on PATH, because a run must not start spending money
+    or fail on a missing login just because a CLI is installed; real CLIs are opt-in through
+    the configuration. An explicit CLI that `which` cannot find is only logged: the step
+    then fails with AgentLaunchError, which the engine records as a fatal step failure.
+    Unknown names raise ValueError naming the valid ones.
+    """
+    key = (name or "auto").strip().lower()
+    if key in ("auto", "script"):
+        return ScriptRunner(script)
+    if key == "command":
+        if not command:
+            raise ValueError("runner 'command' needs an argv template (a list of strings)")
+        return CommandRunner(list(command))
+    if key in CLI_RUNNERS:
+        runner = cli_runner(key, settings)
+        if executable:
+            runner.executable = executable  # type: ignore[attr-defined]
+        exe = runner.executable  # type: ignore[attr-defined]
+        if which(exe) is None:
+            logger.warning("runner %r: %r is not on PATH; its steps will fail to start",
+                           key, exe)
+        return runner
+    raise ValueError(f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}")

@@ -1,0 +1,312 @@
+"""What every runner shares: the step and launch records, failure classes, the
+classification of exits and messages, and small stream-decoding helpers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..process import ProcessOutcome
+
+logger = logging.getLogger(__name__)
+
+TRANSIENT = "transient"
+PERMANENT = "permanent"
+FATAL = "fatal"
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One agent step as the engine describes it, independent of the CLI that runs it."""
+
+    step_id: str
+    role: str
+    prompt: str
+    contract: Mapping[str, str]
+    cwd: Path
+    model: str | None = None
+    """The agent's front-matter `model` (a Claude model name) or the role's override."""
+    tools: tuple[str, ...] = ()
+    agent_name: str | None = None
+    fallback_model: str | None = None
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What to hand to `run_process`. `temp_files` are removed by `cleanup()` after the run."""
+
+    argv: list[str]
+    stdin: bytes | None
+    env: dict[str, str]
+    temp_files: tuple[Path, ...] = ()
+
+    def cleanup(self) -> None:
+        for path in self.temp_files:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                logger.warning("cannot remove %s: %s", path, exc)
+
+
+@dataclass
+class RunResult:
+    """The agent's own account of how the run ended (a stream's final `result` event)."""
+
+    ok: bool
+    subtype: str | None
+    message: str | None
+    session_id: str | None
+    failure: str | None  # None | "transient" | "permanent" | "fatal"
+    denials: tuple[str, ...] = ()
+    """Tool calls the CLI refused (claude's `permission_denials`), one readable line each."""
+    usage: dict[str, Any] | None = None
+    """Cost and token usage as the CLI reported it (see `usage_of`)."""
+
+
+@dataclass
+class AgentEvent:
+    """What one stdout line carried: human-readable text lines (for signals and the user),
+    a final result, the session id to resume with, or an error the stream reported."""
+
+    text: list[str] = field(default_factory=list)
+    result: RunResult | None = None
+    session_id: str | None = None
+    error: str | None = None
+
+
+@runtime_checkable
+class Runner(Protocol):
+    name: str
+
+    def launch(self, inv: Invocation) -> LaunchSpec: ...
+
+    def decode(self, line: str) -> AgentEvent: ...
+
+    def classify_exit(self, exit_code: int, stderr_tail: str,
+                      result: RunResult | None) -> str | None: ...
+
+
+# --- classification shared by every runner -------------------------------------------------
+
+_FATAL_IO = re.compile(
+    r"ENOSPC|no space left on device|read-only file system|EROFS|EACCES|permission denied",
+    re.IGNORECASE)
+_FATAL_AUTH = re.compile(
+    r"authentication_failed|authentication_error|not logged in|please run /login|"
+    r"invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|API_KEY_INVALID|"
+    r"(?:status|http|code)\W{0,3}401\b|\b401 unauthorized|\(401\)|unauthorized|"
+    r"billing_error|credit balance is too low|set an auth method",
+    re.IGNORECASE)
+_FATAL_MODEL = re.compile(
+    r"model_not_found|not_found_error|model\W{1,3}\S+\W{1,3}(?:does not exist|not found)|"
+    r"is not found for API version|unknown model|invalid model|model is not supported|"
+    r"not a Claude model", re.IGNORECASE)
+_FATAL_TRUST = re.compile(r"not running in a trusted directory|UntrustedWorkspace|"
+                          r"untrusted (?:folder|workspace|directory)|folder is not trusted",
+                          re.IGNORECASE)
+_FATAL_ROOT = re.compile(r"cannot be used with root/sudo privileges", re.IGNORECASE)
+_TRANSIENT = re.compile(
+    r"rate[ _-]?limit|overloaded|too many requests|high demand|RESOURCE_EXHAUSTED|"
+    r"\b(?:http|status|error|code)\b\W{0,3}(?:429|5\d\d)\b|\((?:429|5\d\d)\)|"
+    r"\b(?:429|5\d\d) (?:too many|internal server|bad gateway|service unavailable|"
+    r"gateway timeout)|internal server error|bad gateway|service unavailable|"
+    r"ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|connection reset|"
+    r"timed out|timeout_error|stream disconnected|failed to connect",
+    re.IGNORECASE)
+FIXES = (
+    (_FATAL_ROOT, "Claude Code refuses bypassPermissions as root: keep [workflow.claude] "
+     "permission-mode = \"acceptEdits\" (Baton's default), or run as a normal user"),
+    (_FATAL_TRUST, "let the CLI trust the workspace: [workflow.gemini] skip-trust = true "
+     "(Baton's default), or trust the folder in gemini"),
+    (_FATAL_AUTH, "log the CLI in, or set its API key in the environment (ANTHROPIC_API_KEY, "
+     "OPENAI_API_KEY or GEMINI_API_KEY)"),
+    (_FATAL_MODEL, "use a model this CLI serves: fix `model:` in the agent's front matter "
+     "(claude) or set [workflow.codex] / [workflow.gemini] model"),
+)
+"""Fatal causes, most specific first, with the fix each names."""
+_TRANSIENT_CODES = frozenset({124, 137, 143})  # timeout(1), SIGKILL, SIGTERM
+_FATAL_CODES = frozenset({126, 127})  # found but not executable, not found
+
+
+def fix_for(text: str) -> str | None:
+    """The fix for a fatal cause named in `text` (auth, unknown model, trust, root)."""
+    for pattern, fix in FIXES:
+        if pattern.search(text):
+            return fix
+    return None
+
+
+def classify_text(text: str) -> str | None:
+    """Failure class named by an error message, or None when it names none."""
+    if fix_for(text) is not None:
+        return FATAL
+    if _TRANSIENT.search(text):
+        return TRANSIENT
+    return None
+
+
+def classify_common(exit_code: int, stderr_tail: str, result: RunResult | None) -> str | None:
+    """The part of exit classification every runner shares (see the module docstring).
+
+    Order: success; program could not run (fatal); the agent's own structured result; killed
+    by timeout/TERM/KILL (transient); the stderr tail and failed result message (disk, file
+    system and auth problems fatal, network and capacity problems transient); else permanent.
+    """
+    if exit_code == 0 and (result is None or result.ok):
+        return None
+    if exit_code in _FATAL_CODES:
+        return FATAL
+    failed = result is not None and not result.ok
+    if failed and result is not None and result.failure in (TRANSIENT, FATAL):
+        return result.failure
+    if exit_code in _TRANSIENT_CODES:
+        return TRANSIENT
+    if _FATAL_IO.search(stderr_tail):
+        return FATAL
+    # A structured result that only says "permanent" may have lost the status on the way
+    # (gemini's exhausted quota: `status: 429` is on stderr only), so the text decides first.
+    message = (result.message or "") if failed and result is not None else ""
+    return classify_text(f"{stderr_tail}\n{message}") or PERMANENT
+
+
+def classify_outcome(runner: Runner, outcome: ProcessOutcome,
+                     result: RunResult | None) -> str | None:
+    """Failure class of a finished run, None for success: our own timeout or stall is
+    transient, a signal death counts as exit 128+N, the rest is the runner's call.
+
+    A cancelled run is reported "fatal" so nothing retries it; callers normally check
+    `outcome.cancelled` first and stop the workflow as cancelled.
+    """
+    if outcome.cancelled:
+        return FATAL
+    if outcome.timed_out or outcome.stalled:
+        return TRANSIENT
+    if outcome.exit_code is not None:
+        code = outcome.exit_code
+    elif outcome.signal is not None:
+        code = 128 + outcome.signal
+    else:
+        return TRANSIENT
+    return runner.classify_exit(code, outcome.stderr_tail, result)
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+def runner_env(inv: Invocation, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(inv.contract)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def json_object(line: str) -> dict[str, Any] | None:
+    text = line.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def plain_event(line: str) -> AgentEvent:
+    return AgentEvent(text=[line])
+
+
+def str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def error_text(value: object) -> str | None:
+    """An error as a string, whether the stream gave a string or {"type"/"message": ...}."""
+    if isinstance(value, dict):
+        parts = [v for k in ("type", "code", "message") if isinstance(v := value.get(k), str)]
+        return " ".join(parts) or None
+    return str_or_none(value)
+
+
+def contract_summary(inv: Invocation, limit: int = 200) -> str:
+    """A short system-prompt addendum naming the step and its BATON_* contract. It is an argv
+    element (readable in `ps`), so long or multi-line values — descriptions, test output —
+    are only named; they are in the prompt and the environment."""
+    lines = [f"You are running Baton workflow step {inv.step_id} (role: {inv.role}).",
+             "Your input contract (also in your environment):"]
+    for key in sorted(inv.contract):
+        value = inv.contract[key]
+        short = len(value) <= limit and "\n" not in value
+        lines.append(f"{key}={value}" if short else f"{key} (see the environment)")
+    artifact = inv.contract.get("BATON_ARTIFACT_PATH")
+    if artifact:
+        lines.append(f"Write your artifact to exactly {artifact} and report it on its own line.")
+    return "\n".join(lines)
+
+
+def number_or_none(value: object) -> float | int | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def usage_of(obj: Mapping[str, Any], cost_key: str | None = None,
+             usage_key: str = "usage") -> dict[str, Any] | None:
+    """The cost and token counts of a final event, in one shape for every CLI:
+    cost_usd, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, turns,
+    api_ms (whatever the CLI reports; absent keys stay absent)."""
+    out: dict[str, Any] = {}
+    usage = obj.get(usage_key)
+    if isinstance(usage, dict):
+        for ours, theirs in (("input_tokens", ("input_tokens", "promptTokenCount",
+                                                "input")),
+                             ("output_tokens", ("output_tokens", "candidatesTokenCount",
+                                                "output")),
+                             ("cache_read_tokens", ("cache_read_input_tokens",
+                                                    "cached_input_tokens", "cached")),
+                             ("cache_write_tokens", ("cache_creation_input_tokens",)),
+                             ("total_tokens", ("total_tokens", "totalTokenCount"))):
+            value = next((v for k in theirs
+                          if (v := number_or_none(usage.get(k))) is not None), None)
+            if value is not None:
+                out[ours] = value
+    if cost_key and (cost := number_or_none(obj.get(cost_key))) is not None:
+        out["cost_usd"] = cost
+    if (turns := number_or_none(obj.get("num_turns"))) is not None:
+        out["turns"] = turns
+    if (api_ms := number_or_none(obj.get("duration_api_ms"))) is not None:
+        out["api_ms"] = api_ms
+    return out or None
+
+
+def content_lines(content: object) -> list[str]:
+    if isinstance(content, str):
+        return content.splitlines()
+    out: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                out += str(block.get("text", "")).splitlines()
+    return out
+
+
+class NoTask:
+    """Weak-referenceable stand-in key for decoding outside any asyncio task."""
+
+
+NO_TASK = NoTask()
+
+
+def stream_key() -> object:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop
+        task = None
+    return task if task is not None else NO_TASK
+
+

@@ -1,0 +1,187 @@
+"""Claude Code: `claude -p --output-format stream-json --verbose`."""
+
+from __future__ import annotations
+
+import re
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...model.claude_models import claude_model_arg
+from ..process import strip_ansi
+from .base import (
+    FATAL,
+    PERMANENT,
+    TRANSIENT,
+    AgentEvent,
+    Invocation,
+    LaunchSpec,
+    RunResult,
+    classify_common,
+    classify_text,
+    content_lines,
+    contract_summary,
+    error_text,
+    json_object,
+    number_or_none,
+    plain_event,
+    runner_env,
+    str_or_none,
+    stream_key,
+    usage_of,
+)
+
+_CLAUDE_ERRORS = {
+    "rate_limit": TRANSIENT, "overloaded": TRANSIENT, "server_error": TRANSIENT,
+    "api_timeout": TRANSIENT, "timeout": TRANSIENT,
+    "authentication_failed": FATAL, "billing_error": FATAL, "model_not_found": FATAL,
+    "invalid_request": PERMANENT, "max_output_tokens": PERMANENT,
+}
+_CLAUDE_SUBTYPES = {
+    "error_max_turns": PERMANENT, "error_during_execution": PERMANENT,
+    "error_max_budget_usd": PERMANENT, "error_max_structured_output_retries": PERMANENT,
+}
+
+
+def _claude_failure(obj: Mapping[str, Any], message: str | None,
+                    assistant_error: str | None = None) -> str:
+    error = error_text(obj.get("error")) or assistant_error
+    if error:
+        for key, cls in _CLAUDE_ERRORS.items():
+            if key in error:
+                return cls
+    by_text = classify_text(f"{error or ''}\n{message or ''}")
+    if by_text:
+        return by_text
+    return _CLAUDE_SUBTYPES.get(str(obj.get("subtype")), PERMANENT)
+
+
+def _denial_line(denial: object) -> str:
+    """`Write /abs/path` from one of claude's `permission_denials` entries."""
+    if not isinstance(denial, dict):
+        return str(denial)
+    tool = str(denial.get("tool_name") or denial.get("tool") or "tool")
+    args = denial.get("tool_input")
+    target = None
+    if isinstance(args, dict):
+        target = next((str(args[k]) for k in ("file_path", "path", "notebook_path", "command")
+                       if isinstance(args.get(k), str)), None)
+    return f"{tool} {target}" if target else tool
+
+
+@dataclass
+class ClaudeRunner:
+    """`claude -p --output-format stream-json --verbose` (stream-json needs --verbose).
+
+    The front-matter model is a Claude model name: aliases and full ids pass as they are,
+    the short `sonnet-4.5` form becomes `claude-sonnet-4-5`; anything else fails the launch
+    with the fix named. Claude puts API error codes on the *assistant* event, so the last
+    one seen is kept per stream (per asyncio task, like gemini's text) to classify the
+    final `result`.
+    """
+
+    executable: str = "claude"
+    permission_mode: str | None = "acceptEdits"
+    model: str | None = None
+    fallback_model: str | None = None
+    extra_args: Sequence[str] = ()
+    name: str = "claude"
+    _errors: weakref.WeakKeyDictionary[object, str] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+
+    def launch(self, inv: Invocation) -> LaunchSpec:
+        argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
+        model = claude_model_arg(self.model or inv.model)
+        fallback = claude_model_arg(self.fallback_model or inv.fallback_model)
+        if model:
+            argv += ["--model", model]
+        if fallback and fallback != model:
+            argv += ["--fallback-model", fallback]
+        if inv.tools:
+            # Front-matter tools restrict what the model is offered; Write is added because
+            # the step's artifact must be written whatever the agent file lists.
+            argv += ["--tools", ",".join(_builtin_tools([*inv.tools, "Write"]))]
+        allowed = [*inv.tools]
+        artifact = inv.contract.get("BATON_ARTIFACT_PATH")
+        if artifact:
+            # Edit(...) path rules cover Write; `//` makes the path absolute. acceptEdits
+            # already allows writes under the workspace: this grant is what dontAsk needs.
+            allowed.append(f"Edit(/{Path(artifact).parent}/**)")
+        if allowed:
+            argv += ["--allowedTools", ",".join(allowed)]
+        if self.permission_mode:
+            argv += ["--permission-mode", self.permission_mode]
+        argv += ["--append-system-prompt", contract_summary(inv), *self.extra_args]
+        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv))
+
+    def decode(self, line: str) -> AgentEvent:
+        obj = json_object(line)
+        if obj is None:
+            return plain_event(line)
+        kind = obj.get("type")
+        if kind == "system":
+            if obj.get("subtype") == "api_retry":
+                return AgentEvent(text=[_retry_line(obj)])
+            return AgentEvent(session_id=str_or_none(obj.get("session_id")))
+        if kind == "assistant":
+            message = obj.get("message")
+            content = message.get("content") if isinstance(message, dict) else obj.get("content")
+            error = error_text(obj.get("error"))
+            if error:
+                self._errors[stream_key()] = error
+            return AgentEvent(text=content_lines(content), error=error)
+        if kind == "result":
+            is_error = bool(obj.get("is_error"))
+            subtype = str_or_none(obj.get("subtype"))
+            message = str_or_none(obj.get("result"))
+            if message is None and isinstance(obj.get("errors"), list):
+                message = "; ".join(str(e) for e in obj["errors"]) or None
+            message = strip_ansi(message) if message else None
+            ok = subtype == "success" and not is_error
+            error = self._errors.pop(stream_key(), None)
+            denials = obj.get("permission_denials")
+            return AgentEvent(result=RunResult(
+                ok=ok, subtype=subtype, message=message,
+                session_id=str_or_none(obj.get("session_id")),
+                failure=None if ok else _claude_failure(obj, message, error),
+                denials=tuple(_denial_line(d) for d in denials)
+                if isinstance(denials, list) else (),
+                usage=usage_of(obj, "total_cost_usd")))
+        return AgentEvent()  # user (tool results), stream events, hooks: nothing to show
+
+    def classify_exit(self, exit_code: int, stderr_tail: str,
+                      result: RunResult | None) -> str | None:
+        return classify_common(exit_code, stderr_tail, result)
+
+
+_BUILTIN = re.compile(r"^([A-Z][A-Za-z]*)(?:\(.*\))?$", re.DOTALL)
+
+
+def _builtin_tools(tools: Sequence[str]) -> list[str]:
+    """Built-in tool names for `--tools` (`Bash(git:*)` → `Bash`; MCP tools are not built in
+    and are governed by the MCP configuration), in order, without repeats."""
+    out: list[str] = []
+    for tool in tools:
+        m = _BUILTIN.match(tool.strip())
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+def _retry_line(obj: Mapping[str, Any]) -> str:
+    """claude's `api_retry` event as a log line (what failed, which attempt, how long)."""
+    parts = [f"claude: API retry {obj.get('attempt', '?')}"]
+    if obj.get("max_retries") is not None:
+        parts[0] += f"/{obj['max_retries']}"
+    status = obj.get("error_status") or obj.get("status")
+    error = error_text(obj.get("error"))
+    if status or error:
+        parts.append(" ".join(str(p) for p in (status, error) if p))
+    delay = number_or_none(obj.get("retry_delay_ms"))
+    if delay is not None:
+        parts.append(f"retrying in {delay / 1000:.1f} s")
+    return strip_ansi(": ".join(parts))
+
+

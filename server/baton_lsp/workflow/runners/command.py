@@ -1,0 +1,65 @@
+"""A user-defined argv as the agent."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .base import (
+    AgentEvent,
+    Invocation,
+    LaunchSpec,
+    RunResult,
+    classify_common,
+    plain_event,
+    runner_env,
+)
+
+_PLACEHOLDER = re.compile(r"\{(prompt_file|artifact|step|role|workspace)\}")
+
+
+@dataclass
+class CommandRunner:
+    """A user-defined argv. `{prompt_file}`, `{artifact}`, `{step}`, `{role}` and
+    `{workspace}` are replaced inside each element in one pass (a value containing a
+    placeholder or shell syntax stays literal); other braces are left alone. The prompt is
+    also on stdin, and every output line is text."""
+
+    argv_template: list[str]
+    name: str = "command"
+
+    def __post_init__(self) -> None:
+        if not self.argv_template:
+            raise ValueError("command runner: the argv template is empty")
+
+    def launch(self, inv: Invocation) -> LaunchSpec:
+        temp: list[Path] = []
+        values = {"artifact": inv.contract.get("BATON_ARTIFACT_PATH", ""),
+                  "step": inv.step_id, "role": inv.role,
+                  "workspace": inv.contract.get("BATON_WORKSPACE", str(inv.cwd))}
+        extra: dict[str, str] = {}
+        if any("{prompt_file}" in part for part in self.argv_template):
+            safe_step = re.sub(r"[^A-Za-z0-9._-]", "_", inv.step_id)
+            fd, name = tempfile.mkstemp(prefix=f"baton-prompt-{safe_step}-", suffix=".md")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(inv.prompt)
+            temp.append(Path(name))
+            values["prompt_file"] = extra["BATON_PROMPT_FILE"] = name
+
+        def fill(match: re.Match[str]) -> str:
+            return values[match.group(1)]
+
+        argv = [_PLACEHOLDER.sub(fill, part) for part in self.argv_template]
+        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv, extra), tuple(temp))
+
+    def decode(self, line: str) -> AgentEvent:
+        return plain_event(line)
+
+    def classify_exit(self, exit_code: int, stderr_tail: str,
+                      result: RunResult | None) -> str | None:
+        return classify_common(exit_code, stderr_tail, result)
+
+
