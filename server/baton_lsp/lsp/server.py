@@ -141,6 +141,9 @@ class BatonServer(LanguageServer):
         self.initialization_options: dict[str, Any] = {}
         self.parent_watch: asyncio.Future[None] | None = None
         self.config_error_files: set[str] = set()
+        self.preflight_findings: dict[str, list[Finding]] = {}
+        self.preflight_task: asyncio.Future[None] | None = None
+        self.preflight_shown = ""
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread = threading.get_ident()
 
@@ -271,7 +274,7 @@ class BatonServer(LanguageServer):
         error = self.config_errors.get(norm(idx.root))
         if error and error[0] and norm(error[0]) == norm(path):
             findings.insert(0, config_finding(path, error[1], self.lines_of(path)))
-        return findings
+        return findings + self.preflight_findings.get(norm(path), [])
 
     def diagnostics_for(self, path: str, findings: list[Finding]) -> list[types.Diagnostic]:
         lines = self.lines_of(path)

@@ -25,7 +25,8 @@ class AgentRoleSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
                               defer_build=True)
 
-    agent: str = Field(description="Agent name (`.claude/agents/<name>.md`) or a path.")
+    agent: str | None = Field(None, description="Agent name (`.claude/agents/<name>.md`) or a "
+                              "path; the role's default agent when left out.")
     runner: str | None = Field(None, description="Runner for this role only.")
     model: str | None = Field(None, description="Model override for this role.")
 
@@ -178,7 +179,9 @@ class WorkflowSettings(BaseModel):
     def role(self, role: str) -> AgentRoleSettings:
         value = self.agents.get(role)
         if isinstance(value, AgentRoleSettings):
-            return value
+            if value.agent:
+                return value
+            return value.model_copy(update={"agent": DEFAULT_ROLE_AGENTS.get(role, role)})
         return AgentRoleSettings(agent=value or DEFAULT_ROLE_AGENTS.get(role, role))
 
 

@@ -39,7 +39,7 @@ from . import accounting, classify, iteration, supervisor
 from .barrier import check_artifact
 from .checkpoint import CheckpointError, parse_checkpoint
 from .layout import AGENT_SCRATCH, TopicDir, allocate_topic, contained, specs_dir, topic_of_plan
-from .preflight import AgentUse
+from .preflight import AgentUse, agent_file, agent_use
 from .process import strip_ansi
 from .records import append_error, error_record, state_file_path, utc_now, write_state_file
 from .signals import SignalReader
@@ -358,30 +358,7 @@ class Engine:
                                   f"(looked for .claude/agents/{name}.md)")
 
     def _agent_use(self, role: str) -> tuple[AgentUse, tuple[str, ...]]:
-        """The agent file a role runs, its runner, the model, fallback model and tools its
-        front matter asks for (the role's `model` setting wins)."""
-        from ..model.agent import AgentFile
-        from ..parse import parse_bytes
-
-        rs = self.settings.role(role)
-        agent_path = self._agent_file(rs.agent)
-        model, fallback, line, tools = rs.model, None, None, ()
-        if agent_path is not None:
-            doc = parse_bytes(Kind.AGENT, agent_path.read_bytes(), str(agent_path))
-            if isinstance(doc, AgentFile) and doc.frontmatter is not None:
-                fm = {e.key: e for e in doc.frontmatter.entries}
-                value = {k: e.value for k, e in fm.items()}
-                if model is None and isinstance(value.get("model"), str):
-                    model, line = value["model"], fm["model"].range.start_line
-                if isinstance(value.get("fallback-model"), str):
-                    fallback = value["fallback-model"]
-                raw_tools = value.get("allowed-tools") or value.get("tools")
-                if isinstance(raw_tools, str):
-                    tools = tuple(t.strip() for t in raw_tools.split(",") if t.strip())
-                elif isinstance(raw_tools, list):
-                    tools = tuple(str(t) for t in raw_tools)
-        runner = rs.runner or self.runner_name or self.settings.runner
-        return AgentUse(role, runner, agent_path, model, fallback, line), tools
+        return agent_use(self.root, self.settings, role, self.runner_name)
 
     def _roles_ahead(self) -> list[str]:
         """The roles this workflow's scope will launch agents for (from here on)."""
@@ -415,15 +392,7 @@ class Engine:
                               {"problems": [p.__dict__ for p in problems]})
 
     def _agent_file(self, name: str) -> Path | None:
-        cand = [self.root / ".claude" / "agents" / f"{name}.md", self.root / name]
-        for c in cand:
-            try:
-                c = contained(self.root, c, "agent file")
-            except PathError:
-                continue
-            if c.is_file():
-                return c
-        return None
+        return agent_file(self.root, name)
 
     def _new_checkpoint(self, wid: str, req: RunRequest) -> None:
         now = utc_now()

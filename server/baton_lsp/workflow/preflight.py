@@ -16,9 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import PathError
+from ..model.base import Kind
 from ..model.claude_models import claude_model_arg
 from ..model.config import DEFAULT_ROLE_AGENTS, WorkflowSettings
-from .layout import inside
+from .layout import contained, inside, specs_dir
 
 CLI_PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
                 "gemini": "@google/gemini-cli"}
@@ -53,6 +55,50 @@ class AgentUse:
     model: str | None
     fallback_model: str | None
     model_line: int | None = None
+
+
+def agent_file(root: Path, name: str) -> Path | None:
+    """The agent file a role names: `.claude/agents/<name>.md`, or a workspace path."""
+    for cand in (root / ".claude" / "agents" / f"{name}.md", root / name):
+        try:
+            cand = contained(root, cand, "agent file")
+        except PathError:
+            continue
+        if cand.is_file():
+            return cand
+    return None
+
+
+def agent_use(root: Path, settings: WorkflowSettings, role: str,
+              runner: str | None = None) -> tuple[AgentUse, tuple[str, ...]]:
+    """The agent file a role runs, its runner, the model, fallback model and tools its
+    front matter asks for (the role's `model` setting wins); `runner` is the run's own
+    choice (`baton run --runner`), below a role's and above the configuration's."""
+    from ..model.agent import AgentFile
+    from ..parse import parse_bytes
+
+    rs = settings.role(role)
+    path = agent_file(root, rs.agent)
+    model, fallback, line, tools = rs.model, None, None, ()
+    if path is not None:
+        try:
+            doc = parse_bytes(Kind.AGENT, path.read_bytes(), str(path))
+        except OSError:
+            doc = None
+        if isinstance(doc, AgentFile) and doc.frontmatter is not None:
+            fm = {e.key: e for e in doc.frontmatter.entries}
+            value = {k: e.value for k, e in fm.items()}
+            if model is None and isinstance(value.get("model"), str):
+                model, line = value["model"], fm["model"].range.start_line
+            if isinstance(value.get("fallback-model"), str):
+                fallback = value["fallback-model"]
+            raw_tools = value.get("allowed-tools") or value.get("tools")
+            if isinstance(raw_tools, str):
+                tools = tuple(t.strip() for t in raw_tools.split(",") if t.strip())
+            elif isinstance(raw_tools, list):
+                tools = tuple(str(t) for t in raw_tools)
+    return AgentUse(role, rs.runner or runner or settings.runner, path, model, fallback,
+                    line), tools
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -120,9 +166,11 @@ def cli_version(executable: str, env: Mapping[str, str], timeout: float = 20.0) 
 
 def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: Path,
           env: Mapping[str, str] | None = None,
-          which: Callable[[str], str | None] = shutil.which
+          which: Callable[[str], str | None] = shutil.which,
+          version_of: Callable[[str, Mapping[str, str]], str] = cli_version,
           ) -> tuple[list[Problem], dict[str, str]]:
-    """Problems that stop the workflow before any agent runs, and the CLI versions found."""
+    """Problems that stop the workflow before any agent runs, and the CLI versions found.
+    `version_of(executable, env)` raises OSError/ValueError when the CLI cannot answer."""
     env = os.environ if env is None else env
     problems: list[Problem] = []
     versions: dict[str, str] = {}
@@ -136,7 +184,7 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
                 f"{CLI_PACKAGES[cli]}`) or set [workflow.{cli}] executable"))
             continue
         try:
-            versions[cli] = cli_version(found, env)
+            versions[cli] = version_of(found, env)
         except (OSError, ValueError) as exc:
             problems.append(Problem(f"the {cli} CLI does not run: {exc}"))
             continue
@@ -168,3 +216,18 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
 
 ROLES = tuple(DEFAULT_ROLE_AGENTS)
 """Every role a workflow may launch an agent for."""
+
+
+def workspace_check(root: Path, settings: WorkflowSettings,
+                    env: Mapping[str, str] | None = None,
+                    which: Callable[[str], str | None] = shutil.which,
+                    version_of: Callable[[str, Mapping[str, str]], str] = cli_version,
+                    ) -> list[Problem]:
+    """What `baton run` would refuse in this workspace with its configuration, for every
+    role any scope may launch (the editor shows these before a workflow is started)."""
+    uses = [agent_use(root, settings, role)[0] for role in ROLES]
+    clis = {u.runner for u in uses}
+    if not clis & set(CLI_PACKAGES):
+        return []
+    specs = specs_dir(root, settings.specs_dir, claude="claude" in clis)
+    return check(root, settings, uses, specs, env, which, version_of)[0]

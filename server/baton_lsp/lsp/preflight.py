@@ -1,0 +1,141 @@
+"""BTN002 on the configuration file: what `baton run` would refuse before any agent runs.
+
+The same checks as the engine's preflight (workflow/preflight.py) — CLI on PATH and
+answering `--version`, credentials, an artifact directory the CLI may write, gemini's
+folder trust — run in the background after indexing and whenever the configuration
+changes, so a missing login shows in the editor instead of failing a launched workflow.
+Model problems in agent files are BTN207's, on the agent file itself, and are not repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from ..model.base import Finding, Range, Severity
+from ..paths import norm
+from ..workflow.preflight import Problem, cli_version, workspace_check
+from ..workspace.config import config_sources
+
+if TYPE_CHECKING:
+    from ..model.config import WorkflowSettings
+    from .server import BatonServer
+
+log = logging.getLogger(__name__)
+
+CODE, RULE = "BTN002", "agent-cli-preflight"
+_versions: dict[tuple[str, int, int], str | Exception] = {}
+
+
+def cached_version(executable: str, env: Mapping[str, str]) -> str:
+    """`--version` once per installed binary (path, mtime, size): the editor re-checks on
+    every configuration change, and starting a CLI costs up to a second."""
+    try:
+        st = os.stat(executable)
+    except OSError:
+        return cli_version(executable, env)
+    key = (executable, st.st_mtime_ns, st.st_size)
+    if key not in _versions:
+        try:
+            _versions[key] = cli_version(executable, env)
+        except (OSError, ValueError) as exc:
+            _versions[key] = exc
+    value = _versions[key]
+    if isinstance(value, Exception):
+        raise value
+    return value
+
+
+def _anchor(source: Path, message: str) -> int:
+    """The line of the setting a problem is about: `[workflow.<cli>]`, else the workflow
+    `runner` key, else the workflow table, else the first line."""
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return 0
+    m = re.search(r"\[workflow\.(claude|codex|gemini)\]|the (claude|codex|gemini) CLI|"
+                  r"(gemini) does not trust", message)
+    cli = next((g for g in (m.groups() if m else ()) if g), None)
+    patterns = ([rf"^\s*\[(?:tool\.baton\.)?workflow\.{cli}\]"] if cli else [])
+    if "specs-dir" in message:
+        patterns.append(r"^\s*specs-dir\s*=")
+    patterns += [r"^\s*runner\s*=", r"^\s*\[(?:tool\.baton\.)?workflow[.\]]"]
+    for pattern in patterns:
+        for i, text in enumerate(lines):
+            if re.match(pattern, text):
+                return i
+    return 0
+
+
+def findings_for(source: Path, problems: list[Problem]) -> list[Finding]:
+    """Workspace-level problems as BTN002 findings on the configuration file."""
+    lines = _lines(source)
+    out = []
+    for problem in problems:
+        if problem.path is not None:
+            continue  # about an agent file: BTN207 reports it there
+        line = _anchor(source, problem.message)
+        width = len(lines[line]) if line < len(lines) else 0
+        out.append(Finding.model_construct(
+            code=CODE, rule=RULE, severity=Severity.WARNING,
+            message=f"`baton run` would stop before any agent runs: {problem.message}",
+            path=str(source), range=Range.of_line(line, 0, width), related=[], fix=None,
+            tags=[]))
+    return out
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def _check_root(root: Path, settings: WorkflowSettings) -> tuple[Path | None, list[Problem]]:
+    sources = config_sources(root)
+    return (sources[-1] if sources else None), workspace_check(
+        root, settings, version_of=cached_version)
+
+
+async def refresh(ls: BatonServer) -> None:
+    """Re-run the checks for every workspace and publish BTN002 where they changed."""
+    from .diagnostics import publish_config_errors
+
+    found: dict[str, list[Finding]] = {}
+    for root, idx in list(ls.indexes.items()):
+        if norm(root) in ls.config_errors:
+            continue  # BTN001 first: the defaults in use launch no agent CLI
+        try:
+            source, problems = await asyncio.to_thread(_check_root, Path(root),
+                                                       idx.config.workflow)
+        except Exception:
+            log.exception("preflight of %s failed", root)
+            continue
+        if not problems:
+            continue
+        if source is None:
+            text = "; ".join(p.message for p in problems if p.path is None)
+            if text and text != ls.preflight_shown:  # once per distinct problem set
+                ls.preflight_shown = text
+                ls.window_show_message(types.ShowMessageParams(
+                    type=types.MessageType.Warning,
+                    message=f"Baton: `baton run` would stop before any agent runs: {text}"))
+            continue
+        found.setdefault(norm(source), []).extend(findings_for(source, problems))
+    ls.preflight_findings = found
+    publish_config_errors(ls)
+
+
+def schedule(ls: BatonServer) -> None:
+    """Start a refresh in the background (the newest one wins)."""
+    task = ls.preflight_task
+    if task is not None and not task.done():
+        task.cancel()
+    ls.preflight_task = asyncio.ensure_future(refresh(ls))

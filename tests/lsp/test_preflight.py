@@ -1,0 +1,62 @@
+"""BTN002: the engine's preflight shown on the configuration file, before any workflow runs."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.lsp.conftest import wait_indexed
+from tests.lsp.test_robustness import current
+
+FAKE_CLAUDE = "#!/bin/sh\necho '2.1.331 (Claude Code)'\n"
+
+
+def _changed(client: LanguageClient, path: Path) -> None:
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=path.as_uri(), type=types.FileChangeType.Changed)]))
+
+
+async def test_preflight_problems_appear_on_the_config_and_clear_when_fixed(
+        client: LanguageClient, tmp_path: Path) -> None:
+    root = client.workspace_root
+    await wait_indexed(client)
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text(FAKE_CLAUDE)
+    claude.chmod(0o755)
+    cfg = root / ".claude" / "baton.toml"
+    cfg.write_text(
+        "[workflow]\n"
+        'runner = "claude"\n'
+        'specs-dir = ".claude/specs"\n'
+        "\n[workflow.agents.debug]\n"
+        'runner = "codex"\n'
+        "\n[workflow.claude]\n"
+        f'executable = "{claude}"\n'
+        "\n[workflow.codex]\n"
+        f'executable = "{tmp_path / "bin" / "no-such-codex"}"\n', encoding="utf-8")
+    _changed(client, cfg)
+    uri = cfg.as_uri()
+    diags = await current(client, uri, lambda d: len([x for x in d if x.code == "BTN002"]) >= 2)
+    by_line = {d.range.start.line: d for d in diags if d.code == "BTN002"}
+    # Claude Code refuses writes under .claude/: reported on the specs-dir setting
+    assert "refuses writes under .claude/" in by_line[2].message
+    assert 'specs-dir = "specs"' in by_line[2].message
+    # the codex a role asks for is not installed: on its [workflow.codex] table
+    assert "codex CLI" in by_line[10].message and "npm install -g @openai/codex" in \
+        by_line[10].message
+    assert all(d.severity == types.DiagnosticSeverity.Warning for d in by_line.values())
+
+    cfg.write_text('[workflow]\nrunner = "script"\n', encoding="utf-8")
+    _changed(client, cfg)
+    await current(client, uri, lambda d: not [x for x in d if x.code == "BTN002"])
+
+
+async def test_script_runner_needs_no_preflight(client: LanguageClient) -> None:
+    await wait_indexed(client)
+    await asyncio.sleep(0.5)  # the background preflight has had its chance
+    assert not any(d.code == "BTN002" for diags in client.diagnostics.values()
+                   for d in diags)
