@@ -19,13 +19,15 @@ EXAMPLE_PLAN = ".claude/specs/002_payment_retry/plans/001-payment-retry-plan.md"
 @dataclass
 class Box:
     """`ws` (the example, copied), an isolated `home`, and the environment of the run:
-    the CLI's directory first on PATH, nothing of the user's configuration."""
+    the CLI's directory first on PATH, nothing of the user's configuration. `wrap` is an
+    argv prefix for every `baton` command (e.g. `unshare --user ...` to run as another uid)."""
 
     ws: Path
     home: Path
     runner: str
     env: dict[str, str] = field(default_factory=dict)
     settings: tuple[str, ...] = ()
+    wrap: tuple[str, ...] = ()
 
     @classmethod
     def create(cls, tmp: Path, runner: str, cli: str, **env: str) -> Box:
@@ -38,7 +40,8 @@ class Box:
         return cls(ws, home, runner, {**base, **env})
 
     def baton(self, *args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "baton_lsp", *args, "-w", str(self.ws)],
+        return subprocess.run([*self.wrap, sys.executable, "-m", "baton_lsp", *args,
+                               "-w", str(self.ws)],
                               capture_output=True, text=True, env=self.env, timeout=timeout,
                               check=False)
 
