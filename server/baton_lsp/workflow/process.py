@@ -11,6 +11,7 @@ decode the lines.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -285,17 +286,32 @@ async def _terminate(proc: asyncio.subprocess.Process, pgid: int, grace: float) 
         logger.error("agent process %d did not exit after SIGKILL", proc.pid)
 
 
+class _ExitNotifying(asyncio.subprocess.SubprocessStreamProtocol):
+    """Sets `exited` the moment the child is reaped. `Process.wait()` also waits for the
+    pipes to close (which a grandchild may hold), and polling would notice the exit late."""
+
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=limit, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
 async def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str],
-                 with_stdin: bool) -> asyncio.subprocess.Process:
+                 with_stdin: bool) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
     if not argv:
         raise AgentLaunchError("cannot start agent: empty command")
     program = argv[0]
+    loop = asyncio.get_running_loop()
     try:
-        return await asyncio.create_subprocess_exec(
-            *argv, cwd=cwd, env=dict(env),
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _ExitNotifying(MAX_LINE, loop), *argv, cwd=cwd, env=dict(env),
             stdin=asyncio.subprocess.PIPE if with_stdin else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True, limit=MAX_LINE)
+            start_new_session=True)
+        return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
     except OSError as exc:
         # A failed chdir in the child is reported with the directory as the filename.
         if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
@@ -327,7 +343,7 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     the process group is gone.
     """
     started = time.monotonic()
-    proc = await _spawn(argv, cwd, env, stdin is not None)
+    proc, exited = await _spawn(argv, cwd, env, stdin is not None)
     pgid = proc.pid
     logger.debug("started agent %r pid=%d cwd=%s", argv[0], pgid, cwd)
     assert proc.stdout is not None and proc.stderr is not None
@@ -346,8 +362,8 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     try:
         if on_start is not None:
             on_start(pgid)
-        reason = await _supervise(proc, readers, activity, started + timeout, stall_timeout,
-                                  cancel)
+        reason = await _supervise(proc, exited, readers, activity, started + timeout,
+                                  stall_timeout, cancel)
         if reason is not None:
             logger.info("stopping agent %r (pid %d): %s", argv[0], pgid, reason)
             await _terminate(proc, pgid, grace)
@@ -387,11 +403,11 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
         stderr_tail=strip_ansi(tail.text()), signal=-rc if rc < 0 else None)
 
 
-async def _supervise(proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]],
-                     activity: _Activity, deadline: float, stall_timeout: float | None,
-                     cancel: asyncio.Event | None) -> str | None:
-    """Wait for the main child to exit; return why we must stop it instead, if we must."""
-    poll = 0.002  # short agents are noticed within milliseconds, long ones cost 20 wakeups/s
+async def _supervise(proc: asyncio.subprocess.Process, exited: asyncio.Event,
+                     readers: list[asyncio.Task[None]], activity: _Activity, deadline: float,
+                     stall_timeout: float | None, cancel: asyncio.Event | None) -> str | None:
+    """Wait for the main child to exit (woken by `exited` at once); return why we must stop
+    it instead, if we must. The checks run every `_POLL` seconds at most."""
     while proc.returncode is None:
         now = time.monotonic()
         if cancel is not None and cancel.is_set():
@@ -405,8 +421,8 @@ async def _supervise(proc: asyncio.subprocess.Process, readers: list[asyncio.Tas
         wake = deadline - now
         if stall_timeout is not None:
             wake = min(wake, activity.last + stall_timeout - now)
-        await asyncio.sleep(max(0.0, min(wake, poll)))
-        poll = min(_POLL, poll * 2)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(exited.wait(), max(0.0, min(wake, _POLL)))
     return None
 
 
