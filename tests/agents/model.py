@@ -115,9 +115,11 @@ def anthropic_agent() -> object:
     return respond
 
 
-def openai_agent() -> object:
+def openai_agent(tool: str = "exec_command") -> object:
     """A FakeOpenAI responder playing a workflow's agents through codex's shell tool (the
-    tool codex offers for every model); a failed write is answered with TASK_ERROR."""
+    tool codex offers for every model) or, with `tool="apply_patch"`, its patch tool (offered
+    to models with bundled metadata, e.g. gpt-5.5); a failed write is answered with
+    TASK_ERROR."""
     from tests.agents import fake_openai as fo
 
     def respond(req: fo.Recorded) -> fo.Reply:
@@ -125,6 +127,8 @@ def openai_agent() -> object:
         if ans is None:
             return fo.Text("Nothing to do.")
         outputs = req.tool_outputs()
+        if not outputs and tool == "apply_patch":
+            return fo.CustomToolCall("apply_patch", fo.add_file_patch(ans.path, ans.content))
         if not outputs:
             return fo.FunctionCall("exec_command", {
                 "cmd": fo.shell_write_command(ans.path, ans.content), "yield_time_ms": 5000})

@@ -34,6 +34,7 @@ from baton_lsp.workflow.runners import (
     classify_common,
     classify_outcome,
     fix_for,
+    refusals,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -322,6 +323,94 @@ def test_codex_stream_decoding() -> None:
     assert runner.decode("WARNING: proceeding").text == ["WARNING: proceeding"]
 
 
+REPORT = "/tmp/baton-ws/specs/001_auth/reports/001_auth_patterns.md"
+
+
+@pytest.mark.parametrize(("name", "denial"), [
+    # codex-cli 0.169.0 unsandboxed (--dangerously-bypass-approvals-and-sandbox) as a normal
+    # user, the report directory not writable: the only refusals its --json stream carries
+    ("codex_stream_refused_shell.jsonl",
+     f"shell command: /bin/bash: line 1: {REPORT}: Permission denied"),
+    ("codex_stream_failed_patch.jsonl", f"apply_patch add {REPORT}: failed"),
+])
+def test_codex_failed_writes_become_denials(name: str, denial: str) -> None:
+    runner = CodexRunner()
+    events = decode_file(runner, name)
+    result = final(events)
+    assert result.ok and result.failure is None
+    assert result.denials == (denial,)
+    assert texts(events)[-1] == "REPORT_FAILED"  # the model's words stay text, not denials
+    assert runner.stderr_denials("") == ()
+    # nothing is left over for the next stream decoded by the same task
+    assert runner.decode('{"type":"turn.completed","usage":{}}').result == RunResult(
+        ok=True, subtype="turn.completed", message=None, session_id=None, failure=None)
+
+
+def test_codex_read_only_patch_rejection_is_read_from_stderr() -> None:
+    # codex-cli 0.169.0 --sandbox read-only: the rejected apply_patch is in neither the
+    # stream nor its final result; codex logs it on stderr.
+    runner = CodexRunner(sandbox="read-only")
+    result = final(decode_file(runner, "codex_stream_read_only_patch.jsonl"))
+    assert result.ok and result.denials == ()
+    stderr = (DATA / "codex_stderr_read_only_patch.txt").read_text("utf-8")
+    expected = ("apply_patch: writing is blocked by read-only sandbox (codex runs in its "
+                "read-only sandbox; fix: [workflow.codex] sandbox = \"workspace-write\", "
+                "Baton's default)")
+    assert runner.stderr_denials(stderr) == (expected,)
+    assert runner.stderr_denials(f"\x1b[31m{stderr}\x1b[0m\n{stderr}") == (expected,)
+    assert refusals(runner, result, stderr) == (expected,)
+    outside = ("2026-11-24T19:44:10.855691Z ERROR codex_core::tools::router: error=patch "
+               "rejected: writing outside of the project; rejected by user approval settings")
+    assert runner.stderr_denials(outside) == ("apply_patch: writing outside of the project",)
+    # a failed patch codex ran (not rejected) is logged too, but comes from the stream
+    failed = "ERROR codex_core::tools::router: error=Exit code: 1\nWall time: 0 seconds\n"
+    assert runner.stderr_denials(failed) == ()
+
+
+@pytest.mark.parametrize(("item", "denial"), [
+    ({"type": "command_execution", "command": "bash -lc 'grep -r denied logs'",
+      "aggregated_output": "logs/a: permission denied for user x\n", "exit_code": 0,
+      "status": "completed"}, None),  # a command that succeeded refused nothing
+    ({"type": "command_execution", "command": "pytest", "aggregated_output": "1 failed\n",
+      "exit_code": 1, "status": "failed"}, None),  # failed on its own, nothing refused
+    ({"type": "command_execution", "command": "touch /ro/x",
+      "aggregated_output": "touch: cannot touch '/ro/x': Read-only file system\n",
+      "exit_code": 1, "status": "failed"},
+     "shell command: touch: cannot touch '/ro/x': Read-only file system"),
+    ({"type": "file_change", "changes": [{"path": "/ws/a.md", "kind": "update"}],
+      "status": "completed"}, None),
+    ({"type": "file_change", "changes": "?", "status": "declined"},
+     "apply_patch a file change: declined"),
+])
+def test_codex_refusal_items(item: dict[str, object], denial: str | None) -> None:
+    runner = CodexRunner()
+    assert runner.decode(json.dumps({"type": "item.completed", "item": item})).text == []
+    result = runner.decode('{"type":"turn.completed"}').result
+    assert result is not None and result.denials == ((denial,) if denial else ())
+
+
+def test_codex_failed_turn_drops_collected_refusals() -> None:
+    runner = CodexRunner()
+    runner.decode(json.dumps({"type": "item.completed", "item": {
+        "type": "file_change", "changes": [{"path": "/ws/a.md", "kind": "add"}],
+        "status": "failed"}}))
+    failed = runner.decode('{"type":"turn.failed","error":{"message":"boom"}}').result
+    assert failed is not None and not failed.ok and failed.denials == ()
+    result = runner.decode('{"type":"turn.completed"}').result
+    assert result is not None and result.denials == ()
+
+
+def test_refusals_merge_the_result_and_stderr() -> None:
+    result = RunResult(ok=True, subtype="success", message=None, session_id=None,
+                       failure=None, denials=("Write /ws/a.md",))
+    assert refusals(ClaudeRunner(), result, "patch rejected: x") == ("Write /ws/a.md",)
+    assert refusals(ClaudeRunner(), None, "") == ()
+    line = "ERROR codex_core::tools::router: error=patch rejected: no; rejected by user " \
+           "approval settings"
+    assert refusals(CodexRunner(), replace(result, denials=("apply_patch: no",)),
+                    f"{line}\n{line}") == ("apply_patch: no",)
+
+
 def test_gemini_deltas_are_joined_into_whole_lines() -> None:
     runner = GeminiRunner()
     lines = [
@@ -585,3 +674,179 @@ async def test_real_claude_offline_stream_shape(tmp_path: Path,
     result = final(events)
     assert result.session_id == events[0].session_id
     assert classify_outcome(runner, out, result) in (None, FATAL, TRANSIENT)
+
+
+# --- Gemini refusals and API error messages (recorded from gemini 0.61.0) ------------------
+
+_G_STATS = {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0, "cached": 0,
+            "input": 0, "duration_ms": 0, "tool_calls": 0}
+_G_NOT_FOUND = ('Tool "write_file" not found. Did you mean one of: "read_file", '
+                '"update_topic", "grep_search"?')
+_G_OUTSIDE = ('Path not in workspace: Attempted path "/tmp/t/else/r.md" resolves outside the '
+              'allowed workspace directories: /tmp/t/ws or the project temp directory: '
+              '/tmp/t/home/.gemini/tmp/ws')
+
+
+def _gemini_call(tool_id: str, path: str, error_type: str | None, message: str) -> list[str]:
+    """A recorded write_file `tool_use` and its `tool_result` (`error_type` None: success)."""
+    use = {"type": "tool_use", "timestamp": "2026-11-24T19:46:18.318Z",
+           "tool_name": "write_file", "tool_id": tool_id,
+           "parameters": {"file_path": path, "content": "# Report\n"}}
+    result: dict[str, object] = {"type": "tool_result", "timestamp": "2026-11-24T19:46:18.492Z",
+                                 "tool_id": tool_id, "status": "success"}
+    if error_type is not None:
+        result.update(status="error", output=message,
+                      error={"type": error_type, "message": message})
+    return [json.dumps(use), json.dumps(result)]
+
+
+def _gemini_result(error: str | None) -> str:
+    obj: dict[str, object] = {"type": "result", "timestamp": "2026-11-24T19:48:39.259Z",
+                              "status": "success" if error is None else "error",
+                              "stats": _G_STATS}
+    if error is not None:
+        obj["error"] = {"type": "unknown", "message": error}
+    return json.dumps(obj)
+
+
+def test_gemini_refused_tool_calls_become_denials() -> None:
+    # --approval-mode default: write_file is not offered; a path outside the workspace is
+    # refused in every mode; a failed read is not a refusal; the result still says success.
+    runner = GeminiRunner()
+    lines = [
+        '{"type":"init","timestamp":"2026-11-24T19:46:18.188Z","session_id":"s-1",'
+        '"model":"gemini-2.5-flash"}',
+        *_gemini_call("write_file__1", "/ws/specs/r.md", "tool_not_registered", _G_NOT_FOUND),
+        *_gemini_call("write_file__2", "/tmp/t/else/r.md", "invalid_tool_params", _G_OUTSIDE),
+        *_gemini_call("write_file__3", "/ws/specs/ok.md", None, ""),
+        json.dumps({"type": "tool_use", "tool_name": "read_file", "tool_id": "read_file__4",
+                    "parameters": {"absolute_path": "/ws/missing.md"}}),
+        json.dumps({"type": "tool_result", "tool_id": "read_file__4", "status": "error",
+                    "error": {"type": "file_not_found", "message": "File not found."}}),
+        '{"type":"message","role":"assistant","content":"Could not write.\\n","delta":true}',
+        _gemini_result(None),
+    ]
+    result = final([runner.decode(line) for line in lines])
+    assert result.ok and result.failure is None
+    assert result.denials == (
+        f"write_file /ws/specs/r.md: {_G_NOT_FOUND} (gemini offers no file-writing tool in "
+        'this approval mode; fix: [workflow.gemini] approval-mode = "auto_edit", Baton\'s '
+        "default)",
+        f"write_file /tmp/t/else/r.md: {_G_OUTSIDE}",
+    )
+    # the next run of the same stream starts clean
+    assert final([runner.decode(_gemini_result(None))]).denials == ()
+
+
+async def test_gemini_denials_are_kept_per_stream() -> None:
+    runner = GeminiRunner()
+    a_called = asyncio.Event()
+
+    async def stream_a() -> tuple[str, ...]:
+        for line in _gemini_call("w_a", "/ws/a.md", "tool_not_registered", _G_NOT_FOUND):
+            runner.decode(line)
+        a_called.set()
+        await asyncio.sleep(0)
+        result = runner.decode(_gemini_result(None)).result
+        assert result is not None
+        return result.denials
+
+    async def stream_b() -> tuple[str, ...]:
+        await a_called.wait()
+        for line in _gemini_call("w_b", "/ws/b.md", None, ""):
+            runner.decode(line)
+        result = runner.decode(_gemini_result(None)).result
+        assert result is not None
+        return result.denials
+
+    denials_a, denials_b = await asyncio.gather(stream_a(), stream_b())
+    assert [d.split(":")[0] for d in denials_a] == ["write_file /ws/a.md"]
+    assert denials_b == ()
+
+
+_G_KEY_BODY = {"error": {
+    "code": 400, "message": "API key not valid. Please pass a valid API key.",
+    "status": "INVALID_ARGUMENT",
+    "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+                 "domain": "googleapis.com",
+                 "metadata": {"service": "generativelanguage.googleapis.com"}},
+                {"@type": "type.googleapis.com/google.rpc.LocalizedMessage", "locale": "en-US",
+                 "message": "API key not valid. Please pass a valid API key."}]}}
+_G_500_BODY = {"error": {"code": 500, "status": "INTERNAL", "message":
+                         "An internal error has occurred. Please retry or report in "
+                         "https://developers.generativeai.google/guide/troubleshooting"}}
+
+
+@pytest.mark.parametrize(("error", "message", "failure"), [
+    (f"[API Error: {json.dumps(_G_KEY_BODY, separators=(',', ':'))}]",
+     "[API Error: 400 INVALID_ARGUMENT: API key not valid. Please pass a valid API key. "
+     "(API_KEY_INVALID)]", FATAL),
+    (f"[API Error: {json.dumps(_G_500_BODY, separators=(',', ':'))}]",
+     "[API Error: 500 INTERNAL: An internal error has occurred. Please retry or report in "
+     "https://developers.generativeai.google/guide/troubleshooting]", TRANSIENT),
+    # quota: transient by the docs URL only; the exit classification (stderr) decides
+    ("[API Error: You exceeded your current quota, please check your plan and billing "
+     "details. For more information on this error, head to: https://ai.google.dev/gemini-api/"
+     "docs/rate-limits.\nSuggested retry after 1s.]\nPlease wait and try again later.",
+     "[API Error: You exceeded your current quota, please check your plan and billing "
+     "details. For more information on this error, head to: https://ai.google.dev/gemini-api/"
+     "docs/rate-limits. Suggested retry after 1s.] Please wait and try again later.",
+     TRANSIENT),
+    ("[API Error: models/sonnet-4.5 is not found for API version v1beta, or is not supported "
+     "for generateContent.]",
+     "[API Error: models/sonnet-4.5 is not found for API version v1beta, or is not supported "
+     "for generateContent.]", FATAL),
+    ("\x1b[31m[API Error: {not json}]\x1b[0m", "[API Error: {not json}]", PERMANENT),
+])
+def test_gemini_api_errors_become_one_readable_line(error: str, message: str,
+                                                    failure: str) -> None:
+    result = GeminiRunner().decode(_gemini_result(error)).result
+    assert result is not None and not result.ok
+    assert result.message == message  # no `unknown` type, colour, line breaks or JSON body
+    assert result.failure == failure
+    typed = GeminiRunner().decode(json.dumps({
+        "type": "result", "status": "error",
+        "error": {"type": "FatalTurnLimitedError", "message": "Reached max session turns"}}))
+    assert typed.result is not None
+    assert typed.result.message == "FatalTurnLimitedError: Reached max session turns"
+
+
+_G_QUOTA_STDERR = """\
+Attempt 1 failed: You exceeded your current quota, please check your plan and billing \
+details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/\
+rate-limits.
+Suggested retry after 1s.. Max attempts reached
+Error when talking to Gemini API Full report available at: /tmp/t/gemini-client-error-Turn.\
+run-sendMessageStream-2026-11-24T19-49-23-682Z.json RetryableQuotaError: You exceeded your \
+current quota, please check your plan and billing details.
+    at classifyGoogleError (file:///gemini-cli/bundle/chunk-JDPZ4CE3.js:307385:12)
+    at async main (file:///gemini-cli/bundle/gemini-3HFX2LNT.js:17627:5) {
+  cause: {
+    code: 429,
+    message: 'You exceeded your current quota, please check your plan and billing details.',
+    details: [ [Object], [Object] ]
+  },
+  retryDelayMs: 1000,
+  status: 429
+}
+"""
+
+
+@pytest.mark.parametrize(("code", "failure"), [(173, TRANSIENT), (244, TRANSIENT),
+                                               (247, TRANSIENT), (144, PERMANENT)])
+def test_gemini_http_exit_codes_are_a_fallback(code: int, failure: str) -> None:
+    # gemini exits with the HTTP status mod 256 after its own retries (429 → 173, …)
+    plain = GeminiRunner().decode(_gemini_result("[API Error: Quota exceeded]")).result
+    assert GeminiRunner().classify_exit(code, "", plain) == failure
+    # text that names a cause still decides first
+    key = GeminiRunner().decode(_gemini_result("[API Error: API key not valid.]")).result
+    assert GeminiRunner().classify_exit(code, "", key) == FATAL
+
+
+def test_gemini_quota_exit_is_transient_from_stderr() -> None:
+    result = GeminiRunner().decode(_gemini_result(
+        "[API Error: You exceeded your current quota, please check your plan and billing "
+        "details.]")).result
+    assert result is not None and result.failure == PERMANENT  # the message alone: unknown
+    assert classify_common(1, _G_QUOTA_STDERR, result) == TRANSIENT  # `status: 429`
+    assert GeminiRunner().classify_exit(173, _G_QUOTA_STDERR, result) == TRANSIENT

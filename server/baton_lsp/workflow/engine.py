@@ -1702,10 +1702,12 @@ class Engine:
             message = barrier.message
             if task_error:
                 ctx["task_error"] = f"{task_error.error_type} - {task_error.message}"
-            if result is not None and result.denials:
-                ctx["permission_denials"] = list(result.denials)
-                message += (f"; the {runner.name} CLI refused: "
-                            f"{'; '.join(result.denials[:5])}")
+            from .runners import refusals
+
+            denials = refusals(runner, result, out.stderr_tail)
+            if denials:
+                ctx["permission_denials"] = list(denials)
+                message += f"; the {runner.name} CLI refused: {'; '.join(denials[:5])}"
             return StepFailure(sid, PERMANENT, message, "validation_error", ctx)
         if task_error:
             return StepFailure(sid, PERMANENT, f"agent reported TASK_ERROR: "

@@ -31,6 +31,7 @@ from .base import (
     classify_outcome,
     classify_text,
     fix_for,
+    refusals,
     usage_of,
 )
 from .claude import ClaudeRunner
@@ -44,7 +45,7 @@ __all__ = [
     "AgentEvent", "ClaudeRunner", "CodexRunner", "CommandRunner", "GeminiRunner",
     "Invocation", "LaunchSpec", "RunResult", "Runner", "ScriptRunner", "available_runner",
     "classify_common", "classify_outcome", "classify_text", "cli_runner", "fix_for",
-    "usage_of",
+    "refusals", "usage_of",
 ]
 
 logger = logging.getLogger(__name__)

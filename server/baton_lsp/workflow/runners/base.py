@@ -177,6 +177,16 @@ def classify_common(exit_code: int, stderr_tail: str, result: RunResult | None) 
     return classify_text(f"{stderr_tail}\n{message}") or PERMANENT
 
 
+def refusals(runner: Runner, result: RunResult | None, stderr_tail: str) -> tuple[str, ...]:
+    """What the CLI refused in a run, one readable line each: its final result's `denials`,
+    then those a runner reads in the stderr tail with its optional `stderr_denials` (codex
+    logs some refusals only there), in order and without repeats."""
+    own = result.denials if result is not None else ()
+    read = getattr(runner, "stderr_denials", None)
+    logged = tuple(read(stderr_tail)) if callable(read) else ()
+    return tuple(dict.fromkeys((*own, *logged)))
+
+
 def classify_outcome(runner: Runner, outcome: ProcessOutcome,
                      result: RunResult | None) -> str | None:
     """Failure class of a finished run, None for success: our own timeout or stall is

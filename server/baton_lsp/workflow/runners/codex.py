@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from ..process import strip_ansi
 from .base import (
@@ -19,14 +22,61 @@ from .base import (
     plain_event,
     runner_env,
     str_or_none,
+    stream_key,
     usage_of,
 )
+
+_REFUSED_OUTPUT = re.compile(r"permission denied|read-only file system|operation not permitted",
+                             re.IGNORECASE)
+"""What a shell prints when the OS (not the command's own logic) refused an operation."""
+_PATCH_REJECTED = re.compile(r"codex_core::tools::router: error=patch rejected: (?P<why>.+)$",
+                             re.MULTILINE)
+"""codex's log line (stderr, default level) for an apply_patch its sandbox or approval policy
+refused; the refusal never appears in the --json stream."""
+_BY_POLICY = "; rejected by user approval settings"
+_READ_ONLY_FIX = (" (codex runs in its read-only sandbox; fix: [workflow.codex] sandbox = "
+                  "\"workspace-write\", Baton's default)")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(part.strip() for part in strip_ansi(text).splitlines() if part.strip())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _refusal(item: Mapping[str, Any]) -> str | None:
+    """One readable line for a completed item that says codex could not write: a shell
+    command that failed on a refused operation, or a file change that failed."""
+    itype = item.get("type")
+    if itype == "command_execution":
+        code = item.get("exit_code")
+        if item.get("status") not in ("failed", "declined") and code in (None, 0):
+            return None
+        output = str(item.get("aggregated_output") or "")
+        refused = [ln for ln in output.splitlines() if _REFUSED_OUTPUT.search(ln)]
+        return f"shell command: {_one_line(refused[-1])}" if refused else None
+    if itype == "file_change" and item.get("status") in ("failed", "declined"):
+        changes = item.get("changes")
+        paths = [f"{c.get('kind') or 'change'} {c.get('path')}" for c in changes
+                 if isinstance(c, Mapping) and isinstance(c.get("path"), str)] \
+            if isinstance(changes, list) else []
+        target = ", ".join(paths) if paths else "a file change"
+        return _one_line(f"apply_patch {target}: {item['status']}")
+    return None
 
 
 @dataclass
 class CodexRunner:
     """`codex exec --json ... -`: `-` makes codex read the prompt from stdin. Codex has no
-    allowed-tools flag; the sandbox mode is what limits it."""
+    allowed-tools flag; the sandbox mode is what limits it.
+
+    Writes codex could not make become lines of the final result's `denials`, which the
+    engine quotes when the artifact is missing: a `command_execution` that failed on a
+    refused operation ("Permission denied", "Read-only file system") and a failed
+    `file_change`, kept per stream (per asyncio task) until `turn.completed`. Codex 0.169
+    leaves the commands its own sandbox refused out of the stream altogether (they reach
+    only the model), and logs a sandbox-rejected apply_patch on stderr only: `stderr_denials`
+    reads those from the stderr tail.
+    """
 
     executable: str = "codex"
     sandbox: str | None = "workspace-write"
@@ -34,6 +84,8 @@ class CodexRunner:
     """`-m`; front-matter models are Claude models and never reach codex."""
     extra_args: Sequence[str] = ()
     name: str = "codex"
+    _refused: weakref.WeakKeyDictionary[object, list[str]] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "exec", "--json", "--skip-git-repo-check"]
@@ -57,12 +109,18 @@ class CodexRunner:
                 return AgentEvent(text=str(item.get("text", "")).splitlines())
             if itype == "error":
                 return AgentEvent(error=str_or_none(item.get("message")))
+            refusal = _refusal(item)
+            if refusal is not None:
+                self._refused.setdefault(stream_key(), []).append(refusal)
             return AgentEvent()
         if kind == "turn.completed":
+            refused = tuple(self._refused.pop(stream_key(), ()))
             return AgentEvent(result=RunResult(ok=True, subtype=kind, message=None,
-                                               session_id=None, failure=None,
+                                               session_id=None, failure=None, denials=refused,
                                                usage=usage_of(obj)))
         if kind in ("turn.failed", "error"):
+            if kind == "turn.failed":
+                self._refused.pop(stream_key(), None)
             message = error_text(obj.get("error")) or str_or_none(obj.get("message"))
             message = strip_ansi(message) if message else None
             return AgentEvent(error=message, result=RunResult(
@@ -70,8 +128,21 @@ class CodexRunner:
                 failure=classify_text(message or "") or PERMANENT))
         return AgentEvent()
 
+    def stderr_denials(self, stderr_tail: str) -> tuple[str, ...]:
+        """The apply_patch calls codex logged as rejected (`ERROR codex_core::tools::router:
+        error=patch rejected: writing is blocked by read-only sandbox; rejected by user
+        approval settings`), one line each, with the fix when its read-only sandbox was
+        the cause."""
+        out: list[str] = []
+        for m in _PATCH_REJECTED.finditer(strip_ansi(stderr_tail)):
+            why = m["why"].strip().removesuffix(_BY_POLICY)
+            line = f"apply_patch: {_one_line(why)}"
+            if "read-only sandbox" in why:
+                line += _READ_ONLY_FIX
+            if line not in out:
+                out.append(line)
+        return tuple(out)
+
     def classify_exit(self, exit_code: int, stderr_tail: str,
                       result: RunResult | None) -> str | None:
         return classify_common(exit_code, stderr_tail, result)
-
-

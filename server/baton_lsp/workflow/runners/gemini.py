@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..process import strip_ansi
 from .base import (
     FATAL,
     PERMANENT,
+    TRANSIENT,
     AgentEvent,
     Invocation,
     LaunchSpec,
@@ -29,6 +32,88 @@ from .base import (
 _GEMINI_EXITS = {41: FATAL, 42: PERMANENT, 53: PERMANENT, 55: FATAL}
 """auth missing, bad input, turn limit, untrusted folder (gemini's exit codes)."""
 
+_HTTP_EXITS = {173: TRANSIENT, 244: TRANSIENT, 246: TRANSIENT, 247: TRANSIENT,
+               248: TRANSIENT}
+"""gemini exits with the HTTP status mod 256 when the API keeps failing after its own
+retries: 429, 500, 502, 503, 504. Only a fallback: stderr and the result's message name
+the status too, and decide first."""
+
+_REFUSALS = frozenset({"tool_not_registered", "policy_violation", "permission_denied",
+                       "path_not_in_workspace", "invalid_tool_params",
+                       "sandbox_expansion_required"})
+"""`tool_result` error types that mean gemini refused the call (not that the tool failed):
+not offered in this approval mode, denied by policy, a path outside the workspace."""
+_WRITE_TOOLS = frozenset({"write_file", "replace"})
+_API_ERROR = "API Error: "
+
+
+def _tool_target(params: object) -> str | None:
+    if not isinstance(params, Mapping):
+        return None
+    return next((str(params[k]) for k in ("file_path", "absolute_path", "path", "dir_path",
+                                          "command") if isinstance(params.get(k), str)), None)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(part.strip() for part in strip_ansi(text).splitlines() if part.strip())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def _refusal_line(call: str, error: Mapping[str, Any]) -> str:
+    """`write_file /abs/path: <gemini's reason>` for one refused tool call."""
+    kind = str_or_none(error.get("type"))
+    reason = _one_line(str_or_none(error.get("message")) or kind or "refused")
+    line = f"{call}: {reason}"
+    if kind == "tool_not_registered" and call.split(" ", 1)[0] in _WRITE_TOOLS:
+        line += (" (gemini offers no file-writing tool in this approval mode; fix: "
+                 "[workflow.gemini] approval-mode = \"auto_edit\", Baton's default)")
+    return line
+
+
+def _api_error(body: str) -> str | None:
+    """`400 INVALID_ARGUMENT: API key not valid… (API_KEY_INVALID)` from the JSON error body
+    gemini quotes verbatim in some `[API Error: …]` messages (None: not such a body)."""
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return None
+    err = obj.get("error") if isinstance(obj, dict) else None
+    if not isinstance(err, dict) or not isinstance(err.get("message"), str):
+        return None
+    head = " ".join(str(err[k]) for k in ("code", "status") if err.get(k) not in (None, ""))
+    out = f"{head}: {err['message']}" if head else err["message"]
+    reasons = [d["reason"] for d in err.get("details") or []
+               if isinstance(d, dict) and isinstance(d.get("reason"), str)]
+    return out + (f" ({', '.join(reasons)})" if reasons else "")
+
+
+def _result_message(error: object) -> str | None:
+    """A failed `result`'s error as one readable line: without the uninformative `unknown`
+    type gemini gives every API error, colour or line breaks, with an embedded JSON error
+    body reduced to its code, status, message and reason."""
+    if isinstance(error, Mapping):
+        kind, text = str_or_none(error.get("type")), str_or_none(error.get("message"))
+        if text is None:
+            message = error_text(error)
+        else:
+            message = f"{kind}: {text}" if kind and kind != "unknown" else text
+    else:
+        message = error_text(error)
+    if message is None:
+        return None
+    message = _one_line(message, limit=2000)
+    start = message.find(_API_ERROR + "{")
+    if start >= 0:
+        begin = start + len(_API_ERROR)
+        try:
+            _, end = json.JSONDecoder().raw_decode(message, begin)
+        except ValueError:
+            return message
+        brief = _api_error(message[begin:end])
+        if brief is not None:
+            message = message[:begin] + brief + message[end:]
+    return message
+
 
 @dataclass
 class GeminiRunner:
@@ -38,7 +123,10 @@ class GeminiRunner:
     Gemini streams assistant text in `delta` chunks that split lines anywhere, so decoding
     keeps the unfinished line until its newline or the next non-text event. That state is
     kept per calling asyncio task — `run_process` reads each agent's stdout in its own task —
-    so one instance can decode several agents running at once.
+    so one instance can decode several agents running at once. So are the calls announced
+    by `tool_use` until their `tool_result`: a refused call (write_file not offered in the
+    approval mode, a path outside the workspace, a policy denial) becomes one line of the
+    final result's `denials`, which the engine quotes when the artifact is missing.
     `skip_trust` adds `--skip-trust`, which headless gemini needs in a folder the user has not
     trusted; it is off unless configured because it bypasses that check.
     """
@@ -53,6 +141,10 @@ class GeminiRunner:
     extra_args: Sequence[str] = ()
     name: str = "gemini"
     _pending: weakref.WeakKeyDictionary[object, str] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    _calls: weakref.WeakKeyDictionary[object, dict[str, str]] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    _refused: weakref.WeakKeyDictionary[object, list[str]] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
 
     def launch(self, inv: Invocation) -> LaunchSpec:
@@ -97,22 +189,48 @@ class GeminiRunner:
                               session_id=str_or_none(obj.get("session_id") or obj.get("sessionId")))
         if kind == "error":
             return AgentEvent(text=text, error=error_text(obj.get("message") or obj.get("error")))
-        if kind == "result":
+        if kind == "tool_use":
+            self._tool_use(obj)
+        elif kind == "tool_result":
+            self._tool_result(obj)
+        elif kind == "result":
             status = str_or_none(obj.get("status"))
-            message = error_text(obj.get("error"))
-            message = strip_ansi(message) if message else None
+            message = _result_message(obj.get("error"))
             ok = status == "success" and message is None
+            key = stream_key()
+            self._calls.pop(key, None)
             return AgentEvent(text=text, result=RunResult(
                 ok=ok, subtype=status, message=message,
                 session_id=str_or_none(obj.get("session_id")),
                 failure=None if ok else classify_text(message or "") or PERMANENT,
+                denials=tuple(self._refused.pop(key, ())),
                 usage=usage_of(obj, usage_key="stats")))
         return AgentEvent(text=text)  # tool_use, tool_result, unknown
+
+    def _tool_use(self, obj: Mapping[str, Any]) -> None:
+        tool_id, name = str_or_none(obj.get("tool_id")), str_or_none(obj.get("tool_name"))
+        if tool_id and name:
+            target = _tool_target(obj.get("parameters"))
+            call = f"{name} {_one_line(target, 200)}" if target else name
+            self._calls.setdefault(stream_key(), {})[tool_id] = call
+
+    def _tool_result(self, obj: Mapping[str, Any]) -> None:
+        key = stream_key()
+        call = self._calls.get(key, {}).pop(str(obj.get("tool_id")), None)
+        error = obj.get("error")
+        if obj.get("status") != "error" or not isinstance(error, Mapping):
+            return
+        if str(error.get("type")) in _REFUSALS:
+            self._refused.setdefault(key, []).append(
+                _refusal_line(call or str(obj.get("tool_id") or "tool"), error))
 
     def classify_exit(self, exit_code: int, stderr_tail: str,
                       result: RunResult | None) -> str | None:
         if exit_code in _GEMINI_EXITS:
             return _GEMINI_EXITS[exit_code]
-        return classify_common(exit_code, stderr_tail, result)
+        failure = classify_common(exit_code, stderr_tail, result)
+        if failure == PERMANENT and exit_code in _HTTP_EXITS:
+            return _HTTP_EXITS[exit_code]
+        return failure
 
 
