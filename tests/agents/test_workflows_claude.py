@@ -105,16 +105,30 @@ def test_full_implementation_with_the_classifier(box: Box) -> None:
 
 
 def test_a_refused_write_is_reported_with_the_denial(box: Box) -> None:
-    # plan mode is read-only: claude refuses the Write, exits 0 and lists the refusal in
+    # The project's own Claude Code settings deny writes to the specs directory (deny rules
+    # beat Baton's allow grant): claude refuses the Write, exits 0 and lists the refusal in
     # `permission_denials`; the barrier failure says what was refused, not only "not found".
+    settings = box.ws / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": [f"Edit(/{box.ws}/specs/**)"]}}))
     with serve(box, anthropic_agent()):
-        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
-                    "--set", "workflow.claude.permission-mode=plan")
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits")
     assert r.returncode == 1
     step = _steps(box.checkpoint())["research.1"]
     assert "HARD BARRIER FAILED" in step["message"]
     assert "the claude CLI refused: Write " in step["message"], step["message"]
     assert "/specs/001_research_rate_limiting/reports/001_limits.md" in step["message"]
+
+
+def test_plan_mode_is_refused_before_any_request(box: Box) -> None:
+    with serve(box, anthropic_agent()) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--set", "workflow.claude.permission-mode=plan")
+    assert r.returncode == 1
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal" and not _steps(cp)
+    assert "Claude Code's plan mode refuses every write" in cp["last_error"]
+    assert '[workflow.claude] permission-mode = "acceptEdits"' in cp["last_error"]
+    assert not api.messages
 
 
 def test_preflight_refuses_artifacts_under_dot_claude_before_any_agent(box: Box) -> None:

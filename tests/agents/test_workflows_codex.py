@@ -93,8 +93,8 @@ def test_api_failures_are_classified(box: Box, status: int, failure: str) -> Non
                      "Requests"}[status]
     assert message.startswith(expected), message
     if failure == "fatal":
-        assert message.endswith(" — fix: log the CLI in, or set its API key in the environment "
-                                "(ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY)"), message
+        assert message.endswith(" — fix: set OPENAI_API_KEY (or the env_key of your codex "
+                                "model provider), or run `codex login`"), message
         assert box.checkpoint()["baton"]["failure"]["class"] == "fatal"
     else:
         assert "fix:" not in message
@@ -180,8 +180,12 @@ def test_a_silent_api_is_stopped_by_the_watchdog(box: Box,
 @pytest.mark.parametrize("tool", ["apply_patch", "exec_command"])
 def test_a_write_refused_by_the_read_only_sandbox_fails_the_barrier(box: Box,
                                                                     tool: str) -> None:
+    # The user's own codex configuration makes it read-only, and Baton passes no --sandbox
+    # (`sandbox = ""`): the refusal can only be seen after the run.
     with serve(box, openai_agent(tool)):
-        r = box.run(*RESEARCH, "--set", "workflow.codex.sandbox=read-only")
+        config = Path(box.env["CODEX_HOME"]) / "config.toml"
+        config.write_text('sandbox_mode = "read-only"\n' + config.read_text())
+        r = box.run(*RESEARCH, "--set", 'workflow.codex.sandbox=""')
     assert r.returncode == 1
     step = box.steps()["research.1"]
     assert step["failure"] == "permanent" and step["attempts"] == 1
@@ -224,3 +228,23 @@ def test_an_agent_that_writes_elsewhere_fails_the_barrier_naming_where(box: Box)
     assert step["failure"] == "permanent"
     assert step["message"] == (f"HARD BARRIER FAILED: artifact written to the wrong location: "
                                f"expected {expected}, the agent reported {misplaced}")
+
+
+def test_a_read_only_sandbox_is_refused_before_any_request(box: Box) -> None:
+    with serve(box, openai_agent()) as api:
+        r = box.run(*RESEARCH, "--set", "workflow.codex.sandbox=read-only")
+    assert r.returncode == 1
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal" and not box.steps()
+    assert "codex's read-only sandbox refuses every write" in cp["last_error"]
+    assert '[workflow.codex] sandbox = "workspace-write"' in cp["last_error"]
+    assert not api.turns
+
+
+def test_a_claude_model_for_codex_is_refused_before_any_request(box: Box) -> None:
+    with serve(box, openai_agent()) as api:
+        r = box.run(*RESEARCH, "--set", "workflow.codex.model=sonnet-4.5")
+    assert r.returncode == 1
+    last_error = box.checkpoint()["last_error"]
+    assert '[workflow.codex] model = "sonnet-4.5" is a Claude model' in last_error
+    assert not api.turns

@@ -182,11 +182,12 @@ def test_no_answer_is_stopped_by_the_watchdog(box: Box, behaviour: str) -> None:
 
 
 def test_a_refused_write_is_reported_with_the_refusal(box: Box) -> None:
-    # In gemini's default approval mode headless gemini does not offer write_file: the call
-    # fails as tool_not_registered, gemini exits 0, and the barrier failure says why.
+    # No --approval-mode (`approval-mode = ""`): gemini's own default mode decides, and
+    # headless it does not offer write_file. The call fails as tool_not_registered, gemini
+    # exits 0, and the barrier failure says why.
     with serve(box, agent()):
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
-                    "--complexity", "1", "--set", "workflow.gemini.approval-mode=default")
+                    "--complexity", "1", "--set", 'workflow.gemini.approval-mode=""')
     assert r.returncode == 1
     step = _steps(box.checkpoint())["research.1"]
     assert "HARD BARRIER FAILED" in step["message"]
@@ -230,3 +231,20 @@ def test_an_agent_that_writes_elsewhere_fails_the_barrier_naming_where(box: Box,
         refused = f"the gemini CLI refused: write_file {outside}/001_limits.md: Path not in "
         assert refused in step["message"], step["message"]
         assert not outside.exists()
+
+
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("workflow.gemini.approval-mode=default", "offers no write tool when it runs headless"),
+    ("workflow.gemini.approval-mode=plan", "gemini's plan mode refuses every write"),
+    ("workflow.gemini.model=claude-sonnet-4-5", "is a Claude model, which gemini does not"),
+])
+def test_settings_that_cannot_work_are_refused_before_any_request(box: Box, setting: str,
+                                                                   expected: str) -> None:
+    box.settings = (setting,)  # in place of the fixture's gemini model
+    with serve(box, agent()) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits")
+    assert r.returncode == 1
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal" and not _steps(cp)
+    assert expected in cp["last_error"], cp["last_error"]
+    assert not api.stream_requests()

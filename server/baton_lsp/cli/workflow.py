@@ -344,8 +344,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                   f"{'  ' + cost if cost else ''}{extra}")
         usage = info.get("usage") or {}
         for name, row in [*(usage.get("states") or {}).items(), ("workflow", usage.get("total"))]:
-            if row:
-                print(f"  cost {name:<14} {format_usage(row)}")
+            if cost := format_usage(row):
+                print(f"  cost {name:<14} {cost}")
         ctx = info.get("context") or {}
         for name, row in [*(ctx.get("states") or {}).items(), ("workflow", ctx.get("total"))]:
             if row and row.get("artifact_tokens"):

@@ -26,6 +26,15 @@ _FULL = re.compile(
 )
 
 
+def looks_like_claude_model(name: str) -> bool:
+    """A Claude model in any spelling (alias, full or provider id, `sonnet-4.5`): what the
+    codex and gemini runners must never be given."""
+    lowered = name.strip().lower()
+    head = re.split(r"[-_.\[\s]", lowered, maxsplit=1)[0]
+    return (head in ("claude", "sonnet", "opus", "haiku", "opusplan")
+            or bool(_FULL.match(lowered)) or bool(_SHORT.match(lowered)))
+
+
 def full_id(name: str) -> str | None:
     """`sonnet-4.5` → `claude-sonnet-4-5`, `opus-4` → `claude-opus-4-0`; None otherwise."""
     m = _SHORT.match(name)

@@ -76,7 +76,8 @@ class CodexSettings(CliSettings):
 
     executable: str = Field("codex", description="Program name or path of the codex CLI.")
     sandbox: str | None = Field("workspace-write", description="--sandbox: read-only, "
-                                "workspace-write or danger-full-access.")
+                                "workspace-write or danger-full-access; \"\" passes none "
+                                "(codex's own configuration decides).")
 
 
 class GeminiSettings(CliSettings):
@@ -84,7 +85,8 @@ class GeminiSettings(CliSettings):
 
     executable: str = Field("gemini", description="Program name or path of the gemini CLI.")
     approval_mode: str | None = Field("auto_edit", description="--approval-mode: default, "
-                                      "auto_edit, yolo or plan.")
+                                      "auto_edit, yolo or plan; \"\" passes none (gemini's "
+                                      "own settings decide).")
     skip_trust: bool = Field(
         True, description="--skip-trust: Baton launches agents only in a workspace the user "
         "trusts (a `baton run` there, or a trusted editor workspace), so gemini is told to "

@@ -1691,7 +1691,7 @@ class Engine:
                 result.message if result is not None and result.message else None) or
                 _last_line(out.stderr_tail) or "no error output")
             ctx = {"exit_code": out.exit_code, **(task_error.context if task_error else {})}
-            fix = fix_for(f"{out.stderr_tail}\n{msg}") if cls == FATAL else None
+            fix = fix_for(f"{out.stderr_tail}\n{msg}", runner.name) if cls == FATAL else None
             if fix:
                 msg, ctx["fix"] = f"{msg} — fix: {fix}", fix
             return StepFailure(sid, cls, f"agent exited with code {out.exit_code}: {msg}",

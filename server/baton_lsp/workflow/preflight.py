@@ -18,9 +18,10 @@ from pathlib import Path
 
 from ..errors import PathError
 from ..model.base import Kind
-from ..model.claude_models import claude_model_arg
+from ..model.claude_models import claude_model_arg, looks_like_claude_model
 from ..model.config import DEFAULT_ROLE_AGENTS, WorkflowSettings
 from .layout import contained, inside, specs_dir
+from .runners.base import AUTH_FIXES
 
 CLI_PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
                 "gemini": "@google/gemini-cli"}
@@ -31,10 +32,6 @@ _CREDENTIAL_ENV = {
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
                "GOOGLE_GENAI_USE_GCA"),
 }
-_KEY_HINT = {"claude": "set ANTHROPIC_API_KEY, or run `claude` once and log in",
-             "codex": "set OPENAI_API_KEY, or run `codex login`",
-             "gemini": "set GEMINI_API_KEY, or run `gemini` once and choose an auth method"}
-
 
 @dataclass(frozen=True)
 class Problem:
@@ -189,12 +186,19 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
             problems.append(Problem(f"the {cli} CLI does not run: {exc}"))
             continue
         if not has_credentials(cli, root, env):
-            problems.append(Problem(f"the {cli} CLI has no credentials: {_KEY_HINT[cli]}"))
+            problems.append(Problem(f"the {cli} CLI has no credentials: {AUTH_FIXES[cli]}"))
     if "claude" in clis and inside(root / ".claude", specs):
         problems.append(Problem(
             f"artifacts would be written under {specs.relative_to(root)}/, and Claude Code "
             "refuses writes under .claude/ in every permission mode but bypassPermissions: "
             "set [workflow] specs-dir = \"specs\" (or leave it at \"auto\")"))
+    problems += _write_modes(settings, clis)
+    for cli in ("codex", "gemini"):
+        model = getattr(settings, cli).model
+        if cli in clis and model and looks_like_claude_model(model):
+            problems.append(Problem(
+                f"[workflow.{cli}] model = \"{model}\" is a Claude model, which {cli} does not "
+                f"serve: set it to a model of {cli}'s provider"))
     if "gemini" in clis and not settings.gemini.skip_trust and not _gemini_trusts(root, env):
         problems.append(Problem(
             "gemini does not trust this folder and [workflow.gemini] skip-trust is false: set "
@@ -216,6 +220,31 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
 
 ROLES = tuple(DEFAULT_ROLE_AGENTS)
 """Every role a workflow may launch an agent for."""
+
+
+_NO_WRITE = {
+    ("claude", "permission_mode", "plan"): "Claude Code's plan mode refuses every write",
+    ("codex", "sandbox", "read-only"): "codex's read-only sandbox refuses every write",
+    ("gemini", "approval_mode", "default"):
+        "gemini in its default approval mode offers no write tool when it runs headless",
+    ("gemini", "approval_mode", "plan"): "gemini's plan mode refuses every write",
+}
+_WRITE_DEFAULTS = {"claude": ("permission-mode", "acceptEdits"),
+                   "codex": ("sandbox", "workspace-write"),
+                   "gemini": ("approval-mode", "auto_edit")}
+
+
+def _write_modes(settings: WorkflowSettings, clis: list[str]) -> list[Problem]:
+    """Modes in which the CLI cannot write the artifact every step must write. An empty
+    mode passes no flag: the CLI's own configuration decides, which Baton cannot see."""
+    out = []
+    for (cli, attr, value), why in _NO_WRITE.items():
+        if cli in clis and getattr(getattr(settings, cli), attr) == value:
+            key, default = _WRITE_DEFAULTS[cli]
+            out.append(Problem(
+                f"every step writes an artifact, and {why}: set [workflow.{cli}] {key} = "
+                f"\"{default}\" (Baton's default)"))
+    return out
 
 
 def workspace_check(root: Path, settings: WorkflowSettings,

@@ -86,9 +86,8 @@ def render(data: dict[str, Any], root: Path | None = None) -> str:
         lines.append(f"  context passed up: {ctx['passed_tokens']} of {ctx['artifact_tokens']} "
                      f"tokens in the artifacts (reduction {ctx.get('reduction_pct')} %)")
     usage = baton.get("usage") or {}
-    if usage.get("total"):
-        lines.append(f"  agent cost: {format_usage(usage['total'])} (as the agent CLIs "
-                     "reported it)")
+    if cost := format_usage(usage.get("total")):
+        lines.append(f"  agent cost: {cost} (as the agent CLIs reported it)")
     if status == "failed" and data.get("last_error"):
         lines.append(f"  error: {data['last_error']}")
     lines.append("━━ Phases " + "━" * 51)
@@ -116,8 +115,8 @@ def render(data: dict[str, Any], root: Path | None = None) -> str:
             notes.append(f"parallel {_s(v['wall_ms'])} vs {_s(v['sequential_ms'])} sequential")
         if state in states_ctx and states_ctx[state].get("reduction_pct") is not None:
             notes.append(f"context reduction {states_ctx[state]['reduction_pct']} %")
-        if (usage.get("states") or {}).get(state):
-            notes.append(format_usage(usage["states"][state]))
+        if cost := format_usage((usage.get("states") or {}).get(state)):
+            notes.append(cost)
         lines.append(f"  {state:<11} {_s(timing[state]):>9}  " + "; ".join(notes))
         if state == "implement":
             lines += _implement_lines(data)

@@ -136,11 +136,19 @@ _TRANSIENT_CODES = frozenset({124, 137, 143})  # timeout(1), SIGKILL, SIGTERM
 _FATAL_CODES = frozenset({126, 127})  # found but not executable, not found
 
 
-def fix_for(text: str) -> str | None:
-    """The fix for a fatal cause named in `text` (auth, unknown model, trust, root)."""
+AUTH_FIXES = {"claude": "set ANTHROPIC_API_KEY, or run `claude` once and log in",
+              "codex": "set OPENAI_API_KEY (or the env_key of your codex model provider), or "
+                       "run `codex login`",
+              "gemini": "set GEMINI_API_KEY, or run `gemini` once and choose an auth method"}
+"""How each CLI gets credentials (preflight names these too)."""
+
+
+def fix_for(text: str, cli: str | None = None) -> str | None:
+    """The fix for a fatal cause named in `text` (auth, unknown model, trust, root); the
+    login fix is `cli`'s own when the CLI is known."""
     for pattern, fix in FIXES:
         if pattern.search(text):
-            return fix
+            return AUTH_FIXES.get(cli or "", fix) if pattern is _FATAL_AUTH else fix
     return None
 
 
