@@ -213,6 +213,8 @@ class Engine:
         self._runners: dict[str, Any] = {}
         self.last_checkpoint: Path | None = None
         self._phase_hash_cache: dict[str, Any] = {}
+        self._state_values: dict[str, Any] | None = None
+        self._plan_cache: tuple[str, bytes, Any] | None = None
 
     # == public =================================================================================
 
@@ -604,8 +606,12 @@ class Engine:
         values["COMPLETED_STATES_COUNT"] = len(self.sm.completed)
         for i, s in enumerate(self.sm.completed):
             values[f"COMPLETED_STATE_{i}"] = s.value
+        wid = self.store.workflow_id  # type: ignore[union-attr]
+        if values == self._state_values and state_file_path(self.root, wid).is_file():
+            return  # most checkpoints (a phase done) change nothing the state file says
         try:
-            write_state_file(self.root, self.store.workflow_id, values)  # type: ignore[union-attr]
+            write_state_file(self.root, wid, values)
+            self._state_values = values
         except OSError as exc:
             log.warning("cannot write the state file: %s", exc)
 
@@ -1111,7 +1117,12 @@ class Engine:
             raw = path.read_bytes()
         except OSError as exc:
             return f"cannot read the plan {path}: {exc.strerror or exc}"
-        doc = parse_bytes(Kind.PLAN, raw, str(path))
+        cached = self._plan_cache
+        if cached is not None and cached[0] == str(path) and cached[1] == raw:
+            doc = cached[2]  # the same bytes: validation, hashes and waves share one parse
+        else:
+            doc = parse_bytes(Kind.PLAN, raw, str(path))
+            self._plan_cache = (str(path), raw, doc)
         if not isinstance(doc, Plan):
             reason = getattr(doc, "reason", "not a plan")
             return f"the plan {path} cannot be read: {reason}"
