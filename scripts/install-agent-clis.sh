@@ -24,9 +24,17 @@ fi
 cp "$src/package.json" "$src/package-lock.json" "$dir/"
 log=$(mktemp)
 if (cd "$dir" && timeout 900 npm ci --no-audit --no-fund --loglevel=error) >"$log" 2>&1; then
+  # Two claude releases declare the same `claude` bin: link each one explicitly (the newest
+  # as .bin/claude, every release as versions/claude-<version>/claude).
+  ln -sfn ../@anthropic-ai/claude-code/bin/claude.exe "$dir/node_modules/.bin/claude"
+  for pkg in "$dir"/node_modules/claude-code-*; do
+    [ -d "$pkg" ] || continue
+    mkdir -p "$dir/versions/$(basename "$pkg" | sed 's/^claude-code-/claude-/')"
+    ln -sfn "$pkg/bin/claude.exe" "$dir/versions/$(basename "$pkg" | sed 's/^claude-code-/claude-/')/claude"
+  done
   echo "$stamp" > "$dir/STAMP"
-  for cli in claude codex gemini; do
-    printf 'agent CLIs: %s %s\n' "$cli" "$("$dir/node_modules/.bin/$cli" --version 2>/dev/null | tail -n 1)"
+  for bin in "$dir"/node_modules/.bin/{claude,codex,gemini} "$dir"/versions/*/claude; do
+    printf 'agent CLIs: %s: %s\n' "${bin#"$dir"/}" "$("$bin" --version 2>/dev/null | tail -n 1)"
   done
 else
   { echo "npm ci of the pinned agent CLIs failed:"; tail -n 5 "$log"; } > "$dir/UNAVAILABLE"

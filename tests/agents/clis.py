@@ -15,10 +15,13 @@ AGENTS_DIR = Path(os.environ.get("BATON_AGENTS_DIR") or Path(
     os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "baton-agents")
 
 
-def cli_path(name: str) -> str:
-    """The `name` binary (claude, codex, gemini): `BATON_<NAME>` or the install directory."""
-    override = os.environ.get(f"BATON_{name.upper()}")
-    path = Path(override) if override else AGENTS_DIR / "node_modules" / ".bin" / name
+def cli_path(name: str, version: str | None = None) -> str:
+    """The `name` binary (claude, codex, gemini): `BATON_<NAME>` or the install directory;
+    with `version`, that release's (installed beside the newest: `versions/<name>-<v>/`)."""
+    override = None if version else os.environ.get(f"BATON_{name.upper()}")
+    path = (Path(override) if override else
+            AGENTS_DIR / "versions" / f"{name}-{version}" / name if version else
+            AGENTS_DIR / "node_modules" / ".bin" / name)
     if os.access(path, os.X_OK):
         return str(path)
     marker = AGENTS_DIR / "UNAVAILABLE"

@@ -1,4 +1,5 @@
-"""Whole workflows through the real `claude` binary with Baton's defaults.
+"""Whole workflows through the real `claude` binary with Baton's defaults, each test on the
+newest pinned release and on 2.1.197 (what node 20 gets).
 
 The bundled example workspace, `--set workflow.runner=claude` and nothing else: the agents'
 front matter, Baton's permission set (acceptEdits, `--tools` from the front matter plus
@@ -29,12 +30,15 @@ from tests.agents.model import anthropic_agent
 from tests.agents.workspace import EXAMPLE_PLAN, Box
 
 CLAUDE = cli_path("claude")
+NODE20 = "2.1.197"
+"""The release node 20 resolves to (the newest, pinned in tests/agents/npm, needs node 22)."""
 PLAN = EXAMPLE_PLAN
 
 
-@pytest.fixture
-def box(tmp_path: Path) -> Box:
-    return Box.create(tmp_path, "claude", CLAUDE, ANTHROPIC_API_KEY="test-key",
+@pytest.fixture(params=["newest", NODE20])
+def box(tmp_path: Path, request: pytest.FixtureRequest) -> Box:
+    cli = CLAUDE if request.param == "newest" else cli_path("claude", request.param)
+    return Box.create(tmp_path, "claude", cli, ANTHROPIC_API_KEY="test-key",
                       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
                       CLAUDE_CODE_MAX_RETRIES="1")
 

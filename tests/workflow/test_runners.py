@@ -850,3 +850,25 @@ def test_gemini_quota_exit_is_transient_from_stderr() -> None:
     assert result is not None and result.failure == PERMANENT  # the message alone: unknown
     assert classify_common(1, _G_QUOTA_STDERR, result) == TRANSIENT  # `status: 429`
     assert GeminiRunner().classify_exit(173, _G_QUOTA_STDERR, result) == TRANSIENT
+
+
+def test_claude_refusal_by_a_deny_rule_is_a_denial() -> None:
+    # claude 2.1.197 with a project deny rule: the refusal is only a `tool_use_error` tool
+    # result (no `permission_denials`); the denial names the tool, the path and the reason.
+    events = decode_file(ClaudeRunner(), "claude_2.1.197_deny_rule.jsonl")
+    (result,) = [e.result for e in events if e.result is not None]
+    assert result.ok
+    assert result.denials == ("Write /ws/specs/x.md: File is in a directory that is denied by "
+                              "your permission settings.",)
+
+
+def test_claude_tool_failure_that_is_no_refusal_is_not_a_denial() -> None:
+    runner = ClaudeRunner()
+    runner.decode(json.dumps({"type": "assistant", "message": {"content": [
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/ws/a"}}]}}))
+    runner.decode(json.dumps({"type": "user", "message": {"content": [
+        {"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+         "content": "<tool_use_error>File does not exist.</tool_use_error>"}]}}))
+    event = runner.decode(json.dumps({"type": "result", "subtype": "success", "result": "ok",
+                                      "is_error": False}))
+    assert event.result is not None and event.result.denials == ()

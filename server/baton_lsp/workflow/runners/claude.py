@@ -90,6 +90,10 @@ class ClaudeRunner:
     name: str = "claude"
     _errors: weakref.WeakKeyDictionary[object, str] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    _calls: weakref.WeakKeyDictionary[object, dict[str, str]] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    _refused: weakref.WeakKeyDictionary[object, dict[str, str]] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
@@ -131,7 +135,15 @@ class ClaudeRunner:
             error = error_text(obj.get("error"))
             if error:
                 self._errors[stream_key()] = error
+            calls = self._calls.setdefault(stream_key(), {})
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    calls[str(block.get("id"))] = _denial_line(
+                        {"tool_name": block.get("name"), "tool_input": block.get("input")})
             return AgentEvent(text=content_lines(content), error=error)
+        if kind == "user":
+            self._note_refusals(obj)
+            return AgentEvent()
         if kind == "result":
             is_error = bool(obj.get("is_error"))
             subtype = str_or_none(obj.get("subtype"))
@@ -141,21 +153,53 @@ class ClaudeRunner:
             message = strip_ansi(message) if message else None
             ok = subtype == "success" and not is_error
             error = self._errors.pop(stream_key(), None)
+            self._calls.pop(stream_key(), None)
+            refused = self._refused.pop(stream_key(), {})
             denials = obj.get("permission_denials")
+            for d in denials if isinstance(denials, list) else ():
+                key = str(d.get("tool_use_id")) if isinstance(d, dict) else str(d)
+                refused.setdefault(key, _denial_line(d))  # the line with the reason wins
             return AgentEvent(result=RunResult(
                 ok=ok, subtype=subtype, message=message,
                 session_id=str_or_none(obj.get("session_id")),
                 failure=None if ok else _claude_failure(obj, message, error),
-                denials=tuple(_denial_line(d) for d in denials)
-                if isinstance(denials, list) else (),
+                denials=tuple(dict.fromkeys(refused.values())),
                 usage=usage_of(obj, "total_cost_usd")))
-        return AgentEvent()  # user (tool results), stream events, hooks: nothing to show
+        return AgentEvent()  # stream events, hooks: nothing to show
+
+    def _note_refusals(self, obj: Mapping[str, Any]) -> None:
+        """Tool results that are permission refusals: claude lists a refusal by a deny rule
+        or a protected path only here (as a `tool_use_error`, with `tool_result_meta`
+        saying `reject` in newer versions), not in the result's `permission_denials`."""
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        meta = obj.get("tool_result_meta")
+        rejected = {str(m.get("id")) for m in meta if isinstance(m, dict) and isinstance(
+            m.get("permission_decision"), dict) and m["permission_decision"].get("decision")
+            in ("reject", "deny")} if isinstance(meta, list) else set()
+        calls = self._calls.get(stream_key(), {})
+        for block in content if isinstance(content, list) else ():
+            if not (isinstance(block, dict) and block.get("type") == "tool_result"
+                    and block.get("is_error")):
+                continue
+            tid = str(block.get("tool_use_id"))
+            text = strip_ansi(" ".join(content_lines(block.get("content"))))
+            text = _TOOL_ERROR.sub("", text).strip()
+            if tid in rejected or _REFUSAL.search(text):
+                line = calls.get(tid, "tool")
+                self._refused.setdefault(stream_key(), {})[tid] = (
+                    f"{line}: {text[:300]}" if text else line)
 
     def classify_exit(self, exit_code: int, stderr_tail: str,
                       result: RunResult | None) -> str | None:
         return classify_common(exit_code, stderr_tail, result)
 
 
+_TOOL_ERROR = re.compile(r"</?tool_use_error>")
+_REFUSAL = re.compile(r"denied by your permission|permission to (?:use|write|edit) .* (?:has "
+                      r"been|was) denied|requested permissions? to|sensitive file",
+                      re.IGNORECASE)
+"""Tool-result texts that are refusals by claude's permission system, not tool failures."""
 _BUILTIN = re.compile(r"^([A-Z][A-Za-z]*)(?:\(.*\))?$", re.DOTALL)
 
 
