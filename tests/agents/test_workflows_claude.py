@@ -11,6 +11,7 @@ write every artifact in its normal permission mode, as root too. Only the model 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tests.agents.fake_anthropic import (
     Text,
     ToolUse,
     error,
+    hang,
     stall,
 )
 from tests.agents.model import anthropic_agent
@@ -199,8 +201,11 @@ def test_overloaded_then_recovering_api_is_retried_by_baton(box: Box) -> None:
     assert first["status"] == "done" and first["attempts"] == 2
 
 
-def test_a_stalled_stream_is_stopped_by_the_watchdog(box: Box) -> None:
-    with serve(box, stall()):
+@pytest.mark.parametrize("silence", [hang, stall])
+def test_a_silent_api_is_stopped_by_the_watchdog(box: Box,
+                                                 silence: Callable[[], Responder]) -> None:
+    # hang: no response at all; stall: a stream that stops after its first delta
+    with serve(box, silence()):
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
                     "--set", "workflow.stall-timeout=4", "--set", "workflow.attempts=1",
                     "--set", "workflow.state-retries=0")

@@ -154,17 +154,17 @@ def test_an_invalid_api_key_is_fatal_with_the_fix(box: Box) -> None:
 
 
 def test_an_unknown_model_is_fatal_with_the_fix(box: Box) -> None:
-    box.settings = ("workflow.gemini.model=sonnet-4.5",)
+    box.settings = ("workflow.gemini.model=gpt-4o",)  # another provider's model
     with serve(box, agent()) as api:
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
                     "--complexity", "1")
     assert r.returncode == 1
     (step,) = box.failed_steps()
     assert step["failure"] == "fatal" and step["attempts"] == 1
-    assert step["message"].startswith(
-        "agent exited with code 1: [API Error: models/sonnet-4.5 is not found"), step["message"]
+    assert step["message"].startswith("agent exited with code 1: [API Error: "
+                                      "models/gpt-4o is not found"), step["message"]
     assert "fix:" in step["message"] and "[workflow.gemini] model" in step["message"]
-    assert [req.model for req in api.stream_requests()] == ["sonnet-4.5"]
+    assert [req.model for req in api.stream_requests()] == ["gpt-4o"]
 
 
 @pytest.mark.parametrize("behaviour", ["hang", "stall"])
