@@ -11,7 +11,8 @@ from pytest_lsp import LanguageClient
 from tests.lsp.conftest import wait_indexed
 from tests.lsp.test_robustness import current
 
-FAKE_CLAUDE = "#!/bin/sh\necho '2.1.331 (Claude Code)'\n"
+FAKE_CLAUDE = "#!/bin/sh\ntouch \"$0.ran\"\necho '2.1.331 (Claude Code)'\n"
+"""Leaves `<itself>.ran` behind: proof that the server executed it."""
 
 
 def _changed(client: LanguageClient, path: Path) -> None:
@@ -49,6 +50,16 @@ async def test_preflight_problems_appear_on_the_config_and_clear_when_fixed(
     assert "codex CLI" in by_line[10].message and "npm install -g @openai/codex" in \
         by_line[10].message
     assert all(d.severity == types.DiagnosticSeverity.Warning for d in by_line.values())
+    # the workspace is not trusted: the configured executable was looked at, never run
+    assert not Path(f"{claude}.ran").exists()
+
+    client.set_configuration({"trustWorkspace": True}, section="baton")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+
+    async def ran() -> None:
+        while not Path(f"{claude}.ran").exists():
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(ran(), 30)  # trusted: `--version` is asked once
 
     cfg.write_text('[workflow]\nrunner = "script"\n', encoding="utf-8")
     _changed(client, cfg)

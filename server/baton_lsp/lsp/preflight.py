@@ -1,10 +1,11 @@
 """BTN002 on the configuration file: what `baton run` would refuse before any agent runs.
 
 The same checks as the engine's preflight (workflow/preflight.py) — CLI on PATH and
-answering `--version`, credentials, an artifact directory the CLI may write, gemini's
-folder trust — run in the background after indexing and whenever the configuration
-changes, so a missing login shows in the editor instead of failing a launched workflow.
-Model problems in agent files are BTN207's, on the agent file itself, and are not repeated.
+answering `--version` (only in a trusted workspace: nothing is executed otherwise),
+credentials, an artifact directory the CLI may write, gemini's folder trust — run in the
+background after indexing and whenever the configuration changes, so a missing login shows
+in the editor instead of failing a launched workflow. Model problems in agent files are
+BTN207's, on the agent file itself, and are not repeated.
 """
 
 from __future__ import annotations
@@ -98,10 +99,17 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
-def _check_root(root: Path, settings: WorkflowSettings) -> tuple[Path | None, list[Problem]]:
+def _not_run(executable: str, env: Mapping[str, str]) -> str:
+    return "not run: the workspace is not trusted"
+
+
+def _check_root(root: Path, settings: WorkflowSettings,
+                trusted: bool) -> tuple[Path | None, list[Problem]]:
+    """In an untrusted workspace nothing is executed: the configured `executable` comes
+    from the repository, so only its presence is checked, not its `--version`."""
     sources = config_sources(root)
     return (sources[-1] if sources else None), workspace_check(
-        root, settings, version_of=cached_version)
+        root, settings, version_of=cached_version if trusted else _not_run)
 
 
 async def refresh(ls: BatonServer) -> None:
@@ -109,12 +117,13 @@ async def refresh(ls: BatonServer) -> None:
     from .diagnostics import publish_config_errors
 
     found: dict[str, list[Finding]] = {}
+    trusted = bool(ls.settings.trusted or ls.initialization_options.get("trusted"))
     for root, idx in list(ls.indexes.items()):
         if norm(root) in ls.config_errors:
             continue  # BTN001 first: the defaults in use launch no agent CLI
         try:
             source, problems = await asyncio.to_thread(_check_root, Path(root),
-                                                       idx.config.workflow)
+                                                       idx.config.workflow, trusted)
         except Exception:
             log.exception("preflight of %s failed", root)
             continue
