@@ -127,6 +127,22 @@ def test_lenient_frontmatter_gets_a_hint_on_the_offending_line_and_quote_fix() -
     assert check(fixed) == []
 
 
+@pytest.mark.parametrize("tools", ['["Bash", "Read"]', "[Bash, 'Read', Grep]"])
+def test_flow_list_tools_survive_the_lenient_reader(tools: str) -> None:
+    # The description breaks strict YAML, so the lenient reader reads the file; the valid
+    # flow list must stay a list of tools, not become `["Bash"` and `"Read"]`.
+    text = f"---\nname: my-agent\ndescription: [--flag] TEXT runs it\ntools: {tools}\n---\n# T\n"
+    found = check(text)
+    assert [f.code for f in found] == ["BTN203"], [(f.code, f.message) for f in found]
+
+
+def test_a_misspelt_tool_in_a_flow_list_is_found_at_its_column() -> None:
+    text = '---\nname: a\ndescription: [x] y\ntools: ["Bash", "Reed"]\n---\n# T\n'
+    (typo,) = [f for f in check(text) if "Reed" in f.message]
+    line = text.splitlines()[typo.range.start_line]
+    assert line[typo.range.start_char:typo.range.end_char].strip('"') == "Reed"
+
+
 def test_strict_yaml_gets_no_lenient_hint() -> None:
     assert by_code(check(GOOD_OLD), "BTN203") == []
 

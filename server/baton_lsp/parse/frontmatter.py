@@ -395,6 +395,31 @@ def _unquote(value: str) -> str:
     return value
 
 
+_FLOW_ITEM_RE = re.compile(r"""[ \t]*("[^"\\]*"|'[^']*'|[^,"'\[\]{}]*?)[ \t]*(?:,|$)""")
+
+
+def _flow_list(raw: str, value_range: Range) -> list[ListItem] | None:
+    """A one-line flow sequence of scalars (`["Bash", 'Read', Grep]`) with each item's
+    columns, for the lenient reader; None for anything else (nesting stays text)."""
+    if len(raw) < 2 or raw[0] != "[" or raw[-1] != "]" or any(c in raw[1:-1] for c in "[]{}"):
+        return None
+    inner, base = raw[1:-1], value_range.start_char + 1
+    items: list[ListItem] = []
+    pos = 0
+    while pos < len(inner):
+        m = _FLOW_ITEM_RE.match(inner, pos)
+        if m is None or m.end() == pos:
+            return None
+        text = m.group(1)
+        if text:
+            col = base + m.start(1)
+            items.append(ListItem(value=_unquote(text),
+                                  range=Range.of_line(value_range.start_line, col,
+                                                      col + len(text))))
+        pos = m.end()
+    return items
+
+
 def _lenient(lines: list[str], end_line: int) -> list[FrontmatterEntry] | None:
     """Read flat `key: value` lines plus indented `- item` lists; None if that fails too."""
     entries: list[FrontmatterEntry] = []
@@ -409,10 +434,13 @@ def _lenient(lines: list[str], end_line: int) -> list[FrontmatterEntry] | None:
             start = m.start(2) if m.group(2) is not None else len(line)
             value_range = Range.of_line(i, start, start + len(raw))
             value: Any = _unquote(raw) if raw else None
+            items = _comma_items(raw, value_range) if raw and "," in raw else []
+            flow = _flow_list(raw, value_range)
+            if flow is not None:  # `tools: ["Bash", "Read"]` is a list, not one string
+                value, items = [item.value for item in flow], flow
             current = FrontmatterEntry(
                 key=m.group(1), value=value, key_range=Range.of_line(i, 0, len(m.group(1))),
-                value_range=value_range, range=Range.of_line(i, 0, len(line)),
-                items=_comma_items(raw, value_range) if raw and "," in raw else [],
+                value_range=value_range, range=Range.of_line(i, 0, len(line)), items=items,
             )
             entries.append(current)
             continue
