@@ -105,3 +105,22 @@ def test_g3_completed_plans_with_open_boxes_are_flagged(corpus: Path) -> None:
     flagged = only(findings, "BTN111")
     assert len(flagged) == 4
     assert "marked [COMPLETED] but 4 of 4 tasks are still open" in flagged[0].message
+
+
+def test_partial_marker_is_accepted() -> None:
+    text = "# P\n### Phase 1: A [PARTIAL]\n- [x] a\n- [ ] b\n"
+    assert only(check(text), "BTN113") == []
+
+
+def test_a_partly_done_task_is_still_open() -> None:
+    # `[~]` (partly done) is a task that is not done: the phase is not all done.
+    text = "# P\n### Phase 1: A [IN PROGRESS]\n- [x] a\n- [~] b\n"
+    assert only(check(text), "BTN112") == []
+    text = "# P\n### Phase 1: A [COMPLETE]\n- [x] a\n- [~] b\n"
+    (found,) = only(check(text), "BTN111")
+    assert "1 of 2 tasks are still open" in found.message
+
+
+def test_a_blocked_phase_is_not_told_to_mark_itself_complete() -> None:
+    text = "# P\n### Phase 1: A [BLOCKED]\n- [x] a\n- [x] b\n"
+    assert only(check(text), "BTN112") == []

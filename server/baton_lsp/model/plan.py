@@ -69,7 +69,7 @@ class Dependencies(Model):
 class Task(Model):
     text: str
     marker: str
-    """The character between the brackets: ' ', 'x' or 'X'."""
+    """The character between the brackets: ' ', 'x' or 'X', or '~' (partly done: open)."""
     indent: int
     depth: int
     parent: int | None = None

@@ -41,7 +41,7 @@ _SEE_RE = re.compile(r"^See:\s*(.+)$", re.IGNORECASE)
 # backtracks quadratically on a line with a long run of inner blanks.
 _META_RE = re.compile(r"^(\s*)[-*+]\s+\*\*([^*]+?)\*\*\s*:?\s*((?:.*\S)?)\s*$")
 _SUBITEM_RE = re.compile(r"^(\s+)(?:[-*+]|\d+[.)])\s+((?:.*\S)?)\s*$")
-_TASK_RE = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+\[([ xX])\](?=\s|$)\s*((?:.*\S)?)\s*$")
+_TASK_RE = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+\[([ xX~])\](?=\s|$)\s*((?:.*\S)?)\s*$")
 _DEP_RES: tuple[tuple[DependencyForm, re.Pattern[str]], ...] = (
     (DependencyForm.BOLD,
      re.compile(r"^\s*(?:[-*+]\s+)?\*\*Dependencies(?::\*\*|\*\*\s*:?)\s*((?:.*\S)?)\s*$",

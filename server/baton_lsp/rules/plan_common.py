@@ -8,7 +8,8 @@ from ..model.base import Range
 from ..model.plan import Phase, Plan
 
 KNOWN_STATUSES = ("NOT STARTED", "IN PROGRESS", "COMPLETE", "COMPLETED", "BLOCKED", "SKIPPED")
-EXTRA_STATUSES = ("PENDING",)
+EXTRA_STATUSES = ("PENDING", "PARTIAL")
+"""Accepted, not suggested: markers newer trees write (`[PARTIAL]`: some tasks done)."""
 COMPLETE = {"COMPLETE", "COMPLETED"}
 DONE = COMPLETE | {"SKIPPED"}
 

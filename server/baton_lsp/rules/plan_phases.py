@@ -87,6 +87,8 @@ def tasks_done_phase_not_marked(plan: Plan, ctx: RuleContext) -> Iterator[Findin
         word = status_word(phase)
         if word in DONE or (word is not None and word not in KNOWN_STATUSES + EXTRA_STATUSES):
             continue  # done, or a misspelled marker that BTN113 already reports
+        if word == "BLOCKED":
+            continue  # blocked by something outside its task list: not for us to close
         rng, prefix = marker_edit_range(phase)
         yield ctx.finding(
             phase.heading_range,
@@ -130,7 +132,8 @@ def unknown_status_marker(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     The marker utilities (`add_complete_marker`, `remove_status_marker`) and wave
     scheduling recognise exactly `[NOT STARTED]`, `[IN PROGRESS]`, `[COMPLETE]`,
     `[COMPLETED]`, `[BLOCKED]` and `[SKIPPED]` (plus `[PENDING]` on expanded-phase summary
-    lines), upper case. Anything else makes the phase invisible to them. The same applies to
+    lines, and `[PARTIAL]`, which newer task-based trees write), upper case. Anything else
+    makes the phase invisible to them. The same applies to
     the plan's metadata `Status`. Fix: use the nearest known marker (offered as a quick fix).
     """
     for phase in plan.phases:
