@@ -37,6 +37,7 @@ from typing import Any
 from baton_lsp.model import BatonConfig, Kind
 from baton_lsp.parse.text import split_lines
 from baton_lsp.rules import command_shellcheck
+from baton_lsp.rules import engine as rules_engine
 from baton_lsp.workspace.discovery import find_workspaces, walk
 from baton_lsp.workspace.index import WorkspaceIndex
 
@@ -264,14 +265,14 @@ def median_of(repeat: int, fn: Callable[[], Any]) -> float:
 
 def check_file(root: Path, path: Path, kind: Kind, config: BatonConfig) -> int:
     """Parse and check one file through a new index: nothing cached from an earlier run."""
-    return len(WorkspaceIndex(root, config).check(path, kind))
+    return len(rules_engine.check_file(WorkspaceIndex(root, config), path, kind))
 
 
 _CHILD = """
 import json, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
-from baton_lsp.workspace.checker import check_paths
+from baton_lsp.rules.checker import check_paths
 t1 = time.perf_counter()
 result = check_paths([Path(sys.argv[1])], {"shellcheck": sys.argv[2] == "1"})
 t2 = time.perf_counter()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from baton_lsp.workspace.checker import check_paths
+from baton_lsp.rules.checker import check_paths
 
 
 def test_whole_corpus_checks_without_internal_errors(corpus: Path) -> None:

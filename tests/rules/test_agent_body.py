@@ -9,7 +9,7 @@ import pytest
 
 from baton_lsp.model.base import Finding, Kind
 from baton_lsp.rules.base import get_rule
-from baton_lsp.rules.engine import check_text
+from baton_lsp.rules.engine import check_file, check_text
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import apply_fix as apply
 
@@ -188,14 +188,14 @@ def test_duplicate_agents_differing_by_dash_and_underscore(
     index = WorkspaceIndex(root)
     dash = root / ".claude/agents/collapse-specialist.md"
     under = root / ".claude/agents/collapse_specialist.md"
-    a = [f for f in index.check(dash) if f.code == "BTN222"]
-    b = [f for f in index.check(under) if f.code == "BTN222"]
+    a = [f for f in check_file(index, dash) if f.code == "BTN222"]
+    b = [f for f in check_file(index, under) if f.code == "BTN222"]
     assert len(a) == 1 and len(b) == 1
     assert a[0].range.start_line == 5 and a[0].path == str(dash)
     assert "`collapse-specialist.md` duplicates `collapse_specialist.md`" in a[0].message
     assert [(r.path, r.range.start_line) for r in a[0].related] == [(str(under), 5)]
     assert [r.path for r in b[0].related] == [str(dash)]
-    assert [f for f in index.check(root / ".claude/agents/other-agent.md")
+    assert [f for f in check_file(index, root / ".claude/agents/other-agent.md")
             if f.code == "BTN222"] == []
     # The finding depends on the agents directory: adding/removing a copy re-checks it.
     assert str(dash) in index.dependents(root / ".claude/agents")
@@ -209,8 +209,9 @@ def test_no_duplicate_finding_without_workspace_or_for_templates(
         ".claude/agents/x_y.md": AGENT.format(d="d", t="T"),
     })
     index = WorkspaceIndex(root)
-    assert [f for f in index.check(root / ".claude/agents/x_y.md") if f.code == "BTN222"] == []
-    assert [f for f in index.check(root / ".claude/agents/templates/x-y.md")
+    assert [f for f in check_file(index, root / ".claude/agents/x_y.md")
+            if f.code == "BTN222"] == []
+    assert [f for f in check_file(index, root / ".claude/agents/templates/x-y.md")
             if f.code == "BTN222"] == []
 
 
@@ -239,6 +240,6 @@ def test_corpus_agents(corpus: Path) -> None:
 def test_corpus_workspace_has_no_duplicate_agents(corpus: Path) -> None:
     index = WorkspaceIndex(corpus)
     for path in sorted((corpus / ".claude/agents").glob("*.md")):
-        assert [f.code for f in index.check(path) if f.code in {"BTN222", "BTN000"}] == []
+        assert [f.code for f in check_file(index, path) if f.code in {"BTN222", "BTN000"}] == []
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from baton_lsp.rules.engine import check_file
 from baton_lsp.workflow.checkpoint import load_checkpoint
 from baton_lsp.workflow.store import CheckpointStore
 from baton_lsp.workspace.index import WorkspaceIndex
@@ -18,7 +19,7 @@ def check(root: Path, rel: str, text: str) -> tuple[Path, list]:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-    return path, WorkspaceIndex(root).check(path)
+    return path, check_file(WorkspaceIndex(root), path)
 
 
 def test_invalid_json_points_at_the_break(tmp_path: Path) -> None:
@@ -65,17 +66,17 @@ def test_outdated_schema_fix_migrates_to_2_1(corpus: Path, tmp_path: Path) -> No
     path.write_text(migrated)
     loaded = load_checkpoint(path)
     assert loaded.source_version == "2.1" and not loaded.migrated
-    assert not only(WorkspaceIndex(tmp_path).check(path), "BTN412")
+    assert not only(check_file(WorkspaceIndex(tmp_path), path), "BTN412")
 
 
 def test_engine_history_is_valid_and_tampering_is_reported(tmp_path: Path) -> None:
     (tmp_path / ".claude").mkdir()
     path = CheckpointStore(tmp_path, "wf_1").save({"status": "in_progress"}, "created")
     idx = WorkspaceIndex(tmp_path)
-    assert not only(idx.check(path), "BTN413")
+    assert not only(check_file(idx, path), "BTN413")
     path.write_text(path.read_text().replace("in_progress", "complete"))
     idx.changed(path)
-    (f,) = only(idx.check(path), "BTN413")
+    (f,) = only(check_file(idx, path), "BTN413")
     assert "checksum mismatch" in f.message
 
 

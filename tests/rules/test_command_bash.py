@@ -21,7 +21,7 @@ from baton_lsp.rules.command_bash import (
     history_bangs,
     lex_bash,
 )
-from baton_lsp.rules.engine import check_text
+from baton_lsp.rules.engine import check_file, check_text
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import apply_fix as apply
 
@@ -336,7 +336,7 @@ def test_corpus_commands(corpus: Path) -> None:
     for root in roots:
         index = WorkspaceIndex(root)
         for path in sorted((root / ".claude" / "commands").glob("*.md")):
-            results[path.relative_to(root).as_posix()] = index.check(path)
+            results[path.relative_to(root).as_posix()] = check_file(index, path)
     assert len(results) >= 10
     internal = [(p, f.message) for p, fs in results.items() for f in fs if f.code == "BTN000"]
     assert internal == []

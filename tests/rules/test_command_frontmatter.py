@@ -10,7 +10,7 @@ import pytest
 from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.model.config import BatonConfig
 from baton_lsp.rules.base import get_rule
-from baton_lsp.rules.engine import check_text
+from baton_lsp.rules.engine import check_file, check_text
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import apply_fix as apply
 
@@ -169,7 +169,7 @@ def ws(make_workspace: Callable[[dict[str, str]], Path]) -> Callable[[str], tupl
 
 
 def dep_findings(root: Path, path: Path) -> list[Finding]:
-    return [f for f in WorkspaceIndex(root).check(path) if f.code in {"BTN305", "BTN000"}]
+    return [f for f in check_file(WorkspaceIndex(root), path) if f.code in {"BTN305", "BTN000"}]
 
 
 def test_dependent_agents_yaml_list(ws: Callable[[str], tuple[Path, Path]]) -> None:
@@ -207,11 +207,11 @@ def test_dependent_agent_added_later_clears_finding(
         ws: Callable[[str], tuple[Path, Path]]) -> None:
     root, path = ws("---\ndescription: d\ndependent-agents:\n  - debug-analyst\n---\n")
     index = WorkspaceIndex(root)
-    assert [f.code for f in index.check(path) if f.code == "BTN305"] == ["BTN305"]
+    assert [f.code for f in check_file(index, path) if f.code == "BTN305"] == ["BTN305"]
     new_agent = root / ".claude/agents/debug-analyst.md"
     new_agent.write_text(AGENT)
     assert str(path) in index.changed(new_agent, created_or_deleted=True)
-    assert [f.code for f in index.check(path) if f.code == "BTN305"] == []
+    assert [f.code for f in check_file(index, path) if f.code == "BTN305"] == []
 
 
 def test_dependent_agents_not_checked_without_workspace() -> None:

@@ -11,7 +11,7 @@ from baton_lsp.model.agent import CommandFile
 from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.parse import parse_text
 from baton_lsp.rules.base import get_rule
-from baton_lsp.rules.engine import check_text
+from baton_lsp.rules.engine import check_file, check_text
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import apply_fix as apply
 
@@ -158,7 +158,7 @@ def ws(make_workspace: Callable[[dict[str, str]], Path]) -> Callable[..., tuple[
 
 
 def ws_check(root: Path, path: Path) -> list[Finding]:
-    return [f for f in WorkspaceIndex(root).check(path) if f.code in CODES | {"BTN000"}]
+    return [f for f in check_file(WorkspaceIndex(root), path) if f.code in CODES | {"BTN000"}]
 
 
 def test_injection_resolves_project_dir_foreign_abs_and_relative(
@@ -220,8 +220,8 @@ def test_injection_finding_clears_when_agent_is_created(
         ws: Callable[..., tuple[Path, Path]]) -> None:
     root, path = ws(HEAD + "Read and follow: .claude/agents/new-agent.md\n")
     index = WorkspaceIndex(root)
-    assert [f.code for f in index.check(path) if f.code in CODES] == ["BTN313"]
+    assert [f.code for f in check_file(index, path) if f.code in CODES] == ["BTN313"]
     agent = root / ".claude/agents/new-agent.md"
     agent.write_text(SPECIALIST)
     assert str(path) in index.changed(agent, created_or_deleted=True)
-    assert [f.code for f in index.check(path) if f.code in CODES] == []
+    assert [f.code for f in check_file(index, path) if f.code in CODES] == []

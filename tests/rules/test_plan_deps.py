@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from baton_lsp.model.base import Kind
-from baton_lsp.rules.engine import check_text
+from baton_lsp.rules.engine import check_file, check_text
 from tests.helpers import apply_edits, only
 
 PATH = "/ws/.claude/specs/001_x/plans/001-x-plan.md"
@@ -117,7 +117,7 @@ def test_phase_file_dependencies_checked_against_parent(make_workspace) -> None:
             "# Phase 2: B\n\n## Metadata\n- **Parent Plan**: 010_x.md\n"
             "- **Dependencies**: Phase 1 (done), Phase 9 (typo)\n",
     })
-    findings = WorkspaceIndex(root).check(root / ".claude/specs/plans/010_x/phase_2_b.md")
+    findings = check_file(WorkspaceIndex(root), root / ".claude/specs/plans/010_x/phase_2_b.md")
     unknown = only(findings, "BTN101")
     assert len(unknown) == 1 and "phase Phase 9" in unknown[0].message
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from baton_lsp.rules.engine import check_file
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import only
 
@@ -17,7 +18,7 @@ def test_broken_and_working_links(make_workspace) -> None:
         ".claude/specs/001_x/reports/001-good.md": "# Good\n",
     })
     plan = root / ".claude/specs/001_x/plans/001-x-plan.md"
-    found = only(WorkspaceIndex(root).check(plan), "BTN130")
+    found = only(check_file(WorkspaceIndex(root), plan), "BTN130")
     targets = sorted(f.message.split("'")[1] for f in found)
     assert targets == ["${CLAUDE_PROJECT_DIR}/nope.md", "../reports/002-missing.md",
                        "phase_1_a.md"]
@@ -29,7 +30,7 @@ def test_broken_and_working_links(make_workspace) -> None:
 def test_link_inside_fence_is_ignored(make_workspace) -> None:
     root = make_workspace({".claude/specs/001_x/plans/p.md":
                            "# P\n```markdown\n[x](missing.md)\n```\n"})
-    assert only(WorkspaceIndex(root).check(root / ".claude/specs/001_x/plans/p.md"),
+    assert only(check_file(WorkspaceIndex(root), root / ".claude/specs/001_x/plans/p.md"),
                 "BTN130") == []
 
 
@@ -45,10 +46,10 @@ def test_parent_plan_resolution(make_workspace) -> None:
     })
     idx = WorkspaceIndex(root)
     base = root / ".claude/specs/plans/010_x"
-    assert only(idx.check(base / "phase_1_a.md"), "BTN131") == []
-    missing = only(idx.check(base / "phase_2_b.md"), "BTN131")
+    assert only(check_file(idx, base / "phase_1_a.md"), "BTN131") == []
+    missing = only(check_file(idx, base / "phase_2_b.md"), "BTN131")
     assert len(missing) == 1 and "099_gone.md" in missing[0].message
-    assert only(idx.check(base / "phase_3_c.md"), "BTN131") == []
+    assert only(check_file(idx, base / "phase_3_c.md"), "BTN131") == []
 
 
 def test_phase_number_metadata_must_match_heading(make_workspace) -> None:
@@ -59,7 +60,7 @@ def test_phase_number_metadata_must_match_heading(make_workspace) -> None:
         ".claude/specs/plans/010_x/010_x.md": "# Main\n### Phase 3: C\n",
         ".claude/specs/plans/010_x/phase_3_c.md": text,
     })
-    found = only(WorkspaceIndex(root).check(root / ".claude/specs/plans/010_x/phase_3_c.md"),
+    found = only(check_file(WorkspaceIndex(root), root / ".claude/specs/plans/010_x/phase_3_c.md"),
                  "BTN132")
     assert len(found) == 1 and found[0].range.start_line == 3
     assert "- **Phase Number**: 3\n" in apply_fix(text, found[0].fix)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from baton_lsp.model.base import Kind
 from baton_lsp.model.config import BatonConfig
-from baton_lsp.rules.engine import check_text
+from baton_lsp.rules.engine import check_file, check_text
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import apply_edits, only
 
@@ -84,7 +84,7 @@ def test_structure_level_and_expanded_phases_against_disk(make_workspace) -> Non
     })
     idx = WorkspaceIndex(root)
     plan = root / ".claude/specs/plans/045_x/045_x.md"
-    messages = [f.message for f in only(idx.check(plan), "BTN123")]
+    messages = [f.message for f in only(check_file(idx, plan), "BTN123")]
     assert any("Structure Level is 0 but 2 phase files" in m for m in messages)
     assert any("lists phase 3 but no phase_3_" in m for m in messages)
     assert any("phase 1 is expanded on disk (phase_1_a.md)" in m for m in messages)
@@ -92,5 +92,5 @@ def test_structure_level_and_expanded_phases_against_disk(make_workspace) -> Non
     (root / ".claude/specs/plans/045_x/phase_3_c.md").write_text("# Phase 3: C\n")
     assert str(plan) in idx.changed(root / ".claude/specs/plans/045_x/phase_3_c.md",
                                     created_or_deleted=True)
-    messages = [f.message for f in only(idx.check(plan), "BTN123")]
+    messages = [f.message for f in only(check_file(idx, plan), "BTN123")]
     assert not any("lists phase 3" in m for m in messages)

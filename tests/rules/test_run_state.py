@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from baton_lsp.rules.engine import check_file
 from baton_lsp.workspace.config import load_config
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import only
@@ -32,7 +33,7 @@ def test_hard_barrier_on_the_phase_heading_then_cleared_by_resume(ws: Workspace)
     wid = ws.only_workflow()
     plan = plan_of(ws, wid)
     idx = index(ws)
-    found = only(idx.check(plan), "BTN501")
+    found = only(check_file(idx, plan), "BTN501")
     assert len(found) == 1
     f = found[0]
     line = plan.read_text().splitlines()[f.range.start_line]
@@ -46,7 +47,7 @@ def test_hard_barrier_on_the_phase_heading_then_cleared_by_resume(ws: Workspace)
     ws.behave({})
     ws.baton("resume", wid, check=True)
     idx.changed(plan)
-    assert not [f for f in idx.check(plan) if f.code.startswith("BTN50")]
+    assert not [f for f in check_file(idx, plan) if f.code.startswith("BTN50")]
 
 
 def test_task_error_is_a_step_failure_not_a_barrier(ws: Workspace) -> None:
@@ -54,7 +55,7 @@ def test_task_error_is_a_step_failure_not_a_barrier(ws: Workspace) -> None:
     assert ws.baton("run", "add a farewell").returncode == 1
     wid = ws.only_workflow()
     plan = plan_of(ws, wid)
-    fs = index(ws).check(plan)
+    fs = check_file(index(ws), plan)
     assert not only(fs, "BTN501")
     (f,) = only(fs, "BTN502")
     assert "libfoo missing" in f.message and "Phase 1" in f.message
@@ -66,7 +67,7 @@ def test_research_barrier_is_reported_on_the_agent_file(ws: Workspace) -> None:
                      "# Research Specialist\n\nWrite the report.\n")
     ws.behave({"research.*": {"write": "empty"}})  # all topics: below partial success
     assert ws.baton("run", "add a farewell", "--scope", "research-only").returncode == 1
-    found = only(index(ws).check(agent), "BTN505")
+    found = only(check_file(index(ws), agent), "BTN505")
     assert len(found) == 2  # one per research topic
     f = found[0]
     assert "empty file" in f.message
@@ -78,20 +79,20 @@ def test_stale_checkpoint_when_the_saved_plan_changed(ws: Workspace) -> None:
     assert ws.baton("run", "add a farewell").returncode == 1
     plan = plan_of(ws, ws.only_workflow())
     idx = index(ws)
-    assert not only(idx.check(plan), "BTN504")
+    assert not only(check_file(idx, plan), "BTN504")
     plan.write_text(plan.read_text() + "\n<!-- edited -->\n")
     idx.changed(plan)
-    (f,) = only(idx.check(plan), "BTN504")
+    (f,) = only(check_file(idx, plan), "BTN504")
     assert f.range.start_line == 0 and "Plan changed since checkpoint" in f.message
 
 
 def test_no_run_no_findings_and_a_complete_run_none_either(ws: Workspace) -> None:
     plan = ws.write_plan([[], [1]])
     idx = index(ws)
-    assert not [f for f in idx.check(plan) if f.code.startswith("BTN50")]
+    assert not [f for f in check_file(idx, plan) if f.code.startswith("BTN50")]
     ws.baton("run", "add a farewell", check=True)
     plan = plan_of(ws, ws.only_workflow())
-    assert not [f for f in idx.check(plan) if f.code.startswith("BTN50")]
+    assert not [f for f in check_file(idx, plan) if f.code.startswith("BTN50")]
 
 
 def test_logged_error_of_a_step_that_has_not_finished(ws: Workspace) -> None:
@@ -108,7 +109,7 @@ def test_logged_error_of_a_step_that_has_not_finished(ws: Workspace) -> None:
     data["status"] = "in_progress"
     data["baton"]["steps"]["implement.phase-2"]["status"] = "running"
     store.save(data, "killed mid-retry")
-    fs = index(ws).check(plan)
+    fs = check_file(index(ws), plan)
     assert not only(fs, "BTN501") and not only(fs, "BTN502")
     (f,) = only(fs, "BTN503")
     assert plan.read_text().splitlines()[f.range.start_line].startswith("### Phase 2")

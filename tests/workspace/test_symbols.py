@@ -9,6 +9,7 @@ import pytest
 
 import baton_lsp.workspace.index as index_module
 from baton_lsp.model.base import Range
+from baton_lsp.rules.engine import check_file
 from baton_lsp.workspace.index import WorkspaceIndex
 from baton_lsp.workspace.symbols import SymbolSummary
 
@@ -70,7 +71,8 @@ def test_summaries_outlive_the_document_cache(make_workspace, parses: list[str])
     root = make_workspace(files)
     idx = WorkspaceIndex(root)
     idx.max_cached_docs = 2
-    idx.check_all()
+    for path in idx.files():
+        check_file(idx, path)
     assert len(parses) == 6 and len(idx._docs) == 2  # four documents evicted
     names = [_names(idx, root / rel) for rel in sorted(files)]
     assert names == [[f"P{i}", f"Phase 1: A{i}"] for i in range(6)]

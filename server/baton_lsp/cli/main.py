@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ..model.base import Severity
-    from ..workspace.checker import check_paths
+    from ..rules.checker import check_paths
     from . import output
 
     overrides: dict[str, object] = {}

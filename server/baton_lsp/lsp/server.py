@@ -269,8 +269,10 @@ class BatonServer(LanguageServer):
 
     def check(self, path: str) -> list[Finding]:
         """Findings for `path` (runs on a worker thread)."""
+        from ..rules.engine import check_file
+
         idx = self.index_for(path)
-        findings = idx.check(path)
+        findings = check_file(idx, path)
         error = self.config_errors.get(norm(idx.root))
         if error and error[0] and norm(error[0]) == norm(path):
             findings.insert(0, config_finding(path, error[1], self.lines_of(path)))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..model.base import Finding, Kind, Range, Severity
 from ..model.data import Unreadable
 from .base import Rule, RuleContext, all_rules
+
+if TYPE_CHECKING:
+    from ..workspace.index import WorkspaceIndex
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +67,35 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
     return findings
 
 
+def check_file(index: WorkspaceIndex, path: str | Path,
+               kind: Kind | None = None) -> list[Finding]:
+    """Findings for one file of `index`, recording what its cross-file findings depend on.
+
+    `kind` forces how the file is read (for files outside the usual layout)."""
+    from ..parse.text import split_lines
+    from ..paths import norm
+
+    key = norm(path)
+    kind = kind or index.kind_of(key)
+    if kind is None:
+        return []
+    doc, text = index.parsed(key, kind)
+    if doc is None:
+        return []
+    if isinstance(doc, Unreadable):
+        text = ""
+    elif text is None:  # parsed earlier: read the lines the rules quote again
+        text = index.text_of(key)
+    ctx = RuleContext(path=key, kind=kind, config=index.config, index=index, root=index.root,
+                      lines=split_lines(text or ""))
+    findings = check_document(doc, ctx)
+    index.record_deps(key, ctx.depends_on)
+    return findings
+
+
 def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
                config: Any = None, index: Any = None) -> list[Finding]:
     """Parse `text` as `kind` and run the rules: the one-call entry point for tests/tools."""
-    from pathlib import Path
-
     from ..model.config import BatonConfig
     from ..parse import parse_text
     from ..parse.text import split_lines

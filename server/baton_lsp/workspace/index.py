@@ -16,15 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ..model.agent import AgentFile
-from ..model.base import Finding, Kind
+from ..model.base import Kind
 from ..model.config import BatonConfig
 from ..model.data import Unreadable
 from ..model.plan import Plan
 from ..parse import parse_text
-from ..parse.text import UnreadableError, decode, split_lines
+from ..parse.text import UnreadableError, decode
 from ..paths import norm
-from ..rules.base import RuleContext
-from ..rules.engine import check_document
 from .discovery import classify, excluded, walk
 from .symbols import SymbolSummary, summarize
 
@@ -132,10 +130,10 @@ class WorkspaceIndex:
         kind = kind or self.kind_of(key)
         if kind is None:
             return None
-        return self._document(key, kind)[0]
+        return self.parsed(key, kind)[0]
 
-    def _document(self, key: str, kind: Kind) -> tuple[Any, str | None]:
-        """(document, its text when it was read just now) so `check` need not read twice."""
+    def parsed(self, key: str, kind: Kind) -> tuple[Any, str | None]:
+        """(document, its text when it was read just now) so a check need not read twice."""
         with self._lock:
             overlay = self._overlays.get(key)
             if overlay is not None:
@@ -212,7 +210,7 @@ class WorkspaceIndex:
             cached = self._symbols.get(key)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        doc, text = self._document(key, kind)  # records the summary if it parses
+        doc, text = self.parsed(key, kind)  # records the summary if it parses
         with self._lock:
             cached = self._symbols.get(key)
         if cached is not None:  # from this parse, or a newer one if the file changed again
@@ -265,33 +263,8 @@ class WorkspaceIndex:
         doc = self.document(path, Kind.PLAN)
         return doc if isinstance(doc, Plan) else None
 
-    # -- checking -----------------------------------------------------------------------
-
-    def check(self, path: str | Path, kind: Kind | None = None) -> list[Finding]:
-        """Findings for one file, recording what its cross-file findings depend on.
-
-        `kind` forces how the file is read (for files outside the usual layout)."""
-        key = norm(path)
-        kind = kind or self.kind_of(key)
-        if kind is None:
-            return []
-        doc, text = self._document(key, kind)
-        if doc is None:
-            return []
-        if isinstance(doc, Unreadable):
-            text = ""
-        elif text is None:  # parsed earlier: read the lines the rules quote again
-            text = self.text_of(key)
-        ctx = RuleContext(path=key, kind=kind, config=self.config, index=self, root=self.root,
-                          lines=split_lines(text or ""))
-        findings = check_document(doc, ctx)
-        self._record_deps(key, ctx.depends_on)
-        return findings
-
-    def check_all(self) -> dict[str, list[Finding]]:
-        return {path: self.check(path) for path in self.files()}
-
-    def _record_deps(self, key: str, deps: set[str]) -> None:
+    def record_deps(self, key: str, deps: set[str]) -> None:
+        """What `key`'s cross-file findings were computed from (for `dependents`)."""
         deps = {norm(d) for d in deps}
         with self._lock:
             for old in self._deps.get(key, ()):

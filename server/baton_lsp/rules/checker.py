@@ -13,9 +13,11 @@ from typing import Any
 
 from ..errors import PathError
 from ..model.base import Finding, Kind
-from .config import load_config
-from .discovery import find_root, find_workspaces
-from .index import WorkspaceIndex, norm
+from ..paths import norm
+from ..workspace.config import load_config
+from ..workspace.discovery import find_root, find_workspaces
+from ..workspace.index import WorkspaceIndex
+from .engine import check_file
 
 
 @dataclass
@@ -118,7 +120,7 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
     else:
         with _gc_paused():
             for idx, file, kind in targets:
-                result.findings.extend(idx.check(file, kind))
+                result.findings.extend(check_file(idx, file, kind))
     result.files = len(targets)
     result.findings.sort(key=Finding.sort_key)
     return result
@@ -145,7 +147,7 @@ def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]]) -> list[Finding
             idx = local.get(root)
             if idx is None:
                 idx = local[root] = WorkspaceIndex(Path(root), config)
-            out.extend(idx.check(file, kind))
+            out.extend(check_file(idx, file, kind))
     return out
 
 
