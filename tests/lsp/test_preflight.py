@@ -46,9 +46,9 @@ async def test_preflight_problems_appear_on_the_config_and_clear_when_fixed(
     # Claude Code refuses writes under .claude/: reported on the specs-dir setting
     assert "refuses writes under .claude/" in by_line[2].message
     assert 'specs-dir = "specs"' in by_line[2].message
-    # the codex a role asks for is not installed: on its [workflow.codex] table
-    assert "codex CLI" in by_line[10].message and "npm install -g @openai/codex" in \
-        by_line[10].message
+    # the codex a role asks for is not installed: on its configured executable
+    assert "codex CLI" in by_line[11].message and "npm install -g @openai/codex" in \
+        by_line[11].message
     assert all(d.severity == types.DiagnosticSeverity.Warning for d in by_line.values())
     # the workspace is not trusted: the configured executable was looked at, never run
     assert not Path(f"{claude}.ran").exists()
@@ -61,13 +61,18 @@ async def test_preflight_problems_appear_on_the_config_and_clear_when_fixed(
             await asyncio.sleep(0.05)
     await asyncio.wait_for(ran(), 30)  # trusted: `--version` is asked once
 
+    # the script runner launches no CLI: nothing to preflight, the warnings go
     cfg.write_text('[workflow]\nrunner = "script"\n', encoding="utf-8")
     _changed(client, cfg)
     await current(client, uri, lambda d: not [x for x in d if x.code == "BTN002"])
 
 
-async def test_script_runner_needs_no_preflight(client: LanguageClient) -> None:
-    await wait_indexed(client)
-    await asyncio.sleep(0.5)  # the background preflight has had its chance
-    assert not any(d.code == "BTN002" for diags in client.diagnostics.values()
-                   for d in diags)
+def test_a_problem_is_anchored_at_its_setting_in_pyproject_too() -> None:
+    from baton_lsp.lsp.preflight import _anchor
+
+    lines = ["[tool.baton]", "[tool.baton.workflow]", 'runner = "codex"', "",
+             "[tool.baton.workflow.codex]", 'sandbox = "read-only"']
+    assert _anchor(lines, "workflow.codex.sandbox") == 5  # the key
+    assert _anchor(lines, "workflow.codex.model") == 4  # its table, the key is not there
+    assert _anchor(lines, "workflow.gemini.skip-trust") == 2  # no table: the runner
+    assert _anchor([], "workflow.specs-dir") == 0

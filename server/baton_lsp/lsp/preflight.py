@@ -54,25 +54,20 @@ def cached_version(executable: str, env: Mapping[str, str]) -> str:
     return value
 
 
-def _anchor(source: Path, message: str) -> int:
-    """The line of the setting a problem is about: `[workflow.<cli>]`, else the workflow
-    `runner` key, else the workflow table, else the first line."""
-    try:
-        lines = source.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return 0
-    m = re.search(r"\[workflow\.(claude|codex|gemini)\]|the (claude|codex|gemini) CLI|"
-                  r"(gemini) does not trust", message)
-    cli = next((g for g in (m.groups() if m else ()) if g), None)
-    patterns = ([rf"^\s*\[(?:tool\.baton\.)?workflow\.{cli}\]"] if cli else [])
-    if "specs-dir" in message:
-        patterns.append(r"^\s*specs-dir\s*=")
-    patterns += [r"^\s*runner\s*=", r"^\s*\[(?:tool\.baton\.)?workflow[.\]]"]
-    for pattern in patterns:
-        for i, text in enumerate(lines):
-            if re.match(pattern, text):
+def _anchor(lines: list[str], setting: str | None) -> int:
+    """The line of `setting` (`workflow.codex.sandbox`): its key inside its table, else the
+    table's header, else the workflow `runner` key, else the `[workflow]` table, else 0."""
+    table, _, key = (setting or "workflow.runner").rpartition(".")
+    header = re.compile(rf"^\s*\[(?:tool\.baton\.)?{re.escape(table)}\]")
+    start = next((i for i, text in enumerate(lines) if header.match(text)), None)
+    if start is not None:
+        for i in range(start + 1, len(lines)):
+            if lines[i].lstrip().startswith("["):
+                break
+            if re.match(rf"\s*{re.escape(key)}\s*=", lines[i]):
                 return i
-    return 0
+        return start
+    return _anchor(lines, "workflow.runner") if setting != "workflow.runner" else 0
 
 
 def findings_for(source: Path, problems: list[Problem]) -> list[Finding]:
@@ -82,7 +77,7 @@ def findings_for(source: Path, problems: list[Problem]) -> list[Finding]:
     for problem in problems:
         if problem.path is not None:
             continue  # about an agent file: BTN207 reports it there
-        line = _anchor(source, problem.message)
+        line = _anchor(lines, problem.setting)
         width = len(lines[line]) if line < len(lines) else 0
         out.append(Finding.model_construct(
             code=CODE, rule=RULE, severity=Severity.WARNING,

@@ -40,6 +40,8 @@ class Problem:
     message: str
     path: str | None = None
     line: int | None = None
+    setting: str | None = None
+    """The configuration key the fix is about (`workflow.codex.sandbox`), for the editor."""
 
 
 @dataclass(frozen=True)
@@ -178,31 +180,36 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
         if found is None:
             problems.append(Problem(
                 f"the {cli} CLI (`{exe}`) is not on PATH: install it (`npm install -g "
-                f"{CLI_PACKAGES[cli]}`) or set [workflow.{cli}] executable"))
+                f"{CLI_PACKAGES[cli]}`) or set [workflow.{cli}] executable",
+                setting=f"workflow.{cli}.executable"))
             continue
         try:
             versions[cli] = version_of(found, env)
         except (OSError, ValueError) as exc:
-            problems.append(Problem(f"the {cli} CLI does not run: {exc}"))
+            problems.append(Problem(f"the {cli} CLI does not run: {exc}",
+                                    setting=f"workflow.{cli}.executable"))
             continue
         if not has_credentials(cli, root, env):
-            problems.append(Problem(f"the {cli} CLI has no credentials: {AUTH_FIXES[cli]}"))
+            problems.append(Problem(f"the {cli} CLI has no credentials: {AUTH_FIXES[cli]}",
+                                    setting="workflow.runner"))
     if "claude" in clis and inside(root / ".claude", specs):
         problems.append(Problem(
             f"artifacts would be written under {specs.relative_to(root)}/, and Claude Code "
             "refuses writes under .claude/ in every permission mode but bypassPermissions: "
-            "set [workflow] specs-dir = \"specs\" (or leave it at \"auto\")"))
+            "set [workflow] specs-dir = \"specs\" (or leave it at \"auto\")",
+            setting="workflow.specs-dir"))
     problems += _write_modes(settings, clis)
     for cli in ("codex", "gemini"):
         model = getattr(settings, cli).model
         if cli in clis and model and looks_like_claude_model(model):
             problems.append(Problem(
                 f"[workflow.{cli}] model = \"{model}\" is a Claude model, which {cli} does not "
-                f"serve: set it to a model of {cli}'s provider"))
+                f"serve: set it to a model of {cli}'s provider", setting=f"workflow.{cli}.model"))
     if "gemini" in clis and not settings.gemini.skip_trust and not _gemini_trusts(root, env):
         problems.append(Problem(
             "gemini does not trust this folder and [workflow.gemini] skip-trust is false: set "
-            "it to true, or GEMINI_CLI_TRUST_WORKSPACE=true, or trust the folder in gemini"))
+            "it to true, or GEMINI_CLI_TRUST_WORKSPACE=true, or trust the folder in gemini",
+            setting="workflow.gemini.skip-trust"))
     for use in uses:
         if use.runner != "claude" or settings.claude.model:
             continue
@@ -229,9 +236,6 @@ _NO_WRITE = {
         "gemini in its default approval mode offers no write tool when it runs headless",
     ("gemini", "approval_mode", "plan"): "gemini's plan mode refuses every write",
 }
-_WRITE_DEFAULTS = {"claude": ("permission-mode", "acceptEdits"),
-                   "codex": ("sandbox", "workspace-write"),
-                   "gemini": ("approval-mode", "auto_edit")}
 
 
 def _write_modes(settings: WorkflowSettings, clis: list[str]) -> list[Problem]:
@@ -239,11 +243,13 @@ def _write_modes(settings: WorkflowSettings, clis: list[str]) -> list[Problem]:
     mode passes no flag: the CLI's own configuration decides, which Baton cannot see."""
     out = []
     for (cli, attr, value), why in _NO_WRITE.items():
-        if cli in clis and getattr(getattr(settings, cli), attr) == value:
-            key, default = _WRITE_DEFAULTS[cli]
+        cli_settings = getattr(settings, cli)
+        if cli in clis and getattr(cli_settings, attr) == value:
+            key = attr.replace("_", "-")
+            default = type(cli_settings).model_fields[attr].default
             out.append(Problem(
                 f"every step writes an artifact, and {why}: set [workflow.{cli}] {key} = "
-                f"\"{default}\" (Baton's default)"))
+                f"\"{default}\" (Baton's default)", setting=f"workflow.{cli}.{key}"))
     return out
 
 
