@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
-JSON = dict[str, Any]
+from tests.agents.fake_http import JSON, FakeApi, JsonHandler
 
 
 @dataclass
@@ -199,78 +195,25 @@ def _text_of(block: JSON) -> str:
 # --- server -----------------------------------------------------------------------------------
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeApi[Recorded]):
     """`with FakeAnthropic(responder) as api:` serves on `api.url` until the block ends."""
 
     def __init__(self, responder: Responder) -> None:
-        self.responder = responder
-        self.requests: list[Recorded] = []
-        self.other_paths: list[str] = []
-        self.errors: list[BaseException] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._ids = itertools.count(1)
-        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        super().__init__(responder, Recorded, _handler_for)
 
     @property
     def messages(self) -> list[Recorded]:
         """The recorded `POST /v1/messages` calls (streaming or not), in arrival order."""
-        with self._lock:
-            return [r for r in self.requests if r.path.split("?", 1)[0] == "/v1/messages"]
-
-    def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _record(self, req: Recorded) -> None:
-        with self._lock:
-            self.requests.append(req)
+        return self._recorded(lambda r: r.path.split("?", 1)[0] == "/v1/messages")
 
     def _next_id(self) -> str:
         return f"msg_fake_{next(self._ids):04d}"
 
 
-class _Server(ThreadingHTTPServer):
-    """Threads die with the test; a client hanging up mid-answer is normal, not an error."""
-
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-def _handler_for(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
-            pass
-
-        def do_GET(self) -> None:
-            self._other(Recorded("GET", self.path, dict(self.headers), {}))
-
-        def do_HEAD(self) -> None:
-            self._send_json(200, {})
-
+def _handler_for(api: FakeAnthropic) -> type[JsonHandler]:
+    class Handler(JsonHandler):
         def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw or b"{}")
-            except ValueError:
-                body = {"_raw": raw.decode("utf-8", "replace")}
+            body = self._body()
             req = Recorded("POST", self.path, dict(self.headers), body)
             path = self.path.split("?", 1)[0]
             if path == "/v1/messages/count_tokens":
@@ -286,25 +229,6 @@ def _handler_for(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 self._answer(req, reply)
             else:
                 self._other(req)
-
-        def _other(self, req: Recorded) -> None:
-            api._record(req)
-            with api._lock:
-                api.other_paths.append(f"{req.method} {req.path}")
-            self._send_json(200, {})
-
-        def _send_json(
-            self, status: int, payload: JSON, headers: dict[str, str] | None = None
-        ) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", "req_fake")
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
 
         def _answer(self, req: Recorded, reply: Reply) -> None:
             if isinstance(reply, HttpError):
@@ -323,15 +247,9 @@ def _handler_for(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if not req.body.get("stream"):
                 self._send_json(200, message)
                 return
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            self.send_header("connection", "close")
-            self.end_headers()
-            self.close_connection = True
+            self._start_sse()
             for event in _events(message, stall=isinstance(reply, Stall)):
-                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                self.wfile.flush()
+                self._sse(event)
             if isinstance(reply, Stall):
                 api._stop.wait()
 
@@ -372,6 +290,7 @@ def _handler_for(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 },
             }
 
+    Handler.api = api
     return Handler
 
 

@@ -17,13 +17,10 @@ import itertools
 import json
 import re
 import shlex
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
-JSON = dict[str, Any]
+from tests.agents.fake_http import JSON, FakeApi, JsonHandler
 
 _OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
 
@@ -247,24 +244,11 @@ def stall() -> Responder:
 # --- server -----------------------------------------------------------------------------------
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeApi[Recorded]):
     """`with FakeOpenAI(responder) as api:` serves on `api.url` (base URL: `api.url + "/v1"`)."""
 
     def __init__(self, responder: Responder) -> None:
-        self.responder = responder
-        self.requests: list[Recorded] = []
-        self.other_paths: list[str] = []
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._ids = itertools.count(1)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        super().__init__(responder, Recorded, _handler_for)
 
     @property
     def base_url(self) -> str:
@@ -273,21 +257,7 @@ class FakeOpenAI:
     @property
     def turns(self) -> list[Recorded]:
         """The recorded model calls (POST /v1/responses), retries included."""
-        with self._lock:
-            return [r for r in self.requests if r.is_turn]
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _record(self, req: Recorded) -> None:
-        with self._lock:
-            self.requests.append(req)
+        return self._recorded(lambda r: r.is_turn)
 
     def _next_id(self, prefix: str) -> str:
         return f"{prefix}_fake_{next(self._ids):04d}"
@@ -328,51 +298,18 @@ def codex_config(
     return "\n".join(lines) + "\n"
 
 
-def _handler_for(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
-            pass
-
-        def do_GET(self) -> None:
-            self._other(Recorded("GET", self.path, dict(self.headers), {}))
-
-        def do_HEAD(self) -> None:
-            self._send_json(200, {})
+def _handler_for(api: FakeOpenAI) -> type[JsonHandler]:
+    class Handler(JsonHandler):
+        request_id_header = "x-request-id"
 
         def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw or b"{}")
-            except ValueError:
-                body = {"_raw": raw.decode("utf-8", "replace")}
+            body = self._body()
             req = Recorded("POST", self.path, dict(self.headers), body)
             if req.is_turn:
                 api._record(req)
                 self._answer(req, api.responder(req))
             else:
                 self._other(req)
-
-        def _other(self, req: Recorded) -> None:
-            api._record(req)
-            with api._lock:
-                api.other_paths.append(f"{req.method} {req.path}")
-            self._send_json(200, {})
-
-        def _send_json(
-            self, status: int, payload: JSON, headers: dict[str, str] | None = None
-        ) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("x-request-id", "req_fake")
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
 
         def _answer(self, req: Recorded, reply: Reply) -> None:
             if isinstance(reply, HttpError):
@@ -390,18 +327,13 @@ def _handler_for(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 api._stop.wait()
                 self.close_connection = True
                 return
-            self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
-            self.send_header("cache-control", "no-cache")
-            self.send_header("connection", "close")
-            self.end_headers()
-            self.close_connection = True
+            self._start_sse()
             for event in _events(api, req, reply):
-                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-                self.wfile.flush()
+                self._sse(event)
             if isinstance(reply, Stall):
                 api._stop.wait()
 
+    Handler.api = api
     return Handler
 
 
