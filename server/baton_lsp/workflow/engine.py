@@ -39,7 +39,7 @@ from . import accounting, classify, iteration, supervisor
 from .barrier import check_artifact
 from .checkpoint import CheckpointError, parse_checkpoint
 from .layout import AGENT_SCRATCH, TopicDir, allocate_topic, contained, specs_dir, topic_of_plan
-from .preflight import AgentUse, agent_file, agent_use
+from .preflight import agent_file, agent_use
 from .process import strip_ansi
 from .records import append_error, error_record, state_file_path, utc_now, write_state_file
 from .signals import SignalReader
@@ -355,12 +355,9 @@ class Engine:
         """An explicitly configured behavioural file that does not exist is bad input."""
         for role, value in self.settings.agents.items():
             name = value if isinstance(value, str) else value.agent
-            if self._agent_file(name) is None:
+            if agent_file(self.root, name) is None:
                 raise EngineError(f"[workflow.agents] {role} = {name!r}: no such agent file "
                                   f"(looked for .claude/agents/{name}.md)")
-
-    def _agent_use(self, role: str) -> tuple[AgentUse, tuple[str, ...]]:
-        return agent_use(self.root, self.settings, role, self.runner_name)
 
     def _roles_ahead(self) -> list[str]:
         """The roles this workflow's scope will launch agents for (from here on)."""
@@ -383,7 +380,8 @@ class Engine:
         location would make the first agent step fail (see workflow/preflight.py)."""
         from .preflight import check
 
-        uses = [self._agent_use(role)[0] for role in self._roles_ahead()]
+        uses = [agent_use(self.root, self.settings, role, self.runner_name)[0]
+                for role in self._roles_ahead()]
         if not any(u.runner in ("claude", "codex", "gemini") for u in uses):
             return
         problems, versions = check(self.root, self.settings, uses, self._specs_dir())
@@ -392,9 +390,6 @@ class Engine:
             text = "; ".join(p.message for p in problems)
             raise StepFailure("preflight", FATAL, f"preflight: {text}", "preflight_error",
                               {"problems": [p.__dict__ for p in problems]})
-
-    def _agent_file(self, name: str) -> Path | None:
-        return agent_file(self.root, name)
 
     def _new_checkpoint(self, wid: str, req: RunRequest) -> None:
         now = utc_now()
@@ -1474,7 +1469,7 @@ class Engine:
         """Behavioural file + the input contract; also the model, fallback model and tools
         it asks for, and the role's runner."""
         rs = self.settings.role(role)
-        use, tools = self._agent_use(role)
+        use, tools = agent_use(self.root, self.settings, role, self.runner_name)
         model, fallback = use.model, use.fallback_model
         body = use.agent_file.read_text(encoding="utf-8", errors="replace") \
             if use.agent_file is not None else ""
