@@ -123,6 +123,9 @@ def _rule_text(code: str) -> str:
         meta += " · Quick fix available"
     if r.cross_file:
         meta += " · Cross-file"
+    from ..model.base import CONVENTION_DOCS
+
+    meta += f"\nConvention: {r.convention.value} ({CONVENTION_DOCS[r.convention]})"
     return f"{head}\n{'=' * len(head)}\n{meta}\n\n{r.doc}\n"
 
 
@@ -140,6 +143,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps([{"code": r.code, "name": r.name, "severity": r.severity.value,
                            "kinds": sorted(k.value for k in r.kinds), "fixable": r.fixable,
+                           "convention": r.convention.value,
                            "summary": r.summary, "doc": r.doc} for r in rules], indent=2))
     elif args.list or not args.code:
         if args.list:

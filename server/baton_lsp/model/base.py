@@ -78,6 +78,42 @@ class Kind(StrEnum):
     OTHER = "other"
 
 
+class Convention(StrEnum):
+    """Which body of conventions a rule enforces; a rule runs only on files that follow it."""
+
+    CLAUDE_CODE = "claude-code"
+    """Claude Code's documented agent, command, skill and settings formats."""
+    PLAN = "plan"
+    """Any markdown plan with numbered phases, checkboxes and status markers."""
+    PLAN_STANDARD = "plan-standard"
+    """The seeds' plan metadata standard (spec 010): `## Metadata` with `Standards File`."""
+    TASK_PLAN = "task-plan"
+    """The newer task-based plans: bullet metadata under the title (`Task`, `Effort`)."""
+    WORKFLOW_BASH = "workflow-bash"
+    """The seeds' bash-block orchestration: state files, `append_workflow_state`, traps."""
+    TASK_REGISTRY = "task-registry"
+    """`specs/state.json` task registries."""
+    BATON = "baton"
+    """Baton's own configuration, checkpoints, error log and run state."""
+
+
+CONVENTION_DOCS = {
+    Convention.CLAUDE_CODE: "Claude Code's documented formats for agents, commands, skills "
+    "and settings (code.claude.com/docs); every agent and command file follows it",
+    Convention.PLAN: "markdown plans with `Phase N` headings, task checkboxes and status "
+    "markers, by any author",
+    Convention.PLAN_STANDARD: "the seeds' plan metadata standard (spec 010); a plan follows "
+    "it when its metadata has a `Standards File` entry",
+    Convention.TASK_PLAN: "the newer task-based plans (bullet metadata directly under the "
+    "title with `Task` and `Effort`)",
+    Convention.WORKFLOW_BASH: "the seeds' multi-block bash orchestration (state files, "
+    "`append_workflow_state`, `${CLAUDE_PROJECT_DIR}` paths); a command follows it when its "
+    "bash blocks use the state library",
+    Convention.TASK_REGISTRY: "`specs/state.json` task registries (`active_projects`)",
+    Convention.BATON: "Baton's own configuration, checkpoints, errors.jsonl and run state",
+}
+
+
 class TextEdit(Model):
     """Replace `range` in `path` with `new_text`."""
 

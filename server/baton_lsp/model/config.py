@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from .base import Severity
+from .base import Convention, Severity
 
 DEFAULT_REQUIRED_METADATA = [
     "Date", "Feature", "Status", "Estimated Hours", "Standards File", "Research Reports",
@@ -217,6 +217,11 @@ class BatonConfig(BaseModel):
         default_factory=lambda: list(DEFAULT_REQUIRED_METADATA_G3),
         description="Metadata keys every G3 plan (bullets under the title) must have.",
     )
+    conventions: dict[str, Literal["auto", "on", "off"]] = Field(
+        default_factory=dict,
+        description="Convention name (claude-code, plan, plan-standard, task-plan, "
+        "workflow-bash, task-registry, baton) → `auto` (apply its rules to files that follow "
+        "it, the default), `on` (to every file of its kinds) or `off`.")
     shellcheck: bool = Field(True, description="Run ShellCheck on bash blocks of commands.")
     shellcheck_exclude: list[str] = Field(
         default_factory=lambda: list(DEFAULT_SHELLCHECK_EXCLUDE),
@@ -238,6 +243,16 @@ class BatonConfig(BaseModel):
 
     workflow: WorkflowSettings = Field(
         default_factory=WorkflowSettings, description="How `baton run` launches agents.")
+
+    @field_validator("conventions")
+    @classmethod
+    def _known_conventions(cls, value: dict[str, str]) -> dict[str, str]:
+        known = [c.value for c in Convention]
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"unknown convention {', '.join(unknown)}: expected one of "
+                             f"{', '.join(known)}")
+        return value
 
     def enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(p) for p in self.select):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.base import Finding, Fix, Kind, Range, Related, Severity, TextEdit
+from ..model.base import Convention, Finding, Fix, Kind, Range, Related, Severity, TextEdit
 from ..model.config import BatonConfig
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ class Rule:
     doc: str
     fixable: bool = False
     cross_file: bool = False
+    convention: Convention = Convention.BATON
 
     @property
     def summary(self) -> str:
@@ -49,8 +50,12 @@ _REGISTRY: dict[str, Rule] = {}
 
 
 def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
-         fixable: bool = False, cross_file: bool = False) -> Callable[[CheckFn], CheckFn]:
-    """Register a rule. Codes and names must be unique; the docstring is required."""
+         fixable: bool = False, cross_file: bool = False,
+         convention: Convention = Convention.BATON) -> Callable[[CheckFn], CheckFn]:
+    """Register a rule. Codes and names must be unique; the docstring is required.
+
+    `convention` is the body of conventions the rule enforces: the engine runs it only on
+    files that follow that convention (see `rules.conventions`)."""
 
     def register(fn: CheckFn) -> CheckFn:
         doc = inspect.getdoc(fn)
@@ -61,7 +66,7 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
         if any(r.name == name for r in _REGISTRY.values()):
             raise ValueError(f"duplicate rule name {name}")
         _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, doc, fixable,
-                               cross_file)
+                               cross_file, convention)
         return fn
 
     return register

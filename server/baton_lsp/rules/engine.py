@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..model.base import Finding, Kind, Range, Severity
 from ..model.data import Unreadable
 from .base import Rule, RuleContext, all_rules
+from .conventions import follows
 
 if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
@@ -44,8 +45,13 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
     if isinstance(doc, Unreadable):
         applicable = [r for r in all_rules() if r.code == "BTN400"]
     config = ctx.config
+    followed: dict[Any, bool] = {}
     for rule in applicable:
         if not config.enabled(rule.code):
+            continue
+        if rule.convention not in followed:
+            followed[rule.convention] = follows(rule.convention, doc, kind, config)
+        if not followed[rule.convention]:
             continue
         ctx.rule = rule
         severity = config.severity_for(rule.code, rule.severity)
