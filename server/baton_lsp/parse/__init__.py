@@ -16,6 +16,7 @@ _PARSERS = {
     Kind.PLAN: parse_plan,
     Kind.AGENT: parse_agent,
     Kind.COMMAND: parse_command,
+    Kind.SKILL: parse_command,
     Kind.STATE: parse_state,
     Kind.ERRORS_LOG: parse_errors_log,
     Kind.CHECKPOINT: parse_checkpoint_file,
