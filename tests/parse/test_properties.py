@@ -35,6 +35,8 @@ PATHS = {
     Kind.PLAN: "/ws/.claude/specs/001_x/plans/001_plan.md",
     Kind.AGENT: "/ws/.claude/agents/some-agent.md",
     Kind.COMMAND: "/ws/.claude/commands/do.md",
+    Kind.SKILL: "/ws/.claude/skills/do/SKILL.md",
+    Kind.REGISTRY: "/ws/specs/state.json",
     Kind.STATE: "/ws/.claude/tmp/workflow_state.sh",
     Kind.ERRORS_LOG: "/ws/.claude/data/logs/errors.jsonl",
     Kind.REPORT: "/ws/.claude/specs/001_x/reports/001_r.md",

@@ -354,8 +354,17 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
     cleaned = [(no, blank_code_spans(lines[no])) for no in range(start, min(stop, len(lines)))
                if not opaque[no]]
     phase.tasks = _tasks(cleaned)
+    # A phase's own dependency and status lines sit in its first part, unindented: lines
+    # under a sub-heading (`### Phase 8a`, `#### Theorem 3`) or nested in a task list belong
+    # to a sub-phase, a task or a proof, not to the phase.
+    sub_heading = next((h.line for h in md.headings if start <= h.line < stop
+                        and h.text.strip().lower() != "metadata"), stop)
     for no, line in cleaned:
         low = line.lower()
+        if no >= sub_heading or line[:2].isspace() or line[:1] == "\t":
+            if phase.expanded_link is None and ".md" in low:
+                _expanded_link_line(phase, no, line, low)
+            continue
         if "depend" in low:
             for form, rx in _DEP_RES:
                 m = rx.match(line)
@@ -372,16 +381,21 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
             if m and m.group(1):
                 phase.body_status = _status_from(m.group(1), no, m.start(1))
         if phase.expanded_link is None and ".md" in low:
-            m = _FILE_LINE_RE.match(line)
-            if m:
-                rng = Range.of_line(no, m.start(1), m.end(1))
-                phase.expanded_link = Link(text="File", target=m.group(1), range=rng,
-                                           target_range=rng)
-            elif "details" in low:  # the link text must say so; skip building other links
-                for link in line_links(no, line):
-                    if "details" in link.text.lower() and link.target.endswith(".md"):
-                        phase.expanded_link = link
-                        break
+            _expanded_link_line(phase, no, line, low)
+
+
+def _expanded_link_line(phase: Phase, no: int, line: str, low: str) -> None:
+    """A `**File**: phase_N.md` line or a `[Phase N Details](x.md)` link of an expanded phase."""
+    m = _FILE_LINE_RE.match(line)
+    if m:
+        rng = Range.of_line(no, m.start(1), m.end(1))
+        phase.expanded_link = Link(text="File", target=m.group(1), range=rng,
+                                   target_range=rng)
+    elif "details" in low:  # the link text must say so; skip building other links
+        for link in line_links(no, line):
+            if "details" in link.text.lower() and link.target.endswith(".md"):
+                phase.expanded_link = link
+                break
 
 
 def _generation(plan: Plan) -> Generation:
