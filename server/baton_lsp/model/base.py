@@ -89,6 +89,8 @@ class Convention(StrEnum):
     """Claude Code's documented agent, command, skill and settings formats."""
     PLAN = "plan"
     """Any markdown plan with numbered phases, checkboxes and status markers."""
+    CHECKBOX_PLAN = "checkbox-plan"
+    """Plans whose task checkboxes are ticked as the work is done (all but task-based ones)."""
     PLAN_STANDARD = "plan-standard"
     """The seeds' plan metadata standard (spec 010): `## Metadata` with `Standards File`."""
     TASK_PLAN = "task-plan"
@@ -106,6 +108,9 @@ CONVENTION_DOCS = {
     "and settings (code.claude.com/docs); every agent and command file follows it",
     Convention.PLAN: "markdown plans with `Phase N` headings, task checkboxes and status "
     "markers, by any author",
+    Convention.CHECKBOX_PLAN: "plans whose task checkboxes are ticked as work is done (the "
+    "seeds' `/implement` and checkbox utilities); task-based plans track status on the phase "
+    "heading only and leave their task lists as written",
     Convention.PLAN_STANDARD: "the seeds' plan metadata standard (spec 010); a plan follows "
     "it when its metadata has a `Standards File` entry",
     Convention.TASK_PLAN: "the newer task-based plans (bullet metadata directly under the "

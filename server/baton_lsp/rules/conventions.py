@@ -30,6 +30,8 @@ def detected(convention: Convention, doc: Any, kind: Kind) -> bool:
         return True
     if convention is Convention.PLAN:
         return isinstance(doc, Plan)
+    if convention is Convention.CHECKBOX_PLAN:
+        return isinstance(doc, Plan) and doc.generation is not Generation.G3
     if convention is Convention.PLAN_STANDARD:
         return (isinstance(doc, Plan) and doc.generation is not Generation.G3
                 and doc.meta(STANDARD_MARKER) is not None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from ..model.base import Finding, Kind, Range, Related, Severity
+from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.graph import build_graph
 from ..model.plan import DependencyForm, DependencyRef, Phase, Plan, PlanRole
 from .base import RuleContext, rule
@@ -57,7 +57,8 @@ def _known_ids(plan: Plan, ctx: RuleContext) -> set[str] | None:
     return {p.id for p in parent_plan.phases}
 
 
-@rule("BTN101", "unknown-dependency", Severity.ERROR, PLAN, fixable=True)
+@rule("BTN101", "unknown-dependency", Severity.ERROR, PLAN, fixable=True,
+      convention=Convention.PLAN)
 def unknown_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase depends on a phase number that does not exist in the plan.
 
@@ -94,7 +95,7 @@ def unknown_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                 f"valid phase ids: {listing}", fix=fix)
 
 
-@rule("BTN102", "self-dependency", Severity.ERROR, PLAN, fixable=True)
+@rule("BTN102", "self-dependency", Severity.ERROR, PLAN, fixable=True, convention=Convention.PLAN)
 def self_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase lists itself as a dependency.
 
@@ -113,7 +114,7 @@ def self_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                                   fix=fix)
 
 
-@rule("BTN103", "dependency-cycle", Severity.ERROR, PLAN)
+@rule("BTN103", "dependency-cycle", Severity.ERROR, PLAN, convention=Convention.PLAN)
 def dependency_cycle(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """Phases depend on each other in a circle, so none of them can ever start.
 
@@ -153,7 +154,8 @@ def _ref_range(phase: Phase, target: str) -> Range | None:
     return None
 
 
-@rule("BTN104", "duplicate-dependency", Severity.WARNING, PLAN, fixable=True)
+@rule("BTN104", "duplicate-dependency", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.PLAN)
 def duplicate_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase lists the same dependency twice.
 
@@ -176,7 +178,7 @@ def duplicate_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             seen.add(ref.id)
 
 
-@rule("BTN105", "undeclared-dependencies", Severity.INFO, PLAN)
+@rule("BTN105", "undeclared-dependencies", Severity.INFO, PLAN, convention=Convention.PLAN)
 def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """Some phases declare dependencies and this one does not.
 
@@ -199,7 +201,7 @@ def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                 "will run in the first wave", fix=fix)
 
 
-@rule("BTN106", "extra-dependency-line", Severity.WARNING, PLAN)
+@rule("BTN106", "extra-dependency-line", Severity.WARNING, PLAN, convention=Convention.PLAN)
 def extra_dependency_line(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase has more than one dependency line; only the first one is used.
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..model.base import Finding, Kind, Severity
+from ..model.base import Convention, Finding, Kind, Severity
 from ..model.common import Link
 from ..model.plan import Plan, PlanRole
 from .base import RuleContext, rule
@@ -26,7 +26,7 @@ def _display(path: Path, ctx: RuleContext) -> str:
     return str(path)
 
 
-@rule("BTN130", "broken-link", Severity.WARNING, PLAN, cross_file=True)
+@rule("BTN130", "broken-link", Severity.WARNING, PLAN, cross_file=True, convention=Convention.PLAN)
 def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A relative link (research report, phase-detail file, summary) points nowhere.
 
@@ -57,7 +57,8 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                           f"(looked for {_display(resolved, ctx)})")
 
 
-@rule("BTN131", "parent-plan-missing", Severity.WARNING, PLAN, cross_file=True)
+@rule("BTN131", "parent-plan-missing", Severity.WARNING, PLAN, cross_file=True,
+      convention=Convention.PLAN)
 def parent_plan_missing(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """An expanded phase or stage file names a parent plan that cannot be found.
 
@@ -97,7 +98,8 @@ def parent_plan_missing(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                           + " and ".join(_display(c, ctx) for c in candidates) + ")")
 
 
-@rule("BTN132", "phase-number-mismatch", Severity.WARNING, PLAN, fixable=True)
+@rule("BTN132", "phase-number-mismatch", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.PLAN)
 def phase_number_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """An expanded phase file's `Phase Number` metadata disagrees with its heading.
 

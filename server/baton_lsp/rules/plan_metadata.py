@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..model.base import Finding, Kind, Range, Related, Severity
+from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.plan import Generation, Plan, PlanRole
 from .base import RuleContext, rule
 
@@ -31,7 +31,8 @@ def _placeholder(key: str) -> str:
     return _PLACEHOLDERS.get(key.lower(), "TBD")
 
 
-@rule("BTN120", "missing-metadata", Severity.WARNING, PLAN, fixable=True)
+@rule("BTN120", "missing-metadata", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.PLAN_STANDARD)
 def missing_metadata(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A plan lacks required metadata keys.
 
@@ -70,7 +71,8 @@ def missing_metadata(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         fix=ctx.fix(f"Add missing metadata ({names})", ctx.edit(anchor, text)))
 
 
-@rule("BTN121", "estimated-phases-mismatch", Severity.WARNING, PLAN, fixable=True)
+@rule("BTN121", "estimated-phases-mismatch", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.PLAN)
 def estimated_phases_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """`Estimated Phases` does not match the number of phases in the plan.
 
@@ -93,7 +95,7 @@ def estimated_phases_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]
         fix=ctx.fix(f"Set Estimated Phases to {actual}", ctx.edit(rng, str(actual))))
 
 
-@rule("BTN122", "invalid-date", Severity.WARNING, PLAN)
+@rule("BTN122", "invalid-date", Severity.WARNING, PLAN, convention=Convention.PLAN)
 def invalid_date(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A date in the metadata is not a valid `YYYY-MM-DD` calendar date.
 
@@ -143,7 +145,8 @@ def _expansion_on_disk(plan_path: Path, ctx: RuleContext) -> tuple[int, dict[str
     return level, found
 
 
-@rule("BTN123", "structure-level-mismatch", Severity.WARNING, PLAN, cross_file=True)
+@rule("BTN123", "structure-level-mismatch", Severity.WARNING, PLAN, cross_file=True,
+      convention=Convention.PLAN)
 def structure_level_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """`Structure Level` / `Expanded Phases` disagree with the phase files on disk.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from ..model.base import Finding, Kind, Related, Severity
+from ..model.base import Convention, Finding, Kind, Related, Severity
 from ..model.plan import Phase, Plan, StatusMarker
 from .base import RuleContext, rule
 from .plan_common import (
@@ -23,7 +23,7 @@ from .plan_common import (
 PLAN = (Kind.PLAN,)
 
 
-@rule("BTN110", "duplicate-phase-number", Severity.ERROR, PLAN)
+@rule("BTN110", "duplicate-phase-number", Severity.ERROR, PLAN, convention=Convention.PLAN)
 def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """Two phases share the same number.
 
@@ -45,7 +45,8 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             first[phase.id] = phase
 
 
-@rule("BTN111", "complete-with-open-tasks", Severity.WARNING, PLAN, fixable=True)
+@rule("BTN111", "complete-with-open-tasks", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.CHECKBOX_PLAN)
 def complete_with_open_tasks(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase is marked complete while some of its task checkboxes are still open.
 
@@ -73,7 +74,8 @@ def complete_with_open_tasks(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                      for t in open_tasks[:20]])
 
 
-@rule("BTN112", "tasks-done-phase-not-marked", Severity.HINT, PLAN, fixable=True)
+@rule("BTN112", "tasks-done-phase-not-marked", Severity.HINT, PLAN, fixable=True,
+      convention=Convention.CHECKBOX_PLAN)
 def tasks_done_phase_not_marked(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """Every task of a phase is ticked but the phase is not marked complete.
 
@@ -125,7 +127,8 @@ def _check_marker(ctx: RuleContext, marker: StatusMarker, where: str,
     return ctx.finding(marker.range, message, fix=fix)
 
 
-@rule("BTN113", "unknown-status-marker", Severity.WARNING, PLAN, fixable=True)
+@rule("BTN113", "unknown-status-marker", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.PLAN)
 def unknown_status_marker(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A status marker is misspelled or not one the tooling knows.
 
@@ -158,7 +161,8 @@ def unknown_status_marker(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             yield f
 
 
-@rule("BTN114", "mixed-complete-markers", Severity.WARNING, PLAN, fixable=True)
+@rule("BTN114", "mixed-complete-markers", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.PLAN)
 def mixed_complete_markers(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A plan marks some phases `[COMPLETE]` and others `[COMPLETED]`.
 
@@ -185,7 +189,7 @@ def mixed_complete_markers(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                                                             f"[{majority}]")))
 
 
-@rule("BTN115", "complete-before-dependency", Severity.WARNING, PLAN)
+@rule("BTN115", "complete-before-dependency", Severity.WARNING, PLAN, convention=Convention.PLAN)
 def complete_before_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase is marked complete although a phase it depends on is not.
 
@@ -210,7 +214,8 @@ def complete_before_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding
                                  message=f"Phase {dep.number} ({state})")])
 
 
-@rule("BTN116", "uppercase-checkbox", Severity.WARNING, PLAN, fixable=True)
+@rule("BTN116", "uppercase-checkbox", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.PLAN)
 def uppercase_checkbox(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A task checkbox is written `[X]`.
 
@@ -230,7 +235,7 @@ def uppercase_checkbox(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                                                                         "[x]")))
 
 
-@rule("BTN117", "conflicting-phase-status", Severity.WARNING, PLAN)
+@rule("BTN117", "conflicting-phase-status", Severity.WARNING, PLAN, convention=Convention.PLAN)
 def conflicting_phase_status(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase's heading marker and its `**Status**:` line disagree.
 
