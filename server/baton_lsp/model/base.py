@@ -92,11 +92,13 @@ class Convention(StrEnum):
     CHECKBOX_PLAN = "checkbox-plan"
     """Plans whose task checkboxes are ticked as the work is done (all but task-based ones)."""
     PLAN_STANDARD = "plan-standard"
-    """The seeds' plan metadata standard (spec 010): `## Metadata` with `Standards File`."""
+    """The seeds' plan metadata standard (spec 010), where the workspace ships it."""
     TASK_PLAN = "task-plan"
     """The newer task-based plans: bullet metadata under the title (`Task`, `Effort`)."""
     WORKFLOW_BASH = "workflow-bash"
     """The seeds' bash-block orchestration: state files, `append_workflow_state`, traps."""
+    WORKFLOW_AGENTS = "workflow-agents"
+    """The seeds' agent/command orchestration: STEP numbering, `Task {` blocks, injection."""
     TASK_REGISTRY = "task-registry"
     """`specs/state.json` task registries."""
     BATON = "baton"
@@ -112,12 +114,16 @@ CONVENTION_DOCS = {
     "seeds' `/implement` and checkbox utilities); task-based plans track status on the phase "
     "heading only and leave their task lists as written",
     Convention.PLAN_STANDARD: "the seeds' plan metadata standard (spec 010); a plan follows "
-    "it when its metadata has a `Standards File` entry",
+    "it when its metadata has a `Standards File` entry and the workspace ships the standard "
+    "(.claude/docs/reference/standards/plan-metadata-standard.md)",
     Convention.TASK_PLAN: "the newer task-based plans (bullet metadata directly under the "
     "title with `Task` and `Effort`)",
     Convention.WORKFLOW_BASH: "the seeds' multi-block bash orchestration (state files, "
     "`append_workflow_state`, `${CLAUDE_PROJECT_DIR}` paths); a command follows it when its "
     "bash blocks use the state library",
+    Convention.WORKFLOW_AGENTS: "the seeds' agent and command orchestration (`Task {` "
+    "blocks with subagent_type/prompt, behavioural injection, return signals, STEP numbering, "
+    "`dependent-agents`/`command-type` keys); a file follows it when it uses any of them",
     Convention.TASK_REGISTRY: "`specs/state.json` task registries (`active_projects`)",
     Convention.BATON: "Baton's own configuration, checkpoints, errors.jsonl and run state",
 }

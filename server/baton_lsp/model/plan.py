@@ -133,6 +133,13 @@ class Plan(Model):
     links: list[Link] = []
     suppressions: list[Suppression] = []
     line_count: int = 0
+    stranded_phases: list[Phase] = []
+    """`Phase N` headings with a status, dependencies or tasks outside the plan's phases
+    section, when it has one: tools that read the section never see them."""
+    unclosed_fence: Range | None = None
+    """The opening line of a code fence that is never closed (it runs to the end of file)."""
+    swallowed_phases: list[Range] = []
+    """`Phase N` heading lines inside that unclosed fence: invisible to every reader."""
 
     def meta(self, key: str) -> MetadataEntry | None:
         low = key.lower()

@@ -62,6 +62,7 @@ _STATUS_WORD_RE = re.compile(r"^[^\w]*([A-Za-z][A-Za-z ]*[A-Za-z])")  # [^\w] co
 _DEP_ID_RE = re.compile(r"^(?:phase[\s_-]*)?(\d+(?:\.\d+)?)$", re.IGNORECASE)
 _PROSE_PHASE_RE = re.compile(r"\bPhase\s+(\d+(?:\.\d+)?)", re.IGNORECASE)
 _NONE_VALUES = {"", "none", "n/a", "na", "-", "—", "[]", "nothing"}
+_PHASE_HEADING_RE = re.compile(r"^#{2,3}\s+Phase\s+\d", re.IGNORECASE)
 _PHASES_SECTION = {"implementation phases", "implementation plan", "phases"}
 
 
@@ -310,8 +311,18 @@ def parse_plan(source: Source, path: str = "") -> Plan:
         areas = [s.range for s in plan.sections if s.title.strip().lower() in _PHASES_SECTION]
         inside = [c for c in candidates if any(a.contains_line(c[1].line) for a in areas)]
         if inside:
-            candidates = [c for c in candidates
-                          if c[1].level == 2 or any(a.contains_line(c[1].line) for a in areas)]
+            kept = [c for c in candidates
+                    if c[1].level == 2 or any(a.contains_line(c[1].line) for a in areas)]
+            numbers = {c[2].id for c in kept}
+            last = max(a.end_line for a in areas)
+            for i, h, phase in candidates:
+                if (i, h, phase) in kept or phase.id in numbers or h.line < last:
+                    continue  # sketches before the section, or repeats of real phases
+                phase.range = Range.span(h.line, 0, ends[i], len(lines[ends[i]]))
+                _fill_phase(phase, md, h.line + 1, ends[i] + 1)
+                if phase.status is not None or phase.dependencies is not None or phase.tasks:
+                    plan.stranded_phases.append(phase)
+            candidates = kept
     for i, h, phase in candidates:
         end = ends[i]
         phase.range = Range.span(h.line, 0, end, len(lines[end]))
@@ -341,6 +352,15 @@ def parse_plan(source: Source, path: str = "") -> Plan:
             plan.success_criteria = _tasks(
                 md.text_lines(section.range.start_line + 1, section.range.end_line + 1))
             break
+
+    unclosed = next((f for f in md.fences if not f.closed), None)
+    if unclosed is not None and unclosed.start_line < n:
+        plan.unclosed_fence = Range.of_line(unclosed.start_line, 0,
+                                            len(lines[unclosed.start_line]))
+        for no in unclosed.body:
+            text = lines[no]
+            if text.startswith("#") and _PHASE_HEADING_RE.match(text):
+                plan.swallowed_phases.append(Range.of_line(no, 0, len(text)))
 
     opaque = md.opaque
     for no, line in enumerate(lines):

@@ -11,6 +11,7 @@ RULE_MODULES = (
     "plan_phases",
     "plan_metadata",
     "plan_links",
+    "plan_structure",
     "agent_frontmatter",
     "agent_body",
     "command_frontmatter",
@@ -20,6 +21,7 @@ RULE_MODULES = (
     "data_files",
     "run_state",
     "checkpoint_files",
+    "task_registry",
 )
 
 _loaded = False

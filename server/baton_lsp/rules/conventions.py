@@ -9,6 +9,7 @@ it to a file written in another dialect is what makes a linter wrong.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from ..model.agent import CommandFile
@@ -21,11 +22,20 @@ _STATE_LIBRARY = re.compile(
     r"state-persistence\.sh|STATE_FILE)\b")
 
 STANDARD_MARKER = "Standards File"
-"""The metadata key only plans written to the seeds' plan standard (spec 010) carry."""
+"""The metadata key plans of the seeds' lineage carry (the plan names its standards)."""
+STANDARD_DOC = ".claude/docs/reference/standards/plan-metadata-standard.md"
+"""Where the seeds' tree keeps the plan metadata standard; a workspace without it has not
+adopted the standard (its older plans predate it and its tools insert a missing Status)."""
 
 
-def detected(convention: Convention, doc: Any, kind: Kind) -> bool:
-    """True when `doc` (a parsed file of `kind`) follows `convention`, judged from its text."""
+
+def _adopts_standard(root: Path | None) -> bool:
+    return root is not None and (root / STANDARD_DOC).is_file()
+
+
+def detected(convention: Convention, doc: Any, kind: Kind, root: Path | None = None) -> bool:
+    """True when `doc` (a parsed file of `kind` in the workspace at `root`) follows
+    `convention`, judged from its text and whether the workspace adopted the convention."""
     if convention in (Convention.BATON, Convention.CLAUDE_CODE):
         return True
     if convention is Convention.PLAN:
@@ -34,21 +44,38 @@ def detected(convention: Convention, doc: Any, kind: Kind) -> bool:
         return isinstance(doc, Plan) and doc.generation is not Generation.G3
     if convention is Convention.PLAN_STANDARD:
         return (isinstance(doc, Plan) and doc.generation is not Generation.G3
-                and doc.meta(STANDARD_MARKER) is not None)
+                and doc.meta(STANDARD_MARKER) is not None and _adopts_standard(root))
     if convention is Convention.TASK_PLAN:
         return isinstance(doc, Plan) and doc.generation is Generation.G3
+    if convention is Convention.WORKFLOW_AGENTS:
+        return _workflow_agents(doc)
     if convention is Convention.WORKFLOW_BASH:
+        if kind is Kind.STATE:  # `.claude/tmp/workflow_*.sh`: written by the state library
+            return True
         if not isinstance(doc, CommandFile):
             return False
         return any(_STATE_LIBRARY.search(b.content) for b in doc.bash_blocks)
     return True
 
 
-def follows(convention: Convention, doc: Any, kind: Kind, config: BatonConfig) -> bool:
+_WORKFLOW_KEYS = ("dependent-agents", "dependent-commands", "parent-commands", "command-type")
+
+
+def _workflow_agents(doc: Any) -> bool:
+    """Task blocks, injections, STEP headings or the seeds' front-matter keys."""
+    if getattr(doc, "task_blocks", None) or getattr(doc, "injections", None) \
+            or getattr(doc, "steps", None):
+        return True
+    fm = getattr(doc, "frontmatter", None)
+    return fm is not None and any(fm.get(k) is not None for k in _WORKFLOW_KEYS)
+
+
+def follows(convention: Convention, doc: Any, kind: Kind, config: BatonConfig,
+            root: Path | None = None) -> bool:
     """`detected`, overridden by `[tool.baton] conventions = {name = "on"|"off"}`."""
     setting = config.conventions.get(convention.value, "auto")
     if setting == "off":
         return False
     if setting == "on":
         return True
-    return detected(convention, doc, kind)
+    return detected(convention, doc, kind, root)

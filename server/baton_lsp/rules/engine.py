@@ -50,7 +50,7 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
         if not config.enabled(rule.code):
             continue
         if rule.convention not in followed:
-            followed[rule.convention] = follows(rule.convention, doc, kind, config)
+            followed[rule.convention] = follows(rule.convention, doc, kind, config, ctx.root)
         if not followed[rule.convention]:
             continue
         ctx.rule = rule

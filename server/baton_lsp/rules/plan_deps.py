@@ -69,6 +69,29 @@ def unknown_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     Ids may be written `3`, `phase_3` or `Phase 3`; decimals such as `2.5` and phase `0` are
     valid when such phases exist. For expanded phase files the ids are checked against the
     parent plan. Fix: correct the id or remove it.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup
+        dependencies: []
+
+        ### Phase 2: Build
+        dependencies: [3]
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup
+        dependencies: []
+
+        ### Phase 2: Build
+        dependencies: [phase_1]
     """
     known = _known_ids(plan, ctx)
     if known is None:
@@ -101,6 +124,23 @@ def self_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 
     A phase cannot start before it has finished, so a self-dependency blocks it forever
     (and every phase that depends on it). Fix: remove the id.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup
+        dependencies: [1]
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup
+        dependencies: []
     """
     for phase in plan.phases:
         if phase.dependencies is None:
@@ -122,6 +162,29 @@ def dependency_cycle(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     "phase 1 depends on 3, which depends on 2, which depends on 1"). One finding is reported
     per cycle, on the first phase of the cycle, with the other phases' dependency lines as
     related locations. Fix: remove one of the edges so the phases form an order.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        dependencies: [2]
+
+        ### Phase 2: B
+        dependencies: [1]
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        dependencies: []
+
+        ### Phase 2: B
+        dependencies: [1]
     """
     if plan.role is not PlanRole.PLAN:
         return
@@ -160,6 +223,29 @@ def duplicate_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase lists the same dependency twice.
 
     Harmless for scheduling but usually a typo for another phase id. Fix: remove the copy.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        dependencies: []
+
+        ### Phase 2: B
+        dependencies: [1, 1]
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        dependencies: []
+
+        ### Phase 2: B
+        dependencies: [1]
     """
     for phase in plan.phases:
         if phase.dependencies is None:
@@ -187,6 +273,31 @@ def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     first wave, in parallel with everything else — rarely what the author meant for a phase
     in the middle of a plan. Fix: add `dependencies: []` to say "none" explicitly, or list
     the phases it needs.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        dependencies: []
+
+        ### Phase 2: B
+
+        ### Phase 3: C
+        dependencies: [2]
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+
+        ### Phase 2: B
+
+        ### Phase 3: C
     """
     if plan.role is not PlanRole.PLAN or not any(p.dependencies for p in plan.phases):
         return
@@ -208,6 +319,38 @@ def extra_dependency_line(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     Tools read the first `dependencies:` / `**Dependencies**:` / `depends_on:` line of a
     phase. A second one is ignored, which hides real ordering constraints. Fix: merge the
     lists into the first line.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        dependencies: []
+
+        ### Phase 2: B
+        dependencies: [1]
+        **Dependencies**: [1, 3]
+
+        ### Phase 3: C
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        dependencies: []
+
+        ### Phase 2: B
+        dependencies: [1]
+
+        - [ ] Write the migration
+          - **Dependencies**: the schema from task 1
+
+        #### Phase 2a: Rollout
+        dependencies: []
     """
     for phase in plan.phases:
         if phase.dependencies is None:

@@ -34,6 +34,32 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     paths and fail when they are missing. Links are resolved relative to the plan; absolute
     paths from another machine that contain `/.claude/` are re-rooted at this workspace.
     Web links and anchors are not checked. Fix: correct the path or restore the file.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Research Reports**:
+          - [Analysis](../reports/001-analysis.md)
+
+        ### Phase 1: A
+
+    Not reported:
+
+        ==> specs/001_x/reports/001-analysis.md <==
+        # Analysis
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Research Reports**:
+          - [Analysis](../reports/001-analysis.md)
+          - [Upstream docs](https://example.com/docs)
+
+        ### Phase 1: A
     """
     links: list[Link] = [*plan.links, *(p.expanded_link for p in plan.phases
                                         if p.expanded_link is not None)]
@@ -66,6 +92,29 @@ def parent_plan_missing(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     propagated upwards (`spec-updater`, checkbox propagation). The value may be a link, a
     relative path, an absolute path or a bare file name looked up next to the file and one
     directory up. Fix: point it at the existing parent file.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan/phase_2_b.md <==
+        # Phase 2: B
+
+        ## Metadata
+        - **Phase Number**: 2
+        - **Parent Plan**: [Plan](001-old-plan.md)
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan/001-plan.md <==
+        # Plan
+
+        ### Phase 2: B
+        ==> specs/001_x/plans/001-plan/phase_2_b.md <==
+        # Phase 2: B
+
+        ## Metadata
+        - **Phase Number**: 2
+        - **Parent Plan**: [Plan](001-plan.md)
     """
     if plan.role is PlanRole.PLAN:
         return
@@ -107,6 +156,23 @@ def phase_number_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     progress to the parent plan use the metadata, readers use the heading. When they differ
     (usually after renumbering the parent plan) progress lands on the wrong phase.
     Fix: make the metadata match the heading (quick fix).
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan/phase_2_b.md <==
+        # Phase 2: B
+
+        ## Metadata
+        - **Phase Number**: 3
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan/phase_2_b.md <==
+        # Phase 2: B
+
+        ## Metadata
+        - **Phase Number**: 2
     """
     if plan.role is not PlanRole.PHASE_FILE or not plan.phases:
         return

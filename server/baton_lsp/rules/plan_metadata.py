@@ -34,20 +34,85 @@ def _placeholder(key: str) -> str:
 @rule("BTN120", "missing-metadata", Severity.WARNING, PLAN, fixable=True,
       convention=Convention.PLAN_STANDARD)
 def missing_metadata(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
-    """A plan lacks required metadata keys.
+    """A plan written to the seeds' plan standard lacks one of its required keys.
 
-    The plan standard (spec 010) requires Date, Feature, Status, Estimated Hours, Standards
-    File and Research Reports; `/implement`, `/revise` and the status utilities read them
-    (the Status line is rewritten in place). G3 plans, which keep bullet metadata directly
-    under the title, are checked against `required-metadata-g3` (default Task, Status,
-    Effort) instead. Both lists are configurable in `[tool.baton]`.
+    The plan metadata standard (spec 010) requires Date, Feature, Status, Estimated Hours,
+    Standards File and Research Reports (configurable: `required-metadata`). It applies to
+    plans of a workspace that ships the standard
+    (`.claude/docs/reference/standards/plan-metadata-standard.md`) and that name their
+    `Standards File`; plans written before it, other authors' plans and test fixtures follow
+    no such standard (turn it on anyway with `conventions = {plan-standard = "on"}`).
 
     Fix: the quick fix inserts the missing keys with placeholder values to fill in.
+
+    Reported:
+
+        ==> .claude/docs/reference/standards/plan-metadata-standard.md <==
+        # Plan metadata standard
+        ==> .claude/specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Date**: 2025-12-02
+        - **Feature**: Login
+        - **Standards File**: /repo/CLAUDE.md
+
+        ### Phase 1: Setup [NOT STARTED]
+
+    Not reported:
+
+        ==> .claude/specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Date**: 2025-10-02
+        - **Feature**: Login
+        - **Standards File**: /repo/CLAUDE.md
+
+        ### Phase 1: Setup [NOT STARTED]
+    """
+    if plan.role is not PlanRole.PLAN or plan.generation is Generation.G3:
+        return
+    yield from _missing(plan, ctx, ctx.config.required_metadata)
+
+
+@rule("BTN124", "task-plan-missing-metadata", Severity.WARNING, PLAN, fixable=True,
+      convention=Convention.TASK_PLAN)
+def task_plan_missing_metadata(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """A task-based plan lacks one of the bullet metadata keys its tooling reads.
+
+    Task-based plans keep `- **Key**: value` bullets directly under the title; the task
+    commands read `Task` (the registry entry), `Status` (rewritten as phases complete) and
+    `Effort` (configurable: `required-metadata-g3`). Fix: the quick fix inserts the missing
+    bullets with placeholder values.
+
+    Reported:
+
+        ==> specs/001_x/plans/implementation-001.md <==
+        # Implementation Plan: Login
+
+        - **Task**: 001 - Login
+        - **Effort**: 2 hours
+
+        ### Phase 1: Setup [NOT STARTED]
+
+    Not reported:
+
+        ==> specs/001_x/plans/implementation-001.md <==
+        # Implementation Plan: Login
+
+        - **Task**: 001 - Login
+        - **Status**: [NOT STARTED]
+        - **Effort**: 2 hours
+
+        ### Phase 1: Setup [NOT STARTED]
     """
     if plan.role is not PlanRole.PLAN:
         return
-    required = (ctx.config.required_metadata_g3 if plan.generation is Generation.G3
-                else ctx.config.required_metadata)
+    yield from _missing(plan, ctx, ctx.config.required_metadata_g3)
+
+
+def _missing(plan: Plan, ctx: RuleContext, required: list[str]) -> Iterator[Finding]:
     missing = [k for k in required if plan.meta(k) is None]
     if not missing:
         return
@@ -78,6 +143,31 @@ def estimated_phases_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]
 
     Complexity scoring and expansion decisions read the metadata count; after a revision
     adds or removes phases it goes stale. Fix: update the count (quick fix).
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Estimated Phases**: 3
+
+        ### Phase 1: A
+
+        ### Phase 2: B
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Estimated Phases**: 2
+
+        ### Phase 1: A
+
+        ### Phase 2: B
     """
     entry = plan.meta("Estimated Phases")
     if entry is None or plan.role is not PlanRole.PLAN or not plan.phases:
@@ -101,6 +191,27 @@ def invalid_date(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 
     Dates sort plans and summaries and feed age checks on resume. A trailing note such as
     `2025-12-02 (Revised)` is accepted; `2025-13-01`, `Dec 2` or `TBD` are not.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Date**: 2025-13-01
+
+        ### Phase 1: A
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Date**: 2025-12-02 (Revised)
+
+        ### Phase 1: A
     """
     for entry in plan.metadata:
         key = entry.key.lower()
@@ -154,6 +265,35 @@ def structure_level_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     has `phase_N_*/` directories with stage files (`detect_structure_level` in
     plan-core-bundle.sh). Tools that trust the metadata look for files that are not there,
     or miss expanded content that is. Fix: update the metadata or (re-)expand the phase.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Structure Level**: 1
+        - **Expanded Phases**: [2]
+
+        ### Phase 1: A
+
+        ### Phase 2: B
+
+    Not reported:
+
+        ==> specs/001_x/plans/phase_2_b.md <==
+        # Phase 2: B
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ## Metadata
+        - **Structure Level**: 1
+        - **Expanded Phases**: [2]
+
+        ### Phase 1: A
+
+        ### Phase 2: B
     """
     if plan.role is not PlanRole.PLAN or not plan.path:
         return

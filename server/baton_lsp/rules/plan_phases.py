@@ -21,6 +21,9 @@ from .plan_common import (
 )
 
 PLAN = (Kind.PLAN,)
+MISSPELLING = 0.8
+"""difflib ratio above which an unknown marker is a misspelling of a known one: catches
+`[COMPLTE]`, `[IN PROGRES]`, `[BLOKED]`; leaves words such as `[STARTED]` or `[CANCELLED]`."""
 
 
 @rule("BTN110", "duplicate-phase-number", Severity.ERROR, PLAN, convention=Convention.PLAN)
@@ -30,6 +33,25 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     Dependencies, checkpoints and the marker utilities address phases by number, so with a
     duplicate they silently act on the first one. Fix: renumber the phase (and the
     dependency lists that mention it).
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+
+        ### Phase 1: B
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+
+        ### Phase 1.5: A follow-up
     """
     first: dict[str, Phase] = {}
     for phase in plan.phases:
@@ -51,9 +73,35 @@ def complete_with_open_tasks(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase is marked complete while some of its task checkboxes are still open.
 
     `add_complete_marker` refuses to mark such a phase, and resume logic trusts the marker,
-    so either the work is not done or the checkboxes are stale (G3 plans often mark every
-    phase `[COMPLETED]` with all boxes open). Fix: tick the finished tasks, or set the
-    phase back to `[IN PROGRESS]`.
+    so either the work is not done or the checkboxes are stale. Task-based plans, which
+    mark the phase heading and leave their task lists as written, follow another convention
+    and are not checked. Fix: tick the finished tasks, or set the phase back to
+    `[IN PROGRESS]`.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup [COMPLETE]
+        - [x] install
+        - [ ] configure
+
+    Not reported:
+
+        ==> specs/001_x/plans/implementation-001.md <==
+        # Implementation Plan: Setup
+
+        - **Task**: 001 - Setup
+        - **Status**: [COMPLETED]
+        - **Effort**: 1 hour
+
+        ### Phase 1: Setup [COMPLETED]
+
+        - **Tasks:**
+          - [ ] install
+          - [ ] configure
     """
     for phase in plan.phases:
         if not is_complete(phase):
@@ -81,6 +129,25 @@ def tasks_done_phase_not_marked(plan: Plan, ctx: RuleContext) -> Iterator[Findin
 
     Wave scheduling and resume read the heading marker, not the boxes, so the phase still
     looks unfinished. Fix: mark the phase complete.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup [IN PROGRESS]
+        - [x] install
+        - [x] configure
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup [BLOCKED]
+        - [x] install
+        - [x] configure
     """
     style = completion_style(plan)
     for phase in plan.phases:
@@ -115,29 +182,49 @@ def _check_marker(ctx: RuleContext, marker: StatusMarker, where: str,
         message = (f"{where}: status marker [{marker.text}] must be written [{canon}]; the "
                    "marker utilities match it case-sensitively")
     else:
-        close = difflib.get_close_matches(canon, KNOWN_STATUSES, n=1, cutoff=0.6)
-        suggestion = close[0] if close else ""
-        hint = f"; did you mean [{suggestion}]?" if suggestion else ""
-        message = (f"{where}: unknown status marker [{marker.text}]{hint} Known markers: "
-                   + ", ".join(f"[{s}]" for s in KNOWN_STATUSES))
-    fix = None
-    if suggestion:
-        new = f"[{suggestion}]" if bracketed else suggestion
-        fix = ctx.fix(f"Change to [{suggestion}]", ctx.edit(marker.range, new))
+        close = difflib.get_close_matches(canon, KNOWN_STATUSES, n=1, cutoff=MISSPELLING)
+        if not close:
+            return None  # a word of the author's own vocabulary ([CANCELLED], [DEFERRED])
+        suggestion = close[0]
+        message = (f"{where}: status marker [{marker.text}] looks like a misspelling of "
+                   f"[{suggestion}]; the marker utilities only recognise the exact word")
+    new = f"[{suggestion}]" if bracketed else suggestion
+    fix = ctx.fix(f"Change to [{suggestion}]", ctx.edit(marker.range, new))
     return ctx.finding(marker.range, message, fix=fix)
 
 
 @rule("BTN113", "unknown-status-marker", Severity.WARNING, PLAN, fixable=True,
       convention=Convention.PLAN)
 def unknown_status_marker(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
-    """A status marker is misspelled or not one the tooling knows.
+    """A status marker is a misspelling or a wrongly cased form of a known marker.
 
     The marker utilities (`add_complete_marker`, `remove_status_marker`) and wave
     scheduling recognise exactly `[NOT STARTED]`, `[IN PROGRESS]`, `[COMPLETE]`,
     `[COMPLETED]`, `[BLOCKED]` and `[SKIPPED]` (plus `[PENDING]` on expanded-phase summary
-    lines, and `[PARTIAL]`, which newer task-based trees write), upper case. Anything else
-    makes the phase invisible to them. The same applies to
-    the plan's metadata `Status`. Fix: use the nearest known marker (offered as a quick fix).
+    lines, and `[PARTIAL]`, which newer task-based trees write), upper case. `[Complete]`,
+    `[in_progress]` or `[COMPLTE]` were meant as one of them but match none, so the phase is
+    invisible to those tools. The same applies to the plan's metadata `Status`. Words of an
+    author's own vocabulary (`[CANCELLED]`, `[DEFERRED]`) are not misspellings and are left
+    alone. Fix: use the marker meant (offered as a quick fix).
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup [COMPLTE]
+        - [x] done
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: Setup [COMPLETE]
+        - [x] done
+
+        ### Phase 2: Old approach [CANCELLED]
+        - [ ] dropped
     """
     for phase in plan.phases:
         if phase.status is not None:
@@ -170,6 +257,25 @@ def mixed_complete_markers(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     matches `\\[COMPLETE\\]` only, so `[COMPLETED]` phases look unfinished to it while other
     tools accept both. Mixing them in one plan makes progress depend on which tool reads it.
     Fix: use one spelling; the quick fix converts to the plan's majority form.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A [COMPLETE]
+
+        ### Phase 2: B [COMPLETED]
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A [COMPLETE]
+
+        ### Phase 2: B [COMPLETE]
     """
     used = [(p, status_word(p)) for p in plan.phases
             if p.status is not None and status_word(p) in COMPLETE]
@@ -196,6 +302,29 @@ def complete_before_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding
     Either the dependency is stale (the phase did not really need it) or the marker is
     wrong; a resumed workflow would re-run the dependency after its dependent. Fix: complete
     the dependency, or correct the marker or the dependency list.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A [IN PROGRESS]
+        dependencies: []
+
+        ### Phase 2: B [COMPLETE]
+        dependencies: [1]
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A [SKIPPED]
+        dependencies: []
+
+        ### Phase 2: B [COMPLETE]
+        dependencies: [1]
     """
     by_id = {p.id: p for p in plan.phases}
     for phase in plan.phases:
@@ -222,6 +351,23 @@ def uppercase_checkbox(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     GitHub renders `[X]` as ticked, but the repo's checkbox utilities match `- [x]` with a
     lower-case x only, so the task counts as open for `mark_phase_complete`,
     `verify_phase_complete` and progress tracking. Fix: write `[x]`.
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        - [X] done
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A
+        - [x] done
     """
     tasks = [t for p in plan.phases for t in p.tasks] + list(plan.success_criteria)
     seen: set[int] = set()
@@ -243,6 +389,26 @@ def conflicting_phase_status(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     when they disagree the phase is complete for one and pending for the other. Fix: make
     them agree (expanded-phase summaries may say `[PENDING]` only while the heading says
     `[NOT STARTED]`).
+
+
+    Reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A [COMPLETE]
+        **Status**: IN PROGRESS
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-plan.md <==
+        # Plan
+
+        ### Phase 1: A [COMPLETE]
+        **Status**: COMPLETED
+
+        #### Theorem 2
+        **Status**: open problem
     """
     for phase in plan.phases:
         if phase.status is None or phase.body_status is None:
