@@ -15,9 +15,12 @@ def test_whole_corpus_checks_without_internal_errors(corpus: Path) -> None:
     counts = Counter(f.code for f in result.findings)
     assert counts["BTN000"] == 0, [f.message for f in result.findings if f.code == "BTN000"]
     assert counts["BTN400"] == 0
-    # Real expectations: G3 plans marked [COMPLETED] with open boxes are flagged, and the
-    # 062 debug strategy reports no duplicate (phantom) phases.
-    assert counts["BTN111"] >= 4
+    # Real expectations: task-based plans marked [COMPLETED] with their task lists left as
+    # written are their convention, not defects; the 062 debug strategy reports no duplicate
+    # (phantom) phases.
+    task_plans = [f for f in result.findings
+                  if f.code == "BTN111" and f.path.endswith("implementation-001.md")]
+    assert task_plans == []
     phantom = [f for f in result.findings
                if f.code == "BTN110" and "062_subagent_phase_update_debug" in f.path]
     assert phantom == []

@@ -93,12 +93,20 @@ def test_duplicate_dependency() -> None:
 
 
 def test_undeclared_dependencies_only_when_others_declare() -> None:
-    mixed = "# P\n### Phase 1: A\ndependencies: []\n### Phase 2: B\n- [ ] t\n"
+    mixed = ("# P\n### Phase 1: A\ndependencies: []\n### Phase 2: B\n- [ ] t\n"
+             "### Phase 3: C\ndependencies: [1]\n")
     found = only(check(mixed), "BTN105")
     assert len(found) == 1 and found[0].range.start_line == 3
     assert "dependencies: []" in apply_edits(mixed, found[0].fix.edits).split("\n")[4]
     none = "# P\n### Phase 1: A\n### Phase 2: B\n"
     assert only(check(none), "BTN105") == []
+
+
+def test_a_plan_ordered_by_position_is_left_alone() -> None:
+    # The 018 repair plan: only the last phase lists the others; phases 2-5 have no list.
+    text = "# P\n" + "".join(f"### Phase {n}: P{n}\n- [ ] t\n" for n in range(1, 6)) + \
+        "### Phase 6: Close\ndependencies: [1, 2, 3, 4, 5]\n"
+    assert only(check(text), "BTN105") == []
 
 
 def test_second_dependency_line_is_reported() -> None:

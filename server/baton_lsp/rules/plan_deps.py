@@ -70,7 +70,6 @@ def unknown_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     valid when such phases exist. For expanded phase files the ids are checked against the
     parent plan. Fix: correct the id or remove it.
 
-
     Reported:
 
         ==> specs/001_x/plans/001-plan.md <==
@@ -125,7 +124,6 @@ def self_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     A phase cannot start before it has finished, so a self-dependency blocks it forever
     (and every phase that depends on it). Fix: remove the id.
 
-
     Reported:
 
         ==> specs/001_x/plans/001-plan.md <==
@@ -162,7 +160,6 @@ def dependency_cycle(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     "phase 1 depends on 3, which depends on 2, which depends on 1"). One finding is reported
     per cycle, on the first phase of the cycle, with the other phases' dependency lines as
     related locations. Fix: remove one of the edges so the phases form an order.
-
 
     Reported:
 
@@ -224,7 +221,6 @@ def duplicate_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 
     Harmless for scheduling but usually a typo for another phase id. Fix: remove the copy.
 
-
     Reported:
 
         ==> specs/001_x/plans/001-plan.md <==
@@ -266,14 +262,14 @@ def duplicate_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 
 @rule("BTN105", "undeclared-dependencies", Severity.INFO, PLAN, convention=Convention.PLAN)
 def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
-    """Some phases declare dependencies and this one does not.
+    """Most phases declare dependencies and this one does not.
 
     When no phase of a plan declares dependencies, phases run in document order. Once some
     do, a phase without a `dependencies:` line has no prerequisites and is scheduled in the
-    first wave, in parallel with everything else — rarely what the author meant for a phase
-    in the middle of a plan. Fix: add `dependencies: []` to say "none" explicitly, or list
-    the phases it needs.
-
+    first wave, in parallel with everything else. Where most phases carry a list, the one
+    without is usually forgotten; where most carry none (only a final phase lists the
+    others, say) the author orders by position and nothing is reported. Fix: add
+    `dependencies: []` to say "none" explicitly, or list the phases it needs.
 
     Reported:
 
@@ -301,6 +297,9 @@ def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """
     if plan.role is not PlanRole.PLAN or not any(p.dependencies for p in plan.phases):
         return
+    later = plan.phases[1:]
+    if 2 * sum(p.dependencies is None for p in later) > len(later):
+        return  # most phases declare none: the author orders by position, not by lists
     for i, phase in enumerate(plan.phases):
         if phase.dependencies is None and i > 0:
             line = phase.heading_range.start_line
@@ -319,7 +318,6 @@ def extra_dependency_line(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     Tools read the first `dependencies:` / `**Dependencies**:` / `depends_on:` line of a
     phase. A second one is ignored, which hides real ordering constraints. Fix: merge the
     lists into the first line.
-
 
     Reported:
 

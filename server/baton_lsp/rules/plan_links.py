@@ -35,7 +35,6 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     paths from another machine that contain `/.claude/` are re-rooted at this workspace.
     Web links and anchors are not checked. Fix: correct the path or restore the file.
 
-
     Reported:
 
         ==> specs/001_x/plans/001-plan.md <==
@@ -92,7 +91,6 @@ def parent_plan_missing(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     propagated upwards (`spec-updater`, checkbox propagation). The value may be a link, a
     relative path, an absolute path or a bare file name looked up next to the file and one
     directory up. Fix: point it at the existing parent file.
-
 
     Reported:
 
@@ -156,7 +154,6 @@ def phase_number_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     progress to the parent plan use the metadata, readers use the heading. When they differ
     (usually after renumbering the parent plan) progress lands on the wrong phase.
     Fix: make the metadata match the heading (quick fix).
-
 
     Reported:
 

@@ -144,7 +144,6 @@ def estimated_phases_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]
     Complexity scoring and expansion decisions read the metadata count; after a revision
     adds or removes phases it goes stale. Fix: update the count (quick fix).
 
-
     Reported:
 
         ==> specs/001_x/plans/001-plan.md <==
@@ -191,7 +190,6 @@ def invalid_date(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 
     Dates sort plans and summaries and feed age checks on resume. A trailing note such as
     `2025-12-02 (Revised)` is accepted; `2025-13-01`, `Dec 2` or `TBD` are not.
-
 
     Reported:
 
@@ -265,7 +263,6 @@ def structure_level_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     has `phase_N_*/` directories with stage files (`detect_structure_level` in
     plan-core-bundle.sh). Tools that trust the metadata look for files that are not there,
     or miss expanded content that is. Fix: update the metadata or (re-)expand the phase.
-
 
     Reported:
 

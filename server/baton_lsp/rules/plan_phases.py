@@ -34,7 +34,6 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     duplicate they silently act on the first one. Fix: renumber the phase (and the
     dependency lists that mention it).
 
-
     Reported:
 
         ==> specs/001_x/plans/001-plan.md <==
@@ -77,7 +76,6 @@ def complete_with_open_tasks(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     mark the phase heading and leave their task lists as written, follow another convention
     and are not checked. Fix: tick the finished tasks, or set the phase back to
     `[IN PROGRESS]`.
-
 
     Reported:
 
@@ -129,7 +127,6 @@ def tasks_done_phase_not_marked(plan: Plan, ctx: RuleContext) -> Iterator[Findin
 
     Wave scheduling and resume read the heading marker, not the boxes, so the phase still
     looks unfinished. Fix: mark the phase complete.
-
 
     Reported:
 
@@ -258,7 +255,6 @@ def mixed_complete_markers(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     tools accept both. Mixing them in one plan makes progress depend on which tool reads it.
     Fix: use one spelling; the quick fix converts to the plan's majority form.
 
-
     Reported:
 
         ==> specs/001_x/plans/001-plan.md <==
@@ -302,7 +298,6 @@ def complete_before_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding
     Either the dependency is stale (the phase did not really need it) or the marker is
     wrong; a resumed workflow would re-run the dependency after its dependent. Fix: complete
     the dependency, or correct the marker or the dependency list.
-
 
     Reported:
 
@@ -352,7 +347,6 @@ def uppercase_checkbox(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     lower-case x only, so the task counts as open for `mark_phase_complete`,
     `verify_phase_complete` and progress tracking. Fix: write `[x]`.
 
-
     Reported:
 
         ==> specs/001_x/plans/001-plan.md <==
@@ -389,7 +383,6 @@ def conflicting_phase_status(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     when they disagree the phase is complete for one and pending for the other. Fix: make
     them agree (expanded-phase summaries may say `[PENDING]` only while the heading says
     `[NOT STARTED]`).
-
 
     Reported:
 
