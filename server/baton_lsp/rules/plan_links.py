@@ -13,6 +13,7 @@ from ..model.plan import Plan, PlanRole
 from .base import RuleContext, rule
 
 PLAN = (Kind.PLAN,)
+_PLACEHOLDER_TARGET = re.compile(r"[A-Za-z_-]+")
 _MD_LINK_RE = re.compile(r"\[[^\[\]]*\]\(([^)\s]+)\)")  # no `[` in the text: linear
 
 
@@ -33,7 +34,8 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     Plans link their research reports and expanded phase files; agents are handed those
     paths and fail when they are missing. Links are resolved relative to the plan; absolute
     paths from another machine that contain `/.claude/` are re-rooted at this workspace.
-    Web links and anchors are not checked. Fix: correct the path or restore the file.
+    Web links and anchors are not checked, nor placeholder targets (a bare word such as
+    `path` or `url`, with no `.` or `/`). Fix: correct the path or restore the file.
 
     Reported:
 
@@ -58,6 +60,8 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
           - [Analysis](../reports/001-analysis.md)
           - [Upstream docs](https://example.com/docs)
 
+        Sections say "See [Full Doc](path) for complete details".
+
         ### Phase 1: A
     """
     links: list[Link] = [*plan.links, *(p.expanded_link for p in plan.phases
@@ -69,6 +73,8 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         if key in seen:
             continue
         seen.add(key)
+        if _PLACEHOLDER_TARGET.fullmatch(link.target.strip()):
+            continue  # `[Full Doc](path)`: prose describing a link, not a link
         resolved = ctx.resolve(link.target)
         if resolved is None:
             continue
