@@ -81,7 +81,9 @@ def test_lenient_fallback_refuses_a_deep_value() -> None:
 
 def test_lenient_fallback_still_reads_shallow_values() -> None:
     findings = _findings(Kind.AGENT, AGENT, "argument-hint: [--flag] TEXT\ntools: [[Read]]\n")
-    assert [f.code for f in findings if f.code.startswith("BTN20")].count("BTN203") == 1
+    # Claude Code's own retry quotes `[--flag] TEXT`, so that is no longer BTN203; the point
+    # here is that the lenient reader still reads the block (no BTN000/BTN202).
+    assert [f.code for f in findings if f.code.startswith("BTN20")].count("BTN203") == 0
     assert not [f for f in findings if f.code in {"BTN000", "BTN202"}], findings
 
 

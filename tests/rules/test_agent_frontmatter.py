@@ -61,17 +61,22 @@ def test_rules_are_registered_with_docs() -> None:
 # -- BTN201 missing front matter --------------------------------------------------------
 
 
-def test_missing_frontmatter_warns_and_fix_inserts_block() -> None:
-    text = "# Debug Analyst\n\nDo things.\n"
+@pytest.mark.parametrize("text", [
+    "# Debug Analyst\n\nRead by /debug and injected into a Task prompt.\n",  # behavioural file
+    "/Users/someone/git/vault/agents/claude/taskmaster.md",  # git symlink checked out as text
+    "# [Agent Name]\n\n## Role\n[Describe the role]\n",  # a template outside templates/
+])
+def test_files_without_front_matter_are_documentation_not_defects(text: str) -> None:
+    # Claude Code treats an agents/ file without `name` as documentation kept beside the
+    # agents (sub-agents docs, "Subagent files Claude Code skips"): nothing is wrong.
+    assert check(text) == []
+
+
+def test_key_lines_without_dashes_are_reported() -> None:
+    text = "name: my-agent\ndescription: Reviews code\n\nYou review code.\n"
     found = check(text)
-    assert [f.code for f in found] == ["BTN201"]
-    f = found[0]
-    assert f.range.start_line == 0
-    assert "no front matter" in f.message and "`# Debug Analyst`" in f.message
-    assert f.fix is not None and not f.fix.safe
-    fixed = apply(text, f.fix)
-    assert fixed.startswith("---\nname: my-agent\ndescription: Debug Analyst\n---\n\n# Debug")
-    assert check(fixed) == []
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN201", 0)]
+    assert "no `---`" in found[0].message
 
 
 def test_frontmatter_after_blank_lines_is_reported_with_fix() -> None:
@@ -85,9 +90,7 @@ def test_frontmatter_after_blank_lines_is_reported_with_fix() -> None:
 
 
 def test_leading_horizontal_rule_is_not_mistaken_for_front_matter() -> None:
-    found = check("\n---\n\n# Title\n")
-    assert [(f.code, f.range.start_line) for f in found] == [("BTN201", 0)]
-    assert "no front matter" in found[0].message
+    assert check("\n---\n\n# Title\n") == []
 
 @pytest.mark.parametrize("path", [
     "/ws/.claude/agents/templates/x-template.md",
@@ -115,16 +118,32 @@ def test_aliases_are_refused_as_invalid() -> None:
     assert len(found) == 1 and "aliases" in found[0].message
 
 
-def test_lenient_frontmatter_gets_a_hint_on_the_offending_line_and_quote_fix() -> None:
-    text = "---\nname: my-agent\ndescription: [--flag] TEXT runs it\n---\n# T\n"
+@pytest.mark.parametrize("value", [
+    "[--flag] TEXT runs it",
+    "Use this agent when tests are needed. Examples: <example>Context: x\\n user: y</example>",
+    "Writes docs #internal, see @docs",
+])
+def test_values_claude_code_quotes_itself_are_not_reported(value: str) -> None:
+    # Claude Code re-reads a block that fails strict YAML with such values quoted (the
+    # `/agents` generator's own descriptions look like the second one).
+    assert check(f"---\nname: my-agent\ndescription: {value}\n---\n# T\n") == []
+
+
+def test_frontmatter_claude_code_cannot_read_is_reported_with_quote_fix() -> None:
+    text = '---\nname: my-agent\ndescription: "Reviews" code and tests\n---\n# T\n'
     found = check(text)
     assert [(f.code, f.range.start_line) for f in found] == [("BTN203", 2)]
     f = found[0]
-    assert f.severity == "hint"
-    assert "`description`" in f.message
+    assert f.severity == "warning"
+    assert "`description`" in f.message and "skips the agent" in f.message
     fixed = apply(text, f.fix)
-    assert 'description: "[--flag] TEXT runs it"' in fixed
     assert check(fixed) == []
+
+
+def test_continued_value_with_colon_is_reported_without_fix() -> None:
+    text = "---\nname: a\ndescription: Use when\n  the user asks: review\n---\n# T\n"
+    found = check(text)
+    assert [f.code for f in found] == ["BTN203"] and found[0].fix is None
 
 
 @pytest.mark.parametrize("tools", ['["Bash", "Read"]', "[Bash, 'Read', Grep]"])
@@ -133,7 +152,7 @@ def test_flow_list_tools_survive_the_lenient_reader(tools: str) -> None:
     # flow list must stay a list of tools, not become `["Bash"` and `"Read"]`.
     text = f"---\nname: my-agent\ndescription: [--flag] TEXT runs it\ntools: {tools}\n---\n# T\n"
     found = check(text)
-    assert [f.code for f in found] == ["BTN203"], [(f.code, f.message) for f in found]
+    assert found == [], [(f.code, f.message) for f in found]
 
 
 def test_a_misspelt_tool_in_a_flow_list_is_found_at_its_column() -> None:
@@ -206,7 +225,6 @@ def test_unknown_tool_reports_item_range_and_suggests_nearest() -> None:
     line = text.split("\n")[1]
     assert line[f.range.start_char:f.range.end_char] == "Wrte"
     assert "unknown tool `Wrte`" in f.message and "did you mean `Write`" in f.message
-    assert "WebFetch" in f.message  # the known tools are listed
     fixed = apply(text, f.fix)
     assert "allowed-tools: Read, Write, Bash\n" in fixed
     assert check(fixed) == []
@@ -223,7 +241,7 @@ def test_scoped_permission_with_unknown_tool_fixes_only_the_tool_part() -> None:
     text = "---\nallowed-tools: Bsh(git:*), Bash(npm test:*)\ndescription: d\n---\n# T\n"
     found = check(text)
     assert [f.code for f in found] == ["BTN206"]
-    assert "scoped permission `Bsh(git:*)`" in found[0].message
+    assert "scoped rule `Bsh(git:*)`" in found[0].message
     assert "allowed-tools: Bash(git:*), Bash(npm test:*)" in apply(text, found[0].fix)
 
 
@@ -237,7 +255,8 @@ def test_space_separated_tools_are_reported_with_comma_fix() -> None:
 
 @pytest.mark.parametrize("value", [
     "None", "mcp__github__create_issue", "mcp__memory", "Bash(git add:*)", "WebFetch",
-    "AskUserQuestion, Skill, SlashCommand, KillShell, BashOutput",
+    "AskUserQuestion, Skill, KillShell, Task, ListMcpResourcesTool, ReadMcpResourceTool",
+    "Agent(reviewer), Task(reviewer), mcp__github__*, Monitor, CronCreate, EnterWorktree",
 ])
 def test_accepted_tool_spellings(value: str) -> None:
     text = f"---\nallowed-tools: {value}\ndescription: d\n---\n# T\n"
@@ -294,13 +313,26 @@ def test_unknown_models_are_reported(model: str) -> None:
     assert f"unknown model `{model}` in `model`" in found[0].message
 
 
-def test_unknown_fallback_model_fix_uses_nearest_alias() -> None:
-    text = "---\nallowed-tools: Read\ndescription: d\nfallback-model: sonet-4.5\n---\n# T\n"
+def test_fallback_model_is_not_claude_codes_key_and_not_checked() -> None:
+    # Claude Code never reads `fallback-model`; Baton maps the seeds' short form itself.
+    text = "---\nallowed-tools: Read\ndescription: d\nfallback-model: sonnet-4.5\n---\n# T\n"
+    assert check(text) == []
+
+
+@pytest.mark.parametrize(("tool", "until"), [
+    ("MultiEdit", "2.0.41"), ("LS", "2.0.41"), ("NotebookRead", "2.0.51"),
+    ("SlashCommand", "2.1.3"), ("BashOutput", "2.0.64"), ("TaskOutput", "2.1.331"),
+])
+def test_removed_tools_are_reported_with_the_release(tool: str, until: str) -> None:
+    text = f"---\nname: a\ndescription: d\ntools: Read, {tool}\n---\n# T\n"
     found = check(text)
-    assert [(f.code, f.range.start_line) for f in found] == [("BTN207", 3)]
-    assert "did you mean `sonnet`" in found[0].message
-    fixed = apply(text, found[0].fix)
-    assert "fallback-model: sonnet\n" in fixed and check(fixed) == []
+    assert [f.code for f in found] == ["BTN206"]
+    assert f"removed from Claude Code in {until}" in found[0].message
+
+
+def test_disallowed_tools_are_checked_too() -> None:
+    text = "---\nname: a\ndescription: d\ndisallowedTools: Wirte\n---\n# T\n"
+    assert [f.code for f in check(text)] == ["BTN206"]
 
 
 def test_extra_models_from_config_are_accepted() -> None:
@@ -372,8 +404,10 @@ def test_corpus_agents(corpus: Path) -> None:
                       if f.code in FM_CODES and f.code != "BTN207")
           for rel, fs in results.items()}
     # The stored debug-analyst.md and implementation-executor.md begin with `# Title`.
-    assert fm[".claude/agents/debug-analyst.md"] == [("BTN201", 0)]
-    assert fm[".claude/agents/implementation-executor.md"] == [("BTN201", 0)]
+    # They are behavioural files read and injected by commands, which Claude Code itself
+    # keeps as documentation (no `name`): not reported.
+    assert fm[".claude/agents/debug-analyst.md"] == []
+    assert fm[".claude/agents/implementation-executor.md"] == []
     # The coordinator template keeps `{{...}}` (also in its front matter): not a warning.
     assert fm[".claude/agents/templates/coordinator-template.md"] == []
     # Prompt fragments have no front matter and need none.
@@ -389,8 +423,7 @@ def test_corpus_agents(corpus: Path) -> None:
     # descriptions, a git symlink stored as text, a `[Agent Name]` template).
     known = (".claude/", "other/benbrastmckie__ProofChecker/")
     flagged = {rel for rel, codes in fm.items() if codes and rel.startswith(known)}
-    assert flagged == {".claude/agents/debug-analyst.md",
-                       ".claude/agents/implementation-executor.md"}
+    assert flagged == set()
     # `haiku-4.5` / `sonnet-4.5` / `opus-4.1` reach the API verbatim and are rejected there:
     # each is reported with the full id as its fix, and nothing else is.
     models = {rel: [(f.range.start_line, f.fix.edits[0].new_text if f.fix else None)
@@ -399,11 +432,11 @@ def test_corpus_agents(corpus: Path) -> None:
     assert {rel for rel, found in models.items() if found} == {
         ".claude/agents/implementer-coordinator.md", ".claude/agents/research-specialist.md",
         ".claude/agents/research-sub-supervisor.md",
-        ".claude/agents/templates/coordinator-template.md",
         ".claude/agents/topic-naming-agent.md",
         "other/benbrastmckie__ProofChecker/.claude/agents/plan-architect.md",
         "other/benbrastmckie__ProofChecker/.claude/agents/research-coordinator.md"}
-    assert models[".claude/agents/topic-naming-agent.md"] == [(3, "claude-haiku-4-5"),
-                                                              (5, "claude-sonnet-4-5")]
+    # Only `model`: `fallback-model` is the seeds' key, which Claude Code never reads (the
+    # template's only finding was on it).
+    assert models[".claude/agents/topic-naming-agent.md"] == [(3, "claude-haiku-4-5")]
     assert all(fix and fix.startswith("claude-") for found in models.values()
                for _, fix in found)

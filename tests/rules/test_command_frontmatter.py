@@ -15,7 +15,7 @@ from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import apply_fix as apply
 
 CMD = "/ws/.claude/commands/deploy.md"
-CODES = {"BTN301", "BTN302", "BTN303", "BTN304", "BTN305", "BTN306"}
+CODES = {"BTN301", "BTN302", "BTN303", "BTN304", "BTN305", "BTN306", "BTN307", "BTN308"}
 
 
 def check(text: str, config: BatonConfig | None = None) -> list[Finding]:
@@ -33,11 +33,16 @@ def test_rules_are_registered_with_docs() -> None:
     for code in sorted(CODES):
         r = get_rule(code)
         assert r is not None, code
-        assert r.kinds == frozenset({Kind.COMMAND})
+        assert Kind.COMMAND in r.kinds
         assert "\n\n" in r.doc and "Fix" in r.doc
+    # Claude Code's own format rules cover skills too; the seeds' keys only commands.
+    for code in ("BTN301", "BTN302", "BTN303", "BTN306", "BTN307", "BTN308"):
+        assert Kind.SKILL in get_rule(code).kinds  # type: ignore[union-attr]
+    assert get_rule("BTN304").kinds == frozenset({Kind.COMMAND})  # type: ignore[union-attr]
     assert get_rule("BTN305").cross_file  # type: ignore[union-attr]
     assert get_rule("BTN303").severity is Severity.ERROR  # type: ignore[union-attr]
     assert get_rule("BTN304").severity is Severity.INFO  # type: ignore[union-attr]
+    assert get_rule("BTN302").severity is Severity.INFO  # type: ignore[union-attr]
 
 
 def test_all_known_keys_are_accepted() -> None:
@@ -84,23 +89,18 @@ def test_extra_frontmatter_keys_from_config() -> None:
     assert check(text, BatonConfig(extra_frontmatter_keys=["owner"])) == []
 
 
-def test_missing_description_in_frontmatter_fix() -> None:
-    text = "---\nallowed-tools: Read\n---\n\n# /deploy Command\n"
-    found = check(text)
-    assert codes(found) == [("BTN302", 0)]
-    assert "found: allowed-tools" in found[0].message
-    fixed = apply(text, found[0].fix)  # type: ignore[arg-type]
-    assert fixed.startswith("---\ndescription: deploy Command\nallowed-tools: Read\n---\n")
-    assert check(fixed) == []
+def test_missing_description_is_fine_claude_code_uses_the_first_line() -> None:
+    # Slash-command docs: `description` defaults to "the first line from the prompt".
+    assert check("---\nallowed-tools: Read\n---\n\n# /deploy Command\n") == []
+    assert check("# /refresh Command\n\nClean things up.\n") == []
 
 
-def test_no_frontmatter_at_all() -> None:
-    text = "# /refresh Command\n\nClean things up.\n"
+def test_empty_description_key_fix_uses_the_title() -> None:
+    text = "---\ndescription:\nallowed-tools: Read\n---\n# /deploy Command\n"
     found = check(text)
-    assert codes(found) == [("BTN302", 0)]
+    assert codes(found) == [("BTN302", 1)]
     fixed = apply(text, found[0].fix)  # type: ignore[arg-type]
-    assert fixed.startswith("---\ndescription: refresh Command\n---\n# /refresh")
-    assert check(fixed) == []
+    assert 'description: "deploy Command"' in fixed and check(fixed) == []
 
 
 def test_empty_description() -> None:
@@ -223,3 +223,70 @@ def test_dependent_agents_not_checked_without_agents_dir(
     root = make_workspace({".claude/commands/deploy.md":
                            "---\ndescription: d\ndependent-agents:\n  - ghost\n---\n"})
     assert dep_findings(root, root / ".claude/commands/deploy.md") == []
+
+
+# -- BTN301 keys from the docs ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["args", "thinking", "allowed_tools"])
+def test_keys_claude_code_does_not_read_are_reported(key: str) -> None:
+    found = check(f"---\ndescription: d\n{key}: x\n---\n")
+    assert codes(found) == [("BTN301", 2)]
+    if key == "allowed_tools":
+        assert "did you mean `allowed-tools`" in found[0].message
+
+
+def test_documented_skill_keys_are_accepted_on_commands() -> None:
+    text = ("---\ndescription: d\nwhen_to_use: w\narguments: [issue, branch]\n"
+            "user-invocable: false\ncontext: fork\nagent: Explore\neffort: high\n"
+            "disallowed-tools: AskUserQuestion\npaths: src/**\nshell: bash\n---\n")
+    assert check(text) == []
+
+
+# -- BTN307 inline bash ----------------------------------------------------------------------
+
+
+def test_inline_bash_without_bash_rule_is_reported() -> None:
+    text = "---\ndescription: d\nallowed-tools: Read\n---\nOut: !`npm test`\n"
+    found = check(text)
+    assert codes(found) == [("BTN307", 4)]
+    assert "Bash(npm:*)" in found[0].message
+
+
+@pytest.mark.parametrize("text", [
+    "---\ndescription: d\n---\nOut: !`npm test`\n",  # no allowed-tools: settings decide
+    "---\ndescription: d\nallowed-tools: Bash(npm test:*)\n---\nOut: !`npm test`\n",
+    "---\ndescription: d\nallowed-tools: Read\n---\nNow: !`git status --short`\n",
+    "---\ndescription: d\nallowed-tools: Read\n---\nKEY=!`npm test`\n",  # not after space
+    "---\ndescription: d\nallowed-tools: Read\n---\n```\nOut: !`npm test`\n```\n",
+])
+def test_inline_bash_not_reported(text: str) -> None:
+    assert [f for f in check(text) if f.code == "BTN307"] == []
+
+
+# -- BTN308 unexpanded template syntax -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("body", "wanted"), [
+    ("Fix {{ARGUMENTS}} now", "$ARGUMENTS"), ("Fix ${ARGUMENTS} now", "$ARGUMENTS"),
+    ("Fix $ARGS now", "$ARGUMENTS"), ("Fix issue ${1}", "$1"), ("Use {{ input }}", "$ARGUMENTS"),
+])
+def test_unexpanded_template_is_reported_with_fix(body: str, wanted: str) -> None:
+    text = f"---\ndescription: d\n---\n{body}\n"
+    found = check(text)
+    assert codes(found) == [("BTN308", 3)]
+    fixed = apply(text, found[0].fix)  # type: ignore[arg-type]
+    assert wanted in fixed and check(fixed) == []
+
+
+@pytest.mark.parametrize("body", [
+    "Fix $ARGUMENTS and $ARGUMENTS[0], $1, ${CLAUDE_SKILL_DIR}, ${CLAUDE_PROJECT_DIR}",
+    "Run `echo ${1}` in bash", "```bash\nX=${1}\nY={{ARGS}}\n```", "Costs \\$ARGS",
+    "Fill {{TOPIC}} from the plan",  # the model fills non-argument placeholders itself
+])
+def test_supported_or_code_syntax_is_not_reported(body: str) -> None:
+    assert check(f"---\ndescription: d\n---\n{body}\n") == []
+
+
+def test_declared_argument_names_are_not_reported() -> None:
+    assert check("---\ndescription: d\narguments: [args]\n---\nUse $args\n") == []

@@ -9,18 +9,21 @@ id (`claude-sonnet-4-5`) before launch and flagged with that fix in the editor.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-ALIASES = ("default", "best", "sonnet", "opus", "haiku", "opusplan", "sonnet[1m]", "opus[1m]")
-"""`claude --model` aliases (Claude Code's model configuration)."""
+ALIASES = ("default", "best", "sonnet", "opus", "haiku", "opusplan", "sonnet[1m]", "opus[1m]",
+           "fable")
+"""`claude --model` aliases (Claude Code's model configuration; `fable` per the sub-agents
+docs' `model` field)."""
 INHERIT = "inherit"
 """Agent front matter only: use the main session's model (no `--model` is passed)."""
 SUGGESTIONS = (INHERIT, "sonnet", "opus", "haiku", "claude-sonnet-4-5", "claude-opus-4-1",
                "claude-haiku-4-5")
 
-_SHORT = re.compile(r"^(?P<family>haiku|sonnet|opus)-(?P<major>\d+)(?:[.-](?P<minor>\d+))?$")
+_SHORT = re.compile(r"^(?P<family>haiku|sonnet|opus|fable)-(?P<major>\d+)(?:[.-](?P<minor>\d+))?$")
 _FULL = re.compile(
     r"^(?:(?:[a-z]{2,4}\.)?anthropic\.)?claude-"
-    r"(?:(?P<pre>\d+(?:[-.]\d+)?)-)?(?:haiku|sonnet|opus)"
+    r"(?:(?P<pre>\d+(?:[-.]\d+)?)-)?(?:haiku|sonnet|opus|fable)"
     r"(?:-(?P<post>\d+(?:[-.]\d+)?))?"
     r"(?:-(?:\d{8}|latest))?(?:@\d{8})?(?:-v\d+(?::\d+)?)?(?:\[1m\])?$"
 )
@@ -31,7 +34,7 @@ def looks_like_claude_model(name: str) -> bool:
     codex and gemini runners must never be given."""
     lowered = name.strip().lower()
     head = re.split(r"[-_.\[\s]", lowered, maxsplit=1)[0]
-    return (head in ("claude", "sonnet", "opus", "haiku", "opusplan")
+    return (head in ("claude", "sonnet", "opus", "haiku", "opusplan", "fable")
             or bool(_FULL.match(lowered)) or bool(_SHORT.match(lowered)))
 
 
@@ -67,3 +70,122 @@ def claude_model_arg(name: str | None, extra: tuple[str, ...] | list[str] = ()) 
         return mapped
     raise ValueError(f"`{name}` is not a Claude model: use an alias ({', '.join(ALIASES[2:5])})"
                      f" or a full id such as `claude-sonnet-4-5`")
+
+
+# -- tools, front-matter keys and permission modes, with the versions they exist in ----------
+#
+# Sources, so the table can be re-checked instead of guessed:
+# - code.claude.com/docs/en/tools-reference (snapshot: github.com/ericbuess/claude-code-docs
+#   docs/tools-reference.md, docs up to v2.1.240) for the current tool names;
+# - the tool list, legacy-name map and removed-tool set compiled into the claude binary
+#   (`@anthropic-ai/claude-code` 2.1.331 and 2.1.197, `strings` of the native executable);
+# - code.claude.com/docs/en/changelog for the versions a tool was added, renamed or unshipped;
+#   where the changelog is silent, the release current when the tools table in the settings /
+#   IAM docs dropped the tool (marked "≈" in `note`).
+
+
+@dataclass(frozen=True)
+class Known:
+    """A tool or front-matter key and the Claude Code releases it exists in."""
+
+    name: str
+    since: str | None = None
+    """First release that has it (None: before the oldest release we checked)."""
+    until: str | None = None
+    """First release that no longer has it (None: still there)."""
+    alias_of: str | None = None
+    """The current name Claude Code maps this legacy name to (still accepted)."""
+    note: str = ""
+
+
+_DROPPED = "≈: the release current when the docs' tools table dropped it"
+
+
+def _tools(names: str, since: str | None = None) -> list[Known]:
+    return [Known(n, since) for n in names.split()]
+
+
+TOOLS: tuple[Known, ...] = (
+    *_tools("Bash Edit Glob Grep NotebookEdit Read TodoWrite WebFetch WebSearch Write"),
+    Known("Agent", "2.1.63", note="≈; was `Task`, which stays an accepted alias"),
+    Known("Task", until=None, alias_of="Agent", note="the name of Agent before ≈2.1.63"),
+    Known("AskUserQuestion", "2.0.21"),
+    Known("ExitPlanMode"), Known("EnterPlanMode"),
+    Known("ListMcpResourcesTool"), Known("ReadMcpResourceTool"),
+    Known("ReadMcpResourceDirTool"),
+    Known("ListMcpResources", alias_of="ListMcpResourcesTool"),
+    Known("ReadMcpResource", alias_of="ReadMcpResourceTool"),
+    Known("ReadMcpResourceDir", alias_of="ReadMcpResourceDirTool"),
+    Known("Skill", note="took over SlashCommand in 2.1.3"),
+    Known("SlashCommand", "1.0.123", "2.1.3", note="merged into the Skill tool"),
+    Known("LSP", "2.0.74"), Known("ToolSearch"),
+    Known("TaskCreate", "2.1.16"), Known("TaskGet", "2.1.16"), Known("TaskList", "2.1.16"),
+    Known("TaskUpdate", "2.1.16"), Known("TaskStop"),
+    Known("KillShell", alias_of="TaskStop"), Known("KillBash", alias_of="TaskStop"),
+    Known("TaskOutput", "2.0.64", "2.1.331",
+          note="deprecated in 2.1.83 for Read on the task's output file; removed by 2.1.331"),
+    Known("BashOutput", None, "2.0.64", note="unshipped for TaskOutput, itself removed since"),
+    Known("AgentOutputTool", None, "2.0.64", note="unshipped for TaskOutput"),
+    Known("MultiEdit", None, "2.0.41", note=f"{_DROPPED}; use Edit"),
+    Known("LS", None, "2.0.41", note=f"{_DROPPED}; use Glob"),
+    Known("NotebookRead", None, "2.0.51", note=f"{_DROPPED}; use Read"),
+    Known("TodoRead", None, "1.0.45", note=_DROPPED),
+    Known("TeamCreate", None, "2.1.178"), Known("TeamDelete", None, "2.1.178"),
+    Known("CronCreate", "2.1.71"), Known("CronDelete", "2.1.71"), Known("CronList", "2.1.71"),
+    Known("EnterWorktree"), Known("ExitWorktree", "2.1.72"),
+    Known("Monitor", "2.1.98"), Known("PowerShell", "2.1.84"),
+    Known("PushNotification", "2.1.110"), Known("SendMessage"),
+    Known("ListAgents", "2.1.224"), Known("ListPeers", alias_of="ListAgents"),
+    Known("EndConversation", "2.1.214"), Known("Workflow", "2.1.154"),
+    *_tools("Artifact ReportFindings ScheduleWakeup RemoteTrigger SendUserFile SendUserMessage "
+            "ShareOnboardingGuide WaitForMcpServers SetGoal"),
+    Known("Brief", alias_of="SendUserMessage"),
+)
+"""Every tool name Claude Code has had. Versions marked ≈ in `note` are estimates."""
+
+TOOL_INDEX = {t.name: t for t in TOOLS}
+CURRENT_TOOLS = tuple(sorted(t.name for t in TOOLS if t.until is None and t.alias_of is None))
+"""Names a tool list may use today (legacy aliases excluded, though still accepted)."""
+
+
+def tool_status(name: str) -> Known | None:
+    """The table entry for a bare tool name (`Bash`, not `Bash(git:*)`), or None if unknown."""
+    return TOOL_INDEX.get(name)
+
+
+SCOPED_TOOLS = frozenset({"Bash", "PowerShell", "Monitor", "Read", "Grep", "Glob", "LSP", "Edit",
+                          "Write", "NotebookEdit", "Skill", "Agent", "Task", "WebFetch"})
+"""Tools whose permission rules take a specifier, `Tool(specifier)` (tools reference,
+"Configure tools with permission rules and hooks"); `Tool(param:value)` since 2.1.178."""
+
+AGENT_KEYS: tuple[Known, ...] = (
+    Known("name"), Known("description"), Known("tools"), Known("model"), Known("color"),
+    Known("disallowedTools", "2.0.30"), Known("permissionMode"),
+    Known("skills"), Known("hooks"), Known("mcpServers"), Known("maxTurns"),
+    Known("memory", "2.1.33"), Known("background"), Known("effort"), Known("isolation"),
+    Known("initialPrompt"),
+)
+"""Subagent front matter (code.claude.com/docs/en/sub-agents, "Supported frontmatter
+fields")."""
+
+SKILL_KEYS: tuple[Known, ...] = (
+    Known("name"), Known("description"), Known("when_to_use"), Known("argument-hint"),
+    Known("arguments"), Known("disable-model-invocation"), Known("user-invocable"),
+    Known("allowed-tools"), Known("disallowed-tools"), Known("model"), Known("effort"),
+    Known("context"), Known("agent"), Known("background", "2.1.218"), Known("hooks"),
+    Known("paths"), Known("shell"), Known("metadata"), Known("license"),
+    Known("compatibility"), Known("version"),
+)
+"""Skill and command front matter (code.claude.com/docs/en/skills, "Frontmatter reference";
+commands under `.claude/commands/` take the same keys since commands and skills merged in
+2.1.3). `version` is read by the CLI (2.1.331 key list) though not documented."""
+
+PERMISSION_MODES = ("default", "acceptEdits", "auto", "dontAsk", "bypassPermissions", "plan",
+                    "manual")
+"""Subagent `permissionMode` values; `manual` (alias of default) since 2.1.200."""
+
+SUBSTITUTIONS = ("$ARGUMENTS", "$ARGUMENTS[N]", "$N", "$name", "${CLAUDE_SESSION_ID}",
+                 "${CLAUDE_EFFORT}", "${CLAUDE_SKILL_DIR}", "${CLAUDE_PROJECT_DIR}",
+                 "${CLAUDE_PLUGIN_ROOT}", "${CLAUDE_PLUGIN_DATA}")
+"""What Claude Code expands in command and skill bodies (skills docs, "Available string
+substitutions"); anything else reaches the model as typed."""

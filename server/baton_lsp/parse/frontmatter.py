@@ -463,3 +463,56 @@ def _lenient(lines: list[str], end_line: int) -> list[FrontmatterEntry] | None:
             continue
         return None
     return entries
+
+
+_CC_KEY_RE = re.compile(r"^([a-zA-Z_-]+):\s+(\S.*)$")
+_CC_SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+
+
+def claude_code_retry(text: str) -> str:
+    """The block as Claude Code re-reads it after strict YAML fails.
+
+    Claude Code (2.1.x, `pu` in the CLI bundle) wraps every unquoted one-line `key: value`
+    whose value holds a YAML indicator (`{}[]*&#!|>%@` + backquote, or `: `) in double
+    quotes, keeps real flow lists, turns leading tabs into two spaces, and parses again. So
+    the `/agents` generator's `description: … Examples: <example>Context: …` loads fine.
+    """
+    out: list[str] = []
+    for line in text.split("\n"):
+        m = _CC_KEY_RE.match(line)
+        if m:
+            key, value = m.groups()
+            if (value[:1] == value[-1:] and value[:1] in "\"'" and len(value) > 1):
+                out.append(line)
+                continue
+            if value.startswith("[") and value.endswith("]"):
+                try:
+                    if isinstance(safe_load(value), list):
+                        out.append(line)
+                        continue
+                except yaml.YAMLError:
+                    pass
+            if _CC_SPECIAL_RE.search(value):
+                escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+                out.append(f'{key}: "{escaped}"')
+                continue
+        out.append(line)
+    return re.sub(r"^\t+", lambda t: "  " * len(t.group(0)), "\n".join(out), flags=re.M)
+
+
+def claude_code_error(text: str) -> str | None:
+    """Why Claude Code cannot read this front matter text at all (strict YAML and its quoting
+    retry both fail), or None when it reads it. Claude Code then reads no fields and skips
+    the agent (sub-agents docs, "Subagent files Claude Code skips")."""
+    try:
+        safe_load(text)
+        return None
+    except yaml.YAMLError:
+        pass
+    try:
+        safe_load(claude_code_retry(text))
+        return None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return f"{problem} (line {mark.line + 1})" if mark is not None else str(problem)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model.agent import AgentFile, StepHeading
-from ..model.base import Finding, Fix, Kind, Range, Related, Severity, TextEdit
+from ..model.base import Convention, Finding, Fix, Kind, Range, Related, Severity, TextEdit
 from .base import RuleContext, rule
 
 AGENT = (Kind.AGENT,)
@@ -121,7 +121,8 @@ def _missing(step: _Step, lo: int, hi: int) -> tuple[str, str]:
     return f"{step.key(lo)} to {step.key(hi)}", "are"
 
 
-@rule("BTN220", "agent-step-numbering", Severity.WARNING, AGENT, fixable=True)
+@rule("BTN220", "agent-step-numbering", Severity.WARNING, AGENT, fixable=True,
+      convention=Convention.WORKFLOW_AGENTS)
 def step_numbering(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """STEP headings skip or repeat a number.
 
@@ -134,6 +135,25 @@ def step_numbering(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: renumber the headings consecutively (the quick fix does it, including
     `REQUIRED BEFORE STEP k` references in the headings; update references in prose by hand).
+
+    Reported:
+
+        ==> .claude/agents/planner.md <==
+        # Planner
+
+        ### STEP 1 - Read the request
+        ### STEP 2 - Research
+        ### STEP 4 - Write the plan
+
+    Not reported:
+
+        ==> .claude/agents/planner.md <==
+        # Planner
+
+        ### STEP 1 - Read the request
+        ### STEP 2 - Research
+        ### STEP 2.5 - Check the standards
+        ### STEP 3 - Write the plan
     """
     steps = _steps(doc)
     for run in _sequences(steps):
@@ -169,7 +189,8 @@ def step_numbering(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
             yield ctx.finding(step.heading.number_range, message, fix=fix)
 
 
-@rule("BTN221", "agent-required-before-target", Severity.WARNING, AGENT, fixable=True)
+@rule("BTN221", "agent-required-before-target", Severity.WARNING, AGENT, fixable=True,
+      convention=Convention.WORKFLOW_AGENTS)
 def required_before_target(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """`REQUIRED BEFORE STEP k` points backwards or to a step that does not exist.
 
@@ -179,6 +200,22 @@ def required_before_target(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding
 
     Fix: point it at the step that must wait, usually the next one (the quick fix does that
     when there is a next step).
+
+    Reported:
+
+        ==> .claude/agents/planner.md <==
+        # Planner
+
+        ### STEP 1 (REQUIRED BEFORE STEP 1) - Read the request
+        ### STEP 2 - Write the plan
+
+    Not reported:
+
+        ==> .claude/agents/planner.md <==
+        # Planner
+
+        ### STEP 1 (REQUIRED BEFORE STEP 2) - Read the request
+        ### STEP 2 - Write the plan
     """
     steps = _steps(doc)
     for i, step in enumerate(steps):
@@ -211,7 +248,8 @@ def _name_key(name: str) -> str:
     return name.replace("_", "-").lower()
 
 
-@rule("BTN222", "agent-duplicate-name", Severity.WARNING, AGENT, cross_file=True)
+@rule("BTN222", "agent-duplicate-name", Severity.WARNING, AGENT, cross_file=True,
+      convention=Convention.CLAUDE_CODE)
 def duplicate_agent(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """Two agents have names that differ only by `-` versus `_` (or by case).
 
@@ -222,6 +260,27 @@ def duplicate_agent(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: keep one file, merge any newer instructions into it, delete the other and update
     references to the deleted name.
+
+    Reported:
+
+        ==> .claude/agents/collapse_specialist.md <==
+        ---
+        name: collapse_specialist
+        description: Collapses phases
+        ---
+        ==> .claude/agents/collapse-specialist.md <==
+        ---
+        name: collapse-specialist
+        description: Collapses phases
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/collapse-specialist.md <==
+        ---
+        name: collapse-specialist
+        description: Collapses phases
+        ---
     """
     agents = ctx.agent_paths()
     mine = agents.get(doc.name)

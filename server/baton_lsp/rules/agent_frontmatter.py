@@ -10,25 +10,32 @@ from collections.abc import Iterator
 import yaml
 
 from ..model.agent import AgentFile
-from ..model.base import Finding, Kind, Range, Severity
-from ..model.claude_models import ALIASES, INHERIT, SUGGESTIONS, full_id, is_claude_model
+from ..model.base import Convention, Finding, Kind, Range, Severity
+from ..model.claude_models import (
+    ALIASES,
+    CURRENT_TOOLS,
+    INHERIT,
+    SUGGESTIONS,
+    full_id,
+    is_claude_model,
+    tool_status,
+)
 from ..model.common import Frontmatter, FrontmatterEntry, ListItem
-from ..parse.frontmatter import safe_load
+from ..parse.frontmatter import claude_code_error, safe_load
 from .base import RuleContext, rule
 
 AGENT = (Kind.AGENT,)
 
-KNOWN_TOOLS = (
-    "Read", "Write", "Edit", "MultiEdit", "Bash", "BashOutput", "KillShell", "KillBash",
-    "Grep", "Glob", "LS", "WebSearch", "WebFetch", "Task", "TodoWrite", "TodoRead",
-    "NotebookEdit", "NotebookRead", "SlashCommand", "Skill", "ExitPlanMode", "AskUserQuestion",
-)
-TOOL_KEYS = ("allowed-tools", "tools")
-MODEL_KEYS = ("model", "fallback-model")
+KNOWN_TOOLS = CURRENT_TOOLS
+"""Completion offers these; the check itself reads the versioned table in claude_models."""
+TOOL_KEYS = ("tools", "disallowedTools", "allowed-tools")
+MODEL_KEYS = ("model",)
+"""`fallback-model` is the seeds' key, not Claude Code's: Baton maps it when it launches."""
+CC = Convention.CLAUDE_CODE
 MODEL_SUGGESTIONS = SUGGESTIONS
 
 _KEY_LINE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*\s*:")
-_MCP_RE = re.compile(r"^mcp__[A-Za-z0-9_.-]+$")
+_MCP_RE = re.compile(r"^mcp__[A-Za-z0-9_.*-]+$")
 _SCOPED_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*\((.*)\)$", re.DOTALL)
 def _source(ctx: RuleContext, rng: Range) -> str:
     """The text under a single-line range ('' when the range spans lines)."""
@@ -63,31 +70,44 @@ def _nearest(name: str, candidates: list[str]) -> str | None:
 # -- presence and readability ---------------------------------------------------------
 
 
-@rule("BTN201", "agent-missing-frontmatter", Severity.WARNING, AGENT, fixable=True)
+@rule("BTN201", "agent-missing-frontmatter", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
 def missing_frontmatter(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
-    """Agent file has no YAML front matter.
+    """Agent file has front matter Claude Code cannot see.
 
-    Claude Code reads an agent's `description` (when to use it) and its tools and model from
-    the `---` block at the very top of the file; it only recognises the block when line 1 is
-    exactly `---`. Without it the agent is invisible to automatic delegation and gets default
-    tools. Files under `agents/templates/` and `agents/prompts/` are fragments, not agents,
-    and are skipped.
+    Claude Code only recognises the `---` block when line 1 is exactly `---`; a file without
+    one is, by its documentation, "documentation kept beside your agents" and is not loaded.
+    That is fine for notes, templates, symlinks checked out as text and behavioural files a
+    command reads and injects, so those are not reported. Reported are files that clearly
+    meant to be agents: a `---` block pushed down by blank lines, or `name:` /
+    `description:` lines at the top with no `---` around them.
 
-    Fix: add a block such as
+    Fix: remove the blank lines above the block (quick fix), or wrap the key lines in `---`.
+
+    Reported:
+
+        ==> .claude/agents/reviewer.md <==
 
         ---
-        name: my-agent
-        description: One line saying when to use this agent
+        name: reviewer
+        description: Reviews diffs for bugs
         ---
+        You review code.
 
-    as the first lines of the file (the quick fix inserts one built from the file name and
-    title; review the description), or remove the blank lines above an existing block.
+    Not reported:
+
+        ==> .claude/agents/debug-analyst.md <==
+        # Debug Analyst Agent
+
+        Read by /debug and injected into a general-purpose Task prompt.
     """
     if doc.frontmatter is not None or not _is_agent(doc):
         return
     lines = ctx.lines
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None and first > 0 and lines[first].strip() == "---" \
+    if first is None:
+        return
+    if first > 0 and lines[first].strip() == "---" \
             and first + 1 < len(lines) and _KEY_LINE_RE.match(lines[first + 1]):
         yield ctx.finding(
             Range.of_line(first, 0, len(lines[first])),
@@ -96,20 +116,17 @@ def missing_frontmatter(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
             fix=ctx.fix("Remove the blank lines before the front matter",
                         ctx.edit(Range.span(0, 0, first, 0), "")))
         return
-    title = doc.title or doc.name
-    skeleton = (f"---\nname: {_yaml_scalar(doc.name)}\n"
-                f"description: {_yaml_scalar(title)}\n---\n\n")
-    head = lines[0].rstrip("\r") if lines else ""
-    found = f"`{head[:40]}`" if head else "an empty line"
-    yield ctx.finding(
-        ctx.line_range(0),
-        f"agent `{doc.name}` has no front matter: expected a `---` block on line 1 with at "
-        f"least `description:`, found {found} on line 1",
-        fix=ctx.fix("Insert front matter (review the description)",
-                    ctx.edit(Range.of_line(0), skeleton), safe=False))
+    keys = [m.group(1) for line in lines[first:first + 6]
+            if (m := re.match(r"^(name|description|tools|model)\s*:", line))]
+    if first == 0 and {"name", "description"} <= set(keys):
+        yield ctx.finding(
+            ctx.line_range(0),
+            f"agent `{doc.name}` starts with `{keys[0]}:` lines but no `---` line above them: "
+            "expected the keys between two `---` lines, so Claude Code reads the file as "
+            "documentation, not an agent")
 
 
-@rule("BTN202", "agent-frontmatter-invalid", Severity.ERROR, AGENT)
+@rule("BTN202", "agent-frontmatter-invalid", Severity.ERROR, AGENT, convention=CC)
 def frontmatter_invalid(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """Agent front matter cannot be read, even as flat `key: value` lines.
 
@@ -119,6 +136,25 @@ def frontmatter_invalid(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: correct the reported line. Quote values that contain `: `, start with `[`, `{`,
     `*`, `&`, `!`, `%`, `@` or a backquote, or contain ` #`.
+
+    Reported:
+
+        ==> .claude/agents/demo.md <==
+        ---
+        name: demo
+        description: Reviews code
+        tools: [Read
+        these lines are not key: value pairs
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/demo.md <==
+        ---
+        name: demo
+        description: Reviews code
+        tools: [Read, Grep]
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error is None:
@@ -139,26 +175,51 @@ def _lenient_culprit(fm: Frontmatter, ctx: RuleContext) -> FrontmatterEntry | No
     return None
 
 
-@rule("BTN203", "agent-frontmatter-not-strict-yaml", Severity.HINT, AGENT, fixable=True)
+@rule("BTN203", "agent-frontmatter-not-strict-yaml", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
 def frontmatter_lenient(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
-    """Agent front matter is not strict YAML; it was read as flat `key: value` lines.
+    """Agent front matter is YAML that Claude Code cannot read, even with its retry.
 
-    Claude Code reads simple front matter line by line, so a value such as
-    `argument-hint: [--flag] TEXT` works there, but YAML parsers (editors, linters, other
-    agent runners) reject the whole block or read the value as a list. Baton read it
-    leniently, the way Claude Code does, so its other checks still ran.
+    When strict YAML fails, Claude Code quotes every one-line `key: value` whose value holds
+    a YAML indicator (`: `, `[`, `#`, a backquote, ...) and parses again, so the `/agents`
+    generator's own `description: Use this agent when... Examples: <example>Context: ...`
+    loads fine and is not reported. What still fails (a value continued on an indented line
+    that holds `: `, an unbalanced quote) makes Claude Code read no fields and skip the
+    agent, logging the error only with `--debug`. Baton read such a block line by line so its
+    other checks still ran.
 
-    Fix: quote the value (the quick fix wraps it in double quotes, which every reader
-    understands the same way).
+    Fix: quote the value (the quick fix wraps a one-line value in double quotes) or write a
+    long description as a block scalar (`description: |`).
+
+    Reported:
+
+        ==> .claude/agents/demo.md <==
+        ---
+        name: demo
+        description: Use this agent when
+          the user asks: review the code
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/test-writer.md <==
+        ---
+        name: test-writer
+        description: Use when tests are needed. Examples: <example>Context: new</example>
+        model: sonnet
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.lenient_reason is None:
         return
+    why = claude_code_error("\n".join(ctx.lines[fm.range.start_line + 1:fm.range.end_line]))
+    if why is None:
+        return
     entry = _lenient_culprit(fm, ctx)
     if entry is None:
         yield ctx.finding(Range.of_line(fm.range.start_line, 0, 3),
-                          f"agent `{doc.name}`: {fm.lenient_reason}; read as flat `key: value` "
-                          "lines instead, which other tools may read differently")
+                          f"agent `{doc.name}`: Claude Code cannot parse this front matter "
+                          f"({why}), so it reads no fields and skips the agent")
         return
     fix = None
     raw = _source(ctx, entry.value_range)
@@ -171,11 +232,10 @@ def frontmatter_lenient(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         if ok:
             fix = ctx.fix(f"Quote the value of `{entry.key}`",
                           ctx.edit(entry.value_range, quoted))
-    reason = fm.lenient_reason.removeprefix("front matter is not valid YAML: ")
     yield ctx.finding(
         entry.range if entry.range.start_line == entry.range.end_line else entry.key_range,
-        f"value of `{entry.key}` is not valid YAML ({reason}): Claude Code reads it as plain "
-        "text but YAML tools reject or reinterpret it; expected a quoted string",
+        f"value of `{entry.key}` is not YAML Claude Code can read ({why}): it reads no fields "
+        "and skips the agent; expected a quoted string or a `|` block",
         fix=fix)
 
 
@@ -186,7 +246,8 @@ def _is_blank(entry: FrontmatterEntry | None) -> bool:
     return entry is not None and (entry.value is None or str(entry.value).strip() == "")
 
 
-@rule("BTN204", "agent-missing-description", Severity.WARNING, AGENT, fixable=True)
+@rule("BTN204", "agent-missing-description", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
 def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """Agent front matter has no `description`.
 
@@ -196,6 +257,23 @@ def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: add `description: <one line saying when to use this agent>` (the quick fix uses the
     file's title as a starting point).
+
+    Reported:
+
+        ==> .claude/agents/reviewer.md <==
+        ---
+        name: reviewer
+        tools: Read, Grep
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/reviewer.md <==
+        ---
+        name: reviewer
+        description: Reviews diffs for bugs; use after every change
+        tools: Read, Grep
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error is not None or not _is_agent(doc):
@@ -224,7 +302,8 @@ def _newer_format(fm: Frontmatter) -> bool:
     return "tools" in keys or not ({"allowed-tools", "model"} & keys)
 
 
-@rule("BTN205", "agent-missing-name", Severity.WARNING, AGENT, fixable=True)
+@rule("BTN205", "agent-missing-name", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
 def missing_name(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """Agent front matter in the newer format has no `name`.
 
@@ -235,6 +314,23 @@ def missing_name(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     skill or command delegates to it by name.
 
     Fix: add `name: <file name without .md>` (the quick fix does exactly that).
+
+    Reported:
+
+        ==> .claude/agents/reviewer.md <==
+        ---
+        description: Reviews diffs for bugs
+        tools: Read, Grep
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        ---
+        allowed-tools: Read, Grep
+        description: Researches a topic
+        model: sonnet
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error is not None or not _is_agent(doc) or not fm.entries:
@@ -271,44 +367,73 @@ def _entry_items(entry: FrontmatterEntry) -> list[ListItem]:
     return []
 
 
-def _tool_ok(name: str, known: set[str]) -> bool:
-    if name in known or name == "None" or _MCP_RE.match(name):
-        return True
+def _base(name: str) -> str:
     m = _SCOPED_RE.match(name)
-    return bool(m and m.group(1) in known)
+    return m.group(1) if m else name
 
 
-@rule("BTN206", "agent-unknown-tool", Severity.WARNING, AGENT, fixable=True)
+def _tool_ok(name: str, extra: set[str]) -> bool:
+    """Known now (or a legacy alias Claude Code still maps), MCP, `None` or configured."""
+    base = _base(name)
+    if base in extra or name == "None" or name == "*" or _MCP_RE.match(base):
+        return True
+    known = tool_status(base)
+    return known is not None and known.until is None
+
+
+@rule("BTN206", "agent-unknown-tool", Severity.WARNING, AGENT, fixable=True, convention=CC)
 def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
-    """`allowed-tools` / `tools` names a tool Claude Code does not have.
+    """`tools` / `disallowedTools` names a tool Claude Code does not have (any more).
 
-    Claude Code silently ignores unknown tool names, so a typo such as `Reed` or `webfetch`
-    leaves the agent without the tool it was meant to have and it fails later, far from the
-    cause. Accepted: the built-in tools (Read, Write, Edit, MultiEdit, Bash, BashOutput,
-    KillShell, KillBash, Grep, Glob, LS, WebSearch, WebFetch, Task, TodoWrite, TodoRead,
-    NotebookEdit, NotebookRead, SlashCommand, Skill, ExitPlanMode, AskUserQuestion),
-    `mcp__server__tool` names, scoped permissions such as `Bash(git:*)` whose tool part is
-    known, the literal `None`, and names listed in `extra-tools` of `[tool.baton]`.
+    Claude Code drops tool names it does not know, so a typo such as `Reed` or `webfetch`, or
+    a tool a release removed (`MultiEdit`, `LS`, `NotebookRead`, `TodoRead`, `BashOutput`,
+    `SlashCommand`, `TaskOutput`), leaves the agent without the tool it was meant to have; if
+    nothing resolves, the agent fails to launch. The check reads the versioned tool table in
+    `model/claude_models.py` (tools reference docs, the claude 2.1.331 and 2.1.197 binaries'
+    tool lists and legacy-name maps, the changelog). Accepted: current tools (Agent, Bash,
+    Edit, Glob, Grep, ListMcpResourcesTool, ReadMcpResourceTool, Skill, WebFetch, ...), the
+    legacy names Claude Code still maps (`Task` → Agent, `KillShell` → TaskStop), scoped
+    rules such as `Bash(git:*)`, `Agent(reviewer)` or `Task(reviewer)`, `mcp__server__tool`
+    and `mcp__server__*`, the literal `None`, and names in `extra-tools` of `[tool.baton]`.
 
-    Fix: correct the spelling (the quick fix offers the nearest known tool), separate tools
-    with commas, or add custom tools to `extra-tools`.
+    Fix: correct the spelling (the quick fix offers the nearest current tool), use the tool
+    that replaced a removed one, separate tools with commas, or add custom tools to
+    `extra-tools`.
+
+    Reported:
+
+        ==> .claude/agents/editor.md <==
+        ---
+        name: editor
+        description: Applies review comments
+        tools: Read, MultiEdit, Reed
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/editor.md <==
+        ---
+        name: editor
+        description: Applies review comments
+        tools: ["Bash(git diff:*)", Read, ListMcpResourcesTool, Task(reviewer), mcp__gh__*]
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error is not None:
         return
-    known = set(KNOWN_TOOLS) | set(ctx.config.extra_tools)
-    candidates = sorted(known)
+    extra = set(ctx.config.extra_tools)
+    candidates = sorted({*CURRENT_TOOLS, *extra})
     for key in TOOL_KEYS:
         entry = fm.get(key)
         if entry is None:
             continue
         for item in _entry_items(entry):
             name = str(item.value).strip()
-            if not name or "{{" in name or _tool_ok(name, known):
+            if not name or "{{" in name or _tool_ok(name, extra):
                 continue
             raw = _source(ctx, item.range)
             words = name.replace(",", " ").split()
-            if len(words) > 1 and all(_tool_ok(w, known) for w in words):
+            if len(words) > 1 and all(_tool_ok(w, extra) for w in words):
                 fix = ctx.fix("Separate the tools with commas",
                               ctx.edit(item.range, raw.replace(name, ", ".join(words), 1)))\
                     if raw and name in raw else None
@@ -317,8 +442,17 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
                     f"`{key}` lists `{name}` as one tool: expected a comma-separated list "
                     f"(`{', '.join(words)}`), found tools separated by spaces", fix=fix)
                 continue
-            scoped = _SCOPED_RE.match(name)
-            base = scoped.group(1) if scoped else name
+            base = _base(name)
+            scoped = base != name
+            what = f"tool `{base}` in scoped rule `{name}`" if scoped else f"tool `{name}`"
+            gone = tool_status(base)
+            if gone is not None and gone.until is not None:
+                note = f" ({gone.note})" if gone.note else ""
+                yield ctx.finding(
+                    item.range,
+                    f"{what} in `{key}` was removed from Claude Code in {gone.until}{note}: "
+                    "Claude Code drops it, so the agent does not get it")
+                continue
             suggestion = _nearest(base, candidates)
             fix = None
             if suggestion and raw and base in raw:
@@ -326,10 +460,9 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
                               ctx.edit(item.range, raw.replace(base, suggestion, 1)))
             hint = f"; did you mean `{suggestion}`?" if suggestion else \
                 " (add it to `extra-tools` in [tool.baton] if it is a custom tool)"
-            what = f"tool `{base}` in scoped permission `{name}`" if scoped else f"tool `{name}`"
             yield ctx.finding(
                 item.range,
-                f"unknown {what} in `{key}`: expected one of {', '.join(KNOWN_TOOLS)}, an "
+                f"unknown {what} in `{key}`: expected a Claude Code tool name, an "
                 f"`mcp__server__tool` name or `Tool(pattern)`{hint}",
                 fix=fix)
 
@@ -339,9 +472,10 @@ def model_ok(name: str, extra: list[str] | tuple[str, ...] = ()) -> bool:
     return is_claude_model(name, extra)
 
 
-@rule("BTN207", "agent-unknown-model", Severity.WARNING, AGENT, fixable=True)
+@rule("BTN207", "agent-unknown-model", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
 def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
-    """`model` / `fallback-model` is not a model name Claude Code understands.
+    """`model` is not a model name Claude Code understands.
 
     Claude Code resolves its aliases itself and sends anything else to the API verbatim, so an
     unknown name fails the agent at its first request (or, as a subagent, silently falls back
@@ -352,8 +486,30 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     short versioned form many trees use (`sonnet-4.5`) is not one of them: Baton maps it when
     it launches claude, but Claude Code itself does not.
 
+    `fallback-model` is not checked: it is the seeds' key, which Claude Code never reads
+    and Baton maps itself when it launches claude.
+
     Fix: use an alias or the full id (the quick fix offers `claude-sonnet-4-5` for
     `sonnet-4.5`, else the nearest alias) or add the name to `extra-models`.
+
+    Reported:
+
+        ==> .claude/agents/topic-naming-agent.md <==
+        ---
+        name: topic-naming-agent
+        description: Names topics
+        model: haiku-4.5
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/topic-naming-agent.md <==
+        ---
+        name: topic-naming-agent
+        description: Names topics
+        model: haiku
+        fallback-model: sonnet-4.5
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error is not None:
@@ -392,7 +548,7 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(entry.value_range, why, fix=fix)
 
 
-@rule("BTN208", "agent-unfilled-placeholder", Severity.WARNING, AGENT)
+@rule("BTN208", "agent-unfilled-placeholder", Severity.WARNING, AGENT, convention=CC)
 def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """A `{{PLACEHOLDER}}` survives in an agent that is not a template.
 
@@ -404,6 +560,22 @@ def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     blocks and code spans of the body are ignored.
 
     Fix: replace the placeholder with the real value.
+
+    Reported:
+
+        ==> .claude/agents/reviewer.md <==
+        ---
+        name: reviewer
+        description: Reviews {{LANGUAGE}} code
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/templates/reviewer.md <==
+        ---
+        name: reviewer
+        description: Reviews {{LANGUAGE}} code
+        ---
     """
     if not _is_agent(doc):
         return
@@ -418,7 +590,8 @@ def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
             "placeholders)")
 
 
-@rule("BTN209", "agent-duplicate-frontmatter-key", Severity.WARNING, AGENT, fixable=True)
+@rule("BTN209", "agent-duplicate-frontmatter-key", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
 def duplicate_key(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """A front matter key appears more than once.
 
@@ -428,6 +601,25 @@ def duplicate_key(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: keep one occurrence (the quick fix removes the repeated one; check which value
     you meant).
+
+    Reported:
+
+        ==> .claude/agents/reviewer.md <==
+        ---
+        name: reviewer
+        description: Reviews code
+        model: sonnet
+        model: opus
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/reviewer.md <==
+        ---
+        name: reviewer
+        description: Reviews code
+        model: opus
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error is not None:

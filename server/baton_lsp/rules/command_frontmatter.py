@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import difflib
+import json
+import re
+import shlex
 from collections.abc import Iterator
 from pathlib import PurePath
 
 from ..model.agent import CommandFile
-from ..model.base import Finding, Kind, Range, Related, Severity
+from ..model.base import Convention, Finding, Kind, Range, Related, Severity
+from ..model.claude_models import SKILL_KEYS
 from ..model.common import FrontmatterEntry, ListItem
 from .base import RuleContext, rule
 
 COMMAND = (Kind.COMMAND,)
+COMMAND_OR_SKILL = (Kind.COMMAND, Kind.SKILL)
+CC = Convention.CLAUDE_CODE
+WORKFLOW = Convention.WORKFLOW_AGENTS
 
-KNOWN_KEYS = (
-    "allowed-tools", "argument-hint", "description", "command-type", "dependent-agents",
-    "dependent-commands", "parent-commands", "library-requirements", "documentation", "model",
-    "disable-model-invocation", "name",
-)
+CLAUDE_CODE_KEYS = tuple(k.name for k in SKILL_KEYS)
+"""What Claude Code reads in command and skill front matter (one table: claude_models)."""
+WORKFLOW_KEYS = ("command-type", "dependent-agents", "dependent-commands", "parent-commands",
+                 "library-requirements", "documentation")
+"""The seeds' own command keys, read by their registry and documentation tooling."""
+KNOWN_KEYS = (*CLAUDE_CODE_KEYS, *WORKFLOW_KEYS)
 COMMAND_TYPES = ("primary", "utility", "workflow", "dependent", "example")
 
 
@@ -33,18 +41,41 @@ def _title_text(doc: CommandFile) -> str:
     return title.replace('"', "'")
 
 
-@rule("BTN301", "command-unknown-frontmatter-key", Severity.WARNING, COMMAND, fixable=True)
+@rule("BTN301", "command-unknown-frontmatter-key", Severity.WARNING, COMMAND_OR_SKILL,
+      fixable=True, convention=CC)
 def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """Command front matter has a key Claude Code and the workflow tooling do not read.
 
-    Claude Code reads `description`, `allowed-tools`, `argument-hint`, `model`,
-    `disable-model-invocation` and `name`; this repository's tooling adds `command-type`,
-    `dependent-agents`, `dependent-commands`, `parent-commands`, `library-requirements` and
-    `documentation`. Any other key is silently ignored, which almost always means a typo
-    (`allowed_tools`, `argument_hint`, `descripton`) and a setting that never took effect.
+    Claude Code reads the keys of its skills frontmatter reference (commands take the same
+    keys since commands and skills merged in 2.1.3): `name`, `description`, `when_to_use`,
+    `argument-hint`, `arguments`, `disable-model-invocation`, `user-invocable`,
+    `allowed-tools`, `disallowed-tools`, `model`, `effort`, `context`, `agent`,
+    `background`, `hooks`, `paths`, `shell`, `metadata`, `license`, `compatibility`,
+    `version`; the seeds' tooling adds `command-type`, `dependent-agents`,
+    `dependent-commands`, `parent-commands`, `library-requirements` and `documentation`.
+    Any other key is silently ignored, which almost always means a typo (`allowed_tools`,
+    `argument_hint`, `descripton`) or a setting from another tool (`thinking`, `args`) that
+    never takes effect.
 
     Fix: rename the key to the suggested spelling (a quick fix is offered when one is close),
     or accept project-specific keys with `extra-frontmatter-keys = ["..."]` in `[tool.baton]`.
+
+    Reported:
+
+        ==> .claude/commands/prime.md <==
+        ---
+        description: Load the project context
+        allowed_tools: Read, Bash(git ls-files:*)
+        ---
+
+    Not reported:
+
+        ==> .claude/commands/prime.md <==
+        ---
+        description: Load the project context
+        allowed-tools: Read, Bash(git ls-files:*)
+        when_to_use: at the start of a session
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error:
@@ -66,49 +97,54 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-@rule("BTN302", "command-missing-description", Severity.WARNING, COMMAND, fixable=True)
+@rule("BTN302", "command-missing-description", Severity.INFO, COMMAND_OR_SKILL, fixable=True,
+      convention=CC)
 def missing_description(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
-    """Command has no `description` in its front matter.
+    """Command or skill front matter has an empty `description:`.
 
-    The description is what `/help` and the slash-command menu show, and what the model reads
-    to decide whether the command fits a request. Without it Claude Code falls back to the
-    first line of the body, which for these files is usually a heading or an instruction to
-    the model, not a summary for a person.
+    A missing description is fine: Claude Code then uses the first line of a command's body
+    (the first paragraph of a skill's), per its slash-command and skills docs, so files
+    without front matter or without the key are not reported. An explicit empty
+    `description:` is what this reports: it is almost always an unfinished edit, and the
+    menu and the model see an empty description instead of the body's first line.
 
-    Fix: add `description: <one line saying what the command does>` to the front matter (the
-    quick fix starts it from the file's `# Title`).
+    Fix: write one line saying what the command does (the quick fix starts it from the
+    file's `# Title`), or delete the empty key.
+
+    Reported:
+
+        ==> .claude/commands/refresh.md <==
+        ---
+        description:
+        allowed-tools: Read
+        ---
+        # Refresh the index
+
+    Not reported:
+
+        ==> .claude/commands/refresh.md <==
+        # Refresh the index
+
+        Re-read every plan and rebuild specs/index.md.
     """
     fm = doc.frontmatter
-    title = _title_text(doc)
-    if fm is None:
-        fix = None
-        if title:
-            fix = ctx.fix("Add front matter with a description",
-                          ctx.edit(Range.of_line(0), f"---\ndescription: {title}\n---\n"),
-                          safe=False)
-        yield ctx.finding(ctx.line_range(0),
-                          "command has no front matter, so it has no `description`: expected "
-                          "`---` / `description: ...` / `---` at the top of the file", fix=fix)
-        return
-    if fm.error:
+    if fm is None or fm.error:
         return
     entry = fm.get("description")
-    if entry is not None and isinstance(entry.value, str) and entry.value.strip():
+    if entry is None or (isinstance(entry.value, str) and entry.value.strip()) \
+            or isinstance(entry.value, (list, dict, int, float)):
         return
-    if entry is not None:
-        yield ctx.finding(entry.range, "command `description` is empty: expected one line "
-                                       "saying what the command does")
-        return
+    title = _title_text(doc)
     fix = None
-    if title:
-        fix = ctx.fix("Add a description", ctx.edit(Range.of_line(1), f"description: {title}\n"),
-                      safe=False)
-    yield ctx.finding(Range.of_line(0, 0, 3),
-                      f"command front matter has no `description` key (found: "
-                      f"{', '.join(fm.keys()) or 'no keys'})", fix=fix)
+    if title and entry.range.start_line == entry.range.end_line:
+        fix = ctx.fix("Use the title as description",
+                      ctx.edit(entry.range, f"description: {json.dumps(title)}"), safe=False)
+    yield ctx.finding(entry.range, "command `description` is empty: expected one line saying "
+                                   "what the command does (or no key, so Claude Code uses the "
+                                   "first line of the body)", fix=fix)
 
 
-@rule("BTN303", "command-invalid-frontmatter", Severity.ERROR, COMMAND)
+@rule("BTN303", "command-invalid-frontmatter", Severity.ERROR, COMMAND_OR_SKILL, convention=CC)
 def invalid_frontmatter(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """Command front matter cannot be read as YAML, even leniently.
 
@@ -119,6 +155,23 @@ def invalid_frontmatter(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]
 
     Fix: correct the YAML at the reported position. Quote values that start with `[`, `{`,
     `*`, `&`, `!`, `%`, `@` or a backtick, and values containing `: `.
+
+    Reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Make a plan
+        allowed-tools: [Read
+        not a key line
+        ---
+
+    Not reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Make a plan
+        argument-hint: [--flag] TEXT
+        ---
     """
     fm = doc.frontmatter
     if fm is None or not fm.error:
@@ -126,7 +179,8 @@ def invalid_frontmatter(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]
     yield ctx.finding(fm.error_range or Range.of_line(0, 0, 3), fm.error)
 
 
-@rule("BTN304", "command-unknown-type", Severity.INFO, COMMAND, fixable=True)
+@rule("BTN304", "command-unknown-type", Severity.INFO, COMMAND, fixable=True,
+      convention=WORKFLOW)
 def unknown_command_type(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """`command-type` has a value the workflow tooling does not know.
 
@@ -135,6 +189,22 @@ def unknown_command_type(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
     `parent-commands`) and `example`. Another value puts the command in no group.
 
     Fix: use one of the known types (a quick fix is offered for near misses).
+
+    Reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Make a plan
+        command-type: primry
+        ---
+
+    Not reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Make a plan
+        command-type: primary
+        ---
     """
     fm = doc.frontmatter
     entry = fm.get("command-type") if fm is not None and not fm.error else None
@@ -169,7 +239,7 @@ def _agent_ref(value: str) -> str:
 
 
 @rule("BTN305", "command-unknown-dependent-agent", Severity.ERROR, COMMAND, fixable=True,
-      cross_file=True)
+      cross_file=True, convention=WORKFLOW)
 def unknown_dependent_agent(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """`dependent-agents` names an agent that has no file in `.claude/agents/`.
 
@@ -181,6 +251,26 @@ def unknown_dependent_agent(doc: CommandFile, ctx: RuleContext) -> Iterator[Find
     Fix: correct the name (a quick fix is offered when one agent name is close), add the
     agent file, or remove the entry. Not checked when the workspace has no `.claude/agents/`
     directory (agents may then live at user level).
+
+    Reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research a topic
+        dependent-agents: research-specialst
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research a topic
+        dependent-agents: research-specialist
+        ---
     """
     fm = doc.frontmatter
     entry = fm.get("dependent-agents") if fm is not None and not fm.error else None
@@ -210,7 +300,8 @@ def unknown_dependent_agent(doc: CommandFile, ctx: RuleContext) -> Iterator[Find
                           f".claude/agents/{name}.md{hint}", fix=fix, related=related)
 
 
-@rule("BTN306", "command-duplicate-frontmatter-key", Severity.WARNING, COMMAND)
+@rule("BTN306", "command-duplicate-frontmatter-key", Severity.WARNING, COMMAND_OR_SKILL,
+      convention=CC)
 def duplicate_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """Command front matter repeats a key.
 
@@ -218,6 +309,23 @@ def duplicate_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     lost; which one wins differs between tools.
 
     Fix: merge the two entries into one.
+
+    Reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Make a plan
+        model: sonnet
+        model: opus
+        ---
+
+    Not reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Make a plan
+        model: opus
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error:
@@ -229,3 +337,181 @@ def duplicate_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(dup.key_range,
                           f"front matter key `{dup.key}` is defined more than once",
                           related=related)
+
+
+# -- the body as Claude Code expands it ------------------------------------------------------
+
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_INLINE_BASH_RE = re.compile(r"(?:^|(?<=\s))!`([^`\n]+)`")
+_READ_ONLY = frozenset({"ls", "cat", "echo", "pwd", "head", "tail", "grep", "find", "wc",
+                        "which", "diff", "stat", "du", "cd", "date", "whoami", "uname"})
+"""Bash commands Claude Code runs without a permission prompt (permissions docs,
+"Read-only commands"), plus read-only `git` forms below."""
+_READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "branch", "rev-parse", "remote",
+                            "ls-files", "blame"})
+
+
+def _prose_lines(lines: list[str]) -> Iterator[tuple[int, str, bool]]:
+    """(index, text, inside a fenced block) for every line after the front matter."""
+    start = 0
+    if lines and lines[0].strip() == "---":
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+        start = end + 1 if end is not None else 0
+    fence: str | None = None
+    for i in range(start, len(lines)):
+        m = _FENCE_RE.match(lines[i])
+        if m:
+            fence = m.group(1) if fence is None else (None if m.group(1) == fence else fence)
+            yield i, lines[i], True
+            continue
+        yield i, lines[i], fence is not None
+
+
+def _read_only(command: str) -> bool:
+    """Every simple command is one Claude Code runs without asking (so no rule is needed)."""
+    for part in re.split(r"\|\||&&|[|;]", command):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            return False
+        if not words:
+            continue
+        if words[0] == "git":
+            if len(words) < 2 or words[1] not in _READ_ONLY_GIT:
+                return False
+        elif words[0] not in _READ_ONLY or any(c in part for c in "<>"):
+            return False
+    return True
+
+
+def _shell_tools(doc: CommandFile) -> tuple[str, ...]:
+    fm = doc.frontmatter
+    shell = fm.get("shell") if fm is not None else None
+    if shell is not None and str(shell.value).strip().lower() == "powershell":
+        return ("PowerShell", "Bash")
+    return ("Bash",)
+
+
+@rule("BTN307", "command-inline-bash-not-allowed", Severity.WARNING, COMMAND_OR_SKILL,
+      convention=CC)
+def inline_bash_not_allowed(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """`` !`command` `` runs before the prompt, but `allowed-tools` has no Bash rule for it.
+
+    Claude Code runs every `` !`cmd` `` (at the start of a line or after whitespace) when
+    the command or skill is invoked, and injected commands never prompt: when the permission
+    check is not "allow", Claude Code aborts the whole invocation with `Shell command
+    permission check failed` (skills docs, "How injected commands run"). The command's
+    `allowed-tools` is where that allow comes from; when the file has `allowed-tools` but no
+    `Bash` entry, only Claude Code's read-only commands (`ls`, `cat`, `git status`, ...) and
+    rules in the user's own settings can run. Files without `allowed-tools` are not checked
+    (their author relies on settings), nor are read-only commands.
+
+    Fix: add `Bash(<command prefix>:*)` (or `Bash`) to `allowed-tools`.
+
+    Reported:
+
+        ==> .claude/commands/test.md <==
+        ---
+        description: Run the tests and summarise failures
+        allowed-tools: Read, Grep
+        ---
+        Test output: !`npm test`
+
+    Not reported:
+
+        ==> .claude/commands/test.md <==
+        ---
+        description: Run the tests and summarise failures
+        allowed-tools: Read, Grep, Bash(npm test:*)
+        ---
+        Branch: !`git branch --show-current`
+        Test output: !`npm test`
+    """
+    fm = doc.frontmatter
+    entry = fm.get("allowed-tools") if fm is not None and not fm.error else None
+    if entry is None:
+        return
+    shells = _shell_tools(doc)
+    for item in _agent_items(entry):
+        name = str(item.value).strip()
+        if any(name == t or name.startswith(f"{t}(") for t in shells):
+            return
+    for i, line, fenced in _prose_lines(ctx.lines):
+        if fenced:
+            continue
+        for m in _INLINE_BASH_RE.finditer(line):
+            command = m.group(1).strip()
+            if _read_only(command):
+                continue
+            first = command.split()[0] if command.split() else command
+            yield ctx.finding(
+                Range.of_line(i, m.start(), m.end()),
+                f"inline bash `!`{command}`` runs when the command is invoked, but "
+                f"`allowed-tools` has no Bash rule: Claude Code aborts the invocation unless "
+                f"your settings allow it; expected e.g. `Bash({first}:*)` in `allowed-tools`")
+
+
+_MUSTACHE_ARGS_RE = re.compile(r"\{\{\s*(ARGUMENTS|[Aa]rguments|ARGS?|[Aa]rgs?|INPUT|[Ii]nput|"
+                               r"\d)\s*\}\}")
+_DOLLAR_RE = re.compile(r"(?<![\\$\w])\$(?:\{(ARGUMENTS|\d+)\}|(ARGS?|ARGUMENT|ARGV)\b)")
+_CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+
+
+@rule("BTN308", "command-unexpanded-template", Severity.WARNING, COMMAND_OR_SKILL,
+      fixable=True, convention=CC)
+def unexpanded_template(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """The prose uses argument syntax Claude Code does not expand.
+
+    Claude Code substitutes `$ARGUMENTS`, `$ARGUMENTS[N]`, `$N`, names declared in
+    `arguments`, and `${CLAUDE_SESSION_ID}`, `${CLAUDE_EFFORT}`, `${CLAUDE_SKILL_DIR}`,
+    `${CLAUDE_PROJECT_DIR}`, `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` (skills docs,
+    "Available string substitutions"). Other spellings, such as `{{ARGUMENTS}}`,
+    `{{input}}`, `${1}`, `${ARGUMENTS}`, `$ARGS` or `$ARGUMENT`, reach the model literally,
+    so the command runs without the user's input. Only prose is checked: code blocks and
+    code spans are bash the model runs, where `${1}` is a shell variable.
+
+    Fix: use `$ARGUMENTS` or `$N` (the quick fix rewrites the spelling; `$N` counts from 0
+    in current Claude Code).
+
+    Reported:
+
+        ==> .claude/commands/fix-issue.md <==
+        ---
+        description: Fix a GitHub issue
+        ---
+        Fix issue {{ARGUMENTS}} following our standards.
+
+    Not reported:
+
+        ==> .claude/commands/fix-issue.md <==
+        ---
+        description: Fix a GitHub issue
+        ---
+        Fix issue $ARGUMENTS following our standards.
+
+        ```bash
+        ISSUE="${1}"
+        ```
+    """
+    fm = doc.frontmatter
+    declared: set[str] = set()
+    args = fm.get("arguments") if fm is not None and not fm.error else None
+    if args is not None:
+        values = args.value if isinstance(args.value, list) else str(args.value or "").split()
+        declared = {str(v).strip() for v in values}
+    for i, line, fenced in _prose_lines(ctx.lines):
+        if fenced:
+            continue
+        masked = _CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+        for m in [*_MUSTACHE_ARGS_RE.finditer(masked), *_DOLLAR_RE.finditer(masked)]:
+            text = m.group(0)
+            inner = m.group(1) or (m.group(2) if m.re is _DOLLAR_RE else None) or ""
+            if inner in declared:
+                continue
+            wanted = f"${inner}" if inner.isdigit() else "$ARGUMENTS"
+            yield ctx.finding(
+                Range.of_line(i, m.start(), m.end()),
+                f"`{text}` is not a substitution Claude Code performs: the model receives it "
+                f"literally; expected `{wanted}`",
+                fix=ctx.fix(f"Change to `{wanted}`",
+                            ctx.edit(Range.of_line(i, m.start(), m.end()), wanted)))

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from ..model.agent import AgentFile, CommandFile, Injection, TaskBlock
-from ..model.base import Finding, Kind, Range, Related, Severity
+from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from .base import RuleContext, rule
 from .command_frontmatter import nearest
 
 TASK_KINDS = (Kind.COMMAND, Kind.AGENT)
+WORKFLOW = Convention.WORKFLOW_AGENTS
 REQUIRED_FIELDS = ("subagent_type", "description", "prompt")
 GENERIC_SIGNALS = frozenset({"TASK_ERROR", "ERROR_CONTEXT", "PROGRESS"})
 """Signals every agent may return (errors, progress); never required to be documented."""
@@ -24,7 +25,8 @@ def _blocks(doc: Any) -> list[TaskBlock]:
     return list(getattr(doc, "task_blocks", None) or [])
 
 
-@rule("BTN310", "task-missing-field", Severity.ERROR, TASK_KINDS, fixable=True)
+@rule("BTN310", "task-missing-field", Severity.ERROR, TASK_KINDS, fixable=True,
+      convention=WORKFLOW)
 def task_missing_field(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """A `Task {` block lacks `subagent_type`, `description` or `prompt`.
 
@@ -36,6 +38,45 @@ def task_missing_field(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterat
 
     Fix: add the missing field inside the braces. For `subagent_type` the quick fix inserts
     `subagent_type: "general-purpose"`.
+
+    Reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+
+            Return: REPORT_CREATED: <path>
+          "
+        }
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+
+            Return: REPORT_CREATED: <path>
+          "
+        }
     """
     lines = ctx.lines
     for block in _blocks(doc):
@@ -62,7 +103,7 @@ def task_missing_field(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterat
                               f"description and prompt (found: {found})", fix=fix)
 
 
-@rule("BTN311", "task-unclosed-block", Severity.ERROR, TASK_KINDS)
+@rule("BTN311", "task-unclosed-block", Severity.ERROR, TASK_KINDS, convention=WORKFLOW)
 def task_unclosed(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """A `Task {` block has no closing `}` on a line of its own.
 
@@ -71,6 +112,49 @@ def task_unclosed(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Fi
     agent receives is wrong and later invocations may be merged into it.
 
     Fix: add `}` on its own line after the block's last field.
+
+    Reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+
+            Return: REPORT_CREATED: <path>
+          "
+
+        ## Next section
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+
+            Return: REPORT_CREATED: <path>
+          "
+        }
+
+        ## Next section
     """
     for block in _blocks(doc):
         if block.closed or block.unbalanced_quote is not None:
@@ -82,7 +166,7 @@ def task_unclosed(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Fi
                           f"{end + 1}")
 
 
-@rule("BTN312", "task-unbalanced-quote", Severity.ERROR, TASK_KINDS)
+@rule("BTN312", "task-unbalanced-quote", Severity.ERROR, TASK_KINDS, convention=WORKFLOW)
 def task_unbalanced_quote(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """A double-quoted Task field (usually `prompt: "`) is never closed.
 
@@ -93,6 +177,47 @@ def task_unbalanced_quote(doc: CommandFile | AgentFile, ctx: RuleContext) -> Ite
 
     Fix: balance the quotes inside the prompt (escape literal ones as `\\"`, or use single
     quotes for quoted words) or switch the field to a YAML block (`prompt: |`).
+
+    Reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+            Topic: ${TOPIC}
+
+            Return: REPORT_CREATED: <path>
+        }
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+            Topic: "${TOPIC}"
+
+            Return: REPORT_CREATED: <path>
+          "
+        }
     """
     for block in _blocks(doc):
         rng = block.unbalanced_quote
@@ -115,7 +240,7 @@ def _injection_path(inj: Injection, ctx: RuleContext) -> Path | None:
 
 
 @rule("BTN313", "injected-agent-missing", Severity.ERROR, TASK_KINDS, fixable=True,
-      cross_file=True)
+      cross_file=True, convention=WORKFLOW)
 def injected_agent_missing(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """A behavioural-injection line points at an agent file that does not exist.
 
@@ -129,6 +254,46 @@ def injected_agent_missing(doc: CommandFile | AgentFile, ctx: RuleContext) -> It
 
     Fix: correct the path (a quick fix is offered when an existing agent's name is close) or
     create the agent file.
+
+    Reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialst.md
+
+            Return: REPORT_CREATED: <path>
+          "
+        }
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+
+            Return: REPORT_CREATED: <path>
+          "
+        }
     """
     injections = list(getattr(doc, "injections", None) or [])
     seen: set[tuple[int, int]] = set()
@@ -164,7 +329,8 @@ def injected_agent_missing(doc: CommandFile | AgentFile, ctx: RuleContext) -> It
                           f"at {shown}{hint}", fix=fix, related=related)
 
 
-@rule("BTN314", "task-signal-not-emitted", Severity.WARNING, TASK_KINDS, cross_file=True)
+@rule("BTN314", "task-signal-not-emitted", Severity.WARNING, TASK_KINDS, cross_file=True,
+      convention=WORKFLOW)
 def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """A Task prompt expects a return signal the injected agent never documents.
 
@@ -176,6 +342,46 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
 
     Fix: ask for the signal the agent documents (listed in the message), or document the new
     signal in the agent's completion section.
+
+    Reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+
+            Return: PLAN_CREATED: <path>
+          "
+        }
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "
+            Read and follow ALL behavioral guidelines from:
+            .claude/agents/research-specialist.md
+
+            Return: REPORT_CREATED: <path>
+          "
+        }
     """
     if ctx.index is None:
         return
