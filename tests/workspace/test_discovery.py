@@ -25,6 +25,22 @@ from baton_lsp.workspace.discovery import classify, find_root, find_workspaces, 
     (".claude/commands/plan.bak", None),
     (".claude/commands/backups/errors.md", None),
     (".claude/commands/shared/part.md", None),
+    (".claude/commands/git/commit.md", Kind.COMMAND),
+    (".claude/commands/team/review/deep.md", Kind.COMMAND),
+    (".claude/commands/git/README.md", None),
+    (".claude/commands/templates/command.md", None),
+    (".claude/skills/lean-research/SKILL.md", Kind.SKILL),
+    (".claude/skills/lean-research/reference.md", None),
+    (".claude/skills/SKILL.md", None),
+    ("specs/state.json", Kind.REGISTRY),
+    (".claude/specs/state.json", Kind.REGISTRY),
+    ("specs/081_x/state.json", None),
+    ("specs/plans/TEMPLATE.md", None),
+    ("specs/plans/11-issue-11-stage-6.md", Kind.PLAN),
+    # found by the wider patterns: need the file's text, so not ours from the path alone
+    ("docs/plans/refactor.md", None),
+    ("PLAN.md", None),
+    (".claude/TODO.md", None),
     (".claude/specs/001_x/plans/backups/001-x_20251201_101010.md", None),
     (".claude/tmp/workflow_coordinate_1762902471.sh", Kind.STATE),
     (".claude/data/logs/errors.jsonl", Kind.ERRORS_LOG),
@@ -67,3 +83,112 @@ def test_walk_skips_the_engines_history_but_it_is_still_classified(make_workspac
     assert ".claude/data/checkpoints/legacy.json" in walked
     assert ".claude/data/checkpoints/wf_1/000001.json" not in walked
     assert classify(".claude/data/checkpoints/wf_1/000001.json") is Kind.CHECKPOINT
+
+
+PLAN = "# Refactor\n\n## Phase 1: Rename\n\n- [ ] rename the config\n"
+CHECKLIST = "# Release\n\n- [x] tag\n- [ ] publish\n"
+NOTE = "# Notes on plans\n\nWe plan to rewrite the renderer next year.\n"
+
+
+@pytest.mark.parametrize(("rel", "text", "kind"), [
+    ("docs/plans/refactor.md", PLAN, Kind.PLAN),
+    ("docs/plans/2026/refactor.md", PLAN, Kind.PLAN),
+    ("docs/superpowers/plans/2026-01-05-refactor.md", PLAN, Kind.PLAN),
+    ("docs/plans/angular.progress.md", "## Phase 1: Renames\n- Status: completed\n",
+     Kind.PLAN),
+    ("docs/plans/ideas.md", NOTE, None),
+    ("docs/plans/README.md", PLAN, None),
+    ("docs/plans/plan-template.md", PLAN, None),
+    ("docs/guide.md", PLAN, None),
+    ("docs/plans.md", PLAN, None),
+    ("PLAN.md", PLAN, Kind.PLAN),
+    ("plan.md", CHECKLIST, Kind.PLAN),
+    ("PLAN.md", NOTE, None),
+    ("NOTES.md", PLAN, None),
+    (".claude/TODO.md", CHECKLIST, Kind.PLAN),
+    (".claude/TODO.md", "TODO:\nKROK 1\n- shorten the names\n", None),
+    (".claude/plans/dark-mode.md", PLAN, Kind.PLAN),
+    ("docs/plans/old.md.bak", PLAN, None),
+    ("docs/plans/backups/refactor.md", PLAN, None),
+])
+def test_plans_outside_specs_need_the_shape_of_a_plan(make_workspace, rel: str, text: str,
+                                                      kind: Kind | None) -> None:
+    """`docs/`, a root `PLAN.md` and `.claude/TODO.md` also hold notes and templates: a file
+    there is checked as a plan only when it has phase headings or task checkboxes."""
+    root: Path = make_workspace({rel: text})
+    assert classify(rel, root) is kind
+    walked = {p.relative_to(root).as_posix(): k for p, k in walk(root)}
+    assert walked.get(rel) is kind
+
+
+def test_walk_finds_every_place(make_workspace) -> None:
+    root: Path = make_workspace({
+        ".claude/commands/plain.md": "x",
+        ".claude/commands/git/commit.md": "x",
+        ".claude/commands/shared/fragment.md": "x",
+        ".claude/skills/lean/SKILL.md": "---\nname: lean\n---\n",
+        ".claude/skills/lean/notes.md": "x",
+        ".claude/TODO.md": CHECKLIST,
+        "specs/state.json": "{}",
+        "specs/081_x/plans/17_plan.md": PLAN,
+        "specs/081_x/.return-meta.json": "{}",
+        "docs/plans/refactor.md": PLAN,
+        "docs/plans/README.md": PLAN,
+        "docs/architecture.md": PLAN,
+        "PLAN.md": PLAN,
+        "node_modules/pkg/docs/plans/x.md": PLAN,
+        "src/plans/x.md": PLAN,
+    })
+    walked = {p.relative_to(root).as_posix(): k for p, k in walk(root)}
+    assert walked == {
+        ".claude/commands/plain.md": Kind.COMMAND,
+        ".claude/commands/git/commit.md": Kind.COMMAND,
+        ".claude/skills/lean/SKILL.md": Kind.SKILL,
+        ".claude/TODO.md": Kind.PLAN,
+        "specs/state.json": Kind.REGISTRY,
+        "specs/081_x/plans/17_plan.md": Kind.PLAN,
+        "docs/plans/refactor.md": Kind.PLAN,
+        "PLAN.md": Kind.PLAN,
+    }
+
+
+def _tree(base: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = base / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return base
+
+
+def test_a_specs_tree_without_claude_is_a_workspace(tmp_path: Path) -> None:
+    """Trees such as codegenie keep plans in `specs/plans/` and Claude Code's setup in the
+    user's home: `baton check tree` must still find them."""
+    codegenie = _tree(tmp_path / "codegenie", {"specs/plans/11-issue.md": PLAN,
+                                               "specs/plans/phase-plans/102/phase_1.md": PLAN})
+    proof = _tree(tmp_path / "proof", {"specs/state.json": "{}"})
+    topics = _tree(tmp_path / "topics", {"specs/081_x/plans/17_plan.md": PLAN})
+    _tree(tmp_path / "openapi", {"specs/api.yaml": "openapi: 3.1.0\n"})
+    assert find_workspaces(tmp_path) == [codegenie, proof, topics]
+    assert find_root(codegenie / "specs/plans/phase-plans/102/phase_1.md") == codegenie
+    assert find_root(proof / "specs") == proof
+    assert find_root(tmp_path / "openapi/specs/api.yaml") is None
+    assert {p.relative_to(codegenie).as_posix() for p, _ in walk(codegenie)} == {
+        "specs/plans/11-issue.md", "specs/plans/phase-plans/102/phase_1.md"}
+
+
+def test_the_nearest_root_wins(tmp_path: Path) -> None:
+    """A package with its own `specs/` inside a repository with `.claude/`: its plans are
+    classified relative to the package, where `specs/` is."""
+    outer = _tree(tmp_path, {".claude/agents/a.md": "x", "pkg/specs/plans/p.md": PLAN})
+    assert find_root(outer / "pkg/specs/plans/p.md") == outer / "pkg"
+    assert find_workspaces(outer) == [outer, outer / "pkg"]
+
+
+def test_check_a_specs_only_tree(tmp_path: Path) -> None:
+    """`baton check` on a tree with `specs/` but no `.claude/` checks its files."""
+    from baton_lsp.rules.checker import check_paths
+
+    tree = _tree(tmp_path / "t", {"specs/plans/1-x.md": PLAN, "specs/state.json": "{"})
+    result = check_paths([tree])
+    assert result.files == 2
+    assert any(f.code == "BTN600" for f in result.findings)

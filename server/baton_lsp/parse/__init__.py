@@ -8,6 +8,7 @@ from ..model import Document, Kind, Unreadable
 from .agent import parse_agent, parse_command
 from .data import parse_checkpoint_file, parse_errors_log, parse_report, parse_state
 from .plan import parse_plan
+from .registry import parse_registry
 from .text import DEFAULT_MAX_BYTES, Source, UnreadableError, decode
 
 log = logging.getLogger(__name__)
@@ -17,6 +18,7 @@ _PARSERS = {
     Kind.AGENT: parse_agent,
     Kind.COMMAND: parse_command,
     Kind.SKILL: parse_command,
+    Kind.REGISTRY: parse_registry,
     Kind.STATE: parse_state,
     Kind.ERRORS_LOG: parse_errors_log,
     Kind.CHECKPOINT: parse_checkpoint_file,

@@ -73,7 +73,7 @@ class WorkspaceIndex:
             return None
         if self.config.exclude and excluded(rel, self.config.exclude):
             return None
-        return classify(rel)
+        return classify(rel, self.root)
 
     def files(self) -> dict[str, Kind]:
         with self._lock:
