@@ -132,3 +132,11 @@ def test_a_partly_done_task_is_still_open() -> None:
 def test_a_blocked_phase_is_not_told_to_mark_itself_complete() -> None:
     text = "# P\n### Phase 1: A [BLOCKED]\n- [x] a\n- [x] b\n"
     assert only(check(text), "BTN112") == []
+
+
+def test_a_plan_without_markers_is_not_told_to_add_one() -> None:
+    # The 731 plan tracks progress in its boxes only; no phase has a marker to forget.
+    text = "# P\n### Phase 1: A\n- [x] a\n### Phase 2: B\n- [ ] b\n"
+    assert only(check(text), "BTN112") == []
+    text = "# P\n### Phase 1: A\n- [x] a\n### Phase 2: B [IN PROGRESS]\n- [ ] b\n"
+    assert len(only(check(text), "BTN112")) == 1
