@@ -186,3 +186,47 @@ def test_single_line_json_with_unescaped_inner_quotes_is_flagged() -> None:
     good = 'export REPORT_PATHS_JSON="[\\"/p/a.md\\"]"\nexport B="x" # note "quoted"\n'
     assert [f for f in _check(_Kind.STATE, good, "/ws/.claude/tmp/workflow_x.sh")
             if f.code == "BTN405"] == []
+
+
+# -- BTN407: state values that run a command when sourced ---------------------------------------
+
+
+def state_findings(text: str) -> list[Finding]:
+    return [f for f in check_text(Kind.STATE, text, STATE) if f.code == "BTN407"]
+
+
+def test_backticks_in_a_double_quoted_value_run_when_sourced() -> None:
+    text = ('export WORKFLOW_ID="plan_1"\n'
+            'export WORKFLOW_DESCRIPTION="fix `load_state` and $(whoami) in\n'
+            'the `x` parser"\n')
+    (f,) = state_findings(text)
+    assert (f.range.start_line, f.range.start_char, f.range.end_char) == (1, 33, 34)
+    assert "WORKFLOW_DESCRIPTION" in f.message and "(and 4 more)" in f.message
+    assert f.fix is not None and f.fix.safe
+    fixed = apply(text, f.fix)
+    assert "\\`load_state\\` and \\$(whoami) in\nthe \\`x\\` parser" in fixed
+    assert state_findings(fixed) == []
+
+
+@pytest.mark.parametrize("line", [
+    "export STARTED='$(date)'",                       # single quotes keep it literal
+    'export CMD="run \\`x\\` \\$(y)"',                 # escaped
+    'export N="$((1 + 2))"',                          # arithmetic, no command
+    'export STATE_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_1.sh"',
+])
+def test_literal_or_harmless_values(line: str) -> None:
+    assert state_findings(line + "\n") == []
+
+
+def test_unquoted_value_with_command_substitution() -> None:
+    (f,) = state_findings("export NOW=$(date)\n")
+    assert f.range.start_char == 11
+
+
+def test_state_rules_follow_the_workflow_bash_convention() -> None:
+    from baton_lsp.model.base import Convention
+
+    for code in ("BTN405", "BTN406", "BTN407"):
+        assert get_rule(code).convention is Convention.WORKFLOW_BASH  # type: ignore[union-attr]
+    for code in ("BTN400", "BTN401", "BTN402", "BTN403", "BTN404"):
+        assert get_rule(code).convention is Convention.BATON  # type: ignore[union-attr]

@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--select", type=_codes, help="comma list of codes or prefixes to enable")
     check.add_argument("--ignore", type=_codes, help="comma list of codes or prefixes to skip")
     check.add_argument("--no-shellcheck", action="store_true", help="skip ShellCheck")
+    check.add_argument("-v", "--verbose", dest="explain_skips", action="store_true",
+                       help="say on stderr which blocks were not checked and why (e.g. a "
+                       "bash block that is a template, not a script)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with errors")
     check.add_argument("--jobs", "-j", type=int, default=None,
                        help="worker processes (default: one per core for large trees)")
@@ -92,6 +95,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         overrides["ignore"] = args.ignore
     if args.no_shellcheck:
         overrides["shellcheck"] = False
+    if args.explain_skips:  # worker processes are forked, so they inherit this level
+        logging.getLogger("baton_lsp.rules.skipped").setLevel(logging.INFO)
     result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs)
     if not result.workspaces and args.format == "text":
         print("baton: no .claude/ workspace found at or below the given paths", file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -223,6 +224,12 @@ class BatonConfig(BaseModel):
         "workflow-bash, task-registry, baton) → `auto` (apply its rules to files that follow "
         "it, the default), `on` (to every file of its kinds) or `off`.")
     shellcheck: bool = Field(True, description="Run ShellCheck on bash blocks of commands.")
+    shellcheck_checks: list[str] = Field(
+        default_factory=lambda: ["default"],
+        description="ShellCheck codes reported by BTN330: `default` (parse errors and a "
+        "curated set of checks that mean a script is broken, see `baton rule BTN330`), "
+        "`all`, or codes such as `SC2086`; e.g. `[\"default\", \"SC2086\"]`.",
+    )
     shellcheck_exclude: list[str] = Field(
         default_factory=lambda: list(DEFAULT_SHELLCHECK_EXCLUDE),
         description="ShellCheck codes to skip (blocks read state from earlier blocks).",
@@ -243,6 +250,17 @@ class BatonConfig(BaseModel):
 
     workflow: WorkflowSettings = Field(
         default_factory=WorkflowSettings, description="How `baton run` launches agents.")
+
+    @field_validator("shellcheck_checks")
+    @classmethod
+    def _known_checks(cls, value: list[str]) -> list[str]:
+        out = [v.strip().lower() if v.strip().lower() in ("default", "all")
+               else v.strip().upper() for v in value]
+        bad = [v for v in out if v not in ("default", "all") and not re.fullmatch(r"SC\d{4}", v)]
+        if bad:
+            raise ValueError(f"unknown ShellCheck check {', '.join(bad)}: expected `default`, "
+                             "`all` or codes like `SC2086`")
+        return out
 
     @field_validator("conventions")
     @classmethod

@@ -72,6 +72,31 @@ def checkpoint_unreadable(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Find
     `baton resume` (and the bash `load_checkpoint`) cannot use it: the newest sound
     checkpoint before it is used instead. Usually a write cut short or a hand edit; restore
     it from `<file>.backup` or the workflow's previous history entry.
+
+    Reported:
+
+        ==> .claude/data/checkpoints/implement_auth.json <==
+        {
+          "schema_version": "9.9",
+          "checkpoint_id": "implement_auth_001"
+        }
+
+    Not reported:
+
+        ==> .claude/data/checkpoints/implement_auth.json <==
+        {
+          "schema_version": "2.1",
+          "checkpoint_id": "implement_auth_001",
+          "workflow_type": "implement",
+          "project_name": "auth",
+          "created_at": "2025-11-12T09:14:03Z",
+          "status": "in_progress",
+          "state_machine": {
+            "current_state": "implement",
+            "workflow_config": {"scope": "full-implementation", "command": "implement"},
+            "classification": {"workflow_type": "full-implementation"}
+          }
+        }
     """
     if doc.error is not None:
         yield ctx.finding(doc.error_range or ctx.line_range(0), doc.error)
@@ -94,6 +119,40 @@ def checkpoint_schema_violation(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     number where a list belongs, a required field missing (reported on the object that
     lacks it). The schemas are the ones `baton schema` prints and the engine validates
     against before it resumes.
+
+    Reported:
+
+        ==> .claude/data/checkpoints/implement_auth.json <==
+        {
+          "schema_version": "2.1",
+          "checkpoint_id": "implement_auth_001",
+          "workflow_type": "implement",
+          "project_name": "auth",
+          "created_at": "2025-11-12T09:14:03Z",
+          "status": "in_progress",
+          "state_machine": {
+            "current_state": "implemnt",
+            "workflow_config": {"scope": "full-implementation", "command": "implement"},
+            "classification": {"workflow_type": "full-implementation"}
+          }
+        }
+
+    Not reported:
+
+        ==> .claude/data/checkpoints/implement_auth.json <==
+        {
+          "schema_version": "2.1",
+          "checkpoint_id": "implement_auth_001",
+          "workflow_type": "implement",
+          "project_name": "auth",
+          "created_at": "2025-11-12T09:14:03Z",
+          "status": "in_progress",
+          "state_machine": {
+            "current_state": "implement",
+            "workflow_config": {"scope": "full-implementation", "command": "implement"},
+            "classification": {"workflow_type": "full-implementation"}
+          }
+        }
     """
     if doc.data is None:
         return
@@ -126,6 +185,37 @@ def checkpoint_outdated_schema(doc: CheckpointDoc, ctx: RuleContext) -> Iterator
     chain does (1.0 → 1.1 → 1.2 → 1.3 → 2.0 → 2.1). The quick fix "Migrate checkpoint to
     2.1" rewrites the file in the current schema (what `baton migrate FILE` does, which also
     keeps a `.backup`).
+
+    Reported:
+
+        ==> .claude/data/checkpoints/implement_auth.json <==
+        {
+          "schema_version": "1.2",
+          "checkpoint_id": "implement_auth_001",
+          "workflow_type": "implement",
+          "project_name": "auth",
+          "created_at": "2025-11-12T09:14:03Z",
+          "status": "in_progress",
+          "current_phase": 2,
+          "completed_phases": [1]
+        }
+
+    Not reported:
+
+        ==> .claude/data/checkpoints/implement_auth.json <==
+        {
+          "schema_version": "2.1",
+          "checkpoint_id": "implement_auth_001",
+          "workflow_type": "implement",
+          "project_name": "auth",
+          "created_at": "2025-11-12T09:14:03Z",
+          "status": "in_progress",
+          "state_machine": {
+            "current_state": "implement",
+            "workflow_config": {"scope": "full-implementation", "command": "implement"},
+            "classification": {"workflow_type": "full-implementation"}
+          }
+        }
     """
     if doc.data is None:
         return

@@ -2,8 +2,10 @@
 
 Every ```bash fence of a command runs in a new bash process, so anything a block computes
 from its own process (`$$`, traps, unexported variables) is gone in the next one. The rules
-here read each block with a small lexer that knows quoting, comments and here-documents;
-that is enough to be precise without a full bash parser.
+here read each block with the small lexer of `parse.shell` that knows quoting, comments and
+here-documents; that is enough to be precise without a full bash parser. Rules about the
+seeds' multi-block state conventions (state files, `append_workflow_state`) run only on
+commands that use the state library (workflow-bash); the others apply to every command.
 """
 
 from __future__ import annotations
@@ -12,126 +14,28 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 from ..model.agent import BashBlock, CommandFile
-from ..model.base import Finding, Kind, Range, Related, Severity
+from ..model.base import Convention, Finding, Kind, Range, Related, Severity
+from ..parse.shell import (
+    CODE,
+    COMMENT,
+    DQ,
+    ESC,
+    HEREDOC,
+    HEREDOC_QUOTED,
+    SQ,
+    BashLine,
+    lex_bash,
+)
 from .base import RuleContext, rule
 
+__all__ = ["CODE", "COMMENT", "DQ", "ESC", "HEREDOC", "HEREDOC_QUOTED", "SQ", "BashLine",
+           "history_bangs", "lex_bash"]
+
 COMMAND = (Kind.COMMAND,)
-
-# -- a small bash lexer ----------------------------------------------------------------------
-
-CODE, DQ, SQ, ESC, COMMENT, HEREDOC, HEREDOC_QUOTED = "c", "d", "s", "e", "#", "h", "H"
-"""Per-character classes: unquoted code, inside "...", inside '...', the character after a
-backslash, a comment, an expanding here-document body, a quoted (literal) here-document body."""
-
-_HEREDOC_RE = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_][\w.-]*))")
-_COMMENT_PREV = frozenset(" \t;&|()")
-
-
-@dataclass(slots=True)
-class BashLine:
-    text: str
-    classes: str
-    """One class character per character of `text`."""
-
-    def is_code(self, i: int) -> bool:
-        return self.classes[i] == CODE
-
-    def expands(self, i: int) -> bool:
-        """True where bash expands `$...`: code, double quotes, unquoted here-documents."""
-        return self.classes[i] in (CODE, DQ, HEREDOC)
-
-
-def lex_bash(content: str) -> list[BashLine]:
-    """Classify every character of a bash block.
-
-    Quotes, `$( )`, backticks and `${ }` nest (so `"$(echo 'x')"` has a single-quoted part,
-    as bash itself reads it); quoting state and here-documents carry over line ends.
-    """
-    out: list[BashLine] = []
-    # Context stack: "q" double quotes, "(" command substitution (with paren depth), "`"
-    # backticks, "{" ${...} inside double quotes. The bottom (empty stack) is plain code.
-    stack: list[list[Any]] = []
-    in_sq = False
-    pending: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, quoted)
-    heredoc: tuple[str, bool, bool] | None = None
-    for text in content.split("\n"):
-        if heredoc is not None:
-            delim, strip_tabs, quoted = heredoc
-            out.append(BashLine(text, (HEREDOC_QUOTED if quoted else HEREDOC) * len(text)))
-            check = text.lstrip("\t") if strip_tabs else text
-            if check.rstrip("\r") == delim:
-                heredoc = pending.pop(0) if pending else None
-            continue
-        classes: list[str] = []
-        n = len(text)
-        i = 0
-        while i < n:
-            ch = text[i]
-            top = stack[-1][0] if stack else ""
-            quoted = top in ("q", "{")
-            here = DQ if quoted else CODE
-            if in_sq:
-                classes.append(SQ)
-                in_sq = ch != "'"
-            elif ch == "\\" and i + 1 < n:
-                classes += [here, ESC]
-                i += 2
-                continue
-            elif ch == "$" and i + 1 < n and text[i + 1] in "({":
-                stack.append(["(", 0] if text[i + 1] == "(" else ["{", 0])
-                classes += [here, here]
-                i += 2
-                continue
-            elif ch == "`":
-                classes.append(here)
-                if top == "`":
-                    stack.pop()
-                else:
-                    stack.append(["`", 0])
-            elif top == "q":
-                classes.append(DQ)
-                if ch == '"':
-                    stack.pop()
-            elif top == "{" and ch == "}":
-                classes.append(here)
-                stack.pop()
-            elif ch == '"':
-                classes.append(DQ)
-                stack.append(["q", 0])
-            elif top == "{":
-                classes.append(DQ if len(stack) > 1 and stack[-2][0] == "q" else CODE)
-            elif ch == "'":
-                in_sq = True
-                classes.append(SQ)
-            elif ch == "#" and (i == 0 or text[i - 1] in _COMMENT_PREV):
-                classes.extend(COMMENT * (n - i))
-                break
-            else:
-                if top == "(":
-                    if ch == "(":
-                        stack[-1][1] += 1
-                    elif ch == ")":
-                        if stack[-1][1] == 0:
-                            stack.pop()
-                        else:
-                            stack[-1][1] -= 1
-                if ch == "<" and text.startswith("<<", i) and not text.startswith("<<<", i) \
-                        and (i == 0 or text[i - 1] != "<"):
-                    m = _HEREDOC_RE.match(text, i)
-                    if m:
-                        quoted_delim = m.group(4) is None or text[m.start(4) - 1] == "\\"
-                        delim = next(g for g in m.group(2, 3, 4) if g is not None)
-                        pending.append((delim, bool(m.group(1)), quoted_delim))
-                classes.append(CODE)
-            i += 1
-        out.append(BashLine(text, "".join(classes)))
-        if pending and heredoc is None:
-            heredoc = pending.pop(0)
-    return out
-
+WORKFLOW = Convention.WORKFLOW_BASH
+GENERIC = Convention.CLAUDE_CODE
 
 def _md_line(block: BashBlock, i: int) -> int:
     """Markdown line of the block's i-th content line."""
@@ -293,7 +197,7 @@ def _record_uses(info: _BlockVars, no: int, line: BashLine) -> None:
         info.uses.setdefault(var, (no, m.start(), m.end()))
 
 
-@rule("BTN320", "bash-pid-across-blocks", Severity.WARNING, COMMAND)
+@rule("BTN320", "bash-pid-across-blocks", Severity.WARNING, COMMAND, convention=WORKFLOW)
 def pid_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """A value built from `$$` in one bash block is used in a later block.
 
@@ -311,6 +215,43 @@ def pid_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     Fix: build the id once from something stable (`date +%s%N`, the arguments), persist it to
     a state-ID file such as `${CLAUDE_PROJECT_DIR}/.claude/tmp/<command>_state_id.txt`, and
     read it back at the top of every later block.
+
+    Reported:
+
+        ==> .claude/commands/build.md <==
+        ---
+        description: Build
+        ---
+        ```bash
+        WORKFLOW_ID="build_$$"
+        STATE_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_${WORKFLOW_ID}.sh"
+        ```
+
+        Then:
+
+        ```bash
+        source "$STATE_FILE"
+        append_workflow_state "PHASE" "2"
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/build.md <==
+        ---
+        description: Build
+        ---
+        ```bash
+        WORKFLOW_ID="build_$(date +%s%N)"
+        echo "$WORKFLOW_ID" > "${CLAUDE_PROJECT_DIR}/.claude/tmp/build_state_id.txt"
+        ```
+
+        Then:
+
+        ```bash
+        WORKFLOW_ID=$(cat "${CLAUDE_PROJECT_DIR}/.claude/tmp/build_state_id.txt")
+        STATE_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_${WORKFLOW_ID}.sh"
+        source "$STATE_FILE"
+        ```
     """
     origins: dict[str, tuple[BashBlock, _Assign]] = {}
     later: dict[int, tuple[str, BashBlock, _Assign, list[tuple[BashBlock, tuple[int, int, int]]]]]
@@ -407,7 +348,8 @@ def _set_plus_h_line(lines: list[BashLine]) -> int | None:
     return None
 
 
-@rule("BTN321", "bash-history-expansion", Severity.WARNING, COMMAND, fixable=True)
+@rule("BTN321", "bash-history-expansion", Severity.WARNING, COMMAND, fixable=True,
+      convention=GENERIC)
 def history_expansion(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """A `!` that bash history expansion would rewrite, in a block without `set +H`.
 
@@ -423,6 +365,28 @@ def history_expansion(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     bug that backslash-escapes `!` itself; `set +H` does not help against that one.)
 
     Fix: put `set +H` on the first line of the block (quick fix), or single-quote the text.
+
+    Reported:
+
+        ==> .claude/commands/deploy.md <==
+        ---
+        description: Deploy
+        ---
+        ```bash
+        echo "Deploy failed!retry with --force"
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/deploy.md <==
+        ---
+        description: Deploy
+        ---
+        ```bash
+        if [ ! -f build.log ]; then
+          echo "Deploy done!"
+        fi
+        ```
     """
     for block, lines in _lexed(ctx, doc):
         guard = _set_plus_h_line(lines)
@@ -490,7 +454,7 @@ def _function_body(lines: list[BashLine], name: str) -> str | None:
     return None
 
 
-@rule("BTN322", "bash-exit-trap-deletes-state", Severity.WARNING, COMMAND)
+@rule("BTN322", "bash-exit-trap-deletes-state", Severity.WARNING, COMMAND, convention=WORKFLOW)
 def exit_trap_deletes_state(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """An EXIT trap deletes state or temp files that a later bash block still needs.
 
@@ -502,6 +466,42 @@ def exit_trap_deletes_state(doc: CommandFile, ctx: RuleContext) -> Iterator[Find
     variable/path a later block also refers to. Traps in the last block are fine.
 
     Fix: drop the trap and delete state files explicitly at the end of the last block.
+
+    Reported:
+
+        ==> .claude/commands/build.md <==
+        ---
+        description: Build
+        ---
+        ```bash
+        STATE_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_build.sh"
+        trap 'rm -f "$STATE_FILE"' EXIT
+        ```
+
+        Then:
+
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_build.sh"
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/build.md <==
+        ---
+        description: Build
+        ---
+        ```bash
+        STATE_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_build.sh"
+        TMP=$(mktemp)
+        trap 'rm -f "$TMP"' EXIT
+        ```
+
+        Then:
+
+        ```bash
+        source "$STATE_FILE"
+        rm -f "$STATE_FILE"
+        ```
     """
     lexed = _lexed(ctx, doc)
     for pos, (block, lines) in enumerate(lexed):
@@ -545,7 +545,8 @@ _HOME_STATE_RE = re.compile(
 )
 
 
-@rule("BTN323", "bash-home-state-path", Severity.WARNING, COMMAND, fixable=True)
+@rule("BTN323", "bash-home-state-path", Severity.WARNING, COMMAND, fixable=True,
+      convention=WORKFLOW)
 def home_state_path(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """State or temp files are written under `$HOME/.claude/` instead of the project.
 
@@ -558,8 +559,32 @@ def home_state_path(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: use `${CLAUDE_PROJECT_DIR}/.claude/tmp/...` (quick fix); make sure the block detects
     `CLAUDE_PROJECT_DIR` first, and update prompts that pass the same path to agents.
+
+    Reported:
+
+        ==> .claude/commands/errors.md <==
+        ---
+        description: Show errors
+        ---
+        ```bash
+        STATE_FILE="${HOME}/.claude/tmp/errors_state.sh"
+        echo "export QUERY=\"$1\"" > "$STATE_FILE"
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/errors.md <==
+        ---
+        description: Show errors
+        ---
+        ```bash
+        STATE_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/errors_state.sh"
+        cp "${HOME}/.claude/settings.json" "${CLAUDE_PROJECT_DIR}/.claude/tmp/"
+        echo "export QUERY=\"$1\"" > "$STATE_FILE"
+        ```
     """
-    for block, lines in _lexed(ctx, doc):
+    seen: dict[str, list[Range]] = {}
+    for _block, lines in _lexed(ctx, doc):
         for no, line in enumerate(lines):
             text = line.text
             if ".claude/" not in text:
@@ -571,24 +596,29 @@ def home_state_path(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                         continue
                 elif cls not in (CODE, DQ, HEREDOC):
                     continue
-                md_line = _md_line(block, no)
-                rng = Range.of_line(md_line, m.start(), m.end())
                 tail = re.match(r"/\.claude/[\w.-]+", text[m.end():])
                 path = m.group(1) + (tail.group(0) if tail else "/.claude")
-                fix = ctx.fix("Use ${CLAUDE_PROJECT_DIR} instead of $HOME",
-                              ctx.edit(rng, "${CLAUDE_PROJECT_DIR}"), safe=False)
-                yield ctx.finding(
-                    rng,
-                    f"state path `{path}` is under the user's home directory: expected "
-                    f"`${{CLAUDE_PROJECT_DIR}}/.claude/...` so state stays with the project",
-                    fix=fix,
-                )
+                seen.setdefault(path, []).append(
+                    Range.of_line(_md_line(_block, no), m.start(), m.end()))
+    for path, ranges in seen.items():
+        fix = ctx.fix("Use ${CLAUDE_PROJECT_DIR} instead of $HOME"
+                      + (f" ({len(ranges)} places)" if len(ranges) > 1 else ""),
+                      *(ctx.edit(r, "${CLAUDE_PROJECT_DIR}") for r in ranges), safe=False)
+        related = [Related(path=ctx.path, range=r, message=f"`{path}` used here too")
+                   for r in ranges[1:]]
+        more = f" (and {len(ranges) - 1} more lines)" if len(ranges) > 1 else ""
+        yield ctx.finding(
+            ranges[0],
+            f"state path `{path}` is under the user's home directory{more}: expected "
+            f"`${{CLAUDE_PROJECT_DIR}}/.claude/...` so state stays with the project",
+            fix=fix, related=related,
+        )
 
 
 # -- BTN324 / BTN325: block size and fences ---------------------------------------------------
 
 
-@rule("BTN324", "bash-block-too-long", Severity.WARNING, COMMAND)
+@rule("BTN324", "bash-block-too-long", Severity.WARNING, COMMAND, convention=GENERIC)
 def block_too_long(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """A bash block is longer than `bash-block-max-lines` (default 400).
 
@@ -599,6 +629,42 @@ def block_too_long(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: split the block at a natural step boundary, persisting the variables the next block
     needs, or raise `bash-block-max-lines` in `[tool.baton]`.
+
+    Reported:
+
+        ==> .claude/baton.toml <==
+        bash-block-max-lines = 3
+
+        ==> .claude/commands/setup.md <==
+        ---
+        description: Setup
+        ---
+        ```bash
+        mkdir -p build
+        cd build
+        cmake ..
+        make
+        ```
+
+    Not reported:
+
+        ==> .claude/baton.toml <==
+        bash-block-max-lines = 3
+
+        ==> .claude/commands/setup.md <==
+        ---
+        description: Setup
+        ---
+        ```bash
+        mkdir -p build
+        cmake -S . -B build
+        ```
+
+        Then:
+
+        ```bash
+        make -C build
+        ```
     """
     limit = ctx.config.bash_block_max_lines
     for block in doc.bash_blocks:
@@ -611,7 +677,7 @@ def block_too_long(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                           f"{limit} (bash-block-max-lines)")
 
 
-@rule("BTN325", "bash-unclosed-fence", Severity.ERROR, COMMAND)
+@rule("BTN325", "bash-unclosed-fence", Severity.ERROR, COMMAND, convention=GENERIC)
 def unclosed_fence(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """A ```bash fence is never closed.
 
@@ -620,6 +686,33 @@ def unclosed_fence(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     instructions and would be run as shell code.
 
     Fix: add the closing fence (the same number of backticks) after the block's last line.
+
+    Reported:
+
+        ==> .claude/commands/setup.md <==
+        ---
+        description: Setup
+        ---
+        ```bash
+        make build
+
+        ## Next step
+
+        Report the result.
+
+    Not reported:
+
+        ==> .claude/commands/setup.md <==
+        ---
+        description: Setup
+        ---
+        ````bash
+        cat <<'EOF'
+        ```
+        EOF
+        ````
+
+        ## Next step
     """
     for block in doc.bash_blocks:
         if block.closed:
@@ -628,3 +721,245 @@ def unclosed_fence(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(Range.of_line(block.start_line, 0, len(line)),
                           f"bash block {block.index + 1} opened on line {block.start_line + 1} "
                           f"is never closed: expected a closing fence, found end of file")
+
+
+# -- BTN326 / BTN327: writing the state file -------------------------------------------------
+
+_APPEND_RE = re.compile(r"(?:^|(?<=[\s;&|(`{]))append_workflow_state\b")
+_STATE_TARGET_RE = re.compile(r">>?\s*\"?(?:\$\{?STATE_FILE\}?|[^\s\"]*workflow_[^\s\"]*\.sh)")
+_PAIR_RE = re.compile(r"^([\"']?)([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
+
+
+_Span = tuple[int, int, int, int]
+"""(start line, start column, end line, end column) of a shell word within a block."""
+
+
+def _words(lines: list[BashLine], no: int, start: int) -> list[_Span] | None:
+    """Spans of the shell words from (`no`, `start`) to the end of the simple command.
+
+    A quoted word may run over several lines. None when the command continues after a
+    trailing backslash, since its arguments are then not worth counting by hand."""
+    words: list[_Span] = []
+    depth = 0
+    begin: tuple[int, int] | None = None
+    cur, i = no, start
+    while cur < len(lines):
+        line = lines[cur]
+        text, classes = line.text, line.classes
+        while i < len(text):
+            ch, cls = text[i], classes[i]
+            if cls == COMMENT:
+                break
+            if cls == CODE:
+                if ch in "({":
+                    depth += 1
+                elif ch in ")}" and depth:
+                    depth -= 1
+                elif depth == 0 and (ch in ";&|)" or ch.isspace()):
+                    if begin is not None:
+                        words.append((*begin, cur, i))
+                        begin = None
+                    if not ch.isspace():
+                        return words
+                    i += 1
+                    continue
+            if begin is None:
+                begin = (cur, i)
+            i += 1
+        if text.endswith("\\") and classes[-1:] == CODE:
+            return None
+        if begin is None or not _quote_open(lines, no, cur):
+            if begin is not None:
+                words.append((*begin, cur, len(text)))
+            return words
+        cur, i = cur + 1, 0
+    return words
+
+
+def _quote_open(lines: list[BashLine], first: int, last: int) -> bool:
+    """True when a quoted string opened on lines first..last is still open after `last`."""
+    if last + 1 >= len(lines):
+        return False
+    probe = "\n".join(line.text for line in lines[first:last + 1]) + "\nX"
+    return _lex_cached(probe)[-1].classes[:1] in (DQ, SQ)
+
+
+def _append_calls(lines: list[BashLine]) -> Iterator[tuple[int, int, list[_Span]]]:
+    """(line, column of the call, argument spans) of every `append_workflow_state` call."""
+    for no, line in enumerate(lines):
+        if "append_workflow_state" not in line.text:
+            continue
+        for m in _APPEND_RE.finditer(line.text):
+            if not line.is_code(m.start()) or not _command_position(line.text, m.start()):
+                continue
+            words = _words(lines, no, m.end())
+            if words is not None:
+                yield no, m.start(), words
+
+
+def _split_pair(word: str) -> str | None:
+    """`"KEY=value"` → `"KEY" "value"` (likewise unquoted and single-quoted), else None."""
+    m = _PAIR_RE.match(word)
+    if m is None:
+        return None
+    quote, key, rest = m.groups()
+    if quote:
+        if not rest.endswith(quote):
+            return None
+        return f"{quote}{key}{quote} {quote}{rest}"
+    if '"' in rest or "'" in rest:
+        return None
+    return f'{key} "{rest}"'
+
+
+@rule("BTN326", "bash-append-state-one-argument", Severity.WARNING, COMMAND, fixable=True,
+      convention=WORKFLOW)
+def append_state_one_argument(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """`append_workflow_state` is called with one argument instead of KEY VALUE.
+
+    The state library's `append_workflow_state KEY VALUE` writes `export KEY="VALUE"` to the
+    state file. Called as `append_workflow_state "PHASE_0_DETECTED=true"` (seen in a real
+    `create-plan.md`), KEY is the whole `NAME=value` text and VALUE is empty, so the state
+    file gets a line that is not a valid assignment (or an empty one), and the next block that
+    loads state does not see the value it expects.
+
+    Fix: pass the key and the value as two words, `append_workflow_state "KEY" "value"` (the
+    quick fix splits `KEY=value` at the first `=`).
+
+    Reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Plan a feature
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/core/state-persistence.sh"
+        load_workflow_state "$WORKFLOW_ID"
+        append_workflow_state "PHASE_0_DETECTED=true"
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Plan a feature
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/core/state-persistence.sh"
+        load_workflow_state "$WORKFLOW_ID"
+        append_workflow_state "PHASE_0_DETECTED" "true"
+        append_workflow_state "REPORT_PATHS_JSON" \\
+          "$(printf '%s\\n' "${REPORTS[@]}" | jq -R . | jq -s -c .)"
+        ```
+    """
+    for block, lines in _lexed(ctx, doc):
+        for no, col, words in _append_calls(lines):
+            if len(words) >= 2:
+                continue
+            md_line = _md_line(block, no)
+            end = col + len("append_workflow_state")
+            fix = None
+            found = "no arguments"
+            if words:
+                l0, c0, l1, c1 = words[0]
+                text = lines[l0].text[c0:c1] if l0 == l1 else lines[l0].text[c0:] + " ..."
+                found = f"one argument `{text}`"
+                if l0 == l1 == no:
+                    end = c1
+                    split = _split_pair(text)
+                    if split is not None:
+                        fix = ctx.fix("Pass KEY and VALUE as two arguments", ctx.edit(
+                            Range.of_line(md_line, c0, c1), split))
+            yield ctx.finding(
+                Range.of_line(md_line, col, end),
+                f"`append_workflow_state` called with {found}: expected KEY VALUE, e.g. "
+                f"`append_workflow_state \"KEY\" \"value\"`; the value is lost otherwise",
+                fix=fix,
+            )
+
+
+def _literal_substitution(line: BashLine, start: int, end: int) -> int | None:
+    """Column of a `$(` or backtick in [start, end) that stays literal text when written
+    (single-quoted, or escaped inside double quotes), so it runs when the file is sourced."""
+    text, classes = line.text, line.classes
+    for i in range(start, min(end, len(text))):
+        ch = text[i]
+        command = ch == "`" or (text.startswith("$(", i) and not text.startswith("$((", i))
+        if command and classes[i] in (SQ, ESC):
+            return i
+    return None
+
+
+@rule("BTN327", "bash-state-value-runs-command", Severity.WARNING, COMMAND,
+      convention=WORKFLOW)
+def state_value_runs_command(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A bash block writes a literal `$(...)` or backtick into the workflow state file.
+
+    Every later block `source`s the state file, and the library writes values inside double
+    quotes (`export KEY="value"`), escaping only backslashes and double quotes. A value that
+    holds `$(cmd)` or `` `cmd` `` as text - single-quoted, or escaped as `\\$(` / `` \\` ``
+    when written - is therefore run as a command each time state is loaded, instead of being
+    read back as the text that was stored.
+
+    Fix: store the result, not the command (`append_workflow_state "KEY" "$(cmd)"` runs it
+    once, now), or store the text without `$(`/backticks.
+
+    Reported:
+
+        ==> .claude/commands/build.md <==
+        ---
+        description: Build
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/core/state-persistence.sh"
+        append_workflow_state "CLEANUP" 'rm -rf $(dirname "$STATE_FILE")/build'
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/build.md <==
+        ---
+        description: Build
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/core/state-persistence.sh"
+        append_workflow_state "STARTED_AT" "$(date +%s)"
+        echo "export BRANCH=\\"$(git branch --show-current)\\"" >> "$STATE_FILE"
+        sed -i 's/^export OLD=.*$//' "$STATE_FILE"
+        ```
+    """
+    for block, lines in _lexed(ctx, doc):
+        for _no, _col, words in _append_calls(lines):
+            if len(words) < 2:
+                continue
+            for l0, c0, l1, c1 in words[1:]:
+                for n in range(l0, l1 + 1):
+                    hit = _literal_substitution(lines[n], c0 if n == l0 else 0,
+                                                c1 if n == l1 else len(lines[n].text))
+                    if hit is not None:
+                        yield _runs_command(ctx, block, n, hit, "the value passed to "
+                                            "`append_workflow_state`")
+                        break
+                else:
+                    continue
+                break
+        for no, line in enumerate(lines):
+            text = line.text
+            if ">" not in text or not re.search(r"\b(?:echo|printf)\b", text):
+                continue
+            target = _STATE_TARGET_RE.search(text)
+            if target is None or not line.is_code(target.start()):
+                continue
+            hit = _literal_substitution(line, 0, target.start())
+            if hit is not None:
+                yield _runs_command(ctx, block, no, hit, "the line written to the state file")
+
+
+def _runs_command(ctx: RuleContext, block: BashBlock, no: int, col: int, what: str) -> Finding:
+    text = _lex_cached(block.content)[no].text
+    width = 1 if text[col] == "`" else 2
+    return ctx.finding(
+        Range.of_line(_md_line(block, no), col, col + width),
+        f"{what} holds a literal `{text[col:col + width]}`: expected a value without command "
+        f"substitution, since sourcing the state file in a later block runs it as a command",
+    )

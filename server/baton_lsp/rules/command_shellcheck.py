@@ -1,4 +1,5 @@
-"""BTN330: ShellCheck on every bash block of a command, mapped back to markdown positions."""
+"""BTN330: ShellCheck on the bash blocks of a command that are scripts, mapped back to
+markdown positions, reporting by default only the checks that mean a script is broken."""
 
 from __future__ import annotations
 
@@ -18,10 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..model.agent import BashBlock, CommandFile
-from ..model.base import Finding, Fix, Kind, Range, Severity, TextEdit
+from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
+from ..parse.shell import classify
 from .base import RuleContext, rule
 
 log = logging.getLogger(__name__)
+skipped_log = logging.getLogger("baton_lsp.rules.skipped")
+"""Why a block or file was not checked; `baton check --verbose` prints it."""
 
 TIMEOUT_SECONDS = 20.0
 MAX_WORKERS = 4
@@ -35,6 +39,41 @@ _binary: list[str | None] = []
 """Memoised binary lookup: empty until the first lookup, then [path or None]."""
 _missing_logged = False
 _UNUSED_RE = re.compile(r"^(\w+) appears unused")
+
+DEFAULT_CHECKS = frozenset({
+    # Conditions that are constant, never match or compare the wrong way.
+    2050, 2055, 2056, 2057, 2058, 2070, 2071, 2072, 2074, 2075, 2076, 2077, 2078, 2079, 2080,
+    2081, 2107, 2108, 2109, 2110, 2122, 2130, 2144, 2157, 2158, 2159, 2170, 2171, 2193, 2194,
+    2195, 2198, 2199, 2200, 2201, 2202, 2203, 2204, 2205, 2252, 2266,
+    # Redirections and pipes that do something else than written.
+    2024, 2065, 2069, 2073, 2094, 2189, 2210, 2216, 2217, 2227, 2238, 2259, 2260, 2261,
+    2327, 2328,
+    # Assignments, expansions and words bash reads differently.
+    2036, 2037, 2041, 2049, 2051, 2054, 2066, 2068, 2082, 2083, 2084, 2085, 2088, 2097, 2098,
+    2099, 2100, 2101, 2121, 2123, 2125, 2141, 2147, 2190, 2191, 2192, 2229, 2247, 2257,
+    2269, 2270, 2276, 2281, 2282, 2283, 2284, 2285, 2286, 2287, 2288, 2289, 2290, 2318, 2324,
+    # Commands that cannot work: misplaced builtins, bad arguments, lost control flow.
+    2033, 2067, 2091, 2092, 2093, 2104, 2105, 2114, 2115, 2142, 2146, 2150, 2151, 2152,
+    2165, 2167, 2168, 2182, 2183, 2211, 2213, 2214, 2215, 2218, 2221, 2222, 2224, 2225, 2226,
+    2241, 2242, 2245, 2262, 2263, 2264,
+})
+"""SC2xxx codes reported by default: each means the script does not do what it says."""
+NEVER_DEFAULT = frozenset({1090, 1091})
+"""Parse-stage codes about what ShellCheck cannot follow (`source "$VAR"`), not the script."""
+
+
+def selected(code: int, level: str, checks: list[str], exclude: list[str]) -> bool:
+    """Whether `shellcheck-checks` / `shellcheck-exclude` report SC`code` at `level`."""
+    name = f"SC{code}"
+    if name in exclude:
+        return False
+    if "all" in checks or name in checks:
+        return True
+    if "default" not in checks:
+        return False
+    if 1000 <= code < 2000:
+        return code not in NEVER_DEFAULT and level in ("error", "warning")
+    return code in DEFAULT_CHECKS
 
 
 def find_shellcheck() -> str | None:
@@ -132,22 +171,85 @@ def _used_elsewhere(var: str, doc: CommandFile, block: BashBlock, ctx: RuleConte
     return False
 
 
-@rule("BTN330", "bash-shellcheck", Severity.WARNING, (Kind.COMMAND,), fixable=True)
+@rule("BTN330", "bash-shellcheck", Severity.WARNING, (Kind.COMMAND,), fixable=True,
+      convention=Convention.CLAUDE_CODE)
 def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
-    """ShellCheck reports a problem in a bash block (`SCxxxx: ...`).
+    """ShellCheck finds a bug in a bash block that is a script (`SCxxxx: ...`).
 
-    Each ```bash fence is run as its own script, so ShellCheck's findings apply to it as
-    written: unquoted expansions (SC2086), `cd` without `|| exit` (SC2164), masked return
-    values (SC2155) and so on. The block is checked alone, with `--shell=bash`; severities
-    follow ShellCheck (error → error, warning → warning, info/style → info). Codes in
-    `shellcheck-exclude` are skipped (by default SC1090/SC1091, sourcing paths ShellCheck
-    cannot follow, and SC2154, variables restored from an earlier block). SC2034 ("appears
-    unused") is dropped when the variable is referenced elsewhere in the file, e.g. by a
-    later block or a Task prompt. `zsh` fences are not checked.
+    Claude Code runs a command's ```bash blocks through its Bash tool, so a block that cannot
+    parse or that tests the wrong thing fails in the middle of a workflow. Each block is
+    checked alone with `--shell=bash`; severities follow ShellCheck (error → error, warning →
+    warning, info/style → info).
 
-    Fix: follow the linked ShellCheck wiki page (https://www.shellcheck.net/wiki/SCxxxx);
-    where ShellCheck proposes an edit it is offered as a quick fix. Disable the whole rule
-    with `shellcheck = false`.
+    Only scripts are checked. A block is skipped (the reason is logged; `baton check -v`
+    prints it) when it is a template (`{placeholder}`, `<file>` or `[OPTIONS]` in unquoted
+    code, a `/slash-command` usage line, an `...` line), pseudo-code (a `# Pseudo-code` or
+    leading `# Example` comment, `def f():` / `if x:` lines, a `Task {` tool call), a terminal
+    transcript (`$ cmd` prompt lines) or a list of paths and globs. `zsh` fences are not
+    checked.
+
+    Only checks that mean a script is broken are reported by default
+    (`shellcheck-checks = ["default"]`): parse errors and parse warnings (SC1xxx, except
+    SC1090/SC1091 about `source` paths ShellCheck cannot follow), and a curated set of
+    SC2xxx bugs, e.g. constant or wrong comparisons (SC2071 `>` in `[ ]`, SC2076, SC2078,
+    SC2157, SC2193-SC2195, SC2199), redirections that do something else (SC2069, SC2210,
+    SC2024), words bash reads differently (SC2068, SC2088 `"~/x"`, SC2247, SC2283 `a = b`)
+    and commands that cannot work (SC2168 `local` outside a function, SC2218 a function
+    called before it is defined, SC2242 `exit -1`, SC2115 `rm -rf "$dir/"*`); the full list
+    is `DEFAULT_CHECKS` in `rules/command_shellcheck.py`. Style and robustness advice is
+    opt-in because on command blocks it was mostly wrong: SC2086/SC2046 quoting, SC2012
+    `ls`, SC2162 `read -r`, SC2034 unused (values persisted for later blocks), SC2153/SC2154
+    (variables from a sourced library or the state file), SC2181 (the deliberate "run, then
+    read `$?`" idiom), SC2016 (`$` in a single-quoted sed pattern), SC2005, SC2102, SC2145.
+    Turn them on with `shellcheck-checks = ["default", "SC2086"]` or `["all"]`; codes in
+    `shellcheck-exclude` (default SC1090, SC1091, SC2154) are never reported. SC2034 is still
+    dropped when the variable is used elsewhere in the file (a later block, a Task prompt).
+
+    Fix: follow the ShellCheck wiki page (https://www.shellcheck.net/wiki/SCxxxx); where
+    ShellCheck proposes an edit it is offered as a quick fix. Mark an illustrative block
+    `# Pseudo-code`, or disable the rule with `shellcheck = false`.
+
+    Reported:
+
+        ==> .claude/commands/prune.md <==
+        ---
+        description: Prune old reports
+        ---
+        ```bash
+        COUNT=$(find specs -name '*.md' | wc -l)
+        if [ "$COUNT" > 100 ]; then
+          echo "too many reports: $COUNT"
+        fi
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/prune.md <==
+        ---
+        description: Prune old reports
+        ---
+        ```bash
+        # Pseudo-code: the agent decides how to prune
+        for report in reports:
+            if report.age > 30:
+                archive(report)
+        ```
+
+        Usage:
+
+        ```bash
+        /prune [OPTIONS] <topic-dir>
+        ```
+
+        ```bash
+        $ ls specs/reports
+        001_auth.md  002_cache.md
+        ```
+
+        ```bash
+        cd "$REPORTS_DIR"
+        echo $COUNT
+        ```
     """
     global _missing_logged
     if not ctx.config.shellcheck or not doc.bash_blocks:
@@ -163,8 +265,15 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     for block in doc.bash_blocks:
         fence = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
         info = fence.strip().lstrip("`~").strip().split(" ", 1)[0].lower()
-        if info != "zsh" and block.content.strip():
-            blocks.append(block)
+        if info == "zsh" or not block.content.strip():
+            continue
+        kind = classify(block.content)
+        if not kind.is_script:
+            skipped_log.info("%s:%d: BTN330 skipped bash block %d, not a script: %s",
+                             ctx.path, block.start_line + 1, block.index + 1, kind.describe())
+            continue
+        blocks.append(block)
+    checks = list(ctx.config.shellcheck_checks)
     exclude = list(ctx.config.shellcheck_exclude)
     scripts = list(dict.fromkeys(b.content + "\n" for b in blocks))  # identical blocks run once
     if len(scripts) <= 1:
@@ -177,6 +286,9 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         comments = results[block.content + "\n"]
         for c in comments:
             code = c.get("code")
+            level = str(c.get("level"))
+            if not isinstance(code, int) or not selected(code, level, checks, exclude):
+                continue
             message = str(c.get("message", "")).strip()
             if code == 2034:
                 m = _UNUSED_RE.match(message)
@@ -187,5 +299,5 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                             int(c.get("endColumn", c.get("column", 1))), ctx.lines)
             finding = ctx.finding(rng, f"SC{code}: {message}", fix=_fix(c, block, ctx),
                                   tags=[f"SC{code}"])
-            finding.severity = LEVELS.get(str(c.get("level")), Severity.WARNING)
+            finding.severity = LEVELS.get(level, Severity.WARNING)
             yield finding

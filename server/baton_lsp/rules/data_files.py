@@ -1,4 +1,7 @@
-"""BTN4xx: data files (state files, errors.jsonl) and input that cannot be read at all."""
+"""BTN4xx: data files (state files, errors.jsonl) and input that cannot be read at all.
+
+State files belong to the seeds' bash-block orchestration (workflow-bash); errors.jsonl and
+unreadable input are Baton's own concern (baton)."""
 
 from __future__ import annotations
 
@@ -6,14 +9,17 @@ import difflib
 import re
 from collections.abc import Iterator, Sequence
 
-from ..model.base import Finding, Kind, Range, Severity
+from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..model.data import ErrorRecord, ErrorsLog, StateFile, Unreadable
 from .base import RuleContext, rule
 
 ALL_KINDS = tuple(Kind)
+BATON = Convention.BATON
+WORKFLOW = Convention.WORKFLOW_BASH
 
 
-@rule("BTN400", "unreadable-file", Severity.ERROR, ALL_KINDS)
+@rule("BTN400", "unreadable-file", Severity.ERROR, ALL_KINDS,
+      convention=BATON)
 def unreadable_file(doc: Unreadable, ctx: RuleContext) -> Iterator[Finding]:
     """File cannot be read as text (binary, invalid UTF-8, too large).
 
@@ -23,6 +29,19 @@ def unreadable_file(doc: Unreadable, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: re-save the file as UTF-8, move binaries out of `.claude/`, or exclude the path with
     `exclude = ["..."]` in `[tool.baton]`.
+
+    Reported:
+
+        ==> .claude/commands/logo.md <==
+        PNG\x00\x00\x00IHDR
+
+    Not reported:
+
+        ==> .claude/commands/logo.md <==
+        ---
+        description: Show the logo
+        ---
+        Print `docs/logo.txt`.
     """
     if isinstance(doc, Unreadable):
         yield ctx.finding(Range.of_line(0), f"{doc.reason}")
@@ -60,7 +79,8 @@ def _nearest(value: str, candidates: Sequence[str]) -> str | None:
     return folded[close[0]] if close else None
 
 
-@rule("BTN401", "errors-log-malformed-line", Severity.ERROR, ERRORS_LOG)
+@rule("BTN401", "errors-log-malformed-line", Severity.ERROR, ERRORS_LOG,
+      convention=BATON)
 def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     """A line of `errors.jsonl` is not one JSON object.
 
@@ -70,6 +90,20 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     writers interleaving, a crash mid-write, or a hand edit that split a record.
 
     Fix: repair or remove the line; each record must stay on a single line.
+
+    Reported:
+
+        ==> .claude/data/logs/errors.jsonl <==
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "error_message": "no state"}
+        {"timestamp": "2025-11-12T09:15Z", "error_type": "agent_error",
+        "error_message": "gone"}
+
+    Not reported:
+
+        ==> .claude/data/logs/errors.jsonl <==
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "error_message": "no state"}
+
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "agent_error", "error_message": "gone"}
     """
     if not isinstance(doc, ErrorsLog):
         return
@@ -82,7 +116,8 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(bad.range, message)
 
 
-@rule("BTN402", "errors-log-missing-field", Severity.WARNING, ERRORS_LOG)
+@rule("BTN402", "errors-log-missing-field", Severity.WARNING, ERRORS_LOG,
+      convention=BATON)
 def errors_log_missing_field(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     """An `errors.jsonl` record lacks `timestamp`, `error_type` or `error_message`.
 
@@ -91,6 +126,16 @@ def errors_log_missing_field(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findi
     `/errors` and `/repair`. Both record shapes (with and without `status`) carry these.
 
     Fix: add the missing fields (`timestamp` is UTC ISO-8601 ending in `Z`).
+
+    Reported:
+
+        ==> .claude/data/logs/errors.jsonl <==
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error"}
+
+    Not reported:
+
+        ==> .claude/data/logs/errors.jsonl <==
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "error_message": "no state"}
     """
     if not isinstance(doc, ErrorsLog):
         return
@@ -104,7 +149,8 @@ def errors_log_missing_field(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findi
                               f"{', '.join(REQUIRED_ERROR_FIELDS)} in every record")
 
 
-@rule("BTN403", "errors-log-unknown-error-type", Severity.WARNING, ERRORS_LOG, fixable=True)
+@rule("BTN403", "errors-log-unknown-error-type", Severity.WARNING, ERRORS_LOG, fixable=True,
+      convention=BATON)
 def errors_log_unknown_type(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     """An `errors.jsonl` record has an `error_type` the error library does not define.
 
@@ -115,6 +161,16 @@ def errors_log_unknown_type(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findin
     bypassed the library, and its records fall out of every filter.
 
     Fix: use one of the known types (the quick fix offers the nearest).
+
+    Reported:
+
+        ==> .claude/data/logs/errors.jsonl <==
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "stat_error", "error_message": "no state"}
+
+    Not reported:
+
+        ==> .claude/data/logs/errors.jsonl <==
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "llm_timeout", "error_message": "no state"}
     """
     if not isinstance(doc, ErrorsLog):
         return
@@ -125,7 +181,8 @@ def errors_log_unknown_type(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findin
                                  f"one of {', '.join(KNOWN_ERROR_TYPES)} or `llm_*`")
 
 
-@rule("BTN404", "errors-log-unknown-status", Severity.WARNING, ERRORS_LOG, fixable=True)
+@rule("BTN404", "errors-log-unknown-status", Severity.WARNING, ERRORS_LOG, fixable=True,
+      convention=BATON)
 def errors_log_unknown_status(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     """An `errors.jsonl` record has a `status` other than ERROR, FIX_PLANNED or RESOLVED.
 
@@ -135,6 +192,17 @@ def errors_log_unknown_status(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Find
     Records without `status` (the older shape) are fine.
 
     Fix: use one of the three values (the quick fix offers the nearest).
+
+    Reported:
+
+        ==> .claude/data/logs/errors.jsonl <==
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "status": "resolved"}
+
+    Not reported:
+
+        ==> .claude/data/logs/errors.jsonl <==
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "error_message": "no state"}
+        {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "status": "FIX_PLANNED"}
     """
     if not isinstance(doc, ErrorsLog):
         return
@@ -160,7 +228,8 @@ def _unknown_value(ctx: RuleContext, rec: ErrorRecord, key: str, value: str,
 # -- workflow state files -------------------------------------------------------------
 
 
-@rule("BTN405", "state-unbalanced-quote", Severity.WARNING, STATE)
+@rule("BTN405", "state-unbalanced-quote", Severity.WARNING, STATE,
+      convention=WORKFLOW)
 def state_unbalanced_quote(doc: StateFile, ctx: RuleContext) -> Iterator[Finding]:
     """A workflow state file has a value with unbalanced or unescaped quotes.
 
@@ -172,6 +241,22 @@ def state_unbalanced_quote(doc: StateFile, ctx: RuleContext) -> Iterator[Finding
 
     Fix: write values through `append_workflow_state`, which escapes backslashes and double
     quotes, or escape the inner quotes (`\\"`) by hand.
+
+    Reported:
+
+        ==> .claude/tmp/workflow_coordinate_1762902471.sh <==
+        export WORKFLOW_ID="coordinate_1762902471"
+        export REPORT_PATHS_JSON="[
+          "/specs/672_auth/reports/001_patterns.md"
+        ]"
+
+    Not reported:
+
+        ==> .claude/tmp/workflow_coordinate_1762902471.sh <==
+        export WORKFLOW_ID="coordinate_1762902471"
+        export REPORT_PATHS_JSON="[
+          \\"/specs/672_auth/reports/001_patterns.md\\"
+        ]"
     """
     if not isinstance(doc, StateFile):
         return
@@ -186,7 +271,8 @@ def _looks_json(value: str) -> bool:
                                or (text[0] == "{" and text[-1] == "}"))
 
 
-@rule("BTN406", "state-json-value", Severity.WARNING, STATE)
+@rule("BTN406", "state-json-value", Severity.WARNING, STATE,
+      convention=WORKFLOW)
 def state_json_value(doc: StateFile, ctx: RuleContext) -> Iterator[Finding]:
     """A state file stores a JSON-looking value under a key not meant to hold JSON.
 
@@ -197,6 +283,19 @@ def state_json_value(doc: StateFile, ctx: RuleContext) -> Iterator[Finding]:
     problems) or by mistake.
 
     Fix: store the value under a `*_JSON` key, or store a plain string.
+
+    Reported:
+
+        ==> .claude/tmp/workflow_coordinate_1762902471.sh <==
+        export WORKFLOW_ID="coordinate_1762902471"
+        export REPORT_PATHS="[\\"/specs/672_auth/reports/001_patterns.md\\"]"
+
+    Not reported:
+
+        ==> .claude/tmp/workflow_coordinate_1762902471.sh <==
+        export WORKFLOW_ID="coordinate_1762902471"
+        export REPORT_PATHS_JSON="[\\"/specs/672_auth/reports/001_patterns.md\\"]"
+        export WORK_REMAINING="[2, 3]"
     """
     if not isinstance(doc, StateFile):
         return
@@ -208,3 +307,76 @@ def state_json_value(doc: StateFile, ctx: RuleContext) -> Iterator[Finding]:
                 entry.value_range,
                 f"`{entry.key}` holds a JSON value: expected JSON only under keys ending in "
                 f"`_JSON`, WORK_REMAINING or ERROR_FILTERS, found `{entry.value.strip()[:60]}`")
+
+
+def _command_substitutions(ctx: RuleContext, rng: Range) -> list[tuple[int, int, str]]:
+    """(line, column, text) of each unescaped `$(` or backtick in a double-quoted or unquoted
+    value: bash runs those when the state file is sourced. Single quotes keep them literal."""
+    first = ctx.lines[rng.start_line] if rng.start_line < len(ctx.lines) else ""
+    quote = first[rng.start_char:rng.start_char + 1]
+    if quote == "'":
+        return []
+    hits: list[tuple[int, int, str]] = []
+    for no in range(rng.start_line, min(rng.end_line, len(ctx.lines) - 1) + 1):
+        text = ctx.lines[no]
+        start = rng.start_char + (1 if quote == '"' else 0) if no == rng.start_line else 0
+        end = rng.end_char if no == rng.end_line else len(text)
+        i = start
+        while i < end:
+            ch = text[i]
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == "`":
+                hits.append((no, i, "`"))
+            elif text.startswith("$(", i) and not text.startswith("$((", i):
+                hits.append((no, i, "$("))
+            i += 1
+    return hits
+
+
+@rule("BTN407", "state-value-runs-command", Severity.WARNING, STATE, fixable=True,
+      convention=WORKFLOW)
+def state_value_runs_command(doc: StateFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A state file value holds a backtick or `$(` inside double quotes: sourcing runs it.
+
+    Every bash block of a workflow `source`s its state file. `append_workflow_state` writes
+    `export KEY="value"` and escapes only backslashes and double quotes, so a stored value
+    with `` `...` `` or `$(...)` - typically a workflow description or report title that
+    quotes code in markdown backticks - is executed as a command by every later block,
+    with whatever that text happens to name, and the value read back is its output.
+
+    Fix: escape them (`\\``, `\\$(`; the quick fix does it for this value) and make the
+    writer escape `$` and backticks too, or store free text in a file and keep its path in
+    the state file.
+
+    Reported:
+
+        ==> .claude/tmp/workflow_plan_1762902471.sh <==
+        export WORKFLOW_ID="plan_1762902471"
+        export WORKFLOW_DESCRIPTION="fix the `load_state` race in /implement"
+
+    Not reported:
+
+        ==> .claude/tmp/workflow_plan_1762902471.sh <==
+        export WORKFLOW_ID="plan_1762902471"
+        export WORKFLOW_DESCRIPTION="fix the \\`load_state\\` race in /implement"
+        export STARTED='$(date)'
+        export STATE_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_plan_1762902471.sh"
+    """
+    if not isinstance(doc, StateFile):
+        return
+    for entry in doc.entries:
+        hits = _command_substitutions(ctx, entry.value_range)
+        if not hits:
+            continue
+        no, col, what = hits[0]
+        fix = ctx.fix(f"Escape the command substitution{'s' if len(hits) > 1 else ''} in "
+                      f"{entry.key}",
+                      *(ctx.edit(Range.of_line(n, c, c), "\\") for n, c, _ in hits))
+        more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+        yield ctx.finding(
+            Range.of_line(no, col, col + len(what)),
+            f"`{entry.key}` holds an unescaped `{what}`{more}: sourcing the state file runs it "
+            f"as a command; expected `\\{what}` (or the text stored outside the state file)",
+            fix=fix)

@@ -1,0 +1,262 @@
+"""Bash blocks read without running them: a lexer that knows quoting, comments and
+here-documents, and a classifier that tells a script from text that only looks like one.
+
+Command files put all sorts of text in ```bash fences: real scripts, but also usage
+templates (`/cmd [OPTIONS] <file>`), pseudo-code, terminal transcripts and lists of paths.
+Linting those as scripts is what made ShellCheck findings noise, so rules ask `classify`
+first. Pure functions, no I/O: the core of BTN32x and BTN330.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+CODE, DQ, SQ, ESC, COMMENT, HEREDOC, HEREDOC_QUOTED = "c", "d", "s", "e", "#", "h", "H"
+"""Per-character classes: unquoted code, inside "...", inside '...', the character after a
+backslash, a comment, an expanding here-document body, a quoted (literal) here-document body."""
+
+_HEREDOC_RE = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_][\w.-]*))")
+_COMMENT_PREV = frozenset(" \t;&|()")
+
+
+@dataclass(slots=True)
+class BashLine:
+    text: str
+    classes: str
+    """One class character per character of `text`."""
+
+    def is_code(self, i: int) -> bool:
+        return self.classes[i] == CODE
+
+    def expands(self, i: int) -> bool:
+        """True where bash expands `$...`: code, double quotes, unquoted here-documents."""
+        return self.classes[i] in (CODE, DQ, HEREDOC)
+
+
+def lex_bash(content: str) -> list[BashLine]:
+    """Classify every character of a bash block.
+
+    Quotes, `$( )`, backticks and `${ }` nest (so `"$(echo 'x')"` has a single-quoted part,
+    as bash itself reads it); quoting state and here-documents carry over line ends.
+    """
+    out: list[BashLine] = []
+    # Context stack: "q" double quotes, "(" command substitution (with paren depth), "`"
+    # backticks, "{" ${...} inside double quotes. The bottom (empty stack) is plain code.
+    stack: list[list[Any]] = []
+    in_sq = False
+    pending: list[tuple[str, bool, bool]] = []  # (delimiter, strip tabs, quoted)
+    heredoc: tuple[str, bool, bool] | None = None
+    for text in content.split("\n"):
+        if heredoc is not None:
+            delim, strip_tabs, quoted = heredoc
+            out.append(BashLine(text, (HEREDOC_QUOTED if quoted else HEREDOC) * len(text)))
+            check = text.lstrip("\t") if strip_tabs else text
+            if check.rstrip("\r") == delim:
+                heredoc = pending.pop(0) if pending else None
+            continue
+        classes: list[str] = []
+        n = len(text)
+        i = 0
+        while i < n:
+            ch = text[i]
+            top = stack[-1][0] if stack else ""
+            quoted = top in ("q", "{")
+            here = DQ if quoted else CODE
+            if in_sq:
+                classes.append(SQ)
+                in_sq = ch != "'"
+            elif ch == "\\" and i + 1 < n:
+                classes += [here, ESC]
+                i += 2
+                continue
+            elif ch == "$" and i + 1 < n and text[i + 1] in "({":
+                stack.append(["(", 0] if text[i + 1] == "(" else ["{", 0])
+                classes += [here, here]
+                i += 2
+                continue
+            elif ch == "`":
+                classes.append(here)
+                if top == "`":
+                    stack.pop()
+                else:
+                    stack.append(["`", 0])
+            elif top == "q":
+                classes.append(DQ)
+                if ch == '"':
+                    stack.pop()
+            elif top == "{" and ch == "}":
+                classes.append(here)
+                stack.pop()
+            elif ch == '"':
+                classes.append(DQ)
+                stack.append(["q", 0])
+            elif top == "{":
+                classes.append(DQ if len(stack) > 1 and stack[-2][0] == "q" else CODE)
+            elif ch == "'":
+                in_sq = True
+                classes.append(SQ)
+            elif ch == "#" and (i == 0 or text[i - 1] in _COMMENT_PREV):
+                classes.extend(COMMENT * (n - i))
+                break
+            else:
+                if top == "(":
+                    if ch == "(":
+                        stack[-1][1] += 1
+                    elif ch == ")":
+                        if stack[-1][1] == 0:
+                            stack.pop()
+                        else:
+                            stack[-1][1] -= 1
+                if ch == "<" and text.startswith("<<", i) and not text.startswith("<<<", i) \
+                        and (i == 0 or text[i - 1] != "<"):
+                    m = _HEREDOC_RE.match(text, i)
+                    if m:
+                        quoted_delim = m.group(4) is None or text[m.start(4) - 1] == "\\"
+                        delim = next(g for g in m.group(2, 3, 4) if g is not None)
+                        pending.append((delim, bool(m.group(1)), quoted_delim))
+                classes.append(CODE)
+            i += 1
+        out.append(BashLine(text, "".join(classes)))
+        if pending and heredoc is None:
+            heredoc = pending.pop(0)
+    return out
+
+
+# -- script or not? ----------------------------------------------------------------------------
+
+SCRIPT, EMPTY, TEMPLATE, PSEUDO_CODE, TRANSCRIPT, PATH_LIST = (
+    "script", "empty", "template", "pseudo-code", "transcript", "path list")
+
+
+@dataclass(frozen=True, slots=True)
+class BlockClass:
+    """What a ```bash block holds; `line` (0-based, in the block) is the evidence."""
+
+    kind: str
+    line: int = -1
+    evidence: str = ""
+
+    @property
+    def is_script(self) -> bool:
+        return self.kind == SCRIPT
+
+    def describe(self) -> str:
+        """`template: {topic} on line 3 is a placeholder` — why the block is not a script."""
+        where = f" on line {self.line + 1} of the block" if self.line >= 0 else ""
+        return f"{self.kind}: {self.evidence}{where}"
+
+
+_MARKER_RE = re.compile(r"#.*\bpseudo[- ]?code\b", re.IGNORECASE)
+_EXAMPLE_RE = re.compile(r"^#\s*(?:example|illustrative|conceptual|sketch|not (?:meant to be )?"
+                         r"(?:run|executed))\b", re.IGNORECASE)
+_TOOL_CALL_RE = re.compile(r"^(?:Task|Agent|Skill|SlashCommand|TodoWrite)\s*[({]")
+_PY_STRONG_RE = re.compile(r"^(?:async\s+)?def\s+\w+\s*\(.*\)\s*(?:->.*)?:$|^class\s+\w+.*:$")
+_PY_CONTROL_RE = re.compile(r"^(?:if|elif|else|while|for|with|try|except|finally)\b.*:$")
+_PROMPT_RE = re.compile(r"^(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#]|>>>)[ \t]+\S")
+_SLASH_USAGE_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
+_BRACE_RE = re.compile(r"(?<![$\\{])\{\{?\s*[A-Za-z_][\w.-]*(?: [\w.-]+)*\s*\}\}?(?![\w}])")
+_ANGLE_RE = re.compile(r"(?<![<\w$>&])<([A-Za-z][\w./:-]*(?: [\w./:-]+)*)>(?![>&\w])")
+_OPTION_RE = re.compile(
+    r"(?<=\s)\[(?:--?[A-Za-z][\w-]*(?:[ =|][^\]]*)?|[A-Z][A-Z0-9_-]{2,}(?:\.\.\.)?"
+    r"|[a-z][\w-]*[-_][\w-]*|[a-z]{6,}|[^\]\s]*\.\.\.|[\w-]+(?:\|[\w-]+)+)\](?=\s|$)")
+_ELLIPSIS_LINES = frozenset({"...", "…", "[...]", "# ...", "<...>"})
+_PATH_TOKEN_RE = re.compile(r"^(?:[\w.~*?{}\[\]@+-]*/[\w.~*?{}\[\]@/+-]*|[\w.*?-]*\*[\w.*?-]*"
+                            r"|[\w-]+\.[A-Za-z0-9]{1,5})$")
+_TREE_RE = re.compile(r"[├└│]")
+_ECHO_RE = re.compile(r"^\s*(?:echo|printf|cat|log\w*|warn\w*|error\w*|die)\b")
+
+
+def _code_start(line: BashLine) -> int | None:
+    """Column of the line's first character when it is unquoted code, else None."""
+    stripped = line.text.lstrip()
+    if not stripped:
+        return None
+    col = len(line.text) - len(stripped)
+    return col if line.classes[col] == CODE else None
+
+
+def _placeholder(line: BashLine) -> str | None:
+    """A `{name}`, `<name>` or `[OPTIONS]` template token bash would not read as meant."""
+    text = line.text
+    in_message = bool(_ECHO_RE.match(text))
+    for m in _BRACE_RE.finditer(text):
+        cls = line.classes[m.start()]
+        if cls == CODE or (cls == DQ and not in_message):
+            return m.group(0)
+    if "[[" not in text and "=~" not in text:
+        for m in _OPTION_RE.finditer(text):
+            if line.classes[m.start()] == CODE:
+                return m.group(0)
+    for m in _ANGLE_RE.finditer(text):
+        if line.classes[m.start()] == CODE:
+            return m.group(0)
+    return None
+
+
+def _path_only(line: BashLine, start: int) -> bool:
+    """True when the line's code is one path or glob (a trailing comment allowed)."""
+    code = "".join(ch for ch, cls in zip(line.text[start:], line.classes[start:], strict=True)
+                   if cls != COMMENT).strip()
+    return bool(_TREE_RE.search(line.text)) or bool(
+        code and not code.startswith("-") and "=" not in code and _PATH_TOKEN_RE.match(code))
+
+
+def classify_lines(lines: list[BashLine]) -> BlockClass:
+    """Classify a lexed block; see `classify`."""
+    code_lines = [(no, line, col) for no, line in enumerate(lines)
+                  if (col := _code_start(line)) is not None]
+    if not any(line.text.strip() for line in lines):
+        return BlockClass(EMPTY)
+    first = next((line.text.strip() for line in lines if line.text.strip()), "")
+    for no, line in enumerate(lines):
+        if COMMENT in line.classes and _MARKER_RE.search(line.text[line.classes.index(COMMENT):]):
+            return BlockClass(PSEUDO_CODE, no, "a `# Pseudo-code` comment")
+    if _EXAMPLE_RE.match(first):
+        no = next(i for i, line in enumerate(lines) if line.text.strip())
+        return BlockClass(PSEUDO_CODE, no, f"the block opens with `{first[:40]}`")
+    controls: list[int] = []
+    for no, line, col in code_lines:
+        text = line.text[col:].rstrip()
+        if _TOOL_CALL_RE.match(text):
+            return BlockClass(PSEUDO_CODE, no, f"a `{text[:12].strip()}` tool call, not shell")
+        if _PY_STRONG_RE.match(text):
+            return BlockClass(PSEUDO_CODE, no, f"Python-like `{text[:40]}`")
+        if _PY_CONTROL_RE.match(text) and not re.search(r"\b(?:then|do)\b", text):
+            controls.append(no)
+    if len(controls) >= 2:
+        text = lines[controls[0]].text.strip()
+        return BlockClass(PSEUDO_CODE, controls[0], f"Python-like `{text[:40]}`")
+    for no, line, col in code_lines:
+        if _PROMPT_RE.match(line.text[col:]):
+            return BlockClass(TRANSCRIPT, no, f"a shell prompt `{line.text[col:][:30]}`")
+    for no, line, col in code_lines:
+        text = line.text[col:].rstrip()
+        if _SLASH_USAGE_RE.match(text):
+            return BlockClass(TEMPLATE, no, f"slash-command usage `{text[:40]}`")
+        if text in _ELLIPSIS_LINES:
+            return BlockClass(TEMPLATE, no, f"an elision `{text}`")
+        token = _placeholder(line)
+        if token:
+            return BlockClass(TEMPLATE, no, f"the placeholder `{token}`")
+    if code_lines and all(_path_only(line, col) for _, line, col in code_lines) and (
+            len(code_lines) > 1 or any(ch in line.text for _, line, _ in code_lines
+                                       for ch in "*?├└│")):
+        # One bare path alone is more likely a script being run (`./test.sh`) than a list.
+        return BlockClass(PATH_LIST, code_lines[0][0], "only paths or globs, no command")
+    return BlockClass(SCRIPT)
+
+
+@lru_cache(maxsize=1024)
+def classify(content: str) -> BlockClass:
+    """Is this ```bash block a script, or a template, pseudo-code, transcript or path list?
+
+    Conservative by design: a block is a non-script only on positive evidence bash itself
+    would choke on (a `$ ` prompt, `def f():`, `Task {`, `{placeholder}` or `<file>` in
+    unquoted code, a `/slash-command` usage line, an `...` line) or an explicit
+    `# Pseudo-code` / leading `# Example` comment. Quoted text, comments and here-documents
+    never count, so a real script that prints usage text stays a script.
+    """
+    return classify_lines(lex_bash(content))
