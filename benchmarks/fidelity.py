@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.labels import findings, judge, key_of, read_labels  # noqa: E402
+from tests.labels import findings, judge, key_of, read_labels
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 

@@ -249,7 +249,7 @@ def test_style_codes_are_opt_in(binary: str, body: str) -> None:
 ])
 def test_non_scripts_are_skipped_and_say_why(binary: str, body: str, kind: str,
                                              caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="baton_lsp.rules.skipped")
+    caplog.set_level(logging.DEBUG, logger="baton_lsp.rules.skipped")
     assert check(blocks(body), ALL) == []
     (record,) = [r for r in caplog.records if r.name == "baton_lsp.rules.skipped"]
     assert record.getMessage().startswith(f"{CMD}:7: BTN330 skipped bash block 1")

@@ -96,7 +96,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.no_shellcheck:
         overrides["shellcheck"] = False
     if args.explain_skips:  # worker processes are forked, so they inherit this level
-        logging.getLogger("baton_lsp.rules.skipped").setLevel(logging.INFO)
+        logging.getLogger("baton_lsp.rules.skipped").setLevel(logging.DEBUG)
     result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs)
     if not result.workspaces and args.format == "text":
         print("baton: no .claude/ workspace found at or below the given paths", file=sys.stderr)

@@ -79,8 +79,8 @@ def missing_frontmatter(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     one is, by its documentation, "documentation kept beside your agents" and is not loaded.
     That is fine for notes, templates, symlinks checked out as text and behavioural files a
     command reads and injects, so those are not reported. Reported are files that clearly
-    meant to be agents: a `---` block pushed down by blank lines, or `name:` /
-    `description:` lines at the top with no `---` around them.
+    meant to be agents: a `---` block pushed down by blank lines, `name:` /
+    `description:` lines at the top with no `---` around them, or an empty file.
 
     Fix: remove the blank lines above the block (quick fix), or wrap the key lines in `---`.
 
@@ -106,6 +106,9 @@ def missing_frontmatter(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     lines = ctx.lines
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
+        yield ctx.finding(
+            Range.of_line(0), f"agent file `{doc.name}` is empty: Claude Code skips it; "
+            "expected `---` / `name:` / `description:` / `---` and the agent's instructions")
         return
     if first > 0 and lines[first].strip() == "---" \
             and first + 1 < len(lines) and _KEY_LINE_RE.match(lines[first + 1]):

@@ -269,7 +269,7 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
             continue
         kind = classify(block.content)
         if not kind.is_script:
-            skipped_log.info("%s:%d: BTN330 skipped bash block %d, not a script: %s",
+            skipped_log.debug("%s:%d: BTN330 skipped bash block %d, not a script: %s",
                              ctx.path, block.start_line + 1, block.index + 1, kind.describe())
             continue
         blocks.append(block)
