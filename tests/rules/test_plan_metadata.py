@@ -71,8 +71,11 @@ def test_the_standard_applies_where_the_workspace_ships_it(tmp_path) -> None:
 
 
 def test_task_plans_use_their_own_required_set_and_config_changes_it() -> None:
-    g3 = "# Plan\n\n- **Task**: 1 - x\n- **Status**: [COMPLETED]\n\n## Overview\n"
+    g3 = ("# Plan\n\n- **Task**: 1 - x\n- **Status**: [COMPLETED]\n"
+          "- **Standards**: plan-format.md\n\n## Overview\n")
     assert only(check(g3, STANDARD), "BTN120") == []
+    archived = g3.replace("- **Standards**: plan-format.md\n", "")
+    assert only(check(archived), "BTN124") == []  # names no format standard
     found = only(check(g3), "BTN124")
     assert len(found) == 1 and found[0].message.endswith(": Effort")
     relaxed = BatonConfig(required_metadata_g3=["Task"])

@@ -140,3 +140,18 @@ def test_a_plan_without_markers_is_not_told_to_add_one() -> None:
     assert only(check(text), "BTN112") == []
     text = "# P\n### Phase 1: A\n- [x] a\n### Phase 2: B [IN PROGRESS]\n- [ ] b\n"
     assert len(only(check(text), "BTN112")) == 1
+
+
+def test_plan_status_and_optional_phases() -> None:
+    # KToroman/nvim_latex 033: an optional phase left undone does not make a COMPLETED plan
+    # contradict itself; 034: bare `**Status**:` header lines are the plan's metadata.
+    text = ("# Plan\n\n- **Task**: 1 - x\n- **Status**: [COMPLETED]\n\n"
+            "### Phase 0: Extra setup [OPTIONAL] [NOT STARTED]\n"
+            "### Phase 1: Guard [COMPLETED]\n### Phase 2: Verify [COMPLETED]\n")
+    assert only(check(text), "BTN142") == []
+    bare = ("# Implementation Plan: Task #42\n\n**Date**: 2026-02-05\n"
+            "**Status**: [IMPLEMENTING]\n\n## Overview\n\n"
+            "### Phase 1: Fix [COMPLETED]\n- [ ] a\n### Phase 2: Docs [COMPLETED]\n- [ ] b\n")
+    (found,) = only(check(bare), "BTN142")
+    assert "all 2 phases are done" in found.message
+    assert only(check(bare), "BTN111") == []  # a task-based plan: boxes stay as written

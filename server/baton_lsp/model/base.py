@@ -117,7 +117,7 @@ CONVENTION_DOCS = {
     "it when its metadata has a `Standards File` entry and the workspace ships the standard "
     "(.claude/docs/reference/standards/plan-metadata-standard.md)",
     Convention.TASK_PLAN: "the newer task-based plans (bullet metadata directly under the "
-    "title with `Task` and `Effort`)",
+    "title) that name their format standard (`- **Standards**: plan-format.md; ...`)",
     Convention.WORKFLOW_BASH: "the seeds' multi-block bash orchestration (state files, "
     "`append_workflow_state`, `${CLAUDE_PROJECT_DIR}` paths); a command follows it when its "
     "bash blocks use the state library",

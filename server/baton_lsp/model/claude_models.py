@@ -180,6 +180,38 @@ SKILL_KEYS: tuple[Known, ...] = (
 commands under `.claude/commands/` take the same keys since commands and skills merged in
 2.1.3). `version` is read by the CLI (2.1.331 key list) though not documented."""
 
+CLI_FRONTMATTER_KEYS = (
+    "name", "description", "model", "allowed-tools", "argument-hint", "arguments",
+    "disable-model-invocation", "user-invocable", "effort", "shell", "version", "when_to_use",
+    "paths", "hooks", "context", "agent", "created_by", "improved_by", "mcpServers",
+    "lspServers", "agents", "outputStyles", "themes", "workflows", "channels", "monitors",
+    "settings", "experimental", "commands", "skills", "dependencies", "userConfig", "metadata",
+    "engines", "network", "displayName", "defaultEnabled", "fallback", "evals", "author",
+    "homepage", "repository", "license", "keywords", "compatibility", "tools",
+    "disallowedTools", "color", "permissionMode", "maxTurns", "autoCompactWindow",
+    "initialPrompt", "memory", "background", "omitClaudeMd", "isolation", "observer",
+    "observerMessage", "observeSubagents", "observeToolResults", "keep-coding-instructions",
+    "force-for-plugin", "type", "originSessionId", "hide-from-slash-command-tool",
+)
+"""Every front-matter key the claude 2.1.331 binary recognises (its key list for skills,
+commands, agents and plugins), undocumented ones such as `hide-from-slash-command-tool`
+included."""
+
+MISTAKEN_KEYS = {
+    "thinking": "Claude Code has no `thinking` key; set `effort` (low, medium, high, max)",
+    "max_thinking_tokens": "Claude Code has no such key; set `effort`",
+    "temperature": "Claude Code takes no sampling settings from front matter",
+    "top_p": "Claude Code takes no sampling settings from front matter",
+    "max_tokens": "Claude Code takes no token limit from front matter",
+    "max-tokens": "Claude Code takes no token limit from front matter",
+    "args": "the argument keys are `argument-hint` (autocomplete) and `arguments` (names)",
+    "arg": "the argument keys are `argument-hint` (autocomplete) and `arguments` (names)",
+    "permissions": "permission rules live in settings.json; commands take `allowed-tools`",
+    "permission-mode": "commands have no permission mode; agents take `permissionMode`",
+}
+"""Keys people write believing Claude Code reads them (settings of other tools or APIs);
+any other unknown key is the project's own metadata and is left alone."""
+
 PERMISSION_MODES = ("default", "acceptEdits", "auto", "dontAsk", "bypassPermissions", "plan",
                     "manual")
 """Subagent `permissionMode` values; `manual` (alias of default) since 2.1.200."""

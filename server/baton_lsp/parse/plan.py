@@ -40,6 +40,10 @@ _SEE_RE = re.compile(r"^See:\s*(.+)$", re.IGNORECASE)
 # Values are captured as `((?:.*\S)?)\s*$`, not `(.*?)\s*$`: same text, but the lazy form
 # backtracks quadratically on a line with a long run of inner blanks.
 _META_RE = re.compile(r"^(\s*)[-*+]\s+\*\*([^*]+?)\*\*\s*:?\s*((?:.*\S)?)\s*$")
+_BARE_META_RE = re.compile(r"^()\*\*([^*]+?)\*\*\s*:?\s*((?:.*\S)?)\s*$")
+"""`**Status**: [IMPLEMENTING]` on its own line: header metadata some task plans write
+without bullets."""
+_BARE_META_KEYS = {"task", "status", "effort", "date"}
 _SUBITEM_RE = re.compile(r"^(\s+)(?:[-*+]|\d+[.)])\s+((?:.*\S)?)\s*$")
 _TASK_RE = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+\[([ xX~])\](?=\s|$)\s*((?:.*\S)?)\s*$")
 _DEP_RES: tuple[tuple[DependencyForm, re.Pattern[str]], ...] = (
@@ -209,14 +213,15 @@ def _tasks(lines: list[tuple[int, str]]) -> list[Task]:
     return tasks
 
 
-def _metadata(lines: list[tuple[int, str]]) -> list[MetadataEntry]:
+def _metadata(lines: list[tuple[int, str]], bare: bool = False) -> list[MetadataEntry]:
+    """Bullet metadata entries; with `bare`, also `**Key**: value` lines without a bullet."""
     entries: list[MetadataEntry] = []
     current: MetadataEntry | None = None
     base_indent = -1
     for no, line in lines:
         if not line.strip():
             continue
-        m = _META_RE.match(line)
+        m = _META_RE.match(line) or (_BARE_META_RE.match(line) if bare else None)
         if m and (base_indent < 0 or len(m.group(1)) <= base_indent):
             base_indent = len(m.group(1))
             key = m.group(2).strip().rstrip(":").strip()
@@ -341,6 +346,10 @@ def parse_plan(source: Source, path: str = "") -> Plan:
         if plan.phases:
             stop = min(stop, plan.phases[0].heading_range.start_line)
         plan.metadata = _metadata(md.text_lines(start, stop))
+        if not plan.metadata:
+            bare = _metadata(md.text_lines(start, stop), bare=True)
+            if _BARE_META_KEYS & {e.key.lower() for e in bare}:
+                plan.metadata = bare
         if plan.metadata:
             last = plan.metadata[-1].range.end_line
             plan.metadata_range = Range.span(plan.metadata[0].range.start_line, 0, last,

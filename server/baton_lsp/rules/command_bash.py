@@ -349,14 +349,17 @@ def _set_plus_h_line(lines: list[BashLine]) -> int | None:
 
 
 @rule("BTN321", "bash-history-expansion", Severity.WARNING, COMMAND, fixable=True,
-      convention=GENERIC)
+      convention=Convention.WORKFLOW_BASH)
 def history_expansion(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """A `!` that bash history expansion would rewrite, in a block without `set +H`.
 
     When history expansion is on, bash replaces `!word`, `!!`, `!$`, `!/`… before the line
     runs, even inside double quotes: `echo "Failed!retry"` becomes `event not found` and the
-    block stops. The repository's commands therefore start every block with `set +H`
-    (formats.md §3.3, `.claude/commands/errors.md`).
+    block stops. The seeds' orchestration tree met this in Claude Code's Bash tool
+    preprocessing and made `set +H` at the top of every block its convention (formats.md
+    §3.3, `.claude/commands/errors.md`); it applies to commands that use that tree's state
+    library. Elsewhere bash runs non-interactively, with history expansion off, and nothing
+    is reported.
 
     Only positions bash would really expand are reported. `[ ! -f x ]`, `if ! cmd`, `!=`,
     `"done!"`, `$!`, `${!var}`, `#!`, `[!a]`, `!(glob)` and `!` inside single quotes,
@@ -373,6 +376,7 @@ def history_expansion(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         description: Deploy
         ---
         ```bash
+        load_workflow_state "$WORKFLOW_ID"
         echo "Deploy failed!retry with --force"
         ```
 
@@ -383,6 +387,7 @@ def history_expansion(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         description: Deploy
         ---
         ```bash
+        load_workflow_state "$WORKFLOW_ID"
         if [ ! -f build.log ]; then
           echo "Deploy done!"
         fi

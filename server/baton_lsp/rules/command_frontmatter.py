@@ -11,7 +11,7 @@ from pathlib import PurePath
 
 from ..model.agent import CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
-from ..model.claude_models import SKILL_KEYS
+from ..model.claude_models import CLI_FRONTMATTER_KEYS, MISTAKEN_KEYS, SKILL_KEYS
 from ..model.common import FrontmatterEntry, ListItem
 from .base import RuleContext, rule
 
@@ -26,6 +26,9 @@ WORKFLOW_KEYS = ("command-type", "dependent-agents", "dependent-commands", "pare
                  "library-requirements", "documentation")
 """The seeds' own command keys, read by their registry and documentation tooling."""
 KNOWN_KEYS = (*CLAUDE_CODE_KEYS, *WORKFLOW_KEYS)
+RECOGNISED = frozenset((*KNOWN_KEYS, *CLI_FRONTMATTER_KEYS))
+TYPO = 0.8
+"""difflib ratio above which an unknown key is a misspelling of a known one."""
 COMMAND_TYPES = ("primary", "utility", "workflow", "dependent", "example")
 
 
@@ -44,21 +47,22 @@ def _title_text(doc: CommandFile) -> str:
 @rule("BTN301", "command-unknown-frontmatter-key", Severity.WARNING, COMMAND_OR_SKILL,
       fixable=True, convention=CC)
 def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
-    """Command front matter has a key Claude Code and the workflow tooling do not read.
+    """Command front matter has a misspelled key, or one Claude Code is believed to read but
+    does not.
 
     Claude Code reads the keys of its skills frontmatter reference (commands take the same
     keys since commands and skills merged in 2.1.3): `name`, `description`, `when_to_use`,
     `argument-hint`, `arguments`, `disable-model-invocation`, `user-invocable`,
-    `allowed-tools`, `disallowed-tools`, `model`, `effort`, `context`, `agent`,
-    `background`, `hooks`, `paths`, `shell`, `metadata`, `license`, `compatibility`,
-    `version`; the seeds' tooling adds `command-type`, `dependent-agents`,
-    `dependent-commands`, `parent-commands`, `library-requirements` and `documentation`.
-    Any other key is silently ignored, which almost always means a typo (`allowed_tools`,
-    `argument_hint`, `descripton`) or a setting from another tool (`thinking`, `args`) that
-    never takes effect.
+    `allowed-tools`, `disallowed-tools`, `model`, `effort`, `context`, `agent`, `hooks`,
+    `paths`, `shell`, … (and the undocumented keys its binary recognises); the seeds' tooling
+    adds `command-type`, `dependent-agents`, `dependent-commands`, `parent-commands`,
+    `library-requirements` and `documentation`. Reported are misspellings of those
+    (`allowed_tools`, `argument_hint`, `descripton`: the setting silently never applies) and
+    settings of other tools people expect Claude Code to honour (`thinking`, `temperature`,
+    `args`). Any other key is the project's own metadata, read by its own scripts, and is
+    left alone.
 
-    Fix: rename the key to the suggested spelling (a quick fix is offered when one is close),
-    or accept project-specific keys with `extra-frontmatter-keys = ["..."]` in `[tool.baton]`.
+    Fix: rename the key to the suggested spelling (a quick fix), or drop the setting.
 
     Reported:
 
@@ -75,26 +79,29 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         description: Load the project context
         allowed-tools: Read, Bash(git ls-files:*)
         when_to_use: at the start of a session
+        cost-profile: light
         ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error:
         return
-    known = list(KNOWN_KEYS) + list(ctx.config.extra_frontmatter_keys)
+    known = [*KNOWN_KEYS, *ctx.config.extra_frontmatter_keys]
     for entry in fm.entries:
-        if entry.key in known:
+        if entry.key in RECOGNISED or entry.key in known:
             continue
-        guess = nearest(entry.key, known)
-        hint = f"; did you mean `{guess}`?" if guess else ""
-        fix = None
-        if guess:
-            fix = ctx.fix(f"Rename `{entry.key}` to `{guess}`", ctx.edit(entry.key_range, guess))
+        mistaken = MISTAKEN_KEYS.get(entry.key.lower())
+        if mistaken is not None:
+            yield ctx.finding(entry.key_range,
+                              f"Claude Code does not read `{entry.key}`: {mistaken}")
+            continue
+        guess = nearest(entry.key, known, TYPO)
+        if guess is None:
+            continue  # the project's own metadata (`cost-profile`, `owner`)
         yield ctx.finding(
             entry.key_range,
-            f"unknown command front matter key `{entry.key}`: expected one of "
-            f"{', '.join(known)}{hint}",
-            fix=fix,
-        )
+            f"front matter key `{entry.key}` looks like a misspelling of `{guess}`: Claude Code "
+            "does not read it, so the setting never applies",
+            fix=ctx.fix(f"Rename `{entry.key}` to `{guess}`", ctx.edit(entry.key_range, guess)))
 
 
 @rule("BTN302", "command-missing-description", Severity.INFO, COMMAND_OR_SKILL, fixable=True,

@@ -27,6 +27,9 @@ STANDARD_DOC = ".claude/docs/reference/standards/plan-metadata-standard.md"
 """Where the seeds' tree keeps the plan metadata standard; a workspace without it has not
 adopted the standard (its older plans predate it and its tools insert a missing Status)."""
 
+TASK_PLAN_STANDARD = "plan-format.md"
+"""Task-based plans that follow their tree's plan format name it under `Standards`;
+archived and hand-written plans of the same shape follow no such standard."""
 
 
 def _adopts_standard(root: Path | None) -> bool:
@@ -46,7 +49,10 @@ def detected(convention: Convention, doc: Any, kind: Kind, root: Path | None = N
         return (isinstance(doc, Plan) and doc.generation is not Generation.G3
                 and doc.meta(STANDARD_MARKER) is not None and _adopts_standard(root))
     if convention is Convention.TASK_PLAN:
-        return isinstance(doc, Plan) and doc.generation is Generation.G3
+        if not isinstance(doc, Plan) or doc.generation is not Generation.G3:
+            return False
+        standards = doc.meta("Standards")
+        return standards is not None and TASK_PLAN_STANDARD in standards.value
     if convention is Convention.WORKFLOW_AGENTS:
         return _workflow_agents(doc)
     if convention is Convention.WORKFLOW_BASH:

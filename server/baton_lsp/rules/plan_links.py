@@ -14,6 +14,8 @@ from .base import RuleContext, rule
 
 PLAN = (Kind.PLAN,)
 _PLACEHOLDER_TARGET = re.compile(r"[A-Za-z_-]+")
+_PLACEHOLDER_PART = re.compile(r"NNN|XXX|YYYY|(?<!\$)\{|\*|\.\.\.|\[|\]")
+"""`./NNN_previous.md`, `{topic}/plan.md`, `reports/*.md`: a link in a template or example."""
 _MD_LINK_RE = re.compile(r"\[[^\[\]]*\]\(([^)\s]+)\)")  # no `[` in the text: linear
 
 
@@ -35,7 +37,8 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     paths and fail when they are missing. Links are resolved relative to the plan; absolute
     paths from another machine that contain `/.claude/` are re-rooted at this workspace.
     Web links and anchors are not checked, nor placeholder targets (a bare word such as
-    `path` or `url`, with no `.` or `/`). Fix: correct the path or restore the file.
+    `path` or `url`, with no `.` or `/`; `NNN_previous.md`, `{topic}/plan.md`, `*.md`,
+    which templates and examples use). Fix: correct the path or restore the file.
 
     Reported:
 
@@ -73,7 +76,8 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         if key in seen:
             continue
         seen.add(key)
-        if _PLACEHOLDER_TARGET.fullmatch(link.target.strip()):
+        target = link.target.strip()
+        if _PLACEHOLDER_TARGET.fullmatch(target) or _PLACEHOLDER_PART.search(target):
             continue  # `[Full Doc](path)`: prose describing a link, not a link
         resolved = ctx.resolve(link.target)
         if resolved is None:

@@ -83,8 +83,9 @@ def task_plan_missing_metadata(plan: Plan, ctx: RuleContext) -> Iterator[Finding
 
     Task-based plans keep `- **Key**: value` bullets directly under the title; the task
     commands read `Task` (the registry entry), `Status` (rewritten as phases complete) and
-    `Effort` (configurable: `required-metadata-g3`). Fix: the quick fix inserts the missing
-    bullets with placeholder values.
+    `Effort` (configurable: `required-metadata-g3`). Checked on plans that name their format
+    standard (`- **Standards**: plan-format.md`); archived or hand-written plans of the same
+    shape follow none. Fix: the quick fix inserts the missing bullets with placeholder values.
 
     Reported:
 
@@ -93,6 +94,7 @@ def task_plan_missing_metadata(plan: Plan, ctx: RuleContext) -> Iterator[Finding
 
         - **Task**: 001 - Login
         - **Effort**: 2 hours
+        - **Standards**: plan-format.md; status-markers.md
 
         ### Phase 1: Setup [NOT STARTED]
 
@@ -104,6 +106,7 @@ def task_plan_missing_metadata(plan: Plan, ctx: RuleContext) -> Iterator[Finding
         - **Task**: 001 - Login
         - **Status**: [NOT STARTED]
         - **Effort**: 2 hours
+        - **Standards**: plan-format.md; status-markers.md
 
         ### Phase 1: Setup [NOT STARTED]
     """

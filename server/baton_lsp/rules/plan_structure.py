@@ -132,7 +132,8 @@ def plan_status_contradicts(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     all complete but which still says `[NOT STARTED]` or `[IN PROGRESS]` (or `planned`
     with every task ticked) is offered as work to do; one that says `[COMPLETE]` while
     phases are still open is skipped. Only phases with a status (or, without markers, the
-    task checkboxes) are compared. Fix: set the Status the phases show (quick fix; review it).
+    task checkboxes) are compared; phases marked optional are left out. Fix: set the Status
+    the phases show (quick fix; review it).
 
     Reported:
 
@@ -167,14 +168,17 @@ def plan_status_contradicts(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         return
     declared = " ".join(entry.value.strip().strip("[]").replace("_", " ").split()).upper()
     declared = declared.split("]")[0].strip("[ ")
-    words = [status_word(p) for p in plan.phases]
+    phases = [p for p in plan.phases if "optional" not in p.title.lower()]
+    if not phases:
+        return
+    words = [status_word(p) for p in phases]
     if all(w is not None for w in words):
         all_done = all(w in DONE for w in words) and any(w in COMPLETE for w in words)
-        open_ = [p for p, w in zip(plan.phases, words, strict=True) if w not in DONE]
-    elif all(w is None for w in words) and any(p.tasks for p in plan.phases):
-        tasks = [t for p in plan.phases for t in p.tasks]
+        open_ = [p for p, w in zip(phases, words, strict=True) if w not in DONE]
+    elif all(w is None for w in words) and any(p.tasks for p in phases):
+        tasks = [t for p in phases for t in p.tasks]
         all_done = all(t.marker in "xX" for t in tasks)
-        open_ = [p for p in plan.phases if any(t.marker not in "xX" for t in p.tasks)]
+        open_ = [p for p in phases if any(t.marker not in "xX" for t in p.tasks)]
     else:
         return
     bracketed = entry.value.strip().startswith("[")
@@ -183,7 +187,7 @@ def plan_status_contradicts(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         new = f"[{style}]" if bracketed else style
         yield ctx.finding(
             entry.value_range,
-            f"plan Status says {entry.value.strip()} but all {len(plan.phases)} phases are "
+            f"plan Status says {entry.value.strip()} but all {len(phases)} phases are "
             "done",
             fix=ctx.fix(f"Set Status to {new}", ctx.edit(entry.value_range, new), safe=False))
     elif declared in COMPLETE and open_:
