@@ -293,3 +293,18 @@ def test_supported_or_code_syntax_is_not_reported(body: str) -> None:
 
 def test_declared_argument_names_are_not_reported() -> None:
     assert check("---\ndescription: d\narguments: [args]\n---\nUse $args\n") == []
+
+
+@pytest.mark.parametrize("key", ["mode", "command_type", "agent_type", "owner"])
+def test_short_or_own_keys_are_not_called_misspellings(key: str) -> None:
+    # 0xHoneyJar/loa's scripts read `mode` and `command_type` from its commands.
+    assert check(f"---\ndescription: d\n{key}: x\n---\n") == []
+
+
+@pytest.mark.parametrize(("key", "meant"), [("argumentHint", "argument-hint"),
+                                            ("descripton", "description"),
+                                            ("disable_model_invocation",
+                                             "disable-model-invocation")])
+def test_misspellings_name_the_key_meant(key: str, meant: str) -> None:
+    (found,) = check(f"---\ndescription: d\n{key}: x\n---\n")
+    assert f"misspelling of `{meant}`" in found.message

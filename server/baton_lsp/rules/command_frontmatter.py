@@ -27,8 +27,26 @@ WORKFLOW_KEYS = ("command-type", "dependent-agents", "dependent-commands", "pare
 """The seeds' own command keys, read by their registry and documentation tooling."""
 KNOWN_KEYS = (*CLAUDE_CODE_KEYS, *WORKFLOW_KEYS)
 RECOGNISED = frozenset((*KNOWN_KEYS, *CLI_FRONTMATTER_KEYS))
-TYPO = 0.8
-"""difflib ratio above which an unknown key is a misspelling of a known one."""
+TYPO = 0.9
+"""difflib ratio above which a long unknown key is a misspelling of a Claude Code key."""
+TYPO_MIN_LENGTH = 7
+"""Shorter keys (`mode`, `tool`) are too close to everything to call misspellings."""
+
+
+def _normal(key: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "-", key).lower().replace("_", "-")
+
+
+def _misspelling_of(key: str) -> str | None:
+    """The Claude Code key `key` misspells: the same word in another case or separator
+    (`allowed_tools`, `argumentHint`), or one edit away from a long key (`descripton`)."""
+    normal = _normal(key)
+    for known in CLAUDE_CODE_KEYS:
+        if _normal(known) == normal:
+            return known
+    if len(key) < TYPO_MIN_LENGTH:
+        return None
+    return nearest(key, CLAUDE_CODE_KEYS, TYPO)
 COMMAND_TYPES = ("primary", "utility", "workflow", "dependent", "example")
 
 
@@ -87,16 +105,17 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         return
     known = [*KNOWN_KEYS, *ctx.config.extra_frontmatter_keys]
     for entry in fm.entries:
-        if entry.key in RECOGNISED or entry.key in known:
+        if entry.key in RECOGNISED or entry.key in known or \
+                entry.key.replace("_", "-") in WORKFLOW_KEYS:
             continue
         mistaken = MISTAKEN_KEYS.get(entry.key.lower())
         if mistaken is not None:
             yield ctx.finding(entry.key_range,
                               f"Claude Code does not read `{entry.key}`: {mistaken}")
             continue
-        guess = nearest(entry.key, known, TYPO)
+        guess = _misspelling_of(entry.key)
         if guess is None:
-            continue  # the project's own metadata (`cost-profile`, `owner`)
+            continue  # the project's own metadata (`cost-profile`, `mode`, `command_type`)
         yield ctx.finding(
             entry.key_range,
             f"front matter key `{entry.key}` looks like a misspelling of `{guess}`: Claude Code "
