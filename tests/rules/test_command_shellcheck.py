@@ -291,3 +291,89 @@ def test_selected_rules() -> None:
     assert sc.selected(2086, "info", ["default", "SC2086"], [])
     assert not sc.selected(2086, "info", ["all"], ["SC2086"])
     assert not sc.selected(2071, "warning", [], [])
+
+
+# -- hold-out shapes: output after a command, pseudo-code, loop bodies, list-item fences -------
+
+TDD_FAIL = ("npm test lib/liquidity.test.ts\n\nFAIL lib/liquidity.test.ts\n"
+            "  ✕ should return high score for liquid market (2 ms)\n"
+            "    Error: Not implemented\n\n1 test failed, 0 passed")
+TDD_COVERAGE = ("npm test -- --coverage lib/liquidity.test.ts\n\n"
+                "File           | % Stmts | % Branch | % Funcs | % Lines\n"
+                "---------------|---------|----------|---------|--------\n"
+                "liquidity.ts   |   100   |   100    |   100   |   100\n\n"
+                "Coverage: 100% ✅ (Target: 80%)")
+ROADMAP_LOOP_BODY = (
+    "# Skip if already has completion or abandonment annotation\n"
+    "if echo \"$line_content\" | grep -qE '\\*(Completed:|\\*(Abandoned:'; then\n"
+    "  echo \"Skipped: Line $line_num already annotated\"\n"
+    "  ((roadmap_skipped++))\n"
+    "  continue\nfi")
+
+
+@pytest.mark.parametrize(("body", "kind"), [
+    (TDD_FAIL, "transcript: printed output `FAIL lib/liquidity.test.ts`"),
+    (TDD_COVERAGE, "transcript: printed output `---------------|"),
+    ("git branch\nIF on main/master → IMMEDIATELY create feature branch:\n"
+     "git switch -c feat/[feature-name]", "pseudo-code: the upper-case keyword line"),
+    (ROADMAP_LOOP_BODY, "fragment: `continue` outside any loop"),
+])
+def test_holdout_non_scripts_are_skipped(binary: str, body: str, kind: str,
+                                         caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="baton_lsp.rules.skipped")
+    assert check(blocks(body)) == []
+    (record,) = [r for r in caplog.records if r.name == "baton_lsp.rules.skipped"]
+    assert f"not a script: {kind}" in record.getMessage()
+
+
+@pytest.mark.parametrize("body", [
+    # Prints test-style output from quotes, and has a real bug.
+    'echo "✓ tests passed"\nCOUNT=$(wc -l < f)\nif [ "$COUNT" > 5 ]; then echo "---|---"; fi',
+    # Upper-case IF with shell syntax: a typo bash cannot run.
+    'IF [ -f "$x" ]; then\n  echo found\nfi',
+    # A whole loop whose `continue` is fine; the comparison is not.
+    'for f in specs/*.md; do\n  [ -s "$f" ] || continue\n  if [ "$n" > 5 ]; then echo "$f"; fi\n'
+    "done",
+], ids=["quoted-output", "upper-case-IF", "loop-with-continue"])
+def test_holdout_near_misses_are_still_checked(binary: str, body: str) -> None:
+    found = check(blocks(body))
+    assert found, "a real script must still be checked"
+    assert {"SC2071", "SC1081"} & {c for c, _, _ in sc_codes(found)}
+
+
+LIST_ITEM_HEREDOC = (
+    "1. **File-based filters** for `!=` operators:\n"
+    "   ```bash\n"
+    "   # Instead of: jq 'select(.language != \"meta\")' file\n"
+    "   cat > /tmp/filter_$$.jq << 'EOF'\n"
+    "   select(.language != \"meta\")\n"
+    "   EOF\n"
+    "   jq -f /tmp/filter_$$.jq file && rm -f /tmp/filter_$$.jq\n"
+    "   ```\n")
+"""KToroman/nvim_latex todo.md: CommonMark strips the fence's 3 spaces from every line, so
+the here-document ends at `EOF`; ShellCheck must see the block as rendered."""
+
+
+def test_list_item_fence_is_dedented(binary: str) -> None:
+    assert check(HEAD + LIST_ITEM_HEREDOC) == []
+    # Near miss: an `EOF` indented past the fence is still indented once rendered.
+    broken = LIST_ITEM_HEREDOC.replace("   EOF\n", "     EOF\n")
+    assert ("SC1039", 11, 3) in sc_codes(check(HEAD + broken))  # column past the 3 spaces
+    # Near miss: an unindented fence whose `EOF` is indented is a broken script.
+    unindented = "\n".join(line[3:] if line.startswith("   ") else line
+                           for line in LIST_ITEM_HEREDOC.split("\n"))
+    found = check(HEAD + unindented.replace("\nEOF\n", "\n  EOF\n"))
+    assert ("SC1039", 11, 0) in sc_codes(found)
+
+
+def test_dedented_columns_map_back_to_markdown(binary: str) -> None:
+    body = 'COUNT=3\nif [ "$COUNT" > 5 ]; then\n      echo many\nfi'
+    flat = check(blocks(body))
+    indented = HEAD + "1. Step\n   ```bash\n" + "".join(
+        f"   {line}\n" for line in body.split("\n")) + "   ```\n"
+    nested = check(indented)
+    assert [c for c, _, _ in sc_codes(flat)] == [c for c, _, _ in sc_codes(nested)] == ["SC2071"]
+    assert nested[0].range.start_char == flat[0].range.start_char + 3
+    assert nested[0].range.end_char == flat[0].range.end_char + 3
+    line = indented.split("\n")[nested[0].range.start_line]
+    assert line[nested[0].range.start_char:nested[0].range.end_char] == ">"

@@ -127,8 +127,8 @@ def lex_bash(content: str) -> list[BashLine]:
 
 # -- script or not? ----------------------------------------------------------------------------
 
-SCRIPT, EMPTY, TEMPLATE, PSEUDO_CODE, TRANSCRIPT, PATH_LIST = (
-    "script", "empty", "template", "pseudo-code", "transcript", "path list")
+SCRIPT, EMPTY, TEMPLATE, PSEUDO_CODE, TRANSCRIPT, PATH_LIST, FRAGMENT = (
+    "script", "empty", "template", "pseudo-code", "transcript", "path list", "fragment")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +167,21 @@ _PATH_TOKEN_RE = re.compile(r"^(?:[\w.~*?{}\[\]@+-]*/[\w.~*?{}\[\]@/+-]*|[\w.*?-
                             r"|[\w-]+\.[A-Za-z0-9]{1,5})$")
 _TREE_RE = re.compile(r"[├└│]")
 _ECHO_RE = re.compile(r"^\s*(?:echo|printf|cat|log\w*|warn\w*|error\w*|die)\b")
+_PSEUDO_KEYWORD_RE = re.compile(
+    r"^(?:IF|ELSE(?:\s+IF)?|ELIF|THEN|FOR(?:\s+EACH)?|FOREACH|WHILE|UNTIL|OTHERWISE"
+    r"|END\s*IF)(?=[\s:]|$)(?!\s*[\[(!])")
+"""Upper-case control words opening a line; `IF [ -f x ]; then` is a script's typo, kept."""
+_ARROWS = "→⇒←"
+_OUTPUT_GLYPH_RE = re.compile(r"^[✓✔✕✗×•●▶→├└│✅❌]")
+_OUTPUT_LINE_RE = re.compile(
+    r"^(?:(?:PASS|FAIL)\s+\S"                                   # jest/vitest file lines
+    r"|(?:Tests?|Test Suites):\s+\d+\s+(?:passed|failed)"          # runner summaries
+    r"|\d+\s+tests?\s+(?:passed|failed)\b"
+    r"|\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?$"                # table separator row
+    r"|={3,}$|-{3,}$)")                                           # rules under a heading
+_LOOP_WORDS = frozenset({"do", "done", "continue", "break"})
+_PREFIX_WORDS = frozenset({"then", "else", "do", "!", "if", "elif", "while", "until", "time"})
+_FUNCTION_RE = re.compile(r"^\s*(?:function\s+[\w:.-]+|[\w:.-]+\s*\(\s*\))")
 
 
 def _code_start(line: BashLine) -> int | None:
@@ -204,6 +219,39 @@ def _path_only(line: BashLine, start: int) -> bool:
         code and not code.startswith("-") and "=" not in code and _PATH_TOKEN_RE.match(code))
 
 
+def _code_only(line: BashLine) -> str:
+    """The line with everything but unquoted code blanked out."""
+    return "".join(ch if cls == CODE else " "
+                   for ch, cls in zip(line.text, line.classes, strict=True))
+
+
+def _loose_loop_word(lines: list[BashLine]) -> tuple[int, str] | None:
+    """(line, word) of a `continue`/`break` run outside any loop, the body of one shown alone.
+
+    Counts `do`/`done` at command position; blocks defining functions are left alone (a
+    function's `continue` acts on its caller's loop, and SC2104 there is a real finding).
+    """
+    if any(_FUNCTION_RE.match(_code_only(line)) for line in lines):
+        return None
+    depth = 0
+    for no, line in enumerate(lines):
+        for segment in re.split(r"[;&|(){}]", _code_only(line)):
+            words = segment.split()
+            while words and words[0] in _PREFIX_WORDS and words[0] not in _LOOP_WORDS:
+                words.pop(0)
+            while words and words[0] in _LOOP_WORDS:
+                word = words.pop(0)
+                if word == "do":
+                    depth += 1
+                elif word == "done":
+                    depth = max(0, depth - 1)
+                elif depth == 0:
+                    return no, word
+                else:
+                    break
+    return None
+
+
 def classify_lines(lines: list[BashLine]) -> BlockClass:
     """Classify a lexed block; see `classify`."""
     code_lines = [(no, line, col) for no, line in enumerate(lines)
@@ -230,6 +278,14 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
         text = lines[controls[0]].text.strip()
         return BlockClass(PSEUDO_CODE, controls[0], f"Python-like `{text[:40]}`")
     for no, line, col in code_lines:
+        text = line.text[col:].rstrip()
+        if _PSEUDO_KEYWORD_RE.match(text) and not re.search(r";\s*(?:then|do)\b", text):
+            return BlockClass(PSEUDO_CODE, no, f"the upper-case keyword line `{text[:40]}`")
+        if not _ECHO_RE.match(text) and any(
+                ch in _ARROWS and cls == CODE
+                for ch, cls in zip(line.text, line.classes, strict=True)):
+            return BlockClass(PSEUDO_CODE, no, f"an arrow outside quotes in `{text[:40]}`")
+    for no, line, col in code_lines:
         if _PROMPT_RE.match(line.text[col:]):
             return BlockClass(TRANSCRIPT, no, f"a shell prompt `{line.text[col:][:30]}`")
     for no, line, col in code_lines:
@@ -246,17 +302,28 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
                                        for ch in "*?├└│")):
         # One bare path alone is more likely a script being run (`./test.sh`) than a list.
         return BlockClass(PATH_LIST, code_lines[0][0], "only paths or globs, no command")
+    for no, line, col in code_lines:
+        text = line.text[col:].rstrip()
+        if _OUTPUT_GLYPH_RE.match(text) or _OUTPUT_LINE_RE.match(text):
+            return BlockClass(TRANSCRIPT, no, f"printed output `{text[:40]}`")
+    loose = _loose_loop_word(lines)
+    if loose is not None:
+        return BlockClass(FRAGMENT, loose[0],
+                          f"`{loose[1]}` outside any loop: the body of a loop shown alone")
     return BlockClass(SCRIPT)
 
 
 @lru_cache(maxsize=1024)
 def classify(content: str) -> BlockClass:
-    """Is this ```bash block a script, or a template, pseudo-code, transcript or path list?
+    """Is this ```bash block a script, or a template, pseudo-code, transcript, path list or
+    loop fragment?
 
     Conservative by design: a block is a non-script only on positive evidence bash itself
-    would choke on (a `$ ` prompt, `def f():`, `Task {`, `{placeholder}` or `<file>` in
-    unquoted code, a `/slash-command` usage line, an `...` line) or an explicit
-    `# Pseudo-code` / leading `# Example` comment. Quoted text, comments and here-documents
-    never count, so a real script that prints usage text stays a script.
+    would choke on (a `$ ` prompt, `def f():`, `Task {`, `IF on main →`, `{placeholder}` or
+    `<file>` in unquoted code, a `/slash-command` usage line, an `...` line, printed output
+    such as `✓ passes (2 ms)`, `PASS src/a.test.ts` or a `---|---` table rule, a `continue`
+    outside any loop) or an explicit `# Pseudo-code` / leading `# Example` comment. Quoted
+    text, comments and here-documents never count, so a real script that prints usage text
+    stays a script.
     """
     return classify_lines(lex_bash(content))

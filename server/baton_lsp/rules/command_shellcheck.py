@@ -134,8 +134,16 @@ def run_shellcheck(binary: str, script: str, exclude: list[str]) -> list[dict[st
 
 
 def _md_range(block: BashBlock, line: int, col: int, end_line: int, end_col: int,
-              lines: list[str]) -> Range:
-    """json1 positions (1-based line/column, tabs count as one) → markdown Range."""
+              lines: list[str], removed: list[int] | None = None) -> Range:
+    """json1 positions (1-based line/column, tabs count as one) → markdown Range.
+
+    `removed[i]` is the indentation taken off content line i (see `_dedent`); it is added
+    back so columns point into the markdown line.
+    """
+    def shift(no: int) -> int:
+        return removed[no - 1] if removed and 0 < no <= len(removed) else 0
+
+    col, end_col = col + shift(line), end_col + shift(end_line)
     start = block.start_line + line
     end = block.start_line + end_line
     if end < start or (end == start and end_col < col):
@@ -144,7 +152,24 @@ def _md_range(block: BashBlock, line: int, col: int, end_line: int, end_col: int
     return Range.span(start, max(0, min(col - 1, width)), end, max(0, end_col - 1))
 
 
-def _fix(comment: dict[str, Any], block: BashBlock, ctx: RuleContext) -> Fix | None:
+def _dedent(block: BashBlock, lines: list[str]) -> tuple[str, list[int]]:
+    """The block as bash sees it, with the removed indentation per line.
+
+    A fence indented inside a list item keeps that indentation on every content line, but
+    CommonMark strips up to the fence's indentation from each; without that a here-document
+    terminator looks indented (SC1039) when the rendered block is fine.
+    """
+    fence = lines[block.start_line] if block.start_line < len(lines) else ""
+    indent = len(fence) - len(fence.lstrip(" "))
+    content = block.content.split("\n")
+    if not indent:
+        return block.content, [0] * len(content)
+    removed = [min(indent, len(text) - len(text.lstrip(" "))) for text in content]
+    return "\n".join(t[n:] for t, n in zip(content, removed, strict=True)), removed
+
+
+def _fix(comment: dict[str, Any], block: BashBlock, ctx: RuleContext,
+         removed: list[int]) -> Fix | None:
     fix = comment.get("fix") or {}
     reps = fix.get("replacements") or []
     if not reps:
@@ -152,7 +177,7 @@ def _fix(comment: dict[str, Any], block: BashBlock, ctx: RuleContext) -> Fix | N
     edits = [
         TextEdit(path=ctx.path,
                  range=_md_range(block, r["line"], r["column"], r["endLine"], r["endColumn"],
-                                 ctx.lines),
+                                 ctx.lines, removed),
                  new_text=r.get("replacement", ""))
         for r in sorted(reps, key=lambda r: (r["line"], r["column"]))
     ]
@@ -184,9 +209,12 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     Only scripts are checked. A block is skipped (the reason is logged; `baton check -v`
     prints it) when it is a template (`{placeholder}`, `<file>` or `[OPTIONS]` in unquoted
     code, a `/slash-command` usage line, an `...` line), pseudo-code (a `# Pseudo-code` or
-    leading `# Example` comment, `def f():` / `if x:` lines, a `Task {` tool call), a terminal
-    transcript (`$ cmd` prompt lines) or a list of paths and globs. `zsh` fences are not
-    checked.
+    leading `# Example` comment, `def f():` / `if x:` lines, a `Task {` tool call, an
+    upper-case `IF ... :` line, an `→` outside quotes), a terminal transcript (`$ cmd` prompt
+    lines, or printed output such as `PASS src/a.test.ts`, `✓ works (2 ms)` or a `---|---`
+    table rule), a list of paths and globs, or a loop body shown alone (`continue`/`break`
+    outside any loop). `zsh` fences are not checked. A fence indented inside a list item is
+    checked as rendered: CommonMark strips the fence's indentation from each line.
 
     Only checks that mean a script is broken are reported by default
     (`shellcheck-checks = ["default"]`): parse errors and parse warnings (SC1xxx, except
@@ -247,6 +275,13 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         ```
 
         ```bash
+        npm test
+
+        PASS src/plan.test.ts
+          ✓ parses a plan (3 ms)
+        ```
+
+        ```bash
         cd "$REPORTS_DIR"
         echo $COUNT
         ```
@@ -261,29 +296,30 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
             log.info("shellcheck not found on PATH or next to %s; BTN330 is skipped",
                      sys.executable)
         return
-    blocks = []
+    blocks: list[tuple[BashBlock, str, list[int]]] = []
     for block in doc.bash_blocks:
         fence = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
         info = fence.strip().lstrip("`~").strip().split(" ", 1)[0].lower()
         if info == "zsh" or not block.content.strip():
             continue
-        kind = classify(block.content)
+        content, removed = _dedent(block, ctx.lines)
+        kind = classify(content)
         if not kind.is_script:
             skipped_log.debug("%s:%d: BTN330 skipped bash block %d, not a script: %s",
                              ctx.path, block.start_line + 1, block.index + 1, kind.describe())
             continue
-        blocks.append(block)
+        blocks.append((block, content, removed))
     checks = list(ctx.config.shellcheck_checks)
     exclude = list(ctx.config.shellcheck_exclude)
-    scripts = list(dict.fromkeys(b.content + "\n" for b in blocks))  # identical blocks run once
+    scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # run once each
     if len(scripts) <= 1:
         outputs = [run_shellcheck(binary, s, exclude) for s in scripts]
     else:
         with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(scripts))) as pool:
             outputs = list(pool.map(lambda s: run_shellcheck(binary, s, exclude), scripts))
     results = dict(zip(scripts, outputs, strict=True))
-    for block in blocks:
-        comments = results[block.content + "\n"]
+    for block, content, removed in blocks:
+        comments = results[content + "\n"]
         for c in comments:
             code = c.get("code")
             level = str(c.get("level"))
@@ -296,8 +332,8 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                     continue
             rng = _md_range(block, int(c.get("line", 1)), int(c.get("column", 1)),
                             int(c.get("endLine", c.get("line", 1))),
-                            int(c.get("endColumn", c.get("column", 1))), ctx.lines)
-            finding = ctx.finding(rng, f"SC{code}: {message}", fix=_fix(c, block, ctx),
+                            int(c.get("endColumn", c.get("column", 1))), ctx.lines, removed)
+            finding = ctx.finding(rng, f"SC{code}: {message}", fix=_fix(c, block, ctx, removed),
                                   tags=[f"SC{code}"])
             finding.severity = LEVELS.get(level, Severity.WARNING)
             yield finding
