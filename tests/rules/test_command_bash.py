@@ -375,7 +375,7 @@ def test_corpus_commands(corpus: Path) -> None:
 def test_workflow_rules_need_the_state_library() -> None:
     from baton_lsp.model.base import Convention
 
-    for code, conv in [("BTN320", "WORKFLOW_BASH"), ("BTN321", "CLAUDE_CODE"),
+    for code, conv in [("BTN320", "WORKFLOW_BASH"), ("BTN321", "WORKFLOW_BASH"),
                        ("BTN322", "WORKFLOW_BASH"), ("BTN323", "WORKFLOW_BASH"),
                        ("BTN324", "CLAUDE_CODE"), ("BTN325", "CLAUDE_CODE"),
                        ("BTN326", "WORKFLOW_BASH"), ("BTN327", "WORKFLOW_BASH"),
