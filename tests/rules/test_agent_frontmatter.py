@@ -162,6 +162,89 @@ def test_a_misspelt_tool_in_a_flow_list_is_found_at_its_column() -> None:
     assert line[typo.range.start_char:typo.range.end_char].strip('"') == "Reed"
 
 
+# 1215-Labs/claude-code-templates .claude/agents/code-reviewer.md (description shortened):
+# not strict YAML (`Examples: ...` after a plain value), read by Claude Code's quoting retry,
+# with a nested `related:` mapping Baton's line-by-line reader cannot follow.
+CODE_REVIEWER = """---
+name: code-reviewer
+description: Use this agent to review code. Examples:\\n<example>\\nContext: x\\nuser: "Write it"
+model: inherit
+# Model rationale: Inherits parent model; code review benefits from same reasoning level
+color: red
+tools: ["Read", "Glob", "Grep", "Bash(*)"]
+category: quality
+related:
+  agents: [test-automator, type-checker, codebase-analyst]
+  commands: [/code-review, /ui-review]
+  skills: [lsp-type-safety-check]
+  workflows: [code-quality, feature-development]
+---
+
+You are a senior code reviewer.
+"""
+
+# 1215-Labs/claude-code-templates .claude/agents/test-automator.md (description shortened)
+TEST_AUTOMATOR = """---
+name: test-automator
+model: sonnet
+# Model rationale: Test design requires understanding code behavior and reasoning about edge cases
+color: green
+tools: ["Read", "Glob", "Grep", "Write", "Bash(*)"]
+description: Use this agent to create test suites. Examples:\\n\\n<example>\\nContext: New code.
+category: quality
+related:
+  agents: [code-reviewer, debugger]
+  commands: [/code-review]
+  workflows: [code-quality, feature-development, bug-investigation]
+---
+# T
+"""
+
+
+@pytest.mark.parametrize("text", [CODE_REVIEWER, TEST_AUTOMATOR])
+def test_nested_mapping_claude_code_reads_is_not_invalid(text: str) -> None:
+    # Strict YAML fails, Claude Code's retry reads the block (nested mapping included), so
+    # neither BTN202 nor BTN203 applies, and the retry's values are the ones checked.
+    from baton_lsp.parse.frontmatter import claude_code_error
+
+    assert claude_code_error(text.split("---\n")[1]) is None
+    assert check(text, "/ws/.claude/agents/code-reviewer.md") == []
+
+
+def test_values_read_by_claude_codes_retry_are_checked_at_their_columns() -> None:
+    text = CODE_REVIEWER.replace('"Glob"', '"Glb"').replace("model: inherit", "model: gpt-4o")
+    found = check(text, "/ws/.claude/agents/code-reviewer.md")
+    assert sorted(f.code for f in found) == ["BTN206", "BTN207"]
+    lines = text.splitlines()
+    for f in found:
+        assert lines[f.range.start_line][f.range.start_char:f.range.end_char].strip('"') in {
+            "Glb", "gpt-4o"}
+
+
+def test_description_read_by_the_retry_keeps_its_original_columns() -> None:
+    from baton_lsp.parse.frontmatter import parse_frontmatter
+
+    lines = CODE_REVIEWER.split("\n")
+    fm = parse_frontmatter(lines, lines.index("---", 1))
+    assert fm.error is None and fm.lenient_reason is not None
+    entry = fm.get("description")
+    assert entry is not None and entry.value.startswith("Use this agent")
+    rng = entry.value_range
+    assert lines[rng.start_line][rng.start_char:rng.end_char] == entry.value
+    related = fm.get("related")
+    assert related is not None and related.value["agents"][0] == "test-automator"
+
+
+def test_nested_mapping_claude_code_cannot_read_is_still_invalid() -> None:
+    # Near miss: the same shape with a continued value holding `: ` fails strict YAML and
+    # Claude Code's retry, and the nested mapping defeats the line reader too.
+    text = CODE_REVIEWER.replace("model: inherit", "model: inherit\n  and more: text")
+    from baton_lsp.parse.frontmatter import claude_code_error
+
+    assert claude_code_error(text.split("---\n")[1]) is not None
+    assert [f.code for f in check(text)] == ["BTN202"]
+
+
 def test_strict_yaml_gets_no_lenient_hint() -> None:
     assert by_code(check(GOOD_OLD), "BTN203") == []
 
@@ -251,6 +334,49 @@ def test_space_separated_tools_are_reported_with_comma_fix() -> None:
     assert [f.code for f in found] == ["BTN206"]
     assert "comma" in found[0].message
     assert "allowed-tools: Read, Write, Grep\n" in apply(text, found[0].fix)
+
+
+# 0x7067/ai-dev-pipeline .claude/agents/auditor.md (description shortened)
+AUDITOR = """---
+name: auditor
+description: Use when the user asks for a project-wide audit, health check, or assessment.
+tools: 'Read, Glob, Grep, Bash'
+disallowedTools: 'Write, Edit'
+maxTurns: 30
+skills: 'fcis-architecture'
+---
+# Auditor
+"""
+
+
+@pytest.mark.parametrize("quoted", ["'Read, Glob, Grep, Bash'", '"Read, Glob, Grep, Bash"',
+                                    "Read, Glob, Grep, Bash"])
+def test_quoted_comma_separated_tools_are_split_like_unquoted(quoted: str) -> None:
+    # YAML gives the same string for all three; Claude Code splits a string on commas.
+    text = AUDITOR.replace("'Read, Glob, Grep, Bash'", quoted)
+    assert by_code(check(text, "/ws/.claude/agents/auditor.md"), "BTN206") == []
+
+
+def test_misspelt_tool_in_a_quoted_list_is_found_at_its_column() -> None:
+    text = AUDITOR.replace("'Write, Edit'", "'Write, Edti'")
+    (found,) = by_code(check(text, "/ws/.claude/agents/auditor.md"), "BTN206")
+    line = text.splitlines()[found.range.start_line]
+    assert line[found.range.start_char:found.range.end_char] == "Edti"
+    assert "Edit" in found.message and "spaces" not in found.message
+
+
+def test_quoted_space_separated_tools_are_still_reported() -> None:
+    # Near miss: no commas, so Claude Code reads one tool named `Read Glob Grep`.
+    text = AUDITOR.replace("'Read, Glob, Grep, Bash'", "'Read Glob Grep'")
+    (found,) = by_code(check(text, "/ws/.claude/agents/auditor.md"), "BTN206")
+    assert "separated by spaces" in found.message
+    assert "tools: 'Read, Glob, Grep'\n" in apply(text, found.fix)
+
+
+def test_several_tools_in_one_list_item_are_not_called_space_separated() -> None:
+    text = '---\nname: a\ndescription: d\ntools: ["Read, Glob", Grep]\n---\n# T\n'
+    (found,) = by_code(check(text), "BTN206")
+    assert "one list item" in found.message and "spaces" not in found.message
 
 
 @pytest.mark.parametrize("value", [

@@ -316,6 +316,9 @@ def parse_frontmatter(lines: list[str], end_line: int) -> Frontmatter:
         composed = _compose(text, 1)
     except _FrontmatterError as exc:
         if exc.syntax:
+            retried = _claude_code_compose(text, 1)
+            if retried is not None:
+                return _entries(lines, block, retried, lenient_reason=str(exc))
             lenient = _lenient(lines, end_line)
             too_deep = _lenient_limit_error(lines, lenient) if lenient is not None else None
             if lenient is not None and too_deep is None:
@@ -327,14 +330,39 @@ def parse_frontmatter(lines: list[str], end_line: int) -> Frontmatter:
         width = len(lines[line]) if line < len(lines) else 0
         return Frontmatter(range=block, error=str(exc),
                            error_range=Range.of_line(line, min(exc.col, width), width))
+    return _entries(lines, block, composed)
+
+
+def _string_items(lines: list[str], value: str, value_range: Range) -> list[ListItem]:
+    """The comma-separated items of a one-line string value, plain or quoted.
+
+    `tools: 'Read, Glob'` and `tools: Read, Glob` are the same YAML string, and Claude Code
+    splits a string `tools` value on commas, so both give the same items. Items keep their
+    columns when the text between the quotes is the value itself; a quoted value with escapes
+    gives items that all point at the whole value.
+    """
+    if value_range.start_line != value_range.end_line or value_range.start_line >= len(lines):
+        return []
+    raw = lines[value_range.start_line][value_range.start_char:value_range.end_char]
+    if raw == value:
+        return _comma_items(value, value_range)
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
+        inner = Range.of_line(value_range.start_line, value_range.start_char + 1,
+                              value_range.end_char - 1)
+        if raw[1:-1] == value:
+            return _comma_items(value, inner)
+        return [ListItem(value=item.value, range=value_range)
+                for item in _comma_items(value, Range.of_line(0, 0, len(value)))]
+    return []
+
+
+def _entries(lines: list[str], block: Range, composed: _Composed,
+             lenient_reason: str | None = None) -> Frontmatter:
+    """Front matter from composed top-level entries, string lists split on commas."""
     entries: list[FrontmatterEntry] = []
     for key, value, key_range, value_range, items in composed:
         if not items and isinstance(value, str) and "," in value:
-            # Only the value text itself (not a quoted form) can be split by column.
-            line_text = lines[value_range.start_line] if value_range.start_line < len(lines) else ""
-            raw = line_text[value_range.start_char : value_range.end_char]
-            if raw == value:
-                items = _comma_items(value, value_range)
+            items = _string_items(lines, value, value_range)
         entry = FrontmatterEntry(
             key=key,
             value=value,
@@ -346,7 +374,54 @@ def parse_frontmatter(lines: list[str], end_line: int) -> Frontmatter:
         )
         entries.append(entry)
     firsts, duplicates = _split_duplicates(entries)
-    return Frontmatter(entries=firsts, range=block, duplicates=duplicates)
+    return Frontmatter(entries=firsts, range=block, duplicates=duplicates,
+                       lenient_reason=lenient_reason)
+
+
+def _claude_code_compose(text: str, line_offset: int) -> _Composed | None:
+    """Entries as Claude Code reads a block strict YAML refuses (its quoting retry), with
+    ranges mapped back to the original text; None when the retry fails too.
+
+    What Claude Code reads is what its agent gets, so those values are used rather than
+    Baton's line-by-line reading, which cannot follow nested mappings.
+    """
+    retried = claude_code_retry(text)
+    try:
+        composed = _compose(retried, line_offset)
+    except _FrontmatterError:
+        return None
+    if retried == text:
+        return composed
+    quoted: dict[int, tuple[int, int, int]] = {}  # file line -> colon end, value span
+    tabs: dict[int, int] = {}  # file line -> leading tabs turned into two spaces each
+    for i, (old, new) in enumerate(zip(text.split("\n"), retried.split("\n"), strict=True)):
+        if old == new:
+            continue
+        m = _CC_KEY_RE.match(old)
+        if m and not old.startswith("\t"):
+            try:  # a value too deep for any YAML reader is reported, not read as text
+                check_limits(old)
+            except YAMLLimitError:
+                return None
+            quoted[i + line_offset] = (m.end(1) + 1, m.start(2), len(old))
+        else:
+            tabs[i + line_offset] = len(old) - len(old.lstrip("\t"))
+
+    def col(line: int, c: int) -> int:
+        n = tabs.get(line, 0)
+        return c // 2 if c < 2 * n else c - n
+
+    def remap(rng: Range) -> Range:
+        if rng.start_line == rng.end_line and rng.start_line in quoted:
+            colon, start, end = quoted[rng.start_line]
+            if rng.start_char >= colon:  # the quoted value, not the key
+                return Range.of_line(rng.start_line, start, end)
+        return Range.span(rng.start_line, col(rng.start_line, rng.start_char),
+                          rng.end_line, col(rng.end_line, rng.end_char))
+
+    return [(key, value, remap(key_range), remap(value_range),
+             [ListItem(value=item.value, range=remap(item.range)) for item in items])
+            for key, value, key_range, value_range, items in composed]
 
 
 def _lenient_limit_error(
@@ -434,7 +509,7 @@ def _lenient(lines: list[str], end_line: int) -> list[FrontmatterEntry] | None:
             start = m.start(2) if m.group(2) is not None else len(line)
             value_range = Range.of_line(i, start, start + len(raw))
             value: Any = _unquote(raw) if raw else None
-            items = _comma_items(raw, value_range) if raw and "," in raw else []
+            items = _string_items(lines, value, value_range) if raw and "," in raw else []
             flow = _flow_list(raw, value_range)
             if flow is not None:  # `tools: ["Bash", "Read"]` is a list, not one string
                 value, items = [item.value for item in flow], flow

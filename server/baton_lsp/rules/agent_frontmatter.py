@@ -131,11 +131,14 @@ def missing_frontmatter(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
 
 @rule("BTN202", "agent-frontmatter-invalid", Severity.ERROR, AGENT, convention=CC)
 def frontmatter_invalid(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
-    """Agent front matter cannot be read, even as flat `key: value` lines.
+    """Agent front matter cannot be read: not YAML, not even with Claude Code's retry.
 
-    When the block between the `---` lines is neither valid YAML nor a list of simple
-    `key: value` lines, no tool can tell what the agent's description, tools or model are;
-    Claude Code may skip the agent or load it without its settings.
+    When the block between the `---` lines is not valid YAML, Claude Code quotes one-line
+    values holding YAML indicators and parses again; a block that this retry reads (nested
+    mappings included) loads fine and is not reported here, and its values are the ones
+    checked. Reported is a block that fails both and is not even a list of simple
+    `key: value` lines: no tool can tell what the agent's description, tools or model are,
+    and Claude Code skips the agent.
 
     Fix: correct the reported line. Quote values that contain `: `, start with `[`, `{`,
     `*`, `&`, `!`, `%`, `@` or a backquote, or contain ` #`.
@@ -147,7 +150,7 @@ def frontmatter_invalid(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         name: demo
         description: Reviews code
         tools: [Read
-        these lines are not key: value pairs
+        this line is not a key and value pair
         ---
 
     Not reported:
@@ -435,8 +438,16 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
             if not name or "{{" in name or _tool_ok(name, extra):
                 continue
             raw = _source(ctx, item.range)
-            words = name.replace(",", " ").split()
-            if len(words) > 1 and all(_tool_ok(w, extra) for w in words):
+            # A string value arrives here already split on commas (as Claude Code splits
+            # it), so a comma left in a name is one item of a YAML list.
+            words = [w.strip() for w in name.split(",")] if "," in name else name.split()
+            if len(words) > 1 and all(w and _tool_ok(w, extra) for w in words):
+                if "," in name:
+                    yield ctx.finding(
+                        item.range,
+                        f"`{key}` item `{name}` holds several tools in one list item: "
+                        "expected one tool per item")
+                    continue
                 fix = ctx.fix("Separate the tools with commas",
                               ctx.edit(item.range, raw.replace(name, ", ".join(words), 1)))\
                     if raw and name in raw else None

@@ -64,8 +64,10 @@ def _is_backup(name: str, parts: tuple[str, ...]) -> bool:
 
 
 def _is_template(name: str) -> bool:
+    """A file whose name says it is a template to copy (`TEMPLATE.md`, `x-template.md`,
+    `x_template.md`, `x.template.md`): its placeholders are meant, so it is not checked."""
     stem = name.rsplit(".", 1)[0].lower()
-    return stem == "template" or stem.endswith(("-template", "_template"))
+    return stem == "template" or stem.endswith(("-template", "_template", ".template"))
 
 
 def plan_candidate(rel: str) -> bool:
@@ -117,6 +119,9 @@ def classify(rel: str, root: Path | None = None) -> Kind | None:
         if name.lower() == "readme.md":
             return None
         if in_claude and sub[0] == "agents":
+            # Templates to copy from are not agents: their placeholders are on purpose.
+            if _is_template(name) or "templates" in sub[1:-1]:
+                return None
             return Kind.AGENT
         if in_claude and sub[0] == "commands":
             # namespaced commands (`commands/<ns>/x.md` is `/ns:x`) at any depth
