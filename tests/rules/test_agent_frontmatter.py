@@ -566,3 +566,14 @@ def test_corpus_agents(corpus: Path) -> None:
     assert models[".claude/agents/topic-naming-agent.md"] == [(3, "claude-haiku-4-5")]
     assert all(fix and fix.startswith("claude-") for found in models.values()
                for _, fix in found)
+
+
+def test_a_reference_sheet_of_placeholder_keys_is_not_an_agent() -> None:
+    # 1215-Labs/claude-code-templates: `.claude/agents/_Agent.metadata.reference.md`.
+    text = ("name: [Must be unique, descriptive]\ndescription: [2-3 sentences on what agent "
+            "does]\nmodel: [sonnet or haiku, sonnet recommended]\n")
+    assert [f for f in check_text(Kind.AGENT, text, "/ws/.claude/agents/_ref.md")
+            if f.code == "BTN201"] == []
+    real = "name: reviewer\ndescription: Reviews diffs\n\nYou review code.\n"
+    assert [f.code for f in check_text(Kind.AGENT, real, "/ws/.claude/agents/reviewer.md")
+            if f.code == "BTN201"] == ["BTN201"]

@@ -80,7 +80,8 @@ def missing_frontmatter(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     That is fine for notes, templates, symlinks checked out as text and behavioural files a
     command reads and injects, so those are not reported. Reported are files that clearly
     meant to be agents: a `---` block pushed down by blank lines, `name:` /
-    `description:` lines at the top with no `---` around them, or an empty file.
+    `description:` lines at the top with no `---` around them (unless every value is a
+    placeholder such as `[Must be unique]`: a reference sheet), or an empty file.
 
     Fix: remove the blank lines above the block (quick fix), or wrap the key lines in `---`.
 
@@ -119,9 +120,11 @@ def missing_frontmatter(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
             fix=ctx.fix("Remove the blank lines before the front matter",
                         ctx.edit(Range.span(0, 0, first, 0), "")))
         return
-    keys = [m.group(1) for line in lines[first:first + 6]
-            if (m := re.match(r"^(name|description|tools|model)\s*:", line))]
-    if first == 0 and {"name", "description"} <= set(keys):
+    found = [(m.group(1), m.group(2)) for line in lines[first:first + 6]
+             if (m := re.match(r"^(name|description|tools|model)\s*:\s*(.*)$", line))]
+    keys = [k for k, _ in found]
+    placeholders = all(v.strip()[:1] in ("[", "<", "{") for _, v in found)
+    if first == 0 and {"name", "description"} <= set(keys) and not placeholders:
         yield ctx.finding(
             ctx.line_range(0),
             f"agent `{doc.name}` starts with `{keys[0]}:` lines but no `---` line above them: "
