@@ -243,3 +243,15 @@ def test_corpus_workspace_has_no_duplicate_agents(corpus: Path) -> None:
         assert [f.code for f in check_file(index, path) if f.code in {"BTN222", "BTN000"}] == []
 
 
+
+
+def test_title_case_step_headings_are_a_tutorial_not_workflow_steps() -> None:
+    # 0motionguy/gICM .claude/agents/tutorial-creator.md: `## Step 2: Install ...` in a
+    # model tutorial whose `Step 1` sits inside an example fence.
+    text = ("---\nname: tutor\ndescription: Writes tutorials\n---\n\n## Step 2: Install\n\n"
+            "## Step 3: Configure\n")
+    assert [f for f in check_text(Kind.AGENT, text, "/ws/.claude/agents/tutor.md")
+            if f.code == "BTN220"] == []
+    seeds = text.replace("## Step", "### STEP")
+    assert [f.code for f in check_text(Kind.AGENT, seeds, "/ws/.claude/agents/tutor.md")
+            if f.code == "BTN220"] == ["BTN220"]

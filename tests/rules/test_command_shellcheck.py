@@ -100,6 +100,8 @@ def test_parse_errors_are_errors(binary: str) -> None:
     found = check(blocks("if true; then\n  echo hi"))
     assert found and all(f.severity is Severity.ERROR for f in found)
     assert ("SC1073", 7, 0) in sc_codes(found)
+    # SC1072 ("fix any mentioned problems and try again") repeats the parse error above it.
+    assert "SC1072" not in [c for c, _, _ in sc_codes(found)]
 
 
 def test_exclude_from_config(binary: str) -> None:

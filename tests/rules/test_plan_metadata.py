@@ -92,7 +92,10 @@ def test_estimated_phases_mismatch_fix() -> None:
 def test_dates() -> None:
     ok = FULL.replace("2025-11-30", "2025-12-02 (Revised: 2025-12-03)")
     assert only(check(ok), "BTN122") == []
-    for bad, why in [("2025-13-01", "month must be in 1..12"), ("Dec 2, 2025", "not a YYYY-MM-DD")]:
+    for human in ("Dec 2, 2025", "26 March 2026", "TBD"):
+        assert only(check(FULL.replace("2025-11-30", human)), "BTN122") == []
+    for bad, why in [("2025-13-01", "month must be in 1..12"), ("2025-1-5", "not a YYYY-MM-DD"),
+                     ("2025/12/02", "not a YYYY-MM-DD")]:
         found = only(check(FULL.replace("2025-11-30", bad)), "BTN122")
         assert len(found) == 1 and why in found[0].message
 

@@ -155,3 +155,16 @@ def test_plan_status_and_optional_phases() -> None:
     (found,) = only(check(bare), "BTN142")
     assert "all 2 phases are done" in found.message
     assert only(check(bare), "BTN111") == []  # a task-based plan: boxes stay as written
+
+
+def test_streams_that_number_their_own_phases_are_not_duplicates() -> None:
+    # AaronCarney/collabboard docs/plans/board-interaction-fixes.md: `## Stream A/B/C`,
+    # each with Phase 1-3 and no dependency lines.
+    streams = "# Plan\n" + "".join(
+        f"\n## Stream {s}\n\n### Phase 1: TDD\n- [ ] t\n### Phase 2: Build\n- [ ] b\n"
+        for s in "ABC")
+    assert only(check(streams), "BTN110") == []
+    flat = "# Plan\n\n## Phases\n### Phase 1: A\n### Phase 2: B\n### Phase 2: C\n"
+    assert len(only(check(flat), "BTN110")) == 1
+    with_deps = streams.replace("### Phase 2: Build\n", "### Phase 2: Build\ndependencies: [1]\n")
+    assert only(check(with_deps), "BTN110")  # ids in dependency lists are ambiguous now

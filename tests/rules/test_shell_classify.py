@@ -143,3 +143,26 @@ def test_holdout_non_scripts(body: str, kind: str, line: int, evidence: str) -> 
 ])
 def test_holdout_near_misses_stay_scripts(body: str) -> None:
     assert classify(body).kind == SCRIPT, classify(body).describe()
+
+
+@pytest.mark.parametrize(("body", "kind", "evidence"), [
+    # 0motionguy/gICM commands: request examples and an API log under "Example Output".
+    ("GET /users?email=john@example.com&status=active\nGET /users?sort=-created_at",
+     TRANSCRIPT, "an HTTP request"),
+    ("GET /api/users (200)\nPOST /api/users (201)", TRANSCRIPT, "an HTTP request"),
+    # AaronCarney/collabboard implement.md: a fill-in written as words.
+    ("git add <specific files — never git add .>\ngit commit -m \"fix\"", TEMPLATE,
+     "the placeholder `<specific files"),
+])
+def test_second_holdout_non_scripts(body: str, kind: str, evidence: str) -> None:
+    got = classify(body)
+    assert got.kind == kind and evidence in got.describe(), got.describe()
+
+
+@pytest.mark.parametrize("body", [
+    "curl -X GET https://api.example.com/users",                # a real request command
+    "sort <input.txt >sorted.txt",                               # redirections, not a fill-in
+    'wc -l < "$F" > count.txt',
+])
+def test_second_holdout_near_misses_stay_scripts(body: str) -> None:
+    assert classify(body).kind == SCRIPT, classify(body).describe()

@@ -159,6 +159,10 @@ _PROMPT_RE = re.compile(r"^(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#]|>>>)[ \t]+\S")
 _SLASH_USAGE_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
 _BRACE_RE = re.compile(r"(?<![$\\{])\{\{?\s*[A-Za-z_][\w.-]*(?: [\w.-]+)*\s*\}\}?(?![\w}])")
 _ANGLE_RE = re.compile(r"(?<![<\w$>&])<([A-Za-z][\w./:-]*(?: [\w./:-]+)*)>(?![>&\w])")
+_PROSE_ANGLE_RE = re.compile(r"(?<=\s)<([A-Za-z][^<>\n$]*?\s+[^\s<>$][^<>\n$]*)>(?=\s|$)")
+"""`<specific files — never git add .>`: a fill-in written as words, not a redirect."""
+_HTTP_RE = re.compile(r"^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+(?:/|https?://)\S*")
+"""`GET /users?status=active`: an HTTP request or an API log, not a command."""
 _OPTION_RE = re.compile(
     r"(?<=\s)\[(?:--?[A-Za-z][\w-]*(?:[ =|][^\]]*)?|[A-Z][A-Z0-9_-]{2,}(?:\.\.\.)?"
     r"|[a-z][\w-]*[-_][\w-]*|[a-z]{6,}|[^\]\s]*\.\.\.|[\w-]+(?:\|[\w-]+)+)\](?=\s|$)")
@@ -206,6 +210,9 @@ def _placeholder(line: BashLine) -> str | None:
             if line.classes[m.start()] == CODE:
                 return m.group(0)
     for m in _ANGLE_RE.finditer(text):
+        if line.classes[m.start()] == CODE:
+            return m.group(0)
+    for m in _PROSE_ANGLE_RE.finditer(text):
         if line.classes[m.start()] == CODE:
             return m.group(0)
     return None
@@ -288,6 +295,8 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
     for no, line, col in code_lines:
         if _PROMPT_RE.match(line.text[col:]):
             return BlockClass(TRANSCRIPT, no, f"a shell prompt `{line.text[col:][:30]}`")
+        if _HTTP_RE.match(line.text[col:]):
+            return BlockClass(TRANSCRIPT, no, f"an HTTP request `{line.text[col:][:30]}`")
     for no, line, col in code_lines:
         text = line.text[col:].rstrip()
         if _SLASH_USAGE_RE.match(text):
@@ -321,7 +330,8 @@ def classify(content: str) -> BlockClass:
     Conservative by design: a block is a non-script only on positive evidence bash itself
     would choke on (a `$ ` prompt, `def f():`, `Task {`, `IF on main →`, `{placeholder}` or
     `<file>` in unquoted code, a `/slash-command` usage line, an `...` line, printed output
-    such as `✓ passes (2 ms)`, `PASS src/a.test.ts` or a `---|---` table rule, a `continue`
+    such as `✓ passes (2 ms)`, `PASS src/a.test.ts` or a `---|---` table rule, an HTTP request
+    line `GET /users?x=1`, a `<fill in these words>` placeholder, a `continue`
     outside any loop) or an explicit `# Pseudo-code` / leading `# Example` comment. Quoted
     text, comments and here-documents never count, so a real script that prints usage text
     stays a script.

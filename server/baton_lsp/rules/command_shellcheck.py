@@ -38,6 +38,8 @@ _cache_lock = threading.Lock()
 _binary: list[str | None] = []
 """Memoised binary lookup: empty until the first lookup, then [path or None]."""
 _missing_logged = False
+PARSE_SUMMARIES = frozenset({1072})
+"""ShellCheck's "Fix any mentioned problems and try again": a second finding for one error."""
 _UNUSED_RE = re.compile(r"^(\w+) appears unused")
 
 DEFAULT_CHECKS = frozenset({
@@ -320,8 +322,12 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     results = dict(zip(scripts, outputs, strict=True))
     for block, content, removed in blocks:
         comments = results[content + "\n"]
+        parse_errors = any(isinstance(c.get("code"), int) and 1000 <= c["code"] < 2000
+                           and c["code"] not in PARSE_SUMMARIES for c in comments)
         for c in comments:
             code = c.get("code")
+            if code in PARSE_SUMMARIES and parse_errors:
+                continue  # "fix any mentioned problems": the parse error itself is reported
             level = str(c.get("level"))
             if not isinstance(code, int) or not selected(code, level, checks, exclude):
                 continue

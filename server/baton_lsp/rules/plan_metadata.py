@@ -14,6 +14,7 @@ from .base import RuleContext, rule
 
 PLAN = (Kind.PLAN,)
 _DATE_RE = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})\b")
+_NUMERIC_DATE_RE = re.compile(r"^\s*\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b")
 _INT_RE = re.compile(r"^\s*(\d+)\b")
 _PHASE_FILE_RE = re.compile(r"^phase_(\d+(?:\.\d+)?)(?:_|\.md$)")
 
@@ -189,10 +190,12 @@ def estimated_phases_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]
 
 @rule("BTN122", "invalid-date", Severity.WARNING, PLAN, convention=Convention.PLAN)
 def invalid_date(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
-    """A date in the metadata is not a valid `YYYY-MM-DD` calendar date.
+    """A date in the metadata is meant as `YYYY-MM-DD` but is not a valid one.
 
     Dates sort plans and summaries and feed age checks on resume. A trailing note such as
-    `2025-12-02 (Revised)` is accepted; `2025-13-01`, `Dec 2` or `TBD` are not.
+    `2025-12-02 (Revised)` is accepted; `2025-13-01`, `2025-02-30`, `2025-1-5` or
+    `2025/12/02` are not. Dates written for people (`26 March 2026`, `Dec 2, 2025`) are how
+    their authors date documents and are left alone.
 
     Reported:
 
@@ -211,6 +214,7 @@ def invalid_date(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 
         ## Metadata
         - **Date**: 2025-12-02 (Revised)
+        - **Last Updated**: 26 March 2026
 
         ### Phase 1: A
     """
@@ -222,7 +226,8 @@ def invalid_date(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         m = _DATE_RE.match(value)
         problem = None
         if not m:
-            problem = f"'{value}' is not a YYYY-MM-DD date"
+            if _NUMERIC_DATE_RE.match(value):  # `2025-1-5`, `2025/12/02`: ISO meant
+                problem = f"'{value}' is not a YYYY-MM-DD date"
         else:
             try:
                 dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))

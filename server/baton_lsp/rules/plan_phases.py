@@ -31,8 +31,9 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """Two phases share the same number.
 
     Dependencies, checkpoints and the marker utilities address phases by number, so with a
-    duplicate they silently act on the first one. Fix: renumber the phase (and the
-    dependency lists that mention it).
+    duplicate they silently act on the first one. A plan whose `##` sections (parallel
+    streams, tracks) each number their own phases from 1, and declare no dependencies, is
+    not reported. Fix: renumber the phase (and the dependency lists that mention it).
 
     Reported:
 
@@ -52,6 +53,9 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 
         ### Phase 1.5: A follow-up
     """
+    sections = _numbering_sections(plan)
+    if sections is not None:
+        return  # each `## Stream A` / `## Track B` section numbers its own phases from 1
     first: dict[str, Phase] = {}
     for phase in plan.phases:
         if phase.id in first:
@@ -64,6 +68,26 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                                  message=f"first Phase {other.number}")])
         else:
             first[phase.id] = phase
+
+
+def _numbering_sections(plan: Plan) -> list[list[Phase]] | None:
+    """The phases split by `##` section when every section restarts at its own first number
+    with no repeats inside, and no phase declares dependencies; else None."""
+    if any(p.dependencies is not None for p in plan.phases) or len(plan.sections) < 2:
+        return None
+    groups: dict[int, list[Phase]] = {}
+    for phase in plan.phases:
+        line = phase.heading_range.start_line
+        owner = next((i for i, sec in enumerate(plan.sections)
+                      if sec.range.start_line <= line <= sec.range.end_line), -1)
+        groups.setdefault(owner, []).append(phase)
+    if len(groups) < 2 or -1 in groups:
+        return None
+    for group in groups.values():
+        ids = [p.id for p in group]
+        if len(set(ids)) != len(ids) or ids[0] != plan.phases[0].id:
+            return None
+    return list(groups.values())
 
 
 @rule("BTN111", "complete-with-open-tasks", Severity.WARNING, PLAN, fixable=True,

@@ -128,7 +128,8 @@ def classify(rel: str, root: Path | None = None) -> Kind | None:
             return Kind.COMMAND if len(sub) == 2 or (
                 len(sub) > 2 and sub[1] not in _NOT_COMMAND_DIRS) else None
         if in_claude and sub[0] == "skills":
-            return Kind.SKILL if len(sub) == 3 and name == "SKILL.md" else None
+            # `skills/<name>/SKILL.md`, or grouped: `skills/<group>/<name>/SKILL.md`
+            return Kind.SKILL if len(sub) >= 3 and name == "SKILL.md" else None
         if sub[0] == "specs":
             if _is_template(name):
                 return None
