@@ -229,7 +229,7 @@ def test_dependent_agents_not_checked_without_agents_dir(
 # -- BTN301 keys from the docs ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("key", ["args", "thinking", "allowed_tools"])
+@pytest.mark.parametrize("key", ["args", "thinking", "allowed_tools", "forbidden_tools"])
 def test_keys_claude_code_does_not_read_are_reported(key: str) -> None:
     found = check(f"---\ndescription: d\n{key}: x\n---\n")
     assert codes(found) == [("BTN301", 2)]

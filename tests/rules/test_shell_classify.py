@@ -153,6 +153,10 @@ def test_holdout_near_misses_stay_scripts(body: str) -> None:
     # AaronCarney/collabboard implement.md: a fill-in written as words.
     ("git add <specific files — never git add .>\ngit commit -m \"fix\"", TEMPLATE,
      "the placeholder `<specific files"),
+    # Third holdout: Ninety2UA/claude-code-blueprint health.md, 360AYA25/ClaudeN8N pm.md.
+    ("[test command from CONVENTIONS.md]", TEMPLATE, "the fill-in `[test command"),
+    ("proposal = `\nPhase ${current_phase}\n`\n\nAskUserQuestion({\n  question: proposal\n})",
+     PSEUDO_CODE, "a function call with parentheses `AskUserQuestion({`"),
 ])
 def test_second_holdout_non_scripts(body: str, kind: str, evidence: str) -> None:
     got = classify(body)
@@ -162,6 +166,9 @@ def test_second_holdout_non_scripts(body: str, kind: str, evidence: str) -> None
 @pytest.mark.parametrize("body", [
     "curl -X GET https://api.example.com/users",                # a real request command
     "sort <input.txt >sorted.txt",                               # redirections, not a fill-in
+    '[ -f "$x" ] && echo y\n[[ -n "$y" ]]',                     # the test command
+    'cleanup() {\n  rm -f "$T"\n}\ncleanup',                     # a function, no parentheses
+    "$(command -v jq) --version\necho $(date)",
     'wc -l < "$F" > count.txt',
 ])
 def test_second_holdout_near_misses_stay_scripts(body: str) -> None:

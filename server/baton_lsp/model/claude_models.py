@@ -207,6 +207,12 @@ MISTAKEN_KEYS = {
     "args": "the argument keys are `argument-hint` (autocomplete) and `arguments` (names)",
     "arg": "the argument keys are `argument-hint` (autocomplete) and `arguments` (names)",
     "permissions": "permission rules live in settings.json; commands take `allowed-tools`",
+    "forbidden_tools": "no tool is blocked by it; the key is `disallowed-tools`",
+    "forbidden-tools": "no tool is blocked by it; the key is `disallowed-tools`",
+    "blocked_tools": "no tool is blocked by it; the key is `disallowed-tools`",
+    "blocked-tools": "no tool is blocked by it; the key is `disallowed-tools`",
+    "denied_tools": "no tool is blocked by it; the key is `disallowed-tools`",
+    "denied-tools": "no tool is blocked by it; the key is `disallowed-tools`",
     "permission-mode": "commands have no permission mode; agents take `permissionMode`",
 }
 """Keys people write believing Claude Code reads them (settings of other tools or APIs);

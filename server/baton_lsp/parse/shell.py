@@ -153,6 +153,11 @@ _MARKER_RE = re.compile(r"#.*\bpseudo[- ]?code\b", re.IGNORECASE)
 _EXAMPLE_RE = re.compile(r"^#\s*(?:example|illustrative|conceptual|sketch|not (?:meant to be )?"
                          r"(?:run|executed))\b", re.IGNORECASE)
 _TOOL_CALL_RE = re.compile(r"^(?:Task|Agent|Skill|SlashCommand|TodoWrite)\s*[({]")
+_CALL_RE = re.compile(r"^[A-Za-z_][\w$.]*\((?!\s*\))[^)]*(?:\)\s*;?|\{|\[|,)?\s*$")
+"""`AskUserQuestion({`, `validate(input, rules)`: a JavaScript/Python-style call. A bash
+function is defined `name() {` and called without parentheses."""
+_BRACKET_FILL_RE = re.compile(r"^\[(?![\[\s])[A-Za-z][^\]]*\s[^\]]*(?<!\s)\]$")
+"""`[test command from CONVENTIONS.md]` alone on a line: a fill-in; bash's test is `[ x ]`."""
 _PY_STRONG_RE = re.compile(r"^(?:async\s+)?def\s+\w+\s*\(.*\)\s*(?:->.*)?:$|^class\s+\w+.*:$")
 _PY_CONTROL_RE = re.compile(r"^(?:if|elif|else|while|for|with|try|except|finally)\b.*:$")
 _PROMPT_RE = re.compile(r"^(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#]|>>>)[ \t]+\S")
@@ -277,6 +282,8 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
         text = line.text[col:].rstrip()
         if _TOOL_CALL_RE.match(text):
             return BlockClass(PSEUDO_CODE, no, f"a `{text[:12].strip()}` tool call, not shell")
+        if _CALL_RE.match(text) and not _FUNCTION_RE.match(text):
+            return BlockClass(PSEUDO_CODE, no, f"a function call with parentheses `{text[:30]}`")
         if _PY_STRONG_RE.match(text):
             return BlockClass(PSEUDO_CODE, no, f"Python-like `{text[:40]}`")
         if _PY_CONTROL_RE.match(text) and not re.search(r"\b(?:then|do)\b", text):
@@ -303,6 +310,8 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
             return BlockClass(TEMPLATE, no, f"slash-command usage `{text[:40]}`")
         if text in _ELLIPSIS_LINES:
             return BlockClass(TEMPLATE, no, f"an elision `{text}`")
+        if _BRACKET_FILL_RE.match(text):
+            return BlockClass(TEMPLATE, no, f"the fill-in `{text[:40]}`")
         token = _placeholder(line)
         if token:
             return BlockClass(TEMPLATE, no, f"the placeholder `{token}`")

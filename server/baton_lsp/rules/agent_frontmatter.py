@@ -489,6 +489,18 @@ def model_ok(name: str, extra: list[str] | tuple[str, ...] = ()) -> bool:
     return is_claude_model(name, extra)
 
 
+_CLAUDE_FAMILY = re.compile(r"claude|sonnet|opus|haiku|anthropic", re.IGNORECASE)
+"""A model name that means a Claude model (and so must be one Claude Code knows)."""
+
+
+def _claude_family(name: str) -> bool:
+    """`sonnet-4.5`, `claude_opus`, even `sonet-4.5`: a Claude model is meant."""
+    if _CLAUDE_FAMILY.search(name):
+        return True
+    words = re.findall(r"[a-z]+", name.lower())
+    return any(difflib.get_close_matches(w, ("claude", "sonnet", "opus", "haiku"), 1, 0.75)
+               for w in words)
+
 @rule("BTN207", "agent-unknown-model", Severity.WARNING, AGENT, fixable=True,
       convention=CC)
 def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
@@ -502,6 +514,10 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     `claude-3-5-haiku-latest`) and names listed in `extra-models` of `[tool.baton]`. The
     short versioned form many trees use (`sonnet-4.5`) is not one of them: Baton maps it when
     it launches claude, but Claude Code itself does not.
+
+    Names of other model families (`glm-4.7`, `gpt-5`, `deepseek-chat`) are left alone:
+    trees that route Claude Code to another provider through `ANTHROPIC_BASE_URL` use them
+    on purpose. Only names that mean a Claude model but are not one are reported.
 
     `fallback-model` is not checked: it is the seeds' key, which Claude Code never reads
     and Baton maps itself when it launches claude.
@@ -527,6 +543,13 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         model: haiku
         fallback-model: sonnet-4.5
         ---
+
+        ==> .claude/agents/analyst.md <==
+        ---
+        name: analyst
+        description: Analyses workflows
+        model: glm-4.7
+        ---
     """
     fm = doc.frontmatter
     if fm is None or fm.error is not None:
@@ -548,6 +571,8 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         if not name or model_ok(name, extra):
             continue
         full = full_id(name)
+        if full is None and not _claude_family(name):
+            continue  # `glm-4.7`, `gpt-5`: another provider behind ANTHROPIC_BASE_URL
         suggestion = full or _nearest(name, [*SUGGESTIONS, *extra])
         fix = None
         if suggestion and raw and name in raw:
