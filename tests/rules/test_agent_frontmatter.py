@@ -584,3 +584,14 @@ def test_other_providers_models_are_left_alone(model: str) -> None:
     # 360AYA25/ClaudeN8N routes Claude Code to Z.AI's GLM-4.7 (ANTHROPIC_BASE_URL).
     text = f"---\nallowed-tools: Read\ndescription: d\nmodel: {model}\n---\n# T\n"
     assert check(text) == []
+
+
+def test_an_agent_carrying_a_handlebars_template_keeps_its_placeholders() -> None:
+    # Beaulewis1977/master-workflow doc-generator-agent.md: an API-doc template to fill.
+    text = ("---\nname: doc-generator\ndescription: Writes docs\n---\n\n"
+            "{{LICENSE_TYPE}} - see LICENSE.\n\n{{#each responses}}\n"
+            "#### {{statusCode}} {{statusText}}\n{{/each}}\n")
+    assert [f for f in check(text, "/ws/.claude/agents/doc-generator.md")
+            if f.code == "BTN208"] == []
+    left = "---\nname: a\ndescription: d\n---\n\nYou work on {{PROJECT_NAME}}.\n"
+    assert [f.code for f in check(left, "/ws/.claude/agents/a.md")] == ["BTN208"]

@@ -379,3 +379,22 @@ def test_dedented_columns_map_back_to_markdown(binary: str) -> None:
     assert nested[0].range.end_char == flat[0].range.end_char + 3
     line = indented.split("\n")[nested[0].range.start_line]
     assert line[nested[0].range.start_char:nested[0].range.end_char] == ">"
+
+
+def test_overlap_inside_one_case_branch_and_block_line_numbers(binary: str) -> None:
+    # miethe/MeatyMusic github-create-issue.md: `*"API"*` covers `*"FastAPI"*` in the same
+    # branch, which changes nothing; a pattern shadowing a later branch is still reported,
+    # and ShellCheck's block-relative "line N" is given as the file's line.
+    same = blocks('case "$t" in\n  *"API"*|*"FastAPI"*) echo api ;;\n  *) echo other ;;\nesac')
+    assert [c for c, _, _ in sc_codes(check(same, ALL)) if c in ("SC2221", "SC2222")] == []
+    across = blocks('case "$t" in\n  *"React"*) echo web ;;\n  *"React Native"*) echo m ;;\n'
+                    '  *) echo other ;;\nesac')
+    found = [f for f in check(across, ALL) if f.tags and f.tags[0] in ("SC2221", "SC2222")]
+    assert found
+    lines = {f.range.start_line + 1 for f in found}
+    assert any(f"line {n}" in f.message for f in found for n in lines)
+
+
+def test_a_first_line_comment_is_not_a_shebang(binary: str) -> None:
+    # Everyone-Needs-A-Copilot/claude-copilot pause.md: `# /continue enhancement ...`.
+    assert check(blocks("# /continue enhancement (implemented separately)\necho ok")) == []

@@ -155,6 +155,10 @@ def test_holdout_near_misses_stay_scripts(body: str) -> None:
      "the placeholder `<specific files"),
     # Third holdout: Ninety2UA/claude-code-blueprint health.md, 360AYA25/ClaudeN8N pm.md.
     ("[test command from CONVENTIONS.md]", TEMPLATE, "the fill-in `[test command"),
+    # Fourth holdout: EtroxTaran/conductor debug.md, Beaulewis1977/master-workflow.
+    ("(rr) reverse-continue  # Run backwards!\n(rr) bt", TRANSCRIPT, "a shell prompt `(rr)"),
+    ("--validate   # Validate configuration only\n--preview    # Preview agent", TEMPLATE,
+     "a list of options"),
     ("proposal = `\nPhase ${current_phase}\n`\n\nAskUserQuestion({\n  question: proposal\n})",
      PSEUDO_CODE, "a function call with parentheses `AskUserQuestion({`"),
 ])

@@ -41,6 +41,8 @@ from baton_lsp.workspace.discovery import classify, find_root, find_workspaces, 
     (".claude/commands/templates/command.md", None),
     (".claude/skills/lean-research/SKILL.md", Kind.SKILL),
     (".claude/skills/stack/backend-patterns/SKILL.md", Kind.SKILL),
+    (".claude/agents/_archive/cco.md", None),                   # disabled on purpose
+    ("specs/archive/032_x/plans/implementation-001.md", None),  # done plans filed away
     (".claude/skills/lean-research/reference.md", None),
     (".claude/skills/SKILL.md", None),
     ("specs/state.json", Kind.REGISTRY),

@@ -160,7 +160,9 @@ _BRACKET_FILL_RE = re.compile(r"^\[(?![\[\s])[A-Za-z][^\]]*\s[^\]]*(?<!\s)\]$")
 """`[test command from CONVENTIONS.md]` alone on a line: a fill-in; bash's test is `[ x ]`."""
 _PY_STRONG_RE = re.compile(r"^(?:async\s+)?def\s+\w+\s*\(.*\)\s*(?:->.*)?:$|^class\s+\w+.*:$")
 _PY_CONTROL_RE = re.compile(r"^(?:if|elif|else|while|for|with|try|except|finally)\b.*:$")
-_PROMPT_RE = re.compile(r"^(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#]|>>>)[ \t]+\S")
+_PROMPT_RE = re.compile(
+    r"^(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#]|>>>|\((?:gdb|lldb|rr|pdb|Pdb|dlv)\)"
+    r"|(?:ipdb|mysql|sqlite|psql|redis[\w:.-]*)>|[\w-]+=[#>])[ \t]+\S")
 _SLASH_USAGE_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
 _BRACE_RE = re.compile(r"(?<![$\\{])\{\{?\s*[A-Za-z_][\w.-]*(?: [\w.-]+)*\s*\}\}?(?![\w}])")
 _ANGLE_RE = re.compile(r"(?<![<\w$>&])<([A-Za-z][\w./:-]*(?: [\w./:-]+)*)>(?![>&\w])")
@@ -315,6 +317,9 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
         token = _placeholder(line)
         if token:
             return BlockClass(TEMPLATE, no, f"the placeholder `{token}`")
+    if len(code_lines) > 1 and all(line.text[col:].startswith("-") and COMMENT in line.classes
+                                   for _, line, col in code_lines):
+        return BlockClass(TEMPLATE, code_lines[0][0], "a list of options with comments")
     if code_lines and all(_path_only(line, col) for _, line, col in code_lines) and (
             len(code_lines) > 1 or any(ch in line.text for _, line, _ in code_lines
                                        for ch in "*?├└│")):

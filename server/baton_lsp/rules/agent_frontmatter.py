@@ -590,6 +590,8 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(entry.value_range, why, fix=fix)
 
 
+_HANDLEBARS_BLOCK = re.compile(r"\{\{[#/^](?:each|if|unless|with)\b|\{\{else\}\}")
+
 @rule("BTN208", "agent-unfilled-placeholder", Severity.WARNING, AGENT, convention=CC)
 def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """A `{{PLACEHOLDER}}` survives in an agent that is not a template.
@@ -599,7 +601,8 @@ def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     matter turns `description: {{X}}` into a YAML mapping), so the agent runs with missing
     instructions. Files under `agents/templates/` and prompt fragments under
     `agents/prompts/` (which callers fill in) are not checked; placeholders inside code
-    blocks and code spans of the body are ignored.
+    blocks and code spans of the body are ignored, and so is an agent whose text uses
+    Handlebars block helpers (`{{#each}}`, `{{/if}}`): it carries a template on purpose.
 
     Fix: replace the placeholder with the real value.
 
@@ -621,6 +624,8 @@ def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """
     if not _is_agent(doc):
         return
+    if any(_HANDLEBARS_BLOCK.search(line) for line in ctx.lines):
+        return  # `{{#each}}` … `{{/each}}`: a template the agent is meant to fill, on purpose
     for rng in doc.placeholders:
         text = _source(ctx, rng) or "{{...}}"
         where = "front matter" if doc.frontmatter is not None and \

@@ -60,8 +60,11 @@ DEFAULT_CHECKS = frozenset({
     2241, 2242, 2245, 2262, 2263, 2264,
 })
 """SC2xxx codes reported by default: each means the script does not do what it says."""
-NEVER_DEFAULT = frozenset({1090, 1091})
-"""Parse-stage codes about what ShellCheck cannot follow (`source "$VAR"`), not the script."""
+NEVER_DEFAULT = frozenset({1090, 1091, 1008, 1071, 1104, 1113, 1114, 1115, 1128})
+"""Parse-stage codes about what ShellCheck cannot follow (`source "$VAR"`), and about the
+shebang: a block is handed to the Bash tool, never run as a file, so its first line is not
+one (`# /continue …` is a comment)."""
+_BLOCK_LINE_RE = re.compile(r"\bline (\d+)\b")
 
 
 def selected(code: int, level: str, checks: list[str], exclude: list[str]) -> bool:
@@ -324,14 +327,22 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         comments = results[content + "\n"]
         parse_errors = any(isinstance(c.get("code"), int) and 1000 <= c["code"] < 2000
                            and c["code"] not in PARSE_SUMMARIES for c in comments)
+        # SC2221 + SC2222 on one line: two patterns of the same `case` branch overlap, which
+        # changes nothing (`*"API"*|*"FastAPI"*)`); across branches it is a real shadowing.
+        overlap_lines = {c.get("line") for c in comments if c.get("code") == 2221} & \
+            {c.get("line") for c in comments if c.get("code") == 2222}
         for c in comments:
             code = c.get("code")
             if code in PARSE_SUMMARIES and parse_errors:
                 continue  # "fix any mentioned problems": the parse error itself is reported
+            if code in (2221, 2222) and c.get("line") in overlap_lines:
+                continue
             level = str(c.get("level"))
             if not isinstance(code, int) or not selected(code, level, checks, exclude):
                 continue
-            message = str(c.get("message", "")).strip()
+            message = _BLOCK_LINE_RE.sub(  # ShellCheck counts lines from the block's top
+                lambda m: f"line {block.start_line + int(m.group(1)) + 1}",
+                str(c.get("message", "")).strip())
             if code == 2034:
                 m = _UNUSED_RE.match(message)
                 if m and _used_elsewhere(m.group(1), doc, block, ctx):

@@ -58,9 +58,15 @@ def find_root(start: Path) -> Path | None:
     return None
 
 
+_ARCHIVE_DIRS = frozenset({"archive", "archives", "archived", "_archive", "_archived",
+                           ".archive", "analysis-archive"})
+"""Directories of retired files: archived agents disabled on purpose, frozen eval runs, done
+plans filed away. Nothing reads them any more, so nothing in them is checked."""
+
+
 def _is_backup(name: str, parts: tuple[str, ...]) -> bool:
     return (".backup" in name or name.endswith(".bak") or "backups" in parts
-            or any(p.endswith(".backup") for p in parts))
+            or any(p.endswith(".backup") or p.lower() in _ARCHIVE_DIRS for p in parts[:-1]))
 
 
 def _is_template(name: str) -> bool:
@@ -192,7 +198,8 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
             continue
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames
-                                 if d not in _SKIP_DIRS and d != ".claude")
+                                 if d not in _SKIP_DIRS and d != ".claude"
+                                 and d.lower() not in _ARCHIVE_DIRS)
             rel_dir = os.path.relpath(dirpath, root_str).replace(os.sep, "/")
             if engine_history_dir(rel_dir):
                 # the engine's own checksummed history (up to 500 files per workflow):
@@ -221,5 +228,6 @@ def find_workspaces(path: Path) -> list[Path]:
             if here not in roots and ".claude" not in here.parts and (
                     ".claude" in dirnames or ("specs" in dirnames and specs_root(here))):
                 roots.append(here)
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and d != ".claude")
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and d != ".claude"
+                                 and d.lower() not in _ARCHIVE_DIRS)
     return roots
