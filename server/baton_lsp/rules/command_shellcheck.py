@@ -67,6 +67,11 @@ one (`# /continue …` is a comment)."""
 _BLOCK_LINE_RE = re.compile(r"\bline (\d+)\b")
 
 
+def _file_lines(message: str, fence_line: int) -> str:
+    """ShellCheck counts "line N" from the block's top; say the file's line instead."""
+    return _BLOCK_LINE_RE.sub(lambda m: f"line {fence_line + int(m.group(1)) + 1}", message)
+
+
 def selected(code: int, level: str, checks: list[str], exclude: list[str]) -> bool:
     """Whether `shellcheck-checks` / `shellcheck-exclude` report SC`code` at `level`."""
     name = f"SC{code}"
@@ -340,9 +345,7 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
             level = str(c.get("level"))
             if not isinstance(code, int) or not selected(code, level, checks, exclude):
                 continue
-            message = _BLOCK_LINE_RE.sub(  # ShellCheck counts lines from the block's top
-                lambda m: f"line {block.start_line + int(m.group(1)) + 1}",
-                str(c.get("message", "")).strip())
+            message = _file_lines(str(c.get("message", "")).strip(), block.start_line)
             if code == 2034:
                 m = _UNUSED_RE.match(message)
                 if m and _used_elsewhere(m.group(1), doc, block, ctx):
