@@ -595,3 +595,10 @@ def test_an_agent_carrying_a_handlebars_template_keeps_its_placeholders() -> Non
             if f.code == "BTN208"] == []
     left = "---\nname: a\ndescription: d\n---\n\nYou work on {{PROJECT_NAME}}.\n"
     assert [f.code for f in check(left, "/ws/.claude/agents/a.md")] == ["BTN208"]
+
+
+def test_prose_about_the_placeholder_syntax_is_not_a_leftover() -> None:
+    # Roberdan/MyConvergio po-prompt-optimizer.md.
+    text = ("---\nname: po\ndescription: Optimises prompts\n---\n\n"
+            "Use {{variable}} syntax for scalable, reusable prompt templates.\n")
+    assert [f for f in check(text, "/ws/.claude/agents/po.md") if f.code == "BTN208"] == []

@@ -157,6 +157,9 @@ def test_holdout_near_misses_stay_scripts(body: str) -> None:
     ("[test command from CONVENTIONS.md]", TEMPLATE, "the fill-in `[test command"),
     # Fourth holdout: EtroxTaran/conductor debug.md, Beaulewis1977/master-workflow.
     ("(rr) reverse-continue  # Run backwards!\n(rr) bt", TRANSCRIPT, "a shell prompt `(rr)"),
+    # Fifth holdout: ankurv2k6/claude-code-workflow start-debug-server.md.
+    ("[package_mgr] run dev >> [log_dir]/monorepo.log 2>&1", TEMPLATE,
+     "the fill-in `[package_mgr]"),
     ("--validate   # Validate configuration only\n--preview    # Preview agent", TEMPLATE,
      "a list of options"),
     ("proposal = `\nPhase ${current_phase}\n`\n\nAskUserQuestion({\n  question: proposal\n})",
@@ -177,3 +180,14 @@ def test_second_holdout_non_scripts(body: str, kind: str, evidence: str) -> None
 ])
 def test_second_holdout_near_misses_stay_scripts(body: str) -> None:
     assert classify(body).kind == SCRIPT, classify(body).describe()
+
+
+def test_a_line_listing_paths_is_a_description() -> None:
+    from baton_lsp.parse.shell import path_list_line
+
+    # Roberdan/MyConvergio optimize-instructions.md: under `# Scan patterns (Claude)`.
+    assert path_list_line("CLAUDE.md .claude/{rules,agents,reference,commands}/**/*.md")
+    assert path_list_line(".github/{copilot-instructions.md,instructions,agents}/**/*.md")
+    assert not path_list_line("./build.sh --release")
+    assert not path_list_line("cp a.txt b.txt")
+    assert not path_list_line(".claude/tests/run.sh")  # one path: a script being run

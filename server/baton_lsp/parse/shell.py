@@ -156,6 +156,8 @@ _TOOL_CALL_RE = re.compile(r"^(?:Task|Agent|Skill|SlashCommand|TodoWrite)\s*[({]
 _CALL_RE = re.compile(r"^[A-Za-z_][\w$.]*\((?!\s*\))[^)]*(?:\)\s*;?|\{|\[|,)?\s*$")
 """`AskUserQuestion({`, `validate(input, rules)`: a JavaScript/Python-style call. A bash
 function is defined `name() {` and called without parentheses."""
+_LEADING_FILL_RE = re.compile(r"^\[[a-z][\w-]*\](?=\s)")
+"""`[package_mgr] run dev`: a fill-in where the command goes (bash's test is `[ x ]`)."""
 _BRACKET_FILL_RE = re.compile(r"^\[(?![\[\s])[A-Za-z][^\]]*\s[^\]]*(?<!\s)\]$")
 """`[test command from CONVENTIONS.md]` alone on a line: a fill-in; bash's test is `[ x ]`."""
 _PY_STRONG_RE = re.compile(r"^(?:async\s+)?def\s+\w+\s*\(.*\)\s*(?:->.*)?:$|^class\s+\w+.*:$")
@@ -312,7 +314,7 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
             return BlockClass(TEMPLATE, no, f"slash-command usage `{text[:40]}`")
         if text in _ELLIPSIS_LINES:
             return BlockClass(TEMPLATE, no, f"an elision `{text}`")
-        if _BRACKET_FILL_RE.match(text):
+        if _BRACKET_FILL_RE.match(text) or _LEADING_FILL_RE.match(text):
             return BlockClass(TEMPLATE, no, f"the fill-in `{text[:40]}`")
         token = _placeholder(line)
         if token:
@@ -334,6 +336,19 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
         return BlockClass(FRAGMENT, loose[0],
                           f"`{loose[1]}` outside any loop: the body of a loop shown alone")
     return BlockClass(SCRIPT)
+
+
+_LISTED_PATH_RE = re.compile(r"[\w.~*?{},\[\]@+/-]+")
+
+
+def path_list_line(text: str) -> bool:
+    """A line of a real script that only lists paths or globs (`CLAUDE.md .claude/**/*.md`
+    under `# Scan patterns`): a description, not a command."""
+    words = text.split("#", 1)[0].split()
+    if not words or not all(_LISTED_PATH_RE.fullmatch(w) and ("/" in w or "." in w)
+                            for w in words):
+        return False
+    return len(words) > 1 or any(ch in words[0] for ch in "*?{")  # one script path is a run
 
 
 @lru_cache(maxsize=1024)

@@ -590,6 +590,8 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(entry.value_range, why, fix=fix)
 
 
+_FILL_IN = re.compile(r"\{\{\s*[A-Z][A-Z0-9_]*\s*\}\}")
+"""`{{PROJECT_NAME}}`: the upper-case fill-ins agent templates use."""
 _HANDLEBARS_BLOCK = re.compile(r"\{\{[#/^](?:each|if|unless|with)\b|\{\{else\}\}")
 
 @rule("BTN208", "agent-unfilled-placeholder", Severity.WARNING, AGENT, convention=CC)
@@ -603,6 +605,8 @@ def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     `agents/prompts/` (which callers fill in) are not checked; placeholders inside code
     blocks and code spans of the body are ignored, and so is an agent whose text uses
     Handlebars block helpers (`{{#each}}`, `{{/if}}`): it carries a template on purpose.
+    Only upper-case fill-ins (`{{PROJECT_NAME}}`) are reported: `Use {{variable}} syntax`
+    talks about the syntax, and lower-case names are a template engine's fields.
 
     Fix: replace the placeholder with the real value.
 
@@ -628,6 +632,8 @@ def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         return  # `{{#each}}` … `{{/each}}`: a template the agent is meant to fill, on purpose
     for rng in doc.placeholders:
         text = _source(ctx, rng) or "{{...}}"
+        if not _FILL_IN.fullmatch(text):
+            continue  # `{{variable}}`, `{{statusCode}}`: prose about the syntax, engine fields
         where = "front matter" if doc.frontmatter is not None and \
             rng.start_line <= doc.frontmatter.range.end_line else "body"
         yield ctx.finding(

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
-from ..parse.shell import classify
+from ..parse.shell import classify, path_list_line
 from .base import RuleContext, rule
 
 log = logging.getLogger(__name__)
@@ -342,6 +342,10 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                 continue  # "fix any mentioned problems": the parse error itself is reported
             if code in (2221, 2222) and c.get("line") in overlap_lines:
                 continue
+            lines_of = content.split("\n")
+            at = int(c.get("line", 1)) - 1
+            if 0 <= at < len(lines_of) and path_list_line(lines_of[at]):
+                continue  # `CLAUDE.md .claude/**/*.md` under `# Scan patterns`
             level = str(c.get("level"))
             if not isinstance(code, int) or not selected(code, level, checks, exclude):
                 continue
