@@ -8,11 +8,14 @@ is tried against a few anchored regexes. That keeps it linear in file size.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from itertools import islice
 from pathlib import PurePath
 
 from ..model.base import Range
 from ..model.common import Link
 from ..model.plan import (
+    PHASES_SECTIONS,
     Dependencies,
     DependencyForm,
     DependencyRef,
@@ -67,7 +70,6 @@ _DEP_ID_RE = re.compile(r"^(?:phase[\s_-]*)?(\d+(?:\.\d+)?)$", re.IGNORECASE)
 _PROSE_PHASE_RE = re.compile(r"\bPhase\s+(\d+(?:\.\d+)?)", re.IGNORECASE)
 _NONE_VALUES = {"", "none", "n/a", "na", "-", "—", "[]", "nothing"}
 _PHASE_HEADING_RE = re.compile(r"^#{2,3}\s+Phase\s+\d", re.IGNORECASE)
-_PHASES_SECTION = {"implementation phases", "implementation plan", "phases"}
 
 
 def normalize_id(number: str) -> str:
@@ -313,7 +315,7 @@ def parse_plan(source: Source, path: str = "") -> Plan:
     elif plan.role is PlanRole.STAGE_FILE:
         candidates = []
     else:
-        areas = [s.range for s in plan.sections if s.title.strip().lower() in _PHASES_SECTION]
+        areas = [s.range for s in plan.sections if s.title.strip().lower() in PHASES_SECTIONS]
         inside = [c for c in candidates if any(a.contains_line(c[1].line) for a in areas)]
         if inside:
             kept = [c for c in candidates
@@ -386,8 +388,11 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
     # A phase's own dependency and status lines sit in its first part, unindented: lines
     # under a sub-heading (`### Phase 8a`, `#### Theorem 3`) or nested in a task list belong
     # to a sub-phase, a task or a proof, not to the phase.
-    sub_heading = next((h.line for h in md.headings if start <= h.line < stop
-                        and h.text.strip().lower() != "metadata"), stop)
+    headings = md.headings  # in line order: start where this phase starts, not at line 0
+    first = bisect_left(headings, start, key=_heading_line)
+    sub_heading = next((h.line for h in islice(headings, first, None) if h.line >= stop
+                        or h.text.strip().lower() != "metadata"), stop)
+    sub_heading = min(sub_heading, stop)
     for no, line in cleaned:
         low = line.lower()
         if no >= sub_heading or line[:2].isspace() or line[:1] == "\t":
@@ -411,6 +416,10 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
                 phase.body_status = _status_from(m.group(1), no, m.start(1))
         if phase.expanded_link is None and ".md" in low:
             _expanded_link_line(phase, no, line, low)
+
+
+def _heading_line(h: Heading) -> int:
+    return h.line
 
 
 def _expanded_link_line(phase: Phase, no: int, line: str, low: str) -> None:
