@@ -7,6 +7,9 @@ from enum import StrEnum
 from .base import Model, Range
 from .common import Link, Suppression
 
+PHASES_SECTIONS = frozenset({"implementation phases", "implementation plan", "phases"})
+"""`##` titles of the section that holds a plan's phases (lower case)."""
+
 
 class Generation(StrEnum):
     """Which of the three historical plan formats a file follows (formats.md §1)."""

@@ -626,7 +626,7 @@ def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         description: Reviews {{LANGUAGE}} code
         ---
     """
-    if not _is_agent(doc):
+    if not doc.placeholders or not _is_agent(doc):
         return
     if any(_HANDLEBARS_BLOCK.search(line) for line in ctx.lines):
         return  # `{{#each}}` … `{{/each}}`: a template the agent is meant to fill, on purpose

@@ -103,9 +103,9 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     fm = doc.frontmatter
     if fm is None or fm.error:
         return
-    known = [*KNOWN_KEYS, *ctx.config.extra_frontmatter_keys]
+    extra = ctx.config.extra_frontmatter_keys
     for entry in fm.entries:
-        if entry.key in RECOGNISED or entry.key in known or \
+        if entry.key in RECOGNISED or entry.key in extra or \
                 entry.key.replace("_", "-") in WORKFLOW_KEYS:
             continue
         mistaken = MISTAKEN_KEYS.get(entry.key.lower())

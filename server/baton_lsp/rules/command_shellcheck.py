@@ -330,6 +330,7 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     results = dict(zip(scripts, outputs, strict=True))
     for block, content, removed in blocks:
         comments = results[content + "\n"]
+        block_lines = content.split("\n") if comments else []
         parse_errors = any(isinstance(c.get("code"), int) and 1000 <= c["code"] < 2000
                            and c["code"] not in PARSE_SUMMARIES for c in comments)
         # SC2221 + SC2222 on one line: two patterns of the same `case` branch overlap, which
@@ -342,9 +343,8 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                 continue  # "fix any mentioned problems": the parse error itself is reported
             if code in (2221, 2222) and c.get("line") in overlap_lines:
                 continue
-            lines_of = content.split("\n")
             at = int(c.get("line", 1)) - 1
-            if 0 <= at < len(lines_of) and path_list_line(lines_of[at]):
+            if 0 <= at < len(block_lines) and path_list_line(block_lines[at]):
                 continue  # `CLAUDE.md .claude/**/*.md` under `# Scan patterns`
             level = str(c.get("level"))
             if not isinstance(code, int) or not selected(code, level, checks, exclude):

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.base import Finding, Kind, Range, Severity
+from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
 from .base import Rule, RuleContext, all_rules
 from .conventions import follows
@@ -45,7 +45,7 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
     if isinstance(doc, Unreadable):
         applicable = [r for r in all_rules() if r.code == "BTN400"]
     config = ctx.config
-    followed: dict[Any, bool] = {}
+    followed: dict[Convention, bool] = {}
     for rule in applicable:
         if not config.enabled(rule.code):
             continue

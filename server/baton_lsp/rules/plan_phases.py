@@ -53,8 +53,7 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 
         ### Phase 1.5: A follow-up
     """
-    sections = _numbering_sections(plan)
-    if sections is not None:
+    if _numbered_per_section(plan):
         return  # each `## Stream A` / `## Track B` section numbers its own phases from 1
     first: dict[str, Phase] = {}
     for phase in plan.phases:
@@ -70,24 +69,19 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             first[phase.id] = phase
 
 
-def _numbering_sections(plan: Plan) -> list[list[Phase]] | None:
-    """The phases split by `##` section when every section restarts at its own first number
-    with no repeats inside, and no phase declares dependencies; else None."""
+def _numbered_per_section(plan: Plan) -> bool:
+    """True when every `##` section restarts its phases at the plan's first number with no
+    repeats inside, and no phase declares dependencies (nothing refers to them by number)."""
     if any(p.dependencies is not None for p in plan.phases) or len(plan.sections) < 2:
-        return None
-    groups: dict[int, list[Phase]] = {}
+        return False
+    groups: dict[int, list[str]] = {}
     for phase in plan.phases:
         line = phase.heading_range.start_line
         owner = next((i for i, sec in enumerate(plan.sections)
                       if sec.range.start_line <= line <= sec.range.end_line), -1)
-        groups.setdefault(owner, []).append(phase)
-    if len(groups) < 2 or -1 in groups:
-        return None
-    for group in groups.values():
-        ids = [p.id for p in group]
-        if len(set(ids)) != len(ids) or ids[0] != plan.phases[0].id:
-            return None
-    return list(groups.values())
+        groups.setdefault(owner, []).append(phase.id)
+    return len(groups) > 1 and -1 not in groups and all(
+        len(set(ids)) == len(ids) and ids[0] == plan.phases[0].id for ids in groups.values())
 
 
 @rule("BTN111", "complete-with-open-tasks", Severity.WARNING, PLAN, fixable=True,

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
-from ..model.plan import Plan
+from ..model.plan import PHASES_SECTIONS, Plan
 from .base import RuleContext, rule
 from .plan_common import COMPLETE, DONE, KNOWN_STATUSES, phase_label, status_word
 
@@ -111,8 +111,7 @@ def stranded_phase(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         Run the unit tests.
     """
     section = next((s for s in plan.sections
-                    if s.title.strip().lower() in ("implementation phases", "phases",
-                                                   "implementation plan")), None)
+                    if s.title.strip().lower() in PHASES_SECTIONS), None)
     for phase in plan.stranded_phases:
         where = f" (after `## {section.title}` ends)" if section else ""
         yield ctx.finding(
