@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ from ..model.claude_models import (
 )
 from ..model.common import Frontmatter, FrontmatterEntry, ListItem
 from ..parse.frontmatter import claude_code_error, safe_load
-from .base import RuleContext, rule
+from .base import RuleContext, closest, rule
 
 AGENT = (Kind.AGENT,)
 
@@ -58,13 +57,6 @@ def _yaml_scalar(text: str) -> str:
         pass
     return json.dumps(text, ensure_ascii=False)
 
-
-def _nearest(name: str, candidates: list[str]) -> str | None:
-    folded = {c.lower(): c for c in candidates}
-    if name.lower() in folded:
-        return folded[name.lower()]
-    close = difflib.get_close_matches(name.lower(), list(folded), n=1, cutoff=0.6)
-    return folded[close[0]] if close else None
 
 
 # -- presence and readability ---------------------------------------------------------
@@ -470,7 +462,7 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
                     f"{what} in `{key}` was removed from Claude Code in {gone.until}{note}: "
                     "Claude Code drops it, so the agent does not get it")
                 continue
-            suggestion = _nearest(base, candidates)
+            suggestion = closest(base, candidates)
             fix = None
             if suggestion and raw and base in raw:
                 fix = ctx.fix(f"Change to `{suggestion}`",
@@ -498,8 +490,7 @@ def _claude_family(name: str) -> bool:
     if _CLAUDE_FAMILY.search(name):
         return True
     words = re.findall(r"[a-z]+", name.lower())
-    return any(difflib.get_close_matches(w, ("claude", "sonnet", "opus", "haiku"), 1, 0.75)
-               for w in words)
+    return any(closest(w, ("claude", "sonnet", "opus", "haiku"), 0.75) for w in words)
 
 @rule("BTN207", "agent-unknown-model", Severity.WARNING, AGENT, fixable=True,
       convention=CC)
@@ -573,7 +564,7 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         full = full_id(name)
         if full is None and not _claude_family(name):
             continue  # `glm-4.7`, `gpt-5`: another provider behind ANTHROPIC_BASE_URL
-        suggestion = full or _nearest(name, [*SUGGESTIONS, *extra])
+        suggestion = full or closest(name, [*SUGGESTIONS, *extra])
         fix = None
         if suggestion and raw and name in raw:
             fix = ctx.fix(f"Change to `{suggestion}`",

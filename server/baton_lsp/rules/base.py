@@ -8,8 +8,9 @@ with `ctx.finding(...)` so code, name, severity and path are always filled in co
 
 from __future__ import annotations
 
+import difflib
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,21 @@ if TYPE_CHECKING:
 RULE_DOCS_URL = "https://baton-lsp.dev/rules/{code}"
 
 CheckFn = Callable[[Any, "RuleContext"], Iterable[Finding]]
+
+
+def closest(word: str, choices: Sequence[str], cutoff: float = 0.6) -> str | None:
+    """The choice `word` most likely misspells (case-insensitive; `_` read as `-` when no
+    choice has one), or None: the one source of every "did you mean" a fix offers."""
+    folded = {c.lower(): c for c in choices}
+    key = word.lower()
+    if key in folded:
+        return folded[key]
+    if not any("_" in c for c in folded):
+        key = key.replace("_", "-")
+        if key in folded:
+            return folded[key]
+    match = difflib.get_close_matches(key, list(folded), n=1, cutoff=cutoff)
+    return folded[match[0]] if match else None
 
 
 @dataclass(frozen=True)

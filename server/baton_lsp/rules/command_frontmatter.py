@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import shlex
@@ -13,7 +12,7 @@ from ..model.agent import CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.claude_models import CLI_FRONTMATTER_KEYS, MISTAKEN_KEYS, SKILL_KEYS
 from ..model.common import FrontmatterEntry, ListItem
-from .base import RuleContext, rule
+from .base import RuleContext, closest, rule
 
 COMMAND = (Kind.COMMAND,)
 COMMAND_OR_SKILL = (Kind.COMMAND, Kind.SKILL)
@@ -46,15 +45,9 @@ def _misspelling_of(key: str) -> str | None:
             return known
     if len(key) < TYPO_MIN_LENGTH:
         return None
-    return nearest(key, CLAUDE_CODE_KEYS, TYPO)
+    return closest(key, CLAUDE_CODE_KEYS, TYPO)
 COMMAND_TYPES = ("primary", "utility", "workflow", "dependent", "example")
 
-
-def nearest(word: str, choices: list[str] | tuple[str, ...], cutoff: float = 0.75) -> str | None:
-    """The closest spelling in `choices` (case-insensitive), or None when nothing is close."""
-    lowered = {c.lower(): c for c in choices}
-    match = difflib.get_close_matches(word.lower().replace("_", "-"), list(lowered), 1, cutoff)
-    return lowered[match[0]] if match else None
 
 
 def _title_text(doc: CommandFile) -> str:
@@ -240,7 +233,7 @@ def unknown_command_type(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
     if isinstance(value, str) and value.strip() in COMMAND_TYPES:
         return
     shown = value if isinstance(value, str) else repr(value)
-    guess = nearest(shown, COMMAND_TYPES, 0.6) if isinstance(value, str) else None
+    guess = closest(shown, COMMAND_TYPES, 0.6) if isinstance(value, str) else None
     fix = ctx.fix(f"Change to `{guess}`", ctx.edit(entry.value_range, guess)) if guess else None
     hint = f"; did you mean `{guess}`?" if guess else ""
     yield ctx.finding(entry.value_range,
@@ -312,7 +305,7 @@ def unknown_dependent_agent(doc: CommandFile, ctx: RuleContext) -> Iterator[Find
         name = _agent_ref(item.value)
         if not name or name in agents or "{{" in name:
             continue
-        guess = nearest(name, names, 0.8)
+        guess = closest(name, names, 0.8)
         fix = None
         if guess:
             fix = ctx.fix(f"Change to `{guess}`", ctx.edit(item.range, guess))

@@ -9,8 +9,7 @@ from typing import Any
 
 from ..model.agent import AgentFile, CommandFile, Injection, TaskBlock
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
-from .base import RuleContext, rule
-from .command_frontmatter import nearest
+from .base import RuleContext, closest, rule
 
 TASK_KINDS = (Kind.COMMAND, Kind.AGENT)
 WORKFLOW = Convention.WORKFLOW_AGENTS
@@ -313,7 +312,7 @@ def injected_agent_missing(doc: CommandFile | AgentFile, ctx: RuleContext) -> It
         related: list[Related] = []
         if inj.agent_name:
             agents = ctx.agent_paths()
-            guess = nearest(inj.agent_name, sorted(agents), 0.8)
+            guess = closest(inj.agent_name, sorted(agents), 0.8)
             if guess:
                 hint = f"; did you mean `{guess}`?"
                 col = inj.target.rfind(inj.agent_name + ".md")

@@ -5,13 +5,12 @@ unreadable input are Baton's own concern (baton)."""
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator, Sequence
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..model.data import ErrorRecord, ErrorsLog, StateFile, Unreadable
-from .base import RuleContext, rule
+from .base import RuleContext, closest, rule
 
 ALL_KINDS = tuple(Kind)
 BATON = Convention.BATON
@@ -70,13 +69,6 @@ def _string_field_range(ctx: RuleContext, line: int, key: str) -> Range | None:
     m = re.search(rf'"{re.escape(key)}"\s*:\s*"((?:[^"\\]|\\.)*)"', text)
     return Range.of_line(line, m.start(1), m.end(1)) if m else None
 
-
-def _nearest(value: str, candidates: Sequence[str]) -> str | None:
-    folded = {c.lower(): c for c in candidates}
-    if value.lower() in folded:
-        return folded[value.lower()]
-    close = difflib.get_close_matches(value.lower(), list(folded), n=1, cutoff=0.6)
-    return folded[close[0]] if close else None
 
 
 @rule("BTN401", "errors-log-malformed-line", Severity.ERROR, ERRORS_LOG,
@@ -217,7 +209,7 @@ def _unknown_value(ctx: RuleContext, rec: ErrorRecord, key: str, value: str,
                    known: Sequence[str], expected: str) -> Finding:
     """A finding on a record's string field, with the nearest known value as the fix."""
     rng = _string_field_range(ctx, rec.line, key) or rec.range
-    suggestion = _nearest(value, known)
+    suggestion = closest(value, known)
     fix = ctx.fix(f"Change to `{suggestion}`", ctx.edit(rng, suggestion)) \
         if suggestion and rng is not rec.range else None
     hint = f"; did you mean `{suggestion}`?" if suggestion else ""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from ..model.base import Convention, Finding, Kind, Related, Severity
 from ..model.plan import Phase, Plan, StatusMarker
-from .base import RuleContext, rule
+from .base import RuleContext, closest, rule
 from .plan_common import (
     COMPLETE,
     DONE,
@@ -203,10 +202,10 @@ def _check_marker(ctx: RuleContext, marker: StatusMarker, where: str,
         message = (f"{where}: status marker [{marker.text}] must be written [{canon}]; the "
                    "marker utilities match it case-sensitively")
     else:
-        close = difflib.get_close_matches(canon, KNOWN_STATUSES, n=1, cutoff=MISSPELLING)
-        if not close:
+        close = closest(canon, KNOWN_STATUSES, MISSPELLING)
+        if close is None:
             return None  # a word of the author's own vocabulary ([CANCELLED], [DEFERRED])
-        suggestion = close[0]
+        suggestion = close
         message = (f"{where}: status marker [{marker.text}] looks like a misspelling of "
                    f"[{suggestion}]; the marker utilities only recognise the exact word")
     new = f"[{suggestion}]" if bracketed else suggestion

@@ -8,7 +8,6 @@ sends those commands to the wrong task or a missing plan, silently.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.registry import RegistryEntry, TaskRegistry
-from .base import RuleContext, rule
+from .base import RuleContext, closest, rule
 
 REGISTRY = (Kind.REGISTRY,)
 TASKS = Convention.TASK_REGISTRY
@@ -442,15 +441,15 @@ def registry_missing_artifact(doc: TaskRegistry, ctx: RuleContext) -> Iterator[F
                     listings[parent] = sorted(os.listdir(parent))
                 except OSError:
                     listings[parent] = []
-            close = difflib.get_close_matches(target.name, listings[parent], n=1, cutoff=0.8)
+            close = closest(target.name, listings[parent], 0.8)
             fix = None
             if close:
                 inner = Range.span(art.range.start_line, art.range.start_char + 1,
                                    art.range.end_line, max(art.range.end_char - 1,
                                                            art.range.start_char + 1))
-                new = art.path[: len(art.path) - len(target.name)] + close[0]
-                fix = ctx.fix(f"Change to `{close[0]}`", ctx.edit(inner, new), safe=False)
-            hint = f" (did you mean `{close[0]}`?)" if close else ""
+                new = art.path[: len(art.path) - len(target.name)] + close
+                fix = ctx.fix(f"Change to `{close}`", ctx.edit(inner, new), safe=False)
+            hint = f" (did you mean `{close}`?)" if close else ""
             kind = f"{art.type} " if art.type else ""
             yield ctx.finding(
                 art.range, f"{entry.label}'s {kind}artifact `{art.path}` does not exist: its "
