@@ -313,6 +313,19 @@ def test_unknown_tool_reports_item_range_and_suggests_nearest() -> None:
     assert check(fixed) == []
 
 
+def test_removed_tool_in_an_agents_allowed_tools_names_the_launcher_cost() -> None:
+    # Claude Code does not read an agent's `allowed-tools`; Baton passes it to --allowedTools.
+    text = "---\nname: a\ndescription: d\nallowed-tools: Read, MultiEdit\n---\n# T\n"
+    tools = "---\nname: a\ndescription: d\ntools: Read, MultiEdit\n---\n# T\n"
+    [in_allowed] = check(text)
+    [in_tools] = check(tools)
+    assert "claude --allowedTools" in in_allowed.message
+    assert "subagent's tools from `tools`" in in_allowed.message
+    assert "does not get it" not in in_allowed.message
+    assert "does not get it" in in_tools.message
+    assert "--allowedTools" not in in_tools.message
+
+
 def test_unknown_tool_in_block_list_and_case_typo() -> None:
     text = "---\nname: a\ndescription: d\ntools:\n  - read\n  - Grep\n---\n# T\n"
     found = check(text)

@@ -28,6 +28,11 @@ AGENT = (Kind.AGENT,)
 KNOWN_TOOLS = CURRENT_TOOLS
 """Completion offers these; the check itself reads the versioned table in claude_models."""
 TOOL_KEYS = ("tools", "disallowedTools", "allowed-tools")
+LAUNCHER_ONLY = ("Claude Code reads a subagent's tools from `tools`, and a launcher passing "
+                 "`allowed-tools` to `claude --allowedTools` (Baton, the seeds' orchestrators) "
+                 "grants nothing by it")
+"""What a bad name in an agent's `allowed-tools` costs: the key is the launchers', not Claude
+Code's subagent format."""
 MODEL_KEYS = ("model",)
 """`fallback-model` is the seeds' key, not Claude Code's: Baton maps it when it launches."""
 CC = Convention.CLAUDE_CODE
@@ -397,6 +402,10 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     rules such as `Bash(git:*)`, `Agent(reviewer)` or `Task(reviewer)`, `mcp__server__tool`
     and `mcp__server__*`, the literal `None`, and names in `extra-tools` of `[tool.baton]`.
 
+    An agent's `allowed-tools` (the seeds' key) is not Claude Code's: subagents read `tools`.
+    Launchers such as Baton pass it to `claude --allowedTools`, so a bad name there is reported
+    as what it costs them.
+
     Fix: correct the spelling (the quick fix offers the nearest current tool), use the tool
     that replaced a removed one, separate tools with commas, or add custom tools to
     `extra-tools`.
@@ -460,7 +469,8 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
                 yield ctx.finding(
                     item.range,
                     f"{what} in `{key}` was removed from Claude Code in {gone.until}{note}: "
-                    "Claude Code drops it, so the agent does not get it")
+                    + (LAUNCHER_ONLY if key == "allowed-tools" else
+                       "Claude Code drops it, so the agent does not get it"))
                 continue
             suggestion = closest(base, candidates)
             fix = None
@@ -472,7 +482,8 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
             yield ctx.finding(
                 item.range,
                 f"unknown {what} in `{key}`: expected a Claude Code tool name, an "
-                f"`mcp__server__tool` name or `Tool(pattern)`{hint}",
+                f"`mcp__server__tool` name or `Tool(pattern)`{hint}"
+                + (f" ({LAUNCHER_ONLY})" if key == "allowed-tools" else ""),
                 fix=fix)
 
 
