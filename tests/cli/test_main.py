@@ -97,6 +97,26 @@ def test_clean_workspace_exits_zero(capsys, make_workspace) -> None:
     assert code == 0 and out.startswith("All checks passed (1 file checked)")
 
 
+def test_a_plugin_repository_is_checked_like_a_claude_tree(capsys, tmp_path: Path) -> None:
+    """A marketplace repository: no `.claude/`, each plugin's components at its own root."""
+    plugin = tmp_path / "plugins" / "review-kit"
+    files = {
+        ".claude-plugin/marketplace.json": '{"name": "m", "plugins": []}',
+        "plugins/review-kit/.claude-plugin/plugin.json": '{"name": "review-kit"}',
+        "plugins/review-kit/agents/reviewer.md":
+            "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Reed\n---\n# R\n",
+        "plugins/review-kit/skills/tdd/SKILL.md":
+            "---\nname: tdd\ndescription: Test first\n---\n# TDD\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    code, out, _ = run(capsys, "check", str(tmp_path), "--no-shellcheck")
+    assert code == 0  # a warning
+    assert f"{plugin / 'agents' / 'reviewer.md'}:4:" in out and "unknown tool `Reed`" in out
+    assert "in 1 of 2 files" in out
+
+
 def test_missing_path_and_bad_config_exit_2(capsys, make_workspace) -> None:
     code, _, err = run(capsys, "check", "/nonexistent/path/xyz")
     assert code == 2 and "no such file or directory" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -32,3 +33,19 @@ async def test_open_plan_reports_findings_with_codes_and_fix_data(client: Langua
     assert unknown.code_description.href.endswith("/BTN101")
     assert unknown.data["fix"]["title"] == "Remove dependency on phase 7"
     assert "BTN113" in by_code and "BTN116" in by_code
+
+
+PLUGIN_AGENT = "plugins/review-kit/agents/reviewer.md"
+
+
+@pytest.mark.workspace_files({
+    "plugins/review-kit/.claude-plugin/plugin.json": '{"name": "review-kit"}',
+    PLUGIN_AGENT: "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Reed\n---\n# R\n",
+})
+async def test_an_opened_plugin_agent_is_checked(client: LanguageClient) -> None:
+    """A plugin nested in the workspace is its own root: its agents are agents."""
+    uri = await open_doc(client, client.workspace_root / PLUGIN_AGENT)
+    diags = await _diagnostics(client, uri, lambda d: any(x.code == "BTN206" for x in d))
+    [tool] = [d for d in diags if d.code == "BTN206"]
+    assert tool.range.start == types.Position(line=3, character=13)
+    assert "`Reed`" in tool.message

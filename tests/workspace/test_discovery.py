@@ -205,3 +205,74 @@ def test_check_a_specs_only_tree(tmp_path: Path) -> None:
     result = check_paths([tree])
     assert result.files == 2
     assert any(f.code == "BTN600" for f in result.findings)
+
+
+# Claude Code plugin layout (plugins reference): the manifest in `.claude-plugin/`, the
+# components at the plugin's root, extra paths from the manifest supplementing them.
+PLUGIN_JSON = '{"name": "review-kit", "agents": ["./extra/agents/"], "commands": "./cmds/ship.md"}'
+
+
+def _plugin(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in {".claude-plugin/plugin.json": PLUGIN_JSON, **files}.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_plugin_is_a_workspace_and_its_components_are_found(tmp_path: Path) -> None:
+    root = _plugin(tmp_path / "review-kit", {
+        "agents/reviewer.md": "x", "agents/README.md": "x",
+        "extra/agents/auditor.md": "x",
+        "commands/review.md": "x", "commands/git/commit.md": "x",
+        "commands/templates/t.md": "x",
+        "cmds/ship.md": "x", "cmds/other.md": "x",
+        "skills/tdd/SKILL.md": "x", "skills/tdd/notes.md": "x",
+        "docs/plans/refactor.md": PLAN,
+        "hooks/hooks.json": "{}", "README.md": "x",
+    })
+    assert find_root(root / "agents" / "reviewer.md") == root
+    assert find_workspaces(root) == [root]
+    walked = {p.relative_to(root).as_posix(): k for p, k in walk(root)}
+    assert walked == {
+        "agents/reviewer.md": Kind.AGENT, "extra/agents/auditor.md": Kind.AGENT,
+        "commands/review.md": Kind.COMMAND, "commands/git/commit.md": Kind.COMMAND,
+        "cmds/ship.md": Kind.COMMAND, "skills/tdd/SKILL.md": Kind.SKILL,
+        "docs/plans/refactor.md": Kind.PLAN,
+    }
+    assert classify("agents/reviewer.md") is None  # without the root, not a plugin's
+
+
+def test_a_marketplace_holds_one_workspace_per_plugin(tmp_path: Path) -> None:
+    (tmp_path / ".claude-plugin").mkdir()
+    (tmp_path / ".claude-plugin" / "marketplace.json").write_text('{"plugins": []}')
+    a = _plugin(tmp_path / "plugins" / "a", {"agents/x.md": "x"})
+    b = _plugin(tmp_path / "plugins" / "b", {"commands/y.md": "x"})
+    assert sorted(find_workspaces(tmp_path)) == [a, b]
+    assert find_root(tmp_path / "plugins" / "b" / "commands" / "y.md") == b
+
+
+@pytest.mark.parametrize("manifest", ["{not json", "[]", '{"agents": ["../outside/"]}',
+                                      '{"agents": 7, "commands": [null, "/etc"]}'])
+def test_a_broken_or_hostile_manifest_keeps_the_defaults_and_stays_inside(
+        tmp_path: Path, manifest: str) -> None:
+    root = tmp_path / "p"
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "evil.md").write_text("x")
+    _plugin(root, {"agents/ok.md": "x"})
+    (root / ".claude-plugin" / "plugin.json").write_text(manifest)
+    walked = {p.relative_to(root).as_posix(): k for p, k in walk(root)}
+    assert walked == {"agents/ok.md": Kind.AGENT}
+
+
+def test_an_edited_manifest_is_read_again(tmp_path: Path) -> None:
+    import os
+
+    root = _plugin(tmp_path / "p", {"more/a.md": "x"})
+    (root / ".claude-plugin" / "plugin.json").write_text('{"name": "p"}')
+    assert classify("more/a.md", root) is None
+    manifest = root / ".claude-plugin" / "plugin.json"
+    manifest.write_text('{"name": "p", "agents": "./more"}')
+    st = manifest.stat()
+    os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert classify("more/a.md", root) is Kind.AGENT

@@ -2,16 +2,20 @@
 
 A workspace root holds `.claude/`, or a `specs/` directory with plans or a `state.json` task
 registry (trees that keep their plans in the repository but their Claude Code setup in the
-user's home). Plans also live outside `specs/`: `docs/**/plans/`, a root `PLAN.md`,
-`.claude/plans/`, `.claude/TODO.md`. Those places hold notes and templates too, so a file
-found there is a plan only when its text looks like one (phase headings or task checkboxes).
+user's home), or is a Claude Code plugin (`.claude-plugin/plugin.json`; its `agents/`,
+`commands/` and `skills/` sit at the plugin's root, plus any paths its manifest adds).
+Plans also live outside `specs/`: `docs/**/plans/`, a root `PLAN.md`, `.claude/plans/`,
+`.claude/TODO.md`. Those places hold notes and templates too, so a file found there is a
+plan only when its text looks like one (phase headings or task checkboxes).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -43,6 +47,84 @@ def specs_root(directory: Path) -> bool:
         return False
 
 
+PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
+PLUGIN_COMPONENTS = ("agents", "commands", "skills")
+"""Component directories Claude Code discovers at a plugin's root (plugins reference)."""
+_MANIFEST_MAX = 1 << 20
+
+_plugin_lock = threading.Lock()
+_plugin_cache: dict[str, tuple[float | None, dict[str, tuple[str, ...]] | None]] = {}
+
+
+def plugin_layout(root: Path | str) -> dict[str, tuple[str, ...]] | None:
+    """For a plugin root, each component (`agents`, `commands`, `skills`) mapped to the
+    paths, relative to the root, that hold it: the default directory and any the manifest
+    adds (`"agents": "./extra/"` or a list; custom paths supplement the defaults). None when
+    `root` is not a plugin. Cached per manifest mtime, so an edited manifest is re-read."""
+    manifest = os.path.join(os.fspath(root), PLUGIN_MANIFEST)
+    try:
+        st = os.stat(manifest)
+        mtime: float | None = st.st_mtime
+    except OSError:
+        mtime = None
+    key = os.fspath(root)
+    with _plugin_lock:
+        hit = _plugin_cache.get(key)
+        if hit is not None and hit[0] == mtime:
+            return hit[1]
+    layout = None if mtime is None else _read_layout(manifest)
+    with _plugin_lock:
+        _plugin_cache[key] = (mtime, layout)
+    return layout
+
+
+def _read_layout(manifest: str) -> dict[str, tuple[str, ...]]:
+    layout = {c: (c,) for c in PLUGIN_COMPONENTS}
+    try:
+        with open(manifest, "rb") as fh:
+            data = json.loads(fh.read(_MANIFEST_MAX).decode("utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return layout  # a broken manifest still makes a plugin; its defaults are found
+    if not isinstance(data, dict):
+        return layout
+    for comp in PLUGIN_COMPONENTS:
+        extra = data.get(comp)
+        items = [extra] if isinstance(extra, str) else extra if isinstance(extra, list) else []
+        paths = list(layout[comp])
+        for item in items:
+            if not isinstance(item, str):
+                continue
+            rel = os.path.normpath(item.strip()).replace(os.sep, "/")
+            if rel in (".", "") or rel.startswith("../") or os.path.isabs(rel):
+                continue  # never outside the plugin
+            if rel not in paths:
+                paths.append(rel)
+        layout[comp] = tuple(paths)
+    return layout
+
+
+def _plugin_kind(rel: str, layout: dict[str, tuple[str, ...]]) -> Kind | None:
+    """The kind of `rel` inside a plugin: an agent or command markdown file under one of
+    its component paths (or named by it), or a `SKILL.md` in a skill directory."""
+    for comp, kind in (("agents", Kind.AGENT), ("commands", Kind.COMMAND),
+                       ("skills", Kind.SKILL)):
+        for base in layout[comp]:
+            if rel == base and kind is not Kind.SKILL:
+                return kind  # the manifest names the file itself
+            if not rel.startswith(base + "/"):
+                continue
+            sub = tuple(rel[len(base) + 1:].split("/"))
+            name = sub[-1]
+            if kind is Kind.SKILL:
+                return kind if name == "SKILL.md" and len(sub) >= 2 else None
+            if name.lower() == "readme.md" or _is_template(name) or "templates" in sub[:-1]:
+                return None
+            if kind is Kind.COMMAND and len(sub) > 1 and sub[0] in _NOT_COMMAND_DIRS:
+                return None
+            return kind
+    return None
+
+
 def find_root(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds `.claude/` or a `specs/` with
     plans or a registry (the nearest wins: a path is classified relative to its root)."""
@@ -53,7 +135,7 @@ def find_root(start: Path) -> Path | None:
         idx = len(parts) - 1 - parts[::-1].index(".claude")
         return Path(*parts[:idx]) if idx > 0 else None
     for cand in (cur, *cur.parents):
-        if (cand / ".claude").is_dir() or specs_root(cand):
+        if (cand / ".claude").is_dir() or specs_root(cand) or (cand / PLUGIN_MANIFEST).is_file():
             return cand
     return None
 
@@ -117,6 +199,12 @@ def classify(rel: str, root: Path | None = None) -> Kind | None:
     sub = parts[1:] if in_claude else parts
     if not sub:
         return None
+    if not in_claude and name.endswith(".md") and root is not None:
+        layout = plugin_layout(root)
+        if layout is not None:
+            kind = _plugin_kind(rel, layout)
+            if kind is not None:
+                return kind
     if sub == ("specs", "state.json"):
         return Kind.REGISTRY
     if plan_candidate(rel):
@@ -192,8 +280,20 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
         kind = classify(fname, Path(root_str))
         if kind is not None and not (patterns and excluded(fname, patterns)):
             yield Path(root_str, fname), kind
-    for top in (".claude", "specs", "docs"):
+    tops = [".claude", "specs", "docs"]
+    layout = plugin_layout(root_str)
+    if layout is not None:
+        for comp in PLUGIN_COMPONENTS:
+            tops += [p for p in layout[comp] if p.split("/", 1)[0] not in tops]
+    seen: set[str] = set()
+    for top in tops:
         base = os.path.join(root_str, top)
+        if os.path.isfile(base) and top not in seen:  # a manifest naming one file
+            seen.add(top)
+            kind = classify(top, Path(root_str))
+            if kind is not None and not (patterns and excluded(top, patterns)):
+                yield Path(base), kind
+            continue
         if not os.path.isdir(base):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
@@ -208,6 +308,9 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
                 continue
             for fname in sorted(filenames):
                 rel = f"{rel_dir}/{fname}"
+                if rel in seen:  # a manifest path nested in another component path
+                    continue
+                seen.add(rel)
                 kind = classify(rel, Path(root_str))
                 if kind is None or (patterns and excluded(rel, patterns)):
                     continue
@@ -216,7 +319,8 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
 
 def find_workspaces(path: Path) -> list[Path]:
     """Workspace roots at or below `path` (a directory may hold several, e.g. a corpus):
-    directories with `.claude/` or with a `specs/` that holds plans or a registry."""
+    directories with `.claude/`, a `specs/` that holds plans or a registry, or a plugin
+    manifest (a marketplace's `plugins/<name>/` each)."""
     path = Path(os.path.abspath(path))
     roots: list[Path] = []
     above = find_root(path)
@@ -226,7 +330,8 @@ def find_workspaces(path: Path) -> list[Path]:
         for dirpath, dirnames, _ in os.walk(path):
             here = Path(dirpath)
             if here not in roots and ".claude" not in here.parts and (
-                    ".claude" in dirnames or ("specs" in dirnames and specs_root(here))):
+                    ".claude" in dirnames or ("specs" in dirnames and specs_root(here))
+                    or (".claude-plugin" in dirnames and (here / PLUGIN_MANIFEST).is_file())):
                 roots.append(here)
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and d != ".claude"
                                  and d.lower() not in _ARCHIVE_DIRS)
