@@ -99,7 +99,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         logging.getLogger("baton_lsp.rules.skipped").setLevel(logging.DEBUG)
     result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs)
     if not result.workspaces and args.format == "text":
-        print("baton: no .claude/ workspace found at or below the given paths", file=sys.stderr)
+        print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
+              "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)
     fmt = args.format
     if fmt == "text":
         color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
