@@ -107,14 +107,18 @@ def test_a_plugin_repository_is_checked_like_a_claude_tree(capsys, tmp_path: Pat
             "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Reed\n---\n# R\n",
         "plugins/review-kit/skills/tdd/SKILL.md":
             "---\nname: tdd\ndescription: Test first\n---\n# TDD\n",
+        "plugins/review-kit/commands/review.md":
+            "---\ndescription: Review\ndependent-agents: reviewer, reviewr\n---\n# Review\n",
     }
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
     code, out, _ = run(capsys, "check", str(tmp_path), "--no-shellcheck")
-    assert code == 0  # a warning
     assert f"{plugin / 'agents' / 'reviewer.md'}:4:" in out and "unknown tool `Reed`" in out
-    assert "in 1 of 2 files" in out
+    # the plugin's agents are where its commands' agent references resolve
+    assert "`reviewr` does not exist: expected agents/reviewr.md; did you mean `reviewer`" in out
+    assert "`reviewer` does not" not in out
+    assert code == 1 and "in 2 of 3 files" in out
 
 
 def test_missing_path_and_bad_config_exit_2(capsys, make_workspace) -> None:

@@ -80,6 +80,31 @@ async def test_deleted_agent_updates_commands_that_inject_it(client: LanguageCli
     assert {"BTN305", "BTN313"} <= {d.code for d in diags}
 
 
+NO_STATUS_PLAN = ".claude/specs/009_x/plans/001-x-plan.md"
+STANDARD_DOC = ".claude/docs/reference/standards/plan-metadata-standard.md"
+
+
+@pytest.mark.workspace_files({NO_STATUS_PLAN: (
+    "# P\n\n## Metadata\n- **Date**: 2025-11-30\n- **Feature**: F\n"
+    "- **Estimated Hours**: 3\n- **Standards File**: /home/u/CLAUDE.md\n"
+    "- **Research Reports**: none\n\n## Implementation Phases\n\n### Phase 1: A\n")})
+async def test_a_plan_standard_created_on_disk_turns_its_rule_on(client: LanguageClient) -> None:
+    root = client.workspace_root
+    standard = root / STANDARD_DOC
+    if standard.exists():
+        standard.unlink()
+    uri = await open_doc(client, root / NO_STATUS_PLAN)
+    diags = await current(client, uri)
+    assert not any(d.code == "BTN120" for d in diags)
+    standard.parent.mkdir(parents=True, exist_ok=True)
+    standard.write_text("# Plan metadata standard\n", encoding="utf-8")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=standard.as_uri(), type=types.FileChangeType.Created)]))
+    diags = await current(client, uri, lambda d: any(x.code == "BTN120" for x in d))
+    [status] = [d.message for d in diags if d.code == "BTN120"]
+    assert status.endswith(": Status")
+
+
 async def test_rapid_edits_publish_only_the_latest_version(client: LanguageClient) -> None:
     if is_pull(client):
         pytest.skip("push-only behaviour")

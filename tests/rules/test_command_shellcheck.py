@@ -398,3 +398,12 @@ def test_overlap_inside_one_case_branch_and_block_line_numbers(binary: str) -> N
 def test_a_first_line_comment_is_not_a_shebang(binary: str) -> None:
     # Everyone-Needs-A-Copilot/claude-copilot pause.md: `# /continue enhancement ...`.
     assert check(blocks("# /continue enhancement (implemented separately)\necho ok")) == []
+
+
+def test_a_crontab_line_shown_in_a_script_is_not_a_command(binary: str) -> None:
+    # Dallionking/Vibe-Workflow-commands vibe-setup-monitoring.md: SC2211 on the cron line.
+    cron = "crontab -e\n# Add this line:\n*/5 * * * * /path/to/your/project/scripts/health-check.sh"
+    assert check(blocks(cron)) == []
+    # the rest of such a block is still checked
+    found = check(blocks(cron + '\nif [ "$n" > 5 ]; then echo hi; fi'))
+    assert [c for c, _, _ in sc_codes(found)] == ["SC2071"]

@@ -230,3 +230,13 @@ def test_state_rules_follow_the_workflow_bash_convention() -> None:
         assert get_rule(code).convention is Convention.WORKFLOW_BASH  # type: ignore[union-attr]
     for code in ("BTN400", "BTN401", "BTN402", "BTN403", "BTN404"):
         assert get_rule(code).convention is Convention.BATON  # type: ignore[union-attr]
+
+
+def test_a_record_written_across_lines_is_one_finding() -> None:
+    # miles990/multi-agent-workflow: a hook wrote `jq -n` output (pretty-printed) to a log.
+    pretty = '{\n  "timestamp": "2025-11-20T10:00:00Z",\n  "error_type": "x",\n  "n": 1\n}'
+    text = log(record(), pretty, pretty, record())
+    found = check(Kind.ERRORS_LOG, text, LOG)
+    [one] = [f for f in found if f.code == "BTN401"]
+    assert (one.range.start_line, one.range.end_line) == (1, 10)
+    assert "lines 2-11 (10 lines)" in one.message and "across lines" in one.message

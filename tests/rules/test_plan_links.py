@@ -64,3 +64,15 @@ def test_phase_number_metadata_must_match_heading(make_workspace) -> None:
                  "BTN132")
     assert len(found) == 1 and found[0].range.start_line == 3
     assert "- **Phase Number**: 3\n" in apply_fix(text, found[0].fix)
+
+
+def test_percent_encoded_link_targets_are_decoded(make_workspace) -> None:
+    # Jaggerxtrm/jaggers-agent-tools: `%20` is how markdown links spell a space.
+    root = make_workspace({
+        "docs/plans/guide.md": "# Guide\n\n- [ ] read\n\n"
+                               "- [Hooks](../reference/Hooks%20Best%20Practices.md)\n"
+                               "- [Gone](../reference/Missing%20Page.md)\n",
+        "docs/reference/Hooks Best Practices.md": "# Hooks\n",
+    })
+    found = only(check_file(WorkspaceIndex(root), root / "docs/plans/guide.md"), "BTN130")
+    assert [f.message.split("'")[1] for f in found] == ["../reference/Missing%20Page.md"]

@@ -66,6 +66,9 @@ def test_the_standard_applies_where_the_workspace_ships_it(tmp_path) -> None:
     standard.write_text("# Plan metadata standard\n")
     (found,) = only(check_file(WorkspaceIndex(tmp_path), plan), "BTN120")
     assert found.message.endswith(": Status")
+    index = WorkspaceIndex(tmp_path)
+    check_file(index, plan)
+    assert str(plan) in index.dependents(standard)  # the editor re-checks it when it appears
     off = BatonConfig(conventions={"plan-standard": "off"})
     assert only(check_file(WorkspaceIndex(tmp_path, off), plan), "BTN120") == []
 

@@ -23,6 +23,19 @@ def test_duplicate_phase_number_points_at_first() -> None:
     assert found[0].related[0].range.start_line == 2
 
 
+def test_a_checklist_restating_the_phases_one_level_deeper_is_no_duplicate() -> None:
+    # Jaggerxtrm/jaggers-agent-tools docs/plans/ts-migration.md (shortened)
+    text = ("# CLI TypeScript Migration Plan\n\n## Phase 1: Foundation (Week 1-2)\n\n"
+            "### 1.1 TypeScript Setup\n\n## Phase 2: Architecture Refactoring (Week 3-4)\n\n"
+            "## Migration Checklist\n\n### Pre-Migration\n- [ ] Create feature branch\n\n"
+            "### Phase 1: Foundation\n- [ ] Initialize TypeScript configuration\n\n"
+            "### Phase 2: Architecture\n- [ ] Adapter pattern\n")
+    assert only(check(text), "BTN110") == []
+    same_level = text.replace("### Phase 2: Architecture\n", "## Phase 2: Architecture\n")
+    [dup] = only(check(same_level), "BTN110")
+    assert "Phase 2 is defined twice (first on line 7)" in dup.message
+
+
 def test_complete_with_open_tasks_counts_and_fix_ticks() -> None:
     text = "# P\n### Phase 1: A [COMPLETED]\n- [ ] one\n- [x] two\n  - [ ] three\n"
     found = only(check(text), "BTN111")

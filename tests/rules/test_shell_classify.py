@@ -13,6 +13,7 @@ from baton_lsp.parse.shell import (
     TEMPLATE,
     TRANSCRIPT,
     classify,
+    cron_line,
 )
 
 
@@ -115,6 +116,8 @@ fi"""
     ("make report\n==========\nall good", TRANSCRIPT, 1, "=========="),
     (BRANCH_CHECK, PSEUDO_CODE, 1, "IF on main/master"),
     ("git status\nOTHERWISE: ask the user", PSEUDO_CODE, 1, "OTHERWISE: ask"),
+    # Hive-Academy/ptah-extension plugin command: lines to type in Claude Code's bash mode
+    ('!cat .ptah/specs/registry.md | grep "x"', TRANSCRIPT, 0, "`!` bash-mode line"),
     ("npm run build → npm run deploy", PSEUDO_CODE, 0, "an arrow outside quotes"),
     (LOOP_BODY, FRAGMENT, 4, "`continue` outside any loop"),
     ('[ -f "$f" ] || break', FRAGMENT, 0, "`break` outside any loop"),
@@ -191,3 +194,46 @@ def test_a_line_listing_paths_is_a_description() -> None:
     assert not path_list_line("./build.sh --release")
     assert not path_list_line("cp a.txt b.txt")
     assert not path_list_line(".claude/tests/run.sh")  # one path: a script being run
+
+
+# Holdout 6 (Dallionking/Vibe-Workflow-commands `.claude/commands/`): markdown written in a
+# ```bash fence. Bash has no command `-`, `1.` or `Step 1 (Init):`.
+@pytest.mark.parametrize(("body", "line", "evidence"), [
+    ("# Phase 1: Project Structure Discovery\n- Scan root directory for project type "
+     "indicators (package.json, requirements.txt, etc.)\n", 1, "- Scan root directory"),
+    ("# Created automatically before:\n- Phase implementation start\n- Major deployments\n",
+     1, "- Phase implementation start"),
+    ("Step 1 (Init): Target < 30 seconds\nStep 2 (Spec): Target < 2 minutes\n", 0,
+     "Step 1 (Init): Target"),
+    ("# Fetch validation best practices\nUse Context7 MCP to research:\n"
+     "- Testing framework documentation\n", 1, "Use Context7 MCP to research:"),
+    ("1. Install the hooks\n2. Run the suite\n", 0, "1. Install the hooks"),
+])
+def test_markdown_prose_in_a_bash_fence_is_not_a_script(body: str, line: int,
+                                                        evidence: str) -> None:
+    got = classify(body)
+    assert (got.kind, got.line) == (PSEUDO_CODE, line), got.describe()
+    assert f"markdown prose `{evidence}" in got.describe()
+
+
+@pytest.mark.parametrize("body", [
+    "set -euo pipefail\nnpm test -- --watch=false\nls -la dist/\n",
+    "CONFIG=prod\nfoo --label: bar\n",  # a flag ending in a colon is not a heading
+    'echo "Status: ok"\nprintf "%s\\n" "- item"\n',  # prose inside quotes
+    "cat <<'EOF' > notes.md\n- Scan the root\nStep 1: do it\nEOF\n",  # heredoc text
+    "rm -f -- *.tmp\n",
+    "if ! grep -q x f; then exit 1; fi\n! test -f lock\n",  # bash's own `!` takes a space
+])
+def test_near_miss_scripts_with_colons_and_dashes_stay_scripts(body: str) -> None:
+    assert classify(body).kind == SCRIPT, classify(body).describe()
+
+
+@pytest.mark.parametrize(("line", "cron"), [
+    ("*/5 * * * * /path/to/your/project/scripts/health-check.sh", True),
+    ("0 2 * * 1 /usr/local/bin/backup", True),
+    ("@daily /usr/local/bin/rotate-logs", True),
+    ("rm -rf build/*", False),
+    ("echo */5 * * * *", False),
+])
+def test_crontab_entries(line: str, cron: bool) -> None:
+    assert cron_line(line) is cron

@@ -58,6 +58,7 @@ from baton_lsp.workspace.discovery import classify, find_root, find_workspaces, 
     (".claude/tmp/workflow_coordinate_1762902471.sh", Kind.STATE),
     (".claude/data/logs/errors.jsonl", Kind.ERRORS_LOG),
     (".claude/tests/logs/test-errors.jsonl", Kind.ERRORS_LOG),
+    (".claude/logs/events.jsonl", None),  # a hook's own log, not the errors log
     (".claude/data/checkpoints/implement_x_20251101_101010.json", Kind.CHECKPOINT),
     (".claude/tests/.claude/data/logs/errors.jsonl", None),
     (".claude/agents/README.md", None),

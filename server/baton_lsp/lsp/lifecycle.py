@@ -19,7 +19,10 @@ from .server import BatonServer, ClientSettings, uri_path
 log = logging.getLogger(__name__)
 
 PARENT_POLL_SECONDS = 3.0
-_WATCH_GLOBS = ("**/.claude/**", "**/specs/**", "**/pyproject.toml")
+_WATCH_GLOBS = ("**/.claude/**", "**/specs/**", "**/pyproject.toml", "**/baton.toml",
+                "**/docs/**/plans/**", "**/PLAN.md", "**/plan.md", "**/.claude-plugin/*.json",
+                "**/agents/**/*.md", "**/commands/**/*.md", "**/skills/**/SKILL.md")
+"""Everything discovery classifies, wherever a plugin keeps it, and what changes the rules."""
 
 
 _LOG_TYPES = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,
@@ -233,8 +236,10 @@ def register(server: BatonServer) -> None:
             if _engine_history(path) and change.uri not in ls.workspace.text_documents:
                 continue  # the run tracker follows workflow directories itself
             name = os.path.basename(path)
-            if name in ("pyproject.toml", "baton.toml"):
-                config_changed = True
+            if name in ("pyproject.toml", "baton.toml") or (
+                    name == "plugin.json"
+                    and os.path.basename(os.path.dirname(path)) == ".claude-plugin"):
+                config_changed = True  # a plugin manifest decides what its files are
                 continue
             idx = ls.index_for(path)
             created_or_deleted = change.type != types.FileChangeType.Changed

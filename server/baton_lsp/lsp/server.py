@@ -224,13 +224,8 @@ class BatonServer(LanguageServer):
                 return BatonConfig()
 
     def reload_configs(self) -> None:
-        from ..workspace.index import WorkspaceIndex
-
         for root, idx in list(self.indexes.items()):
-            fresh = WorkspaceIndex(Path(root), self.load_config(Path(root)))
-            for path, text in idx.overlays().items():
-                fresh.set_overlay(path, text)
-            self.indexes[root] = fresh
+            idx.reconfigure(self.load_config(Path(root)))
 
     def discover_roots(self) -> list[Path]:
         from ..workspace.discovery import find_workspaces

@@ -165,6 +165,8 @@ _PY_CONTROL_RE = re.compile(r"^(?:if|elif|else|while|for|with|try|except|finally
 _PROMPT_RE = re.compile(
     r"^(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#]|>>>|\((?:gdb|lldb|rr|pdb|Pdb|dlv)\)"
     r"|(?:ipdb|mysql|sqlite|psql|redis[\w:.-]*)>|[\w-]+=[#>])[ \t]+\S")
+_BANG_MODE_RE = re.compile(r"^![A-Za-z./~]")
+"""`!cat notes.md`: a line typed in Claude Code's `!` bash mode (bash itself needs `! cmd`)."""
 _SLASH_USAGE_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
 _BRACE_RE = re.compile(r"(?<![$\\{])\{\{?\s*[A-Za-z_][\w.-]*(?: [\w.-]+)*\s*\}\}?(?![\w}])")
 _ANGLE_RE = re.compile(r"(?<![<\w$>&])<([A-Za-z][\w./:-]*(?: [\w./:-]+)*)>(?![>&\w])")
@@ -192,6 +194,14 @@ _OUTPUT_LINE_RE = re.compile(
     r"|\d+\s+tests?\s+(?:passed|failed)\b"
     r"|\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?$"                # table separator row
     r"|={3,}$|-{3,}$)")                                           # rules under a heading
+_PROSE_RE = re.compile(
+    r"^(?:[-*+]\s+(?!-)[\w`\"'(\[]"                    # `- Scan the root`: a markdown bullet
+    r"|\d+[.)]\s+[A-Z][a-z]"                            # `1. Scan the root`
+    r"|[A-Z][a-z]+(?:\s+[\w'()/-]+){0,4}:(?:\s+\S|$))")    # `Use Context7 to research:`
+"""A line of markdown prose: bash has no command `-`, `1.` or `Step 1 (Init):`."""
+_CRON_RE = re.compile(r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|hourly)\s+"
+                      r"|(?:[\d*][\d*/,-]*\s+){5})\S")
+"""`*/5 * * * * /path/check.sh`: a crontab entry shown for the user to add, not a command."""
 _LOOP_WORDS = frozenset({"do", "done", "continue", "break"})
 _PREFIX_WORDS = frozenset({"then", "else", "do", "!", "if", "elif", "while", "until", "time"})
 _FUNCTION_RE = re.compile(r"^\s*(?:function\s+[\w:.-]+|[\w:.-]+\s*\(\s*\))")
@@ -306,6 +316,9 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
     for no, line, col in code_lines:
         if _PROMPT_RE.match(line.text[col:]):
             return BlockClass(TRANSCRIPT, no, f"a shell prompt `{line.text[col:][:30]}`")
+        if _BANG_MODE_RE.match(line.text[col:]):
+            return BlockClass(TRANSCRIPT, no,
+                              f"a Claude Code `!` bash-mode line `{line.text[col:][:30]}`")
         if _HTTP_RE.match(line.text[col:]):
             return BlockClass(TRANSCRIPT, no, f"an HTTP request `{line.text[col:][:30]}`")
     for no, line, col in code_lines:
@@ -331,6 +344,10 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
         text = line.text[col:].rstrip()
         if _OUTPUT_GLYPH_RE.match(text) or _OUTPUT_LINE_RE.match(text):
             return BlockClass(TRANSCRIPT, no, f"printed output `{text[:40]}`")
+    for no, line, col in code_lines:
+        text = line.text[col:].rstrip()
+        if _PROSE_RE.match(text) and "=" not in text.split(":", 1)[0]:
+            return BlockClass(PSEUDO_CODE, no, f"markdown prose `{text[:40]}`")
     loose = _loose_loop_word(lines)
     if loose is not None:
         return BlockClass(FRAGMENT, loose[0],
@@ -351,6 +368,11 @@ def path_list_line(text: str) -> bool:
     return len(words) > 1 or any(ch in words[0] for ch in "*?{")  # one script path is a run
 
 
+def cron_line(text: str) -> bool:
+    """A crontab entry (`*/5 * * * * cmd`, `@daily cmd`) inside a script's instructions."""
+    return _CRON_RE.match(text) is not None
+
+
 @lru_cache(maxsize=1024)
 def classify(content: str) -> BlockClass:
     """Is this ```bash block a script, or a template, pseudo-code, transcript, path list or
@@ -360,9 +382,9 @@ def classify(content: str) -> BlockClass:
     would choke on (a `$ ` prompt, `def f():`, `Task {`, `IF on main →`, `{placeholder}` or
     `<file>` in unquoted code, a `/slash-command` usage line, an `...` line, printed output
     such as `✓ passes (2 ms)`, `PASS src/a.test.ts` or a `---|---` table rule, an HTTP request
-    line `GET /users?x=1`, a `<fill in these words>` placeholder, a `continue`
-    outside any loop) or an explicit `# Pseudo-code` / leading `# Example` comment. Quoted
-    text, comments and here-documents never count, so a real script that prints usage text
-    stays a script.
+    line `GET /users?x=1`, markdown prose (`- Scan the root`, `Use Context7 to research:`),
+    a `<fill in these words>` placeholder, a `continue` outside any loop) or an explicit
+    `# Pseudo-code` / leading `# Example` comment. Quoted text, comments and here-documents
+    never count, so a real script that prints usage text stays a script.
     """
     return classify_lines(lex_bash(content))

@@ -316,7 +316,8 @@ def unknown_dependent_agent(doc: CommandFile, ctx: RuleContext) -> Iterator[Find
                                message=f"agent `{guess}`")]
         yield ctx.finding(item.range,
                           f"dependent agent `{name}` does not exist: expected "
-                          f".claude/agents/{name}.md{hint}", fix=fix, related=related)
+                          f"{ctx.index.rel(ctx.index.agents_dir / f'{name}.md')}{hint}",
+                          fix=fix, related=related)
 
 
 @rule("BTN306", "command-duplicate-frontmatter-key", Severity.WARNING, COMMAND_OR_SKILL,

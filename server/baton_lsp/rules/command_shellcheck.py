@@ -20,7 +20,7 @@ from typing import Any
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
-from ..parse.shell import classify, path_list_line
+from ..parse.shell import classify, cron_line, path_list_line
 from .base import RuleContext, rule
 
 log = logging.getLogger(__name__)
@@ -344,8 +344,9 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
             if code in (2221, 2222) and c.get("line") in overlap_lines:
                 continue
             at = int(c.get("line", 1)) - 1
-            if 0 <= at < len(block_lines) and path_list_line(block_lines[at]):
-                continue  # `CLAUDE.md .claude/**/*.md` under `# Scan patterns`
+            if 0 <= at < len(block_lines) and (path_list_line(block_lines[at])
+                                               or cron_line(block_lines[at])):
+                continue  # `CLAUDE.md .claude/**/*.md` under `# Scan patterns`; a crontab line
             level = str(c.get("level"))
             if not isinstance(code, int) or not selected(code, level, checks, exclude):
                 continue

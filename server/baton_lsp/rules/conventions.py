@@ -76,6 +76,14 @@ def _workflow_agents(doc: Any) -> bool:
     return fm is not None and any(fm.get(k) is not None for k in _WORKFLOW_KEYS)
 
 
+def inputs(convention: Convention, root: Path | None) -> tuple[Path, ...]:
+    """Workspace files whose presence `detected` reads for `convention`: a file checked under
+    it depends on them (creating the plan standard turns its rules on in the editor too)."""
+    if convention is Convention.PLAN_STANDARD and root is not None:
+        return (root / STANDARD_DOC,)
+    return ()
+
+
 def follows(convention: Convention, doc: Any, kind: Kind, config: BatonConfig,
             root: Path | None = None) -> bool:
     """`detected`, overridden by `[tool.baton] conventions = {name = "on"|"off"}`."""

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
-from ..model.data import ErrorRecord, ErrorsLog, StateFile, Unreadable
+from ..model.data import BadLine, ErrorRecord, ErrorsLog, StateFile, Unreadable
 from .base import RuleContext, closest, rule
 
 ALL_KINDS = tuple(Kind)
@@ -71,6 +71,11 @@ def _string_field_range(ctx: RuleContext, line: int, key: str) -> Range | None:
 
 
 
+PRETTY_RUN = 3
+"""Consecutive broken lines from which they are one record written across lines (`{`, a
+field, `}`): reported once, not once per line (a pretty-printed log has thousands)."""
+
+
 @rule("BTN401", "errors-log-malformed-line", Severity.ERROR, ERRORS_LOG,
       convention=BATON)
 def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
@@ -80,6 +85,9 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     `log_command_error`. Tools that read it (`/errors`, `/repair`, `jq`) stop at or skip a
     broken line, so the errors recorded there are lost. Broken lines usually come from two
     writers interleaving, a crash mid-write, or a hand edit that split a record.
+
+    Three or more broken lines in a row are one record written across lines (`jq` without
+    `-c`) and are reported once.
 
     Fix: repair or remove the line; each record must stay on a single line.
 
@@ -99,13 +107,31 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     """
     if not isinstance(doc, ErrorsLog):
         return
-    for bad in doc.bad_lines:
-        if bad.message.startswith("expected"):
-            message = f"errors log line {bad.line + 1}: {bad.message} (one record per line)"
+    runs: list[list[BadLine]] = []  # runs shorter than PRETTY_RUN: one finding per line
+    for bad in doc.bad_lines:  # a pretty-printed record is one defect, not one per line
+        if runs and bad.line == runs[-1][-1].line + 1:
+            runs[-1].append(bad)
         else:
-            message = (f"errors log line {bad.line + 1} is {bad.message}: expected one "
-                       "JSON object per line")
-        yield ctx.finding(bad.range, message)
+            runs.append([bad])
+    for run in runs:
+        bad = run[0]
+        if len(run) >= PRETTY_RUN:
+            last = run[-1]
+            yield ctx.finding(
+                Range.span(bad.range.start_line, bad.range.start_char, last.range.end_line,
+                           last.range.end_char),
+                f"errors log lines {bad.line + 1}-{last.line + 1} ({len(run)} lines) are not "
+                f"JSON objects (line {bad.line + 1}: {bad.message}): a record written across "
+                "lines or an interrupted write; expected one JSON object per line")
+            continue
+        for bad in run:
+            if bad.message.startswith("expected"):
+                message = (f"errors log line {bad.line + 1}: {bad.message} "
+                           "(one record per line)")
+            else:
+                message = (f"errors log line {bad.line + 1} is {bad.message}: expected one "
+                           "JSON object per line")
+            yield ctx.finding(bad.range, message)
 
 
 @rule("BTN402", "errors-log-missing-field", Severity.WARNING, ERRORS_LOG,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
 from .base import Rule, RuleContext, all_rules
-from .conventions import follows
+from .conventions import follows, inputs
 
 if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
@@ -51,6 +51,7 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
             continue
         if rule.convention not in followed:
             followed[rule.convention] = follows(rule.convention, doc, kind, config, ctx.root)
+            ctx.depends_on.update(str(p) for p in inputs(rule.convention, ctx.root))
         if not followed[rule.convention]:
             continue
         ctx.rule = rule

@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote
 
 from ..model.base import Convention, Finding, Kind, Severity
 from ..model.common import Link
@@ -85,6 +86,9 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         where = str(resolved)
         if where not in exists:
             exists[where] = ctx.exists(resolved)
+            if not exists[where] and "%" in target:  # `Hooks%20Best%20Practices.md`
+                decoded = ctx.resolve(unquote(link.target))
+                exists[where] = decoded is not None and ctx.exists(decoded)
         if exists[where]:
             continue
         yield ctx.finding(link.target_range,

@@ -32,7 +32,9 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     Dependencies, checkpoints and the marker utilities address phases by number, so with a
     duplicate they silently act on the first one. A plan whose `##` sections (parallel
     streams, tracks) each number their own phases from 1, and declare no dependencies, is
-    not reported. Fix: renumber the phase (and the dependency lists that mention it).
+    not reported, nor is a recap of the phases one heading level deeper (a `### Phase 1`
+    checklist under `## Migration Checklist` after the `## Phase 1` sections). Fix: renumber
+    the phase (and the dependency lists that mention it).
 
     Reported:
 
@@ -58,6 +60,8 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     for phase in plan.phases:
         if phase.id in first:
             other = first[phase.id]
+            if phase.level != other.level:
+                continue  # a checklist or summary restating the phases, not a second phase
             yield ctx.finding(
                 phase.number_range,
                 f"Phase {phase.number} is defined twice (first on line "

@@ -241,8 +241,8 @@ def classify(rel: str, root: Path | None = None) -> Kind | None:
         return None
     if not in_claude:
         return None
-    if name.endswith(".jsonl") and ("logs" in sub or name.startswith("errors")):
-        return Kind.ERRORS_LOG
+    if name.endswith(".jsonl") and "error" in name.lower():
+        return Kind.ERRORS_LOG  # not every JSON Lines log (`events.jsonl` has its own records)
     if name.endswith(".json") and ("checkpoints" in sub) and sub[0] in ("data", "checkpoints") \
             and name != "run.json" and "logs" not in sub:  # the engine's owner file, agent logs
         return Kind.CHECKPOINT

@@ -23,7 +23,7 @@ from ..model.plan import Plan
 from ..parse import parse_text
 from ..parse.text import UnreadableError, decode
 from ..paths import norm
-from .discovery import classify, excluded, walk
+from .discovery import classify, excluded, plugin_layout, walk
 from .symbols import SymbolSummary, summarize
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,9 @@ class WorkspaceIndex:
         self.root = Path(norm(root))
         self.config = config or BatonConfig()
         self.claude_dir = self.root / ".claude"
-        self.agents_dir = self.claude_dir / "agents"
+        plugin = not self.claude_dir.is_dir() and plugin_layout(self.root) is not None
+        self.agents_dir = self.root / "agents" if plugin else self.claude_dir / "agents"
+        """Where the workspace's agents live: a plugin keeps them at its root."""
         self._lock = threading.RLock()
         self._files: dict[str, Kind] | None = None
         self._docs: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
@@ -50,6 +52,17 @@ class WorkspaceIndex:
         self._deps: dict[str, set[str]] = {}
         self._rdeps: dict[str, set[str]] = {}
         self._runs: Any = None
+
+    def reconfigure(self, config: BatonConfig) -> None:
+        """Use `config` from now on: parsed files and the file list are dropped; editor
+        overlays and recorded dependencies stay (a check on another thread keeps recording
+        into this same index, so nothing it learns is lost to a replaced object)."""
+        with self._lock:
+            self.config = config
+            self._files = None
+            self._docs.clear()
+            self._symbols.clear()
+            self._agent_paths = None
 
     @property
     def runs(self) -> Any:
