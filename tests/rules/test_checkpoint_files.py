@@ -86,3 +86,28 @@ def test_run_json_and_agent_logs_are_not_checkpoints(tmp_path: Path) -> None:
     assert idx.kind_of(tmp_path / CK / "wf_1" / "run.json") is None
     assert idx.kind_of(tmp_path / CK / "wf_1" / "logs" / "x.json") is None
     assert idx.kind_of(tmp_path / CK / "wf_1" / "000001.json") is not None
+
+
+def test_an_iteration_checkpoint_is_judged_like_the_loop_judges_it(tmp_path: Path) -> None:
+    """The issue's case: iteration 7 of max 5, a missing plan, halt_reason "bored"."""
+    cp = tmp_path / ".claude/data/checkpoints/build_wf_1_iteration_7.json"
+    cp.parent.mkdir(parents=True)
+    cp.write_text(json.dumps({"version": "2.1", "plan_path": "specs/009_x/plans/001-x.md",
+                              "iteration": 7, "max_iterations": 5,
+                              "halt_reason": "bored"}, indent=2))
+    index = WorkspaceIndex(tmp_path)
+    found = [(f.code, f.range.start_line, f.message) for f in check_file(index, cp)]
+    assert found == [
+        ("BTN414", 2, "iteration checkpoint: plan_path does not exist: "
+                      "specs/009_x/plans/001-x.md"),
+        ("BTN414", 3, "iteration checkpoint: iteration 7 exceeds max_iterations 5"),
+        ("BTN415", 5, "iteration checkpoint: unknown halt_reason 'bored' (expected: "
+                      "context_threshold, max_iterations, stuck, completion, user_abort, "
+                      "error)"),
+    ]
+    plan = tmp_path / "specs/009_x/plans/001-x.md"
+    assert str(cp) in index.dependents(plan)  # the editor re-checks it when the plan appears
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# Plan\n")
+    index.changed(plan, created_or_deleted=True)
+    assert [f.code for f in check_file(index, cp)] == ["BTN414", "BTN415"]

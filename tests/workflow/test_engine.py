@@ -229,6 +229,26 @@ def test_kill_9_mid_wave_then_resume_does_not_redo_finished_phases(ws: Workspace
     assert _checkpoint(ws, wid)["status"] == "complete"
 
 
+def test_kill_9_after_two_of_three_research_reports_reruns_only_the_third(
+        ws: Workspace) -> None:
+    ws.behave({"research.3": {"sleep": 30}})
+    proc = ws.popen("run", "Research a, b and c", "--scope", "research-only",
+                    "--complexity", "3")
+    proc.wait_event(agent_started("research.3"))
+    proc.wait_event(checkpointed("step research.1 done"))
+    proc.wait_event(checkpointed("step research.2 done"))
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    wid = ws.only_workflow()
+    ws.behave({})
+    r = ws.baton("resume", wid, check=True)
+    assert "[research.1] already done; skipped" in r.stdout
+    started = ws.started("research")
+    assert (started.count("research.1"), started.count("research.2"),
+            started.count("research.3")) == (1, 1, 2)
+    assert _checkpoint(ws, wid)["status"] == "complete"
+
+
 def test_deleted_artifact_is_redone_with_what_depends_on_it(ws: Workspace) -> None:
     ws.behave({"plan": {"exit": 1}})
     ws.baton("run", "Research a and b", "--scope", "research-and-plan", "--complexity", "2")

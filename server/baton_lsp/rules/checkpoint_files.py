@@ -270,3 +270,107 @@ def checkpoint_tampered(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Findin
         where = pos.value_range(("baton", "checksum")) or ctx.line_range(0)
         yield ctx.finding(where, f"history entry {Path(doc.path).stem} {problem}; resume "
                           "skips it for the entry before")
+
+
+def _iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[Any, list[str], list[str]]:
+    """The iteration checkpoint with the engine's own judgement of it (errors, warnings), or
+    (None, [], []) for any other file; relative paths resolve against the workspace."""
+    from ..model.checkpoint import IterationCheckpoint
+    from ..workflow.checkpoint import CheckpointError, iteration_problems
+
+    if doc.data is None:
+        return None, [], []
+    try:
+        kind = _detect(doc)[0]
+    except CheckpointError:
+        return None, [], []
+    if kind != "iteration":
+        return None, [], []
+    try:
+        cp = IterationCheckpoint.model_validate(doc.data)
+    except ValidationError:
+        return None, [], []  # BTN411 reports it
+    base = ctx.root or Path(doc.path).parent
+    for value in (cp.plan_path, cp.continuation_context):
+        if value:  # re-checked when the plan or the continuation file appears or goes
+            ctx.depends_on.add(str(Path(value) if Path(value).is_absolute() else base / value))
+    errors, warnings = iteration_problems(cp, base)
+    return cp, errors, warnings
+
+
+_PROBLEM_KEYS = (("exceeds max_iterations", "iteration"), ("plan_path", "plan_path"),
+                 ("continuation", "continuation_context"), ("halt_reason", "halt_reason"))
+
+
+def _problem_range(ctx: RuleContext, problem: str) -> Range:
+    pos = _positions(ctx)
+    key = next((k for marker, k in _PROBLEM_KEYS if marker in problem), None)
+    found = pos.value_range((key,)) if key else None
+    return found or ctx.line_range(0)
+
+
+@rule("BTN414", "iteration-checkpoint-invalid", Severity.ERROR, CHECKPOINT, cross_file=True)
+def iteration_checkpoint_invalid(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Finding]:
+    """A build-iteration checkpoint the iteration loop cannot continue from.
+
+    `build_<workflow>_iteration_<n>.json` carries the loop's position: its `iteration` may
+    not exceed `max_iterations` (the loop would never stop) and its `plan_path` must exist
+    (the next iteration works through that plan). These are the checks the seeds'
+    `validate_iteration_checkpoint` applies before it continues.
+
+    Fix: correct `iteration`/`max_iterations`, or point `plan_path` at the plan (relative
+    paths are read from the workspace root).
+
+    Reported:
+
+        ==> .claude/data/checkpoints/build_wf_iteration_7.json <==
+        {"version": "2.1", "plan_path": "specs/001_x/plans/001-x.md",
+         "iteration": 7, "max_iterations": 5}
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-x.md <==
+        # Plan
+
+        ==> .claude/data/checkpoints/build_wf_iteration_2.json <==
+        {"version": "2.1", "plan_path": "specs/001_x/plans/001-x.md",
+         "iteration": 2, "max_iterations": 5}
+    """
+    _cp, errors, _warnings = _iteration(doc, ctx)
+    for problem in errors:
+        yield ctx.finding(_problem_range(ctx, problem), f"iteration checkpoint: {problem}")
+
+
+@rule("BTN415", "iteration-checkpoint-suspect", Severity.WARNING, CHECKPOINT, cross_file=True)
+def iteration_checkpoint_suspect(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Finding]:
+    """A build-iteration checkpoint names a continuation file that is gone, or a
+    `halt_reason` the loop does not know.
+
+    The next iteration reads its context from `continuation_context`; without the file it
+    starts cold. `halt_reason` is one of context_threshold, max_iterations, stuck,
+    completion, user_abort or error: anything else tells the reader nothing about why the
+    loop stopped.
+
+    Fix: restore or clear `continuation_context`; use one of the known halt reasons.
+
+    Reported:
+
+        ==> specs/001_x/plans/001-x.md <==
+        # Plan
+
+        ==> .claude/data/checkpoints/build_wf_iteration_3.json <==
+        {"version": "2.1", "plan_path": "specs/001_x/plans/001-x.md",
+         "iteration": 3, "max_iterations": 5, "halt_reason": "bored"}
+
+    Not reported:
+
+        ==> specs/001_x/plans/001-x.md <==
+        # Plan
+
+        ==> .claude/data/checkpoints/build_wf_iteration_3.json <==
+        {"version": "2.1", "plan_path": "specs/001_x/plans/001-x.md",
+         "iteration": 3, "max_iterations": 5, "halt_reason": "stuck"}
+    """
+    _cp, _errors, warnings = _iteration(doc, ctx)
+    for problem in warnings:
+        yield ctx.finding(_problem_range(ctx, problem), f"iteration checkpoint: {problem}")

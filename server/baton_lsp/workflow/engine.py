@@ -1645,6 +1645,9 @@ class Engine:
                 step.pop("failure", None)
                 step.pop("message", None)
                 self.data["baton"]["context"] = accounting.aggregate(steps)
+                # durable now, not when the state ends: a parallel sibling may still be
+                # running when the engine dies, and this paid-for step must not run again
+                self._save(f"step {sid} done")
                 self.emit("step", step=sid, state=state.value, status="done", attempt=attempt,
                           artifact=str(artifact), checkpoint=str(self.last_checkpoint))
                 return reader
