@@ -71,9 +71,8 @@ def _string_field_range(ctx: RuleContext, line: int, key: str) -> Range | None:
 
 
 
-PRETTY_RUN = 3
-"""Consecutive broken lines from which they are one record written across lines (`{`, a
-field, `}`): reported once, not once per line (a pretty-printed log has thousands)."""
+_FRAGMENT_RE = re.compile(r'^\s*(?:[{}\[\]],?|"[^"]+"\s*:.*)$')
+"""A line of pretty-printed JSON: a lone brace or bracket, or an indented `"key": value`."""
 
 
 @rule("BTN401", "errors-log-malformed-line", Severity.ERROR, ERRORS_LOG,
@@ -86,8 +85,8 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     broken line, so the errors recorded there are lost. Broken lines usually come from two
     writers interleaving, a crash mid-write, or a hand edit that split a record.
 
-    Three or more broken lines in a row are one record written across lines (`jq` without
-    `-c`) and are reported once.
+    Broken lines in a row that look like pretty-printed JSON (lone braces, `"key": value`
+    lines) are one record written across lines (`jq` without `-c`) and are reported once.
 
     Fix: repair or remove the line; each record must stay on a single line.
 
@@ -107,7 +106,7 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
     """
     if not isinstance(doc, ErrorsLog):
         return
-    runs: list[list[BadLine]] = []  # runs shorter than PRETTY_RUN: one finding per line
+    runs: list[list[BadLine]] = []
     for bad in doc.bad_lines:  # a pretty-printed record is one defect, not one per line
         if runs and bad.line == runs[-1][-1].line + 1:
             runs[-1].append(bad)
@@ -115,7 +114,8 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
             runs.append([bad])
     for run in runs:
         bad = run[0]
-        if len(run) >= PRETTY_RUN:
+        if sum(1 for b in run if _FRAGMENT_RE.match(ctx.lines[b.line]
+                                                    if b.line < len(ctx.lines) else "")) >= 2:
             last = run[-1]
             yield ctx.finding(
                 Range.span(bad.range.start_line, bad.range.start_char, last.range.end_line,
