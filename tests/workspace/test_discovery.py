@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from baton_lsp.model.base import Kind
-from baton_lsp.workspace.discovery import classify, find_root, find_workspaces, walk
+from baton_lsp.workspace.discovery import (
+    classify,
+    find_root,
+    find_workspaces,
+    plugin_layout,
+    walk,
+)
 
 
 @pytest.mark.parametrize(("rel", "kind"), [
@@ -241,7 +247,8 @@ def test_a_plugin_is_a_workspace_and_its_components_are_found(tmp_path: Path) ->
         "cmds/ship.md": Kind.COMMAND, "skills/tdd/SKILL.md": Kind.SKILL,
         "docs/plans/refactor.md": Kind.PLAN,
     }
-    assert classify("agents/reviewer.md") is None  # without the root, not a plugin's
+    assert classify("agents/reviewer.md", root) is None  # without its layout: not a plugin's
+    assert classify("agents/reviewer.md", root, plugin_layout(root)) is Kind.AGENT
 
 
 def test_a_marketplace_holds_one_workspace_per_plugin(tmp_path: Path) -> None:
@@ -271,9 +278,9 @@ def test_an_edited_manifest_is_read_again(tmp_path: Path) -> None:
 
     root = _plugin(tmp_path / "p", {"more/a.md": "x"})
     (root / ".claude-plugin" / "plugin.json").write_text('{"name": "p"}')
-    assert classify("more/a.md", root) is None
+    assert classify("more/a.md", root, plugin_layout(root)) is None
     manifest = root / ".claude-plugin" / "plugin.json"
     manifest.write_text('{"name": "p", "agents": "./more"}')
     st = manifest.stat()
     os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    assert classify("more/a.md", root) is Kind.AGENT
+    assert classify("more/a.md", root, plugin_layout(root)) is Kind.AGENT

@@ -63,7 +63,6 @@ def _yaml_scalar(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-
 # -- presence and readability ---------------------------------------------------------
 
 

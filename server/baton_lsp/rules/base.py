@@ -118,6 +118,8 @@ class RuleContext:
     rule: Rule | None = None
     depends_on: set[str] = field(default_factory=set)
     """Paths (files or directories) whose change can change this file's findings."""
+    memo: dict[str, Any] = field(default_factory=dict)
+    """Work two rules of one family need on the same file, done once per check."""
 
     def finding(self, range: Range, message: str, *, fix: Fix | None = None,
                 related: Iterable[Related] = (), tags: Iterable[str] = (),

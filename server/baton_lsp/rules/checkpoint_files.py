@@ -272,40 +272,52 @@ def checkpoint_tampered(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Findin
                           "skips it for the entry before")
 
 
-def _iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[Any, list[str], list[str]]:
-    """The iteration checkpoint with the engine's own judgement of it (errors, warnings), or
-    (None, [], []) for any other file; relative paths resolve against the workspace."""
+def _iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], list[str]]:
+    """The engine's judgement (errors, warnings) of an iteration checkpoint, ([], []) for
+    any other file; once per check for BTN414 and BTN415."""
+    if "iteration" not in ctx.memo:
+        ctx.memo["iteration"] = _judge_iteration(doc, ctx)
+    return ctx.memo["iteration"]
+
+
+def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], list[str]]:
+    """Relative paths resolve against the workspace root."""
     from ..model.checkpoint import IterationCheckpoint
     from ..workflow.checkpoint import CheckpointError, iteration_problems
 
     if doc.data is None:
-        return None, [], []
+        return [], []
     try:
         kind = _detect(doc)[0]
     except CheckpointError:
-        return None, [], []
+        return [], []
     if kind != "iteration":
-        return None, [], []
+        return [], []
     try:
         cp = IterationCheckpoint.model_validate(doc.data)
     except ValidationError:
-        return None, [], []  # BTN411 reports it
+        return [], []  # BTN411 reports it
     base = ctx.root or Path(doc.path).parent
     for value in (cp.plan_path, cp.continuation_context):
         if value:  # re-checked when the plan or the continuation file appears or goes
             ctx.depends_on.add(str(Path(value) if Path(value).is_absolute() else base / value))
-    errors, warnings = iteration_problems(cp, base)
-    return cp, errors, warnings
+    return iteration_problems(cp, base)
 
 
 _PROBLEM_KEYS = (("exceeds max_iterations", "iteration"), ("plan_path", "plan_path"),
                  ("continuation", "continuation_context"), ("halt_reason", "halt_reason"))
 
 
-def _problem_range(ctx: RuleContext, problem: str) -> Range:
-    pos = _positions(ctx)
+def _problem_findings(ctx: RuleContext, problems: list[str]) -> Iterator[Finding]:
+    """Each problem of an iteration checkpoint on the value it is about."""
+    pos = _positions(ctx) if problems else None
+    for problem in problems:
+        yield ctx.finding(_problem_range(pos, ctx, problem), f"iteration checkpoint: {problem}")
+
+
+def _problem_range(pos: Positions | None, ctx: RuleContext, problem: str) -> Range:
     key = next((k for marker, k in _PROBLEM_KEYS if marker in problem), None)
-    found = pos.value_range((key,)) if key else None
+    found = pos.value_range((key,)) if key and pos is not None else None
     return found or ctx.line_range(0)
 
 
@@ -336,9 +348,7 @@ def iteration_checkpoint_invalid(doc: CheckpointDoc, ctx: RuleContext) -> Iterat
         {"version": "2.1", "plan_path": "specs/001_x/plans/001-x.md",
          "iteration": 2, "max_iterations": 5}
     """
-    _cp, errors, _warnings = _iteration(doc, ctx)
-    for problem in errors:
-        yield ctx.finding(_problem_range(ctx, problem), f"iteration checkpoint: {problem}")
+    yield from _problem_findings(ctx, _iteration(doc, ctx)[0])
 
 
 @rule("BTN415", "iteration-checkpoint-suspect", Severity.WARNING, CHECKPOINT, cross_file=True)
@@ -371,6 +381,4 @@ def iteration_checkpoint_suspect(doc: CheckpointDoc, ctx: RuleContext) -> Iterat
         {"version": "2.1", "plan_path": "specs/001_x/plans/001-x.md",
          "iteration": 3, "max_iterations": 5, "halt_reason": "stuck"}
     """
-    _cp, _errors, warnings = _iteration(doc, ctx)
-    for problem in warnings:
-        yield ctx.finding(_problem_range(ctx, problem), f"iteration checkpoint: {problem}")
+    yield from _problem_findings(ctx, _iteration(doc, ctx)[1])

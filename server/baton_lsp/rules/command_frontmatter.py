@@ -46,8 +46,9 @@ def _misspelling_of(key: str) -> str | None:
     if len(key) < TYPO_MIN_LENGTH:
         return None
     return closest(key, CLAUDE_CODE_KEYS, TYPO)
-COMMAND_TYPES = ("primary", "utility", "workflow", "dependent", "example")
 
+
+COMMAND_TYPES = ("primary", "utility", "workflow", "dependent", "example")
 
 
 def _title_text(doc: CommandFile) -> str:

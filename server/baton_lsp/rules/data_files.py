@@ -70,9 +70,14 @@ def _string_field_range(ctx: RuleContext, line: int, key: str) -> Range | None:
     return Range.of_line(line, m.start(1), m.end(1)) if m else None
 
 
-
 _FRAGMENT_RE = re.compile(r'^\s*(?:[{}\[\]],?|"[^"]+"\s*:.*)$')
 """A line of pretty-printed JSON: a lone brace or bracket, or an indented `"key": value`."""
+
+
+def _pretty_printed(run: list[BadLine], lines: list[str]) -> bool:
+    """Consecutive broken lines that are one record written across lines (`jq` without
+    `-c`), not separate broken records: at least two of them look like JSON fragments."""
+    return sum(1 for b in run if b.line < len(lines) and _FRAGMENT_RE.match(lines[b.line])) >= 2
 
 
 @rule("BTN401", "errors-log-malformed-line", Severity.ERROR, ERRORS_LOG,
@@ -114,8 +119,7 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
             runs.append([bad])
     for run in runs:
         bad = run[0]
-        if sum(1 for b in run if _FRAGMENT_RE.match(ctx.lines[b.line]
-                                                    if b.line < len(ctx.lines) else "")) >= 2:
+        if _pretty_printed(run, ctx.lines):
             last = run[-1]
             yield ctx.finding(
                 Range.span(bad.range.start_line, bad.range.start_char, last.range.end_line,

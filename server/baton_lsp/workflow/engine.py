@@ -1165,8 +1165,8 @@ class Engine:
                     f"implement.phase-{pid}", State.IMPLEMENT, "implement", summary_of(pid),
                     {"BATON_PHASE": pid, "BATON_PHASE_TITLE": graph.titles.get(pid, ""),
                      "BATON_PLAN_PATH": str(plan_path)}, inputs,
-                    timeout=self.settings.implement_timeout)
-            self._save(f"phase {pid} complete")
+                    timeout=self.settings.implement_timeout,
+                    saved_as=f"phase {pid} complete")
 
         for w, wave in enumerate(graph.waves, 1):
             todo = [p for p in wave if p not in done_in_plan]
@@ -1538,11 +1538,13 @@ class Engine:
                           extra: dict[str, str], inputs: dict[str, str | None], *,
                           timeout: float | None = None,
                           verify: Callable[[Path, SignalReader], str | None] | None = None,
-                          metadata: Callable[[Path], dict[str, Any]] | None = None
-                          ) -> SignalReader | None:
+                          metadata: Callable[[Path], dict[str, Any]] | None = None,
+                          saved_as: str | None = None) -> SignalReader | None:
         """Run one agent step (skipped when done and still valid: returns None then) with
         retries; on success record its artifact hash, its signals and its context account:
-        what it passed up (signal lines + extracted metadata) versus the whole artifact."""
+        what it passed up (signal lines + extracted metadata) versus the whole artifact.
+        The step is checkpointed as soon as it is done, as `saved_as` (default `step <sid>
+        done`)."""
         from .process import AgentLaunchError, run_process
         from .runners import Invocation
 
@@ -1647,7 +1649,7 @@ class Engine:
                 self.data["baton"]["context"] = accounting.aggregate(steps)
                 # durable now, not when the state ends: a parallel sibling may still be
                 # running when the engine dies, and this paid-for step must not run again
-                self._save(f"step {sid} done")
+                self._save(saved_as or f"step {sid} done")
                 self.emit("step", step=sid, state=state.value, status="done", attempt=attempt,
                           artifact=str(artifact), checkpoint=str(self.last_checkpoint))
                 return reader

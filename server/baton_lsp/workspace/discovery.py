@@ -52,11 +52,15 @@ PLUGIN_COMPONENTS = ("agents", "commands", "skills")
 """Component directories Claude Code discovers at a plugin's root (plugins reference)."""
 _MANIFEST_MAX = 1 << 20
 
+PluginLayout = dict[str, tuple[str, ...]]
+"""Component (`agents`, `commands`, `skills`) → the paths, relative to the plugin root,
+that hold it."""
+
 _plugin_lock = threading.Lock()
-_plugin_cache: dict[str, tuple[float | None, dict[str, tuple[str, ...]] | None]] = {}
+_plugin_cache: dict[str, tuple[float | None, PluginLayout | None]] = {}
 
 
-def plugin_layout(root: Path | str) -> dict[str, tuple[str, ...]] | None:
+def plugin_layout(root: Path | str) -> PluginLayout | None:
     """For a plugin root, each component (`agents`, `commands`, `skills`) mapped to the
     paths, relative to the root, that hold it: the default directory and any the manifest
     adds (`"agents": "./extra/"` or a list; custom paths supplement the defaults). None when
@@ -78,7 +82,7 @@ def plugin_layout(root: Path | str) -> dict[str, tuple[str, ...]] | None:
     return layout
 
 
-def _read_layout(manifest: str) -> dict[str, tuple[str, ...]]:
+def _read_layout(manifest: str) -> PluginLayout:
     layout = {c: (c,) for c in PLUGIN_COMPONENTS}
     try:
         with open(manifest, "rb") as fh:
@@ -103,25 +107,18 @@ def _read_layout(manifest: str) -> dict[str, tuple[str, ...]]:
     return layout
 
 
-def _plugin_kind(rel: str, layout: dict[str, tuple[str, ...]]) -> Kind | None:
-    """The kind of `rel` inside a plugin: an agent or command markdown file under one of
-    its component paths (or named by it), or a `SKILL.md` in a skill directory."""
-    for comp, kind in (("agents", Kind.AGENT), ("commands", Kind.COMMAND),
-                       ("skills", Kind.SKILL)):
+def _plugin_kind(rel: str, layout: PluginLayout) -> Kind | None:
+    """The kind of `rel` inside a plugin: judged as the same file under `.claude/<component>/`
+    would be (templates, READMEs and fragment directories excluded alike)."""
+    for comp in PLUGIN_COMPONENTS:
         for base in layout[comp]:
-            if rel == base and kind is not Kind.SKILL:
-                return kind  # the manifest names the file itself
-            if not rel.startswith(base + "/"):
+            if rel == base:  # the manifest names the file itself
+                inner = rel.rsplit("/", 1)[-1]
+            elif rel.startswith(base + "/"):
+                inner = rel[len(base) + 1:]
+            else:
                 continue
-            sub = tuple(rel[len(base) + 1:].split("/"))
-            name = sub[-1]
-            if kind is Kind.SKILL:
-                return kind if name == "SKILL.md" and len(sub) >= 2 else None
-            if name.lower() == "readme.md" or _is_template(name) or "templates" in sub[:-1]:
-                return None
-            if kind is Kind.COMMAND and len(sub) > 1 and sub[0] in _NOT_COMMAND_DIRS:
-                return None
-            return kind
+            return classify(f".claude/{comp}/{inner}")
     return None
 
 
@@ -184,11 +181,13 @@ def looks_like_plan(path: Path) -> bool:
     return _PLAN_SHAPE.search(head) is not None
 
 
-def classify(rel: str, root: Path | None = None) -> Kind | None:
+def classify(rel: str, root: Path | None = None,
+             plugin: PluginLayout | None = None) -> Kind | None:
     """Kind of the file at `rel` (POSIX, relative to the workspace root); None = not ours.
 
     Decided from the path alone, except for `plan_candidate` paths: with `root` their text
-    is read to tell a plan from a note; without it they are not ours."""
+    is read to tell a plan from a note; without it they are not ours. `plugin` is the root's
+    `plugin_layout` when the root is a plugin (callers look it up once, not per file)."""
     parts = tuple(rel.split("/"))
     name = parts[-1]
     if ".claude" in parts[1:]:
@@ -199,12 +198,10 @@ def classify(rel: str, root: Path | None = None) -> Kind | None:
     sub = parts[1:] if in_claude else parts
     if not sub:
         return None
-    if not in_claude and name.endswith(".md") and root is not None:
-        layout = plugin_layout(root)
-        if layout is not None:
-            kind = _plugin_kind(rel, layout)
-            if kind is not None:
-                return kind
+    if plugin is not None and not in_claude and name.endswith(".md"):
+        kind = _plugin_kind(rel, plugin)
+        if kind is not None:
+            return kind
     if sub == ("specs", "state.json"):
         return Kind.REGISTRY
     if plan_candidate(rel):
@@ -290,7 +287,7 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
         base = os.path.join(root_str, top)
         if os.path.isfile(base) and top not in seen:  # a manifest naming one file
             seen.add(top)
-            kind = classify(top, Path(root_str))
+            kind = classify(top, Path(root_str), layout)
             if kind is not None and not (patterns and excluded(top, patterns)):
                 yield Path(base), kind
             continue
@@ -311,7 +308,7 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
                 if rel in seen:  # a manifest path nested in another component path
                     continue
                 seen.add(rel)
-                kind = classify(rel, Path(root_str))
+                kind = classify(rel, Path(root_str), layout)
                 if kind is None or (patterns and excluded(rel, patterns)):
                     continue
                 yield Path(dirpath, fname), kind

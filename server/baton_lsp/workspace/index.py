@@ -40,9 +40,7 @@ class WorkspaceIndex:
         self.root = Path(norm(root))
         self.config = config or BatonConfig()
         self.claude_dir = self.root / ".claude"
-        plugin = not self.claude_dir.is_dir() and plugin_layout(self.root) is not None
-        self.agents_dir = self.root / "agents" if plugin else self.claude_dir / "agents"
-        """Where the workspace's agents live: a plugin keeps them at its root."""
+        self._read_layout()
         self._lock = threading.RLock()
         self._files: dict[str, Kind] | None = None
         self._docs: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
@@ -53,12 +51,20 @@ class WorkspaceIndex:
         self._rdeps: dict[str, set[str]] = {}
         self._runs: Any = None
 
+    def _read_layout(self) -> None:
+        """The plugin layout (None for a plain workspace), read once per configuration."""
+        self.plugin = plugin_layout(self.root)
+        in_plugin = self.plugin is not None and not self.claude_dir.is_dir()
+        self.agents_dir = self.root / "agents" if in_plugin else self.claude_dir / "agents"
+        """Where the workspace's agents live: a plugin keeps them at its root."""
+
     def reconfigure(self, config: BatonConfig) -> None:
         """Use `config` from now on: parsed files and the file list are dropped; editor
         overlays and recorded dependencies stay (a check on another thread keeps recording
         into this same index, so nothing it learns is lost to a replaced object)."""
         with self._lock:
             self.config = config
+            self._read_layout()  # a changed plugin manifest reloads the configuration
             self._files = None
             self._docs.clear()
             self._symbols.clear()
@@ -86,7 +92,7 @@ class WorkspaceIndex:
             return None
         if self.config.exclude and excluded(rel, self.config.exclude):
             return None
-        return classify(rel, self.root)
+        return classify(rel, self.root, self.plugin)
 
     def files(self) -> dict[str, Kind]:
         with self._lock:
