@@ -274,7 +274,7 @@ from pathlib import Path
 t0 = time.perf_counter()
 from baton_lsp.rules.checker import check_paths
 t1 = time.perf_counter()
-result = check_paths([Path(sys.argv[1])], {"shellcheck": sys.argv[2] == "1"})
+result = check_paths([Path(sys.argv[1])], {"shellcheck": "all" if sys.argv[2] == "1" else "off"})
 t2 = time.perf_counter()
 print(json.dumps({"import": t1 - t0, "check": t2 - t1, "files": result.files,
                   "findings": len(result.findings)}))
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="500,1000,2000", help="workspace sizes (plans)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args(argv)
-    off, on = BatonConfig(shellcheck=False), BatonConfig(shellcheck=True)
+    off, on = BatonConfig(shellcheck="off"), BatonConfig(shellcheck="all")
     rows: list[dict[str, Any]] = []
 
     def row(name: str, seconds: float, lines: int | None = None, note: str = "") -> None:

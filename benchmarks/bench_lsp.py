@@ -192,7 +192,7 @@ def edit_latency(root: Path, plan: Path, edits: int) -> tuple[list[float], list[
 
 def rss_after_indexing(tmp: Path, plans: int) -> tuple[float, float]:
     root = make_workspace(tmp / f"ws{plans}", plans)
-    c = Client(root, {"shellcheck": False}, log_level="INFO")
+    c = Client(root, {"shellcheck": "off"}, log_level="INFO")
     t = time.perf_counter()
     c.initialize()
     while True:  # the server logs one line when indexing is done

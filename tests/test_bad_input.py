@@ -215,7 +215,7 @@ ADVERSARIAL_LINES = [
 @pytest.mark.parametrize("line", ADVERSARIAL_LINES, ids=lambda line: repr(line[:14]))
 def test_adversarial_long_lines_do_not_backtrack(kind: Kind, line: str) -> None:
     assert len(line) < MAX_LINE_CHARS, "the line must be parsed, not blanked"
-    config = BatonConfig(shellcheck=False)
+    config = BatonConfig(shellcheck="off")
     path = {Kind.PLAN: "/ws/" + PLAN, Kind.AGENT: "/ws/" + AGENT,
             Kind.COMMAND: "/ws/" + COMMAND, Kind.STATE: "/ws/" + STATE}[kind]
     # In a phase body, in front matter and in a Task block, so every line regex sees it.

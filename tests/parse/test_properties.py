@@ -28,7 +28,7 @@ from baton_lsp.rules.engine import check_text
 
 SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
-CONFIG = BatonConfig(shellcheck=False)
+CONFIG = BatonConfig(shellcheck="off")
 PARSED_KINDS = [k for k in Kind if k in _PARSERS]
 CHECKED_KINDS = [Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.STATE, Kind.ERRORS_LOG]
 PATHS = {

@@ -379,7 +379,7 @@ def test_workflow_rules_need_the_state_library() -> None:
                        ("BTN322", "WORKFLOW_BASH"), ("BTN323", "WORKFLOW_BASH"),
                        ("BTN324", "CLAUDE_CODE"), ("BTN325", "CLAUDE_CODE"),
                        ("BTN326", "WORKFLOW_BASH"), ("BTN327", "WORKFLOW_BASH"),
-                       ("BTN330", "CLAUDE_CODE")]:
+                       ("BTN330", "SCRIPT_BLOCKS")]:
         assert get_rule(code).convention is Convention[conv], code  # type: ignore[union-attr]
     home = 'F="${HOME}/.claude/tmp/x.txt"'
     assert check(blocks(home), BatonConfig()) == []  # a plain command: not the seeds' state

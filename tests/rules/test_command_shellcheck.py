@@ -14,7 +14,7 @@ import pytest
 from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.model.config import BatonConfig
 from baton_lsp.rules import command_shellcheck as sc
-from baton_lsp.rules.base import get_rule
+from baton_lsp.rules.base import SKIPPED_LOG, get_rule
 from baton_lsp.rules.engine import check_text
 from tests.helpers import apply_fix as apply
 
@@ -37,12 +37,14 @@ def binary() -> str:
     return found
 
 
-ALL = BatonConfig(shellcheck_checks=["all"])
+EVERY = BatonConfig(shellcheck="all")
+"""Every command, not only the seeds' orchestration: these tests are about ShellCheck."""
+ALL = BatonConfig(shellcheck="all", shellcheck_checks=["all"])
 """Every ShellCheck code: the mapping tests use style codes the default set leaves out."""
 
 
 def check(text: str, config: BatonConfig | None = None) -> list[Finding]:
-    return [f for f in check_text(Kind.COMMAND, text, CMD, config=config)
+    return [f for f in check_text(Kind.COMMAND, text, CMD, config=config or EVERY)
             if f.code in {"BTN330", "BTN000"}]
 
 
@@ -107,20 +109,50 @@ def test_parse_errors_are_errors(binary: str) -> None:
 def test_exclude_from_config(binary: str) -> None:
     text = blocks("cd /tmp\necho $1")
     assert [c for c, _, _ in sc_codes(check(text, ALL))] == ["SC2164", "SC2086"]
-    config = BatonConfig(shellcheck_checks=["all"], shellcheck_exclude=["SC2086", "SC1091"])
+    config = BatonConfig(shellcheck="all", shellcheck_checks=["all"],
+                         shellcheck_exclude=["SC2086", "SC1091"])
     assert [c for c, _, _ in sc_codes(check(text, config))] == ["SC2164"]
-    config = BatonConfig(shellcheck_checks=["default", "SC2086"])
+    config = BatonConfig(shellcheck="all", shellcheck_checks=["default", "SC2086"])
     assert [c for c, _, _ in sc_codes(check(text, config))] == ["SC2086"]
 
 
 def test_disabled_by_config(binary: str) -> None:
-    assert check(blocks("echo $1"), BatonConfig(shellcheck=False)) == []
+    assert check(blocks("echo $1"), BatonConfig(shellcheck="off")) == []
+    assert check(blocks("echo $1"), BatonConfig(shellcheck="off")) == []
+
+
+BROKEN = 'COUNT=3\nif [ "$COUNT" > 100 ]; then echo many; fi'
+"""SC2071 (`>` in `[ ]` compares strings and writes a file): in the default check set."""
+STATEFUL = 'source "$CLAUDE_PROJECT_DIR/.claude/lib/core/state-persistence.sh"\n' \
+    'append_workflow_state "COUNT" "3"'
+
+
+def test_auto_checks_only_commands_of_the_seeds_orchestration(binary: str) -> None:
+    auto = BatonConfig()
+    assert auto.shellcheck == "auto"
+    assert check(blocks(BROKEN), auto) == []  # an ordinary command's fence: not checked
+    found = check(blocks(STATEFUL, BROKEN), auto)  # the state library makes it a script
+    assert [c for c, _, _ in sc_codes(found)] == ["SC2071"]
+    library = blocks('. "${CLAUDE_PROJECT_DIR}/.claude/lib/topic-utils.sh"', BROKEN)
+    assert [c for c, _, _ in sc_codes(check(library, auto))] == ["SC2071"]
+    assert check(blocks("source ~/.bashrc", BROKEN), auto) == []  # not the project's library
+    assert [c for c, _, _ in sc_codes(check(blocks(BROKEN)))] == ["SC2071"]  # "all"
+    # Turning the whole convention on also turns the rule on for every command.
+    on = BatonConfig(conventions={"script-blocks": "on"})
+    assert [c for c, _, _ in sc_codes(check(blocks(BROKEN), on))] == ["SC2071"]
+
+
+def test_boolean_setting_of_earlier_releases_still_reads() -> None:
+    assert BatonConfig.model_validate({"shellcheck": True}).shellcheck == "all"
+    assert BatonConfig.model_validate({"shellcheck": False}).shellcheck == "off"
+    with pytest.raises(ValueError, match="auto"):
+        BatonConfig.model_validate({"shellcheck": "sometimes"})
 
 
 def test_unused_variable_used_by_a_later_block_or_prompt_is_dropped(binary: str) -> None:
     text = blocks("USED_LATER=1\nIN_PROMPT=2\nREALLY_UNUSED=3", 'echo "$USED_LATER"') + (
         "Task {\n  prompt: \"use ${IN_PROMPT}\"\n}\n")
-    found = check(text, BatonConfig(shellcheck_checks=["SC2034"]))
+    found = check(text, BatonConfig(shellcheck="all", shellcheck_checks=["SC2034"]))
     assert [f.message.split(" ")[1] for f in found] == ["REALLY_UNUSED"]
     assert sc_codes(found) == [("SC2034", 9, 0)]
 
@@ -251,9 +283,9 @@ def test_style_codes_are_opt_in(binary: str, body: str) -> None:
 ])
 def test_non_scripts_are_skipped_and_say_why(binary: str, body: str, kind: str,
                                              caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="baton_lsp.rules.skipped")
+    caplog.set_level(logging.DEBUG, logger=SKIPPED_LOG)
     assert check(blocks(body), ALL) == []
-    (record,) = [r for r in caplog.records if r.name == "baton_lsp.rules.skipped"]
+    (record,) = [r for r in caplog.records if r.name == SKIPPED_LOG]
     assert record.getMessage().startswith(f"{CMD}:7: BTN330 skipped bash block 1")
     assert f"not a script: {kind}:" in record.getMessage()
 
@@ -270,11 +302,14 @@ def test_check_verbose_prints_skip_reasons(binary: str, tmp_path: Path) -> None:
                                str(tmp_path)], capture_output=True, text=True, timeout=120,
                               check=False)
 
-    quiet = run()
+    quiet = run("--shellcheck", "all")
     assert quiet.returncode == 0 and "skipped" not in quiet.stderr
-    loud = run("--verbose")
+    loud = run("--shellcheck", "all", "--verbose")
     assert loud.returncode == 0
     assert "plan.md:7: BTN330 skipped bash block 1, not a script: template:" in loud.stderr
+    auto = run("--verbose")  # the default: not a command of the script-blocks convention
+    assert auto.returncode == 0
+    assert "plan.md: BTN330 not run: the file does not follow the script-blocks" in auto.stderr
 
 
 def test_shellcheck_checks_config_is_validated() -> None:
@@ -322,9 +357,9 @@ ROADMAP_LOOP_BODY = (
 ])
 def test_holdout_non_scripts_are_skipped(binary: str, body: str, kind: str,
                                          caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="baton_lsp.rules.skipped")
+    caplog.set_level(logging.DEBUG, logger=SKIPPED_LOG)
     assert check(blocks(body)) == []
-    (record,) = [r for r in caplog.records if r.name == "baton_lsp.rules.skipped"]
+    (record,) = [r for r in caplog.records if r.name == SKIPPED_LOG]
     assert f"not a script: {kind}" in record.getMessage()
 
 

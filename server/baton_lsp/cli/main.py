@@ -40,7 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
     check.add_argument("--select", type=_codes, help="comma list of codes or prefixes to enable")
     check.add_argument("--ignore", type=_codes, help="comma list of codes or prefixes to skip")
-    check.add_argument("--no-shellcheck", action="store_true", help="skip ShellCheck")
+    check.add_argument("--shellcheck", choices=["auto", "all", "off"],
+                       help="run ShellCheck (BTN330) on commands whose blocks call a "
+                       "project library (auto, the default), on every command, or never")
+    check.add_argument("--no-shellcheck", action="store_const", dest="shellcheck", const="off",
+                       help="same as --shellcheck off")
     check.add_argument("-v", "--verbose", dest="explain_skips", action="store_true",
                        help="say on stderr which blocks were not checked and why (e.g. a "
                        "bash block that is a template, not a script)")
@@ -85,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ..model.base import Severity
+    from ..rules.base import SKIPPED_LOG
     from ..rules.checker import check_paths
     from . import output
 
@@ -93,10 +98,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         overrides["select"] = args.select
     if args.ignore:
         overrides["ignore"] = args.ignore
-    if args.no_shellcheck:
-        overrides["shellcheck"] = False
+    if args.shellcheck:
+        overrides["shellcheck"] = args.shellcheck
     if args.explain_skips:  # worker processes are forked, so they inherit this level
-        logging.getLogger("baton_lsp.rules.skipped").setLevel(logging.DEBUG)
+        logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
     result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs)
     if not result.workspaces and args.format == "text":
         print("baton: no workspace found at or below the given paths (a .claude/ tree, a "

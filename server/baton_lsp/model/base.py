@@ -97,6 +97,8 @@ class Convention(StrEnum):
     """The newer task-based plans: bullet metadata under the title (`Task`, `Effort`)."""
     WORKFLOW_BASH = "workflow-bash"
     """The seeds' bash-block orchestration: state files, `append_workflow_state`, traps."""
+    SCRIPT_BLOCKS = "script-blocks"
+    """Commands whose bash blocks are scripts run as written (they call a project library)."""
     WORKFLOW_AGENTS = "workflow-agents"
     """The seeds' agent/command orchestration: STEP numbering, `Task {` blocks, injection."""
     TASK_REGISTRY = "task-registry"
@@ -121,6 +123,10 @@ CONVENTION_DOCS = {
     Convention.WORKFLOW_BASH: "the seeds' multi-block bash orchestration (state files, "
     "`append_workflow_state`, `${CLAUDE_PROJECT_DIR}` paths); a command follows it when its "
     "bash blocks use the state library",
+    Convention.SCRIPT_BLOCKS: "commands whose ```bash blocks are scripts Claude runs as "
+    "written: they use the seeds' state library or `source` a library from the project's "
+    "`.claude/` tree (`source .claude/lib/…`); elsewhere a bash fence is as often an example, "
+    "a template or instructions",
     Convention.WORKFLOW_AGENTS: "the seeds' agent and command orchestration (`Task {` "
     "blocks with subagent_type/prompt, behavioural injection, return signals, STEP numbering, "
     "`dependent-agents`/`command-type` keys); a file follows it when it uses any of them",

@@ -220,10 +220,16 @@ class BatonConfig(BaseModel):
     )
     conventions: dict[str, Literal["auto", "on", "off"]] = Field(
         default_factory=dict,
-        description="Convention name (claude-code, plan, plan-standard, task-plan, "
-        "workflow-bash, task-registry, baton) → `auto` (apply its rules to files that follow "
-        "it, the default), `on` (to every file of its kinds) or `off`.")
-    shellcheck: bool = Field(True, description="Run ShellCheck on bash blocks of commands.")
+        description="Convention name (claude-code, plan, checkbox-plan, plan-standard, "
+        "task-plan, workflow-bash, script-blocks, workflow-agents, task-registry, baton) → "
+        "`auto` (apply its rules to files that follow it, the default), `on` (to every file "
+        "of its kinds) or `off`; `baton rule CODE` names a rule's convention.")
+    shellcheck: Literal["auto", "all", "off"] = Field(
+        "auto",
+        description="Run ShellCheck (BTN330) on the bash blocks of commands: `auto` only on "
+        "commands whose blocks are scripts run as written (the `script-blocks` convention: "
+        "they use the seeds' state library or `source .claude/lib/…`), `all` on every "
+        "command, `off` never. `true` reads as `all`, `false` as `off`.")
     shellcheck_checks: list[str] = Field(
         default_factory=lambda: ["default"],
         description="ShellCheck codes reported by BTN330: `default` (parse errors and a "
@@ -250,6 +256,14 @@ class BatonConfig(BaseModel):
 
     workflow: WorkflowSettings = Field(
         default_factory=WorkflowSettings, description="How `baton run` launches agents.")
+
+    @field_validator("shellcheck", mode="before")
+    @classmethod
+    def _shellcheck_bool(cls, value: object) -> object:
+        """The setting was a boolean once: `true` ran ShellCheck on every command."""
+        if isinstance(value, bool):
+            return "all" if value else "off"
+        return value
 
     @field_validator("shellcheck_checks")
     @classmethod

@@ -41,6 +41,10 @@ def closest(word: str, choices: Sequence[str], cutoff: float = 0.6) -> str | Non
     return folded[match[0]] if match else None
 
 
+SKIPPED_LOG = "baton_lsp.rules.skipped"
+"""Logger saying why a rule, block or file was not checked; `baton check --verbose` shows it."""
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str
@@ -52,6 +56,13 @@ class Rule:
     fixable: bool = False
     cross_file: bool = False
     convention: Convention = Convention.BATON
+    everywhere: Callable[[BatonConfig], bool] | None = None
+    """A setting that runs the rule on files outside its convention (`shellcheck = "all"`)."""
+
+    def applies(self, followed: bool, config: BatonConfig) -> bool:
+        """Whether the rule runs on a file that does (`followed`) or does not follow its
+        convention."""
+        return followed or (self.everywhere is not None and self.everywhere(config))
 
     @property
     def summary(self) -> str:
@@ -67,11 +78,14 @@ _REGISTRY: dict[str, Rule] = {}
 
 def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
          fixable: bool = False, cross_file: bool = False,
-         convention: Convention = Convention.BATON) -> Callable[[CheckFn], CheckFn]:
+         convention: Convention = Convention.BATON,
+         everywhere: Callable[[BatonConfig], bool] | None = None,
+         ) -> Callable[[CheckFn], CheckFn]:
     """Register a rule. Codes and names must be unique; the docstring is required.
 
     `convention` is the body of conventions the rule enforces: the engine runs it only on
-    files that follow that convention (see `rules.conventions`)."""
+    files that follow that convention (see `rules.conventions`), or on every file of its
+    kinds when `everywhere(config)` says so."""
 
     def register(fn: CheckFn) -> CheckFn:
         doc = inspect.getdoc(fn)
@@ -82,7 +96,7 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
         if any(r.name == name for r in _REGISTRY.values()):
             raise ValueError(f"duplicate rule name {name}")
         _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, doc, fixable,
-                               cross_file, convention)
+                               cross_file, convention, everywhere)
         return fn
 
     return register

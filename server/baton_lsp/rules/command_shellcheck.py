@@ -21,11 +21,10 @@ from typing import Any
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.shell import classify, cron_line, path_list_line
-from .base import RuleContext, rule
+from .base import SKIPPED_LOG, RuleContext, rule
 
 log = logging.getLogger(__name__)
-skipped_log = logging.getLogger("baton_lsp.rules.skipped")
-"""Why a block or file was not checked; `baton check --verbose` prints it."""
+skipped_log = logging.getLogger(SKIPPED_LOG)
 
 TIMEOUT_SECONDS = 20.0
 MAX_WORKERS = 4
@@ -207,7 +206,7 @@ def _used_elsewhere(var: str, doc: CommandFile, block: BashBlock, ctx: RuleConte
 
 
 @rule("BTN330", "bash-shellcheck", Severity.WARNING, (Kind.COMMAND,), fixable=True,
-      convention=Convention.CLAUDE_CODE)
+      convention=Convention.SCRIPT_BLOCKS, everywhere=lambda config: config.shellcheck == "all")
 def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """ShellCheck finds a bug in a bash block that is a script (`SCxxxx: ...`).
 
@@ -215,6 +214,13 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     parse or that tests the wrong thing fails in the middle of a workflow. Each block is
     checked alone with `--shell=bash`; severities follow ShellCheck (error → error, warning →
     warning, info/style → info).
+
+    By default (`shellcheck = "auto"`) only commands whose blocks are scripts run as written
+    are checked: blocks that call the seeds' state library (`append_workflow_state`,
+    `STATE_FILE`) or `source` a library of the project (`source .claude/lib/x.sh`). In other
+    trees a ```bash fence is as often an example, a template or instructions as a script,
+    and ShellCheck's findings there were mostly wrong; `shellcheck = "all"` (or
+    `baton check --shellcheck all`) checks every command, `shellcheck = "off"` none.
 
     Only scripts are checked. A block is skipped (the reason is logged; `baton check -v`
     prints it) when it is a template (`{placeholder}`, `<file>` or `[OPTIONS]` in unquoted
@@ -245,9 +251,24 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Fix: follow the ShellCheck wiki page (https://www.shellcheck.net/wiki/SCxxxx); where
     ShellCheck proposes an edit it is offered as a quick fix. Mark an illustrative block
-    `# Pseudo-code`, or disable the rule with `shellcheck = false`.
+    `# Pseudo-code`, or disable the rule with `shellcheck = "off"`.
 
     Reported:
+
+        ==> .claude/commands/prune.md <==
+        ---
+        description: Prune old reports
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/core/state-persistence.sh"
+        COUNT=$(find specs -name '*.md' | wc -l)
+        if [ "$COUNT" > 100 ]; then
+          echo "too many reports: $COUNT"
+        fi
+        append_workflow_state "REPORT_COUNT" "$COUNT"
+        ```
+
+    Not reported (no block calls a project library, and `shellcheck` is the default `auto`):
 
         ==> .claude/commands/prune.md <==
         ---
@@ -260,12 +281,17 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         fi
         ```
 
-    Not reported:
+    Not reported (blocks of such a command that are not scripts):
 
         ==> .claude/commands/prune.md <==
         ---
         description: Prune old reports
         ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/core/state-persistence.sh"
+        append_workflow_state "PRUNE_STARTED" "true"
+        ```
+
         ```bash
         # Pseudo-code: the agent decides how to prune
         for report in reports:
@@ -297,7 +323,7 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         ```
     """
     global _missing_logged
-    if not ctx.config.shellcheck or not doc.bash_blocks:
+    if ctx.config.shellcheck == "off" or not doc.bash_blocks:
         return
     binary = find_shellcheck()
     if binary is None:

@@ -20,6 +20,8 @@ from ..model.plan import Generation, Plan
 _STATE_LIBRARY = re.compile(
     r"\b(?:append_workflow_state|load_workflow_state|init_workflow_state|"
     r"state-persistence\.sh|STATE_FILE)\b")
+_PROJECT_LIBRARY = re.compile(r"^\s*(?:source|\.)\s+[\"']?\S*\.claude/\S+", re.MULTILINE)
+"""`source .claude/lib/x.sh`, `. "${CLAUDE_PROJECT_DIR}/.claude/lib/x.sh"`."""
 
 STANDARD_MARKER = "Standards File"
 """The metadata key plans of the seeds' lineage carry (the plan names its standards)."""
@@ -61,6 +63,10 @@ def detected(convention: Convention, doc: Any, kind: Kind, root: Path | None = N
         if not isinstance(doc, CommandFile):
             return False
         return any(_STATE_LIBRARY.search(b.content) for b in doc.bash_blocks)
+    if convention is Convention.SCRIPT_BLOCKS:
+        return isinstance(doc, CommandFile) and any(
+            _STATE_LIBRARY.search(b.content) or _PROJECT_LIBRARY.search(b.content)
+            for b in doc.bash_blocks)
     return True
 
 

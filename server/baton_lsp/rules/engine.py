@@ -6,15 +6,16 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.base import Convention, Finding, Kind, Range, Severity
+from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
-from .base import Rule, RuleContext, all_rules
+from .base import SKIPPED_LOG, Rule, RuleContext, all_rules
 from .conventions import follows, inputs
 
 if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
 
 log = logging.getLogger(__name__)
+skipped_log = logging.getLogger(SKIPPED_LOG)
 
 
 _BY_KIND: dict[Kind, list[Rule]] = {}
@@ -52,7 +53,11 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
         if rule.convention not in followed:
             followed[rule.convention] = follows(rule.convention, doc, kind, config, ctx.root)
             ctx.depends_on.update(str(p) for p in inputs(rule.convention, ctx.root))
-        if not followed[rule.convention]:
+        if not rule.applies(followed[rule.convention], config):
+            if rule.everywhere is not None:  # a rule users may expect to run: say why not
+                skipped_log.debug("%s: %s not run: the file does not follow the %s "
+                                  "convention (%s)", ctx.path, rule.code,
+                                  rule.convention.value, CONVENTION_DOCS[rule.convention])
             continue
         ctx.rule = rule
         severity = config.severity_for(rule.code, rule.severity)

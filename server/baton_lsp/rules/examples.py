@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_HEAD = re.compile(r"^(Reported|Not reported):\s*$")
+_HEAD = re.compile(r"^(Reported|Not reported)(?: \([^)]*\))?:\s*$")
+"""`Reported:` or `Not reported:`, optionally saying which case: `Not reported (…):`."""
 _FILE = re.compile(r"^==> (\S.*?) <==$")
 
 
