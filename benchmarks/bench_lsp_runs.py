@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from bench_lsp import Client, pct  # noqa: E402
 
-from baton_lsp.workflow.store import CheckpointStore  # noqa: E402
+from baton_lsp.runs.store import CheckpointStore  # noqa: E402
 
 CAPS = {"textDocument": {"publishDiagnostics": {"versionSupport": True}},
         "workspace": {"configuration": True, "codeLens": {"refreshSupport": True}},

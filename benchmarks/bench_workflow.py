@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 
 from baton_lsp.model.checkpoint import Scope
-from baton_lsp.workflow.checkpoint import parse_checkpoint
+from baton_lsp.runs.checkpoint import parse_checkpoint
+from baton_lsp.runs.store import CheckpointStore
 from baton_lsp.workflow.engine import Engine, RunRequest
-from baton_lsp.workflow.store import CheckpointStore
 from baton_lsp.workspace.config import load_config
 
 CORPUS_CP = Path(__file__).resolve().parents[2] / "shared/corpus/.claude/checkpoints" \

@@ -1,59 +1,61 @@
-"""The package structure the brief asks for, checked on every run: the domain core never
-imports pygls or lsprotocol, and no two packages import each other (imports inside
-functions included). The full downward order of ../shared/reference/architecture.md
-needs the run-record layer first (issue "One typed run record")."""
+"""The layer order of the README's architecture picture is a checked contract: import-linter
+runs the contracts in pyproject.toml (layers cli > lsp > workflow > rules > workspace > runs
+> parse > model, the core without pygls/lsprotocol, no cycle among a package's modules),
+and a planted upward import and a planted cycle show the check can fail."""
 
 from __future__ import annotations
 
-import ast
-from collections import defaultdict
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "server" / "baton_lsp"
-CORE = ("model", "parse", "rules", "workspace", "workflow")
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "server" / "baton_lsp"
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
-def _imports() -> dict[str, set[str]]:
-    """Top-level package → the other top-level packages (and outside modules) it imports."""
-    edges: dict[str, set[str]] = defaultdict(set)
-    for path in PACKAGE.rglob("*.py"):
-        rel = path.relative_to(PACKAGE).parts
-        if len(rel) < 2:
-            continue
-        pkg, here = rel[0], rel[:-1]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            elif isinstance(node, ast.ImportFrom) and node.level > 0:
-                base = here[:len(here) - node.level + 1]
-                target = (*base, *(node.module or "").split(".")) if node.module else base
-                names = [".".join(("baton_lsp", *[p for p in target if p]))]
-            else:
-                continue
-            for name in names:
-                parts = name.split(".")
-                top = parts[1] if parts[0] == "baton_lsp" and len(parts) > 1 else parts[0]
-                if top != pkg:
-                    edges[pkg].add(top)
-    return edges
+def _contracts() -> str:
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    return text[text.index("[tool.importlinter]"):]
 
 
-def test_the_core_never_imports_the_lsp_libraries() -> None:
-    edges = _imports()
-    assert {pkg: sorted(edges[pkg] & {"pygls", "lsprotocol", "lsp"}) for pkg in CORE} == {
-        pkg: [] for pkg in CORE}
+def _lint(cwd: Path, config: Path, pythonpath: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--no-logo", str(config)],
+                          cwd=cwd, capture_output=True, text=True, timeout=300, check=False,
+                          env={"PYTHONPATH": str(pythonpath), "PATH": "/usr/bin:/bin"})
 
 
-def test_no_two_packages_import_each_other() -> None:
-    edges = _imports()
-    both = sorted((a, b) for a in edges for b in edges[a] if a < b and a in edges.get(b, ()))
-    assert both == []
+def test_the_contracts_hold(tmp_path: Path) -> None:
+    config = tmp_path / "contracts.toml"
+    config.write_text(_contracts(), encoding="utf-8")
+    result = _lint(tmp_path, config, PACKAGE.parent)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 3 kept, 0 broken." in result.stdout
 
 
-def test_the_walk_sees_guarded_and_local_imports() -> None:
-    # rules/engine.py imports the index under TYPE_CHECKING; cli/main.py imports the server
-    # inside the function that starts it: both are edges
-    edges = _imports()
-    assert "workspace" in edges["rules"] and "lsp" in edges["cli"]
+def test_an_upward_import_and_a_cycle_break_the_contracts(tmp_path: Path) -> None:
+    copy = tmp_path / "baton_lsp"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def plant(rel: str, after: str, line: str) -> None:
+        path = copy / rel
+        text = path.read_text(encoding="utf-8")
+        assert after in text
+        path.write_text(text.replace(after, f"{after}\n{line}", 1), encoding="utf-8")
+
+    plant("rules/conventions.py", "from __future__ import annotations",
+          "from ..workflow import layout  # noqa: F401")
+    plant("lsp/diagnostics.py", "from __future__ import annotations",
+          "from . import preflight  # noqa: F401")
+    plant("runs/store.py", "from __future__ import annotations",
+          "import lsprotocol  # noqa: F401")
+    config = tmp_path / "contracts.toml"
+    config.write_text(_contracts(), encoding="utf-8")
+    result = _lint(tmp_path, config, tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    out = result.stdout
+    assert "Contracts: 0 kept, 3 broken." in out
+    assert "baton_lsp.rules.conventions -> baton_lsp.workflow.layout" in out
+    assert "baton_lsp.runs.store -> lsprotocol" in out
+    assert ".preflight -> .diagnostics" in out or ".diagnostics -> .preflight" in out

@@ -11,7 +11,7 @@ import pytest
 
 from baton_lsp.cli.main import main
 from tests.conftest import REPO
-from tests.workflow.test_checkpoint import BAD_INPUTS, full_doc, minimal_doc
+from tests.runs.test_checkpoint import BAD_INPUTS, full_doc, minimal_doc
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from baton_lsp.rules.engine import check_file
-from baton_lsp.workflow.checkpoint import load_checkpoint
-from baton_lsp.workflow.store import CheckpointStore
+from baton_lsp.runs.checkpoint import load_checkpoint
+from baton_lsp.runs.store import CheckpointStore
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.helpers import apply_fix, only
 

@@ -98,7 +98,7 @@ def test_no_run_no_findings_and_a_complete_run_none_either(ws: Workspace) -> Non
 def test_logged_error_of_a_step_that_has_not_finished(ws: Workspace) -> None:
     """An engine killed while retrying a phase: the phase is neither done nor failed, and
     its errors.jsonl record is what the user needs to see (BTN503, a warning)."""
-    from baton_lsp.workflow.store import CheckpointStore
+    from baton_lsp.runs.store import CheckpointStore
 
     ws.behave({"implement.phase-2": {"write": "nothing"}})
     assert ws.baton("run", "add a farewell").returncode == 1

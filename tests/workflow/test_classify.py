@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from baton_lsp.runs.records import write_state_file
 from baton_lsp.workflow.classify import (
     ClassificationError,
     keyword_complexity,
@@ -17,7 +18,6 @@ from baton_lsp.workflow.classify import (
     read_state_file,
     topic_spec,
 )
-from baton_lsp.workflow.records import write_state_file
 from baton_lsp.workflow.signals import SignalReader
 from baton_lsp.workflow.supervisor import check_invocation_plan, extract_metadata
 

@@ -18,7 +18,7 @@ from ..errors import ConfigError, PathError
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
     from ..model.graph import PlanGraph
     from ..model.plan import Plan
-    from ..workflow.checkpoint import LoadedCheckpoint
+    from ..runs.checkpoint import LoadedCheckpoint
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -248,7 +248,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _migration_summary(loaded: LoadedCheckpoint) -> list[str]:
-    from ..workflow.checkpoint import CURRENT_VERSION
+    from ..runs.checkpoint import CURRENT_VERSION
 
     if loaded.kind == "iteration":
         source = f"{loaded.source_version} (iteration checkpoint)"
@@ -264,7 +264,7 @@ def _migration_summary(loaded: LoadedCheckpoint) -> list[str]:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from ..workflow.checkpoint import (
+    from ..runs.checkpoint import (
         CheckpointError,
         dump_checkpoint,
         load_checkpoint,

@@ -177,8 +177,8 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
 
 
 def _drive(engine: Any, coro_factory: Any) -> int:
+    from ..runs.store import WorkflowBusy
     from ..workflow.engine import EngineError, install_signal_handlers
-    from ..workflow.store import WorkflowBusy
 
     async def main() -> Any:
         install_signal_handlers(engine)
@@ -192,7 +192,7 @@ def _drive(engine: Any, coro_factory: Any) -> int:
     except EngineError as exc:
         print(f"baton: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    from ..workflow.checkpoint import CheckpointError
+    from ..runs.checkpoint import CheckpointError
 
     if isinstance(outcome, CheckpointError):  # pragma: no cover
         return EXIT_ERROR
@@ -220,7 +220,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _latest_unfinished(root: Path) -> str | None:
-    from ..workflow.store import CheckpointStore, list_workflows
+    from ..runs.store import CheckpointStore, list_workflows
 
     best: tuple[float, str] | None = None
     for wid in list_workflows(root):
@@ -237,7 +237,7 @@ def _latest_unfinished(root: Path) -> str | None:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from ..workflow.checkpoint import CheckpointError
+    from ..runs.checkpoint import CheckpointError
 
     root = _root(args)
     wid = args.workflow_id or _latest_unfinished(root)
@@ -296,18 +296,18 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def _summary(root: Path, wid: str) -> dict[str, Any]:
-    from ..workflow.status import summary
+    from ..runs.status import summary
 
     return summary(root, wid)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from ..runs.store import list_workflows
     from ..workflow.accounting import format_usage
-    from ..workflow.store import list_workflows
 
     root = _root(args)
     if args.workflow_id:
-        from ..workflow.store import valid_id
+        from ..runs.store import valid_id
 
         if not valid_id(args.workflow_id) or args.workflow_id not in list_workflows(root):
             print(f"baton: error: no workflow {args.workflow_id!r} in {root}", file=sys.stderr)
@@ -367,7 +367,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
-    from ..workflow.store import CheckpointStore, valid_id
+    from ..runs.store import CheckpointStore, valid_id
 
     root = _root(args)
     if not valid_id(args.workflow_id):

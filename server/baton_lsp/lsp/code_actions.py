@@ -120,7 +120,7 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
     here = [f for f in findings if f.code in _RUN_CODES and _overlaps(f.range, target)]
     views: dict[str, object] = {}
     runs = ls.index_for(path).runs
-    from ..workflow.store import valid_id
+    from ..runs.store import valid_id
 
     for f in here:
         wid = f.tags[0] if f.tags else ""  # run findings carry [workflow id, step:…]

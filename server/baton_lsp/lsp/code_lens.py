@@ -12,7 +12,9 @@ from lsprotocol import types
 from ..workflow.accounting import format_usage
 from .convert import path_to_uri, to_lsp_range
 from .plans import plan_for
+from .runs import describe
 from .server import BatonServer, guard
+from .workflows import CANCEL, CHECKPOINT_OPEN, OPEN, RESUME_PREVIEW
 
 SHOW_GRAPH = "baton.showGraph"
 
@@ -89,9 +91,6 @@ def _args(view: Any, **extra: Any) -> list[Any]:
 
 
 def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
-    from .runs import describe
-    from .workflows import CANCEL, CHECKPOINT_OPEN, RESUME_PREVIEW
-
     if plan.title_range is None:
         return []
     where = to_lsp_range(plan.title_range, lines)
@@ -121,8 +120,6 @@ def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
 
 
 def _phase_command(view: Any, phase_id: str) -> types.Command:
-    from .workflows import OPEN
-
     step = view.phase_step(phase_id)
     if step is None:
         if view.status == "complete":

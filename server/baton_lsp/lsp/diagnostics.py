@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ..paths import norm
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri
-from .server import BatonServer, DocResult, config_finding, uri_path
+from .server import BatonServer, DocResult, uri_path
 
 if TYPE_CHECKING:
     from ..model.base import Finding
@@ -114,26 +113,11 @@ async def index_workspace(ls: BatonServer) -> None:
     if progress:
         ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
             message=f"checked {len(files)} files"))
-    publish_config_errors(ls)
-    from . import preflight
-
-    preflight.schedule(ls)  # BTN002 follows in the background (it starts the agent CLIs)
     if ls.pull_diagnostics and ls.refresh_support:
         ls.workspace_diagnostic_refresh(None)
     log.info("indexed %d files in %d workspace(s)", len(files), len(roots))
 
 
-def publish_config_errors(ls: BatonServer) -> None:
-    """BTN001 on each broken configuration file and BTN002 (preflight) on each configuration
-    that would stop `baton run`; both cleared once fixed."""
-    broken = {norm(src): msg for src, msg in ls.config_errors.values() if src}
-    current = broken.keys() | ls.preflight_findings.keys()
-    for path in sorted(current | ls.config_error_files):
-        findings = list(ls.preflight_findings.get(path, []))
-        if path in broken:
-            findings.insert(0, config_finding(path, broken[path], ls.lines_of(path)))
-        publish(ls, path, ls.open_version(path_to_uri(path)), findings)
-    ls.config_error_files = set(current)
 
 
 def register(server: BatonServer) -> None:

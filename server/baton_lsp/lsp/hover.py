@@ -167,7 +167,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
     if text is None:
         return None
     if where and where[-1] == "current_state" and not on_key:
-        from ..workflow.follow import RunView
+        from ..runs.follow import RunView
 
         view: RunView | None = None
         d = os.path.dirname(path)

@@ -13,7 +13,8 @@ from typing import Any
 from lsprotocol import types
 
 from ..paths import norm
-from . import diagnostics
+from . import diagnostics, preflight
+from .runs import tracker
 from .server import BatonServer, ClientSettings, uri_path
 
 log = logging.getLogger(__name__)
@@ -142,7 +143,7 @@ async def revalidate_all(ls: BatonServer) -> None:
         path = uri_path(uri)
         if path is not None:
             ls.index_for(path).set_overlay(path, ls.workspace.text_documents[uri].source)
-    await diagnostics.index_workspace(ls)
+    await preflight.index_and_check(ls)
     for uri in list(ls.workspace.text_documents):
         await diagnostics.validate(ls, uri, dependents=False)
 
@@ -179,10 +180,8 @@ def register(server: BatonServer) -> None:
             except Exception as exc:
                 log.info("file watching not registered: %s", exc)
         ls.reload_configs()
-        from .runs import tracker
-
         tracker(ls).start()  # before indexing: no checkpoint written meanwhile is missed
-        await diagnostics.index_workspace(ls)
+        await preflight.index_and_check(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: BatonServer,
@@ -199,8 +198,6 @@ def register(server: BatonServer) -> None:
             ls: BatonServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         """Folders added later are indexed and their workflows followed; a removed folder's
         diagnostics are withdrawn and its workflows no longer watched."""
-        from .runs import tracker
-
         before = set(ls.discover_roots())
         for folder in params.event.removed:
             path = uri_path(folder.uri)
@@ -223,7 +220,7 @@ def register(server: BatonServer) -> None:
         if after - before:
             ls.reload_configs()
             tracker(ls).start()
-            await diagnostics.index_workspace(ls)
+            await preflight.index_and_check(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(ls: BatonServer,
@@ -260,8 +257,6 @@ def register(server: BatonServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: BatonServer, params: Any) -> None:
-        from .runs import tracker
-
         tracker(ls).stop()
         for task in list(ls.pending.values()):
             task.cancel()

@@ -24,6 +24,9 @@ from ..model.base import Finding, Range, Severity
 from ..paths import norm
 from ..workflow.preflight import Problem, cli_version, workspace_check
 from ..workspace.config import config_sources
+from .convert import path_to_uri
+from .diagnostics import index_workspace, publish
+from .server import config_finding
 
 if TYPE_CHECKING:
     from ..model.config import WorkflowSettings
@@ -109,8 +112,6 @@ def _check_root(root: Path, settings: WorkflowSettings,
 
 async def refresh(ls: BatonServer) -> None:
     """Re-run the checks for every workspace and publish BTN002 where they changed."""
-    from .diagnostics import publish_config_errors
-
     found: dict[str, list[Finding]] = {}
     trusted = bool(ls.settings.trusted or ls.initialization_options.get("trusted"))
     for root, idx in list(ls.indexes.items()):
@@ -143,3 +144,24 @@ def schedule(ls: BatonServer) -> None:
     if task is not None and not task.done():
         task.cancel()
     ls.preflight_task = asyncio.ensure_future(refresh(ls))
+
+
+def publish_config_errors(ls: BatonServer) -> None:
+    """BTN001 on each broken configuration file and BTN002 (preflight) on each configuration
+    that would stop `baton run`; both cleared once fixed."""
+    broken = {norm(src): msg for src, msg in ls.config_errors.values() if src}
+    current = broken.keys() | ls.preflight_findings.keys()
+    for path in sorted(current | ls.config_error_files):
+        findings = list(ls.preflight_findings.get(path, []))
+        if path in broken:
+            findings.insert(0, config_finding(path, broken[path], ls.lines_of(path)))
+        publish(ls, path, ls.open_version(path_to_uri(path)), findings)
+    ls.config_error_files = set(current)
+
+
+async def index_and_check(ls: BatonServer) -> None:
+    """Index every workspace, then BTN001 on broken configuration files at once and BTN002
+    (preflight) in the background: it starts the agent CLIs."""
+    await index_workspace(ls)
+    publish_config_errors(ls)
+    schedule(ls)

@@ -22,6 +22,10 @@ from typing import Any
 
 from lsprotocol import types
 
+from ..runs.follow import DirWatcher
+from . import diagnostics
+from .convert import path_to_uri
+from .engine_cli import cancel_process
 from .server import BatonServer
 
 log = logging.getLogger(__name__)
@@ -68,8 +72,6 @@ class Tracker:
             self.watch(Path(root))
 
     def watch(self, root: Path) -> None:
-        from ..workflow.follow import DirWatcher
-
         if root in self.watchers:
             return
         watcher = DirWatcher(root)
@@ -190,9 +192,6 @@ class Tracker:
         self._arm_liveness()
 
     async def _recheck(self, root: Path, old: Any, view: Any) -> None:
-        from . import diagnostics
-        from .convert import path_to_uri
-
         idx = self.ls.index_for_root(root)
         targets = idx.direct_dependents(idx.runs.base / view.workflow_id)
         if old is None or old.status != view.status or old.running != view.running:
@@ -290,8 +289,6 @@ class Tracker:
             self._progress(latest)  # it finished while the client was creating the token
 
     def _cancel(self, root: Path, wid: str) -> None:
-        from .workflows import cancel_process
-
         self._spawn(cancel_process(root, wid))
 
 

@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import subprocess
-import sys
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -27,6 +26,13 @@ from lsprotocol import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from ..runs.status import summary
+from ..runs.store import CheckpointStore, list_workflows, valid_id
+from ..workflow.engine import Engine
+from ..workspace.config import load_config
+from .convert import path_to_uri
+from .engine_cli import cancel_process, engine_argv
+from .runs import tracker
 from .server import BatonServer
 
 log = logging.getLogger(__name__)
@@ -150,8 +156,6 @@ def _root(ls: BatonServer, command: str, workspace: str | None) -> Path:
 
 def _find(ls: BatonServer, command: str, wid: str, workspace: str | None) -> Path:
     """The workspace holding workflow `wid`."""
-    from ..workflow.store import list_workflows, valid_id
-
     if not valid_id(wid):
         raise JsonRpcInvalidParams(f"{command}: invalid workflow id {wid!r}")
     roots = [_root(ls, command, workspace)] if workspace else _roots(ls)
@@ -406,8 +410,6 @@ class Runs:
             self.ls.work_done_progress.report(run.token, types.WorkDoneProgressReport(
                 message=run.message(), percentage=min(run.percentage, 99), cancellable=True))
         if kind in ("checkpoint", "finished") and run.workflow_id:
-            from .runs import tracker  # lenses and run diagnostics follow the checkpoints
-
             tracker(self.ls).poke(run.root, run.workflow_id)
         if kind in ("transition", "step", "finished"):
             self._changed(run, event)
@@ -433,21 +435,6 @@ class Runs:
         self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
             message=f"{run.status}" + (f" in {run.state}" if run.state else "")))
         self.ls.work_done_progress.tokens.pop(token, None)
-
-
-async def cancel_process(root: Path, wid: str) -> dict[str, Any]:
-    """`baton cancel ID` in its own process (it waits for the engine to stop)."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "baton_lsp", "cancel", wid, "--workspace", str(root),
-        cwd=str(root), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    out, err = await proc.communicate()
-    message = (out or err).decode("utf-8", "replace").strip()
-    return {"workflow_id": wid, "code": proc.returncode, "message": message}
-
-
-def _base() -> list[str]:
-    return [sys.executable, "-m", "baton_lsp"]
 
 
 def _toml(value: Any) -> str:
@@ -508,7 +495,7 @@ def register(server: BatonServer) -> None:
         a: StartArgs = parse(START, StartArgs, args)
         root = _root(ls, START, a.workspace)
         _require_trust(ls, START)
-        argv = [*_base(), "run", a.description, "--scope", a.scope]
+        argv = [*engine_argv(), "run", a.description, "--scope", a.scope]
         if a.runner:
             argv += ["--runner", a.runner]
         if a.plan:
@@ -532,22 +519,17 @@ def register(server: BatonServer) -> None:
                         force: bool) -> dict[str, Any]:
         _require_trust(ls, command)
         await settle(command, wid)
-        argv = [*_base(), "resume", wid]
+        argv = [*engine_argv(), "resume", wid]
         if at is not None:
             argv += ["--at", str(at)]
         if force:
             argv.append("--force")
         argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
-        from ..workflow.status import summary
-
         info = await asyncio.to_thread(summary, root, wid)
         return await runs.launch(root, info.get("description") or wid, argv, wid)
 
     async def preview(command: str, root: Path, wid: str, at: int | None) -> dict[str, Any]:
         def compute() -> dict[str, Any]:
-            from ..workflow.engine import Engine
-            from ..workspace.config import load_config
-
             return Engine(root, load_config(root)).preview_resume(wid, at)
 
         try:
@@ -589,8 +571,6 @@ def register(server: BatonServer) -> None:
     async def resume_from_checkpoint(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """`Resume from an earlier checkpoint…`: offer the latest sound history entries, then
         preview and resume from the chosen one."""
-        from ..workflow.store import CheckpointStore
-
         a: IdArgs = parse(RESUME_FROM, IdArgs, args)
         root = _find(ls, RESUME_FROM, a.id, a.workspace)
         _require_trust(ls, RESUME_FROM)
@@ -615,8 +595,6 @@ def register(server: BatonServer) -> None:
 
     async def checkpoint_entry(ls: BatonServer, command: str, args: tuple[Any, ...]) -> Any:
         """The store entry `{id, at?}` names: the newest sound one, or number `at`."""
-        from ..workflow.store import CheckpointStore
-
         a: AtArgs = parse(command, AtArgs, args)
         root = _find(ls, command, a.id, a.workspace)
         try:
@@ -625,8 +603,6 @@ def register(server: BatonServer) -> None:
             raise WorkflowRefused(f"{command}: {exc}") from None
 
     async def show(ls: BatonServer, path: Path, line: int | None) -> dict[str, Any]:
-        from .convert import path_to_uri
-
         selection = types.Range(start=types.Position(line=line, character=0),
                                 end=types.Position(line=line, character=0)) \
             if line is not None else None
@@ -672,9 +648,6 @@ def register(server: BatonServer) -> None:
         roots = [_root(ls, LIST, a.workspace)] if a.workspace else _roots(ls)
 
         def rows() -> list[dict[str, Any]]:
-            from ..workflow.status import summary
-            from ..workflow.store import list_workflows
-
             return [{**summary(root, wid), "workspace": str(root)}
                     for root in roots for wid in list_workflows(root)]
 
@@ -686,8 +659,6 @@ def register(server: BatonServer) -> None:
     @server.command(STATUS)
     async def status(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """One workflow in detail, as `baton status ID --json`."""
-        from ..workflow.status import summary
-
         a: IdArgs = parse(STATUS, IdArgs, args)
         root = _find(ls, STATUS, a.id, a.workspace)
         info = await asyncio.to_thread(summary, root, a.id)

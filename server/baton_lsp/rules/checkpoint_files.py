@@ -16,8 +16,17 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..model.base import Finding, Kind, Range, Severity
+from ..model.checkpoint import VERSION_MODELS, IterationCheckpoint, SupervisorCheckpoint
 from ..model.data import CheckpointDoc
 from ..parse.jsonpos import Positions
+from ..runs.checkpoint import (
+    CheckpointError,
+    detect_kind,
+    dump_checkpoint,
+    iteration_problems,
+    parse_checkpoint,
+)
+from ..runs.store import verify_file
 from .base import RuleContext, rule
 
 CHECKPOINT = (Kind.CHECKPOINT,)
@@ -30,15 +39,12 @@ def _positions(ctx: RuleContext) -> Positions:
 
 
 def _detect(doc: CheckpointDoc) -> tuple[str, str | None, str | None, list[str]]:
-    from ..workflow.checkpoint import _detect as detect  # the engine's own detection
-
+    """The engine's own detection of the checkpoint's kind and version."""
     assert doc.data is not None
-    return detect(doc.data, doc.path)
+    return detect_kind(doc.data, doc.path)
 
 
 def _model(kind: str, effective: str | None) -> type[BaseModel]:
-    from ..model.checkpoint import VERSION_MODELS, IterationCheckpoint, SupervisorCheckpoint
-
     if kind == "iteration":
         return IterationCheckpoint
     if kind == "supervisor":
@@ -101,8 +107,6 @@ def checkpoint_unreadable(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Find
     if doc.error is not None:
         yield ctx.finding(doc.error_range or ctx.line_range(0), doc.error)
         return
-    from ..workflow.checkpoint import CheckpointError
-
     try:
         _detect(doc)
     except CheckpointError as exc:
@@ -156,8 +160,6 @@ def checkpoint_schema_violation(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     """
     if doc.data is None:
         return
-    from ..workflow.checkpoint import CheckpointError
-
     try:
         kind, _declared, effective, _notes = _detect(doc)
     except CheckpointError:
@@ -219,8 +221,6 @@ def checkpoint_outdated_schema(doc: CheckpointDoc, ctx: RuleContext) -> Iterator
     """
     if doc.data is None:
         return
-    from ..workflow.checkpoint import CheckpointError, dump_checkpoint, parse_checkpoint
-
     try:
         kind, declared, effective, _notes = _detect(doc)
     except CheckpointError:
@@ -262,9 +262,7 @@ def checkpoint_tampered(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Findin
     baton = doc.data.get("baton")
     if not isinstance(baton, dict) or "checksum" not in baton:
         return
-    from ..workflow.store import _verify
-
-    _data, problem = _verify(Path(doc.path))
+    _data, problem = verify_file(Path(doc.path))
     if problem and "checksum" in problem:
         pos = _positions(ctx)
         where = pos.value_range(("baton", "checksum")) or ctx.line_range(0)
@@ -282,9 +280,6 @@ def _iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], list[st
 
 def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], list[str]]:
     """Relative paths resolve against the workspace root."""
-    from ..model.checkpoint import IterationCheckpoint
-    from ..workflow.checkpoint import CheckpointError, iteration_problems
-
     if doc.data is None:
         return [], []
     try:

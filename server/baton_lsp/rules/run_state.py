@@ -19,6 +19,7 @@ from typing import Any
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
+from ..runs.records import errors_log_path
 from .base import RuleContext, rule
 
 PLAN = (Kind.PLAN,)
@@ -41,8 +42,6 @@ def _runs(ctx: RuleContext, *, any_workflow: bool = False) -> Any:
     runs = ctx.index.runs
     if any_workflow:
         ctx.depends_on.add(str(runs.base))
-    from ..workflow.records import errors_log_path
-
     ctx.depends_on.add(str(errors_log_path(runs.root)))
     return runs
 
@@ -79,8 +78,6 @@ def _where(plan: Plan, ctx: RuleContext, step: Any) -> Range:
 
 def _related(ctx: RuleContext, view: Any, step: Any) -> list[Related]:
     """The error-log line, the agent's output and the checkpoint, for "go to"."""
-    from ..workflow.records import errors_log_path
-
     out: list[Related] = []
     entries = view.errors_of(step.id) if step is not None else []
     if entries:

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..model.checkpoint import Scope
-from .checkpoint import guess_scope
+from ..runs.checkpoint import guess_scope
 from .layout import slugify
 
 SLUG = r"^[a-z0-9_]{1,50}$"

@@ -35,16 +35,16 @@ from ..errors import PathError
 from ..model.base import Kind
 from ..model.checkpoint import STORED_TRANSITIONS, Scope, State
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
+from ..runs.checkpoint import CheckpointError, parse_checkpoint
+from ..runs.records import append_error, error_record, state_file_path, utc_now, write_state_file
+from ..runs.store import CheckpointStore, WorkflowBusy
 from . import accounting, classify, iteration, supervisor
 from .barrier import check_artifact
-from .checkpoint import CheckpointError, parse_checkpoint
 from .layout import AGENT_SCRATCH, TopicDir, allocate_topic, contained, specs_dir, topic_of_plan
 from .preflight import agent_file, agent_use
 from .process import strip_ansi
-from .records import append_error, error_record, state_file_path, utc_now, write_state_file
 from .signals import SignalReader
 from .state_machine import HAPPY_PATHS, InvalidTransition, Transition, WorkflowStateMachine
-from .store import CheckpointStore, WorkflowBusy
 
 log = logging.getLogger(__name__)
 

@@ -23,6 +23,7 @@ from ..model.plan import Plan
 from ..parse import parse_text
 from ..parse.text import UnreadableError, decode
 from ..paths import norm
+from ..runs.follow import RunIndex
 from .discovery import classify, excluded, plugin_layout, walk
 from .symbols import SymbolSummary, summarize
 
@@ -49,7 +50,7 @@ class WorkspaceIndex:
         self._agent_paths: dict[str, Path] | None = None
         self._deps: dict[str, set[str]] = {}
         self._rdeps: dict[str, set[str]] = {}
-        self._runs: Any = None
+        self._runs: RunIndex | None = None
 
     def _read_layout(self) -> None:
         """The plugin layout (None for a plain workspace), read once per configuration."""
@@ -71,13 +72,11 @@ class WorkspaceIndex:
             self._agent_paths = None
 
     @property
-    def runs(self) -> Any:
-        """The workflows of this workspace as their checkpoints describe them (a
-        `workflow.follow.RunIndex`), for the rules that put run state on plans."""
+    def runs(self) -> RunIndex:
+        """The workflows of this workspace as their checkpoints describe them, for the
+        rules that put run state on plans."""
         with self._lock:
             if self._runs is None:
-                from ..workflow.follow import RunIndex
-
                 self._runs = RunIndex(self.root)
             return self._runs
 

@@ -22,7 +22,7 @@ from baton_lsp.model.checkpoint import (
     State,
     SupervisorCheckpoint,
 )
-from baton_lsp.workflow.checkpoint import (
+from baton_lsp.runs.checkpoint import (
     MIGRATED_REASONING,
     CheckpointError,
     dump_checkpoint,

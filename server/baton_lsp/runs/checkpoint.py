@@ -354,8 +354,8 @@ def migrate_data(data: dict[str, Any], version: str) -> tuple[dict[str, Any], li
 # --- loading --------------------------------------------------------------------------------
 
 
-def _detect(data: dict[str, Any], source: str) -> tuple[CheckpointKind, str | None, str | None,
-                                                        list[str]]:
+def detect_kind(data: dict[str, Any], source: str,
+                ) -> tuple[CheckpointKind, str | None, str | None, list[str]]:
     """(kind, declared version, effective version, notes)."""
     if data.get("version") == "2.1" and "iteration" in data:
         return "iteration", "2.1", "2.1", []
@@ -401,7 +401,7 @@ def parse_checkpoint(raw: bytes | str, source: str = "<checkpoint>",
 
 def _parse(raw: bytes | str, source: str, path: Path | None) -> LoadedCheckpoint:
     data = read_json_object(raw, source)
-    kind, declared, effective, notes = _detect(data, source)
+    kind, declared, effective, notes = detect_kind(data, source)
     if kind == "iteration":
         it = _validate(IterationCheckpoint, data, source, "invalid iteration checkpoint")
         return LoadedCheckpoint(path, kind, declared, effective, data, data, it, [], notes)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.workflow.checkpoint import CheckpointError
-from baton_lsp.workflow.store import CheckpointStore, WorkflowBusy, checksum_of
+from baton_lsp.runs.checkpoint import CheckpointError
+from baton_lsp.runs.store import CheckpointStore, WorkflowBusy, checksum_of
 
 
 def _doc(state: str) -> dict:
@@ -68,7 +68,7 @@ def test_one_engine_per_workflow_even_across_processes(tmp_path: Path) -> None:
     store.write_owner({"pid": 4242, "started_at": "now"})
     try:
         code = ("import sys; from pathlib import Path; "
-                "from baton_lsp.workflow.store import CheckpointStore, WorkflowBusy\n"
+                "from baton_lsp.runs.store import CheckpointStore, WorkflowBusy\n"
                 "s = CheckpointStore(Path(sys.argv[1]), 'wf_3')\n"
                 "try:\n    s.acquire()\nexcept WorkflowBusy as e:\n    print(e); sys.exit(3)\n")
         r = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,

@@ -160,7 +160,7 @@ class CheckpointStore:
             m = _SEQ.match(name)
             if m:
                 path = self.dir / name
-                data, problem = _verify(path)
+                data, problem = verify_file(path)
                 out.append(Entry(int(m.group(1)), path, data, problem))
         return out
 
@@ -172,7 +172,7 @@ class CheckpointStore:
             problems: list[str] = []
             for name in names:
                 path = self.dir / name
-                data, problem = _verify(path)
+                data, problem = verify_file(path)
                 if problem is None:
                     return Entry(int(name[:6]), path, data, None)
                 log.warning("skipping checkpoint %s: %s", path, problem)
@@ -188,7 +188,7 @@ class CheckpointStore:
             raise CheckpointError(
                 f"workflow {self.workflow_id} has no checkpoint {at}"
                 + (f" (have {have[0]}–{have[-1]})" if have else " (it has no checkpoints)"))
-        data, problem = _verify(path)
+        data, problem = verify_file(path)
         if problem is not None:
             raise CheckpointError(f"checkpoint {at} of {self.workflow_id} is unusable: "
                                   f"{problem}")
@@ -232,7 +232,9 @@ def _flock_patiently(fd: int, tries: int = 25) -> None:
             time.sleep(0.01)
 
 
-def _verify(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+def verify_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """A history file's checkpoint, or why it cannot be trusted (unreadable, not JSON,
+    checksum mismatch); the store and the BTN41x rules judge a file the same way."""
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -1,4 +1,4 @@
-"""`workflow.follow`: run views from checkpoints + errors.jsonl, the incremental error log,
+"""`runs.follow`: run views from checkpoints + errors.jsonl, the incremental error log,
 and the directory watcher (inotify and the polling fallback), against real engine runs."""
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.workflow.follow import DirWatcher, ErrorLog, RunIndex, read_view
-from baton_lsp.workflow.records import append_error, error_record, errors_log_path
-from baton_lsp.workflow.store import CheckpointStore
-
-from .conftest import Workspace
+from baton_lsp.runs.follow import DirWatcher, ErrorLog, RunIndex, read_view
+from baton_lsp.runs.records import append_error, error_record, errors_log_path
+from baton_lsp.runs.store import CheckpointStore
+from tests.workflow.conftest import Workspace
 
 
 def failed_run(ws: Workspace, step: str = "implement.phase-2") -> str:

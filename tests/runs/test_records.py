@@ -8,8 +8,8 @@ from pathlib import Path
 
 from baton_lsp.model.base import Kind
 from baton_lsp.parse import parse_text
-from baton_lsp.workflow import records
-from baton_lsp.workflow.records import append_error, error_record, write_state_file
+from baton_lsp.runs import records
+from baton_lsp.runs.records import append_error, error_record, write_state_file
 
 
 def test_error_records_have_the_real_shape_and_parse_back(tmp_path: Path) -> None:
