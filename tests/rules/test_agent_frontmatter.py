@@ -471,7 +471,17 @@ def test_removed_tools_are_reported_with_the_release(tool: str, until: str) -> N
 
 def test_disallowed_tools_are_checked_too() -> None:
     text = "---\nname: a\ndescription: d\ndisallowedTools: Wirte\n---\n# T\n"
-    assert [f.code for f in check(text)] == ["BTN206"]
+    found = check(text)
+    assert [f.code for f in found] == ["BTN206"]
+    assert "nothing is denied: the tool meant stays allowed" in found[0].message
+
+
+def test_denying_a_removed_tool_is_not_reported() -> None:
+    # zone1987/claude-a-dev-team: a read-only reviewer denies MultiEdit too, which is gone
+    # from current releases but still denied on older ones.
+    text = ("---\nname: a\ndescription: d\ntools: Read, Grep\n"
+            "disallowedTools: Write, Edit, MultiEdit, NotebookEdit\n---\n# T\n")
+    assert check(text) == []
 
 
 def test_extra_models_from_config_are_accepted() -> None:

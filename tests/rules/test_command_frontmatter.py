@@ -239,6 +239,25 @@ def test_keys_claude_code_does_not_read_are_reported(key: str) -> None:
         assert f"Claude Code does not read `{key}`" in found[0].message
 
 
+ARG_SCHEMA = ("args:\n  - name: topic\n    description: \"Design topic\"\n    required: true\n"
+              "  - name: --dry-run\n    description: \"Skip ticket creation\"\n")
+
+
+def test_a_projects_own_argument_schema_is_left_alone() -> None:
+    # OmniNode-ai/omniclaude's skills: `args` records read by the project's own tooling.
+    text = f"---\ndescription: d\nmode: full\n{ARG_SCHEMA}---\n# Pipeline\nRun on the topic.\n"
+    assert check(text) == []
+
+
+def test_an_argument_schema_the_body_expects_filled_in_is_reported() -> None:
+    # mikkelkrogsholm/wp-plugins: Claude Code never fills in `{{plugin-slug}}` from `args`.
+    text = ("---\ndescription: d\nargs:\n  - name: plugin-slug\n    hint: the plugin\n---\n"
+            "Test the {{plugin-slug}} WordPress plugin.\n")
+    found = check(text)
+    assert [f.code for f in found if f.code == "BTN301"] == ["BTN301"]
+    assert "Claude Code does not read `args`" in found[0].message
+
+
 def test_documented_skill_keys_are_accepted_on_commands() -> None:
     text = ("---\ndescription: d\nwhen_to_use: w\narguments: [issue, branch]\n"
             "user-invocable: false\ncontext: fork\nagent: Explore\neffort: high\n"

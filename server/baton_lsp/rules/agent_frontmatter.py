@@ -401,6 +401,9 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     rules such as `Bash(git:*)`, `Agent(reviewer)` or `Task(reviewer)`, `mcp__server__tool`
     and `mcp__server__*`, the literal `None`, and names in `extra-tools` of `[tool.baton]`.
 
+    In `disallowedTools` a removed tool is not reported (denying it is harmless, and still
+    denies it on older releases); a misspelt name is, since the tool meant stays allowed.
+
     An agent's `allowed-tools` (the seeds' key) is not Claude Code's: subagents read `tools`.
     Launchers such as Baton pass it to `claude --allowedTools`, so a bad name there is reported
     as what it costs them.
@@ -463,6 +466,8 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
             scoped = base != name
             what = f"tool `{base}` in scoped rule `{name}`" if scoped else f"tool `{name}`"
             gone = tool_status(base)
+            if gone is not None and gone.until is not None and key == "disallowedTools":
+                continue  # denying a tool that is gone denies nothing, and older releases
             if gone is not None and gone.until is not None:
                 note = f" ({gone.note})" if gone.note else ""
                 yield ctx.finding(
@@ -478,11 +483,13 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
                               ctx.edit(item.range, raw.replace(base, suggestion, 1)))
             hint = f"; did you mean `{suggestion}`?" if suggestion else \
                 " (add it to `extra-tools` in [tool.baton] if it is a custom tool)"
+            cost = {"allowed-tools": f" ({LAUNCHER_ONLY})",
+                    "disallowedTools": " (nothing is denied: the tool meant stays allowed)",
+                    }.get(key, "")
             yield ctx.finding(
                 item.range,
                 f"unknown {what} in `{key}`: expected a Claude Code tool name, an "
-                f"`mcp__server__tool` name or `Tool(pattern)`{hint}"
-                + (f" ({LAUNCHER_ONLY})" if key == "allowed-tools" else ""),
+                f"`mcp__server__tool` name or `Tool(pattern)`{hint}{cost}",
                 fix=fix)
 
 

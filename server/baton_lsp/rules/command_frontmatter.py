@@ -7,6 +7,7 @@ import re
 import shlex
 from collections.abc import Iterator
 from pathlib import PurePath
+from typing import Any
 
 from ..model.agent import CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
@@ -56,6 +57,21 @@ def _title_text(doc: CommandFile) -> str:
     return title.replace('"', "'")
 
 
+def _own_argument_schema(key: str, value: Any, lines: list[str]) -> bool:
+    """`args:` as a list of `{name, description, required}` records is a project's own
+    argument schema (its tooling reads it), unless the body expects Claude Code to fill in
+    one of them (`{{name}}`, `{{{ args.name }}}`); a bare `args: "<file>"` is a hint put
+    under the wrong key."""
+    if key.lower() != "args" or not isinstance(value, list) or not value \
+            or not all(isinstance(v, dict) for v in value):
+        return False
+    names = [re.escape(str(v["name"])) for v in value if v.get("name")]
+    if not names:
+        return True
+    filled = re.compile(r"\{\{\{?\s*(?:args\.)?(?:" + "|".join(names) + r")\s*\}\}")
+    return not any(filled.search(line) for line in lines)
+
+
 @rule("BTN301", "command-unknown-frontmatter-key", Severity.WARNING, COMMAND_OR_SKILL,
       fixable=True, convention=CC)
 def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
@@ -71,8 +87,10 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     `library-requirements` and `documentation`. Reported are misspellings of those
     (`allowed_tools`, `argument_hint`, `descripton`: the setting silently never applies) and
     settings of other tools people expect Claude Code to honour (`thinking`, `temperature`,
-    `args`). Any other key is the project's own metadata, read by its own scripts, and is
-    left alone.
+    `args` as a string). Any other key is the project's own metadata, read by its own
+    scripts, and is left alone; so is `args` as a list of `{name, description}` records (a
+    project's argument schema) unless the body uses one of them as `{{name}}`, which Claude
+    Code never fills in.
 
     Fix: rename the key to the suggested spelling (a quick fix), or drop the setting.
 
@@ -103,6 +121,8 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                 entry.key.replace("_", "-") in WORKFLOW_KEYS:
             continue
         mistaken = MISTAKEN_KEYS.get(entry.key.lower())
+        if mistaken is not None and _own_argument_schema(entry.key, entry.value, ctx.lines):
+            continue
         if mistaken is not None:
             yield ctx.finding(entry.key_range,
                               f"Claude Code does not read `{entry.key}`: {mistaken}")
