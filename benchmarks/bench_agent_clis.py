@@ -43,7 +43,7 @@ from tests.agents import fake_anthropic, fake_gemini, fake_openai  # noqa: E402
 from tests.agents.clis import AGENTS_DIR  # noqa: E402
 from tests.agents.model import anthropic_agent, gemini_agent, openai_agent  # noqa: E402
 
-from baton_lsp.model.checkpoint import Scope  # noqa: E402
+from baton_lsp.model.states import Scope  # noqa: E402
 from baton_lsp.workflow import process  # noqa: E402
 from baton_lsp.workflow.engine import Engine, RunRequest  # noqa: E402
 from baton_lsp.workspace.config import load_config  # noqa: E402

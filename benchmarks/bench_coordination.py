@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baton_lsp.model.checkpoint import Scope
+from baton_lsp.model.states import Scope
 from baton_lsp.workflow.engine import Engine, RunRequest
 from baton_lsp.workspace.config import load_config
 

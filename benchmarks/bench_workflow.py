@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from baton_lsp.model.checkpoint import Scope
+from baton_lsp.model.states import Scope
 from baton_lsp.runs.checkpoint import parse_checkpoint
 from baton_lsp.runs.store import CheckpointStore
 from baton_lsp.workflow.engine import Engine, RunRequest

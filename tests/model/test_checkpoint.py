@@ -11,9 +11,6 @@ from pydantic import ValidationError
 
 from baton_lsp.cli.schema import SCHEMAS, generate
 from baton_lsp.model.checkpoint import (
-    MIGRATION_TRANSITIONS,
-    PHASE_STATES,
-    STORED_TRANSITIONS,
     VERSION_MODELS,
     Checkpoint,
     CheckpointV10,
@@ -21,10 +18,15 @@ from baton_lsp.model.checkpoint import (
     Classification,
     HaltReason,
     IterationCheckpoint,
-    Scope,
-    State,
     StateMachine,
     SupervisorCheckpoint,
+)
+from baton_lsp.model.states import (
+    MIGRATION_TRANSITIONS,
+    PHASE_STATES,
+    STORED_TRANSITIONS,
+    Scope,
+    State,
 )
 
 BASE = {"checkpoint_id": "c1", "workflow_type": "implement", "project_name": "p",

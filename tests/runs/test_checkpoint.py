@@ -14,14 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baton_lsp.model.checkpoint import (
-    MIGRATION_TRANSITIONS,
-    STORED_TRANSITIONS,
     Checkpoint,
     IterationCheckpoint,
-    Scope,
-    State,
     SupervisorCheckpoint,
 )
+from baton_lsp.model.states import MIGRATION_TRANSITIONS, STORED_TRANSITIONS, Scope, State
 from baton_lsp.runs.checkpoint import (
     MIGRATED_REASONING,
     CheckpointError,

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from baton_lsp.model.checkpoint import Scope, State
+from baton_lsp.model.states import Scope, State
 from baton_lsp.workflow.state_machine import (
     HAPPY_PATHS,
     TABLE,

@@ -71,7 +71,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         "filename": display_path(f.path),
         "location": _pos(f.range),
         "end_location": _end(f.range),
-        "url": f"https://baton-lsp.dev/rules/{f.code}",
+        "url": f.url,
         "related": [
             {"filename": display_path(r.path), "location": _pos(r.range),
              "end_location": _end(r.range), "message": r.message}

@@ -16,11 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..model.states import Scope
+
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_BUSY, EXIT_CANCELLED = 0, 1, 2, 3, 130
 
 
-SCOPES = ("research-only", "research-and-plan", "research-and-revise", "full-implementation",
-          "debug-only", "implement-only", "test-and-debug")  # = model.checkpoint.Scope
+SCOPES = tuple(scope.value for scope in Scope)
 
 
 def add_parsers(sub: Any) -> None:
@@ -207,7 +208,7 @@ def _drive(engine: Any, coro_factory: Any) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..model.checkpoint import Scope
+    from ..model.states import Scope
     from ..workflow.engine import RunRequest
 
     root = _root(args)

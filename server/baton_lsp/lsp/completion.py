@@ -43,11 +43,10 @@ def _frontmatter_end(lines: list[str]) -> int:
 def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.CompletionItem]:
     from ..model.base import Kind
     from ..model.config import DEFAULT_REQUIRED_METADATA
-    from ..model.plan import Plan
+    from ..model.plan import KNOWN_STATUSES, Plan
     from ..rules.agent_frontmatter import KNOWN_TOOLS, MODEL_SUGGESTIONS
     from ..rules.command_frontmatter import COMMAND_TYPES
     from ..rules.command_frontmatter import KNOWN_KEYS as COMMAND_KEYS
-    from ..rules.plan_common import KNOWN_STATUSES
 
     plan_keys = (*DEFAULT_REQUIRED_METADATA, *PLAN_KEYS_EXTRA)
     idx = ls.index_for(path)

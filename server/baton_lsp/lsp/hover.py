@@ -28,7 +28,7 @@ _STATUS_DOCS = {
 
 def phase_markdown(plan: Plan, phase: Phase) -> str:
     from ..model.graph import build_graph
-    from ..rules.plan_common import status_word
+    from ..model.plan import status_word
 
     graph = build_graph(plan)
     done = sum(t.checked for t in phase.tasks)
@@ -131,7 +131,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
     import json
 
     from ..model.base import Kind
-    from ..model.checkpoint import Scope, State
+    from ..model.states import Scope, State
     from ..parse.jsonpos import Positions
     from ..workflow.state_machine import HAPPY_PATHS, state_markdown
     from .convert import from_lsp_range

@@ -13,7 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from ..paths import norm
-from . import diagnostics, preflight
+from . import diagnostics
 from .runs import tracker
 from .server import BatonServer, ClientSettings, uri_path
 
@@ -137,13 +137,21 @@ def _engine_history(path: str) -> bool:
                                           engine_history_dir(os.path.dirname(parent)))
 
 
+async def _index(ls: BatonServer) -> None:
+    """Index the workspaces and run the preflight; imports the core on first use, after the
+    server answered `initialize`."""
+    from . import preflight
+
+    await preflight.index_and_check(ls)
+
+
 async def revalidate_all(ls: BatonServer) -> None:
     ls.reload_configs()
     for uri in list(ls.workspace.text_documents):
         path = uri_path(uri)
         if path is not None:
             ls.index_for(path).set_overlay(path, ls.workspace.text_documents[uri].source)
-    await preflight.index_and_check(ls)
+    await _index(ls)
     for uri in list(ls.workspace.text_documents):
         await diagnostics.validate(ls, uri, dependents=False)
 
@@ -181,7 +189,7 @@ def register(server: BatonServer) -> None:
                 log.info("file watching not registered: %s", exc)
         ls.reload_configs()
         tracker(ls).start()  # before indexing: no checkpoint written meanwhile is missed
-        await preflight.index_and_check(ls)
+        await _index(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: BatonServer,
@@ -220,7 +228,7 @@ def register(server: BatonServer) -> None:
         if after - before:
             ls.reload_configs()
             tracker(ls).start()
-            await preflight.index_and_check(ls)
+            await _index(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(ls: BatonServer,

@@ -22,7 +22,6 @@ from typing import Any
 
 from lsprotocol import types
 
-from ..runs.follow import DirWatcher
 from . import diagnostics
 from .convert import path_to_uri
 from .engine_cli import cancel_process
@@ -35,6 +34,7 @@ LIVENESS_SECONDS = 2.0
 COALESCE_SECONDS = 0.005
 ADOPT_SECONDS = 0.5
 CHANGED = "baton/workflowChanged"
+"""Notification sent when a followed workflow moves (the extension refreshes its views)."""
 
 VERBS = {"initialize": "initializing", "research": "researching", "plan": "planning",
          "implement": "implementing", "test": "testing", "debug": "debugging",
@@ -74,6 +74,8 @@ class Tracker:
     def watch(self, root: Path) -> None:
         if root in self.watchers:
             return
+        from ..runs.follow import DirWatcher
+
         watcher = DirWatcher(root)
         self.watchers[root] = watcher
         loop = asyncio.get_running_loop()

@@ -241,9 +241,9 @@ class BatonServer(LanguageServer):
     def load_core() -> None:
         """Import the core here, on the event loop, before handing work to the pool.
 
-        The core is imported on first use and has import cycles: a worker thread importing
-        it while the loop thread does too can see a half-initialised module and fail with
-        ImportError. Once imported this is a dictionary lookup."""
+        The core is imported on first use (after `initialize` was answered); a worker thread
+        importing a module while the loop thread does too can see it half-initialised and
+        fail with ImportError. Once imported this is a dictionary lookup."""
         from ..workspace import discovery, index  # noqa: F401
 
     # -- documents ------------------------------------------------------------------------

@@ -20,19 +20,16 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from lsprotocol import types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from ..runs.status import summary
-from ..runs.store import CheckpointStore, list_workflows, valid_id
-from ..workflow.engine import Engine
-from ..workspace.config import load_config
+from ..model.states import Scope
 from .convert import path_to_uri
 from .engine_cli import cancel_process, engine_argv
-from .runs import tracker
+from .runs import CHANGED, tracker
 from .server import BatonServer
 
 log = logging.getLogger(__name__)
@@ -48,11 +45,8 @@ RESUME_PREVIEW = "baton.server.workflow.resumeWithPreview"
 RESUME_FROM = "baton.server.workflow.resumeFromCheckpoint"
 CHECKPOINT_OPEN = "baton.server.checkpoint.open"
 OPEN = "baton.server.open"
-CHANGED = "baton/workflowChanged"
 MAX_CHOICES = 8  # checkpoints offered by "Resume from an earlier checkpoint…"
 
-Scope = Literal["research-only", "research-and-plan", "research-and-revise",
-                "full-implementation", "debug-only", "implement-only", "test-and-debug"]
 ID_TIMEOUT = 30.0  # seconds to wait for a launched workflow to name itself
 
 
@@ -74,7 +68,7 @@ class _Args(BaseModel):
 
 class StartArgs(_Args):
     description: str = Field(min_length=1)
-    scope: Scope = "full-implementation"
+    scope: Scope = Scope.FULL_IMPLEMENTATION
     runner: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")
     plan: str | None = None
     complexity: int | None = Field(None, ge=1, le=4)
@@ -156,6 +150,8 @@ def _root(ls: BatonServer, command: str, workspace: str | None) -> Path:
 
 def _find(ls: BatonServer, command: str, wid: str, workspace: str | None) -> Path:
     """The workspace holding workflow `wid`."""
+    from ..runs.store import list_workflows, valid_id
+
     if not valid_id(wid):
         raise JsonRpcInvalidParams(f"{command}: invalid workflow id {wid!r}")
     roots = [_root(ls, command, workspace)] if workspace else _roots(ls)
@@ -525,11 +521,16 @@ def register(server: BatonServer) -> None:
         if force:
             argv.append("--force")
         argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
+        from ..runs.status import summary
+
         info = await asyncio.to_thread(summary, root, wid)
         return await runs.launch(root, info.get("description") or wid, argv, wid)
 
     async def preview(command: str, root: Path, wid: str, at: int | None) -> dict[str, Any]:
         def compute() -> dict[str, Any]:
+            from ..workflow.engine import Engine
+            from ..workspace.config import load_config
+
             return Engine(root, load_config(root)).preview_resume(wid, at)
 
         try:
@@ -574,6 +575,8 @@ def register(server: BatonServer) -> None:
         a: IdArgs = parse(RESUME_FROM, IdArgs, args)
         root = _find(ls, RESUME_FROM, a.id, a.workspace)
         _require_trust(ls, RESUME_FROM)
+        from ..runs.store import CheckpointStore
+
         entries = [e for e in await asyncio.to_thread(CheckpointStore(root, a.id).entries)
                    if e.ok][-MAX_CHOICES:]
         if not entries:
@@ -598,6 +601,8 @@ def register(server: BatonServer) -> None:
         a: AtArgs = parse(command, AtArgs, args)
         root = _find(ls, command, a.id, a.workspace)
         try:
+            from ..runs.store import CheckpointStore
+
             return await asyncio.to_thread(CheckpointStore(root, a.id).latest, a.at)
         except Exception as exc:
             raise WorkflowRefused(f"{command}: {exc}") from None
@@ -648,6 +653,9 @@ def register(server: BatonServer) -> None:
         roots = [_root(ls, LIST, a.workspace)] if a.workspace else _roots(ls)
 
         def rows() -> list[dict[str, Any]]:
+            from ..runs.status import summary
+            from ..runs.store import list_workflows
+
             return [{**summary(root, wid), "workspace": str(root)}
                     for root in roots for wid in list_workflows(root)]
 
@@ -661,6 +669,8 @@ def register(server: BatonServer) -> None:
         """One workflow in detail, as `baton status ID --json`."""
         a: IdArgs = parse(STATUS, IdArgs, args)
         root = _find(ls, STATUS, a.id, a.workspace)
+        from ..runs.status import summary
+
         info = await asyncio.to_thread(summary, root, a.id)
         info["workspace"] = str(root)
         info["followed"] = a.id in runs.live

@@ -10,6 +10,13 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+RULE_DOCS_URL = "https://baton-lsp.dev/rules/{code}"
+"""Where a rule's documentation lives (`baton rule CODE` prints the same text)."""
+
+
+def rule_docs_url(code: str) -> str:
+    return RULE_DOCS_URL.format(code=code)
+
 
 class Model(BaseModel):
     """Base of every document model. Schemas are built on first use, not at import:
@@ -171,6 +178,11 @@ class Finding(Model):
     related: list[Related] = []
     fix: Fix | None = None
     tags: list[str] = []
+
+    @property
+    def url(self) -> str:
+        """The rule's documentation page."""
+        return rule_docs_url(self.code)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.range.start_line, self.range.start_char, self.code)

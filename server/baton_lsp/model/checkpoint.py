@@ -18,86 +18,12 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field
 
 from .base import Model
-
-
-class State(StrEnum):
-    """States of `workflow-state-machine.sh`; phase numbers 0-7 in this order, then abandoned."""
-
-    INITIALIZE = "initialize"
-    RESEARCH = "research"
-    PLAN = "plan"
-    IMPLEMENT = "implement"
-    TEST = "test"
-    DEBUG = "debug"
-    DOCUMENT = "document"
-    COMPLETE = "complete"
-    ABANDONED = "abandoned"
-
-    @property
-    def terminal(self) -> bool:
-        """`sm_transition` refuses to leave these two."""
-        return self in (State.COMPLETE, State.ABANDONED)
-
-
-_STATE_NAMES = frozenset(s.value for s in State)
-
-# Phase number → state, as `map_phase_to_state` does for 1.3 → 2.0 (other numbers: initialize).
-PHASE_STATES: tuple[State, ...] = (
-    State.INITIALIZE, State.RESEARCH, State.PLAN, State.IMPLEMENT, State.TEST, State.DEBUG,
-    State.DOCUMENT, State.COMPLETE,
+from .states import (
+    STATE_NAMES,
+    STORED_TRANSITIONS,
+    Scope,
+    State,
 )
-
-
-class Scope(StrEnum):
-    """Workflow scopes of `sm_init`; each ends in its own terminal state."""
-
-    RESEARCH_ONLY = "research-only"
-    RESEARCH_AND_PLAN = "research-and-plan"
-    RESEARCH_AND_REVISE = "research-and-revise"
-    FULL_IMPLEMENTATION = "full-implementation"
-    DEBUG_ONLY = "debug-only"
-    IMPLEMENT_ONLY = "implement-only"
-    TEST_AND_DEBUG = "test-and-debug"
-
-    @property
-    def terminal_state(self) -> State:
-        """The state at which `sm_init` stops this scope (unknown scopes stop at complete)."""
-        return _TERMINAL[self]
-
-
-_TERMINAL = {
-    Scope.RESEARCH_ONLY: State.RESEARCH,
-    Scope.RESEARCH_AND_PLAN: State.PLAN,
-    Scope.RESEARCH_AND_REVISE: State.PLAN,
-    Scope.FULL_IMPLEMENTATION: State.COMPLETE,
-    Scope.DEBUG_ONLY: State.DEBUG,
-    Scope.IMPLEMENT_ONLY: State.IMPLEMENT,
-    Scope.TEST_AND_DEBUG: State.COMPLETE,
-}
-
-# The table the state machine stores today (`workflow-state-machine.sh` v2.0.0).
-STORED_TRANSITIONS: dict[str, str] = {
-    "initialize": "research,implement",
-    "research": "plan,complete",
-    "plan": "implement,complete,debug",
-    "implement": "test,complete",
-    "test": "debug,document,complete",
-    "debug": "test,document,complete",
-    "document": "complete",
-    "complete": "",
-}
-
-# The older, narrower table baked into the 1.3 → 2.0 migration; saved checkpoints carry either.
-MIGRATION_TRANSITIONS: dict[str, str] = {
-    "initialize": "research",
-    "research": "plan,complete",
-    "plan": "implement,complete",
-    "implement": "test",
-    "test": "debug,document",
-    "debug": "test,complete",
-    "document": "complete",
-    "complete": "",
-}
 
 
 class HaltReason(StrEnum):
@@ -256,9 +182,9 @@ class StateMachineV20(_Open):
         table = self.transition_table or STORED_TRANSITIONS
         out: dict[State, frozenset[State]] = {}
         for key, value in table.items():
-            if key in _STATE_NAMES:
+            if key in STATE_NAMES:
                 names = (n.strip() for n in value.split(","))
-                out[State(key)] = frozenset(State(n) for n in names if n in _STATE_NAMES)
+                out[State(key)] = frozenset(State(n) for n in names if n in STATE_NAMES)
         return out
 
 

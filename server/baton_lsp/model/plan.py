@@ -120,6 +120,29 @@ class Section(Model):
     range: Range
 
 
+
+KNOWN_STATUSES = ("NOT STARTED", "IN PROGRESS", "COMPLETE", "COMPLETED", "BLOCKED", "SKIPPED")
+"""Phase status markers of the seeds' plans, in the order completion offers them."""
+EXTRA_STATUSES = ("PENDING", "PARTIAL")
+"""Accepted, not suggested: markers newer trees write (`[PARTIAL]`: some tasks done)."""
+COMPLETE = frozenset({"COMPLETE", "COMPLETED"})
+"""Both spellings mean finished (the seeds' scripts match only `[COMPLETE]`; BTN114 says so)."""
+DONE = COMPLETE | {"SKIPPED"}
+"""Phases nothing waits for and the engine does not run again."""
+
+
+def status_word(phase: Phase) -> str | None:
+    """The phase's status in canonical upper case (heading marker first, then body line)."""
+    marker = phase.status or phase.body_status
+    if marker is None:
+        return None
+    return " ".join(marker.text.replace("_", " ").split()).upper()
+
+
+def is_complete(phase: Phase) -> bool:
+    return status_word(phase) in COMPLETE
+
+
 class Plan(Model):
     path: str
     title: str | None = None

@@ -15,13 +15,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.base import Convention, Finding, Fix, Kind, Range, Related, Severity, TextEdit
+from ..model.base import (
+    Convention,
+    Finding,
+    Fix,
+    Kind,
+    Range,
+    Related,
+    Severity,
+    TextEdit,
+    rule_docs_url,
+)
 from ..model.config import BatonConfig
 
 if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
 
-RULE_DOCS_URL = "https://baton-lsp.dev/rules/{code}"
 
 CheckFn = Callable[[Any, "RuleContext"], Iterable[Finding]]
 
@@ -70,7 +79,7 @@ class Rule:
 
     @property
     def url(self) -> str:
-        return RULE_DOCS_URL.format(code=self.code)
+        return rule_docs_url(self.code)
 
 
 _REGISTRY: dict[str, Rule] = {}

@@ -5,25 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..model.base import Range
-from ..model.plan import Phase, Plan
-
-KNOWN_STATUSES = ("NOT STARTED", "IN PROGRESS", "COMPLETE", "COMPLETED", "BLOCKED", "SKIPPED")
-EXTRA_STATUSES = ("PENDING", "PARTIAL")
-"""Accepted, not suggested: markers newer trees write (`[PARTIAL]`: some tasks done)."""
-COMPLETE = {"COMPLETE", "COMPLETED"}
-DONE = COMPLETE | {"SKIPPED"}
-
-
-def status_word(phase: Phase) -> str | None:
-    """The phase's status in canonical upper case (heading marker first, then body line)."""
-    marker = phase.status or phase.body_status
-    if marker is None:
-        return None
-    return " ".join(marker.text.replace("_", " ").split()).upper()
-
-
-def is_complete(phase: Phase) -> bool:
-    return status_word(phase) in COMPLETE
+from ..model.plan import Phase, Plan, is_complete, status_word
 
 
 def completion_style(plan: Plan) -> str:

@@ -5,19 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..model.base import Convention, Finding, Kind, Related, Severity
-from ..model.plan import Phase, Plan, StatusMarker
-from .base import RuleContext, closest, rule
-from .plan_common import (
+from ..model.plan import (
     COMPLETE,
     DONE,
     EXTRA_STATUSES,
     KNOWN_STATUSES,
-    completion_style,
+    Phase,
+    Plan,
+    StatusMarker,
     is_complete,
-    marker_edit_range,
-    phase_label,
     status_word,
 )
+from .base import RuleContext, closest, rule
+from .plan_common import completion_style, marker_edit_range, phase_label
 
 PLAN = (Kind.PLAN,)
 MISSPELLING = 0.8

@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterator
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
-from ..model.plan import PHASES_SECTIONS, Plan
+from ..model.plan import COMPLETE, DONE, KNOWN_STATUSES, PHASES_SECTIONS, Plan, status_word
 from .base import RuleContext, rule
-from .plan_common import COMPLETE, DONE, KNOWN_STATUSES, phase_label, status_word
+from .plan_common import phase_label
 
 PLAN = (Kind.PLAN,)
 _MARKER_THEN_TEXT = re.compile(

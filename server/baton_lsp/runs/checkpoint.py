@@ -27,17 +27,14 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..model.checkpoint import (
-    MIGRATION_TRANSITIONS,
-    PHASE_STATES,
     VERSION_MODELS,
     Checkpoint,
     CheckpointV10,
     HaltReason,
     IterationCheckpoint,
-    Scope,
-    State,
     SupervisorCheckpoint,
 )
+from ..model.states import MIGRATION_TRANSITIONS, PHASE_STATES, Scope, State
 
 CURRENT_VERSION = "2.1"
 CHAIN: tuple[str, ...] = ("1.0", "1.1", "1.2", "1.3", "2.0", "2.1")

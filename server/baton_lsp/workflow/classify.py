@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..model.checkpoint import Scope
+from ..model.states import Scope
 from ..runs.checkpoint import guess_scope
 from .layout import slugify
 

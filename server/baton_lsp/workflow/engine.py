@@ -33,8 +33,9 @@ from typing import Any
 from .. import __version__
 from ..errors import PathError
 from ..model.base import Kind
-from ..model.checkpoint import STORED_TRANSITIONS, Scope, State
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
+from ..model.plan import DONE, status_word
+from ..model.states import STORED_TRANSITIONS, FailureClass, Scope, State
 from ..runs.checkpoint import CheckpointError, parse_checkpoint
 from ..runs.records import append_error, error_record, state_file_path, utc_now, write_state_file
 from ..runs.store import CheckpointStore, WorkflowBusy
@@ -51,7 +52,7 @@ log = logging.getLogger(__name__)
 STATE_INDEX = {s: i for i, s in enumerate(
     (State.INITIALIZE, State.RESEARCH, State.PLAN, State.IMPLEMENT, State.TEST, State.DEBUG,
      State.DOCUMENT, State.COMPLETE))}
-TRANSIENT, PERMANENT, FATAL = "transient", "permanent", "fatal"
+TRANSIENT, PERMANENT, FATAL = FailureClass.TRANSIENT, FailureClass.PERMANENT, FailureClass.FATAL
 NEEDS_PLAN = classify.NEEDS_PLAN
 HIERARCHICAL_TOPICS = 4  # the seeds: four or more research agents go through a supervisor
 MAX_DESCRIPTION = 10_000
@@ -1136,9 +1137,7 @@ class Engine:
             raise StepFailure("implement", PERMANENT, problem, "validation_error")
         graph = build_graph(plan)
         sections = self._phase_hashes(plan_path)
-        done_in_plan = {p.id for p in plan.phases if p.status and
-                        re.sub(r"[\s_-]+", "", p.status.text.upper()) in ("COMPLETE",
-                                                                          "COMPLETED", "DONE")}
+        done_in_plan = {p.id for p in plan.phases if status_word(p) in DONE}
         ws = self.data["workflow_state"]
         ws.update(wave_structure={str(i): [_num(p) for p in w]
                                   for i, w in enumerate(graph.waves, 1)},

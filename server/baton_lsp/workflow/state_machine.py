@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..model.checkpoint import STORED_TRANSITIONS, Scope, State
+from ..model.states import STORED_TRANSITIONS, Scope, State
 
 TABLE: dict[State, frozenset[State]] = {
     State(k): frozenset(State(n) for n in v.split(",") if n)

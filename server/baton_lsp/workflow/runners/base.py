@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ...model.states import FailureClass
 from ..process import ProcessOutcome
 
 logger = logging.getLogger(__name__)
 
-TRANSIENT = "transient"
-PERMANENT = "permanent"
+TRANSIENT, PERMANENT = FailureClass.TRANSIENT, FailureClass.PERMANENT
 FATAL = "fatal"
 
 
