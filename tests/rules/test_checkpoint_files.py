@@ -57,6 +57,20 @@ def test_missing_field_lands_on_the_object_that_lacks_it(tmp_path: Path) -> None
     assert "'implement'" in state.message
 
 
+def test_the_design_documents_v2_shape_is_read_as_the_engine_reads_it(tmp_path: Path) -> None:
+    # Seed 001's example: `version`, identity under `metadata`, no workflow_type or status.
+    doc = {"version": "2.0",
+           "state_machine": {"current_state": "research", "completed_states": ["initialize"],
+                             "workflow_config": {"scope": "research-and-plan",
+                                                 "command": "coordinate"}},
+           "metadata": {"checkpoint_id": "coordinate_20251107_143022",
+                        "project_name": "claude-config", "created_at": "2025-11-07T14:30:22Z"}}
+    _, fs = check(tmp_path, f"{CK}/coordinate.json", json.dumps(doc, indent=2))
+    assert only(fs, "BTN411") == [] and only(fs, "BTN410") == []
+    (f,) = only(fs, "BTN412")
+    assert f.message.startswith("checkpoint schema 2.0:")
+
+
 def test_outdated_schema_fix_migrates_to_2_1(corpus: Path, tmp_path: Path) -> None:
     text = (corpus / ".claude/checkpoints/test_524747/test_checkpoint.json").read_text()
     path, fs = check(tmp_path, f"{CK}/old.json", text)

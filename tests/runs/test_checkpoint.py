@@ -604,3 +604,58 @@ def test_iteration_problems(tmp_path: Path) -> None:
                       "plan_path does not exist: missing.md"]
     assert warnings[0] == "continuation file missing: ctx.md"
     assert warnings[1].startswith("unknown halt_reason 'bored'")
+
+
+# -- the design documents' own examples -------------------------------------------------------
+
+SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
+
+
+def _seed_json(prefix: str, marker: str) -> str:
+    """The first ```json block after `marker` in the seed document `prefix`_*.txt."""
+    found = sorted(SEEDS.glob(f"{prefix}_*.txt")) if SEEDS.is_dir() else []
+    if not found:
+        pytest.skip("shared seeds not present")
+    text = found[0].read_text(encoding="utf-8")
+    start = text.index("```json\n", text.index(marker)) + len("```json\n")
+    return text[start:text.index("```", start)]
+
+
+def test_seed_001s_v2_example_loads_as_2_0(tmp_path: Path) -> None:
+    # `version` instead of schema_version; checkpoint_id, project_name and dates under
+    # `metadata`; no workflow_type or status.
+    path = tmp_path / "coordinate_claude-config_20251107_143022.json"
+    path.write_text(_seed_json("001", "### Checkpoint Schema v2.0"), encoding="utf-8")
+    loaded = load_checkpoint(path)
+    assert (loaded.source_version, loaded.effective_version) == ("2.0", "2.0")
+    cp = loaded.checkpoint
+    assert isinstance(cp, Checkpoint)
+    assert (cp.checkpoint_id, cp.project_name, cp.created_at) == (
+        "coordinate_20251107_143022", "claude-config", "2025-11-07T14:30:22Z")
+    assert (cp.workflow_type, cp.status) == ("coordinate", "in_progress")
+    assert cp.state_machine is not None and cp.state_machine.current_state is State.RESEARCH
+    assert any("read from `metadata`" in n for n in loaded.notes)
+    assert any("derived: workflow_type = 'coordinate'" in n for n in loaded.notes)
+    assert "schema_version" not in loaded.original  # the file is read, never changed
+
+
+def test_seed_003s_v2_1_example_loads_with_derived_identity(tmp_path: Path) -> None:
+    # Only the 2.x sections: no checkpoint_id, project_name, created_at or status at all.
+    path = tmp_path / "coordinate_auth.json"
+    path.write_text(_seed_json("003", "Extend Checkpoint Schema to v2.1 with Classification"),
+                    encoding="utf-8")
+    loaded = load_checkpoint(path)
+    cp = loaded.checkpoint
+    assert isinstance(cp, Checkpoint) and loaded.effective_version == "2.1"
+    assert (cp.checkpoint_id, cp.status) == ("coordinate_auth", "in_progress")
+    derived = next(n for n in loaded.notes if n.startswith("not in the file, derived"))
+    assert "project_name" in derived and "created_at" in derived
+
+
+def test_a_1_x_checkpoint_without_its_identity_is_still_invalid() -> None:
+    # Lifting and deriving is for the 2.x design shape only: validate_checkpoint's five
+    # fields stay required on 1.x files.
+    doc = full_doc("1.2")
+    del doc["project_name"]
+    with pytest.raises(CheckpointError, match="project_name"):
+        parse(doc)

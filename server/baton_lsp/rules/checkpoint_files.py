@@ -21,6 +21,7 @@ from ..model.data import CheckpointDoc
 from ..parse.jsonpos import Positions
 from ..runs.checkpoint import (
     CheckpointError,
+    design_shape,
     detect_kind,
     dump_checkpoint,
     iteration_problems,
@@ -38,10 +39,15 @@ def _positions(ctx: RuleContext) -> Positions:
     return Positions("\n".join(ctx.lines))
 
 
+def _shaped(doc: CheckpointDoc) -> dict[str, Any]:
+    """The document as the engine reads it (the design documents' 2.x shape normalised)."""
+    assert doc.data is not None
+    return design_shape(doc.data, doc.path)[0]
+
+
 def _detect(doc: CheckpointDoc) -> tuple[str, str | None, str | None, list[str]]:
     """The engine's own detection of the checkpoint's kind and version."""
-    assert doc.data is not None
-    return detect_kind(doc.data, doc.path)
+    return detect_kind(_shaped(doc), doc.path)
 
 
 def _model(kind: str, effective: str | None) -> type[BaseModel]:
@@ -165,7 +171,7 @@ def checkpoint_schema_violation(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     except CheckpointError:
         return
     try:
-        _model(kind, effective).model_validate(doc.data)
+        _model(kind, effective).model_validate(_shaped(doc))
     except ValidationError as exc:
         pos = _positions(ctx)
         errors = exc.errors(include_url=False)

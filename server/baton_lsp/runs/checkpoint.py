@@ -351,6 +351,55 @@ def migrate_data(data: dict[str, Any], version: str) -> tuple[dict[str, Any], li
 # --- loading --------------------------------------------------------------------------------
 
 
+IDENTITY_FIELDS = ("checkpoint_id", "workflow_type", "project_name", "workflow_description",
+                   "created_at", "updated_at", "status")
+"""The 1.x top-level fields `save_checkpoint` writes into every checkpoint, 2.x included."""
+
+
+def design_shape(data: dict[str, Any], source: str,
+                 modified: datetime | None = None) -> tuple[dict[str, Any], list[str]]:
+    """A 2.x checkpoint in the shape the design documents show it, read as `save_checkpoint`
+    writes it: seed 001 names the version `version` and keeps the identity under `metadata`;
+    seed 003's examples show only the 2.x sections. Identity fields are lifted from
+    `metadata` or derived (the file name, the workflow command, the state), each noted; any
+    other document is returned as it is."""
+    sm = data.get("state_machine")
+    if not isinstance(sm, dict) or (data.get("version") == "2.1" and "iteration" in data):
+        return data, []
+    out = dict(data)
+    notes: list[str] = []
+    if "schema_version" not in out and out.get("version") in ("2.0", "2.1"):
+        out["schema_version"] = out["version"]
+        notes.append(f"`version: {out['version']}` read as schema_version (the design "
+                     "documents' shape)")
+    if out.get("schema_version") not in ("2.0", "2.1"):
+        return data, []
+    meta = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
+    lifted = [k for k in IDENTITY_FIELDS if k not in out and k in meta]
+    for key in lifted:
+        out[key] = meta[key]
+    if lifted:
+        notes.append(f"{', '.join(lifted)} read from `metadata`")
+    config = sm.get("workflow_config") if isinstance(sm.get("workflow_config"), dict) else {}
+    topic = config.get("topic_path")
+    derived = {
+        "checkpoint_id": Path(source).stem or "checkpoint",
+        "workflow_type": str(config.get("command") or "workflow"),
+        "project_name": Path(topic).name if isinstance(topic, str) and topic.strip("/")
+        else Path(source).stem or "project",
+        "created_at": out.get("updated_at") if isinstance(out.get("updated_at"), str) else
+        (modified or datetime(1970, 1, 1, tzinfo=UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "status": "completed" if sm.get("current_state") == "complete" else "in_progress",
+    }
+    missing = [k for k in derived if out.get(k) is None]
+    for key in missing:
+        out[key] = derived[key]
+    if missing:
+        notes.append("not in the file, derived: " + ", ".join(
+            f"{k} = {derived[k]!r}" for k in missing))
+    return out, notes
+
+
 def detect_kind(data: dict[str, Any], source: str,
                 ) -> tuple[CheckpointKind, str | None, str | None, list[str]]:
     """(kind, declared version, effective version, notes)."""
@@ -397,21 +446,27 @@ def parse_checkpoint(raw: bytes | str, source: str = "<checkpoint>",
 
 
 def _parse(raw: bytes | str, source: str, path: Path | None) -> LoadedCheckpoint:
-    data = read_json_object(raw, source)
+    original = read_json_object(raw, source)
+    modified = None
+    if path is not None:
+        with contextlib.suppress(OSError):
+            modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    data, shape_notes = design_shape(original, source, modified)
     kind, declared, effective, notes = detect_kind(data, source)
+    notes = shape_notes + notes
     if kind == "iteration":
         it = _validate(IterationCheckpoint, data, source, "invalid iteration checkpoint")
-        return LoadedCheckpoint(path, kind, declared, effective, data, data, it, [], notes)
+        return LoadedCheckpoint(path, kind, declared, effective, original, data, it, [], notes)
     if kind == "supervisor":
         sup = _validate(SupervisorCheckpoint, data, source, "invalid supervisor checkpoint")
-        return LoadedCheckpoint(path, kind, None, None, data, data, sup, [], notes)
+        return LoadedCheckpoint(path, kind, None, None, original, data, sup, [], notes)
     assert effective is not None
     _validate(VERSION_MODELS[effective], data, source, f"invalid {effective} checkpoint")
     migrated, steps, step_notes = migrate_data(data, effective)
     checkpoint = _validate(Checkpoint, migrated, source,
                            f"checkpoint invalid after migration {effective}->{CURRENT_VERSION}")
-    return LoadedCheckpoint(path, kind, declared, effective, data, migrated, checkpoint, steps,
-                            notes + step_notes)
+    return LoadedCheckpoint(path, kind, declared, effective, original, migrated, checkpoint,
+                            steps, notes + step_notes)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> LoadedCheckpoint:
