@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from ..model.states import Scope
 from .convert import path_to_uri
 from .engine_cli import cancel_process, engine_argv
 from .runs import CHANGED, tracker
@@ -68,10 +67,20 @@ class _Args(BaseModel):
 
 class StartArgs(_Args):
     description: str = Field(min_length=1)
-    scope: Scope = Scope.FULL_IMPLEMENTATION
+    scope: str = "full-implementation"
     runner: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")
     plan: str | None = None
     complexity: int | None = Field(None, ge=1, le=4)
+
+    @field_validator("scope")
+    @classmethod
+    def _known_scope(cls, value: str) -> str:
+        from ..model.states import Scope  # the core loads after `initialize` was answered
+
+        scopes = [s.value for s in Scope]
+        if value not in scopes:
+            raise ValueError(f"unknown scope {value!r}: expected one of {', '.join(scopes)}")
+        return value
 
 
 class IdArgs(_Args):
