@@ -1,6 +1,9 @@
 """BTN41x: checkpoint JSON files — the schema (any version 1.0 → 2.1, iteration and
 supervisor checkpoints), migration to 2.1, and tampering with the engine's history.
 
+The checkpoint models and the run store are imported by the rules that need them: most
+checks hold no checkpoint, and every `baton check` would pay for loading them.
+
 Checkpoints are what `baton resume` trusts, so a file a user opens (or edits by hand) gets
 the same validation the engine applies, with pydantic's errors placed on the offending key
 or value instead of a one-line message.
@@ -16,18 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..model.base import Finding, Kind, Range, Severity
-from ..model.checkpoint import VERSION_MODELS, IterationCheckpoint, SupervisorCheckpoint
 from ..model.data import CheckpointDoc
 from ..parse.jsonpos import Positions
-from ..runs.checkpoint import (
-    CheckpointError,
-    design_shape,
-    detect_kind,
-    dump_checkpoint,
-    iteration_problems,
-    parse_checkpoint,
-)
-from ..runs.store import verify_file
 from .base import RuleContext, rule
 
 CHECKPOINT = (Kind.CHECKPOINT,)
@@ -41,16 +34,22 @@ def _positions(ctx: RuleContext) -> Positions:
 
 def _shaped(doc: CheckpointDoc) -> dict[str, Any]:
     """The document as the engine reads it (the design documents' 2.x shape normalised)."""
+    from ..runs.checkpoint import design_shape
+
     assert doc.data is not None
     return design_shape(doc.data, doc.path)[0]
 
 
 def _detect(doc: CheckpointDoc) -> tuple[str, str | None, str | None, list[str]]:
     """The engine's own detection of the checkpoint's kind and version."""
+    from ..runs.checkpoint import detect_kind
+
     return detect_kind(_shaped(doc), doc.path)
 
 
 def _model(kind: str, effective: str | None) -> type[BaseModel]:
+    from ..model.checkpoint import VERSION_MODELS, IterationCheckpoint, SupervisorCheckpoint
+
     if kind == "iteration":
         return IterationCheckpoint
     if kind == "supervisor":
@@ -113,6 +112,8 @@ def checkpoint_unreadable(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Find
     if doc.error is not None:
         yield ctx.finding(doc.error_range or ctx.line_range(0), doc.error)
         return
+    from ..runs.checkpoint import CheckpointError
+
     try:
         _detect(doc)
     except CheckpointError as exc:
@@ -166,6 +167,8 @@ def checkpoint_schema_violation(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     """
     if doc.data is None:
         return
+    from ..runs.checkpoint import CheckpointError
+
     try:
         kind, _declared, effective, _notes = _detect(doc)
     except CheckpointError:
@@ -227,6 +230,8 @@ def checkpoint_outdated_schema(doc: CheckpointDoc, ctx: RuleContext) -> Iterator
     """
     if doc.data is None:
         return
+    from ..runs.checkpoint import CheckpointError, dump_checkpoint, parse_checkpoint
+
     try:
         kind, declared, effective, _notes = _detect(doc)
     except CheckpointError:
@@ -268,6 +273,8 @@ def checkpoint_tampered(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Findin
     baton = doc.data.get("baton")
     if not isinstance(baton, dict) or "checksum" not in baton:
         return
+    from ..runs.store import verify_file
+
     _data, problem = verify_file(Path(doc.path))
     if problem and "checksum" in problem:
         pos = _positions(ctx)
@@ -288,6 +295,9 @@ def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], l
     """Relative paths resolve against the workspace root."""
     if doc.data is None:
         return [], []
+    from ..model.checkpoint import IterationCheckpoint
+    from ..runs.checkpoint import CheckpointError, iteration_problems
+
     try:
         kind = _detect(doc)[0]
     except CheckpointError:

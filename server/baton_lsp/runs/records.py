@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import atomic_write
+from .atomic import atomic_write
 
 ROTATE_BYTES = 10 * 1024 * 1024
 BACKUPS = 5

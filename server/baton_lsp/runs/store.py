@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import CheckpointError, atomic_write
+from .atomic import atomic_write
+from .checkpoint import CheckpointError
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.agent import AgentFile
 from ..model.base import Kind
@@ -23,9 +23,11 @@ from ..model.plan import Plan
 from ..parse import parse_text
 from ..parse.text import UnreadableError, decode
 from ..paths import norm
-from ..runs.follow import RunIndex
 from .discovery import classify, excluded, plugin_layout, walk
 from .symbols import SymbolSummary, summarize
+
+if TYPE_CHECKING:
+    from ..runs.follow import RunIndex
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,8 @@ class WorkspaceIndex:
         rules that put run state on plans."""
         with self._lock:
             if self._runs is None:
+                from ..runs.follow import RunIndex  # the run store loads only where asked
+
                 self._runs = RunIndex(self.root)
             return self._runs
 
