@@ -466,9 +466,9 @@ def unknown_tool(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
             scoped = base != name
             what = f"tool `{base}` in scoped rule `{name}`" if scoped else f"tool `{name}`"
             gone = tool_status(base)
-            if gone is not None and gone.until is not None and key == "disallowedTools":
-                continue  # denying a tool that is gone denies nothing, and older releases
             if gone is not None and gone.until is not None:
+                if key == "disallowedTools":
+                    continue  # denying a removed tool is harmless (older releases still have it)
                 note = f" ({gone.note})" if gone.note else ""
                 yield ctx.finding(
                     item.range,

@@ -121,11 +121,10 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                 entry.key.replace("_", "-") in WORKFLOW_KEYS:
             continue
         mistaken = MISTAKEN_KEYS.get(entry.key.lower())
-        if mistaken is not None and _own_argument_schema(entry.key, entry.value, ctx.lines):
-            continue
         if mistaken is not None:
-            yield ctx.finding(entry.key_range,
-                              f"Claude Code does not read `{entry.key}`: {mistaken}")
+            if not _own_argument_schema(entry.key, entry.value, ctx.lines):
+                yield ctx.finding(entry.key_range,
+                                  f"Claude Code does not read `{entry.key}`: {mistaken}")
             continue
         guess = _misspelling_of(entry.key)
         if guess is None:
