@@ -194,9 +194,14 @@ class Tracker:
         self._arm_liveness()
 
     async def _recheck(self, root: Path, old: Any, view: Any) -> None:
+        """Re-check and publish the files whose run findings `view` may have changed: its
+        plan and whatever recorded the workflow's directory; agent files (they depend on
+        every workflow) only when the run started, stopped or its failed agent steps
+        changed — a failed run failing again elsewhere keeps its status."""
         idx = self.ls.index_for_root(root)
         targets = idx.direct_dependents(idx.runs.base / view.workflow_id)
-        if old is None or old.status != view.status or old.running != view.running:
+        if old is None or old.status != view.status or old.running != view.running or \
+                _agent_failures(old) != _agent_failures(view):
             targets |= idx.direct_dependents(idx.runs.base)  # agent files: any workflow
         if view.plan:
             targets.add(str(Path(view.plan)))
@@ -292,6 +297,13 @@ class Tracker:
 
     def _cancel(self, root: Path, wid: str) -> None:
         self._spawn(cancel_process(root, wid))
+
+
+def _agent_failures(view: Any) -> frozenset[tuple[str, str, str | None]]:
+    """What BTN505 reports of `view` on agent files, to compare two views by."""
+    from ..rules.run_state import agent_barrier_failures  # the core loads after initialize
+
+    return frozenset((s.id, s.role, s.message) for s in agent_barrier_failures(view))
 
 
 def _same(a: Any, b: Any) -> bool:

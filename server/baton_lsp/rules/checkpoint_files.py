@@ -1,5 +1,6 @@
 """BTN41x: checkpoint JSON files — the schema (any version 1.0 → 2.1, iteration and
-supervisor checkpoints), migration to 2.1, and tampering with the engine's history.
+supervisor checkpoints), migration to 2.1, tampering with the engine's history, iteration
+checkpoints the loop cannot continue from, and checkpoints a resume should not trust blindly.
 
 The checkpoint models and the run store are imported by the rules that need them: most
 checks hold no checkpoint, and every `baton check` would pay for loading them.
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..model.base import Finding, Kind, Range, Severity
 from ..model.data import CheckpointDoc
+from ..model.states import State
 from ..parse.jsonpos import Positions
 from .base import RuleContext, rule
 
@@ -393,3 +395,185 @@ def iteration_checkpoint_suspect(doc: CheckpointDoc, ctx: RuleContext) -> Iterat
          "iteration": 3, "max_iterations": 5, "halt_reason": "stuck"}
     """
     yield from _problem_findings(ctx, _iteration(doc, ctx)[1])
+
+
+# --- BTN416: safe to resume? ----------------------------------------------------------------
+
+_BASH_NAME = re.compile(r"^(?P<workflow>.+)_\d{8}_\d{6}\.json$")
+"""`save_checkpoint`'s `<workflow_type>_<project_name>_<YYYYMMDD_HHMMSS>.json`."""
+_FINISHED = frozenset({"completed", "complete"})  # the bash and the engine's word
+_TERMINAL_STATES = frozenset(s.value for s in State if s.terminal)
+_RESUME_PREFIX = "not safe to resume automatically: "
+
+
+def _not_resumed_from(path: Path, ctx: RuleContext) -> bool:
+    """Whether a resume would read another file than this one: an older entry of a Baton
+    run's history (or any entry of a run still going), or an older `save_checkpoint` file of
+    the same workflow (restore takes the newest by mtime). Both depend on the directory."""
+    from ..runs.checkpoint import CheckpointError
+    from ..runs.store import CheckpointStore, valid_id
+    from ..workspace.discovery import engine_history_dir
+
+    if _STORE_FILE.match(path.name) and engine_history_dir(str(path.parent)):
+        ctx.depends_on.add(str(path.parent))
+        if not valid_id(path.parent.name):
+            return True
+        store = CheckpointStore(path.parents[4], path.parent.name)
+        try:
+            latest = store.latest()
+        except CheckpointError:
+            return True  # nothing sound to resume from: BTN413 says why
+        return latest.path.name != path.name or store.locked()
+    m = _BASH_NAME.match(path.name)
+    if m is None:
+        return False
+    ctx.depends_on.add(str(path.parent))
+
+    def stamp(p: Path) -> tuple[float, str]:
+        try:
+            return p.stat().st_mtime, p.name
+        except OSError:
+            return 0.0, p.name
+
+    mine = stamp(path)
+    try:
+        siblings = [p for p in path.parent.iterdir() if p != path and (
+            (s := _BASH_NAME.match(p.name)) is not None and s["workflow"] == m["workflow"])]
+    except OSError:
+        return False
+    return any(stamp(p) > mine for p in siblings)
+
+
+def _plan_file(ctx: RuleContext, value: str) -> Path | None:
+    """The checkpoint's plan on this machine: relative to the workspace root, a path into
+    another checkout's `.claude/` re-rooted here, any other absolute path as written (the
+    bash resume reads it as it is); None for what only a shell could expand (`$HOME/…`)."""
+    found = ctx.resolve(value, ctx.root) if ctx.root is not None else None
+    if found is None and Path(value).is_absolute():
+        return Path(value)
+    return found
+
+
+_RESUME_KEYS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+    ("Tests failing", (("tests_passing",),)),
+    ("Last run had errors", (("last_error",), ("error_state", "last_error"))),
+    ("Checkpoint status", (("status",), ("metadata", "status"))),
+    ("Plan file modified", (("plan_modification_time",),)),
+    ("Plan file missing", (("workflow_state", "plan_path"),)),
+)
+
+
+def _resume_range(pos: Positions, ctx: RuleContext, problem: str, data: dict[str, Any],
+                  age_key: str) -> Range:
+    """The field the problem is about: the age on the timestamp it was measured from, a
+    run's error on whichever of `last_error` / `error_state.last_error` holds it."""
+    paths: tuple[tuple[str, ...], ...] = ((age_key,), ("metadata", age_key))
+    for marker, candidates in _RESUME_KEYS:
+        if problem.startswith(marker):
+            paths = candidates
+    if problem.startswith("Last run had errors") and data.get("last_error") in (None, False):
+        paths = paths[::-1]
+    for path in paths:
+        found = pos.value_range(path)
+        if found is not None:
+            return found
+    return ctx.line_range(0)
+
+
+@rule("BTN416", "checkpoint-not-safely-resumable", Severity.INFO, CHECKPOINT, cross_file=True)
+def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Finding]:
+    """An unfinished workflow's checkpoint that a resume should not pick up without asking.
+
+    These are the conditions of the seeds' `check_safe_resume_conditions`, which lets
+    `/implement` continue from a checkpoint silently only when all of them hold: the last
+    run's tests did not fail (`tests_passing` is not false), it recorded no error
+    (`last_error`), the `status` is `in_progress`, the checkpoint is at most 7 days old
+    (plus an hour), and the plan's modification time still equals
+    `plan_modification_time`. A plan that existed when the checkpoint was written and is
+    gone now is reported too: there is nothing left to continue. Each problem is reported
+    on the field it is about; this is information for whoever resumes, not a defect of
+    the file.
+
+    Only the checkpoint a resume would read is judged: completed workflows are not, nor an
+    older `<type>_<project>_<timestamp>.json` of the same workflow, nor any entry of
+    Baton's own history (`.claude/data/checkpoints/<id>/NNNNNN.json`) but the newest sound
+    one, and not while its run is still going. A history entry's age is counted from
+    `updated_at` (when it was written), and its plan is compared by content
+    (`baton.plan_sha256`, as `baton resume` does) rather than by modification time. The
+    age depends on the clock: an open file is re-judged when it or its plan changes.
+
+    Fix: review the workflow (`baton status ID`, or the file) and resume it deliberately
+    (`baton resume ID --dry-run` shows what would run again), or delete a checkpoint you
+    will not resume.
+
+    Reported:
+
+        ==> .claude/data/checkpoints/implement_auth_20251007_050046.json <==
+        {
+          "schema_version": "1.2",
+          "checkpoint_id": "implement_auth_001",
+          "workflow_type": "implement",
+          "project_name": "auth",
+          "created_at": "2025-10-07T05:00:46Z",
+          "status": "in_progress",
+          "current_phase": 2,
+          "tests_passing": true
+        }
+
+    Not reported:
+
+        ==> .claude/data/checkpoints/implement_auth_20251007_050046.json <==
+        {
+          "schema_version": "1.2",
+          "checkpoint_id": "implement_auth_001",
+          "workflow_type": "implement",
+          "project_name": "auth",
+          "created_at": "2025-10-07T05:00:46Z",
+          "status": "completed",
+          "current_phase": 5,
+          "tests_passing": true
+        }
+    """
+    if doc.data is None:
+        return
+    from ..model.checkpoint import Checkpoint
+    from ..runs.checkpoint import CheckpointError, parse_checkpoint, safe_resume_problems
+
+    path = Path(doc.path)
+    try:
+        loaded = parse_checkpoint("\n".join(ctx.lines), doc.path, path)
+    except CheckpointError:
+        return  # BTN410/BTN411 explain why
+    cp = loaded.checkpoint
+    shaped = _shaped(doc)
+    sm = shaped.get("state_machine")
+    if not isinstance(cp, Checkpoint) or cp.status in _FINISHED or (
+            isinstance(sm, dict) and sm.get("current_state") in _TERMINAL_STATES):
+        return  # iteration and supervisor checkpoints have BTN414/BTN415
+    if _not_resumed_from(path, ctx):
+        return
+    baton = shaped.get("baton") if isinstance(shaped.get("baton"), dict) else None
+    age_key = "created_at"
+    if baton is not None and _STORE_FILE.match(path.name) and cp.updated_at:
+        age_key = "updated_at"
+        cp = cp.model_copy(update={"created_at": cp.updated_at})
+    raw_plan = cp.workflow_state.plan_path if cp.workflow_state is not None else None
+    plan = _plan_file(ctx, raw_plan) if raw_plan else None
+    if plan is not None:
+        ctx.depends_on.add(str(plan))
+    problems = safe_resume_problems(cp, plan_path=plan)
+    recorded = baton.get("plan_sha256") if baton is not None else None
+    if plan is not None and isinstance(recorded, str) and plan.is_file():
+        from ..runs.digest import sha256_file
+
+        if sha256_file(plan) == recorded:  # touched or checked out, not edited
+            problems = [p for p in problems if not p.startswith("Plan file modified")]
+    if plan is not None and cp.plan_modification_time is not None and not plan.is_file():
+        problems.append(f"Plan file missing: {raw_plan} (it existed when the checkpoint "
+                        "was written)")
+    if not problems:
+        return
+    pos = _positions(ctx)
+    for problem in problems:
+        yield ctx.finding(_resume_range(pos, ctx, problem, shaped, age_key),
+                          _RESUME_PREFIX + problem)

@@ -10,7 +10,6 @@ and a resumed run that succeeds clears them.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
+from ..runs.digest import sha256_file
 from ..runs.records import errors_log_path
 from .base import RuleContext, rule
 
@@ -113,6 +113,13 @@ def _failed_steps(view: Any) -> list[Any]:
     return [s for s in view.steps.values() if s.status == "failed"]
 
 
+def agent_barrier_failures(view: Any) -> list[Any]:
+    """The steps BTN505 reports on agent files: research, plan, debug or document steps
+    (no plan phase) of a run waiting to be resumed that missed their artifact. Followers
+    compare them between two views to know when agent files need re-checking."""
+    return [s for s in _failed_steps(view) if s.phase is None and s.barrier]
+
+
 @rule("BTN501", "hard-barrier-failed", Severity.ERROR, PLAN, cross_file=True)
 def hard_barrier_failed(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """The last run of this plan stopped because an agent did not write its artifact.
@@ -188,18 +195,6 @@ def workflow_error_logged(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             tags=[view.workflow_id])
 
 
-def _sha256_text(ctx: RuleContext) -> str | None:
-    """The plan's saved bytes (what resume hashes), not the editor's unsaved buffer."""
-    h = hashlib.sha256()
-    try:
-        with open(ctx.path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError:
-        return None
-    return h.hexdigest()
-
-
 @rule("BTN504", "stale-checkpoint", Severity.WARNING, PLAN, cross_file=True)
 def stale_checkpoint(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """The plan was saved with changes after the checkpoint of its unfinished workflow.
@@ -211,7 +206,7 @@ def stale_checkpoint(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     view = _plan_run(plan, ctx)
     if view is None or view.status == "complete" or view.running or not view.plan_sha256:
         return
-    current = _sha256_text(ctx)
+    current = sha256_file(ctx.path)  # saved bytes: what resume hashes
     if current is not None and current != view.plan_sha256:
         yield ctx.finding(
             plan.title_range or ctx.line_range(0),
@@ -234,9 +229,7 @@ def agent_hard_barrier_failed(agent: AgentFile, ctx: RuleContext) -> Iterator[Fi
     if runs is None or not os.path.isdir(runs.base):
         return
     for view in runs.views():
-        for step in _failed_steps(view):
-            if step.phase is not None or not step.barrier:
-                continue
+        for step in agent_barrier_failures(view):
             role = ctx.config.workflow.role(step.role)
             if role.agent != agent.name:
                 continue
