@@ -1,5 +1,5 @@
 """`baton` entry point: check, rule, graph, schema, migrate, lsp, and the workflow commands
-(run, resume, cancel, status, checkpoints) from `cli/workflow.py`."""
+(run, resume, cancel, status, checkpoints, adopt) from `cli/workflow.py`."""
 
 from __future__ import annotations
 
@@ -318,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
     handlers = {"check": cmd_check, "rule": cmd_rule, "graph": cmd_graph, "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}
-    if args.command in ("run", "resume", "cancel", "status", "checkpoints"):
+    if args.command in ("run", "resume", "cancel", "status", "checkpoints", "adopt"):
         from .workflow import HANDLERS
 
         handlers.update(HANDLERS)

@@ -1,8 +1,10 @@
-"""`baton run | resume | cancel | status | checkpoints`: the workflow engine from a shell.
+"""`baton run | resume | cancel | status | checkpoints | adopt`: the workflow engine from a
+shell.
 
 Each engine runs in the `baton` process itself (one workflow per process, a file lock per
 workflow); `cancel` and `status` work from any other process through the checkpoint
-directory, the engine's `run.json` and that lock.
+directory, the engine's `run.json` and that lock. `status` also lists the bash system's own
+checkpoint files (ids `bash:…`), and `adopt` makes a Baton run of one.
 """
 
 from __future__ import annotations
@@ -85,6 +87,21 @@ def add_parsers(sub: Any) -> None:
     ck.add_argument("workflow_id")
     ck.add_argument("--json", action="store_true")
     common(ck)
+
+    ad = sub.add_parser("adopt", help="make a Baton workflow of a bash-system checkpoint (the "
+                        "file itself is kept unchanged), to `baton resume` it")
+    ad.add_argument("checkpoint", help="a `bash:` id from `baton status`, or the checkpoint "
+                    "file under .claude/")
+    ad.add_argument("--plan", help="the plan to work on when the checkpoint's is missing or "
+                    "has moved (rebinds it)")
+    ad.add_argument("--scope", default=None, choices=SCOPES, help="default: the checkpoint's "
+                    "(implement-only for an implement or build checkpoint of schema 1.x)")
+    ad.add_argument("--force", action="store_true", help="adopt despite safe-resume problems "
+                    "(failing tests, last error, status, age, plan edited)")
+    ad.add_argument("--id", dest="workflow_id", help="id of the new workflow (default: "
+                    "generated)")
+    ad.add_argument("--json", action="store_true")
+    common(ad)
 
 
 def _root(args: argparse.Namespace) -> Path:
@@ -179,10 +196,11 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
 
 def _drive(engine: Any, coro_factory: Any) -> int:
     from ..runs.store import WorkflowBusy
-    from ..workflow.engine import EngineError, install_signal_handlers
+    from ..workflow.cancel import install_signal_handlers
+    from ..workflow.engine import EngineError
 
     async def main() -> Any:
-        install_signal_handlers(engine)
+        install_signal_handlers(engine.cancel)
         return await coro_factory()
 
     try:
@@ -284,7 +302,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from ..workflow.engine import cancel_workflow
+    from ..workflow.cancel import cancel_workflow
 
     root = _root(args)
     try:
@@ -303,16 +321,13 @@ def _summary(root: Path, wid: str) -> dict[str, Any]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from ..runs.store import list_workflows
+    from ..runs.store import list_workflows, valid_id
     from ..workflow.accounting import format_usage
 
     root = _root(args)
     if args.workflow_id:
-        from ..runs.store import valid_id
-
         if not valid_id(args.workflow_id) or args.workflow_id not in list_workflows(root):
-            print(f"baton: error: no workflow {args.workflow_id!r} in {root}", file=sys.stderr)
-            return EXIT_ERROR
+            return _foreign_status(root, args)
         info = _summary(root, args.workflow_id)
         if args.json:
             print(json.dumps(info, indent=2))
@@ -354,16 +369,148 @@ def cmd_status(args: argparse.Namespace) -> int:
                       f"{row['artifact_tokens']:>6} tokens  reduction "
                       f"{row.get('reduction_pct')} %")
         return EXIT_OK
-    rows = [_summary(root, wid) for wid in list_workflows(root)]
+    from ..runs.status import summaries
+
+    every = summaries(root)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(every, indent=2))
         return EXIT_OK
+    rows = [r for r in every if r.get("origin") != "bash"]
+    bash = [r for r in every if r.get("origin") == "bash"]
     if not rows:
-        print("no workflows in this workspace")
+        print("no Baton workflows in this workspace" if bash else
+              "no workflows in this workspace")
     for r in sorted(rows, key=lambda r: r.get("updated_at") or ""):
         cost = format_usage((r.get("usage") or {}).get("total"))
+        source = f"  (adopted from {r['adopted_from'].get('id')})" \
+            if r.get("adopted_from") else ""
         print(f"{r['workflow_id']:<44} {r.get('status')!s:<12} {r.get('state')!s:<10} "
-              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}")
+              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}")
+    if bash:
+        print(f"\nfrom the bash system ({len(bash)} checkpoint file{'s' if len(bash) != 1 else ''}"
+              " Baton did not write; `baton adopt ID` makes one resumable here):")
+    width = max([44, *(len(r["workflow_id"]) for r in bash)])
+    for r in sorted(bash, key=lambda r: r.get("updated_at") or ""):
+        print(f"{r['workflow_id']:<{width}} {r.get('status')!s:<12} "
+              f"{r.get('state') or '-'!s:<10} {(r.get('description') or '')[:50]}  "
+              f"[{'; '.join(_bash_marks(r))}]")
+    return EXIT_OK
+
+
+def _bash_marks(row: dict[str, Any]) -> list[str]:
+    """What a bash run's row adds: progress, a missing plan, resume problems, adoption."""
+    if row.get("status") == "unreadable":
+        return [f"bash system; {row.get('problem')}"]
+    marks = ["bash system"]
+    phase = row.get("phase") or {}
+    if phase:
+        marks.append(f"{'plan ' if phase.get('counts') == 'plan' else ''}phase "
+                     f"{phase.get('current')}"
+                     + (f"/{phase['total']}" if phase.get("total") else ""))
+    if row.get("plan") and not row.get("plan_exists"):
+        marks.append("plan missing")
+    if row.get("problems"):
+        n = len(row["problems"])
+        marks.append(f"{n} safe-resume problem{'s' if n > 1 else ''}")
+    if row.get("adopted_by"):
+        marks.append(f"adopted as {row['adopted_by']}")
+    return marks
+
+
+def _foreign_status(root: Path, args: argparse.Namespace) -> int:
+    """`baton status bash:ID` (or a checkpoint file): one bash-system run in detail."""
+    from ..runs.checkpoint import CheckpointError
+    from ..runs.foreign import ForeignRuns, adopted_by, adoptions, is_foreign_id, resolve
+
+    token = args.workflow_id
+    if not is_foreign_id(token) and not any(os.path.lexists(p)
+                                            for p in (Path(token), root / token)):
+        print(f"baton: error: no workflow {token!r} in {root}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        run = ForeignRuns(root).read(resolve(root, token))
+    except CheckpointError as exc:
+        print(f"baton: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if run is None:
+        print(f"baton: error: {token}: not a checkpoint of the bash system (or a symbolic "
+              "link out of the workspace)", file=sys.stderr)
+        return EXIT_ERROR
+    by = adopted_by(run, adoptions(root))
+    info = run.as_dict(by)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return EXIT_OK
+    print(f"{run.id}  {run.status}  state={run.state or '-'}  scope={run.scope or '-'}  "
+          "(a checkpoint of the bash system, not written by Baton)")
+    if not run.readable:
+        print(f"  problem: {run.problem}")
+        print(f"  checkpoint_path: {run.path}")
+        return EXIT_OK
+    if run.description:
+        print(f"  description: {run.description}")
+    print(f"  workflow_type: {run.workflow_type} (schema {run.schema_version or '1.0'})")
+    if run.phase_text():
+        print(f"  progress: {run.phase_text()}")
+    if run.plan:
+        print(f"  plan: {run.plan}" + ("" if run.plan_exists else
+                                      f" (MISSING: rebind it with `baton adopt {run.id} "
+                                      "--plan PATH`)"))
+    for key in ("created_at", "updated_at"):
+        if info.get(key):
+            print(f"  {key}: {info[key]}")
+    print(f"  checkpoint_path: {run.path}")
+    for note in run.notes:
+        print(f"  note: {note}")
+    for problem in run.problems:
+        print(f"  not safe to resume: {problem}")
+    if by:
+        print(f"  adopted as workflow {by}: `baton resume {by}`")
+    else:
+        print(f"  adopt it: `baton adopt {run.id}"
+              + (" --plan PATH" if run.plan and not run.plan_exists else "")
+              + (" --force" if run.problems else "") + "`, then `baton resume` the new id")
+    return EXIT_OK
+
+
+def cmd_adopt(args: argparse.Namespace) -> int:
+    from ..model.states import Scope
+    from ..workspace.config import load_config
+    from .adopt import AdoptError, AdoptRequest, adopt
+
+    root = _root(args)
+    req = AdoptRequest(args.checkpoint, plan=args.plan,
+                       scope=Scope(args.scope) if args.scope else None, force=args.force,
+                       workflow_id=args.workflow_id)
+    try:
+        done = adopt(root, load_config(root), req)
+    except AdoptError as exc:
+        print(f"baton: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.json:
+        print(json.dumps({"workflow_id": done.workflow_id, "record": str(done.record),
+                          "adopted_from": str(done.source.path), "source_id": done.source.id,
+                          "sha256": done.source.sha256, "state": done.state.value,
+                          "scope": done.scope.value, "plan": done.plan,
+                          "done_phases": done.done_phases, "notes": done.notes,
+                          "forced": done.forced}, indent=2))
+        return EXIT_OK
+    print(f"adopted {done.source.id} as workflow {done.workflow_id}")
+    print(f"  from {done.source.path} (sha256 {done.source.sha256}; left as it was)")
+    print(f"  state {done.state.value}, scope {done.scope.value}"
+          + (f"; {done.source.phase_text()}" if done.source.phase_text() else ""))
+    if done.done_phases:
+        print(f"  plan phases done by the bash system, skipped on resume: "
+              f"{', '.join(done.done_phases)}")
+    if done.plan:
+        print(f"  plan: {done.plan}")
+    for note in done.notes:
+        print(f"  note: {note}")
+    for problem in done.forced:
+        print(f"  adopted despite: {problem}")
+    print(f"  record: {done.record}")
+    print(f"resume it with `baton resume {done.workflow_id}` (preview: `baton resume "
+          f"{done.workflow_id} --dry-run`)")
     return EXIT_OK
 
 
@@ -398,4 +545,4 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 
 
 HANDLERS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "status": cmd_status,
-            "checkpoints": cmd_checkpoints}
+            "checkpoints": cmd_checkpoints, "adopt": cmd_adopt}

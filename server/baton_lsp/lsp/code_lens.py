@@ -99,6 +99,14 @@ def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
         return types.CodeLens(range=where, command=types.Command(
             title=title, command=command, arguments=args))
 
+    if view.foreign is not None:  # the bash system's run: its file, and how to adopt it
+        run = view.foreign
+        detail = run.problem if not run.readable else " · ".join(
+            p for p in (f"{run.status} in {run.state}", run.phase_text(),
+                        _ago(run.updated_at)) if p)
+        return [lens(f"bash system: {detail}", OPEN, [{"path": str(run.path)}]),
+                lens(f"adopt to resume: baton adopt {run.id}")]
+
     show = lens("Show checkpoint", CHECKPOINT_OPEN, _args(view))
     if view.running:
         age = _ago(view.updated_at)
@@ -120,6 +128,13 @@ def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
 
 
 def _phase_command(view: Any, phase_id: str) -> types.Command:
+    if view.foreign is not None and view.foreign.plan_phases:
+        run = view.foreign
+        if phase_id in {str(n) for n in run.completed_phases}:
+            return types.Command(title="✓ done (bash system)", command="")
+        if phase_id == str(run.current_phase):
+            return types.Command(title=f"⏸ {run.status} here (bash system)", command="")
+        return types.Command(title="○ pending", command="")
     step = view.phase_step(phase_id)
     if step is None:
         if view.status == "complete":

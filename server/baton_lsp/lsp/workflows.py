@@ -171,6 +171,21 @@ def _find(ls: BatonServer, command: str, wid: str, workspace: str | None) -> Pat
                                f"{', '.join(map(str, roots)) or 'any open workspace'}")
 
 
+def bash_status(ls: BatonServer, run_id: str, workspace: str | None) -> dict[str, Any]:
+    """The bash system's run `run_id` (`baton status bash:… --json`), from the workspace
+    holding it."""
+    from ..runs.foreign import ForeignRuns, adopted_by, adoptions
+
+    roots = [_root(ls, STATUS, workspace)] if workspace else _roots(ls)
+    for root in roots:
+        run = ForeignRuns(root).get(run_id)
+        if run is not None:
+            return {**run.as_dict(adopted_by(run, adoptions(root))), "workspace": str(root),
+                    "followed": False}
+    raise JsonRpcInvalidParams(f"{STATUS}: no bash checkpoint {run_id!r} in "
+                               f"{', '.join(map(str, roots)) or 'any open workspace'}")
+
+
 def _trusted(ls: BatonServer) -> bool:
     return bool(ls.settings.trusted or ls.initialization_options.get("trusted"))
 
@@ -657,16 +672,16 @@ def register(server: BatonServer) -> None:
 
     @server.command(LIST)
     async def list_(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
-        """Every workflow of every open workspace, as `baton status --json` rows."""
+        """Every workflow of every open workspace, as `baton status --json` rows (the bash
+        system's checkpoints too, `origin: bash`)."""
         a: NoArgs = parse(LIST, NoArgs, args)
         roots = [_root(ls, LIST, a.workspace)] if a.workspace else _roots(ls)
 
         def rows() -> list[dict[str, Any]]:
-            from ..runs.status import summary
-            from ..runs.store import list_workflows
+            from ..runs.status import summaries
 
-            return [{**summary(root, wid), "workspace": str(root)}
-                    for root in roots for wid in list_workflows(root)]
+            return [{**row, "workspace": str(root)}
+                    for root in roots for row in summaries(root)]
 
         out = await asyncio.to_thread(rows)
         for row in out:
@@ -675,8 +690,11 @@ def register(server: BatonServer) -> None:
 
     @server.command(STATUS)
     async def status(ls: BatonServer, *args: Any) -> dict[str, Any]:
-        """One workflow in detail, as `baton status ID --json`."""
+        """One workflow in detail, as `baton status ID --json` (a `bash:` id: the bash
+        system's checkpoint)."""
         a: IdArgs = parse(STATUS, IdArgs, args)
+        if a.id.startswith("bash:"):
+            return await asyncio.to_thread(bash_status, ls, a.id, a.workspace)
         root = _find(ls, STATUS, a.id, a.workspace)
         from ..runs.status import summary
 

@@ -4,7 +4,9 @@ The engine's durable outputs are the whole interface — the newest sound checkp
 workflow, its lock (is an engine alive?) and the workflow's `errors.jsonl` records — so a
 follower started after the engine (a restarted language server) sees exactly what one
 started before it sees. `RunIndex` reads them on demand and caches each workflow by its
-checkpoint directory's mtime, so asking again when nothing changed costs one `stat`.
+checkpoint directory's mtime, so asking again when nothing changed costs one `stat`. The
+bash system's own checkpoint files (`foreign.py`) are views too, marked `origin == "bash"`
+and never resumable here (`baton adopt` makes a Baton run of one).
 `DirWatcher` says when to ask: inotify on Linux (no polling at all), a short `stat` poll
 where inotify is missing.
 """
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
 from .records import errors_log_path
 from .store import CheckpointStore, checkpoints_root, valid_id
 
@@ -99,10 +102,21 @@ class RunView:
     stamp: tuple[Any, ...] = ()
     usage: dict[str, Any] | None = None
     """The workflow's reported cost and tokens (`baton.usage.total`)."""
+    adoption: Adoption | None = None
+    """The bash checkpoint this Baton run was adopted from (`baton.adopted_from`)."""
+    foreign: ForeignRun | None = None
+    """Set for a run of the bash system: its checkpoint file, summarised."""
+    adopted_by: str | None = None
+    """For a bash run: the Baton workflow made from it by `baton adopt`."""
+
+    @property
+    def origin(self) -> str:
+        return "bash" if self.foreign is not None else "baton"
 
     @property
     def resumable(self) -> bool:
-        return self.status in RESUMABLE
+        """`baton resume` can take it: the bash system's runs must be adopted first."""
+        return self.foreign is None and self.status in RESUMABLE
 
     @property
     def finished(self) -> bool:
@@ -238,7 +252,15 @@ def read_view(root: Path, workflow_id: str, errors: tuple[ErrorEntry, ...] = ())
         plan=paths.get("plan") or ws.get("plan_path"), plan_sha256=baton.get("plan_sha256"),
         steps=steps, waves=_waves(ws), current_wave=wave if isinstance(wave, int) else None,
         failure=failure if isinstance(failure, dict) else None, errors=errors,
-        usage=_total_usage(baton))
+        usage=_total_usage(baton), adoption=adoption_of(workflow_id, d))
+
+
+def foreign_view(root: Path, run: ForeignRun, adopted: str | None = None) -> RunView:
+    """A bash-system run as a view: its file's status and state, never running here."""
+    return RunView(root=root, workflow_id=run.id, status=run.status, running=False,
+                   state=run.state, scope=run.scope, description=run.description,
+                   updated_at=run.updated_at, checkpoint_path=str(run.path), plan=run.plan,
+                   problem=run.problem, foreign=run, adopted_by=adopted)
 
 
 def _total_usage(baton: dict[str, Any]) -> dict[str, Any] | None:
@@ -303,13 +325,15 @@ class ErrorLog:
 
 
 class RunIndex:
-    """Every workflow of one workspace, re-read only when its checkpoint directory changed.
+    """Every workflow of one workspace, re-read only when its checkpoint directory changed,
+    and the bash system's runs, re-read only when their file's `stat` changed.
     Thread-safe: rules run on checker threads, the language server on its loop.
 
     `views()` (and `for_plan`, which every plan check asks) re-stats the workflow
     directories at most every `max_age` seconds: a bulk check of thousands of plans costs
     one pass, not one per plan. `view(id)` is always current; followers call it on each
-    change, which also updates what `views()` returns."""
+    change, which also updates what `views()` returns. `workflow_ids()` names Baton's
+    workflows only: the bash system's runs have no engine to follow."""
 
     FRESH_SECONDS = 0.25
 
@@ -317,7 +341,9 @@ class RunIndex:
         self.root = root
         self.base = checkpoints_root(root)
         self.errors = ErrorLog(root)
+        self.foreign = ForeignRuns(root)
         self._views: dict[str, RunView] = {}
+        self._foreign_views: dict[str, RunView] = {}
         self._plans: dict[str, str] = {}  # workflow id → realpath of its plan
         self._scanned = -1e9
         self._lock = threading.RLock()
@@ -331,10 +357,45 @@ class RunIndex:
 
     def view(self, workflow_id: str) -> RunView:
         """Current view of one workflow (cached while its directory and errors are
-        unchanged and, for a live run, while its engine still holds the lock)."""
+        unchanged and, for a live run, while its engine still holds the lock); a `bash:`
+        id is the bash system's run of that file."""
         with self._lock:
+            if is_foreign_id(workflow_id):
+                return self._foreign_view(workflow_id)
             self.errors.refresh()
             return self._view(workflow_id)
+
+    def _foreign_view(self, run_id: str) -> RunView:
+        run = self.foreign.get(run_id)
+        if run is None:
+            self._foreign_views.pop(run_id, None)
+            self._plans.pop(run_id, None)
+            return RunView(self.root, run_id, "unreadable", False,
+                           problem="no such checkpoint of the bash system (the file is gone)")
+        view = foreign_view(self.root, run, adopted_by(run, self._adoptions()))
+        self._foreign_views[run_id] = view
+        self._plan_of(view)
+        return view
+
+    def _adoptions(self) -> list[Adoption]:
+        return [v.adoption for v in self._views.values() if v.adoption is not None]
+
+    def _plan_of(self, view: RunView) -> None:
+        """Record the plan a view runs; an adopted bash run leaves it to its Baton run."""
+        if view.plan and view.adopted_by is None:
+            self._plans[view.workflow_id] = os.path.realpath(view.plan)
+        else:
+            self._plans.pop(view.workflow_id, None)
+
+    def _scan_foreign(self) -> None:
+        adoptions = self._adoptions()
+        views = {run.id: foreign_view(self.root, run, adopted_by(run, adoptions))
+                 for run in self.foreign.scan()}
+        for gone in set(self._foreign_views) - set(views):
+            self._plans.pop(gone, None)
+        self._foreign_views = views
+        for view in views.values():
+            self._plan_of(view)
 
     def _view(self, workflow_id: str) -> RunView:
         errors = self.errors.of(workflow_id)
@@ -350,10 +411,7 @@ class RunIndex:
         view = read_view(self.root, workflow_id, errors)
         view.stamp = stamp
         self._views[workflow_id] = view
-        if view.plan:
-            self._plans[workflow_id] = os.path.realpath(view.plan)
-        else:
-            self._plans.pop(workflow_id, None)
+        self._plan_of(view)
         return view
 
     def views(self, max_age: float | None = None) -> list[RunView]:
@@ -367,11 +425,14 @@ class RunIndex:
                 self.errors.refresh()
                 for wid in ids:
                     self._view(wid)
+                self._scan_foreign()
                 self._scanned = time.monotonic()
-            return [self._views[wid] for wid in sorted(self._views)]
+            return [self._views[wid] for wid in sorted(self._views)] + \
+                [self._foreign_views[rid] for rid in sorted(self._foreign_views)]
 
     def for_plan(self, plan: str | Path) -> RunView | None:
-        """The most recently updated workflow whose plan is `plan`."""
+        """The most recently updated workflow whose plan is `plan` (a run of the bash system
+        too, unless a Baton run adopted it)."""
         want = os.path.realpath(plan)
         best: RunView | None = None
         for v in self.views():

@@ -1,17 +1,28 @@
-"""The status of one workflow, read from its checkpoint directory and lock (shared by
-`baton status` and the language server's `baton.server.workflow.*` commands)."""
+"""The status of one workflow, read from its checkpoint directory and lock, and of the bash
+system's runs beside them (shared by `baton status` and the language server's
+`baton.server.workflow.*` commands)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from .foreign import Adoption, adopted_by, adoption_of, discover
+from .store import CheckpointStore, list_workflows
+
+
+def summaries(root: Path) -> list[dict[str, Any]]:
+    """Every run of the workspace: Baton's workflows (`origin: baton`), then the bash
+    system's checkpoints (`origin: bash`), each naming the Baton run that adopted it."""
+    rows = [summary(root, wid) for wid in list_workflows(root)]
+    found = [Adoption(r["workflow_id"], r["adopted_from"]["path"],
+                      r["adopted_from"].get("sha256")) for r in rows if r.get("adopted_from")]
+    return rows + [run.as_dict(adopted_by(run, found)) for run in discover(root)]
+
 
 def summary(root: Path, wid: str) -> dict[str, Any]:
-    from .store import CheckpointStore
-
     store = CheckpointStore(root, wid)
-    out: dict[str, Any] = {"workflow_id": wid, "running": store.locked()}
+    out: dict[str, Any] = {"workflow_id": wid, "origin": "baton", "running": store.locked()}
     try:
         entry = store.latest()
     except Exception as exc:
@@ -39,6 +50,9 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
             "topics": [t.get("short_name") if isinstance(t, dict) else t
                        for t in cls.get("research_topics") or []],
             "source": cls.get("source"), "confidence": cls.get("confidence")}
+    adoption = adoption_of(wid, d)
+    if adoption is not None:
+        out["adopted_from"] = baton["adopted_from"]
     if baton.get("context"):
         out["context"] = baton["context"]
     if baton.get("usage"):
