@@ -1,0 +1,63 @@
+"""Random `kill -9` of `baton run` over the bundled example workflow, each followed by
+`baton resume`: the crash-safety figures behind `BENCHMARKS.md`.
+
+Run: `python benchmarks/bench_crash.py [--kills 1000] [--jobs 2] [--seed N]`.
+
+The loop is tests/workflow/crash_harness.py (the suite's test runs it 50 times): a fresh copy
+of examples/workspace per kill, SIGKILL to `baton run`'s process group at an instant drawn
+uniformly over an uninterrupted run's life after its first checkpoint, every history file
+verified and parsed, `baton resume` to completion, and the launches of the resume compared
+with the steps recorded `done` in the newest checkpoint before it. Exit status 1 when a
+history file failed to load, a resume did not complete or a finished step ran again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.workflow.crash_harness import KillResult, new_seed, run_kills
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kills", type=int, default=1000, help="kills (default 1000)")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="kill + resume cycles at a time (default 2)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="RNG seed (default: BATON_CRASH_SEED, else a fresh one)")
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="work directory (default: a temporary one; failed kills are "
+                             "kept there)")
+    args = parser.parse_args()
+    if args.kills < 1 or args.jobs < 1:
+        parser.error("--kills and --jobs must be at least 1")
+    seed = args.seed if args.seed is not None else new_seed()
+    base = args.dir or Path(tempfile.mkdtemp(prefix="baton-crash-"))
+    print(f"seed {seed}; {args.kills} kills, {args.jobs} at a time; work in {base}", flush=True)
+    started = time.monotonic()
+    every = max(1, args.kills // 20)
+
+    def progress(k: KillResult) -> None:
+        done = k.index + 1
+        if k.failed:
+            print(f"FAILED: {k.where(seed)}", flush=True)
+        if done % every == 0:
+            print(f"  {done}/{args.kills} kills, {time.monotonic() - started:.0f} s",
+                  flush=True)
+
+    summary = run_kills(base / "crash", args.kills, seed, jobs=args.jobs, progress=progress)
+    print(summary.report())
+    failures = summary.failures()
+    for line in failures:
+        print(f"FAILURE {line}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
