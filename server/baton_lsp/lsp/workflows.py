@@ -552,10 +552,10 @@ def register(server: BatonServer) -> None:
 
     async def preview(command: str, root: Path, wid: str, at: int | None) -> dict[str, Any]:
         def compute() -> dict[str, Any]:
-            from ..workflow.engine import Engine
+            from ..workflow.resume import preview_resume
             from ..workspace.config import load_config
 
-            return Engine(root, load_config(root)).preview_resume(wid, at)
+            return preview_resume(root, load_config(root).workflow, wid, at)
 
         try:
             return await asyncio.to_thread(compute)

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from ..errors import PathError
 from ..model.base import Kind
 from ..model.claude_models import claude_model_arg, looks_like_claude_model
 from ..model.config import DEFAULT_ROLE_AGENTS, WorkflowSettings
+from ..model.states import State
 from .layout import contained, inside, specs_dir
 from .runners.base import AUTH_FIXES
 
@@ -266,3 +267,17 @@ def workspace_check(root: Path, settings: WorkflowSettings,
         return []
     specs = specs_dir(root, settings.specs_dir, claude="claude" in clis)
     return check(root, settings, uses, specs, env, which, version_of)[0]
+
+
+def roles_ahead(settings: WorkflowSettings, states: Sequence[State]) -> list[str]:
+    """The roles a run through `states` launches agents for, in order."""
+    by_state = {
+        State.INITIALIZE: ["classifier"] if "classifier" in settings.agents else [],
+        State.RESEARCH: ["research", *{"agent": ["research-supervisor"],
+                                       "planning": ["research-coordinator"]}.get(
+                                           settings.research_mode, [])],
+        State.PLAN: ["plan"],
+        State.IMPLEMENT: ["implement-coordinator" if settings.implement_mode == "iterations"
+                          else "implement"],
+        State.DEBUG: ["debug"], State.DOCUMENT: ["document"]}
+    return [r for st in states for r in by_state.get(st, [])]

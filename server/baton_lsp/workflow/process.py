@@ -453,3 +453,18 @@ async def _finish_readers(proc: asyncio.subprocess.Process,
     transport = getattr(proc, "_transport", None)  # no public way to close the pipes
     if transport is not None:
         transport.close()
+
+
+def owned_agent_groups(pgids: list[int], workflow_id: str) -> list[int]:
+    """The process groups among `pgids` whose leader still carries this workflow's id in its
+    environment: a recorded pgid may have been reused by an unrelated process since."""
+    marker = f"BATON_WORKFLOW_ID={workflow_id}".encode()
+    out = []
+    for pgid in pgids:
+        try:
+            env = Path(f"/proc/{pgid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker in env:
+            out.append(pgid)
+    return out

@@ -41,46 +41,79 @@ from .gemini import GeminiRunner
 from .script import SCRIPTED_MODULE, ScriptRunner
 
 __all__ = [
-    "CLI_RUNNERS", "FATAL", "PERMANENT", "RUNNER_NAMES", "SCRIPTED_MODULE", "TRANSIENT",
-    "AgentEvent", "ClaudeRunner", "CodexRunner", "CommandRunner", "GeminiRunner",
-    "Invocation", "LaunchSpec", "RunResult", "Runner", "ScriptRunner", "available_runner",
-    "classify_common", "classify_outcome", "classify_text", "cli_runner", "fix_for",
-    "refusals", "usage_of",
+    "CLI_RUNNERS",
+    "FATAL",
+    "PERMANENT",
+    "REGISTRY",
+    "RUNNER_NAMES",
+    "SCRIPTED_MODULE",
+    "TRANSIENT",
+    "AgentEvent",
+    "ClaudeRunner",
+    "CodexRunner",
+    "CommandRunner",
+    "GeminiRunner",
+    "Invocation",
+    "LaunchSpec",
+    "RunResult",
+    "Runner",
+    "ScriptRunner",
+    "available_runner",
+    "classify_common",
+    "classify_outcome",
+    "classify_text",
+    "cli_runner",
+    "fix_for",
+    "refusals",
+    "registered_runner",
+    "usage_of",
 ]
 
 logger = logging.getLogger(__name__)
 
 
+RunnerFactory = Callable[[WorkflowSettings, Path], Runner]
+
+# One registration per runner: a new agent CLI is its module plus one line here.
+REGISTRY: dict[str, RunnerFactory] = {
+    "script": ScriptRunner.configured,
+    "command": CommandRunner.configured,
+    "claude": ClaudeRunner.configured,
+    "codex": CodexRunner.configured,
+    "gemini": GeminiRunner.configured,
+}
+CLI_RUNNERS = ("claude", "codex", "gemini")
+RUNNER_NAMES = ("auto", *sorted(REGISTRY))
+
+
+def registered_runner(name: str | None, settings: WorkflowSettings, root: Path) -> Runner:
+    """The runner of that name as the workspace's settings configure it; `auto` (or None) is
+    the scripted agent. Raises ValueError for an unknown name or an incomplete setting."""
+    key = (name or "auto").strip().lower()
+    factory = REGISTRY.get("script" if key == "auto" else key)
+    if factory is None:
+        raise ValueError(f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}")
+    runner = factory(settings, root)
+    exe = getattr(runner, "executable", None)
+    if key in CLI_RUNNERS and exe and shutil.which(exe) is None:
+        logger.warning("runner %r: %r is not on PATH; its steps will fail to start", key, exe)
+    return runner
+
+
 def cli_runner(key: str, settings: WorkflowSettings | None = None) -> Runner:
     """The claude, codex or gemini runner with its `[workflow.<key>]` settings."""
-    ws = settings or WorkflowSettings()
-    if key == "claude":
-        c = ws.claude
-        return ClaudeRunner(executable=c.executable, permission_mode=c.permission_mode,
-                            model=c.model, fallback_model=c.fallback_model,
-                            extra_args=tuple(c.extra_args))
-    if key == "codex":
-        x = ws.codex
-        return CodexRunner(executable=x.executable, sandbox=x.sandbox, model=x.model,
-                           extra_args=tuple(x.extra_args))
-    if key == "gemini":
-        g = ws.gemini
-        return GeminiRunner(executable=g.executable, approval_mode=g.approval_mode,
-                            skip_trust=g.skip_trust, model=g.model,
-                            extra_args=tuple(g.extra_args))
-    raise ValueError(f"{key!r} is not an agent CLI runner")
-
-
-CLI_RUNNERS = ("claude", "codex", "gemini")
-RUNNER_NAMES = ("auto", "claude", "codex", "command", "gemini", "script")
+    if key not in CLI_RUNNERS:
+        raise ValueError(f"{key!r} is not an agent CLI runner")
+    return REGISTRY[key](settings or WorkflowSettings(), Path.cwd())
 
 
 def available_runner(name: str | None, *, which: Callable[[str], str | None] = shutil.which,
                      command: Sequence[str] | None = None, executable: str | None = None,
                      script: Path | None = None,
                      settings: WorkflowSettings | None = None) -> Runner:
-    """The runner configured by name; a new instance on every call (runners may keep
-    per-run decoding state).
+    """The runner configured by name with explicit overrides (the agent-CLI tests and
+    benchmarks use it); a new instance on every call (runners may keep per-run decoding
+    state).
 
     None or "auto" gives the `script` runner: the default is the deterministic offline agent,
     not whatever agent CLI happens to be on PATH, because a run must not start spending money
@@ -92,17 +125,17 @@ def available_runner(name: str | None, *, which: Callable[[str], str | None] = s
     key = (name or "auto").strip().lower()
     if key in ("auto", "script"):
         return ScriptRunner(script)
+    ws = settings or WorkflowSettings()
     if key == "command":
         if not command:
             raise ValueError("runner 'command' needs an argv template (a list of strings)")
-        return CommandRunner(list(command))
-    if key in CLI_RUNNERS:
-        runner = cli_runner(key, settings)
-        if executable:
-            runner.executable = executable  # type: ignore[attr-defined]
-        exe = runner.executable  # type: ignore[attr-defined]
-        if which(exe) is None:
-            logger.warning("runner %r: %r is not on PATH; its steps will fail to start",
-                           key, exe)
-        return runner
-    raise ValueError(f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}")
+        ws = ws.model_copy(update={"command": list(command)})
+    if key not in REGISTRY:
+        raise ValueError(f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}")
+    runner = REGISTRY[key](ws, Path.cwd())
+    if executable:
+        runner.executable = executable  # type: ignore[attr-defined]
+    exe = getattr(runner, "executable", None)
+    if key in CLI_RUNNERS and exe and which(exe) is None:
+        logger.warning("runner %r: %r is not on PATH; its steps will fail to start", key, exe)
+    return runner

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.claude_models import claude_model_arg
+from ...model.config import WorkflowSettings
 from ..process import strip_ansi
 from .base import (
     FATAL,
@@ -81,6 +82,13 @@ class ClaudeRunner:
     one seen is kept per stream (per asyncio task, like gemini's text) to classify the
     final `result`.
     """
+
+    @classmethod
+    def configured(cls, settings: WorkflowSettings, root: Path) -> ClaudeRunner:
+        """The runner `[workflow.claude]` describes."""
+        c = settings.claude
+        return cls(executable=c.executable, permission_mode=c.permission_mode, model=c.model,
+                   fallback_model=c.fallback_model, extra_args=tuple(c.extra_args))
 
     executable: str = "claude"
     permission_mode: str | None = "acceptEdits"

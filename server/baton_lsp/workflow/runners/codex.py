@@ -6,8 +6,10 @@ import re
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ...model.config import WorkflowSettings
 from ..process import strip_ansi
 from .base import (
     PERMANENT,
@@ -77,6 +79,13 @@ class CodexRunner:
     only the model), and logs a sandbox-rejected apply_patch on stderr only: `stderr_denials`
     reads those from the stderr tail.
     """
+
+    @classmethod
+    def configured(cls, settings: WorkflowSettings, root: Path) -> CodexRunner:
+        """The runner `[workflow.codex]` describes."""
+        x = settings.codex
+        return cls(executable=x.executable, sandbox=x.sandbox, model=x.model,
+                   extra_args=tuple(x.extra_args))
 
     executable: str = "codex"
     sandbox: str | None = "workspace-write"

@@ -8,6 +8,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...model.config import WorkflowSettings
 from .base import (
     AgentEvent,
     Invocation,
@@ -27,6 +28,13 @@ class CommandRunner:
     `{workspace}` are replaced inside each element in one pass (a value containing a
     placeholder or shell syntax stays literal); other braces are left alone. The prompt is
     also on stdin, and every output line is text."""
+
+    @classmethod
+    def configured(cls, settings: WorkflowSettings, root: Path) -> CommandRunner:
+        """The argv template of `[workflow] command`."""
+        if not settings.command:
+            raise ValueError("runner `command` needs [workflow] command = [argv...]")
+        return cls(list(settings.command))
 
     argv_template: list[str]
     name: str = "command"

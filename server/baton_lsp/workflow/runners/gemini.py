@@ -6,8 +6,10 @@ import json
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ...model.config import WorkflowSettings
 from ..process import strip_ansi
 from .base import (
     FATAL,
@@ -130,6 +132,13 @@ class GeminiRunner:
     `skip_trust` adds `--skip-trust`, which headless gemini needs in a folder the user has not
     trusted; it is off unless configured because it bypasses that check.
     """
+
+    @classmethod
+    def configured(cls, settings: WorkflowSettings, root: Path) -> GeminiRunner:
+        """The runner `[workflow.gemini]` describes."""
+        g = settings.gemini
+        return cls(executable=g.executable, approval_mode=g.approval_mode,
+                   skip_trust=g.skip_trust, model=g.model, extra_args=tuple(g.extra_args))
 
     executable: str = "gemini"
     approval_mode: str | None = "auto_edit"

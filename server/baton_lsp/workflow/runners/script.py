@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ...model.config import WorkflowSettings
+from ..layout import contained
 from .base import (
     AgentEvent,
     Invocation,
@@ -23,6 +25,12 @@ class ScriptRunner:
     agent. Prompt on stdin, contract in the environment, plain text out. `-P` keeps the
     workspace (the cwd) off `sys.path`, so a workspace file named like a standard module
     cannot shadow the built-in agent's imports."""
+
+    @classmethod
+    def configured(cls, settings: WorkflowSettings, root: Path) -> ScriptRunner:
+        """`[workflow] script` (inside the workspace), else the built-in scripted agent."""
+        script = settings.script
+        return cls(contained(root, script, "agent script") if script else None)
 
     name = "script"
 

@@ -1,0 +1,246 @@
+"""One agent step: skip it when done and still valid, otherwise launch the role's agent
+through its runner, read its signals, judge the outcome (exit, timeout, hard barrier,
+TASK_ERROR, the caller's check) and retry transient and permanent failures within the
+configured attempts. A finished step is checkpointed the moment it is done."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ..model.states import State
+from ..runs.digest import sha256_file
+from ..runs.records import utc_now
+from . import accounting
+from .barrier import check_artifact
+from .failures import FATAL, PERMANENT, TRANSIENT, Cancelled, EngineError, StepFailure
+from .layout import contained
+from .process import AgentLaunchError, ProcessOutcome, run_process, strip_ansi
+from .prompt import build_prompt
+from .run import Run
+from .runners import Invocation, Runner, RunResult, classify_outcome, fix_for, refusals
+from .signals import SignalReader
+
+Verify = Callable[[Path, SignalReader], "str | None"]
+
+
+@dataclass
+class StepSpec:
+    """What a state handler asks of one agent step."""
+
+    sid: str
+    state: State
+    role: str
+    artifact: Path
+    extra: dict[str, str] = field(default_factory=dict)
+    inputs: dict[str, str | None] = field(default_factory=dict)
+    timeout: float | None = None
+    verify: Verify | None = None
+    metadata: Callable[[Path], dict[str, Any]] | None = None
+    saved_as: str | None = None
+
+
+async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
+    """Run one agent step (None when skipped as done and valid) with retries; on success
+    record its artifact hash, its signals and its context account — what it passed up
+    (signal lines + extracted metadata) versus the whole artifact."""
+    sid = spec.sid
+    if run.skippable(sid):
+        run.say(f"[{sid}] already done; skipped")
+        return None
+    artifact = contained(run.root, spec.artifact, "artifact path")
+    step = run.steps[sid] = {"state": spec.state.value, "role": spec.role,
+                             "status": "running", "attempts": 0, "artifact": str(artifact),
+                             "inputs": spec.inputs, "started_at": utc_now()}
+    assert run.store is not None
+    log_dir = run.store.dir / "logs"
+    log_dir.mkdir(exist_ok=True)
+    attempts = run.settings.attempts
+    last: StepFailure | None = None
+    for attempt in range(1, attempts + 1):
+        if run.cancel_event.is_set():
+            raise Cancelled()
+        over = over_budget(run)
+        if over is not None:
+            last = StepFailure(sid, FATAL, over, "budget_exceeded")
+            run.record_failure(step, last)
+            step["status"] = "failed"
+            raise last
+        step["attempts"] = attempt
+        reader = SignalReader()
+        with open(log_dir / f"{sid}.attempt-{attempt}.log", "w", encoding="utf-8") as log_file:
+            runner, out, final = await _attempt(run, spec, step, artifact, attempt, reader,
+                                                log_file)
+        last = judge(run, sid, runner, out, final, reader, artifact, spec.verify)
+        if last is None:
+            _record_done(run, spec, step, artifact, reader, attempt)
+            return reader
+        run.record_failure(step, last)
+        if last.failure != TRANSIENT or attempt == attempts:
+            break
+        delay = run.delay(attempt)
+        run.say(f"[{sid}] {last.message}; retrying in {delay:.1f} s")
+        await run.sleep(delay)
+    assert last is not None
+    step["status"] = "failed"
+    run.emit("step", step=sid, state=spec.state.value, status="failed",
+             attempt=step["attempts"], failure=last.failure, message=last.message,
+             artifact=str(artifact), context=last.context)
+    raise last
+
+
+async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
+                   attempt: int, reader: SignalReader, log_file: IO[str]
+                   ) -> tuple[Runner, ProcessOutcome, RunResult | None]:
+    """Launch one attempt and wait for it; the agent's text goes to its log and the reader."""
+    sid = spec.sid
+    contract = run.contract(sid, spec.role, artifact, {**spec.extra,
+                                                        "BATON_ATTEMPT": str(attempt)})
+    prompt = build_prompt(run.root, run.settings, run.runner_name, spec.role, sid, artifact,
+                          contract)
+    try:
+        runner = run.runner(prompt.runner)
+    except ValueError as exc:
+        raise EngineError(str(exc)) from None
+    inv = Invocation(step_id=sid, role=spec.role, prompt=prompt.text, contract=contract,
+                     cwd=run.root, model=prompt.model, fallback_model=prompt.fallback_model,
+                     tools=prompt.tools, agent_name=run.settings.role(spec.role).agent)
+    try:
+        launch = runner.launch(inv)
+    except (ValueError, OSError, KeyError) as exc:
+        failure = StepFailure(sid, FATAL, f"cannot launch the {runner.name} agent: {exc}",
+                              "agent_error")
+        run.record_failure(step, failure)
+        step["status"] = "failed"
+        raise failure from None
+    results: list[RunResult] = []
+
+    def on_line(line: str) -> None:
+        event = runner.decode(line)
+        for text in event.text:
+            log_file.write(text + "\n")
+            sig = reader.feed(text)
+            if sig is not None:
+                run.say(f"[{sid}] {sig.name}: {sig.value}")
+                run.emit("signal", step=sid, name=sig.name, value=sig.value)
+        if event.result is not None:
+            results.append(event.result)
+
+    run.emit("step", step=sid, state=spec.state.value, status="running", attempt=attempt,
+             runner=runner.name, artifact=str(artifact))
+    run.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
+            f"{run.settings.attempts})")
+    start = time.monotonic()
+    try:
+        out = await run_process(
+            launch.argv, cwd=run.root, env=launch.env, stdin=launch.stdin, on_line=on_line,
+            timeout=spec.timeout or run.settings.timeout,
+            stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
+            grace=run.settings.kill_grace, on_start=run.started)
+    except AgentLaunchError as exc:
+        failure = StepFailure(sid, FATAL, str(exc), "agent_error")
+        run.record_failure(step, failure)
+        raise failure from None
+    finally:
+        launch.cleanup()
+    step["duration_ms"] = int((time.monotonic() - start) * 1000)
+    step["process_ms"] = round(out.duration * 1000, 2)
+    if out.cancelled:
+        step["status"] = "cancelled"
+        raise Cancelled()
+    final = results[-1] if results else None
+    if final is not None and final.usage:
+        step["usage"] = accounting.add_usage(step.get("usage"), final.usage)
+        run.baton["usage"] = accounting.usage_totals(run.steps)
+    return runner, out, final
+
+
+def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
+                 reader: SignalReader, attempt: int) -> None:
+    meta = spec.metadata(artifact) if spec.metadata is not None else None
+    step.update(status="done", finished_at=utc_now(), sha256=sha256_file(artifact),
+                size=artifact.stat().st_size,
+                signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:],
+                context=accounting.step_context(reader.passed_text(), meta, artifact))
+    if meta is not None:
+        step["metadata"] = meta
+    if reader.fields:
+        step["brief"] = dict(reader.fields)
+    step.pop("failure", None)
+    step.pop("message", None)
+    run.baton["context"] = accounting.aggregate(run.steps)
+    # durable now, not when the state ends: a parallel sibling may still be running when
+    # the engine dies, and this paid-for step must not run again
+    run.save(spec.saved_as or f"step {spec.sid} done")
+    run.emit("step", step=spec.sid, state=spec.state.value, status="done", attempt=attempt,
+             artifact=str(artifact), checkpoint=str(run.last_checkpoint))
+
+
+def over_budget(run: Run) -> str | None:
+    """Why no further agent step may start (the configured budget is spent), or None."""
+    total = run.baton.get("usage", {}).get("total", {})
+    cap, cost = run.settings.max_budget_usd, total.get("cost_usd", 0)
+    if cap is not None and cost >= cap:
+        return (f"budget reached: the agents reported ${cost:.4f} of max-budget-usd "
+                f"${cap:.2f}; raise it (--set workflow.max-budget-usd=N) and resume")
+    cap_t, used = run.settings.max_tokens, accounting.tokens_of(total)
+    if cap_t is not None and used >= cap_t:
+        return (f"budget reached: the agents reported {used:,} of max-tokens {cap_t:,}; "
+                f"raise it (--set workflow.max-tokens=N) and resume")
+    return None
+
+
+def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunResult | None,
+          reader: SignalReader, artifact: Path, verify: Verify | None) -> StepFailure | None:
+    """How the attempt ended: None when the artifact passed every check."""
+    if out.timed_out:
+        return StepFailure(sid, TRANSIENT, f"agent timed out after {out.duration:.0f} s",
+                           "timeout_error", {"timeout": True})
+    if out.stalled:
+        return StepFailure(sid, TRANSIENT, f"agent stalled: no output for "
+                           f"{run.settings.stall_timeout:.0f} s", "timeout_error",
+                           {"stalled": True})
+    task_error = reader.errors[-1] if reader.errors else None
+    if out.exit_code != 0 or (result is not None and not result.ok):
+        if run.cancel_event.is_set():
+            raise Cancelled()  # `baton cancel` signalled the group from outside
+        cls = classify_outcome(runner, out, result) or PERMANENT
+        msg = strip_ansi((task_error.message if task_error else None) or (
+            result.message if result is not None and result.message else None) or
+            last_line(out.stderr_tail) or "no error output")
+        ctx: dict[str, Any] = {"exit_code": out.exit_code,
+                               **(task_error.context if task_error else {})}
+        fix = fix_for(f"{out.stderr_tail}\n{msg}", runner.name) if cls == FATAL else None
+        if fix:
+            msg, ctx["fix"] = f"{msg} — fix: {fix}", fix
+        return StepFailure(sid, cls, f"agent exited with code {out.exit_code}: {msg}",
+                           task_error.error_type if task_error else "agent_error", ctx)
+    barrier = check_artifact(run.root, artifact, reader.reported_paths())
+    if barrier is not None:
+        ctx = barrier.context()
+        message = barrier.message
+        if task_error:
+            ctx["task_error"] = f"{task_error.error_type} - {task_error.message}"
+        denials = refusals(runner, result, out.stderr_tail)
+        if denials:
+            ctx["permission_denials"] = list(denials)
+            message += f"; the {runner.name} CLI refused: {'; '.join(denials[:5])}"
+        return StepFailure(sid, PERMANENT, message, "validation_error", ctx)
+    if task_error:
+        return StepFailure(sid, PERMANENT, f"agent reported TASK_ERROR: "
+                           f"{task_error.error_type} - {task_error.message}",
+                           task_error.error_type, task_error.context)
+    if verify is not None:
+        problem = verify(artifact, reader)
+        if problem:
+            return StepFailure(sid, PERMANENT, problem, "validation_error",
+                               {"artifact_path": str(artifact)})
+    return None
+
+
+def last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""

@@ -1,0 +1,51 @@
+"""How a workflow step or run ends badly: the exceptions the engine, the state handlers and
+the agent step raise, and which of several failures decides a wave's outcome."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model.states import FailureClass
+
+TRANSIENT, PERMANENT, FATAL = FailureClass.TRANSIENT, FailureClass.PERMANENT, FailureClass.FATAL
+
+
+class EngineError(Exception):
+    """Bad input or an impossible request, reported before anything runs."""
+
+
+class Cancelled(Exception):
+    """The workflow was cancelled (signal or `baton cancel`)."""
+
+
+class LoopDone(Exception):
+    """The implement iteration loop halted with `completion`."""
+
+
+@dataclass
+class StepFailure(Exception):
+    """One step (or state) failed; `failure` is its FailureClass, which decides retries."""
+
+    step_id: str
+    failure: str
+    message: str
+    error_type: str
+    context: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.step_id}: {self.message}"
+
+
+def worst(failures: list[StepFailure]) -> StepFailure:
+    """The failure that decides for a group: fatal before permanent before transient."""
+    rank = {FATAL: 0, PERMANENT: 1, TRANSIENT: 2}
+    return min(failures, key=lambda f: rank.get(f.failure, 1))
+
+
+def reraise_cancel(results: list[Any]) -> None:
+    """A gathered sibling was cancelled: the whole wave is."""
+    for r in results:
+        if isinstance(r, (Cancelled, asyncio.CancelledError)):
+            raise Cancelled()

@@ -1,0 +1,150 @@
+"""What the user asked for, checked before anything runs, and the first record of a run:
+identity, scope, topics, the classification made from the request and Baton's section."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..model.config import WorkflowSettings
+from ..model.states import STORED_TRANSITIONS, Scope
+from ..runs.records import utc_now
+from . import classify
+from .failures import EngineError
+from .layout import contained
+from .preflight import agent_file
+
+MAX_DESCRIPTION = 10_000
+ASPECTS = ("existing implementation and patterns in the codebase", "best practices and "
+           "prior art", "risks, edge cases and failure modes", "testing and verification "
+           "strategy")
+
+
+@dataclass
+class RunRequest:
+    """What the user asked for; None means "not said" (classification decides)."""
+
+    description: str
+    scope: Scope | None = None
+    complexity: int | None = None
+    topics: list[str] = field(default_factory=list)
+    plan_path: str | None = None
+    workflow_id: str | None = None
+
+    @property
+    def effective_scope(self) -> Scope:
+        """The scope given, else the one the description's keywords suggest."""
+        return self.scope or classify.keyword_scope(self.description, bool(self.plan_path))
+
+
+def validate_request(root: Path, settings: WorkflowSettings, req: RunRequest) -> None:
+    """Bad input is an EngineError naming the fix, before a checkpoint exists."""
+    # argv bytes that are not UTF-8 arrive as lone surrogates: make them U+FFFD so the
+    # description can be written to JSON, the state file and the agents' environment
+    req.description = req.description.encode("utf-8", "surrogateescape").decode(
+        "utf-8", "replace")
+    req.topics = [t.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                  for t in req.topics]
+    if not req.description.strip():
+        raise EngineError("the workflow description is empty")
+    if len(req.description) > MAX_DESCRIPTION:
+        raise EngineError(f"the description is {len(req.description)} characters; the "
+                          f"limit is {MAX_DESCRIPTION}")
+    if "\x00" in req.description:
+        raise EngineError("the description contains a NUL byte")
+    if req.complexity is not None and not 1 <= req.complexity <= 4:
+        raise EngineError(f"--complexity must be 1-4, got {req.complexity}")
+    if len(req.topics) > 4:
+        raise EngineError(f"at most 4 research topics, got {len(req.topics)}")
+    if req.topics and req.complexity is not None and req.complexity != len(req.topics):
+        raise EngineError(f"--complexity {req.complexity} but {len(req.topics)} --topic "
+                          "given: the topic count is the complexity (drop one of them)")
+    scope = req.effective_scope
+    if scope in classify.NEEDS_PLAN and not req.plan_path:
+        raise EngineError(f"scope {scope.value} works on an existing plan: pass --plan")
+    if req.plan_path:
+        plan = contained(root, req.plan_path, "plan")
+        if not plan.is_file():
+            raise EngineError(f"plan {plan} does not exist")
+    for role, value in settings.agents.items():  # a configured file that is missing
+        name = value if isinstance(value, str) else value.agent
+        if agent_file(root, name) is None:
+            raise EngineError(f"[workflow.agents] {role} = {name!r}: no such agent file "
+                              f"(looked for .claude/agents/{name}.md)")
+
+
+def derive_topics(description: str, complexity: int) -> list[str]:
+    """Research topics from the description when the user named none: its clauses, then
+    the standard aspects, `complexity` in all. Deterministic so a resume derives the same."""
+    core = re.sub(r"\s+", " ", description).strip()
+    parts = [p.strip(" .") for p in re.split(r"[;,]|\band then\b|\band\b|\bthen\b", core)]
+    verbs = re.compile(r"^(research|investigate|analy[sz]e|study|plan|implement|build|"
+                       r"create|fix|debug|design|add|write)\s+(the\s+)?", re.I)
+    clauses: list[str] = []
+    for p in parts:
+        p = verbs.sub("", p).strip()
+        if len(p) >= 3 and p.lower() not in (c.lower() for c in clauses):
+            clauses.append(p)
+    subject = clauses[0] if clauses else core[:60] or "the request"
+    topics = clauses[:complexity]
+    for aspect in ASPECTS:
+        if len(topics) >= complexity:
+            break
+        topics.append(f"{subject}: {aspect}")
+    return topics[:complexity]
+
+
+def new_workflow_id(scope: Scope) -> str:
+    return f"{scope.value.replace('-', '_')}_{int(time.time())}_{os.getpid() % 100000}" \
+           f"{random.randrange(16 ** 3):03x}"
+
+
+def new_record(wid: str, req: RunRequest, *, project: str, settings: WorkflowSettings,
+               command: str) -> dict[str, Any]:
+    """The run's first checkpoint: schema 2.1 as the bash side writes it, plus `baton`."""
+    now = utc_now()
+    scope = req.effective_scope
+    complexity = req.complexity or classify.keyword_complexity(req.description)
+    topics = req.topics or derive_topics(req.description, complexity)
+    explicit = {"scope": req.scope is not None, "complexity": req.complexity is not None,
+                "topics": bool(req.topics)}
+    agent = "classifier" in settings.agents and not (explicit["scope"] and explicit["topics"])
+    rest = [k for k, v in explicit.items() if not v]
+    reasoning = "; ".join([f"{k} given to baton run" for k, v in explicit.items() if v] + (
+        [f"{', '.join(rest)} from the description's keywords"] if rest else []))
+    full = explicit["scope"] and explicit["topics"]
+    classification = classify.classification_record(
+        scope=scope, topics=[classify.topic_spec(t, req.description) for t in topics],
+        confidence=1.0 if full else 0.6, reasoning=reasoning,
+        source="user" if full else "keyword", at=now)
+    return {
+        "schema_version": "2.1", "checkpoint_id": wid, "workflow_type": scope.value,
+        "project_name": project, "workflow_description": req.description,
+        "created_at": now, "updated_at": now, "status": "in_progress",
+        "current_phase": 0, "total_phases": 8, "completed_phases": [],
+        "workflow_state": {"plan_path": None, "parallel_execution_enabled": True,
+                           "max_wave_parallelism": settings.max_parallel},
+        "last_error": None, "tests_passing": None, "debug_iteration_count": 0,
+        "debug_report_path": None,
+        "state_machine": {
+            "current_state": "initialize", "completed_states": [],
+            "transition_table": dict(STORED_TRANSITIONS),
+            "workflow_config": {"scope": scope.value, "description": req.description,
+                                "command": command},
+            "classification": classification},
+        "phase_data": {}, "supervisor_state": {},
+        "error_state": {"last_error": None, "retry_count": 0, "failed_state": None},
+        "metadata": {"checkpoint_id": wid, "project_name": project,
+                     "created_at": now, "updated_at": now},
+        "baton": {"version": __version__, "request": {
+            "description": req.description, "scope": scope.value,
+            "complexity": len(topics), "topics": topics, "plan_path": req.plan_path},
+            "classify": {"agent": agent, "done": not agent, "explicit": explicit},
+            "steps": {}, "history": [], "paths": {}, "timing": {}},
+    }

@@ -1,0 +1,177 @@
+"""Resuming a run: the record read back into a state machine, the problems that need
+--force, the rewind to the earliest state with an invalidated step, and the preview of
+all that as a pure function (the language server and `baton resume --dry-run` use it; it
+takes no lock and writes nothing)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime as dt
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..model.config import WorkflowSettings
+from ..model.states import Scope, State
+from ..runs.checkpoint import CheckpointError, parse_checkpoint
+from ..runs.digest import sha256_file
+from ..runs.records import state_file_path, utc_now
+from ..runs.store import CheckpointStore, Entry
+from . import classify
+from .failures import EngineError
+from .layout import TopicDir
+from .plans import PlanFiles
+from .process import kill_group, owned_agent_groups
+from .run import STATE_INDEX, Run
+from .state_machine import Transition, WorkflowStateMachine
+
+MAX_AGE = dt.timedelta(days=7, hours=1)  # the seeds: a checkpoint older than 7 days is stale
+
+
+def restore_machine(data: dict[str, Any], source: str) -> WorkflowStateMachine:
+    """The state machine a record describes; EngineError when the record cannot drive one."""
+    try:  # the schema-2.1 models validate what the engine is about to trust
+        parse_checkpoint(json.dumps(data), source)
+    except CheckpointError as exc:
+        raise EngineError(f"checkpoint is not usable: {exc}") from None
+    if "request" not in (data.get("baton") or {}):
+        raise EngineError("this checkpoint was not written by `baton run` and cannot be "
+                          "resumed by it")
+    smd = data["state_machine"]
+    sm = WorkflowStateMachine(Scope(smd["workflow_config"]["scope"]),
+                              State(smd["current_state"]),
+                              [State(s) for s in smd.get("completed_states", [])])
+    sm.history = [Transition(State(h["from"]), State(h["to"]), h.get("reason", ""),
+                             h.get("at", "")) for h in data["baton"]["history"]]
+    return sm
+
+
+def topic_of(data: dict[str, Any]) -> TopicDir | None:
+    paths = data["baton"].get("paths") or {}
+    if not paths.get("topic_dir"):
+        return None
+    tdir = Path(paths["topic_dir"])
+    return TopicDir(int(paths.get("topic_number") or 0), tdir.name, tdir)
+
+
+def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> list[str]:
+    """Why resuming needs --force: finished, too old, plan edited since the checkpoint."""
+    out = []
+    if data.get("status") == "complete":
+        out.append("the workflow is already complete")
+    created = data.get("created_at") or ""
+    with contextlib.suppress(ValueError):
+        age = (now or dt.datetime.now(dt.UTC)) - dt.datetime.fromisoformat(
+            created.replace("Z", "+00:00"))
+        if age > MAX_AGE:
+            out.append(f"the checkpoint is {age.days} days old (max 7)")
+    plan = (data.get("workflow_state") or {}).get("plan_path")
+    recorded = data["baton"].get("plan_sha256")
+    if plan and recorded is not None and Path(plan).is_file() and \
+            sha256_file(Path(plan)) != recorded:
+        out.append(f"the plan {plan} was modified since the checkpoint (changed phases and "
+                   "what depends on them will run again)")
+    return out
+
+
+def rewind(sm: WorkflowStateMachine, steps: dict[str, dict[str, Any]], plans: PlanFiles,
+           say: Callable[[str], None] | None = None) -> None:
+    """Go back to the earliest state that has a finished step whose artifact was deleted
+    (or whose inputs changed); later valid steps are skipped when their state runs."""
+    earliest: State | None = None
+    for sid, step in steps.items():
+        if step.get("status") != "done":
+            continue
+        reason = plans.invalid_reason(step)
+        if reason is None:
+            continue
+        if say is not None:
+            say(f"{sid}: {reason}; it will run again")
+        st = State(step["state"])
+        if earliest is None or STATE_INDEX[st] < STATE_INDEX[earliest]:
+            earliest = st
+    current = sm.current
+    if current in (State.COMPLETE, State.ABANDONED) or (
+            earliest is not None and STATE_INDEX[earliest] < STATE_INDEX.get(current, 99)):
+        target = earliest or current
+        if target != current:
+            sm.history.append(Transition(current, target, "resume: rewound to redo "
+                                         "invalidated steps", utc_now()))
+            sm.current = target
+            sm.completed = [s for s in sm.completed
+                            if STATE_INDEX.get(s, 0) < STATE_INDEX[target]]
+
+
+def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running: bool
+            ) -> dict[str, Any]:
+    """What `resume` would do from this checkpoint: the state it restarts in, the steps it
+    skips, the steps it runs again and why, and the problems that need --force."""
+    assert entry.data is not None, "the store returns only readable entries"
+    data = copy.deepcopy(entry.data)
+    sm = restore_machine(data, str(entry.path))
+    failed_state = sm.current
+    plans = PlanFiles()
+    skip, rerun = [], []
+    for sid, step in data["baton"]["steps"].items():
+        reason = plans.invalid_reason(step) if step.get("status") == "done" else (
+            step.get("message") or f"status {step.get('status')}")
+        if reason is None:
+            skip.append({"step": sid, "state": step["state"]})
+        else:
+            rerun.append({"step": sid, "state": step["state"], "reason": reason})
+    rewind(sm, data["baton"]["steps"], plans)
+    out = {"workflow_id": workflow_id, "checkpoint": entry.sequence,
+           "status": data.get("status"), "failed_state": failed_state.value,
+           "resume_state": sm.current.value, "skip": skip, "rerun": rerun,
+           "problems": resume_problems(data), "running": running,
+           "last_error": data.get("last_error")}
+    cls = data["state_machine"].get("classification") or {}
+    if cls:  # what a resume keeps from the coordination tiers
+        out["classification"] = {"workflow_type": cls.get("workflow_type"),
+                                 "research_complexity": cls.get("research_complexity"),
+                                 "source": cls.get("source")}
+    it = data["baton"].get("iteration")
+    if it and it.get("halt_reason") != "completion":
+        out["iteration"] = {"next": int(it.get("iteration", 0)) + 1,
+                            "max_iterations": settings.max_iterations,
+                            "work_remaining": it.get("work_remaining"),
+                            "halt_reason": it.get("halt_reason")}
+    return out
+
+
+def preview_resume(root: Path, settings: WorkflowSettings, workflow_id: str,
+                   at: int | None = None) -> dict[str, Any]:
+    """`preview` of a workflow's latest (or `at`) checkpoint."""
+    store = CheckpointStore(root, workflow_id)
+    return preview(workflow_id, store.latest(at), settings, store.locked())
+
+
+def check_classification(run: Run) -> None:
+    """The state file is the bash side's copy of the classification; when it disagrees
+    with the checkpoint (edited, or left by another run) say so, log it, and trust the
+    checkpoint — it is checksummed, the state file is not. The next save rewrites it."""
+    cls = run.data["state_machine"].get("classification") or {}
+    values = classify.read_state_file(state_file_path(run.root, run.workflow_id))
+    diffs = classify.mismatches(cls, values) if values else []
+    if not diffs:
+        return
+    text = "; ".join(f"{k}: state file {a!r}, checkpoint {b!r}" for k, a, b in diffs)
+    run.say(f"classification mismatch between the state file and the checkpoint ({text}); "
+            "using the checkpoint")
+    run.emit("classification_mismatch", differences=[
+        {"key": k, "state_file": a, "checkpoint": b} for k, a, b in diffs])
+    run.log_error("validate_classification_consistency", "state_error",
+                  f"classification mismatch: {text}; the checkpoint wins",
+                  {"differences": {k: {"state_file": a, "checkpoint": b}
+                                   for k, a, b in diffs}})
+
+
+def kill_orphans(run: Run) -> None:
+    """Agents of a killed engine survive in their own process groups: stop them, but only
+    processes whose environment proves they belong to this workflow."""
+    assert run.store is not None
+    for pgid in owned_agent_groups(run.store.owner().get("pgids", []), run.workflow_id):
+        run.say(f"stopping agent process group {pgid} left by the previous engine")
+        kill_group(pgid, run.settings.kill_grace)

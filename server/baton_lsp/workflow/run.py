@@ -1,0 +1,261 @@
+"""One workflow run as the state handlers and the agent step see it: the checkpoint record,
+the state machine, the store it is saved through and the services every step needs (save,
+error log, events, the step-validity check, back-off). The engine drives it; the handlers
+in `states/` and `agent_step` act on it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
+from ..model.states import PHASE_STATES
+from ..runs.digest import sha256_file
+from ..runs.records import append_error, error_record, state_file_path, utc_now, write_state_file
+from ..runs.store import CheckpointStore
+from .failures import FATAL, Cancelled, StepFailure
+from .layout import TopicDir, contained, specs_dir
+from .plans import PlanFiles
+from .runners import Runner, registered_runner
+from .state_machine import WorkflowStateMachine
+
+log = logging.getLogger(__name__)
+
+STATE_INDEX = {s: i for i, s in enumerate(PHASE_STATES)}
+HIERARCHICAL_TOPICS = 4  # the seeds: four or more research agents go through a supervisor
+
+
+class Run:
+    """The mutable state of one workflow run in this process."""
+
+    def __init__(self, root: Path, config: BatonConfig | None = None, *,
+                 runner: str | None = None, say: Callable[[str], None] | None = None,
+                 command: str = "baton run",
+                 events: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.config = config or BatonConfig()
+        self.settings: WorkflowSettings = self.config.workflow
+        self.runner_name = runner
+        self.say = say or (lambda line: None)
+        self.events = events
+        self.command = command
+        self.quiet = False  # the CLI's --quiet: no end-of-run summary either
+        self.cancel_event = asyncio.Event()
+        self.data: dict[str, Any] = {}
+        self.sm: WorkflowStateMachine | None = None
+        self.store: CheckpointStore | None = None
+        self.topic: TopicDir | None = None
+        self.pgids: set[int] = set()
+        self.last_checkpoint: Path | None = None
+        self.plans = PlanFiles()
+        self._runners: dict[str, Runner] = {}
+        self._state_values: dict[str, Any] | None = None
+
+    # == what the handlers read =================================================================
+
+    @property
+    def machine(self) -> WorkflowStateMachine:
+        assert self.sm is not None, "the run has no state machine before start/resume"
+        return self.sm
+
+    @property
+    def workflow_id(self) -> str:
+        assert self.store is not None, "the run has no store before start/resume"
+        return self.store.workflow_id
+
+    @property
+    def baton(self) -> dict[str, Any]:
+        """Baton's own section of the checkpoint: request, steps, paths, history, usage."""
+        return self.data["baton"]
+
+    @property
+    def steps(self) -> dict[str, dict[str, Any]]:
+        return self.data["baton"]["steps"]
+
+    @property
+    def paths(self) -> dict[str, Any]:
+        return self.data["baton"]["paths"]
+
+    def skippable(self, sid: str) -> bool:
+        """Done and still valid: a resumed run does not launch it again."""
+        step = self.steps.get(sid)
+        return bool(step) and step.get("status") == "done" and \
+            self.plans.invalid_reason(step) is None
+
+    def good_reports(self) -> list[str]:
+        return [s["artifact"] for sid, s in sorted(self.steps.items())
+                if sid.startswith("research.") and s.get("role", "research") == "research"
+                and s.get("status") == "done" and Path(s["artifact"]).is_file()]
+
+    def specs_dir(self) -> Path:
+        """The specs directory of this run (`specs-dir`; `auto` follows the tree and whether
+        a claude agent has to write there), fixed once per workflow in its checkpoint."""
+        paths = self.paths
+        if not paths.get("specs_dir"):
+            roles = [self.settings.role(r).runner for r in DEFAULT_ROLE_AGENTS]
+            names = {(r or self.runner_name or self.settings.runner) for r in roles}
+            paths["specs_dir"] = str(specs_dir(self.root, self.settings.specs_dir,
+                                               claude="claude" in names))
+        return contained(self.root, paths["specs_dir"], "specs directory")
+
+    def contract(self, sid: str, role: str, artifact: Path, extra: dict[str, str]
+                 ) -> dict[str, str]:
+        """The environment every step gets: who it is, where it writes, the workspace."""
+        wid = self.workflow_id
+        env = {"BATON_WORKFLOW_ID": wid, "BATON_STEP_ID": sid, "BATON_ROLE": role,
+               "BATON_ARTIFACT_PATH": str(artifact), "BATON_WORKSPACE": str(self.root),
+               "CLAUDE_PROJECT_DIR": str(self.root),
+               "BATON_TOPIC_DIR": self.paths.get("topic_dir", ""),
+               "BATON_DESCRIPTION": self.data.get("workflow_description", ""),
+               "BATON_STATE_FILE": str(state_file_path(self.root, wid))}
+        env.update(extra)
+        return env
+
+    def runner(self, name: str | None) -> Runner:
+        """The configured runner of that name (one instance per run)."""
+        key = name or self.runner_name or self.settings.runner
+        if key not in self._runners:
+            self._runners[key] = registered_runner(key, self.settings, self.root)
+        return self._runners[key]
+
+    # == events and output ======================================================================
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """A structured progress event (`baton run --events` prints them as JSON lines, so
+        the language server follows a run live without polling). Kinds: transition, wave,
+        step, signal, checkpoint, finished (plus `log` lines from the CLI) and, for the
+        coordination tiers, classification, classification_mismatch, supervisor (status
+        running | done) and iteration (status running | done | halted, with halt_reason)."""
+        if self.events is not None:
+            wid = self.store.workflow_id if self.store else None
+            self.events({"event": event, "workflow_id": wid, "at": utc_now(), **fields})
+
+    # == durability =============================================================================
+
+    def sync(self) -> None:
+        """Copy the state machine and derived fields into the record before a save."""
+        sm, d = self.machine, self.data
+        smd = d["state_machine"]
+        smd["current_state"] = sm.current.value
+        smd["completed_states"] = [s.value for s in sm.completed]
+        d["current_phase"] = STATE_INDEX.get(sm.current, 0)
+        d["completed_phases"] = sorted({STATE_INDEX[s] for s in sm.completed
+                                        if s in STATE_INDEX})
+        d["baton"]["history"] = [{"from": t.source.value, "to": t.target.value,
+                                  "reason": t.reason, "at": t.at} for t in sm.history]
+        now = utc_now()
+        d["updated_at"] = now
+        d["metadata"]["updated_at"] = now
+        plan = (d.get("workflow_state") or {}).get("plan_path")
+        if plan and Path(plan).is_file():
+            d["plan_modification_time"] = int(Path(plan).stat().st_mtime)
+            d["baton"]["plan_sha256"] = sha256_file(Path(plan))
+
+    def save(self, event: str) -> Path:
+        """A durable checkpoint now (fsynced, checksummed, appended to the history)."""
+        assert self.store is not None
+        self.sync()
+        try:
+            path = self.store.save(self.data, event)
+        except OSError as exc:
+            raise StepFailure("checkpoint", FATAL, f"cannot write checkpoint: "
+                              f"{exc.strerror or exc}", "file_error") from None
+        self.last_checkpoint = path
+        self.write_state_file()
+        self.emit("checkpoint", label=event, path=str(path), status=self.data.get("status"),
+                  state=self.data["state_machine"]["current_state"])
+        return path
+
+    def write_state_file(self) -> None:
+        """The bash side's copy of the run (`.claude/tmp/workflow_<id>.sh`)."""
+        sm, d = self.machine, self.data
+        paths = d["baton"].get("paths") or {}
+        reports = paths.get("reports") or []
+        values: dict[str, Any] = {
+            "WORKFLOW_SCOPE": sm.scope.value, "TERMINAL_STATE": sm.terminal.value,
+            "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": d.get("status"),
+            "WORKFLOW_DESCRIPTION": d.get("workflow_description"),
+            "TOPIC_PATH": paths.get("topic_dir"), "PLAN_PATH": paths.get("plan"),
+            "REPORTS_DIR": paths.get("reports_dir"), "PLANS_DIR": paths.get("plans_dir"),
+            "SUMMARIES_DIR": paths.get("summaries_dir"), "DEBUG_DIR": paths.get("debug_dir"),
+            "CHECKPOINT_DIR": str(self.store.dir) if self.store else None,
+            "RESEARCH_COMPLEXITY": d["state_machine"]["classification"]["research_complexity"],
+            "REPORT_PATHS_COUNT": len(reports),
+        }
+        for i, r in enumerate(reports):
+            values[f"REPORT_PATH_{i}"] = r
+        values["REPORT_PATHS_JSON"] = reports
+        classification = d["state_machine"].get("classification") or {}
+        values["RESEARCH_TOPICS_JSON"] = classification.get("research_topics") or []
+        values["USE_HIERARCHICAL_RESEARCH"] = len(reports) >= HIERARCHICAL_TOPICS
+        it = d["baton"].get("iteration")
+        if it:
+            values["ITERATION"] = it.get("iteration")
+            values["MAX_ITERATIONS"] = it.get("max_iterations")
+            values["CONTINUATION_CONTEXT"] = it.get("continuation_context")
+            values["WORK_REMAINING"] = it.get("work_remaining")
+            values["HALT_REASON"] = it.get("halt_reason")
+        values["COMPLETED_STATES_COUNT"] = len(sm.completed)
+        for i, s in enumerate(sm.completed):
+            values[f"COMPLETED_STATE_{i}"] = s.value
+        wid = self.workflow_id
+        if values == self._state_values and state_file_path(self.root, wid).is_file():
+            return  # most checkpoints (a phase done) change nothing the state file says
+        try:
+            write_state_file(self.root, wid, values)
+            self._state_values = values
+        except OSError as exc:
+            log.warning("cannot write the state file: %s", exc)
+
+    def write_owner(self) -> None:
+        """Who runs this workflow and its agents' process groups (for cancel and resume)."""
+        if self.store:
+            with contextlib.suppress(OSError):
+                self.store.write_owner({"pid": os.getpid(), "started_at": utc_now(),
+                                        "pgids": sorted(self.pgids),
+                                        "workflow_id": self.store.workflow_id})
+
+    def started(self, pid: int) -> None:
+        """A process group was started for this run: record it before it matters."""
+        self.pgids.add(pid)
+        self.write_owner()
+
+    def log_error(self, source: str, error_type: str, message: str,
+                  context: dict[str, Any]) -> None:
+        """One line in `.claude/data/logs/errors.jsonl`, the seeds' error log."""
+        try:
+            append_error(self.root, error_record(
+                workflow_id=self.workflow_id, command="/baton-run",
+                user_args=self.data.get("workflow_description", ""), error_type=error_type,
+                message=message, source=source, context=context, root=self.root))
+        except OSError as exc:
+            raise StepFailure(source, FATAL, f"cannot append to errors.jsonl: "
+                              f"{exc.strerror or exc}", "file_error") from None
+
+    def record_failure(self, step: dict[str, Any], failure: StepFailure) -> None:
+        """A step's failure: on the step, in the error log and in a checkpoint."""
+        step.update(failure=failure.failure, message=failure.message)
+        self.log_error(failure.step_id, failure.error_type, failure.message,
+                       {**failure.context, "failure_class": failure.failure,
+                        "attempt": step.get("attempts")})
+        self.save(f"step {failure.step_id} failed ({failure.failure})")
+
+    # == waiting ================================================================================
+
+    def delay(self, attempt: int) -> float:
+        """Exponential back-off with jitter, capped."""
+        base = self.settings.backoff * (2 ** (attempt - 1))
+        return min(self.settings.backoff_max, base) * random.uniform(0.5, 1.0)
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, but wake for a cancel."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.cancel_event.wait(), seconds)
+        if self.cancel_event.is_set():
+            raise Cancelled()

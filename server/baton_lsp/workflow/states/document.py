@@ -1,0 +1,29 @@
+"""The document state: a document agent writes the workflow summary from the plan, the
+reports and the phase summaries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ...model.states import State
+from ...runs.digest import sha256_file
+from ..agent_step import StepSpec, agent_step
+from ..run import Run
+from .base import StateHandler
+
+
+async def document(run: Run) -> None:
+    paths = run.paths
+    t = run.topic
+    target = Path(paths["summaries_dir"]) / f"{(t.number if t else 0):03d}_workflow_summary.md"
+    summaries = sorted(str(p) for p in Path(paths["summaries_dir"]).glob("phase_*_summary.md"))
+    inputs = {s: sha256_file(Path(s)) for s in summaries}
+    inputs[paths["plan"]] = sha256_file(Path(paths["plan"]))
+    await agent_step(run, StepSpec("document", State.DOCUMENT, "document", target,
+                                   {"BATON_PLAN_PATH": paths["plan"],
+                                    "BATON_REPORT_PATHS": json.dumps(run.good_reports()),
+                                    "BATON_SUMMARY_PATHS": json.dumps(summaries)}, inputs))
+
+
+HANDLER = StateHandler(State.DOCUMENT, document)

@@ -1,0 +1,138 @@
+"""The initialize state: classify the request (keywords, the user's flags, or a classifier
+agent), then pre-calculate every path — topic directory, report, plan and summary paths —
+before any other agent runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ...model.states import Scope, State
+from ...runs.records import utc_now
+from .. import classify
+from ..agent_step import StepSpec, agent_step
+from ..failures import FATAL, StepFailure
+from ..layout import AGENT_SCRATCH, allocate_topic, contained, topic_of_plan
+from ..run import Run
+from ..signals import SignalReader
+from ..state_machine import HAPPY_PATHS, WorkflowStateMachine
+from .base import StateHandler
+
+
+async def initialize(run: Run) -> None:
+    """Classify (when a classifier agent is configured), save the classification, then
+    pre-calculate every path before any other agent runs."""
+    req = run.baton["request"]
+    paths = run.paths
+    cls_state = run.baton.setdefault("classify", {"agent": False, "done": True})
+    if not cls_state.get("done"):
+        try:
+            await classify_with_agent(run)
+        except StepFailure as exc:
+            if exc.failure == FATAL:
+                raise  # the environment is broken: every later agent would fail too
+            # The keyword classification made at start stays; say why it is used.
+            record = run.data["state_machine"]["classification"]
+            record["source"] = "keyword, after the classifier agent failed"
+            record["reasoning"] = f"classifier agent failed: {exc.message[:300]}"
+            run.say(f"classifier agent failed ({exc.message[:200]}); using the keyword "
+                    "classification")
+            run.emit("classifier_fallback", message=exc.message)
+        cls_state["done"] = True
+    classification = run.data["state_machine"]["classification"]
+    if not cls_state.get("announced"):
+        cls_state["announced"] = True
+        run.say(f"classified ({classification.get('source')}): "
+                f"{classification['workflow_type']}, "
+                f"{classification['research_complexity']} research topic(s): "
+                + "; ".join(classify.topic_names(classification)))
+        run.save("classified")
+        run.emit("classification", source=classification.get("source"),
+                 scope=classification["workflow_type"],
+                 complexity=classification["research_complexity"],
+                 topics=classify.topic_names(classification),
+                 confidence=classification.get("confidence"))
+    if run.topic is None:
+        base = run.specs_dir()
+        if req.get("plan_path"):
+            run.topic = topic_of_plan(run.root, Path(req["plan_path"]), base)
+        else:
+            run.topic = allocate_topic(run.root, req["description"], base)
+    t = run.topic
+    reports = [str(t.reports / f"{i:03d}_{slug}.md")
+               for i, slug in enumerate(classify.topic_slugs(classification), 1)]
+    plan = str(contained(run.root, req["plan_path"], "plan")) if req.get("plan_path") \
+        else str(t.plans / f"{t.number:03d}_{t.slug}_plan.md")
+    paths.update(topic_dir=str(t.path), topic_number=t.number, reports=reports, plan=plan,
+                 reports_dir=str(t.reports), plans_dir=str(t.plans),
+                 summaries_dir=str(t.summaries), debug_dir=str(t.debug))
+    for p in [*reports, plan]:
+        contained(run.root, p, "artifact path")
+    ws = run.data["workflow_state"]
+    ws.update(topic_directory=str(t.path), topic_number=t.number, plan_path=plan)
+    run.data.update(topic_directory=str(t.path), topic_number=t.number)
+    run.say(f"workflow {run.workflow_id}: topic {t.path.relative_to(run.root)}")
+    run.save("paths pre-calculated")
+
+
+async def classify_with_agent(run: Run) -> None:
+    """The classifier agent's `CLASSIFICATION_COMPLETE: {json}`, validated (a broken
+    answer is a permanent failure naming the rule), merged under what the user said."""
+    baton = run.baton
+    req, explicit = baton["request"], baton["classify"].get("explicit", {})
+    artifact = (run.specs_dir() / AGENT_SCRATCH /
+                f"classification_{run.workflow_id}.json")
+    parsed: list[classify.ClassifierOutput] = []
+
+    def verify(path: Path, reader: SignalReader) -> str | None:
+        sig = reader.first("CLASSIFICATION_COMPLETE")
+        try:
+            out = classify.parse_classifier_output(sig.value if sig else None)
+        except classify.ClassificationError as exc:
+            return f"classifier: {exc}"
+        if explicit.get("complexity") and out.research_complexity != req["complexity"]:
+            return (f"classifier: returned {out.research_complexity} topic(s) but "
+                    f"--complexity asked for {req['complexity']}")
+        scope = Scope(req["scope"]) if explicit.get("scope") else out.workflow_type
+        if (scope in classify.NEEDS_PLAN) != bool(req.get("plan_path")):
+            return (f"classifier: scope {scope.value} " + (
+                "works on an existing plan, and no --plan was given" if scope in classify.NEEDS_PLAN
+                else "does not use the --plan that was given") + "; pass --scope")
+        parsed.append(out)
+        return None
+
+    extra = {"BATON_SCOPE": req["scope"] if explicit.get("scope") else "",
+             "BATON_RESEARCH_COMPLEXITY": str(req["complexity"])
+             if explicit.get("complexity") else "",
+             "BATON_TOPICS_JSON": json.dumps(req["topics"]) if explicit.get("topics") else "",
+             "BATON_PLAN_PATH": req.get("plan_path") or ""}
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    await agent_step(run, StepSpec("classify", State.INITIALIZE, "classifier", artifact, extra,
+                                   verify=verify))
+    step = baton["steps"]["classify"]
+    if parsed:
+        step["classification"] = parsed[0].model_dump(mode="json")
+    out = classify.ClassifierOutput.model_validate(step["classification"])
+    scope = Scope(req["scope"]) if explicit.get("scope") else out.workflow_type
+    topics = [t.model_dump() for t in out.research_topics]
+    if explicit.get("topics"):
+        topics = [classify.topic_spec(t, req["description"]) for t in req["topics"]]
+    record = classify.classification_record(
+        scope=scope, topics=topics, confidence=out.confidence,
+        reasoning=out.reasoning or "classifier agent", source="agent", at=utc_now())
+    run.data["state_machine"]["classification"] = record
+    req.update(scope=scope.value, topics=classify.topic_names(record),
+               complexity=len(topics))
+    run.data["workflow_type"] = scope.value
+    run.data["state_machine"]["workflow_config"]["scope"] = scope.value
+    if scope != run.machine.scope:
+        history = run.machine.history
+        run.sm = WorkflowStateMachine(scope)
+        run.sm.history = history
+
+
+def first_state(run: Run) -> State:
+    return HAPPY_PATHS[run.machine.scope][0]
+
+
+HANDLER = StateHandler(State.INITIALIZE, initialize, next_state=first_state)

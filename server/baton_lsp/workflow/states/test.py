@@ -1,0 +1,75 @@
+"""The test state: run the configured test command (no agent) with the run's contract in
+its environment; its output is the debug agent's input."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from ...model.states import Scope, State
+from ..failures import PERMANENT, Cancelled, StepFailure
+from ..process import run_process
+from ..run import Run
+from .base import StateHandler
+
+
+async def test(run: Run) -> None:
+    it = int(run.data.get("debug_iteration_count") or 0)
+    sid = f"test.{it + 1}"
+    argv = [sys.executable if a == "{python}" else a for a in run.settings.test_command]
+    steps = run.steps
+    if not argv:
+        run.data["tests_passing"] = None
+        steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 0,
+                      "message": "no test command configured ([workflow] test-command)"}
+        run.say("test: no test command configured; nothing to run")
+        return
+    log_path = Path(run.paths["debug_dir"]) / f"test_output_{it + 1}.log"
+    lines: list[str] = []
+    env = dict(os.environ)
+    env.update(run.contract(sid, "test", log_path, {}))
+    run.say(f"test: running {' '.join(argv)}")
+    start = time.monotonic()
+    try:
+        out = await run_process(argv, cwd=run.root, env=env, stdin=None,
+                                on_line=lines.append, timeout=run.settings.test_timeout,
+                                stall_timeout=None, cancel=run.cancel_event,
+                                grace=run.settings.kill_grace, on_start=run.started)
+    except Exception as exc:  # missing test executable and friends
+        raise StepFailure(sid, PERMANENT, f"cannot run the test command: {exc}",
+                          "execution_error") from None
+    if out.cancelled:
+        raise Cancelled()
+    log_path.write_text("\n".join(lines) + ("\n" + out.stderr_tail if out.stderr_tail
+                                            else "") + "\n", encoding="utf-8")
+    passed = out.exit_code == 0 and not out.timed_out
+    run.data["tests_passing"] = passed
+    steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 1,
+                  "artifact": str(log_path), "exit_code": out.exit_code,
+                  "duration_ms": int((time.monotonic() - start) * 1000), "passed": passed}
+    run.say(f"test: {'passed' if passed else 'FAILED'} (exit {out.exit_code}"
+            f"{', timed out' if out.timed_out else ''}); output in {log_path}")
+    if not passed:
+        run.log_error(sid, "execution_error", f"tests failed (exit {out.exit_code})",
+                      {"artifact_path": str(log_path), "exit_code": out.exit_code})
+        if it >= run.settings.max_debug_iterations or run.machine.scope not in (
+                Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG):
+            raise StepFailure(sid, PERMANENT, f"tests still failing after {it} debug "
+                              f"iteration(s); see {log_path}", "execution_error",
+                              {"artifact_path": str(log_path)})
+
+
+def after_test(run: Run) -> State | None:
+    """Failing tests go to debug; passing ones to document (full implementation) or done."""
+    if run.data.get("tests_passing") is False:
+        return State.DEBUG
+    return State.DOCUMENT if run.machine.scope == Scope.FULL_IMPLEMENTATION else State.COMPLETE
+
+
+def test_reason(run: Run) -> str:
+    return "tests passed" if run.data.get("tests_passing") is not False else "tests failed"
+
+
+HANDLER = StateHandler(State.TEST, test, next_state=after_test, reason=test_reason)
