@@ -32,13 +32,15 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=None,
                         help="RNG seed (default: BATON_CRASH_SEED, else a fresh one)")
     parser.add_argument("--dir", type=Path, default=None,
-                        help="work directory (default: a temporary one; failed kills are "
-                             "kept there)")
+                        help="where the work directory is made (default: the system's "
+                             "temporary directory); failed kills are kept in it")
     args = parser.parse_args()
     if args.kills < 1 or args.jobs < 1:
         parser.error("--kills and --jobs must be at least 1")
     seed = args.seed if args.seed is not None else new_seed()
-    base = args.dir or Path(tempfile.mkdtemp(prefix="baton-crash-"))
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="baton-crash-", dir=args.dir))
     print(f"seed {seed}; {args.kills} kills, {args.jobs} at a time; work in {base}", flush=True)
     started = time.monotonic()
     every = max(1, args.kills // 20)
