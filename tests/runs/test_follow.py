@@ -80,10 +80,10 @@ def test_error_log_reads_only_appended_lines_and_survives_rotation(tmp_path: Pat
 
     add("a", "one")
     add("b", "two")
-    assert log.refresh() and [e.message for e in log.of("a")] == ["one"]
+    assert log.refresh() and [e.record.error_message for e in log.of("a")] == ["one"]
     add("a", "three")
     assert log.refresh()
-    assert [(e.line, e.message) for e in log.of("a")] == [(0, "one"), (2, "three")]
+    assert [(e.line, e.record.error_message) for e in log.of("a")] == [(0, "one"), (2, "three")]
     assert not log.refresh()
     path = errors_log_path(root)
     with open(path, "ab") as fh:  # a half-written line waits for its newline
@@ -93,11 +93,19 @@ def test_error_log_reads_only_appended_lines_and_survives_rotation(tmp_path: Pat
     with open(path, "ab") as fh:
         fh.write(b"}\n")
     log.refresh()
-    assert [e.message for e in log.of("a")][-1] == "four"
+    assert [e.record.error_message for e in log.of("a")][-1] == "four"
+    with open(path, "ab") as fh:  # malformed lines are skipped, never raised
+        fh.write(b'not json\n[1, 2]\n{"workflow_id": 7}\n'
+                 b'{"workflow_id": "a", "context": ' + b"[" * 100_000 + b"\n"
+                 b'{"workflow_id": "a", "error_message": {"odd": 1}, "stack": "x"}\n')
+    assert log.refresh()
+    odd = log.of("a")[-1]
+    assert (odd.line, odd.record.error_message, odd.record.stack) == (8, '{"odd": 1}', ["x"])
+    assert len(log.of("a")) == 4
     os.rename(path, path.with_name("errors.jsonl.1"))  # rotated
     add("a", "fresh")
     log.refresh()
-    assert [(e.line, e.message) for e in log.of("a")] == [(0, "fresh")]
+    assert [(e.line, e.record.error_message) for e in log.of("a")] == [(0, "fresh")]
 
 
 def _drain(w: DirWatcher, timeout: float = 5.0) -> set:

@@ -22,11 +22,17 @@ def test_error_records_have_the_real_shape_and_parse_back(tmp_path: Path) -> Non
     lines = path.read_text().splitlines()
     assert len(lines) == 2
     data = json.loads(lines[0])
-    assert set(data) >= {"timestamp", "environment", "command", "workflow_id", "user_args",
-                         "error_type", "error_message", "source", "stack", "context", "status"}
+    # the bash library's v2 line (formats.md §5.2): every key, in its order, nulls included
+    assert list(data) == ["timestamp", "environment", "command", "workflow_id", "user_args",
+                          "error_type", "error_message", "source", "stack", "context",
+                          "status", "status_updated_at", "repair_plan_path"]
+    assert lines[0].startswith('{"timestamp":"') and ", " not in lines[0][:40]
     assert data["timestamp"].endswith("Z") and data["status"] == "ERROR"
+    assert data["status_updated_at"] is None and data["repair_plan_path"] is None
     log = parse_text(Kind.ERRORS_LOG, path.read_text(), str(path))
     assert len(log.records) == 2 and not log.bad_lines
+    assert [e.line for e in log.records] == [0, 1]
+    assert log.records[0].record == rec  # what the rules read is what the engine wrote
 
 
 def test_errors_log_rotates(tmp_path: Path, monkeypatch) -> None:
@@ -55,3 +61,23 @@ def test_state_file_sources_back_verbatim_and_runs_nothing(tmp_path: Path) -> No
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
     state = parse_text(Kind.STATE, path.read_text(), str(path))
     assert state.values["CURRENT_STATE"] == "plan" and not state.problems
+
+
+REAL_LINE = (  # .claude/tests/logs/test-errors.jsonl of the corpus, written by the bash library
+    '{"timestamp":"2025-12-02T16:49:47Z","environment":"test","command":"/plan",'
+    '"workflow_id":"test_123","user_args":"test","error_type":"state_error",'
+    '"error_message":"Required state variables missing after load: FEATURE_DESCRIPTION",'
+    '"source":"validate_state_variables","stack":["919 validate_state_variables '
+    '/home/benjamin/.config/.claude/lib/core/state-persistence.sh"],"context":'
+    '{"missing_variables":"FEATURE_DESCRIPTION","home":"/home/benjamin",'
+    '"claude_project_dir":"/home/benjamin/.config"},"status":"ERROR",'
+    '"status_updated_at":null,"repair_plan_path":null}')
+
+
+def test_a_real_line_reads_and_writes_back_byte_for_byte(tmp_path: Path) -> None:
+    log = parse_text(Kind.ERRORS_LOG, REAL_LINE + "\n", "errors.jsonl")
+    (entry,) = log.records
+    assert entry.record.shape == "v2" and entry.record.source == "validate_state_variables"
+    assert entry.record.json_line() == REAL_LINE
+    append_error(tmp_path, entry.record)
+    assert records.errors_log_path(tmp_path).read_text() == REAL_LINE + "\n"

@@ -8,6 +8,7 @@ from .data import (
             CheckpointDoc,
             ErrorRecord,
             ErrorsLog,
+            LoggedError,
             ReportMeta,
             StateEntry,
             StateFile,
@@ -22,7 +23,8 @@ __all__ = [
     "AgentFile", "BashBlock", "BatonConfig", "CheckpointDoc", "CommandFile", "Dependencies",
     "DependencyRef",
     "Document", "ErrorRecord", "ErrorsLog", "Finding", "Fix", "Frontmatter", "FrontmatterEntry",
-    "Injection", "Kind", "Link", "MetadataEntry", "Phase", "Plan", "Range", "Related",
+    "Injection", "Kind", "Link", "LoggedError", "MetadataEntry", "Phase", "Plan", "Range",
+    "Related",
     "ReportMeta", "Severity", "SignalRef", "StateEntry", "StateFile", "StepHeading",
     "Suppression", "Task", "TaskBlock", "TextEdit", "Unreadable",
 ]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from pydantic import ConfigDict, model_validator
 
 from .base import Model, Range
 from .common import Link
@@ -38,9 +41,12 @@ class StateFile(Model):
 
 
 class ErrorRecord(Model):
-    """One line of `errors.jsonl`; older records lack `status` and friends."""
+    """One line of `errors.jsonl` (formats.md §5.2): the one definition the engine writes,
+    the BTN4xx rules check and the language server follows. Older records lack `status`
+    and the two fields after it."""
 
-    line: int
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
     timestamp: str | None = None
     environment: str | None = None
     command: str | None = None
@@ -54,12 +60,51 @@ class ErrorRecord(Model):
     status: str | None = None
     status_updated_at: str | None = None
     repair_plan_path: str | None = None
-    range: Range
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lenient(cls, data: Any) -> Any:
+        """Hand-edited and foreign lines vary: unknown keys are dropped, a scalar `stack`
+        becomes a list, a scalar `context` `{"value": ...}`, and non-string values of the
+        string fields their JSON text (`str()` for a Python object such as a path), so any
+        JSON object reads as a record."""
+        if not isinstance(data, dict):
+            return data
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in cls.model_fields:
+                continue
+            if key == "stack" and not isinstance(value, list):
+                value = [value]
+            elif key == "context" and not isinstance(value, dict):
+                value = {"value": value}
+            elif key not in ("stack", "context", "user_args") and value is not None \
+                    and not isinstance(value, str):
+                value = json.dumps(value, default=str) \
+                    if isinstance(value, (dict, list, int, float)) else str(value)
+            out[key] = value
+        return out
 
     @property
     def shape(self) -> str:
         """`v2` when the record carries the later status fields, `v1` otherwise."""
         return "v2" if self.status is not None else "v1"
+
+    def json_line(self) -> str:
+        """The record as the bash library writes it: one compact JSON object, every field
+        in order (unset ones as `null`), no trailing newline."""
+        return json.dumps(self.model_dump(), ensure_ascii=False, separators=(",", ":"),
+                          default=str)
+
+
+class LoggedError(Model):
+    """An `ErrorRecord` where it sits in the log: its 0-based line and that line's span."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    line: int
+    range: Range
+    record: ErrorRecord
 
 
 class BadLine(Model):
@@ -70,7 +115,7 @@ class BadLine(Model):
 
 class ErrorsLog(Model):
     path: str
-    records: list[ErrorRecord] = []
+    records: list[LoggedError] = []
     bad_lines: list[BadLine] = []
     line_count: int = 0
 

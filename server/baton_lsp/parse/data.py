@@ -11,6 +11,7 @@ from ..model.data import (
     CheckpointDoc,
     ErrorRecord,
     ErrorsLog,
+    LoggedError,
     ReportMeta,
     StateEntry,
     StateFile,
@@ -21,7 +22,6 @@ from .markdown import parse_markdown
 from .text import Source
 
 _ASSIGN_RE = re.compile(r"^\s*(export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-_RECORD_FIELDS = set(ErrorRecord.model_fields) - {"line", "range"}
 
 
 def _scan_value(lines: list[str], no: int, col: int) -> tuple[str, int, int, bool]:
@@ -125,17 +125,14 @@ def parse_errors_log(source: Source, path: str = "") -> ErrorsLog:
                 line=no, message=f"expected a JSON object, found {type(obj).__name__}",
                 range=rng))
             continue
-        fields = {k: v for k, v in obj.items() if k in _RECORD_FIELDS}
-        for key in ("stack",):
-            if key in fields and not isinstance(fields[key], list):
-                fields[key] = [fields[key]]
-        if "context" in fields and not isinstance(fields["context"], dict):
-            fields["context"] = {"value": fields["context"]}
-        for key, value in list(fields.items()):
-            if key not in ("stack", "context", "user_args") and value is not None \
-                    and not isinstance(value, str):
-                fields[key] = json.dumps(value)
-        log.records.append(ErrorRecord.model_validate({**fields, "line": no, "range": rng}))
+        try:
+            record = ErrorRecord.model_validate(obj)
+        except (ValueError, RecursionError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            log.bad_lines.append(BadLine(line=no, message=f"not an error record ({reason})",
+                                         range=rng))
+            continue
+        log.records.append(LoggedError(line=no, range=rng, record=record))
     return log
 
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
-from ..model.data import BadLine, ErrorRecord, ErrorsLog, StateFile, Unreadable
+from ..model.data import BadLine, ErrorsLog, LoggedError, StateFile, Unreadable
 from .base import RuleContext, closest, rule
 
 ALL_KINDS = tuple(Kind)
@@ -161,13 +161,13 @@ def errors_log_missing_field(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findi
     """
     if not isinstance(doc, ErrorsLog):
         return
-    for rec in doc.records:
+    for entry in doc.records:
         missing = [f for f in REQUIRED_ERROR_FIELDS
-                   if not (getattr(rec, f) or "").strip()]
+                   if not (getattr(entry.record, f) or "").strip()]
         if missing:
             names = ", ".join(f"`{f}`" for f in missing)
-            yield ctx.finding(rec.range,
-                              f"error record on line {rec.line + 1} has no {names}: expected "
+            yield ctx.finding(entry.range,
+                              f"error record on line {entry.line + 1} has no {names}: expected "
                               f"{', '.join(REQUIRED_ERROR_FIELDS)} in every record")
 
 
@@ -196,10 +196,10 @@ def errors_log_unknown_type(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findin
     """
     if not isinstance(doc, ErrorsLog):
         return
-    for rec in doc.records:
-        value = rec.error_type
+    for entry in doc.records:
+        value = entry.record.error_type
         if value and value not in KNOWN_ERROR_TYPES and not value.startswith("llm_"):
-            yield _unknown_value(ctx, rec, "error_type", value, KNOWN_ERROR_TYPES,
+            yield _unknown_value(ctx, entry, "error_type", value, KNOWN_ERROR_TYPES,
                                  f"one of {', '.join(KNOWN_ERROR_TYPES)} or `llm_*`")
 
 
@@ -228,22 +228,22 @@ def errors_log_unknown_status(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Find
     """
     if not isinstance(doc, ErrorsLog):
         return
-    for rec in doc.records:
-        value = rec.status
+    for entry in doc.records:
+        value = entry.record.status
         if value is not None and value not in KNOWN_STATUSES:
-            yield _unknown_value(ctx, rec, "status", value, KNOWN_STATUSES,
+            yield _unknown_value(ctx, entry, "status", value, KNOWN_STATUSES,
                                  ", ".join(KNOWN_STATUSES))
 
 
-def _unknown_value(ctx: RuleContext, rec: ErrorRecord, key: str, value: str,
+def _unknown_value(ctx: RuleContext, entry: LoggedError, key: str, value: str,
                    known: Sequence[str], expected: str) -> Finding:
     """A finding on a record's string field, with the nearest known value as the fix."""
-    rng = _string_field_range(ctx, rec.line, key) or rec.range
+    rng = _string_field_range(ctx, entry.line, key) or entry.range
     suggestion = closest(value, known)
     fix = ctx.fix(f"Change to `{suggestion}`", ctx.edit(rng, suggestion)) \
-        if suggestion and rng is not rec.range else None
+        if suggestion and rng is not entry.range else None
     hint = f"; did you mean `{suggestion}`?" if suggestion else ""
-    return ctx.finding(rng, f"unknown {key} `{value}` on line {rec.line + 1}: expected "
+    return ctx.finding(rng, f"unknown {key} `{value}` on line {entry.line + 1}: expected "
                             f"{expected}{hint}", fix=fix)
 
 

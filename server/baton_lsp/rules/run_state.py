@@ -81,10 +81,11 @@ def _related(ctx: RuleContext, view: Any, step: Any) -> list[Related]:
     out: list[Related] = []
     entries = view.errors_of(step.id) if step is not None else []
     if entries:
+        last = entries[-1]
         out.append(Related(path=str(errors_log_path(view.root)),
-                           range=Range.of_line(entries[-1].line, 0, 0),
-                           message=f"errors.jsonl: {entries[-1].error_type} at "
-                                   f"{entries[-1].timestamp}"))
+                           range=Range.of_line(last.line, 0, 0),
+                           message=f"errors.jsonl: {last.record.error_type or 'error'} at "
+                                   f"{last.record.timestamp or 'an unknown time'}"))
     log = view.log_path(step) if step is not None else None
     if log is not None:
         out.append(Related(path=str(log), range=Range.of_line(0, 0, 0),
@@ -154,7 +155,7 @@ def workflow_step_failed(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         if step.barrier:
             continue
         entries = view.errors_of(step.id)
-        kind = entries[-1].error_type if entries else (step.failure or "error")
+        kind = (entries[-1].record.error_type if entries else None) or step.failure or "error"
         what = f"Phase {step.phase}" if step.phase is not None else f"step {step.id}"
         yield ctx.finding(
             _where(plan, ctx, step),
@@ -178,19 +179,21 @@ def workflow_error_logged(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     failed = {s.id for s in _failed_steps(view)}
     latest: dict[str, Any] = {}
     for entry in view.errors:
-        step = view.steps.get(entry.source)
+        rec = entry.record
+        step = view.steps.get(rec.source or "")
         if step is not None:
             if step.status in ("done",) or step.id in failed:
                 continue
-        elif entry.context.get("failed_steps") or not view.resumable:
+        elif rec.context.get("failed_steps") or not view.resumable:
             continue  # a wave summary of step failures already shown, or an old state error
-        latest[entry.source] = entry
-    for source, entry in latest.items():
+        latest[rec.source or ""] = rec
+    for source, rec in latest.items():
         step = view.steps.get(source)
         yield ctx.finding(
             _where(plan, ctx, step),
-            f"{entry.error_type} in {source} (workflow {view.workflow_id}, "
-            f"{entry.timestamp}): {entry.message}",
+            f"{rec.error_type or 'error'} in {source or 'an unnamed source'} (workflow "
+            f"{view.workflow_id}, {rec.timestamp or 'no timestamp'}): "
+            f"{rec.error_message or 'no message'}",
             related=_related(ctx, view, step) if step is not None else [],
             tags=[view.workflow_id])
 

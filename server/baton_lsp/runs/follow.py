@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..model.base import Range
+from ..model.data import ErrorRecord, LoggedError
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
 from .records import errors_log_path
 from .store import CheckpointStore, checkpoints_root, valid_id
@@ -38,18 +40,6 @@ _SEQ_NAME = re.compile(r"^\d{6}\.json$")
 BARRIER_PREFIX = "HARD BARRIER FAILED"
 RESUMABLE = frozenset({"failed", "cancelled", "interrupted"})
 _BARRIER_KINDS = ("missing", "empty", "elsewhere", "outside", "not-a-file")
-
-
-@dataclass(frozen=True)
-class ErrorEntry:
-    """One `errors.jsonl` record of a workflow, with its 0-based line in the live file."""
-
-    line: int
-    timestamp: str
-    source: str
-    error_type: str
-    message: str
-    context: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -98,7 +88,7 @@ class RunView:
     current_wave: int | None = None
     failure: dict[str, Any] | None = None
     problem: str | None = None
-    errors: tuple[ErrorEntry, ...] = ()
+    errors: tuple[LoggedError, ...] = ()
     stamp: tuple[Any, ...] = ()
     usage: dict[str, Any] | None = None
     """The workflow's reported cost and tokens (`baton.usage.total`)."""
@@ -125,8 +115,8 @@ class RunView:
     def phase_step(self, phase_id: str) -> StepView | None:
         return self.steps.get(f"implement.phase-{phase_id}")
 
-    def errors_of(self, step_id: str) -> list[ErrorEntry]:
-        return [e for e in self.errors if e.source == step_id]
+    def errors_of(self, step_id: str) -> list[LoggedError]:
+        return [e for e in self.errors if e.record.source == step_id]
 
     def barrier_kind(self, step: StepView) -> str | None:
         """missing | empty | elsewhere | outside | not-a-file, from the step's error record
@@ -134,7 +124,7 @@ class RunView:
         if not step.barrier:
             return None
         for entry in reversed(self.errors_of(step.id)):
-            kind = entry.context.get("error")
+            kind = entry.record.context.get("error")
             if kind in _BARRIER_KINDS:
                 return str(kind)
         text = step.message or ""
@@ -150,8 +140,8 @@ class RunView:
 
     def reported_path(self, step: StepView) -> str | None:
         for entry in reversed(self.errors_of(step.id)):
-            if entry.context.get("reported_path"):
-                return str(entry.context["reported_path"])
+            if entry.record.context.get("reported_path"):
+                return str(entry.record.context["reported_path"])
         return None
 
     def log_path(self, step: StepView) -> Path | None:
@@ -222,7 +212,7 @@ def _step(sid: str, raw: Any) -> StepView | None:
         usage=raw["usage"] if isinstance(raw.get("usage"), dict) else None)
 
 
-def read_view(root: Path, workflow_id: str, errors: tuple[ErrorEntry, ...] = ()) -> RunView:
+def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()) -> RunView:
     """The view of one workflow; never raises (an unusable history is `unreadable`)."""
     store = CheckpointStore(root, workflow_id)
     running = store.locked()
@@ -271,14 +261,15 @@ def _total_usage(baton: dict[str, Any]) -> dict[str, Any] | None:
 
 class ErrorLog:
     """The records of `errors.jsonl`, by workflow, read incrementally: appends cost only the
-    new bytes; a rotation (new inode or a shorter file) starts over."""
+    new bytes; a rotation (new inode or a shorter file) starts over. A line that is not a
+    JSON object, or names no workflow, is skipped (the BTN4xx rules report it)."""
 
     def __init__(self, root: Path) -> None:
         self.path = errors_log_path(root)
         self._key: tuple[int, int] | None = None
         self._offset = 0
         self._line = 0
-        self._by_workflow: dict[str, list[ErrorEntry]] = {}
+        self._by_workflow: dict[str, list[LoggedError]] = {}
 
     def refresh(self) -> bool:
         """Read what was appended; True when anything changed."""
@@ -307,20 +298,18 @@ class ErrorLog:
         return end > 0
 
     def _add(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace")
         try:
-            rec = json.loads(raw)
-        except ValueError:
+            obj = json.loads(text)
+            if not isinstance(obj, dict) or not isinstance(obj.get("workflow_id"), str):
+                return
+            record = ErrorRecord.model_validate(obj)
+        except (ValueError, RecursionError):
             return
-        if not isinstance(rec, dict) or not isinstance(rec.get("workflow_id"), str):
-            return
-        ctx = rec.get("context")
-        self._by_workflow.setdefault(rec["workflow_id"], []).append(ErrorEntry(
-            line=self._line, timestamp=str(rec.get("timestamp") or ""),
-            source=str(rec.get("source") or ""), error_type=str(rec.get("error_type") or ""),
-            message=str(rec.get("error_message") or ""),
-            context=ctx if isinstance(ctx, dict) else {}))
+        self._by_workflow.setdefault(obj["workflow_id"], []).append(LoggedError(
+            line=self._line, range=Range.of_line(self._line, 0, len(text)), record=record))
 
-    def of(self, workflow_id: str) -> tuple[ErrorEntry, ...]:
+    def of(self, workflow_id: str) -> tuple[LoggedError, ...]:
         return tuple(self._by_workflow.get(workflow_id, ()))
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..model.data import ErrorRecord
 from .atomic import atomic_write
 
 ROTATE_BYTES = 10 * 1024 * 1024
@@ -33,27 +34,25 @@ def errors_log_path(root: Path) -> Path:
 
 def error_record(*, workflow_id: str, command: str, user_args: str, error_type: str,
                  message: str, source: str, context: Mapping[str, Any] | None = None,
-                 stack: list[str] | None = None, root: Path | None = None) -> dict[str, Any]:
+                 stack: list[str] | None = None, root: Path | None = None) -> ErrorRecord:
     """A record in the later (v2) shape, with `status: ERROR`."""
     ctx = dict(context or {})
     if root is not None:
         ctx.setdefault("claude_project_dir", str(root))
         ctx.setdefault("home", os.path.expanduser("~"))
-    return {
-        "timestamp": utc_now(), "environment": "production", "command": command,
-        "workflow_id": workflow_id, "user_args": user_args, "error_type": error_type,
-        "error_message": message, "source": source,
-        "stack": stack or [f"0 {source} baton/{platform.python_version()}"],
-        "context": ctx, "status": "ERROR",
-    }
+    return ErrorRecord(
+        timestamp=utc_now(), environment="production", command=command,
+        workflow_id=workflow_id, user_args=user_args, error_type=error_type,
+        error_message=message, source=source,
+        stack=stack or [f"0 {source} baton/{platform.python_version()}"],
+        context=ctx, status="ERROR")
 
 
-def append_error(root: Path, record: Mapping[str, Any]) -> None:
+def append_error(root: Path, record: ErrorRecord) -> None:
     """Append one line durably; concurrent workflows never interleave their lines."""
     path = errors_log_path(root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"),
-                       default=str) + "\n").encode("utf-8", "replace")
+    line = (record.json_line() + "\n").encode("utf-8", "replace")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
