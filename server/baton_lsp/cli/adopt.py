@@ -45,7 +45,14 @@ from ..workflow.classify import (
     topic_slugs,
     topic_spec,
 )
-from ..workflow.layout import allocate_topic, contained, file_lock, specs_dir, topic_of_plan
+from ..workflow.layout import (
+    allocate_topic,
+    contained,
+    file_lock,
+    run_paths,
+    specs_dir,
+    topic_of_plan,
+)
 from ..workflow.request import (
     MAX_DESCRIPTION,
     RunRequest,
@@ -269,15 +276,10 @@ def _paths(root: Path, config: BatonConfig, description: str, plan: str | None,
         base = specs_dir(root, settings.specs_dir, claude="claude" in runners)
         topic = topic_of_plan(root, Path(plan), base) if plan else \
             allocate_topic(root, description, base)
+        paths = run_paths(root, topic, topic_slugs(classification), plan)
     except (PathError, OSError) as exc:  # the disk may refuse a directory
         raise AdoptError(f"cannot pre-calculate the run's paths: {exc}") from None
-    reports = [str(topic.reports / f"{i:03d}_{slug}.md")
-               for i, slug in enumerate(topic_slugs(classification), 1)]
-    return {"specs_dir": str(base), "topic_dir": str(topic.path),
-            "topic_number": topic.number, "reports": reports,
-            "plan": plan or str(topic.plans / f"{topic.number:03d}_{topic.slug}_plan.md"),
-            "reports_dir": str(topic.reports), "plans_dir": str(topic.plans),
-            "summaries_dir": str(topic.summaries), "debug_dir": str(topic.debug)}
+    return {"specs_dir": str(base), **paths}
 
 
 _STATUS = {"in_progress": "in_progress", "failed": "failed", "cancelled": "cancelled",

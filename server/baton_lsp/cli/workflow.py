@@ -216,9 +216,10 @@ def _drive(engine: Any, coro_factory: Any) -> int:
     if isinstance(outcome, CheckpointError):  # pragma: no cover
         return EXIT_ERROR
     if engine.events is None and not getattr(engine, "quiet", False) and engine.data:
+        from ..runs.record import read_record
         from ..workflow.report import render
 
-        print(render(engine.data, engine.root), flush=True)
+        print(render(read_record(engine.data), engine.root), flush=True)
     if engine.events is None:
         print(f"{outcome.workflow_id}: {outcome.status} ({outcome.state.value})"
               + (f" — checkpoint {outcome.checkpoint}" if outcome.checkpoint else ""))
@@ -239,6 +240,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _latest_unfinished(root: Path) -> str | None:
+    from ..runs.record import RecordError, read_record
     from ..runs.store import CheckpointStore, list_workflows
 
     best: tuple[float, str] | None = None
@@ -248,7 +250,11 @@ def _latest_unfinished(root: Path) -> str | None:
             entry = store.latest()
         except Exception:
             continue
-        if entry.data and entry.data.get("status") != "complete":
+        try:
+            record = read_record(entry.data or {}, str(entry.path))
+        except RecordError:
+            continue
+        if record.status != "complete":
             mtime = entry.path.stat().st_mtime
             if best is None or mtime > best[0]:
                 best = (mtime, wid)
@@ -515,6 +521,7 @@ def cmd_adopt(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
+    from ..runs.record import RecordError, read_record
     from ..runs.store import CheckpointStore, valid_id
 
     root = _root(args)
@@ -527,11 +534,17 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     rows = []
     for e in entries:
-        d = e.data or {}
-        rows.append({"n": e.sequence, "ok": e.ok, "problem": e.problem, "path": str(e.path),
-                     "event": (d.get("baton") or {}).get("event"), "status": d.get("status"),
-                     "state": (d.get("state_machine") or {}).get("current_state"),
-                     "at": d.get("updated_at")})
+        row: dict[str, Any] = {"n": e.sequence, "ok": e.ok, "problem": e.problem,
+                               "path": str(e.path), "event": None, "status": None,
+                               "state": None, "at": None}
+        if e.data is not None:
+            try:
+                record = read_record(e.data, str(e.path))
+                row.update(event=record.baton.event, status=record.status, state=record.state,
+                           at=record.updated_at)
+            except RecordError as exc:
+                row.update(ok=False, problem=str(exc))
+        rows.append(row)
     if args.json:
         print(json.dumps(rows, indent=2))
         return EXIT_OK

@@ -605,12 +605,16 @@ def register(server: BatonServer) -> None:
                    if e.ok][-MAX_CHOICES:]
         if not entries:
             raise WorkflowRefused(f"{RESUME_FROM}: workflow {a.id} has no usable checkpoint")
+        from ..runs.record import RecordError, read_record
+
         titles = {}
         for e in reversed(entries):
-            d = e.data or {}
-            state = (d.get("state_machine") or {}).get("current_state")
-            event = (d.get("baton") or {}).get("event") or ""
-            titles[f"#{e.sequence} {state}: {event}"[:80]] = e.sequence
+            try:
+                record = read_record(e.data or {}, str(e.path))
+            except RecordError:
+                continue  # not a record a resume could start from
+            titles[f"#{e.sequence} {record.state}: {record.baton.event or ''}"[:80]] = \
+                e.sequence
         choice = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
             type=types.MessageType.Info,
             message=f"Resume {a.id} from which checkpoint? (newest first)",

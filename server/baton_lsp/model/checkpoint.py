@@ -47,7 +47,7 @@ class _Open(Model):
 
 
 class WaveResult(_Open):
-    phases: list[int] = []
+    phases: list[int | str] = []
     status: str | None = None
     duration_ms: int | float | None = None
     parallel: bool | None = None
@@ -64,7 +64,7 @@ class WorkflowState(_Open):
     template_variables: dict[str, Any] | None = None
     current_wave: int | None = None
     total_waves: int | None = None
-    wave_structure: dict[str, list[int]] | None = None
+    wave_structure: dict[str, list[int | str]] | None = None
     parallel_execution_enabled: bool | None = None
     max_wave_parallelism: int | None = None
     wave_results: dict[str, WaveResult] | None = None

@@ -30,6 +30,7 @@ from typing import Any
 from ..model.base import Range
 from ..model.data import ErrorRecord, LoggedError
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
+from .record import RecordError, StepRecord, read_record
 from .records import errors_log_path
 from .store import CheckpointStore, checkpoints_root, valid_id
 
@@ -183,33 +184,11 @@ def _tail(path: Path, size: int = 4096) -> str:
         return ""
 
 
-def _waves(ws: dict[str, Any]) -> list[list[str]]:
-    raw = ws.get("wave_structure")
-    if isinstance(raw, dict):
-        items = sorted(raw.items(), key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0)
-        return [[str(p) for p in v] for _, v in items if isinstance(v, list)]
-    if isinstance(raw, list):
-        return [[str(p) for p in w] for w in raw if isinstance(w, list)]
-    return []
-
-
-def _step(sid: str, raw: Any) -> StepView | None:
-    if not isinstance(raw, dict):
-        return None
-
-    def text(key: str) -> str | None:
-        value = raw.get(key)
-        return str(value) if value is not None else None
-
-    signals = raw.get("signals")
-    return StepView(
-        id=sid, state=text("state") or "", role=text("role") or "",
-        status=text("status") or "pending",
-        attempts=raw["attempts"] if isinstance(raw.get("attempts"), int) else 0,
-        artifact=text("artifact"), message=text("message"), failure=text("failure"),
-        duration_ms=raw["duration_ms"] if isinstance(raw.get("duration_ms"), int) else None,
-        signals=tuple(str(s) for s in signals) if isinstance(signals, list) else (),
-        usage=raw["usage"] if isinstance(raw.get("usage"), dict) else None)
+def _step(sid: str, step: StepRecord) -> StepView:
+    return StepView(id=sid, state=step.state, role=step.role, status=step.status,
+                    attempts=step.attempts, artifact=step.artifact, message=step.message,
+                    failure=step.failure, duration_ms=step.duration_ms,
+                    signals=tuple(step.signals), usage=step.usage)
 
 
 def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()) -> RunView:
@@ -221,28 +200,27 @@ def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()
     except Exception as exc:
         return RunView(root, workflow_id, "unreadable", running, problem=str(exc),
                        errors=errors)
-    d = entry.data or {}
-    baton = d.get("baton") if isinstance(d.get("baton"), dict) else {}
-    sm = d.get("state_machine") if isinstance(d.get("state_machine"), dict) else {}
-    ws = d.get("workflow_state") if isinstance(d.get("workflow_state"), dict) else {}
-    paths = baton.get("paths") if isinstance(baton.get("paths"), dict) else {}
-    status = str(d.get("status") or "in_progress")
+    try:
+        record = read_record(entry.data or {}, str(entry.path))
+    except RecordError as exc:
+        return RunView(root, workflow_id, "unreadable", running, problem=str(exc),
+                       errors=errors)
+    baton = record.baton
+    status = record.status
     if status == "in_progress" and not running:
         status = "interrupted"  # the engine died without writing its final state
     running = running and status == "in_progress"  # a final state is final while it exits
-    steps = {sid: v for sid, raw in (baton.get("steps") or {}).items()
-             if (v := _step(str(sid), raw)) is not None}
-    failure = baton.get("failure") if status == "failed" else None
-    wave = ws.get("current_wave")
+    ws = record.workflow_state
     return RunView(
         root=root, workflow_id=workflow_id, status=status, running=running,
-        state=sm.get("current_state"), scope=(sm.get("workflow_config") or {}).get("scope"),
-        description=d.get("workflow_description"), updated_at=d.get("updated_at"),
-        sequence=entry.sequence, checkpoint_path=str(entry.path),
-        plan=paths.get("plan") or ws.get("plan_path"), plan_sha256=baton.get("plan_sha256"),
-        steps=steps, waves=_waves(ws), current_wave=wave if isinstance(wave, int) else None,
-        failure=failure if isinstance(failure, dict) else None, errors=errors,
-        usage=_total_usage(baton), adoption=adoption_of(workflow_id, d))
+        state=record.state, scope=record.scope, description=record.workflow_description,
+        updated_at=record.updated_at, sequence=entry.sequence, checkpoint_path=str(entry.path),
+        plan=record.plan, plan_sha256=baton.plan_sha256,
+        steps={sid: _step(sid, step) for sid, step in baton.steps.items()},
+        waves=record.waves(), current_wave=ws.current_wave if ws else None,
+        failure=baton.failure.model_dump(by_alias=True, exclude_unset=True)
+        if status == "failed" and baton.failure else None,
+        errors=errors, usage=baton.usage_total(), adoption=adoption_of(workflow_id, record))
 
 
 def foreign_view(root: Path, run: ForeignRun, adopted: str | None = None) -> RunView:
@@ -251,12 +229,6 @@ def foreign_view(root: Path, run: ForeignRun, adopted: str | None = None) -> Run
                    state=run.state, scope=run.scope, description=run.description,
                    updated_at=run.updated_at, checkpoint_path=str(run.path), plan=run.plan,
                    problem=run.problem, foreign=run, adopted_by=adopted)
-
-
-def _total_usage(baton: dict[str, Any]) -> dict[str, Any] | None:
-    usage = baton.get("usage")
-    total = usage.get("total") if isinstance(usage, dict) else None
-    return total if isinstance(total, dict) and total else None
 
 
 class ErrorLog:

@@ -34,6 +34,7 @@ from .checkpoint import (
     read_json_object,
     safe_resume_problems,
 )
+from .record import RecordError, RunRecord, read_record
 from .store import CheckpointStore, checkpoints_root, list_workflows, verify_file
 
 ID_PREFIX = "bash:"
@@ -465,13 +466,11 @@ class Adoption:
     sha256: str | None
 
 
-def adoption_of(workflow_id: str, data: dict[str, Any] | None) -> Adoption | None:
-    baton = data.get("baton") if isinstance(data, dict) else None
-    src = baton.get("adopted_from") if isinstance(baton, dict) else None
-    if not isinstance(src, dict) or not isinstance(src.get("path"), str):
+def adoption_of(workflow_id: str, record: RunRecord) -> Adoption | None:
+    src = record.baton.adopted_from
+    if src is None or src.path is None:
         return None
-    sha = src.get("sha256")
-    return Adoption(workflow_id, src["path"], sha if isinstance(sha, str) else None)
+    return Adoption(workflow_id, src.path, src.sha256)
 
 
 def adoptions(root: Path) -> list[Adoption]:
@@ -486,7 +485,10 @@ def adoptions(root: Path) -> list[Adoption]:
                 data = CheckpointStore(root, wid).latest().data
             except CheckpointError:
                 continue
-        found = adoption_of(wid, data)
+        try:
+            found = adoption_of(wid, read_record(data or {}))
+        except RecordError:
+            continue
         if found is not None:
             out.append(found)
     return out

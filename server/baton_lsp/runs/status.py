@@ -7,8 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .foreign import Adoption, adopted_by, adoption_of, discover
+from .foreign import Adoption, adopted_by, discover
+from .record import RecordError, read_record
 from .store import CheckpointStore, list_workflows
+
+STEP_FIELDS = {"state", "status", "attempts", "artifact", "message", "duration_ms", "usage"}
+ITERATION_FIELDS = {"iteration", "max_iterations", "work_remaining", "last_work_remaining",
+                    "continuation_context", "halt_reason"}
 
 
 def summaries(root: Path) -> list[dict[str, Any]]:
@@ -28,41 +33,39 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
     except Exception as exc:
         out.update(status="unreadable", problem=str(exc))
         return out
-    d = entry.data or {}
-    baton = d.get("baton") or {}
-    out.update(status=d.get("status"), state=(d.get("state_machine") or {}).get(
-        "current_state"), scope=(d.get("state_machine") or {}).get("workflow_config", {}).get(
-        "scope"), description=d.get("workflow_description"), updated_at=d.get("updated_at"),
-        checkpoint=entry.sequence, checkpoint_path=str(entry.path),
-        topic_dir=(baton.get("paths") or {}).get("topic_dir"),
-        plan=(baton.get("paths") or {}).get("plan"), last_error=d.get("last_error"),
-        failure=baton.get("failure") if d.get("status") == "failed" else None,
-        steps={k: {kk: v.get(kk) for kk in ("state", "status", "attempts", "artifact",
-                                            "message", "duration_ms", "usage")
-                   if v.get(kk) is not None}
-               for k, v in (baton.get("steps") or {}).items()},
-        waves=(d.get("workflow_state") or {}).get("wave_structure"))
-    cls = (d.get("state_machine") or {}).get("classification") or {}
-    if cls:
-        out["classification"] = {
-            "workflow_type": cls.get("workflow_type"),
-            "research_complexity": cls.get("research_complexity"),
-            "topics": [t.get("short_name") if isinstance(t, dict) else t
-                       for t in cls.get("research_topics") or []],
-            "source": cls.get("source"), "confidence": cls.get("confidence")}
-    adoption = adoption_of(wid, d)
-    if adoption is not None:
-        out["adopted_from"] = baton["adopted_from"]
-    if baton.get("context"):
-        out["context"] = baton["context"]
-    if baton.get("usage"):
-        out["usage"] = baton["usage"]
-    it = baton.get("iteration")
-    if it:
-        out["iteration"] = {k: it.get(k) for k in (
-            "iteration", "max_iterations", "work_remaining", "last_work_remaining",
-            "continuation_context", "halt_reason")}
-    sup = d.get("supervisor_state") or {}
+    try:
+        record = read_record(entry.data or {}, str(entry.path))
+    except RecordError as exc:
+        out.update(status="unreadable", problem=str(exc))
+        return out
+    baton = record.baton
+    ws = record.workflow_state
+    out.update(status=record.status, state=record.state, scope=record.scope,
+               description=record.workflow_description, updated_at=record.updated_at,
+               checkpoint=entry.sequence, checkpoint_path=str(entry.path),
+               topic_dir=baton.paths.topic_dir, plan=baton.paths.plan,
+               last_error=record.last_error,
+               failure=baton.failure.model_dump(mode="json", by_alias=True, exclude_unset=True)
+               if record.status == "failed" and baton.failure else None,
+               steps={sid: step.model_dump(mode="json", include=STEP_FIELDS, exclude_none=True)
+                      for sid, step in baton.steps.items()},
+               waves=ws.wave_structure if ws else None)
+    cls = record.state_machine.classification.model_dump(mode="json")
+    out["classification"] = {
+        "workflow_type": cls.get("workflow_type"),
+        "research_complexity": cls.get("research_complexity"),
+        "topics": [t.get("short_name") if isinstance(t, dict) else t
+                   for t in cls.get("research_topics") or []],
+        "source": cls.get("source"), "confidence": cls.get("confidence")}
+    if baton.adopted_from is not None:
+        out["adopted_from"] = baton.adopted_from.model_dump(mode="json", exclude_unset=True)
+    if baton.context:
+        out["context"] = baton.context
+    if baton.usage:
+        out["usage"] = baton.usage
+    if baton.iteration is not None:
+        out["iteration"] = baton.iteration.model_dump(mode="json", include=ITERATION_FIELDS)
+    sup = record.supervisor_state
     if sup.get("supervisor_id"):
         agg = sup.get("aggregated_metadata") or {}
         out["supervisor"] = {"mode": sup.get("mode"), "worker_count": sup.get("worker_count"),

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import PathError
 
@@ -151,3 +152,18 @@ def topic_of_plan(root: Path, plan: Path, base: Path | None = None) -> TopicDir:
     for sub in SUBDIRS:
         (parent / sub).mkdir(parents=True, exist_ok=True)
     return TopicDir(number, slug, parent)
+
+
+def run_paths(root: Path, topic: TopicDir, slugs: list[str], plan_path: str | None
+              ) -> dict[str, Any]:
+    """Every artifact path of a run in `topic`, pre-calculated before any agent runs: one
+    report per research topic slug, the plan (the given one, contained, or the topic's
+    own), and the topic's directories. Initialize writes them; `baton adopt` too."""
+    reports = [str(topic.reports / f"{i:03d}_{slug}.md") for i, slug in enumerate(slugs, 1)]
+    plan = str(contained(root, plan_path, "plan")) if plan_path else \
+        str(topic.plans / f"{topic.number:03d}_{topic.slug}_plan.md")
+    for p in [*reports, plan]:
+        contained(root, p, "artifact path")
+    return {"topic_dir": str(topic.path), "topic_number": topic.number, "reports": reports,
+            "plan": plan, "reports_dir": str(topic.reports), "plans_dir": str(topic.plans),
+            "summaries_dir": str(topic.summaries), "debug_dir": str(topic.debug)}

@@ -8,15 +8,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime as dt
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..model.config import WorkflowSettings
-from ..model.states import Scope, State
-from ..runs.checkpoint import CheckpointError, parse_checkpoint
+from ..model.states import State
 from ..runs.digest import sha256_file
+from ..runs.record import RecordError, read_record
 from ..runs.records import state_file_path, utc_now
 from ..runs.store import CheckpointStore, Entry
 from . import classify
@@ -32,19 +31,18 @@ MAX_AGE = dt.timedelta(days=7, hours=1)  # the seeds: a checkpoint older than 7 
 
 def restore_machine(data: dict[str, Any], source: str) -> WorkflowStateMachine:
     """The state machine a record describes; EngineError when the record cannot drive one."""
-    try:  # the schema-2.1 models validate what the engine is about to trust
-        parse_checkpoint(json.dumps(data), source)
-    except CheckpointError as exc:
-        raise EngineError(f"checkpoint is not usable: {exc}") from None
     if "request" not in (data.get("baton") or {}):
         raise EngineError("this checkpoint was not written by `baton run` and cannot be "
-                          "resumed by it")
-    smd = data["state_machine"]
-    sm = WorkflowStateMachine(Scope(smd["workflow_config"]["scope"]),
-                              State(smd["current_state"]),
-                              [State(s) for s in smd.get("completed_states", [])])
-    sm.history = [Transition(State(h["from"]), State(h["to"]), h.get("reason", ""),
-                             h.get("at", "")) for h in data["baton"]["history"]]
+                          "resumed by it (a bash-system checkpoint: `baton adopt` it first)")
+    try:  # the run record's models validate what the engine is about to trust
+        record = read_record(data, source)
+    except RecordError as exc:
+        raise EngineError(f"checkpoint is not usable: {exc}") from None
+    smd = record.state_machine
+    sm = WorkflowStateMachine(smd.workflow_config.scope, smd.current_state,
+                              list(smd.completed_states))
+    sm.history = [Transition(State(h.source), State(h.target), h.reason, h.at)
+                  for h in record.baton.history]
     return sm
 
 
@@ -111,33 +109,34 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
     assert entry.data is not None, "the store returns only readable entries"
     data = copy.deepcopy(entry.data)
     sm = restore_machine(data, str(entry.path))
+    record = read_record(data, str(entry.path))
     failed_state = sm.current
     plans = PlanFiles()
     skip, rerun = [], []
     for sid, step in data["baton"]["steps"].items():
-        reason = plans.invalid_reason(step) if step.get("status") == "done" else (
-            step.get("message") or f"status {step.get('status')}")
+        typed = record.baton.steps[sid]
+        reason = plans.invalid_reason(step) if typed.done else (
+            typed.message or f"status {typed.status}")
         if reason is None:
-            skip.append({"step": sid, "state": step["state"]})
+            skip.append({"step": sid, "state": typed.state})
         else:
-            rerun.append({"step": sid, "state": step["state"], "reason": reason})
+            rerun.append({"step": sid, "state": typed.state, "reason": reason})
     rewind(sm, data["baton"]["steps"], plans)
     out = {"workflow_id": workflow_id, "checkpoint": entry.sequence,
-           "status": data.get("status"), "failed_state": failed_state.value,
+           "status": record.status, "failed_state": failed_state.value,
            "resume_state": sm.current.value, "skip": skip, "rerun": rerun,
            "problems": resume_problems(data), "running": running,
-           "last_error": data.get("last_error")}
-    cls = data["state_machine"].get("classification") or {}
-    if cls:  # what a resume keeps from the coordination tiers
-        out["classification"] = {"workflow_type": cls.get("workflow_type"),
-                                 "research_complexity": cls.get("research_complexity"),
-                                 "source": cls.get("source")}
-    it = data["baton"].get("iteration")
-    if it and it.get("halt_reason") != "completion":
-        out["iteration"] = {"next": int(it.get("iteration", 0)) + 1,
+           "last_error": record.last_error}
+    cls = record.state_machine.classification  # what a resume keeps from the tiers
+    out["classification"] = {"workflow_type": cls.workflow_type.value,
+                             "research_complexity": cls.research_complexity,
+                             "source": (cls.model_extra or {}).get("source")}
+    it = record.baton.iteration
+    if it is not None and it.halt_reason != "completion":
+        out["iteration"] = {"next": it.iteration + 1,
                             "max_iterations": settings.max_iterations,
-                            "work_remaining": it.get("work_remaining"),
-                            "halt_reason": it.get("halt_reason")}
+                            "work_remaining": it.work_remaining,
+                            "halt_reason": it.halt_reason}
     return out
 
 

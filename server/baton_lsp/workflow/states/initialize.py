@@ -12,7 +12,7 @@ from ...runs.records import utc_now
 from .. import classify
 from ..agent_step import StepSpec, agent_step
 from ..failures import FATAL, StepFailure
-from ..layout import AGENT_SCRATCH, allocate_topic, contained, topic_of_plan
+from ..layout import AGENT_SCRATCH, allocate_topic, run_paths, topic_of_plan
 from ..run import Run
 from ..signals import SignalReader
 from ..state_machine import HAPPY_PATHS, WorkflowStateMachine
@@ -59,15 +59,9 @@ async def initialize(run: Run) -> None:
         else:
             run.topic = allocate_topic(run.root, req["description"], base)
     t = run.topic
-    reports = [str(t.reports / f"{i:03d}_{slug}.md")
-               for i, slug in enumerate(classify.topic_slugs(classification), 1)]
-    plan = str(contained(run.root, req["plan_path"], "plan")) if req.get("plan_path") \
-        else str(t.plans / f"{t.number:03d}_{t.slug}_plan.md")
-    paths.update(topic_dir=str(t.path), topic_number=t.number, reports=reports, plan=plan,
-                 reports_dir=str(t.reports), plans_dir=str(t.plans),
-                 summaries_dir=str(t.summaries), debug_dir=str(t.debug))
-    for p in [*reports, plan]:
-        contained(run.root, p, "artifact path")
+    paths.update(run_paths(run.root, t, classify.topic_slugs(classification),
+                           req.get("plan_path")))
+    plan = paths["plan"]
     ws = run.data["workflow_state"]
     ws.update(topic_directory=str(t.path), topic_number=t.number, plan_path=plan)
     run.data.update(topic_directory=str(t.path), topic_number=t.number)

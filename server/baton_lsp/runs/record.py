@@ -1,0 +1,182 @@
+"""The run record: a checkpoint written by `baton run`, typed.
+
+A Baton checkpoint is a schema-2.1 checkpoint (the bash side reads it as one) plus Baton's
+own `baton` section: the request, every step with its attempts, artifact and hashes, the
+transition history, the pre-calculated paths, timing, usage, the coordination tiers'
+records and the failure. This module is the one reader of that section: the follower, the
+status command, the end-of-run report and the resume preview all go through `RunRecord`.
+Every model keeps unknown keys (a newer Baton's record still reads) and every field has a
+default, so a record with a missing part reads as "not there yet", not as an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict, Field, ValidationError
+
+from ..model.base import Model
+from ..model.checkpoint import Checkpoint
+from .checkpoint import format_validation_error
+
+
+class _Open(Model):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class StepRecord(_Open):
+    """One step: an agent step (research.N, plan, implement.phase-N, …) or the test run."""
+
+    state: str = ""
+    role: str = ""
+    status: str = "pending"  # running | done | failed | cancelled
+    attempts: int = 0
+    artifact: str | None = None
+    inputs: dict[str, str | None] = {}
+    sha256: str | None = None
+    size: int | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    duration_ms: int | None = None
+    failure: str | None = None  # transient | permanent | fatal
+    message: str | None = None
+    signals: list[str] = []
+    usage: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    brief: dict[str, Any] | None = None
+    via: str | None = None
+    """Written on behalf of another step (a research worker of the supervisor agent)."""
+
+    @property
+    def done(self) -> bool:
+        return self.status == "done"
+
+
+class RequestRecord(_Open):
+    description: str = ""
+    scope: str | None = None
+    complexity: int | None = None
+    topics: list[str] = []
+    plan_path: str | None = None
+
+
+class PathsRecord(_Open):
+    """Every path pre-calculated in initialize, before any agent runs."""
+
+    topic_dir: str | None = None
+    topic_number: int | None = None
+    reports: list[str] = []
+    plan: str | None = None
+    reports_dir: str | None = None
+    plans_dir: str | None = None
+    summaries_dir: str | None = None
+    debug_dir: str | None = None
+    specs_dir: str | None = None
+
+
+class HistoryRecord(_Open):
+    source: str = Field("", alias="from")
+    target: str = Field("", alias="to")
+    reason: str = ""
+    at: str = ""
+
+
+class FailureRecord(_Open):
+    step: str | None = None
+    failure_class: str | None = Field(None, alias="class")
+    message: str | None = None
+    type: str | None = None
+    context: dict[str, Any] = {}
+
+
+class IterationRecord(_Open):
+    """Where the implement iteration loop stands."""
+
+    iteration: int = 0
+    max_iterations: int | None = None
+    continuation_context: str | None = None
+    work_remaining: str | list[Any] | None = None
+    last_work_remaining: str | list[Any] | None = None
+    unchanged: int = 0
+    halt_reason: str | None = None
+    context_tokens: int = 0
+    history: list[dict[str, Any]] = []
+
+
+class ResearchRecord(_Open):
+    reports_ok: int | None = None
+    reports_total: int | None = None
+    mode: str | None = None
+    partial: bool = False
+    failed_topics: list[str] = []
+    wall_ms: int | None = None
+
+
+class AdoptedFrom(_Open):
+    path: str | None = None
+    sha256: str | None = None
+
+
+class BatonSection(_Open):
+    version: str | None = None
+    request: RequestRecord = Field(default_factory=RequestRecord)
+    classify: dict[str, Any] = {}
+    steps: dict[str, StepRecord] = {}
+    history: list[HistoryRecord] = []
+    paths: PathsRecord = Field(default_factory=PathsRecord)
+    timing: dict[str, int] = {}
+    usage: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    failure: FailureRecord | None = None
+    iteration: IterationRecord | None = None
+    research: ResearchRecord | None = None
+    plan_sha256: str | None = None
+    resumed_from: int | None = None
+    adopted_from: AdoptedFrom | None = None
+    agent_clis: dict[str, Any] | None = None
+    event: str | None = None
+    """The label of the save that wrote this checkpoint ("step plan done", …)."""
+
+    def usage_total(self) -> dict[str, Any] | None:
+        """The workflow's reported cost and tokens, None when no agent reported any."""
+        total = (self.usage or {}).get("total")
+        return total if isinstance(total, dict) and total else None
+
+
+class RunRecord(Checkpoint):
+    """A checkpoint as `baton run` writes it: schema 2.1 plus the `baton` section."""
+
+    baton: BatonSection = Field(default_factory=BatonSection)
+
+    @property
+    def scope(self) -> str:
+        return self.state_machine.workflow_config.scope.value
+
+    @property
+    def state(self) -> str:
+        return self.state_machine.current_state.value
+
+    @property
+    def plan(self) -> str | None:
+        return self.baton.paths.plan or (self.workflow_state.plan_path
+                                          if self.workflow_state else None)
+
+    def waves(self) -> list[list[str]]:
+        """The plan's waves as recorded (`workflow_state.wave_structure`), phase ids as text."""
+        raw = self.workflow_state.wave_structure if self.workflow_state is not None else None
+        items = sorted((raw or {}).items(),
+                       key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0)
+        return [[str(p) for p in phases] for _, phases in items]
+
+
+class RecordError(Exception):
+    """A checkpoint that is not a readable run record; the message names the field."""
+
+
+def read_record(data: dict[str, Any], source: str = "<checkpoint>") -> RunRecord:
+    """The typed record of a checkpoint's data (already checksum-verified by the store)."""
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as exc:
+        raise RecordError(f"{source}: {format_validation_error(exc, data)}") from None
