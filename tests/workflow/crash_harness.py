@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from baton_lsp.runs.checkpoint import CheckpointError, parse_checkpoint
+from baton_lsp.runs.record import RecordError, read_record
 from baton_lsp.runs.store import CheckpointStore, checkpoints_root, list_workflows, verify_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -299,21 +300,22 @@ def journal_ends(root: Path) -> dict[str, list[float]]:
 
 
 def check_history(root: Path, workflow_id: str) -> list[str]:
-    """Every history file verifies (checksum) and parses as a checkpoint, and the store
-    finds a newest sound one; returns what failed."""
+    """Every history file verifies (checksum), parses as a checkpoint and reads as a typed
+    run record, and the store finds a newest sound one; returns what failed."""
     store = CheckpointStore(root, workflow_id)
     problems = []
     for name in sorted(os.listdir(store.dir)):
         if not _SEQ.match(name):
             continue
         path = store.dir / name
-        _, problem = verify_file(path)
+        data, problem = verify_file(path)
         if problem is not None:
             problems.append(f"history {name}: {problem}")
             continue
         try:
             parse_checkpoint(path.read_bytes(), str(path), path)
-        except CheckpointError as exc:
+            read_record(data or {}, str(path))
+        except (CheckpointError, RecordError) as exc:
             problems.append(f"history {name}: {exc}")
     try:
         store.latest()
@@ -475,10 +477,10 @@ def _resume_and_count(result: KillResult, root: Path, wid: str, seq: int, data: 
     result.done_before = tuple(sorted(done))
     ends = journal_ends(root)
     before = [launch for launch in launches(root) if launch.generation == "run"]
-    result.in_flight = tuple(sorted(
+    result.in_flight = tuple(sorted(  # (the test command journals no end: `done` says it)
         launch.step for launch in before
-        if launch.at <= t_kill and not any(e > launch.at and e <= t_kill
-                                           for e in ends.get(launch.step, []))))
+        if launch.at <= t_kill and launch.step not in done
+        and not any(launch.at < e <= t_kill for e in ends.get(launch.step, []))))
     with_artifact = {launch.step for launch in before if launch.step not in done
                      and launch.artifact and _nonempty(launch.artifact)}
 

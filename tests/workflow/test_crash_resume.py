@@ -15,7 +15,10 @@ from pathlib import Path
 from tests.workflow.crash_harness import new_seed, parallel, run_kills
 
 KILLS = int(os.environ.get("BATON_CRASH_KILLS", "50"))
-JOBS = 2  # two kills at a time keeps 50 kill + resume cycles near a minute on two cores
+# Three kills at a time keep two cores busy through the agents' sleeps: 50 kill + resume
+# cycles (~110 CPU-seconds, almost all of it `baton` start-up and engine) take ~63 s on an idle
+# 2-core VM, 75 s with two at a time.
+JOBS = 3
 
 
 def test_random_kill_9_then_resume_never_reruns_a_finished_step(tmp_path: Path) -> None:
