@@ -694,3 +694,35 @@ def test_a_brief_summary_without_its_fields_fails_and_resume_reruns_it(ws: Works
     ws.baton("resume", wid, check=True)
     cp = _checkpoint(ws, wid)
     assert cp["status"] == "complete" and cp["baton"]["iteration"]["iteration"] == 1
+
+
+def test_resume_right_after_the_classifier_step_keeps_its_answer(ws: Workspace) -> None:
+    """Killed between "step classify done" and "classified": the step is skipped on resume,
+    so its parsed answer must be in the same checkpoint (the crash benchmark found resumes
+    dying on KeyError 'classification' there)."""
+    _with_classifier(ws)
+    ws.baton("run", "Research caching and plan the cache layer", check=True)
+    wid = ws.only_workflow()
+    hist = _history(ws, wid)
+    at = next(i for i, h in enumerate(hist) if h["baton"]["event"] == "step classify done")
+    assert "classification" in hist[at]["baton"]["steps"]["classify"]
+    r = ws.baton("resume", wid, "--at", str(at + 1), "--force")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[classify] already done; skipped" in r.stdout
+    assert _checkpoint(ws, wid)["state_machine"]["classification"]["source"] == "agent"
+
+
+def test_resume_after_passing_tests_does_not_run_them_again(ws: Workspace) -> None:
+    """Killed after the tests passed but before the transition out of test: the passing
+    result is recorded the moment the command exits and a resume does not test again."""
+    ws.baton("run", "Add a login flow and rate limiting", "--complexity", "1", check=True)
+    wid = ws.only_workflow()
+    hist = _history(ws, wid)
+    at = next(i for i, h in enumerate(hist) if h["baton"]["event"] == "step test.1 done")
+    assert hist[at]["baton"]["steps"]["test.1"]["passed"] is True
+    assert hist[at]["state_machine"]["current_state"] == "test"
+    r = ws.baton("resume", wid, "--at", str(at + 1), "--force")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[test.1] tests already passed; skipped" in r.stdout
+    assert "test: running" not in r.stdout
+    assert _checkpoint(ws, wid)["status"] == "complete"

@@ -41,6 +41,9 @@ class StepSpec:
     verify: Verify | None = None
     metadata: Callable[[Path], dict[str, Any]] | None = None
     saved_as: str | None = None
+    fields: Callable[[], dict[str, Any]] | None = None
+    """What the handler learnt from the agent (its parsed answer), stored on the step in
+    the same checkpoint that records it done: a resume that skips the step still has it."""
 
 
 async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
@@ -169,6 +172,8 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
         step["metadata"] = meta
     if reader.fields:
         step["brief"] = dict(reader.fields)
+    if spec.fields is not None:
+        step.update(spec.fields())
     step.pop("failure", None)
     step.pop("message", None)
     run.baton["context"] = accounting.aggregate(run.steps)

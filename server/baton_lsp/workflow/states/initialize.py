@@ -101,11 +101,13 @@ async def classify_with_agent(run: Run) -> None:
              "BATON_TOPICS_JSON": json.dumps(req["topics"]) if explicit.get("topics") else "",
              "BATON_PLAN_PATH": req.get("plan_path") or ""}
     artifact.parent.mkdir(parents=True, exist_ok=True)
+    done = baton["steps"].get("classify") or {}
+    if done.get("status") == "done" and "classification" not in done:
+        baton["steps"].pop("classify")  # recorded by an older Baton without its answer
     await agent_step(run, StepSpec("classify", State.INITIALIZE, "classifier", artifact, extra,
-                                   verify=verify))
+                                   verify=verify, fields=lambda: {
+                                       "classification": parsed[-1].model_dump(mode="json")}))
     step = baton["steps"]["classify"]
-    if parsed:
-        step["classification"] = parsed[0].model_dump(mode="json")
     out = classify.ClassifierOutput.model_validate(step["classification"])
     scope = Scope(req["scope"]) if explicit.get("scope") else out.workflow_type
     topics = [t.model_dump() for t in out.research_topics]

@@ -1,5 +1,6 @@
 """The test state: run the configured test command (no agent) with the run's contract in
-its environment; its output is the debug agent's input."""
+its environment; its output is the debug agent's input. The result is checkpointed as
+soon as the command exits; a resume does not run tests that passed again."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ async def test(run: Run) -> None:
         steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 0,
                       "message": "no test command configured ([workflow] test-command)"}
         run.say("test: no test command configured; nothing to run")
+        return
+    done = steps.get(sid) or {}
+    if done.get("status") == "done" and done.get("passed") is True:
+        run.data["tests_passing"] = True  # passed before the engine stopped: not again
+        run.say(f"[{sid}] tests already passed; skipped")
         return
     log_path = Path(run.paths["debug_dir"]) / f"test_output_{it + 1}.log"
     lines: list[str] = []
@@ -54,11 +60,12 @@ async def test(run: Run) -> None:
     if not passed:
         run.log_error(sid, "execution_error", f"tests failed (exit {out.exit_code})",
                       {"artifact_path": str(log_path), "exit_code": out.exit_code})
-        if it >= run.settings.max_debug_iterations or run.machine.scope not in (
-                Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG):
-            raise StepFailure(sid, PERMANENT, f"tests still failing after {it} debug "
-                              f"iteration(s); see {log_path}", "execution_error",
-                              {"artifact_path": str(log_path)})
+    run.save(f"step {sid} done")  # a failing run is tested again on resume, a passing one not
+    debugging = run.machine.scope in (Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG)
+    if not passed and (it >= run.settings.max_debug_iterations or not debugging):
+        raise StepFailure(sid, PERMANENT, f"tests still failing after {it} debug "
+                          f"iteration(s); see {log_path}", "execution_error",
+                          {"artifact_path": str(log_path)})
 
 
 def after_test(run: Run) -> State | None:
