@@ -298,6 +298,31 @@ def test_a_complete_workflow_needs_force(ws: Workspace) -> None:
     assert r.returncode == 2 and "already complete" in r.stderr
 
 
+def test_a_run_whose_given_plan_is_gone_needs_force(ws: Workspace) -> None:
+    plan = ws.write_plan([[], [1]])
+    ws.behave({"implement.phase-2": {"exit": 1}})
+    r = ws.baton("run", "Implement the plan", "--scope", "implement-only", "--plan", str(plan))
+    assert r.returncode == 1, r.stdout + r.stderr
+    plan.unlink()
+    r = ws.baton("resume", ws.only_workflow())
+    assert r.returncode == 2
+    assert f"the plan {plan} given to the run no longer exists" in r.stderr
+    assert "--force" in r.stderr
+
+
+def test_iteration_records_past_their_limit_or_halted_oddly_need_force(ws: Workspace) -> None:
+    from baton_lsp.workflow.resume import resume_problems
+
+    ws.baton("run", "Research", "--scope", "research-only", "--complexity", "1", check=True)
+    cp = _checkpoint(ws, ws.only_workflow())
+    cp["status"] = "failed"
+    assert resume_problems(cp) == []
+    cp["baton"]["iteration"] = {"iteration": 7, "max_iterations": 5, "halt_reason": "bored"}
+    problems = resume_problems(cp)
+    assert "the record is at iteration 7, past max_iterations 5" in problems
+    assert any("unknown reason 'bored'" in p and "max_iterations" in p for p in problems)
+
+
 # -- cancel, locks, concurrency ----------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..model.checkpoint import HaltReason
 from ..model.config import WorkflowSettings
 from ..model.states import State
 from ..runs.digest import sha256_file
@@ -27,6 +28,7 @@ from .run import STATE_INDEX, Run
 from .state_machine import Transition, WorkflowStateMachine
 
 MAX_AGE = dt.timedelta(days=7, hours=1)  # the seeds: a checkpoint older than 7 days is stale
+HALT_REASONS = frozenset(r.value for r in HaltReason)
 
 
 def restore_machine(data: dict[str, Any], source: str) -> WorkflowStateMachine:
@@ -55,22 +57,35 @@ def topic_of(data: dict[str, Any]) -> TopicDir | None:
 
 
 def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> list[str]:
-    """Why resuming needs --force: finished, too old, plan edited since the checkpoint."""
+    """Why resuming needs --force: finished, too old, plan edited since the checkpoint or
+    gone, an iteration loop the record says is past its limit or halted for no known
+    reason (what `iteration_problems` says of the bash side's iteration checkpoints)."""
+    record = read_record(data)
     out = []
-    if data.get("status") == "complete":
+    if record.status == "complete":
         out.append("the workflow is already complete")
-    created = data.get("created_at") or ""
     with contextlib.suppress(ValueError):
         age = (now or dt.datetime.now(dt.UTC)) - dt.datetime.fromisoformat(
-            created.replace("Z", "+00:00"))
+            record.created_at.replace("Z", "+00:00"))
         if age > MAX_AGE:
             out.append(f"the checkpoint is {age.days} days old (max 7)")
-    plan = (data.get("workflow_state") or {}).get("plan_path")
-    recorded = data["baton"].get("plan_sha256")
+    plan = record.workflow_state.plan_path if record.workflow_state else None
+    recorded = record.baton.plan_sha256
     if plan and recorded is not None and Path(plan).is_file() and \
             sha256_file(Path(plan)) != recorded:
         out.append(f"the plan {plan} was modified since the checkpoint (changed phases and "
                    "what depends on them will run again)")
+    given = record.baton.paths.plan if record.baton.request.plan_path else None
+    if given and not Path(given).is_file():  # --plan: no step of the run writes it again
+        out.append(f"the plan {given} given to the run no longer exists")
+    it = record.baton.iteration
+    if it is not None:
+        if it.max_iterations is not None and it.iteration > it.max_iterations:
+            out.append(f"the record is at iteration {it.iteration}, past max_iterations "
+                       f"{it.max_iterations}")
+        if it.halt_reason is not None and it.halt_reason not in HALT_REASONS:
+            out.append(f"the iteration loop halted for an unknown reason {it.halt_reason!r} "
+                       f"(expected: {', '.join(sorted(HALT_REASONS))})")
     return out
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.states import PHASE_STATES
 from ..runs.digest import sha256_file
+from ..runs.record import read_record
 from ..runs.records import append_error, error_record, state_file_path, utc_now, write_state_file
 from ..runs.store import CheckpointStore
 from .failures import FATAL, Cancelled, StepFailure
@@ -161,6 +162,9 @@ class Run:
         """A durable checkpoint now (fsynced, checksummed, appended to the history)."""
         assert self.store is not None
         self.sync()
+        # the run record's models are the contract every reader relies on: nothing is
+        # written that would not read back (a RecordError here is an engine bug)
+        read_record(self.data, f"the record saved as {event!r}")
         try:
             path = self.store.save(self.data, event)
         except OSError as exc:
