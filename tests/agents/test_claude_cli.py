@@ -144,6 +144,7 @@ class Box:
         env: dict[str, str] | None = None,
         prompt: str = "Write the report.",
         timeout: float = 30,
+        cwd: Path | None = None,
     ) -> Run:
         base = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -162,7 +163,7 @@ class Box:
             input=prompt,
             capture_output=True,
             text=True,
-            cwd=self.ws,
+            cwd=cwd or self.ws,
             env={**base, **(env or {})},
             timeout=timeout,
             check=False,
@@ -308,6 +309,48 @@ def test_write_permissions(
     }
     assert denial["tool_use_id"].startswith("toolu_fake_")
     assert "REPORT_FAILED" in run.result["result"]
+
+
+# --- a phase in its own git worktree (Baton's isolation) -------------------------------------
+
+
+@pytest.mark.parametrize(("rel", "flags", "refusal"), [
+    ("{wt}/src/phase.py", [], None),
+    ("{wt}/.claude/notes.md", [], SENSITIVE),
+    ("{ws}/specs/001_x/summaries/phase_1_summary.md", [], NOT_GRANTED),
+    ("{ws}/specs/001_x/summaries/phase_1_summary.md", ["--add-dir", "{ws}/specs/001_x"], None),
+])
+def test_a_worktree_under_dot_claude_is_the_agents_own_project(
+    box: Box, serve: Callable[..., FakeAnthropic], rel: str, flags: list[str],
+    refusal: str | None,
+) -> None:
+    """Baton runs a parallel phase with its cwd in `.claude/worktrees/<name>` (Claude Code's
+    own place for worktrees): the agent edits the worktree's files freely in acceptEdits
+    (the protected `.claude/` is the worktree's own, not the path's ancestor), and writes
+    its summary in the main tree's topic directory only with `--add-dir`."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(box.ws)], check=True)
+    (box.ws / "README.md").write_text("x\n")
+    subprocess.run([*git, "-C", str(box.ws), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(box.ws), "commit", "-qm", "base"], check=True)
+    wt = box.ws / ".claude" / "worktrees" / "baton-w-phase-1"
+    subprocess.run(["git", "-C", str(box.ws), "worktree", "add", "-q", "-b",
+                    "baton/w/phase-1", str(wt)], check=True)
+
+    def place(s: str) -> str:
+        return s.format(ws=box.ws, wt=wt)
+
+    target = Path(place(rel))
+    (box.ws / "specs" / "001_x" / "summaries").mkdir(parents=True)  # made by initialize
+    api = serve(write_then_report(str(target), "x = 1\n", "SUMMARY_CREATED"))
+    run = box.run(api, "--permission-mode", "acceptEdits", *map(place, flags), cwd=wt)
+    assert run.code == 0 and run.result["is_error"] is False
+    if refusal is None:
+        assert target.read_text() == "x = 1\n"
+        assert run.result["permission_denials"] == []
+    else:
+        assert not target.exists()
+        assert refusal in json.dumps(run.tool_results)
 
 
 # --- (b) tools, (c) models --------------------------------------------------------------------

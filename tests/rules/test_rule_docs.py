@@ -14,7 +14,7 @@ from baton_lsp.workspace.config import load_config
 from baton_lsp.workspace.index import WorkspaceIndex
 
 MACHINERY = {"BTN000", "BTN001", "BTN002", "BTN413", "BTN501", "BTN502", "BTN503", "BTN504",
-             "BTN505"}
+             "BTN505", "BTN506"}
 """Rules fed by the engine, the configuration loader or a workflow run, not by one file's
 text: their docs explain them in prose."""
 

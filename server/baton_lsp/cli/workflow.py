@@ -329,12 +329,15 @@ def _summary(root: Path, wid: str) -> dict[str, Any]:
 def cmd_status(args: argparse.Namespace) -> int:
     from ..runs.store import list_workflows, valid_id
     from ..workflow.accounting import format_usage
+    from ..workflow.isolation import live_worktrees
 
     root = _root(args)
     if args.workflow_id:
         if not valid_id(args.workflow_id) or args.workflow_id not in list_workflows(root):
             return _foreign_status(root, args)
         info = _summary(root, args.workflow_id)
+        info["worktrees"] = [t for t in live_worktrees(root)
+                             if t["workflow_id"] == args.workflow_id]
         if args.json:
             print(json.dumps(info, indent=2))
             return EXIT_OK
@@ -363,7 +366,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                 step.get("status") != "done" else ""
             cost = format_usage(step.get("usage"))
             print(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
-                  f"{'  ' + cost if cost else ''}{extra}")
+                  f"{'  ' + cost if cost else ''}{_git_mark(step.get('git'))}{extra}")
+        for tree in info["worktrees"]:
+            print(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")
         usage = info.get("usage") or {}
         for name, row in [*(usage.get("states") or {}).items(), ("workflow", usage.get("total"))]:
             if cost := format_usage(row):
@@ -378,6 +383,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     from ..runs.status import summaries
 
     every = summaries(root)
+    trees = live_worktrees(root)
+    for row in every:
+        if row.get("origin") == "baton":
+            row["worktrees"] = [t for t in trees if t["workflow_id"] == row["workflow_id"]]
     if args.json:
         print(json.dumps(every, indent=2))
         return EXIT_OK
@@ -390,8 +399,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         cost = format_usage((r.get("usage") or {}).get("total"))
         source = f"  (adopted from {r['adopted_from'].get('id')})" \
             if r.get("adopted_from") else ""
+        live = f"  [{len(r['worktrees'])} live worktree{'s' if len(r['worktrees']) > 1 else ''}]" \
+            if r["worktrees"] else ""
         print(f"{r['workflow_id']:<44} {r.get('status')!s:<12} {r.get('state')!s:<10} "
-              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}")
+              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}{live}")
     if bash:
         print(f"\nfrom the bash system ({len(bash)} checkpoint file{'s' if len(bash) != 1 else ''}"
               " Baton did not write; `baton adopt ID` makes one resumable here):")
@@ -401,6 +412,21 @@ def cmd_status(args: argparse.Namespace) -> int:
               f"{r.get('state') or '-'!s:<10} {(r.get('description') or '')[:50]}  "
               f"[{'; '.join(_bash_marks(r))}]")
     return EXIT_OK
+
+
+def _git_mark(record: dict[str, Any] | None) -> str:
+    """Where a phase's work is in git, for a step line of `baton status ID`."""
+    if not record:
+        return ""
+    status = record.get("status")
+    if status == "conflict":
+        return (f"  merge conflict on {record.get('branch')}: "
+                f"{', '.join(record.get('conflicts') or [])}")
+    if status == "merged":
+        return f"  merged {str(record.get('merged'))[:10]}"
+    if status == "committed":
+        return f"  committed on {record.get('branch')}, not merged yet"
+    return f"  {status} (no changes)" if status == "empty" else f"  {status}"
 
 
 def _bash_marks(row: dict[str, Any]) -> list[str]:

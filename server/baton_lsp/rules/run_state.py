@@ -219,6 +219,55 @@ def stale_checkpoint(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             related=_related(ctx, view, None), tags=[view.workflow_id])
 
 
+def _first_marker(path: Path) -> int:
+    """The 0-based line of the first conflict marker of a file (0 when there is none)."""
+    try:
+        with open(path, "rb") as fh:
+            for n, line in enumerate(fh):
+                if line.startswith(b"<<<<<<< ") or n > 100_000:
+                    return n if line.startswith(b"<<<<<<< ") else 0
+    except OSError:
+        pass
+    return 0
+
+
+@rule("BTN506", "phase-merge-conflict", Severity.ERROR, PLAN, cross_file=True)
+def phase_merge_conflict(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
+    """This phase's work did not merge into your branch: a merge conflict.
+
+    In a git repository the phases of a parallel wave run in their own worktrees and
+    branches (`baton/<workflow>/phase-<N>`), and Baton merges them into your branch in
+    dependency order when the wave ends. Two phases that changed the same lines conflict:
+    the merge is left in progress in your working tree, the workflow stops, and this
+    finding names the branch and the conflicting files (related locations open each file at
+    its first conflict marker; a code action opens them). Resolve the conflicts, commit the
+    merge, then use the `Resume workflow` action: the phases already done are not run
+    again, the next wave starts. (Aborting the merge instead makes the resume merge the
+    branch again.)
+    """
+    view = _plan_run(plan, ctx)
+    if view is None or not view.resumable:
+        return
+    for step in view.steps.values():
+        git = step.git
+        if git is None or git.status != "conflict" or step.phase is None:
+            continue
+        top = Path(git.top or view.root)
+        files = git.conflicts
+        related = [Related(path=str(top / f), range=Range.of_line(_first_marker(top / f), 0, 0),
+                           message=f"conflict in {f}") for f in files]
+        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more"
+                                         if len(files) > 10 else "")
+        yield ctx.finding(
+            _where(plan, ctx, step),
+            f"Phase {step.phase}'s work (branch {git.branch}, workflow {view.workflow_id}) "
+            f"does not merge cleanly into {git.target or 'HEAD'}: conflicts in "
+            f"{shown or 'the files git lists'}. Resolve them in your working tree, commit, "
+            "then resume the workflow.",
+            related=[*related, *_related(ctx, view, step)],
+            tags=[view.workflow_id, f"step:{step.id}", "merge-conflict"])
+
+
 @rule("BTN505", "agent-hard-barrier-failed", Severity.ERROR, (Kind.AGENT,), cross_file=True)
 def agent_hard_barrier_failed(agent: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """This agent missed its artifact in a workflow that is still waiting to be resumed.

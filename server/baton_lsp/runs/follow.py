@@ -30,7 +30,7 @@ from typing import Any
 from ..model.base import Range
 from ..model.data import ErrorRecord, LoggedError
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
-from .record import RecordError, StepRecord, read_record
+from .record import PhaseGit, RecordError, StepRecord, read_record
 from .records import errors_log_path
 from .store import CheckpointStore, checkpoints_root, valid_id
 
@@ -57,6 +57,8 @@ class StepView:
     signals: tuple[str, ...]
     usage: dict[str, Any] | None = None
     """Cost and tokens the agent CLI reported for this step (all attempts)."""
+    git: PhaseGit | None = None
+    """Where a phase's work is in git (its commit, merge or conflict)."""
 
     @property
     def phase(self) -> str | None:
@@ -188,7 +190,7 @@ def _step(sid: str, step: StepRecord) -> StepView:
     return StepView(id=sid, state=step.state, role=step.role, status=step.status,
                     attempts=step.attempts, artifact=step.artifact, message=step.message,
                     failure=step.failure, duration_ms=step.duration_ms,
-                    signals=tuple(step.signals), usage=step.usage)
+                    signals=tuple(step.signals), usage=step.usage, git=step.git)
 
 
 def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()) -> RunView:

@@ -24,6 +24,28 @@ class _Open(Model):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
+class PhaseGit(_Open):
+    """Where a phase's work is in git (a workspace in a git repository, `isolation =
+    "worktree"`)."""
+
+    mode: str = "worktree"  # worktree | in-place
+    branch: str | None = None
+    worktree: str | None = None
+    base: str | None = None
+    """The commit the phase started from (its worktree's, or HEAD for an in-place phase)."""
+    commit: str | None = None
+    """The phase's own commit; None when the agent changed nothing."""
+    merged: str | None = None
+    """The commit on the user's branch that holds the phase (its merge commit)."""
+    status: str = "running"  # running | committed | merged | empty | conflict
+    conflicts: list[str] = []
+    """Files the merge left conflicted (repository-relative)."""
+    target: str | None = None
+    """The branch the phase is merged into (None: a detached HEAD)."""
+    top: str | None = None
+    """The repository's top level (the paths above are relative to it)."""
+
+
 class StepRecord(_Open):
     """One step: an agent step (research.N, plan, implement.phase-N, …) or the test run."""
 
@@ -47,6 +69,7 @@ class StepRecord(_Open):
     brief: dict[str, Any] | None = None
     via: str | None = None
     """Written on behalf of another step (a research worker of the supervisor agent)."""
+    git: PhaseGit | None = None
 
     @property
     def done(self) -> bool:

@@ -11,7 +11,8 @@ from .foreign import Adoption, adopted_by, discover
 from .record import RecordError, read_record
 from .store import CheckpointStore, list_workflows
 
-STEP_FIELDS = {"state", "status", "attempts", "artifact", "message", "duration_ms", "usage"}
+STEP_FIELDS = {"state", "status", "attempts", "artifact", "message", "duration_ms", "usage",
+               "git"}
 ITERATION_FIELDS = {"iteration", "max_iterations", "work_remaining", "last_work_remaining",
                     "continuation_context", "halt_reason"}
 

@@ -44,6 +44,9 @@ class StepSpec:
     fields: Callable[[], dict[str, Any]] | None = None
     """What the handler learnt from the agent (its parsed answer), stored on the step in
     the same checkpoint that records it done: a resume that skips the step still has it."""
+    cwd: Path | None = None
+    """The agent's working directory (default: the workspace; a phase's own worktree)."""
+    extra_dirs: tuple[Path, ...] = ()
 
 
 async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
@@ -79,7 +82,12 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                                                 log_file)
         last = judge(run, sid, runner, out, final, reader, artifact, spec.verify)
         if last is None:
-            _record_done(run, spec, step, artifact, reader, attempt)
+            try:
+                _record_done(run, spec, step, artifact, reader, attempt)
+            except StepFailure as exc:  # what the handler does with the result failed
+                run.record_failure(step, exc)
+                step["status"] = "failed"
+                raise
             return reader
         run.record_failure(step, last)
         if last.failure != TRANSIENT or attempt == attempts:
@@ -108,9 +116,11 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         runner = run.runner(prompt.runner)
     except ValueError as exc:
         raise EngineError(str(exc)) from None
+    cwd = spec.cwd or run.root
     inv = Invocation(step_id=sid, role=spec.role, prompt=prompt.text, contract=contract,
-                     cwd=run.root, model=prompt.model, fallback_model=prompt.fallback_model,
-                     tools=prompt.tools, agent_name=run.settings.role(spec.role).agent)
+                     cwd=cwd, model=prompt.model, fallback_model=prompt.fallback_model,
+                     tools=prompt.tools, agent_name=run.settings.role(spec.role).agent,
+                     extra_dirs=spec.extra_dirs)
     try:
         launch = runner.launch(inv)
     except (ValueError, OSError, KeyError) as exc:
@@ -139,7 +149,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     start = time.monotonic()
     try:
         out = await run_process(
-            launch.argv, cwd=run.root, env=launch.env, stdin=launch.stdin, on_line=on_line,
+            launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
             timeout=spec.timeout or run.settings.timeout,
             stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
             grace=run.settings.kill_grace, on_start=run.started)
@@ -164,6 +174,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
 def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
                  reader: SignalReader, attempt: int) -> None:
     meta = spec.metadata(artifact) if spec.metadata is not None else None
+    learnt = spec.fields() if spec.fields is not None else {}  # may fail: before "done"
     step.update(status="done", finished_at=utc_now(), sha256=sha256_file(artifact),
                 size=artifact.stat().st_size,
                 signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:],
@@ -172,8 +183,7 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
         step["metadata"] = meta
     if reader.fields:
         step["brief"] = dict(reader.fields)
-    if spec.fields is not None:
-        step.update(spec.fields())
+    step.update(learnt)
     step.pop("failure", None)
     step.pop("message", None)
     run.baton["context"] = accounting.aggregate(run.steps)

@@ -73,6 +73,10 @@ def build_prompt(root: Path, settings: WorkflowSettings, runner_name: str | None
         lines.append(f"- Implement phase {contract.get('BATON_PHASE')} of "
                      f"{contract.get('BATON_PLAN_PATH')} only; print PHASE_COMPLETE: "
                      f"{contract.get('BATON_PHASE')}")
+    if contract.get("BATON_WORKTREE"):
+        lines.append(f"- Work in your own git worktree {contract['BATON_WORKTREE']} (branch "
+                     f"{contract.get('BATON_BRANCH')}): change the code there, not in the "
+                     "workspace; Baton commits what you leave and merges it when the wave ends")
     for key in PROMPT_KEYS:
         if contract.get(key):
             lines.append(f"- {key.removeprefix('BATON_').replace('_', ' ').title()}: "

@@ -12,7 +12,9 @@ Failure injection (for tests and demos) comes from `BATON_SCRIPT_BEHAVIOUR` (a J
 `sleep` (seconds), `exit` (code), `hang` (never returns), `stall` (prints once, then hangs),
 `write` (`nothing` | `empty` | `elsewhere`), `fail_attempts` (fail transiently — a rate-limit
 message and exit 75 — on the first N attempts), `task_error` (`type - message`),
-`phases` (plan role: list of dependency lists, one per phase), `tests` (test role: `fail`
+`phases` (plan role: list of dependency lists, one per phase), `files`, `commit` and
+`require` (implement role: the code it writes in its working directory, a message to commit
+it with, files that must be there), `tests` (test role: `fail`
 or `pass-after-debug`).
 
 Coordination roles: `classifier` prints `CLASSIFICATION_COMPLETE: {json}` (keys `scope`,
@@ -118,6 +120,28 @@ def report(topic: str, description: str) -> str:
               "- Add tests first, starting with the failure modes.",
               "- Measure before optimising.", ""]
     return "\n".join(lines)
+
+
+def implement_code(phase: str, title: str, how: dict) -> list[str]:
+    """The phase's code change, in the agent's working directory (its worktree when the
+    phase is isolated): `files` ({relative path: content}) or one module per phase; with
+    `commit` (a message) the agent also commits it itself, as real agents often do."""
+    here = Path.cwd().resolve()
+    files = how.get("files") or {
+        f"src/phase_{re.sub(r'[^A-Za-z0-9]', '_', phase)}.py":
+            f'"""Phase {phase}: {title}."""\n\nPHASE = {phase!r}\n'}
+    changed = []
+    for rel, content in files.items():
+        target = (here / rel).resolve()
+        if target.is_relative_to(here):
+            write(target, str(content))
+            changed.append(rel)
+    if how.get("commit"):
+        for argv in (["git", "add", "-A"], ["git", "-c", "user.name=agent", "-c",
+                                           "user.email=agent@localhost", "commit", "-qm",
+                                           str(how["commit"])]):
+            subprocess.run(argv, cwd=here, check=False, capture_output=True)
+    return changed
 
 
 DEFAULT_PHASES = [[], [1], [1], [2, 3]]
@@ -373,9 +397,16 @@ def main() -> int:
             text = plan(description, reports, how.get("phases", DEFAULT_PHASES))
     elif role == "implement":
         phase = ENV.get("BATON_PHASE", "?")
-        text = (f"# Phase {phase} Summary: {ENV.get('BATON_PHASE_TITLE', '')}\n\n"
+        title = ENV.get("BATON_PHASE_TITLE", "")
+        missing = [p for p in how.get("require", []) if not (Path.cwd() / p).is_file()]
+        if missing:
+            say(f"TASK_ERROR: dependency_error - missing in {Path.cwd()}: {', '.join(missing)}")
+            return 1
+        changed = implement_code(phase, title, how)
+        text = (f"# Phase {phase} Summary: {title}\n\n"
                 f"status: complete\nwork_remaining: 0\n\nImplemented phase {phase} of "
-                f"{ENV.get('BATON_PLAN_PATH', '')}.\n")
+                f"{ENV.get('BATON_PLAN_PATH', '')}.\n\nWorking directory: {Path.cwd()}\n"
+                f"Changed: {', '.join(changed)}\n")
     elif role == "debug":
         output = ENV.get("BATON_TEST_OUTPUT", "")
         text = (f"# Debug Report\n\n## Failing output\n\n{output or '(none)'}\n\n"

@@ -37,6 +37,9 @@ class Invocation:
     tools: tuple[str, ...] = ()
     agent_name: str | None = None
     fallback_model: str | None = None
+    extra_dirs: tuple[Path, ...] = ()
+    """Directories outside `cwd` the agent reads and writes (a phase in its own worktree:
+    the main tree's topic directory, where the plan is and its summary goes)."""
 
 
 @dataclass(frozen=True)

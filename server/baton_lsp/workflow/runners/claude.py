@@ -123,6 +123,8 @@ class ClaudeRunner:
             allowed.append(f"Edit(/{Path(artifact).parent}/**)")
         if allowed:
             argv += ["--allowedTools", ",".join(allowed)]
+        for directory in inv.extra_dirs:  # acceptEdits writes outside the cwd only here
+            argv += ["--add-dir", str(directory)]
         if self.permission_mode:
             argv += ["--permission-mode", self.permission_mode]
         argv += ["--append-system-prompt", contract_summary(inv), *self.extra_args]

@@ -102,6 +102,8 @@ class CodexRunner:
             argv += ["-m", self.model]
         if self.sandbox:
             argv += ["--sandbox", self.sandbox]
+        for directory in inv.extra_dirs:  # writable beside the workspace-write cwd
+            argv += ["--add-dir", str(directory)]
         argv += [*self.extra_args, "-"]
         return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv))
 

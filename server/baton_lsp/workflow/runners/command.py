@@ -19,15 +19,16 @@ from .base import (
     runner_env,
 )
 
-_PLACEHOLDER = re.compile(r"\{(prompt_file|artifact|step|role|workspace)\}")
+_PLACEHOLDER = re.compile(r"\{(prompt_file|artifact|step|role|workspace|workdir)\}")
 
 
 @dataclass
 class CommandRunner:
-    """A user-defined argv. `{prompt_file}`, `{artifact}`, `{step}`, `{role}` and
-    `{workspace}` are replaced inside each element in one pass (a value containing a
-    placeholder or shell syntax stays literal); other braces are left alone. The prompt is
-    also on stdin, and every output line is text."""
+    """A user-defined argv. `{prompt_file}`, `{artifact}`, `{step}`, `{role}`, `{workspace}`
+    and `{workdir}` (the agent's working directory: a phase's worktree) are replaced inside
+    each element in one pass (a value containing a placeholder or shell syntax stays
+    literal); other braces are left alone. The prompt is also on stdin, and every output
+    line is text."""
 
     @classmethod
     def configured(cls, settings: WorkflowSettings, root: Path) -> CommandRunner:
@@ -47,7 +48,8 @@ class CommandRunner:
         temp: list[Path] = []
         values = {"artifact": inv.contract.get("BATON_ARTIFACT_PATH", ""),
                   "step": inv.step_id, "role": inv.role,
-                  "workspace": inv.contract.get("BATON_WORKSPACE", str(inv.cwd))}
+                  "workspace": inv.contract.get("BATON_WORKSPACE", str(inv.cwd)),
+                  "workdir": str(inv.cwd)}
         extra: dict[str, str] = {}
         if any("{prompt_file}" in part for part in self.argv_template):
             safe_step = re.sub(r"[^A-Za-z0-9._-]", "_", inv.step_id)

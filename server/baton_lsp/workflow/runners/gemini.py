@@ -164,6 +164,8 @@ class GeminiRunner:
             argv += ["--approval-mode", self.approval_mode]
         if self.skip_trust:
             argv.append("--skip-trust")
+        for directory in inv.extra_dirs:  # its file tools refuse paths outside the workspace
+            argv += ["--include-directories", str(directory)]
         argv += [*self.extra_args, "-p", self.instruction]
         return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv))
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ...model.graph import build_graph
 from ...model.plan import DONE, status_word
@@ -16,6 +18,7 @@ from ...model.states import State
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step
 from ..failures import PERMANENT, LoopDone, StepFailure, reraise_cancel, worst
+from ..isolation import Isolation, PhaseTree
 from ..run import Run
 from .base import StateHandler
 from .iterations import implement_iterations
@@ -51,34 +54,62 @@ async def implement(run: Run) -> None:
     ws.setdefault("wave_results", {})
     summaries = Path(paths["summaries_dir"])
     sem = asyncio.Semaphore(run.settings.max_parallel)
+    iso = Isolation.of(run)
+    if iso is not None:
+        prepare(run, iso)
+    topic = Path(paths["topic_dir"])  # an isolated agent reads the plan, writes its summary
+    extra_dirs = (topic,) if plan_path.is_relative_to(topic) else (topic, plan_path.parent)
 
     def summary_of(pid: str) -> Path:
         return summaries / f"phase_{pid.replace('.', '_')}_summary.md"
 
-    async def phase(pid: str) -> None:
+    async def phase(pid: str, tree: PhaseTree | None) -> None:
+        sid = f"implement.phase-{pid}"
         inputs: dict[str, str | None] = {f"{plan_path}#phase-{pid}": sections.get(pid)}
         for dep in graph.deps.get(pid, []):
             if dep not in done_in_plan:
                 inputs[str(summary_of(dep))] = sha256_file(summary_of(dep))
+        extra = {"BATON_PHASE": pid, "BATON_PHASE_TITLE": graph.titles.get(pid, ""),
+                 "BATON_PLAN_PATH": str(plan_path)}
+        title = graph.titles.get(pid, "")
+        fields: Callable[[], dict[str, Any]] | None = None
+        if iso is not None and tree is not None:
+            extra.update(BATON_WORKTREE=str(tree.cwd), BATON_BRANCH=tree.branch,
+                         CLAUDE_PROJECT_DIR=str(tree.cwd))
+            message = commit_message(run, pid, title, "in its own worktree")
+            fields = lambda: {"git": iso.commit_tree(sid, tree, message)}  # noqa: E731
+        elif iso is not None and not run.skippable(sid):
+            iso.require_clean(sid)
+            before = iso.untracked()
+            message = commit_message(run, pid, title, "in place")
+            fields = lambda: {"git": iso.commit_in_place(sid, before, message)}  # noqa: E731
         async with sem:
             await agent_step(run, StepSpec(
-                f"implement.phase-{pid}", State.IMPLEMENT, "implement", summary_of(pid),
-                {"BATON_PHASE": pid, "BATON_PHASE_TITLE": graph.titles.get(pid, ""),
-                 "BATON_PLAN_PATH": str(plan_path)}, inputs,
-                timeout=run.settings.implement_timeout, saved_as=f"phase {pid} complete"))
+                sid, State.IMPLEMENT, "implement", summary_of(pid), extra, inputs,
+                timeout=run.settings.implement_timeout, saved_as=f"phase {pid} complete",
+                fields=fields, cwd=tree.cwd if tree else None,
+                extra_dirs=extra_dirs if tree else ()))
 
     for w, wave in enumerate(graph.waves, 1):
         todo = [p for p in wave if p not in done_in_plan]
         ws["current_wave"] = w
         if not todo:
             continue
-        run.emit("wave", wave=w, total=len(graph.waves), phases=todo)
+        trees = open_trees(run, iso, todo) if iso is not None and len(todo) > 1 else {}
+        run.emit("wave", wave=w, total=len(graph.waves), phases=todo,
+                 isolated=bool(trees))
         run.say(f"wave {w}/{len(graph.waves)}: phase{'s' if len(todo) > 1 else ''} "
-                f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else ""))
+                f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else "")
+                + (" (own worktrees)" if trees else ""))
         start = time.monotonic()
-        results = await asyncio.gather(*(phase(p) for p in todo), return_exceptions=True)
+        results = await asyncio.gather(*(phase(p, trees.get(p)) for p in todo),
+                                       return_exceptions=True)
         reraise_cancel(results)
         failures = [r for r in results if isinstance(r, BaseException)]
+        if iso is not None:
+            conflict = merge_wave(run, iso, todo, graph.titles)
+            if conflict is not None:
+                failures.append(conflict)
         ws["wave_results"][str(w)] = {
             "phases": [phase_number(p) for p in todo], "status": "failed" if failures else
             "complete", "duration_ms": int((time.monotonic() - start) * 1000),
@@ -87,12 +118,82 @@ async def implement(run: Run) -> None:
             bad = [f for f in failures if isinstance(f, StepFailure)]
             if len(bad) < len(failures):
                 raise next(f for f in failures if not isinstance(f, StepFailure))
+            if len(bad) == 1 and bad[0].context.get("merge_conflict"):
+                raise bad[0]  # the phase's own failure: BTN506 on its heading
             decisive = worst(bad)
             raise StepFailure(
                 "implement", decisive.failure, f"wave {w}: " + "; ".join(
                     f.message for f in bad) + " (finished phases of this wave are kept)",
                 decisive.error_type, {"failed_steps": [f.step_id for f in bad], "wave": w})
     ws["current_wave"] = len(graph.waves)
+
+
+def commit_message(run: Run, pid: str, title: str, how: str) -> str:
+    """A phase's commit: its title, then the workflow and phase as trailers."""
+    head = f"Phase {pid}: {title}" if title else f"Phase {pid}"
+    return (f"{head}\n\nImplemented {how} by Baton workflow {run.workflow_id}.\n\n"
+            f"Baton-Workflow: {run.workflow_id}\nBaton-Phase: {pid}\n")
+
+
+def prepare(run: Run, iso: Isolation) -> None:
+    """Before the first wave (and on resume): remove what a killed or failed run left,
+    take in merges the user finished by hand, and refuse a dirty working tree."""
+    removed = iso.sweep(run.steps)
+    if removed:
+        run.say("implement: removed the worktrees an earlier run left (phase "
+                f"{', '.join(removed)})")
+    for sid, step in run.steps.items():
+        record = step.get("git")
+        if record and record.get("status") == "conflict":
+            iso.settle(sid, record)
+            if record["status"] == "merged":
+                run.say(f"[{sid}] merged by hand into {record.get('target') or 'HEAD'}")
+                iso.remove(sid.removeprefix("implement.phase-"))
+    iso.require_clean("implement")
+
+
+def open_trees(run: Run, iso: Isolation, todo: list[str]) -> dict[str, PhaseTree]:
+    """One worktree per phase still to run, all from HEAD: the commit that holds every
+    earlier wave, so every dependency of these phases."""
+    base = iso.repo.head()
+    assert base is not None, "Isolation.of requires a commit"
+    return {pid: iso.open_tree(f"implement.phase-{pid}", pid, base) for pid in todo
+            if not run.skippable(f"implement.phase-{pid}")}
+
+
+def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
+               ) -> StepFailure | None:
+    """Merge the wave's committed phases in dependency order, each saved as it lands; the
+    first conflict stops the merging (git can hold one merge in progress) and is returned.
+    Merged and empty phases lose their worktree and branch; a failed phase keeps its
+    worktree for inspection until the resume replaces it."""
+    for pid in todo:
+        sid = f"implement.phase-{pid}"
+        step = run.steps.get(sid) or {}
+        record = step.get("git")
+        if step.get("status") != "done" or not record:
+            continue
+        if record.get("status") == "committed":
+            title = titles.get(pid, "")
+            message = (f"Merge phase {pid}: {title} ({run.workflow_id})\n\n"
+                       f"Baton-Workflow: {run.workflow_id}\nBaton-Phase: {pid}\n")
+            try:
+                iso.merge(sid, record, message)
+            except StepFailure as exc:
+                iso.remove(pid, branch=False)  # its commit is on the branch the merge needs
+                run.save(f"phase {pid} merge failed")
+                run.emit("merge", phase=pid, status=record.get("status"),
+                         branch=record.get("branch"), conflicts=record.get("conflicts"))
+                run.say(f"[{sid}] {exc.message}")
+                return exc
+            run.save(f"phase {pid} merged")
+            run.emit("merge", phase=pid, status="merged", commit=record.get("merged"),
+                     branch=record.get("branch"))
+            run.say(f"[{sid}] merged {record['branch']} into "
+                    f"{record.get('target') or 'HEAD'} ({str(record['merged'])[:10]})")
+        if record.get("mode") == "worktree" and record.get("status") in ("merged", "empty"):
+            iso.remove(pid)
+    return None
 
 
 HANDLER = StateHandler(State.IMPLEMENT, implement)

@@ -12,6 +12,7 @@ from ...runs.records import utc_now
 from .. import classify
 from ..agent_step import StepSpec, agent_step
 from ..failures import FATAL, StepFailure
+from ..isolation import Isolation
 from ..layout import AGENT_SCRATCH, allocate_topic, run_paths, topic_of_plan
 from ..run import Run
 from ..signals import SignalReader
@@ -67,6 +68,10 @@ async def initialize(run: Run) -> None:
     run.data.update(topic_directory=str(t.path), topic_number=t.number)
     run.say(f"workflow {run.workflow_id}: topic {t.path.relative_to(run.root)}")
     run.save("paths pre-calculated")
+    if State.IMPLEMENT in HAPPY_PATHS[run.machine.scope]:
+        iso = Isolation.of(run)  # refuse a dirty tree before any agent is paid for
+        if iso is not None:
+            iso.require_clean("initialize")
 
 
 async def classify_with_agent(run: Run) -> None:

@@ -1,0 +1,167 @@
+"""Git as the workflow uses it: the repository around a workspace, its changes, worktrees,
+commits and merges.
+
+Every call is a `git` argv list (never a shell) with a clean environment: `LC_ALL=C` so the
+output parses, no pager, no prompt, no inherited `GIT_DIR`/`GIT_WORK_TREE` (a hook running
+`baton` must not redirect it), and the user's hooks off for Baton's own commits and
+merges — the phase's work is committed as the agent left it; the user's hooks run on what
+they commit and push themselves. An identity is supplied only when the repository has none.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+GIT_TIMEOUT = 120.0
+BATON_IDENTITY = ("Baton", "baton@localhost")
+_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+         "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_NAMESPACE")
+_QUIET_HOOKS = ("-c", "core.hooksPath=/dev/null")
+
+
+class GitError(Exception):
+    """A git command failed; the message names the command and what git said."""
+
+    def __init__(self, args: list[str], code: int, output: str) -> None:
+        self.code = code
+        self.output = output.strip()
+        super().__init__(f"git {' '.join(args)} failed (exit {code}): "
+                         f"{self.output[-600:] or 'no output'}")
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _DROP}
+    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_OPTIONAL_LOCKS="0")
+    return env
+
+
+def _git(args: list[str], cwd: Path, check: bool = True, env: dict[str, str] | None = None,
+         input: str | None = None) -> subprocess.CompletedProcess[str]:
+    stdin = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, env=env or _env(), text=True,
+                              capture_output=True, timeout=GIT_TIMEOUT, check=False, **stdin)
+    except subprocess.TimeoutExpired:
+        raise GitError(args, -1, f"no answer within {GIT_TIMEOUT:.0f} s") from None
+    except OSError as exc:
+        raise GitError(args, -1, str(exc)) from None
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, proc.stderr or proc.stdout)
+    return proc
+
+
+def _paths(output: str) -> list[str]:
+    return [p for p in output.split("\0") if p]
+
+
+@dataclass(frozen=True)
+class Repo:
+    """The repository whose working tree holds the workspace (its main worktree)."""
+
+    top: Path
+
+    def run(self, *args: str, cwd: Path | None = None, check: bool = True,
+            hooks: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        argv = [*(() if hooks else _QUIET_HOOKS), *args]
+        return _git(argv, cwd or self.top, check, self.env, input)
+
+    @cached_property
+    def env(self) -> dict[str, str]:
+        """The environment of every call, with Baton's identity when git has none."""
+        env = _env()
+        if _git(["config", "--get", "user.email"], self.top, check=False, env=env).returncode:
+            name, email = BATON_IDENTITY
+            env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email,
+                       GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+        return env
+
+    def head(self, cwd: Path | None = None) -> str | None:
+        """The commit HEAD names, None on an unborn branch."""
+        proc = self.run("rev-parse", "-q", "--verify", "HEAD^{commit}", cwd=cwd, check=False)
+        return proc.stdout.strip() or None
+
+    def branch(self) -> str | None:
+        """The checked-out branch, None when HEAD is detached."""
+        proc = self.run("symbolic-ref", "-q", "--short", "HEAD", check=False)
+        return proc.stdout.strip() or None
+
+    def tracked_changes(self, excludes: list[str], cwd: Path | None = None) -> list[str]:
+        """Tracked files with staged or unstaged changes (and unmerged ones), outside the
+        excluded pathspecs; relative to the top."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=no",
+                       "--no-renames", "--", ".", *_excluded(excludes), cwd=cwd).stdout
+        return [entry[3:] for entry in _paths(out)]
+
+    def untracked(self, excludes: list[str], cwd: Path | None = None) -> list[str]:
+        """Untracked, not ignored files outside the excluded pathspecs."""
+        out = self.run("ls-files", "-z", "--others", "--exclude-standard", "--", ".",
+                       *_excluded(excludes), cwd=cwd).stdout
+        return _paths(out)
+
+    def staged(self, cwd: Path | None = None) -> list[str]:
+        return _paths(self.run("diff", "--cached", "--name-only", "-z", cwd=cwd).stdout)
+
+    def unmerged(self) -> list[str]:
+        return _paths(self.run("diff", "--name-only", "--diff-filter=U", "-z").stdout)
+
+    def merging(self) -> bool:
+        """A merge is in progress in the main worktree (MERGE_HEAD exists)."""
+        return self.run("rev-parse", "-q", "--verify", "MERGE_HEAD", check=False
+                        ).returncode == 0
+
+    def contains(self, commit: str, tip: str = "HEAD") -> bool:
+        """`commit` is `tip` or one of its ancestors."""
+        return self.run("merge-base", "--is-ancestor", commit, tip, check=False
+                        ).returncode == 0
+
+    def commit(self, message: str, cwd: Path | None = None, allow_nothing: bool = False
+               ) -> None:
+        """Commit what is staged (hooks off); with `allow_nothing`, nothing staged is no
+        commit rather than an error."""
+        proc = self.run("commit", "-q", "--no-verify", "-m", message, cwd=cwd, hooks=False,
+                        check=False)
+        if proc.returncode and not (allow_nothing and not self.staged(cwd)):
+            raise GitError(["commit"], proc.returncode, proc.stderr or proc.stdout)
+
+    def worktrees(self) -> list[tuple[Path, str | None]]:
+        """(path, branch) of every worktree git knows, the main one first."""
+        out = self.run("worktree", "list", "--porcelain", "-z").stdout
+        trees: list[tuple[Path, str | None]] = []
+        path: Path | None = None
+        branch: str | None = None
+        for field in [*out.split("\0"), ""]:
+            if field.startswith("worktree "):
+                path, branch = Path(field[9:]), None
+            elif field.startswith("branch refs/heads/"):
+                branch = field[len("branch refs/heads/"):]
+            elif not field and path is not None:
+                trees.append((path, branch))
+                path = None
+        return trees
+
+    def branches(self, pattern: str) -> list[str]:
+        out = self.run("for-each-ref", "--format=%(refname:short)", f"refs/heads/{pattern}")
+        return [b for b in out.stdout.splitlines() if b]
+
+
+def _excluded(paths: list[str]) -> list[str]:
+    return [f":(exclude,top){p}" for p in paths]
+
+
+def repo_of(path: Path) -> Repo | None:
+    """The repository around `path`, None when it is not in one (or git is missing)."""
+    if shutil.which("git") is None:
+        return None
+    try:
+        proc = _git(["rev-parse", "--show-toplevel"], path, check=False)
+    except GitError:
+        return None
+    top = proc.stdout.strip()
+    if proc.returncode != 0 or not top:
+        return None
+    return Repo(Path(os.path.realpath(top)))

@@ -1,0 +1,359 @@
+"""Parallel phases that cannot trample each other: one git worktree per phase, merged by
+Baton in dependency order.
+
+In a git repository with `isolation = "worktree"` (the default) each phase of a wave with
+more than one phase runs in `.claude/worktrees/baton-<workflow>-phase-<N>` (Claude Code's
+own place for worktrees; the agent's `.claude/` protection is the worktree's own) on branch
+`baton/<workflow>/phase-<N>`, created from HEAD: the commit that holds every earlier wave,
+so all of the phase's dependencies. The agent works there; its summary still goes to its
+pre-calculated path in the main tree's topic directory. When the agent is done its work is
+committed on the branch (in the checkpoint that records the step done); when the wave is
+done each phase is merged into the user's branch with `--no-ff` — one merge commit per phase
+on the branch's first-parent line, and ancestry tells exactly which phases are in however
+the user resolves a conflict. A single-phase wave runs in place and is committed in place.
+
+Baton never commits the user's work: it refuses to start a phase while tracked files have
+uncommitted changes, and an in-place phase commits only tracked changes plus the untracked
+files that appeared while its agent ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .failures import PERMANENT, StepFailure
+from .git import GitError, Repo, repo_of
+from .layout import AGENT_SCRATCH, inside
+from .run import Run
+
+log = logging.getLogger(__name__)
+
+WORKTREES = Path(".claude") / "worktrees"
+INCLUDE_FILE = ".worktreeinclude"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_TREE = re.compile(r"^baton-(?P<wid>.+)-phase-(?P<pid>[A-Za-z0-9._-]+)$")
+
+
+def safe_id(pid: str) -> str:
+    """A phase id as a branch and directory name part (`2.1` stays, `a b` → `a_b`)."""
+    return _UNSAFE.sub("_", pid).strip(".") or "_"
+
+
+def branch_name(workflow_id: str, pid: str) -> str:
+    return f"baton/{workflow_id}/phase-{safe_id(pid)}"
+
+
+def tree_path(root: Path, workflow_id: str, pid: str) -> Path:
+    return root / WORKTREES / f"baton-{workflow_id}-phase-{safe_id(pid)}"
+
+
+@dataclass(frozen=True)
+class PhaseTree:
+    """One phase's worktree: its directory, branch and the agent's working directory in it
+    (the workspace's place in the repository, for a workspace below the top level)."""
+
+    pid: str
+    path: Path
+    branch: str
+    base: str
+    cwd: Path
+
+
+def live_worktrees(root: Path) -> list[dict[str, str | None]]:
+    """Baton's phase worktrees in the workspace (`baton status`): path, branch, workflow
+    id and phase of each."""
+    repo = repo_of(root)
+    if repo is None or not os.path.isdir(root / WORKTREES):
+        return []
+    base = os.path.realpath(root / WORKTREES)
+    out: list[dict[str, str | None]] = []
+    with contextlib.suppress(GitError):
+        for path, branch in repo.worktrees()[1:]:
+            m = _TREE.match(path.name)
+            if m and os.path.realpath(path.parent) == base:
+                out.append({"path": str(path), "branch": branch, "workflow_id": m["wid"],
+                            "phase": m["pid"]})
+    return out
+
+
+class Isolation:
+    """The git side of one run's implement state."""
+
+    def __init__(self, run: Run, repo: Repo, head: str) -> None:
+        self.run = run
+        self.repo = repo
+        self.root = run.root
+        self.prefix = Path(os.path.relpath(run.root, repo.top))
+        self.target = repo.branch()
+        """The user's branch the phases are merged into (None: a detached HEAD)."""
+        topic = run.paths.get("topic_dir")
+        own = [run.root / ".claude" / "data", run.root / ".claude" / "tmp",
+               run.root / WORKTREES, run.specs_dir() / AGENT_SCRATCH]
+        if topic:
+            own.append(Path(topic))
+        self.own = [self.rel(p) for p in own]
+        self._excluded = False
+        """Baton's own files (checkpoints, logs, state, worktrees, the topic directory):
+        never the user's changes, never in a phase's commit."""
+
+    @classmethod
+    def of(cls, run: Run) -> Isolation | None:
+        """The run's isolation, None outside git, with `isolation = "none"` or a repository
+        without a commit (nothing to branch from: the phases run in place, uncommitted)."""
+        if run.settings.isolation == "none":
+            return None
+        repo = repo_of(run.root)
+        if repo is None:
+            return None
+        head = repo.head()
+        if head is None:
+            run.say("implement: the git repository has no commit yet; phases run in place "
+                    "and nothing is committed")
+            return None
+        return cls(run, repo, head)
+
+    def rel(self, path: Path) -> str:
+        """`path` relative to the repository's top level (for pathspecs)."""
+        return os.path.relpath(os.path.realpath(path), self.repo.top)
+
+    def _fail(self, sid: str, exc: GitError) -> StepFailure:
+        return StepFailure(sid, PERMANENT, f"git: {exc}", "execution_error",
+                           {"git_exit": exc.code})
+
+    # == before a phase =========================================================================
+
+    def require_clean(self, sid: str) -> None:
+        """Refuse while tracked files have uncommitted changes: Baton commits each phase's
+        work on the user's branch and must never commit theirs."""
+        try:
+            changed = self.repo.tracked_changes(self.own)
+            merging = self.repo.merging()
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
+        if merging:
+            raise StepFailure(sid, PERMANENT, f"a merge is in progress in {self.repo.top}: "
+                              "finish it (resolve, commit) or abort it, then resume",
+                              "execution_error", {"git": "merge in progress"})
+        if changed:
+            shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more"
+                                               if len(changed) > 10 else "")
+            raise StepFailure(
+                sid, PERMANENT, f"uncommitted changes to tracked files in {self.repo.top}: "
+                f"{shown}. Baton commits each phase's work on your branch and never yours: "
+                "commit or stash them (they may be an interrupted agent's edits), then resume",
+                "execution_error", {"uncommitted": changed[:100]})
+
+    def open_tree(self, sid: str, pid: str, base: str) -> PhaseTree:
+        """A fresh worktree for the phase on its own branch from `base` (a leftover of a
+        killed run is replaced), with the ignored files `.worktreeinclude` names."""
+        wid = self.run.workflow_id
+        path, branch = tree_path(self.root, wid, pid), branch_name(wid, pid)
+        try:
+            if not self._excluded:
+                self._exclude_worktrees()
+                self._excluded = True
+            if os.path.lexists(path):  # `-B` below resets a leftover branch
+                self.remove(pid, branch=False)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.repo.run("worktree", "add", "-q", "-B", branch, str(path), base, hooks=False)
+            self.copy_included(path)
+        except (GitError, OSError) as exc:
+            raise (self._fail(sid, exc) if isinstance(exc, GitError) else StepFailure(
+                sid, PERMANENT, f"cannot create the worktree {path}: {exc}",
+                "file_error")) from None
+        return PhaseTree(pid, path, branch, base, path / self.prefix)
+
+    def _exclude_worktrees(self) -> None:
+        """Keep `.claude/worktrees/` out of the user's `git status` (the clone's own
+        info/exclude, never their .gitignore)."""
+        common = self.repo.run("rev-parse", "--git-common-dir").stdout.strip()
+        exclude = (self.repo.top / common / "info" / "exclude").resolve()
+        line = f"/{self.rel(self.root / WORKTREES)}/"
+        try:
+            text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
+            if line not in text.splitlines():
+                exclude.parent.mkdir(parents=True, exist_ok=True)
+                with open(exclude, "a", encoding="utf-8") as fh:
+                    fh.write(("" if not text or text.endswith("\n") else "\n") + line + "\n")
+        except OSError as exc:
+            log.info("cannot add %s to %s: %s", line, exclude, exc)
+
+    def copy_included(self, tree: Path) -> list[str]:
+        """Copy the ignored files `.worktreeinclude` (gitignore syntax, Claude Code's file)
+        names into the worktree: a file must match a pattern and be ignored by git, so a
+        tracked file is never copied; regular files only, never through a symlink leaving
+        the repository, never over a file the worktree has."""
+        include = self.repo.top / INCLUDE_FILE
+        if not include.is_file():
+            return []
+        listed = self.repo.run("ls-files", "-z", "--others", "--ignored",
+                               f"--exclude-from={include}").stdout.split("\0")
+        skip = self.rel(self.root / WORKTREES) + "/"
+        wanted = [p for p in listed if p and not p.startswith(skip) and not p.startswith(".git/")]
+        if not wanted:
+            return []
+        proc = self.repo.run("check-ignore", "-z", "--stdin", check=False,
+                             input="\0".join(wanted) + "\0")
+        ignored = {p for p in proc.stdout.split("\0") if p}
+        copied = []
+        for rel in wanted:
+            src, dst = self.repo.top / rel, tree / rel
+            if rel not in ignored or src.is_symlink() or not src.is_file() or \
+                    not inside(self.repo.top, src) or os.path.lexists(dst):
+                continue
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+            copied.append(rel)
+        if copied:
+            log.info("copied %d file(s) named by %s into %s", len(copied), INCLUDE_FILE, tree)
+        return copied
+
+    def untracked(self) -> set[str]:
+        """The untracked files now (an in-place phase commits only the ones that appear)."""
+        try:
+            return set(self.repo.untracked(self.own))
+        except GitError:
+            return set()
+
+    # == when the agent is done =================================================================
+
+    def commit_tree(self, sid: str, tree: PhaseTree, message: str) -> dict[str, Any]:
+        """Commit what the agent left in its worktree (its own commits stay); the phase's
+        git record, stored with the step in the checkpoint that records it done."""
+        record: dict[str, Any] = {"mode": "worktree", "branch": tree.branch,
+                                  "worktree": str(tree.path), "base": tree.base,
+                                  "target": self.target, "top": str(self.repo.top)}
+        try:
+            self.repo.run("add", "-A", cwd=tree.path)
+            self.repo.commit(message, cwd=tree.path, allow_nothing=True)
+            head = self.repo.head(cwd=tree.path)
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
+        if head is None or head == tree.base:
+            record.update(status="empty", commit=None)
+        else:
+            record.update(status="committed", commit=head)
+        return record
+
+    def commit_in_place(self, sid: str, before: set[str], message: str) -> dict[str, Any]:
+        """Commit an in-place phase: the tracked changes (the tree was clean when it
+        started) and the untracked files that were not there before it."""
+        record: dict[str, Any] = {"mode": "in-place", "base": self.repo.head(),
+                                  "target": self.target, "top": str(self.repo.top)}
+        try:
+            self.repo.run("add", "-u", "--", ".", *[f":(exclude,top){p}" for p in self.own])
+            new = sorted(set(self.repo.untracked(self.own)) - before)
+            if new:
+                self.repo.run("add", "--pathspec-from-file=-", "--pathspec-file-nul",
+                              input="\0".join(f":(top,literal){p}" for p in new) + "\0")
+            if not self.repo.staged():
+                record.update(status="empty", commit=None)
+                return record
+            self.repo.commit(message)
+            commit = self.repo.head()
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
+        record.update(status="merged", commit=commit, merged=commit)
+        return record
+
+    # == when the wave is done ==================================================================
+
+    def merge(self, sid: str, record: dict[str, Any], message: str) -> None:
+        """Merge a committed phase into the user's branch (`--no-ff`); updates `record`.
+        A conflict leaves the merge in progress for the user and raises."""
+        pid = sid.removeprefix("implement.phase-")
+        try:
+            # git refuses by itself while a merge is in progress or the index or a file the
+            # merge touches has changes; a commit merged before a kill is "Already up to date"
+            proc = self.repo.run("merge", "--no-ff", "-m", message, record["commit"],
+                                 check=False, hooks=False)
+            if proc.returncode == 0:
+                record.update(status="merged", merged=self.repo.head(), conflicts=[])
+                return
+            conflicts = self.repo.unmerged()
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
+        if not conflicts:  # refused before it started: untracked files in the way, …
+            raise StepFailure(sid, PERMANENT, f"phase {pid}'s branch {record['branch']} "
+                              f"could not be merged: {(proc.stderr or proc.stdout).strip()}",
+                              "execution_error", {"branch": record["branch"]})
+        record.update(status="conflict", conflicts=conflicts)
+        raise StepFailure(sid, PERMANENT, conflict_message(pid, record), "execution_error",
+                          {"merge_conflict": True, "branch": record["branch"],
+                           "conflicts": conflicts, "phase": pid})
+
+    def settle(self, sid: str, record: dict[str, Any]) -> None:
+        """A phase whose merge conflicted in an earlier run: merged now if the user
+        committed the resolution, merged again if they aborted it; refused while the
+        merge is still in progress."""
+        try:
+            if self.repo.contains(record["commit"]):
+                record.update(status="merged", merged=self.repo.head(), conflicts=[])
+                return
+            merging = self.repo.merging()
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
+        pid = sid.removeprefix("implement.phase-")
+        if merging:
+            raise StepFailure(sid, PERMANENT, conflict_message(pid, record, pending=True),
+                              "execution_error", {"merge_conflict": True,
+                                                  "branch": record["branch"],
+                                                  "conflicts": record.get("conflicts", []),
+                                                  "phase": pid})
+        record.update(status="committed", conflicts=[])  # aborted: merge it again
+
+    # == hygiene ================================================================================
+
+    def remove(self, pid: str, branch: bool = True) -> None:
+        """Remove the phase's worktree (and its branch)."""
+        wid = self.run.workflow_id
+        path = tree_path(self.root, wid, pid)
+        if os.path.lexists(path):
+            self.repo.run("worktree", "remove", "--force", "--force", str(path), check=False)
+            if os.path.lexists(path):  # not a worktree git knows: a leftover directory
+                shutil.rmtree(path, ignore_errors=True)
+                self.repo.run("worktree", "prune", check=False)
+        if branch:
+            self.repo.run("branch", "-D", branch_name(wid, pid), check=False)
+
+    def sweep(self, steps: dict[str, dict[str, Any]]) -> list[str]:
+        """Worktrees and branches of this workflow left by a killed or failed run: a
+        phase waiting to be merged keeps its branch, everything else goes. Returns what
+        was removed."""
+        wid = self.run.workflow_id
+        found: set[str] = set()
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.root / WORKTREES):
+                m = _TREE.match(entry.name)
+                if m and m["wid"] == wid:
+                    found.add(m["pid"])
+        prefix = f"baton/{wid}/phase-"
+        with contextlib.suppress(GitError):
+            found |= {b.removeprefix(prefix) for b in self.repo.branches(f"baton/{wid}/*")
+                      if b.startswith(prefix)}
+        by_safe = {safe_id(sid.removeprefix("implement.phase-")): sid for sid in steps}
+        removed = []
+        for pid in sorted(found):
+            step = steps.get(by_safe.get(pid, ""), {})
+            pending = (step.get("git") or {}).get("status") in ("committed", "conflict")
+            self.remove(pid, branch=not pending)
+            removed.append(pid)
+        return removed
+
+
+def conflict_message(pid: str, record: dict[str, Any], pending: bool = False) -> str:
+    files = record.get("conflicts") or []
+    shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+    into = record.get("target") or "HEAD"
+    head = (f"the merge of phase {pid}'s branch {record['branch']} into {into} is still in "
+            f"progress" if pending else
+            f"phase {pid}'s branch {record['branch']} does not merge cleanly into {into}")
+    return (f"{head}: conflicts in {shown or 'the files git lists'}. Resolve them in your "
+            "working tree, commit, then resume the workflow")
