@@ -108,13 +108,14 @@ def register(server: BatonServer) -> None:
 
 
 
-_RUN_CODES = ("BTN501", "BTN502", "BTN503", "BTN504", "BTN505")
+_RUN_CODES = ("BTN501", "BTN502", "BTN503", "BTN504", "BTN505", "BTN506")
 
 
 def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Range,
                  lines: list[str]) -> list[types.CodeAction]:
     """Resume / retry / earlier checkpoint / open checkpoint / open error-log entry, for the
     run findings under the cursor (BTN50x) or, on a plan, its resumable workflow."""
+    from ..rules.run_state import CONFLICT_PREFIX  # loaded: these findings came from it
     from .workflows import CHECKPOINT_OPEN, OPEN, RESUME, RESUME_FROM, RESUME_PREVIEW
 
     here = [f for f in findings if f.code in _RUN_CODES and _overlaps(f.range, target)]
@@ -137,7 +138,8 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
         diags = [to_diagnostic(f, lines, ls.lines_of) for f in here if wid in f.tags]
         out.append(types.CodeAction(
             title=f"Resume workflow {wid} (shows what is skipped and re-run first)",
-            kind=types.CodeActionKind.QuickFix, diagnostics=diags or None, is_preferred=True,
+            kind=types.CodeActionKind.QuickFix, diagnostics=diags or None,
+            is_preferred=not any(f.code == "BTN506" for f in here),  # resolve, then resume
             command=types.Command(title="Resume workflow", command=RESUME_PREVIEW,
                                   arguments=args)))
         for f in here:
@@ -161,6 +163,17 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
             command=types.Command(title="Open checkpoint", command=CHECKPOINT_OPEN,
                                   arguments=args)))
     for f in here:
+        if f.code == "BTN506":  # open each conflicting file at its first conflict marker
+            out += [types.CodeAction(
+                title=f"Open merge conflict in {rel.message.removeprefix(CONFLICT_PREFIX)}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[to_diagnostic(f, lines, ls.lines_of)],
+                is_preferred=n == 0,
+                command=types.Command(title="Open merge conflict", command=OPEN,
+                                      arguments=[{"path": rel.path,
+                                                  "line": rel.range.start_line}]))
+                for n, rel in enumerate(r for r in f.related
+                                        if r.message.startswith(CONFLICT_PREFIX))]
         for rel in f.related:
             if rel.path.endswith("errors.jsonl"):
                 out.append(types.CodeAction(

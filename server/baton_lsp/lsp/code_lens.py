@@ -142,11 +142,20 @@ def _phase_command(view: Any, phase_id: str) -> types.Command:
         return types.Command(title="○ pending", command="")
     log = view.log_path(step)
     open_log = [{"path": str(log)}] if log is not None else None
+    git = step.git
+    if step.status == "done" and git is not None and git.status == "conflict":
+        files = git.conflicts
+        top = git.top or str(view.root)
+        return types.Command(title=f"✗ merge conflict: {', '.join(files[:3])}"
+                             + (f" +{len(files) - 3}" if len(files) > 3 else ""),
+                             command=OPEN if files else "",
+                             arguments=[{"path": f"{top}/{files[0]}"}] if files else None)
     if step.status == "done":
         secs = (step.duration_ms or 0) / 1000
         cost = format_usage(step.usage)
+        merged = f" · merged {git.merged[:7]}" if git is not None and git.merged else ""
         return types.Command(title=f"✓ done in {_duration(secs) if secs >= 1 else f'{secs:.1f} s'}"
-                             + (f" · {cost}" if cost else ""),
+                             + (f" · {cost}" if cost else "") + merged,
                              command=OPEN if step.artifact else "",
                              arguments=[{"path": step.artifact}] if step.artifact else None)
     if step.status == "running" and view.running:

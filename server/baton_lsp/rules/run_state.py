@@ -24,6 +24,10 @@ from .base import RuleContext, rule
 
 PLAN = (Kind.PLAN,)
 
+CONFLICT_PREFIX = "conflict in "
+"""How BTN506 names each conflicting file among its related locations (the editor's
+"open merge conflict" actions look for it)."""
+
 _FOUND = {
     "missing": "nothing at that path",
     "empty": "an empty file (0 bytes)",
@@ -255,7 +259,7 @@ def phase_merge_conflict(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         top = Path(git.top or view.root)
         files = git.conflicts
         related = [Related(path=str(top / f), range=Range.of_line(_first_marker(top / f), 0, 0),
-                           message=f"conflict in {f}") for f in files]
+                           message=f"{CONFLICT_PREFIX}{f}") for f in files]
         shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more"
                                          if len(files) > 10 else "")
         yield ctx.finding(
