@@ -5,8 +5,11 @@
 // completion notification and its states/waves in the Workflows view; Open Plan, the plan's
 // code lens opening the Mermaid graph, the language status item; Open Checkpoint and the
 // checkpoint JSON Schema; a broken agent, the failure in the view, Open Error, and a resume from
-// the context menu after the preview; Cancel on the progress notification; an interpreter
-// without baton_lsp (restart, Install/Select buttons) and back; a killed server (one
+// the context menu after the preview; Cancel on the progress notification; in the git
+// repository the workspace is made, parallel phases landing as one commit each and a
+// deliberate merge conflict between two of them (BTN506 in Problems, the quick fix opening the
+// conflict, a manual fix and commit, Resume); an interpreter without baton_lsp (restart,
+// Install/Select buttons) and back; a killed server (one
 // notification, Restart Server); and Restricted Mode.
 //
 // Env: CODE_SERVER (from scripts/e2e-setup.sh), BATON_PYTHON (a Python with baton_lsp),
@@ -60,6 +63,11 @@ async function waitForHttp(url, child, timeoutMs) {
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`code-server did not answer at ${url} within ${timeoutMs} ms`);
+}
+
+/** git in the test's workspace, with an identity of its own. */
+function git(cwd, ...args) {
+  return execFileSync("git", ["-c", "user.name=E2E", "-c", "user.email=e2e@example.com", ...args], { cwd, encoding: "utf8" });
 }
 
 /** Counts by severity, as `baton check` (the CLI) reports them. */
@@ -263,6 +271,11 @@ async function openVSCode(folder, { restricted }) {
 async function main() {
   cpSync(join(repo, "examples", "workspace"), ws, { recursive: true });
   rmSync(join(ws, ".claude", "baton-script.json"), { force: true });
+  // A git repository: parallel phases run in their own worktrees and land as commits.
+  writeFileSync(join(ws, ".gitignore"), ".claude/baton-script.json\n.vscode/\n");
+  git(ws, "init", "-q", "-b", "main");
+  git(ws, "add", "-A");
+  git(ws, "commit", "-qm", "base");
   mkdirSync(join(userData, "User"), { recursive: true });
   mkdirSync(home, { recursive: true });
   writeSettings({ "baton.interpreter": PYTHON });
@@ -306,6 +319,12 @@ async function main() {
   if ((await treeRow("state implement: done").getAttribute("aria-expanded")) !== "true") await treeRow("state implement: done").press("ArrowRight");
   await treeRow("wave Wave 2: phases 2, 3 in parallel · done").waitFor({ state: "visible" });
   log(`tree shows ${firstId} complete with its states and waves`);
+  // One commit per phase on the branch: the parallel ones merged from their worktrees.
+  const subjects = git(ws, "log", "--first-parent", "--format=%s").trim().split("\n");
+  const want = ["Phase 4: Integration", `Merge phase 3: Interfaces (${firstId})`, `Merge phase 2: Core Logic (${firstId})`, "Phase 1: Foundation", "base"];
+  if (JSON.stringify(subjects) !== JSON.stringify(want)) throw new Error(`git log --first-parent: ${JSON.stringify(subjects)}, expected ${JSON.stringify(want)}`);
+  if (git(ws, "worktree", "list").trim().split("\n").length !== 1) throw new Error(`worktrees left: ${git(ws, "worktree", "list")}`);
+  log(`git history: ${subjects.join(" | ")}`);
 
   // 3b. Open Plan from the context menu, then the plan's code lens opens the graph webview
   // (Mermaid from the .vsix), phases coloured by the finished run.
@@ -402,6 +421,55 @@ async function main() {
   log(`cancel notification: ${cancelled}`);
   await treeRow("workflow add a pause: cancelled in implement").waitFor({ state: "visible" });
   unlinkSync(join(ws, ".claude", "baton-script.json"));
+
+  // 6b. A merge conflict: phases 2 and 3 (parallel, in their own worktrees) change the same
+  // line. Problems shows BTN506; its quick fix opens the conflict; the user resolves and
+  // commits; Resume from the tree finishes the workflow.
+  mkdirSync(join(ws, "src"), { recursive: true });
+  writeFileSync(join(ws, "src", "shared.py"), "value = 0\n");
+  git(ws, "add", "src/shared.py");
+  git(ws, "commit", "-qm", "a shared module");
+  writeFileSync(join(ws, ".claude", "baton-script.json"), JSON.stringify({
+    "implement.phase-2": { files: { "src/shared.py": "value = 2\n" } },
+    "implement.phase-3": { files: { "src/shared.py": "value = 3\n" } },
+  }));
+  await palette("Notifications: Clear All Notifications");
+  await startWorkflow("add a conflict");
+  const conflictFail = await toast(/Baton: workflow \S+ failed in implement/);
+  const thirdId = /workflow (\S+) failed/.exec(conflictFail)[1];
+  log(`conflict notification: ${conflictFail}`);
+  await treeRow("workflow add a conflict: failed in implement").waitFor({ state: "visible" });
+  await contextMenu(treeRow("workflow add a conflict: failed in implement"), "Open Plan");
+  await page.keyboard.press("Control+Shift+M");
+  const filter = page.getByPlaceholder(/^Filter \(e\.g\. text/);
+  await filter.fill("does not merge cleanly");
+  const conflictRow = page.locator(".markers-panel .monaco-list-row", { hasText: `baton/${thirdId}/phase-3` }).first();
+  await conflictRow.waitFor({ state: "visible" });
+  log(`Problems: ${(await conflictRow.innerText()).replace(/\s+/g, " ").slice(0, 160)}`);
+  await shot("6-merge-conflict");
+  await conflictRow.dblclick(); // the plan at Phase 3's heading
+  await page.keyboard.press("Control+.");
+  const opener = page.locator(".action-widget .monaco-list-row", { hasText: "Open merge conflict in src/shared.py" }).first();
+  await opener.waitFor({ state: "visible" });
+  await opener.click();
+  await page.locator(".tabs-container .tab", { hasText: "shared.py" }).waitFor({ state: "visible" });
+  await page.locator(".monaco-editor .view-lines", { hasText: "<<<<<<< HEAD" }).first().waitFor({ state: "visible" });
+  log("the quick fix opened the conflict in src/shared.py");
+  await filter.fill("");
+  await palette("View: Close All Editors");
+  await palette("View: Hide Panel");
+  writeFileSync(join(ws, "src", "shared.py"), "value = 5\n");
+  git(ws, "commit", "-qam", "resolve the conflict");
+  await contextMenu(treeRow("workflow add a conflict: failed in implement"), "Resume Workflow");
+  await dialog.waitFor({ state: "visible" });
+  await dialog.locator(".monaco-button", { hasText: /^Resume$/ }).click();
+  await toast(new RegExp(`Baton: workflow ${thirdId} complete\\.`));
+  const afterFix = git(ws, "log", "--first-parent", "--format=%s").trim().split("\n");
+  if (afterFix[0] !== "Phase 4: Integration" || afterFix[1] !== "resolve the conflict") throw new Error(`git log after the resume: ${JSON.stringify(afterFix.slice(0, 4))}`);
+  if (readFileSync(join(ws, "src", "shared.py"), "utf8") !== "value = 5\n") throw new Error("the resolution was not kept");
+  log(`resumed after the manual fix: ${afterFix.slice(0, 2).join(" | ")}`);
+  unlinkSync(join(ws, ".claude", "baton-script.json"));
+  await palette("Notifications: Clear All Notifications");
 
   // 7. An interpreter without baton_lsp: the server restarts on the setting change and says
   // how to fix it; switching back restarts it and the problems come back.
