@@ -10,7 +10,9 @@ they commit and push themselves. An identity is supplied only when the repositor
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ BATON_IDENTITY = ("Baton", "baton@localhost")
 _DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
          "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_NAMESPACE")
 _QUIET_HOOKS = ("-c", "core.hooksPath=/dev/null")
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
 class GitError(Exception):
@@ -80,28 +83,46 @@ class Repo:
                        GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
         return env
 
-    def head(self, cwd: Path | None = None) -> str | None:
-        """The commit HEAD names, None on an unborn branch."""
-        proc = self.run("rev-parse", "-q", "--verify", "HEAD^{commit}", cwd=cwd, check=False)
+    def head(self) -> str | None:
+        """The commit the main worktree's HEAD names, None on an unborn branch. Read from
+        the files git just wrote when it can (a loose ref), else asked of git."""
+        with contextlib.suppress(OSError):
+            text = (self.git_dir / "HEAD").read_text(encoding="ascii").strip()
+            if _SHA.match(text):
+                return text
+            if text.startswith("ref: refs/heads/"):
+                found = self.ref(text[5:])
+                if found is not None or not self._has_packed_refs():
+                    return found
+        return self.ref("HEAD")
+
+    def ref(self, name: str) -> str | None:
+        """The commit a ref names (`refs/heads/x`, or anything rev-parse takes)."""
+        if name.startswith("refs/heads/"):
+            with contextlib.suppress(OSError):
+                text = (self.common_dir / name).read_text(encoding="ascii").strip()
+                if _SHA.match(text):
+                    return text
+        proc = self.run("rev-parse", "-q", "--verify", f"{name}^{{commit}}", check=False)
         return proc.stdout.strip() or None
+
+    def _has_packed_refs(self) -> bool:
+        return (self.common_dir / "packed-refs").exists()
 
     def branch(self) -> str | None:
         """The checked-out branch, None when HEAD is detached."""
         proc = self.run("symbolic-ref", "-q", "--short", "HEAD", check=False)
         return proc.stdout.strip() or None
 
-    def tracked_changes(self, excludes: list[str], cwd: Path | None = None) -> list[str]:
-        """Tracked files with staged or unstaged changes (and unmerged ones), outside the
-        excluded pathspecs; relative to the top."""
-        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=no",
-                       "--no-renames", "--", ".", *_excluded(excludes), cwd=cwd).stdout
-        return [entry[3:] for entry in _paths(out)]
-
-    def untracked(self, excludes: list[str], cwd: Path | None = None) -> list[str]:
-        """Untracked, not ignored files outside the excluded pathspecs."""
-        out = self.run("ls-files", "-z", "--others", "--exclude-standard", "--", ".",
-                       *_excluded(excludes), cwd=cwd).stdout
-        return _paths(out)
+    def changes(self, excludes: list[str]) -> tuple[list[str], list[str]]:
+        """(tracked files with staged, unstaged or unmerged changes; untracked files not
+        ignored), outside the excluded pathspecs, relative to the top: one `git status`."""
+        out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all",
+                       "--no-renames", "--", ".", *_excluded(excludes)).stdout
+        tracked, untracked = [], []
+        for entry in _paths(out):
+            (untracked if entry.startswith("??") else tracked).append(entry[3:])
+        return tracked, untracked
 
     def staged(self, cwd: Path | None = None) -> list[str]:
         return _paths(self.run("diff", "--cached", "--name-only", "-z", cwd=cwd).stdout)
@@ -109,10 +130,21 @@ class Repo:
     def unmerged(self) -> list[str]:
         return _paths(self.run("diff", "--name-only", "--diff-filter=U", "-z").stdout)
 
+    @cached_property
+    def git_dir(self) -> Path:
+        """The main worktree's git directory (`.git`, or where a `.git` file points)."""
+        return Path(self.run("rev-parse", "--absolute-git-dir").stdout.strip())
+
+    @cached_property
+    def common_dir(self) -> Path:
+        """Where the clone's shared files are (`info/exclude`): the git directory, or the
+        main one's when the workspace is itself a linked worktree."""
+        rel = self.run("rev-parse", "--git-common-dir").stdout.strip()
+        return (self.top / rel).resolve()
+
     def merging(self) -> bool:
         """A merge is in progress in the main worktree (MERGE_HEAD exists)."""
-        return self.run("rev-parse", "-q", "--verify", "MERGE_HEAD", check=False
-                        ).returncode == 0
+        return (self.git_dir / "MERGE_HEAD").exists()
 
     def contains(self, commit: str, tip: str = "HEAD") -> bool:
         """`commit` is `tip` or one of its ancestors."""

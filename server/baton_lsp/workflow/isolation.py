@@ -99,7 +99,6 @@ class Isolation:
         if topic:
             own.append(Path(topic))
         self.own = [self.rel(p) for p in own]
-        self._excluded = False
         """Baton's own files (checkpoints, logs, state, worktrees, the topic directory):
         never the user's changes, never in a phase's commit."""
 
@@ -129,18 +128,18 @@ class Isolation:
 
     # == before a phase =========================================================================
 
-    def require_clean(self, sid: str) -> None:
-        """Refuse while tracked files have uncommitted changes: Baton commits each phase's
-        work on the user's branch and must never commit theirs."""
-        try:
-            changed = self.repo.tracked_changes(self.own)
-            merging = self.repo.merging()
-        except GitError as exc:
-            raise self._fail(sid, exc) from None
-        if merging:
+    def require_clean(self, sid: str) -> set[str]:
+        """Refuse while a merge is in progress or tracked files have uncommitted changes:
+        Baton commits each phase's work on the user's branch and must never commit theirs.
+        Returns the untracked files there are (an in-place phase commits only new ones)."""
+        if self.repo.merging():
             raise StepFailure(sid, PERMANENT, f"a merge is in progress in {self.repo.top}: "
                               "finish it (resolve, commit) or abort it, then resume",
                               "execution_error", {"git": "merge in progress"})
+        try:
+            changed, untracked = self.repo.changes(self.own)
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
         if changed:
             shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more"
                                                if len(changed) > 10 else "")
@@ -149,6 +148,7 @@ class Isolation:
                 f"{shown}. Baton commits each phase's work on your branch and never yours: "
                 "commit or stash them (they may be an interrupted agent's edits), then resume",
                 "execution_error", {"uncommitted": changed[:100]})
+        return set(untracked)
 
     def open_tree(self, sid: str, pid: str, base: str) -> PhaseTree:
         """A fresh worktree for the phase on its own branch from `base` (a leftover of a
@@ -156,11 +156,8 @@ class Isolation:
         wid = self.run.workflow_id
         path, branch = tree_path(self.root, wid, pid), branch_name(wid, pid)
         try:
-            if not self._excluded:
-                self._exclude_worktrees()
-                self._excluded = True
             if os.path.lexists(path):  # `-B` below resets a leftover branch
-                self.remove(pid, branch=False)
+                self.discard([pid], branches=False)
             path.parent.mkdir(parents=True, exist_ok=True)
             self.repo.run("worktree", "add", "-q", "-B", branch, str(path), base, hooks=False)
             self.copy_included(path)
@@ -170,11 +167,10 @@ class Isolation:
                 "file_error")) from None
         return PhaseTree(pid, path, branch, base, path / self.prefix)
 
-    def _exclude_worktrees(self) -> None:
+    def exclude_worktrees(self) -> None:
         """Keep `.claude/worktrees/` out of the user's `git status` (the clone's own
         info/exclude, never their .gitignore)."""
-        common = self.repo.run("rev-parse", "--git-common-dir").stdout.strip()
-        exclude = (self.repo.top / common / "info" / "exclude").resolve()
+        exclude = self.repo.common_dir / "info" / "exclude"
         line = f"/{self.rel(self.root / WORKTREES)}/"
         try:
             text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
@@ -215,13 +211,6 @@ class Isolation:
             log.info("copied %d file(s) named by %s into %s", len(copied), INCLUDE_FILE, tree)
         return copied
 
-    def untracked(self) -> set[str]:
-        """The untracked files now (an in-place phase commits only the ones that appear)."""
-        try:
-            return set(self.repo.untracked(self.own))
-        except GitError:
-            return set()
-
     # == when the agent is done =================================================================
 
     def commit_tree(self, sid: str, tree: PhaseTree, message: str) -> dict[str, Any]:
@@ -233,7 +222,7 @@ class Isolation:
         try:
             self.repo.run("add", "-A", cwd=tree.path)
             self.repo.commit(message, cwd=tree.path, allow_nothing=True)
-            head = self.repo.head(cwd=tree.path)
+            head = self.repo.ref(f"refs/heads/{tree.branch}")
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if head is None or head == tree.base:
@@ -245,17 +234,16 @@ class Isolation:
     def commit_in_place(self, sid: str, before: set[str], message: str) -> dict[str, Any]:
         """Commit an in-place phase: the tracked changes (the tree was clean when it
         started) and the untracked files that were not there before it."""
-        record: dict[str, Any] = {"mode": "in-place", "base": self.repo.head(),
-                                  "target": self.target, "top": str(self.repo.top)}
+        record: dict[str, Any] = {"mode": "in-place", "target": self.target,
+                                  "top": str(self.repo.top)}
         try:
-            self.repo.run("add", "-u", "--", ".", *[f":(exclude,top){p}" for p in self.own])
-            new = sorted(set(self.repo.untracked(self.own)) - before)
-            if new:
-                self.repo.run("add", "--pathspec-from-file=-", "--pathspec-file-nul",
-                              input="\0".join(f":(top,literal){p}" for p in new) + "\0")
-            if not self.repo.staged():
+            changed, untracked = self.repo.changes(self.own)
+            paths = changed + sorted(set(untracked) - before)
+            if not paths:
                 record.update(status="empty", commit=None)
                 return record
+            self.repo.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
+                          input="".join(f":(top,literal){p}\0" for p in paths))
             self.repo.commit(message)
             commit = self.repo.head()
         except GitError as exc:
@@ -311,17 +299,20 @@ class Isolation:
 
     # == hygiene ================================================================================
 
-    def remove(self, pid: str, branch: bool = True) -> None:
-        """Remove the phase's worktree (and its branch)."""
+    def discard(self, pids: list[str], branches: bool = True) -> None:
+        """Remove the phases' worktrees (deleting the directories, then one `worktree
+        prune`: a fraction of `worktree remove` each) and, with `branches`, their branches
+        (one `branch -D`)."""
+        if not pids:
+            return
         wid = self.run.workflow_id
-        path = tree_path(self.root, wid, pid)
-        if os.path.lexists(path):
-            self.repo.run("worktree", "remove", "--force", "--force", str(path), check=False)
-            if os.path.lexists(path):  # not a worktree git knows: a leftover directory
+        for pid in pids:
+            path = tree_path(self.root, wid, pid)
+            if os.path.lexists(path):
                 shutil.rmtree(path, ignore_errors=True)
-                self.repo.run("worktree", "prune", check=False)
-        if branch:
-            self.repo.run("branch", "-D", branch_name(wid, pid), check=False)
+        self.repo.run("worktree", "prune", check=False)
+        if branches:
+            self.repo.run("branch", "-D", *[branch_name(wid, p) for p in pids], check=False)
 
     def sweep(self, steps: dict[str, dict[str, Any]]) -> list[str]:
         """Worktrees and branches of this workflow left by a killed or failed run: a
@@ -339,12 +330,14 @@ class Isolation:
             found |= {b.removeprefix(prefix) for b in self.repo.branches(f"baton/{wid}/*")
                       if b.startswith(prefix)}
         by_safe = {safe_id(sid.removeprefix("implement.phase-")): sid for sid in steps}
-        removed = []
-        for pid in sorted(found):
+
+        def pending(pid: str) -> bool:
             step = steps.get(by_safe.get(pid, ""), {})
-            pending = (step.get("git") or {}).get("status") in ("committed", "conflict")
-            self.remove(pid, branch=not pending)
-            removed.append(pid)
+            return (step.get("git") or {}).get("status") in ("committed", "conflict")
+
+        removed = sorted(found)
+        self.discard([p for p in removed if pending(p)], branches=False)
+        self.discard([p for p in removed if not pending(p)])
         return removed
 
 

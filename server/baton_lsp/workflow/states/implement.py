@@ -63,8 +63,12 @@ async def implement(run: Run) -> None:
     def summary_of(pid: str) -> Path:
         return summaries / f"phase_{pid.replace('.', '_')}_summary.md"
 
-    async def phase(pid: str, tree: PhaseTree | None) -> None:
+    async def phase(pid: str, base: str | None) -> None:
         sid = f"implement.phase-{pid}"
+        tree: PhaseTree | None = None
+        if iso is not None and base is not None and not run.skippable(sid):
+            # each worktree in its own thread: its agent starts as soon as it is ready
+            tree = await asyncio.to_thread(iso.open_tree, sid, pid, base)
         inputs: dict[str, str | None] = {f"{plan_path}#phase-{pid}": sections.get(pid)}
         for dep in graph.deps.get(pid, []):
             if dep not in done_in_plan:
@@ -79,8 +83,7 @@ async def implement(run: Run) -> None:
             message = commit_message(run, pid, title, "in its own worktree")
             fields = lambda: {"git": iso.commit_tree(sid, tree, message)}  # noqa: E731
         elif iso is not None and not run.skippable(sid):
-            iso.require_clean(sid)
-            before = iso.untracked()
+            before = iso.require_clean(sid)
             message = commit_message(run, pid, title, "in place")
             fields = lambda: {"git": iso.commit_in_place(sid, before, message)}  # noqa: E731
         async with sem:
@@ -90,42 +93,58 @@ async def implement(run: Run) -> None:
                 fields=fields, cwd=tree.cwd if tree else None,
                 extra_dirs=extra_dirs if tree else ()))
 
-    for w, wave in enumerate(graph.waves, 1):
-        todo = [p for p in wave if p not in done_in_plan]
-        ws["current_wave"] = w
-        if not todo:
-            continue
-        trees = open_trees(run, iso, todo) if iso is not None and len(todo) > 1 else {}
-        run.emit("wave", wave=w, total=len(graph.waves), phases=todo,
-                 isolated=bool(trees))
-        run.say(f"wave {w}/{len(graph.waves)}: phase{'s' if len(todo) > 1 else ''} "
-                f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else "")
-                + (" (own worktrees)" if trees else ""))
-        start = time.monotonic()
-        results = await asyncio.gather(*(phase(p, trees.get(p)) for p in todo),
-                                       return_exceptions=True)
-        reraise_cancel(results)
-        failures = [r for r in results if isinstance(r, BaseException)]
-        if iso is not None:
-            conflict = merge_wave(run, iso, todo, graph.titles)
-            if conflict is not None:
-                failures.append(conflict)
-        ws["wave_results"][str(w)] = {
-            "phases": [phase_number(p) for p in todo], "status": "failed" if failures else
-            "complete", "duration_ms": int((time.monotonic() - start) * 1000),
-            "parallel": len(todo) > 1}
-        if failures:
-            bad = [f for f in failures if isinstance(f, StepFailure)]
-            if len(bad) < len(failures):
-                raise next(f for f in failures if not isinstance(f, StepFailure))
-            if len(bad) == 1 and bad[0].context.get("merge_conflict"):
-                raise bad[0]  # the phase's own failure: BTN506 on its heading
-            decisive = worst(bad)
-            raise StepFailure(
-                "implement", decisive.failure, f"wave {w}: " + "; ".join(
-                    f.message for f in bad) + " (finished phases of this wave are kept)",
-                decisive.error_type, {"failed_steps": [f.step_id for f in bad], "wave": w})
+    # merged worktrees of one wave are removed in a thread while the next wave runs
+    cleanup: asyncio.Future[None] | None = None
+    try:
+        for w, wave in enumerate(graph.waves, 1):
+            todo = [p for p in wave if p not in done_in_plan]
+            ws["current_wave"] = w
+            if not todo:
+                continue
+            # HEAD holds every earlier wave, so every dependency of these phases
+            base = iso.repo.head() if iso is not None and len(todo) > 1 else None
+            run.emit("wave", wave=w, total=len(graph.waves), phases=todo,
+                     isolated=base is not None)
+            run.say(f"wave {w}/{len(graph.waves)}: phase{'s' if len(todo) > 1 else ''} "
+                    f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else "")
+                    + (" (own worktrees)" if base is not None else ""))
+            start = time.monotonic()
+            results = await asyncio.gather(*(phase(p, base) for p in todo),
+                                           return_exceptions=True)
+            reraise_cancel(results)
+            failures = [r for r in results if isinstance(r, BaseException)]
+            if iso is not None:
+                if cleanup is not None:
+                    await cleanup
+                conflict, finished = merge_wave(run, iso, todo, graph.titles)
+                cleanup = asyncio.ensure_future(asyncio.to_thread(iso.discard, finished))
+                if conflict is not None:
+                    failures.append(conflict)
+            ws["wave_results"][str(w)] = {
+                "phases": [phase_number(p) for p in todo], "status": "failed" if failures
+                else "complete", "duration_ms": int((time.monotonic() - start) * 1000),
+                "parallel": len(todo) > 1}
+            if failures:
+                raise wave_failure(w, failures)
+    finally:
+        if cleanup is not None:
+            await cleanup
     ws["current_wave"] = len(graph.waves)
+
+
+def wave_failure(w: int, failures: list[BaseException]) -> BaseException:
+    """What a wave with failed phases raises: a conflict alone is its phase's own failure
+    (BTN506 on its heading); otherwise the wave's, decided by the worst failure."""
+    bad = [f for f in failures if isinstance(f, StepFailure)]
+    if len(bad) < len(failures):
+        return next(f for f in failures if not isinstance(f, StepFailure))
+    if len(bad) == 1 and bad[0].context.get("merge_conflict"):
+        return bad[0]
+    decisive = worst(bad)
+    return StepFailure(
+        "implement", decisive.failure, f"wave {w}: " + "; ".join(
+            f.message for f in bad) + " (finished phases of this wave are kept)",
+        decisive.error_type, {"failed_steps": [f.step_id for f in bad], "wave": w})
 
 
 def commit_message(run: Run, pid: str, title: str, how: str) -> str:
@@ -138,6 +157,7 @@ def commit_message(run: Run, pid: str, title: str, how: str) -> str:
 def prepare(run: Run, iso: Isolation) -> None:
     """Before the first wave (and on resume): remove what a killed or failed run left,
     take in merges the user finished by hand, and refuse a dirty working tree."""
+    iso.exclude_worktrees()
     removed = iso.sweep(run.steps)
     if removed:
         run.say("implement: removed the worktrees an earlier run left (phase "
@@ -148,30 +168,24 @@ def prepare(run: Run, iso: Isolation) -> None:
             iso.settle(sid, record)
             if record["status"] == "merged":
                 run.say(f"[{sid}] merged by hand into {record.get('target') or 'HEAD'}")
-                iso.remove(sid.removeprefix("implement.phase-"))
+                iso.discard([sid.removeprefix("implement.phase-")])
     iso.require_clean("implement")
 
 
-def open_trees(run: Run, iso: Isolation, todo: list[str]) -> dict[str, PhaseTree]:
-    """One worktree per phase still to run, all from HEAD: the commit that holds every
-    earlier wave, so every dependency of these phases."""
-    base = iso.repo.head()
-    assert base is not None, "Isolation.of requires a commit"
-    return {pid: iso.open_tree(f"implement.phase-{pid}", pid, base) for pid in todo
-            if not run.skippable(f"implement.phase-{pid}")}
-
-
 def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
-               ) -> StepFailure | None:
+               ) -> tuple[StepFailure | None, list[str]]:
     """Merge the wave's committed phases in dependency order, each saved as it lands; the
-    first conflict stops the merging (git can hold one merge in progress) and is returned.
-    Merged and empty phases lose their worktree and branch; a failed phase keeps its
-    worktree for inspection until the resume replaces it."""
+    first conflict stops the merging (git holds one merge in progress) and is returned with
+    the phases whose worktree and branch can go (merged or empty). A conflicted phase keeps
+    its branch; a failed phase keeps its worktree for inspection until the resume replaces
+    it."""
+    finished: list[str] = []
+    failure: StepFailure | None = None
     for pid in todo:
         sid = f"implement.phase-{pid}"
         step = run.steps.get(sid) or {}
         record = step.get("git")
-        if step.get("status") != "done" or not record:
+        if step.get("status") != "done" or not record or record.get("mode") != "worktree":
             continue
         if record.get("status") == "committed":
             title = titles.get(pid, "")
@@ -180,20 +194,21 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
             try:
                 iso.merge(sid, record, message)
             except StepFailure as exc:
-                iso.remove(pid, branch=False)  # its commit is on the branch the merge needs
+                iso.discard([pid], branches=False)  # the merge in progress needs its branch
                 run.save(f"phase {pid} merge failed")
                 run.emit("merge", phase=pid, status=record.get("status"),
                          branch=record.get("branch"), conflicts=record.get("conflicts"))
                 run.say(f"[{sid}] {exc.message}")
-                return exc
+                failure = exc
+                break
             run.save(f"phase {pid} merged")
             run.emit("merge", phase=pid, status="merged", commit=record.get("merged"),
                      branch=record.get("branch"))
             run.say(f"[{sid}] merged {record['branch']} into "
                     f"{record.get('target') or 'HEAD'} ({str(record['merged'])[:10]})")
-        if record.get("mode") == "worktree" and record.get("status") in ("merged", "empty"):
-            iso.remove(pid)
-    return None
+        if record.get("status") in ("merged", "empty"):
+            finished.append(pid)
+    return failure, finished
 
 
 HANDLER = StateHandler(State.IMPLEMENT, implement)
