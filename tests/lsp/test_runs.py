@@ -255,7 +255,7 @@ async def test_restarted_server_reattaches_and_reports_the_end(tmp_path: Path,
         assert end["event"]["running"] is False
         if has_progress(second):
             reports = next(r for r in second.progress_reports.values()
-                           if r and r[0].title == "Baton: Long research")
+                           if r and getattr(r[0], "title", None) == "Baton: Long research")
             assert reports[0].kind == "begin" and reports[-1].kind == "end"
             assert "complete" in (reports[-1].message or "")
         status = await command(second, "workflow.status", {"id": wid})
