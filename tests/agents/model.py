@@ -25,6 +25,7 @@ _STEP = re.compile(r"^- Workflow: (?P<wid>\S+) · step (?P<step>\S+) · role (?P
 _ARTIFACT = re.compile(r"^- Write your artifact to exactly this absolute path: (?P<p>/\S+)$",
                        re.MULTILINE)
 _PHASE = re.compile(r"^- Implement phase (?P<n>\S+) of (?P<plan>/\S+) only;", re.MULTILINE)
+_WORKTREE = re.compile(r"^- Work in your own git worktree (?P<wt>/\S+) \(branch", re.MULTILINE)
 _TASK = re.compile(r"^## Task\n\n(?P<task>.*)\Z", re.MULTILINE | re.DOTALL)
 _CONTRACT_KEYS = ("TOPIC", "PLAN_PATH", "REPORT_PATHS", "SCOPE", "RESEARCH_COMPLEXITY",
                   "TOPICS_JSON", "RESEARCH_METADATA", "ITERATION", "MAX_ITERATIONS",
@@ -33,11 +34,16 @@ _CONTRACT_KEYS = ("TOPIC", "PLAN_PATH", "REPORT_PATHS", "SCOPE", "RESEARCH_COMPL
 
 @dataclass(frozen=True)
 class Answer:
-    """What the model decides for one step: write `content` at `path`, then say `final`."""
+    """What the model decides for one step: write `content` at `path`, then say `final`.
+    A phase working in its own git worktree first writes `code` (path, content) there."""
 
     path: str
     content: str
     final: str
+    code: tuple[str, str] | None = None
+
+    def writes(self) -> list[tuple[str, str]]:
+        return [*([self.code] if self.code else []), (self.path, self.content)]
 
 
 def contract_of(prompt: str) -> dict[str, str] | None:
@@ -76,7 +82,10 @@ def answer(prompt: str) -> Answer | None:
         content = draft.read_text(encoding="utf-8") if draft.is_file() else ""
     lines = [line.replace(str(draft), real) for line in proc.stdout.splitlines()
              if not line.startswith("PROGRESS:")]
-    return Answer(real, content, "\n".join(["Done.", *lines]))
+    tree = _WORKTREE.search(prompt)
+    code = (f"{tree['wt']}/src/phase_{contract.get('BATON_PHASE')}.py",
+            f"PHASE = {contract.get('BATON_PHASE')!r}\n") if tree else None
+    return Answer(real, content, "\n".join(["Done.", *lines]), code)
 
 
 def engine_prompt(body: object) -> str:
@@ -104,12 +113,18 @@ def anthropic_agent() -> object:
         if ans is None:
             return fa.Text("Nothing to do.")
         results = req.last_tool_results()
-        if not results:
-            return fa.ToolUse("Write", {"file_path": ans.path, "content": ans.content},
-                              text="Writing the artifact.")
-        if results[-1].get("is_error"):
+        if results and results[-1].get("is_error"):
             return fa.Text("The write was refused.\n"
                            "TASK_ERROR: file_error - the artifact could not be written")
+        done = sum(1 for m in req.body.get("messages") or [] if m.get("role") == "user"
+                   for b in (m.get("content") if isinstance(m.get("content"), list) else [])
+                   if isinstance(b, dict) and b.get("type") == "tool_result")
+        writes = ans.writes()
+        if done < len(writes):
+            path, content = writes[done]
+            return fa.ToolUse("Write", {"file_path": path, "content": content},
+                              text="Writing the code." if done < len(writes) - 1
+                              else "Writing the artifact.")
         return fa.Text(ans.final)
 
     return respond

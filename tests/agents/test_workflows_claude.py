@@ -11,6 +11,7 @@ write every artifact in its normal permission mode, as root too. Only the model 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,39 @@ def test_implement_only_on_the_example_plan(box: Box) -> None:
     assert summaries == box.ws / "specs" / "002_payment_retry" / "summaries"
     done = [s for sid, s in _steps(cp).items() if sid.startswith("implement.")]
     assert done and all(s["status"] == "done" and Path(s["artifact"]).is_file() for s in done)
+
+
+def test_parallel_phases_in_git_worktrees_through_real_claude(box: Box) -> None:
+    """In a git repository the parallel phases run with their cwd in their own worktree
+    (under .claude/worktrees/): claude writes the code there in acceptEdits and the summary
+    in the main tree's topic directory through --add-dir; each phase lands as a commit."""
+    plan = box.ws / "specs" / "005_parallel" / "plans" / "001_parallel_plan.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# Parallel Plan\n\n## Implementation Phases\n\n"
+                    "### Phase 1: Base\ndependencies: []\n\n- [ ] base\n\n"
+                    "### Phase 2: Left\ndependencies: [1]\n\n- [ ] left\n\n"
+                    "### Phase 3: Right\ndependencies: [1]\n\n- [ ] right\n")
+    git = ["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *args], cwd=box.ws, check=True, capture_output=True)
+    with serve(box, anthropic_agent()) as api:
+        r = box.run("Implement the parallel plan", "--scope", "implement-only", "--plan",
+                    str(plan))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    steps = _steps(box.checkpoint())
+    wid = box.checkpoint()["checkpoint_id"]
+    for pid in ("2", "3"):
+        step = steps[f"implement.phase-{pid}"]
+        assert step["git"]["mode"] == "worktree" and step["git"]["status"] == "merged"
+        assert Path(step["artifact"]).is_file()  # in the main tree, outside the cwd
+        assert subprocess.run(["git", "show", "--name-only", "--format=", step["git"]["commit"]],
+                              cwd=box.ws, capture_output=True, text=True, check=True
+                              ).stdout.split() == [f"src/phase_{pid}.py"]
+    sent = [req for req in api.messages if "step implement.phase-2" in json.dumps(req.body)]
+    assert sent and f".claude/worktrees/baton-{wid}-phase-2" in json.dumps(sent[0].body)
+    log = subprocess.run(["git", "log", "--first-parent", "--format=%s"], cwd=box.ws,
+                         capture_output=True, text=True, check=True).stdout.splitlines()
+    assert log == [f"Merge phase 3: Right ({wid})", f"Merge phase 2: Left ({wid})", "base"]
 
 
 def test_full_implementation_with_the_classifier(box: Box) -> None:
