@@ -447,11 +447,15 @@ async function main() {
   await conflictRow.waitFor({ state: "visible" });
   log(`Problems: ${(await conflictRow.innerText()).replace(/\s+/g, " ").slice(0, 160)}`);
   await shot("6-merge-conflict");
-  await conflictRow.dblclick(); // the plan at Phase 3's heading
-  await page.keyboard.press("Control+.");
+  await conflictRow.dblclick(); // the plan, the cursor on Phase 3's heading
+  await page.locator(".monaco-editor .view-lines", { hasText: "### Phase 3: Interfaces" }).first().waitFor({ state: "visible" });
+  await page.mouse.move(0, 0); // no hover over the Problems row while the menu is up
+  await palette("Quick Fix...");
   const opener = page.locator(".action-widget .monaco-list-row", { hasText: "Open merge conflict in src/shared.py" }).first();
   await opener.waitFor({ state: "visible" });
-  await opener.click();
+  await page.keyboard.press("Escape");
+  // Auto Fix applies the preferred quick fix: opening the conflict, not resuming before it.
+  await palette("Auto Fix...");
   await page.locator(".tabs-container .tab", { hasText: "shared.py" }).waitFor({ state: "visible" });
   await page.locator(".monaco-editor .view-lines", { hasText: "<<<<<<< HEAD" }).first().waitFor({ state: "visible" });
   log("the quick fix opened the conflict in src/shared.py");

@@ -10,6 +10,14 @@ import {
   isResumable, isRunning, progressMessage, runnerChoices, startArgs,
 } from "./workflows";
 
+/** Server commands the server's own code actions and code lenses carry (open a file at a line,
+ * a checkpoint, resume). The client library's automatic registration of server commands is
+ * off (see BatonLanguageClient), so without these the editor answers "command not found". */
+export const FORWARDED = [
+  "baton.server.open", "baton.server.checkpoint.open", "baton.server.workflow.resume",
+  "baton.server.workflow.resumeWithPreview", "baton.server.workflow.resumeFromCheckpoint",
+];
+
 const UNTRUSTED = "Baton: starting or resuming a workflow runs agents and commands from this workspace's configuration, so it needs a trusted workspace.";
 
 function errorText(err: unknown): string {
@@ -67,6 +75,7 @@ export class WorkflowCommands {
     reg("baton.openCheckpoint", (arg) => this.openCheckpoint(arg));
     reg("baton.openPlan", (arg) => this.openPlan(arg));
     reg("baton.openError", (arg) => this.openError(arg));
+    for (const id of FORWARDED) reg(id, (...args) => this.server.requestArgs(id, args));
   }
 
   private async rows(): Promise<WorkflowRow[]> {

@@ -47,6 +47,12 @@ function fakeServer(answers: Record<string, (arg: Record<string, unknown>) => un
       if (!answer) throw new Error(`unexpected ${command}`);
       return answer(arg);
     }),
+    requestArgs: vi.fn(async (command: string, args: unknown[]) => {
+      calls.push([command, args[0] as Record<string, unknown>]);
+      const answer = answers[command];
+      if (!answer) throw new Error(`unexpected ${command}`);
+      return answer(args[0] as Record<string, unknown>);
+    }),
   };
 }
 
@@ -262,6 +268,30 @@ describe("Baton: Resume Workflow", () => {
     const items = vscode.window.showQuickPick.mock.calls[0][0] as { label: string; detail: string }[];
     expect(items.map((i) => i.label)).toEqual(["add a farewell"]);
     expect(items[0].detail).toMatch(/^failed in implement: wave 2: HARD BARRIER FAILED/);
+  });
+});
+
+describe("commands carried by the server's code actions and lenses", () => {
+  it("are VS Code commands that forward their arguments to the server as they are", async () => {
+    const { server, run } = setup({
+      "baton.server.open": () => ({ shown: true }),
+      "baton.server.workflow.resumeWithPreview": () => ({ resumed: true }),
+    });
+    await run("baton.server.open", { path: "/ws/src/shared.py", line: 3 });
+    await run("baton.server.workflow.resumeWithPreview", { id: "w1", workspace: "/ws" });
+    expect(server.calls).toEqual([
+      ["baton.server.open", { path: "/ws/src/shared.py", line: 3 }],
+      ["baton.server.workflow.resumeWithPreview", { id: "w1", workspace: "/ws" }],
+    ]);
+    for (const id of ["baton.server.checkpoint.open", "baton.server.workflow.resume",
+      "baton.server.workflow.resumeFromCheckpoint"]) expect(vscode.commands.registered.has(id)).toBe(true);
+    expect(vscode.commands.registered.has("baton.showGraph")).toBe(false); // the client's own
+  });
+
+  it("shows what the server refused instead of failing silently", async () => {
+    const { run } = setup({ "baton.server.open": () => { throw new Error("baton.server.open: /x is outside the open workspaces"); } });
+    await run("baton.server.open", { path: "/x" });
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith("Baton: baton.server.open: /x is outside the open workspaces");
   });
 });
 

@@ -284,3 +284,21 @@ def test_an_edited_manifest_is_read_again(tmp_path: Path) -> None:
     st = manifest.stat()
     os.utime(manifest, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     assert classify("more/a.md", root, plugin_layout(root)) is Kind.AGENT
+
+
+def test_git_worktrees_under_dot_claude_are_not_part_of_the_workspace(tmp_path: Path) -> None:
+    """`.claude/worktrees/<name>` (Claude Code's and Baton's isolated phases) holds full
+    checkouts of the repository: checked where they came from, never twice."""
+    root = tmp_path / "ws"
+    tree = root / ".claude" / "worktrees" / "baton-w-phase-2"
+    for base in (root, tree):
+        (base / ".claude" / "agents").mkdir(parents=True)
+        (base / ".claude" / "agents" / "a.md").write_text("---\nname: a\n---\nbody\n")
+        (base / "specs" / "001_x" / "plans").mkdir(parents=True)
+        (base / "specs" / "001_x" / "plans" / "p.md").write_text("### Phase 1: A\n")
+    found = sorted(str(p.relative_to(root)) for p, _ in walk(root))
+    assert found == [".claude/agents/a.md", "specs/001_x/plans/p.md"]
+    assert find_root(tree / "specs" / "001_x" / "plans" / "p.md") is None
+    assert find_root(tree / ".claude" / "agents" / "a.md") is None
+    assert classify(".claude/worktrees/baton-w-phase-2/specs/001_x/plans/p.md", root) is None
+    assert find_workspaces(root) == [root]

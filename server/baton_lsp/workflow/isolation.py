@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import paths
 from .failures import PERMANENT, StepFailure
 from .git import GitError, Repo, repo_of
 from .layout import AGENT_SCRATCH, inside
@@ -35,7 +36,7 @@ from .run import Run
 
 log = logging.getLogger(__name__)
 
-WORKTREES = Path(".claude") / "worktrees"
+WORKTREES = Path(*paths.WORKTREES)
 INCLUDE_FILE = ".worktreeinclude"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _TREE = re.compile(r"^baton-(?P<wid>.+)-phase-(?P<pid>[A-Za-z0-9._-]+)$")

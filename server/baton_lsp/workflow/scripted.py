@@ -122,14 +122,14 @@ def report(topic: str, description: str) -> str:
     return "\n".join(lines)
 
 
-def implement_code(phase: str, title: str, how: dict) -> list[str]:
+def implement_code(phase: str, title: str, description: str, how: dict) -> list[str]:
     """The phase's code change, in the agent's working directory (its worktree when the
     phase is isolated): `files` ({relative path: content}) or one module per phase; with
     `commit` (a message) the agent also commits it itself, as real agents often do."""
     here = Path.cwd().resolve()
     files = how.get("files") or {
         f"src/phase_{re.sub(r'[^A-Za-z0-9]', '_', phase)}.py":
-            f'"""Phase {phase}: {title}."""\n\nPHASE = {phase!r}\n'}
+            f'"""Phase {phase}: {title}."""\n\nPHASE = {phase!r}\nFOR = {description[:200]!r}\n'}
     changed = []
     for rel, content in files.items():
         target = (here / rel).resolve()
@@ -402,7 +402,7 @@ def main() -> int:
         if missing:
             say(f"TASK_ERROR: dependency_error - missing in {Path.cwd()}: {', '.join(missing)}")
             return 1
-        changed = implement_code(phase, title, how)
+        changed = implement_code(phase, title, description, how)
         text = (f"# Phase {phase} Summary: {title}\n\n"
                 f"status: complete\nwork_remaining: 0\n\nImplemented phase {phase} of "
                 f"{ENV.get('BATON_PLAN_PATH', '')}.\n\nWorking directory: {Path.cwd()}\n"

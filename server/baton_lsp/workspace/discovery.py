@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
+from ..paths import WORKTREES, in_worktrees
 
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".hypothesis"}
 
@@ -128,6 +129,8 @@ def find_root(start: Path) -> Path | None:
     cur = start if start.is_dir() else start.parent
     cur = Path(os.path.abspath(cur))
     parts = cur.parts
+    if in_worktrees(parts):  # a worktree's copy of the tree is checked where it came from
+        return None
     if ".claude" in parts:  # inside .claude/: its parent is the root
         idx = len(parts) - 1 - parts[::-1].index(".claude")
         return Path(*parts[:idx]) if idx > 0 else None
@@ -190,8 +193,8 @@ def classify(rel: str, root: Path | None = None,
     `plugin_layout` when the root is a plugin (callers look it up once, not per file)."""
     parts = tuple(rel.split("/"))
     name = parts[-1]
-    if ".claude" in parts[1:]:
-        return None  # stray nested copies such as .claude/tests/.claude/...
+    if ".claude" in parts[1:] or parts[:2] == WORKTREES:
+        return None  # stray nested copies such as .claude/tests/.claude/..., worktrees
     if _is_backup(name, parts):
         return None
     in_claude = parts[0] == ".claude"
@@ -294,10 +297,11 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
         if not os.path.isdir(base):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
+            rel_dir = os.path.relpath(dirpath, root_str).replace(os.sep, "/")
             dirnames[:] = sorted(d for d in dirnames
                                  if d not in _SKIP_DIRS and d != ".claude"
-                                 and d.lower() not in _ARCHIVE_DIRS)
-            rel_dir = os.path.relpath(dirpath, root_str).replace(os.sep, "/")
+                                 and d.lower() not in _ARCHIVE_DIRS
+                                 and (rel_dir, d) != WORKTREES)
             if engine_history_dir(rel_dir):
                 # the engine's own checksummed history (up to 500 files per workflow):
                 # checked when opened or named, not on every workspace walk
