@@ -566,8 +566,12 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     if plan is not None and isinstance(recorded, str) and plan.is_file():
         from ..runs.digest import sha256_file
 
-        if sha256_file(plan) == recorded:  # touched or checked out, not edited
-            problems = [p for p in problems if not p.startswith("Plan file modified")]
+        # Baton's record: the content decides (a touch or checkout is no edit, and an edit
+        # in the checkpoint's own second is one)
+        problems = [p for p in problems if not p.startswith("Plan file modified")]
+        if sha256_file(plan) != recorded:
+            problems.append(f"Plan file modified since checkpoint ({plan}: its content is not "
+                            "the content the checkpoint recorded in baton.plan_sha256)")
     if plan is not None and cp.plan_modification_time is not None and not plan.is_file():
         problems.append(f"Plan file missing: {raw_plan} (it existed when the checkpoint "
                         "was written)")
