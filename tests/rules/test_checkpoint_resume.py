@@ -4,6 +4,7 @@ for Baton's own history (only the newest entry of an unfinished, idle run is jud
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -211,6 +212,7 @@ def test_baton_history_compares_the_plan_by_content_and_ages_by_updated_at(
     data.update(status="in_progress", last_error=None, created_at="2025-01-01T00:00:00Z")
     data["error_state"]["last_error"] = None
     data["plan_modification_time"] = int(plan.stat().st_mtime)
+    data["baton"]["plan_sha256"] = hashlib.sha256(plan.read_bytes()).hexdigest()  # as saved
     newest = CheckpointStore(ws.root, wid).save(data, "test: started long ago")
     assert btn416(ws.root, newest, index) == []
     assert btn416(ws.root, latest, index) == []  # superseded
