@@ -141,3 +141,19 @@ def test_agent_text_holding_the_placeholders_does_not_break_the_record(
     assert entry.ok and entry.trusted
     assert entry.data["baton"]["steps"]["x"]["message"] == f"{PLACEHOLDER} {key.placeholder()}"
     assert os.environ[signing.DATA_DIR_ENV] == str(keys)
+
+
+def test_a_signed_checkpoint_copied_to_another_workflow_is_not_trusted(
+        tmp_path: Path, keys: Path) -> None:
+    """The signature binds a checkpoint to its workspace and workflow: the user's own
+    signed file replayed elsewhere proves nothing there."""
+    path = _save(tmp_path)
+    other = tmp_path / "ws" / ".claude" / "data" / "checkpoints" / "v"
+    other.mkdir(parents=True)
+    (other / path.name).write_bytes(path.read_bytes())
+    entry = CheckpointStore(tmp_path / "ws", "v").latest()
+    assert entry.ok and entry.trust == signing.EDITED
+    assert "another workspace or workflow" in (entry.distrust or "")
+    moved = tmp_path / "moved"
+    (tmp_path / "ws").rename(moved)
+    assert CheckpointStore(moved, "w").latest().trust == signing.EDITED

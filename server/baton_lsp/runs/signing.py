@@ -6,7 +6,8 @@ with a random key kept in the user's data directory (platformdirs' user data dir
 `baton-lsp`, or `$BATON_DATA_DIR`), created 0600 on first use and never in a repository. A
 checkpoint whose signature verifies with this user's key is `trusted`; one signed with
 another key was written on another machine or by another user (`foreign`); one signed with
-this key that no longer verifies was changed after it was written (`edited`); one with no
+this key that no longer verifies was changed after it was written, or copied from another
+workspace or workflow — the signature covers both (`edited`); one with no
 signature was written by hand, another tool or a Baton from before signatures
 (`unsigned`). Readers show every sound checkpoint; only a trusted one steers a resume
 without `--trust-checkpoint`. Copying the key file to a second machine makes each trust
@@ -44,8 +45,12 @@ class Key:
         """What the signature field holds while the signature is computed."""
         return f"{PREFIX}{self.id}:{_ZEROS}"
 
-    def sign(self, text: bytes) -> str:
-        return f"{PREFIX}{self.id}:{hmac.new(self.secret, text, hashlib.sha256).hexdigest()}"
+    def sign(self, text: bytes, context: bytes) -> str:
+        """The signature of `text` for `context` (the workspace and workflow it belongs to:
+        a signed checkpoint copied into another workspace or workflow does not verify)."""
+        mac = hmac.new(self.secret, b"baton checkpoint\0" + context + b"\0", hashlib.sha256)
+        mac.update(text)
+        return f"{PREFIX}{self.id}:{mac.hexdigest()}"
 
 
 def _key_id(secret: bytes) -> str:
@@ -154,9 +159,10 @@ def parse(mac: object) -> tuple[str, str] | None:
     return kid, digest
 
 
-def verdict(text: bytes, mac: object) -> tuple[str, str | None]:
+def verdict(text: bytes, mac: object, context: bytes) -> tuple[str, str | None]:
     """How far a checkpoint is trusted, from `text` (its bytes with the checksum field back
-    at its placeholder) and its signature field; with the reason when not trusted."""
+    at its placeholder), its signature field and the `context` it was read in; with the
+    reason when not trusted."""
     if mac is None:
         return UNSIGNED, ("it carries no signature (written by hand, by another tool, or by "
                           "a Baton from before signatures)")
@@ -169,10 +175,11 @@ def verdict(text: bytes, mac: object) -> tuple[str, str | None]:
         mine = f"yours is {key.id}" if key else f"you have none yet in {key_dir()}"
         return FOREIGN, (f"it was written on another machine or by another user (signed with "
                          f"key {kid}; {mine})")
+    why = ("it was changed after Baton wrote it, or copied from another workspace or "
+           "workflow (its signature does not match, though its checksum does)")
     if text.count(mac.encode()) != 1:
-        return EDITED, "it was changed after Baton wrote it (its signature does not match)"
+        return EDITED, why
     unsigned = text.replace(mac.encode(), key.placeholder().encode(), 1)
-    if not hmac.compare_digest(key.sign(unsigned), mac):
-        return EDITED, ("it was changed after Baton wrote it (its signature does not match, "
-                        "though its checksum was recomputed)")
+    if not hmac.compare_digest(key.sign(unsigned, context), mac):
+        return EDITED, why
     return TRUSTED, None

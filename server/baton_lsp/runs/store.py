@@ -118,6 +118,7 @@ class CheckpointStore:
         self.root = root
         self.workflow_id = workflow_id
         self.dir = checkpoints_root(root) / workflow_id
+        self.context = signing_context(root, workflow_id)
         self._lock_fd: int | None = None
         self._next: int | None = None
 
@@ -185,7 +186,7 @@ class CheckpointStore:
         for name in sorted(os.listdir(self.dir)):
             m = _SEQ.match(name)
             if m:
-                out.append(_entry(int(m.group(1)), self.dir / name))
+                out.append(_entry(int(m.group(1)), self.dir / name, self.context))
         return out
 
     def latest(self, at: int | None = None) -> Entry:
@@ -195,7 +196,7 @@ class CheckpointStore:
             names = sorted((n for n in _listdir(self.dir) if _SEQ.match(n)), reverse=True)
             problems: list[str] = []
             for name in names:
-                entry = _entry(int(name[:6]), self.dir / name)
+                entry = _entry(int(name[:6]), self.dir / name, self.context)
                 if entry.problem is None:
                     return entry
                 log.warning("skipping checkpoint %s: %s", entry.path, entry.problem)
@@ -211,7 +212,7 @@ class CheckpointStore:
             raise CheckpointError(
                 f"workflow {self.workflow_id} has no checkpoint {at}"
                 + (f" (have {have[0]}–{have[-1]})" if have else " (it has no checkpoints)"))
-        entry = _entry(at, path)
+        entry = _entry(at, path, self.context)
         if entry.problem is not None:
             raise CheckpointError(f"checkpoint {at} of {self.workflow_id} is unusable: "
                                   f"{entry.problem}")
@@ -234,7 +235,7 @@ class CheckpointStore:
         key = signing.user_key(create=True)
         text = _render(data, PLACEHOLDER, key.placeholder() if key else None)
         if key is not None:  # sign the text with both fields at their placeholders …
-            baton["mac"] = key.sign(text)
+            baton["mac"] = key.sign(text, self.context)
             text = _swap_last(text, key.placeholder(), baton["mac"])
         baton["checksum"] = _digest(text)  # … then checksum it signed: old readers verify it
         text = _swap_last(text, PLACEHOLDER, baton["checksum"])
@@ -271,7 +272,12 @@ def verify_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
     return verify_bytes(raw)
 
 
-def _entry(sequence: int, path: Path) -> Entry:
+def signing_context(root: Path, workflow_id: str) -> bytes:
+    """What a checkpoint's signature binds it to: this workspace and this workflow."""
+    return os.fsencode(os.path.realpath(root)) + b"\0" + workflow_id.encode()
+
+
+def _entry(sequence: int, path: Path, context: bytes) -> Entry:
     """A history file read once: sound or not, and if sound how far it is trusted."""
     try:
         raw = path.read_bytes()
@@ -280,16 +286,16 @@ def _entry(sequence: int, path: Path) -> Entry:
     data, problem = verify_bytes(raw)
     if data is None:
         return Entry(sequence, path, None, problem)
-    trust, why = signature(raw, data)
+    trust, why = signature(raw, data, context)
     return Entry(sequence, path, data, None, trust, why)
 
 
-def signature(raw: bytes, data: dict[str, Any]) -> tuple[str, str | None]:
+def signature(raw: bytes, data: dict[str, Any], context: bytes) -> tuple[str, str | None]:
     """`signing.verdict` of a sound history file's bytes (see `signing`)."""
     baton = data.get("baton") if isinstance(data.get("baton"), dict) else {}
     checksum = str(baton.get("checksum"))
     return signing.verdict(raw.replace(checksum.encode(), PLACEHOLDER.encode(), 1),
-                           baton.get("mac"))
+                           baton.get("mac"), context)
 
 
 def verify_bytes(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
