@@ -84,6 +84,14 @@ def relative(root: Path, path: str | os.PathLike[str]) -> tuple[str, ...]:
     return tuple(rel.split(os.sep))
 
 
+def _below(path: str, root: Path) -> str | None:
+    """`path` relative to `root` when it lies at or below it, lexically; else None."""
+    rel = os.path.relpath(path, root)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return None
+    return rel
+
+
 class _Walk:
     """Directory descriptors from the root down; `..` and in-workspace links resolved here,
     never by the kernel."""
@@ -127,8 +135,10 @@ class _Walk:
             raise UnsafePath(f"refusing to write through {shown}: too many symbolic links",
                              self.root / shown)
         if os.path.isabs(target):
-            rel = os.path.relpath(os.path.normpath(target), self.root)
-            if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+            rel = _below(os.path.normpath(target), self.root)
+            if rel is None:  # the root spelled through its own links (macOS /tmp)?
+                rel = _below(os.path.normpath(target), Path(os.path.realpath(self.root)))
+            if rel is None:
                 raise UnsafePath(self._leaves(shown, target), self.root / shown)
             self.to_root()
             return [] if rel == os.curdir else rel.split(os.sep)
