@@ -151,14 +151,20 @@ def bench_waves(base: Path) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--only", choices=("checkpoints", "engine overhead", "waves"),
+                    help="run one part")
     args = ap.parse_args()
     print(f"# {platform.node()} · {os.cpu_count()} CPUs · Python {platform.python_version()} · "
           f"{time.strftime('%Y-%m-%d')}")
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
+        # the checkpoint signing key of these runs: a temporary one, not the user's
+        os.environ.setdefault("BATON_DATA_DIR", str(base / "baton-data"))
         for name, fn in (("checkpoints", lambda: bench_checkpoints(base)),
                          ("engine overhead", lambda: bench_overhead(base, args.steps)),
                          ("waves", lambda: bench_waves(base))):
+            if args.only and name != args.only:
+                continue
             figures = fn()
             print(f"\n## {name}")
             for k, v in figures.items():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,18 @@ test-command = ["{python}", "-m", "baton_lsp.workflow.scripted"]
 """
 """`.claude/baton.toml` of engine and editor workflow tests: the deterministic scripted agents,
 retries without real waiting, the scripted test suite."""
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _checkpoint_key_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test (and every `baton` process a test starts, which inherits the environment)
+    signs checkpoints with a key in a temporary directory, never the user's real one."""
+    from baton_lsp.runs.signing import DATA_DIR_ENV
+
+    old = os.environ.get(DATA_DIR_ENV)
+    os.environ[DATA_DIR_ENV] = str(tmp_path_factory.mktemp("baton-data"))
+    yield
+    if old is None:
+        os.environ.pop(DATA_DIR_ENV, None)
+    else:
+        os.environ[DATA_DIR_ENV] = old

@@ -512,10 +512,10 @@ def test_failed_write_leaves_the_original_intact(tmp_path: Path,
     before = path.read_bytes()
     real_replace = os.replace
 
-    def failing_replace(src: Any, dst: Any) -> None:
-        if Path(dst) == path:
+    def failing_replace(src: Any, dst: Any, **dir_fds: Any) -> None:
+        if Path(dst).name == path.name:  # names relative to the directory's descriptor
             raise OSError(28, "No space left on device")
-        real_replace(src, dst)
+        real_replace(src, dst, **dir_fds)
 
     monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(CheckpointError, match="cannot write: No space left on device"):

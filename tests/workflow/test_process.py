@@ -288,3 +288,32 @@ async def test_cancelling_the_task_kills_the_group(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not group_alive(pids[0])
+
+
+async def test_the_agent_is_held_until_on_start_has_recorded_it(tmp_path: Path) -> None:
+    """`on_start` runs while the agent is held at its gate: the program has not been
+    exec'd yet (the held process is the gate's Python), and it has done nothing."""
+    marker = tmp_path / "ran"
+    seen: list[bytes] = []
+
+    def on_start(pid: int) -> None:
+        seen.append(Path(f"/proc/{pid}/cmdline").read_bytes())
+        assert not marker.exists()
+
+    out, _ = await run(["touch", str(marker)], tmp_path, on_start=on_start)
+    assert out.exit_code == 0 and marker.exists()
+    assert b"touch" in seen[0] and b"-S\0-c\0" in seen[0]  # the gate, with touch as its argv
+
+
+async def test_an_agent_whose_start_cannot_be_recorded_never_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    pids: list[int] = []
+
+    def on_start(pid: int) -> None:
+        pids.append(pid)
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        await run([PY, "-c", f"open({str(marker)!r}, 'w').write('x')"], tmp_path,
+                  on_start=on_start)
+    assert not marker.exists() and not alive(pids[0])

@@ -104,7 +104,7 @@ def adopt(root: Path, config: BatonConfig, req: AdoptRequest, cwd: Path | None =
         run, loaded, raw = read_run(root, path)
     except CheckpointError as exc:
         raise AdoptError(str(exc)) from None
-    with file_lock(root / ".claude" / "data" / "locks" / "adopt.lock"):
+    with file_lock(root, root / ".claude" / "data" / "locks" / "adopt.lock"):
         prior = adopted_by(run, adoptions(root))
         if prior is not None:
             raise AdoptError(f"{run.id} ({path}) was already adopted as workflow {prior}; "

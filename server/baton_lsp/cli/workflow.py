@@ -64,6 +64,9 @@ def add_parsers(sub: Any) -> None:
     res.add_argument("workflow_id", nargs="?", help="default: the most recent unfinished one")
     res.add_argument("--at", type=int, help="resume from checkpoint number N of its history")
     res.add_argument("--force", action="store_true", help="resume despite safe-resume problems")
+    res.add_argument("--trust-checkpoint", action="store_true",
+                     help="resume a checkpoint this user's Baton did not sign (written on "
+                     "another machine or by another user, edited, or unsigned)")
     res.add_argument("--runner", help="override the runner")
     res.add_argument("--dry-run", action="store_true", help="show what would be skipped and "
                      "what would run again, and change nothing")
@@ -297,11 +300,16 @@ def cmd_resume(args: argparse.Namespace) -> int:
                      if it["next"] > it["max_iterations"] else ""))
         for problem in plan["problems"]:
             print(f"  needs --force: {problem}")
+        if plan.get("untrusted"):
+            print(f"  needs --trust-checkpoint: {plan['untrusted']}")
+        for where in plan.get("outside") or []:
+            print(f"  refused (outside the workspace): {where}")
         if plan["running"]:
             print("  the workflow is running now: resume would be refused")
         return EXIT_OK
     try:
-        return _drive(engine, lambda: engine.resume(wid, at=args.at, force=args.force))
+        return _drive(engine, lambda: engine.resume(wid, at=args.at, force=args.force,
+                                                    trust=args.trust_checkpoint))
     except CheckpointError as exc:
         print(f"baton: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -346,6 +354,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         for key in ("description", "topic_dir", "plan", "last_error", "checkpoint_path"):
             if info.get(key):
                 print(f"  {key}: {info[key]}")
+        if info.get("untrusted"):
+            print(f"  not trusted ({info.get('signature')}): {info['untrusted']}; resume needs "
+                  "--trust-checkpoint")
         cls = info.get("classification") or {}
         if cls:
             print(f"  classification: {cls.get('workflow_type')}, "
@@ -401,8 +412,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             if r.get("adopted_from") else ""
         live = f"  [{len(r['worktrees'])} live worktree{'s' if len(r['worktrees']) > 1 else ''}]" \
             if r["worktrees"] else ""
+        trust = f"  [not trusted: {r['signature']}]" if r.get("untrusted") else ""
         print(f"{r['workflow_id']:<44} {r.get('status')!s:<12} {r.get('state')!s:<10} "
-              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}{live}")
+              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}{live}"
+              f"{trust}")
     if bash:
         print(f"\nfrom the bash system ({len(bash)} checkpoint file{'s' if len(bash) != 1 else ''}"
               " Baton did not write; `baton adopt ID` makes one resumable here):")

@@ -34,7 +34,7 @@ from ..model.checkpoint import (
     SupervisorCheckpoint,
 )
 from ..model.states import MIGRATION_TRANSITIONS, PHASE_STATES, Scope, State
-from .atomic import atomic_write
+from . import confine
 
 CURRENT_VERSION = "2.1"
 CHAIN: tuple[str, ...] = ("1.0", "1.1", "1.2", "1.3", "2.0", "2.1")
@@ -517,8 +517,9 @@ def migrate_file(path: str | os.PathLike[str]) -> MigrationResult:
         raw = p.read_bytes()
         mode = stat.S_IMODE(p.stat().st_mode)
         payload = dump_checkpoint(loaded.data).encode("utf-8")
-        atomic_write(backup, raw, mode)
-        atomic_write(p, payload, mode)
+        folder = Path(os.path.realpath(p.parent))  # the user named the file: its folder
+        confine.write_atomic(folder, backup.name, raw, mode)
+        confine.write_atomic(folder, p.name, payload, mode)
     except OSError as exc:
         raise CheckpointError(f"{p}: cannot write: {exc.strerror or exc}") from None
     return MigrationResult(loaded, p, backup, True)

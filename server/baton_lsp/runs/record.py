@@ -11,12 +11,15 @@ default, so a record with a missing part reads as "not there yet", not as an err
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationError
 
 from ..model.base import Model
 from ..model.checkpoint import Checkpoint
+from . import confine
 from .checkpoint import format_validation_error
 
 
@@ -191,6 +194,51 @@ class RunRecord(Checkpoint):
         items = sorted((raw or {}).items(),
                        key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0)
         return [[str(p) for p in phases] for _, phases in items]
+
+
+def named_paths(record: RunRecord) -> Iterator[tuple[str, str]]:
+    """Every path a record names that a resume would write to, read, or hand to an agent:
+    (field, path)."""
+    baton = record.baton
+    paths = baton.paths
+    for name in ("topic_dir", "plan", "reports_dir", "plans_dir", "summaries_dir",
+                 "debug_dir", "specs_dir"):
+        value = getattr(paths, name)
+        if value:
+            yield f"baton.paths.{name}", value
+    for i, report in enumerate(paths.reports):
+        yield f"baton.paths.reports[{i}]", report
+    if baton.request.plan_path:
+        yield "baton.request.plan_path", baton.request.plan_path
+    ws = record.workflow_state
+    for name, value in (("workflow_state.plan_path", ws.plan_path if ws else None),
+                        ("workflow_state.topic_directory", ws.topic_directory if ws else None),
+                        ("topic_directory", record.topic_directory),
+                        ("debug_report_path", record.debug_report_path)):
+        if value:
+            yield name, value
+    for sid, step in baton.steps.items():
+        if step.artifact:
+            yield f"baton.steps.{sid}.artifact", step.artifact
+        for i, name in enumerate(step.inputs):
+            yield f"baton.steps.{sid}.inputs[{i}]", name
+        if step.git is not None and step.git.worktree:
+            yield f"baton.steps.{sid}.git.worktree", step.git.worktree
+    if baton.iteration is not None and baton.iteration.continuation_context:
+        yield "baton.iteration.continuation_context", baton.iteration.continuation_context
+
+
+def paths_outside(root: Path, record: RunRecord) -> list[str]:
+    """The record's paths that are not places inside the workspace `root` (not below it,
+    or resolving out of it through a link), each as `field: why`. A resume refuses a
+    record with any: checked on every load, signed or not, since a workspace moved since
+    the run is as wrong a place to write as an attacker's."""
+    out = []
+    for name, value in named_paths(record):
+        why = confine.outside(root, value)
+        if why is not None:
+            out.append(f"{name}: {why}")
+    return out
 
 
 class RecordError(Exception):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.data import ErrorRecord
-from .atomic import atomic_write
+from . import confine
 
 ROTATE_BYTES = 10 * 1024 * 1024
 BACKUPS = 5
@@ -49,30 +49,34 @@ def error_record(*, workflow_id: str, command: str, user_args: str, error_type: 
 
 
 def append_error(root: Path, record: ErrorRecord) -> None:
-    """Append one line durably; concurrent workflows never interleave their lines."""
+    """Append one line durably; concurrent workflows never interleave their lines. The log
+    is reached inside the workspace only (`confine`): never through a link leaving it."""
     path = errors_log_path(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
     line = (record.json_line() + "\n").encode("utf-8", "replace")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
+    with confine.open_append(root, path) as fd:
         fcntl.flock(fd, fcntl.LOCK_EX)
         if os.fstat(fd).st_size + len(line) > ROTATE_BYTES:
-            _rotate(path)
-            os.close(fd)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+            _rotate(root, path)
+            with confine.open_append(root, path) as fresh:
+                fcntl.flock(fresh, fcntl.LOCK_EX)
+                _append(fresh, line)
+            return
+        _append(fd, line)
 
 
-def _rotate(path: Path) -> None:
+def _append(fd: int, line: bytes) -> None:
+    view = memoryview(line)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
+def _rotate(root: Path, path: Path) -> None:
     for i in range(BACKUPS - 1, 0, -1):
         older = path.with_name(f"{path.name}.{i}")
-        if older.exists():
-            os.replace(older, path.with_name(f"{path.name}.{i + 1}"))
-    os.replace(path, path.with_name(f"{path.name}.1"))
+        if os.path.lexists(older):
+            confine.rename(root, older, path.with_name(f"{path.name}.{i + 1}"))
+    confine.rename(root, path, path.with_name(f"{path.name}.1"))
 
 
 # -- state file ------------------------------------------------------------------------------
@@ -94,7 +98,6 @@ def write_state_file(root: Path, workflow_id: str, values: Mapping[str, Any]) ->
     """Rewrite the state file with the current values, the first three lines as init
     writes them; lists become `<KEY>_COUNT` + `<KEY>_<i>` like COMPLETED_STATE_i."""
     path = state_file_path(root, workflow_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
     lines = [f"export CLAUDE_PROJECT_DIR={shell_quote(str(root))}",
              f"export WORKFLOW_ID={shell_quote(workflow_id)}",
              f"export STATE_FILE={shell_quote(str(path))}"]
@@ -108,5 +111,6 @@ def write_state_file(root: Path, workflow_id: str, values: Mapping[str, Any]) ->
         else:
             text = str(value)
         lines.append(f"export {key}={shell_quote(text)}")
-    atomic_write(path, ("\n".join(lines) + "\n").encode("utf-8"), durable=False)
+    confine.write_atomic(root, path, ("\n".join(lines) + "\n").encode("utf-8"),
+                         durable=False)
     return path

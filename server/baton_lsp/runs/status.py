@@ -41,6 +41,7 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
         return out
     baton = record.baton
     ws = record.workflow_state
+    out.update(signature=entry.trust, untrusted=entry.distrust)
     out.update(status=record.status, state=record.state, scope=record.scope,
                description=record.workflow_description, updated_at=record.updated_at,
                checkpoint=entry.sequence, checkpoint_path=str(entry.path),

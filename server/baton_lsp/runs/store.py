@@ -1,11 +1,14 @@
 """Durable checkpoint history of one workflow, under `.claude/data/checkpoints/<id>/`.
 
 Each save is a complete schema-2.1 checkpoint written as `NNNNNN.json` (temp file, fsync,
-rename, fsync of the directory) carrying a SHA-256 of its own content in `baton.checksum`.
-Loading walks back from the newest file and skips any that is truncated, corrupt or fails its
-checksum, so a crash in the middle of a write — or a disk that lies — costs one transition,
-never the workflow. The files stay readable by the bash tooling (plain 2.1 JSON; the extra
-`baton` section is kept by `_Open` models and ignored by jq).
+rename, fsync of the directory; every path walked inside the workspace by `confine`)
+carrying a SHA-256 of its own content in `baton.checksum` and an HMAC of it with this
+user's key in `baton.mac` (`signing`). Loading walks back from the newest file and skips any
+that is truncated, corrupt or fails its checksum, so a crash in the middle of a write — or a
+disk that lies — costs one transition, never the workflow; the signature then says whether
+the sound file is trusted (written by this user's Baton) or only shown. The files stay
+readable by the bash tooling (plain 2.1 JSON; the extra `baton` section is kept by `_Open`
+models and ignored by jq).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_write
+from . import confine, signing
 from .checkpoint import CheckpointError
 
 log = logging.getLogger(__name__)
@@ -45,16 +48,24 @@ PLACEHOLDER = "sha256:" + "0" * 64
 
 
 def checksum_of(data: dict[str, Any]) -> str:
-    """SHA-256 of the file text as written, with the checksum itself set to zeros."""
-    copy = {**data, "baton": dict(data.get("baton") or {})}
-    return _digest(_render(copy, PLACEHOLDER))
+    """SHA-256 of the file text as written, with the checksum itself set to zeros (and the
+    signature as it stands: the checksum covers it)."""
+    baton = dict(data.get("baton") or {})
+    return _digest(_render({**data, "baton": baton}, PLACEHOLDER, baton.get("mac")))
 
 
-def _render(data: dict[str, Any], checksum: str) -> bytes:
+def _render(data: dict[str, Any], checksum: str, mac: str | None) -> bytes:
     """Compact JSON (the C encoder; `indent` would fall back to the pure-Python one and cost
-    four times as much): jq and every JSON reader take it as well."""
-    baton = data.setdefault("baton", {})
+    four times as much): jq and every JSON reader take it as well. The checksum and the
+    signature are the last fields of the `baton` section, itself the last of the document,
+    so their placeholders are the last occurrences in the text whatever an agent wrote."""
+    baton = data.pop("baton", None) or {}
+    baton.pop("checksum", None)
+    baton.pop("mac", None)
     baton["checksum"] = checksum
+    if mac is not None:
+        baton["mac"] = mac
+    data["baton"] = baton
     try:
         text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
         return text.encode("utf-8")
@@ -68,16 +79,29 @@ def _digest(text: bytes) -> str:
     return "sha256:" + hashlib.sha256(text).hexdigest()
 
 
+def _swap_last(text: bytes, old: str, new: str) -> bytes:
+    at = text.rindex(old.encode())
+    return text[:at] + new.encode() + text[at + len(old):]
+
+
 @dataclass(frozen=True)
 class Entry:
     sequence: int
     path: Path
     data: dict[str, Any] | None
     problem: str | None
+    trust: str | None = None
+    """`signing.TRUSTED`, `FOREIGN`, `EDITED` or `UNSIGNED` for a sound file."""
+    distrust: str | None = None
+    """Why a sound file is not trusted (None when it is)."""
 
     @property
     def ok(self) -> bool:
         return self.data is not None
+
+    @property
+    def trusted(self) -> bool:
+        return self.trust == signing.TRUSTED
 
 
 class WorkflowBusy(Exception):
@@ -94,6 +118,7 @@ class CheckpointStore:
         self.root = root
         self.workflow_id = workflow_id
         self.dir = checkpoints_root(root) / workflow_id
+        self.context = signing_context(root, workflow_id)
         self._lock_fd: int | None = None
         self._next: int | None = None
 
@@ -101,8 +126,7 @@ class CheckpointStore:
 
     def acquire(self) -> None:
         """Take the engine lock or raise `WorkflowBusy` naming who holds it."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = confine.open_lock(self.root, self.dir / "lock")
         try:
             _flock_patiently(fd)
         except OSError as exc:
@@ -128,7 +152,7 @@ class CheckpointStore:
         probing at once never see each other as the engine (an engine starting during a
         probe waits it out in `acquire`)."""
         try:
-            fd = os.open(self.dir / "lock", os.O_RDONLY)
+            fd = confine.open_lock(self.root, self.dir / "lock", os.O_RDONLY)
         except OSError:
             return False
         try:
@@ -139,9 +163,11 @@ class CheckpointStore:
             os.close(fd)
         return False
 
-    def write_owner(self, info: dict[str, Any]) -> None:
-        """Who runs the workflow and which agent process groups are live (for `cancel`)."""
-        atomic_write(self.dir / "run.json", json.dumps(info, indent=2).encode(), durable=False)
+    def write_owner(self, info: dict[str, Any], durable: bool = False) -> None:
+        """Who runs the workflow and which agent process groups are live (for `cancel` and
+        the resume that stops a dead engine's agents); `durable` before an agent may start."""
+        confine.write_atomic(self.root, self.dir / "run.json",
+                             json.dumps(info, indent=2).encode(), durable=durable)
 
     def owner(self) -> dict[str, Any]:
         try:
@@ -160,9 +186,7 @@ class CheckpointStore:
         for name in sorted(os.listdir(self.dir)):
             m = _SEQ.match(name)
             if m:
-                path = self.dir / name
-                data, problem = verify_file(path)
-                out.append(Entry(int(m.group(1)), path, data, problem))
+                out.append(_entry(int(m.group(1)), self.dir / name, self.context))
         return out
 
     def latest(self, at: int | None = None) -> Entry:
@@ -172,12 +196,11 @@ class CheckpointStore:
             names = sorted((n for n in _listdir(self.dir) if _SEQ.match(n)), reverse=True)
             problems: list[str] = []
             for name in names:
-                path = self.dir / name
-                data, problem = verify_file(path)
-                if problem is None:
-                    return Entry(int(name[:6]), path, data, None)
-                log.warning("skipping checkpoint %s: %s", path, problem)
-                problems.append(problem)
+                entry = _entry(int(name[:6]), self.dir / name, self.context)
+                if entry.problem is None:
+                    return entry
+                log.warning("skipping checkpoint %s: %s", entry.path, entry.problem)
+                problems.append(entry.problem)
             if not names:
                 raise CheckpointError(f"no checkpoints for workflow {self.workflow_id} in "
                                       f"{self.dir}")
@@ -189,34 +212,40 @@ class CheckpointStore:
             raise CheckpointError(
                 f"workflow {self.workflow_id} has no checkpoint {at}"
                 + (f" (have {have[0]}–{have[-1]})" if have else " (it has no checkpoints)"))
-        data, problem = verify_file(path)
-        if problem is not None:
+        entry = _entry(at, path, self.context)
+        if entry.problem is not None:
             raise CheckpointError(f"checkpoint {at} of {self.workflow_id} is unusable: "
-                                  f"{problem}")
-        return Entry(at, path, data, None)
+                                  f"{entry.problem}")
+        return entry
+
+    def next_path(self) -> Path:
+        """The file the next save writes (for messages about a save that failed)."""
+        return self.dir / f"{self._next or 0:06d}.json" if self._next else self.dir
 
     def save(self, data: dict[str, Any], event: str) -> Path:
-        """Write the next history entry durably; returns its path."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        """Write the next history entry durably, checksummed and signed; returns its path."""
         if self._next is None:
-            existing = [int(m.group(1)) for n in os.listdir(self.dir) if (m := _SEQ.match(n))]
+            with confine.directory(self.root, self.dir) as fd:
+                existing = [int(m.group(1)) for n in os.listdir(fd) if (m := _SEQ.match(n))]
             self._next = max(existing, default=0) + 1
         seq = self._next
         baton = dict(data.get("baton") or {})
         baton.update(sequence=seq, event=event)
         data["baton"] = baton
-        text = _render(data, PLACEHOLDER)
-        digest = _digest(text)
-        baton["checksum"] = digest
-        # the placeholder occurs once, at a fixed place: swap it instead of dumping again
-        text = text.replace(PLACEHOLDER.encode(), digest.encode(), 1)
+        key = signing.user_key(create=True)
+        text = _render(data, PLACEHOLDER, key.placeholder() if key else None)
+        if key is not None:  # sign the text with both fields at their placeholders …
+            baton["mac"] = key.sign(text, self.context)
+            text = _swap_last(text, key.placeholder(), baton["mac"])
+        baton["checksum"] = _digest(text)  # … then checksum it signed: old readers verify it
+        text = _swap_last(text, PLACEHOLDER, baton["checksum"])
         path = self.dir / f"{seq:06d}.json"
-        atomic_write(path, text)
+        confine.write_atomic(self.root, path, text, mode=0o600)
         self._next = seq + 1
         old = seq - MAX_HISTORY
         if old > 1:  # bounded history; the first (initial) checkpoint is always kept
             with contextlib.suppress(OSError):
-                os.unlink(self.dir / f"{old:06d}.json")
+                confine.unlink(self.root, self.dir / f"{old:06d}.json")
         return path
 
 
@@ -234,12 +263,43 @@ def _flock_patiently(fd: int, tries: int = 25) -> None:
 
 
 def verify_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """A history file's checkpoint, or why it cannot be trusted (unreadable, not JSON,
+    """A history file's checkpoint, or why it cannot be used (unreadable, not JSON,
     checksum mismatch); the store and the BTN41x rules judge a file the same way."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         return None, f"cannot read: {exc.strerror or exc}"
+    return verify_bytes(raw)
+
+
+def signing_context(root: Path, workflow_id: str) -> bytes:
+    """What a checkpoint's signature binds it to: this workspace and this workflow."""
+    return os.fsencode(os.path.realpath(root)) + b"\0" + workflow_id.encode()
+
+
+def _entry(sequence: int, path: Path, context: bytes) -> Entry:
+    """A history file read once: sound or not, and if sound how far it is trusted."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        return Entry(sequence, path, None, f"cannot read: {exc.strerror or exc}")
+    data, problem = verify_bytes(raw)
+    if data is None:
+        return Entry(sequence, path, None, problem)
+    trust, why = signature(raw, data, context)
+    return Entry(sequence, path, data, None, trust, why)
+
+
+def signature(raw: bytes, data: dict[str, Any], context: bytes) -> tuple[str, str | None]:
+    """`signing.verdict` of a sound history file's bytes (see `signing`)."""
+    baton = data.get("baton") if isinstance(data.get("baton"), dict) else {}
+    checksum = str(baton.get("checksum"))
+    return signing.verdict(raw.replace(checksum.encode(), PLACEHOLDER.encode(), 1),
+                           baton.get("mac"), context)
+
+
+def verify_bytes(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """`verify_file` of bytes already read."""
     if not raw.strip():
         return None, "empty file (a write was cut short)"
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..model.states import State
+from ..runs import confine
 from ..runs.digest import sha256_file
 from ..runs.records import utc_now
 from . import accounting
@@ -63,7 +64,6 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                              "inputs": spec.inputs, "started_at": utc_now()}
     assert run.store is not None
     log_dir = run.store.dir / "logs"
-    log_dir.mkdir(exist_ok=True)
     attempts = run.settings.attempts
     last: StepFailure | None = None
     for attempt in range(1, attempts + 1):
@@ -77,7 +77,8 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
             raise last
         step["attempts"] = attempt
         reader = SignalReader()
-        with open(log_dir / f"{sid}.attempt-{attempt}.log", "w", encoding="utf-8") as log_file:
+        with confine.open_new(run.root, log_dir / f"{sid}.attempt-{attempt}.log") as fd, \
+                open(fd, "w", encoding="utf-8", closefd=False) as log_file:
             runner, out, final = await _attempt(run, spec, step, artifact, attempt, reader,
                                                 log_file)
         last = judge(run, sid, runner, out, final, reader, artifact, spec.verify)

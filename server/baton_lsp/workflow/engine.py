@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +21,19 @@ from typing import Any
 
 from ..errors import PathError
 from ..model.states import State
+from ..runs import confine
 from ..runs.store import CheckpointStore, WorkflowBusy
 from . import preflight, resume
-from .failures import FATAL, PERMANENT, TRANSIENT, Cancelled, EngineError, StepFailure
+from .failures import (
+    FATAL,
+    PERMANENT,
+    TRANSIENT,
+    Cancelled,
+    EngineError,
+    StepFailure,
+    StoreFailure,
+)
+from .layout import make_topic
 from .request import RunRequest, new_record, new_workflow_id, validate_request
 from .run import Run
 from .state_machine import HAPPY_PATHS, InvalidTransition, WorkflowStateMachine
@@ -48,30 +60,41 @@ class Engine(Run):
         validate_request(self.root, self.settings, req)
         wid = req.workflow_id or new_workflow_id(req.effective_scope)
         self.store = CheckpointStore(self.root, wid)
-        if self.store.dir.exists() and any(self.store.dir.glob("*.json")):
+        if self.store.dir.exists() and any(self.store.dir.glob("[0-9]*.json")):
             raise EngineError(f"workflow {wid} already exists; use `baton resume {wid}`")
-        self.store.acquire()
+        try:
+            self.store.acquire()
+        except OSError as exc:
+            return self._unwritable(wid, StoreFailure(f"the lock of workflow {wid}", exc))
         try:
             self.data = new_record(wid, req, project=self.root.name, settings=self.settings,
                                    command=self.command)
             self.sm = WorkflowStateMachine(req.effective_scope)
-            self.save("created")
+            try:
+                self.save("created")
+            except StoreFailure as exc:
+                return self._fail(self._store_failure(exc))
             return await self._drive()
         finally:
             self.store.release()
 
     async def resume(self, workflow_id: str, *, at: int | None = None,
-                     force: bool = False) -> Outcome:
+                     force: bool = False, trust: bool = False) -> Outcome:
+        """Resume from the newest sound checkpoint (or number `at`). A checkpoint this
+        user's Baton did not sign is resumed only with `trust`; one naming a path outside
+        the workspace never is."""
         self.store = CheckpointStore(self.root, workflow_id)
-        self.store.acquire()
+        try:
+            self.store.acquire()
+        except OSError as exc:
+            return self._unwritable(workflow_id,
+                                    StoreFailure(f"the lock of workflow {workflow_id}", exc))
         try:
             entry = self.store.latest(at)
+            resume.check_trust(self.root, workflow_id, entry, trust, self.say)
             self.data = copy.deepcopy(entry.data) or {}
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
             self.topic = resume.topic_of(self.data)
-            if self.topic is not None:
-                for sub in ("reports", "plans", "summaries", "debug"):
-                    (self.topic.path / sub).mkdir(parents=True, exist_ok=True)
             problems = resume.resume_problems(self.data)
             if problems and not force:
                 raise EngineError("not resuming: " + "; ".join(problems) +
@@ -81,12 +104,19 @@ class Engine(Run):
             if self.data.get("last_error"):
                 self.say(f"last run ended with: {self.data['last_error']} (status "
                          f"{self.data.get('status')}, in {self.machine.current.value})")
-            resume.check_classification(self)
-            resume.kill_orphans(self)
-            resume.rewind(self.machine, self.steps, self.plans, self.say)
-            self.data["status"] = "in_progress"
-            self.baton["resumed_from"] = entry.sequence
-            self.save(f"resume from checkpoint {entry.sequence}")
+            try:
+                if self.topic is not None:
+                    make_topic(self.root, self.topic.path)
+                resume.check_classification(self)
+                resume.kill_orphans(self)
+                resume.rewind(self.machine, self.steps, self.plans, self.say)
+                self.data["status"] = "in_progress"
+                self.baton["resumed_from"] = entry.sequence
+                self.save(f"resume from checkpoint {entry.sequence}")
+            except StoreFailure as exc:
+                return self._fail(self._store_failure(exc))
+            except OSError as exc:
+                return self._fail(self._file_failure(exc))
             self.say(f"resuming {workflow_id} at {self.machine.current.value} "
                      f"(checkpoint {entry.sequence})")
             return await self._drive()
@@ -103,8 +133,8 @@ class Engine(Run):
     # == the state loop =========================================================================
 
     async def _drive(self) -> Outcome:
-        self.write_owner()
         try:
+            self.write_owner()
             self._preflight()
             while True:
                 if self.cancel_event.is_set():
@@ -123,7 +153,10 @@ class Engine(Run):
             sm = self.machine
             self.data["status"] = "cancelled"
             self.data["last_error"] = "cancelled by the user"
-            self.save(f"cancelled in {sm.current.value}")
+            try:
+                self.save(f"cancelled in {sm.current.value}")
+            except StoreFailure as exc:  # still resumable from the checkpoint before
+                self.say(f"cancelled, but {exc.message}")
             self.emit("finished", status="cancelled", state=sm.current.value,
                       message="cancelled", checkpoint=str(self.last_checkpoint))
             self.say(f"cancelled in {sm.current.value}; resume with "
@@ -132,13 +165,13 @@ class Engine(Run):
                            self.last_checkpoint)
         except StepFailure as exc:
             return self._fail(exc)
+        except StoreFailure as exc:  # Baton's own record could not be written
+            return self._fail(self._store_failure(exc))
         except (EngineError, PathError) as exc:  # bad configuration met mid-run
             return self._fail(StepFailure(self.machine.current.value, PERMANENT, str(exc),
                                           "validation_error"))
-        except OSError as exc:  # the disk refused a write outside the checkpoint path
-            return self._fail(StepFailure(self.machine.current.value, FATAL,
-                                          f"file error: {exc.strerror or exc} "
-                                          f"({exc.filename or 'unknown file'})", "file_error"))
+        except OSError as exc:  # the disk refused another write (a log, the topic tree)
+            return self._fail(self._file_failure(exc))
         except InvalidTransition as exc:
             return self._fail(StepFailure(self.machine.current.value, PERMANENT, str(exc),
                                           "state_error", {
@@ -149,7 +182,8 @@ class Engine(Run):
                                               "transition_reason": exc.reason}))
         finally:
             self.pgids.clear()
-            self.write_owner()
+            with contextlib.suppress(StoreFailure):
+                self.write_owner()
 
     def _preflight(self) -> None:
         """Stop before any agent runs when a CLI, its login, a model or the artifact
@@ -218,6 +252,9 @@ class Engine(Run):
         return Outcome(self.workflow_id, status, self.machine.current, message, path)
 
     def _fail(self, exc: StepFailure) -> Outcome:
+        """Record the failure (error log, a `failed` checkpoint) as far as the disk lets us:
+        when it cannot be written either, the newest checkpoint — `in_progress`, shown as
+        interrupted — is where the resume continues from."""
         state = self.machine.current.value
         self.data["status"] = "failed"
         self.data["last_error"] = exc.message
@@ -225,17 +262,58 @@ class Engine(Run):
         self.baton["failure"] = {"step": exc.step_id, "class": exc.failure,
                                  "message": exc.message, "type": exc.error_type,
                                  "context": exc.context}
+        unrecorded: StoreFailure | None = None
         if self.steps.get(exc.step_id, {}).get("status") != "failed":
-            with contextlib.suppress(StepFailure):  # step failures were logged already
+            with contextlib.suppress(StoreFailure):  # step failures were logged already
                 self.log_error("sm_transition" if exc.error_type == "state_error" else
                                exc.step_id, exc.error_type, exc.message,
                                {**exc.context, "failure_class": exc.failure, "state": state})
-        path = self.save(f"failed in {state}: {exc.step_id}")
+        before = self.last_checkpoint
+        try:
+            self.save(f"failed in {state}: {exc.step_id}")
+        except StoreFailure as again:
+            unrecorded = again
+        path = self.last_checkpoint
         self.emit("finished", status="failed", state=state, message=exc.message,
                   step=exc.step_id, failure=exc.failure, checkpoint=str(path))
-        self.say(f"workflow {self.workflow_id} FAILED in {state}: {exc.message}\n"
-                 f"  resume with `baton resume {self.workflow_id}`")
+        lines = [f"workflow {self.workflow_id} FAILED in {state}: {exc.message}"]
+        if unrecorded is not None and path == before:
+            seq = f"checkpoint {path.name}" if path else "no checkpoint"
+            lines.append(f"  the failure could not be recorded either ({unrecorded.message}); "
+                         f"the workflow stays at {seq} (shown as interrupted)")
+        elif unrecorded is not None:
+            lines.append(f"  recorded as failed, but {unrecorded.message}")
+        if exc.error_type == "file_error" and exc.context.get("disk_fault"):
+            lines.append("  free space (or make the file system writable) first, then")
+        lines.append(f"  resume with `baton resume {self.workflow_id}`")
+        self.say("\n".join(lines))
         return Outcome(self.workflow_id, "failed", self.machine.current, exc.message, path)
+
+    def _store_failure(self, exc: StoreFailure) -> StepFailure:
+        """The failure a run ends with when its own record cannot be written."""
+        return StepFailure(self.machine.current.value, FATAL, exc.message, "file_error",
+                           self._fault_context(exc.cause))
+
+    def _file_failure(self, exc: OSError) -> StepFailure:
+        """The failure a run ends with when another write (a log, the topic tree) fails."""
+        where = "" if isinstance(exc, confine.UnsafePath) or not exc.filename else \
+            f"{os.fsdecode(exc.filename)}: "
+        return StepFailure(self.machine.current.value, FATAL,
+                           f"cannot write {where}{confine.describe(exc)}", "file_error",
+                           self._fault_context(exc))
+
+    @staticmethod
+    def _fault_context(exc: OSError) -> dict[str, Any]:
+        return {"errno": errno.errorcode.get(exc.errno or 0, str(exc.errno)),
+                "disk_fault": confine.is_disk_fault(exc),
+                "unsafe_path": isinstance(exc, confine.UnsafePath)}
+
+    def _unwritable(self, wid: str, exc: StoreFailure) -> Outcome:
+        """Nothing of the workflow could be written (not even its lock): say so and stop."""
+        hint = (" free space (or make the file system writable) and run it again" if
+                confine.is_disk_fault(exc.cause) else "")
+        self.say(f"workflow {wid} FAILED: {exc.message}" + (f";{hint}" if hint else ""))
+        return Outcome(wid, "failed", State.INITIALIZE, exc.message, None)
 
 
 __all__ = ["Cancelled", "Engine", "EngineError", "Outcome", "RunRequest", "StepFailure",

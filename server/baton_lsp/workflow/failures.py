@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.states import FailureClass
+from ..runs import confine
 
 TRANSIENT, PERMANENT, FATAL = FailureClass.TRANSIENT, FailureClass.PERMANENT, FailureClass.FATAL
 
@@ -22,6 +23,21 @@ class Cancelled(Exception):
 
 class LoopDone(Exception):
     """The implement iteration loop halted with `completion`."""
+
+
+class StoreFailure(Exception):
+    """Baton could not write its own record — a checkpoint, the state file, `errors.jsonl`,
+    the owner record — because the disk refused (full, read-only, quota, size limit) or the
+    path leads out of the workspace. No step's fault and nothing to retry: the run ends."""
+
+    def __init__(self, what: str, cause: OSError) -> None:
+        self.what = what
+        self.cause = cause
+        super().__init__(f"cannot write {what}: {confine.describe(cause)}")
+
+    @property
+    def message(self) -> str:
+        return str(self)
 
 
 @dataclass

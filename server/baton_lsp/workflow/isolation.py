@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..runs import confine
 from .failures import PERMANENT, StepFailure
 from .git import GitError, Repo, repo_of
 from .layout import AGENT_SCRATCH, inside
@@ -159,9 +160,16 @@ class Isolation:
         try:
             if os.path.lexists(path):  # `-B` below resets a leftover branch
                 self.discard([pid], branches=False)
-            path.parent.mkdir(parents=True, exist_ok=True)
+            # git creates the directory itself: the parent must be a real directory of the
+            # workspace, not a link a repository shipped (`confine` refuses one leaving it)
+            confine.makedirs(self.root, path.parent)
+            if os.path.lexists(path):
+                raise confine.UnsafePath(f"refusing to create the worktree {path}: something "
+                                         "is in its place", path)
             self.repo.run("worktree", "add", "-q", "-B", branch, str(path), base, hooks=False)
             self.copy_included(path)
+        except confine.UnsafePath:
+            raise
         except (GitError, OSError) as exc:
             raise (self._fail(sid, exc) if isinstance(exc, GitError) else StepFailure(
                 sid, PERMANENT, f"cannot create the worktree {path}: {exc}",
@@ -205,8 +213,11 @@ class Isolation:
             if rel not in ignored or src.is_symlink() or not src.is_file() or \
                     not inside(self.repo.top, src) or os.path.lexists(dst):
                 continue
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst)
+            try:  # inside the worktree only: never through a link its checkout made
+                confine.copy_file(tree, src, dst)
+            except confine.UnsafePath as exc:
+                log.warning("not copying %s into %s: %s", rel, tree, exc)
+                continue
             copied.append(rel)
         if copied:
             log.info("copied %d file(s) named by %s into %s", len(copied), INCLUDE_FILE, tree)
@@ -307,6 +318,7 @@ class Isolation:
         if not pids:
             return
         wid = self.run.workflow_id
+        confine.check_dir(self.root, self.root / WORKTREES)  # never delete through a link
         for pid in pids:
             path = tree_path(self.root, wid, pid)
             if os.path.lexists(path):

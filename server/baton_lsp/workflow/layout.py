@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PathError
+from ..runs import confine
 
 SUBDIRS = ("reports", "plans", "summaries", "debug")
 _SLUG_STOP = frozenset(
@@ -55,10 +56,10 @@ def contained(root: Path, path: str | Path, what: str = "path") -> Path:
 
 
 @contextlib.contextmanager
-def file_lock(path: Path, blocking: bool = True) -> Iterator[int]:
-    """An exclusive `flock` on `path` (created if needed); released on exit or process death."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def file_lock(root: Path, path: Path, blocking: bool = True) -> Iterator[int]:
+    """An exclusive `flock` on `path` inside the workspace `root` (created if needed);
+    released on exit or process death."""
+    fd = confine.open_lock(root, path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
         yield fd
@@ -118,9 +119,9 @@ def allocate_topic(root: Path, description: str, base: Path | None = None) -> To
     """Create `<base>/NNN_slug/` (base: `specs_dir(root)`) with its sub-directories, NNN one
     past the highest existing number, under a lock shared by every workflow here."""
     base = contained(root, base if base is not None else specs_dir(root), "specs directory")
-    base.mkdir(parents=True, exist_ok=True)
+    confine.makedirs(root, base)
     slug = slugify(description)
-    with file_lock(root / ".claude" / "data" / "locks" / "topics.lock"):
+    with file_lock(root, root / ".claude" / "data" / "locks" / "topics.lock"):
         highest = 0
         for entry in os.scandir(base):
             m = _NNN.match(entry.name)
@@ -128,9 +129,10 @@ def allocate_topic(root: Path, description: str, base: Path | None = None) -> To
                 highest = max(highest, int(m.group(1)))
         number = highest + 1
         path = base / f"{number:03d}_{slug}"
-        path.mkdir()
+        with confine.directory(root, base) as fd:
+            os.mkdir(path.name, dir_fd=fd)  # a new number: never an existing directory
         for sub in SUBDIRS:
-            (path / sub).mkdir()
+            confine.makedirs(root, path / sub)
     return TopicDir(number, slug, path)
 
 
@@ -149,9 +151,15 @@ def topic_of_plan(root: Path, plan: Path, base: Path | None = None) -> TopicDir:
     slug = parent.name[m.end():] if m else parent.name
     if base is not None and not inside(base, parent):
         parent = contained(root, base / parent.name, "topic directory")
-    for sub in SUBDIRS:
-        (parent / sub).mkdir(parents=True, exist_ok=True)
+    make_topic(root, parent)
     return TopicDir(number, slug, parent)
+
+
+def make_topic(root: Path, topic: Path) -> None:
+    """The topic directory's sub-directories, each made (or found) inside the workspace: a
+    repository shipping `<topic>/debug` as a link elsewhere is refused here."""
+    for sub in SUBDIRS:
+        confine.makedirs(root, topic / sub)
 
 
 def run_paths(root: Path, topic: TopicDir, slugs: list[str], plan_path: str | None

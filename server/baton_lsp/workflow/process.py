@@ -16,7 +16,9 @@ import errno
 import logging
 import os
 import re
+import shutil
 import signal as _signal
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -299,34 +301,121 @@ class _ExitNotifying(asyncio.subprocess.SubprocessStreamProtocol):
         self.exited.set()
 
 
-async def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str],
-                 with_stdin: bool) -> tuple[asyncio.subprocess.Process, asyncio.Event]:
+_GATE = """\
+import os, sys
+gate, status = int(sys.argv[1]), int(sys.argv[2])
+if os.read(gate, 1) != b"1":
+    os._exit(125)
+os.close(gate)
+os.set_inheritable(status, False)
+try:
+    os.execv(sys.argv[3], sys.argv[4:])
+except OSError as exc:
+    os.write(status, str(exc.errno).encode())
+    os._exit(127)
+"""
+"""The agent's first program: it waits on a pipe before it `exec`s the agent (same pid, so
+the same process group). The engine opens the gate only once the group is recorded in
+`run.json` durably; if the engine dies first the pipe reads EOF and the agent never
+starts. Exec errors come back on a second pipe that a successful `exec` closes, as
+`subprocess` reports its own. `-I -S`: no site, no user environment (~6 ms)."""
+
+
+class _Gate:
+    """The two pipes of one held agent: `open` lets it run (and reports a failed exec),
+    `close` without opening makes it exit without running."""
+
+    def __init__(self, gate_w: int, status_r: int, program: str) -> None:
+        self._gate_w: int | None = gate_w
+        self._status_r: int | None = status_r
+        self.program = program
+
+    async def open(self) -> None:
+        assert self._gate_w is not None and self._status_r is not None
+        os.write(self._gate_w, b"1")
+        self.close_gate()
+        loop = asyncio.get_running_loop()
+        fd, self._status_r = self._status_r, None
+        try:
+            status = await loop.run_in_executor(None, _read_to_eof, fd)
+        finally:
+            os.close(fd)
+        if status:
+            code = int(status) if status.isdigit() else 0
+            raise _launch_error(self.program, OSError(code, os.strerror(code), self.program))
+
+    def close_gate(self) -> None:
+        if self._gate_w is not None:
+            os.close(self._gate_w)
+            self._gate_w = None
+
+    def close(self) -> None:
+        self.close_gate()
+        if self._status_r is not None:
+            os.close(self._status_r)
+            self._status_r = None
+
+
+def _read_to_eof(fd: int) -> bytes:
+    out = b""
+    while chunk := os.read(fd, 64):
+        out += chunk
+    return out
+
+
+def _resolve(program: str, env: Mapping[str, str]) -> str:
+    """The file `exec` would run for `program`, looked up in the agent's own PATH as
+    `subprocess` does (a path with a slash is used as it is, relative to the cwd)."""
+    if os.sep in program:
+        return program
+    found = shutil.which(program, path=os.pathsep.join(os.get_exec_path(dict(env))))
+    if found is None:
+        raise AgentLaunchError(f"cannot start agent: {program!r} not found")
+    return found
+
+
+def _launch_error(program: str, exc: OSError) -> AgentLaunchError:
+    if isinstance(exc, FileNotFoundError) or exc.errno == errno.ENOENT:
+        return AgentLaunchError(f"cannot start agent: {program!r} not found")
+    if isinstance(exc, PermissionError) or exc.errno == errno.EACCES:
+        return AgentLaunchError(
+            f"cannot start agent: {program!r} is not executable (permission denied)")
+    if exc.errno == errno.ENOEXEC:
+        return AgentLaunchError(
+            f"cannot start agent: {program!r} is not a program (no #! line?)")
+    return AgentLaunchError(f"cannot start agent: {program!r}: {exc.strerror or exc}")
+
+
+async def _spawn(argv: Sequence[str], cwd: Path, env: Mapping[str, str], with_stdin: bool
+                 ) -> tuple[asyncio.subprocess.Process, asyncio.Event, _Gate]:
+    """Start the agent held at its gate (see `_GATE`) in a new session and process group."""
     if not argv:
         raise AgentLaunchError("cannot start agent: empty command")
     program = argv[0]
+    target = _resolve(program, env)
     loop = asyncio.get_running_loop()
+    gate_r, gate_w = os.pipe()
+    status_r, status_w = os.pipe()
+    gate = _Gate(gate_w, status_r, program)
     try:
         transport, protocol = await loop.subprocess_exec(
-            lambda: _ExitNotifying(MAX_LINE, loop), *argv, cwd=cwd, env=dict(env),
+            lambda: _ExitNotifying(MAX_LINE, loop), sys.executable, "-I", "-S", "-c", _GATE,
+            str(gate_r), str(status_w), target, *argv, cwd=cwd, env=dict(env),
             stdin=asyncio.subprocess.PIPE if with_stdin else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)
-        return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited
+            start_new_session=True, pass_fds=(gate_r, status_w))
     except OSError as exc:
+        gate.close()
         # A failed chdir in the child is reported with the directory as the filename.
         if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
             raise AgentLaunchError(
                 f"cannot start agent: working directory {str(cwd)!r}: "
                 f"{exc.strerror or exc}") from exc
-        if isinstance(exc, FileNotFoundError):
-            raise AgentLaunchError(f"cannot start agent: {program!r} not found") from exc
-        if isinstance(exc, PermissionError):
-            raise AgentLaunchError(
-                f"cannot start agent: {program!r} is not executable (permission denied)") from exc
-        if exc.errno == errno.ENOEXEC:
-            raise AgentLaunchError(
-                f"cannot start agent: {program!r} is not a program (no #! line?)") from exc
-        raise AgentLaunchError(f"cannot start agent: {program!r}: {exc.strerror or exc}") from exc
+        raise _launch_error(program, exc) from exc
+    finally:
+        os.close(gate_r)
+        os.close(status_w)
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol.exited, gate
 
 
 async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
@@ -338,12 +427,13 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
 
     `env` is the complete environment (nothing is inherited implicitly). `on_line` gets every
     stdout line as it arrives; `on_start(pid)` gets the pid, which is also the process group
-    id, before any output is read. Raises AgentLaunchError when the program cannot start, and
-    re-raises an exception from `on_line`/`on_start` (or this task's cancellation) only after
-    the process group is gone.
+    id, while the agent is held before it runs (see `_GATE`): whatever it records, it
+    records before the agent can do anything, and if it raises the agent never runs. Raises
+    AgentLaunchError when the program cannot start, and re-raises an exception from
+    `on_line`/`on_start` (or this task's cancellation) only after the process group is gone.
     """
     started = time.monotonic()
-    proc, exited = await _spawn(argv, cwd, env, stdin is not None)
+    proc, exited, gate = await _spawn(argv, cwd, env, stdin is not None)
     pgid = proc.pid
     logger.debug("started agent %r pid=%d cwd=%s", argv[0], pgid, cwd)
     assert proc.stdout is not None and proc.stderr is not None
@@ -361,7 +451,8 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     reason: str | None = None
     try:
         if on_start is not None:
-            on_start(pgid)
+            on_start(pgid)  # recorded (durably) while the agent is still held …
+        await gate.open()  # … and only then let go
         reason = await _supervise(proc, exited, readers, activity, started + timeout,
                                   stall_timeout, cancel)
         if reason is not None:
@@ -390,6 +481,7 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
                 task.cancel()
         raise
     finally:
+        gate.close()  # not opened (on_start failed): the held agent exits without running
         if feeder is not None:
             feeder.cancel()
             await asyncio.gather(feeder, return_exceptions=True)

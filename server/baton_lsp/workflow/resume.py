@@ -16,7 +16,7 @@ from ..model.checkpoint import HaltReason
 from ..model.config import WorkflowSettings
 from ..model.states import State
 from ..runs.digest import sha256_file
-from ..runs.record import RecordError, read_record
+from ..runs.record import RecordError, paths_outside, read_record
 from ..runs.records import state_file_path, utc_now
 from ..runs.store import CheckpointStore, Entry
 from . import classify
@@ -46,6 +46,35 @@ def restore_machine(data: dict[str, Any], source: str) -> WorkflowStateMachine:
     sm.history = [Transition(State(h.source), State(h.target), h.reason, h.at)
                   for h in record.baton.history]
     return sm
+
+
+def check_trust(root: Path, workflow_id: str, entry: Entry, trust: bool,
+                say: Callable[[str], None]) -> None:
+    """Refuse (EngineError) a checkpoint this user's Baton did not sign unless the user
+    says they trust it, and — trusted or not — one naming a path outside the workspace: a
+    checkpoint is data a repository can ship, and its paths decide where a resume writes
+    and which plan the agents work on."""
+    assert entry.data is not None, "the store returns only sound entries"
+    if not entry.trusted:
+        name = f"checkpoint {entry.sequence} of {workflow_id}"
+        if not trust:
+            raise EngineError(
+                f"not resuming: {name} is not trusted: {entry.distrust}. Its paths and steps "
+                f"decide what a resume writes and runs; if you know where it came from, "
+                f"resume with `baton resume {workflow_id} --trust-checkpoint`")
+        say(f"resuming {name} although {entry.distrust} (--trust-checkpoint)")
+    try:
+        record = read_record(entry.data, str(entry.path))
+    except RecordError as exc:
+        raise EngineError(f"checkpoint is not usable: {exc}") from None
+    outside = paths_outside(root, record)
+    if outside:
+        shown = "; ".join(outside[:5]) + (f" and {len(outside) - 5} more"
+                                          if len(outside) > 5 else "")
+        raise EngineError(f"not resuming: checkpoint {entry.sequence} of {workflow_id} names "
+                          f"paths outside the workspace — {shown}. Baton writes only inside "
+                          "the workspace; --trust-checkpoint does not change this (a "
+                          "workspace moved since the run needs a new run)")
 
 
 def topic_of(data: dict[str, Any]) -> TopicDir | None:
@@ -117,8 +146,8 @@ def rewind(sm: WorkflowStateMachine, steps: dict[str, dict[str, Any]], plans: Pl
                             if STATE_INDEX.get(s, 0) < STATE_INDEX[target]]
 
 
-def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running: bool
-            ) -> dict[str, Any]:
+def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running: bool,
+            root: Path | None = None) -> dict[str, Any]:
     """What `resume` would do from this checkpoint: the state it restarts in, the steps it
     skips, the steps it runs again and why, and the problems that need --force."""
     assert entry.data is not None, "the store returns only readable entries"
@@ -141,7 +170,9 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
            "status": record.status, "failed_state": failed_state.value,
            "resume_state": sm.current.value, "skip": skip, "rerun": rerun,
            "problems": resume_problems(data), "running": running,
-           "last_error": record.last_error}
+           "last_error": record.last_error,
+           "signature": entry.trust, "untrusted": entry.distrust,
+           "outside": paths_outside(root, record) if root is not None else []}
     cls = record.state_machine.classification  # what a resume keeps from the tiers
     out["classification"] = {"workflow_type": cls.workflow_type.value,
                              "research_complexity": cls.research_complexity,
@@ -159,7 +190,7 @@ def preview_resume(root: Path, settings: WorkflowSettings, workflow_id: str,
                    at: int | None = None) -> dict[str, Any]:
     """`preview` of a workflow's latest (or `at`) checkpoint."""
     store = CheckpointStore(root, workflow_id)
-    return preview(workflow_id, store.latest(at), settings, store.locked())
+    return preview(workflow_id, store.latest(at), settings, store.locked(), root)
 
 
 def check_classification(run: Run) -> None:

@@ -18,9 +18,16 @@ from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.states import PHASE_STATES
 from ..runs.digest import sha256_file
 from ..runs.record import read_record
-from ..runs.records import append_error, error_record, state_file_path, utc_now, write_state_file
+from ..runs.records import (
+    append_error,
+    error_record,
+    errors_log_path,
+    state_file_path,
+    utc_now,
+    write_state_file,
+)
 from ..runs.store import CheckpointStore
-from .failures import FATAL, Cancelled, StepFailure
+from .failures import Cancelled, StepFailure, StoreFailure
 from .layout import TopicDir, contained, specs_dir
 from .plans import PlanFiles
 from .runners import Runner, registered_runner
@@ -168,8 +175,7 @@ class Run:
         try:
             path = self.store.save(self.data, event)
         except OSError as exc:
-            raise StepFailure("checkpoint", FATAL, f"cannot write checkpoint: "
-                              f"{exc.strerror or exc}", "file_error") from None
+            raise StoreFailure(f"checkpoint {self.store.next_path()}", exc) from None
         self.last_checkpoint = path
         self.write_state_file()
         self.emit("checkpoint", label=event, path=str(path), status=self.data.get("status"),
@@ -214,21 +220,29 @@ class Run:
         try:
             write_state_file(self.root, wid, values)
             self._state_values = values
-        except OSError as exc:
-            log.warning("cannot write the state file: %s", exc)
+        except OSError as exc:  # bash blocks would read a stale state: not ignorable
+            raise StoreFailure(f"the state file {state_file_path(self.root, wid)}",
+                               exc) from None
 
-    def write_owner(self) -> None:
-        """Who runs this workflow and its agents' process groups (for cancel and resume)."""
+    def write_owner(self, durable: bool = False) -> None:
+        """Who runs this workflow and its agents' process groups (for cancel and resume).
+        Raises `StoreFailure`; the callers that only tidy up suppress it."""
         if self.store:
-            with contextlib.suppress(OSError):
+            try:
                 self.store.write_owner({"pid": os.getpid(), "started_at": utc_now(),
                                         "pgids": sorted(self.pgids),
-                                        "workflow_id": self.store.workflow_id})
+                                        "workflow_id": self.store.workflow_id}, durable)
+            except OSError as exc:
+                raise StoreFailure(f"the owner record {self.store.dir / 'run.json'}",
+                                   exc) from None
 
     def started(self, pid: int) -> None:
-        """A process group was started for this run: record it before it matters."""
+        """A process group was started for this run and is held before it can do anything
+        (`process.run_process`): record it durably now, so a resume after this engine dies
+        finds it and stops it before launching the step again. If this cannot be written
+        the agent is never let go."""
         self.pgids.add(pid)
-        self.write_owner()
+        self.write_owner(durable=True)
 
     def log_error(self, source: str, error_type: str, message: str,
                   context: dict[str, Any]) -> None:
@@ -239,8 +253,7 @@ class Run:
                 user_args=self.data.get("workflow_description", ""), error_type=error_type,
                 message=message, source=source, context=context, root=self.root))
         except OSError as exc:
-            raise StepFailure(source, FATAL, f"cannot append to errors.jsonl: "
-                              f"{exc.strerror or exc}", "file_error") from None
+            raise StoreFailure(f"the errors log {errors_log_path(self.root)}", exc) from None
 
     def record_failure(self, step: dict[str, Any], failure: StepFailure) -> None:
         """A step's failure: on the step, in the error log and in a checkpoint."""

@@ -10,6 +10,7 @@ subprocesses and files. Standard library only: it is also shipped as
 Failure injection (for tests and demos) comes from `BATON_SCRIPT_BEHAVIOUR` (a JSON file) or
 `<workspace>/.claude/baton-script.json`: `{"<step-id glob>": {...}}` with keys
 `sleep` (seconds), `exit` (code), `hang` (never returns), `stall` (prints once, then hangs),
+`outlive` (keep working when the engine is gone: its stdout closed),
 `write` (`nothing` | `empty` | `elsewhere`), `fail_attempts` (fail transiently — a rate-limit
 message and exit 75 — on the first N attempts), `task_error` (`type - message`),
 `phases` (plan role: list of dependency lists, one per phase), `files`, `commit` and
@@ -34,12 +35,14 @@ import fnmatch
 import json
 import os
 import re
+import signal as _signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ENV = os.environ
+_OUTLIVE = False
 
 
 def behaviour(step: str, workspace: Path) -> dict:
@@ -69,7 +72,28 @@ def journal(workspace: Path, line: str) -> None:
 
 
 def say(line: str) -> None:
-    print(line, flush=True)
+    """Print a line; with `outlive`, an agent whose engine died (its stdout gone) carries on
+    silently, as agent CLIs that finish their work without a reader do."""
+    global _OUTLIVE
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        if not _OUTLIVE:
+            raise
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        _OUTLIVE = False  # stdout is /dev/null from now on
+
+
+def on_stop(workspace: Path, step: str, attempt: int) -> None:
+    """SIGTERM (a cancel, or a resume stopping an orphan) ends the agent at once, with a
+    `stop` line in the journal: tests see exactly when a stopped agent ended."""
+    def stop(signum: int, frame: object) -> None:
+        journal(workspace, f"stop {step} {attempt} {time.time():.3f}")
+        os._exit(128 + signum)
+
+    _signal.signal(_signal.SIGTERM, stop)
 
 
 def write(path: Path, text: str) -> None:
@@ -355,14 +379,17 @@ COORDINATION_ROLES = {"classifier": classifier, "research-coordinator": research
 
 
 def main() -> int:
-    sys.stdin.read()  # the prompt; a real agent would follow it
+    global _OUTLIVE
     role = ENV.get("BATON_ROLE", "")
     step = ENV.get("BATON_STEP_ID", role)
     workspace = Path(ENV.get("BATON_WORKSPACE", "."))
-    artifact = Path(ENV.get("BATON_ARTIFACT_PATH", ""))
     attempt = int(ENV.get("BATON_ATTEMPT", "1") or 1)
+    on_stop(workspace, step, attempt)
+    sys.stdin.read()  # the prompt; a real agent would follow it
+    artifact = Path(ENV.get("BATON_ARTIFACT_PATH", ""))
     description = ENV.get("BATON_DESCRIPTION", "")
     how = behaviour(step, workspace)
+    _OUTLIVE = bool(how.get("outlive"))
 
     say(f"PROGRESS: {role} agent starting {step} (attempt {attempt})")
     journal(workspace, f"start {step} {attempt} {time.time():.3f}")

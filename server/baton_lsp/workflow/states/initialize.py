@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from ...model.states import Scope, State
+from ...runs import confine
 from ...runs.records import utc_now
 from .. import classify
 from ..agent_step import StepSpec, agent_step
@@ -105,7 +106,7 @@ async def classify_with_agent(run: Run) -> None:
              if explicit.get("complexity") else "",
              "BATON_TOPICS_JSON": json.dumps(req["topics"]) if explicit.get("topics") else "",
              "BATON_PLAN_PATH": req.get("plan_path") or ""}
-    artifact.parent.mkdir(parents=True, exist_ok=True)
+    confine.makedirs(run.root, artifact.parent)
     done = baton["steps"].get("classify") or {}
     if done.get("status") == "done" and "classification" not in done:
         baton["steps"].pop("classify")  # recorded by an older Baton without its answer

@@ -11,7 +11,7 @@ from typing import Any
 
 from ...model.checkpoint import IterationCheckpoint
 from ...model.states import State
-from ...runs.atomic import atomic_write
+from ...runs import confine
 from ...runs.records import utc_now
 from .. import iteration
 from ..agent_step import StepSpec, agent_step
@@ -153,4 +153,4 @@ def write_iteration_checkpoint(run: Run, it: dict[str, Any], plan_path: Path) ->
            "timestamp": utc_now()}
     IterationCheckpoint.model_validate(doc)
     target = run.store.dir.parent / f"build_{wid}_iteration_{it['iteration']}.json"
-    atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode())
+    confine.write_atomic(run.root, target, (json.dumps(doc, indent=2) + "\n").encode())

@@ -4,12 +4,13 @@ parse, have phases and no dependency cycle."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-import shutil
 import time
 from pathlib import Path
 
 from ...model.states import Scope, State
+from ...runs import confine
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step
 from ..run import Run
@@ -31,8 +32,9 @@ async def plan(run: Run) -> None:
     before = sha256_file(plan) if revise else None
     if revise and not run.skippable("plan"):
         backup = plan.parent / "backups" / f"{plan.stem}.{time.strftime('%Y%m%d_%H%M%S')}.md"
-        backup.parent.mkdir(exist_ok=True)
-        shutil.copy2(plan, backup)
+        with contextlib.suppress(FileNotFoundError):  # a second revise within the second
+            confine.unlink(run.root, backup)
+        confine.copy_file(run.root, plan, backup)
 
     def verify(path: Path, reader: SignalReader) -> str | None:
         if revise and sha256_file(path) == before:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.states import State
-from ...runs.atomic import atomic_write
+from ...runs import confine
 from ...runs.digest import sha256_file
 from ...runs.records import utc_now
 from .. import accounting, supervisor
@@ -163,7 +163,8 @@ def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
         total_ms=own.get("duration_ms") if own else None)
     run.data["supervisor_state"] = section
     target = Path(run.paths["reports_dir"]) / "SUPERVISOR_CHECKPOINT.json"
-    atomic_write(target, (json.dumps(section, indent=2, ensure_ascii=False) + "\n").encode())
+    confine.write_atomic(run.root, target,
+                         (json.dumps(section, indent=2, ensure_ascii=False) + "\n").encode())
     agg = section["aggregated_metadata"]
     run.say(f"research supervisor: {agg['reports_count']}/{section['worker_count']} "
             f"workers completed; {agg['context_tokens']} tokens of metadata passed up")

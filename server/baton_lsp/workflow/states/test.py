@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ...model.states import Scope, State
+from ...runs import confine
 from ..failures import PERMANENT, Cancelled, StepFailure
 from ..process import run_process
 from ..run import Run
@@ -48,8 +49,8 @@ async def test(run: Run) -> None:
                           "execution_error") from None
     if out.cancelled:
         raise Cancelled()
-    log_path.write_text("\n".join(lines) + ("\n" + out.stderr_tail if out.stderr_tail
-                                            else "") + "\n", encoding="utf-8")
+    confine.write_new(run.root, log_path, ("\n".join(lines) + (
+        "\n" + out.stderr_tail if out.stderr_tail else "") + "\n").encode("utf-8"))
     passed = out.exit_code == 0 and not out.timed_out
     run.data["tests_passing"] = passed
     steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 1,

@@ -1,0 +1,401 @@
+"""Every file Baton writes, written inside the workspace: the one module through which the
+run record (checkpoints, the owner record, locks, `errors.jsonl`, the state file) and the
+engine (topic tree, agent and test logs, worktrees) create directories and files.
+
+A repository can ship symlinks at any of those paths (git stores them), so nothing here
+hands the kernel a path to resolve. Each path is walked from the workspace root one
+component at a time with `openat` (`dir_fd`, `O_NOFOLLOW | O_DIRECTORY`); a symlink met on
+the way is followed by this code only when its target stays inside the workspace, and
+refused — `UnsafePath`, naming the link and where it points — when it leaves. Files are
+created with `O_NOFOLLOW | O_CREAT | O_EXCL` in the directory held open, renamed with
+`src_dir_fd`/`dst_dir_fd`, and a file to append to or truncate must be a regular file with
+one link (a hard link cannot be told from its target by its name). The check and the write
+use the same directory descriptor, so a link swapped in between is never written through.
+
+Writes are atomic where a reader could see half a file (temp file, fsync, rename, fsync of
+the directory) and report the errors the disk gives as `OSError`; `describe` turns one into
+the sentence a user reads (disk full, read-only, quota, file size limit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
+
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO})
+"""Errors that mean the disk, not the request, is at fault: the run can be resumed once
+space is freed or the file system is writable again."""
+
+_WHAT = {errno.ENOSPC: "no space left on the device (the disk is full)",
+         errno.EDQUOT: "disk quota exceeded",
+         errno.EROFS: "read-only file system",
+         errno.EFBIG: "file too large for the file size limit (RLIMIT_FSIZE) or the file "
+                      "system",
+         errno.EIO: "I/O error from the disk",
+         errno.EACCES: "permission denied",
+         errno.EPERM: "operation not permitted"}
+
+
+class UnsafePath(OSError):
+    """A path Baton was asked to write leads out of the workspace (a symlink pointing
+    elsewhere, `..`), or is a file it must not write through (a hard link, a device)."""
+
+    def __init__(self, message: str, path: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(errno.ELOOP, message, None if path is None else os.fspath(path))
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def describe(exc: OSError) -> str:
+    """One line for a user: what the disk said, in words, with the file when known."""
+    if isinstance(exc, UnsafePath):
+        return exc.message
+    what = _WHAT.get(exc.errno or 0) or exc.strerror or str(exc)
+    where = f" ({os.fsdecode(exc.filename)})" if exc.filename else ""
+    return f"{what}{where}"
+
+
+def is_disk_fault(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and not isinstance(exc, UnsafePath) and \
+        exc.errno in DISK_ERRNOS
+
+
+# -- the walk ------------------------------------------------------------------------------------
+
+
+def relative(root: Path, path: str | os.PathLike[str]) -> tuple[str, ...]:
+    """`path` (absolute, or relative to `root`) as components below `root`, lexically; an
+    `UnsafePath` when it is not below it."""
+    p = os.path.normpath(os.path.join(root, path))
+    rel = os.path.relpath(p, root)
+    if rel == os.curdir:
+        return ()
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep) or os.path.isabs(rel):
+        raise UnsafePath(f"refusing to write {p}: it is outside the workspace {root}", p)
+    return tuple(rel.split(os.sep))
+
+
+def _below(path: str, root: Path) -> str | None:
+    """`path` relative to `root` when it lies at or below it, lexically; else None."""
+    rel = os.path.relpath(path, root)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return None
+    return rel
+
+
+class _Walk:
+    """Directory descriptors from the root down; `..` and in-workspace links resolved here,
+    never by the kernel."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.names: list[str] = []
+        self.fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+        self.links = 0
+
+    @property
+    def fd(self) -> int:
+        return self.fds[-1]
+
+    def shown(self, name: str | None = None) -> str:
+        return os.path.join(*self.names, *((name,) if name else ())) or "."
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
+
+    def up(self) -> None:
+        if not self.names:
+            raise UnsafePath(f"refusing to write through {self.shown()}/..: it leaves the "
+                             f"workspace {self.root}")
+        self.names.pop()
+        os.close(self.fds.pop())
+
+    def to_root(self) -> None:
+        while self.names:
+            self.up()
+
+    def link_target(self, name: str) -> list[str]:
+        """The components to walk instead of the symlink `name` in the current directory;
+        `UnsafePath` when its target leaves the workspace."""
+        self.links += 1
+        target = os.readlink(name, dir_fd=self.fd)
+        shown = self.shown(name)
+        if self.links > _MAX_LINKS:
+            raise UnsafePath(f"refusing to write through {shown}: too many symbolic links",
+                             self.root / shown)
+        if os.path.isabs(target):
+            rel = _below(os.path.normpath(target), self.root)
+            if rel is None:  # the root spelled through its own links (macOS /tmp)?
+                rel = _below(os.path.normpath(target), Path(os.path.realpath(self.root)))
+            if rel is None:
+                raise UnsafePath(self._leaves(shown, target), self.root / shown)
+            self.to_root()
+            return [] if rel == os.curdir else rel.split(os.sep)
+        depth = len(self.names)
+        for part in target.split("/"):
+            depth = depth - 1 if part == ".." else depth + (part not in ("", "."))
+            if depth < 0:
+                raise UnsafePath(self._leaves(shown, target), self.root / shown)
+        return [p for p in target.split("/") if p not in ("", ".")]
+
+    def _leaves(self, shown: str, target: str) -> str:
+        return (f"refusing to write through {shown}: it is a symbolic link to {target}, "
+                f"outside the workspace {self.root} (Baton writes only inside the workspace; "
+                "remove the link or make it a directory)")
+
+    def step(self, name: str, create: bool) -> list[str] | None:
+        """Descend into `name`; the components to walk instead when it is a symlink."""
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=self.fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o777, dir_fd=self.fd)
+            return self.step(name, create=False)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                raise
+            st = os.lstat(name, dir_fd=self.fd)
+            if stat.S_ISLNK(st.st_mode):
+                return self.link_target(name)
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory",
+                                     os.fspath(self.root / self.shown(name))) from None
+        self.names.append(name)
+        self.fds.append(fd)
+        return None
+
+    def walk(self, parts: list[str], create: bool) -> None:
+        queue = list(parts)
+        while queue:
+            name = queue.pop(0)
+            if name in ("", "."):
+                continue
+            if name == "..":
+                self.up()
+                continue
+            instead = self.step(name, create)
+            if instead is not None:
+                queue[:0] = instead
+
+
+@contextlib.contextmanager
+def directory(root: Path, path: str | os.PathLike[str], create: bool = True
+              ) -> Iterator[int]:
+    """A descriptor of the directory `path` inside `root` (created with its parents when
+    `create`), reached without following any link out of the workspace."""
+    walk = _Walk(root)
+    try:
+        walk.walk(list(relative(root, path)), create)
+        yield walk.fd
+    finally:
+        walk.close()
+
+
+@contextlib.contextmanager
+def _parent(root: Path, path: str | os.PathLike[str], create: bool = True,
+            follow: bool = False) -> Iterator[tuple[int, str, _Walk]]:
+    """The open parent directory of `path` and its last name. With `follow`, a link at the
+    last name is followed when it stays inside the workspace and refused when it leaves;
+    without, the name itself is what the caller replaces or removes."""
+    parts = list(relative(root, path))
+    if not parts:
+        raise UnsafePath(f"refusing to write {root}: it is the workspace itself", root)
+    walk = _Walk(root)
+    try:
+        walk.walk(parts[:-1], create)
+        name = parts[-1]
+        while follow:
+            try:
+                st = os.lstat(name, dir_fd=walk.fd)
+            except FileNotFoundError:
+                break
+            if not stat.S_ISLNK(st.st_mode):
+                break
+            instead = walk.link_target(name)
+            if not instead:
+                raise UnsafePath(f"refusing to write {walk.shown(name)}: it is a link to the "
+                                 "workspace itself", root / walk.shown(name))
+            walk.walk(instead[:-1], create)
+            name = instead[-1]
+        yield walk.fd, name, walk
+    finally:
+        walk.close()
+
+
+def makedirs(root: Path, path: str | os.PathLike[str]) -> Path:
+    """Create `path` and its parents inside `root`; returns it."""
+    with directory(root, path, create=True):
+        pass
+    return Path(os.path.join(root, *relative(root, path)))
+
+
+def check_dir(root: Path, path: str | os.PathLike[str]) -> None:
+    """Refuse (`UnsafePath`) a directory `path` that exists but is reached through a link
+    leaving the workspace; nothing is created. For paths another program (git) writes."""
+    try:
+        with directory(root, path, create=False):
+            pass
+    except FileNotFoundError:
+        pass
+
+
+# -- files ---------------------------------------------------------------------------------------
+
+
+def _regular_single(fd: int, shown: str, root: Path) -> None:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise UnsafePath(f"refusing to write {shown}: it is not a regular file", root / shown)
+    if st.st_nlink > 1:
+        raise UnsafePath(f"refusing to write {shown}: it has {st.st_nlink} hard links, and "
+                         "writing it would change the other names too (replace it with a "
+                         "file of its own)", root / shown)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def write_atomic(root: Path, path: str | os.PathLike[str], payload: bytes,
+                 mode: int = 0o600, durable: bool = True) -> Path:
+    """Temp file next to the target (`O_EXCL | O_NOFOLLOW`), fsync, rename over the target,
+    fsync of the directory. A symlink at the target's own name is replaced, never followed.
+    `durable=False` keeps the atomic rename but skips both fsyncs, for files derived from a
+    durable one and rewritten on resume anyway."""
+    with _parent(root, path) as (dfd, name, _):
+        tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     mode, dir_fd=dfd)
+        try:
+            try:
+                _write_all(fd, payload)
+                if durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+        if durable:
+            os.fsync(dfd)
+    return Path(os.path.join(root, *relative(root, path)))
+
+
+@contextlib.contextmanager
+def open_new(root: Path, path: str | os.PathLike[str], mode: int = 0o644) -> Iterator[int]:
+    """A fresh file at `path` for writing (a log): whatever had the name — a file, a link,
+    a hard link — is unlinked first, never written through."""
+    with _parent(root, path) as (dfd, name, walk):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=dfd)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, mode, dir_fd=dfd)
+        except FileExistsError:  # someone else created it in between: theirs, not ours
+            raise UnsafePath(f"refusing to write {walk.shown(name)}: it appeared while it "
+                             "was being replaced", root / walk.shown(name)) from None
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def write_new(root: Path, path: str | os.PathLike[str], payload: bytes) -> None:
+    """`open_new` and write `payload` (not fsynced: a log)."""
+    with open_new(root, path) as fd:
+        _write_all(fd, payload)
+
+
+@contextlib.contextmanager
+def open_append(root: Path, path: str | os.PathLike[str], mode: int = 0o644
+                ) -> Iterator[int]:
+    """`path` opened to append (created if missing): a regular file with one link."""
+    with _parent(root, path, follow=True) as (dfd, name, walk):
+        shown = walk.shown(name)
+        # O_NONBLOCK: a FIFO planted at the name must not hang the open (ENXIO instead)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            raise UnsafePath(f"refusing to write {shown}: it is not a regular file",
+                             root / shown) from None
+    try:
+        _regular_single(fd, shown, root)
+        os.set_blocking(fd, True)
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def open_lock(root: Path, path: str | os.PathLike[str], flags: int = os.O_RDWR) -> int:
+    """A descriptor of the lock file `path` (created with `O_RDWR`), for `flock`; the
+    caller closes it. Nothing is ever written to it."""
+    create = os.O_CREAT if flags & os.O_ACCMODE != os.O_RDONLY else 0
+    with _parent(root, path, create=bool(create), follow=True) as (dfd, name, _):
+        return os.open(name, flags | create | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                       0o644, dir_fd=dfd)
+
+
+def rename(root: Path, src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+    """Rename within one directory of the workspace (log rotation)."""
+    with _parent(root, src) as (sfd, sname, _), _parent(root, dst) as (dfd, dname, _):
+        os.replace(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
+
+
+def unlink(root: Path, path: str | os.PathLike[str]) -> None:
+    """Remove the name `path` (a link is removed, not its target)."""
+    with _parent(root, path, create=False) as (dfd, name, _):
+        os.unlink(name, dir_fd=dfd)
+
+
+def copy_file(root: Path, src: Path, path: str | os.PathLike[str]) -> None:
+    """Copy the regular file `src` to a new file `path` inside `root` (never over an
+    existing name), with its mode and times."""
+    st = os.stat(src, follow_symlinks=False)
+    with _parent(root, path) as (dfd, name, _):
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     stat.S_IMODE(st.st_mode), dir_fd=dfd)
+        try:
+            with open(src, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    _write_all(fd, chunk)
+            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(fd)
+
+
+# -- paths read back ---------------------------------------------------------------------------
+
+
+def outside(root: Path, path: str | os.PathLike[str]) -> str | None:
+    """Why `path` (read from a checkpoint, say) is not a place inside the workspace: not
+    below it, or resolving — through links that exist now — to somewhere that is not.
+    None when it is inside."""
+    p = os.path.normpath(os.path.join(root, path))
+    try:
+        relative(root, p)
+    except UnsafePath:
+        return f"{p} is outside the workspace {root}"
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(p)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        return f"{p} resolves to {real}, outside the workspace {root}"
+    return None
