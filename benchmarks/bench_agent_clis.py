@@ -44,6 +44,7 @@ from tests.agents.clis import AGENTS_DIR  # noqa: E402
 from tests.agents.model import anthropic_agent, gemini_agent, openai_agent  # noqa: E402
 
 from baton_lsp.model.states import Scope  # noqa: E402
+from baton_lsp.runs.signing import DATA_DIR_ENV  # noqa: E402
 from baton_lsp.workflow import process  # noqa: E402
 from baton_lsp.workflow.engine import Engine, RunRequest  # noqa: E402
 from baton_lsp.workspace.config import load_config  # noqa: E402
@@ -147,6 +148,8 @@ def bench(base: Path, cli: str, steps: int) -> dict[str, float]:
 
 
 def main() -> None:
+    # the checkpoint signing key of these runs: never the user's own (runs/signing.py)
+    os.environ.setdefault(DATA_DIR_ENV, tempfile.mkdtemp(prefix="baton-bench-key-"))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=15)
     ap.add_argument("--cli", default="claude,codex,gemini")

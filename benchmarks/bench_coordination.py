@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from baton_lsp.model.states import Scope
+from baton_lsp.runs.signing import DATA_DIR_ENV
 from baton_lsp.workflow.engine import Engine, RunRequest
 from baton_lsp.workspace.config import load_config
 
@@ -95,6 +96,8 @@ def bench(mode: str, repeat: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    # the checkpoint signing key of these runs: never the user's own (runs/signing.py)
+    os.environ.setdefault(DATA_DIR_ENV, tempfile.mkdtemp(prefix="baton-bench-key-"))
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()

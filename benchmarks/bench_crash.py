@@ -14,6 +14,7 @@ history file failed to load, a resume did not complete or a finished step ran ag
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -23,8 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.workflow.crash_harness import KillResult, new_seed, run_kills
 
+from baton_lsp.runs.signing import DATA_DIR_ENV
+
 
 def main() -> int:
+    # the checkpoint signing key of these runs: never the user's own (runs/signing.py)
+    os.environ.setdefault(DATA_DIR_ENV, tempfile.mkdtemp(prefix="baton-bench-key-"))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kills", type=int, default=1000, help="kills (default 1000)")
     parser.add_argument("--jobs", type=int, default=2,

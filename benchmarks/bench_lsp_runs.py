@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from bench_lsp import Client, pct  # noqa: E402
 
+from baton_lsp.runs.signing import DATA_DIR_ENV  # noqa: E402
 from baton_lsp.runs.store import CheckpointStore  # noqa: E402
 
 CAPS = {"textDocument": {"publishDiagnostics": {"versionSupport": True}},
@@ -130,6 +131,8 @@ def idle_cpu(workflows: int, window: float) -> tuple[float, int]:
 
 
 def main() -> None:
+    # the checkpoint signing key of these runs: never the user's own (runs/signing.py)
+    os.environ.setdefault(DATA_DIR_ENV, tempfile.mkdtemp(prefix="baton-bench-key-"))
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from baton_lsp.model.states import Scope
+from baton_lsp.runs.signing import DATA_DIR_ENV
 from baton_lsp.workflow import isolation
 from baton_lsp.workflow.engine import Engine, RunRequest
 from baton_lsp.workspace.config import load_config
@@ -164,6 +165,8 @@ def bench_waves(base: Path, repeat: int) -> dict[str, float]:
 
 
 def main() -> None:
+    # the checkpoint signing key of these runs: never the user's own (runs/signing.py)
+    os.environ.setdefault(DATA_DIR_ENV, tempfile.mkdtemp(prefix="baton-bench-key-"))
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
