@@ -51,6 +51,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with errors")
     check.add_argument("--jobs", "-j", type=int, default=None,
                        help="worker processes (default: one per core for large trees)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="check every file again and leave the result cache alone")
+    check.add_argument("--cache-dir", type=Path, default=None,
+                       help="where the result cache lives (default: $BATON_CACHE_DIR, else "
+                       "the user cache directory, e.g. ~/.cache/baton)")
+
+    clean = sub.add_parser("clean", help="remove the result cache (every workspace's)")
+    clean.add_argument("--cache-dir", type=Path, default=None,
+                       help="the cache directory to empty (default: as for check)")
 
     rule = sub.add_parser("rule", help="show the documentation of one rule or all rules")
     rule.add_argument("code", nargs="?", help="rule code (BTN101) or name")
@@ -102,7 +111,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         overrides["shellcheck"] = args.shellcheck
     if args.explain_skips:  # worker processes are forked, so they inherit this level
         logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
-    result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs)
+    cache = None
+    if not args.no_cache:
+        from ..rules.cache import ResultCache
+
+        cache = ResultCache(args.cache_dir)
+    result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
     if not result.workspaces and args.format == "text":
         print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
               "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)
@@ -119,6 +133,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in result.findings) else EXIT_OK
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from ..rules.cache import clean, default_dir
+
+    directory = args.cache_dir or default_dir()
+    removed = clean(directory)
+    if removed:
+        print(f"removed the result cache in {directory} ({len(removed)} entries)")
+    else:
+        print(f"no result cache in {directory}")
+    return EXIT_OK
 
 
 def _rule_text(code: str) -> str:
@@ -316,7 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
-    handlers = {"check": cmd_check, "rule": cmd_rule, "graph": cmd_graph, "schema": cmd_schema,
+    handlers = {"check": cmd_check, "clean": cmd_clean, "rule": cmd_rule, "graph": cmd_graph,
+                "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}
     if args.command in ("run", "resume", "cancel", "status", "checkpoints", "adopt"):
         from .workflow import HANDLERS

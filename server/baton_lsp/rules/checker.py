@@ -17,7 +17,8 @@ from ..paths import norm
 from ..workspace.config import load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
-from .engine import check_file
+from .cache import ResultCache
+from .engine import cached, check_file
 
 
 @dataclass
@@ -72,11 +73,13 @@ def _gc_paused() -> Iterator[None]:
 
 
 def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
-                jobs: int | None = None) -> CheckResult:
+                jobs: int | None = None, cache: ResultCache | None = None) -> CheckResult:
     """Check files and directories; raises PathError / ConfigError for unusable input.
 
     `jobs` is the number of worker processes (None: one per core once there are enough
-    files to pay for starting them; 1: in this process)."""
+    files to pay for starting them; 1: in this process). With `cache`, files whose stored
+    results still hold are not checked again (looked up here, before any worker starts),
+    and what was checked is stored and saved."""
     result = CheckResult()
     indexes: dict[str, WorkspaceIndex] = {}
 
@@ -114,14 +117,25 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
                 if (file + os.sep).startswith(prefix) and file not in seen:
                     seen.add(file)
                     targets.append((idx, file, kind))
-    workers = _worker_count(len(targets), jobs)
+    result.files = len(targets)
+    todo = targets
+    if cache is not None:
+        todo = []
+        for idx, file, kind in targets:
+            hit = cached(cache, idx, file, kind)
+            if hit is None:
+                todo.append((idx, file, kind))
+            else:
+                result.findings.extend(hit)
+    workers = _worker_count(len(todo), jobs)
     if workers > 1:
-        result.findings.extend(_check_parallel(targets, workers))
+        result.findings.extend(_check_parallel(todo, workers, cache))
     else:
         with _gc_paused():
-            for idx, file, kind in targets:
-                result.findings.extend(check_file(idx, file, kind))
-    result.files = len(targets)
+            for idx, file, kind in todo:
+                result.findings.extend(check_file(idx, file, kind, cache))
+    if cache is not None:
+        cache.save()
     result.findings.sort(key=Finding.sort_key)
     return result
 
@@ -138,17 +152,20 @@ def _worker_count(files: int, jobs: int | None) -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]]) -> list[Finding]:
-    """Worker: one index per workspace root, built from the parent's configuration."""
+def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]],
+                 cache_dir: Path | None) -> tuple[list[Finding], dict[str, Any] | None]:
+    """Worker: one index per workspace root, built from the parent's configuration; what it
+    stored in the cache goes back to the parent, the one process that writes the file."""
     local: dict[str, WorkspaceIndex] = {}
     out: list[Finding] = []
+    cache = ResultCache(cache_dir) if cache_dir is not None else None
     with _gc_paused():
         for root, config, file, kind in chunk:
             idx = local.get(root)
             if idx is None:
                 idx = local[root] = WorkspaceIndex(Path(root), config)
-            out.extend(check_file(idx, file, kind))
-    return out
+            out.extend(check_file(idx, file, kind, cache))
+    return out, cache.export() if cache is not None else None
 
 
 def _size(path: str) -> int:
@@ -159,8 +176,9 @@ def _size(path: str) -> int:
 
 
 def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
-                    workers: int) -> list[Finding]:
+                    workers: int, cache: ResultCache | None = None) -> list[Finding]:
     """Split the files across processes (interleaved, so big and small files mix)."""
+    import functools
     import multiprocessing
     import threading
     from concurrent.futures import ProcessPoolExecutor
@@ -179,7 +197,10 @@ def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
     method = "fork" if hasattr(os, "fork") and threading.active_count() == 1 else "spawn"
     ctx = multiprocessing.get_context(method)
     findings: list[Finding] = []
+    work = functools.partial(_check_chunk, cache_dir=cache.directory if cache else None)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        for part in pool.map(_check_chunk, chunks):
+        for part, exported in pool.map(work, chunks):
             findings.extend(part)
+            if cache is not None and exported is not None:
+                cache.absorb(exported)
     return findings

@@ -22,6 +22,7 @@ from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.shell import classify, cron_line, path_list_line
 from .base import SKIPPED_LOG, RuleContext, rule
+from .cache import ShellcheckResults
 
 log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
@@ -103,18 +104,63 @@ def reset() -> None:
     """Forget the binary lookup and cached results (tests, configuration changes)."""
     global _missing_logged
     _binary.clear()
+    _versions.clear()
     _missing_logged = False
     with _cache_lock:
         _cache.clear()
 
 
-def run_shellcheck(binary: str, script: str, exclude: list[str]) -> list[dict[str, Any]]:
-    """ShellCheck's json1 comments for `script`, cached by content and options."""
+_versions: dict[tuple[str, int, int], str] = {}
+
+
+def shellcheck_identity() -> str:
+    """The binary that would run and its `stat`: part of the result cache's key, so an
+    upgraded (or removed) ShellCheck never leaves its predecessor's findings behind."""
+    binary = find_shellcheck()
+    if binary is None:
+        return "shellcheck: none"
+    try:
+        st = os.stat(binary)
+    except OSError:
+        return f"shellcheck: {binary} (unreadable)"
+    return f"shellcheck: {binary} {st.st_size} {st.st_mtime_ns}"
+
+
+def shellcheck_version(binary: str) -> str:
+    """`shellcheck --version`'s version line, once per binary (as it is on disk)."""
+    try:
+        st = os.stat(binary)
+        stamp = (binary, st.st_size, st.st_mtime_ns)
+    except OSError:
+        return "unknown"
+    found = _versions.get(stamp)
+    if found is None:
+        try:
+            proc = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                                  timeout=TIMEOUT_SECONDS, check=False)
+            found = next((line.split(":", 1)[1].strip() for line in proc.stdout.splitlines()
+                          if line.startswith("version:")), "") or f"unknown {stamp[1:]}"
+        except (OSError, subprocess.SubprocessError):
+            found = f"unknown {stamp[1:]}"
+        _versions[stamp] = found
+    return found
+
+
+def run_shellcheck(binary: str, script: str, exclude: list[str],
+                   store: ShellcheckResults | None = None) -> list[dict[str, Any]]:
+    """ShellCheck's json1 comments for `script`, cached by content and options (in memory,
+    and in `store`, the persistent cache of this ShellCheck version, when given)."""
     key = hashlib.sha256("\0".join([binary, ",".join(exclude), script]).encode()).hexdigest()
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
+    if store is not None:
+        found = store.get(key)
+        if found is not None:
+            with _cache_lock:
+                _cache[key] = found
+            return found
     argv = [binary, "--norc", "--format=json1", "--shell=bash"]
     if exclude:
         argv.append("--exclude=" + ",".join(exclude))
@@ -139,6 +185,8 @@ def run_shellcheck(binary: str, script: str, exclude: list[str]) -> list[dict[st
         _cache[key] = comments
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
+    if store is not None and proc.returncode in (0, 1):  # 1: comments found; else it failed
+        store.put(key, comments)
     return comments
 
 
@@ -348,11 +396,14 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     checks = list(ctx.config.shellcheck_checks)
     exclude = list(ctx.config.shellcheck_exclude)
     scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # run once each
+    store = ctx.results.shellcheck(shellcheck_version(binary)) \
+        if ctx.results is not None and scripts else None
     if len(scripts) <= 1:
-        outputs = [run_shellcheck(binary, s, exclude) for s in scripts]
+        outputs = [run_shellcheck(binary, s, exclude, store) for s in scripts]
     else:
         with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(scripts))) as pool:
-            outputs = list(pool.map(lambda s: run_shellcheck(binary, s, exclude), scripts))
+            outputs = list(pool.map(lambda s: run_shellcheck(binary, s, exclude, store),
+                                    scripts))
     results = dict(zip(scripts, outputs, strict=True))
     for block, content, removed in blocks:
         comments = results[content + "\n"]

@@ -12,7 +12,9 @@ from .base import SKIPPED_LOG, Rule, RuleContext, all_rules
 from .conventions import follows, inputs
 
 if TYPE_CHECKING:
+    from ..model.config import BatonConfig
     from ..workspace.index import WorkspaceIndex
+    from .cache import Digest, ResultCache, WorkspaceCache
 
 log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
@@ -79,11 +81,13 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-def check_file(index: WorkspaceIndex, path: str | Path,
-               kind: Kind | None = None) -> list[Finding]:
+def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None,
+               cache: ResultCache | None = None) -> list[Finding]:
     """Findings for one file of `index`, recording what its cross-file findings depend on.
 
-    `kind` forces how the file is read (for files outside the usual layout)."""
+    `kind` forces how the file is read (for files outside the usual layout). With `cache`
+    the findings come from it while the file and its inputs are unchanged, and are stored
+    there after a check."""
     from ..parse.text import split_lines
     from ..paths import norm
 
@@ -91,6 +95,11 @@ def check_file(index: WorkspaceIndex, path: str | Path,
     kind = kind or index.kind_of(key)
     if kind is None:
         return []
+    store = digest = None
+    if cache is not None:
+        store, digest, hit = _lookup(cache, index, key, kind)
+        if hit is not None:
+            return hit
     doc, text = index.parsed(key, kind)
     if doc is None:
         return []
@@ -99,10 +108,49 @@ def check_file(index: WorkspaceIndex, path: str | Path,
     elif text is None:  # parsed earlier: read the lines the rules quote again
         text = index.text_of(key)
     ctx = RuleContext(path=key, kind=kind, config=index.config, index=index, root=index.root,
-                      lines=split_lines(text or ""))
+                      lines=split_lines(text or ""), results=cache)
     findings = check_document(doc, ctx)
     index.record_deps(key, ctx.depends_on)
+    if store is not None and digest is not None and ctx.expires != 0.0 \
+            and not isinstance(doc, Unreadable):
+        store.store(index, key, kind, digest, findings, set(ctx.depends_on), ctx.trees,
+                    ctx.expires)
     return findings
+
+
+def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind
+            ) -> tuple[WorkspaceCache, Digest | None, list[Finding] | None]:
+    store = cache.workspace(index, tools_key(index.config))
+    digest = store.digest(index, key)
+    if digest is None:
+        return store, None, None
+    hit = store.lookup(index, key, kind, digest)
+    if hit is None:
+        return store, digest, None
+    findings, watch = hit
+    index.record_deps(key, watch)  # as a check would: edits of its inputs re-check it
+    return store, digest, findings
+
+
+def cached(cache: ResultCache, index: WorkspaceIndex, path: str | Path,
+           kind: Kind | None = None) -> list[Finding] | None:
+    """The stored findings of `path` while they still hold, else None (check it)."""
+    from ..paths import norm
+
+    key = norm(path)
+    kind = kind or index.kind_of(key)
+    if kind is None:
+        return []
+    return _lookup(cache, index, key, kind)[2]
+
+
+def tools_key(config: BatonConfig) -> str:
+    """External programs whose output becomes findings: ShellCheck, when it may run."""
+    if config.shellcheck == "off" or not config.enabled("BTN330"):
+        return ""
+    from .command_shellcheck import shellcheck_identity
+
+    return shellcheck_identity()
 
 
 def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
