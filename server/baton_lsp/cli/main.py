@@ -112,7 +112,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.explain_skips:  # worker processes are forked, so they inherit this level
         logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
     cache = None
-    if not args.no_cache:
+    if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
         from ..rules.cache import ResultCache
 
         cache = ResultCache(args.cache_dir)

@@ -84,9 +84,11 @@ def _racy_ns(ctime_ns: int) -> int:
     return COARSE_RACY_NS if ctime_ns % 1_000_000_000 == 0 else FINE_RACY_NS
 
 
-def _settled(st: os.stat_result, before_ns: int) -> bool:
-    """True when `st`'s last change happened safely before `before_ns` (wall clock)."""
-    return st.st_ctime_ns + _racy_ns(st.st_ctime_ns) < before_ns
+def _settled(ctime_ns: int, before_ns: int, strict: bool) -> bool:
+    """Whether a change at `ctime_ns` happened safely before `before_ns` (wall clock): a
+    few timestamp ticks earlier (`strict`), or merely earlier (tests that write a file and
+    check it at once; the margin is for file systems whose clock is coarser than ours)."""
+    return ctime_ns + (_racy_ns(ctime_ns) if strict else 0) < before_ns
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
@@ -201,9 +203,10 @@ class WorkspaceCache:
     """The entries of one workspace under one settings key, loaded from and saved to one
     file. Thread-safe: the language server checks on two threads."""
 
-    def __init__(self, path: Path, key: str) -> None:
+    def __init__(self, path: Path, key: str, strict: bool = True) -> None:
         self.path = path
         self.key = key
+        self.strict = strict
         self._lock = threading.RLock()
         self._entries: dict[str, dict[str, Any]] = {}
         self._hashes: dict[str, list[Any]] = {}
@@ -233,7 +236,7 @@ class WorkspaceCache:
         with self._lock:
             known = self._hashes.get(key)
         if (isinstance(known, list) and len(known) == 7 and known[:5] == sk
-                and st.st_ctime_ns + _racy_ns(st.st_ctime_ns) < known[6]):
+                and _settled(st.st_ctime_ns, known[6], self.strict)):
             return str(known[5])
         if st.st_size > MAX_HASHED_BYTES:
             return "stat:" + ":".join(map(str, sk))
@@ -330,19 +333,17 @@ class WorkspaceCache:
         return "t" + _hash("\n".join(parts).encode("utf-8", "surrogateescape")) + \
             f":{newest}"
 
-    @staticmethod
-    def _settled_input(path: str, fp: str, before_ns: int) -> bool:
+    def _settled_input(self, path: str, fp: str, before_ns: int) -> bool:
         """Whether the input last changed safely before `before_ns` (see `_settled`)."""
         if fp.startswith("t"):
-            newest = int(fp.rsplit(":", 1)[1])
-            return newest + _racy_ns(newest) < before_ns
+            return _settled(int(fp.rsplit(":", 1)[1]), before_ns, self.strict)
         if fp.startswith("o"):
             return True  # editor text is hashed whole: nothing to race with
         try:
             st = os.stat(path)
         except OSError:
             return True  # missing: creating it changes the parent directory's listing
-        return _settled(st, before_ns)
+        return _settled(st.st_ctime_ns, before_ns, self.strict)
 
     # -- entries ----------------------------------------------------------------------
 
@@ -380,7 +381,7 @@ class WorkspaceCache:
         before = digest.started_ns
         if not digest.overlay:
             try:
-                if not _settled(os.stat(key), before):
+                if not _settled(os.stat(key).st_ctime_ns, before, self.strict):
                     return False
             except OSError:
                 return False
@@ -443,7 +444,9 @@ class ResultCache:
     """The cache directory: one `WorkspaceCache` per (workspace root, settings), and the
     ShellCheck results shared by all of them."""
 
-    def __init__(self, directory: Path | None = None) -> None:
+    def __init__(self, directory: Path | None = None, *, strict: bool = True) -> None:
+        self.strict = strict
+        """False: trust any change made before a check started (see `_settled`)."""
         self.directory = Path(directory) if directory is not None else default_dir()
         self.base = self.directory / FORMAT
         self._workspaces: dict[str, WorkspaceCache] = {}
@@ -473,7 +476,7 @@ class ResultCache:
             found = self._workspaces.get(key)
             if found is None:
                 found = self._workspaces[key] = WorkspaceCache(
-                    self.base / "checks" / f"{key}.json", key)
+                    self.base / "checks" / f"{key}.json", key, self.strict)
             return found
 
     def shellcheck(self, version: str) -> ShellcheckResults:
@@ -516,7 +519,7 @@ class ResultCache:
             with self._lock:
                 found = self._workspaces.get(key)
                 if found is None:
-                    found = self._workspaces[key] = WorkspaceCache(path, wkey)
+                    found = self._workspaces[key] = WorkspaceCache(path, wkey, self.strict)
             found.absorb(entries, hashes)
         for version, results in exported["shellcheck"].items():
             self.shellcheck(version).absorb(results)

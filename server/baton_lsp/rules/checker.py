@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -19,6 +20,8 @@ from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
 from .cache import ResultCache
 from .engine import cached, check_file
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -136,6 +139,8 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
                 result.findings.extend(check_file(idx, file, kind, cache))
     if cache is not None:
         cache.save()
+        log.info("%d of %d files from the result cache in %s", len(targets) - len(todo),
+                 len(targets), cache.directory)
     result.findings.sort(key=Finding.sort_key)
     return result
 
@@ -153,12 +158,13 @@ def _worker_count(files: int, jobs: int | None) -> int:
 
 
 def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]],
-                 cache_dir: Path | None) -> tuple[list[Finding], dict[str, Any] | None]:
+                 cache_dir: Path | None, strict: bool = True
+                 ) -> tuple[list[Finding], dict[str, Any] | None]:
     """Worker: one index per workspace root, built from the parent's configuration; what it
     stored in the cache goes back to the parent, the one process that writes the file."""
     local: dict[str, WorkspaceIndex] = {}
     out: list[Finding] = []
-    cache = ResultCache(cache_dir) if cache_dir is not None else None
+    cache = ResultCache(cache_dir, strict=strict) if cache_dir is not None else None
     with _gc_paused():
         for root, config, file, kind in chunk:
             idx = local.get(root)
@@ -197,7 +203,8 @@ def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
     method = "fork" if hasattr(os, "fork") and threading.active_count() == 1 else "spawn"
     ctx = multiprocessing.get_context(method)
     findings: list[Finding] = []
-    work = functools.partial(_check_chunk, cache_dir=cache.directory if cache else None)
+    work = functools.partial(_check_chunk, cache_dir=cache.directory if cache else None,
+                             strict=cache.strict if cache else True)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
         for part, exported in pool.map(work, chunks):
             findings.extend(part)

@@ -423,7 +423,10 @@ def _not_resumed_from(path: Path, ctx: RuleContext) -> bool:
             latest = store.latest()
         except CheckpointError:
             return True  # nothing sound to resume from: BTN413 says why
-        return latest.path.name != path.name or store.locked()
+        if latest.path.name != path.name:
+            return True
+        ctx.uncacheable()  # whether its engine still holds the lock is no file's content
+        return store.locked()
     m = _BASH_NAME.match(path.name)
     if m is None:
         return False
@@ -552,6 +555,7 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
         return  # iteration and supervisor checkpoints have BTN414/BTN415
     if _not_resumed_from(path, ctx):
         return
+    ctx.uncacheable()  # judged against the clock (its age) as well as its inputs
     baton = shaped.get("baton") if isinstance(shaped.get("baton"), dict) else None
     age_key = "created_at"
     if baton is not None and _STORE_FILE.match(path.name) and cp.updated_at:

@@ -19,6 +19,7 @@ from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
 from ..runs.digest import sha256_file
+from ..runs.foreign import run_sources
 from ..runs.records import errors_log_path
 from .base import RuleContext, rule
 
@@ -43,6 +44,9 @@ def _runs(ctx: RuleContext, *, any_workflow: bool = False) -> Any:
     if any_workflow:
         ctx.depends_on.add(str(runs.base))
     ctx.depends_on.add(str(errors_log_path(runs.root)))
+    # Which workflow runs this plan, and how it stands, is read from every checkpoint: the
+    # result cache fingerprints the stores whole (the editor follows runs on its own).
+    ctx.trees.update(str(p) for p in run_sources(runs.root))
     return runs
 
 
@@ -53,6 +57,8 @@ def _plan_run(plan: Plan, ctx: RuleContext) -> Any:
     view = runs.for_plan(ctx.path)
     if view is not None:
         ctx.depends_on.add(str(runs.base / view.workflow_id))
+        if view.running:
+            ctx.uncacheable()  # a live engine's lock, not a file, says it is still going
     return view
 
 
@@ -232,6 +238,8 @@ def agent_hard_barrier_failed(agent: AgentFile, ctx: RuleContext) -> Iterator[Fi
     if runs is None or not os.path.isdir(runs.base):
         return
     for view in runs.views():
+        if view.running:
+            ctx.uncacheable()
         for step in agent_barrier_failures(view):
             role = ctx.config.workflow.role(step.role)
             if role.agent != agent.name:
