@@ -33,7 +33,6 @@ import logging
 import os
 import stat
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -136,6 +135,8 @@ def code_fingerprint() -> str:
 def atomic_write(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file in the same directory and a rename,
     so readers see the old file or the new one, never half of one. No fsync: a cache."""
+    import tempfile  # only when something is written: it pulls in shutil (start-up speed)
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

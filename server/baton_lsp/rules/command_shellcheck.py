@@ -104,6 +104,7 @@ def reset() -> None:
     """Forget the binary lookup and cached results (tests, configuration changes)."""
     global _missing_logged
     _binary.clear()
+    _identity.clear()
     _versions.clear()
     _missing_logged = False
     with _cache_lock:
@@ -115,15 +116,24 @@ _versions: dict[tuple[str, int, int], str] = {}
 
 def shellcheck_identity() -> str:
     """The binary that would run and its `stat`: part of the result cache's key, so an
-    upgraded (or removed) ShellCheck never leaves its predecessor's findings behind."""
+    upgraded (or removed) ShellCheck never leaves its predecessor's findings behind.
+    Looked up once per process, like the binary."""
+    if _identity:
+        return _identity[0]
     binary = find_shellcheck()
     if binary is None:
-        return "shellcheck: none"
-    try:
-        st = os.stat(binary)
-    except OSError:
-        return f"shellcheck: {binary} (unreadable)"
-    return f"shellcheck: {binary} {st.st_size} {st.st_mtime_ns}"
+        found = "shellcheck: none"
+    else:
+        try:
+            st = os.stat(binary)
+            found = f"shellcheck: {binary} {st.st_size} {st.st_mtime_ns}"
+        except OSError:
+            found = f"shellcheck: {binary} (unreadable)"
+    _identity.append(found)
+    return found
+
+
+_identity: list[str] = []
 
 
 def shellcheck_version(binary: str) -> str:

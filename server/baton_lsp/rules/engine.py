@@ -113,8 +113,8 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
     index.record_deps(key, ctx.depends_on)
     if store is not None and digest is not None and ctx.expires != 0.0 \
             and not isinstance(doc, Unreadable):
-        store.store(index, key, kind, digest, findings, set(ctx.depends_on), ctx.trees,
-                    ctx.expires)
+        store.store(index, key, kind, digest, findings, {norm(d) for d in ctx.depends_on},
+                    {norm(t) for t in ctx.trees}, ctx.expires)
     return findings
 
 
@@ -128,7 +128,7 @@ def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind
     if hit is None:
         return store, digest, None
     findings, watch = hit
-    index.record_deps(key, watch)  # as a check would: edits of its inputs re-check it
+    index.record_deps(key, watch, normalized=True)  # as a check would: edits re-check it
     return store, digest, findings
 
 
