@@ -18,6 +18,7 @@ import json
 import os
 import queue
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,10 +37,11 @@ class Client:
     """A minimal blocking LSP client: enough to time requests and notifications."""
 
     def __init__(self, root: Path, settings: dict[str, Any] | None = None,
-                 log_level: str = "WARNING", env: dict[str, str] | None = None) -> None:
+                 log_level: str = "WARNING", env: dict[str, str] | None = None,
+                 command: list[str] | None = None) -> None:
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "baton_lsp", "lsp", "--log-level", log_level],
+            command or [sys.executable, "-m", "baton_lsp", "lsp", "--log-level", log_level],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, **(env or {})})
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -129,6 +131,17 @@ class Client:
 ENV: dict[str, str] = {}
 
 
+def use_bytecode() -> None:
+    """Servers start from compiled bytecode, as after `pip install`: Baton's modules are
+    compiled once here and `PYTHONDONTWRITEBYTECODE` is dropped for the servers started
+    (otherwise every start would compile Baton from source while pygls, installed
+    compiled, would not)."""
+    import compileall
+
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(str(REPO / "server" / "baton_lsp"), quiet=1)
+
+
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
@@ -159,6 +172,71 @@ def startup(root: Path, plan: Path, runs: int) -> tuple[list[float], list[float]
         first.append((time.perf_counter() - c.t0) * 1000)
         c.close()
     return init, first
+
+
+YAML_SAMPLE = "name: sample\nitems: [1, 2\nother: 3\n"
+"""One syntax error (an unclosed `[`): yaml-language-server's first diagnostic."""
+
+
+def first_diagnostics(command: list[str] | None, root: Path, doc: Path, language: str,
+                      settings: dict[str, Any], env: dict[str, str] | None = None
+                      ) -> tuple[float, float, int]:
+    """(spawn → initialize response, spawn → first publishDiagnostics of `doc`, how many
+    diagnostics it had), in ms, for one fresh server process."""
+    c = Client(root, settings, env=env, command=command)
+    init = c.initialize() * 1000
+    uri = doc.as_uri()
+    c.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": language, "version": 1,
+        "text": doc.read_text(encoding="utf-8")}})
+    params = c.wait_diagnostics(uri)
+    first = (time.perf_counter() - c.t0) * 1000
+    c.close()
+    return init, first, len(params["diagnostics"])
+
+
+def startup_compare(root: Path, plan: Path, runs: int) -> dict[str, Any]:
+    """Baton's start-up next to the pygls floor and yaml-language-server, measured
+    alternately (floor, Baton with an empty cache, Baton with a warm cache, yaml-ls, …) so
+    that load from other processes hits every server alike; medians and ratios."""
+    import peers  # type: ignore[import-not-found]
+
+    yaml_doc = root / "sample.yaml"
+    yaml_doc.write_text(YAML_SAMPLE, encoding="utf-8")
+    floor_cmd = [sys.executable, str(peers.FLOOR_SERVER)]
+    yaml_cmd = peers.yaml_language_server()
+    warm_cache = Path(tempfile.mkdtemp(prefix="baton-bench-cache-"))
+    settings = {"debounce": 0}
+    first_diagnostics(None, root, plan, "markdown", settings,
+                      {"BATON_CACHE_DIR": str(warm_cache)})  # fills the warm cache
+    # … and waits until indexing saved it: a second server sees every file cached.
+    c = Client(root, settings, log_level="INFO", env={"BATON_CACHE_DIR": str(warm_cache)})
+    c.initialize()
+    while True:
+        msg = c.wait(timeout=600)
+        if msg.get("method") == "window/logMessage" and "indexed" in msg["params"]["message"]:
+            break
+    c.close()
+    figures: dict[str, list[tuple[float, float, int]]] = {
+        "pygls floor": [], "baton (empty cache)": [], "baton (warm cache)": [],
+        "yaml-language-server": []}
+    for _ in range(runs):
+        figures["pygls floor"].append(first_diagnostics(floor_cmd, root, plan, "markdown", {}))
+        cold = Path(tempfile.mkdtemp(prefix="baton-bench-cold-"))
+        figures["baton (empty cache)"].append(first_diagnostics(
+            None, root, plan, "markdown", settings, {"BATON_CACHE_DIR": str(cold)}))
+        shutil.rmtree(cold, ignore_errors=True)
+        figures["baton (warm cache)"].append(first_diagnostics(
+            None, root, plan, "markdown", settings, {"BATON_CACHE_DIR": str(warm_cache)}))
+        figures["yaml-language-server"].append(first_diagnostics(
+            yaml_cmd, root, yaml_doc, "yaml", {}))
+    shutil.rmtree(warm_cache, ignore_errors=True)
+    out: dict[str, Any] = {}
+    for name, rows in figures.items():
+        out[name] = {"initialize_ms": statistics.median(r[0] for r in rows),
+                     "first_diagnostics_ms": statistics.median(r[1] for r in rows),
+                     "diagnostics": rows[0][2]}
+    return out
 
 
 def edit_latency(root: Path, plan: Path, edits: int) -> tuple[list[float], list[float],
@@ -255,7 +333,12 @@ def main() -> None:
     parser.add_argument("--arena-max", type=int, help="MALLOC_ARENA_MAX for the server")
     parser.add_argument("--only-session", action="store_true",
                         help="run only the random-edit session")
+    parser.add_argument("--startup", action="store_true",
+                        help="run only the start-up comparison with the pygls floor and "
+                        "yaml-language-server (installed from npm into a cache directory)")
+    parser.add_argument("--runs", type=int, help="rounds of the start-up comparison")
     args = parser.parse_args()
+    use_bytecode()
     runs = 3 if args.quick else 10
     random.seed(1)
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -281,6 +364,23 @@ def main() -> None:
                                                  2000 if args.quick else 10000)
             print(f"random-edit session: alive={alive}, RSS after 1,000 edits {settled:.0f} MB, "
                   f"at the end {final:.0f} MB ({(final - settled) / settled * 100:+.1f} %)")
+            return
+        if args.startup:
+            plan = largest or big
+            got = startup_compare(root, plan, args.runs or runs)
+            print(f"start-up, medians of {args.runs or runs} alternating rounds "
+                  f"(opened: {plan.name}; yaml-language-server: a YAML file with one error)")
+            for name, row in got.items():
+                print(f"  {name:<22} initialize {row['initialize_ms']:6.0f} ms   first "
+                      f"diagnostics {row['first_diagnostics_ms']:6.0f} ms "
+                      f"({row['diagnostics']} diagnostics)")
+            floor = got["pygls floor"]["initialize_ms"]
+            yaml_first = got["yaml-language-server"]["first_diagnostics_ms"]
+            for name in ("baton (empty cache)", "baton (warm cache)"):
+                row = got[name]
+                print(f"  {name}: initialize − floor = {row['initialize_ms'] - floor:+.0f} ms "
+                      "(target ≤ +30); first diagnostics / yaml-language-server = "
+                      f"{row['first_diagnostics_ms'] / yaml_first:.2f} (target ≤ 1.00)")
             return
         if args.only_latency:
             for label, path in [("5,000-line plan", big), ("largest corpus plan", largest)]:

@@ -27,6 +27,20 @@ def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
 
+def add_lsp_arguments(lsp: argparse.ArgumentParser) -> None:
+    """`baton lsp`'s options (also parsed alone: see `main`)."""
+    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
+    lsp.add_argument("--log-level", default="INFO",
+                     choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    lsp.add_argument("--log-file", type=Path, nargs="?", const="default",
+                     help="also log to a file (default: the platform's user log directory)")
+    lsp.add_argument("--no-cache", action="store_true",
+                     help="neither read nor write the result cache `baton check` shares")
+    lsp.add_argument("--cache-dir", type=Path, default=None,
+                     help="where the result cache lives (as for check)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="baton",
@@ -70,13 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("plan", type=Path)
     graph.add_argument("--format", choices=["text", "mermaid", "json"], default="text")
 
-    lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
-    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
-    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
-    lsp.add_argument("--log-level", default="INFO",
-                     choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    lsp.add_argument("--log-file", type=Path, nargs="?", const="default",
-                     help="also log to a file (default: the platform's user log directory)")
+    add_lsp_arguments(sub.add_parser("lsp", help="start the language server (stdio by "
+                                     "default)"))
 
     schema = sub.add_parser("schema", help="JSON Schemas generated from the models")
     schema.add_argument("name", nargs="?", help="print one schema (see `baton schema`)")
@@ -330,7 +339,8 @@ def cmd_lsp(args: argparse.Namespace) -> int:
     if args.tcp and ":" not in args.tcp:
         print("baton: error: --tcp expects HOST:PORT", file=sys.stderr)
         return EXIT_ERROR
-    return start(tcp=args.tcp, log_level=args.log_level, log_file=log_file)
+    return start(tcp=args.tcp, log_level=args.log_level, log_file=log_file,
+                 cache=not args.no_cache, cache_dir=args.cache_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -338,8 +348,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["lsp"] and not {"-h", "--help"} & set(argv):
+        # The language server's start-up: only its own options, not every command's
+        # parser (an editor waits for `initialize`).
+        parser = argparse.ArgumentParser(prog="baton lsp")
+        add_lsp_arguments(parser)
+        args = parser.parse_args(argv[1:])
+        args.command, args.verbose = "lsp", False
+    else:
+        parser = build_parser()
+        args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
     handlers = {"check": cmd_check, "clean": cmd_clean, "rule": cmd_rule, "graph": cmd_graph,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -14,36 +15,39 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+_PARSER_OF = {
+    Kind.PLAN: ("plan", "parse_plan"),
+    Kind.AGENT: ("agent", "parse_agent"),
+    Kind.COMMAND: ("agent", "parse_command"),
+    Kind.SKILL: ("agent", "parse_command"),
+    Kind.REGISTRY: ("registry", "parse_registry"),
+    Kind.STATE: ("data", "parse_state"),
+    Kind.ERRORS_LOG: ("data", "parse_errors_log"),
+    Kind.CHECKPOINT: ("data", "parse_checkpoint_file"),
+    Kind.REPORT: ("data", "parse_report"),
+    Kind.SUMMARY: ("data", "parse_report"),
+}
+"""Kind → (module, function) of its parser, imported when a file of that kind is first
+parsed: `parse.text` alone (line splitting, decoding) is on start-up paths that never parse
+(a warm check, the server's start), and the first document parses with its own parser only."""
+
+
+def parser_for(kind: Kind) -> Any:
+    """The parser of `kind` (None for kinds without one), importing its module."""
+    where = _PARSER_OF.get(kind)
+    if where is None:
+        return None
+    return getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1])
+
+
 def _parsers() -> dict[Kind, Any]:
-    """The parser per kind, imported on the first parse: `parse.text` alone (line splitting,
-    decoding) is on start-up paths that never parse (a warm check, the server's start)."""
-    if not _PARSERS:
-        from .agent import parse_agent, parse_command
-        from .data import parse_checkpoint_file, parse_errors_log, parse_report, parse_state
-        from .plan import parse_plan
-        from .registry import parse_registry
-
-        _PARSERS.update({
-            Kind.PLAN: parse_plan,
-            Kind.AGENT: parse_agent,
-            Kind.COMMAND: parse_command,
-            Kind.SKILL: parse_command,
-            Kind.REGISTRY: parse_registry,
-            Kind.STATE: parse_state,
-            Kind.ERRORS_LOG: parse_errors_log,
-            Kind.CHECKPOINT: parse_checkpoint_file,
-            Kind.REPORT: parse_report,
-            Kind.SUMMARY: parse_report,
-        })
-    return _PARSERS
-
-
-_PARSERS: dict[Kind, Any] = {}
+    """Every parser, by kind (tests and tools that want them all)."""
+    return {kind: parser_for(kind) for kind in _PARSER_OF}
 
 
 def parse_text(kind: Kind, text: str, path: str = "") -> Document | None:
     """Parse already-decoded text; None for kinds without a parser."""
-    parser = _parsers().get(kind)
+    parser = parser_for(kind)
     if parser is None:
         return None
     try:

@@ -118,6 +118,14 @@ def all_rules() -> list[Rule]:
     return [ _REGISTRY[c] for c in sorted(_REGISTRY)]
 
 
+def rules_of_kind(kind: Kind) -> list[Rule]:
+    """The rules that apply to `kind`, sorted by code, loading only their modules."""
+    from . import load_for
+
+    load_for(kind.value)
+    return [_REGISTRY[c] for c in sorted(_REGISTRY) if kind in _REGISTRY[c].kinds]
+
+
 def get_rule(code_or_name: str) -> Rule | None:
     from . import load_all
 

@@ -213,6 +213,7 @@ class WorkspaceCache:
         self._hashes: dict[str, list[Any]] = {}
         """path → [size, mtime_ns, ctime_ns, ino, dev, sha, hashed_at_ns]."""
         self._fingerprints: dict[str, str | None] = {}
+        self._generation = 0
         self._new: set[str] = set()
         self.dirty = False
         self.hits = 0
@@ -278,6 +279,9 @@ class WorkspaceCache:
         memo = ("*" if tree else "") + path
         if not fresh:
             with self._lock:
+                if self._generation != index.generation:  # the index heard of a change
+                    self._fingerprints.clear()
+                    self._generation = index.generation
                 if memo in self._fingerprints:
                     return self._fingerprints[memo]
         fp = self._tree(path) if tree else self._input(index, path)
@@ -348,9 +352,13 @@ class WorkspaceCache:
 
     # -- entries ----------------------------------------------------------------------
 
-    def lookup(self, index: WorkspaceIndex, key: str, kind: Kind,
-               digest: Digest) -> tuple[list[Finding], set[str]] | None:
-        """(findings, the paths to re-check it after) when a stored entry still holds."""
+    def lookup(self, index: WorkspaceIndex, key: str, kind: Kind, digest: Digest,
+               memo: bool = True) -> tuple[list[Finding], set[str]] | None:
+        """(findings, the paths to re-check it after) when a stored entry still holds.
+
+        `memo`: reuse input fingerprints taken earlier in this pass (a bulk check of a tree
+        that is not changing meanwhile); False looks at every input afresh (an editor's
+        single document: a run store may have changed without the index hearing of it)."""
         with self._lock:
             entry = self._entries.get(key)
         if not isinstance(entry, dict) or entry.get("kind") != kind.value \
@@ -363,7 +371,7 @@ class WorkspaceCache:
                 self.misses += 1
                 return None
             for path, tree, fp in entry["inputs"]:
-                if self.fingerprint(index, path, bool(tree)) != fp:
+                if self.fingerprint(index, path, bool(tree), fresh=not memo) != fp:
                     self.misses += 1
                     return None
             findings = [decode_finding(raw) for raw in entry["findings"]]
@@ -488,6 +496,13 @@ class ResultCache:
                 found = self._shellcheck[version] = ShellcheckResults(
                     self.base / "shellcheck" / f"{name}.json")
             return found
+
+    def new_pass(self) -> None:
+        """Forget every input fingerprint taken so far (see `WorkspaceCache.new_pass`)."""
+        with self._lock:
+            parts = list(self._workspaces.values())
+        for part in parts:
+            part.new_pass()
 
     def save(self) -> None:
         """Write what changed; a cache that cannot be written is a warning, never an error."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
-from .base import SKIPPED_LOG, Rule, RuleContext, all_rules
+from .base import SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
 from .conventions import follows, inputs
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def rules_for(kind: Kind) -> list[Rule]:
     """Rules that apply to `kind`, computed once per kind (the registry never changes)."""
     cached = _BY_KIND.get(kind)
     if cached is None:
-        cached = _BY_KIND[kind] = [r for r in all_rules() if kind in r.kinds]
+        cached = _BY_KIND[kind] = rules_of_kind(kind)
     return cached
 
 
@@ -82,12 +82,12 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
 
 
 def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None,
-               cache: ResultCache | None = None) -> list[Finding]:
+               cache: ResultCache | None = None, memo: bool = True) -> list[Finding]:
     """Findings for one file of `index`, recording what its cross-file findings depend on.
 
     `kind` forces how the file is read (for files outside the usual layout). With `cache`
     the findings come from it while the file and its inputs are unchanged, and are stored
-    there after a check."""
+    there after a check (`memo`: see `WorkspaceCache.lookup`)."""
     from ..parse.text import split_lines
     from ..paths import norm
 
@@ -97,7 +97,7 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
         return []
     store = digest = None
     if cache is not None:
-        store, digest, hit = _lookup(cache, index, key, kind)
+        store, digest, hit = _lookup(cache, index, key, kind, memo)
         if hit is not None:
             return hit
     doc, text = index.parsed(key, kind)
@@ -118,13 +118,13 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
     return findings
 
 
-def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind
+def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind, memo: bool = True
             ) -> tuple[WorkspaceCache, Digest | None, list[Finding] | None]:
     store = cache.workspace(index, tools_key(index.config))
     digest = store.digest(index, key)
     if digest is None:
         return store, None, None
-    hit = store.lookup(index, key, kind, digest)
+    hit = store.lookup(index, key, kind, digest, memo)
     if hit is None:
         return store, digest, None
     findings, watch = hit
@@ -133,7 +133,7 @@ def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind
 
 
 def cached(cache: ResultCache, index: WorkspaceIndex, path: str | Path,
-           kind: Kind | None = None) -> list[Finding] | None:
+           kind: Kind | None = None, memo: bool = True) -> list[Finding] | None:
     """The stored findings of `path` while they still hold, else None (check it)."""
     from ..paths import norm
 
@@ -141,7 +141,7 @@ def cached(cache: ResultCache, index: WorkspaceIndex, path: str | Path,
     kind = kind or index.kind_of(key)
     if kind is None:
         return []
-    return _lookup(cache, index, key, kind)[2]
+    return _lookup(cache, index, key, kind, memo)[2]
 
 
 def tools_key(config: BatonConfig) -> str:

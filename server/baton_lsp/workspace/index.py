@@ -59,6 +59,9 @@ class WorkspaceIndex:
         self._deps: dict[str, set[str]] = {}
         self._rdeps: dict[str, set[str]] = {}
         self._runs: RunIndex | None = None
+        self.generation = 0
+        """Bumped on every change the index is told of: the result cache's memo of input
+        fingerprints is valid only within one generation."""
 
     def _read_layout(self) -> None:
         """The plugin layout (None for a plain workspace), read once per configuration."""
@@ -72,6 +75,7 @@ class WorkspaceIndex:
         overlays and recorded dependencies stay (a check on another thread keeps recording
         into this same index, so nothing it learns is lost to a replaced object)."""
         with self._lock:
+            self.generation += 1
             self.config = config
             self._read_layout()  # a changed plugin manifest reloads the configuration
             self._files = None
@@ -124,6 +128,7 @@ class WorkspaceIndex:
         with self._lock:
             if self._overlays.get(key) != text:
                 self._symbols.pop(key, None)
+                self.generation += 1
             self._overlays[key] = text
 
     def overlays(self) -> dict[str, str]:
@@ -135,6 +140,7 @@ class WorkspaceIndex:
         with self._lock:
             if self._overlays.pop(key, None) is not None:
                 self._symbols.pop(key, None)
+                self.generation += 1
 
     def text_of(self, path: str | Path) -> str | None:
         key = norm(path)
@@ -326,6 +332,7 @@ class WorkspaceIndex:
         """Invalidate caches for `path`; return the other files that need re-checking."""
         key = norm(path)
         with self._lock:
+            self.generation += 1
             self._docs.pop(key, None)
             self._symbols.pop(key, None)
             if created_or_deleted:
