@@ -135,14 +135,46 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
         result.findings.extend(_check_parallel(todo, workers, cache))
     else:
         with _gc_paused():
-            for idx, file, kind in todo:
-                result.findings.extend(check_file(idx, file, kind, cache))
+            result.findings.extend(_check_here(todo, cache))
     if cache is not None:
         cache.save()
         log.info("%d of %d files from the result cache in %s", len(targets) - len(todo),
                  len(targets), cache.directory)
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+SHELLCHECK_THREADS = 4
+"""Commands checked at once on threads while this thread checks the other files: their time
+is mostly ShellCheck processes (on the other cores), so it overlaps the parsing here."""
+
+
+def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],
+                cache: ResultCache | None) -> list[Finding]:
+    """Check `todo` in this process: commands that may run ShellCheck on a few threads,
+    started first, everything else here meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def slow(item: tuple[WorkspaceIndex, str, Kind | None]) -> bool:
+        idx, _, kind = item
+        return kind is Kind.COMMAND and idx.config.shellcheck != "off"
+
+    commands = [item for item in todo if slow(item)]
+    out: list[Finding] = []
+    if len(commands) < 2:
+        for idx, file, kind in todo:
+            out.extend(check_file(idx, file, kind, cache))
+        return out
+    with ThreadPoolExecutor(max_workers=SHELLCHECK_THREADS,
+                            thread_name_prefix="baton-commands") as pool:
+        futures = [pool.submit(check_file, idx, file, kind, cache)
+                   for idx, file, kind in commands]
+        for idx, file, kind in todo:
+            if not slow((idx, file, kind)):
+                out.extend(check_file(idx, file, kind, cache))
+        for future in futures:
+            out.extend(future.result())
+    return out
 
 
 PARALLEL_MIN_FILES = 400

@@ -112,6 +112,9 @@ def reset() -> None:
 
 
 _versions: dict[tuple[str, int, int], str] = {}
+_slots = threading.BoundedSemaphore(os.cpu_count() or 2)
+"""ShellCheck processes running at once, over every thread checking commands: one per core
+keeps the machine busy without a queue of processes fighting over it."""
 
 
 def shellcheck_identity() -> str:
@@ -176,8 +179,9 @@ def run_shellcheck(binary: str, script: str, exclude: list[str],
         argv.append("--exclude=" + ",".join(exclude))
     argv.append("-")
     try:
-        proc = subprocess.run(argv, input=script, capture_output=True, text=True,
-                              encoding="utf-8", timeout=TIMEOUT_SECONDS, check=False)
+        with _slots:
+            proc = subprocess.run(argv, input=script, capture_output=True, text=True,
+                                  encoding="utf-8", timeout=TIMEOUT_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         log.warning("shellcheck timed out after %.0f s on a %d-line block", TIMEOUT_SECONDS,
                     script.count("\n") + 1)
