@@ -94,6 +94,12 @@ def _stat_key(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
+def _changed_ns(st: os.stat_result) -> int:
+    """When the file last changed: its ctime (no one can set it) or a later mtime (on
+    Windows `st_ctime` is the creation time)."""
+    return max(st.st_ctime_ns, st.st_mtime_ns)
+
+
 @dataclass
 class Digest:
     """The content hash of a file about to be checked, and when it was taken."""
@@ -238,7 +244,7 @@ class WorkspaceCache:
         with self._lock:
             known = self._hashes.get(key)
         if (isinstance(known, list) and len(known) == 7 and known[:5] == sk
-                and _settled(st.st_ctime_ns, known[6], self.strict)):
+                and _settled(_changed_ns(st), known[6], self.strict)):
             return str(known[5])
         if st.st_size > MAX_HASHED_BYTES:
             return "stat:" + ":".join(map(str, sk))
@@ -325,7 +331,7 @@ class WorkspaceCache:
             except OSError as exc:
                 parts.append(f"{current}-{exc.errno}")
                 continue
-            newest = max(newest, st.st_ctime_ns)
+            newest = max(newest, _changed_ns(st))
             parts.append(f"{current}:{st.st_mode}:{':'.join(map(str, _stat_key(st)))}")
             if stat.S_ISDIR(st.st_mode):
                 try:
@@ -348,7 +354,7 @@ class WorkspaceCache:
             st = os.stat(path)
         except OSError:
             return True  # missing: creating it changes the parent directory's listing
-        return _settled(st.st_ctime_ns, before_ns, self.strict)
+        return _settled(_changed_ns(st), before_ns, self.strict)
 
     # -- entries ----------------------------------------------------------------------
 
@@ -390,7 +396,7 @@ class WorkspaceCache:
         before = digest.started_ns
         if not digest.overlay:
             try:
-                if not _settled(os.stat(key).st_ctime_ns, before, self.strict):
+                if not _settled(_changed_ns(os.stat(key)), before, self.strict):
                     return False
             except OSError:
                 return False

@@ -111,8 +111,10 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
                       lines=split_lines(text or ""), results=cache)
     findings = check_document(doc, ctx)
     index.record_deps(key, ctx.depends_on)
-    if store is not None and digest is not None and ctx.expires != 0.0 \
-            and not isinstance(doc, Unreadable):
+    # Editor text is looked up (an opened file is usually as saved) but not stored: it is
+    # rarely seen again, and fingerprinting inputs on every keystroke would cost latency.
+    if store is not None and digest is not None and not digest.overlay \
+            and ctx.expires != 0.0 and not isinstance(doc, Unreadable):
         store.store(index, key, kind, digest, findings, {norm(d) for d in ctx.depends_on},
                     {norm(t) for t in ctx.trees}, ctx.expires)
     return findings

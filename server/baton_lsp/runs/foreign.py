@@ -191,12 +191,6 @@ def inside(root: Path, path: str | os.PathLike[str]) -> bool:
     return real == root_r or real.startswith(root_r.rstrip(os.sep) + os.sep)
 
 
-def run_sources(root: Path) -> list[Path]:
-    """The directories whose contents decide every run of the workspace: Baton's checkpoint
-    store and where the bash system keeps its checkpoints (what a result cache must watch)."""
-    return [checkpoints_root(root), _claude(root) / "checkpoints", _claude(root) / "tmp"]
-
-
 def _locations(root: Path) -> list[tuple[Path, bool]]:
     """(directory, strict): in a strict directory every `*.json` is meant as a checkpoint,
     so one that cannot be read is listed; in `.claude/tmp/` only names saying so are."""
