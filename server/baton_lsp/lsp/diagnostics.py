@@ -17,6 +17,7 @@ from .server import BatonServer, DocResult, uri_path
 
 if TYPE_CHECKING:
     from ..model.base import Finding
+    from ..workspace.index import WorkspaceIndex
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +80,12 @@ async def index_workspace(ls: BatonServer) -> None:
     """Check every file of every workspace once, with work-done progress."""
     roots = ls.discover_roots()
     files: list[str] = []
+    owner: dict[str, WorkspaceIndex] = {}
     for root in roots:
-        files.extend(ls.index_for_root(root).files())
+        index = ls.index_for_root(root)
+        for path in index.files():
+            files.append(path)
+            owner.setdefault(path, index)
     token = str(uuid.uuid4())
     progress = False
     window = ls.client_capabilities.window
@@ -98,14 +103,15 @@ async def index_workspace(ls: BatonServer) -> None:
     cache = ls.result_cache()
     if cache is not None:
         cache.new_pass()
-    closed = [p for p in files if path_to_uri(p) not in ls.workspace.text_documents]
+    open_paths = {uri_path(uri) for uri in ls.workspace.text_documents}
+    closed = [(owner[p], p) for p in files if p not in open_paths]
     # Open documents are validated by their own events; the others come from the result
     # cache (`baton check`'s too) where it still holds, in one pass on the pool.
     try:
         hits, todo = await loop.run_in_executor(ls.executor, ls.cached_findings, closed)
     except Exception:
         log.exception("reading the result cache failed; checking every file")
-        hits, todo = {}, closed
+        hits, todo = {}, [path for _, path in closed]
 
     def done(path: str, findings: list[Finding]) -> None:
         if findings or path in ls.results:

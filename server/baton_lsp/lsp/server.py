@@ -280,18 +280,20 @@ class BatonServer(LanguageServer):
         if self._result_cache is not None:
             self._result_cache.save()
 
-    def cached_findings(self, paths: list[str]) -> tuple[dict[str, list[Finding]], list[str]]:
+    def cached_findings(self, files: list[tuple[WorkspaceIndex, str]]
+                        ) -> tuple[dict[str, list[Finding]], list[str]]:
         """(findings of the files whose cached results still hold, the other files), for
-        start-up indexing: one pass over the tree, input fingerprints taken once."""
+        start-up indexing: one pass over the tree (each file with its workspace's index),
+        input fingerprints taken once."""
         cache = self.result_cache()
         if cache is None:
-            return {}, list(paths)
+            return {}, [path for _, path in files]
         from ..rules.engine import cached
 
         hits: dict[str, list[Finding]] = {}
         todo: list[str] = []
-        for path in paths:
-            found = cached(cache, self.index_for(path), path)
+        for index, path in files:
+            found = cached(cache, index, path)
             if found is None:
                 todo.append(path)
             else:

@@ -264,7 +264,7 @@ class WorkspaceCache:
         """The hash of what a check of `key` reads now; None when it is not cacheable
         (missing, not a regular file, too large to parse)."""
         started = time.time_ns()
-        overlay = index.overlays().get(key)
+        overlay = index.overlay(key)
         if overlay is not None:
             return Digest(_hash(overlay.encode("utf-8", "surrogatepass")), started, True)
         try:
@@ -296,9 +296,9 @@ class WorkspaceCache:
         return fp
 
     def _input(self, index: WorkspaceIndex, path: str) -> str | None:
-        overlays = index.overlays()
-        if path in overlays:
-            return "o" + _hash(overlays[path].encode("utf-8", "surrogatepass"))
+        overlay = index.overlay(path)
+        if overlay is not None:
+            return "o" + _hash(overlay.encode("utf-8", "surrogatepass"))
         try:
             st = os.stat(path)
         except OSError as exc:
@@ -314,7 +314,7 @@ class WorkspaceCache:
             except OSError as exc:
                 return f"e{exc.errno}"
             prefix = path + os.sep
-            names += [">" + p[len(prefix):] for p in overlays
+            names += [">" + p[len(prefix):] for p in index.overlays()
                       if p.startswith(prefix) and os.sep not in p[len(prefix):]]
             return "d" + _hash("\0".join(sorted(names)).encode("utf-8", "surrogateescape"))
         return f"x{st.st_mode}"
@@ -468,25 +468,27 @@ class ResultCache:
         self._shellcheck: dict[str, ShellcheckResults] = {}
         self._lock = threading.Lock()
         self.extra_hits = self.extra_misses = 0
-        self._keys: dict[tuple[int, str], tuple[Any, tuple[str, str], str, Any]] = {}
-        """(index, tools) → (its config, layout, key, the index itself: kept alive so the
-        id is never reused)."""
+        self._keys: dict[tuple[int, str], tuple[Any, Any, Any, str, Any]] = {}
+        """(index, tools) → (its config, plugin layout and agents directory as objects, the
+        key, the index itself: kept alive so the id is never reused)."""
 
     def workspace(self, index: WorkspaceIndex, tools: str = "") -> WorkspaceCache:
         """The entries for `index` as configured now; `tools` names external programs whose
         output the findings contain (ShellCheck's path and version)."""
         config: BatonConfig = index.config
-        layout = (repr(index.plugin), str(index.agents_dir))
         with self._lock:
             known = self._keys.get((id(index), tools))
-        if known is not None and known[0] is config and known[1] == layout:
-            key = known[2]
+        if known is not None and known[0] is config and known[1] is index.plugin \
+                and known[2] is index.agents_dir:
+            key = known[3]
         else:
             settings = json.dumps([code_fingerprint(), config.model_dump(mode="json"),
-                                   *layout, tools], sort_keys=True, default=str)
+                                   repr(index.plugin), str(index.agents_dir), tools],
+                                  sort_keys=True, default=str)
             key = _hash(f"{index.root}\0{settings}".encode("utf-8", "surrogateescape"))
             with self._lock:
-                self._keys[(id(index), tools)] = (config, layout, key, index)
+                self._keys[(id(index), tools)] = (config, index.plugin, index.agents_dir, key,
+                                                  index)
         with self._lock:
             found = self._workspaces.get(key)
             if found is None:

@@ -148,11 +148,19 @@ def cached(cache: ResultCache, index: WorkspaceIndex, path: str | Path,
 
 def tools_key(config: BatonConfig) -> str:
     """External programs whose output becomes findings: ShellCheck, when it may run."""
-    if config.shellcheck == "off" or not config.enabled("BTN330"):
+    known = _shellcheck_runs.get(id(config))
+    if known is None or known[0] is not config:  # asked per file: judged once per config
+        known = (config, config.shellcheck != "off" and config.enabled("BTN330"))
+        _shellcheck_runs.clear()
+        _shellcheck_runs[id(config)] = known
+    if not known[1]:
         return ""
-    from .command_shellcheck import shellcheck_identity
+    from .command_shellcheck import shellcheck_identity  # with the rule (start-up speed)
 
     return shellcheck_identity()
+
+
+_shellcheck_runs: dict[int, tuple[Any, bool]] = {}
 
 
 def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,

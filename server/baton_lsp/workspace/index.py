@@ -135,6 +135,14 @@ class WorkspaceIndex:
         with self._lock:
             return dict(self._overlays)
 
+    def overlay(self, key: str) -> str | None:
+        """The editor text of `key` (a `norm`ed path), if it is open: a lookup per file of a
+        bulk check, so no copy of every overlay."""
+        if not self._overlays:
+            return None
+        with self._lock:
+            return self._overlays.get(key)
+
     def drop_overlay(self, path: str | Path) -> None:
         key = norm(path)
         with self._lock:
