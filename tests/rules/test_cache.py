@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from baton_lsp.rules import command_shellcheck
+from baton_lsp.rules import command_shellcheck, shellcheck_tool
 from baton_lsp.rules.cache import ResultCache, clean
 from baton_lsp.rules.checker import check_paths
 from baton_lsp.rules.conventions import STANDARD_DOC
@@ -308,7 +308,7 @@ def test_shellcheck_results_are_kept_per_block_and_version(tmp_path: Path,
     cache = ResultCache(tmp_path / "cache", strict=False)
     first = [f.tags for f in check_paths([root], cache=cache).findings if f.code == "BTN330"]
     assert ["SC2071"] in first and ["SC2168"] in first and len(runs) == 2
-    version = command_shellcheck.shellcheck_version(command_shellcheck.find_shellcheck() or "")
+    version = shellcheck_tool.shellcheck_version(command_shellcheck.find_shellcheck() or "")
     assert version[0].isdigit()  # e.g. 0.11.0
     stored = list((tmp_path / "cache/v1/shellcheck").glob("*.json"))
     assert len(stored) == 1 and len(json.loads(stored[0].read_text())) == 2
@@ -327,7 +327,7 @@ def test_an_upgraded_shellcheck_invalidates_results(tmp_path: Path) -> None:
     the old one's results."""
     if command_shellcheck.find_shellcheck() is None:
         pytest.skip("shellcheck is not installed")
-    before = command_shellcheck.shellcheck_identity()
+    before = shellcheck_tool.shellcheck_identity()
     fake = tmp_path / "bin" / "shellcheck"
     fake.parent.mkdir()
     fake.write_bytes(Path(command_shellcheck.find_shellcheck() or "").read_bytes() + b"\0")
@@ -335,8 +335,8 @@ def test_an_upgraded_shellcheck_invalidates_results(tmp_path: Path) -> None:
     command_shellcheck.reset()
     try:
         os.environ["PATH"] = f"{fake.parent}{os.pathsep}{os.environ['PATH']}"
-        assert command_shellcheck.shellcheck_identity() != before
+        assert shellcheck_tool.shellcheck_identity() != before
     finally:
         os.environ["PATH"] = os.environ["PATH"].split(os.pathsep, 1)[1]
         command_shellcheck.reset()
-    assert command_shellcheck.shellcheck_identity() == before
+    assert shellcheck_tool.shellcheck_identity() == before

