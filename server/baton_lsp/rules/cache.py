@@ -100,6 +100,10 @@ def _changed_ns(st: os.stat_result) -> int:
     return max(st.st_ctime_ns, st.st_mtime_ns)
 
 
+_isabs = (lambda p: p.startswith("/")) if os.sep == "/" else os.path.isabs
+"""`os.path.isabs`, without its overhead where that is all it does (a lookup per input)."""
+
+
 @dataclass
 class Digest:
     """The content hash of a file about to be checked, and when it was taken."""
@@ -220,10 +224,12 @@ class WorkspaceCache:
     """The entries of one workspace under one settings key, loaded from and saved to one
     file. Thread-safe: the language server checks on two threads."""
 
-    def __init__(self, path: Path, key: str, strict: bool = True) -> None:
+    def __init__(self, path: Path, key: str, strict: bool = True, root: str = "") -> None:
         self.path = path
         self.key = key
         self.strict = strict
+        self._prefix = root.rstrip(os.sep) + os.sep if root else "\0"
+        """Paths in the workspace are stored relative to it (a third of the file's size)."""
         self._lock = threading.RLock()
         self._entries: dict[str, dict[str, Any]] = {}
         self._hashes: dict[str, list[Any]] = {}
@@ -240,6 +246,16 @@ class WorkspaceCache:
             if isinstance(entries, dict) and isinstance(hashes, dict):
                 self._entries, self._hashes = entries, hashes
 
+    @property
+    def root(self) -> str:
+        return "" if self._prefix == "\0" else self._prefix.rstrip(os.sep) or os.sep
+
+    def _pack(self, path: str) -> str:
+        return path[len(self._prefix):] if path.startswith(self._prefix) else path
+
+    def _unpack(self, stored: str) -> str:
+        return stored if _isabs(stored) else self._prefix + stored
+
     def new_pass(self) -> None:
         """Forget input fingerprints taken so far (files may have changed since)."""
         with self._lock:
@@ -251,8 +267,9 @@ class WorkspaceCache:
         """Content hash of the regular file `key`, from the table when `stat` proves the
         content is what was hashed; None when it cannot be read."""
         sk = _stat_key(st)
+        packed = self._pack(key)
         with self._lock:
-            known = self._hashes.get(key)
+            known = self._hashes.get(packed)
         if (isinstance(known, list) and len(known) == 7 and known[:5] == sk
                 and _settled(_changed_ns(st), known[6], self.strict)):
             return str(known[5])
@@ -266,7 +283,7 @@ class WorkspaceCache:
             return None
         sha = _hash(data)
         with self._lock:
-            self._hashes[key] = [*sk, sha, now]
+            self._hashes[packed] = [*sk, sha, now]
             self.dirty = True
         return sha
 
@@ -376,7 +393,7 @@ class WorkspaceCache:
         that is not changing meanwhile); False looks at every input afresh (an editor's
         single document: a run store may have changed without the index hearing of it)."""
         with self._lock:
-            entry = self._entries.get(key)
+            entry = self._entries.get(self._pack(key))
         if not isinstance(entry, dict) or entry.get("kind") != kind.value \
                 or entry.get("sha") != digest.sha:
             self.misses += 1
@@ -386,12 +403,14 @@ class WorkspaceCache:
             if expires is not None and time.time() >= float(expires):
                 self.misses += 1
                 return None
-            for path, tree, fp in entry["inputs"]:
-                if self.fingerprint(index, path, bool(tree), fresh=not memo) != fp:
+            inputs = entry["inputs"]
+            for path, tree, fp in inputs:
+                if self.fingerprint(index, self._unpack(path), bool(tree),
+                                    fresh=not memo) != fp:
                     self.misses += 1
                     return None
             findings = [decode_finding(raw) for raw in entry["findings"]]
-            watch = {str(p) for p in entry["watch"]}
+            watch = {self._unpack(p) for p, tree, _ in inputs if not tree}
         except (KeyError, TypeError, ValueError):
             self.misses += 1
             return None
@@ -419,13 +438,13 @@ class WorkspaceCache:
             fp = self.fingerprint(index, path, tree, fresh=not tree)
             if fp is None or not self._settled_input(path, fp, before):
                 return False
-            inputs.append([path, int(tree), fp])
+            inputs.append([self._pack(path), int(tree), fp])
         entry = {"kind": kind.value, "sha": digest.sha, "expires": expires,
-                 "inputs": inputs, "watch": sorted(watch),
+                 "inputs": inputs,
                  "findings": [encode_finding(f) for f in findings]}
         with self._lock:
-            self._entries[key] = entry
-            self._new.add(key)
+            self._entries[self._pack(key)] = entry
+            self._new.add(self._pack(key))
             self.dirty = True
         return True
 
@@ -503,7 +522,7 @@ class ResultCache:
             found = self._workspaces.get(key)
             if found is None:
                 found = self._workspaces[key] = WorkspaceCache(
-                    self.base / "checks" / f"{key}.json", key, self.strict)
+                    self.base / "checks" / f"{key}.json", key, self.strict, str(index.root))
             return found
 
     def shellcheck(self, version: str) -> ShellcheckResults:
@@ -543,17 +562,19 @@ class ResultCache:
         with self._lock:
             workspaces = dict(self._workspaces)
             checks = dict(self._shellcheck)
-        return {"workspaces": {k: (w.path, w.key, *w.export()) for k, w in workspaces.items()},
+        return {"workspaces": {k: (w.path, w.key, w.root, *w.export())
+                               for k, w in workspaces.items()},
                 "shellcheck": {v: r.export() for v, r in checks.items()},
                 "stats": self.stats()}
 
     def absorb(self, exported: dict[str, Any]) -> None:
         """Take a worker's `export` in, to be saved by this process."""
-        for key, (path, wkey, entries, hashes) in exported["workspaces"].items():
+        for key, (path, wkey, root, entries, hashes) in exported["workspaces"].items():
             with self._lock:
                 found = self._workspaces.get(key)
                 if found is None:
-                    found = self._workspaces[key] = WorkspaceCache(path, wkey, self.strict)
+                    found = self._workspaces[key] = WorkspaceCache(path, wkey, self.strict,
+                                                                   root)
             found.absorb(entries, hashes)
         for version, results in exported["shellcheck"].items():
             self.shellcheck(version).absorb(results)
