@@ -17,6 +17,11 @@ Figures (every one the median of `--repeat` runs, timed with `time.perf_counter`
 
 Plan sizes in the generated workspaces follow the line counts of the corpus plans (mean
 542 lines), so "2,000 plans" means about a million lines of realistic markdown.
+
+`--peers` runs only the comparison with markdownlint-cli2 (whole processes, alternately:
+`baton check` of the corpus with an empty and with a warm result cache, each right after
+`markdownlint-cli2 '**/*.md'`, wall and CPU ratios per pair) and the warm 2,000-plan
+workspace; the peer is installed from npm by `peers.py`.
 """
 
 from __future__ import annotations

@@ -3,12 +3,15 @@
 Runs the real server (`python -m baton_lsp lsp`) as a subprocess and talks JSON-RPC over its
 pipes, so every figure includes serialisation and process boundaries, as an editor sees it.
 
-    python benchmarks/bench_lsp.py [--quick]
+    python benchmarks/bench_lsp.py [--quick] [--startup [--runs N] | --indexing | …]
 
 Figures printed: spawn→initialize response and spawn→first diagnostics (median of 10);
 didChange→publishDiagnostics p50/p95 with the debounce set to 0 (largest corpus plan and a
 generated 5,000-line plan); hover and code-lens p95; RSS after indexing 2,000 plans; RSS
-drift over a 10,000-random-edit session.
+drift over a 10,000-random-edit session. `--startup`: spawn → initialize and → first
+diagnostics next to the pygls floor and yaml-language-server (npm, via `peers.py`),
+alternately, with an empty and a warm result cache. `--indexing`: spawn → "indexed" for
+2,000 plans, cold then warm.
 """
 
 from __future__ import annotations
