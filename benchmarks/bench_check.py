@@ -17,6 +17,11 @@ Figures (every one the median of `--repeat` runs, timed with `time.perf_counter`
 
 Plan sizes in the generated workspaces follow the line counts of the corpus plans (mean
 542 lines), so "2,000 plans" means about a million lines of realistic markdown.
+
+`--peers` runs only the comparison with markdownlint-cli2 (whole processes, alternately:
+`baton check` of the corpus with an empty and with a warm result cache, each right after
+`markdownlint-cli2 '**/*.md'`, wall and CPU ratios per pair) and the warm 2,000-plan
+workspace; the peer is installed from npm by `peers.py`.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from baton_lsp.workspace.discovery import find_workspaces, walk
 from baton_lsp.workspace.index import WorkspaceIndex
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))  # peers.py beside this file
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus"
 # Line counts of the 44 plans under `plans/` directories of the shared corpus (2026-11-21).
 CORPUS_PLAN_LINES = (
@@ -323,6 +329,122 @@ def machine() -> dict[str, str]:
             "python": platform.python_version(), "platform": platform.platform()}
 
 
+# -- side by side with markdownlint-cli2 (whole processes, alternately) ---------------------
+
+
+def timed(cmd: list[str], cwd: Path | None = None,
+          env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the process and the children it waited for, exit code)
+    of one run of `cmd`, its output discarded."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})}, check=False,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.returncode
+
+
+def compare_with_markdownlint(corpus: Path, rounds: int) -> dict[str, Any]:
+    """`baton check CORPUS` with an empty result cache and with a warm one, each run right
+    after `markdownlint-cli2 '**/*.md'` in the corpus (mdl, cold, mdl, warm, …): the ratio of
+    each pair, so load from other processes weighs on both sides of it alike."""
+    import shutil as _shutil
+
+    import peers  # type: ignore[import-not-found]
+
+    mdl = [*peers.markdownlint(), "**/*.md"]
+    cache = Path(tempfile.mkdtemp(prefix="baton-bench-cache-"))
+    env = {"BATON_CACHE_DIR": str(cache)}
+    baton = [sys.executable, "-m", "baton_lsp", "check", str(corpus)]
+    rows: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": []}
+    pairs: dict[str, list[tuple[float, float]]] = {"cold": [], "warm": []}
+    try:
+        timed(baton, env=env)  # imports and the OS file cache warm; results dropped below
+        for _ in range(rounds):
+            for mode in ("cold", "warm"):
+                if mode == "cold":
+                    _shutil.rmtree(cache, ignore_errors=True)
+                peer_wall, peer_cpu, _ = timed(mdl, cwd=corpus)
+                wall, cpu, code = timed(baton, env=env)
+                if code not in (0, 1):
+                    raise RuntimeError(f"baton check exited {code}")
+                rows[mode].append((wall, cpu))
+                pairs[mode].append((wall / peer_wall, cpu / peer_cpu))
+                rows.setdefault("markdownlint-cli2", []).append((peer_wall, peer_cpu))
+    finally:
+        _shutil.rmtree(cache, ignore_errors=True)
+    out: dict[str, Any] = {"versions": peers.versions()}
+    for mode, values in rows.items():
+        out[mode] = {"wall_s": statistics.median(v[0] for v in values),
+                     "cpu_s": statistics.median(v[1] for v in values)}
+    for mode, ratios in pairs.items():
+        out[mode]["ratio_wall"] = statistics.median(r[0] for r in ratios)
+        out[mode]["ratio_cpu"] = statistics.median(r[1] for r in ratios)
+    return out
+
+
+def warm_workspace(root: Path, runs: int) -> dict[str, float]:
+    """`baton check ROOT` with the result cache filled by a first run: median wall time."""
+    import shutil as _shutil
+
+    cache = Path(tempfile.mkdtemp(prefix="baton-bench-cache-"))
+    env = {"BATON_CACHE_DIR": str(cache)}
+    baton = [sys.executable, "-m", "baton_lsp", "check", str(root)]
+    try:
+        cold = timed(baton, env=env)[0]
+        walls = [timed(baton, env=env)[0] for _ in range(runs)]
+    finally:
+        _shutil.rmtree(cache, ignore_errors=True)
+    return {"cold_s": cold, "warm_s": statistics.median(walls), "warm_max_s": max(walls)}
+
+
+def use_bytecode() -> None:
+    """Measured processes start from compiled bytecode, as after `pip install` (with
+    `PYTHONDONTWRITEBYTECODE` set, every run would compile Baton from source)."""
+    import compileall
+
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(str(REPO / "server" / "baton_lsp"), quiet=1)
+
+
+def peers_main(args: argparse.Namespace) -> int:
+    use_bytecode()
+    info = machine()
+    print(" · ".join(f"{k}: {v}" for k, v in info.items()), flush=True)
+    results: dict[str, Any] = {"machine": info}
+    if args.corpus.is_dir():
+        got = compare_with_markdownlint(args.corpus, args.rounds)
+        results["corpus"] = got
+        print(f"corpus {args.corpus} ({args.rounds} alternating rounds; "
+              f"{', '.join(f'{k} {v}' for k, v in got['versions'].items())}):")
+        peer = got["markdownlint-cli2"]
+        print(f"  markdownlint-cli2 '**/*.md'        wall {peer['wall_s']:.2f} s  "
+              f"cpu {peer['cpu_s']:.2f} s")
+        for mode, target in (("cold", 0.4), ("warm", 0.1)):
+            row = got[mode]
+            verdict = "met" if row["ratio_wall"] <= target else "MISSED"
+            print(f"  baton check, {mode} cache            wall {row['wall_s']:.2f} s  "
+                  f"cpu {row['cpu_s']:.2f} s  ratio wall {row['ratio_wall']:.2f} "
+                  f"(target ≤ {target}: {verdict}), cpu {row['ratio_cpu']:.2f}", flush=True)
+    else:
+        print(f"corpus not found at {args.corpus}: skipping the markdownlint comparison")
+    with tempfile.TemporaryDirectory(prefix="baton-bench-") as tmp:
+        root = Path(tmp) / "ws2000"
+        make_workspace(root, 2000)
+        got = warm_workspace(root, args.process_repeat)
+        results["ws2000"] = got
+        verdict = "met" if got["warm_s"] <= 0.5 else "MISSED"
+        print(f"2,000-plan workspace: cold {got['cold_s']:.2f} s, warm {got['warm_s']:.3f} s "
+              f"(max {got['warm_max_s']:.3f}; target ≤ 0.5 s: {verdict})")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -331,7 +453,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="runs per fresh-process figure")
     parser.add_argument("--sizes", default="500,1000,2000", help="workspace sizes (plans)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    parser.add_argument("--peers", action="store_true",
+                        help="only the whole-process comparison with markdownlint-cli2 "
+                        "(cold and warm result cache, alternately) and the warm 2,000-plan "
+                        "workspace; the peers are installed from npm into a cache directory")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="alternating rounds of the markdownlint comparison")
     args = parser.parse_args(argv)
+    if args.peers:
+        return peers_main(args)
     off, on = BatonConfig(shellcheck="off"), BatonConfig(shellcheck="all")
     rows: list[dict[str, Any]] = []
 

@@ -3,12 +3,15 @@
 Runs the real server (`python -m baton_lsp lsp`) as a subprocess and talks JSON-RPC over its
 pipes, so every figure includes serialisation and process boundaries, as an editor sees it.
 
-    python benchmarks/bench_lsp.py [--quick]
+    python benchmarks/bench_lsp.py [--quick] [--startup [--runs N] | --indexing | …]
 
 Figures printed: spawn→initialize response and spawn→first diagnostics (median of 10);
 didChange→publishDiagnostics p50/p95 with the debounce set to 0 (largest corpus plan and a
 generated 5,000-line plan); hover and code-lens p95; RSS after indexing 2,000 plans; RSS
-drift over a 10,000-random-edit session.
+drift over a 10,000-random-edit session. `--startup`: spawn → initialize and → first
+diagnostics next to the pygls floor and yaml-language-server (npm, via `peers.py`),
+alternately, with an empty and a warm result cache. `--indexing`: spawn → "indexed" for
+2,000 plans, cold then warm.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import json
 import os
 import queue
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,10 +40,11 @@ class Client:
     """A minimal blocking LSP client: enough to time requests and notifications."""
 
     def __init__(self, root: Path, settings: dict[str, Any] | None = None,
-                 log_level: str = "WARNING", env: dict[str, str] | None = None) -> None:
+                 log_level: str = "WARNING", env: dict[str, str] | None = None,
+                 command: list[str] | None = None) -> None:
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "baton_lsp", "lsp", "--log-level", log_level],
+            command or [sys.executable, "-m", "baton_lsp", "lsp", "--log-level", log_level],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, **(env or {})})
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -129,6 +134,17 @@ class Client:
 ENV: dict[str, str] = {}
 
 
+def use_bytecode() -> None:
+    """Servers start from compiled bytecode, as after `pip install`: Baton's modules are
+    compiled once here and `PYTHONDONTWRITEBYTECODE` is dropped for the servers started
+    (otherwise every start would compile Baton from source while pygls, installed
+    compiled, would not)."""
+    import compileall
+
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(str(REPO / "server" / "baton_lsp"), quiet=1)
+
+
 def pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
@@ -159,6 +175,87 @@ def startup(root: Path, plan: Path, runs: int) -> tuple[list[float], list[float]
         first.append((time.perf_counter() - c.t0) * 1000)
         c.close()
     return init, first
+
+
+YAML_SAMPLE = "name: sample\nitems: [1, 2\nother: 3\n"
+"""One syntax error (an unclosed `[`): yaml-language-server's first diagnostic."""
+
+
+def first_diagnostics(command: list[str] | None, root: Path, doc: Path, language: str,
+                      settings: dict[str, Any], env: dict[str, str] | None = None
+                      ) -> tuple[float, float, int]:
+    """(spawn → initialize response, spawn → first publishDiagnostics of `doc`, how many
+    diagnostics it had), in ms, for one fresh server process."""
+    c = Client(root, settings, env=env, command=command)
+    init = c.initialize() * 1000
+    uri = doc.as_uri()
+    c.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": language, "version": 1,
+        "text": doc.read_text(encoding="utf-8")}})
+    params = c.wait_diagnostics(uri)
+    first = (time.perf_counter() - c.t0) * 1000
+    c.close()
+    return init, first, len(params["diagnostics"])
+
+
+def startup_compare(root: Path, plan: Path, runs: int) -> dict[str, Any]:
+    """Baton's start-up next to the pygls floor and yaml-language-server, measured
+    alternately (floor, Baton with an empty cache, Baton with a warm cache, yaml-ls, …) so
+    that load from other processes hits every server alike; medians and ratios."""
+    import peers  # type: ignore[import-not-found]
+
+    yaml_doc = root / "sample.yaml"
+    yaml_doc.write_text(YAML_SAMPLE, encoding="utf-8")
+    floor_cmd = [sys.executable, str(peers.FLOOR_SERVER)]
+    yaml_cmd = peers.yaml_language_server()
+    warm_cache = Path(tempfile.mkdtemp(prefix="baton-bench-cache-"))
+    settings = {"debounce": 0}
+    first_diagnostics(None, root, plan, "markdown", settings,
+                      {"BATON_CACHE_DIR": str(warm_cache)})  # fills the warm cache
+    # … and waits until indexing saved it: a second server sees every file cached.
+    c = Client(root, settings, log_level="INFO", env={"BATON_CACHE_DIR": str(warm_cache)})
+    c.initialize()
+    while True:
+        msg = c.wait(timeout=600)
+        if msg.get("method") == "window/logMessage" and "indexed" in msg["params"]["message"]:
+            break
+    c.close()
+    figures: dict[str, list[tuple[float, float, int]]] = {
+        "pygls floor": [], "baton (empty cache)": [], "baton (warm cache)": [],
+        "yaml-language-server": []}
+    def empty() -> tuple[float, float, int]:
+        cold = Path(tempfile.mkdtemp(prefix="baton-bench-cold-"))
+        try:
+            return first_diagnostics(None, root, plan, "markdown", settings,
+                                     {"BATON_CACHE_DIR": str(cold)})
+        finally:
+            shutil.rmtree(cold, ignore_errors=True)
+
+    runners = {
+        "pygls floor": lambda: first_diagnostics(floor_cmd, root, plan, "markdown", {}),
+        "baton (empty cache)": empty,
+        "baton (warm cache)": lambda: first_diagnostics(
+            None, root, plan, "markdown", settings, {"BATON_CACHE_DIR": str(warm_cache)}),
+        "yaml-language-server": lambda: first_diagnostics(yaml_cmd, root, yaml_doc, "yaml", {}),
+    }
+    names = list(runners)
+    for round_no in range(runs):  # each round in another order: no server always goes first
+        for name in names[round_no % 4:] + names[:round_no % 4]:
+            figures[name].append(runners[name]())
+    shutil.rmtree(warm_cache, ignore_errors=True)
+    out: dict[str, Any] = {}
+    for name, rows in figures.items():
+        out[name] = {"initialize_ms": statistics.median(r[0] for r in rows),
+                     "first_diagnostics_ms": statistics.median(r[1] for r in rows),
+                     "diagnostics": rows[0][2]}
+    floor, yaml_rows = figures["pygls floor"], figures["yaml-language-server"]
+    for name in ("baton (empty cache)", "baton (warm cache)"):
+        rows = figures[name]  # paired: each Baton run with the floor and yaml-ls of its round
+        out[name]["initialize_minus_floor_ms"] = statistics.median(
+            r[0] - f[0] for r, f in zip(rows, floor, strict=True))
+        out[name]["first_diagnostics_ratio"] = statistics.median(
+            r[1] / y[1] for r, y in zip(rows, yaml_rows, strict=True))
+    return out
 
 
 def edit_latency(root: Path, plan: Path, edits: int) -> tuple[list[float], list[float],
@@ -203,6 +300,37 @@ def rss_after_indexing(tmp: Path, plans: int) -> tuple[float, float]:
     rss = c.rss_mb()
     c.close()
     return rss, elapsed
+
+
+def indexing_time(root: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Spawn → the server's "indexed" log line (every file of `root` checked or taken from
+    the result cache) and initialize response → that line, in seconds, and the line."""
+    c = Client(root, {"shellcheck": "auto"}, log_level="INFO", env=env)
+    init = c.initialize()
+    while True:
+        msg = c.wait(timeout=600)
+        if msg.get("method") == "window/logMessage" and "indexed" in msg["params"]["message"]:
+            break
+    elapsed = time.perf_counter() - c.t0
+    c.close()
+    return elapsed, elapsed - init, msg["params"]["message"]
+
+
+def indexing_compare(tmp: Path, plans: int, runs: int) -> dict[str, Any]:
+    """Start-up indexing of a generated workspace: once with an empty result cache (which
+    fills it), then `runs` times warm; whole server processes from spawn."""
+    root = make_workspace(tmp / f"ws{plans}-indexing", plans)
+    cache = Path(tempfile.mkdtemp(prefix="baton-bench-cache-"))
+    env = {"BATON_CACHE_DIR": str(cache)}
+    try:
+        cold = indexing_time(root, env)[0]
+        warm = [indexing_time(root, env) for _ in range(runs)]
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return {"cold_s": cold, "warm_s": statistics.median(w[0] for w in warm),
+            "warm_max_s": max(w[0] for w in warm),
+            "warm_after_initialize_s": statistics.median(w[1] for w in warm),
+            "log": warm[-1][2]}
 
 
 def edit_session(root: Path, plan: Path, edits: int) -> tuple[float, float, bool]:
@@ -255,7 +383,24 @@ def main() -> None:
     parser.add_argument("--arena-max", type=int, help="MALLOC_ARENA_MAX for the server")
     parser.add_argument("--only-session", action="store_true",
                         help="run only the random-edit session")
+    parser.add_argument("--startup", action="store_true",
+                        help="run only the start-up comparison with the pygls floor and "
+                        "yaml-language-server (installed from npm into a cache directory)")
+    parser.add_argument("--runs", type=int, help="rounds of the start-up comparison")
+    parser.add_argument("--indexing", action="store_true",
+                        help="run only the start-up indexing of 2,000 plans, cold then warm")
     args = parser.parse_args()
+    use_bytecode()
+    # Servers share a result cache of this run's own (figures that need it empty or warm
+    # set their own), never the user's.
+    os.environ["BATON_CACHE_DIR"] = tempfile.mkdtemp(prefix="baton-bench-cache-")
+    try:
+        measure(args)
+    finally:
+        shutil.rmtree(os.environ.pop("BATON_CACHE_DIR"), ignore_errors=True)
+
+
+def measure(args: argparse.Namespace) -> None:
     runs = 3 if args.quick else 10
     random.seed(1)
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -281,6 +426,30 @@ def main() -> None:
                                                  2000 if args.quick else 10000)
             print(f"random-edit session: alive={alive}, RSS after 1,000 edits {settled:.0f} MB, "
                   f"at the end {final:.0f} MB ({(final - settled) / settled * 100:+.1f} %)")
+            return
+        if args.indexing:
+            got = indexing_compare(tmp, 500 if args.quick else 2000, args.runs or 5)
+            print(f"start-up indexing, spawn → indexed, {500 if args.quick else 2000} plans: "
+                  f"empty cache {got['cold_s']:.2f} s, warm {got['warm_s']:.2f} s (max "
+                  f"{got['warm_max_s']:.2f}; target ≤ 1 s: "
+                  f"{'met' if got['warm_s'] <= 1 else 'MISSED'}; after the initialize response "
+                  f"{got['warm_after_initialize_s']:.2f} s) — {got['log']}")
+            return
+        if args.startup:
+            plan = largest or big
+            got = startup_compare(root, plan, args.runs or runs)
+            print(f"start-up, medians of {args.runs or runs} alternating rounds "
+                  f"(opened: {plan.name}; yaml-language-server: a YAML file with one error)")
+            for name, row in got.items():
+                print(f"  {name:<22} initialize {row['initialize_ms']:6.0f} ms   first "
+                      f"diagnostics {row['first_diagnostics_ms']:6.0f} ms "
+                      f"({row['diagnostics']} diagnostics)")
+            for name in ("baton (empty cache)", "baton (warm cache)"):
+                row = got[name]
+                print(f"  {name}, median of the rounds: initialize − floor = "
+                      f"{row['initialize_minus_floor_ms']:+.0f} ms (target ≤ +30); first "
+                      f"diagnostics / yaml-language-server = {row['first_diagnostics_ratio']:.2f}"
+                      " (target ≤ 1.00)")
             return
         if args.only_latency:
             for label, path in [("5,000-line plan", big), ("largest corpus plan", largest)]:

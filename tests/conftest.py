@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,6 +14,20 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus"
 EXAMPLE = REPO / "examples" / "workspace"
+
+_SESSION_CACHE = tempfile.mkdtemp(prefix="baton-test-cache-")
+os.environ["BATON_CACHE_DIR"] = _SESSION_CACHE  # servers and CLIs started outside a test too
+atexit.register(shutil.rmtree, _SESSION_CACHE, True)
+
+
+@pytest.fixture(autouse=True)
+def result_cache_dir(tmp_path_factory: pytest.TempPathFactory,
+                     monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A result cache of its own for every test (`BATON_CACHE_DIR`, inherited by the CLIs
+    and servers it starts): no test sees another's results, none touches the user's cache."""
+    directory = tmp_path_factory.mktemp("baton-cache")
+    monkeypatch.setenv("BATON_CACHE_DIR", str(directory))
+    return directory
 
 
 @pytest.fixture

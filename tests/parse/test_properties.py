@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from baton_lsp.model import BatonConfig, Kind, Plan, Range, Unreadable
 from baton_lsp.model.graph import build_graph
-from baton_lsp.parse import _PARSERS, parse_bytes, parse_text
+from baton_lsp.parse import _parsers, parse_bytes, parse_text
 from baton_lsp.parse.frontmatter import parse_frontmatter
 from baton_lsp.parse.markdown import find_frontmatter_end, parse_markdown
 from baton_lsp.parse.text import Source
@@ -29,7 +29,7 @@ from baton_lsp.rules.engine import check_text
 SETTINGS = settings(max_examples=200, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 CONFIG = BatonConfig(shellcheck="off")
-PARSED_KINDS = [k for k in Kind if k in _PARSERS]
+PARSED_KINDS = [k for k in Kind if k in _parsers()]
 CHECKED_KINDS = [Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.STATE, Kind.ERRORS_LOG]
 PATHS = {
     Kind.PLAN: "/ws/.claude/specs/001_x/plans/001_plan.md",
@@ -188,7 +188,7 @@ def _dump(doc: Any) -> Any:
 @given(text=any_text)
 def test_parser_never_raises_on_text(kind: Kind, text: str) -> None:
     # Call the parser itself: parse_text would turn a crash into an "internal error" result.
-    doc = _PARSERS[kind](Source.from_text(text), PATHS[kind])
+    doc = _parsers()[kind](Source.from_text(text), PATHS[kind])
     assert_ranges_inside(doc, text)
     wrapped = parse_text(kind, text, PATHS[kind])
     assert not isinstance(wrapped, Unreadable), wrapped
@@ -207,7 +207,7 @@ def test_parse_bytes_never_raises(kind: Kind, data: bytes) -> None:
     if text is None or "\x00" in text:
         assert isinstance(doc, Unreadable) and doc.reason, doc
         return
-    if kind not in _PARSERS:
+    if kind not in _parsers():
         assert doc is None
         return
     assert not isinstance(doc, Unreadable), doc

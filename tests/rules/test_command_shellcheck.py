@@ -14,6 +14,7 @@ import pytest
 from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.model.config import BatonConfig
 from baton_lsp.rules import command_shellcheck as sc
+from baton_lsp.rules import shellcheck_tool
 from baton_lsp.rules.base import SKIPPED_LOG, get_rule
 from baton_lsp.rules.engine import check_text
 from tests.helpers import apply_fix as apply
@@ -183,8 +184,8 @@ def test_results_are_cached_by_content(binary: str, monkeypatch: pytest.MonkeyPa
 
 def test_missing_binary_is_skipped_and_logged_once(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(sc.shutil, "which", lambda name: None)
-    monkeypatch.setattr(sc.sys, "executable", "/nonexistent/python")
+    monkeypatch.setattr(shellcheck_tool.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shellcheck_tool.sys, "executable", "/nonexistent/python")
     caplog.set_level(logging.INFO, logger=sc.__name__)
     assert check(blocks("echo $1")) == []
     assert check(blocks("echo $2")) == []
@@ -196,8 +197,8 @@ def test_binary_found_next_to_python(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     exe = tmp_path / "shellcheck"
     exe.write_text("#!/bin/sh\n")
     exe.chmod(0o755)
-    monkeypatch.setattr(sc.shutil, "which", lambda name: None)
-    monkeypatch.setattr(sc.sys, "executable", str(tmp_path / "python"))
+    monkeypatch.setattr(shellcheck_tool.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shellcheck_tool.sys, "executable", str(tmp_path / "python"))
     assert sc.find_shellcheck() == str(exe)
 
 

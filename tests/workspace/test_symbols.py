@@ -20,13 +20,13 @@ PLAN = ".claude/specs/001_x/plans/001-x-plan.md"
 def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Paths the index parses, in order (the real parser still runs)."""
     seen: list[str] = []
-    real = index_module.parse_text
+    real = index_module._parse  # the index's one way to the (lazily imported) parser
 
     def counting(kind, text, path=""):  # type: ignore[no-untyped-def]
         seen.append(path)
         return real(kind, text, path)
 
-    monkeypatch.setattr(index_module, "parse_text", counting)
+    monkeypatch.setattr(index_module, "_parse", counting)
     return seen
 
 

@@ -27,6 +27,20 @@ def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
 
+def add_lsp_arguments(lsp: argparse.ArgumentParser) -> None:
+    """`baton lsp`'s options (also parsed alone: see `main`)."""
+    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
+    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
+    lsp.add_argument("--log-level", default="INFO",
+                     choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    lsp.add_argument("--log-file", type=Path, nargs="?", const="default",
+                     help="also log to a file (default: the platform's user log directory)")
+    lsp.add_argument("--no-cache", action="store_true",
+                     help="neither read nor write the result cache `baton check` shares")
+    lsp.add_argument("--cache-dir", type=Path, default=None,
+                     help="where the result cache lives (as for check)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="baton",
@@ -51,6 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with errors")
     check.add_argument("--jobs", "-j", type=int, default=None,
                        help="worker processes (default: one per core for large trees)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="check every file again and leave the result cache alone")
+    check.add_argument("--cache-dir", type=Path, default=None,
+                       help="where the result cache lives (default: $BATON_CACHE_DIR, else "
+                       "the user cache directory, e.g. ~/.cache/baton)")
+
+    clean = sub.add_parser("clean", help="remove the result cache (every workspace's)")
+    clean.add_argument("--cache-dir", type=Path, default=None,
+                       help="the cache directory to empty (default: as for check)")
 
     rule = sub.add_parser("rule", help="show the documentation of one rule or all rules")
     rule.add_argument("code", nargs="?", help="rule code (BTN101) or name")
@@ -61,13 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     graph.add_argument("plan", type=Path)
     graph.add_argument("--format", choices=["text", "mermaid", "json"], default="text")
 
-    lsp = sub.add_parser("lsp", help="start the language server (stdio by default)")
-    lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
-    lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead")
-    lsp.add_argument("--log-level", default="INFO",
-                     choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    lsp.add_argument("--log-file", type=Path, nargs="?", const="default",
-                     help="also log to a file (default: the platform's user log directory)")
+    add_lsp_arguments(sub.add_parser("lsp", help="start the language server (stdio by "
+                                     "default)"))
 
     schema = sub.add_parser("schema", help="JSON Schemas generated from the models")
     schema.add_argument("name", nargs="?", help="print one schema (see `baton schema`)")
@@ -102,7 +120,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         overrides["shellcheck"] = args.shellcheck
     if args.explain_skips:  # worker processes are forked, so they inherit this level
         logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
-    result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs)
+    cache = None
+    if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
+        from ..rules.cache import ResultCache
+
+        cache = ResultCache(args.cache_dir)
+    result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
     if not result.workspaces and args.format == "text":
         print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
               "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)
@@ -119,6 +142,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in result.findings) else EXIT_OK
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    from ..rules.cache import clean, default_dir
+
+    directory = args.cache_dir or default_dir()
+    removed = clean(directory)
+    if removed:
+        print(f"removed the result cache in {directory} ({len(removed)} entries)")
+    else:
+        print(f"no result cache in {directory}")
+    return EXIT_OK
 
 
 def _rule_text(code: str) -> str:
@@ -304,7 +339,8 @@ def cmd_lsp(args: argparse.Namespace) -> int:
     if args.tcp and ":" not in args.tcp:
         print("baton: error: --tcp expects HOST:PORT", file=sys.stderr)
         return EXIT_ERROR
-    return start(tcp=args.tcp, log_level=args.log_level, log_file=log_file)
+    return start(tcp=args.tcp, log_level=args.log_level, log_file=log_file,
+                 cache=not args.no_cache, cache_dir=args.cache_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -312,11 +348,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["lsp"] and not {"-h", "--help"} & set(argv):
+        # The language server's start-up: only its own options, not every command's
+        # parser (an editor waits for `initialize`).
+        parser = argparse.ArgumentParser(prog="baton lsp")
+        add_lsp_arguments(parser)
+        args = parser.parse_args(argv[1:])
+        args.command, args.verbose = "lsp", False
+    else:
+        parser = build_parser()
+        args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
-    handlers = {"check": cmd_check, "rule": cmd_rule, "graph": cmd_graph, "schema": cmd_schema,
+    handlers = {"check": cmd_check, "clean": cmd_clean, "rule": cmd_rule, "graph": cmd_graph,
+                "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}
     if args.command in ("run", "resume", "cancel", "status", "checkpoints", "adopt"):
         from .workflow import HANDLERS

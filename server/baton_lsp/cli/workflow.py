@@ -10,7 +10,6 @@ checkpoint files (ids `bash:…`), and `adopt` makes a Baton run of one.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
@@ -207,6 +206,8 @@ def _drive(engine: Any, coro_factory: Any) -> int:
         return await coro_factory()
 
     try:
+        import asyncio  # only `baton run`/`resume` need an event loop (start-up speed)
+
         outcome = asyncio.run(main())
     except WorkflowBusy as exc:
         print(f"baton: {exc}", file=sys.stderr)

@@ -62,17 +62,19 @@ def default_log_file() -> Path:
 def tune_gc() -> None:
     """Fewer, cheaper collections: a check allocates ~10^5 short-lived acyclic objects, and
     with the default gen-0 threshold (700) the collector ran dozens of times per keystroke,
-    walking every cached document on each full pass. Objects alive at start-up are frozen."""
+    walking every cached document on each full pass. Set before anything is imported; the
+    objects alive once the server has started are frozen later (`freeze_startup_objects`),
+    off the path to `initialize` and the first diagnostics (`lifecycle.first_checks`)."""
     import gc
 
-    gc.collect()
-    gc.freeze()
     gc.set_threshold(50_000, 20, 20)
 
 
-def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None = None) -> int:
-    server = create_server()
+def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None = None,
+          cache: bool = True, cache_dir: Path | None = None) -> int:
     tune_gc()
+    server = create_server()
+    server.use_cache, server.cache_dir = cache, cache_dir
     setup_logging(server, log_level, log_file)
     if tcp:
         host, _, port = tcp.rpartition(":")

@@ -4,7 +4,6 @@ Show checkpoint; each phase: done in N s, running, hard barrier, pending)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from lsprotocol import types
@@ -68,6 +67,8 @@ def register(server: BatonServer) -> None:
 
 
 def _ago(stamp: str | None) -> str | None:
+    import datetime as dt  # only when a run is shown: not on the server's start-up path
+
     if not stamp:
         return None
     try:

@@ -81,7 +81,16 @@ def from_lsp_range(r: types.Range, lines: Sequence[str]) -> Range:
 
 
 def fix_to_data(fix: Fix) -> dict[str, Any]:
-    return fix.model_dump(mode="json")
+    """`fix.model_dump(mode="json")`, written out: dumping through pydantic would build its
+    serialiser on the way to a server's first diagnostics (the test keeps them equal)."""
+    def rng(r: Range) -> dict[str, int]:
+        return {"start_line": r.start_line, "start_char": r.start_char,
+                "end_line": r.end_line, "end_char": r.end_char}
+
+    return {"title": fix.title,
+            "edits": [{"path": e.path, "range": rng(e.range), "new_text": e.new_text}
+                      for e in fix.edits],
+            "safe": fix.safe}
 
 
 def to_diagnostic(f: Finding, lines: Sequence[str],

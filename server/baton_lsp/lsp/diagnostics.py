@@ -17,13 +17,14 @@ from .server import BatonServer, DocResult, uri_path
 
 if TYPE_CHECKING:
     from ..model.base import Finding
+    from ..workspace.index import WorkspaceIndex
 
 log = logging.getLogger(__name__)
 
 
-async def run_check(ls: BatonServer, path: str) -> list[Finding]:
+async def run_check(ls: BatonServer, path: str, memo: bool = False) -> list[Finding]:
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(ls.executor, ls.check, path)
+    return await loop.run_in_executor(ls.executor, ls.check, path, memo)
 
 
 def publish(ls: BatonServer, path: str, version: int | None, findings: list[Finding]) -> None:
@@ -79,8 +80,12 @@ async def index_workspace(ls: BatonServer) -> None:
     """Check every file of every workspace once, with work-done progress."""
     roots = ls.discover_roots()
     files: list[str] = []
+    owner: dict[str, WorkspaceIndex] = {}
     for root in roots:
-        files.extend(ls.index_for_root(root).files())
+        index = ls.index_for_root(root)
+        for path in index.files():
+            files.append(path)
+            owner.setdefault(path, index)
     token = str(uuid.uuid4())
     progress = False
     window = ls.client_capabilities.window
@@ -94,19 +99,37 @@ async def index_workspace(ls: BatonServer) -> None:
         ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
             title="Baton: indexing .claude/", message=f"{len(files)} files", percentage=0,
             cancellable=False))
-    for i, path in enumerate(files, 1):
-        uri = path_to_uri(path)
-        if uri in ls.workspace.text_documents:
-            continue  # open documents are validated by their own events
-        try:
-            findings = await run_check(ls, path)
-        except Exception:
-            log.exception("indexing %s failed", path)
-            continue
+    loop = asyncio.get_running_loop()
+    cache = ls.result_cache()
+    if cache is not None:
+        cache.new_pass()
+    open_paths = {uri_path(uri) for uri in ls.workspace.text_documents}
+    closed = [(owner[p], p) for p in files if p not in open_paths]
+    # Open documents are validated by their own events; the others come from the result
+    # cache (`baton check`'s too) where it still holds, in one pass on the pool.
+    try:
+        hits, todo = await loop.run_in_executor(ls.executor, ls.cached_findings, closed)
+    except Exception:
+        log.exception("reading the result cache failed; checking every file")
+        hits, todo = {}, [path for _, path in closed]
+
+    def done(path: str, findings: list[Finding]) -> None:
         if findings or path in ls.results:
             publish(ls, path, None, findings)
         else:
             ls.results[path] = DocResult(None, findings)
+
+    for path, findings in hits.items():
+        done(path, findings)
+    for i, path in enumerate(todo, len(files) - len(todo) + 1):
+        if path_to_uri(path) in ls.workspace.text_documents:
+            continue  # opened meanwhile: its own events validate it
+        try:
+            findings = await run_check(ls, path, memo=True)
+        except Exception:
+            log.exception("indexing %s failed", path)
+            continue
+        done(path, findings)
         if progress and (i % 50 == 0 or i == len(files)):
             ls.work_done_progress.report(token, types.WorkDoneProgressReport(
                 message=f"{i}/{len(files)} files", percentage=int(100 * i / max(len(files), 1))))
@@ -115,7 +138,10 @@ async def index_workspace(ls: BatonServer) -> None:
             message=f"checked {len(files)} files"))
     if ls.pull_diagnostics and ls.refresh_support:
         ls.workspace_diagnostic_refresh(None)
-    log.info("indexed %d files in %d workspace(s)", len(files), len(roots))
+    if cache is not None:
+        await loop.run_in_executor(ls.executor, cache.save)
+    log.info("indexed %d files in %d workspace(s) (%d from the result cache)", len(files),
+             len(roots), len(hits))
 
 
 

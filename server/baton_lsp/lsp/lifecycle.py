@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import threading
@@ -156,6 +157,22 @@ async def revalidate_all(ls: BatonServer) -> None:
         await diagnostics.validate(ls, uri, dependents=False)
 
 
+FIRST_CHECKS_WAIT = 5.0
+"""Seconds indexing waits for the documents opened at start-up to be checked first."""
+
+
+async def first_checks(ls: BatonServer) -> None:
+    """Let the checks of documents opened at start-up finish before anything else starts
+    (following workflows, indexing the tree, the preflight): they are what the user looks
+    at, and on a small machine the rest would compete with them for the CPU. Then the
+    objects start-up created are frozen out of the garbage collector's way."""
+    pending = [t for t in ls.pending.values() if not t.done()]
+    if pending:
+        await asyncio.wait(pending, timeout=FIRST_CHECKS_WAIT)
+    gc.collect()
+    gc.freeze()
+
+
 def register(server: BatonServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
@@ -187,6 +204,7 @@ def register(server: BatonServer) -> None:
                                       for g in _WATCH_GLOBS]))]))
             except Exception as exc:
                 log.info("file watching not registered: %s", exc)
+        await first_checks(ls)
         ls.reload_configs()
         tracker(ls).start()  # before indexing: no checkpoint written meanwhile is missed
         await _index(ls)
@@ -265,6 +283,7 @@ def register(server: BatonServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: BatonServer, params: Any) -> None:
+        ls.save_results()  # what was checked since indexing, for the next start
         tracker(ls).stop()
         for task in list(ls.pending.values()):
             task.cancel()

@@ -30,6 +30,7 @@ from .convert import path_to_uri, to_diagnostic, uri_to_path
 if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
     from ..model.base import Finding
     from ..model.config import BatonConfig
+    from ..rules.cache import ResultCache
     from ..workspace.index import WorkspaceIndex
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,10 @@ class BatonServer(LanguageServer):
         self.preflight_shown = ""
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread = threading.get_ident()
+        self.cache_dir: Path | None = None
+        """Where the result cache lives (`baton lsp --cache-dir`; None: the default)."""
+        self.use_cache = True
+        self._result_cache: ResultCache | None = None
 
     def on_loop(self, fn: Any, *args: Any) -> None:
         """Call `fn` on the event loop: checker threads must not write to the transport."""
@@ -262,12 +267,46 @@ class BatonServer(LanguageServer):
         doc = self.workspace.text_documents.get(uri)
         return doc.version if doc is not None else None
 
-    def check(self, path: str) -> list[Finding]:
-        """Findings for `path` (runs on a worker thread)."""
+    def result_cache(self) -> ResultCache | None:
+        """The result cache shared with `baton check` (None with `--no-cache`)."""
+        if self._result_cache is None and self.use_cache:
+            from ..rules.cache import ResultCache
+
+            self._result_cache = ResultCache(self.cache_dir)
+        return self._result_cache
+
+    def save_results(self) -> None:
+        """Write what the result cache learnt (a cache that cannot be written is logged)."""
+        if self._result_cache is not None:
+            self._result_cache.save()
+
+    def cached_findings(self, files: list[tuple[WorkspaceIndex, str]]
+                        ) -> tuple[dict[str, list[Finding]], list[str]]:
+        """(findings of the files whose cached results still hold, the other files), for
+        start-up indexing: one pass over the tree (each file with its workspace's index),
+        input fingerprints taken once."""
+        cache = self.result_cache()
+        if cache is None:
+            return {}, [path for _, path in files]
+        from ..rules.engine import cached
+
+        hits: dict[str, list[Finding]] = {}
+        todo: list[str] = []
+        for index, path in files:
+            found = cached(cache, index, path)
+            if found is None:
+                todo.append(path)
+            else:
+                hits[path] = found
+        return hits, todo
+
+    def check(self, path: str, memo: bool = False) -> list[Finding]:
+        """Findings for `path` (runs on a worker thread), from the result cache while they
+        hold (`memo`: see `WorkspaceCache.lookup`; True only within an indexing pass)."""
         from ..rules.engine import check_file
 
         idx = self.index_for(path)
-        findings = check_file(idx, path)
+        findings = check_file(idx, path, cache=self.result_cache(), memo=memo)
         error = self.config_errors.get(norm(idx.root))
         if error and error[0] and norm(error[0]) == norm(path):
             findings.insert(0, config_finding(path, error[1], self.lines_of(path)))

@@ -20,16 +20,18 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from .convert import path_to_uri
 from .engine_cli import cancel_process, engine_argv
 from .runs import CHANGED, tracker
 from .server import BatonServer
+
+if TYPE_CHECKING:
+    from .workflow_args import AtArgs, IdArgs, NoArgs, OpenArgs, ResumeArgs, StartArgs
 
 log = logging.getLogger(__name__)
 
@@ -59,75 +61,12 @@ class WorkflowRefused(JsonRpcException):
 # -- arguments -----------------------------------------------------------------------------
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    workspace: str | None = Field(None, description="workspace root (path or file URI); "
-                                  "default: the only/first one")
+def parse(command: str, model: str, args: tuple[Any, ...]) -> Any:
+    """`workflow_args.parse` with the model named: that module (pydantic) loads with the
+    first command, not with the server (start-up speed)."""
+    from . import workflow_args
 
-
-class StartArgs(_Args):
-    description: str = Field(min_length=1)
-    scope: str = "full-implementation"
-    runner: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")
-    plan: str | None = None
-    complexity: int | None = Field(None, ge=1, le=4)
-
-    @field_validator("scope")
-    @classmethod
-    def _known_scope(cls, value: str) -> str:
-        from ..model.states import Scope  # the core loads after `initialize` was answered
-
-        scopes = [s.value for s in Scope]
-        if value not in scopes:
-            raise ValueError(f"unknown scope {value!r}: expected one of {', '.join(scopes)}")
-        return value
-
-
-class IdArgs(_Args):
-    id: str = Field(min_length=1)
-
-
-class ResumeArgs(IdArgs):
-    at: int | None = Field(None, ge=0)
-    force: bool = False
-
-
-class AtArgs(IdArgs):
-    at: int | None = Field(None, ge=0)
-
-
-class NoArgs(_Args):
-    pass
-
-
-class OpenArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str = Field(min_length=1)
-    line: int | None = Field(None, ge=0)
-
-
-def parse(command: str, model: type[BaseModel], args: tuple[Any, ...]) -> Any:
-    """One JSON object (or nothing, when every field is optional) → `model`, else
-    InvalidParams naming the command and the offending fields."""
-    if len(args) == 1 and isinstance(args[0], list):  # some clients nest the arguments
-        args = tuple(args[0])
-    if not args:
-        raw: Any = {}
-    elif len(args) == 1 and args[0] is None:
-        raw = {}
-    elif len(args) == 1:
-        raw = args[0]
-    else:
-        raise JsonRpcInvalidParams(f"{command} takes one object argument, got {len(args)}")
-    if not isinstance(raw, dict):
-        raise JsonRpcInvalidParams(f"{command} takes one object argument, got "
-                                   f"{type(raw).__name__}")
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'argument'}: {e['msg']}"
-                             for e in exc.errors())
-        raise JsonRpcInvalidParams(f"{command}: invalid arguments: {problems}") from None
+    return workflow_args.parse(command, getattr(workflow_args, model), args)
 
 
 # -- workspaces ----------------------------------------------------------------------------
@@ -512,7 +451,7 @@ def register(server: BatonServer) -> None:
     @server.command(START)
     async def start(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Start a workflow; returns {workflow_id, pid} once the workflow has named itself."""
-        a: StartArgs = parse(START, StartArgs, args)
+        a: StartArgs = parse(START, "StartArgs", args)
         root = _root(ls, START, a.workspace)
         _require_trust(ls, START)
         argv = [*engine_argv(), "run", a.description, "--scope", a.scope]
@@ -567,7 +506,7 @@ def register(server: BatonServer) -> None:
     @server.command(RESUME)
     async def resume(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Resume a failed, cancelled or interrupted workflow; returns {workflow_id, pid}."""
-        a: ResumeArgs = parse(RESUME, ResumeArgs, args)
+        a: ResumeArgs = parse(RESUME, "ResumeArgs", args)
         root = _find(ls, RESUME, a.id, a.workspace)
         return await do_resume(ls, RESUME, root, a.id, a.at, a.force)
 
@@ -575,7 +514,7 @@ def register(server: BatonServer) -> None:
     async def resume_with_preview(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """The `Resume workflow` action: show what resume would skip and run again, and
         resume only when the user confirms. {resumed, preview, workflow_id?, pid?}."""
-        a: AtArgs = parse(RESUME_PREVIEW, AtArgs, args)
+        a: AtArgs = parse(RESUME_PREVIEW, "AtArgs", args)
         root = _find(ls, RESUME_PREVIEW, a.id, a.workspace)
         _require_trust(ls, RESUME_PREVIEW)
         await settle(RESUME_PREVIEW, a.id)
@@ -596,7 +535,7 @@ def register(server: BatonServer) -> None:
     async def resume_from_checkpoint(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """`Resume from an earlier checkpoint…`: offer the latest sound history entries, then
         preview and resume from the chosen one."""
-        a: IdArgs = parse(RESUME_FROM, IdArgs, args)
+        a: IdArgs = parse(RESUME_FROM, "IdArgs", args)
         root = _find(ls, RESUME_FROM, a.id, a.workspace)
         _require_trust(ls, RESUME_FROM)
         from ..runs.store import CheckpointStore
@@ -626,7 +565,7 @@ def register(server: BatonServer) -> None:
 
     async def checkpoint_entry(ls: BatonServer, command: str, args: tuple[Any, ...]) -> Any:
         """The store entry `{id, at?}` names: the newest sound one, or number `at`."""
-        a: AtArgs = parse(command, AtArgs, args)
+        a: AtArgs = parse(command, "AtArgs", args)
         root = _find(ls, command, a.id, a.workspace)
         try:
             from ..runs.store import CheckpointStore
@@ -655,7 +594,7 @@ def register(server: BatonServer) -> None:
         artifact) at `line`. Paths outside every workspace are refused."""
         import os
 
-        a: OpenArgs = parse(OPEN, OpenArgs, args)
+        a: OpenArgs = parse(OPEN, "OpenArgs", args)
         real = os.path.realpath(a.path)
         if not any(real == str(r) or real.startswith(os.path.realpath(r) + os.sep)
                    for r in _roots(ls)):
@@ -667,7 +606,7 @@ def register(server: BatonServer) -> None:
     @server.command(CANCEL)
     async def cancel(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Cancel a running workflow (it stays resumable): {workflow_id, code, message}."""
-        a: IdArgs = parse(CANCEL, IdArgs, args)
+        a: IdArgs = parse(CANCEL, "IdArgs", args)
         run = runs.live.get(a.id)
         if run is not None:
             return await runs.cancel(run)
@@ -678,7 +617,7 @@ def register(server: BatonServer) -> None:
     async def list_(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
         """Every workflow of every open workspace, as `baton status --json` rows (the bash
         system's checkpoints too, `origin: bash`)."""
-        a: NoArgs = parse(LIST, NoArgs, args)
+        a: NoArgs = parse(LIST, "NoArgs", args)
         roots = [_root(ls, LIST, a.workspace)] if a.workspace else _roots(ls)
 
         def rows() -> list[dict[str, Any]]:
@@ -696,7 +635,7 @@ def register(server: BatonServer) -> None:
     async def status(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """One workflow in detail, as `baton status ID --json` (a `bash:` id: the bash
         system's checkpoint)."""
-        a: IdArgs = parse(STATUS, IdArgs, args)
+        a: IdArgs = parse(STATUS, "IdArgs", args)
         if a.id.startswith("bash:"):
             return await asyncio.to_thread(bash_status, ls, a.id, a.workspace)
         root = _find(ls, STATUS, a.id, a.workspace)
@@ -710,7 +649,7 @@ def register(server: BatonServer) -> None:
     @server.command(PREVIEW_RESUME)
     async def preview_resume(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """What resuming would skip and run again (`baton resume ID --dry-run --json`)."""
-        a: AtArgs = parse(PREVIEW_RESUME, AtArgs, args)
+        a: AtArgs = parse(PREVIEW_RESUME, "AtArgs", args)
         root = _find(ls, PREVIEW_RESUME, a.id, a.workspace)
         return await preview(PREVIEW_RESUME, root, a.id, a.at)
 

@@ -121,4 +121,5 @@ class CommandFile(Model):
     line_count: int = 0
 
 
-AgentFile.model_rebuild()  # `task_blocks` refers to TaskBlock, defined below it
+# `task_blocks` refers to TaskBlock, defined below it: pydantic resolves it when the schema
+# is first built (defer_build), so no `model_rebuild()` here (it would build at import).

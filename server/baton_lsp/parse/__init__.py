@@ -2,42 +2,64 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
+from typing import TYPE_CHECKING, Any
 
-from ..model import Document, Kind, Unreadable
-from .agent import parse_agent, parse_command
-from .data import parse_checkpoint_file, parse_errors_log, parse_report, parse_state
-from .plan import parse_plan
-from .registry import parse_registry
+from ..model.base import Kind
 from .text import DEFAULT_MAX_BYTES, Source, UnreadableError, decode
+
+if TYPE_CHECKING:
+    from ..model import Document
 
 log = logging.getLogger(__name__)
 
-_PARSERS = {
-    Kind.PLAN: parse_plan,
-    Kind.AGENT: parse_agent,
-    Kind.COMMAND: parse_command,
-    Kind.SKILL: parse_command,
-    Kind.REGISTRY: parse_registry,
-    Kind.STATE: parse_state,
-    Kind.ERRORS_LOG: parse_errors_log,
-    Kind.CHECKPOINT: parse_checkpoint_file,
-    Kind.REPORT: parse_report,
-    Kind.SUMMARY: parse_report,
+
+_PARSER_OF = {
+    Kind.PLAN: ("plan", "parse_plan"),
+    Kind.AGENT: ("agent", "parse_agent"),
+    Kind.COMMAND: ("agent", "parse_command"),
+    Kind.SKILL: ("agent", "parse_command"),
+    Kind.REGISTRY: ("registry", "parse_registry"),
+    Kind.STATE: ("data", "parse_state"),
+    Kind.ERRORS_LOG: ("data", "parse_errors_log"),
+    Kind.CHECKPOINT: ("data", "parse_checkpoint_file"),
+    Kind.REPORT: ("data", "parse_report"),
+    Kind.SUMMARY: ("data", "parse_report"),
 }
+"""Kind → (module, function) of its parser, imported when a file of that kind is first
+parsed: `parse.text` alone (line splitting, decoding) is on start-up paths that never parse
+(a warm check, the server's start), and the first document parses with its own parser only."""
+
+
+def parser_for(kind: Kind) -> Any:
+    """The parser of `kind` (None for kinds without one), importing its module."""
+    where = _PARSER_OF.get(kind)
+    if where is None:
+        return None
+    return getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1])
+
+
+def _parsers() -> dict[Kind, Any]:
+    """Every parser, by kind (tests and tools that want them all)."""
+    return {kind: parser_for(kind) for kind in _PARSER_OF}
 
 
 def parse_text(kind: Kind, text: str, path: str = "") -> Document | None:
     """Parse already-decoded text; None for kinds without a parser."""
-    parser = _PARSERS.get(kind)
+    parser = parser_for(kind)
     if parser is None:
         return None
     try:
         return parser(Source.from_text(text), path)
     except RecursionError:
+        from ..model.data import Unreadable
+
         return Unreadable(path=path, reason="file nests too deeply to parse")
     except Exception as exc:  # a parser bug must never reach the user as a traceback
         log.exception("parser for %s failed on %s", kind, path)
+        from ..model.data import Unreadable
+
         return Unreadable(path=path, reason=f"internal parser error ({type(exc).__name__}: {exc})")
 
 
@@ -46,6 +68,8 @@ def parse_bytes(kind: Kind, data: bytes, path: str = "",
     try:
         text = decode(data, max_bytes)
     except UnreadableError as exc:
+        from ..model.data import Unreadable
+
         return Unreadable(path=path, reason=str(exc))
     return parse_text(kind, text, path)
 

@@ -24,8 +24,36 @@ RULE_MODULES = (
     "task_registry",
 )
 
+MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
+    "plan": ("plan_deps", "plan_phases", "plan_metadata", "plan_links", "plan_structure",
+             "run_state", "data_files"),
+    "agent": ("agent_frontmatter", "agent_body", "command_tasks", "run_state", "data_files"),
+    "command": ("command_frontmatter", "command_tasks", "command_bash", "command_shellcheck",
+                "data_files"),
+    "skill": ("command_frontmatter", "data_files"),
+    "checkpoint": ("checkpoint_files", "data_files"),
+    "registry": ("task_registry", "data_files"),
+}
+"""The rule modules that register rules for a kind (`Kind` values; every other kind has
+`data_files`' only). A file's first check imports just these — the editor's first opened
+document is checked before the rest of the rules load. `tests/rules/test_registry.py`
+checks this map against the full registry."""
+
 _loaded = False
+_kinds_loaded: set[str] = set()
 _lock = threading.Lock()
+
+
+def load_for(kind: str) -> None:
+    """Import the rule modules of one kind (`Kind` value) once; see `MODULES_BY_KIND`."""
+    if _loaded or kind in _kinds_loaded:
+        return
+    with _lock:
+        if kind in _kinds_loaded:
+            return
+        for name in MODULES_BY_KIND.get(kind, ("data_files",)):
+            importlib.import_module(f"{__name__}.{name}")
+        _kinds_loaded.add(kind)
 
 
 def load_all() -> None:

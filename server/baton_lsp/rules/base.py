@@ -118,6 +118,14 @@ def all_rules() -> list[Rule]:
     return [ _REGISTRY[c] for c in sorted(_REGISTRY)]
 
 
+def rules_of_kind(kind: Kind) -> list[Rule]:
+    """The rules that apply to `kind`, sorted by code, loading only their modules."""
+    from . import load_for
+
+    load_for(kind.value)
+    return [_REGISTRY[c] for c in sorted(_REGISTRY) if kind in _REGISTRY[c].kinds]
+
+
 def get_rule(code_or_name: str) -> Rule | None:
     from . import load_all
 
@@ -143,6 +151,21 @@ class RuleContext:
     """Paths (files or directories) whose change can change this file's findings."""
     memo: dict[str, Any] = field(default_factory=dict)
     """Work two rules of one family need on the same file, done once per check."""
+    trees: set[str] = field(default_factory=set)
+    """Directories read as a whole (a run store): the result cache fingerprints everything
+    under them. Not re-check triggers: the editor follows runs itself."""
+    expires: float | None = None
+    """When (epoch seconds) the findings may change with the clock alone; 0: never cache."""
+    results: Any = None
+    """The persistent `ResultCache` of this check, if any (ShellCheck keeps results there)."""
+
+    def valid_until(self, when: float) -> None:
+        """The findings hold until `when` (epoch seconds) even if no input changes."""
+        self.expires = when if self.expires is None else min(self.expires, when)
+
+    def uncacheable(self) -> None:
+        """The findings depend on something no file records (a live process, the clock)."""
+        self.expires = 0.0
 
     def finding(self, range: Range, message: str, *, fix: Fix | None = None,
                 related: Iterable[Related] = (), tags: Iterable[str] = (),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -17,7 +18,10 @@ from ..paths import norm
 from ..workspace.config import load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
-from .engine import check_file
+from .cache import ResultCache
+from .engine import cached, check_file
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -72,11 +76,13 @@ def _gc_paused() -> Iterator[None]:
 
 
 def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
-                jobs: int | None = None) -> CheckResult:
+                jobs: int | None = None, cache: ResultCache | None = None) -> CheckResult:
     """Check files and directories; raises PathError / ConfigError for unusable input.
 
     `jobs` is the number of worker processes (None: one per core once there are enough
-    files to pay for starting them; 1: in this process)."""
+    files to pay for starting them; 1: in this process). With `cache`, files whose stored
+    results still hold are not checked again (looked up here, before any worker starts),
+    and what was checked is stored and saved."""
     result = CheckResult()
     indexes: dict[str, WorkspaceIndex] = {}
 
@@ -114,16 +120,61 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
                 if (file + os.sep).startswith(prefix) and file not in seen:
                     seen.add(file)
                     targets.append((idx, file, kind))
-    workers = _worker_count(len(targets), jobs)
+    result.files = len(targets)
+    todo = targets
+    if cache is not None:
+        todo = []
+        for idx, file, kind in targets:
+            hit = cached(cache, idx, file, kind)
+            if hit is None:
+                todo.append((idx, file, kind))
+            else:
+                result.findings.extend(hit)
+    workers = _worker_count(len(todo), jobs)
     if workers > 1:
-        result.findings.extend(_check_parallel(targets, workers))
+        result.findings.extend(_check_parallel(todo, workers, cache))
     else:
         with _gc_paused():
-            for idx, file, kind in targets:
-                result.findings.extend(check_file(idx, file, kind))
-    result.files = len(targets)
+            result.findings.extend(_check_here(todo, cache))
+    if cache is not None:
+        cache.save()
+        log.info("%d of %d files from the result cache in %s", len(targets) - len(todo),
+                 len(targets), cache.directory)
     result.findings.sort(key=Finding.sort_key)
     return result
+
+
+SHELLCHECK_THREADS = 4
+"""Commands checked at once on threads while this thread checks the other files: their time
+is mostly ShellCheck processes (on the other cores), so it overlaps the parsing here."""
+
+
+def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],
+                cache: ResultCache | None) -> list[Finding]:
+    """Check `todo` in this process: commands that may run ShellCheck on a few threads,
+    started first, everything else here meanwhile."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def slow(item: tuple[WorkspaceIndex, str, Kind | None]) -> bool:
+        idx, _, kind = item
+        return kind is Kind.COMMAND and idx.config.shellcheck != "off"
+
+    commands = [item for item in todo if slow(item)]
+    out: list[Finding] = []
+    if len(commands) < 2:
+        for idx, file, kind in todo:
+            out.extend(check_file(idx, file, kind, cache))
+        return out
+    with ThreadPoolExecutor(max_workers=SHELLCHECK_THREADS,
+                            thread_name_prefix="baton-commands") as pool:
+        futures = [pool.submit(check_file, idx, file, kind, cache)
+                   for idx, file, kind in commands]
+        for idx, file, kind in todo:
+            if not slow((idx, file, kind)):
+                out.extend(check_file(idx, file, kind, cache))
+        for future in futures:
+            out.extend(future.result())
+    return out
 
 
 PARALLEL_MIN_FILES = 400
@@ -138,17 +189,21 @@ def _worker_count(files: int, jobs: int | None) -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]]) -> list[Finding]:
-    """Worker: one index per workspace root, built from the parent's configuration."""
+def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]],
+                 cache_dir: Path | None, strict: bool = True
+                 ) -> tuple[list[Finding], dict[str, Any] | None]:
+    """Worker: one index per workspace root, built from the parent's configuration; what it
+    stored in the cache goes back to the parent, the one process that writes the file."""
     local: dict[str, WorkspaceIndex] = {}
     out: list[Finding] = []
+    cache = ResultCache(cache_dir, strict=strict) if cache_dir is not None else None
     with _gc_paused():
         for root, config, file, kind in chunk:
             idx = local.get(root)
             if idx is None:
                 idx = local[root] = WorkspaceIndex(Path(root), config)
-            out.extend(check_file(idx, file, kind))
-    return out
+            out.extend(check_file(idx, file, kind, cache))
+    return out, cache.export() if cache is not None else None
 
 
 def _size(path: str) -> int:
@@ -159,8 +214,9 @@ def _size(path: str) -> int:
 
 
 def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
-                    workers: int) -> list[Finding]:
+                    workers: int, cache: ResultCache | None = None) -> list[Finding]:
     """Split the files across processes (interleaved, so big and small files mix)."""
+    import functools
     import multiprocessing
     import threading
     from concurrent.futures import ProcessPoolExecutor
@@ -179,7 +235,11 @@ def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
     method = "fork" if hasattr(os, "fork") and threading.active_count() == 1 else "spawn"
     ctx = multiprocessing.get_context(method)
     findings: list[Finding] = []
+    work = functools.partial(_check_chunk, cache_dir=cache.directory if cache else None,
+                             strict=cache.strict if cache else True)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        for part in pool.map(_check_chunk, chunks):
+        for part, exported in pool.map(work, chunks):
             findings.extend(part)
+            if cache is not None and exported is not None:
+                cache.absorb(exported)
     return findings

@@ -416,6 +416,7 @@ def _not_resumed_from(path: Path, ctx: RuleContext) -> bool:
 
     if _STORE_FILE.match(path.name) and engine_history_dir(str(path.parent)):
         ctx.depends_on.add(str(path.parent))
+        ctx.trees.add(str(path.parent))  # which entry is the newest sound one
         if not valid_id(path.parent.name):
             return True
         store = CheckpointStore(path.parents[4], path.parent.name)
@@ -423,11 +424,15 @@ def _not_resumed_from(path: Path, ctx: RuleContext) -> bool:
             latest = store.latest()
         except CheckpointError:
             return True  # nothing sound to resume from: BTN413 says why
-        return latest.path.name != path.name or store.locked()
+        if latest.path.name != path.name:
+            return True
+        ctx.uncacheable()  # whether its engine still holds the lock is no file's content
+        return store.locked()
     m = _BASH_NAME.match(path.name)
     if m is None:
         return False
     ctx.depends_on.add(str(path.parent))
+    ctx.trees.add(str(path.parent))  # the siblings' modification times decide
 
     def stamp(p: Path) -> tuple[float, str]:
         try:
@@ -537,7 +542,12 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     if doc.data is None:
         return
     from ..model.checkpoint import Checkpoint
-    from ..runs.checkpoint import CheckpointError, parse_checkpoint, safe_resume_problems
+    from ..runs.checkpoint import (
+        CheckpointError,
+        parse_checkpoint,
+        resume_age_turns,
+        safe_resume_problems,
+    )
 
     path = Path(doc.path)
     try:
@@ -561,7 +571,11 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     plan = _plan_file(ctx, raw_plan) if raw_plan else None
     if plan is not None:
         ctx.depends_on.add(str(plan))
+        ctx.trees.add(str(plan))  # its modification time is judged, not only its content
     problems = safe_resume_problems(cp, plan_path=plan)
+    turns = resume_age_turns(cp)
+    if turns is not None:  # the clock alone will add the age problem then
+        ctx.valid_until(turns.timestamp())
     recorded = baton.get("plan_sha256") if baton is not None else None
     if plan is not None and isinstance(recorded, str) and plan.is_file():
         from ..runs.digest import sha256_file

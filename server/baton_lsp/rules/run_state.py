@@ -19,7 +19,7 @@ from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
 from ..runs.digest import sha256_file
-from ..runs.records import errors_log_path
+from ..runs.places import checkpoints_root, errors_log_path, run_sources
 from .base import RuleContext, rule
 
 PLAN = (Kind.PLAN,)
@@ -38,25 +38,35 @@ _FOUND = {
 
 
 def _runs(ctx: RuleContext, *, any_workflow: bool = False) -> Any:
-    """The workspace's RunIndex. Findings depend on the errors log, and on the whole
-    checkpoints directory only when any workflow may matter (agent files); a plan depends
-    on its own workflow's directory, so one run's checkpoints re-check only its plan."""
+    """The workspace's RunIndex, or None when it has no checkpoint store (then no workflow
+    can be reported, and the run store is not even loaded). Findings depend on the errors
+    log, and on the whole checkpoints directory only when any workflow may matter (agent
+    files); a plan depends on its own workflow's directory, so one run's checkpoints
+    re-check only its plan."""
     if ctx.index is None:
         return None
-    runs = ctx.index.runs
+    root = ctx.index.root
+    base = checkpoints_root(root)
     if any_workflow:
-        ctx.depends_on.add(str(runs.base))
-    ctx.depends_on.add(str(errors_log_path(runs.root)))
-    return runs
+        ctx.depends_on.add(str(base))
+    ctx.depends_on.add(str(errors_log_path(root)))
+    # Which workflow runs this plan, and how it stands, is read from every checkpoint: the
+    # result cache fingerprints the stores whole (the editor follows runs on its own).
+    ctx.trees.update(str(p) for p in run_sources(root))
+    if not os.path.isdir(base):
+        return None
+    return ctx.index.runs
 
 
 def _plan_run(plan: Plan, ctx: RuleContext) -> Any:
     runs = _runs(ctx)
-    if runs is None or not os.path.isdir(runs.base):
+    if runs is None:
         return None
     view = runs.for_plan(ctx.path)
     if view is not None:
         ctx.depends_on.add(str(runs.base / view.workflow_id))
+        if view.running:
+            ctx.uncacheable()  # a live engine's lock, not a file, says it is still going
     return view
 
 
@@ -282,9 +292,11 @@ def agent_hard_barrier_failed(agent: AgentFile, ctx: RuleContext) -> Iterator[Fi
     is resumed past the step or completes.
     """
     runs = _runs(ctx, any_workflow=True)
-    if runs is None or not os.path.isdir(runs.base):
+    if runs is None:
         return
     for view in runs.views():
+        if view.running:
+            ctx.uncacheable()
         for step in agent_barrier_failures(view):
             role = ctx.config.workflow.role(step.role)
             if role.agent != agent.name:

@@ -542,6 +542,20 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def resume_age_turns(checkpoint: CheckpointV10, now: datetime | None = None
+                     ) -> datetime | None:
+    """When `safe_resume_problems` will start reporting the checkpoint's age (after
+    `MAX_RESUME_AGE`), or None when the clock will not change its answer any more (no
+    readable timestamp, or already too old): how long a judgement may be kept."""
+    created = _parse_time(checkpoint.created_at) if checkpoint.created_at else None
+    if created is None:
+        return None
+    moment = now or datetime.now(UTC)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    turns = created + MAX_RESUME_AGE
+    return turns if turns > moment else None
+
+
 def safe_resume_problems(checkpoint: CheckpointV10, plan_path: str | os.PathLike[str] | None
                          = None, now: datetime | None = None) -> list[str]:
     """Why a checkpoint may not be resumed without asking (`check_safe_resume_conditions`);

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..model.data import ErrorRecord
 from . import confine
+from .places import errors_log_path
 
 ROTATE_BYTES = 10 * 1024 * 1024
 BACKUPS = 5
@@ -26,10 +27,6 @@ BACKUPS = 5
 
 def utc_now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def errors_log_path(root: Path) -> Path:
-    return root / ".claude" / "data" / "logs" / "errors.jsonl"
 
 
 def error_record(*, workflow_id: str, command: str, user_args: str, error_type: str,

@@ -28,16 +28,13 @@ from typing import Any
 
 from . import confine, signing
 from .checkpoint import CheckpointError
+from .places import checkpoints_root
 
 log = logging.getLogger(__name__)
 
 _SEQ = re.compile(r"^(\d{6})\.json$")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 MAX_HISTORY = 500
-
-
-def checkpoints_root(root: Path) -> Path:
-    return root / ".claude" / "data" / "checkpoints"
 
 
 def valid_id(workflow_id: str) -> bool:

@@ -270,34 +270,44 @@ def excluded(rel: str, patterns: Iterable[str]) -> bool:
 def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]:
     """Every classified file of the workspace at `root` (its `.claude/`, `specs/`, `docs/`
     and a root `PLAN.md`)."""
+    for path, kind in walk_files(root, exclude):
+        yield Path(path), kind
+
+
+def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[str, Kind]]:
+    """`walk` as absolute, normalised path strings (the index's keys): listing a tree of
+    thousands of files is on the path of every warm check, so no `Path` per file."""
     patterns = list(exclude)
-    root_str = os.path.abspath(root)
+    root_str = os.path.normpath(os.path.abspath(root))
+    root_path = Path(root_str)
     try:
         top_files = sorted(n for n in os.listdir(root_str) if n.lower() == "plan.md")
     except OSError:
         top_files = []
     for fname in top_files:  # listed, not probed: `PLAN.md` and `plan.md` once each
-        kind = classify(fname, Path(root_str))
+        kind = classify(fname, root_path)
         if kind is not None and not (patterns and excluded(fname, patterns)):
-            yield Path(root_str, fname), kind
+            yield os.path.join(root_str, fname), kind
     tops = [".claude", "specs", "docs"]
     layout = plugin_layout(root_str)
     if layout is not None:
         for comp in PLUGIN_COMPONENTS:
             tops += [p for p in layout[comp] if p.split("/", 1)[0] not in tops]
     seen: set[str] = set()
+    cut = len(root_str) + 1 if root_str != os.sep else 1
     for top in tops:
-        base = os.path.join(root_str, top)
+        base = os.path.normpath(os.path.join(root_str, top))
         if os.path.isfile(base) and top not in seen:  # a manifest naming one file
             seen.add(top)
-            kind = classify(top, Path(root_str), layout)
+            kind = classify(top, root_path, layout)
             if kind is not None and not (patterns and excluded(top, patterns)):
-                yield Path(base), kind
+                yield base, kind
             continue
         if not os.path.isdir(base):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
-            rel_dir = os.path.relpath(dirpath, root_str).replace(os.sep, "/")
+            rel_dir = dirpath[cut:].replace(os.sep, "/") if dirpath.startswith(root_str) \
+                else os.path.relpath(dirpath, root_str).replace(os.sep, "/")
             dirnames[:] = sorted(d for d in dirnames
                                  if d not in _SKIP_DIRS and d != ".claude"
                                  and d.lower() not in _ARCHIVE_DIRS
@@ -312,10 +322,10 @@ def walk(root: Path, exclude: Iterable[str] = ()) -> Iterator[tuple[Path, Kind]]
                 if rel in seen:  # a manifest path nested in another component path
                     continue
                 seen.add(rel)
-                kind = classify(rel, Path(root_str), layout)
+                kind = classify(rel, root_path, layout)
                 if kind is None or (patterns and excluded(rel, patterns)):
                     continue
-                yield Path(dirpath, fname), kind
+                yield os.path.join(dirpath, fname), kind
 
 
 def find_workspaces(path: Path) -> list[Path]:

@@ -15,19 +15,25 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.agent import AgentFile
 from ..model.base import Kind
 from ..model.config import BatonConfig
 from ..model.data import Unreadable
-from ..model.plan import Plan
-from ..parse import parse_text
-from ..parse.text import UnreadableError, decode
 from ..paths import norm
-from .discovery import classify, excluded, plugin_layout, walk
+from .discovery import classify, excluded, plugin_layout, walk_files
 from .symbols import SymbolSummary, summarize
 
 if TYPE_CHECKING:
+    from ..model.agent import AgentFile
+    from ..model.plan import Plan
     from ..runs.follow import RunIndex
+
+
+def _parse(kind: Kind, text: str, path: str) -> Any:
+    """`parse.parse_text`, imported on the first parse: a warm check answered from the
+    result cache lists and hashes files but never parses one (start-up speed)."""
+    from ..parse import parse_text
+
+    return parse_text(kind, text, path)
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +59,9 @@ class WorkspaceIndex:
         self._deps: dict[str, set[str]] = {}
         self._rdeps: dict[str, set[str]] = {}
         self._runs: RunIndex | None = None
+        self.generation = 0
+        """Bumped on every change the index is told of: the result cache's memo of input
+        fingerprints is valid only within one generation."""
 
     def _read_layout(self) -> None:
         """The plugin layout (None for a plain workspace), read once per configuration."""
@@ -66,6 +75,7 @@ class WorkspaceIndex:
         overlays and recorded dependencies stay (a check on another thread keeps recording
         into this same index, so nothing it learns is lost to a replaced object)."""
         with self._lock:
+            self.generation += 1
             self.config = config
             self._read_layout()  # a changed plugin manifest reloads the configuration
             self._files = None
@@ -100,7 +110,7 @@ class WorkspaceIndex:
     def files(self) -> dict[str, Kind]:
         with self._lock:
             if self._files is None:
-                self._files = {norm(p): k for p, k in walk(self.root, self.config.exclude)}
+                self._files = dict(walk_files(self.root, self.config.exclude))
             return dict(self._files)
 
     def exists(self, path: str | Path) -> bool:
@@ -118,17 +128,27 @@ class WorkspaceIndex:
         with self._lock:
             if self._overlays.get(key) != text:
                 self._symbols.pop(key, None)
+                self.generation += 1
             self._overlays[key] = text
 
     def overlays(self) -> dict[str, str]:
         with self._lock:
             return dict(self._overlays)
 
+    def overlay(self, key: str) -> str | None:
+        """The editor text of `key` (a `norm`ed path), if it is open: a lookup per file of a
+        bulk check, so no copy of every overlay."""
+        if not self._overlays:
+            return None
+        with self._lock:
+            return self._overlays.get(key)
+
     def drop_overlay(self, path: str | Path) -> None:
         key = norm(path)
         with self._lock:
             if self._overlays.pop(key, None) is not None:
                 self._symbols.pop(key, None)
+                self.generation += 1
 
     def text_of(self, path: str | Path) -> str | None:
         key = norm(path)
@@ -164,7 +184,7 @@ class WorkspaceIndex:
                 if cached and cached[0] == stamp:
                     self._docs.move_to_end(key)
                     return cached[1], overlay
-                doc = parse_text(kind, overlay, key)
+                doc = _parse(kind, overlay, key)
                 self._remember(key, kind, stamp, doc, overlay)
                 return doc, overlay
         try:
@@ -255,11 +275,13 @@ class WorkspaceIndex:
                 data = fh.read(limit + 1)
         except OSError as exc:
             return Unreadable(path=key, reason=f"cannot read file: {exc.strerror or exc}"), None
+        from ..parse.text import UnreadableError, decode  # with the parser (see `_parse`)
+
         try:
             text = decode(data, limit)
         except UnreadableError as exc:
             return Unreadable(path=key, reason=str(exc)), None
-        return parse_text(kind, text, key), text
+        return _parse(kind, text, key), text
 
     def agent_paths(self) -> dict[str, Path]:
         with self._lock:
@@ -277,17 +299,22 @@ class WorkspaceIndex:
             return dict(self._agent_paths)
 
     def agent(self, name: str) -> AgentFile | None:
+        from ..model.agent import AgentFile  # with the parser (see `_parse`)
+
         path = self.agent_paths().get(name)
         doc = self.document(path, Kind.AGENT) if path else None
         return doc if isinstance(doc, AgentFile) else None
 
     def plan(self, path: str | Path) -> Plan | None:
+        from ..model.plan import Plan  # with the parser (see `_parse`)
+
         doc = self.document(path, Kind.PLAN)
         return doc if isinstance(doc, Plan) else None
 
-    def record_deps(self, key: str, deps: set[str]) -> None:
-        """What `key`'s cross-file findings were computed from (for `dependents`)."""
-        deps = {norm(d) for d in deps}
+    def record_deps(self, key: str, deps: set[str], *, normalized: bool = False) -> None:
+        """What `key`'s cross-file findings were computed from (for `dependents`);
+        `normalized`: the paths are `norm`'s already (as the result cache stores them)."""
+        deps = set(deps) if normalized else {norm(d) for d in deps}
         with self._lock:
             for old in self._deps.get(key, ()):
                 self._rdeps.get(old, set()).discard(key)
@@ -313,6 +340,7 @@ class WorkspaceIndex:
         """Invalidate caches for `path`; return the other files that need re-checking."""
         key = norm(path)
         with self._lock:
+            self.generation += 1
             self._docs.pop(key, None)
             self._symbols.pop(key, None)
             if created_or_deleted:

