@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import Workspace, checkpointed
+from .conftest import Workspace, agent_started, checkpointed
 
 GIT_ID = ["-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
 
@@ -262,6 +262,7 @@ def test_kill_mid_wave_then_resume_reruns_only_the_unfinished_phase(ws: Workspac
     ws.behave({"implement.phase-3": {"sleep": 60}})
     run = ws.popen("run", "Implement the plan", "--scope", "implement-only", "--plan",
                    str(plan))
+    run.wait_event(agent_started("implement.phase-3"))  # past the spawn gate, sleeping
     run.wait_event(checkpointed("phase 2 complete"))
     os.killpg(run.pid, signal.SIGKILL)
     run.wait(15)

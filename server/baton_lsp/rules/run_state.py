@@ -268,6 +268,7 @@ def phase_merge_conflict(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             continue
         top = Path(git.top or view.root)
         files = git.conflicts
+        ctx.depends_on.update(str(top / f) for f in files)  # where their markers are
         related = [Related(path=str(top / f), range=Range.of_line(_first_marker(top / f), 0, 0),
                            message=f"{CONFLICT_PREFIX}{f}") for f in files]
         shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more"
