@@ -52,7 +52,7 @@ def _workspace(base: Path, config: str) -> Path:
     return Path(os.path.realpath(root))
 
 
-def _plan(root: Path, deps: list[list[int]]) -> Path:
+def write_plan(root: Path, deps: list[list[int]]) -> Path:
     plan = root / ".claude/specs/001_bench/plans/001_bench_plan.md"
     plan.parent.mkdir(parents=True)
     lines = ["# Bench Plan", "", "## Implementation Phases", ""]
@@ -108,7 +108,7 @@ def _chain(base: Path, steps: int) -> tuple[float, list[float]]:
     argv = json.dumps([sys.executable, "-S", "-c", agent])
     root = _workspace(base / f"overhead{steps}", f'[workflow]\nrunner = "command"\n'
                       f'command = {argv}\n')
-    plan = _plan(root, [[]] + [[i] for i in range(1, steps)])
+    plan = write_plan(root, [[]] + [[i] for i in range(1, steps)])
     wall, data = _run(root, RunRequest("bench", Scope.IMPLEMENT_ONLY, plan_path=str(plan)))
     procs = [s["process_ms"] for s in data["baton"]["steps"].values() if "process_ms" in s]
     assert len(procs) == steps
@@ -131,7 +131,7 @@ def bench_waves(base: Path) -> dict[str, float]:
     deps = [[], [1], [1], [1], [2, 3], [4], [5, 6], [7]]
     root = _workspace(base / "waves", '[workflow]\nrunner = "script"\nmax-parallel = 4\n')
     (root / ".claude/baton-script.json").write_text('{"implement.*": {"sleep": 0.5}}')
-    plan = _plan(root, deps)
+    plan = write_plan(root, deps)
     engine = Engine(root, load_config(root))
     out = asyncio.run(engine.start(RunRequest("bench", Scope.IMPLEMENT_ONLY,
                                               plan_path=str(plan))))

@@ -35,6 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench_workflow import write_plan
+
 from baton_lsp.model.states import Scope
 from baton_lsp.runs.signing import DATA_DIR_ENV
 from baton_lsp.workflow import isolation
@@ -123,13 +125,7 @@ def _waves_once(base: Path, mode: str, n: int) -> tuple[float, float, int]:
         '[workflow]\nrunner = "script"\nmax-parallel = 4\n')
     (root / ".gitignore").write_text(".claude/baton-script.json\n")
     (root / ".claude/baton-script.json").write_text('{"implement.*": {"sleep": 0.5}}')
-    plan = root / ".claude/specs/001_bench/plans/001_bench_plan.md"
-    plan.parent.mkdir(parents=True)
-    lines = ["# Bench Plan", "", "## Implementation Phases", ""]
-    for i, d in enumerate(deps, 1):
-        lines += [f"### Phase {i}: Step {i}", f"dependencies: [{', '.join(map(str, d))}]",
-                  "", f"- [ ] task {i}", ""]
-    plan.write_text("\n".join(lines))
+    plan = write_plan(root, deps)
     _repo(root)
     root = Path(os.path.realpath(root))
     data = _run(root, RunRequest("bench", Scope.IMPLEMENT_ONLY, plan_path=str(plan)), mode)
