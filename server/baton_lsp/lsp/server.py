@@ -13,11 +13,12 @@ import functools
 import logging
 import os
 import re
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -116,6 +117,12 @@ class BatonProtocol(LanguageServerProtocol):
                     del self._request_futures[key]
         super()._handle_notification(method_name, params)
 
+    def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
+        """A JSON-RPC error response; `msg_id` None when the request's id is unknowable
+        (a body that is not JSON), as JSON-RPC 2.0 prescribes."""
+        self._send_data({"jsonrpc": "2.0", "id": msg_id,
+                         "error": {"code": code, "message": message}})
+
 
 @dataclass
 class DocResult:
@@ -146,6 +153,18 @@ class BatonServer(LanguageServer):
         self.preflight_shown = ""
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread = threading.get_ident()
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio with Baton's reader, which resynchronises after framing errors
+        (pygls' own stops answering for good, see `transport`)."""
+        from .transport import run_stdio
+
+        run_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        from .transport import run_tcp
+
+        run_tcp(self, host, port)
 
     def on_loop(self, fn: Any, *args: Any) -> None:
         """Call `fn` on the event loop: checker threads must not write to the transport."""
