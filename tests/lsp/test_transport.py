@@ -39,9 +39,11 @@ class RawServer:
     """`baton lsp` on pipes, spoken to in bytes."""
 
     def __init__(self, root: Path) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "baton_lsp", "lsp"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.stderr = root / "server.stderr"
+        with self.stderr.open("wb") as err:
+            self.proc = subprocess.Popen([sys.executable, "-m", "baton_lsp", "lsp"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=err)
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         self.reader = Reader(fd, lambda n: os.read(fd, n))
@@ -147,6 +149,16 @@ def test_a_request_whose_params_do_not_fit_is_answered_with_an_error(
                        "params": {"textDocument": 5}}))
     reply = server.reader.response(9, ANSWER_TIMEOUT)
     assert reply["error"]["code"] in (-32602, -32600), reply
+
+
+def test_exit_ends_the_process_cleanly_while_stdin_is_still_open(server: RawServer) -> None:
+    """The reader thread blocked on stdin must not turn the exit into a crash ("Fatal
+    Python error: could not acquire lock for <stdin>", exit code 134)."""
+    server.send(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}))
+    server.reader.response(2, ANSWER_TIMEOUT)
+    server.send(frame({"jsonrpc": "2.0", "method": "exit"}))
+    assert server.proc.wait(timeout=ANSWER_TIMEOUT) == 0
+    assert "Fatal" not in server.stderr.read_text(errors="replace")
 
 
 def test_end_of_input_in_the_middle_of_a_message_exits_with_a_reason(

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import re
 import threading
 from collections.abc import Awaitable, Callable
@@ -363,8 +364,18 @@ async def serve(protocol: BatonProtocol, next_chunk: Callable[[], Awaitable[byte
 
 def _pump(stream: BinaryIO, loop: asyncio.AbstractEventLoop,
           queue: asyncio.Queue[bytes]) -> None:
-    """Reader thread: blocking reads, each chunk handed to the event loop."""
-    read = getattr(stream, "read1", stream.read)
+    """Reader thread: blocking reads, each chunk handed to the event loop.
+
+    The pipe's file descriptor is read directly: a daemon thread blocked inside
+    `BufferedReader.read1` holds the reader's lock, and interpreter shutdown then aborts
+    with "could not acquire lock for <stdin>" (a Fatal Python error, exit 134)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        read = getattr(stream, "read1", stream.read)
+    else:
+        def read(n: int) -> bytes:
+            return os.read(fd, n)
     while True:
         try:
             data = read(READ_BYTES)
