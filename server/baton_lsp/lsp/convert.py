@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,8 +29,29 @@ def path_to_uri(path: str | Path) -> str:
     return uris.from_fs_path(str(path)) or Path(path).as_uri()
 
 
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+
+
 def uri_to_path(uri: str) -> str | None:
-    return uris.to_fs_path(uri)
+    """The file path of a `file:` URI, or None for any other URI and for one no file can
+    have: a NUL byte (`%00`), a lone surrogate, a path or name too long for the system.
+    Handlers treat None as "not a file of ours"; such paths made every `os` call raise
+    (`embedded null byte`, `File name too long`)."""
+    try:
+        path = uris.to_fs_path(uri)
+    except (ValueError, IndexError):  # urlparse on a malformed netloc ("file://[x")
+        return None
+    if not path or "\x00" in path:
+        return None
+    try:
+        raw = os.fsencode(path)
+    except UnicodeError:
+        return None
+    if len(raw) >= MAX_PATH_BYTES or any(len(part) > MAX_NAME_BYTES
+                                         for part in raw.replace(b"\\", b"/").split(b"/")):
+        return None
+    return path
 
 
 def _utf16_col(line: str, char: int) -> int:

@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri
-from .server import BatonServer, DocResult, uri_path
+from .server import BatonServer, DocResult, guard, uri_path
 
 if TYPE_CHECKING:
     from ..model.base import Finding
@@ -122,6 +122,7 @@ async def index_workspace(ls: BatonServer) -> None:
 
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guard(None)
     def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
         path = uri_path(params.text_document.uri)
         if path is None:
@@ -130,6 +131,7 @@ def register(server: BatonServer) -> None:
         schedule(ls, params.text_document.uri, 0.0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guard(None)
     def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = uri_path(uri)
@@ -140,10 +142,12 @@ def register(server: BatonServer) -> None:
         schedule(ls, uri, ls.settings.debounce_ms / 1000)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @guard(None)
     def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:
         schedule(ls, params.text_document.uri, 0.0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guard(None)
     def did_close(ls: BatonServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = uri_path(uri)

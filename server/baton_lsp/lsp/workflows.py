@@ -141,15 +141,17 @@ def _roots(ls: BatonServer) -> list[Path]:
 def _root(ls: BatonServer, command: str, workspace: str | None) -> Path:
     import os
 
-    from pygls.uris import to_fs_path
+    from .convert import uri_to_path
 
     roots = _roots(ls)
     if workspace is None:
         if not roots:
             raise WorkflowRefused(f"{command}: no workspace with a .claude/ directory is open")
         return roots[0]
-    path = to_fs_path(workspace) if workspace.startswith("file:") else workspace
-    wanted = os.path.realpath(path or "")
+    path = uri_to_path(workspace) if workspace.startswith("file:") else workspace
+    if not path or "\x00" in path:
+        raise JsonRpcInvalidParams(f"{command}: {workspace!r} is not a workspace path")
+    wanted = os.path.realpath(path)
     for root in roots:
         if os.path.realpath(root) == wanted:
             return root

@@ -50,15 +50,36 @@ def split_lines(text: str) -> list[str]:
     return text.split("\n")
 
 
+NUL_REASON = "file contains NUL bytes: it looks binary, not text"
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    """Why a file or document of `size` bytes is not parsed (one wording everywhere)."""
+    return (f"file is {size / 1_048_576:.1f} MiB, over the {max_bytes / 1_048_576:.1f} MiB "
+            "limit for workspace files (max-file-size); it was not parsed")
+
+
+def text_problem(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str | None:
+    """Why already-decoded text (a document open in the editor) is not parsed, with the
+    same limits `decode` applies to files: its UTF-8 size, NUL bytes."""
+    chars = len(text)
+    if chars > max_bytes:
+        return too_large(len(text.encode("utf-8", "surrogatepass")), max_bytes)
+    if chars * 4 > max_bytes:  # only then can the encoded size pass the limit
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > max_bytes:
+            return too_large(size, max_bytes)
+    if "\x00" in text:
+        return NUL_REASON
+    return None
+
+
 def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """Decode file bytes as UTF-8 text or raise `UnreadableError` naming the problem."""
     if len(data) > max_bytes:
-        raise UnreadableError(
-            f"file is {len(data) / 1_048_576:.1f} MiB, over the {max_bytes / 1_048_576:.1f} MiB "
-            "limit for workspace files; it was not parsed"
-        )
-    if b"\x00" in data[:8192] or b"\x00" in data:
-        raise UnreadableError("file contains NUL bytes: it looks binary, not text")
+        raise UnreadableError(too_large(len(data), max_bytes))
+    if b"\x00" in data:
+        raise UnreadableError(NUL_REASON)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:

@@ -21,7 +21,7 @@ from ..model.config import BatonConfig
 from ..model.data import Unreadable
 from ..model.plan import Plan
 from ..parse import parse_text
-from ..parse.text import UnreadableError, decode
+from ..parse.text import UnreadableError, decode, text_problem, too_large
 from ..paths import norm
 from .discovery import classify, excluded, plugin_layout, walk
 from .symbols import SymbolSummary, summarize
@@ -164,6 +164,12 @@ class WorkspaceIndex:
                 if cached and cached[0] == stamp:
                     self._docs.move_to_end(key)
                     return cached[1], overlay
+                # Editor text gets the limits files get: a 55 MB plan is not parsed.
+                problem = text_problem(overlay, self.config.max_file_size)
+                if problem is not None:
+                    doc: Any = Unreadable(path=key, reason=problem)
+                    self._remember(key, kind, stamp, doc, None)
+                    return doc, None
                 doc = parse_text(kind, overlay, key)
                 self._remember(key, kind, stamp, doc, overlay)
                 return doc, overlay
@@ -247,9 +253,7 @@ class WorkspaceIndex:
     def _read(self, key: str, kind: Kind, size: int) -> tuple[Any, str | None]:
         limit = self.config.max_file_size
         if size > limit:
-            return Unreadable(path=key, reason=(
-                f"file is {size / 1_048_576:.1f} MiB, over the {limit / 1_048_576:.1f} MiB "
-                "limit for workspace files (max-file-size); it was not parsed")), None
+            return Unreadable(path=key, reason=too_large(size, limit)), None
         try:
             with open(key, "rb") as fh:
                 data = fh.read(limit + 1)
