@@ -517,14 +517,16 @@ def register(server: BatonServer) -> None:
         a: StartArgs = parse(START, StartArgs, args)
         root = _root(ls, START, a.workspace)
         _require_trust(ls, START)
-        argv = [*engine_argv(), "run", a.description, "--scope", a.scope]
+        # Values as `--opt=value` and the description after `--`: text the user typed that
+        # starts with `-` (`-x …`, `--scope=…`) must never be read as an option.
+        argv = [*engine_argv(), "run", f"--scope={a.scope}"]
         if a.runner:
-            argv += ["--runner", a.runner]
+            argv.append(f"--runner={a.runner}")
         if a.plan:
-            argv += ["--plan", a.plan]
+            argv.append(f"--plan={a.plan}")
         if a.complexity is not None:
-            argv += ["--complexity", str(a.complexity)]
-        argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
+            argv.append(f"--complexity={a.complexity}")
+        argv += [*editor_settings(ls), f"--workspace={root}", "--events", "--", a.description]
         return await runs.launch(root, a.description, argv)
 
     async def settle(command: str, wid: str) -> None:
