@@ -34,12 +34,25 @@ import re
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 from pygls.exceptions import JsonRpcException
 
-if TYPE_CHECKING:
-    from .server import BatonProtocol, BatonServer
+
+class RpcProtocol(Protocol):
+    """What the reader needs of the server's protocol (`server.BatonProtocol`)."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any: ...
+    def handle_message(self, message: Any) -> None: ...
+    def send_error(self, msg_id: int | str | None, code: int, message: str) -> None: ...
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None: ...
+
+
+class RpcServer(Protocol):
+    protocol: Any
+
+    def shutdown(self) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -302,7 +315,7 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def dispatch(protocol: BatonProtocol, frame: Frame) -> None:
+def dispatch(protocol: RpcProtocol, frame: Frame) -> None:
     """Hand one frame to pygls, answering what it would leave unanswered."""
     if frame.problem:
         level = logging.WARNING if frame.message is not None else logging.ERROR
@@ -339,7 +352,7 @@ def dispatch(protocol: BatonProtocol, frame: Frame) -> None:
         log.exception("handling %s failed", raw.get("method") or "a response")
 
 
-async def serve(protocol: BatonProtocol, next_chunk: Callable[[], Awaitable[bytes]]) -> None:
+async def serve(protocol: RpcProtocol, next_chunk: Callable[[], Awaitable[bytes]]) -> None:
     """Read messages until end of input, dispatching each as soon as it is framed."""
     framer = Framer()
     while True:
@@ -390,7 +403,7 @@ def _pump(stream: BinaryIO, loop: asyncio.AbstractEventLoop,
             return
 
 
-def run_stdio(server: BatonServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
+def run_stdio(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Serve over a pair of byte streams (the client's pipes)."""
     from pygls.io_ import StdoutWriter
 
@@ -415,7 +428,7 @@ def run_stdio(server: BatonServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
             server.shutdown()
 
 
-def run_tcp(server: BatonServer, host: str, port: int) -> None:
+def run_tcp(server: RpcServer, host: str, port: int) -> None:
     """Serve one client at a time on a TCP port (`baton lsp --tcp`)."""
 
     listening: list[asyncio.Server] = []

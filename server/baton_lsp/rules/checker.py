@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -151,6 +152,19 @@ def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]]) -> list[Finding
     return out
 
 
+def _worker_logging(level: int, formatter: logging.Formatter | None) -> None:
+    """A spawned worker logs like its parent (a forked one inherited the handlers);
+    without a handler, logging's last resort would print whole tracebacks."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler()
+    if formatter is not None:
+        handler.setFormatter(formatter)
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
 def _size(path: str) -> int:
     try:
         return os.stat(path).st_size
@@ -179,7 +193,10 @@ def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
     method = "fork" if hasattr(os, "fork") and threading.active_count() == 1 else "spawn"
     ctx = multiprocessing.get_context(method)
     findings: list[Finding] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    root = logging.getLogger()
+    formatter = root.handlers[0].formatter if root.handlers else None
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_logging,
+                             initargs=(root.level, formatter)) as pool:
         for part in pool.map(_check_chunk, chunks):
             findings.extend(part)
     return findings
