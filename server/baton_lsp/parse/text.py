@@ -7,6 +7,7 @@ parser.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
@@ -30,6 +31,7 @@ class Source:
 
     @classmethod
     def from_text(cls, text: str) -> Source:
+        text = scrub(text)
         lines = split_lines(text)
         if max(map(len, lines)) <= MAX_LINE_CHARS:  # the usual case, at C speed
             return cls(text=text, lines=lines)
@@ -37,6 +39,24 @@ class Source:
         for i in long_lines:
             lines[i] = ""
         return cls(text=text, lines=lines, long_lines=long_lines)
+
+
+def scrub(text: str) -> str:
+    """`text` with lone surrogates replaced by U+FFFD.
+
+    Editor text arrives as JSON, which can carry `\\udcff`; no file can, and every encoder
+    (libyaml, ShellCheck's stdin, log files) raises on one. One code point for one keeps
+    every position, in code points and in UTF-16 units alike."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATES.sub("\ufffd", text)
+    return text
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def split_lines(text: str) -> list[str]:

@@ -21,7 +21,7 @@ from ..model.config import BatonConfig
 from ..model.data import Unreadable
 from ..model.plan import Plan
 from ..parse import parse_text
-from ..parse.text import UnreadableError, decode, text_problem, too_large
+from ..parse.text import UnreadableError, decode, scrub, text_problem, too_large
 from ..paths import norm
 from .discovery import classify, excluded, plugin_layout, walk
 from .symbols import SymbolSummary, summarize
@@ -113,8 +113,10 @@ class WorkspaceIndex:
     # -- documents ----------------------------------------------------------------------
 
     def set_overlay(self, path: str | Path, text: str) -> None:
-        """Use editor text for `path` instead of what is on disk."""
+        """Use editor text for `path` instead of what is on disk (lone surrogates, which
+        JSON can carry and no file can, become U+FFFD: positions do not move)."""
         key = norm(path)
+        text = scrub(text)
         with self._lock:
             if self._overlays.get(key) != text:
                 self._symbols.pop(key, None)
