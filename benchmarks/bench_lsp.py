@@ -8,7 +8,9 @@ pipes, so every figure includes serialisation and process boundaries, as an edit
 Figures printed: spawn→initialize response and spawn→first diagnostics (median of 10);
 didChange→publishDiagnostics p50/p95 with the debounce set to 0 (largest corpus plan and a
 generated 5,000-line plan); hover and code-lens p95; RSS after indexing 2,000 plans; RSS
-drift over a 10,000-random-edit session.
+drift over a 10,000-random-edit session. `--load`: 2,000 open plans and a burst of 5,000
+edits, with diagnostics, hover, definition, code-lens and workspace-symbol latencies
+probed during the burst (see `load`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import os
 import queue
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -39,7 +42,7 @@ class Client:
                  log_level: str = "WARNING", env: dict[str, str] | None = None) -> None:
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "baton_lsp", "lsp", "--log-level", log_level],
+            [sys.executable, *PROFILE, "-m", "baton_lsp", "lsp", "--log-level", log_level],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, **(env or {})})
         self.inbox: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -47,6 +50,8 @@ class Client:
         threading.Thread(target=self._read, daemon=True).start()
         self.root = root
         self.settings = settings or {}
+        self.only_uris: set[str] | None = None
+        """When set, diagnostics of other documents are dropped unread (see `load`)."""
 
     def _read(self) -> None:
         out = self.proc.stdout
@@ -61,7 +66,12 @@ class Client:
                     break
                 if line.lower().startswith(b"content-length:"):
                     length = int(line.split(b":")[1])
-            self.inbox.put(json.loads(out.read(length)))
+            body = out.read(length)
+            if self.only_uris is not None and b'"textDocument/publishDiagnostics"' in body:
+                found = re.search(rb'"uri": ?"([^"]*)"', body)
+                if found and found.group(1).decode() not in self.only_uris:
+                    continue  # not timed: left undecoded, so the client keeps up
+            self.inbox.put(json.loads(body))
 
     def send(self, msg: dict[str, Any]) -> None:
         body = json.dumps(msg).encode()
@@ -127,6 +137,9 @@ class Client:
 
 
 ENV: dict[str, str] = {}
+PROFILE: list[str] = (["-m", "cProfile", "-o", os.environ["BENCH_LSP_PROFILE"]]
+                      if os.environ.get("BENCH_LSP_PROFILE") else [])
+"""BENCH_LSP_PROFILE=FILE: profile the server's event-loop thread into FILE (cProfile)."""
 
 
 def pct(values: list[float], q: float) -> float:
@@ -247,6 +260,105 @@ def edit_session(root: Path, plan: Path, edits: int) -> tuple[float, float, bool
     return settled, final, alive
 
 
+def load(tmp: Path, n_files: int, n_edits: int, probe_every: int = 100,
+         debounce: int = 0) -> dict[str, Any]:
+    """2,000 open files (plans, commands checked by ShellCheck, agents) and a burst of 5,000
+    edits (issue 18): probe latencies while the server is busy with the burst.
+
+    The burst goes out without waiting (as a search-and-replace over open files or a
+    `git checkout` sends it); every `probe_every` edits the client times, while the rest of
+    the burst is still being worked through: an edit to one focused plan until its
+    diagnostics for that version arrive, then hover, definition and code lens on a random
+    open plan; `workspace/symbol` is timed during and after the burst."""
+    from bench_check import make_workspace as write  # type: ignore[import-not-found]
+
+    # 70 % plans, 20 % commands whose bash blocks ShellCheck checks, 10 % agents.
+    root = tmp / f"load{n_files}"
+    write(root, n_files * 7 // 10, n_agents=n_files // 10,
+          n_commands=n_files - n_files * 7 // 10 - n_files // 10)
+    plans = sorted([*root.glob(".claude/specs/*/plans/*.md"),
+                    *root.glob(".claude/commands/*.md"), *root.glob(".claude/agents/*.md")])
+    c = Client(root, {"debounce": debounce}, log_level="INFO")
+    c.initialize()
+    while True:
+        msg = c.wait(timeout=1800)
+        if msg.get("method") == "window/logMessage" and "indexed" in msg["params"]["message"]:
+            break
+    out: dict[str, Any] = {}
+    texts = {p: p.read_text(encoding="utf-8") for p in plans}
+    t = time.perf_counter()
+    uris = [open_doc(c, p) for p in plans]
+    c.request("workspace/symbol", {"query": "zz-none"})  # answered after every didOpen
+    out["open"] = time.perf_counter() - t
+    versions = dict.fromkeys(uris, 1)
+    lines = {u: texts[p].count("\n") for u, p in zip(uris, plans, strict=True)}
+    plan_uris = [u for u in uris if "/plans/" in u]
+    focus = plan_uris[0]
+    # A Python client that decodes thousands of publications would time itself: only the
+    # focused plan's are read (VS Code reads them all, in a process of its own).
+    c.only_uris = {focus}
+    rng = random.Random(18)
+    probes: dict[str, list[float]] = {"diagnostics": [], "hover": [], "definition": [],
+                                      "codeLens": [], "symbol": []}
+
+    def edit(uri: str) -> None:
+        versions[uri] += 1
+        line = rng.randrange(1, lines[uri])
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": versions[uri]},
+            "contentChanges": [{"range": {"start": {"line": line, "character": 0},
+                                          "end": {"line": line, "character": 0}},
+                                "text": rng.choice(["x", "- [ ] t ", "["])}]})
+
+    def timed(name: str, method: str, params: Any) -> None:
+        t = time.perf_counter()
+        c.request(method, params)
+        probes[name].append((time.perf_counter() - t) * 1000)
+
+    t_burst = time.perf_counter()
+    for i in range(1, n_edits + 1):
+        edit(rng.choice(uris))
+        if i % probe_every == 0:
+            edit(focus)
+            t = time.perf_counter()
+            c.wait_diagnostics(focus, versions[focus])
+            probes["diagnostics"].append((time.perf_counter() - t) * 1000)
+            uri = rng.choice(plan_uris)
+            dep = {"textDocument": {"uri": uri}, "position": {"line": 40, "character": 17}}
+            timed("hover", "textDocument/hover", dep)
+            timed("definition", "textDocument/definition", dep)
+            timed("codeLens", "textDocument/codeLens", {"textDocument": {"uri": uri}})
+            if i % (probe_every * 10) == 0:
+                timed("symbol", "workspace/symbol", {"query": "phase 3"})
+    c.request("workspace/symbol", {"query": "zz-none"})  # every edit has been read
+    out["burst"] = time.perf_counter() - t_burst
+    t = time.perf_counter()
+    timed("symbol", "workspace/symbol", {"query": "phase 3"})
+    out["symbol_after"] = (time.perf_counter() - t) * 1000
+    out["probes"] = probes
+    out["rss"] = c.rss_mb()
+    out["alive"] = c.proc.poll() is None
+    c.close()
+    return out
+
+
+def print_load(n_files: int, n_edits: int, res: dict[str, Any]) -> None:
+    probes = res["probes"]
+    print(f"load: {n_files} files open (70 % plans, 20 % commands, 10 % agents), burst of "
+          f"{n_edits} edits (probes every 100 edits), debounce 0")
+    print(f"  {n_files} didOpen read and answered behind: {res['open']:.1f} s; burst sent and "
+          f"read, probes included: {res['burst']:.1f} s; RSS {res['rss']:.0f} MB, "
+          f"alive={res['alive']}")
+    for name, target in (("diagnostics", 50), ("hover", 100), ("definition", 100),
+                         ("codeLens", 100), ("symbol", 1000)):
+        values = probes[name]
+        if values:
+            print(f"  {name:<11} n={len(values):<3} p50 {pct(values, .5):7.1f} ms  p95 "
+                  f"{pct(values, .95):7.1f} ms  max {max(values):7.1f} ms  (target p95 "
+                  f"<= {target} ms)")
+    print(f"  workspace/symbol after the burst: {res['symbol_after']:.1f} ms (target <= 1000)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -255,7 +367,16 @@ def main() -> None:
     parser.add_argument("--arena-max", type=int, help="MALLOC_ARENA_MAX for the server")
     parser.add_argument("--only-session", action="store_true",
                         help="run only the random-edit session")
+    parser.add_argument("--load", action="store_true",
+                        help="run only the load figures: 2,000 open plans, 5,000 edits")
+    parser.add_argument("--load-files", type=int, default=2000)
+    parser.add_argument("--load-edits", type=int, default=5000)
     args = parser.parse_args()
+    if args.load:
+        with tempfile.TemporaryDirectory() as tmpdir:
+            res = load(Path(tmpdir), args.load_files, args.load_edits)
+        print_load(args.load_files, args.load_edits, res)
+        return
     runs = 3 if args.quick else 10
     random.seed(1)
     with tempfile.TemporaryDirectory() as tmpdir:

@@ -278,3 +278,45 @@ async def test_odd_uris_are_served_without_internal_errors(client: LanguageClien
     errors = [m.message for m in client.messages if m.type == types.MessageType.Error]
     failed = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
     assert not errors and not failed, (errors, failed)
+
+
+async def test_edits_after_a_unicode_line_separator_land_where_the_editor_put_them(
+        client: LanguageClient) -> None:
+    """LSP lines end at \\n, \\r\\n or \\r only; pygls applied edits by `str.splitlines`,
+    which also breaks at U+2028, U+0085 and form feeds, so every edit below such a
+    character landed a line off and the server's text drifted from the editor's."""
+    path = client.workspace_root / ".claude/specs/002_payment_retry/plans/003-sep-plan.md"
+    text = ("# Plan\u2028note\x0cmore\n\n### Phase 1: A\n\n### Phase 2: B\n"
+            "dependencies: [7]\n")
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1,
+                                             text=text)))
+    await current(client, uri, lambda d: any(x.code == "BTN101" for x in d))
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=5, character=15),
+                              end=types.Position(line=5, character=16)), text="1")]))
+    diags = await current(client, uri, lambda d: not any(x.code == "BTN101" for x in d))
+    assert not any(x.code == "BTN101" for x in diags)
+
+
+async def test_a_path_that_needs_percent_encoding_gets_versioned_diagnostics(
+        client: LanguageClient) -> None:
+    """pygls keys open documents by the unquoted URI; looking them up by the URI as sent
+    (`%20`) found nothing, so diagnostics went out without a version and a superseded
+    check was published over a newer one."""
+    if is_pull(client):
+        pytest.skip("versions are a push-mode matter")
+    path = client.workspace_root / ".claude/specs/004_with space/plans/001-é-plan.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("# P\n\n### Phase 1: A\ndependencies: [9]\n", encoding="utf-8")
+    uri = await open_doc(client, path)
+    assert "%20" in uri
+    await wait_for_diagnostics(client, uri, lambda d: bool(d))
+
+    async def versioned() -> None:
+        while not any(p.uri == uri and p.version == 1 for p in client.published):
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await asyncio.wait_for(versioned(), TIMEOUT)

@@ -95,7 +95,7 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
         "pull_diagnostics": ls.pull_diagnostics,
         "open_documents": len(ls.workspace.text_documents),
         "results_cached": len(ls.results),
-        "pending_checks": len(ls.pending),
+        "pending_checks": len(ls.checks),
         "pending_futures": len(ls.protocol._request_futures),
         "rss_mb": round(rss_kb / 1024, 1),
     }

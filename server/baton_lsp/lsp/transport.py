@@ -26,6 +26,7 @@ silent; end of input in the middle of a message is logged before the server exit
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -372,7 +373,16 @@ async def serve(protocol: RpcProtocol, next_chunk: Callable[[], Awaitable[bytes]
             frames = framer.feed(data)
         for frame in frames:
             dispatch(protocol, frame)
-            await asyncio.sleep(0)  # let finished work publish between messages
+            if not isinstance(frame.message, dict) or \
+                    frame.message.get("method") != "textDocument/didChange":
+                # An async handler starts before the next message is read: a setting it
+                # applies holds for the requests behind it, and a `$/cancelRequest` right
+                # behind a request finds it running. didChange is handled at once (see
+                # `server.BatonProtocol`) and needs no turn of the loop: each turn polls
+                # the selector, a system call that gives the GIL away to the checker
+                # threads (~0.5 ms per keystroke under a burst of edits).
+                await asyncio.sleep(0)
+        await asyncio.sleep(0)
 
 
 def _pump(stream: BinaryIO, loop: asyncio.AbstractEventLoop,
@@ -403,14 +413,92 @@ def _pump(stream: BinaryIO, loop: asyncio.AbstractEventLoop,
             return
 
 
+class QueuedWriter:
+    """Writes messages to the client from a thread of its own, in order.
+
+    pygls writes (and flushes) on the event loop: when the client reads slowly and the pipe
+    is full, the whole server stops — no request is read, no check is started — until the
+    client catches up (1.3 s stalls under a burst of edits). Here the loop only appends to
+    a queue. A broken pipe (the client is gone) ends the server."""
+
+    def __init__(self, stream: BinaryIO, on_broken: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_broken = on_broken
+        self._queue: collections.deque[bytes | threading.Event | None] = collections.deque()
+        self._ready = threading.Condition()
+        self._thread = threading.Thread(target=self._drain, name="baton-stdout",
+                                        daemon=True)
+        self._thread.start()
+
+    def write(self, data: bytes) -> None:
+        with self._ready:
+            self._queue.append(data)
+            self._ready.notify()
+
+    def flush(self, timeout: float) -> bool:
+        """Wait (at most `timeout` s) until everything queued so far was written: before
+        the server ends itself with `os._exit`, its last log line must be out."""
+        done = threading.Event()
+        with self._ready:
+            self._queue.append(done)
+            self._ready.notify()
+        return done.wait(timeout)
+
+    def close(self) -> None:
+        """Send what is queued (bounded wait), then close the stream."""
+        with self._ready:
+            self._queue.append(None)
+            self._ready.notify()
+        self._thread.join(timeout=10)
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.close()
+
+    def _drain(self) -> None:
+        try:
+            fd = self._stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+        while True:
+            with self._ready:
+                while not self._queue:
+                    self._ready.wait()
+                batch = list(self._queue)
+                self._queue.clear()
+            done = batch[-1] is None
+            data = b"".join(item for item in batch if isinstance(item, bytes))
+            try:
+                if fd is None:
+                    self._stream.write(data)
+                    self._stream.flush()
+                else:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+            except (OSError, ValueError):
+                self._on_broken()
+                return
+            for item in batch:
+                if isinstance(item, threading.Event):
+                    item.set()
+            if done:
+                return
+
+
+def _client_gone() -> None:
+    raise SystemExit(0)  # on the event loop: ends `asyncio.run`, then the server
+
+
 def run_stdio(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Serve over a pair of byte streams (the client's pipes)."""
-    from pygls.io_ import StdoutWriter
-
-    server.protocol.set_writer(StdoutWriter(stdout))
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
+
+        def broken() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop may be closed already
+                loop.call_soon_threadsafe(_client_gone)
+
+        server.protocol.set_writer(QueuedWriter(stdout, broken))
         queue: asyncio.Queue[bytes] = asyncio.Queue()
         # A daemon thread: a read blocked on a silent client must not hold up the exit.
         threading.Thread(target=_pump, args=(stdin, loop, queue), name="baton-stdin",
