@@ -342,6 +342,41 @@ def load(tmp: Path, n_files: int, n_edits: int, probe_every: int = 100,
     return out
 
 
+def huge_document(tmp: Path, megabytes: int = 55) -> None:
+    """A plan of `megabytes` MB opened in the editor (over the 4 MiB limit): time to its
+    one diagnostic, RSS, and the latency of edits and requests on it afterwards."""
+    root = make_workspace(tmp / "huge", 3)
+    uri = (root / ".claude/specs/0001_feature/plans/001_plan.md").as_uri()
+    chunk = "### Phase 1: again\ndependencies: [9]\n- [ ] x\n"
+    text = "# Big\n\n" + chunk * (megabytes * 1_000_000 // len(chunk))
+    c = Client(root, {"debounce": 0})
+    c.initialize()
+    t = time.perf_counter()
+    c.notify("textDocument/didOpen", {"textDocument": {
+        "uri": uri, "languageId": "markdown", "version": 1, "text": text}})
+    first = c.wait_diagnostics(uri, 1)
+    opened = time.perf_counter() - t
+    edits, requests = [], []
+    for version in range(2, 12):
+        t = time.perf_counter()
+        c.notify("textDocument/didChange", {
+            "textDocument": {"uri": uri, "version": version},
+            "contentChanges": [{"range": {"start": {"line": 2, "character": 0},
+                                          "end": {"line": 2, "character": 0}}, "text": "x"}]})
+        c.wait_diagnostics(uri, version)
+        edits.append((time.perf_counter() - t) * 1000)
+        for method in ("textDocument/codeLens", "textDocument/documentSymbol",
+                       "textDocument/foldingRange"):
+            t = time.perf_counter()
+            c.request(method, {"textDocument": {"uri": uri}})
+            requests.append((time.perf_counter() - t) * 1000)
+    print(f"{len(text) / 1e6:.0f} MB plan opened in the editor: "
+          f"{[d['code'] for d in first['diagnostics']]} after {opened:.1f} s, RSS "
+          f"{c.rss_mb():.0f} MB; edit → diagnostics p50 {pct(edits, .5):.0f} ms; lens, "
+          f"symbols and folding p95 {pct(requests, .95):.0f} ms")
+    c.close()
+
+
 def print_load(n_files: int, n_edits: int, res: dict[str, Any]) -> None:
     probes = res["probes"]
     print(f"load: {n_files} files open (70 % plans, 20 % commands, 10 % agents), burst of "
@@ -371,7 +406,13 @@ def main() -> None:
                         help="run only the load figures: 2,000 open plans, 5,000 edits")
     parser.add_argument("--load-files", type=int, default=2000)
     parser.add_argument("--load-edits", type=int, default=5000)
+    parser.add_argument("--huge", action="store_true",
+                        help="run only the 55 MB document figures")
     args = parser.parse_args()
+    if args.huge:
+        with tempfile.TemporaryDirectory() as tmpdir:
+            huge_document(Path(tmpdir))
+        return
     if args.load:
         with tempfile.TemporaryDirectory() as tmpdir:
             res = load(Path(tmpdir), args.load_files, args.load_edits)
@@ -427,6 +468,7 @@ def main() -> None:
         rss, elapsed = rss_after_indexing(tmp, 500 if args.quick else 2000)
         print(f"RSS after indexing {500 if args.quick else 2000} plans: {rss:.0f} MB "
               f"(indexing took {elapsed:.1f} s)")
+        huge_document(tmp)
         settled, final, alive = edit_session(root, largest or big,
                                              2000 if args.quick else 10000)
         drift = (final - settled) / settled * 100 if settled else float("nan")

@@ -213,7 +213,8 @@ async def test_an_editor_document_over_the_size_limit_is_reported_not_parsed(
     root = client.workspace_root
     path = root / BIG_PLAN
     path.parent.mkdir(parents=True, exist_ok=True)
-    big = "# Big\n\n" + "### Phase 1: again\ndependencies: [9]\n- [ ] x\n" * 120_000  # 5.2 MiB
+    big = "# Big\n\n```bash\necho\n```\n" + \
+        "### Phase 1: again\ndependencies: [9]\n- [ ] x\n" * 120_000  # 5.2 MiB
     path.write_text("# Big\n", encoding="utf-8")
     uri = path.as_uri()
     client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -227,6 +228,8 @@ async def test_an_editor_document_over_the_size_limit_is_reported_not_parsed(
         text_document=doc))
     assert not await client.text_document_document_symbol_async(types.DocumentSymbolParams(
         text_document=doc))
+    assert not await client.text_document_folding_range_async(types.FoldingRangeParams(
+        text_document=doc))  # the markdown scan of 5 MB is not run for folding either
     # Back under the limit: parsed and checked again.
     client.text_document_did_change(types.DidChangeTextDocumentParams(
         text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),

@@ -38,6 +38,8 @@ if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered qu
 log = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE_MS = 150
+OVERSIZE_PREFIX = 65536
+"""What of a document over the size limit features still see (its finding is on line 0)."""
 CHECK_SLOTS = 2
 """Document checks running at once on the pool."""
 
@@ -354,7 +356,12 @@ class BatonServer(LanguageServer):
 
         doc = self.open_document(path_to_uri(path))
         if doc is not None:
-            return split_lines(doc.source)
+            source = doc.source
+            if len(source) > self.index_for(path).config.max_file_size:
+                # Not parsed, so nothing is found past its first line: splitting 55 MB
+                # for every publication and request cost 250 ms each.
+                source = source[:OVERSIZE_PREFIX]
+            return split_lines(source)
         text = self.index_for(path).text_of(path)
         return split_lines(text or "")
 

@@ -126,8 +126,11 @@ class Framer:
 
     @property
     def pending(self) -> bool:
-        """Whether there are bytes `idle` could settle."""
-        return bool(self._buf.strip()) or self._dropped > 0 or self._loose is not None
+        """Whether there are bytes `idle` could settle (in constant time: it is asked
+        after every chunk, and a 55 MB message arrives in 900 of them)."""
+        if self._want is not None or self._loose is not None or self._dropped:
+            return True
+        return len(self._buf) > 4096 or bool(self._buf.strip())
 
     def feed(self, data: bytes) -> list[Frame]:
         self._buf += data
