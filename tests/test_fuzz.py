@@ -48,6 +48,8 @@ class Failures(logging.Handler):
 @example(("agent", "---\nname: x\n---\n# Title \ud800\n"), CONFIGS[0])  # libyaml: BTN000
 @example(("command", "---\ndescription: d\n---\n```bash\nsource .claude/lib/a.sh\n"
           "echo '\udcff'\n```\n"), CONFIGS[1])  # ShellCheck's stdin: BTN000
+@example(("agent", "Read and follow .claude/agents/" + "a-b" * 1500 + ".md\n"),
+         CONFIGS[0])  # BTN313: OSError "File name too long" (found by benchmarks/fuzz.py)
 def test_no_document_makes_a_rule_fail(item: tuple[str, str], config: BatonConfig) -> None:
     kind, text = item
     failures = Failures()

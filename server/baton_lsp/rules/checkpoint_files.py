@@ -12,6 +12,7 @@ or value instead of a one-line message.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -563,12 +564,13 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
         ctx.depends_on.add(str(plan))
     problems = safe_resume_problems(cp, plan_path=plan)
     recorded = baton.get("plan_sha256") if baton is not None else None
-    if plan is not None and isinstance(recorded, str) and plan.is_file():
+    if plan is not None and isinstance(recorded, str) and os.path.isfile(plan):
         from ..runs.digest import sha256_file
 
         if sha256_file(plan) == recorded:  # touched or checked out, not edited
             problems = [p for p in problems if not p.startswith("Plan file modified")]
-    if plan is not None and cp.plan_modification_time is not None and not plan.is_file():
+    if plan is not None and cp.plan_modification_time is not None and \
+            not os.path.isfile(plan):  # a name too long for the system is no OSError
         problems.append(f"Plan file missing: {raw_plan} (it existed when the checkpoint "
                         "was written)")
     if not problems:
