@@ -50,6 +50,9 @@ class Failures(logging.Handler):
           "echo '\udcff'\n```\n"), CONFIGS[1])  # ShellCheck's stdin: BTN000
 @example(("agent", "Read and follow .claude/agents/" + "a-b" * 1500 + ".md\n"),
          CONFIGS[0])  # BTN313: OSError "File name too long" (found by benchmarks/fuzz.py)
+@example(("plan", "# P\n\n### Phase " + "1" * 5000 + ": x\n"), CONFIGS[0])  # int(): 4,300
+@example(("command", "---\ndescription: a: b\nallowed-tools: [" + "1" * 5000 + "]\n---\n"),
+         CONFIGS[0])  # digits at most, ValueError in the parser (both found by fuzz.py)
 def test_no_document_makes_a_rule_fail(item: tuple[str, str], config: BatonConfig) -> None:
     kind, text = item
     failures = Failures()

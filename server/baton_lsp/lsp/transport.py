@@ -21,6 +21,10 @@ Here the stream is cut into messages by `Framer`, which needs no trust in the cl
 
 Every repair or drop is logged (`window/logMessage`), so the server is never alive and
 silent; end of input in the middle of a message is logged before the server exits.
+
+Reading and writing happen on threads of their own (`_pump`, `QueuedWriter`), so neither a
+silent client nor a slow reader holds up the event loop, and messages are dispatched as
+they are framed (see `serve` for when the loop turns between them).
 """
 
 from __future__ import annotations

@@ -25,10 +25,10 @@ SIGNAL_RE = re.compile(
     r"\b((?:[A-Z][A-Z0-9]*_)+(?:CREATED|COMPLETE|REVISED|GENERATED|READY|FAILED)"
     r"|TASK_ERROR|ERROR_CONTEXT|PROGRESS|COMMIT_MESSAGE|ORCHESTRATION_COMPLETE):"
 )
-_STEP_RE = re.compile(r"^STEP\s+(\d+)\b(.*)$")
+_STEP_RE = re.compile(r"^STEP\s+(\d{1,9})\b(.*)$")  # int() refuses 4,300 digits and more
 """Upper-case `STEP N`: the orchestration convention. `## Step 2: Install` in an agent is a
 tutorial or example the agent is shown, not its own numbered workflow."""
-_REQUIRED_BEFORE_RE = re.compile(r"REQUIRED\s+BEFORE\s+STEP\s+(\d+)", re.IGNORECASE)
+_REQUIRED_BEFORE_RE = re.compile(r"REQUIRED\s+BEFORE\s+STEP\s+(\d{1,9})\b", re.IGNORECASE)
 _INJECT_RE = re.compile(
     r"Read and follow(?:\s+ALL)?(?:\s+the)?(?:\s+behavioral guidelines)?(?:\s+from)?\s*:?\s*"
     r"([^\s\"'`]*)",

@@ -76,7 +76,10 @@ def normalize_id(number: str) -> str:
     """Canonical phase id: `03` → `3`, `2.50` → `2.5`, `2.0` → `2`."""
     whole, _, frac = number.partition(".")
     frac = frac.rstrip("0")
-    head = str(int(whole)) if whole.isdigit() else whole
+    if whole.isdigit():  # int() normalises `٣` too, but refuses 4,300 digits and more
+        head = str(int(whole)) if len(whole) < 4000 else (whole.lstrip("0") or "0")
+    else:
+        head = whole
     return f"{head}.{frac}" if frac else head
 
 
