@@ -53,6 +53,9 @@ class Failures(logging.Handler):
 @example(("plan", "# P\n\n### Phase " + "1" * 5000 + ": x\n"), CONFIGS[0])  # int(): 4,300
 @example(("command", "---\ndescription: a: b\nallowed-tools: [" + "1" * 5000 + "]\n---\n"),
          CONFIGS[0])  # digits at most, ValueError in the parser (both found by fuzz.py)
+@example(("plan", "# P\n\n## Metadata\n- **Estimated Phases**: " + "1" * 5000
+          + "\n- **Structure Level**: " + "2" * 5000 + "\n\n### Phase 1: x\n"), CONFIGS[0])
+@example(("agent", "---\nname: a\n---\n### STEP 1." + "1" * 5000 + ": x\n"), CONFIGS[0])
 def test_no_document_makes_a_rule_fail(item: tuple[str, str], config: BatonConfig) -> None:
     kind, text = item
     failures = Failures()

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 """Files above this size are reported, not parsed: a 10 MB plan is not a plan."""
 
+MAX_INT_DIGITS = 4000
+"""Digits a number read from a document may have: `int()` refuses 4,300 and more
+(ValueError), so patterns that feed it match at most this many."""
+
 MAX_LINE_CHARS = 200_000
 """Lines longer than this are blanked before parsing so no regex ever sees them."""
 
