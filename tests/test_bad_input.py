@@ -194,6 +194,7 @@ ADVERSARIAL_LINES = [
     "[a](b \"x" * 18_000,
     "[a](" + " " * 150_000,
     "`" * 150_000 + "(",
+    "<example>" + "`" * 150_000,  # prose, not a fence: BTN308's code-span regex was cubic
     "`a" * 75_000,
     "``a`" * 37_000,
     "Read and follow" + " " * 150_000 + "x",

@@ -230,3 +230,46 @@ def test_graph_of_a_fifo_is_refused_not_a_hang(capsys, tmp_path: Path) -> None:
     os.mkfifo(fifo)
     code, _, err = run(capsys, "graph", str(fifo))
     assert code == 2 and "not a regular file" in err
+
+
+# A rule that fails on every plan, registered in a fresh interpreter: it stands for any bug
+# a hostile input may still reach. What is under test is how `baton check` reports it.
+_FAILING_RULE = """
+import sys
+from baton_lsp.cli.main import main
+from baton_lsp.model.base import Kind, Severity
+from baton_lsp.rules.base import rule
+
+@rule("BTN999", "always-fails", Severity.WARNING, (Kind.PLAN,))
+def always_fails(doc, ctx):
+    '''Fails, to show how a failing rule is reported.'''
+    def down(n):
+        return down(n + 1)
+    down(0)
+    yield from ()
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_failing_rule_is_one_line_on_stderr_never_a_traceback(tmp_path: Path,
+                                                                jobs: str) -> None:
+    """A rule that raised printed its whole traceback (a RecursionError: 2,981 lines) from
+    `baton check`; the finding (BTN000) already says what failed. `-v` still shows it."""
+    ws = tmp_path / "ws"
+    plans = ws / ".claude" / "specs" / "001_x" / "plans"
+    plans.mkdir(parents=True)
+    for n in range(3):
+        (plans / f"00{n}_plan.md").write_text("# Plan\n\n### Phase 1: A\n", encoding="utf-8")
+    argv = [sys.executable, "-c", _FAILING_RULE, "check", "--jobs", jobs, "--format", "json",
+            str(ws)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "Traceback" not in proc.stderr and "File \"" not in proc.stderr, proc.stderr[:2000]
+    lines = [line for line in proc.stderr.splitlines() if "BTN999" in line]
+    assert len(lines) == 3 and all("RecursionError" in line for line in lines), proc.stderr
+    assert sum(f["code"] == "BTN000" for f in json.loads(proc.stdout)) == 3
+    verbose = subprocess.run([*argv[:3], "-v", *argv[3:]], capture_output=True, text=True,
+                             timeout=120)
+    assert "Traceback" in verbose.stderr

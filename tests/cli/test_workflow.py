@@ -126,3 +126,24 @@ def test_bad_coordination_settings_are_clear_errors(tmp_path: Path, item: str,
                         "--set", item], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and expected in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "--id", "../../x", "Add a thing"],
+    ["resume", "../../x"],
+    ["cancel", "../x"],
+    ["checkpoints", "a/../../b"],
+    ["adopt", "bash:whatever", "--id", "../../x"],
+], ids=["run", "resume", "cancel", "checkpoints", "adopt"])
+def test_an_invalid_workflow_id_is_a_usage_error(tmp_path: Path, argv: list[str]) -> None:
+    """`baton run --id ../../x` said "internal error … report it"; an id that could name a
+    path outside the checkpoint directory is a usage error (exit 2) naming the rule."""
+    ws = tmp_path / "ws"
+    shutil.copytree(EXAMPLE, ws)
+    proc = subprocess.run([sys.executable, "-m", "baton_lsp", *argv, "-w", str(ws)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc
+    assert "invalid workflow id" in proc.stderr and "internal error" not in proc.stderr, \
+        proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "x").exists() and not (ws.parent / "x").exists()

@@ -199,3 +199,127 @@ async def test_validate_workspace_command_returns_the_totals(client: LanguageCli
     info = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="baton.server.debugInfo", arguments=[]))
     assert info["rules"] >= 60
+
+
+# -- bounded work on any editor input ---------------------------------------------------------
+
+BIG_PLAN = ".claude/specs/003_big/plans/001-big-plan.md"
+
+
+async def test_an_editor_document_over_the_size_limit_is_reported_not_parsed(
+        client: LanguageClient) -> None:
+    """`baton check` refuses files over `max-file-size` (4 MiB); documents opened in the
+    editor were parsed whatever their size (a 55 MB plan: 5.8 GB RSS, 49 s deaf)."""
+    root = client.workspace_root
+    path = root / BIG_PLAN
+    path.parent.mkdir(parents=True, exist_ok=True)
+    big = "# Big\n\n```bash\necho\n```\n" + \
+        "### Phase 1: again\ndependencies: [9]\n- [ ] x\n" * 120_000  # 5.2 MiB
+    path.write_text("# Big\n", encoding="utf-8")
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1,
+                                             text=big)))
+    diags = await current(client, uri, lambda d: any(x.code == "BTN400" for x in d))
+    assert [d.code for d in diags] == ["BTN400"], diags
+    assert "MiB" in diags[0].message and "limit" in diags[0].message, diags[0].message
+    doc = types.TextDocumentIdentifier(uri=uri)
+    assert not await client.text_document_code_lens_async(types.CodeLensParams(
+        text_document=doc))
+    assert not await client.text_document_document_symbol_async(types.DocumentSymbolParams(
+        text_document=doc))
+    assert not await client.text_document_folding_range_async(types.FoldingRangeParams(
+        text_document=doc))  # the markdown scan of 5 MB is not run for folding either
+    # Back under the limit: parsed and checked again.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(
+            text="# Big\n\n### Phase 1: again\ndependencies: [9]\n")]))
+    diags = await current(client, uri, lambda d: any(x.code == "BTN101" for x in d))
+    assert "BTN400" not in {d.code for d in diags}
+
+
+async def test_nul_bytes_in_editor_text_are_reported_like_baton_check(
+        client: LanguageClient) -> None:
+    path = client.workspace_root / ".claude/specs/002_payment_retry/plans/002-nul-plan.md"
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1,
+                                             text="# P\n\n### Phase 1: x\x00\n")))
+    diags = await current(client, uri, lambda d: bool(d))
+    assert [d.code for d in diags] == ["BTN400"] and "NUL" in diags[0].message, diags
+
+
+ODD_URIS = ["file:///tmp/x%00y.md", "file:///tmp/ws/.claude/agents/%00.md",
+            "file:///" + "a/" * 3000 + "x.md", "file:///tmp/\ud800.md", "file:",
+            "file://server/share/.claude/plan.md", "untitled:Untitled-1", "file:///dev/zero"]
+
+
+@pytest.mark.parametrize("uri", ODD_URIS, ids=range(len(ODD_URIS)))
+async def test_odd_uris_are_served_without_internal_errors(client: LanguageClient,
+                                                         uri: str) -> None:
+    """`%00` in a URI made every handler fail ("embedded null byte") and pygls show
+    "Error in server"; a path too long for the OS or a lone surrogate did the same."""
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1,
+                                             text="# P\n\n### Phase 1: x\ndependencies: [4]\n")))
+    doc = types.TextDocumentIdentifier(uri=uri)
+    pos = types.Position(line=3, character=15)
+    await client.text_document_hover_async(types.HoverParams(text_document=doc, position=pos))
+    await client.text_document_code_lens_async(types.CodeLensParams(text_document=doc))
+    await client.text_document_document_symbol_async(types.DocumentSymbolParams(
+        text_document=doc))
+    await client.text_document_folding_range_async(types.FoldingRangeParams(text_document=doc))
+    await client.text_document_definition_async(types.DefinitionParams(text_document=doc,
+                                                                       position=pos))
+    if is_pull(client):
+        await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=doc))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc))
+    # Still serving, and nothing went wrong inside.
+    await client.workspace_symbol_async(types.WorkspaceSymbolParams(query="Phase"))
+    errors = [m.message for m in client.messages if m.type == types.MessageType.Error]
+    failed = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
+    assert not errors and not failed, (errors, failed)
+
+
+async def test_edits_after_a_unicode_line_separator_land_where_the_editor_put_them(
+        client: LanguageClient) -> None:
+    """LSP lines end at \\n, \\r\\n or \\r only; pygls applied edits by `str.splitlines`,
+    which also breaks at U+2028, U+0085 and form feeds, so every edit below such a
+    character landed a line off and the server's text drifted from the editor's."""
+    path = client.workspace_root / ".claude/specs/002_payment_retry/plans/003-sep-plan.md"
+    text = ("# Plan\u2028note\x0cmore\n\n### Phase 1: A\n\n### Phase 2: B\n"
+            "dependencies: [7]\n")
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="markdown", version=1,
+                                             text=text)))
+    await current(client, uri, lambda d: any(x.code == "BTN101" for x in d))
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=5, character=15),
+                              end=types.Position(line=5, character=16)), text="1")]))
+    diags = await current(client, uri, lambda d: not any(x.code == "BTN101" for x in d))
+    assert not any(x.code == "BTN101" for x in diags)
+
+
+async def test_a_path_that_needs_percent_encoding_gets_versioned_diagnostics(
+        client: LanguageClient) -> None:
+    """pygls keys open documents by the unquoted URI; looking them up by the URI as sent
+    (`%20`) found nothing, so diagnostics went out without a version and a superseded
+    check was published over a newer one."""
+    if is_pull(client):
+        pytest.skip("versions are a push-mode matter")
+    path = client.workspace_root / ".claude/specs/004_with space/plans/001-é-plan.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("# P\n\n### Phase 1: A\ndependencies: [9]\n", encoding="utf-8")
+    uri = await open_doc(client, path)
+    assert "%20" in uri
+    await wait_for_diagnostics(client, uri, lambda d: bool(d))
+
+    async def versioned() -> None:
+        while not any(p.uri == uri and p.version == 1 for p in client.published):
+            await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await asyncio.wait_for(versioned(), TIMEOUT)

@@ -142,7 +142,16 @@ async def test_hard_barrier_diagnostic_lenses_and_resume_action(editor: Language
                        p["event"]["status"] == "complete")
     await diagnostics(editor, uri, lambda ds: not [d for d in ds if
                                                    str(d.code).startswith("BTN50")])
-    titles = [t for _, t, _ in await lenses(editor, uri)]
+
+    async def complete() -> list[str]:
+        # The lens follows the checkpoint directory, which settles when the engine has
+        # exited and let go of its lock: shortly after its `finished` event.
+        while True:
+            titles = [t for _, t, _ in await lenses(editor, uri)]
+            if any(t.startswith("✓ complete") for t in titles):
+                return titles
+            await asyncio.sleep(0.05)
+    titles = await asyncio.wait_for(complete(), TIMEOUT)
     assert any(t.startswith("✓ complete") for t in titles), titles
     if lens_refresh(editor):
         assert editor.lens_refreshes > 0  # type: ignore[attr-defined]

@@ -105,6 +105,19 @@ async def test_start_follows_the_run_to_completion(trusted: LanguageClient) -> N
     assert checkpoint["status"] == "complete"
 
 
+async def test_a_description_that_starts_with_a_dash_is_a_description(
+        trusted: LanguageClient) -> None:
+    """The server put the description before the options, so `-x …` was read as an
+    option and `baton run` refused to start."""
+    started = await command(trusted, "workflow.start",
+                            {"description": "--scope=debug-only -x fix it",
+                             "scope": "research-only", "complexity": 1})
+    done = await wait_changed(trusted, finished(started["workflow_id"]))
+    assert done["event"]["status"] == "complete"
+    status = await command(trusted, "workflow.status", {"id": started["workflow_id"]})
+    assert status["description"] == "--scope=debug-only -x fix it"
+
+
 async def test_untrusted_workspace_launches_nothing(untrusted: LanguageClient) -> None:
     with pytest.raises(JsonRpcException) as err:
         await command(untrusted, "workflow.start", {"description": "Add a thing"})

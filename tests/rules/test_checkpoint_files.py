@@ -125,3 +125,17 @@ def test_an_iteration_checkpoint_is_judged_like_the_loop_judges_it(tmp_path: Pat
     plan.write_text("# Plan\n")
     index.changed(plan, created_or_deleted=True)
     assert [f.code for f in check_file(index, cp)] == ["BTN414", "BTN415"]
+
+
+def test_paths_too_long_for_the_system_are_missing_files_not_internal_errors(
+        tmp_path: Path) -> None:
+    """A path over PATH_MAX made `Path.exists()` raise OSError (File name too long): BTN414
+    and BTN415 reported BTN000 instead of the missing plan and continuation file."""
+    (tmp_path / ".claude").mkdir()
+    long = "/p" * 2500
+    _, findings = check(tmp_path, f"{CK}/build_w1_iteration_1.json", json.dumps({
+        "version": "2.1", "plan_path": long, "iteration": 1, "max_iterations": 5,
+        "continuation_context": long}))
+    assert not only(findings, "BTN000"), findings
+    assert "plan_path does not exist" in " ".join(f.message for f in only(findings, "BTN414"))
+    assert "continuation file missing" in " ".join(f.message for f in only(findings, "BTN415"))

@@ -202,15 +202,17 @@ def test_binary_found_next_to_python(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert sc.find_shellcheck() == str(exe)
 
 
-def test_timeout_and_bad_output_give_no_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_timeout_gives_a_reason_and_bad_output_no_findings(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     def timing_out(argv: list[str], **kwargs: Any) -> Any:
         raise subprocess.TimeoutExpired(argv, kwargs.get("timeout", 0))
 
     monkeypatch.setattr(sc.subprocess, "run", timing_out)
-    assert sc.run_shellcheck("/bin/shellcheck", "echo $1\n", []) == []
+    assert sc.run_shellcheck("/bin/shellcheck", "echo $1\n", []) == \
+        f"ShellCheck did not finish within {sc.BLOCK_SECONDS:.3g} s"
 
     def garbage(argv: list[str], **kwargs: Any) -> Any:
-        return subprocess.CompletedProcess(argv, 3, stdout="not json", stderr="boom")
+        return subprocess.CompletedProcess(argv, 3, stdout=b"not json", stderr=b"boom")
 
     monkeypatch.setattr(sc.subprocess, "run", garbage)
     assert sc.run_shellcheck("/bin/shellcheck", "echo $2\n", []) == []
@@ -443,3 +445,33 @@ def test_a_crontab_line_shown_in_a_script_is_not_a_command(binary: str) -> None:
     # the rest of such a block is still checked
     found = check(blocks(cron + '\nif [ "$n" > 5 ]; then echo hi; fi'))
     assert [c for c, _, _ in sc_codes(found)] == ["SC2071"]
+
+
+# -- bounded work on any input ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", ["[[" + "[" * 10_000, "echo " + "$((" * 10,
+                                  "f " + "(" * 400])
+def test_a_block_that_nests_too_deep_is_reported_not_checked(binary: str, body: str) -> None:
+    """ShellCheck's parser backtracks on unclosed nesting: ten `$((` took 13 s, a
+    10,000-character `[[[…` line ran into the 20 s timeout, and a code action waited for
+    it. Such a block is not handed to ShellCheck; the fence says why."""
+    [finding] = check(blocks(body))
+    assert finding.severity is Severity.INFO and finding.range.start_line == 6
+    assert "not checked" in finding.message and "deep" in finding.message, finding.message
+
+
+def test_a_block_over_its_time_budget_is_reported_not_checked(
+        binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sc, "BLOCK_SECONDS", 0.001)
+    [finding] = check(blocks("echo $1"))
+    assert finding.severity is Severity.INFO and "not checked" in finding.message
+    assert "did not finish within" in finding.message, finding.message
+
+
+def test_lone_surrogates_in_editor_text_do_not_break_the_rule(binary: str) -> None:
+    """JSON-RPC can carry lone surrogates (`\\udcff`); encoding the block for ShellCheck
+    raised UnicodeEncodeError, reported as BTN000."""
+    found = check(blocks("echo '\udcff' \"$1\"", "if [ \"$A\" > 5 ]; then echo \ud800; fi"))
+    assert not [f for f in found if f.code == "BTN000"], found
+    assert "SC2071" in [c for c, _, _ in sc_codes(found)]

@@ -23,6 +23,28 @@ if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
+class BriefFormatter(logging.Formatter):
+    """One line per record: an exception is named (`: RecursionError: …`), its traceback is
+    printed only with `-v`. A rule that fails on a hostile file is already a BTN000 finding;
+    its 3,000-line traceback on stderr helped nobody."""
+
+    def __init__(self, fmt: str, tracebacks: bool = False) -> None:
+        super().__init__(fmt)
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.tracebacks or not (record.exc_info or record.exc_text or record.stack_info):
+            return super().format(record)
+        exc = record.exc_info[1] if record.exc_info else None
+        brief = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None,
+                                       "stack_info": None})
+        line = super().format(brief)
+        if exc is not None:
+            text = str(exc).splitlines()[0] if str(exc) else ""
+            line += f": {type(exc).__name__}" + (f": {text}" if text else "")
+        return line
+
+
 def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
@@ -359,8 +381,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         parser = build_parser()
         args = parser.parse_args(argv)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(BriefFormatter("baton: %(levelname)s: %(message)s",
+                                        tracebacks=args.verbose))
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        stream=sys.stderr, format="baton: %(levelname)s: %(message)s")
+                        handlers=[handler])
     handlers = {"check": cmd_check, "clean": cmd_clean, "rule": cmd_rule, "graph": cmd_graph,
                 "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}

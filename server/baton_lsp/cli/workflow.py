@@ -51,7 +51,8 @@ def add_parsers(sub: Any) -> None:
                      "research-and-revise)")
     run.add_argument("--runner", help="script, claude, codex, gemini or command (default: "
                      "[workflow] runner, else script)")
-    run.add_argument("--id", dest="workflow_id", help="workflow id (default: generated)")
+    run.add_argument("--id", dest="workflow_id", type=workflow_id_arg,
+                     help="workflow id (default: generated)")
     run.add_argument("--max-parallel", type=int, help="phases of one wave run at once")
     run.add_argument("--quiet", "-q", action="store_true", help="only the final line")
     run.add_argument("--events", action="store_true", help="progress as JSON lines on stdout "
@@ -100,10 +101,22 @@ def add_parsers(sub: Any) -> None:
                     "(implement-only for an implement or build checkpoint of schema 1.x)")
     ad.add_argument("--force", action="store_true", help="adopt despite safe-resume problems "
                     "(failing tests, last error, status, age, plan edited)")
-    ad.add_argument("--id", dest="workflow_id", help="id of the new workflow (default: "
-                    "generated)")
+    ad.add_argument("--id", dest="workflow_id", type=workflow_id_arg,
+                    help="id of the new workflow (default: generated)")
     ad.add_argument("--json", action="store_true")
     common(ad)
+
+
+def workflow_id_arg(value: str) -> str:
+    """An id for a new workflow: a usage error (exit 2) when it could not name a checkpoint
+    directory, rather than an "internal error" from the store."""
+    from ..runs.store import valid_id
+
+    if not valid_id(value):
+        raise argparse.ArgumentTypeError(
+            f"invalid workflow id {value!r}: use letters, digits, `_`, `-` and `.`, starting "
+            "with a letter or digit, at most 128 characters and no `..`")
+    return value
 
 
 def _root(args: argparse.Namespace) -> Path:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pygls.exceptions import JsonRpcInvalidParams
+
 from .code_lens import SHOW_GRAPH
 from .plans import plan_for
 from .server import BatonServer
@@ -19,10 +21,10 @@ def register(server: BatonServer) -> None:
         if isinstance(uri, list):
             uri = uri[0] if uri else None
         if not isinstance(uri, str):
-            raise ValueError("baton.showGraph expects the plan's URI as its argument")
+            raise JsonRpcInvalidParams("baton.showGraph expects the plan's URI as its argument")
         found = plan_for(ls, uri)
         if found is None:
-            raise ValueError(f"{uri} is not a plan")
+            raise JsonRpcInvalidParams(f"baton.showGraph: {uri} is not a plan")
         _, _, graph = found
         return {"mermaid": mermaid(graph), "waves": graph.waves, "cycles": graph.cycles,
                 "critical_path": graph.critical_path}
@@ -93,7 +95,7 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
         "pull_diagnostics": ls.pull_diagnostics,
         "open_documents": len(ls.workspace.text_documents),
         "results_cached": len(ls.results),
-        "pending_checks": len(ls.pending),
+        "pending_checks": len(ls.checks),
         "pending_futures": len(ls.protocol._request_futures),
         "rss_mb": round(rss_kb / 1024, 1),
     }

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,11 +28,38 @@ _TAGS = {"unnecessary": types.DiagnosticTag.Unnecessary,
 
 
 def path_to_uri(path: str | Path) -> str:
-    return uris.from_fs_path(str(path)) or Path(path).as_uri()
+    return _path_to_uri(str(path))
+
+
+@functools.lru_cache(maxsize=16384)
+def _path_to_uri(path: str) -> str:
+    """Cached: each publication quotes its path, and related locations theirs."""
+    return uris.from_fs_path(path) or Path(path).as_uri()
+
+
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
 
 
 def uri_to_path(uri: str) -> str | None:
-    return uris.to_fs_path(uri)
+    """The file path of a `file:` URI, or None for any other URI and for one no file can
+    have: a NUL byte (`%00`), a lone surrogate, a path or name too long for the system.
+    Handlers treat None as "not a file of ours"; such paths made every `os` call raise
+    (`embedded null byte`, `File name too long`)."""
+    try:
+        path = uris.to_fs_path(uri)
+    except (ValueError, IndexError):  # urlparse on a malformed netloc ("file://[x")
+        return None
+    if not path or "\x00" in path:
+        return None
+    try:
+        raw = os.fsencode(path)
+    except UnicodeError:
+        return None
+    if len(raw) >= MAX_PATH_BYTES or any(len(part) > MAX_NAME_BYTES
+                                         for part in raw.replace(b"\\", b"/").split(b"/")):
+        return None
+    return path
 
 
 def _utf16_col(line: str, char: int) -> int:
@@ -48,6 +78,44 @@ def _cp_col(line: str, col16: int) -> int:
             return i
         units += 2 if ord(ch) > 0xFFFF else 1
     return len(line)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _offset(source: str, line: int, char16: int) -> int:
+    """Index into `source` of an LSP position: lines end at \n, \r\n or \r only, the
+    column counts UTF-16 units; both are clamped to the text (LSP: a column past the end
+    of its line means the end of the line)."""
+    start = 0
+    if line > 0:
+        if "\r" not in source:
+            parts = source.split("\n", line)  # the first `line` lines, cut in C
+            if len(parts) <= line:
+                return len(source)
+            start = len(source) - len(parts[-1])
+        else:
+            for seen, m in enumerate(_LINE_BREAK.finditer(source), 1):
+                if seen == line:
+                    start = m.end()
+                    break
+            else:
+                return len(source)
+    m = _LINE_BREAK.search(source, start)
+    end = m.start() if m else len(source)
+    return start + _cp_col(source[start:end], char16)
+
+
+def apply_change(source: str, change: types.TextDocumentContentChangeEvent) -> str:
+    """`source` after one `contentChanges` item (a range replacement or the whole text)."""
+    rng = getattr(change, "range", None)
+    if rng is None:
+        return change.text
+    a = _offset(source, rng.start.line, rng.start.character)
+    b = _offset(source, rng.end.line, rng.end.character)
+    if b < a:
+        a, b = b, a
+    return source[:a] + change.text + source[b:]
 
 
 def to_lsp_range(r: Range, lines: Sequence[str]) -> types.Range:

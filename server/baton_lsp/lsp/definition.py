@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -43,7 +44,7 @@ def register(server: BatonServer) -> None:
             return [_location(ls, str(agent_path))] if agent_path else None
         if el.kind == "link":
             target_path = link_target(idx, path, el.value)
-            if target_path is not None and target_path.exists() and target_path.is_file():
+            if target_path is not None and os.path.isfile(target_path):  # no OSError
                 return [_location(ls, str(target_path))]
         return None
 

@@ -13,11 +13,12 @@ from lsprotocol import types
 
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri
-from .server import BatonServer, DocResult, uri_path
+from .server import BatonServer, DocResult, guard, uri_path
 
 if TYPE_CHECKING:
     from ..model.base import Finding
     from ..workspace.index import WorkspaceIndex
+    from .scheduling import Entry
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +29,18 @@ async def run_check(ls: BatonServer, path: str, memo: bool = False) -> list[Find
 
 
 def publish(ls: BatonServer, path: str, version: int | None, findings: list[Finding]) -> None:
+    """Keep `findings` as `path`'s result and push them, unless the client already has
+    exactly these for this version (a file re-checked because another changed)."""
+    previous = ls.results.get(path)
     ls.results[path] = DocResult(version, findings)
     if ls.pull_diagnostics:
+        if previous is None or previous.findings != findings:
+            ls.checks_changed = True
         return
+    if previous is not None and previous.version == version and previous.findings == findings \
+            and (path in ls.published or not findings):
+        return
+    ls.published.add(path)
     uri = path_to_uri(path)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
         uri=uri, version=version, diagnostics=ls.diagnostics_for(path, findings)))
@@ -38,7 +48,8 @@ def publish(ls: BatonServer, path: str, version: int | None, findings: list[Find
 
 async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
                    dependents: bool = True) -> None:
-    """Check one document (after `delay`), publish if still current, then its dependents."""
+    """Check one document (after `delay`), publish if still current, then queue the files
+    that depend on it."""
     path = uri_path(uri)
     if path is None:
         return
@@ -51,29 +62,51 @@ async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
         log.exception("checking %s failed", path)
         return
     if ls.open_version(uri) != version:
-        return  # superseded by a newer edit: that edit's own task publishes
+        return  # superseded by a newer edit: that edit's own check publishes
     publish(ls, path, version, findings)
     if dependents:
-        await recheck_dependents(ls, path)
+        queue_dependents(ls, path)
 
 
-async def recheck_dependents(ls: BatonServer, path: str) -> None:
-    others = sorted(ls.index_for(path).dependents(path))
-    for other in others:
-        await validate(ls, path_to_uri(other), dependents=False)
-    if others and ls.pull_diagnostics and ls.refresh_support:
+def queue_dependents(ls: BatonServer, path: str) -> None:
+    """Queue the files whose findings may change with `path`'s (once each, however many of
+    their dependencies changed before their check starts)."""
+    from .scheduling import DEPENDENT
+
+    for other in sorted(ls.index_for(path).dependents(path)):
+        ls.checks.add(other, path_to_uri(other), DEPENDENT, dependents=False)
+
+
+async def check_entry(ls: BatonServer, entry: Entry) -> None:
+    """Run one queued check (the handler of `ls.checks`)."""
+    version = ls.open_version(entry.uri)
+    try:
+        findings = await run_check(ls, entry.path)
+    except Exception:
+        log.exception("checking %s failed", entry.path)
+        return
+    if ls.open_version(entry.uri) != version:
+        return  # edited meanwhile: queued again, that check publishes
+    publish(ls, entry.path, version, findings)
+    if entry.dependents:
+        queue_dependents(ls, entry.path)
+
+
+def checks_idle(ls: BatonServer) -> None:
+    """The queue drained: a pull client is asked to pull again if results changed."""
+    if ls.checks_changed and ls.pull_diagnostics and ls.refresh_support:
         ls.workspace_diagnostic_refresh(None)
+    ls.checks_changed = False
 
 
 def schedule(ls: BatonServer, uri: str, delay: float) -> None:
-    """Run `validate` for `uri`, cancelling a pending run for the same document."""
-    previous = ls.pending.pop(uri, None)
-    if previous is not None and not previous.done():
-        previous.cancel()
-    task = asyncio.ensure_future(validate(ls, uri, delay))
-    ls.pending[uri] = task
-    task.add_done_callback(lambda t: ls.pending.pop(uri, None) if ls.pending.get(uri) is t
-                           else None)
+    """Queue `uri` for a check after `delay`, newest first; an earlier request for the same
+    document that has not started yet is replaced (its delay restarts)."""
+    from .scheduling import EDIT
+
+    path = uri_path(uri)
+    if path is not None:
+        ls.checks.add(path, uri, EDIT, delay)
 
 
 async def index_workspace(ls: BatonServer) -> None:
@@ -122,7 +155,7 @@ async def index_workspace(ls: BatonServer) -> None:
     for path, findings in hits.items():
         done(path, findings)
     for i, path in enumerate(todo, len(files) - len(todo) + 1):
-        if path_to_uri(path) in ls.workspace.text_documents:
+        if ls.open_document(path_to_uri(path)) is not None:
             continue  # opened meanwhile: its own events validate it
         try:
             findings = await run_check(ls, path, memo=True)
@@ -147,7 +180,11 @@ async def index_workspace(ls: BatonServer) -> None:
 
 
 def register(server: BatonServer) -> None:
+    server.checks.handler = lambda entry: check_entry(server, entry)
+    server.checks.idle = lambda: checks_idle(server)
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @guard(None)
     def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
         path = uri_path(params.text_document.uri)
         if path is None:
@@ -156,20 +193,23 @@ def register(server: BatonServer) -> None:
         schedule(ls, params.text_document.uri, 0.0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @guard(None)
     def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = uri_path(uri)
-        if path is None:
+        doc = ls.open_document(uri)
+        if path is None or doc is None:
             return
-        doc = ls.workspace.get_text_document(uri)
         ls.index_for(path).set_overlay(path, doc.source)
         schedule(ls, uri, ls.settings.debounce_ms / 1000)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @guard(None)
     def did_save(ls: BatonServer, params: types.DidSaveTextDocumentParams) -> None:
         schedule(ls, params.text_document.uri, 0.0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @guard(None)
     def did_close(ls: BatonServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         path = uri_path(uri)
@@ -209,8 +249,8 @@ def register(server: BatonServer) -> None:
     ) -> types.WorkspaceDiagnosticReport:
         files = await run_cancellable(ls, lambda token: _workspace_files(ls, token),
                                       what="workspace/diagnostic")
-        open_docs = set(ls.workspace.text_documents)
-        todo = [(path, uri) for path, uri in files if uri not in open_docs]  # pulled per doc
+        todo = [(path, uri) for path, uri in files
+                if ls.open_document(uri) is None]  # open ones are pulled per document
 
         def report(item: tuple[str, str]) -> types.WorkspaceDocumentDiagnosticReport:
             path, uri = item

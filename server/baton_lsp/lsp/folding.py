@@ -19,9 +19,13 @@ def register(server: BatonServer) -> None:
         path = uri_path(params.text_document.uri)
         if path is None:
             return []
+        from ..model.data import Unreadable
+
+        doc = ls.index_for(path).document(path)
+        if isinstance(doc, Unreadable):  # over the size limit, binary: not parsed here either
+            return []
         lines = ls.lines_of(path)
         out: list[types.FoldingRange] = []
-        doc = ls.index_for(path).document(path)
         if isinstance(doc, Plan):
             for phase in doc.phases:
                 end = phase.range.end_line

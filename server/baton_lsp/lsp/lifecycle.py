@@ -97,6 +97,9 @@ async def watch_parent(ls: BatonServer, pid: int) -> None:
         await asyncio.sleep(PARENT_POLL_SECONDS)
         if not _process_alive(pid):
             log.warning("client process %d is gone; exiting", pid)
+            flush = getattr(ls.protocol.writer, "flush", None)
+            if callable(flush):  # the line above waits in the writer thread's queue
+                flush(2.0)
             os._exit(0)
 
 
@@ -224,6 +227,7 @@ def register(server: BatonServer) -> None:
             ls: BatonServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         """Folders added later are indexed and their workflows followed; a removed folder's
         diagnostics are withdrawn and its workflows no longer watched."""
+        ls.forget_roots()
         before = set(ls.discover_roots())
         for folder in params.event.removed:
             path = uri_path(folder.uri)
@@ -240,6 +244,7 @@ def register(server: BatonServer) -> None:
             prefix = str(root) + os.sep
             for path in [p for p in ls.results if p.startswith(prefix)]:
                 del ls.results[path]
+                ls.published.discard(path)
                 if not ls.pull_diagnostics:
                     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                         uri=diagnostics.path_to_uri(path), diagnostics=[]))
@@ -252,11 +257,13 @@ def register(server: BatonServer) -> None:
     async def did_change_watched_files(ls: BatonServer,
                                        params: types.DidChangeWatchedFilesParams) -> None:
         config_changed = False
+        if any(c.type != types.FileChangeType.Changed for c in params.changes):
+            ls.forget_roots()  # a `.claude/` or `specs/` may have come or gone
         for change in params.changes:
             path = uri_path(change.uri)
             if path is None:
                 continue
-            if _engine_history(path) and change.uri not in ls.workspace.text_documents:
+            if _engine_history(path) and ls.open_document(change.uri) is None:
                 continue  # the run tracker follows workflow directories itself
             name = os.path.basename(path)
             if name in ("pyproject.toml", "baton.toml") or (
@@ -268,9 +275,10 @@ def register(server: BatonServer) -> None:
             created_or_deleted = change.type != types.FileChangeType.Changed
             others = idx.changed(path, created_or_deleted=created_or_deleted)
             uri = change.uri
-            if uri not in ls.workspace.text_documents:
+            if ls.open_document(uri) is None:
                 if change.type == types.FileChangeType.Deleted:
                     ls.results.pop(path, None)
+                    ls.published.discard(path)
                     if not ls.pull_diagnostics:
                         ls.text_document_publish_diagnostics(
                             types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
@@ -285,6 +293,5 @@ def register(server: BatonServer) -> None:
     def shutdown(ls: BatonServer, params: Any) -> None:
         ls.save_results()  # what was checked since indexing, for the next start
         tracker(ls).stop()
-        for task in list(ls.pending.values()):
-            task.cancel()
+        ls.checks.stop()
         ls.executor.shutdown(wait=False, cancel_futures=True)

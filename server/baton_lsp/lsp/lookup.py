@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +101,7 @@ def link_target(idx: WorkspaceIndex, path: str, value: Any) -> Path | None:
         target += ".md"
     here = Path(path).parent
     for cand in (ctx.resolve(target), here.parent / target):
-        if cand is not None and cand.exists():
+        if cand is not None and os.path.exists(cand):  # no OSError on a name too long
             return cand
     return ctx.resolve(target)
 

@@ -13,11 +13,13 @@ import functools
 import logging
 import os
 import re
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -25,7 +27,8 @@ from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
 from ..paths import norm
-from .convert import path_to_uri, to_diagnostic, uri_to_path
+from .convert import apply_change, path_to_uri, to_diagnostic, uri_to_path
+from .scheduling import CheckRunner
 
 if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
     from ..model.base import Finding
@@ -36,6 +39,10 @@ if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered qu
 log = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE_MS = 150
+OVERSIZE_PREFIX = 65536
+"""What of a document over the size limit features still see (its finding is on line 0)."""
+CHECK_SLOTS = 2
+"""Document checks running at once on the pool."""
 
 
 @functools.cache
@@ -107,7 +114,18 @@ class BatonProtocol(LanguageServerProtocol):
         super()._check_handler_result(future)
         self._finished.append(future)  # may run on a worker thread; deque.append is atomic
 
+    def handle_message(self, message: Any) -> None:
+        # The hot path of an edit burst skips pygls' dispatch, whose isinstance checks
+        # against typing Protocols cost ~60 µs a message.
+        if type(message) is types.DidChangeTextDocumentNotification and not self._shutdown:
+            self._did_change(message.params)
+            return
+        super().handle_message(message)
+
     def _handle_notification(self, method_name: str, params: Any) -> None:
+        if method_name == types.TEXT_DOCUMENT_DID_CHANGE:
+            self._did_change(params)
+            return
         if self._finished:
             done = set()
             while self._finished:
@@ -116,6 +134,38 @@ class BatonProtocol(LanguageServerProtocol):
                 if id(pending) in done:
                     del self._request_futures[key]
         super()._handle_notification(method_name, params)
+
+    def _did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        """What pygls' didChange does (apply the changes, then call the feature's handler),
+        but with LSP's lines and without its generator machinery.
+
+        pygls finds lines with `str.splitlines`, which also breaks at U+2028, U+0085 and
+        form feeds: every edit below such a character landed a line off. And per keystroke
+        it made two `uuid4` (system calls, each giving the GIL to the checker threads),
+        two Futures and a leaked entry."""
+        uri = params.text_document.uri
+        doc = self.workspace.text_documents.get(unquote(uri))
+        if doc is None:
+            log.warning("didChange for %s, which is not open: ignored", uri)
+            return
+        source = doc.source
+        for change in params.content_changes:
+            source = apply_change(source, change)
+        self.workspace.put_text_document(types.TextDocumentItem(
+            uri=uri, language_id=doc.language_id or "", version=params.text_document.version,
+            text=source))
+        handler = self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+        if handler is not None:
+            try:
+                handler(params)
+            except Exception:
+                log.exception("handling textDocument/didChange failed")
+
+    def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
+        """A JSON-RPC error response; `msg_id` None when the request's id is unknowable
+        (a body that is not JSON), as JSON-RPC 2.0 prescribes."""
+        self._send_data({"jsonrpc": "2.0", "id": msg_id,
+                         "error": {"code": code, "message": message}})
 
 
 @dataclass
@@ -136,8 +186,17 @@ class BatonServer(LanguageServer):
         self.indexes_lock = threading.Lock()
         self.config_errors: dict[str, tuple[str, str]] = {}
         self.results: dict[str, DocResult] = {}
-        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="baton-check")
-        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.published: set[str] = set()
+        """Paths whose diagnostics the client was sent (push mode)."""
+        self.checks_changed = False
+        """A check changed some file's results since the queue last drained (pull mode)."""
+        # One worker more than the check slots: a request's work never waits for a check.
+        self.executor = ThreadPoolExecutor(max_workers=CHECK_SLOTS + 1,
+                                           thread_name_prefix="baton-check")
+        self.checks = CheckRunner(CHECK_SLOTS)
+        """Documents waiting to be checked, newest edit first (see `scheduling`)."""
+        self._roots: dict[str, Path] = {}
+        self._discovered: tuple[tuple[Path, ...], list[Path]] | None = None
         self.folders: list[Path] = []
         self.initialization_options: dict[str, Any] = {}
         self.parent_watch: asyncio.Future[None] | None = None
@@ -151,6 +210,18 @@ class BatonServer(LanguageServer):
         """Where the result cache lives (`baton lsp --cache-dir`; None: the default)."""
         self.use_cache = True
         self._result_cache: ResultCache | None = None
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio with Baton's reader, which resynchronises after framing errors
+        (pygls' own stops answering for good, see `transport`)."""
+        from .transport import run_stdio
+
+        run_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    def start_tcp(self, host: str, port: int) -> None:
+        from .transport import run_tcp
+
+        run_tcp(self, host, port)
 
     def on_loop(self, fn: Any, *args: Any) -> None:
         """Call `fn` on the event loop: checker threads must not write to the transport."""
@@ -179,6 +250,23 @@ class BatonServer(LanguageServer):
     # -- workspaces -----------------------------------------------------------------------
 
     def root_for(self, path: str) -> Path:
+        """The workspace root of `path`, remembered per directory: finding it walks up the
+        tree with a `stat` per level, and every edit, publication and request asks."""
+        directory = os.path.dirname(path)
+        root = self._roots.get(directory)
+        if root is None:
+            root = self._find_root(path)
+            if len(self._roots) > 50_000:
+                self._roots.clear()
+            self._roots[directory] = root
+        return root
+
+    def forget_roots(self) -> None:
+        """Directories came or went (a `.claude/` may have been created): find roots anew."""
+        self._roots.clear()
+        self._discovered = None
+
+    def _find_root(self, path: str) -> Path:
         from ..workspace.discovery import find_root
 
         root = find_root(Path(path))
@@ -195,6 +283,9 @@ class BatonServer(LanguageServer):
     def index_for_root(self, root_path: Path) -> WorkspaceIndex:
         from ..workspace.index import WorkspaceIndex
 
+        idx = self.indexes.get(str(root_path))  # roots are normalised already (find_root)
+        if idx is not None:
+            return idx
         root = norm(root_path)
         idx = self.indexes.get(root)
         if idx is None:
@@ -233,14 +324,20 @@ class BatonServer(LanguageServer):
             idx.reconfigure(self.load_config(Path(root)))
 
     def discover_roots(self) -> list[Path]:
+        """The workspaces in the open folders (a walk of the folders, remembered until
+        files or folders come or go: `forget_roots`)."""
         from ..workspace.discovery import find_workspaces
 
+        key = tuple(self.folders)
+        if self._discovered is not None and self._discovered[0] == key:
+            return list(self._discovered[1])
         roots: list[Path] = []
         for folder in self.folders:
             for root in find_workspaces(folder):
                 if root not in roots:
                     roots.append(root)
-        return roots
+        self._discovered = (key, roots)
+        return list(roots)
 
     @staticmethod
     def load_core() -> None:
@@ -253,18 +350,28 @@ class BatonServer(LanguageServer):
 
     # -- documents ------------------------------------------------------------------------
 
+    def open_document(self, uri: str) -> Any:
+        """The editor's document for `uri`, or None if it is not open. pygls keys open
+        documents by the unquoted URI: looked up as sent (`%20`, `%C3%A9`), nothing was
+        found, and diagnostics lost their version."""
+        return self.workspace.text_documents.get(unquote(uri))
+
     def lines_of(self, path: str) -> list[str]:
         from ..parse.text import split_lines
 
-        uri = path_to_uri(path)
-        doc = self.workspace.text_documents.get(uri)
+        doc = self.open_document(path_to_uri(path))
         if doc is not None:
-            return split_lines(doc.source)
+            source = doc.source
+            if len(source) > self.index_for(path).config.max_file_size:
+                # Not parsed, so nothing is found past its first line: splitting 55 MB
+                # for every publication and request cost 250 ms each.
+                source = source[:OVERSIZE_PREFIX]
+            return split_lines(source)
         text = self.index_for(path).text_of(path)
         return split_lines(text or "")
 
     def open_version(self, uri: str) -> int | None:
-        doc = self.workspace.text_documents.get(uri)
+        doc = self.open_document(uri)
         return doc.version if doc is not None else None
 
     def result_cache(self) -> ResultCache | None:
@@ -335,7 +442,10 @@ def config_finding(path: str, message: str, lines: list[str]) -> Finding:
         related=[], fix=None, tags=[])
 
 
+@functools.lru_cache(maxsize=16384)
 def uri_path(uri: str) -> str | None:
+    """The normalised file path of `uri` (None if it names no file of ours); cached, as
+    every edit, publication and request asks."""
     path = uri_to_path(uri)
     return norm(path) if path else None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
     from ..workspace.symbols import SymbolSummary
 
 _MAX_WORKSPACE_SYMBOLS = 1000
+FRESH_SECONDS = 0.5
+"""How long a search re-parses open documents edited since their last parse; after that it
+uses their last symbols, so a search in the middle of an edit burst answers within ~1 s."""
 
 
 def _sym(name: str, kind: types.SymbolKind, rng: Range, sel: Range, lines: list[str],
@@ -77,6 +81,7 @@ def register(server: BatonServer) -> None:
     async def workspace_symbol(
         ls: BatonServer, params: types.WorkspaceSymbolParams,
     ) -> list[types.WorkspaceSymbol]:
+        fresh_until = time.monotonic() + FRESH_SECONDS
         files = await run_cancellable(ls, lambda token: _symbol_files(ls, token),
                                       what="workspace/symbol")
         query = params.query.lower()
@@ -84,7 +89,8 @@ def register(server: BatonServer) -> None:
         def search(item: _File) -> list[_Match]:
             order, idx, path, kind = item
             out = []
-            for n, summary in enumerate(idx.symbols(path, kind)):
+            fresh = time.monotonic() < fresh_until
+            for n, summary in enumerate(idx.symbols(path, kind, fresh=fresh)):
                 rank = match_rank(query, summary.name.lower())
                 if rank is not None:
                     out.append((rank, order, n, path, summary))

@@ -80,15 +80,17 @@ def _roots(ls: BatonServer) -> list[Path]:
 def _root(ls: BatonServer, command: str, workspace: str | None) -> Path:
     import os
 
-    from pygls.uris import to_fs_path
+    from .convert import uri_to_path
 
     roots = _roots(ls)
     if workspace is None:
         if not roots:
             raise WorkflowRefused(f"{command}: no workspace with a .claude/ directory is open")
         return roots[0]
-    path = to_fs_path(workspace) if workspace.startswith("file:") else workspace
-    wanted = os.path.realpath(path or "")
+    path = uri_to_path(workspace) if workspace.startswith("file:") else workspace
+    if not path or "\x00" in path:
+        raise JsonRpcInvalidParams(f"{command}: {workspace!r} is not a workspace path")
+    wanted = os.path.realpath(path)
     for root in roots:
         if os.path.realpath(root) == wanted:
             return root
@@ -454,14 +456,16 @@ def register(server: BatonServer) -> None:
         a: StartArgs = parse(START, "StartArgs", args)
         root = _root(ls, START, a.workspace)
         _require_trust(ls, START)
-        argv = [*engine_argv(), "run", a.description, "--scope", a.scope]
+        # Values as `--opt=value` and the description after `--`: text the user typed that
+        # starts with `-` (`-x …`, `--scope=…`) must never be read as an option.
+        argv = [*engine_argv(), "run", f"--scope={a.scope}"]
         if a.runner:
-            argv += ["--runner", a.runner]
+            argv.append(f"--runner={a.runner}")
         if a.plan:
-            argv += ["--plan", a.plan]
+            argv.append(f"--plan={a.plan}")
         if a.complexity is not None:
-            argv += ["--complexity", str(a.complexity)]
-        argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
+            argv.append(f"--complexity={a.complexity}")
+        argv += [*editor_settings(ls), f"--workspace={root}", "--events", "--", a.description]
         return await runs.launch(root, a.description, argv)
 
     async def settle(command: str, wid: str) -> None:

@@ -19,16 +19,17 @@ from ..model.base import Range
 from .common import line_links, suppressions
 from .frontmatter import parse_frontmatter
 from .markdown import MarkdownDoc, blank_code_spans, parse_markdown
-from .text import Source
+from .text import MAX_INT_DIGITS, Source
 
 SIGNAL_RE = re.compile(
     r"\b((?:[A-Z][A-Z0-9]*_)+(?:CREATED|COMPLETE|REVISED|GENERATED|READY|FAILED)"
     r"|TASK_ERROR|ERROR_CONTEXT|PROGRESS|COMMIT_MESSAGE|ORCHESTRATION_COMPLETE):"
 )
-_STEP_RE = re.compile(r"^STEP\s+(\d+)\b(.*)$")
+_STEP_RE = re.compile(rf"^STEP\s+(\d{{1,{MAX_INT_DIGITS}}})\b(.*)$")
 """Upper-case `STEP N`: the orchestration convention. `## Step 2: Install` in an agent is a
 tutorial or example the agent is shown, not its own numbered workflow."""
-_REQUIRED_BEFORE_RE = re.compile(r"REQUIRED\s+BEFORE\s+STEP\s+(\d+)", re.IGNORECASE)
+_REQUIRED_BEFORE_RE = re.compile(rf"REQUIRED\s+BEFORE\s+STEP\s+(\d{{1,{MAX_INT_DIGITS}}})\b",
+                                 re.IGNORECASE)
 _INJECT_RE = re.compile(
     r"Read and follow(?:\s+ALL)?(?:\s+the)?(?:\s+behavioral guidelines)?(?:\s+from)?\s*:?\s*"
     r"([^\s\"'`]*)",

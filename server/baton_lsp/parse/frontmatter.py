@@ -122,14 +122,19 @@ def check_limits(text: str) -> None:
 
 
 def safe_load(text: str) -> Any:
-    """`yaml.safe_load` that cannot recurse deeply or expand aliases: limits first."""
+    """`yaml.safe_load` that cannot recurse deeply or expand aliases: limits first. A
+    number too long for `int()` (4,300 digits) is a limit too, not a ValueError."""
     check_limits(text)
     try:
-        return yaml.load(text, Loader=LOADER)
-    except yaml.YAMLError:
-        if LOADER is PURE_LOADER:
-            raise
-        return yaml.load(text, Loader=PURE_LOADER)
+        try:
+            return yaml.load(text, Loader=LOADER)
+        except yaml.YAMLError:
+            if LOADER is PURE_LOADER:
+                raise
+            return yaml.load(text, Loader=PURE_LOADER)
+    except ValueError as exc:
+        raise YAMLLimitError(f"front matter holds a number too long to read ({exc})") \
+            from None
 
 
 def _scalar(event: yaml.ScalarEvent) -> Any:

@@ -31,7 +31,7 @@ from ..model.plan import (
 )
 from .common import line_links, suppressions
 from .markdown import Heading, MarkdownDoc, blank_code_spans, parse_markdown
-from .text import Source
+from .text import MAX_INT_DIGITS, Source
 
 _PHASE_RE = re.compile(r"^Phase\s+(\d+(?:\.\d+)?)(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
                        re.IGNORECASE)
@@ -76,7 +76,10 @@ def normalize_id(number: str) -> str:
     """Canonical phase id: `03` → `3`, `2.50` → `2.5`, `2.0` → `2`."""
     whole, _, frac = number.partition(".")
     frac = frac.rstrip("0")
-    head = str(int(whole)) if whole.isdigit() else whole
+    if whole.isdigit():  # int() normalises `٣` too, but has a limit
+        head = str(int(whole)) if len(whole) <= MAX_INT_DIGITS else (whole.lstrip("0") or "0")
+    else:
+        head = whole
     return f"{head}.{frac}" if frac else head
 
 

@@ -7,10 +7,15 @@ parser.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 """Files above this size are reported, not parsed: a 10 MB plan is not a plan."""
+
+MAX_INT_DIGITS = 4000
+"""Digits a number read from a document may have: `int()` refuses 4,300 and more
+(ValueError), so patterns that feed it match at most this many."""
 
 MAX_LINE_CHARS = 200_000
 """Lines longer than this are blanked before parsing so no regex ever sees them."""
@@ -30,6 +35,7 @@ class Source:
 
     @classmethod
     def from_text(cls, text: str) -> Source:
+        text = scrub(text)
         lines = split_lines(text)
         if max(map(len, lines)) <= MAX_LINE_CHARS:  # the usual case, at C speed
             return cls(text=text, lines=lines)
@@ -37,6 +43,24 @@ class Source:
         for i in long_lines:
             lines[i] = ""
         return cls(text=text, lines=lines, long_lines=long_lines)
+
+
+def scrub(text: str) -> str:
+    """`text` with lone surrogates replaced by U+FFFD.
+
+    Editor text arrives as JSON, which can carry `\\udcff`; no file can, and every encoder
+    (libyaml, ShellCheck's stdin, log files) raises on one. One code point for one keeps
+    every position, in code points and in UTF-16 units alike."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATES.sub("\ufffd", text)
+    return text
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def split_lines(text: str) -> list[str]:
@@ -50,15 +74,36 @@ def split_lines(text: str) -> list[str]:
     return text.split("\n")
 
 
+NUL_REASON = "file contains NUL bytes: it looks binary, not text"
+
+
+def too_large(size: int, max_bytes: int) -> str:
+    """Why a file or document of `size` bytes is not parsed (one wording everywhere)."""
+    return (f"file is {size / 1_048_576:.1f} MiB, over the {max_bytes / 1_048_576:.1f} MiB "
+            "limit for workspace files (max-file-size); it was not parsed")
+
+
+def text_problem(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str | None:
+    """Why already-decoded text (a document open in the editor) is not parsed, with the
+    same limits `decode` applies to files: its UTF-8 size, NUL bytes."""
+    chars = len(text)
+    if chars > max_bytes:
+        return too_large(len(text.encode("utf-8", "surrogatepass")), max_bytes)
+    if chars * 4 > max_bytes:  # only then can the encoded size pass the limit
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > max_bytes:
+            return too_large(size, max_bytes)
+    if "\x00" in text:
+        return NUL_REASON
+    return None
+
+
 def decode(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """Decode file bytes as UTF-8 text or raise `UnreadableError` naming the problem."""
     if len(data) > max_bytes:
-        raise UnreadableError(
-            f"file is {len(data) / 1_048_576:.1f} MiB, over the {max_bytes / 1_048_576:.1f} MiB "
-            "limit for workspace files; it was not parsed"
-        )
-    if b"\x00" in data[:8192] or b"\x00" in data:
-        raise UnreadableError("file contains NUL bytes: it looks binary, not text")
+        raise UnreadableError(too_large(len(data), max_bytes))
+    if b"\x00" in data:
+        raise UnreadableError(NUL_REASON)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:

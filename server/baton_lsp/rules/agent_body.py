@@ -10,11 +10,13 @@ from pathlib import Path
 
 from ..model.agent import AgentFile, StepHeading
 from ..model.base import Convention, Finding, Fix, Kind, Range, Related, Severity, TextEdit
+from ..parse.text import MAX_INT_DIGITS
 from .base import RuleContext, rule
 
 AGENT = (Kind.AGENT,)
 
-_LABEL_RE = re.compile(r"^STEP\s+(\d+)(?:\.(\d+))?(?:-([A-Za-z][A-Za-z0-9_]*))?", re.IGNORECASE)
+_LABEL_RE = re.compile(rf"^STEP\s+(\d{{1,{MAX_INT_DIGITS}}})(?:\.(\d{{1,{MAX_INT_DIGITS}}}))?"
+                       r"(?:-([A-Za-z][A-Za-z0-9_]*))?", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,7 +221,7 @@ class RuleContext:
         self.depends_on.add(str(path))
         if self.index is not None:
             return self.index.exists(path)
-        return path.exists()
+        return os.path.exists(path)  # False, not OSError, for a name too long for the system
 
     def agent_paths(self) -> dict[str, Path]:
         """Agent name (file stem) → path, for every agent of the workspace."""

@@ -206,6 +206,19 @@ def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]],
     return out, cache.export() if cache is not None else None
 
 
+def _worker_logging(level: int, formatter: logging.Formatter | None) -> None:
+    """A spawned worker logs like its parent (a forked one inherited the handlers);
+    without a handler, logging's last resort would print whole tracebacks."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler()
+    if formatter is not None:
+        handler.setFormatter(formatter)
+    root.addHandler(handler)
+    root.setLevel(level)
+
+
 def _size(path: str) -> int:
     try:
         return os.stat(path).st_size
@@ -237,7 +250,10 @@ def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
     findings: list[Finding] = []
     work = functools.partial(_check_chunk, cache_dir=cache.directory if cache else None,
                              strict=cache.strict if cache else True)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    root = logging.getLogger()
+    formatter = root.handlers[0].formatter if root.handlers else None
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_logging,
+                             initargs=(root.level, formatter)) as pool:
         for part, exported in pool.map(work, chunks):
             findings.extend(part)
             if cache is not None and exported is not None:

@@ -12,6 +12,7 @@ or value instead of a one-line message.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -577,7 +578,7 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     if turns is not None:  # the clock alone will add the age problem then
         ctx.valid_until(turns.timestamp())
     recorded = baton.get("plan_sha256") if baton is not None else None
-    if plan is not None and isinstance(recorded, str) and plan.is_file():
+    if plan is not None and isinstance(recorded, str) and os.path.isfile(plan):
         from ..runs.digest import sha256_file
 
         # Baton's record: the content decides (a touch or checkout is no edit, and an edit
@@ -586,7 +587,8 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
         if sha256_file(plan) != recorded:
             problems.append(f"Plan file modified since checkpoint ({plan}: its content is not "
                             "the content the checkpoint recorded in baton.plan_sha256)")
-    if plan is not None and cp.plan_modification_time is not None and not plan.is_file():
+    if plan is not None and cp.plan_modification_time is not None and \
+            not os.path.isfile(plan):  # a name too long for the system is no OSError
         problems.append(f"Plan file missing: {raw_plan} (it existed when the checkpoint "
                         "was written)")
     if not problems:

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,6 @@ from ..parse.shell import classify, cron_line, path_list_line
 from .base import SKIPPED_LOG, RuleContext, rule
 from .cache import ShellcheckResults
 from .shellcheck_tool import (
-    TIMEOUT_SECONDS,
     find_shellcheck,
     forget,
     shellcheck_version,
@@ -31,12 +31,22 @@ from .shellcheck_tool import (
 log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
 
+BLOCK_SECONDS = 3.0
+"""Budget of one ShellCheck run: a real block takes 10-50 ms; a slower one is reported as
+not checked rather than holding up diagnostics and code actions (it was 20 s)."""
+FILE_SECONDS = 10.0
+"""Budget of all the blocks of one file."""
+MAX_BLOCK_CHARS = 100_000
+MAX_NESTING = 16
+"""Unclosed `(`/`[` deeper than this are not handed to ShellCheck: its parser backtracks
+on them (ten `$((` took 13 s, 400 `(` 2.6 s, a 10,000-character `[[[…` line over 20 s),
+while real scripts stay under 8."""
 MAX_WORKERS = 4
 CACHE_SIZE = 1024
 LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING,
           "info": Severity.INFO, "style": Severity.INFO}
 
-_cache: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
+_cache: OrderedDict[str, list[dict[str, Any]] | str] = OrderedDict()
 _cache_lock = threading.Lock()
 _missing_logged = False
 PARSE_SUMMARIES = frozenset({1072})
@@ -101,11 +111,56 @@ _slots = threading.BoundedSemaphore(os.cpu_count() or 2)
 keeps the machine busy without a queue of processes fighting over it."""
 
 
+def nesting(script: str) -> int:
+    """Deepest run of unclosed `(` and `[` outside single quotes and comments."""
+    depth = deepest = 0
+    quoted = False
+    comment = False
+    escaped = False
+    previous = "\n"
+    for ch in script:
+        if comment:
+            comment = ch != "\n"
+        elif quoted:
+            quoted = ch != "'"
+        elif escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "'":
+            quoted = True
+        elif ch == "#" and previous in " \t\n;":
+            comment = True
+        elif ch in "([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]" and depth:
+            depth -= 1
+        previous = ch
+    return deepest
+
+
+def input_problem(script: str) -> str | None:
+    """Why `script` is not handed to ShellCheck at all (its limits), or None."""
+    if len(script) > MAX_BLOCK_CHARS:
+        return (f"it is {len(script):,} characters, over the {MAX_BLOCK_CHARS:,}-character "
+                "limit for ShellCheck input")
+    depth = nesting(script)
+    if depth > MAX_NESTING:
+        return (f"it nests brackets and parentheses {depth:,} deep (the limit is "
+                f"{MAX_NESTING}: deeper unclosed nesting makes ShellCheck's parser run for "
+                "minutes)")
+    return None
+
+
 def run_shellcheck(binary: str, script: str, exclude: list[str],
-                   store: ShellcheckResults | None = None) -> list[dict[str, Any]]:
+                   store: ShellcheckResults | None = None,
+                   timeout: float | None = None) -> list[dict[str, Any]] | str:
     """ShellCheck's json1 comments for `script`, cached by content and options (in memory,
-    and in `store`, the persistent cache of this ShellCheck version, when given)."""
-    key = hashlib.sha256("\0".join([binary, ",".join(exclude), script]).encode()).hexdigest()
+    and in `store`, the persistent cache of this ShellCheck version, when given); or why it
+    was not checked (over a limit or its time budget, `BLOCK_SECONDS` by default)."""
+    key = hashlib.sha256("\0".join([binary, ",".join(exclude), script])
+                         .encode("utf-8", "surrogatepass")).hexdigest()
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
@@ -116,34 +171,49 @@ def run_shellcheck(binary: str, script: str, exclude: list[str],
             with _cache_lock:
                 _cache[key] = found
             return found
+    problem = input_problem(script)
+    if problem is not None:
+        return _remember(key, problem)
+    budget = BLOCK_SECONDS if timeout is None else min(timeout, BLOCK_SECONDS)
+    if budget <= 0:
+        return (f"the {FILE_SECONDS:.0f} s ShellCheck budget of the file was used up by "
+                "earlier blocks")
     argv = [binary, "--norc", "--format=json1", "--shell=bash"]
     if exclude:
         argv.append("--exclude=" + ",".join(exclude))
     argv.append("-")
     try:
+        # Editor text may hold lone surrogates: they reach ShellCheck as `?`, one column.
         with _slots:
-            proc = subprocess.run(argv, input=script, capture_output=True, text=True,
-                                  encoding="utf-8", timeout=TIMEOUT_SECONDS, check=False)
+            proc = subprocess.run(argv, input=script.encode("utf-8", "replace"),
+                                  capture_output=True, timeout=budget, check=False)
     except subprocess.TimeoutExpired:
-        log.warning("shellcheck timed out after %.0f s on a %d-line block", TIMEOUT_SECONDS,
-                    script.count("\n") + 1)
-        return []
+        log.info("shellcheck did not finish a %d-line block within %.3g s",
+                 script.count("\n") + 1, budget)
+        if budget < BLOCK_SECONDS:  # cut short by the file's budget: may fit next time
+            return f"ShellCheck did not finish within the {budget:.3g} s left of the file's budget"
+        return _remember(key, f"ShellCheck did not finish within {budget:.3g} s")
     except OSError as exc:
         log.warning("cannot run shellcheck (%s): %s", binary, exc)
         return []
+    stdout = proc.stdout.decode("utf-8", "replace")
     try:
-        comments = list(json.loads(proc.stdout or "{}").get("comments", []))
+        comments = list(json.loads(stdout or "{}").get("comments", []))
     except (ValueError, AttributeError):
         log.warning("unexpected shellcheck output (exit %s): %s", proc.returncode,
-                    (proc.stderr or proc.stdout)[:200])
+                    (proc.stderr.decode("utf-8", "replace") or stdout)[:200])
         return []
-    with _cache_lock:
-        _cache[key] = comments
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
     if store is not None and proc.returncode in (0, 1):  # 1: comments found; else it failed
         store.put(key, comments)
-    return comments
+    return _remember(key, comments)
+
+
+def _remember(key: str, result: list[dict[str, Any]] | str) -> list[dict[str, Any]] | str:
+    with _cache_lock:
+        _cache[key] = result
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return result
 
 
 def _md_range(block: BashBlock, line: int, col: int, end_line: int, end_col: int,
@@ -253,6 +323,12 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     `shellcheck-exclude` (default SC1090, SC1091, SC2154) are never reported. SC2034 is still
     dropped when the variable is used elsewhere in the file (a later block, a Task prompt).
 
+    Work is bounded on any input: a block over 100,000 characters, or one that nests
+    unclosed `(`/`[` more than 16 deep (ShellCheck's parser backtracks on those for
+    minutes), is not handed to ShellCheck, and a run gets 3 s (10 s for all the blocks of a
+    file). Such a block is reported as information on its fence, "bash block N was not
+    checked by ShellCheck", with the reason.
+
     Fix: follow the ShellCheck wiki page (https://www.shellcheck.net/wiki/SCxxxx); where
     ShellCheck proposes an edit it is offered as a quick fix. Mark an illustrative block
     `# Pseudo-code`, or disable the rule with `shellcheck = "off"`.
@@ -354,15 +430,29 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # run once each
     store = ctx.results.shellcheck(shellcheck_version(binary)) \
         if ctx.results is not None and scripts else None
+    deadline = time.monotonic() + FILE_SECONDS
+
+    def run(script: str) -> list[dict[str, Any]] | str:
+        return run_shellcheck(binary, script, exclude, store,
+                              timeout=deadline - time.monotonic())
+
     if len(scripts) <= 1:
-        outputs = [run_shellcheck(binary, s, exclude, store) for s in scripts]
+        outputs = [run(s) for s in scripts]
     else:
         with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(scripts))) as pool:
-            outputs = list(pool.map(lambda s: run_shellcheck(binary, s, exclude, store),
-                                    scripts))
+            outputs = list(pool.map(run, scripts))
     results = dict(zip(scripts, outputs, strict=True))
     for block, content, removed in blocks:
         comments = results[content + "\n"]
+        if isinstance(comments, str):
+            fence = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
+            finding = ctx.finding(
+                Range.of_line(block.start_line, 0, len(fence)),
+                f"bash block {block.index + 1} was not checked by ShellCheck: {comments}",
+                tags=["not-checked"])
+            finding.severity = Severity.INFO
+            yield finding
+            continue
         block_lines = content.split("\n") if comments else []
         parse_errors = any(isinstance(c.get("code"), int) and 1000 <= c["code"] < 2000
                            and c["code"] not in PARSE_SUMMARIES for c in comments)

@@ -168,8 +168,9 @@ def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
     """Parse `text` as `kind` and run the rules: the one-call entry point for tests/tools."""
     from ..model.config import BatonConfig
     from ..parse import parse_text
-    from ..parse.text import split_lines
+    from ..parse.text import scrub, split_lines
 
+    text = scrub(text)
     doc = parse_text(kind, text, path)
     root = index.root if index is not None else None
     if root is None:

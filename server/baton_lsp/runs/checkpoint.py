@@ -589,7 +589,7 @@ def safe_resume_problems(checkpoint: CheckpointV10, plan_path: str | os.PathLike
     ws = checkpoint.workflow_state
     plan = Path(plan_path) if plan_path is not None else (
         Path(ws.plan_path) if ws is not None and ws.plan_path else None)
-    if recorded is not None and plan is not None and plan.is_file():
+    if recorded is not None and plan is not None and os.path.isfile(plan):  # no OSError
         current = int(plan.stat().st_mtime)
         if current != recorded:
             problems.append(f"Plan file modified since checkpoint ({plan}: mtime {current}, "
@@ -611,9 +611,10 @@ def iteration_problems(checkpoint: IterationCheckpoint, base: Path | None = None
     if checkpoint.iteration > checkpoint.max_iterations:
         errors.append(f"iteration {checkpoint.iteration} exceeds max_iterations "
                       f"{checkpoint.max_iterations}")
-    if not resolve(checkpoint.plan_path).exists():
+    if not os.path.exists(resolve(checkpoint.plan_path)):  # a name too long: False
         errors.append(f"plan_path does not exist: {checkpoint.plan_path}")
-    if checkpoint.continuation_context and not resolve(checkpoint.continuation_context).exists():
+    if checkpoint.continuation_context and \
+            not os.path.exists(resolve(checkpoint.continuation_context)):
         warnings.append(f"continuation file missing: {checkpoint.continuation_context}")
     if checkpoint.halt_reason is not None and checkpoint.known_halt_reason is None:
         known = ", ".join(r.value for r in HaltReason)

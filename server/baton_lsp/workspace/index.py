@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..model.base import Kind
 from ..model.config import BatonConfig
 from ..model.data import Unreadable
+from ..parse.text import scrub, text_problem, too_large
 from ..paths import norm
 from .discovery import classify, excluded, plugin_layout, walk_files
 from .symbols import SymbolSummary, summarize
@@ -123,11 +124,13 @@ class WorkspaceIndex:
     # -- documents ----------------------------------------------------------------------
 
     def set_overlay(self, path: str | Path, text: str) -> None:
-        """Use editor text for `path` instead of what is on disk."""
+        """Use editor text for `path` instead of what is on disk (lone surrogates, which
+        JSON can carry and no file can, become U+FFFD: positions do not move). Its symbol
+        summary is kept, out of date, until the new text is parsed (see `symbols`)."""
         key = norm(path)
+        text = scrub(text)
         with self._lock:
             if self._overlays.get(key) != text:
-                self._symbols.pop(key, None)
                 self.generation += 1
             self._overlays[key] = text
 
@@ -184,9 +187,17 @@ class WorkspaceIndex:
                 if cached and cached[0] == stamp:
                     self._docs.move_to_end(key)
                     return cached[1], overlay
-                doc = _parse(kind, overlay, key)
-                self._remember(key, kind, stamp, doc, overlay)
-                return doc, overlay
+        if overlay is not None:
+            # Parsed outside the lock: the event loop takes it for every edit and request,
+            # and must not wait for a worker's parse of another document.
+            problem = text_problem(overlay, self.config.max_file_size)
+            doc: Any = Unreadable(path=key, reason=problem) if problem is not None else \
+                _parse(kind, overlay, key)
+            text = overlay if problem is None else None
+            with self._lock:
+                if self._overlays.get(key) is overlay:  # still the current text
+                    self._remember(key, kind, stamp, doc, text)
+            return doc, text
         try:
             st = os.stat(key)
         except OSError as exc:
@@ -238,9 +249,15 @@ class WorkspaceIndex:
             return None
         return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
 
-    def symbols(self, path: str | Path, kind: Kind | None = None) -> tuple[SymbolSummary, ...]:
+    def symbols(self, path: str | Path, kind: Kind | None = None,
+                fresh: bool = True) -> tuple[SymbolSummary, ...]:
         """Symbols of a plan, agent or command, from the summary recorded when it was last
-        parsed; the file is parsed again only if it changed since (or was never parsed)."""
+        parsed; the file is parsed again only if it changed since (or was never parsed).
+
+        With `fresh` False, a file edited in the editor since its last parse keeps its last
+        summary (a search over thousands of files in the middle of an edit burst or just
+        after opening them answers in time; the queued check of each such file parses it
+        soon after). A file changed on disk has none (`changed`), so it is parsed."""
         key = norm(path)
         kind = kind or self.kind_of(key)
         if kind not in _SYMBOL_KINDS:
@@ -250,26 +267,24 @@ class WorkspaceIndex:
             return ()
         with self._lock:
             cached = self._symbols.get(key)
-        if cached is not None and cached[0] == stamp:
+        if cached is not None and (cached[0] == stamp or not fresh):
             return cached[1]
         doc, text = self.parsed(key, kind)  # records the summary if it parses
         with self._lock:
             cached = self._symbols.get(key)
-        if cached is not None:  # from this parse, or a newer one if the file changed again
-            return cached[1]
-        # A doc-cache hit whose summary was dropped: an overlay edited and then set back to
-        # the text the cached document was parsed from. Summarize that document again.
+        if cached is not None and cached[0] in (stamp, self._stamp(key)):
+            return cached[1]  # from this parse, or a newer one if the file changed again
+        # A doc-cache hit whose summary is older: an overlay edited and then set back to the
+        # text the cached document was parsed from. Summarize that document again.
         summary = summarize(doc, text if text is not None else self.text_of(key), self.rel(key))
         with self._lock:
-            self._symbols.setdefault(key, (stamp, summary))
+            self._symbols[key] = (stamp, summary)
         return summary
 
     def _read(self, key: str, kind: Kind, size: int) -> tuple[Any, str | None]:
         limit = self.config.max_file_size
         if size > limit:
-            return Unreadable(path=key, reason=(
-                f"file is {size / 1_048_576:.1f} MiB, over the {limit / 1_048_576:.1f} MiB "
-                "limit for workspace files (max-file-size); it was not parsed")), None
+            return Unreadable(path=key, reason=too_large(size, limit)), None
         try:
             with open(key, "rb") as fh:
                 data = fh.read(limit + 1)
