@@ -172,7 +172,9 @@ export class WorkflowCommands {
     }
     const choice = await vscode.window.showInformationMessage(text.message, { modal: true, detail: text.detail }, text.action);
     if (choice !== text.action) return;
-    const args = text.force ? { ...idArgs(row), force: true } : idArgs(row);
+    const args: Record<string, unknown> = { ...idArgs(row) };
+    if (text.force) args.force = true;
+    if (text.trust) args.trust = true;
     await this.runFollowed(`Baton: resume ${row.description || row.workflow_id}`, "baton.server.workflow.resume", args,
       row.checkpoint ?? -1);
   }

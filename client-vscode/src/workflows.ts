@@ -140,10 +140,13 @@ export interface ResumePreview {
   problems?: string[];
   running?: boolean;
   last_error?: string | null;
+  /** Why the checkpoint is not trusted (not signed by this user's Baton), or null. */
+  untrusted?: string | null;
+  signature?: string;
 }
 
 /** The modal text shown before a resume is confirmed. */
-export function describePreview(p: ResumePreview): { message: string; detail: string; blocked: boolean; action: string; force: boolean } {
+export function describePreview(p: ResumePreview): { message: string; detail: string; blocked: boolean; action: string; force: boolean; trust: boolean } {
   const rerun = p.rerun ?? [];
   const skip = p.skip ?? [];
   const problems = p.problems ?? [];
@@ -159,14 +162,22 @@ export function describePreview(p: ResumePreview): { message: string; detail: st
     lines.push("Problems:");
     for (const pr of problems) lines.push(`  • ${typeof pr === "string" ? pr : JSON.stringify(pr)}`);
   }
+  const untrusted = typeof p.untrusted === "string" && p.untrusted !== "";
+  if (untrusted) {
+    lines.push(`Not trusted: ${p.untrusted}.`);
+    lines.push("Its paths and steps decide what the resume writes and runs: resume only if you know where it came from.");
+  }
   return {
     message: `Resume ${p.workflow_id} from ${p.resume_state ?? "its checkpoint"}?`,
     detail: lines.join("\n"),
     blocked: Boolean(p.running),
     // The server resumes over problems (an edited plan, a changed input) only when forced,
     // so the user confirms that explicitly.
-    action: problems.length ? "Resume Anyway" : "Resume",
+    // A checkpoint this user's Baton did not sign is resumed only when the user says they
+    // trust it (`--trust-checkpoint`): the button names that.
+    action: untrusted ? "Trust and Resume" : problems.length ? "Resume Anyway" : "Resume",
     force: problems.length > 0,
+    trust: untrusted,
   };
 }
 

@@ -76,7 +76,7 @@ describe("describePreview", () => {
     expect(d.detail).toContain("Runs again (1):\n  • implement.phase-2 — HARD BARRIER FAILED");
     expect(d.detail).toContain("Keeps 5 finished steps: research.1, research.2, plan, implement.phase-1, implement.phase-3");
     expect(d.blocked).toBe(false);
-    expect([d.action, d.force]).toEqual(["Resume", false]);
+    expect([d.action, d.force, d.trust]).toEqual(["Resume", false, false]);
   });
 
   it("lists problems and blocks a running workflow", () => {
@@ -84,6 +84,14 @@ describe("describePreview", () => {
     expect(d.detail).toBe("Continues from plan.\nProblems:\n  • plan changed");
     expect(d.blocked).toBe(true);
     expect([d.action, d.force]).toEqual(["Resume Anyway", true]);
+  });
+
+  it("asks for trust when the checkpoint was not signed by this user's Baton", () => {
+    const d = describePreview({ workflow_id: "w", resume_state: "plan", problems: ["plan changed"],
+      untrusted: "it carries no signature (written by another tool or an older Baton)", signature: "unsigned" });
+    expect(d.detail).toContain("Not trusted: it carries no signature");
+    expect([d.action, d.force, d.trust]).toEqual(["Trust and Resume", true, true]);
+    expect(describePreview({ workflow_id: "w", untrusted: null }).trust).toBe(false);
   });
 });
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baton_lsp.lsp.scheduling import DEPENDENT, EDIT, CheckQueue
+from baton_lsp.lsp.scheduling import DEPENDENT, EDIT, CheckQueue, Entry
 
 
 def drain(queue: CheckQueue, now: float = 0.0, busy: frozenset[str] = frozenset()) -> list[str]:
@@ -80,3 +80,32 @@ def test_every_file_added_comes_out_exactly_once(adds: list[tuple[str, int]]) ->
     assert sorted(out) == sorted({p for p, _ in adds})
     edited = [p for p in out if any(q == p and pr == EDIT for q, pr in adds)]
     assert out[:len(edited)] == edited  # every edited file before every dependent
+
+
+def test_wait_idle_returns_when_every_queued_check_has_run() -> None:
+    """What start-up waits on before indexing (`lifecycle.first_checks`): the checks of the
+    documents opened first, including one added while another runs."""
+    import asyncio
+
+    from baton_lsp.lsp.scheduling import CheckRunner
+
+    async def scenario() -> list[str]:
+        runner = CheckRunner(slots=1)
+        done: list[str] = []
+
+        async def handler(entry: Entry) -> None:
+            await asyncio.sleep(0.01)
+            done.append(entry.path)
+            if entry.path == "a":
+                runner.add("late", "late", EDIT)
+
+        runner.handler = handler
+        await asyncio.wait_for(runner.wait_idle(), 1)  # nothing queued: at once
+        runner.add("a", "a", EDIT)
+        runner.add("b", "b", EDIT, delay=0.05)
+        await asyncio.wait_for(runner.wait_idle(), 5)
+        assert len(runner) == 0
+        runner.stop()
+        return done
+
+    assert sorted(asyncio.run(scenario())) == ["a", "b", "late"]

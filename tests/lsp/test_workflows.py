@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -193,6 +195,41 @@ async def test_preview_resume_of_a_failed_workflow(trusted: LanguageClient) -> N
     assert "plan" in [s["step"] for s in preview["rerun"]]
     status = await command(trusted, "workflow.status", {"id": wid})
     assert status["status"] == "failed"
+
+
+@pytest.mark.workspace_files({BEHAVIOUR: json.dumps(
+    {"plan": {"exit": 3, "task_error": "validation_error - Empty prompt"}})})
+async def test_resume_of_a_checkpoint_signed_elsewhere_asks_for_trust(
+        trusted: LanguageClient, tmp_path: Path) -> None:
+    """A failed run whose checkpoints another key signed (another machine, another user):
+    the preview says why it is not trusted, the confirming button is "Trust checkpoint and
+    resume", and only that resumes it (the engine gets `--trust-checkpoint`)."""
+    root = trusted.workspace_root  # type: ignore[attr-defined]
+    env = {**os.environ, "BATON_DATA_DIR": str(tmp_path / "another-machine")}
+    run = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "baton_lsp", "run", "--scope", "research-and-plan",
+        "--complexity", "1", "--workspace", str(root), "--events", "--", "Plan auth",
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(run.communicate(), TIMEOUT)
+    assert run.returncode == 1, err.decode()
+    wid = next(e["workflow_id"] for e in map(json.loads, out.decode().splitlines())
+               if e.get("workflow_id"))
+    preview = await command(trusted, "workflow.previewResume", {"id": wid})
+    assert preview["signature"] == "foreign" and "another machine" in preview["untrusted"]
+    (root / BEHAVIOUR).write_text("{}")
+    trusted.answer = "Resume"  # type: ignore[attr-defined]
+    refused = await command(trusted, "workflow.resumeWithPreview", {"id": wid})
+    asked = trusted.asked[-1]  # type: ignore[attr-defined]
+    assert refused["resumed"] is False
+    assert [a.title for a in asked.actions] == ["Trust checkpoint and resume", "Cancel"]
+    assert "Not trusted:" in asked.message and "another machine" in asked.message
+    trusted.answer = "Trust"  # type: ignore[attr-defined]
+    resumed = await command(trusted, "workflow.resumeWithPreview", {"id": wid})
+    assert resumed["resumed"] is True and resumed["workflow_id"] == wid
+    await wait_changed(trusted, lambda p: finished(wid)(p) and
+                       p["event"]["status"] == "complete")
+    status = await command(trusted, "workflow.status", {"id": wid})
+    assert status["status"] == "complete" and status["signature"] == "trusted"
 
 
 async def test_settings_push_keeps_trust_and_applies_the_log_level(

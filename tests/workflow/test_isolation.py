@@ -104,6 +104,22 @@ def test_parallel_phases_run_in_worktrees_and_land_as_one_commit_each(ws: Worksp
     assert "/.claude/worktrees/" in (ws.root / ".git/info/exclude").read_text()
 
 
+def test_a_planted_exclude_link_is_not_written_through(ws: Workspace, tmp_path: Path) -> None:
+    """`.git/info/exclude` as a symlink to a file outside (an archived repository can carry
+    one): the phases still run in worktrees, the outside file is untouched."""
+    plan = repo(ws, [[], []])
+    outside = tmp_path / "bashrc"
+    outside.write_text("export PS1=x\n")
+    exclude = ws.root / ".git/info/exclude"
+    exclude.unlink(missing_ok=True)
+    exclude.symlink_to(outside)
+    r = implement(ws, plan)
+    assert r.returncode == 0, r.stderr
+    assert outside.read_text() == "export PS1=x\n"
+    assert exclude.is_symlink()
+    assert "git exclude file" in r.stderr and "refusing" in r.stderr.lower()
+
+
 def test_agents_own_commits_are_kept_in_their_phase(ws: Workspace) -> None:
     plan = repo(ws, [[], []])
     ws.behave({"implement.phase-2": {"commit": "wip: agent's own commit"}})

@@ -169,9 +169,8 @@ async def first_checks(ls: BatonServer) -> None:
     (following workflows, indexing the tree, the preflight): they are what the user looks
     at, and on a small machine the rest would compete with them for the CPU. Then the
     objects start-up created are frozen out of the garbage collector's way."""
-    pending = [t for t in ls.pending.values() if not t.done()]
-    if pending:
-        await asyncio.wait(pending, timeout=FIRST_CHECKS_WAIT)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(ls.checks.wait_idle(), FIRST_CHECKS_WAIT)
     gc.collect()
     gc.freeze()
 

@@ -135,6 +135,7 @@ class CheckRunner:
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._jobs: set[asyncio.Task[None]] = set()
+        self._idle_waiters: list[asyncio.Future[None]] = []
 
     def __len__(self) -> int:
         return len(self.queue) + len(self.running)
@@ -151,6 +152,13 @@ class CheckRunner:
 
     def discard(self, path: str) -> None:
         self.queue.discard(path)
+
+    async def wait_idle(self) -> None:
+        """Return once nothing is queued or running (at once when nothing is)."""
+        while len(self):
+            waiter = asyncio.get_running_loop().create_future()
+            self._idle_waiters.append(waiter)
+            await waiter
 
     def stop(self) -> None:
         for task in [self._task, *self._jobs]:
@@ -169,8 +177,13 @@ class CheckRunner:
                 job = loop.create_task(self._job(entry))
                 self._jobs.add(job)
                 job.add_done_callback(self._jobs.discard)
-            if not self.running and not self.queue and self.idle is not None:
-                self.idle()
+            if not self.running and not self.queue:
+                if self.idle is not None:
+                    self.idle()
+                waiters, self._idle_waiters = self._idle_waiters, []
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
             due = self.queue.next_due(loop.time())
             self._wake.clear()
             timeout = None if due is None else max(0.0, due - loop.time())

@@ -43,6 +43,8 @@ class IdArgs(_Args):
 class ResumeArgs(IdArgs):
     at: int | None = Field(None, ge=0)
     force: bool = False
+    trust: bool = False
+    """Resume a checkpoint this user's Baton did not sign (`--trust-checkpoint`)."""
 
 
 class AtArgs(IdArgs):

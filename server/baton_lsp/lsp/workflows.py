@@ -440,7 +440,17 @@ def preview_text(p: dict[str, Any]) -> str:
                                                                   for x in skip))
     if p.get("problems"):
         lines.append("Needs force: " + "; ".join(map(str, p["problems"])))
+    if p.get("untrusted"):
+        lines.append(f"Not trusted: {p['untrusted']}. Its paths and steps decide what the "
+                     "resume writes and runs; resume only if you know where it came from.")
     return "\n".join(lines)
+
+
+def resume_action(p: dict[str, Any]) -> str:
+    """The confirming button of a resume preview: it names what the user agrees to."""
+    if p.get("untrusted"):
+        return "Trust checkpoint and resume"
+    return "Resume anyway" if p.get("problems") else "Resume"
 
 
 # -- registration --------------------------------------------------------------------------
@@ -479,7 +489,7 @@ def register(server: BatonServer) -> None:
                 await asyncio.wait_for(asyncio.shield(previous.task), 10)
 
     async def do_resume(ls: BatonServer, command: str, root: Path, wid: str, at: int | None,
-                        force: bool) -> dict[str, Any]:
+                        force: bool, trust: bool = False) -> dict[str, Any]:
         _require_trust(ls, command)
         await settle(command, wid)
         argv = [*engine_argv(), "resume", wid]
@@ -487,6 +497,8 @@ def register(server: BatonServer) -> None:
             argv += ["--at", str(at)]
         if force:
             argv.append("--force")
+        if trust:
+            argv.append("--trust-checkpoint")
         argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
         from ..runs.status import summary
 
@@ -512,7 +524,7 @@ def register(server: BatonServer) -> None:
         """Resume a failed, cancelled or interrupted workflow; returns {workflow_id, pid}."""
         a: ResumeArgs = parse(RESUME, "ResumeArgs", args)
         root = _find(ls, RESUME, a.id, a.workspace)
-        return await do_resume(ls, RESUME, root, a.id, a.at, a.force)
+        return await do_resume(ls, RESUME, root, a.id, a.at, a.force, a.trust)
 
     @server.command(RESUME_PREVIEW)
     async def resume_with_preview(ls: BatonServer, *args: Any) -> dict[str, Any]:
@@ -525,14 +537,15 @@ def register(server: BatonServer) -> None:
         p = await preview(RESUME_PREVIEW, root, a.id, a.at)
         if p.get("running"):
             raise WorkflowRefused(f"{RESUME_PREVIEW}: workflow {a.id} is running")
-        go = "Resume anyway" if p.get("problems") else "Resume"
+        go = resume_action(p)
         choice = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
             type=types.MessageType.Info, message=preview_text(p),
             actions=[types.MessageActionItem(title=go),
                      types.MessageActionItem(title="Cancel")]))
         if choice is None or choice.title != go:
             return {"resumed": False, "preview": p}
-        started = await do_resume(ls, RESUME_PREVIEW, root, a.id, a.at, bool(p.get("problems")))
+        started = await do_resume(ls, RESUME_PREVIEW, root, a.id, a.at, bool(p.get("problems")),
+                                  bool(p.get("untrusted")))
         return {"resumed": True, "preview": p, **started}
 
     @server.command(RESUME_FROM)

@@ -113,8 +113,11 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
     index.record_deps(key, ctx.depends_on)
     # Editor text is looked up (an opened file is usually as saved) but not stored: it is
     # rarely seen again, and fingerprinting inputs on every keystroke would cost latency.
+    # A rule that failed (BTN000) is not remembered either: the next check runs it again
+    # (and `-v` shows its traceback) instead of repeating the failure from the cache.
     if store is not None and digest is not None and not digest.overlay \
-            and ctx.expires != 0.0 and not isinstance(doc, Unreadable):
+            and ctx.expires != 0.0 and not isinstance(doc, Unreadable) \
+            and not any(f.code == "BTN000" for f in findings):
         store.store(index, key, kind, digest, findings, {norm(d) for d in ctx.depends_on},
                     {norm(t) for t in ctx.trees}, ctx.expires)
     return findings

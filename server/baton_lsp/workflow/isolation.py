@@ -178,15 +178,21 @@ class Isolation:
 
     def exclude_worktrees(self) -> None:
         """Keep `.claude/worktrees/` out of the user's `git status` (the clone's own
-        info/exclude, never their .gitignore)."""
-        exclude = self.repo.common_dir / "info" / "exclude"
+        info/exclude, never their .gitignore). Appended through `confine` rooted at the git
+        directory: an `info` or `exclude` planted as a symlink (a repository shipped as an
+        archive can carry them) is refused, not written through."""
+        common = self.repo.common_dir
+        exclude = common / "info" / "exclude"
         line = f"/{self.rel(self.root / WORKTREES)}/"
         try:
-            text = exclude.read_text(encoding="utf-8") if exclude.is_file() else ""
-            if line not in text.splitlines():
-                exclude.parent.mkdir(parents=True, exist_ok=True)
-                with open(exclude, "a", encoding="utf-8") as fh:
-                    fh.write(("" if not text or text.endswith("\n") else "\n") + line + "\n")
+            with confine.open_append(common, "info/exclude") as fd:
+                size = os.fstat(fd).st_size
+                text = exclude.read_text(encoding="utf-8", errors="replace") if size else ""
+                if line not in text.splitlines():
+                    sep = "" if not text or text.endswith("\n") else "\n"
+                    os.write(fd, (sep + line + "\n").encode())
+        except confine.UnsafePath as exc:
+            log.warning("not adding %s to the git exclude file: %s", line, exc)
         except OSError as exc:
             log.info("cannot add %s to %s: %s", line, exclude, exc)
 
