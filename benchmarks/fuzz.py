@@ -48,6 +48,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from tests.fuzzing import (  # noqa: E402
+    FRAME_BREAKERS,
     KINDS,
     ODD_URIS,
     REL_PATHS,
@@ -200,14 +201,7 @@ def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
 
 
 BROKEN = [
-    lambda b: b"Content-Length: -3\r\n\r\n" + b,
-    lambda b: b"Content-Length: x\r\n\r\n" + b,
-    lambda b: b"Content-Length: %d\r\n\r\n" % (len(b) // 3) + b,
-    lambda b: b"Content-Length: %d\r\n\r\n" % (len(b) + 70) + b,
-    lambda b: b"Content-Length: 99999999999999999999999\r\n\r\n" + b,
-    lambda b: b"Content-Type: a\r\n\r\n" + b,
-    lambda b: b"\x00\xff junk }{ \r\n" + b"Content-Length: %d\r\n\r\n" % len(b) + b,
-    lambda b: b,
+    *FRAME_BREAKERS,
     lambda b: b"Content-Length: 9\r\n\r\n{not json",
     lambda b: b"Content-Length: 7\r\n\r\n[1,2,3]",
 ]

@@ -249,3 +249,20 @@ ODD_URIS = ["file:///tmp/x%00y.md", "file:///tmp/.claude/agents/%00.md", "untitl
             "file:///tmp/.claude/specs/x/plans/p.md?q=1#frag", "file:///dev/zero",
             "file:///proc/self/mem", "file:///tmp/ws/.claude/commands/%2e%2e/x.md"]
 """URIs an editor (or an attacker's client) may send; none may cause an internal error."""
+
+
+FRAME_BREAKERS = [
+    lambda b: b"Content-Length: -3\r\n\r\n" + b,
+    lambda b: b"Content-Length: x\r\n\r\n" + b,
+    lambda b: b"content-length:%d\r\n\r\n" % (len(b) // 3) + b,
+    lambda b: b"Content-Length: %d\r\n\r\n" % (len(b) + 70) + b,
+    lambda b: b"Content-Length: 123456789012345678901234567890\r\n\r\n" + b,
+    lambda b: b"Content-Type: a\r\n\r\n" + b,
+    lambda b: b"\x00\xff junk }{ \r\n" + b"Content-Length: %d\r\n\r\n" % len(b) + b,
+    lambda b: b"Content-Length: %d\r\n" % len(b) + b,  # no empty line after the headers
+    lambda b: b,
+]
+"""One JSON-RPC body `b` framed wrongly: a missing, negative, non-numeric, short, long or
+huge `Content-Length`, junk before the header, no blank line, no header at all. The body
+itself is whole, so the server can still find it (the transport's property tests)."""
+

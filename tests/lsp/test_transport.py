@@ -177,6 +177,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from baton_lsp.lsp.transport import Frame, Framer  # noqa: E402
+from tests.fuzzing import FRAME_BREAKERS  # noqa: E402
 
 _TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
 MESSAGES = st.lists(st.fixed_dictionaries({
@@ -206,28 +207,15 @@ def test_well_formed_messages_come_out_whole_however_the_bytes_are_split(
     assert not [f.problem for f in frames if f.problem]
 
 
-BREAKERS = [
-    lambda b: b"Content-Length: -3\r\n\r\n" + b,
-    lambda b: b"Content-Length: x\r\n\r\n" + b,
-    lambda b: b"content-length:%d\r\n\r\n" % (len(b) // 3) + b,
-    lambda b: b"Content-Length: %d\r\n\r\n" % (len(b) + 70) + b,
-    lambda b: b"Content-Length: 123456789012345678901234567890\r\n\r\n" + b,
-    lambda b: b"Content-Type: a\r\n\r\n" + b,
-    lambda b: b"\x00\xff junk \r\n" + b"Content-Length: %d\r\n\r\n" % len(b) + b,
-    lambda b: b"Content-Length: %d\r\n" % len(b) + b,  # no empty line after the headers
-    lambda b: b,
-]
-
-
 @settings(max_examples=200, deadline=None)
-@given(MESSAGES, st.integers(0, 5), st.sampled_from(range(len(BREAKERS))),
+@given(MESSAGES, st.integers(0, 5), st.sampled_from(range(len(FRAME_BREAKERS))),
        st.lists(st.integers(0, 10**6), max_size=6))
 def test_one_broken_frame_never_costs_the_messages_after_it(
         messages: list[dict[str, Any]], which: int, breaker: int, cuts: list[int]) -> None:
     """Every other message comes out intact and in order; the broken one comes out
     repaired or is reported; nothing is lost silently."""
     which %= len(messages)
-    data = b"".join(BREAKERS[breaker](json.dumps(m).encode()) if i == which else frame(m)
+    data = b"".join(FRAME_BREAKERS[breaker](json.dumps(m).encode()) if i == which else frame(m)
                     for i, m in enumerate(messages))
     frames = _run(_cut(data, cuts))
     got = [f.message for f in frames if f.message is not None]
