@@ -172,6 +172,30 @@ def test_a_file_changed_while_being_checked_is_not_stored(tree: Path, tmp_path: 
         index, plan, Kind.PLAN, Digest("sha", latest + 1, False), [], inputs, set(), None)
 
 
+def test_opening_a_file_as_saved_keeps_its_cached_result(tree: Path, tmp_path: Path) -> None:
+    """The editor's text of a file as saved is the file: its stored result holds (the
+    server's first diagnostics come from the cache). Opening it listed it twice in its
+    directory's fingerprint, so every file that had listed that directory missed; a new,
+    unsaved document in the directory still changes what such a rule sees."""
+    from baton_lsp.rules.engine import check_file
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    plan = tree / PLAN_PATH
+    cache = ResultCache(tmp_path / "cache", strict=False)
+    cold = check_file(WorkspaceIndex(tree), plan, cache=cache)
+    assert cache.stats()[0] == 0
+    cache.save()
+    index = WorkspaceIndex(tree)
+    index.set_overlay(plan, plan.read_text(encoding="utf-8"))
+    warm = ResultCache(tmp_path / "cache", strict=False)
+    assert check_file(index, plan, cache=warm) == cold and warm.stats()[0] == 1
+    listing = warm.workspace(index)
+    bare = listing.fingerprint(WorkspaceIndex(tree), str(plan.parent), fresh=True)
+    assert listing.fingerprint(index, str(plan.parent), fresh=True) == bare
+    index.set_overlay(plan.parent / "002-new.md", "# New plan\n")  # unsaved, not on disk
+    assert listing.fingerprint(index, str(plan.parent), fresh=True) != bare
+
+
 def test_a_judgement_against_the_clock_expires(tmp_path: Path) -> None:
     """BTN416 reports a checkpoint's age once it is over the limit: a judgement made before
     that is kept only until then, and an expired entry is checked again."""

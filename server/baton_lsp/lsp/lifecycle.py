@@ -17,6 +17,7 @@ from ..paths import norm
 from . import diagnostics
 from .runs import tracker
 from .server import BatonServer, ClientSettings, uri_path
+from .transport import QueuedWriter
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +172,11 @@ async def first_checks(ls: BatonServer) -> None:
     objects start-up created are frozen out of the garbage collector's way."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(ls.checks.wait_idle(), FIRST_CHECKS_WAIT)
+    writer = getattr(ls.protocol, "writer", None)
+    if isinstance(writer, QueuedWriter):
+        # The first diagnostics are queued for the writer thread, which needs the GIL to
+        # send them; a full collection holds it for ~40 ms: send them first.
+        writer.flush(1.0)
     gc.collect()
     gc.freeze()
 

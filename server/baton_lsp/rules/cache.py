@@ -340,9 +340,14 @@ class WorkspaceCache:
                              for e in it]
             except OSError as exc:
                 return f"e{exc.errno}"
+            # Open documents the disk does not have yet are part of what a rule sees in
+            # the directory; one the disk has is listed already (opening a file must not
+            # change its directory's fingerprint: every cached neighbour would miss).
             prefix = path + os.sep
+            on_disk = {name.rstrip("/@") for name in names}
             names += [">" + p[len(prefix):] for p in index.overlays()
-                      if p.startswith(prefix) and os.sep not in p[len(prefix):]]
+                      if p.startswith(prefix) and os.sep not in p[len(prefix):]
+                      and p[len(prefix):] not in on_disk]
             return "d" + _hash("\0".join(sorted(names)).encode("utf-8", "surrogateescape"))
         return f"x{st.st_mode}"
 
