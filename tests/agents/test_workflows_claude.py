@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from baton_lsp.model.data import ERROR_TYPES
 from tests.agents.clis import cli_path
 from tests.agents.fake_anthropic import (
     FakeAnthropic,
@@ -171,6 +172,20 @@ def test_plan_mode_is_refused_before_any_request(box: Box) -> None:
     assert not api.messages
 
 
+def logged_error_types(box: Box, wid: str) -> list[str]:
+    """The `error_type` of each errors.jsonl record of workflow `wid` (the example's log
+    also holds deliberately broken lines of its own)."""
+    found = []
+    for line in (box.ws / ".claude/data/logs/errors.jsonl").read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("workflow_id") == wid:
+            found.append(record.get("error_type"))
+    return found
+
+
 def test_preflight_refuses_artifacts_under_dot_claude_before_any_agent(box: Box) -> None:
     with serve(box, anthropic_agent()) as api:
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
@@ -180,6 +195,8 @@ def test_preflight_refuses_artifacts_under_dot_claude_before_any_agent(box: Box)
     assert cp["baton"]["failure"]["class"] == "fatal"
     assert "refuses writes under .claude/" in cp["last_error"] and "specs-dir" in cp["last_error"]
     assert not api.messages and not _steps(cp)
+    # the bash system's taxonomy, so its tooling (and BTN403) reads Baton's record
+    assert logged_error_types(box, cp["checkpoint_id"]) == ["dependency_error"]
 
 
 @pytest.mark.parametrize(("status", "failure"), [(401, "fatal"), (500, "transient"),
@@ -280,6 +297,8 @@ def test_a_budget_stops_new_steps_and_resume_continues(box: Box) -> None:
         cp = box.checkpoint()
         assert cp["status"] == "failed" and "budget reached" in cp["last_error"]
         assert "max-budget-usd" in cp["last_error"]
+        logged = logged_error_types(box, cp["checkpoint_id"])
+        assert "execution_error" in logged and set(logged) <= set(ERROR_TYPES), logged
         assert cp["baton"]["usage"]["total"]["cost_usd"] >= 0.0001
         assert not [s for s in _steps(cp).values() if s.get("state") == "research"
                     and s.get("status") == "done"]

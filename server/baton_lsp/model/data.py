@@ -40,6 +40,15 @@ class StateFile(Model):
         return out
 
 
+ERROR_TYPES = (
+    "state_error", "validation_error", "agent_error", "parse_error", "file_error",
+    "timeout_error", "execution_error", "dependency_error", "transient", "permanent", "fatal",
+)
+"""The `error_type` values of `errors.jsonl` (formats.md §5.2: the error-handling library's
+constants, `dependency_error` from its docs, the classifier's three; `llm_*` too). The
+engine writes only these, so the bash system's error tooling reads Baton's records."""
+
+
 class ErrorRecord(Model):
     """One line of `errors.jsonl` (formats.md §5.2): the one definition the engine writes,
     the BTN4xx rules check and the language server follows. Older records lack `status`

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
-from ..model.data import BadLine, ErrorsLog, LoggedError, StateFile, Unreadable
+from ..model.data import ERROR_TYPES, BadLine, ErrorsLog, LoggedError, StateFile, Unreadable
 from .base import RuleContext, closest, rule
 
 ALL_KINDS = tuple(Kind)
@@ -52,10 +52,6 @@ ERRORS_LOG = (Kind.ERRORS_LOG,)
 STATE = (Kind.STATE,)
 
 REQUIRED_ERROR_FIELDS = ("timestamp", "error_type", "error_message")
-KNOWN_ERROR_TYPES = (
-    "state_error", "validation_error", "agent_error", "parse_error", "file_error",
-    "timeout_error", "execution_error", "dependency_error", "transient", "permanent", "fatal",
-)
 KNOWN_STATUSES = ("ERROR", "FIX_PLANNED", "RESOLVED")
 JSON_STATE_KEYS = frozenset({
     "WORK_REMAINING", "ERROR_FILTERS", "COMPLETED_STATES_JSON", "REPORT_PATHS_JSON",
@@ -198,9 +194,9 @@ def errors_log_unknown_type(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findin
         return
     for entry in doc.records:
         value = entry.record.error_type
-        if value and value not in KNOWN_ERROR_TYPES and not value.startswith("llm_"):
-            yield _unknown_value(ctx, entry, "error_type", value, KNOWN_ERROR_TYPES,
-                                 f"one of {', '.join(KNOWN_ERROR_TYPES)} or `llm_*`")
+        if value and value not in ERROR_TYPES and not value.startswith("llm_"):
+            yield _unknown_value(ctx, entry, "error_type", value, ERROR_TYPES,
+                                 f"one of {', '.join(ERROR_TYPES)} or `llm_*`")
 
 
 @rule("BTN404", "errors-log-unknown-status", Severity.WARNING, ERRORS_LOG, fixable=True,

@@ -71,7 +71,7 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
             raise Cancelled()
         over = over_budget(run)
         if over is not None:
-            last = StepFailure(sid, FATAL, over, "budget_exceeded")
+            last = StepFailure(sid, FATAL, over, "execution_error", {"reason": "budget_exceeded"})
             run.record_failure(step, last)
             step["status"] = "failed"
             raise last

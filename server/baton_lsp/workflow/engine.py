@@ -199,8 +199,9 @@ class Engine(Run):
         self.baton["agent_clis"] = versions
         if problems:
             text = "; ".join(p.message for p in problems)
-            raise StepFailure("preflight", FATAL, f"preflight: {text}", "preflight_error",
-                              {"problems": [p.__dict__ for p in problems]})
+            raise StepFailure("preflight", FATAL, f"preflight: {text}", "dependency_error",
+                              {"reason": "preflight",
+                               "problems": [p.__dict__ for p in problems]})
 
     async def _run_state(self, state: State) -> None:
         """Run one state's handler, re-running it (completed steps are skipped) while its
