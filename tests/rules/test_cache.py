@@ -153,7 +153,8 @@ def test_a_file_changed_while_being_checked_is_not_stored(tree: Path, tmp_path: 
     ticks before the check started: a change in the same tick as the check's read would
     leave `stat` unchanged, so such a result could outlive the edit."""
     from baton_lsp.model.base import Kind
-    from baton_lsp.rules.cache import FINE_RACY_NS, Digest
+    from baton_lsp.paths import FINE_RACY_NS
+    from baton_lsp.rules.cache import Digest
     from baton_lsp.workspace.index import WorkspaceIndex
 
     index = WorkspaceIndex(tree)

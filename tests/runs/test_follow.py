@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import select
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,8 @@ def test_view_of_a_hard_barrier_failure(ws: Workspace) -> None:
 
 def test_index_caches_until_the_directory_changes_and_follows_resume(ws: Workspace) -> None:
     wid = failed_run(ws)
+    past = time.time_ns() - 10**9  # the run ended a while ago (see the test below)
+    os.utime(ws.root / ".claude/data/checkpoints" / wid, ns=(past, past))
     idx = RunIndex(ws.root)
     first = idx.view(wid)
     assert idx.view(wid) is first  # nothing changed: the cached object
@@ -49,6 +52,27 @@ def test_index_caches_until_the_directory_changes_and_follows_resume(ws: Workspa
     after = idx.view(wid)
     assert after is not first and after.status == "complete"
     assert after.sequence > first.sequence
+
+
+def test_a_checkpoint_in_the_same_timestamp_tick_is_not_missed(ws: Workspace) -> None:
+    """Files are stamped with a coarse clock: two checkpoints written within one tick leave
+    the directory's mtime as the first made it, and a view read between them was kept until
+    the next write (a lens showing the run still going after it ended). A stamp younger
+    than a few ticks when read is not trusted."""
+    wid = failed_run(ws)
+    directory = ws.root / ".claude/data/checkpoints" / wid
+    tick = time.time_ns()
+    os.utime(directory, ns=(tick, tick))  # the last change: just now
+    idx = RunIndex(ws.root)
+    first = idx.view(wid)
+    store = CheckpointStore(ws.root, wid)
+    data = dict(store.latest().data or {})
+    data["status"] = "in_progress"
+    store.save(data, "written in the same tick")
+    os.utime(directory, ns=(tick, tick))  # … so the directory looks unchanged
+    again = idx.view(wid)
+    assert again is not first and again.sequence == first.sequence + 1
+    assert again.status == "interrupted"
 
 
 def test_interrupted_when_the_engine_died(ws: Workspace) -> None:

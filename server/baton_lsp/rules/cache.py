@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from ..paths import settled
 
 if TYPE_CHECKING:
     from ..model.base import Finding, Kind
@@ -54,10 +55,6 @@ FORMAT = "v1"
 """Layout version: a directory of its own, so an older Baton never reads a newer cache."""
 MAX_HASHED_BYTES = 64 * 1024 * 1024
 """Inputs larger than this are fingerprinted by `stat` alone (never the case in practice)."""
-FINE_RACY_NS = 50_000_000
-COARSE_RACY_NS = 2_000_000_000
-"""How long before a read a change must have happened for `stat` to prove it was seen:
-a few clock ticks where timestamps have sub-second precision, two seconds where not."""
 TREE_MAX_ENTRIES = 20_000
 """A run store larger than this is not fingerprinted: its dependants are not cached."""
 
@@ -77,17 +74,6 @@ def default_dir() -> Path:
 
 def _hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=20).hexdigest()
-
-
-def _racy_ns(ctime_ns: int) -> int:
-    return COARSE_RACY_NS if ctime_ns % 1_000_000_000 == 0 else FINE_RACY_NS
-
-
-def _settled(ctime_ns: int, before_ns: int, strict: bool) -> bool:
-    """Whether a change at `ctime_ns` happened safely before `before_ns` (wall clock): a
-    few timestamp ticks earlier (`strict`), or merely earlier (tests that write a file and
-    check it at once; the margin is for file systems whose clock is coarser than ours)."""
-    return ctime_ns + (_racy_ns(ctime_ns) if strict else 0) < before_ns
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
@@ -271,7 +257,7 @@ class WorkspaceCache:
         with self._lock:
             known = self._hashes.get(packed)
         if (isinstance(known, list) and len(known) == 7 and known[:5] == sk
-                and _settled(_changed_ns(st), known[6], self.strict)):
+                and settled(_changed_ns(st), known[6], self.strict)):
             return str(known[5])
         if st.st_size > MAX_HASHED_BYTES:
             return "stat:" + ":".join(map(str, sk))
@@ -377,16 +363,16 @@ class WorkspaceCache:
             f":{newest}"
 
     def _settled_input(self, path: str, fp: str, before_ns: int) -> bool:
-        """Whether the input last changed safely before `before_ns` (see `_settled`)."""
+        """Whether the input last changed safely before `before_ns` (see `paths.settled`)."""
         if fp.startswith("t"):
-            return _settled(int(fp.rsplit(":", 1)[1]), before_ns, self.strict)
+            return settled(int(fp.rsplit(":", 1)[1]), before_ns, self.strict)
         if fp.startswith("o"):
             return True  # editor text is hashed whole: nothing to race with
         try:
             st = os.stat(path)
         except OSError:
             return True  # missing: creating it changes the parent directory's listing
-        return _settled(_changed_ns(st), before_ns, self.strict)
+        return settled(_changed_ns(st), before_ns, self.strict)
 
     # -- entries ----------------------------------------------------------------------
 
@@ -430,7 +416,7 @@ class WorkspaceCache:
         before = digest.started_ns
         if not digest.overlay:
             try:
-                if not _settled(_changed_ns(os.stat(key)), before, self.strict):
+                if not settled(_changed_ns(os.stat(key)), before, self.strict):
                     return False
             except OSError:
                 return False
@@ -495,7 +481,7 @@ class ResultCache:
 
     def __init__(self, directory: Path | None = None, *, strict: bool = True) -> None:
         self.strict = strict
-        """False: trust any change made before a check started (see `_settled`)."""
+        """False: trust any change made before a check started (see `paths.settled`)."""
         self.directory = Path(directory) if directory is not None else default_dir()
         self.base = self.directory / FORMAT
         self._workspaces: dict[str, WorkspaceCache] = {}

@@ -29,6 +29,7 @@ from typing import Any
 
 from ..model.base import Range
 from ..model.data import ErrorRecord, LoggedError
+from ..paths import settled
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
 from .record import PhaseGit, RecordError, StepRecord, read_record
 from .records import errors_log_path
@@ -93,6 +94,8 @@ class RunView:
     problem: str | None = None
     errors: tuple[LoggedError, ...] = ()
     stamp: tuple[Any, ...] = ()
+    stamp_settled: bool = False
+    """Whether `stamp` was old enough when read to tell every later change (see `_view`)."""
     usage: dict[str, Any] | None = None
     """The workflow's reported cost and tokens (`baton.usage.total`)."""
     adoption: Adoption | None = None
@@ -362,17 +365,21 @@ class RunIndex:
 
     def _view(self, workflow_id: str) -> RunView:
         errors = self.errors.of(workflow_id)
+        read_at = time.time_ns()
         try:
             st = os.stat(self.base / workflow_id)
             stamp: tuple[Any, ...] = (st.st_mtime_ns, st.st_ino, len(errors))
         except OSError:
             stamp = (None, None, len(errors))
         old = self._views.get(workflow_id)
-        if old is not None and old.stamp == stamp and (
+        if old is not None and old.stamp == stamp and old.stamp_settled and (
                 not old.running or CheckpointStore(self.root, workflow_id).locked()):
             return old  # a live run is re-read once its engine lets go of the lock
         view = read_view(self.root, workflow_id, errors)
         view.stamp = stamp
+        # A checkpoint written in the same timestamp tick as an earlier one leaves the
+        # directory's mtime as it was: a stamp that recent proves nothing, read again.
+        view.stamp_settled = stamp[0] is None or settled(stamp[0], read_at)
         self._views[workflow_id] = view
         self._plan_of(view)
         return view
