@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import select
 import shutil
 import signal
 import statistics
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from baton_lsp.runs.checkpoint import CheckpointError, parse_checkpoint
+from baton_lsp.runs.follow import DirWatcher
 from baton_lsp.runs.record import RecordError, read_record
 from baton_lsp.runs.store import CheckpointStore, checkpoints_root, list_workflows, verify_file
 
@@ -324,16 +326,33 @@ def check_history(root: Path, workflow_id: str) -> list[str]:
     return problems
 
 
-def wait_for(path: Callable[[], Path | None], proc: subprocess.Popen[bytes]) -> float | None:
-    """Poll every 2 ms until the file exists (the monotonic time then), or None when the run
-    exits first."""
-    while proc.poll() is None:
-        with contextlib.suppress(OSError):
-            found = path()
-            if found is not None and found.exists():
-                return time.monotonic()
-        time.sleep(0.002)
-    return None
+WAKE_SECONDS = 1.0
+"""Longest wait between two looks at the file while nothing is heard (a safety net: every
+checkpoint written makes the watcher's descriptor readable at once)."""
+
+
+def wait_for(root: Path, path: Callable[[], Path | None], proc: subprocess.Popen[bytes]
+             ) -> float | None:
+    """The monotonic time at which the file `path()` names exists, or None when the run
+    exits first. Woken by inotify on the checkpoint directories (`DirWatcher`, created
+    before the first look, so no write is missed) and by the run's exit (a pidfd)."""
+    watcher = DirWatcher(root)
+    exited = os.pidfd_open(proc.pid)
+    try:
+        while True:
+            with contextlib.suppress(OSError):
+                found = path()
+                if found is not None and found.exists():
+                    return time.monotonic()
+            if proc.poll() is not None:
+                return None
+            fds = [exited] + ([watcher.fileno()] if watcher.native else [])  # type: ignore[list-item]
+            select.select(fds, [], [], WAKE_SECONDS if watcher.native else 0.002)
+            if watcher.native:
+                watcher.read()  # drains the events and watches new workflow directories
+    finally:
+        os.close(exited)
+        watcher.close()
 
 
 def first_checkpoint(root: Path) -> Path | None:
@@ -346,17 +365,23 @@ def kill_at(root: Path, proc: subprocess.Popen[bytes], cal: Calibration, at: flo
             ) -> float:
     """SIGKILL the run's process group `at` seconds (of the calibrated run) after its first
     checkpoint; the wall-clock time of the kill (0 when the run exited before it)."""
-    created = wait_for(lambda: first_checkpoint(root), proc)
+    created = wait_for(root, lambda: first_checkpoint(root), proc)
     first = first_checkpoint(root) if created is not None else None
     if created is None or first is None:
         return 0.0
     seq, extra = cal.schedule(at)
-    reached = created if seq == 1 else wait_for(lambda: first.parent / f"{seq:06d}.json", proc)
+    reached = created if seq == 1 else wait_for(root, lambda: first.parent / f"{seq:06d}.json",
+                                                proc)
     if reached is None:
         return 0.0
     expected = cal.marks[seq - 1]
     pace = min(4.0, max(0.5, (reached - created) / expected)) if expected > 0.05 else 1.0
-    time.sleep(max(0.0, reached + extra * pace - time.monotonic()))
+    try:  # the kill instant, unless the run ends before it
+        proc.wait(timeout=max(0.0, reached + extra * pace - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        pass
+    else:
+        return 0.0
     killed = time.time()
     os.killpg(proc.pid, signal.SIGKILL)  # the engine: agents run in their own groups
     return killed
@@ -458,13 +483,24 @@ def one_kill(base: Path, seed: int, index: int, variants: tuple[Variant, ...],
 
 def left_alive(pids: list[int], tag: str, grace: float = 3.0) -> list[int]:
     """The killed run's agents still running `grace` seconds from now at the latest (a group
-    stopped a moment ago may take a few milliseconds to go)."""
-    deadline = time.monotonic() + grace
-    while True:
-        alive = [p for p in pids if alive_with_tag(p, tag)]
-        if not alive or time.monotonic() >= deadline:
-            return alive
-        time.sleep(0.02)
+    stopped a moment ago may take a few milliseconds to go): each exit is waited on through
+    a pidfd."""
+    fds: dict[int, int] = {}
+    try:
+        for pid in pids:
+            if alive_with_tag(pid, tag):
+                with contextlib.suppress(OSError):  # gone in between
+                    fds[pid] = os.pidfd_open(pid)
+        deadline = time.monotonic() + grace
+        while fds and (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select(list(fds.values()), [], [], left)
+            for pid, fd in list(fds.items()):
+                if fd in ready:
+                    os.close(fds.pop(pid))
+        return [pid for pid in fds if alive_with_tag(pid, tag)]
+    finally:
+        for fd in fds.values():
+            os.close(fd)
 
 
 def _resume_and_count(result: KillResult, root: Path, wid: str, seq: int, data: dict[str, Any],
