@@ -1,6 +1,12 @@
-"""Small helpers for tests: applying fix edits to text, picking findings by code."""
+"""Small helpers for tests: applying fix edits to text, picking findings by code, watching
+ShellCheck runs."""
 
 from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
 
 from baton_lsp.model.base import Finding, TextEdit
 
@@ -36,3 +42,42 @@ def only(findings: list[Finding], code: str) -> list[Finding]:
 def apply_fix(text: str, fix: object) -> str:
     """Apply every edit of a `Fix`."""
     return apply_edits(text, fix.edits)  # type: ignore[attr-defined]
+
+
+class ShellcheckRuns:
+    """Every ShellCheck process the BTN330 runner starts, with the blocks it was handed
+    (piped on stdin or as `/dev/fd/N` in-memory files); the real ShellCheck still runs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from baton_lsp.rules import shellcheck_run
+
+        self.processes: list[list[str]] = []
+        self.argvs: list[list[str]] = []
+        real = shellcheck_run._execute
+
+        def recording(argv: list[str], stdin: bytes | None, pass_fds: Any,
+                      timeout: float) -> Any:
+            if stdin is not None:
+                handed = [stdin.decode("utf-8", "replace")]
+            else:
+                handed = [_read_fd(int(a.rsplit("/", 1)[1])) for a in argv
+                          if a.startswith("/dev/fd/")]
+            self.processes.append(handed)
+            self.argvs.append(list(argv))
+            return real(argv, stdin, pass_fds, timeout)
+
+        monkeypatch.setattr(shellcheck_run, "_execute", recording)
+
+    @property
+    def blocks(self) -> list[str]:
+        """Every block handed to ShellCheck, in order."""
+        return [block for handed in self.processes for block in handed]
+
+    def clear(self) -> None:
+        self.processes.clear()
+        self.argvs.clear()
+
+
+def _read_fd(fd: int) -> str:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, size, 0).decode("utf-8", "replace")

@@ -15,6 +15,7 @@ from baton_lsp.rules import command_shellcheck, shellcheck_tool
 from baton_lsp.rules.cache import ResultCache, clean
 from baton_lsp.rules.checker import check_paths
 from baton_lsp.rules.conventions import STANDARD_DOC
+from tests.helpers import ShellcheckRuns
 
 AGENT = ("---\nname: research-specialist\ndescription: r\n---\n\n# Research Specialist\n\n"
          "## STEP 4\n\nReturn exactly:\n\nREPORT_CREATED: /abs/path\n")
@@ -320,19 +321,11 @@ def test_shellcheck_results_are_kept_per_block_and_version(tmp_path: Path,
     cmd = root / ".claude/commands/prune.md"
     cmd.parent.mkdir(parents=True)
     cmd.write_text(SCRIPT_COMMAND)
-    runs: list[str] = []
-    real = command_shellcheck.subprocess.run
-
-    def counting(argv: list[str], *args: object, **kwargs: object) -> object:
-        if argv[-1] == "-":
-            runs.append(str(kwargs.get("input")))
-        return real(argv, *args, **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(command_shellcheck.subprocess, "run", counting)
+    runs = ShellcheckRuns(monkeypatch)
     command_shellcheck.reset()
     cache = ResultCache(tmp_path / "cache", strict=False)
     first = [f.tags for f in check_paths([root], cache=cache).findings if f.code == "BTN330"]
-    assert ["SC2071"] in first and ["SC2168"] in first and len(runs) == 2
+    assert ["SC2071"] in first and ["SC2168"] in first and len(runs.blocks) == 2
     version = shellcheck_tool.shellcheck_version(command_shellcheck.find_shellcheck() or "")
     assert version[0].isdigit()  # e.g. 0.11.0
     stored = list((tmp_path / "cache/v1/shellcheck").glob("*.json"))
@@ -344,7 +337,7 @@ def test_shellcheck_results_are_kept_per_block_and_version(tmp_path: Path,
     runs.clear()
     cache = ResultCache(tmp_path / "cache", strict=False)
     second = [f.tags for f in check_paths([root], cache=cache).findings if f.code == "BTN330"]
-    assert second == first and len(runs) == 1 and "local y=1" in runs[0]
+    assert second == first and len(runs.blocks) == 1 and "local y=1" in runs.blocks[0]
 
 
 def test_an_upgraded_shellcheck_invalidates_results(tmp_path: Path) -> None:

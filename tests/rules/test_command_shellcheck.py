@@ -14,9 +14,10 @@ import pytest
 from baton_lsp.model.base import Finding, Kind, Severity
 from baton_lsp.model.config import BatonConfig
 from baton_lsp.rules import command_shellcheck as sc
-from baton_lsp.rules import shellcheck_tool
+from baton_lsp.rules import shellcheck_run, shellcheck_tool
 from baton_lsp.rules.base import SKIPPED_LOG, get_rule
 from baton_lsp.rules.engine import check_text
+from tests.helpers import ShellcheckRuns
 from tests.helpers import apply_fix as apply
 
 CMD = "/ws/.claude/commands/deploy.md"
@@ -163,23 +164,50 @@ def test_zsh_and_empty_blocks_are_skipped(binary: str) -> None:
 
 
 def test_results_are_cached_by_content(binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[list[str]] = []
-    real_run = subprocess.run
-
-    def counting_run(argv: list[str], **kwargs: Any) -> Any:
-        calls.append(argv)
-        assert "shell" not in kwargs and kwargs.get("timeout")
-        return real_run(argv, **kwargs)
-
-    monkeypatch.setattr(sc.subprocess, "run", counting_run)
+    runs = ShellcheckRuns(monkeypatch)
     text = blocks("echo $1", "echo $2", "echo $1")
     first = check(text, ALL)
-    assert len(calls) == 2  # the repeated block ran once (or hit the cache)
-    assert calls[0][:4] == [binary, "--norc", "--format=json1", "--shell=bash"]
-    assert calls[0][-1] == "-"
+    assert sorted(runs.blocks) == ["echo $1\n", "echo $2\n"]  # the repeated block ran once
+    assert runs.argvs[0][:4] == [binary, "--norc", "--format=json1", "--shell=bash"]
     second = check(text, ALL)
-    assert len(calls) == 2 and sc_codes(second) == sc_codes(first)
+    assert len(runs.blocks) == 2 and sc_codes(second) == sc_codes(first)
     assert [f.range.start_line for f in first] == [7, 13, 19]
+
+
+def test_a_file_s_blocks_share_processes(binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks go to ShellCheck in at most one process per core (as `/dev/fd/N` files), and
+    each block's comments come back to it: the same findings as one process per block."""
+    bodies = [f'if [ "$N{i}" > {i} ]; then echo "$N{i}"; fi' for i in range(7)]
+    monkeypatch.setattr(shellcheck_run, "PROCESSES", 2)
+    alone = ShellcheckRuns(monkeypatch)
+    monkeypatch.setattr(shellcheck_run, "_memfd_works", [False])  # the fallback: one each
+    one_each = sc_codes(check(blocks(*bodies)))
+    assert len(alone.processes) == 7
+    sc.reset()
+    monkeypatch.setattr(shellcheck_run, "_memfd_works", [])
+    shared = ShellcheckRuns(monkeypatch)
+    together = sc_codes(check(blocks(*bodies)))
+    assert together == one_each and [c for c, _, _ in together] == ["SC2071"] * 7
+    assert len(shared.processes) == 2
+    assert sorted(shared.blocks) == sorted(b + "\n" for b in bodies)
+
+
+def test_a_batch_that_fails_is_run_block_by_block(binary: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """ShellCheck that cannot read `/dev/fd` (no /proc, another OS) fails the batch: the
+    blocks are piped one by one instead and nothing is lost."""
+    real = shellcheck_run._execute
+
+    def no_dev_fd(argv: list[str], stdin: bytes | None, fds: Any, timeout: float) -> Any:
+        argv = [a.replace("/dev/fd/", "/nonexistent/fd/") for a in argv]
+        return real(argv, stdin, fds, timeout)
+
+    monkeypatch.setattr(shellcheck_run, "_execute", no_dev_fd)
+    monkeypatch.setattr(shellcheck_run, "_memfd_works", [])
+    monkeypatch.setattr(shellcheck_run, "PROCESSES", 1)
+    found = check(blocks('if [ "$A" > 1 ]; then :; fi', 'if [ "$B" > 2 ]; then :; fi'))
+    assert [c for c, _, _ in sc_codes(found)] == ["SC2071", "SC2071"]
+    assert shellcheck_run._memfd_works == [False]
 
 
 def test_missing_binary_is_skipped_and_logged_once(
@@ -207,15 +235,16 @@ def test_timeout_gives_a_reason_and_bad_output_no_findings(
     def timing_out(argv: list[str], **kwargs: Any) -> Any:
         raise subprocess.TimeoutExpired(argv, kwargs.get("timeout", 0))
 
-    monkeypatch.setattr(sc.subprocess, "run", timing_out)
-    assert sc.run_shellcheck("/bin/shellcheck", "echo $1\n", []) == \
-        f"ShellCheck did not finish within {sc.BLOCK_SECONDS:.3g} s"
+    monkeypatch.setattr(shellcheck_run.subprocess, "run", timing_out)
+    options = shellcheck_run.Options("/bin/shellcheck")
+    assert shellcheck_run.run_shellcheck(options, "echo $1\n") == \
+        f"ShellCheck did not finish within {shellcheck_run.BLOCK_SECONDS:.3g} s"
 
     def garbage(argv: list[str], **kwargs: Any) -> Any:
         return subprocess.CompletedProcess(argv, 3, stdout=b"not json", stderr=b"boom")
 
-    monkeypatch.setattr(sc.subprocess, "run", garbage)
-    assert sc.run_shellcheck("/bin/shellcheck", "echo $2\n", []) == []
+    monkeypatch.setattr(shellcheck_run.subprocess, "run", garbage)
+    assert shellcheck_run.run_shellcheck(options, "echo $2\n") == []
 
 
 def test_corpus_commands_timing(binary: str, corpus: Path) -> None:
@@ -463,7 +492,7 @@ def test_a_block_that_nests_too_deep_is_reported_not_checked(binary: str, body: 
 
 def test_a_block_over_its_time_budget_is_reported_not_checked(
         binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sc, "BLOCK_SECONDS", 0.001)
+    monkeypatch.setattr(shellcheck_run, "BLOCK_SECONDS", 0.001)
     [finding] = check(blocks("echo $1"))
     assert finding.severity is Severity.INFO and "not checked" in finding.message
     assert "did not finish within" in finding.message, finding.message

@@ -10,6 +10,7 @@ first. Pure functions, no I/O: the core of BTN32x and BTN330.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -20,6 +21,10 @@ backslash, a comment, an expanding here-document body, a quoted (literal) here-d
 
 _HEREDOC_RE = re.compile(r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([A-Za-z_][\w.-]*))")
 _COMMENT_PREV = frozenset(" \t;&|()")
+_PLAIN_CODE = re.compile(r"[^\\$`\"'#<()]+")
+"""Unquoted characters that open or close nothing (`#` and `<<` are looked at one by one)."""
+_PLAIN_DQ = re.compile(r"[^\\$`\"]+")
+"""Characters inside double quotes that open or close nothing."""
 
 
 @dataclass(slots=True)
@@ -61,8 +66,22 @@ def lex_bash(content: str) -> list[BashLine]:
         n = len(text)
         i = 0
         while i < n:
-            ch = text[i]
             top = stack[-1][0] if stack else ""
+            # Runs of characters that change nothing, classified at once.
+            if in_sq:
+                j = text.find("'", i)
+                end = n if j < 0 else j + 1
+                classes.append(SQ * (end - i))
+                in_sq = j < 0
+                i = end
+                continue
+            run = _PLAIN_DQ.match(text, i) if top == "q" else \
+                _PLAIN_CODE.match(text, i) if top in ("", "(", "`") else None
+            if run is not None:
+                classes.append((DQ if top == "q" else CODE) * (run.end() - i))
+                i = run.end()
+                continue
+            ch = text[i]
             quoted = top in ("q", "{")
             here = DQ if quoted else CODE
             if in_sq:
@@ -245,23 +264,31 @@ def _path_only(line: BashLine, start: int) -> bool:
         code and not code.startswith("-") and "=" not in code and _PATH_TOKEN_RE.match(code))
 
 
+_CLASS_RUNS = re.compile(f"{CODE}+|[^{CODE}]+")
+_SEGMENT_RE = re.compile(r"[;&|(){}]")
+
+
 def _code_only(line: BashLine) -> str:
     """The line with everything but unquoted code blanked out."""
-    return "".join(ch if cls == CODE else " "
-                   for ch, cls in zip(line.text, line.classes, strict=True))
+    classes = line.classes
+    if CODE not in classes:
+        return " " * len(classes)
+    return "".join(line.text[m.start():m.end()] if classes[m.start()] == CODE
+                   else " " * (m.end() - m.start()) for m in _CLASS_RUNS.finditer(classes))
 
 
-def _loose_loop_word(lines: list[BashLine]) -> tuple[int, str] | None:
+def _loose_loop_word(lines: Sequence[BashLine]) -> tuple[int, str] | None:
     """(line, word) of a `continue`/`break` run outside any loop, the body of one shown alone.
 
     Counts `do`/`done` at command position; blocks defining functions are left alone (a
     function's `continue` acts on its caller's loop, and SC2104 there is a real finding).
     """
-    if any(_FUNCTION_RE.match(_code_only(line)) for line in lines):
+    codes = [_code_only(line) for line in lines]
+    if any(_FUNCTION_RE.match(code) for code in codes):
         return None
     depth = 0
-    for no, line in enumerate(lines):
-        for segment in re.split(r"[;&|(){}]", _code_only(line)):
+    for no, code in enumerate(codes):
+        for segment in _SEGMENT_RE.split(code):
             words = segment.split()
             while words and words[0] in _PREFIX_WORDS and words[0] not in _LOOP_WORDS:
                 words.pop(0)
@@ -278,7 +305,7 @@ def _loose_loop_word(lines: list[BashLine]) -> tuple[int, str] | None:
     return None
 
 
-def classify_lines(lines: list[BashLine]) -> BlockClass:
+def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
     """Classify a lexed block; see `classify`."""
     code_lines = [(no, line, col) for no, line in enumerate(lines)
                   if (col := _code_start(line)) is not None]
@@ -309,7 +336,7 @@ def classify_lines(lines: list[BashLine]) -> BlockClass:
         text = line.text[col:].rstrip()
         if _PSEUDO_KEYWORD_RE.match(text) and not re.search(r";\s*(?:then|do)\b", text):
             return BlockClass(PSEUDO_CODE, no, f"the upper-case keyword line `{text[:40]}`")
-        if not _ECHO_RE.match(text) and any(
+        if any(arrow in text for arrow in _ARROWS) and not _ECHO_RE.match(text) and any(
                 ch in _ARROWS and cls == CODE
                 for ch, cls in zip(line.text, line.classes, strict=True)):
             return BlockClass(PSEUDO_CODE, no, f"an arrow outside quotes in `{text[:40]}`")
@@ -374,6 +401,13 @@ def cron_line(text: str) -> bool:
 
 
 @lru_cache(maxsize=1024)
+def lexed(content: str) -> tuple[BashLine, ...]:
+    """`lex_bash`, remembered by content: the BTN32x rules and `classify` read the same
+    blocks."""
+    return tuple(lex_bash(content))
+
+
+@lru_cache(maxsize=1024)
 def classify(content: str) -> BlockClass:
     """Is this ```bash block a script, or a template, pseudo-code, transcript, path list or
     loop fragment?
@@ -387,4 +421,4 @@ def classify(content: str) -> BlockClass:
     `# Pseudo-code` / leading `# Example` comment. Quoted text, comments and here-documents
     never count, so a real script that prints usage text stays a script.
     """
-    return classify_lines(lex_bash(content))
+    return classify_lines(lexed(content))

@@ -19,7 +19,7 @@ from ..workspace.config import load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
 from .cache import ResultCache
-from .engine import cached, check_file
+from .engine import cached, check_file, read_for_rules
 
 log = logging.getLogger(__name__)
 
@@ -144,36 +144,26 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
     return result
 
 
-SHELLCHECK_THREADS = 4
-"""Commands checked at once on threads while this thread checks the other files: their time
-is mostly ShellCheck processes (on the other cores), so it overlaps the parsing here."""
-
-
 def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],
                 cache: ResultCache | None) -> list[Finding]:
-    """Check `todo` in this process: commands that may run ShellCheck on a few threads,
-    started first, everything else here meanwhile."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Check `todo` in this process: ShellCheck is started first on every command's blocks
+    (in the background, on the other cores), the commands are checked last."""
 
     def slow(item: tuple[WorkspaceIndex, str, Kind | None]) -> bool:
         idx, _, kind = item
         return kind is Kind.COMMAND and idx.config.shellcheck != "off"
 
-    commands = [item for item in todo if slow(item)]
+    # Largest first: its ShellCheck process starts first and does not finish last, alone.
+    commands = sorted((item for item in todo if slow(item)), key=lambda item: -_size(item[1]))
+    if commands:
+        from .command_shellcheck import prefetch
+
+        started = (read_for_rules(idx, norm(file), Kind.COMMAND, cache)
+                   for idx, file, _ in commands)
+        prefetch(found for found in started if found is not None)
     out: list[Finding] = []
-    if len(commands) < 2:
-        for idx, file, kind in todo:
-            out.extend(check_file(idx, file, kind, cache))
-        return out
-    with ThreadPoolExecutor(max_workers=SHELLCHECK_THREADS,
-                            thread_name_prefix="baton-commands") as pool:
-        futures = [pool.submit(check_file, idx, file, kind, cache)
-                   for idx, file, kind in commands]
-        for idx, file, kind in todo:
-            if not slow((idx, file, kind)):
-                out.extend(check_file(idx, file, kind, cache))
-        for future in futures:
-            out.extend(future.result())
+    for idx, file, kind in [item for item in todo if not slow(item)] + commands:
+        out.extend(check_file(idx, file, kind, cache))
     return out
 
 

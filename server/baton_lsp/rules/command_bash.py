@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
@@ -27,6 +26,7 @@ from ..parse.shell import (
     SQ,
     BashLine,
     lex_bash,
+    lexed,
 )
 from .base import RuleContext, rule
 
@@ -48,17 +48,12 @@ def _fence_lang(ctx: RuleContext, block: BashBlock) -> str:
     return info.split(" ", 1)[0].lower() if info else ""
 
 
-@lru_cache(maxsize=512)
-def _lex_cached(content: str) -> tuple[BashLine, ...]:
-    return tuple(lex_bash(content))
-
-
 def _lexed(ctx: RuleContext, doc: CommandFile) -> list[tuple[BashBlock, list[BashLine]]]:
     """Lexed bash blocks (zsh fences are skipped: zsh quoting and expansion differ).
 
     Several rules read the same blocks, so lexing is cached by block content.
     """
-    return [(b, list(_lex_cached(b.content))) for b in doc.bash_blocks
+    return [(b, list(lexed(b.content))) for b in doc.bash_blocks
             if _fence_lang(ctx, b) != "zsh"]
 
 
@@ -508,9 +503,9 @@ def exit_trap_deletes_state(doc: CommandFile, ctx: RuleContext) -> Iterator[Find
         rm -f "$STATE_FILE"
         ```
     """
-    lexed = _lexed(ctx, doc)
-    for pos, (block, lines) in enumerate(lexed):
-        rest = lexed[pos + 1:]
+    blocks = _lexed(ctx, doc)
+    for pos, (block, lines) in enumerate(blocks):
+        rest = blocks[pos + 1:]
         if not rest:
             break
         later_text = "\n".join(b.content for b, _ in rest)
@@ -786,7 +781,7 @@ def _quote_open(lines: list[BashLine], first: int, last: int) -> bool:
     if last + 1 >= len(lines):
         return False
     probe = "\n".join(line.text for line in lines[first:last + 1]) + "\nX"
-    return _lex_cached(probe)[-1].classes[:1] in (DQ, SQ)
+    return lexed(probe)[-1].classes[:1] in (DQ, SQ)
 
 
 def _append_calls(lines: list[BashLine]) -> Iterator[tuple[int, int, list[_Span]]]:
@@ -961,7 +956,7 @@ def state_value_runs_command(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
 
 
 def _runs_command(ctx: RuleContext, block: BashBlock, no: int, col: int, what: str) -> Finding:
-    text = _lex_cached(block.content)[no].text
+    text = lexed(block.content)[no].text
     width = 1 if text[col] == "`" else 2
     return ctx.finding(
         Range.of_line(_md_line(block, no), col, col + width),

@@ -3,25 +3,20 @@ markdown positions, reporting by default only the checks that mean a script is b
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
 import re
-import subprocess
 import sys
-import threading
-import time
-from collections import OrderedDict
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.shell import classify, cron_line, path_list_line
-from .base import SKIPPED_LOG, RuleContext, rule
-from .cache import ShellcheckResults
+from .base import SKIPPED_LOG, RuleContext, get_rule, rule
+from .engine import will_run
+from .shellcheck_cfg import gated, needs_graph
+from .shellcheck_run import Options, Result, run_many, submit
+from .shellcheck_run import forget as forget_results
 from .shellcheck_tool import (
     find_shellcheck,
     forget,
@@ -31,23 +26,9 @@ from .shellcheck_tool import (
 log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
 
-BLOCK_SECONDS = 3.0
-"""Budget of one ShellCheck run: a real block takes 10-50 ms; a slower one is reported as
-not checked rather than holding up diagnostics and code actions (it was 20 s)."""
-FILE_SECONDS = 10.0
-"""Budget of all the blocks of one file."""
-MAX_BLOCK_CHARS = 100_000
-MAX_NESTING = 16
-"""Unclosed `(`/`[` deeper than this are not handed to ShellCheck: its parser backtracks
-on them (ten `$((` took 13 s, 400 `(` 2.6 s, a 10,000-character `[[[…` line over 20 s),
-while real scripts stay under 8."""
-MAX_WORKERS = 4
-CACHE_SIZE = 1024
 LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING,
           "info": Severity.INFO, "style": Severity.INFO}
 
-_cache: OrderedDict[str, list[dict[str, Any]] | str] = OrderedDict()
-_cache_lock = threading.Lock()
 _missing_logged = False
 PARSE_SUMMARIES = frozenset({1072})
 """ShellCheck's "Fix any mentioned problems and try again": a second finding for one error."""
@@ -98,122 +79,11 @@ def selected(code: int, level: str, checks: list[str], exclude: list[str]) -> bo
 
 
 def reset() -> None:
-    """Forget the binary lookup and cached results (tests, configuration changes)."""
+    """Forget the binary lookup and results held in memory (tests, configuration changes)."""
     global _missing_logged
     forget()
+    forget_results()
     _missing_logged = False
-    with _cache_lock:
-        _cache.clear()
-
-
-_slots = threading.BoundedSemaphore(os.cpu_count() or 2)
-"""ShellCheck processes running at once, over every thread checking commands: one per core
-keeps the machine busy without a queue of processes fighting over it."""
-
-
-def nesting(script: str) -> int:
-    """Deepest run of unclosed `(` and `[` outside single quotes and comments."""
-    depth = deepest = 0
-    quoted = False
-    comment = False
-    escaped = False
-    previous = "\n"
-    for ch in script:
-        if comment:
-            comment = ch != "\n"
-        elif quoted:
-            quoted = ch != "'"
-        elif escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch == "'":
-            quoted = True
-        elif ch == "#" and previous in " \t\n;":
-            comment = True
-        elif ch in "([":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in ")]" and depth:
-            depth -= 1
-        previous = ch
-    return deepest
-
-
-def input_problem(script: str) -> str | None:
-    """Why `script` is not handed to ShellCheck at all (its limits), or None."""
-    if len(script) > MAX_BLOCK_CHARS:
-        return (f"it is {len(script):,} characters, over the {MAX_BLOCK_CHARS:,}-character "
-                "limit for ShellCheck input")
-    depth = nesting(script)
-    if depth > MAX_NESTING:
-        return (f"it nests brackets and parentheses {depth:,} deep (the limit is "
-                f"{MAX_NESTING}: deeper unclosed nesting makes ShellCheck's parser run for "
-                "minutes)")
-    return None
-
-
-def run_shellcheck(binary: str, script: str, exclude: list[str],
-                   store: ShellcheckResults | None = None,
-                   timeout: float | None = None) -> list[dict[str, Any]] | str:
-    """ShellCheck's json1 comments for `script`, cached by content and options (in memory,
-    and in `store`, the persistent cache of this ShellCheck version, when given); or why it
-    was not checked (over a limit or its time budget, `BLOCK_SECONDS` by default)."""
-    key = hashlib.sha256("\0".join([binary, ",".join(exclude), script])
-                         .encode("utf-8", "surrogatepass")).hexdigest()
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    if store is not None:
-        found = store.get(key)
-        if found is not None:
-            with _cache_lock:
-                _cache[key] = found
-            return found
-    problem = input_problem(script)
-    if problem is not None:
-        return _remember(key, problem)
-    budget = BLOCK_SECONDS if timeout is None else min(timeout, BLOCK_SECONDS)
-    if budget <= 0:
-        return (f"the {FILE_SECONDS:.0f} s ShellCheck budget of the file was used up by "
-                "earlier blocks")
-    argv = [binary, "--norc", "--format=json1", "--shell=bash"]
-    if exclude:
-        argv.append("--exclude=" + ",".join(exclude))
-    argv.append("-")
-    try:
-        # Editor text may hold lone surrogates: they reach ShellCheck as `?`, one column.
-        with _slots:
-            proc = subprocess.run(argv, input=script.encode("utf-8", "replace"),
-                                  capture_output=True, timeout=budget, check=False)
-    except subprocess.TimeoutExpired:
-        log.info("shellcheck did not finish a %d-line block within %.3g s",
-                 script.count("\n") + 1, budget)
-        if budget < BLOCK_SECONDS:  # cut short by the file's budget: may fit next time
-            return f"ShellCheck did not finish within the {budget:.3g} s left of the file's budget"
-        return _remember(key, f"ShellCheck did not finish within {budget:.3g} s")
-    except OSError as exc:
-        log.warning("cannot run shellcheck (%s): %s", binary, exc)
-        return []
-    stdout = proc.stdout.decode("utf-8", "replace")
-    try:
-        comments = list(json.loads(stdout or "{}").get("comments", []))
-    except (ValueError, AttributeError):
-        log.warning("unexpected shellcheck output (exit %s): %s", proc.returncode,
-                    (proc.stderr.decode("utf-8", "replace") or stdout)[:200])
-        return []
-    if store is not None and proc.returncode in (0, 1):  # 1: comments found; else it failed
-        store.put(key, comments)
-    return _remember(key, comments)
-
-
-def _remember(key: str, result: list[dict[str, Any]] | str) -> list[dict[str, Any]] | str:
-    with _cache_lock:
-        _cache[key] = result
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    return result
 
 
 def _md_range(block: BashBlock, line: int, col: int, end_line: int, end_col: int,
@@ -277,6 +147,66 @@ def _used_elsewhere(var: str, doc: CommandFile, block: BashBlock, ctx: RuleConte
         if pattern.search(line):
             return True
     return False
+
+
+def _binary() -> str | None:
+    """ShellCheck's path; its absence is logged once per process."""
+    global _missing_logged
+    binary = find_shellcheck()
+    if binary is None and not _missing_logged:
+        _missing_logged = True
+        log.info("shellcheck not found on PATH or next to %s; BTN330 is skipped", sys.executable)
+    return binary
+
+
+def _script_blocks(doc: CommandFile, ctx: RuleContext) -> list[tuple[BashBlock, str, list[int]]]:
+    """The blocks BTN330 hands to ShellCheck: (block, text as bash sees it, indentation
+    removed per line); zsh, empty and non-script blocks are left out (the reason logged)."""
+    blocks: list[tuple[BashBlock, str, list[int]]] = []
+    for block in doc.bash_blocks:
+        fence = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
+        info = fence.strip().lstrip("`~").strip().split(" ", 1)[0].lower()
+        if info == "zsh" or not block.content.strip():
+            continue
+        content, removed = _dedent(block, ctx.lines)
+        kind = classify(content)
+        if not kind.is_script:
+            skipped_log.debug("%s:%d: BTN330 skipped bash block %d, not a script: %s",
+                              ctx.path, block.start_line + 1, block.index + 1, kind.describe())
+            continue
+        blocks.append((block, content, removed))
+    return blocks
+
+
+def _runs(binary: str, version: str, ctx: RuleContext, scripts: list[str]
+          ) -> list[tuple[Options, str]]:
+    """How each script runs: a block none of the selected checks could read the control-flow
+    graph on runs without it (`shellcheck_cfg`): a third less ShellCheck time, the same
+    findings."""
+    exclude = tuple(ctx.config.shellcheck_exclude)
+    gate = gated(version, ctx.config.shellcheck_checks)
+    return [(Options(binary, exclude, graph=not gate or needs_graph(s)), s) for s in scripts]
+
+
+def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
+    """Start ShellCheck now, in the background, on every block BTN330 will ask for in
+    `files` (parsed documents and the contexts their rules will run in; give the largest
+    first): each file's blocks go to one process as soon as they are known (more for a
+    file past `shellcheck_run.BATCH_CHARS`), so the first run while the next file is read,
+    and the rule then finds the results ready or running."""
+    this = get_rule("BTN330")
+    for doc, ctx in files:
+        if not isinstance(doc, CommandFile) or not doc.bash_blocks or this is None \
+                or ctx.config.shellcheck == "off" or not will_run(this, doc, ctx):
+            continue
+        binary = _binary()
+        if binary is None:
+            return
+        scripts = list(dict.fromkeys(c + "\n" for _, c, _ in _script_blocks(doc, ctx)))
+        if scripts:
+            version = shellcheck_version(binary)
+            store = ctx.results.shellcheck(version) if ctx.results is not None else None
+            submit(_runs(binary, version, ctx, scripts), store, spread=1)
 
 
 @rule("BTN330", "bash-shellcheck", Severity.WARNING, (Kind.COMMAND,), fixable=True,
@@ -402,46 +332,22 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         echo $COUNT
         ```
     """
-    global _missing_logged
     if ctx.config.shellcheck == "off" or not doc.bash_blocks:
         return
-    binary = find_shellcheck()
+    binary = _binary()
     if binary is None:
-        if not _missing_logged:
-            _missing_logged = True
-            log.info("shellcheck not found on PATH or next to %s; BTN330 is skipped",
-                     sys.executable)
         return
-    blocks: list[tuple[BashBlock, str, list[int]]] = []
-    for block in doc.bash_blocks:
-        fence = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
-        info = fence.strip().lstrip("`~").strip().split(" ", 1)[0].lower()
-        if info == "zsh" or not block.content.strip():
-            continue
-        content, removed = _dedent(block, ctx.lines)
-        kind = classify(content)
-        if not kind.is_script:
-            skipped_log.debug("%s:%d: BTN330 skipped bash block %d, not a script: %s",
-                             ctx.path, block.start_line + 1, block.index + 1, kind.describe())
-            continue
-        blocks.append((block, content, removed))
+    blocks = _script_blocks(doc, ctx)
+    scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # once each
+    results: dict[str, Result] = {}
+    if scripts:
+        version = shellcheck_version(binary)
+        store = ctx.results.shellcheck(version) if ctx.results is not None else None
+        runs = _runs(binary, version, ctx, scripts)
+        found = run_many(runs, store)
+        results = {s: found[run] for run, s in zip(runs, scripts, strict=True)}
     checks = list(ctx.config.shellcheck_checks)
     exclude = list(ctx.config.shellcheck_exclude)
-    scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # run once each
-    store = ctx.results.shellcheck(shellcheck_version(binary)) \
-        if ctx.results is not None and scripts else None
-    deadline = time.monotonic() + FILE_SECONDS
-
-    def run(script: str) -> list[dict[str, Any]] | str:
-        return run_shellcheck(binary, script, exclude, store,
-                              timeout=deadline - time.monotonic())
-
-    if len(scripts) <= 1:
-        outputs = [run(s) for s in scripts]
-    else:
-        with ThreadPoolExecutor(max_workers=min(MAX_WORKERS, len(scripts))) as pool:
-            outputs = list(pool.map(run, scripts))
-    results = dict(zip(scripts, outputs, strict=True))
     for block, content, removed in blocks:
         comments = results[content + "\n"]
         if isinstance(comments, str):

@@ -88,7 +88,6 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
     `kind` forces how the file is read (for files outside the usual layout). With `cache`
     the findings come from it while the file and its inputs are unchanged, and are stored
     there after a check (`memo`: see `WorkspaceCache.lookup`)."""
-    from ..parse.text import split_lines
     from ..paths import norm
 
     key = norm(path)
@@ -100,15 +99,10 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
         store, digest, hit = _lookup(cache, index, key, kind, memo)
         if hit is not None:
             return hit
-    doc, text = index.parsed(key, kind)
-    if doc is None:
+    found = read_for_rules(index, key, kind, cache)
+    if found is None:
         return []
-    if isinstance(doc, Unreadable):
-        text = ""
-    elif text is None:  # parsed earlier: read the lines the rules quote again
-        text = index.text_of(key)
-    ctx = RuleContext(path=key, kind=kind, config=index.config, index=index, root=index.root,
-                      lines=split_lines(text or ""), results=cache)
+    doc, ctx = found
     findings = check_document(doc, ctx)
     index.record_deps(key, ctx.depends_on)
     # Editor text is looked up (an opened file is usually as saved) but not stored: it is
@@ -121,6 +115,30 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
         store.store(index, key, kind, digest, findings, {norm(d) for d in ctx.depends_on},
                     {norm(t) for t in ctx.trees}, ctx.expires)
     return findings
+
+
+def read_for_rules(index: WorkspaceIndex, key: str, kind: Kind,
+                   cache: ResultCache | None = None) -> tuple[Any, RuleContext] | None:
+    """The parsed document at normalised `key` and the context its rules run in (None when
+    there is no such file)."""
+    from ..parse.text import split_lines
+
+    doc, text = index.parsed(key, kind)
+    if doc is None:
+        return None
+    if isinstance(doc, Unreadable):
+        text = ""
+    elif text is None:  # parsed earlier: read the lines the rules quote again
+        text = index.text_of(key)
+    return doc, RuleContext(path=key, kind=kind, config=index.config, index=index,
+                            root=index.root, lines=split_lines(text or ""), results=cache)
+
+
+def will_run(rule: Rule, doc: Any, ctx: RuleContext) -> bool:
+    """Whether `check_document` would run `rule` on `doc` (for work started ahead of it)."""
+    config = ctx.config
+    return (not isinstance(doc, Unreadable) and config.enabled(rule.code)
+            and rule.applies(follows(rule.convention, doc, ctx.kind, config, ctx.root), config))
 
 
 def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind, memo: bool = True

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 TIMEOUT_SECONDS = 20.0
@@ -41,6 +42,7 @@ def forget() -> None:
 
 
 _versions: dict[tuple[str, int, int], str] = {}
+_versions_lock = threading.Lock()
 
 
 def shellcheck_identity() -> str:
@@ -72,6 +74,11 @@ def shellcheck_version(binary: str) -> str:
         stamp = (binary, st.st_size, st.st_mtime_ns)
     except OSError:
         return "unknown"
+    with _versions_lock:  # one `--version` run, however many threads ask at once
+        return _version_of(binary, stamp)
+
+
+def _version_of(binary: str, stamp: tuple[str, int, int]) -> str:
     found = _versions.get(stamp)
     if found is None:
         try:

@@ -1,0 +1,427 @@
+"""Running ShellCheck on bash blocks: bounded, cached by content, several blocks per process,
+started ahead of need.
+
+Separate from the BTN330 rule (what to check, how findings map back to markdown): this is
+how ShellCheck is run. A block is checked alone (`--shell=bash`, no rc file); several blocks
+go to one process as in-memory files (`memfd_create`, read through `/dev/fd/N`), which
+saves a process per block, and the process writes to an in-memory file too, waited for
+through its pidfd: nothing on the way needs the GIL, so the threads waiting for ShellCheck
+do not slow the thread that parses. Where that is not available (not Linux, no `/dev/fd`)
+each block is piped to its own process. `submit` starts blocks in the background (the CLI
+starts every command's blocks before it checks anything else); `run_many` waits for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import select
+import subprocess
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from .cache import ShellcheckResults
+
+log = logging.getLogger(__name__)
+
+BLOCK_SECONDS = 3.0
+"""Budget of one ShellCheck run: a real block takes 10-50 ms; a slower one is reported as
+not checked rather than holding up diagnostics and code actions (it was 20 s)."""
+FILE_SECONDS = 10.0
+"""Budget of all the blocks of one file."""
+MAX_BLOCK_CHARS = 100_000
+MAX_NESTING = 16
+"""Unclosed `(`/`[` deeper than this are not handed to ShellCheck: its parser backtracks
+on them (ten `$((` took 13 s, 400 `(` 2.6 s, a 10,000-character `[[[…` line over 20 s),
+while real scripts stay under 8."""
+CACHE_SIZE = 1024
+BATCH_CHARS = 64_000
+"""Most script text handed to one process: a batch that size takes about a second."""
+
+Result = list[dict[str, Any]] | str
+"""ShellCheck's json1 comments for a block, or why the block was not checked."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """How blocks are run: part of every result's key."""
+
+    binary: str
+    exclude: tuple[str, ...] = ()
+    graph: bool = True
+    """ShellCheck's control-flow analysis (`--extended-analysis`); see `shellcheck_cfg`."""
+
+    def argv(self) -> list[str]:
+        argv = [self.binary, "--norc", "--format=json1", "--shell=bash"]
+        if self.exclude:
+            argv.append("--exclude=" + ",".join(self.exclude))
+        if not self.graph:
+            argv.append("--extended-analysis=false")
+        return argv
+
+    def key(self, script: str) -> str:
+        options = ",".join(self.exclude) + ("" if self.graph else " --extended-analysis=false")
+        return hashlib.sha256("\0".join([self.binary, options, script])
+                              .encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_cache: OrderedDict[str, Result] = OrderedDict()
+_cache_lock = threading.Lock()
+PROCESSES = os.cpu_count() or 2
+"""How many processes one file's blocks are spread over."""
+_slots = threading.BoundedSemaphore(PROCESSES)
+"""ShellCheck processes running at once, over every thread checking commands: one per core
+keeps the machine busy without a queue of processes fighting over it."""
+_memfd_works: list[bool] = []
+"""Whether batches through `/dev/fd` worked in this process: empty until the first one."""
+_inflight: dict[str, Future[Result]] = {}
+"""Blocks being checked now, by result key: a second request waits for the first run."""
+_pool: list[ThreadPoolExecutor] = []
+_pool_lock = threading.Lock()
+
+
+def forget() -> None:
+    """Forget every result held in memory (tests, a configuration change)."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def nesting(script: str) -> int:
+    """Deepest run of unclosed `(` and `[` outside single quotes and comments."""
+    depth = deepest = 0
+    quoted = False
+    comment = False
+    escaped = False
+    previous = "\n"
+    for ch in script:
+        if comment:
+            comment = ch != "\n"
+        elif quoted:
+            quoted = ch != "'"
+        elif escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "'":
+            quoted = True
+        elif ch == "#" and previous in " \t\n;":
+            comment = True
+        elif ch in "([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]" and depth:
+            depth -= 1
+        previous = ch
+    return deepest
+
+
+def input_problem(script: str) -> str | None:
+    """Why `script` is not handed to ShellCheck at all (its limits), or None."""
+    if len(script) > MAX_BLOCK_CHARS:
+        return (f"it is {len(script):,} characters, over the {MAX_BLOCK_CHARS:,}-character "
+                "limit for ShellCheck input")
+    depth = nesting(script)
+    if depth > MAX_NESTING:
+        return (f"it nests brackets and parentheses {depth:,} deep (the limit is "
+                f"{MAX_NESTING}: deeper unclosed nesting makes ShellCheck's parser run for "
+                "minutes)")
+    return None
+
+
+def _remember(key: str, result: Result) -> Result:
+    with _cache_lock:
+        _cache[key] = result
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return result
+
+
+def _known(key: str, store: ShellcheckResults | None) -> Result | None:
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    if store is not None:
+        found = store.get(key)
+        if found is not None:
+            with _cache_lock:
+                _cache[key] = found
+            return found
+    return None
+
+
+def _comments(outcome: Outcome) -> list[dict[str, Any]] | None:
+    """json1's comments, or None (logged) when ShellCheck failed or printed something else."""
+    stdout = outcome.stdout.decode("utf-8", "replace")
+    try:
+        comments = json.loads(stdout or "{}").get("comments", [])
+        if outcome.returncode in (0, 1) and isinstance(comments, list):
+            return comments
+    except (ValueError, AttributeError):
+        pass
+    log.warning("unexpected shellcheck output (exit %s): %s", outcome.returncode,
+                (outcome.stderr.decode("utf-8", "replace") or stdout)[:200])
+    return None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a finished ShellCheck process gave back."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def _execute(argv: list[str], stdin: bytes | None, pass_fds: Sequence[int],
+             timeout: float) -> Outcome:
+    """Run ShellCheck once: `stdin` piped, or (None) its input in `pass_fds` and its output
+    into in-memory files. Raises `subprocess.TimeoutExpired` (the process is killed) and
+    OSError."""
+    if stdin is not None:
+        proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout,
+                              check=False)
+        return Outcome(proc.returncode, proc.stdout, proc.stderr)
+    out = os.memfd_create("baton-shellcheck-out", os.MFD_CLOEXEC)
+    err = os.memfd_create("baton-shellcheck-err", os.MFD_CLOEXEC)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                pass_fds=tuple(pass_fds))
+        if not _exited(proc, timeout):
+            proc.kill()
+            proc.wait()
+            raise subprocess.TimeoutExpired(argv, timeout)
+        return Outcome(proc.returncode if proc.returncode is not None else -1,
+                       _contents(out), _contents(err))
+    finally:
+        os.close(out)
+        os.close(err)
+
+
+def _exited(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Wait for `proc` up to `timeout` seconds in `poll` on its pidfd (no GIL held, woken
+    at the exit); `Popen.wait`'s backoff polling where there are no pidfds."""
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if not poller.poll(max(0.0, timeout) * 1000):
+            return False
+    finally:
+        os.close(pidfd)
+    proc.wait()
+    return True
+
+
+def _contents(fd: int) -> bytes:
+    return os.pread(fd, os.fstat(fd).st_size, 0)
+
+
+def _budget_used() -> str:
+    return (f"the {FILE_SECONDS:.0f} s ShellCheck budget of the file was used up by earlier "
+            "blocks")
+
+
+def _alone(options: Options, script: str, store: ShellcheckResults | None,
+           timeout: float) -> Result:
+    """One block piped to its own ShellCheck (see `run_shellcheck`), not looked up."""
+    key = options.key(script)
+    budget = min(timeout, BLOCK_SECONDS)
+    if budget <= 0:
+        return _budget_used()
+    try:
+        # Editor text may hold lone surrogates: they reach ShellCheck as `?`, one column.
+        with _slots:
+            outcome = _execute([*options.argv(), "-"], script.encode("utf-8", "replace"), (),
+                               budget)
+    except subprocess.TimeoutExpired:
+        log.info("shellcheck did not finish a %d-line block within %.3g s",
+                 script.count("\n") + 1, budget)
+        if budget < BLOCK_SECONDS:  # cut short by the file's budget: may fit next time
+            return f"ShellCheck did not finish within the {budget:.3g} s left of the file's budget"
+        return _remember(key, f"ShellCheck did not finish within {budget:.3g} s")
+    except OSError as exc:
+        log.warning("cannot run shellcheck (%s): %s", options.binary, exc)
+        return []
+    comments = _comments(outcome)
+    if comments is None:
+        return []
+    if store is not None:
+        store.put(key, comments)
+    return _remember(key, comments)
+
+
+def run_shellcheck(options: Options, script: str, store: ShellcheckResults | None = None,
+                   timeout: float | None = None) -> Result:
+    """One block, piped to its own ShellCheck: its comments, cached by content and options
+    (in memory, and in `store`, the persistent cache of this ShellCheck version); or why
+    it was not checked (over a limit or its time budget, `BLOCK_SECONDS` by default)."""
+    key = options.key(script)
+    found = _known(key, store)
+    if found is not None:
+        return found
+    problem = input_problem(script)
+    if problem is not None:
+        return _remember(key, problem)
+    return _alone(options, script, store, BLOCK_SECONDS if timeout is None else timeout)
+
+
+def _run_batch(options: Options, scripts: Sequence[str], timeout: float
+               ) -> list[list[dict[str, Any]]] | None:
+    """Several blocks in one ShellCheck process, each an in-memory file; None when that
+    did not work (no memfd, ShellCheck failed, out of time): the caller runs them alone."""
+    fds: list[int] = []
+    try:
+        for script in scripts:
+            fd = os.memfd_create("baton-block", os.MFD_CLOEXEC)
+            fds.append(fd)
+            data = memoryview(script.encode("utf-8", "replace"))
+            while data:
+                data = data[os.write(fd, data):]
+        paths = [f"/dev/fd/{fd}" for fd in fds]
+        with _slots:
+            outcome = _execute([*options.argv(), *paths], None, fds, timeout)
+    except subprocess.TimeoutExpired:
+        log.info("shellcheck did not finish %d blocks within %.3g s; running them one by one",
+                 len(scripts), timeout)
+        return None
+    except OSError as exc:
+        log.info("cannot hand shellcheck several blocks at once (%s); one by one", exc)
+        _memfd_works[:] = [False]
+        return None
+    finally:
+        for fd in fds:
+            os.close(fd)
+    comments = _comments(outcome)
+    if comments is None:
+        _memfd_works[:] = [False]
+        return None
+    _memfd_works[:] = [True]
+    by_path: dict[str, list[dict[str, Any]]] = {path: [] for path in paths}
+    for comment in comments:
+        if isinstance(comment, dict) and comment.get("file") in by_path:
+            by_path[comment["file"]].append(comment)
+    return [by_path[path] for path in paths]
+
+
+def batches(scripts: Sequence[str], count: int) -> list[list[str]]:
+    """`scripts` in at most `count` groups (more when a group would pass `BATCH_CHARS`) of
+    about equal size, largest first onto the lightest group; the largest group first."""
+    total = sum(len(s) for s in scripts)
+    count = max(1, min(len(scripts), max(count, -(-total // BATCH_CHARS))))
+    groups: list[list[str]] = [[] for _ in range(count)]
+    loads = [0] * count
+    for script in sorted(scripts, key=len, reverse=True):
+        i = loads.index(min(loads))
+        groups[i].append(script)
+        loads[i] += len(script) + 256
+    return sorted((g for g in groups if g), key=lambda g: -sum(map(len, g)))
+
+
+def _check_group(options: Options, group: list[str], store: ShellcheckResults | None,
+                 deadline: float) -> list[Result]:
+    """A group's results: one process, or one per block when that did not work."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return [_budget_used() for _ in group]
+    if len(group) > 1 and hasattr(os, "memfd_create") and _memfd_works != [False]:
+        found = _run_batch(options, group, min(left, BLOCK_SECONDS))
+        if found is not None:
+            out: list[Result] = []
+            for script, comments in zip(group, found, strict=True):
+                key = options.key(script)
+                if store is not None:
+                    store.put(key, comments)
+                out.append(_remember(key, comments))
+            return out
+    return [_alone(options, s, store, deadline - time.monotonic()) for s in group]
+
+
+def _executor() -> ThreadPoolExecutor:
+    with _pool_lock:
+        if not _pool:
+            # Its threads spend their time blocked on a pidfd or a semaphore: a few more
+            # than there are processes lets the next batch wait for a slot, ready.
+            _pool.append(ThreadPoolExecutor(max_workers=PROCESSES * 3,
+                                            thread_name_prefix="baton-shellcheck"))
+        return _pool[0]
+
+
+def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | None,
+           budget: float = FILE_SECONDS, spread: int | None = None
+           ) -> dict[tuple[Options, str], Future[Result]]:
+    """Start checking each distinct (options, script) in the background: results known in
+    memory or `store` are ready at once, a block already running is shared, the rest go in
+    about `spread` processes (one per core by default), largest first, all within `budget`
+    seconds from now (a batch gets `BLOCK_SECONDS`, then its blocks run one by one)."""
+    deadline = time.monotonic() + budget
+    futures: dict[tuple[Options, str], Future[Result]] = {}
+    todo: dict[Options, list[str]] = {}
+    with _cache_lock:
+        for options, script in dict.fromkeys(blocks):
+            key = options.key(script)
+            running = _inflight.get(key)
+            if running is not None:
+                futures[(options, script)] = running
+                continue
+            future: Future[Result] = Future()
+            futures[(options, script)] = _inflight[key] = future
+            todo.setdefault(options, []).append(script)
+    jobs: list[tuple[Options, list[str]]] = []
+    for options, scripts in todo.items():
+        waiting: list[str] = []
+        for script in scripts:
+            key = options.key(script)
+            found = _known(key, store)
+            if found is None:
+                problem = input_problem(script)
+                if problem is None:
+                    waiting.append(script)
+                    continue
+                found = _remember(key, problem)
+            _settle(options, script, futures[(options, script)], found)
+        jobs += [(options, group) for group in batches(waiting, spread or PROCESSES)]
+    for options, group in sorted(jobs, key=lambda job: -sum(map(len, job[1]))):
+        _executor().submit(_run_job, options, group,
+                           [futures[(options, s)] for s in group], store, deadline)
+    return futures
+
+
+def _settle(options: Options, script: str, future: Future[Result], result: Result) -> None:
+    with _cache_lock:
+        _inflight.pop(options.key(script), None)
+    future.set_result(result)
+
+
+def _run_job(options: Options, group: list[str], futures: list[Future[Result]],
+             store: ShellcheckResults | None, deadline: float) -> None:
+    try:
+        results = _check_group(options, group, store, deadline)
+    except BaseException as exc:  # never leave a waiter hanging
+        log.exception("shellcheck run failed")
+        results = [f"ShellCheck could not be run: {type(exc).__name__}: {exc}"] * len(group)
+    for script, future, result in zip(group, futures, results, strict=True):
+        _settle(options, script, future, result)
+
+
+def run_many(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | None,
+             budget: float = FILE_SECONDS) -> dict[tuple[Options, str], Result]:
+    """Each distinct (options, script) as `run_shellcheck` would give it, checked in about
+    as many processes as there are cores (see `submit`), or taken over from a run already
+    started."""
+    futures = submit(blocks, store, budget)
+    return {block: future.result() for block, future in futures.items()}
