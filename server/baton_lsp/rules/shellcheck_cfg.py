@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 GATED_VERSIONS = ("0.10.", "0.11.")
 """ShellCheck releases whose control-flow users were read for this module (0.9 and older
@@ -63,6 +64,7 @@ def gated(version: str, checks: Iterable[str]) -> bool:
     return True
 
 
+@lru_cache(maxsize=1024)
 def needs_graph(script: str) -> bool:
     """Whether a reported check could read ShellCheck's control-flow graph on `script`."""
     return ("extended-analysis" in script or _COMPARISON.search(script) is not None

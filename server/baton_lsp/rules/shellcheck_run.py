@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import select
 import subprocess
 import threading
@@ -93,32 +94,34 @@ def forget() -> None:
         _cache.clear()
 
 
+_NESTING_CHARS = re.compile(r"[()\[\]'\\#\n]")
+
+
 def nesting(script: str) -> int:
     """Deepest run of unclosed `(` and `[` outside single quotes and comments."""
+    if script.count("(") + script.count("[") <= MAX_NESTING:
+        return 0  # cannot pass the limit: not worth the walk
     depth = deepest = 0
-    quoted = False
-    comment = False
-    escaped = False
-    previous = "\n"
-    for ch in script:
-        if comment:
-            comment = ch != "\n"
-        elif quoted:
-            quoted = ch != "'"
-        elif escaped:
-            escaped = False
+    skip_to = 0
+    for m in _NESTING_CHARS.finditer(script):
+        i = m.start()
+        if i < skip_to:
+            continue
+        ch = script[i]
+        if ch == "'":
+            end = script.find("'", i + 1)
+            skip_to = len(script) if end < 0 else end + 1
         elif ch == "\\":
-            escaped = True
-        elif ch == "'":
-            quoted = True
-        elif ch == "#" and previous in " \t\n;":
-            comment = True
+            skip_to = i + 2
+        elif ch == "#":
+            if i == 0 or script[i - 1] in " \t\n;":
+                end = script.find("\n", i)
+                skip_to = len(script) if end < 0 else end
         elif ch in "([":
             depth += 1
             deepest = max(deepest, depth)
         elif ch in ")]" and depth:
             depth -= 1
-        previous = ch
     return deepest
 
 
