@@ -59,17 +59,6 @@ def default_log_file() -> Path:
     return Path(platformdirs.user_log_dir("baton-lsp", appauthor=False)) / "server.log"
 
 
-def tune_gc() -> None:
-    """Fewer, cheaper collections: a check allocates ~10^5 short-lived acyclic objects, and
-    with the default gen-0 threshold (700) the collector ran dozens of times per keystroke,
-    walking every cached document on each full pass. Set before anything is imported; the
-    objects alive once the server has started are frozen later (`freeze_startup_objects`),
-    off the path to `initialize` and the first diagnostics (`lifecycle.first_checks`)."""
-    import gc
-
-    gc.set_threshold(50_000, 20, 20)
-
-
 def tune_threads() -> None:
     """Hand the GIL back to the event loop sooner. After each system call (a read, a write,
     a `stat`) the loop thread must win the GIL back from the checker threads, which keep it
@@ -82,7 +71,6 @@ def tune_threads() -> None:
 
 def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None = None,
           cache: bool = True, cache_dir: Path | None = None) -> int:
-    tune_gc()
     tune_threads()
     server = create_server()
     server.use_cache, server.cache_dir = cache, cache_dir

@@ -209,6 +209,17 @@ def _worker_logging(level: int, formatter: logging.Formatter | None) -> None:
     root.setLevel(level)
 
 
+def _picklable(value: object) -> bool:
+    """Whether `value` can be handed to a spawned worker."""
+    import pickle
+
+    try:
+        pickle.dumps(value)
+    except Exception:  # any object's __reduce__ may raise anything
+        return False
+    return True
+
+
 def _size(path: str) -> int:
     try:
         return os.stat(path).st_size
@@ -242,6 +253,8 @@ def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
                              strict=cache.strict if cache else True)
     root = logging.getLogger()
     formatter = root.handlers[0].formatter if root.handlers else None
+    if method == "spawn" and not _picklable(formatter):
+        formatter = None  # a host's formatter bound to its stream: the workers' default
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_logging,
                              initargs=(root.level, formatter)) as pool:
         for part, exported in pool.map(work, chunks):
