@@ -232,20 +232,19 @@ def test_binary_found_next_to_python(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 def test_timeout_gives_a_reason_and_bad_output_no_findings(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    def timing_out(argv: list[str], **kwargs: Any) -> Any:
-        raise subprocess.TimeoutExpired(argv, kwargs.get("timeout", 0))
+    def timing_out(argv: list[str], stdin: Any, fds: Any, timeout: float) -> Any:
+        raise subprocess.TimeoutExpired(argv, timeout)
 
-    monkeypatch.setattr(shellcheck_run.subprocess, "run", timing_out)
+    monkeypatch.setattr(shellcheck_run, "_execute", timing_out)
     options = shellcheck_run.Options("/bin/shellcheck")
     assert shellcheck_run.run_shellcheck(options, "echo $1\n") == \
         f"ShellCheck did not finish within {shellcheck_run.BLOCK_SECONDS:.3g} s"
 
-    def garbage(argv: list[str], **kwargs: Any) -> Any:
-        return subprocess.CompletedProcess(argv, 3, stdout=b"not json", stderr=b"boom")
+    def garbage(argv: list[str], stdin: Any, fds: Any, timeout: float) -> Any:
+        return shellcheck_run.Outcome(3, b"not json", b"boom")
 
-    monkeypatch.setattr(shellcheck_run.subprocess, "run", garbage)
+    monkeypatch.setattr(shellcheck_run, "_execute", garbage)
     assert shellcheck_run.run_shellcheck(options, "echo $2\n") == []
-
 
 def test_corpus_commands_timing(binary: str, corpus: Path) -> None:
     files = sorted(corpus.glob("**/.claude/commands/*.md"))
@@ -504,3 +503,91 @@ def test_lone_surrogates_in_editor_text_do_not_break_the_rule(binary: str) -> No
     found = check(blocks("echo '\udcff' \"$1\"", "if [ \"$A\" > 5 ]; then echo \ud800; fi"))
     assert not [f for f in found if f.code == "BTN000"], found
     assert "SC2071" in [c for c, _, _ in sc_codes(found)]
+
+
+# -- started ahead of the check ---------------------------------------------------------------
+
+
+def test_a_bulk_check_starts_shellcheck_before_it_checks_anything(
+        binary: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`baton check` hands every command's blocks to ShellCheck first (largest command
+    first), checks the other files while it runs, and the commands last; the findings are
+    the ones a check of each command alone gives."""
+    from baton_lsp.rules import checker
+
+    script = 'source "${CLAUDE_PROJECT_DIR}/.claude/lib/core/state-persistence.sh"\n'
+    root = tmp_path / "ws"
+    (root / ".claude/commands").mkdir(parents=True)
+    (root / ".claude/specs/001_x/plans").mkdir(parents=True)
+    for i, extra in enumerate(["", "echo more\n" * 40]):
+        (root / f".claude/commands/c{i}.md").write_text(
+            HEAD + f"```bash\n{script}if [ \"$N{i}\" > {i} ]; then :; fi\n{extra}```\n")
+    (root / ".claude/specs/001_x/plans/p.md").write_text("# P\n### Phase 1: A\n- [ ] t\n")
+    events: list[str] = []
+    submit, check_file = sc.submit, checker.check_file
+    monkeypatch.setattr(sc, "submit", lambda runs, *a, **k: (
+        events.append("shellcheck " + ",".join(s.split("\n")[1][6:9] for _, s in runs)),
+        submit(runs, *a, **k))[1])
+    monkeypatch.setattr(checker, "check_file", lambda idx, file, *a, **k: (
+        events.append("check " + Path(file).name), check_file(idx, file, *a, **k))[1])
+    found = checker.check_paths([root], jobs=1)
+    assert events[:2] == ["shellcheck $N1", "shellcheck $N0"]
+    assert events[2:] == ["check p.md", "check c1.md", "check c0.md"]
+    assert sorted(f.message.split(":")[0] for f in found.findings if f.code == "BTN330") == \
+        ["SC2071", "SC2071"]
+
+
+def test_a_block_already_running_is_not_run_again(binary: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = ShellcheckRuns(monkeypatch)
+    options = shellcheck_run.Options(binary)
+    blocks = [(options, f"echo {i} $x\n") for i in range(3)]
+    started = shellcheck_run.submit(blocks, None)
+    again = shellcheck_run.run_many(blocks, None)  # while (or after) the first run
+    assert [started[b].result() for b in blocks] == [again[b] for b in blocks]
+    assert sorted(runs.blocks) == sorted(s for _, s in blocks)  # each handed over once
+
+
+def test_exiting_kills_shellcheck_runs_nobody_will_read(binary: str, tmp_path: Path) -> None:
+    """A process that exits (the editor closed the server, Ctrl-C) while a batch runs
+    neither waits for it nor leaves ShellCheck running."""
+    import os
+    import sys
+
+    child = tmp_path / "child.py"
+    child.write_text(CHILD)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, str(child), binary], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    pid = int(proc.stdout.split()[0])
+    assert time.monotonic() - start < 2.5  # the batch alone takes longer than that
+    for _ in range(100):  # the kill is delivered; the reaped zombie goes away
+        if not os.path.exists(f"/proc/{pid}") or "zombie" in _state(pid):
+            break
+        time.sleep(0.01)
+    assert not os.path.exists(f"/proc/{pid}") or "zombie" in _state(pid)
+
+
+CHILD = """
+import sys, time
+from baton_lsp.rules import shellcheck_run as r
+opts = r.Options(sys.argv[1])
+slow = "".join('f%d() { if [ "$x" = %d ]; then echo %d; fi; }\\n' % (i, i, i)
+               for i in range(1500))
+r.submit([(opts, slow), (opts, slow + "# b\\n")], None, spread=1)
+for _ in range(1000):
+    if r._running:
+        break
+    time.sleep(0.005)
+print(next(iter(r._running)).pid, flush=True)
+sys.exit(0)
+"""
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/status", encoding="utf-8") as fh:
+            return next((line for line in fh if line.startswith("State:")), "").lower()
+    except OSError:
+        return ""

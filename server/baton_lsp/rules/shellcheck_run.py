@@ -13,10 +13,13 @@ starts every command's blocks before it checks anything else); `run_many` waits 
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import json
 import logging
 import os
+import queue
 import re
 import select
 import subprocess
@@ -24,7 +27,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,8 +87,11 @@ _memfd_works: list[bool] = []
 """Whether batches through `/dev/fd` worked in this process: empty until the first one."""
 _inflight: dict[str, Future[Result]] = {}
 """Blocks being checked now, by result key: a second request waits for the first run."""
-_pool: list[ThreadPoolExecutor] = []
-_pool_lock = threading.Lock()
+_jobs: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+_workers: list[threading.Thread] = []
+_workers_lock = threading.Lock()
+_running: set[subprocess.Popen[bytes]] = set()
+"""ShellCheck processes running now, killed when this process exits."""
 
 
 def forget() -> None:
@@ -189,18 +195,35 @@ def _execute(argv: list[str], stdin: bytes | None, pass_fds: Sequence[int],
     into in-memory files. Raises `subprocess.TimeoutExpired` (the process is killed) and
     OSError."""
     if stdin is not None:
-        proc = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout,
-                              check=False)
-        return Outcome(proc.returncode, proc.stdout, proc.stderr)
+        with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) as piped:
+            with _workers_lock:
+                _running.add(piped)
+            try:
+                stdout, stderr = piped.communicate(stdin, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                piped.kill()
+                piped.communicate()
+                raise
+            finally:
+                with _workers_lock:
+                    _running.discard(piped)
+        return Outcome(piped.returncode, stdout, stderr)
     out = os.memfd_create("baton-shellcheck-out", os.MFD_CLOEXEC)
     err = os.memfd_create("baton-shellcheck-err", os.MFD_CLOEXEC)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 pass_fds=tuple(pass_fds))
-        if not _exited(proc, timeout):
-            proc.kill()
-            proc.wait()
-            raise subprocess.TimeoutExpired(argv, timeout)
+        with _workers_lock:
+            _running.add(proc)
+        try:
+            if not _exited(proc, timeout):
+                proc.kill()
+                proc.wait()
+                raise subprocess.TimeoutExpired(argv, timeout)
+        finally:
+            with _workers_lock:
+                _running.discard(proc)
         return Outcome(proc.returncode if proc.returncode is not None else -1,
                        _contents(out), _contents(err))
     finally:
@@ -341,7 +364,7 @@ def _check_group(options: Options, group: list[str], store: ShellcheckResults | 
     left = deadline - time.monotonic()
     if left <= 0:
         return [_budget_used() for _ in group]
-    if len(group) > 1 and hasattr(os, "memfd_create") and _memfd_works != [False]:
+    if hasattr(os, "memfd_create") and _memfd_works != [False]:
         found = _run_batch(options, group, min(left, BLOCK_SECONDS))
         if found is not None:
             out: list[Result] = []
@@ -354,14 +377,32 @@ def _check_group(options: Options, group: list[str], store: ShellcheckResults | 
     return [_alone(options, s, store, deadline - time.monotonic()) for s in group]
 
 
-def _executor() -> ThreadPoolExecutor:
-    with _pool_lock:
-        if not _pool:
-            # Its threads spend their time blocked on a pidfd or a semaphore: a few more
-            # than there are processes lets the next batch wait for a slot, ready.
-            _pool.append(ThreadPoolExecutor(max_workers=PROCESSES * 3,
-                                            thread_name_prefix="baton-shellcheck"))
-        return _pool[0]
+def _work() -> None:
+    while True:
+        _run_job(*_jobs.get())
+
+
+def _start_workers() -> None:
+    """Daemon threads that run the batches: they spend their time blocked on a pidfd or
+    on a process slot, and never hold up the interpreter's exit (the processes they wait
+    for are killed then, see `_kill_running`). A few more than there are processes lets
+    the next batch wait for a slot, ready."""
+    with _workers_lock:
+        while len(_workers) < PROCESSES * 3:
+            worker = threading.Thread(target=_work, name="baton-shellcheck", daemon=True)
+            worker.start()
+            _workers.append(worker)
+
+
+@atexit.register
+def _kill_running() -> None:
+    """At exit (the editor closed the server, Ctrl-C on `baton check`), no ShellCheck
+    process is left to finish a batch nobody will read."""
+    with _workers_lock:
+        running = list(_running)
+    for proc in running:
+        with contextlib.suppress(OSError):
+            proc.kill()
 
 
 def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | None,
@@ -398,9 +439,10 @@ def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | Non
                 found = _remember(key, problem)
             _settle(options, script, futures[(options, script)], found)
         jobs += [(options, group) for group in batches(waiting, spread or PROCESSES)]
+    if jobs:
+        _start_workers()
     for options, group in sorted(jobs, key=lambda job: -sum(map(len, job[1]))):
-        _executor().submit(_run_job, options, group,
-                           [futures[(options, s)] for s in group], store, deadline)
+        _jobs.put((options, group, [futures[(options, s)] for s in group], store, deadline))
     return futures
 
 
