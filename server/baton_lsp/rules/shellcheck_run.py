@@ -334,7 +334,8 @@ def _run_batch(options: Options, scripts: Sequence[str], timeout: float
             os.close(fd)
     comments = _comments(outcome)
     if comments is None:
-        _memfd_works[:] = [False]
+        if b"openBinaryFile" in outcome.stderr:  # it could not read the in-memory files
+            _memfd_works[:] = [False]
         return None
     _memfd_works[:] = [True]
     by_path: dict[str, list[dict[str, Any]]] = {path: [] for path in paths}
