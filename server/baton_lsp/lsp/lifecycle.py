@@ -92,21 +92,15 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def flush_writer(ls: BatonServer, timeout: float) -> None:
-    """Wait (up to `timeout` seconds) until the messages queued for the writer thread are
-    out: before a pause that holds the GIL or an exit that would drop them."""
-    writer = getattr(ls.protocol, "writer", None)
-    if isinstance(writer, QueuedWriter):
-        writer.flush(timeout)
-
-
 async def watch_parent(ls: BatonServer, pid: int) -> None:
     """Exit when the editor process is gone, so no orphaned server keeps running."""
     while True:
         await asyncio.sleep(PARENT_POLL_SECONDS)
         if not _process_alive(pid):
             log.warning("client process %d is gone; exiting", pid)
-            flush_writer(ls, 2.0)  # the line above waits in the writer thread's queue
+            flush = getattr(ls.protocol.writer, "flush", None)
+            if callable(flush):  # the line above waits in the writer thread's queue
+                flush(2.0)
             os._exit(0)
 
 
@@ -178,9 +172,11 @@ async def first_checks(ls: BatonServer) -> None:
     objects start-up created are frozen out of the garbage collector's way."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(ls.checks.wait_idle(), FIRST_CHECKS_WAIT)
-    # The first diagnostics are queued for the writer thread, which needs the GIL to send
-    # them; a full collection holds it for ~40 ms: send them first.
-    flush_writer(ls, 1.0)
+    writer = getattr(ls.protocol, "writer", None)
+    if isinstance(writer, QueuedWriter):
+        # The first diagnostics are queued for the writer thread, which needs the GIL to
+        # send them; a full collection holds it for ~40 ms: send them first.
+        writer.flush(1.0)
     gc.collect()
     gc.freeze()
 
