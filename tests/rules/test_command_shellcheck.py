@@ -180,11 +180,11 @@ def test_a_file_s_blocks_share_processes(binary: str, monkeypatch: pytest.Monkey
     bodies = [f'if [ "$N{i}" > {i} ]; then echo "$N{i}"; fi' for i in range(7)]
     monkeypatch.setattr(shellcheck_run, "PROCESSES", 2)
     alone = ShellcheckRuns(monkeypatch)
-    monkeypatch.setattr(shellcheck_run, "_memfd_works", [False])  # the fallback: one each
+    monkeypatch.setattr(shellcheck_run, "_memfd_failed", True)  # the fallback: one each
     one_each = sc_codes(check(blocks(*bodies)))
     assert len(alone.processes) == 7
     sc.reset()
-    monkeypatch.setattr(shellcheck_run, "_memfd_works", [])
+    monkeypatch.setattr(shellcheck_run, "_memfd_failed", False)
     shared = ShellcheckRuns(monkeypatch)
     together = sc_codes(check(blocks(*bodies)))
     assert together == one_each and [c for c, _, _ in together] == ["SC2071"] * 7
@@ -203,11 +203,11 @@ def test_a_batch_that_fails_is_run_block_by_block(binary: str,
         return real(argv, stdin, fds, timeout)
 
     monkeypatch.setattr(shellcheck_run, "_execute", no_dev_fd)
-    monkeypatch.setattr(shellcheck_run, "_memfd_works", [])
+    monkeypatch.setattr(shellcheck_run, "_memfd_failed", False)
     monkeypatch.setattr(shellcheck_run, "PROCESSES", 1)
     found = check(blocks('if [ "$A" > 1 ]; then :; fi', 'if [ "$B" > 2 ]; then :; fi'))
     assert [c for c, _, _ in sc_codes(found)] == ["SC2071", "SC2071"]
-    assert shellcheck_run._memfd_works == [False]
+    assert shellcheck_run._memfd_failed
 
 
 def test_missing_binary_is_skipped_and_logged_once(
@@ -237,14 +237,16 @@ def test_timeout_gives_a_reason_and_bad_output_no_findings(
 
     monkeypatch.setattr(shellcheck_run, "_execute", timing_out)
     options = shellcheck_run.Options("/bin/shellcheck")
-    assert shellcheck_run.run_shellcheck(options, "echo $1\n") == \
+    block = (options, "echo $1\n")
+    assert shellcheck_run.run_many([block], None)[block] == \
         f"ShellCheck did not finish within {shellcheck_run.BLOCK_SECONDS:.3g} s"
 
     def garbage(argv: list[str], stdin: Any, fds: Any, timeout: float) -> Any:
         return shellcheck_run.Outcome(3, b"not json", b"boom")
 
     monkeypatch.setattr(shellcheck_run, "_execute", garbage)
-    assert shellcheck_run.run_shellcheck(options, "echo $2\n") == []
+    block = (options, "echo $2\n")
+    assert shellcheck_run.run_many([block], None)[block] == []
 
 def test_corpus_commands_timing(binary: str, corpus: Path) -> None:
     files = sorted(corpus.glob("**/.claude/commands/*.md"))

@@ -155,15 +155,15 @@ def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],
 
     # Largest first: its ShellCheck process starts first and does not finish last, alone.
     commands = sorted((item for item in todo if slow(item)), key=lambda item: -_size(item[1]))
+    read = {file: read_for_rules(idx, norm(file), Kind.COMMAND, cache)
+            for idx, file, _ in commands}  # parsed once, for the prefetch and the check
     if commands:
         from .command_shellcheck import prefetch
 
-        started = (read_for_rules(idx, norm(file), Kind.COMMAND, cache)
-                   for idx, file, _ in commands)
-        prefetch(found for found in started if found is not None)
+        prefetch(found for found in read.values() if found is not None)
     out: list[Finding] = []
     for idx, file, kind in [item for item in todo if not slow(item)] + commands:
-        out.extend(check_file(idx, file, kind, cache))
+        out.extend(check_file(idx, file, kind, cache, read=read.get(file)))
     return out
 
 

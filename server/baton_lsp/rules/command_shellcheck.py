@@ -13,6 +13,7 @@ from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.shell import classify, cron_line, path_list_line
 from .base import SKIPPED_LOG, RuleContext, get_rule, rule
+from .cache import ShellcheckResults
 from .engine import will_run
 from .shellcheck_cfg import gated, needs_graph
 from .shellcheck_run import Options, Result, run_many, submit
@@ -188,6 +189,26 @@ def _runs(binary: str, version: str, ctx: RuleContext, scripts: list[str]
     return [(Options(binary, exclude, graph=not gate or needs_graph(s)), s) for s in scripts]
 
 
+def _work(doc: CommandFile, ctx: RuleContext
+          ) -> tuple[list[tuple[BashBlock, str, list[int]]], list[tuple[Options, str]],
+                     ShellcheckResults | None]:
+    """What BTN330 hands to ShellCheck in `doc`: the blocks (see `_script_blocks`), how each
+    distinct script runs, and the persistent store of this ShellCheck's results; nothing
+    when ShellCheck is off or not installed."""
+    if ctx.config.shellcheck == "off" or not doc.bash_blocks:
+        return [], [], None
+    binary = _binary()
+    if binary is None:
+        return [], [], None
+    blocks = _script_blocks(doc, ctx)
+    scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # once each
+    if not scripts:
+        return blocks, [], None
+    version = shellcheck_version(binary)
+    store = ctx.results.shellcheck(version) if ctx.results is not None else None
+    return blocks, _runs(binary, version, ctx, scripts), store
+
+
 def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
     """Start ShellCheck now, in the background, on every block BTN330 will ask for in
     `files` (parsed documents and the contexts their rules will run in; give the largest
@@ -196,17 +217,11 @@ def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
     and the rule then finds the results ready or running."""
     this = get_rule("BTN330")
     for doc, ctx in files:
-        if not isinstance(doc, CommandFile) or not doc.bash_blocks or this is None \
-                or ctx.config.shellcheck == "off" or not will_run(this, doc, ctx):
-            continue
-        binary = _binary()
-        if binary is None:
-            return
-        scripts = list(dict.fromkeys(c + "\n" for _, c, _ in _script_blocks(doc, ctx)))
-        if scripts:
-            version = shellcheck_version(binary)
-            store = ctx.results.shellcheck(version) if ctx.results is not None else None
-            submit(_runs(binary, version, ctx, scripts), store, spread=1)
+        if isinstance(doc, CommandFile) and doc.bash_blocks and this is not None \
+                and will_run(this, doc, ctx):
+            _, runs, store = _work(doc, ctx)
+            if runs:
+                submit(runs, store, spread=1)
 
 
 @rule("BTN330", "bash-shellcheck", Severity.WARNING, (Kind.COMMAND,), fixable=True,
@@ -332,20 +347,9 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         echo $COUNT
         ```
     """
-    if ctx.config.shellcheck == "off" or not doc.bash_blocks:
-        return
-    binary = _binary()
-    if binary is None:
-        return
-    blocks = _script_blocks(doc, ctx)
-    scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # once each
-    results: dict[str, Result] = {}
-    if scripts:
-        version = shellcheck_version(binary)
-        store = ctx.results.shellcheck(version) if ctx.results is not None else None
-        runs = _runs(binary, version, ctx, scripts)
-        found = run_many(runs, store)
-        results = {s: found[run] for run, s in zip(runs, scripts, strict=True)}
+    blocks, runs, store = _work(doc, ctx)
+    found = run_many(runs, store) if runs else {}
+    results: dict[str, Result] = {script: found[(options, script)] for options, script in runs}
     checks = list(ctx.config.shellcheck_checks)
     exclude = list(ctx.config.shellcheck_exclude)
     for block, content, removed in blocks:

@@ -82,12 +82,14 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
 
 
 def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None,
-               cache: ResultCache | None = None, memo: bool = True) -> list[Finding]:
+               cache: ResultCache | None = None, memo: bool = True,
+               read: tuple[Any, RuleContext] | None = None) -> list[Finding]:
     """Findings for one file of `index`, recording what its cross-file findings depend on.
 
     `kind` forces how the file is read (for files outside the usual layout). With `cache`
     the findings come from it while the file and its inputs are unchanged, and are stored
-    there after a check (`memo`: see `WorkspaceCache.lookup`)."""
+    there after a check (`memo`: see `WorkspaceCache.lookup`). `read` is what
+    `read_for_rules` gave for this file and `cache` already, when it was asked earlier."""
     from ..paths import norm
 
     key = norm(path)
@@ -99,7 +101,7 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
         store, digest, hit = _lookup(cache, index, key, kind, memo)
         if hit is not None:
             return hit
-    found = read_for_rules(index, key, kind, cache)
+    found = read if read is not None else read_for_rules(index, key, kind, cache)
     if found is None:
         return []
     doc, ctx = found

@@ -26,7 +26,7 @@ import subprocess
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -83,8 +83,8 @@ PROCESSES = os.cpu_count() or 2
 _slots = threading.BoundedSemaphore(PROCESSES)
 """ShellCheck processes running at once, over every thread checking commands: one per core
 keeps the machine busy without a queue of processes fighting over it."""
-_memfd_works: list[bool] = []
-"""Whether batches through `/dev/fd` worked in this process: empty until the first one."""
+_memfd_failed = False
+"""Set when ShellCheck could not read its `/dev/fd` inputs here: one process per block."""
 _inflight: dict[str, Future[Result]] = {}
 """Blocks being checked now, by result key: a second request waits for the first run."""
 _jobs: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
@@ -196,39 +196,41 @@ def _execute(argv: list[str], stdin: bytes | None, pass_fds: Sequence[int],
     OSError."""
     if stdin is not None:
         with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE) as piped:
-            with _workers_lock:
-                _running.add(piped)
+                              stderr=subprocess.PIPE) as piped, _tracked(piped):
             try:
                 stdout, stderr = piped.communicate(stdin, timeout=timeout)
             except subprocess.TimeoutExpired:
                 piped.kill()
                 piped.communicate()
                 raise
-            finally:
-                with _workers_lock:
-                    _running.discard(piped)
         return Outcome(piped.returncode, stdout, stderr)
     out = os.memfd_create("baton-shellcheck-out", os.MFD_CLOEXEC)
     err = os.memfd_create("baton-shellcheck-err", os.MFD_CLOEXEC)
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 pass_fds=tuple(pass_fds))
-        with _workers_lock:
-            _running.add(proc)
-        try:
+        with _tracked(proc):
             if not _exited(proc, timeout):
                 proc.kill()
                 proc.wait()
                 raise subprocess.TimeoutExpired(argv, timeout)
-        finally:
-            with _workers_lock:
-                _running.discard(proc)
         return Outcome(proc.returncode if proc.returncode is not None else -1,
                        _contents(out), _contents(err))
     finally:
         os.close(out)
         os.close(err)
+
+
+@contextlib.contextmanager
+def _tracked(proc: subprocess.Popen[bytes]) -> Iterator[None]:
+    """`proc` is in `_running` (killed at exit) while it is waited for."""
+    with _workers_lock:
+        _running.add(proc)
+    try:
+        yield
+    finally:
+        with _workers_lock:
+            _running.discard(proc)
 
 
 def _exited(proc: subprocess.Popen[bytes], timeout: float) -> bool:
@@ -262,10 +264,11 @@ def _budget_used() -> str:
             "blocks")
 
 
-def _alone(options: Options, script: str, store: ShellcheckResults | None,
+def _alone(options: Options, script: str, key: str, store: ShellcheckResults | None,
            timeout: float) -> Result:
-    """One block piped to its own ShellCheck (see `run_shellcheck`), not looked up."""
-    key = options.key(script)
+    """One block piped to its own ShellCheck (`key` its result's key), not looked up: its
+    comments, or why it was not checked (its time budget, the file's, `BLOCK_SECONDS` at
+    most)."""
     budget = min(timeout, BLOCK_SECONDS)
     if budget <= 0:
         return _budget_used()
@@ -291,21 +294,6 @@ def _alone(options: Options, script: str, store: ShellcheckResults | None,
     return _remember(key, comments)
 
 
-def run_shellcheck(options: Options, script: str, store: ShellcheckResults | None = None,
-                   timeout: float | None = None) -> Result:
-    """One block, piped to its own ShellCheck: its comments, cached by content and options
-    (in memory, and in `store`, the persistent cache of this ShellCheck version); or why
-    it was not checked (over a limit or its time budget, `BLOCK_SECONDS` by default)."""
-    key = options.key(script)
-    found = _known(key, store)
-    if found is not None:
-        return found
-    problem = input_problem(script)
-    if problem is not None:
-        return _remember(key, problem)
-    return _alone(options, script, store, BLOCK_SECONDS if timeout is None else timeout)
-
-
 def _run_batch(options: Options, scripts: Sequence[str], timeout: float
                ) -> list[list[dict[str, Any]]] | None:
     """Several blocks in one ShellCheck process, each an in-memory file; None when that
@@ -327,7 +315,7 @@ def _run_batch(options: Options, scripts: Sequence[str], timeout: float
         return None
     except OSError as exc:
         log.info("cannot hand shellcheck several blocks at once (%s); one by one", exc)
-        _memfd_works[:] = [False]
+        _give_up_memfd()
         return None
     finally:
         for fd in fds:
@@ -335,14 +323,18 @@ def _run_batch(options: Options, scripts: Sequence[str], timeout: float
     comments = _comments(outcome)
     if comments is None:
         if b"openBinaryFile" in outcome.stderr:  # it could not read the in-memory files
-            _memfd_works[:] = [False]
+            _give_up_memfd()
         return None
-    _memfd_works[:] = [True]
     by_path: dict[str, list[dict[str, Any]]] = {path: [] for path in paths}
     for comment in comments:
         if isinstance(comment, dict) and comment.get("file") in by_path:
             by_path[comment["file"]].append(comment)
     return [by_path[path] for path in paths]
+
+
+def _give_up_memfd() -> None:
+    global _memfd_failed
+    _memfd_failed = True
 
 
 def batches(scripts: Sequence[str], count: int) -> list[list[str]]:
@@ -359,23 +351,22 @@ def batches(scripts: Sequence[str], count: int) -> list[list[str]]:
     return sorted((g for g in groups if g), key=lambda g: -sum(map(len, g)))
 
 
-def _check_group(options: Options, group: list[str], store: ShellcheckResults | None,
-                 deadline: float) -> list[Result]:
+def _check_group(options: Options, group: list[str], keys: list[str],
+                 store: ShellcheckResults | None, deadline: float) -> list[Result]:
     """A group's results: one process, or one per block when that did not work."""
     left = deadline - time.monotonic()
     if left <= 0:
         return [_budget_used() for _ in group]
-    if hasattr(os, "memfd_create") and _memfd_works != [False]:
+    if hasattr(os, "memfd_create") and not _memfd_failed:
         found = _run_batch(options, group, min(left, BLOCK_SECONDS))
         if found is not None:
-            out: list[Result] = []
-            for script, comments in zip(group, found, strict=True):
-                key = options.key(script)
+            for key, comments in zip(keys, found, strict=True):
                 if store is not None:
                     store.put(key, comments)
-                out.append(_remember(key, comments))
-            return out
-    return [_alone(options, s, store, deadline - time.monotonic()) for s in group]
+                _remember(key, comments)
+            return list(found)
+    return [_alone(options, script, key, store, deadline - time.monotonic())
+            for script, key in zip(group, keys, strict=True)]
 
 
 def _work() -> None:
@@ -415,22 +406,20 @@ def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | Non
     seconds from now (a batch gets `BLOCK_SECONDS`, then its blocks run one by one)."""
     deadline = time.monotonic() + budget
     futures: dict[tuple[Options, str], Future[Result]] = {}
+    keys = {block: block[0].key(block[1]) for block in dict.fromkeys(blocks)}
     todo: dict[Options, list[str]] = {}
     with _cache_lock:
-        for options, script in dict.fromkeys(blocks):
-            key = options.key(script)
+        for (options, script), key in keys.items():
             running = _inflight.get(key)
-            if running is not None:
-                futures[(options, script)] = running
-                continue
-            future: Future[Result] = Future()
-            futures[(options, script)] = _inflight[key] = future
-            todo.setdefault(options, []).append(script)
+            if running is None:
+                running = _inflight[key] = Future()
+                todo.setdefault(options, []).append(script)
+            futures[(options, script)] = running
     jobs: list[tuple[Options, list[str]]] = []
     for options, scripts in todo.items():
         waiting: list[str] = []
         for script in scripts:
-            key = options.key(script)
+            key = keys[(options, script)]
             found = _known(key, store)
             if found is None:
                 problem = input_problem(script)
@@ -438,36 +427,39 @@ def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | Non
                     waiting.append(script)
                     continue
                 found = _remember(key, problem)
-            _settle(options, script, futures[(options, script)], found)
+            _settle(key, futures[(options, script)], found)
         jobs += [(options, group) for group in batches(waiting, spread or PROCESSES)]
     if jobs:
         _start_workers()
     for options, group in sorted(jobs, key=lambda job: -sum(map(len, job[1]))):
-        _jobs.put((options, group, [futures[(options, s)] for s in group], store, deadline))
+        _jobs.put((options, group, [keys[(options, s)] for s in group],
+                   [futures[(options, s)] for s in group], store, deadline))
     return futures
 
 
-def _settle(options: Options, script: str, future: Future[Result], result: Result) -> None:
+def _settle(key: str, future: Future[Result], result: Result) -> None:
     with _cache_lock:
-        _inflight.pop(options.key(script), None)
+        _inflight.pop(key, None)
     future.set_result(result)
 
 
-def _run_job(options: Options, group: list[str], futures: list[Future[Result]],
-             store: ShellcheckResults | None, deadline: float) -> None:
+def _run_job(options: Options, group: list[str], keys: list[str],
+             futures: list[Future[Result]], store: ShellcheckResults | None,
+             deadline: float) -> None:
     try:
-        results = _check_group(options, group, store, deadline)
+        results = _check_group(options, group, keys, store, deadline)
     except BaseException as exc:  # never leave a waiter hanging
         log.exception("shellcheck run failed")
         results = [f"ShellCheck could not be run: {type(exc).__name__}: {exc}"] * len(group)
-    for script, future, result in zip(group, futures, results, strict=True):
-        _settle(options, script, future, result)
+    for key, future, result in zip(keys, futures, results, strict=True):
+        _settle(key, future, result)
 
 
 def run_many(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | None,
              budget: float = FILE_SECONDS) -> dict[tuple[Options, str], Result]:
-    """Each distinct (options, script) as `run_shellcheck` would give it, checked in about
-    as many processes as there are cores (see `submit`), or taken over from a run already
-    started."""
+    """Each distinct (options, script)'s ShellCheck comments, or why it was not checked (over
+    a limit, out of time), cached by content and options in memory and in `store` (the
+    persistent cache of this ShellCheck version): checked in about as many processes as
+    there are cores (see `submit`), or taken over from a run already started."""
     futures = submit(blocks, store, budget)
     return {block: future.result() for block, future in futures.items()}
