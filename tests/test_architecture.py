@@ -1,6 +1,7 @@
 """The layer order of the README's architecture picture is a checked contract: import-linter
 runs the contracts in pyproject.toml (layers cli > lsp > workflow > rules > workspace > runs
-> parse > model, the core without pygls/lsprotocol, no cycle among a package's modules),
+> parse > model, the core without pygls/lsprotocol, the early start without lsprotocol, no
+cycle among a package's modules),
 and a planted upward import and a planted cycle show the check can fail."""
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def test_the_contracts_hold(tmp_path: Path) -> None:
     config.write_text(_contracts(), encoding="utf-8")
     result = _lint(tmp_path, config, PACKAGE.parent)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 3 kept, 0 broken." in result.stdout
+    assert "Contracts: 4 kept, 0 broken." in result.stdout
 
 
 def test_an_upward_import_and_a_cycle_break_the_contracts(tmp_path: Path) -> None:
@@ -50,12 +51,15 @@ def test_an_upward_import_and_a_cycle_break_the_contracts(tmp_path: Path) -> Non
           "from . import preflight  # noqa: F401")
     plant("runs/store.py", "from __future__ import annotations",
           "import lsprotocol  # noqa: F401")
+    plant("lsp/session.py", "from __future__ import annotations",
+          "from . import server  # noqa: F401")
     config = tmp_path / "contracts.toml"
     config.write_text(_contracts(), encoding="utf-8")
     result = _lint(tmp_path, config, tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     out = result.stdout
-    assert "Contracts: 0 kept, 3 broken." in out
+    assert "Contracts: 0 kept, 4 broken." in out
+    assert "baton_lsp.lsp.session -> baton_lsp.lsp.server" in out
     assert "baton_lsp.rules.conventions -> baton_lsp.workflow.layout" in out
     assert "baton_lsp.runs.store -> lsprotocol" in out
     assert ".preflight -> .diagnostics" in out or ".diagnostics -> .preflight" in out

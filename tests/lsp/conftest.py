@@ -125,6 +125,7 @@ async def setup(client: LanguageClient, request: pytest.FixtureRequest, root: Pa
     client.changed = []  # type: ignore[attr-defined]
     client.asked = []  # type: ignore[attr-defined]
     client.lens_refreshes = 0  # type: ignore[attr-defined]
+    client.lens_refreshed = asyncio.Event()  # type: ignore[attr-defined]
     client.answer = answer  # type: ignore[attr-defined]
 
     @client.feature(CHANGED)
@@ -138,6 +139,7 @@ async def setup(client: LanguageClient, request: pytest.FixtureRequest, root: Pa
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def _refresh(params: Any) -> None:
         client.lens_refreshes += 1  # type: ignore[attr-defined]
+        client.lens_refreshed.set()  # type: ignore[attr-defined]
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:

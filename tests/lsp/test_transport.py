@@ -176,7 +176,7 @@ def test_end_of_input_in_the_middle_of_a_message_exits_with_a_reason(
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from baton_lsp.lsp.transport import Frame, Framer  # noqa: E402
+from baton_lsp.lsp.framing import Frame, Framer  # noqa: E402
 from tests.fuzzing import FRAME_BREAKERS  # noqa: E402
 
 _TEXT = st.text(st.characters(codec="utf-8"), max_size=40)

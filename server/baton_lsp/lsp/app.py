@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .server import BatonServer
+if TYPE_CHECKING:  # pygls and lsprotocol load after the early start (`early`)
+    from .server import BatonServer
 
 FEATURES = (
     "lifecycle",
@@ -25,6 +28,8 @@ FEATURES = (
 
 
 def create_server() -> BatonServer:
+    from .server import BatonServer
+
     server = BatonServer()
     for name in FEATURES:
         try:
@@ -72,12 +77,49 @@ def tune_threads() -> None:
 def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None = None,
           cache: bool = True, cache_dir: Path | None = None) -> int:
     tune_threads()
-    server = create_server()
-    server.use_cache, server.cache_dir = cache, cache_dir
-    setup_logging(server, log_level, log_file)
     if tcp:
+        server = create_server()
+        server.use_cache, server.cache_dir = cache, cache_dir
+        setup_logging(server, log_level, log_file)
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
-    else:
+        return 0
+    from . import early
+
+    if not early.enabled():
+        server = create_server()
+        server.use_cache, server.cache_dir = cache, cache_dir
+        setup_logging(server, log_level, log_file)
         server.start_io()
+        return 0
+    root = logging.getLogger("baton_lsp")
+    root.setLevel(getattr(logging, log_level.upper(), logging.INFO))
+    root.propagate = False
+    held = HeldRecords()
+    root.addHandler(held)
+    session = early.EarlySession()
+    session.use_cache, session.cache_dir = cache, cache_dir
+    start = early.run(sys.stdin.buffer, sys.stdout.buffer, session)
+    server = create_server()
+    server.take_over(start.session)
+    server.protocol.answered.update(start.answered)
+    server.protocol.set_writer(start.writer)
+    root.removeHandler(held)
+    setup_logging(server, log_level, log_file)
+    for record in held.records:  # what the early start logged, now that it can be sent
+        root.handle(record)
+    for message in start.session.config_messages:
+        server.config_error_found(message)
+    server.start_io(start=start)
     return 0
+
+
+class HeldRecords(logging.Handler):
+    """Keeps the early start's log records until the client can be sent them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)

@@ -2,71 +2,22 @@
 
 from __future__ import annotations
 
-import functools
-import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls import uris
+
+from .wire import SEVERITY, TAGS, diagnostic_data, path_to_uri, utf16_col
+from .wire import SOURCE as SOURCE
+from .wire import fix_to_data as fix_to_data
+from .wire import uri_to_path as uri_to_path
 
 if TYPE_CHECKING:  # the core is imported on first use, after `initialize` was answered
-    from ..model.base import Finding, Fix, Range, TextEdit
+    from ..model.base import Finding, Range, TextEdit
 
-SOURCE = "baton"
-
-_SEVERITY = {  # keyed by `Severity` values (a StrEnum compares equal to its value)
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "info": types.DiagnosticSeverity.Information,
-    "hint": types.DiagnosticSeverity.Hint,
-}
-_TAGS = {"unnecessary": types.DiagnosticTag.Unnecessary,
-         "deprecated": types.DiagnosticTag.Deprecated}
-
-
-def path_to_uri(path: str | Path) -> str:
-    return _path_to_uri(str(path))
-
-
-@functools.lru_cache(maxsize=16384)
-def _path_to_uri(path: str) -> str:
-    """Cached: each publication quotes its path, and related locations theirs."""
-    return uris.from_fs_path(path) or Path(path).as_uri()
-
-
-MAX_PATH_BYTES = 4096
-MAX_NAME_BYTES = 255
-
-
-def uri_to_path(uri: str) -> str | None:
-    """The file path of a `file:` URI, or None for any other URI and for one no file can
-    have: a NUL byte (`%00`), a lone surrogate, a path or name too long for the system.
-    Handlers treat None as "not a file of ours"; such paths made every `os` call raise
-    (`embedded null byte`, `File name too long`)."""
-    try:
-        path = uris.to_fs_path(uri)
-    except (ValueError, IndexError):  # urlparse on a malformed netloc ("file://[x")
-        return None
-    if not path or "\x00" in path:
-        return None
-    try:
-        raw = os.fsencode(path)
-    except UnicodeError:
-        return None
-    if len(raw) >= MAX_PATH_BYTES or any(len(part) > MAX_NAME_BYTES
-                                         for part in raw.replace(b"\\", b"/").split(b"/")):
-        return None
-    return path
-
-
-def _utf16_col(line: str, char: int) -> int:
-    if line.isascii():
-        return min(char, len(line))
-    prefix = line[:char]
-    return len(prefix) + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+_SEVERITY = {k: types.DiagnosticSeverity(v) for k, v in SEVERITY.items()}
+_TAGS = {k: types.DiagnosticTag(v) for k, v in TAGS.items()}
 
 
 def _cp_col(line: str, col16: int) -> int:
@@ -121,7 +72,7 @@ def apply_change(source: str, change: types.TextDocumentContentChangeEvent) -> s
 def to_lsp_range(r: Range, lines: Sequence[str]) -> types.Range:
     def pos(line: int, char: int) -> types.Position:
         text = lines[line] if 0 <= line < len(lines) else ""
-        return types.Position(line=max(line, 0), character=_utf16_col(text, max(char, 0)))
+        return types.Position(line=max(line, 0), character=utf16_col(text, max(char, 0)))
 
     return types.Range(start=pos(r.start_line, r.start_char), end=pos(r.end_line, r.end_char))
 
@@ -129,7 +80,7 @@ def to_lsp_range(r: Range, lines: Sequence[str]) -> types.Range:
 def to_lsp_line_range(r: Range, line: str | None) -> types.Range:
     """`r` on a single line whose text is `line`; None means ASCII (columns unchanged)."""
     def col(char: int) -> int:
-        return max(char, 0) if line is None else _utf16_col(line, max(char, 0))
+        return max(char, 0) if line is None else utf16_col(line, max(char, 0))
 
     return types.Range(start=types.Position(line=max(r.start_line, 0), character=col(r.start_char)),
                        end=types.Position(line=max(r.end_line, 0), character=col(r.end_char)))
@@ -148,19 +99,6 @@ def from_lsp_range(r: types.Range, lines: Sequence[str]) -> Range:
     return Range.span(a[0], a[1], b[0], b[1])
 
 
-def fix_to_data(fix: Fix) -> dict[str, Any]:
-    """`fix.model_dump(mode="json")`, written out: dumping through pydantic would build its
-    serialiser on the way to a server's first diagnostics (the test keeps them equal)."""
-    def rng(r: Range) -> dict[str, int]:
-        return {"start_line": r.start_line, "start_char": r.start_char,
-                "end_line": r.end_line, "end_char": r.end_char}
-
-    return {"title": fix.title,
-            "edits": [{"path": e.path, "range": rng(e.range), "new_text": e.new_text}
-                      for e in fix.edits],
-            "safe": fix.safe}
-
-
 def to_diagnostic(f: Finding, lines: Sequence[str],
                   lines_of: Any = None) -> types.Diagnostic:
     """`lines_of(path)` gives other files' lines for related information ranges."""
@@ -171,9 +109,6 @@ def to_diagnostic(f: Finding, lines: Sequence[str],
             location=types.Location(uri=path_to_uri(rel.path),
                                     range=to_lsp_range(rel.range, rel_lines)),
             message=rel.message))
-    data: dict[str, Any] = {"rule": f.rule}
-    if f.fix is not None:
-        data["fix"] = fix_to_data(f.fix)
     return types.Diagnostic(
         range=to_lsp_range(f.range, lines),
         message=f.message,
@@ -183,7 +118,7 @@ def to_diagnostic(f: Finding, lines: Sequence[str],
         source=SOURCE,
         related_information=related or None,
         tags=[_TAGS[t] for t in f.tags if t in _TAGS] or None,
-        data=data,
+        data=diagnostic_data(f),
     )
 
 

@@ -15,9 +15,9 @@ from lsprotocol import types
 
 from ..paths import norm
 from . import diagnostics
+from .framing import QueuedWriter
 from .runs import tracker
 from .server import BatonServer, ClientSettings, uri_path
-from .transport import QueuedWriter
 
 log = logging.getLogger(__name__)
 
@@ -116,20 +116,7 @@ async def fetch_settings(ls: BatonServer) -> None:
         return
     raw = result[0] if result else None
     merged = {**ls.initialization_options.get("settings", {}), **(raw or {})}
-    use_settings(ls, ClientSettings.from_raw(merged))
-
-
-def use_settings(ls: BatonServer, settings: ClientSettings) -> None:
-    """Adopt the client's `baton` settings: trust granted at initialize is never withdrawn
-    by a later settings push, and `baton.logLevel` takes effect at once."""
-    settings.trusted = settings.trusted or bool(ls.initialization_options.get("trusted"))
-    ls.settings = settings
-    level = (settings.log_level or "").upper()
-    if level in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-        logging.getLogger("baton_lsp").setLevel(level)
-    elif settings.log_level:
-        log.warning("baton.logLevel must be debug, info, warning or error, got %r",
-                    settings.log_level)
+    ls.use_settings(ClientSettings.from_raw(merged))
 
 
 def _engine_history(path: str) -> bool:
@@ -186,15 +173,9 @@ def register(server: BatonServer) -> None:
     def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
         with contextlib.suppress(RuntimeError):  # handlers run on the event loop thread
             ls.event_loop = asyncio.get_running_loop()
-        options = params.initialization_options
-        ls.initialization_options = options if isinstance(options, dict) else {}
-        use_settings(ls, ClientSettings.from_raw(ls.initialization_options.get("settings")))
-        folders = [uri_path(f.uri) for f in params.workspace_folders or []]
-        if not folders and params.root_uri:
-            folders = [uri_path(params.root_uri)]
-        elif not folders and params.root_path:
-            folders = [norm(params.root_path)]
-        ls.folders = [Path(f) for f in folders if f]
+        ls.initialize(params.initialization_options,
+                      [f.uri for f in params.workspace_folders or []],
+                      params.root_uri, params.root_path)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: BatonServer, params: types.InitializedParams) -> None:
@@ -222,7 +203,7 @@ def register(server: BatonServer) -> None:
                                        params: types.DidChangeConfigurationParams) -> None:
         settings: Any = params.settings
         if isinstance(settings, dict) and isinstance(settings.get("baton"), dict):
-            use_settings(ls, ClientSettings.from_raw(settings["baton"]))
+            ls.use_settings(ClientSettings.from_raw(settings["baton"]))
         else:
             await fetch_settings(ls)
         await revalidate_all(ls)

@@ -1,0 +1,130 @@
+"""LSP on the wire without lsprotocol: URIs ↔ paths, UTF-16 columns, findings as the JSON of
+a `Diagnostic`. The early start (`early`) publishes the first diagnostics with these before
+lsprotocol is imported; `convert` builds its typed values from the same tables.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pygls import uris  # plain functions over urllib: no lsprotocol behind them
+
+from ..paths import norm
+
+if TYPE_CHECKING:
+    from ..model.base import Finding, Fix, Range
+
+SOURCE = "baton"
+SEVERITY = {"error": 1, "warning": 2, "info": 3, "hint": 4}
+"""LSP `DiagnosticSeverity` by `Severity` value (a StrEnum compares equal to its value)."""
+TAGS = {"unnecessary": 1, "deprecated": 2}
+"""LSP `DiagnosticTag` by finding tag."""
+POSITION_ENCODING = "utf-16"
+"""The only column unit Baton speaks: LSP's default, which every client must support."""
+
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+
+
+def path_to_uri(path: str | Path) -> str:
+    return _path_to_uri(str(path))
+
+
+@functools.lru_cache(maxsize=16384)
+def _path_to_uri(path: str) -> str:
+    """Cached: each publication quotes its path, and related locations theirs."""
+    return uris.from_fs_path(path) or Path(path).as_uri()
+
+
+def uri_to_path(uri: str) -> str | None:
+    """The file path of a `file:` URI, or None for any other URI and for one no file can
+    have: a NUL byte (`%00`), a lone surrogate, a path or name too long for the system.
+    Handlers treat None as "not a file of ours"; such paths made every `os` call raise
+    (`embedded null byte`, `File name too long`)."""
+    try:
+        path = uris.to_fs_path(uri)
+    except (ValueError, IndexError):  # urlparse on a malformed netloc ("file://[x")
+        return None
+    if not path or "\x00" in path:
+        return None
+    try:
+        raw = os.fsencode(path)
+    except UnicodeError:
+        return None
+    if len(raw) >= MAX_PATH_BYTES or any(len(part) > MAX_NAME_BYTES
+                                         for part in raw.replace(b"\\", b"/").split(b"/")):
+        return None
+    return path
+
+
+@functools.lru_cache(maxsize=16384)
+def uri_path(uri: str) -> str | None:
+    """The normalised file path of `uri` (None if it names no file of ours); cached, as
+    every edit, publication and request asks."""
+    path = uri_to_path(uri)
+    return norm(path) if path else None
+
+
+def utf16_col(line: str, char: int) -> int:
+    """The UTF-16 column of code point `char` on `line` (clamped to the line)."""
+    if line.isascii():
+        return min(char, len(line))
+    prefix = line[:char]
+    return len(prefix) + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+
+
+def position(line: int, char: int, lines: Sequence[str]) -> tuple[int, int]:
+    """(line, UTF-16 column) of a core position, both clamped at 0."""
+    text = lines[line] if 0 <= line < len(lines) else ""
+    return max(line, 0), utf16_col(text, max(char, 0))
+
+
+def range_json(r: Range, lines: Sequence[str]) -> dict[str, Any]:
+    (sl, sc), (el, ec) = position(r.start_line, r.start_char, lines), \
+        position(r.end_line, r.end_char, lines)
+    return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
+
+
+def fix_to_data(fix: Fix) -> dict[str, Any]:
+    """`fix.model_dump(mode="json")`, written out: dumping through pydantic would build its
+    serialiser on the way to a server's first diagnostics (the test keeps them equal)."""
+    def rng(r: Range) -> dict[str, int]:
+        return {"start_line": r.start_line, "start_char": r.start_char,
+                "end_line": r.end_line, "end_char": r.end_char}
+
+    return {"title": fix.title,
+            "edits": [{"path": e.path, "range": rng(e.range), "new_text": e.new_text}
+                      for e in fix.edits],
+            "safe": fix.safe}
+
+
+def diagnostic_data(f: Finding) -> dict[str, Any]:
+    """What a diagnostic carries back to code actions: its rule and its fix."""
+    data: dict[str, Any] = {"rule": f.rule}
+    if f.fix is not None:
+        data["fix"] = fix_to_data(f.fix)
+    return data
+
+
+def diagnostic_json(f: Finding, lines: Sequence[str],
+                    lines_of: Callable[[str], Sequence[str]] | None = None) -> dict[str, Any]:
+    """`f` as the JSON of an LSP `Diagnostic`, exactly as lsprotocol writes the one
+    `convert.to_diagnostic` builds (the test compares them on the whole corpus)."""
+    out: dict[str, Any] = {"range": range_json(f.range, lines), "message": f.message,
+                           "severity": SEVERITY[f.severity], "code": f.code,
+                           "codeDescription": {"href": f.url}, "source": SOURCE}
+    if f.related:
+        out["relatedInformation"] = [
+            {"location": {"uri": path_to_uri(rel.path), "range": range_json(
+                rel.range, lines if rel.path == f.path or lines_of is None
+                else lines_of(rel.path))},
+             "message": rel.message} for rel in f.related]
+    tags = [TAGS[t] for t in f.tags if t in TAGS]
+    if tags:
+        out["tags"] = tags
+    out["data"] = diagnostic_data(f)
+    return out
