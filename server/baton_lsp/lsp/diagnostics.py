@@ -16,7 +16,7 @@ from .convert import path_to_uri
 from .server import BatonServer, DocResult, guard, uri_path
 
 if TYPE_CHECKING:
-    from ..model.base import Finding
+    from ..model.base import Finding, Kind
     from ..workspace.index import WorkspaceIndex
     from .scheduling import Entry
 
@@ -113,12 +113,12 @@ async def index_workspace(ls: BatonServer) -> None:
     """Check every file of every workspace once, with work-done progress."""
     roots = ls.discover_roots()
     files: list[str] = []
-    owner: dict[str, WorkspaceIndex] = {}
+    owner: dict[str, tuple[WorkspaceIndex, Kind]] = {}
     for root in roots:
         index = ls.index_for_root(root)
-        for path in index.files():
+        for path, kind in index.files().items():
             files.append(path)
-            owner.setdefault(path, index)
+            owner.setdefault(path, (index, kind))
     token = str(uuid.uuid4())
     progress = False
     window = ls.client_capabilities.window
@@ -137,7 +137,7 @@ async def index_workspace(ls: BatonServer) -> None:
     if cache is not None:
         cache.new_pass()
     open_paths = {uri_path(uri) for uri in ls.workspace.text_documents}
-    closed = [(owner[p], p) for p in files if p not in open_paths]
+    closed = [(owner[p][0], p, owner[p][1]) for p in files if p not in open_paths]
     # Open documents are validated by their own events; the others come from the result
     # cache (`baton check`'s too) where it still holds, in one pass on the pool.
     try:

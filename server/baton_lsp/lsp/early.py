@@ -32,7 +32,7 @@ from .wire import diagnostic_json, uri_path
 
 log = logging.getLogger(__name__)
 
-QUIET_SECONDS = 0.05
+QUIET_SECONDS = 0.02
 """How long after its last message the early start waits for another before handing over:
 editors send `initialized` and the visible documents' `didOpen` right after `initialize`."""
 ENV_SWITCH = "BATON_LSP_EARLY"

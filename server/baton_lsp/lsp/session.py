@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..paths import norm
 
 if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
-    from ..model.base import Finding
+    from ..model.base import Finding, Kind
     from ..model.config import BatonConfig
     from ..rules.cache import ResultCache
     from ..workspace.index import WorkspaceIndex
@@ -278,20 +278,20 @@ class Session:
         if self._result_cache is not None:
             self._result_cache.save()
 
-    def cached_findings(self, files: list[tuple[WorkspaceIndex, str]]
+    def cached_findings(self, files: list[tuple[WorkspaceIndex, str, Kind]]
                         ) -> tuple[dict[str, list[Finding]], list[str]]:
         """(findings of the files whose cached results still hold, the other files), for
-        start-up indexing: one pass over the tree (each file with its workspace's index),
-        input fingerprints taken once."""
+        start-up indexing: one pass over the tree (each file with its workspace's index and
+        the kind its walk found), input fingerprints taken once."""
         cache = self.result_cache()
         if cache is None:
-            return {}, [path for _, path in files]
+            return {}, [path for _, path, _ in files]
         from ..rules.engine import cached
 
         hits: dict[str, list[Finding]] = {}
         todo: list[str] = []
-        for index, path in files:
-            found = cached(cache, index, path)
+        for index, path, kind in files:
+            found = cached(cache, index, path, kind)
             if found is None:
                 todo.append(path)
             else:

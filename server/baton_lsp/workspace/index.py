@@ -48,6 +48,7 @@ class WorkspaceIndex:
 
     def __init__(self, root: Path, config: BatonConfig | None = None) -> None:
         self.root = Path(norm(root))
+        self._prefix = str(self.root).rstrip(os.sep) + os.sep
         self.config = config or BatonConfig()
         self.claude_dir = self.root / ".claude"
         self._read_layout()
@@ -98,7 +99,12 @@ class WorkspaceIndex:
     # -- files --------------------------------------------------------------------------
 
     def rel(self, path: str | Path) -> str:
-        return os.path.relpath(norm(path), self.root).replace(os.sep, "/")
+        key = norm(path)
+        if key.startswith(self._prefix):  # the usual case, without `relpath`'s list work
+            rel = key[len(self._prefix):]
+        else:
+            rel = os.path.relpath(key, self.root)
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
     def kind_of(self, path: str | Path) -> Kind | None:
         rel = self.rel(path)
