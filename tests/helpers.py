@@ -1,9 +1,13 @@
 """Small helpers for tests: applying fix edits to text, picking findings by code, watching
-ShellCheck runs."""
+ShellCheck runs, rewriting a checkpoint as anyone could."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,3 +85,16 @@ class ShellcheckRuns:
 def _read_fd(fd: int) -> str:
     size = os.fstat(fd).st_size
     return os.pread(fd, size, 0).decode("utf-8", "replace")
+
+
+def rewrite_checkpoint(path: Path, edit: Callable[[dict], object]) -> None:
+    """Edit a checkpoint and recompute its plain SHA-256, as anyone can: the checksum says
+    the file is whole, not who wrote it."""
+    from baton_lsp.runs.store import PLACEHOLDER
+
+    data = json.loads(path.read_text())
+    edit(data)
+    data["baton"]["checksum"] = PLACEHOLDER
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+    digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    path.write_text(text.replace(PLACEHOLDER, digest, 1))

@@ -5,19 +5,17 @@ checksum whatever the verdict."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from baton_lsp.runs import signing
 from baton_lsp.runs.store import PLACEHOLDER, CheckpointStore, Entry, verify_file
+from tests.helpers import rewrite_checkpoint
 
 
 @pytest.fixture
@@ -64,15 +62,6 @@ def _save(tmp_path: Path) -> Path:
     return CheckpointStore(tmp_path / "ws", "w").save(_doc(), "saved")
 
 
-def _recompute(path: Path, edit: Callable[[dict], object]) -> None:
-    data = json.loads(path.read_text())
-    edit(data)
-    data["baton"]["checksum"] = PLACEHOLDER
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-    digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-    path.write_text(text.replace(PLACEHOLDER, digest, 1))
-
-
 def _latest(tmp_path: Path) -> Entry:
     return CheckpointStore(tmp_path / "ws", "w").latest()
 
@@ -98,18 +87,18 @@ def test_another_users_key_makes_it_foreign(tmp_path: Path, keys: Path,
 
 def test_an_edit_with_a_recomputed_checksum_is_caught(tmp_path: Path, keys: Path) -> None:
     path = _save(tmp_path)
-    _recompute(path, lambda d: d.update(description="steered"))
+    rewrite_checkpoint(path, lambda d: d.update(description="steered"))
     assert verify_file(path)[1] is None  # whole, by its checksum
     entry = _latest(tmp_path)
     assert entry.ok and entry.trust == signing.EDITED
     assert "changed after Baton wrote it" in (entry.distrust or "")
-    _recompute(path, lambda d: d["baton"].update(mac="hmac-sha256:nonsense"))
+    rewrite_checkpoint(path, lambda d: d["baton"].update(mac="hmac-sha256:nonsense"))
     assert _latest(tmp_path).trust == signing.EDITED
 
 
 def test_a_stripped_signature_is_unsigned(tmp_path: Path, keys: Path) -> None:
     path = _save(tmp_path)
-    _recompute(path, lambda d: d["baton"].pop("mac"))
+    rewrite_checkpoint(path, lambda d: d["baton"].pop("mac"))
     entry = _latest(tmp_path)
     assert entry.ok and entry.trust == signing.UNSIGNED and "no signature" in entry.distrust
 

@@ -13,7 +13,6 @@ resumed, and one Baton did not sign itself is shown but not trusted without
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -21,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import rewrite_checkpoint
+
 from .conftest import Workspace
 
-PLACEHOLDER = "sha256:" + "0" * 64
 BASHRC = "# ~/.bashrc of the user running baton\nexport PS1='$ '\n"
 
 
@@ -172,17 +172,6 @@ def newest(ws: Workspace, wid: str) -> Path:
     return sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json"))[-1]
 
 
-def rewrite(path: Path, edit: Callable[[dict], object]) -> None:
-    """Edit a checkpoint and recompute its plain SHA-256, as anyone can: the checksum says
-    the file is whole, not who wrote it."""
-    data = json.loads(path.read_text())
-    edit(data)
-    data["baton"]["checksum"] = PLACEHOLDER
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-    digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-    path.write_text(text.replace(PLACEHOLDER, digest, 1))
-
-
 def failed_run(ws: Workspace) -> str:
     """A research-only workflow that failed in research: resumable without --force."""
     ws.behave(FAILING)
@@ -211,7 +200,7 @@ def test_a_crafted_checkpoint_steering_paths_outside_is_refused(ws: Workspace,
     outside.mkdir()
     (outside / "plan.md").write_text("# Plan\n\n### Phase 1: Exfiltrate\n\n- [ ] x\n")
     wid = failed_run(ws)
-    rewrite(newest(ws, wid), steer_outside(outside))
+    rewrite_checkpoint(newest(ws, wid), steer_outside(outside))
     before = snapshot(outside)
     r = ws.baton("resume", wid)
     out = r.stdout + r.stderr
@@ -229,7 +218,7 @@ def test_an_edited_checkpoint_is_shown_but_not_trusted(ws: Workspace) -> None:
     def edit(data: dict) -> None:
         data["workflow_description"] = "Look at logging (edited)"
 
-    rewrite(newest(ws, wid), edit)
+    rewrite_checkpoint(newest(ws, wid), edit)
     row = ws.status(wid)
     assert row["status"] == "failed" and row["signature"] == "edited", row
     r = ws.baton("resume", wid)
@@ -262,7 +251,7 @@ def test_a_checkpoint_from_another_machine_needs_trust(ws: Workspace, tmp_path: 
 def test_an_unsigned_checkpoint_needs_trust(ws: Workspace) -> None:
     """A checkpoint without a signature (written by hand, or by a Baton before signatures)."""
     wid = failed_run(ws)
-    rewrite(newest(ws, wid), lambda data: data["baton"].pop("mac", None))
+    rewrite_checkpoint(newest(ws, wid), lambda data: data["baton"].pop("mac", None))
     r = ws.baton("resume", wid)
     out = r.stdout + r.stderr
     assert r.returncode == 2 and "no signature" in out and "--trust-checkpoint" in out, out

@@ -76,41 +76,36 @@ def tune_threads() -> None:
 
 def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None = None,
           cache: bool = True, cache_dir: Path | None = None) -> int:
-    tune_threads()
-    if tcp:
-        server = create_server()
-        server.use_cache, server.cache_dir = cache, cache_dir
-        setup_logging(server, log_level, log_file)
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-        return 0
+    """Serve over stdio (after the early start where it can run: `early`) or TCP."""
     from . import early
 
-    if not early.enabled():
-        server = create_server()
-        server.use_cache, server.cache_dir = cache, cache_dir
-        setup_logging(server, log_level, log_file)
-        server.start_io()
-        return 0
+    tune_threads()
     root = logging.getLogger("baton_lsp")
-    root.setLevel(getattr(logging, log_level.upper(), logging.INFO))
-    root.propagate = False
+    begun: early.Start | None = None
     held = HeldRecords()
-    root.addHandler(held)
-    session = early.EarlySession()
-    session.use_cache, session.cache_dir = cache, cache_dir
-    start = early.run(sys.stdin.buffer, sys.stdout.buffer, session)
+    if not tcp and early.enabled():
+        root.setLevel(getattr(logging, log_level.upper(), logging.INFO))
+        root.propagate = False
+        root.addHandler(held)
+        session = early.EarlySession()
+        session.use_cache, session.cache_dir = cache, cache_dir
+        begun = early.run(sys.stdin.buffer, sys.stdout.buffer, session)
+        root.removeHandler(held)
     server = create_server()
-    server.take_over(start.session)
-    server.protocol.answered.update(start.answered)
-    server.protocol.set_writer(start.writer)
-    root.removeHandler(held)
+    server.use_cache, server.cache_dir = cache, cache_dir
+    if begun is not None:
+        server.carry_on(begun)
     setup_logging(server, log_level, log_file)
     for record in held.records:  # what the early start logged, now that it can be sent
         root.handle(record)
-    for message in start.session.config_messages:
-        server.config_error_found(message)
-    server.start_io(start=start)
+    if begun is not None:
+        for message in begun.session.config_messages:
+            server.config_error_found(message)
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io(start=begun)
     return 0
 
 

@@ -15,7 +15,6 @@ from lsprotocol import types
 
 from ..paths import norm
 from . import diagnostics
-from .framing import QueuedWriter
 from .runs import tracker
 from .server import BatonServer, ClientSettings, uri_path
 
@@ -98,9 +97,7 @@ async def watch_parent(ls: BatonServer, pid: int) -> None:
         await asyncio.sleep(PARENT_POLL_SECONDS)
         if not _process_alive(pid):
             log.warning("client process %d is gone; exiting", pid)
-            flush = getattr(ls.protocol.writer, "flush", None)
-            if callable(flush):  # the line above waits in the writer thread's queue
-                flush(2.0)
+            ls.flush_writer(2.0)  # the line above waits in the writer thread's queue
             os._exit(0)
 
 
@@ -159,11 +156,9 @@ async def first_checks(ls: BatonServer) -> None:
     objects start-up created are frozen out of the garbage collector's way."""
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(ls.checks.wait_idle(), FIRST_CHECKS_WAIT)
-    writer = getattr(ls.protocol, "writer", None)
-    if isinstance(writer, QueuedWriter):
-        # The first diagnostics are queued for the writer thread, which needs the GIL to
-        # send them; a full collection holds it for ~40 ms: send them first.
-        writer.flush(1.0)
+    # The first diagnostics are queued for the writer thread, which needs the GIL to send
+    # them; a full collection holds it for ~40 ms: send them first.
+    ls.flush_writer(1.0)
     gc.collect()
     gc.freeze()
 

@@ -26,6 +26,7 @@ from pygls.protocol import LanguageServerProtocol
 from .. import __version__
 from .capabilities import SERVER_NAME
 from .convert import apply_change, path_to_uri, to_diagnostic
+from .framing import QueuedWriter
 from .scheduling import CheckRunner
 from .session import ClientSettings as ClientSettings
 from .session import DocResult as DocResult
@@ -154,6 +155,19 @@ class BatonServer(LanguageServer, Session):
         self.preflight_shown = ""
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread = threading.get_ident()
+
+    def carry_on(self, start: Start) -> None:
+        """Take over from the early start: its session, its writer, the answers it sent."""
+        self.take_over(start.session)
+        self.protocol.answered.update(start.answered)
+        self.protocol.set_writer(start.writer)
+
+    def flush_writer(self, timeout: float) -> None:
+        """Wait (at most `timeout` s) until what is queued for the client was written (by
+        the stdio writer thread; a TCP stream is written as it goes)."""
+        writer = getattr(self.protocol, "writer", None)
+        if isinstance(writer, QueuedWriter):
+            writer.flush(timeout)
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
                  start: Start | None = None) -> None:
