@@ -25,6 +25,11 @@ class Model(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
+_new = object.__new__
+_set = object.__setattr__
+_RANGE_FIELDS = ("start_line", "start_char", "end_line", "end_char")
+
+
 class Range(Model):
     """A 0-based, end-exclusive span of source text."""
 
@@ -38,13 +43,19 @@ class Range(Model):
     @classmethod
     def of_line(cls, line: int, start: int = 0, end: int = 0) -> Range:
         """A span on a single line (fast path: skips validation on the hot path)."""
-        return cls.model_construct(start_line=line, start_char=start, end_line=line, end_char=end)
+        return cls.span(line, start, line, end)
 
     @classmethod
     def span(cls, start_line: int, start_char: int, end_line: int, end_char: int) -> Range:
-        return cls.model_construct(
-            start_line=start_line, start_char=start_char, end_line=end_line, end_char=end_char
-        )
+        """What `model_construct` builds, in half its time (parsing the corpus makes ~8,000
+        ranges; `tests/model` keeps the two equal)."""
+        r = _new(cls)
+        _set(r, "__dict__", {"start_line": start_line, "start_char": start_char,
+                             "end_line": end_line, "end_char": end_char})
+        _set(r, "__pydantic_fields_set__", set(_RANGE_FIELDS))
+        _set(r, "__pydantic_extra__", None)
+        _set(r, "__pydantic_private__", None)
+        return r
 
     def contains_line(self, line: int) -> bool:
         return self.start_line <= line <= self.end_line

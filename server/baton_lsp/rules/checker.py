@@ -155,12 +155,20 @@ def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],
 
     # Largest first: its ShellCheck process starts first and does not finish last, alone.
     commands = sorted((item for item in todo if slow(item)), key=lambda item: -_size(item[1]))
-    read = {file: read_for_rules(idx, norm(file), Kind.COMMAND, cache)
-            for idx, file, _ in commands}  # parsed once, for the prefetch and the check
+    read: dict[str, Any] = {}  # parsed once, for the prefetch and the check
+
+    def parsed() -> Iterator[tuple[Any, Any]]:
+        """Each command as it is parsed: its blocks go to ShellCheck before the next is
+        read, so the first process starts after one file, not all of them."""
+        for idx, file, _ in commands:
+            found = read[file] = read_for_rules(idx, norm(file), Kind.COMMAND, cache)
+            if found is not None:
+                yield found
+
     if commands:
         from .command_shellcheck import prefetch
 
-        prefetch(found for found in read.values() if found is not None)
+        prefetch(parsed())
     out: list[Finding] = []
     for idx, file, kind in [item for item in todo if not slow(item)] + commands:
         out.extend(check_file(idx, file, kind, cache, read=read.get(file)))
