@@ -286,12 +286,11 @@ class Session:
         cache = self.result_cache()
         if cache is None:
             return {}, [path for _, path, _ in files]
-        from ..rules.engine import cached
+        from ..rules.engine import cached_files
 
         hits: dict[str, list[Finding]] = {}
         todo: list[str] = []
-        for index, path, kind in files:
-            found = cached(cache, index, path, kind)
+        for path, found in cached_files(cache, files):
             if found is None:
                 todo.append(path)
             else:

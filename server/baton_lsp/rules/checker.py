@@ -19,7 +19,7 @@ from ..workspace.config import load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
 from .cache import ResultCache
-from .engine import cached, check_file, read_for_rules
+from .engine import cached_files, check_file, read_for_rules
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
             result.workspaces.append(Path(key))
         return indexes[key]
 
-    targets: list[tuple[WorkspaceIndex, str, Kind | None]] = []
+    targets: list[tuple[WorkspaceIndex, str, Kind]] = []
     seen: set[str] = set()
     for raw in paths:
         path = Path(os.path.abspath(raw))
@@ -124,8 +124,8 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
     todo = targets
     if cache is not None:
         todo = []
-        for idx, file, kind in targets:
-            hit = cached(cache, idx, file, kind)
+        found = cached_files(cache, targets)
+        for (idx, file, kind), (_, hit) in zip(targets, found, strict=True):
             if hit is None:
                 todo.append((idx, file, kind))
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,9 +144,10 @@ def will_run(rule: Rule, doc: Any, ctx: RuleContext) -> bool:
             and rule.applies(follows(rule.convention, doc, ctx.kind, config, ctx.root), config))
 
 
-def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind, memo: bool = True
+def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind, memo: bool = True,
+            store: WorkspaceCache | None = None
             ) -> tuple[WorkspaceCache, Digest | None, list[Finding] | None]:
-    store = cache.workspace(index, tools_key(index.config))
+    store = store or cache.workspace(index, tools_key(index.config))
     digest = store.digest(index, key)
     if digest is None:
         return store, None, None
@@ -167,6 +169,18 @@ def cached(cache: ResultCache, index: WorkspaceIndex, path: str | Path,
     if kind is None:
         return []
     return _lookup(cache, index, key, kind, memo)[2]
+
+
+def cached_files(cache: ResultCache, files: Iterable[tuple[WorkspaceIndex, str, Kind]]
+                 ) -> Iterator[tuple[str, list[Finding] | None]]:
+    """`cached` for each of many files found by a walk (normalised paths with their index
+    and kind): (path, stored findings or None), one workspace lookup per index."""
+    stores: dict[int, WorkspaceCache] = {}
+    for index, path, kind in files:
+        store = stores.get(id(index))
+        if store is None:
+            store = stores[id(index)] = cache.workspace(index, tools_key(index.config))
+        yield path, _lookup(cache, index, path, kind, True, store)[2]
 
 
 def tools_key(config: BatonConfig) -> str:
