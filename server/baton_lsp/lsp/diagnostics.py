@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri
 from .server import BatonServer, DocResult, guard, uri_path
+from .wire import diagnostic_json, publish_diagnostics
 
 if TYPE_CHECKING:
     from ..model.base import Finding, Kind
@@ -41,9 +42,15 @@ def publish(ls: BatonServer, path: str, version: int | None, findings: list[Find
             and (path in ls.published or not findings):
         return
     ls.published.add(path)
-    uri = path_to_uri(path)
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-        uri=uri, version=version, diagnostics=ls.diagnostics_for(path, findings)))
+    lines = ls.lines_of(path)
+    send(ls, path_to_uri(path), version,
+         [diagnostic_json(f, lines, ls.lines_of) for f in findings])
+
+
+def send(ls: BatonServer, uri: str, version: int | None,
+         diagnostics: list[dict[str, Any]]) -> None:
+    """Push `uri`'s diagnostics (already JSON, `wire.diagnostic_json`)."""
+    ls.protocol.send_message(publish_diagnostics(uri, version, diagnostics))
 
 
 async def validate(ls: BatonServer, uri: str, delay: float = 0.0,

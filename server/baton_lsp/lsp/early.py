@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 from .capabilities import initialize_result
 from .framing import READ_BYTES, Frame, Framer, QueuedWriter
 from .session import DocResult, Session
-from .wire import diagnostic_json, uri_path
+from .wire import diagnostic_json, publish_diagnostics, uri_path
 
 log = logging.getLogger(__name__)
 
@@ -190,9 +190,7 @@ class _Reader:
             session.results.pop(path, None)
             return
         session.published.add(path)
-        self.start.writer.write(_frame({
-            "jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
-            "params": {"uri": uri, "version": version, "diagnostics": diagnostics}}))
+        self.start.writer.write(_frame(publish_diagnostics(uri, version, diagnostics)))
 
     def diagnostic(self, msg_id: int | str, params: Any) -> bool:
         """A pull for a document checked here, at the version checked: answered as the

@@ -123,6 +123,10 @@ class BatonProtocol(LanguageServerProtocol):
             except Exception:
                 log.exception("handling textDocument/didChange failed")
 
+    def send_message(self, message: dict[str, Any]) -> None:
+        """Send a message already in its JSON form (see `wire`): no cattrs on the way."""
+        self._send_data(message)
+
     def send_error(self, msg_id: int | str | None, code: int, message: str) -> None:
         """A JSON-RPC error response; `msg_id` None when the request's id is unknowable
         (a body that is not JSON), as JSON-RPC 2.0 prescribes."""

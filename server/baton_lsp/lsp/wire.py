@@ -1,6 +1,8 @@
 """LSP on the wire without lsprotocol: URIs ↔ paths, UTF-16 columns, findings as the JSON of
-a `Diagnostic`. The early start (`early`) publishes the first diagnostics with these before
-lsprotocol is imported; `convert` builds its typed values from the same tables.
+a `Diagnostic` and their publication. Every push of diagnostics is written with these (the
+early start's before lsprotocol is imported, the server's without cattrs, whose first
+publication generated its converters: ~0.1 s); `convert` builds its typed values (pull
+reports, code actions) from the same tables.
 """
 
 from __future__ import annotations
@@ -128,3 +130,13 @@ def diagnostic_json(f: Finding, lines: Sequence[str],
         out["tags"] = tags
     out["data"] = diagnostic_data(f)
     return out
+
+
+def publish_diagnostics(uri: str, version: int | None,
+                        diagnostics: list[dict[str, Any]]) -> dict[str, Any]:
+    """The `textDocument/publishDiagnostics` notification as lsprotocol writes it (no
+    `version` when there is none)."""
+    params: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+    if version is not None:
+        params["version"] = version
+    return {"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": params}
