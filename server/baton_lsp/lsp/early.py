@@ -156,11 +156,12 @@ class _Reader:
         return False
 
     def initialize(self, frame: Frame, msg_id: int | str, params: dict[str, Any]) -> bool:
+        result = initialize_result(params)
+        self.start.writer.write(_frame({"jsonrpc": "2.0", "id": msg_id, "result": result}))
+        # Then the settings: reading them may import the configuration model.
         folders = [f["uri"] for f in params.get("workspaceFolders") or []]
         self.session.initialize(params.get("initializationOptions"), folders,
                                 params.get("rootUri"), params.get("rootPath"))
-        result = initialize_result(params)
-        self.start.writer.write(_frame({"jsonrpc": "2.0", "id": msg_id, "result": result}))
         self.start.answered[msg_id] = result
         self.start.frames.append(frame)
         self.pull = _pull(params)
