@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -216,6 +217,10 @@ def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
     file past `shellcheck_run.BATCH_CHARS`), so the first run while the next file is read,
     and the rule then finds the results ready or running."""
     this = get_rule("BTN330")
+    binary = _binary()
+    if binary is not None:  # its `--version` (a process start) runs while the first is read
+        threading.Thread(target=shellcheck_version, args=(binary,), daemon=True,
+                         name="baton-shellcheck-version").start()
     for doc, ctx in files:
         if isinstance(doc, CommandFile) and doc.bash_blocks and this is not None \
                 and will_run(this, doc, ctx):
