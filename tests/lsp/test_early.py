@@ -242,3 +242,29 @@ def test_diagnostic_json_is_what_lsprotocol_writes() -> None:
             assert diagnostic_json(finding, lines) == unstructure(to_diagnostic(finding, lines))
             compared += 1
     assert compared > 100
+
+
+def test_a_failure_in_the_early_start_hands_every_message_to_the_server(
+        workspace: Path) -> None:
+    """Reading the settings fails after `initialize` was answered: the server still gets
+    every message once, in order, and knows the answer was sent."""
+    script = ("import sys\n"
+              "from baton_lsp.lsp import early\n"
+              "class Broken(early.EarlySession):\n"
+              "    def initialize(self, *args):\n"
+              "        raise RuntimeError('boom')\n"
+              "start = early.run(sys.stdin.buffer, sys.stdout.buffer, Broken())\n"
+              "start.writer.flush(10)\n"
+              "print([f.message.get('method') for f in start.frames], list(start.answered),\n"
+              "      file=sys.stderr)\n")
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}},
+        INITIALIZED,
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}]
+    done = subprocess.run([sys.executable, "-c", script],
+                          input=b"".join(frame(m) for m in messages),
+                          capture_output=True, timeout=TIMEOUT, check=True)
+    assert done.stdout.decode().count("Content-Length") == 1  # the answer to initialize
+    assert done.stderr.decode().strip().splitlines()[-1] == \
+        "['initialize', 'initialized', 'shutdown'] [1]"

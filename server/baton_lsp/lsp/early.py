@@ -125,8 +125,14 @@ class _Reader:
                 return self.start  # and its reader sees the end of input again
             frames = self.start.framer.feed(data)
             for i, frame in enumerate(frames):
-                if not self.handle(frame):
-                    self.start.frames.extend(frames[i:])
+                try:
+                    handled = self.handle(frame)
+                except Exception:  # never a lost message: the server handles it (again)
+                    log.exception("the early start failed on a message; the server takes over")
+                    handled = False
+                if not handled:
+                    kept = any(f is frame for f in self.start.frames)
+                    self.start.frames.extend(frames[i + 1 if kept else i:])
                     return self.start
             if self.initialized:
                 timeout = QUIET_SECONDS
@@ -158,14 +164,14 @@ class _Reader:
     def initialize(self, frame: Frame, msg_id: int | str, params: dict[str, Any]) -> bool:
         result = initialize_result(params)
         self.start.writer.write(_frame({"jsonrpc": "2.0", "id": msg_id, "result": result}))
-        # Then the settings: reading them may import the configuration model.
-        folders = [f["uri"] for f in params.get("workspaceFolders") or []]
-        self.session.initialize(params.get("initializationOptions"), folders,
-                                params.get("rootUri"), params.get("rootPath"))
         self.start.answered[msg_id] = result
         self.start.frames.append(frame)
         self.pull = _pull(params)
         self.initialized = True
+        # Then the settings: reading them may import the configuration model.
+        folders = [f["uri"] for f in params.get("workspaceFolders") or []]
+        self.session.initialize(params.get("initializationOptions"), folders,
+                                params.get("rootUri"), params.get("rootPath"))
         return True
 
     def open(self, params: Any) -> None:
