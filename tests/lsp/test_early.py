@@ -194,28 +194,38 @@ def test_an_initialize_the_early_start_cannot_read_gets_the_servers_error(
         server.proc.wait(TIMEOUT)
 
 
-def test_the_early_start_imports_no_lsprotocol(workspace: Path) -> None:
-    """Run alone on a pipe: it answers and publishes, and lsprotocol is still not loaded."""
-    plan = workspace / PLAN
+def run_alone(session: str, report: str, root: Path, *after: dict[str, Any]
+              ) -> tuple[str, str]:
+    """`early.run` alone in a process on a pipe holding `initialize` (for `root`),
+    `initialized` and `after`: (what it wrote, what `report` printed about its `start`)."""
     script = ("import sys\n"
               "from baton_lsp.lsp import early\n"
-              "start = early.run(sys.stdin.buffer, sys.stdout.buffer, early.EarlySession())\n"
+              f"{session}\n"
+              "start = early.run(sys.stdin.buffer, sys.stdout.buffer, Session())\n"
               "start.writer.flush(10)\n"
-              "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-              "('lsprotocol', 'cattrs')), len(start.frames), file=sys.stderr)\n")
+              f"print({report}, file=sys.stderr)\n")
     messages = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}},
-        INITIALIZED,
-        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
-            "uri": plan.as_uri(), "languageId": "markdown", "version": 1,
-            "text": plan.read_text(encoding="utf-8")}}}]
+            "processId": None, "rootUri": root.as_uri(), "capabilities": {}}},
+        INITIALIZED, *after]
     done = subprocess.run([sys.executable, "-c", script],
                           input=b"".join(frame(m) for m in messages),
                           capture_output=True, timeout=TIMEOUT, check=True)
-    out = done.stdout.decode()
+    return done.stdout.decode(), done.stderr.decode().strip().splitlines()[-1]
+
+
+def test_the_early_start_imports_no_lsprotocol(workspace: Path) -> None:
+    """Run alone on a pipe: it answers and publishes, and lsprotocol is still not loaded."""
+    plan = workspace / PLAN
+    out, report = run_alone(
+        "Session = early.EarlySession",
+        "sorted(m for m in sys.modules if m.split('.')[0] in ('lsprotocol', 'cattrs')), "
+        "len(start.frames)", workspace,
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": plan.as_uri(), "languageId": "markdown", "version": 1,
+            "text": plan.read_text(encoding="utf-8")}}})
     assert out.count("Content-Length") == 2 and '"textDocument/publishDiagnostics"' in out
-    assert done.stderr.decode().split() == ["[]", "3"]  # all three for the server
+    assert report.split() == ["[]", "3"]  # all three for the server
 
 
 def test_diagnostic_json_is_what_lsprotocol_writes() -> None:
@@ -248,23 +258,11 @@ def test_a_failure_in_the_early_start_hands_every_message_to_the_server(
         workspace: Path) -> None:
     """Reading the settings fails after `initialize` was answered: the server still gets
     every message once, in order, and knows the answer was sent."""
-    script = ("import sys\n"
-              "from baton_lsp.lsp import early\n"
-              "class Broken(early.EarlySession):\n"
-              "    def initialize(self, *args):\n"
-              "        raise RuntimeError('boom')\n"
-              "start = early.run(sys.stdin.buffer, sys.stdout.buffer, Broken())\n"
-              "start.writer.flush(10)\n"
-              "print([f.message.get('method') for f in start.frames], list(start.answered),\n"
-              "      file=sys.stderr)\n")
-    messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": workspace.as_uri(), "capabilities": {}}},
-        INITIALIZED,
-        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"}]
-    done = subprocess.run([sys.executable, "-c", script],
-                          input=b"".join(frame(m) for m in messages),
-                          capture_output=True, timeout=TIMEOUT, check=True)
-    assert done.stdout.decode().count("Content-Length") == 1  # the answer to initialize
-    assert done.stderr.decode().strip().splitlines()[-1] == \
-        "['initialize', 'initialized', 'shutdown'] [1]"
+    out, report = run_alone(
+        "class Session(early.EarlySession):\n"
+        "    def initialize(self, *args):\n"
+        "        raise RuntimeError('boom')",
+        "[f.message.get('method') for f in start.frames], list(start.answered)", workspace,
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    assert out.count("Content-Length") == 1  # the answer to initialize
+    assert report == "['initialize', 'initialized', 'shutdown'] [1]"
