@@ -264,5 +264,39 @@ def test_a_failure_in_the_early_start_hands_every_message_to_the_server(
         "        raise RuntimeError('boom')",
         "[f.message.get('method') for f in start.frames], list(start.answered)", workspace,
         {"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
-    assert out.count("Content-Length") == 1  # the answer to initialize
+    assert out.count('"result"') == 1  # the answer to initialize, once
+    assert '"window/logMessage"' in out and "the server takes over" in out  # said at once
     assert report == "['initialize', 'initialized', 'shutdown'] [1]"
+
+
+def _indexed(server: Server) -> dict[str, Any]:
+    return server.until(lambda m: m.get("method") == "window/logMessage"
+                        and "indexed" in m["params"]["message"])
+
+
+def test_a_tree_the_result_cache_holds_is_indexed_before_the_server_loads(
+        workspace: Path) -> None:
+    """Second start on an unchanged tree: every file's findings come from the result
+    cache, published by the early start, each once; the server then answers requests and
+    does not index again. The first start (cold cache) leaves indexing to the server."""
+    published: list[list[str]] = []
+    for run in ("cold", "warm"):
+        server = Server(workspace)
+        try:
+            server.initialize({})
+            server.send(INITIALIZED)
+            line = _indexed(server)["params"]["message"]
+            assert line.startswith("baton_lsp.lsp.early: " if run == "warm"
+                                   else "baton_lsp.lsp.diagnostics: "), line
+            server.send({"jsonrpc": "2.0", "id": 2, "method": "workspace/symbol",
+                         "params": {"query": "Phase"}})
+            assert server.until(lambda m: m.get("id") == 2)["result"]
+            uris = [m["params"]["uri"] for m in server.reader.seen
+                    if m.get("method") == "textDocument/publishDiagnostics"]
+            assert len(uris) == len(set(uris)), "a file was published twice"
+            published.append(sorted(uris))
+        finally:
+            server.close()
+        assert sum("indexed" in m["params"]["message"] for m in server.reader.seen
+                   if m.get("method") == "window/logMessage") == 1
+    assert published[0] == published[1] and len(published[0]) >= 4

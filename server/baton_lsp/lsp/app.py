@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .wire import CLIENT_LOG_FORMAT
+
 if TYPE_CHECKING:  # pygls and lsprotocol load after the early start (`early`)
     from .server import BatonServer
 
@@ -49,7 +51,7 @@ def setup_logging(server: BatonServer, level: str = "INFO", log_file: Path | Non
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     root.propagate = False
     handler = ClientLogHandler(server)
-    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    handler.setFormatter(logging.Formatter(CLIENT_LOG_FORMAT))
     root.addHandler(handler)
     if log_file is not None:
         log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -80,24 +82,19 @@ def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None
     from . import early
 
     tune_threads()
-    root = logging.getLogger("baton_lsp")
     begun: early.Start | None = None
-    held = HeldRecords()
     if not tcp and early.enabled():
+        root = logging.getLogger("baton_lsp")
         root.setLevel(getattr(logging, log_level.upper(), logging.INFO))
         root.propagate = False
-        root.addHandler(held)
         session = early.EarlySession()
         session.use_cache, session.cache_dir = cache, cache_dir
         begun = early.run(sys.stdin.buffer, sys.stdout.buffer, session)
-        root.removeHandler(held)
     server = create_server()
     server.use_cache, server.cache_dir = cache, cache_dir
     if begun is not None:
         server.carry_on(begun)
     setup_logging(server, log_level, log_file)
-    for record in held.records:  # what the early start logged, now that it can be sent
-        root.handle(record)
     if begun is not None:
         for message in begun.session.config_messages:
             server.config_error_found(message)
@@ -108,13 +105,3 @@ def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None
         server.start_io(start=begun)
     return 0
 
-
-class HeldRecords(logging.Handler):
-    """Keeps the early start's log records until the client can be sent them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)

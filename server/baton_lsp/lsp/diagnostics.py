@@ -14,11 +14,11 @@ from lsprotocol import types
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri
 from .server import BatonServer, DocResult, guard, uri_path
+from .session import INDEXED
 from .wire import diagnostic_json, publish_diagnostics
 
 if TYPE_CHECKING:
-    from ..model.base import Finding, Kind
-    from ..workspace.index import WorkspaceIndex
+    from ..model.base import Finding
     from .scheduling import Entry
 
 log = logging.getLogger(__name__)
@@ -117,15 +117,14 @@ def schedule(ls: BatonServer, uri: str, delay: float) -> None:
 
 
 async def index_workspace(ls: BatonServer) -> None:
-    """Check every file of every workspace once, with work-done progress."""
+    """Check every file of every workspace once, with work-done progress (unless the early
+    start did it all from the result cache)."""
+    if ls.indexed:
+        ls.indexed = False
+        return
+    walked = ls.walk_workspaces()
+    files = [path for _, path, _ in walked]
     roots = ls.discover_roots()
-    files: list[str] = []
-    owner: dict[str, tuple[WorkspaceIndex, Kind]] = {}
-    for root in roots:
-        index = ls.index_for_root(root)
-        for path, kind in index.files().items():
-            files.append(path)
-            owner.setdefault(path, (index, kind))
     token = str(uuid.uuid4())
     progress = False
     window = ls.client_capabilities.window
@@ -144,14 +143,14 @@ async def index_workspace(ls: BatonServer) -> None:
     if cache is not None:
         cache.new_pass()
     open_paths = {uri_path(uri) for uri in ls.workspace.text_documents}
-    closed = [(owner[p][0], p, owner[p][1]) for p in files if p not in open_paths]
+    closed = [item for item in walked if item[1] not in open_paths]
     # Open documents are validated by their own events; the others come from the result
     # cache (`baton check`'s too) where it still holds, in one pass on the pool.
     try:
         hits, todo = await loop.run_in_executor(ls.executor, ls.cached_findings, closed)
     except Exception:
         log.exception("reading the result cache failed; checking every file")
-        hits, todo = {}, [path for _, path in closed]
+        hits, todo = {}, [path for _, path, _ in closed]
 
     def done(path: str, findings: list[Finding]) -> None:
         if findings or path in ls.results:
@@ -180,8 +179,7 @@ async def index_workspace(ls: BatonServer) -> None:
         ls.workspace_diagnostic_refresh(None)
     if cache is not None:
         await loop.run_in_executor(ls.executor, cache.save)
-    log.info("indexed %d files in %d workspace(s) (%d from the result cache)", len(files),
-             len(roots), len(hits))
+    log.info(INDEXED, len(files), len(roots), len(hits))
 
 
 

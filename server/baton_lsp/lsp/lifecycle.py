@@ -17,6 +17,7 @@ from ..paths import norm
 from . import diagnostics
 from .runs import tracker
 from .server import BatonServer, ClientSettings, uri_path
+from .wire import log_message
 
 log = logging.getLogger(__name__)
 
@@ -25,10 +26,6 @@ _WATCH_GLOBS = ("**/.claude/**", "**/specs/**", "**/pyproject.toml", "**/baton.t
                 "**/docs/**/plans/**", "**/PLAN.md", "**/plan.md", "**/.claude-plugin/*.json",
                 "**/agents/**/*.md", "**/commands/**/*.md", "**/skills/**/SKILL.md")
 """Everything discovery classifies, wherever a plugin keeps it, and what changes the rules."""
-
-
-_LOG_TYPES = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,
-              logging.INFO: types.MessageType.Info, logging.DEBUG: types.MessageType.Log}
 
 
 class ClientLogHandler(logging.Handler):
@@ -42,15 +39,14 @@ class ClientLogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            level = max(k for k in _LOG_TYPES if k <= max(record.levelno, logging.DEBUG))
-            params = types.LogMessageParams(type=_LOG_TYPES[level], message=self.format(record))
+            message = log_message(record.levelno, self.format(record))
             if threading.get_ident() == self.loop_thread:
                 if self.loop is None:
                     with contextlib.suppress(RuntimeError):
                         self.loop = asyncio.get_running_loop()
-                self.server.window_log_message(params)
+                self.server.protocol.send_message(message)
             elif self.loop is not None:  # a checker thread: never write the transport here
-                self.loop.call_soon_threadsafe(self.server.window_log_message, params)
+                self.loop.call_soon_threadsafe(self.server.protocol.send_message, message)
         except Exception:  # logging must never take the server down
             pass
 

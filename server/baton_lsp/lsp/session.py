@@ -92,6 +92,10 @@ class DocResult:
     findings: list[Finding]
 
 
+INDEXED = "indexed %d files in %d workspace(s) (%d from the result cache)"
+"""The line start-up indexing logs when it is done (clients and benchmarks wait for it)."""
+
+
 class Session:
     """Workspaces, configuration, settings and check results: everything a check needs."""
 
@@ -112,6 +116,9 @@ class Session:
         self._result_cache: ResultCache | None = None
         self._roots: dict[str, Path] = {}
         self._discovered: tuple[tuple[Path, ...], list[Path]] | None = None
+        self.indexed = False
+        """The early start indexed every workspace from the result cache: the server's
+        first indexing pass has nothing left to do."""
 
     def take_over(self, other: Session) -> None:
         """Adopt everything `other` (the early start's session) holds."""
@@ -242,6 +249,19 @@ class Session:
                     roots.append(root)
         self._discovered = (key, roots)
         return list(roots)
+
+    def walk_workspaces(self) -> list[tuple[WorkspaceIndex, str, Kind]]:
+        """Every file of every workspace in the open folders, once (with the first index
+        holding it, and its kind)."""
+        seen: set[str] = set()
+        out: list[tuple[WorkspaceIndex, str, Kind]] = []
+        for root in self.discover_roots():
+            index = self.index_for_root(root)
+            for path, kind in index.files().items():
+                if path not in seen:
+                    seen.add(path)
+                    out.append((index, path, kind))
+        return out
 
     @staticmethod
     def load_core() -> None:

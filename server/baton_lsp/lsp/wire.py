@@ -8,6 +8,7 @@ reports, code actions) from the same tables.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -140,3 +141,16 @@ def publish_diagnostics(uri: str, version: int | None,
     if version is not None:
         params["version"] = version
     return {"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": params}
+
+
+CLIENT_LOG_FORMAT = "%(name)s: %(message)s"
+"""How a log record reads in the client's output (`window/logMessage`)."""
+_MESSAGE_TYPES = ((logging.ERROR, 1), (logging.WARNING, 2), (logging.INFO, 3))
+
+
+def log_message(levelno: int, text: str) -> dict[str, Any]:
+    """`window/logMessage` for a record of level `levelno`: LSP's Error, Warning, Info, or
+    Log for DEBUG and below."""
+    kind = next((t for level, t in _MESSAGE_TYPES if levelno >= level), 4)
+    return {"jsonrpc": "2.0", "method": "window/logMessage",
+            "params": {"type": kind, "message": text}}
