@@ -119,8 +119,8 @@ def schedule(ls: BatonServer, uri: str, delay: float) -> None:
 async def index_workspace(ls: BatonServer) -> None:
     """Check every file of every workspace once, with work-done progress (unless the early
     start did it all from the result cache)."""
-    if ls.indexed:
-        ls.indexed = False
+    indexed, ls.indexed = ls.indexed, None
+    if indexed == tuple(ls.folders):
         return
     walked = ls.walk_workspaces()
     files = [path for _, path, _ in walked]

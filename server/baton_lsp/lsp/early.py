@@ -247,7 +247,7 @@ class _Reader:
         except Exception:  # the server indexes (again) and reports what is wrong
             log.exception("indexing at start-up failed")
             return
-        session.indexed = True
+        session.indexed = tuple(session.folders)
         log.info(INDEXED, len(walked), len(session.discover_roots()), len(hits))
 
     def diagnostic(self, msg_id: int | str, params: Any) -> bool:

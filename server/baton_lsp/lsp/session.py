@@ -116,9 +116,9 @@ class Session:
         self._result_cache: ResultCache | None = None
         self._roots: dict[str, Path] = {}
         self._discovered: tuple[tuple[Path, ...], list[Path]] | None = None
-        self.indexed = False
-        """The early start indexed every workspace from the result cache: the server's
-        first indexing pass has nothing left to do."""
+        self.indexed: tuple[Path, ...] | None = None
+        """The folders whose every workspace the early start indexed from the result cache:
+        the server's first indexing pass of the same folders has nothing left to do."""
 
     def take_over(self, other: Session) -> None:
         """Adopt everything `other` (the early start's session) holds."""
