@@ -1,7 +1,7 @@
 """The early start: `initialize` answered and the first opened documents checked before pygls
 and lsprotocol are imported, then the server takes the connection over.
 
-Importing pygls and lsprotocol takes ~0.5 s on a small machine, and a client shows nothing
+Importing pygls and lsprotocol is most of the server's start-up, and a client shows nothing
 until it has its first diagnostics. So the first messages are read here, on the main thread,
 with the pygls-free layers (`framing`, `wire`, `session`): `initialize` is answered with the
 capabilities pygls would build (`capabilities`), each `textDocument/didOpen` is checked by
@@ -222,8 +222,8 @@ class _Reader:
 
     def index(self) -> None:
         """Nothing more came: when the result cache holds every file of the workspaces, their
-        findings are published here, before pygls loads (a tree of 4,000 files in ~0.2 s),
-        and the server's indexing has nothing left to do. Otherwise the server indexes,
+        findings are published here, before pygls loads, and the server's indexing has
+        nothing left to do. Otherwise the server indexes,
         with progress; the walk and the hashes taken here are kept for it."""
         session = self.session
         if self.pull or not session.use_cache or not session.folders:

@@ -153,7 +153,7 @@ async def first_checks(ls: BatonServer) -> None:
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(ls.checks.wait_idle(), FIRST_CHECKS_WAIT)
     ls.flush_writer(1.0)  # the first diagnostics go out before anything else runs
-    gc.freeze()  # no collection first: ~30 ms on the way to indexing, for a few dozen objects
+    gc.freeze()  # no full collection first: it held up indexing for a few dozen objects
 
 
 def register(server: BatonServer) -> None:

@@ -1,8 +1,8 @@
 """LSP on the wire without lsprotocol: URIs ↔ paths, UTF-16 columns, findings as the JSON of
 a `Diagnostic` and their publication. Every push of diagnostics is written with these (the
 early start's before lsprotocol is imported, the server's without cattrs, whose first
-publication generated its converters: ~0.1 s); `convert` builds its typed values (pull
-reports, code actions) from the same tables.
+publication generated converters on the way to indexing); `convert` builds its typed values
+(pull reports, code actions) from the same tables.
 """
 
 from __future__ import annotations
