@@ -24,6 +24,7 @@ import logging
 import os
 import re
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,8 @@ class Isolation:
         self.prefix = Path(os.path.relpath(run.root, repo.top))
         self.target = repo.branch()
         """The user's branch the phases are merged into (None: a detached HEAD)."""
+        self._worktrees = threading.RLock()
+        """Held while git adds or prunes worktrees (see `open_tree`)."""
         topic = run.paths.get("topic_dir")
         own = [run.root / ".claude" / "data", run.root / ".claude" / "tmp",
                run.root / WORKTREES, run.specs_dir() / AGENT_SCRATCH]
@@ -158,15 +161,21 @@ class Isolation:
         wid = self.run.workflow_id
         path, branch = tree_path(self.root, wid, pid), branch_name(wid, pid)
         try:
-            if os.path.lexists(path):  # `-B` below resets a leftover branch
-                self.discard([pid], branches=False)
-            # git creates the directory itself: the parent must be a real directory of the
-            # workspace, not a link a repository shipped (`confine` refuses one leaving it)
-            confine.makedirs(self.root, path.parent)
-            if os.path.lexists(path):
-                raise confine.UnsafePath(f"refusing to create the worktree {path}: something "
-                                         "is in its place", path)
-            self.repo.run("worktree", "add", "-q", "-B", branch, str(path), base, hooks=False)
+            # One `git worktree add` at a time: the phases of a wave open theirs at once, and
+            # git reading another worktree's half-written admin directory fails ("failed to
+            # read .git/worktrees/<other>/commondir").
+            with self._worktrees:
+                if os.path.lexists(path):  # `-B` below resets a leftover branch
+                    self.discard([pid], branches=False)
+                # git creates the directory itself: the parent must be a real directory of
+                # the workspace, not a link a repository shipped (`confine` refuses one
+                # leaving it)
+                confine.makedirs(self.root, path.parent)
+                if os.path.lexists(path):
+                    raise confine.UnsafePath(f"refusing to create the worktree {path}: "
+                                             "something is in its place", path)
+                self.repo.run("worktree", "add", "-q", "-B", branch, str(path), base,
+                              hooks=False)
             self.copy_included(path)
         except confine.UnsafePath:
             raise
@@ -325,11 +334,12 @@ class Isolation:
             return
         wid = self.run.workflow_id
         confine.check_dir(self.root, self.root / WORKTREES)  # never delete through a link
-        for pid in pids:
-            path = tree_path(self.root, wid, pid)
-            if os.path.lexists(path):
-                shutil.rmtree(path, ignore_errors=True)
-        self.repo.run("worktree", "prune", check=False)
+        with self._worktrees:  # a prune meanwhile could drop a worktree being added
+            for pid in pids:
+                path = tree_path(self.root, wid, pid)
+                if os.path.lexists(path):
+                    shutil.rmtree(path, ignore_errors=True)
+            self.repo.run("worktree", "prune", check=False)
         if branches:
             self.repo.run("branch", "-D", *[branch_name(wid, p) for p in pids], check=False)
 
