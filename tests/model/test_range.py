@@ -24,4 +24,5 @@ def test_span_is_model_construct(a: int, b: int, c: int, d: int) -> None:
         slow.model_copy(update={"end_char": d + 1})
     assert Range.model_validate(fast.model_dump()) == fast
     assert pickle.loads(pickle.dumps(fast)) == slow  # parallel checks send them to workers
-    assert Range.of_line(a, b, d) == Range.span(a, b, a, d)
+    assert Range.of_line(a, b, d) == Range.model_construct(start_line=a, start_char=b,
+                                                          end_line=a, end_char=d)

@@ -91,9 +91,10 @@ def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None
         session.use_cache, session.cache_dir = cache, cache_dir
         begun = early.run(sys.stdin.buffer, sys.stdout.buffer, session)
     server = create_server()
-    server.use_cache, server.cache_dir = cache, cache_dir
     if begun is not None:
-        server.carry_on(begun)
+        server.carry_on(begun)  # with the session's cache settings
+    else:
+        server.use_cache, server.cache_dir = cache, cache_dir
     setup_logging(server, log_level, log_file)
     if begun is not None:
         for message in begun.session.config_messages:

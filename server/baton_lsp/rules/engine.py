@@ -159,22 +159,11 @@ def _lookup(cache: ResultCache, index: WorkspaceIndex, key: str, kind: Kind, mem
     return store, digest, findings
 
 
-def cached(cache: ResultCache, index: WorkspaceIndex, path: str | Path,
-           kind: Kind | None = None, memo: bool = True) -> list[Finding] | None:
-    """The stored findings of `path` while they still hold, else None (check it)."""
-    from ..paths import norm
-
-    key = norm(path)
-    kind = kind or index.kind_of(key)
-    if kind is None:
-        return []
-    return _lookup(cache, index, key, kind, memo)[2]
-
-
 def cached_files(cache: ResultCache, files: Iterable[tuple[WorkspaceIndex, str, Kind]]
                  ) -> Iterator[tuple[str, list[Finding] | None]]:
-    """`cached` for each of many files found by a walk (normalised paths with their index
-    and kind): (path, stored findings or None), one workspace lookup per index."""
+    """The stored findings of files found by a walk (normalised paths with their index and
+    kind) while they still hold: (path, findings or None: check it), one workspace lookup
+    per index."""
     stores: dict[int, WorkspaceCache] = {}
     for index, path, kind in files:
         store = stores.get(id(index))
