@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -36,3 +38,27 @@ def settled(changed_ns: int, before_ns: int, strict: bool = True) -> bool:
     racy = COARSE_RACY_NS if changed_ns % 1_000_000_000 == 0 else FINE_RACY_NS
     return changed_ns + (racy if strict else 0) < before_ns
 
+
+
+_looking: list[list[str]] = []
+
+
+@contextmanager
+def recording_looks() -> Iterator[list[str]]:
+    """Collect every path the workspace discovery looks at (directories listed, files read,
+    names probed) while the block runs: a whole check can then be replayed for as long as
+    none of them changed (`rules/replay.py`). Outside such a block `look` does nothing."""
+    found: list[str] = []
+    _looking.append(found)
+    try:
+        yield found
+    finally:
+        _looking.remove(found)
+
+
+def look(path: str | Path) -> None:
+    """Note that the discovery looked at `path`: its listing if a directory, its content if a
+    file, its existence either way (a name probed inside a directory is covered by a look at
+    the directory: adding or removing it changes the directory)."""
+    if _looking:
+        _looking[-1].append(os.fspath(path))

@@ -128,6 +128,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    fmt = args.format
+    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    cache_dir: Path | None = None
+    request = None
+    if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
+        from ..rules import replay
+        from ..rules.cache import default_dir
+
+        cache_dir = args.cache_dir or default_dir()
+        request = replay.Request(
+            paths=tuple(os.path.abspath(p) for p in args.paths or [Path(".")]),
+            options=(json.dumps([args.select, args.ignore, args.shellcheck]), fmt,
+                     "color" if color else "plain"),
+            cwd=os.getcwd())
+        # Before anything heavy is imported: an unchanged tree needs only `stat`s.
+        replayed = replay.replay(cache_dir, request)
+        if replayed is not None:
+            sys.stdout.write(replayed.output)
+            return EXIT_FINDINGS if replayed.errors and not args.exit_zero else EXIT_OK
+
     from ..model.base import Severity
     from ..rules.base import SKIPPED_LOG
     from ..rules.checker import check_paths
@@ -143,27 +163,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.explain_skips:  # worker processes are forked, so they inherit this level
         logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
     cache = None
-    if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
+    if cache_dir is not None:
         from ..rules.cache import ResultCache
 
-        cache = ResultCache(args.cache_dir)
+        cache = ResultCache(cache_dir)
     result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
-    if not result.workspaces and args.format == "text":
+    if not result.workspaces and fmt == "text":
         print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
               "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)
-    fmt = args.format
     if fmt == "text":
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        sys.stdout.write(output.render_text(result.findings, result.files, color))
+        text = output.render_text(result.findings, result.files, color)
     elif fmt == "json":
-        sys.stdout.write(output.render_json(result.findings))
+        text = output.render_json(result.findings)
     elif fmt == "sarif":
-        sys.stdout.write(output.render_sarif(result.findings))
+        text = output.render_sarif(result.findings)
     else:
-        sys.stdout.write(output.render_github(result.findings))
+        text = output.render_github(result.findings)
+    sys.stdout.write(text)
+    errors = any(f.severity is Severity.ERROR for f in result.findings)
+    if cache is not None and request is not None and result.reads is not None:
+        replay.record(cache.directory, request, result.reads, text, errors, cache.strict)
     if args.exit_zero:
         return EXIT_OK
-    return EXIT_FINDINGS if any(f.severity is Severity.ERROR for f in result.findings) else EXIT_OK
+    return EXIT_FINDINGS if errors else EXIT_OK
 
 
 def cmd_clean(args: argparse.Namespace) -> int:

@@ -22,6 +22,9 @@ Results are stored only when the file and every input last changed before the ch
 started, so a change made while a file is being checked is never hidden. Writes go to a
 temporary file renamed over the old one: concurrent writers (the CLI and the language
 server) never leave a torn file, the last one wins, and a file that cannot be read is a miss.
+
+`replay.py` stores a whole check's output on top of this, tied to the inputs entries here
+record (`WorkspaceCache.reads_of`).
 """
 
 from __future__ import annotations
@@ -223,6 +226,9 @@ class WorkspaceCache:
         self._fingerprints: dict[str, str | None] = {}
         self._generation = 0
         self._new: set[str] = set()
+        self._hit: set[str] = set()
+        """Entries found to hold in this process (`lookup`); with `_new`, the files whose
+        stored entry describes them as they are now."""
         self.dirty = False
         self.hits = 0
         self.misses = 0
@@ -246,6 +252,7 @@ class WorkspaceCache:
         """Forget input fingerprints taken so far (files may have changed since)."""
         with self._lock:
             self._fingerprints.clear()
+            self._hit.clear()
 
     # -- hashing ----------------------------------------------------------------------
 
@@ -406,6 +413,8 @@ class WorkspaceCache:
             self.misses += 1
             return None
         self.hits += 1
+        with self._lock:
+            self._hit.add(self._pack(key))
         return findings, watch
 
     def store(self, index: WorkspaceIndex, key: str, kind: Kind, digest: Digest,
@@ -438,6 +447,25 @@ class WorkspaceCache:
             self._new.add(self._pack(key))
             self.dirty = True
         return True
+
+    def reads_of(self, key: str) -> tuple[list[tuple[str, bool]], float | None] | None:
+        """What the stored result of `key` was computed from — (input path, whether it is a
+        run store's whole tree) — and its expiry, when this process found the entry to hold
+        or stored it; None otherwise (not checked through the cache, or not storable)."""
+        packed = self._pack(key)
+        with self._lock:
+            if packed not in self._hit and packed not in self._new:
+                return None
+            entry = self._entries.get(packed)
+        if not isinstance(entry, dict):
+            return None
+        try:
+            inputs = [(self._unpack(str(path)), bool(tree)) for path, tree, _ in
+                      entry["inputs"]]
+            expires = entry.get("expires")
+            return inputs, None if expires is None else float(expires)
+        except (KeyError, TypeError, ValueError):
+            return None
 
     def export(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Entries stored in this process, and the hashes they use (a worker's results,

@@ -6,6 +6,7 @@ import gc
 import logging
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,12 +15,13 @@ from typing import Any
 
 from ..errors import PathError
 from ..model.base import Finding, Kind
-from ..paths import norm
+from ..paths import look, norm, recording_looks
 from ..workspace.config import load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
 from .cache import ResultCache
-from .engine import cached_files, check_file, read_for_rules
+from .engine import cached_files, check_file, read_for_rules, tools_key
+from .replay import Reads
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,10 @@ class CheckResult:
     findings: list[Finding] = field(default_factory=list)
     files: int = 0
     workspaces: list[Path] = field(default_factory=list)
+    targets: list[tuple[WorkspaceIndex, str, Kind]] = field(default_factory=list)
+    reads: Reads | None = None
+    """With a result cache: everything the check read, if every file's result is tied to
+    its inputs (for `replay.record`)."""
 
 
 _PHASE_HEADING = re.compile(r"^#{1,3} Phase \d", re.MULTILINE)
@@ -83,6 +89,32 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
     files to pay for starting them; 1: in this process). With `cache`, files whose stored
     results still hold are not checked again (looked up here, before any worker starts),
     and what was checked is stored and saved."""
+    started = time.time_ns()
+    with recording_looks() as looked:
+        result = _check_paths(paths, overrides, jobs, cache)
+    if cache is not None and result.workspaces:
+        result.reads = _reads(cache, result, looked, started)
+    return result
+
+
+def _reads(cache: ResultCache, result: CheckResult, looked: list[str],
+           started_ns: int) -> Reads | None:
+    reads = Reads(started_ns, paths=list(looked))
+    for idx, file, _ in result.targets:
+        found = cache.workspace(idx, tools_key(idx.config)).reads_of(file)
+        if found is None:
+            return None
+        inputs, expires = found
+        reads.paths.append(file)
+        for path, tree in inputs:
+            (reads.trees if tree else reads.paths).append(path)
+        if expires is not None:
+            reads.expires = expires if reads.expires is None else min(reads.expires, expires)
+    return reads
+
+
+def _check_paths(paths: list[Path], overrides: dict[str, Any] | None, jobs: int | None,
+                 cache: ResultCache | None) -> CheckResult:
     result = CheckResult()
     indexes: dict[str, WorkspaceIndex] = {}
 
@@ -97,6 +129,7 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
     seen: set[str] = set()
     for raw in paths:
         path = Path(os.path.abspath(raw))
+        look(path)
         if not path.exists():
             if path.is_symlink():
                 raise PathError(f"{raw}: cannot follow this symbolic link (it is broken or "
@@ -121,6 +154,7 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
                     seen.add(file)
                     targets.append((idx, file, kind))
     result.files = len(targets)
+    result.targets = targets
     todo = targets
     if cache is not None:
         todo = []

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..model.config import BatonConfig
+from ..paths import look
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -22,7 +23,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def config_sources(root: Path) -> list[Path]:
-    return [p for p in (root / "pyproject.toml", root / ".claude" / "baton.toml") if p.is_file()]
+    candidates = (root / "pyproject.toml", root / ".claude" / "baton.toml")
+    for path in candidates:
+        look(path)
+    return [p for p in candidates if p.is_file()]
 
 
 def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
-from ..paths import WORKTREES, in_worktrees
+from ..paths import WORKTREES, in_worktrees, look
 
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".hypothesis"}
 
@@ -34,15 +34,21 @@ _PLAN_SHAPE = re.compile(
 """A phase heading (`## Phase 2: ...`, `### Stage 1`) or a task checkbox (`- [ ] ...`)."""
 
 
+def _looked_dir(path: str) -> bool:
+    look(os.path.dirname(path))
+    return os.path.isdir(path)
+
+
 def specs_root(directory: Path) -> bool:
     """True when `directory/specs/` holds a task registry or plans (`specs/plans/`,
     `specs/<topic>/plans/`): a workspace root even without `.claude/`."""
     specs = directory / "specs"
+    look(specs)
     try:
         if (specs / "state.json").is_file() or (specs / "plans").is_dir():
             return True
         with os.scandir(specs) as entries:
-            return any(e.is_dir() and os.path.isdir(os.path.join(e.path, "plans"))
+            return any(e.is_dir() and _looked_dir(os.path.join(e.path, "plans"))
                        for e in entries)
     except OSError:
         return False
@@ -67,6 +73,8 @@ def plugin_layout(root: Path | str) -> PluginLayout | None:
     adds (`"agents": "./extra/"` or a list; custom paths supplement the defaults). None when
     `root` is not a plugin. Cached per manifest mtime, so an edited manifest is re-read."""
     manifest = os.path.join(os.fspath(root), PLUGIN_MANIFEST)
+    look(os.path.dirname(manifest))
+    look(manifest)
     try:
         st = os.stat(manifest)
         mtime: float | None = st.st_mtime
@@ -126,6 +134,7 @@ def _plugin_kind(rel: str, layout: PluginLayout) -> Kind | None:
 def find_root(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds `.claude/` or a `specs/` with
     plans or a registry (the nearest wins: a path is classified relative to its root)."""
+    look(start)
     cur = start if start.is_dir() else start.parent
     cur = Path(os.path.abspath(cur))
     parts = cur.parts
@@ -135,6 +144,9 @@ def find_root(start: Path) -> Path | None:
         idx = len(parts) - 1 - parts[::-1].index(".claude")
         return Path(*parts[:idx]) if idx > 0 else None
     for cand in (cur, *cur.parents):
+        # The names probed, not `cand` itself: a parent such as /tmp changes all the time.
+        look(cand / ".claude")
+        look(cand / ".claude-plugin")
         if (cand / ".claude").is_dir() or specs_root(cand) or (cand / PLUGIN_MANIFEST).is_file():
             return cand
     return None
@@ -176,6 +188,7 @@ def plan_candidate(rel: str) -> bool:
 
 def looks_like_plan(path: Path) -> bool:
     """True when the start of the file has a phase heading or a task checkbox."""
+    look(path)
     try:
         with open(path, "rb") as fh:
             head = fh.read(_SNIFF_BYTES).decode("utf-8", errors="replace")
@@ -280,6 +293,7 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     patterns = list(exclude)
     root_str = os.path.normpath(os.path.abspath(root))
     root_path = Path(root_str)
+    look(root_str)
     try:
         top_files = sorted(n for n in os.listdir(root_str) if n.lower() == "plan.md")
     except OSError:
@@ -297,6 +311,7 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     cut = len(root_str) + 1 if root_str != os.sep else 1
     for top in tops:
         base = os.path.normpath(os.path.join(root_str, top))
+        look(base)
         if os.path.isfile(base) and top not in seen:  # a manifest naming one file
             seen.add(top)
             kind = classify(top, root_path, layout)
@@ -306,6 +321,7 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
         if not os.path.isdir(base):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
+            look(dirpath)
             rel_dir = dirpath[cut:].replace(os.sep, "/") if dirpath.startswith(root_str) \
                 else os.path.relpath(dirpath, root_str).replace(os.sep, "/")
             dirnames[:] = sorted(d for d in dirnames
@@ -337,8 +353,12 @@ def find_workspaces(path: Path) -> list[Path]:
     above = find_root(path)
     if above is not None:
         roots.append(above)
+    look(path)
     if path.is_dir():
         for dirpath, dirnames, _ in os.walk(path):
+            look(dirpath)
+            if ".claude-plugin" in dirnames:  # its listing says whether a manifest is there
+                look(os.path.join(dirpath, ".claude-plugin"))
             here = Path(dirpath)
             if here not in roots and ".claude" not in here.parts and (
                     ".claude" in dirnames or ("specs" in dirnames and specs_root(here))
