@@ -127,6 +127,12 @@ def rules_of_kind(kind: Kind) -> list[Rule]:
     return [_REGISTRY[c] for c in sorted(_REGISTRY) if kind in _REGISTRY[c].kinds]
 
 
+def registered(code: str) -> Rule | None:
+    """The rule `code` if its module is loaded, without importing the other rule modules
+    (`get_rule` loads them all): for work started before the check proper."""
+    return _REGISTRY.get(code)
+
+
 def get_rule(code_or_name: str) -> Rule | None:
     from . import load_all
 

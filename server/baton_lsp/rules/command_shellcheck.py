@@ -13,7 +13,7 @@ from typing import Any
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.shell import classify, cron_line, path_list_line
-from .base import SKIPPED_LOG, RuleContext, get_rule, rule
+from .base import SKIPPED_LOG, RuleContext, registered, rule
 from .cache import ShellcheckResults
 from .engine import will_run
 from .shellcheck_cfg import gated, needs_graph
@@ -216,7 +216,7 @@ def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
     first): each file's blocks go to one process as soon as they are known (more for a
     file past `shellcheck_run.BATCH_CHARS`), so the first run while the next file is read,
     and the rule then finds the results ready or running."""
-    this = get_rule("BTN330")
+    this = registered("BTN330")  # defined below: no need to load every rule module first
     binary = _binary()
     if binary is not None:  # its `--version` (a process start) runs while the first is read
         threading.Thread(target=shellcheck_version, args=(binary,), daemon=True,

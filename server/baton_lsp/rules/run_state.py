@@ -10,6 +10,7 @@ and a resumed run that succeeds clears them.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,17 +46,23 @@ def _runs(ctx: RuleContext, *, any_workflow: bool = False) -> Any:
     re-check only its plan."""
     if ctx.index is None:
         return None
-    root = ctx.index.root
-    base = checkpoints_root(root)
+    base, errors_log, sources = _places(ctx.index.root)
     if any_workflow:
-        ctx.depends_on.add(str(base))
-    ctx.depends_on.add(str(errors_log_path(root)))
+        ctx.depends_on.add(base)
+    ctx.depends_on.add(errors_log)
     # Which workflow runs this plan, and how it stands, is read from every checkpoint: the
     # result cache fingerprints the stores whole (the editor follows runs on its own).
-    ctx.trees.update(str(p) for p in run_sources(root))
+    ctx.trees.update(sources)
     if not os.path.isdir(base):
         return None
     return ctx.index.runs
+
+
+@functools.lru_cache(maxsize=64)
+def _places(root: Path) -> tuple[str, str, tuple[str, ...]]:
+    """The run store's paths of a workspace, as strings (asked for by every plan and agent)."""
+    return (str(checkpoints_root(root)), str(errors_log_path(root)),
+            tuple(str(p) for p in run_sources(root)))
 
 
 def _plan_run(plan: Plan, ctx: RuleContext) -> Any:
