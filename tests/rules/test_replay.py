@@ -16,7 +16,7 @@ import pytest
 
 from baton_lsp.rules.cache import ResultCache
 from baton_lsp.rules.checker import check_paths
-from baton_lsp.rules.replay import Reads, Request, record, replay
+from baton_lsp.rules.replay import Reads, Replayed, Request, Target, record, replay
 from tests.rules.cached_tree import AGENT, PLAN_PATH, REPORT_PATH, run_baton
 
 REPLAYED = "its output replayed"
@@ -101,6 +101,30 @@ def test_every_kind_of_change_is_seen(tree: Path, tmp_path: Path,
     assert "x.md" in same_as_fresh(tmp_path, cache).stdout
 
 
+def test_only_the_files_that_read_a_change_are_checked_again(tree: Path,
+                                                             tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    settle(tree, cache)
+    agent = tree / ".claude/agents/research-specialist.md"
+    agent.write_text(AGENT.replace("REPORT_CREATED", "REPORT_CREATEX"))
+    out = same_as_fresh(tree, cache)
+    # The agent and the command whose Task names it; the plan and its report kept theirs.
+    assert "2 of 4 files read something that changed" in out.stderr
+    assert "0 of 2 files from the result cache" in out.stderr
+    assert "BTN314" in out.stdout
+    again = settle(tree, cache)
+    assert again.stdout == out.stdout
+    (tree / REPORT_PATH).write_text("# Report, longer now\n")
+    out = same_as_fresh(tree, cache)
+    # The report itself and the plan that links it; the agent and the command kept theirs.
+    assert "2 of 4 files read something that changed" in out.stderr
+    # A new file changes a listing the discovery read: everything is looked at again.
+    settle(tree, cache)
+    (tree / ".claude/agents/other.md").write_text(AGENT.replace("research-specialist", "o"))
+    out = same_as_fresh(tree, cache)
+    assert "the tree's shape changed" in out.stderr
+
+
 def test_options_and_paths_are_separate_requests(tree: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     settle(tree, cache)
@@ -116,7 +140,8 @@ def test_options_and_paths_are_separate_requests(tree: Path, tmp_path: Path) -> 
 def test_a_damaged_or_expired_replay_is_a_check(tree: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     settle(tree, cache)
-    (stored,) = (cache / "v1" / "runs").glob("*.json")
+    runs = cache / "v1" / "runs"
+    (stored,) = (p for p in runs.glob("*.json") if not p.name.endswith(".more.json"))
     raw = json.loads(stored.read_text())
     raw["expires"] = 1.0  # a finding judged against the clock has turned
     stored.write_text(json.dumps(raw))
@@ -124,6 +149,17 @@ def test_a_damaged_or_expired_replay_is_a_check(tree: Path, tmp_path: Path) -> N
     for junk in (b"{", b"\xff\xfe", b"[]", json.dumps({**raw, "paths": 3}).encode()):
         stored.write_bytes(junk)
         same_as_fresh(tree, cache)
+    # The details of a partial replay: damaged, or of another check, they are not used.
+    (details,) = runs.glob("*.more.json")
+    raw = json.loads(details.read_text())
+    agent = tree / ".claude/agents/research-specialist.md"
+    for i, junk in enumerate((b"{", json.dumps({**raw, "targets": [[0]]}).encode(),
+                              json.dumps({**raw, "stats": [1, 2]}).encode(),
+                              json.dumps({**raw, "signature": "other"}).encode())):
+        settle(tree, cache)
+        details.write_bytes(junk)
+        agent.write_text(AGENT + f"\nEdit {i}.\n")
+        assert "files read something that changed" not in same_as_fresh(tree, cache).stderr
 
 
 def test_a_replay_needs_no_models(tree: Path, tmp_path: Path) -> None:
@@ -150,7 +186,8 @@ def test_a_file_changed_while_being_checked_is_not_recorded(tree: Path,
                                                             tmp_path: Path) -> None:
     cache = ResultCache(tmp_path / "cache", strict=False)
     result = check_paths([tree], cache=cache)
-    assert result.reads is not None and str(tree / PLAN_PATH) in result.reads.paths
+    assert result.reads is not None
+    assert str(tree / PLAN_PATH) in [t.path for t in result.reads.targets]
     (tree / REPORT_PATH).write_text("# Report, edited after the check read it\n")
     assert not record(cache.directory, request_for(tree), result.reads, "out", False,
                       strict=False)
@@ -163,13 +200,16 @@ def test_a_run_store_is_watched_to_its_last_entry(tmp_path: Path) -> None:
     store = tmp_path / "ws/.claude/data/checkpoints"
     (store / "wf_1").mkdir(parents=True)
     (store / "wf_1/001.json").write_text("{}")
-    reads = Reads(time.time_ns(), paths=[], trees=[str(store)])
+    reads = Reads(time.time_ns(), targets=[Target(str(tmp_path / "ws/plan.md"), "plan",
+                                                  str(tmp_path / "ws"), trees=[str(store)])])
     request = request_for(tmp_path)
     assert record(tmp_path / "cache", request, reads, "out\n", True, strict=False)
     got = replay(tmp_path / "cache", request)
-    assert got is not None and (got.output, got.errors) == ("out\n", True)
+    assert isinstance(got, Replayed) and (got.output, got.errors) == ("out\n", True)
     (store / "wf_1/002.json").write_text("{}")
-    assert replay(tmp_path / "cache", request) is None
+    again = replay(tmp_path / "cache", request)
+    assert not isinstance(again, Replayed)
+    assert again is not None and [t.path for t in again.changed] == [str(tmp_path / "ws/plan.md")]
 
 
 def test_only_the_most_recent_checks_are_kept(tmp_path: Path) -> None:
@@ -180,4 +220,6 @@ def test_only_the_most_recent_checks_are_kept(tmp_path: Path) -> None:
     for i in range(module.MAX_RUNS + 5):
         assert record(tmp_path / "cache", Request((str(i),), (), ""), reads, "", False,
                       strict=False)
-    assert len(list((tmp_path / "cache/v1/runs").glob("*.json"))) == module.MAX_RUNS
+    runs = tmp_path / "cache/v1/runs"
+    assert len(list(runs.glob("*.more.json"))) == module.MAX_RUNS
+    assert len(list(runs.glob("*.json"))) == 2 * module.MAX_RUNS

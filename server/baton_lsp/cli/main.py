@@ -131,7 +131,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     fmt = args.format
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     cache_dir: Path | None = None
-    request = None
+    request = replayed = None
     if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
         from ..rules import replay
         from ..rules.cache import default_dir
@@ -144,13 +144,13 @@ def cmd_check(args: argparse.Namespace) -> int:
             cwd=os.getcwd())
         # Before anything heavy is imported: an unchanged tree needs only `stat`s.
         replayed = replay.replay(cache_dir, request)
-        if replayed is not None:
+        if isinstance(replayed, replay.Replayed):
             sys.stdout.write(replayed.output)
             return EXIT_FINDINGS if replayed.errors and not args.exit_zero else EXIT_OK
 
     from ..model.base import Severity
     from ..rules.base import SKIPPED_LOG
-    from ..rules.checker import check_paths
+    from ..rules.checker import check_paths, recheck
     from . import output
 
     overrides: dict[str, object] = {}
@@ -167,7 +167,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         from ..rules.cache import ResultCache
 
         cache = ResultCache(cache_dir)
-    result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
+    if request is not None and isinstance(replayed, replay.Partial):
+        result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
+    else:
+        result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
     if not result.workspaces and fmt == "text":
         print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
               "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)

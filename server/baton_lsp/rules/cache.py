@@ -448,10 +448,12 @@ class WorkspaceCache:
             self.dirty = True
         return True
 
-    def reads_of(self, key: str) -> tuple[list[tuple[str, bool]], float | None] | None:
+    def reads_of(self, key: str
+                 ) -> tuple[list[tuple[str, bool]], float | None, list[Any]] | None:
         """What the stored result of `key` was computed from — (input path, whether it is a
-        run store's whole tree) — and its expiry, when this process found the entry to hold
-        or stored it; None otherwise (not checked through the cache, or not storable)."""
+        run store's whole tree) — its expiry and its findings (encoded), when this process
+        found the entry to hold or stored it; None otherwise (not checked through the
+        cache, or not storable)."""
         packed = self._pack(key)
         with self._lock:
             if packed not in self._hit and packed not in self._new:
@@ -463,7 +465,8 @@ class WorkspaceCache:
             inputs = [(self._unpack(str(path)), bool(tree)) for path, tree, _ in
                       entry["inputs"]]
             expires = entry.get("expires")
-            return inputs, None if expires is None else float(expires)
+            return inputs, None if expires is None else float(expires), \
+                list(entry["findings"])
         except (KeyError, TypeError, ValueError):
             return None
 

@@ -21,7 +21,7 @@ from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
 from .cache import ResultCache
 from .engine import cached_files, check_file, read_for_rules, tools_key
-from .replay import Reads
+from .replay import Partial, Reads, Target
 
 log = logging.getLogger(__name__)
 
@@ -88,43 +88,75 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
     `jobs` is the number of worker processes (None: one per core once there are enough
     files to pay for starting them; 1: in this process). With `cache`, files whose stored
     results still hold are not checked again (looked up here, before any worker starts),
-    and what was checked is stored and saved."""
+    what was checked is stored and saved, and `reads` tells what the check read."""
     started = time.time_ns()
+    result = CheckResult()
     with recording_looks() as looked:
-        result = _check_paths(paths, overrides, jobs, cache)
+        targets = _find_targets(paths, _Indexes(overrides, result))
+        _check_targets(result, targets, jobs, cache)
     if cache is not None and result.workspaces:
-        result.reads = _reads(cache, result, looked, started)
+        result.reads = _reads(cache, result.targets, looked, started)
     return result
 
 
-def _reads(cache: ResultCache, result: CheckResult, looked: list[str],
-           started_ns: int) -> Reads | None:
+def recheck(partial: Partial, overrides: dict[str, Any] | None = None,
+            jobs: int | None = None, cache: ResultCache | None = None) -> CheckResult:
+    """The result of a stored check of which only some files changed (see `replay`): those
+    are checked again, as that check found them (workspace root and kind), the others keep
+    their stored findings. No walk: the tree's shape is what it was."""
+    from .cache import decode_finding
+
+    started = time.time_ns()
+    result = CheckResult()
+    indexes = _Indexes(overrides, result)
+    with recording_looks() as looked:
+        targets = [(indexes.get(Path(t.root)), t.path, Kind(t.kind)) for t in partial.changed]
+        _check_targets(result, targets, jobs, cache)
+    result.files += len(partial.kept)
+    for target in partial.kept:
+        result.findings.extend(decode_finding(raw) for raw in target.findings)
+    result.findings.sort(key=Finding.sort_key)
+    if cache is not None:
+        reads = _reads(cache, result.targets, looked, started)
+        if reads is not None:
+            reads.paths += partial.shape
+            reads.targets += partial.kept
+        result.reads = reads
+    return result
+
+
+class _Indexes:
+    """One `WorkspaceIndex` per workspace root a check meets, in the order met."""
+
+    def __init__(self, overrides: dict[str, Any] | None, result: CheckResult) -> None:
+        self.overrides = overrides
+        self.result = result
+        self.known: dict[str, WorkspaceIndex] = {}
+
+    def get(self, root: Path) -> WorkspaceIndex:
+        key = norm(root)
+        if key not in self.known:
+            self.known[key] = WorkspaceIndex(root, load_config(root, self.overrides))
+            self.result.workspaces.append(Path(key))
+        return self.known[key]
+
+
+def _reads(cache: ResultCache, targets: list[tuple[WorkspaceIndex, str, Kind]],
+           looked: list[str], started_ns: int) -> Reads | None:
     reads = Reads(started_ns, paths=list(looked))
-    for idx, file, _ in result.targets:
+    for idx, file, kind in targets:
         found = cache.workspace(idx, tools_key(idx.config)).reads_of(file)
         if found is None:
             return None
-        inputs, expires = found
-        reads.paths.append(file)
-        for path, tree in inputs:
-            (reads.trees if tree else reads.paths).append(path)
-        if expires is not None:
-            reads.expires = expires if reads.expires is None else min(reads.expires, expires)
+        inputs, expires, findings = found
+        reads.targets.append(Target(
+            file, kind.value, str(idx.root), inputs=[p for p, tree in inputs if not tree],
+            trees=[p for p, tree in inputs if tree], findings=findings, expires=expires))
     return reads
 
 
-def _check_paths(paths: list[Path], overrides: dict[str, Any] | None, jobs: int | None,
-                 cache: ResultCache | None) -> CheckResult:
-    result = CheckResult()
-    indexes: dict[str, WorkspaceIndex] = {}
-
-    def index_for(root: Path) -> WorkspaceIndex:
-        key = norm(root)
-        if key not in indexes:
-            indexes[key] = WorkspaceIndex(root, load_config(root, overrides))
-            result.workspaces.append(Path(key))
-        return indexes[key]
-
+def _find_targets(paths: list[Path], indexes: _Indexes
+                  ) -> list[tuple[WorkspaceIndex, str, Kind]]:
     targets: list[tuple[WorkspaceIndex, str, Kind]] = []
     seen: set[str] = set()
     for raw in paths:
@@ -137,7 +169,7 @@ def _check_paths(paths: list[Path], overrides: dict[str, Any] | None, jobs: int 
             raise PathError(f"{raw}: no such file or directory")
         if path.is_file():
             root = find_root(path) or path.parent
-            idx = index_for(root)
+            idx = indexes.get(root)
             kind = idx.kind_of(path) or guess_kind(path)
             if kind is None:
                 continue
@@ -148,11 +180,16 @@ def _check_paths(paths: list[Path], overrides: dict[str, Any] | None, jobs: int 
         roots = find_workspaces(path)
         prefix = norm(path) + os.sep
         for root in roots:
-            idx = index_for(root)
+            idx = indexes.get(root)
             for file, kind in idx.files().items():
                 if (file + os.sep).startswith(prefix) and file not in seen:
                     seen.add(file)
                     targets.append((idx, file, kind))
+    return targets
+
+
+def _check_targets(result: CheckResult, targets: list[tuple[WorkspaceIndex, str, Kind]],
+                   jobs: int | None, cache: ResultCache | None) -> None:
     result.files = len(targets)
     result.targets = targets
     todo = targets
@@ -175,7 +212,6 @@ def _check_paths(paths: list[Path], overrides: dict[str, Any] | None, jobs: int 
         log.info("%d of %d files from the result cache in %s", len(targets) - len(todo),
                  len(targets), cache.directory)
     result.findings.sort(key=Finding.sort_key)
-    return result
 
 
 def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],

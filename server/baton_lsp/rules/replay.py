@@ -1,18 +1,24 @@
 """Replaying a whole `baton check` whose inputs have not changed (like git's untracked cache,
-one level above the per-file result cache).
+one level above the per-file result cache), or only the part of it that did.
 
 A check's output is decided by the request (the paths, the options, the working directory,
-Baton's own code, the ShellCheck binary) and by what it read: the directories the discovery
-listed and the files it read or probed (`paths.look`), every checked file, and every input
-the result cache recorded for each of them. When every one of those last changed safely
-before the check started (`paths.settled`), the check stores its output with one hash over
-their `stat`s. The next identical request `stat`s those paths and nothing else; if each looks
-the same it prints the stored output: no walk, no hashing, no models, no rules (this module
-imports neither pydantic nor anything that does). Anything else — a difference, a stored
-expiry passed, a damaged file — and the check runs as usual, then records again.
+Baton's own code, the ShellCheck binary) and by what it read: the tree's shape — the
+directories the discovery listed and the files it read or probed (`paths.look`) — and, for
+each checked file, the file and every input the result cache recorded for it. When every
+one of those last changed safely before the check started (`paths.settled`), the check
+stores its output with one hash over their `stat`s, and beside it each path's `stat` and
+each file's findings and inputs.
 
-The stored files live beside the per-file results, `v1/runs/<hash of the request>.json`,
-and `baton clean` removes them with the rest.
+The next identical request `stat`s those paths and nothing else. If each looks the same, it
+prints the stored output: no walk, no hashing, no models, no rules (this module imports
+neither pydantic nor anything that does). If only files changed — no listing, nothing the
+discovery looked at — the files that read a changed path are checked again (through the
+result cache) and the others keep their stored findings: no walk either. Anything else — the
+tree's shape changed, a stored expiry passed, a damaged file — and the check runs as usual.
+Each check then records again.
+
+The stored files live beside the per-file results, `v1/runs/<hash of the request>.json` and
+`….more.json`, and `baton clean` removes them with the rest.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..paths import settled
 from .cache import FORMAT, TREE_MAX_ENTRIES, atomic_write, code_fingerprint, read_json
@@ -39,6 +46,10 @@ MAX_RUNS = 64
 
 _INO_MASK = (1 << 63) - 1
 """Inode numbers are unsigned 64-bit; the signature packs signed ones."""
+_isabs = (lambda p: p.startswith("/")) if os.sep == "/" else os.path.isabs
+"""`os.path.isabs` without its overhead where that is all it does (a call per path read)."""
+_STAT_WIDTH = 4
+"""Integers per path in the stored `stat`s: size, mtime, ctime, inode."""
 
 
 @dataclass(frozen=True)
@@ -62,15 +73,31 @@ class Request:
 
 
 @dataclass
+class Target:
+    """One checked file as the result cache holds it: what its findings came from."""
+
+    path: str
+    kind: str
+    """A `Kind` value."""
+    root: str
+    """Its workspace root."""
+    inputs: list[str] = field(default_factory=list)
+    trees: list[str] = field(default_factory=list)
+    """Run stores (checkpoint and lock directories) whose every entry was an input."""
+    findings: list[Any] = field(default_factory=list)
+    """Encoded as the result cache stores them (`cache.encode_finding`)."""
+    expires: float | None = None
+
+
+@dataclass
 class Reads:
     """Everything a check read, gathered while it ran; `None` in `CheckResult` when some
     file's result could not be tied to its inputs (then nothing is recorded)."""
 
     started_ns: int
     paths: list[str] = field(default_factory=list)
-    trees: list[str] = field(default_factory=list)
-    """Run stores (checkpoint and lock directories) whose every entry was an input."""
-    expires: float | None = None
+    """The tree's shape: what the discovery looked at."""
+    targets: list[Target] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -81,12 +108,24 @@ class Replayed:
     paths: int
 
 
-def _signature(base: str, rels: list[str], settled_before: int | None = None,
-               strict: bool = True) -> str | None:
-    """One hash over the `stat` of every path (`base` + each; size, mtime, ctime, inode; a
-    missing path by its error): equal only while none of them changed. With
-    `settled_before`, None when a path changed after (or just before) that time: the same
-    `stat` judges both, so nothing can change between the judgement and the hash."""
+@dataclass(frozen=True)
+class Partial:
+    """Only files changed since the stored check: check `changed` again, keep `kept`."""
+
+    changed: list[Target]
+    """To check again (path, kind and root only)."""
+    kept: list[Target]
+    """Unchanged, with their stored findings and inputs."""
+    shape: list[str]
+    """What the stored check's discovery looked at (unchanged)."""
+
+
+def _stats(base: str, rels: list[str], settled_before: int | None = None,
+           strict: bool = True) -> list[int] | None:
+    """The `stat` of every path (`base` + each; size, mtime, ctime, inode; a missing path by
+    its error), flat. With `settled_before`, None when a path changed after (or just
+    before) that time: the same `stat` judges both, so nothing can change between the
+    judgement and what is stored."""
     flat: list[int] = []
     add = flat.extend
     st_ = os.stat
@@ -100,6 +139,11 @@ def _signature(base: str, rels: list[str], settled_before: int | None = None,
                 max(st.st_ctime_ns, st.st_mtime_ns), settled_before, strict):
             return None
         add((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _INO_MASK))
+    return flat
+
+
+def _signature(flat: list[int]) -> str:
+    """One hash over the `stat`s: equal only while none of the paths changed."""
     return hashlib.blake2b(array.array("q", flat).tobytes(), digest_size=20).hexdigest()
 
 
@@ -107,10 +151,12 @@ def _runs_dir(directory: Path) -> Path:
     return Path(directory) / FORMAT / "runs"
 
 
-def replay(directory: Path, request: Request) -> Replayed | None:
-    """The stored output of `request`, if nothing it was computed from has changed since."""
+def replay(directory: Path, request: Request) -> Replayed | Partial | None:
+    """The stored output of `request` if nothing it was computed from has changed since;
+    what to check again if only files changed; None: check everything."""
     key = request.key()
-    raw = read_json(_runs_dir(directory) / f"{key}.json")
+    runs = _runs_dir(directory)
+    raw = read_json(runs / f"{key}.json")
     if not isinstance(raw, dict) or raw.get("key") != key:
         return None
     try:
@@ -123,12 +169,49 @@ def replay(directory: Path, request: Request) -> Replayed | None:
             return None
     except (KeyError, TypeError, ValueError):
         return None
-    if _signature(base, rels) != expected:
-        log.info("something the last check read has changed: checking")
+    now = _stats(base, rels)
+    assert now is not None  # no settling asked for
+    if _signature(now) == expected:
+        log.info("nothing the last identical check read has changed (%d paths): its output "
+                 "replayed", len(rels))
+        return Replayed(output, errors, len(rels))
+    return _partial(runs / f"{key}.more.json", key, expected, base, rels, now)
+
+
+def _partial(path: Path, key: str, signature: str, base: str, rels: list[str],
+             now: list[int]) -> Partial | None:
+    raw = read_json(path)
+    try:
+        if not isinstance(raw, dict) or raw.get("key") != key \
+                or raw.get("signature") != signature:
+            return None
+        before, shape_at = list(raw["stats"]), [int(i) for i in raw["shape"]]
+        if len(before) != len(now):
+            return None
+        changed = {i for i in range(len(rels))
+                   if now[i * _STAT_WIDTH:(i + 1) * _STAT_WIDTH]
+                   != before[i * _STAT_WIDTH:(i + 1) * _STAT_WIDTH]}
+        if changed.intersection(shape_at):
+            log.info("the tree's shape changed since the last identical check: checking")
+            return None
+        redo: list[Target] = []
+        kept: list[Target] = []
+        for at, kind, root, deps, findings, expires in raw["targets"]:
+            at, deps = int(at), [int(i) for i in deps]
+            target = Target(base + rels[at], str(kind), str(root))
+            if changed.intersection(deps) or (
+                    expires is not None and time.time() >= float(expires)):
+                redo.append(target)
+                continue
+            target.inputs = [base + rels[i] for i in deps if i != at]
+            target.findings = list(findings)
+            target.expires = None if expires is None else float(expires)
+            kept.append(target)
+    except (KeyError, TypeError, ValueError, IndexError):
         return None
-    log.info("nothing the last identical check read has changed (%d paths): its output "
-             "replayed", len(rels))
-    return Replayed(output, errors, len(rels))
+    log.info("%d of %d files read something that changed since the last identical check: "
+             "checking them again", len(redo), len(redo) + len(kept))
+    return Partial(redo, kept, [base + rels[i] for i in shape_at])
 
 
 def _tree_entries(root: str) -> list[str] | None:
@@ -156,30 +239,53 @@ def record(directory: Path, request: Request, reads: Reads, output: str, errors:
            strict: bool = True) -> bool:
     """Store `output` for `request`; False (nothing stored) when anything read changed too
     recently to be sure the check saw it as it is now, or the cache cannot be written."""
-    paths = list(reads.paths)
-    for tree in reads.trees:
-        entries = _tree_entries(tree)
-        if entries is None:
-            return False
-        paths += entries
-    paths = list(dict.fromkeys(os.path.abspath(p) for p in paths))
-    try:
-        base = os.path.commonpath(paths) if paths else ""
-    except ValueError:  # paths on different drives
-        base = ""
-    base = "" if base == os.path.dirname(base) else base  # the file system's root
+    index: dict[str, int] = {}
+    paths: list[str] = []
+
+    def at(path: str) -> int:
+        found = index.get(path)
+        if found is None:
+            absolute = path if _isabs(path) else os.path.abspath(path)
+            found = index.get(absolute)
+            if found is None:
+                found = index[absolute] = len(paths)
+                paths.append(absolute)
+            index[path] = found
+        return found
+
+    shape = sorted({at(p) for p in reads.paths})
+    rows: list[list[Any]] = []
+    expires: float | None = None
+    for target in reads.targets:
+        deps = {at(target.path), *(at(p) for p in target.inputs)}
+        for tree in target.trees:
+            entries = _tree_entries(tree)
+            if entries is None:
+                return False
+            deps.update(at(p) for p in entries)
+        rows.append([at(target.path), target.kind, target.root, sorted(deps),
+                     target.findings, target.expires])
+        if target.expires is not None:
+            expires = target.expires if expires is None else min(expires, target.expires)
+    base = os.path.commonprefix(paths)  # noqa: RUF071 - any string prefix shortens them
     rels = [p[len(base):] for p in paths]
-    signature = _signature(base, rels, reads.started_ns, strict)
-    if signature is None:
+    flat = _stats(base, rels, reads.started_ns, strict)
+    if flat is None:
         log.info("not storing the check for replay: something it read changed while it ran")
         return False
-    data = {"key": request.key(), "base": base, "paths": rels, "signature": signature,
-            "expires": reads.expires, "output": output, "errors": errors}
+    key = request.key()
+    signature = _signature(flat)
+    main = {"key": key, "base": base, "paths": rels, "signature": signature,
+            "expires": expires, "output": output, "errors": errors}
+    more = {"key": key, "signature": signature, "stats": flat, "shape": shape,
+            "targets": rows}
     runs = _runs_dir(directory)
     try:
-        atomic_write(runs / f"{data['key']}.json",
-                     json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-                     .encode("utf-8", "surrogateescape"))
+        # The details first: a reader that finds the new main file finds them too.
+        for name, data in ((f"{key}.more.json", more), (f"{key}.json", main)):
+            atomic_write(runs / name, json.dumps(data, separators=(",", ":"),
+                                                 ensure_ascii=False)
+                         .encode("utf-8", "surrogateescape"))
     except OSError as exc:
         log.warning("cannot write the cache %s: %s", runs, exc)
         return False
@@ -188,13 +294,15 @@ def record(directory: Path, request: Request, reads: Reads, output: str, errors:
 
 
 def _evict(runs: Path) -> None:
-    """Keep the `MAX_RUNS` most recently written checks."""
+    """Keep the `MAX_RUNS` most recently written checks (each a main file and its details)."""
     try:
         with os.scandir(runs) as it:
             found = [(e.stat().st_mtime_ns, e.path) for e in it
-                     if e.name.endswith(".json") and stat.S_ISREG(e.stat().st_mode)]
+                     if e.name.endswith(".json") and not e.name.endswith(".more.json")
+                     and stat.S_ISREG(e.stat().st_mode)]
     except OSError:
         return
     for _, path in sorted(found)[:-MAX_RUNS]:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+        for victim in (path, path[:-len(".json")] + ".more.json"):
+            with contextlib.suppress(OSError):
+                os.unlink(victim)
