@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -40,15 +42,22 @@ def settled(changed_ns: int, before_ns: int, strict: bool = True) -> bool:
 
 
 
-_looking: list[list[str]] = []
+Look = tuple[str, str, str | None]
+"""(path, how it was looked at, what was seen): see `look`."""
+
+CONTENT, KIND, LISTING = "content", "kind", "listing"
+"""How a path was looked at: its content was read (anything about it may matter), only
+whether it exists and is a directory or a file, or the names in a directory."""
+
+_looking: list[list[Look]] = []
 
 
 @contextmanager
-def recording_looks() -> Iterator[list[str]]:
+def recording_looks() -> Iterator[list[Look]]:
     """Collect every path the workspace discovery looks at (directories listed, files read,
     names probed) while the block runs: a whole check can then be replayed for as long as
     none of them changed (`rules/replay.py`). Outside such a block `look` does nothing."""
-    found: list[str] = []
+    found: list[Look] = []
     _looking.append(found)
     try:
         yield found
@@ -56,9 +65,50 @@ def recording_looks() -> Iterator[list[str]]:
         _looking.remove(found)
 
 
-def look(path: str | Path) -> None:
-    """Note that the discovery looked at `path`: its listing if a directory, its content if a
-    file, its existence either way (a name probed inside a directory is covered by a look at
-    the directory: adding or removing it changes the directory)."""
+def look(path: str | Path, how: str = CONTENT) -> None:
+    """Note that the discovery looked at `path`: read it (`CONTENT`) or asked only whether
+    it is there and what it is (`KIND`). Directories listed go through `look_listing`."""
     if _looking:
-        _looking[-1].append(os.fspath(path))
+        path = os.fspath(path)
+        _looking[-1].append((path, how, kind_of_path(path) if how == KIND else None))
+
+
+def look_listing(path: str, dirs: Iterable[str], files: Iterable[str]) -> None:
+    """Note that the discovery listed the directory `path`: these subdirectories (symbolic
+    links to directories included, as `os.walk` counts them) and other entries."""
+    if _looking:
+        _looking[-1].append((path, LISTING, listing_print(dirs, files)))
+
+
+def kind_of_path(path: str) -> str:
+    """"d" (a directory, through links), "f" (a regular file), "o" (anything else) or
+    "-" (nothing there, or it cannot be reached)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return "-"
+    return "d" if stat.S_ISDIR(mode) else "f" if stat.S_ISREG(mode) else "o"
+
+
+def listing_print(dirs: Iterable[str], files: Iterable[str]) -> str:
+    """A hash of a directory's names, its subdirectories told apart."""
+    names = sorted(d + "/" for d in dirs) + sorted(files)
+    return hashlib.blake2b("\0".join(names).encode("utf-8", "surrogateescape"),
+                           digest_size=16).hexdigest()
+
+
+def listing_now(path: str) -> str | None:
+    """`listing_print` of the directory `path` as it is now (None: it cannot be listed)."""
+    dirs: list[str] = []
+    files: list[str] = []
+    try:
+        with os.scandir(path) as it:
+            for entry in it:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                (dirs if is_dir else files).append(entry.name)
+    except OSError:
+        return None
+    return listing_print(dirs, files)

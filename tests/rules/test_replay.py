@@ -118,6 +118,15 @@ def test_only_the_files_that_read_a_change_are_checked_again(tree: Path,
     out = same_as_fresh(tree, cache)
     # The report itself and the plan that links it; the agent and the command kept theirs.
     assert "2 of 4 files read something that changed" in out.stderr
+    # Written as editors and git write files: a new file renamed over the old one. Its
+    # directory changed, the names in it did not.
+    plan = tree / PLAN_PATH
+    settle(tree, cache)
+    fresh_copy = plan.with_name(".001-plan.md.swp")
+    fresh_copy.write_text(plan.read_text() + "\n- [ ] One more task\n")
+    os.replace(fresh_copy, plan)
+    out = same_as_fresh(tree, cache)
+    assert "1 of 4 files read something that changed" in out.stderr
     # A new file changes a listing the discovery read: everything is looked at again.
     settle(tree, cache)
     (tree / ".claude/agents/other.md").write_text(AGENT.replace("research-specialist", "o"))
@@ -216,7 +225,7 @@ def test_only_the_most_recent_checks_are_kept(tmp_path: Path) -> None:
     from baton_lsp.rules import replay as module
 
     (tmp_path / "src").mkdir()
-    reads = Reads(time.time_ns(), paths=[str(tmp_path / "src")])
+    reads = Reads(time.time_ns(), shape=[(str(tmp_path / "src"), "kind", "d")])
     for i in range(module.MAX_RUNS + 5):
         assert record(tmp_path / "cache", Request((str(i),), (), ""), reads, "", False,
                       strict=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..errors import PathError
 from ..model.base import Finding, Kind
-from ..paths import look, norm, recording_looks
+from ..paths import CONTENT, KIND, Look, look, norm, recording_looks
 from ..workspace.config import load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
@@ -119,7 +119,7 @@ def recheck(partial: Partial, overrides: dict[str, Any] | None = None,
     if cache is not None:
         reads = _reads(cache, result.targets, looked, started)
         if reads is not None:
-            reads.paths += partial.shape
+            reads.shape += partial.shape
             reads.targets += partial.kept
         result.reads = reads
     return result
@@ -142,8 +142,8 @@ class _Indexes:
 
 
 def _reads(cache: ResultCache, targets: list[tuple[WorkspaceIndex, str, Kind]],
-           looked: list[str], started_ns: int) -> Reads | None:
-    reads = Reads(started_ns, paths=list(looked))
+           looked: list[Look], started_ns: int) -> Reads | None:
+    reads = Reads(started_ns, shape=list(looked))
     for idx, file, kind in targets:
         found = cache.workspace(idx, tools_key(idx.config)).reads_of(file)
         if found is None:
@@ -161,7 +161,7 @@ def _find_targets(paths: list[Path], indexes: _Indexes
     seen: set[str] = set()
     for raw in paths:
         path = Path(os.path.abspath(raw))
-        look(path)
+        look(path, CONTENT if path.is_file() else KIND)  # a file named may be read (its kind)
         if not path.exists():
             if path.is_symlink():
                 raise PathError(f"{raw}: cannot follow this symbolic link (it is broken or "

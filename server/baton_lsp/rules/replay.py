@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..paths import settled
+from ..paths import KIND, LISTING, Look, kind_of_path, listing_now, settled
 from .cache import FORMAT, TREE_MAX_ENTRIES, atomic_write, code_fingerprint, read_json
 from .shellcheck_tool import shellcheck_identity
 
@@ -95,8 +95,8 @@ class Reads:
     file's result could not be tied to its inputs (then nothing is recorded)."""
 
     started_ns: int
-    paths: list[str] = field(default_factory=list)
-    """The tree's shape: what the discovery looked at."""
+    shape: list[Look] = field(default_factory=list)
+    """The tree's shape: what the discovery looked at, and how (`paths.look`)."""
     targets: list[Target] = field(default_factory=list)
 
 
@@ -116,8 +116,8 @@ class Partial:
     """To check again (path, kind and root only)."""
     kept: list[Target]
     """Unchanged, with their stored findings and inputs."""
-    shape: list[str]
-    """What the stored check's discovery looked at (unchanged)."""
+    shape: list[Look]
+    """What the stored check's discovery looked at (as it still is)."""
 
 
 def _stats(base: str, rels: list[str], settled_before: int | None = None,
@@ -185,13 +185,16 @@ def _partial(path: Path, key: str, signature: str, base: str, rels: list[str],
         if not isinstance(raw, dict) or raw.get("key") != key \
                 or raw.get("signature") != signature:
             return None
-        before, shape_at = list(raw["stats"]), [int(i) for i in raw["shape"]]
+        before = list(raw["stats"])
+        shape = [(base + rels[int(i)], str(how), None if seen is None else str(seen))
+                 for i, how, seen in raw["shape"]]
         if len(before) != len(now):
             return None
         changed = {i for i in range(len(rels))
                    if now[i * _STAT_WIDTH:(i + 1) * _STAT_WIDTH]
                    != before[i * _STAT_WIDTH:(i + 1) * _STAT_WIDTH]}
-        if changed.intersection(shape_at):
+        if not all(_still(look) for (i, _, _), look in zip(raw["shape"], shape, strict=True)
+                   if int(i) in changed):
             log.info("the tree's shape changed since the last identical check: checking")
             return None
         redo: list[Target] = []
@@ -211,7 +214,19 @@ def _partial(path: Path, key: str, signature: str, base: str, rels: list[str],
         return None
     log.info("%d of %d files read something that changed since the last identical check: "
              "checking them again", len(redo), len(redo) + len(kept))
-    return Partial(redo, kept, [base + rels[i] for i in shape_at])
+    return Partial(redo, kept, shape)
+
+
+def _still(look: Look) -> bool:
+    """Whether a path the discovery looked at, whose `stat` changed, still shows it what it
+    saw: the same kind of thing, the same names (a file replaced by a rename, as editors
+    and git write them, changes its directory but not the names in it)."""
+    path, how, seen = look
+    if how == KIND:
+        return kind_of_path(path) == seen
+    if how == LISTING:
+        return seen is not None and listing_now(path) == seen
+    return False  # CONTENT, or anything unknown
 
 
 def _tree_entries(root: str) -> list[str] | None:
@@ -253,7 +268,8 @@ def record(directory: Path, request: Request, reads: Reads, output: str, errors:
             index[path] = found
         return found
 
-    shape = sorted({at(p) for p in reads.paths})
+    shape = sorted({(at(path), how, seen) for path, how, seen in reads.shape},
+                   key=lambda look: (look[0], look[1], look[2] or ""))
     rows: list[list[Any]] = []
     expires: float | None = None
     for target in reads.targets:
@@ -277,8 +293,8 @@ def record(directory: Path, request: Request, reads: Reads, output: str, errors:
     signature = _signature(flat)
     main = {"key": key, "base": base, "paths": rels, "signature": signature,
             "expires": expires, "output": output, "errors": errors}
-    more = {"key": key, "signature": signature, "stats": flat, "shape": shape,
-            "targets": rows}
+    more = {"key": key, "signature": signature, "stats": flat,
+            "shape": [list(look) for look in shape], "targets": rows}
     runs = _runs_dir(directory)
     try:
         # The details first: a reader that finds the new main file finds them too.

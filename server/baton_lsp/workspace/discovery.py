@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
-from ..paths import WORKTREES, in_worktrees, look
+from ..paths import KIND, WORKTREES, in_worktrees, look, look_listing
 
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".hypothesis"}
 
@@ -34,24 +34,46 @@ _PLAN_SHAPE = re.compile(
 """A phase heading (`## Phase 2: ...`, `### Stage 1`) or a task checkbox (`- [ ] ...`)."""
 
 
-def _looked_dir(path: str) -> bool:
-    look(os.path.dirname(path))
-    return os.path.isdir(path)
+def _listing(path: str) -> tuple[list[os.DirEntry[str]], list[str]] | None:
+    """The entries of the directory `path` that are directories (through links, as
+    `os.walk` counts them) and the names of the others; None when it cannot be listed."""
+    dirs: list[os.DirEntry[str]] = []
+    others: list[str] = []
+    try:
+        with os.scandir(path) as it:
+            for entry in it:
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    dirs.append(entry)
+                else:
+                    others.append(entry.name)
+    except OSError:
+        return None
+    look_listing(path, (e.name for e in dirs), others)
+    return dirs, others
 
 
 def specs_root(directory: Path) -> bool:
     """True when `directory/specs/` holds a task registry or plans (`specs/plans/`,
     `specs/<topic>/plans/`): a workspace root even without `.claude/`."""
     specs = directory / "specs"
-    look(specs)
-    try:
-        if (specs / "state.json").is_file() or (specs / "plans").is_dir():
-            return True
-        with os.scandir(specs) as entries:
-            return any(e.is_dir() and _looked_dir(os.path.join(e.path, "plans"))
-                       for e in entries)
-    except OSError:
+    look(specs, KIND)
+    listed = _listing(str(specs))
+    if listed is None:
         return False
+    dirs, others = listed
+    if ("state.json" in others and (specs / "state.json").is_file()) \
+            or any(e.name == "plans" for e in dirs):
+        return True
+    for entry in dirs:
+        plans = os.path.join(entry.path, "plans")
+        look(plans, KIND)
+        if os.path.isdir(plans):
+            return True
+    return False
 
 
 PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
@@ -73,7 +95,6 @@ def plugin_layout(root: Path | str) -> PluginLayout | None:
     adds (`"agents": "./extra/"` or a list; custom paths supplement the defaults). None when
     `root` is not a plugin. Cached per manifest mtime, so an edited manifest is re-read."""
     manifest = os.path.join(os.fspath(root), PLUGIN_MANIFEST)
-    look(os.path.dirname(manifest))
     look(manifest)
     try:
         st = os.stat(manifest)
@@ -134,7 +155,7 @@ def _plugin_kind(rel: str, layout: PluginLayout) -> Kind | None:
 def find_root(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds `.claude/` or a `specs/` with
     plans or a registry (the nearest wins: a path is classified relative to its root)."""
-    look(start)
+    look(start, KIND)
     cur = start if start.is_dir() else start.parent
     cur = Path(os.path.abspath(cur))
     parts = cur.parts
@@ -145,8 +166,8 @@ def find_root(start: Path) -> Path | None:
         return Path(*parts[:idx]) if idx > 0 else None
     for cand in (cur, *cur.parents):
         # The names probed, not `cand` itself: a parent such as /tmp changes all the time.
-        look(cand / ".claude")
-        look(cand / ".claude-plugin")
+        look(cand / ".claude", KIND)
+        look(cand / PLUGIN_MANIFEST, KIND)
         if (cand / ".claude").is_dir() or specs_root(cand) or (cand / PLUGIN_MANIFEST).is_file():
             return cand
     return None
@@ -293,11 +314,8 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     patterns = list(exclude)
     root_str = os.path.normpath(os.path.abspath(root))
     root_path = Path(root_str)
-    look(root_str)
-    try:
-        top_files = sorted(n for n in os.listdir(root_str) if n.lower() == "plan.md")
-    except OSError:
-        top_files = []
+    listed = _listing(root_str)
+    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md") if listed else []
     for fname in top_files:  # listed, not probed: `PLAN.md` and `plan.md` once each
         kind = classify(fname, root_path)
         if kind is not None and not (patterns and excluded(fname, patterns)):
@@ -311,7 +329,7 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     cut = len(root_str) + 1 if root_str != os.sep else 1
     for top in tops:
         base = os.path.normpath(os.path.join(root_str, top))
-        look(base)
+        look(base, KIND)
         if os.path.isfile(base) and top not in seen:  # a manifest naming one file
             seen.add(top)
             kind = classify(top, root_path, layout)
@@ -321,7 +339,7 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
         if not os.path.isdir(base):
             continue
         for dirpath, dirnames, filenames in os.walk(base):
-            look(dirpath)
+            look_listing(dirpath, dirnames, filenames)
             rel_dir = dirpath[cut:].replace(os.sep, "/") if dirpath.startswith(root_str) \
                 else os.path.relpath(dirpath, root_str).replace(os.sep, "/")
             dirnames[:] = sorted(d for d in dirnames
@@ -353,12 +371,12 @@ def find_workspaces(path: Path) -> list[Path]:
     above = find_root(path)
     if above is not None:
         roots.append(above)
-    look(path)
+    look(path, KIND)
     if path.is_dir():
-        for dirpath, dirnames, _ in os.walk(path):
-            look(dirpath)
-            if ".claude-plugin" in dirnames:  # its listing says whether a manifest is there
-                look(os.path.join(dirpath, ".claude-plugin"))
+        for dirpath, dirnames, filenames in os.walk(path):
+            look_listing(dirpath, dirnames, filenames)
+            if ".claude-plugin" in dirnames:
+                look(os.path.join(dirpath, PLUGIN_MANIFEST), KIND)
             here = Path(dirpath)
             if here not in roots and ".claude" not in here.parts and (
                     ".claude" in dirnames or ("specs" in dirnames and specs_root(here))

@@ -19,7 +19,7 @@ from ..model.base import Kind
 from ..model.config import BatonConfig
 from ..model.data import Unreadable
 from ..parse.text import scrub, text_problem, too_large
-from ..paths import norm
+from ..paths import KIND, look, norm
 from .discovery import classify, excluded, plugin_layout, walk_files
 from .symbols import SymbolSummary, summarize
 
@@ -68,6 +68,7 @@ class WorkspaceIndex:
     def _read_layout(self) -> None:
         """The plugin layout (None for a plain workspace), read once per configuration."""
         self.plugin = plugin_layout(self.root)
+        look(self.claude_dir, KIND)
         in_plugin = self.plugin is not None and not self.claude_dir.is_dir()
         self.agents_dir = self.root / "agents" if in_plugin else self.claude_dir / "agents"
         """Where the workspace's agents live: a plugin keeps them at its root."""
