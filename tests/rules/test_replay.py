@@ -134,6 +134,32 @@ def test_only_the_files_that_read_a_change_are_checked_again(tree: Path,
     assert "the tree's shape changed" in out.stderr
 
 
+def test_a_git_checkout_rechecks_what_it_changed(tree: Path, tmp_path: Path) -> None:
+    """Real git: switching branches rewrites the files that differ (a new file each) and
+    leaves the tree's names alone, so only those files and what reads them are checked."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com",
+                        *args], cwd=tree, check=True, capture_output=True, timeout=60)
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    git("checkout", "-q", "-b", "other")
+    (tree / ".claude/agents/research-specialist.md").write_text(
+        AGENT.replace("REPORT_CREATED", "REPORT_CREATEX"))
+    git("commit", "-q", "-am", "the agent no longer signals")
+    git("checkout", "-q", "main")
+    cache = tmp_path / "cache"
+    settle(tree, cache)
+    git("checkout", "-q", "other")
+    out = same_as_fresh(tree, cache)
+    assert "2 of 4 files read something that changed" in out.stderr
+    assert "BTN314" in out.stdout
+    settle(tree, cache)
+    git("checkout", "-q", "main")
+    assert "BTN314" not in same_as_fresh(tree, cache).stdout
+
+
 def test_options_and_paths_are_separate_requests(tree: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     settle(tree, cache)
