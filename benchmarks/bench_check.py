@@ -394,26 +394,33 @@ def compare_with_markdownlint(corpus: Path, rounds: int) -> dict[str, Any]:
 
 def warm_workspace(root: Path, runs: int) -> dict[str, float]:
     """`baton check ROOT` with the result cache filled by a first run: median wall time of
-    the warm check (replayed whole: nothing changed) and of the per-file path (the stored
-    whole check removed first, as after an edit: every file looked up in the cache)."""
+    the warm check (replayed whole: nothing changed), of the check right after one plan was
+    edited (only it checked again) and of the per-file path (no stored whole check: every
+    file looked up in the cache)."""
     import shutil as _shutil
 
     cache = Path(tempfile.mkdtemp(prefix="baton-bench-cache-"))
     env = {"BATON_CACHE_DIR": str(cache)}
     baton = [sys.executable, "-m", "baton_lsp", "check", str(root)]
+    plan = next((root / ".claude" / "specs").glob("*/plans/*.md"))
     walls: list[float] = []
+    edited: list[float] = []
     per_file: list[float] = []
     try:
         cold = timed(baton, env=env)[0]
         timed(baton, env=env)  # stores the whole check if the first run found files too new
-        for _ in range(runs):
+        for i in range(runs):
             walls.append(timed(baton, env=env)[0])
+            with plan.open("a", encoding="utf-8") as fh:
+                fh.write(f"- [ ] Task added by the benchmark, round {i}\n")
+            time.sleep(0.1)  # older than the check's start by more than the racy margin
+            edited.append(timed(baton, env=env)[0])
             _shutil.rmtree(cache / "v1" / "runs", ignore_errors=True)
             per_file.append(timed(baton, env=env)[0])
     finally:
         _shutil.rmtree(cache, ignore_errors=True)
     return {"cold_s": cold, "warm_s": statistics.median(walls), "warm_max_s": max(walls),
-            "per_file_s": statistics.median(per_file)}
+            "edited_s": statistics.median(edited), "per_file_s": statistics.median(per_file)}
 
 
 def use_bytecode() -> None:
@@ -454,8 +461,9 @@ def peers_main(args: argparse.Namespace) -> int:
         results["ws2000"] = got
         verdict = "met" if got["warm_s"] <= 0.5 else "MISSED"
         print(f"2,000-plan workspace: cold {got['cold_s']:.2f} s, warm {got['warm_s']:.3f} s "
-              f"(max {got['warm_max_s']:.3f}; target ≤ 0.5 s: {verdict}), warm per file "
-              f"{got['per_file_s']:.3f} s (the stored whole check removed, as after an edit)")
+              f"(max {got['warm_max_s']:.3f}; target ≤ 0.5 s: {verdict}); one plan edited "
+              f"{got['edited_s']:.3f} s; every file from the per-file cache "
+              f"{got['per_file_s']:.3f} s")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0

@@ -127,6 +127,13 @@ def test_only_the_files_that_read_a_change_are_checked_again(tree: Path,
     os.replace(fresh_copy, plan)
     out = same_as_fresh(tree, cache)
     assert "1 of 4 files read something that changed" in out.stderr
+    # A file that came and went: the root's directory changed, nothing in the tree did.
+    settle(tree, cache)
+    (tree / "scratch.tmp").write_text("x")
+    (tree / "scratch.tmp").unlink()
+    out = same_as_fresh(tree, cache)
+    assert "0 of 4 files read something that changed" in out.stderr
+    assert "no workspace found" not in out.stderr
     # A new file changes a listing the discovery read: everything is looked at again.
     settle(tree, cache)
     (tree / ".claude/agents/other.md").write_text(AGENT.replace("research-specialist", "o"))
