@@ -115,8 +115,9 @@ def recheck(partial: Partial, overrides: dict[str, Any] | None = None,
     result.files += len(partial.kept)
     for target in partial.kept:
         result.findings.extend(decode_finding(raw) for raw in target.findings)
-        if Path(target.root) not in result.workspaces:
-            result.workspaces.append(Path(target.root))
+    for root in dict.fromkeys(t.root for t in partial.kept):
+        if Path(root) not in result.workspaces:
+            result.workspaces.append(Path(root))
     result.findings.sort(key=Finding.sort_key)
     if cache is not None:
         reads = _reads(cache, result.targets, looked, started)
