@@ -60,18 +60,18 @@ def specs_root(directory: Path) -> bool:
     """True when `directory/specs/` holds a task registry or plans (`specs/plans/`,
     `specs/<topic>/plans/`): a workspace root even without `.claude/`."""
     specs = directory / "specs"
-    look(specs, KIND)
+    state, plans = specs / "state.json", specs / "plans"
+    for path in (specs, state, plans):
+        look(path, KIND)
+    if state.is_file() or plans.is_dir():
+        return True
     listed = _listing(str(specs))
     if listed is None:
         return False
-    dirs, others = listed
-    if ("state.json" in others and (specs / "state.json").is_file()) \
-            or any(e.name == "plans" for e in dirs):
-        return True
-    for entry in dirs:
-        plans = os.path.join(entry.path, "plans")
-        look(plans, KIND)
-        if os.path.isdir(plans):
+    for entry in listed[0]:
+        topic_plans = os.path.join(entry.path, "plans")
+        look(topic_plans, KIND)
+        if os.path.isdir(topic_plans):
             return True
     return False
 
