@@ -97,10 +97,11 @@ def listing_print(dirs: Iterable[str], files: Iterable[str]) -> str:
                            digest_size=16).hexdigest()
 
 
-def listing_now(path: str) -> str | None:
-    """`listing_print` of the directory `path` as it is now (None: it cannot be listed)."""
-    dirs: list[str] = []
-    files: list[str] = []
+def list_dir(path: str) -> tuple[list[os.DirEntry[str]], list[str]] | None:
+    """The entries of the directory `path` that are directories (through links, as
+    `os.walk` counts them) and the names of the others; None when it cannot be listed."""
+    dirs: list[os.DirEntry[str]] = []
+    others: list[str] = []
     try:
         with os.scandir(path) as it:
             for entry in it:
@@ -108,7 +109,16 @@ def listing_now(path: str) -> str | None:
                     is_dir = entry.is_dir()
                 except OSError:
                     is_dir = False
-                (dirs if is_dir else files).append(entry.name)
+                if is_dir:
+                    dirs.append(entry)
+                else:
+                    others.append(entry.name)
     except OSError:
         return None
-    return listing_print(dirs, files)
+    return dirs, others
+
+
+def listing_now(path: str) -> str | None:
+    """`listing_print` of the directory `path` as it is now (None: it cannot be listed)."""
+    listed = list_dir(path)
+    return None if listed is None else listing_print((e.name for e in listed[0]), listed[1])

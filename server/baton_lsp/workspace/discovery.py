@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
-from ..paths import KIND, WORKTREES, in_worktrees, look, look_listing
+from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".hypothesis"}
 
@@ -35,25 +35,11 @@ _PLAN_SHAPE = re.compile(
 
 
 def _listing(path: str) -> tuple[list[os.DirEntry[str]], list[str]] | None:
-    """The entries of the directory `path` that are directories (through links, as
-    `os.walk` counts them) and the names of the others; None when it cannot be listed."""
-    dirs: list[os.DirEntry[str]] = []
-    others: list[str] = []
-    try:
-        with os.scandir(path) as it:
-            for entry in it:
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                if is_dir:
-                    dirs.append(entry)
-                else:
-                    others.append(entry.name)
-    except OSError:
-        return None
-    look_listing(path, (e.name for e in dirs), others)
-    return dirs, others
+    """`paths.list_dir`, noted as looked at (its names are the tree's shape)."""
+    listed = list_dir(path)
+    if listed is not None:
+        look_listing(path, (e.name for e in listed[0]), listed[1])
+    return listed
 
 
 def specs_root(directory: Path) -> bool:
