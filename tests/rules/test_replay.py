@@ -193,15 +193,44 @@ def test_a_damaged_or_expired_replay_is_a_check(tree: Path, tmp_path: Path) -> N
         same_as_fresh(tree, cache)
     # The details of a partial replay: damaged, or of another check, they are not used.
     (details,) = runs.glob("*.more.json")
-    raw = json.loads(details.read_text())
     agent = tree / ".claude/agents/research-specialist.md"
-    for i, junk in enumerate((b"{", json.dumps({**raw, "targets": [[0]]}).encode(),
-                              json.dumps({**raw, "stats": [1, 2]}).encode(),
-                              json.dumps({**raw, "signature": "other"}).encode())):
+
+    def dumps(data: object) -> bytes:
+        return json.dumps(data).encode()
+
+    for i, damage in enumerate((lambda d: b"{", lambda d: dumps({**d, "targets": [[0]]}),
+                                lambda d: dumps({**d, "stats": [1, 2]}),
+                                lambda d: dumps({**d, "signature": "other"}))):
         settle(tree, cache)
-        details.write_bytes(junk)
+        details.write_bytes(damage(json.loads(details.read_text())))
         agent.write_text(AGENT + f"\nEdit {i}.\n")
         assert "files read something that changed" not in same_as_fresh(tree, cache).stderr
+    # Findings that cannot be read back: the files are checked after all.
+    settle(tree, cache)
+    raw = json.loads(details.read_text())
+    for row in raw["targets"]:
+        row[4] = [["not", "a", "finding"]]
+    details.write_text(json.dumps(raw))
+    agent.write_text(AGENT + "\nEdit again.\n")
+    assert "could not be read back" in same_as_fresh(tree, cache).stderr
+    # A file judged against the clock, its time come: it alone is checked again.
+    settle(tree, cache)
+    raw = json.loads(details.read_text())
+    (plan_row,) = [row for row in raw["targets"] if raw_path(stored, row[0]).endswith(".md")
+                   and "plans" in raw_path(stored, row[0])]
+    plan_row[5] = 1.0
+    details.write_text(json.dumps(raw))
+    main = json.loads(stored.read_text())
+    stored.write_text(json.dumps({**main, "expires": 1.0}))
+    out = same_as_fresh(tree, cache)
+    assert "1 of 4 files read something that changed since the last identical check, or " \
+        "were judged against the clock" in out.stderr
+
+
+def raw_path(stored: Path, at: int) -> str:
+    """The path a stored check's details number `at`."""
+    main = json.loads(stored.read_text())
+    return str(main["base"] + main["paths"][at])
 
 
 def test_a_replay_needs_no_models(tree: Path, tmp_path: Path) -> None:

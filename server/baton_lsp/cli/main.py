@@ -167,9 +167,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         from ..rules.cache import ResultCache
 
         cache = ResultCache(cache_dir)
+    result = None
     if request is not None and isinstance(replayed, replay.Partial):
         result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
-    else:
+    if result is None:
         result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
     if not result.workspaces and fmt == "text":
         print("baton: no workspace found at or below the given paths (a .claude/ tree, a "

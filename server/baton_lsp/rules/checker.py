@@ -100,21 +100,29 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
 
 
 def recheck(partial: Partial, overrides: dict[str, Any] | None = None,
-            jobs: int | None = None, cache: ResultCache | None = None) -> CheckResult:
+            jobs: int | None = None, cache: ResultCache | None = None
+            ) -> CheckResult | None:
     """The result of a stored check of which only some files changed (see `replay`): those
     are checked again, as that check found them (workspace root and kind), the others keep
-    their stored findings. No walk: the tree's shape is what it was."""
+    their stored findings. No walk: the tree's shape is what it was. None when the stored
+    check cannot be read back (then check the paths)."""
     from .cache import decode_finding
 
+    try:
+        kept = [decode_finding(raw) for target in partial.kept for raw in target.findings]
+        kinds = [Kind(t.kind) for t in partial.changed]
+    except (KeyError, TypeError, ValueError):
+        log.info("the stored check could not be read back: checking")
+        return None
     started = time.time_ns()
     result = CheckResult()
     indexes = _Indexes(overrides, result)
     with recording_looks() as looked:
-        targets = [(indexes.get(Path(t.root)), t.path, Kind(t.kind)) for t in partial.changed]
+        targets = [(indexes.get(Path(t.root)), t.path, kind)
+                   for t, kind in zip(partial.changed, kinds, strict=True)]
         _check_targets(result, targets, jobs, cache)
     result.files += len(partial.kept)
-    for target in partial.kept:
-        result.findings.extend(decode_finding(raw) for raw in target.findings)
+    result.findings.extend(kept)
     for root in dict.fromkeys(t.root for t in partial.kept):
         if Path(root) not in result.workspaces:
             result.workspaces.append(Path(root))
