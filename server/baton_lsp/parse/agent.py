@@ -179,8 +179,9 @@ def _task_blocks(md: MarkdownDoc) -> list[TaskBlock]:
     lines = md.lines
     fence_lang: dict[int, str] = {}
     for fence in md.fences:
+        lang = fence.lang  # computed, once per fence rather than per line
         for no in range(fence.start_line, fence.end_line + 1):
-            fence_lang[no] = fence.lang
+            fence_lang[no] = lang
     blocks: list[TaskBlock] = []
     no = 0
     n = len(lines)
