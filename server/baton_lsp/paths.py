@@ -41,7 +41,6 @@ def settled(changed_ns: int, before_ns: int, strict: bool = True) -> bool:
     return changed_ns + (racy if strict else 0) < before_ns
 
 
-
 Look = tuple[str, str, str | None]
 """(path, how it was looked at, what was seen): see `look`."""
 

@@ -128,12 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from ..rules import replay  # light: no models, no rules
+
     fmt = args.format
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     cache_dir: Path | None = None
     request = replayed = None
     if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
-        from ..rules import replay
         from ..rules.cache import default_dir
 
         cache_dir = args.cache_dir or default_dir()
@@ -168,7 +169,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         cache = ResultCache(cache_dir)
     result = None
-    if request is not None and isinstance(replayed, replay.Partial):
+    if isinstance(replayed, replay.Partial):
         result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
     if result is None:
         result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)

@@ -197,16 +197,21 @@ def _partial(path: Path, key: str, signature: str, base: str, rels: list[str],
                    if int(i) in changed):
             log.info("the tree's shape changed since the last identical check: checking")
             return None
+        # Each run store: its path, and whether any of its entries changed.
+        stores = [(base + rels[int(top)], bool(changed.intersection(int(i) for i in entries)))
+                  for top, entries in raw["trees"]]
         redo: list[Target] = []
         kept: list[Target] = []
-        for at, kind, root, deps, findings, expires in raw["targets"]:
+        for at, kind, root, deps, tree_ids, findings, expires in raw["targets"]:
             at, deps = int(at), [int(i) for i in deps]
+            trees = [stores[int(i)] for i in tree_ids]
             target = Target(base + rels[at], str(kind), str(root))
-            if changed.intersection(deps) or (
+            if changed.intersection(deps) or any(moved for _, moved in trees) or (
                     expires is not None and time.time() >= float(expires)):
                 redo.append(target)
                 continue
             target.inputs = [base + rels[i] for i in deps if i != at]
+            target.trees = [path for path, _ in trees]
             target.findings = list(findings)
             target.expires = None if expires is None else float(expires)
             kept.append(target)
@@ -273,15 +278,22 @@ def record(directory: Path, request: Request, reads: Reads, output: str, errors:
                    key=lambda look: (look[0], look[1], look[2] or ""))
     rows: list[list[Any]] = []
     expires: float | None = None
+    trees: dict[str, int] = {}
+    """Each run store's number in `groups`: every plan and agent of a workspace names the
+    same ones, walked and stored once."""
+    groups: list[list[Any]] = []
     for target in reads.targets:
         deps = {at(target.path), *(at(p) for p in target.inputs)}
         for tree in target.trees:
-            entries = _tree_entries(tree)
-            if entries is None:
-                return False
-            deps.update(at(p) for p in entries)
+            if tree not in trees:
+                entries = _tree_entries(tree)
+                if entries is None:
+                    return False
+                trees[tree] = len(groups)
+                groups.append([at(tree), sorted({at(p) for p in entries})])
         rows.append([at(target.path), target.kind, target.root, sorted(deps),
-                     target.findings, target.expires])
+                     sorted({trees[t] for t in target.trees}), target.findings,
+                     target.expires])
         if target.expires is not None:
             expires = target.expires if expires is None else min(expires, target.expires)
     base = os.path.commonprefix(paths)  # noqa: RUF071 - any string prefix shortens them
@@ -295,7 +307,7 @@ def record(directory: Path, request: Request, reads: Reads, output: str, errors:
     main = {"key": key, "base": base, "paths": rels, "signature": signature,
             "expires": expires, "output": output, "errors": errors}
     more = {"key": key, "signature": signature, "stats": flat,
-            "shape": [list(look) for look in shape], "targets": rows}
+            "shape": [list(look) for look in shape], "trees": groups, "targets": rows}
     runs = _runs_dir(directory)
     try:
         # The details first: a reader that finds the new main file finds them too.
