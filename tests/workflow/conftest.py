@@ -89,22 +89,22 @@ class Workspace:
         base = [ln for ln in CONFIG.splitlines() if ln.split("=")[0].strip() not in keys]
         (self.root / ".claude" / "baton.toml").write_text("\n".join(base) + "\n" + extra)
 
-    def baton(self, *args: str, timeout: float = 120, check: bool = False
-              ) -> subprocess.CompletedProcess[str]:
+    def baton(self, *args: str, timeout: float = 120, check: bool = False,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         r = subprocess.run([sys.executable, "-m", "baton_lsp", *args, "--workspace",
                             str(self.root)], capture_output=True, text=True, timeout=timeout,
-                           cwd=self.root)
+                           cwd=self.root, env={**os.environ, **(env or {})})
         if check and r.returncode != 0:
             raise AssertionError(f"baton {args} → {r.returncode}\n{r.stdout}\n{r.stderr}")
         return r
 
-    def popen(self, *args: str) -> Run:
+    def popen(self, *args: str, env: dict[str, str] | None = None) -> Run:
         """`baton run|resume … --events` in the background; its JSON events are read by a
         thread so tests wait on them (with a timeout) instead of polling files."""
         proc = subprocess.Popen([sys.executable, "-m", "baton_lsp", *args, "--events",
                                  "--workspace", str(self.root)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=self.root,
-                                start_new_session=True)
+                                start_new_session=True, env={**os.environ, **(env or {})})
         return Run(proc)
 
     def status(self, wid: str | None = None) -> Any:

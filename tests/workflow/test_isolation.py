@@ -77,20 +77,21 @@ def test_parallel_phases_run_in_worktrees_and_land_as_one_commit_each(ws: Worksp
     assert r.returncode == 0, r.stdout + r.stderr
     wid = ws.only_workflow()
     assert first_parent(ws) == [
-        "Phase 4: Step 4", f"Merge phase 3: Step 3 ({wid})", f"Merge phase 2: Step 2 ({wid})",
-        "Phase 1: Step 1", "base"]
-    # the parallel phases worked in their own worktrees, the single-phase waves in place
-    assert workdir(ws, wid, "2") == str(ws.root / f".claude/worktrees/baton-{wid}-phase-2")
-    assert workdir(ws, wid, "3") == str(ws.root / f".claude/worktrees/baton-{wid}-phase-3")
-    assert workdir(ws, wid, "1") == workdir(ws, wid, "4") == str(ws.root)
+        f"Merge phase 4: Step 4 ({wid})", f"Merge phase 3: Step 3 ({wid})",
+        f"Merge phase 2: Step 2 ({wid})", f"Merge phase 1: Step 1 ({wid})", "base"]
+    # every phase worked in its own worktree (the user's tree changes only by merges), the
+    # single-phase waves too
+    for pid in "1234":
+        assert workdir(ws, wid, pid) == str(
+            ws.root / f".claude/worktrees/baton-{wid}-phase-{pid}")
     # each phase's commit holds its own code, branched from the commit with its dependency
     steps = checkpoint(ws, wid)["baton"]["steps"]
     one = steps["implement.phase-1"]["git"]
-    assert one["mode"] == "in-place" and one["status"] == "merged"
+    assert one["mode"] == "worktree" and one["status"] == "merged"
     for pid in ("2", "3"):
         record = steps[f"implement.phase-{pid}"]["git"]
         assert record["status"] == "merged" and record["target"] == "main"
-        assert record["base"] == one["commit"]
+        assert record["base"] == one["merged"]
         assert git(ws, "show", "--name-only", "--format=", record["commit"]).split() == [
             f"src/phase_{pid}.py"]
         assert "Baton-Phase: " + pid in git(ws, "show", "-s", "--format=%B", record["merged"])
@@ -175,7 +176,8 @@ def test_a_conflict_is_a_failure_of_its_phase_and_resumes_after_a_manual_fix(
     assert r.returncode == 0, r.stdout + r.stderr
     assert ws.started("implement") == [*runs_before, "implement.phase-4"]
     assert (ws.root / "src/shared.py").read_text() == "value = 5\n"
-    assert first_parent(ws)[:2] == ["Phase 4: Step 4", f"Merge phase 3: Step 3 ({wid})"]
+    assert first_parent(ws)[:2] == [f"Merge phase 4: Step 4 ({wid})",
+                                    f"Merge phase 3: Step 3 ({wid})"]
     assert leftovers(ws) == ([], [])
     assert check(ws, "BTN506") == []
 
@@ -219,7 +221,9 @@ def test_untracked_files_of_the_user_are_never_committed(ws: Workspace) -> None:
     assert implement(ws, plan).returncode == 0
     assert "notes.txt" not in git(ws, "ls-files").split()
     assert (ws.root / "notes.txt").read_text() == "my scratch notes\n"
-    assert first_parent(ws) == ["Phase 2: Step 2", "Phase 1: Step 1", "base"]
+    wid = ws.only_workflow()
+    assert first_parent(ws) == [f"Merge phase 2: Step 2 ({wid})",
+                                f"Merge phase 1: Step 1 ({wid})", "base"]
 
 
 def test_worktreeinclude_copies_ignored_files_the_agent_needs(ws: Workspace) -> None:
@@ -294,8 +298,8 @@ def test_kill_mid_wave_then_resume_reruns_only_the_unfinished_phase(ws: Workspac
     assert ws.started("implement.phase-2") == ["implement.phase-2"]  # not run again
     assert ws.started("implement.phase-3") == ["implement.phase-3", "implement.phase-3"]
     assert first_parent(ws) == [
-        "Phase 4: Step 4", f"Merge phase 3: Step 3 ({wid})", f"Merge phase 2: Step 2 ({wid})",
-        "Phase 1: Step 1", "base"]
+        f"Merge phase 4: Step 4 ({wid})", f"Merge phase 3: Step 3 ({wid})",
+        f"Merge phase 2: Step 2 ({wid})", f"Merge phase 1: Step 1 ({wid})", "base"]
     assert leftovers(ws) == ([], [])
     assert ws.status(wid)["worktrees"] == []
 

@@ -24,6 +24,10 @@ BATON_IDENTITY = ("Baton", "baton@localhost")
 _DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
          "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_NAMESPACE")
 _QUIET_HOOKS = ("-c", "core.hooksPath=/dev/null")
+_MARKERS_ONLY = ("-c", "core.whitespace=-blank-at-eol,-blank-at-eof,-space-before-tab")
+"""`diff --check` reports conflict markers whatever this says; the default whitespace
+errors are turned off so only markers are reported (a repository's own `whitespace`
+attributes may still add some: those lines are not markers and are dropped)."""
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
@@ -124,8 +128,44 @@ class Repo:
             (untracked if entry.startswith("??") else tracked).append(entry[3:])
         return tracked, untracked
 
+    def stage_all(self, excludes: list[str], cwd: Path | None = None) -> None:
+        """`git add -A` of the working tree at `cwd`, outside the excluded pathspecs."""
+        self.run("add", "-A", "--", ".", *_excluded(excludes), cwd=cwd)
+
     def staged(self, cwd: Path | None = None) -> list[str]:
         return _paths(self.run("diff", "--cached", "--name-only", "-z", cwd=cwd).stdout)
+
+    def conflict_markers(self, cwd: Path | None = None) -> list[str]:
+        """Files whose staged content adds conflict markers relative to HEAD (what a commit
+        made now would record): git's own `--check` finds the candidate lines, then a file
+        counts only with both an opening `<<<<<<<` and a closing `>>>>>>>` line, so a
+        Markdown heading underlined with seven `=` is not one."""
+        proc = self.run(*_MARKERS_ONLY, "diff", "--cached", "--check", "--no-ext-diff",
+                        "HEAD", cwd=cwd, check=False)
+        if proc.returncode not in (0, 2):
+            raise GitError(["diff", "--cached", "--check"], proc.returncode,
+                           proc.stderr or proc.stdout)
+        lines: dict[str, set[int]] = {}
+        for text in proc.stdout.splitlines():
+            where, sep, _ = text.rpartition(": leftover conflict marker")
+            path, _, number = where.rpartition(":")
+            if sep and path and number.isdigit():
+                lines.setdefault(path, set()).add(int(number))
+        marked = []
+        for path, numbers in lines.items():
+            try:
+                blob = self.run("show", f":{path}", cwd=cwd, check=False)
+            except UnicodeDecodeError:  # not UTF-8: judged by git's report alone
+                marked.append(path)
+                continue
+            if blob.returncode:  # cannot be read back: count it, never commit blind
+                marked.append(path)
+                continue
+            found = {ln[:1] for n, ln in enumerate(blob.stdout.splitlines(), 1)
+                     if n in numbers}
+            if {"<", ">"} <= found:
+                marked.append(path)
+        return sorted(marked)
 
     def unmerged(self) -> list[str]:
         return _paths(self.run("diff", "--name-only", "--diff-filter=U", "-z").stdout)

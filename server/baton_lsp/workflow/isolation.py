@@ -25,15 +25,17 @@ import os
 import re
 import shutil
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import paths
 from ..runs import confine
-from .failures import PERMANENT, StepFailure
+from .failures import PERMANENT, TRANSIENT, StepFailure
 from .git import GitError, Repo, repo_of
 from .layout import AGENT_SCRATCH, inside
+from .repolock import INTEGRATION_LOCK, WORKTREE_LOCK, LockTimeout, RepoLock
 from .run import Run
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,8 @@ log = logging.getLogger(__name__)
 WORKTREES = Path(*paths.WORKTREES)
 INCLUDE_FILE = ".worktreeinclude"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+ADMIN_WAIT = 120.0
+"""Seconds a run blocks for another's worktree administration or merge (each takes moments)."""
 _TREE = re.compile(r"^baton-(?P<wid>.+)-phase-(?P<pid>[A-Za-z0-9._-]+)$")
 
 
@@ -98,6 +102,12 @@ class Isolation:
         """The user's branch the phases are merged into (None: a detached HEAD)."""
         self._worktrees = threading.RLock()
         """Held while git adds or prunes worktrees (see `open_tree`)."""
+        self._admin_depth = 0
+        self._admin = RepoLock(repo.common_dir, WORKTREE_LOCK)
+        """The same across processes: every run of the repository adds and prunes worktrees
+        one at a time (git reading another's half-written admin directory fails)."""
+        self.integration = RepoLock(repo.common_dir, INTEGRATION_LOCK)
+        """Held while this run changes the user's branch or reads its tree as clean."""
         topic = run.paths.get("topic_dir")
         own = [run.root / ".claude" / "data", run.root / ".claude" / "tmp",
                run.root / WORKTREES, run.specs_dir() / AGENT_SCRATCH]
@@ -123,6 +133,40 @@ class Isolation:
             return None
         return cls(run, repo, head)
 
+    @contextlib.contextmanager
+    def _tree_admin(self) -> Iterator[None]:
+        """Exclusive use of git's worktree administration: the thread lock within this
+        run (re-entered by `open_tree` → `discard`), the file lock across runs."""
+        with self._worktrees:
+            outer = self._admin_depth == 0
+            self._admin_depth += 1
+            try:
+                if outer:
+                    with self._admin.held(ADMIN_WAIT, {"workflow_id": self.run.workflow_id}):
+                        yield
+                else:
+                    yield
+            finally:
+                self._admin_depth -= 1
+
+    def owner(self, what: str) -> dict[str, Any]:
+        """What this run writes into a lock it holds, for the runs that wait on it."""
+        return {"workflow_id": self.run.workflow_id, "what": what}
+
+    def waiting(self, what: str) -> Callable[[dict[str, Any] | None], None]:
+        """What a run says (a line and a `waiting` event) when it has to wait for the
+        repository: whom for, doing what."""
+
+        def on_wait(held: dict[str, Any] | None) -> None:
+            who = (held or {}).get("workflow_id")
+            doing = (held or {}).get("what")
+            self.run.say(f"{what}: waiting for "
+                         + (f"workflow {who}" + (f" ({doing})" if doing else "") if who
+                            else "another Baton run") + f" to finish with {self.repo.top}")
+            self.run.emit("waiting", what=what, holder=who, holder_what=doing)
+
+        return on_wait
+
     def rel(self, path: Path) -> str:
         """`path` relative to the repository's top level (for pathspecs)."""
         return os.path.relpath(os.path.realpath(path), self.repo.top)
@@ -133,16 +177,19 @@ class Isolation:
 
     # == before a phase =========================================================================
 
-    def require_clean(self, sid: str) -> set[str]:
+    def require_clean(self, sid: str) -> None:
         """Refuse while a merge is in progress or tracked files have uncommitted changes:
-        Baton commits each phase's work on the user's branch and must never commit theirs.
-        Returns the untracked files there are (an in-place phase commits only new ones)."""
-        if self.repo.merging():
-            raise StepFailure(sid, PERMANENT, f"a merge is in progress in {self.repo.top}: "
-                              "finish it (resolve, commit) or abort it, then resume",
-                              "execution_error", {"git": "merge in progress"})
+        Baton merges each phase's work into the user's branch and must never commit
+        theirs. Under the integration lock, so another run's merge is never seen
+        half-made (merges hold it for moments: blocking here is brief)."""
         try:
-            changed, untracked = self.repo.changes(self.own)
+            with self.integration.held(ADMIN_WAIT, self.owner("checking the tree"),
+                                       self.waiting(f"{sid}: checking the tree")):
+                self.check_target(sid)
+                changed, _ = self.repo.changes(self.own)
+        except LockTimeout as exc:
+            raise StepFailure(sid, TRANSIENT, f"the repository stayed busy: {exc}",
+                              "timeout") from None
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if changed:
@@ -153,7 +200,6 @@ class Isolation:
                 f"{shown}. Baton commits each phase's work on your branch and never yours: "
                 "commit or stash them (they may be an interrupted agent's edits), then resume",
                 "execution_error", {"uncommitted": changed[:100]})
-        return set(untracked)
 
     def open_tree(self, sid: str, pid: str, base: str) -> PhaseTree:
         """A fresh worktree for the phase on its own branch from `base` (a leftover of a
@@ -164,7 +210,7 @@ class Isolation:
             # One `git worktree add` at a time: the phases of a wave open theirs at once, and
             # git reading another worktree's half-written admin directory fails ("failed to
             # read .git/worktrees/<other>/commondir").
-            with self._worktrees:
+            with self._tree_admin():
                 if os.path.lexists(path):  # `-B` below resets a leftover branch
                     self.discard([pid], branches=False)
                 # git creates the directory itself: the parent must be a real directory of
@@ -179,6 +225,9 @@ class Isolation:
             self.copy_included(path)
         except confine.UnsafePath:
             raise
+        except LockTimeout as exc:
+            raise StepFailure(sid, TRANSIENT, f"cannot create the worktree {path}: {exc}",
+                              "timeout") from None
         except (GitError, OSError) as exc:
             raise (self._fail(sid, exc) if isinstance(exc, GitError) else StepFailure(
                 sid, PERMANENT, f"cannot create the worktree {path}: {exc}",
@@ -241,13 +290,17 @@ class Isolation:
     # == when the agent is done =================================================================
 
     def commit_tree(self, sid: str, tree: PhaseTree, message: str) -> dict[str, Any]:
-        """Commit what the agent left in its worktree (its own commits stay); the phase's
-        git record, stored with the step in the checkpoint that records it done."""
+        """Commit what the agent left in its worktree (its own commits stay) — never
+        Baton's own files, never conflict markers; the phase's git record, stored with the
+        step in the checkpoint that records it done."""
         record: dict[str, Any] = {"mode": "worktree", "branch": tree.branch,
                                   "worktree": str(tree.path), "base": tree.base,
                                   "target": self.target, "top": str(self.repo.top)}
         try:
-            self.repo.run("add", "-A", cwd=tree.path)
+            self.repo.stage_all(self.own, cwd=tree.path)
+            marked = self.repo.conflict_markers(cwd=tree.path)
+            if marked:
+                raise self._marked(sid, marked, f"its worktree {tree.path}")
             self.repo.commit(message, cwd=tree.path, allow_nothing=True)
             head = self.repo.ref(f"refs/heads/{tree.branch}")
         except GitError as exc:
@@ -258,38 +311,38 @@ class Isolation:
             record.update(status="committed", commit=head)
         return record
 
-    def commit_in_place(self, sid: str, before: set[str], message: str) -> dict[str, Any]:
-        """Commit an in-place phase: the tracked changes (the tree was clean when it
-        started) and the untracked files that were not there before it."""
-        record: dict[str, Any] = {"mode": "in-place", "target": self.target,
-                                  "top": str(self.repo.top)}
-        try:
-            changed, untracked = self.repo.changes(self.own)
-            paths = changed + sorted(set(untracked) - before)
-            if not paths:
-                record.update(status="empty", commit=None)
-                return record
-            self.repo.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
-                          input="".join(f":(top,literal){p}\0" for p in paths))
-            self.repo.commit(message)
-            commit = self.repo.head()
-        except GitError as exc:
-            raise self._fail(sid, exc) from None
-        record.update(status="merged", commit=commit, merged=commit)
-        return record
+    def _marked(self, sid: str, files: list[str], where: str) -> StepFailure:
+        pid = sid.removeprefix("implement.phase-")
+        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10
+                                         else "")
+        return StepFailure(sid, PERMANENT, f"phase {pid} left conflict markers in {shown} "
+                           f"({where}); Baton never commits them: fix the files, then "
+                           "resume", "execution_error", {"conflict_markers": files[:100],
+                                                         "phase": pid})
 
     # == when the wave is done ==================================================================
 
     def merge(self, sid: str, record: dict[str, Any], message: str) -> None:
         """Merge a committed phase into the user's branch (`--no-ff`); updates `record`.
-        A conflict leaves the merge in progress for the user and raises."""
+        The caller holds the integration lock. Refused while another merge is in progress
+        or the user has switched branches; a merge result with conflict markers is
+        aborted, never committed; a conflict leaves the merge in progress for the user
+        and raises."""
         pid = sid.removeprefix("implement.phase-")
         try:
-            # git refuses by itself while a merge is in progress or the index or a file the
-            # merge touches has changes; a commit merged before a kill is "Already up to date"
-            proc = self.repo.run("merge", "--no-ff", "-m", message, record["commit"],
+            self.check_target(sid)
+            # git refuses by itself while the index or a file the merge touches has
+            # changes; a commit merged before a kill is "Already up to date"
+            proc = self.repo.run("merge", "--no-ff", "--no-commit", "-m", message,
+                                 record["commit"],
                                  check=False, hooks=False)
             if proc.returncode == 0:
+                if self.repo.merging():
+                    marked = self.repo.conflict_markers()
+                    if marked:
+                        self.repo.run("merge", "--abort", check=False)
+                        raise self._marked(sid, marked, f"its branch {record['branch']}")
+                    self.repo.commit(message)
                 record.update(status="merged", merged=self.repo.head(), conflicts=[])
                 return
             conflicts = self.repo.unmerged()
@@ -303,6 +356,35 @@ class Isolation:
         raise StepFailure(sid, PERMANENT, conflict_message(pid, record), "execution_error",
                           {"merge_conflict": True, "branch": record["branch"],
                            "conflicts": conflicts, "phase": pid})
+
+    def check_target(self, sid: str) -> None:
+        """The user's tree is where this run may merge: on the branch it started on and
+        with no merge in progress (another run's conflict waiting for the user, or the
+        user's own) — a commit now would conclude that merge."""
+        if self.repo.merging():
+            raise StepFailure(sid, PERMANENT, f"a merge is in progress in {self.repo.top}"
+                              f"{self.merge_owner()}: finish it (resolve, commit) or abort "
+                              "it, then resume", "execution_error",
+                              {"git": "merge in progress"})
+        branch = self.repo.branch()
+        if branch != self.target:
+            now, then = branch or "a detached HEAD", self.target or "the detached HEAD"
+            raise StepFailure(sid, PERMANENT, f"{self.repo.top} is on {now}, not on {then} "
+                              "where this workflow started: switch back, then resume",
+                              "execution_error", {"git": "branch changed"})
+
+    def merge_owner(self) -> str:
+        """Whose merge is in progress, from its message's Baton trailers (if any)."""
+        with contextlib.suppress(OSError):
+            text = (self.repo.git_dir / "MERGE_MSG").read_text(encoding="utf-8",
+                                                               errors="replace")
+            found = dict(re.findall(r"^Baton-(Workflow|Phase): (\S+)$", text, re.M))
+            if found.get("Workflow") == self.run.workflow_id:
+                return f" (phase {found.get('Phase')} of this workflow)"
+            if found.get("Workflow"):
+                return (f" (phase {found.get('Phase')} of workflow {found['Workflow']}, "
+                        "which waits for you)")
+        return ""
 
     def settle(self, sid: str, record: dict[str, Any]) -> None:
         """A phase whose merge conflicted in an earlier run: merged now if the user
@@ -334,14 +416,15 @@ class Isolation:
             return
         wid = self.run.workflow_id
         confine.check_dir(self.root, self.root / WORKTREES)  # never delete through a link
-        with self._worktrees:  # a prune meanwhile could drop a worktree being added
+        with self._tree_admin():  # a prune meanwhile could drop a worktree being added
             for pid in pids:
                 path = tree_path(self.root, wid, pid)
                 if os.path.lexists(path):
                     shutil.rmtree(path, ignore_errors=True)
             self.repo.run("worktree", "prune", check=False)
-        if branches:
-            self.repo.run("branch", "-D", *[branch_name(wid, p) for p in pids], check=False)
+            if branches:  # packed-refs is one file for every run's branches
+                self.repo.run("branch", "-D", *[branch_name(wid, p) for p in pids],
+                              check=False)
 
     def sweep(self, steps: dict[str, dict[str, Any]]) -> list[str]:
         """Worktrees and branches of this workflow left by a killed or failed run: a

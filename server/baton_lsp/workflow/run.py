@@ -137,7 +137,9 @@ class Run:
     def emit(self, event: str, **fields: Any) -> None:
         """A structured progress event (`baton run --events` prints them as JSON lines, so
         the language server follows a run live without polling). Kinds: transition, wave,
-        step, signal, checkpoint, finished (plus `log` lines from the CLI) and, for the
+        step, signal, checkpoint, finished, merge, waiting (for another run of the repository
+        to finish merging; fields what, holder, holder_what) (plus `log` lines from the CLI)
+        and, for the
         coordination tiers, classification, classification_mismatch, supervisor (status
         running | done) and iteration (status running | done | halted, with halt_reason)."""
         if self.events is not None:

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from ...model.plan import DONE, status_word
 from ...model.states import State
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step
-from ..failures import PERMANENT, LoopDone, StepFailure, reraise_cancel, worst
+from ..failures import PERMANENT, Cancelled, LoopDone, StepFailure, reraise_cancel, worst
 from ..isolation import Isolation, PhaseTree
 from ..run import Run
 from .base import StateHandler
@@ -82,10 +83,6 @@ async def implement(run: Run) -> None:
                          CLAUDE_PROJECT_DIR=str(tree.cwd))
             message = commit_message(run, pid, title, "in its own worktree")
             fields = lambda: {"git": iso.commit_tree(sid, tree, message)}  # noqa: E731
-        elif iso is not None and not run.skippable(sid):
-            before = iso.require_clean(sid)
-            message = commit_message(run, pid, title, "in place")
-            fields = lambda: {"git": iso.commit_in_place(sid, before, message)}  # noqa: E731
         async with sem:
             await agent_step(run, StepSpec(
                 sid, State.IMPLEMENT, "implement", summary_of(pid), extra, inputs,
@@ -101,8 +98,9 @@ async def implement(run: Run) -> None:
             ws["current_wave"] = w
             if not todo:
                 continue
-            # HEAD holds every earlier wave, so every dependency of these phases
-            base = iso.repo.head() if iso is not None and len(todo) > 1 else None
+            # HEAD holds every earlier wave, so every dependency of these phases; every
+            # phase works in its own worktree, so the user's tree changes only by merges
+            base = iso.repo.head() if iso is not None else None
             run.emit("wave", wave=w, total=len(graph.waves), phases=todo,
                      isolated=base is not None)
             run.say(f"wave {w}/{len(graph.waves)}: phase{'s' if len(todo) > 1 else ''} "
@@ -116,7 +114,8 @@ async def implement(run: Run) -> None:
             if iso is not None:
                 if cleanup is not None:
                     await cleanup
-                conflict, finished = merge_wave(run, iso, todo, graph.titles)
+                async with integrating(run, iso, f"merging wave {w}"):
+                    conflict, finished = merge_wave(run, iso, todo, graph.titles)
                 cleanup = asyncio.ensure_future(asyncio.to_thread(iso.discard, finished))
                 if conflict is not None:
                     failures.append(conflict)
@@ -152,6 +151,18 @@ def commit_message(run: Run, pid: str, title: str, how: str) -> str:
     head = f"Phase {pid}: {title}" if title else f"Phase {pid}"
     return (f"{head}\n\nImplemented {how} by Baton workflow {run.workflow_id}.\n\n"
             f"Baton-Workflow: {run.workflow_id}\nBaton-Phase: {pid}\n")
+
+
+def integrating(run: Run, iso: Isolation, what: str) -> AbstractAsyncContextManager[None]:
+    """Hold the repository's integration lock (every run of the repository merges into
+    the user's branch one at a time), saying once whom this run waits for."""
+
+    def cancelled() -> None:
+        if run.cancel_event.is_set():
+            raise Cancelled()
+
+    return iso.integration.waiting(iso.owner(what), iso.waiting(f"implement: {what}"),
+                                   cancelled)
 
 
 def prepare(run: Run, iso: Isolation) -> None:

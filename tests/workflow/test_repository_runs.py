@@ -1,0 +1,149 @@
+"""Several workflows on one repository at once: real `baton` processes, real git, the
+scripted agents (each run with its own behaviour file, so each writes its own files).
+
+What must hold whatever the runs do to each other: the user's branch never gets a commit
+with conflict markers or another run's (or Baton's own) files, a merge another run left
+for the user is never concluded by someone else's commit, and runs merge one at a time
+(waiting, visibly, for whoever holds the repository)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from baton_lsp.workflow.repolock import INTEGRATION_LOCK, RepoLock
+
+from .conftest import Workspace, agent_started
+from .test_isolation import checkpoint, first_parent, git, leftovers, repo
+
+MARKERS = "<<<<<<< HEAD\nmine\n=======\ntheirs\n>>>>>>> other\n"
+
+
+def behaviour(ws: Workspace, name: str, table: dict) -> dict[str, str]:
+    """A behaviour file of one run (the env that points its agents at it)."""
+    path = ws.root / ".claude" / f"behave-{name}.json"
+    path.write_text(json.dumps(table))
+    return {"BATON_SCRIPT_BEHAVIOUR": str(path)}
+
+
+def implement_args(plan: Path, wid: str) -> tuple[str, ...]:
+    return ("run", "Implement the plan", "--scope", "implement-only", "--plan", str(plan),
+            "--id", wid)
+
+
+def marked_commits(ws: Workspace, ref: str = "main") -> list[str]:
+    """Commits reachable from `ref` whose tree holds a conflict marker line."""
+    bad = []
+    for sha in git(ws, "rev-list", ref).split():
+        found = subprocess.run(["git", "grep", "-l", "-E", "^(<<<<<<<|>>>>>>>) ", sha],
+                               cwd=ws.root, capture_output=True, text=True, check=False)
+        if found.stdout.strip():
+            bad.append(sha)
+    return bad
+
+
+def files_of(ws: Workspace, commit: str) -> list[str]:
+    """What a (merge) commit brought to its first parent."""
+    return sorted(git(ws, "diff", "--name-only", f"{commit}^1", commit).split())
+
+
+def test_a_merge_left_for_the_user_is_never_concluded_by_another_run(ws: Workspace) -> None:
+    """Run B's phases conflict and its merge is left in progress while run A's phase is
+    still working: A must not commit over it (it concluded B's merge, markers and all, in
+    a two-parent commit on the user's branch); A stops, resumable, naming B."""
+    plan_a = ws.write_plan([[]], name="002_alpha")
+    plan_b = ws.write_plan([[], []], name="003_beta")
+    repo(ws, [], {"src/shared.py": "value = 0\n"})
+    env_a = behaviour(ws, "a", {"implement.phase-*": {"sleep": 4, "files": {
+        "src/alpha.py": "alpha = 1\n"}}})
+    env_b = behaviour(ws, "b", {"implement.phase-1": {"files": {"src/shared.py": "value = 1\n"}},
+                                "implement.phase-2": {"files": {"src/shared.py": "value = 2\n"}}})
+    run_a = ws.popen(*implement_args(plan_a, "alpha"), env=env_a)
+    run_a.wait_event(agent_started("implement.phase-1"))
+    r_b = ws.baton(*implement_args(plan_b, "beta"), env=env_b)
+    assert r_b.returncode == 1, r_b.stdout + r_b.stderr
+    assert "does not merge cleanly" in r_b.stdout + r_b.stderr
+    assert (ws.root / ".git/MERGE_HEAD").exists()  # B's conflict, left for the user
+    finished = run_a.wait_event(lambda e: e.get("event") == "finished", timeout=120)
+    assert run_a.wait(30) == 1
+    assert finished["status"] == "failed"
+    assert "a merge is in progress" in finished["message"]
+    assert "phase 2 of workflow beta" in finished["message"], finished
+    # nothing of A landed over B's merge: B's first phase only, its second still pending
+    assert first_parent(ws) == ["Merge phase 1: Step 1 (beta)", "base"]
+    assert (ws.root / ".git/MERGE_HEAD").exists()
+    assert marked_commits(ws) == []
+    # the user gives up B's merge; A resumes and lands alone, with only its own file
+    git(ws, "merge", "--abort")
+    r = ws.baton("resume", "alpha", env=env_a)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert first_parent(ws) == ["Merge phase 1: Step 1 (alpha)",
+                                "Merge phase 1: Step 1 (beta)", "base"]
+    assert files_of(ws, "HEAD") == ["src/alpha.py"]
+    assert len(git(ws, "show", "-s", "--format=%P", "HEAD").split()) == 2
+    assert marked_commits(ws) == []
+
+
+def test_two_runs_at_once_land_their_own_phases_and_nothing_else(ws: Workspace) -> None:
+    """Two runs with parallel phases on one repository, started together: both complete,
+    each phase is one first-parent merge commit carrying exactly that phase's file."""
+    plan_a = ws.write_plan([[], [], [1, 2]], name="002_alpha")
+    plan_b = ws.write_plan([[], [], [1, 2]], name="003_beta")
+    repo(ws, [], {"src/shared.py": "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"})
+    runs = {}
+    for name, plan in (("alpha", plan_a), ("beta", plan_b)):
+        env = behaviour(ws, name, {f"implement.phase-{p}": {"sleep": 0.5, "files": {
+            f"src/{name}_{p}.py": f"{name} = {p}\n"}} for p in "123"})
+        runs[name] = ws.popen(*implement_args(plan, name), env=env)
+    for name, run in runs.items():
+        assert run.wait(180) == 0, (name, run.stderr.read())
+    subjects = first_parent(ws)
+    assert subjects[-1] == "base" and len(subjects) == 7
+    commits = git(ws, "log", "--first-parent", "--format=%H").split()[:-1]
+    for commit, subject in zip(commits, subjects, strict=False):
+        name = subject.rsplit("(", 1)[1].rstrip(")")
+        pid = subject.split()[2].rstrip(":")
+        assert files_of(ws, commit) == [f"src/{name}_{pid}.py"], subject
+    assert sorted(s.split()[2] + s.rsplit("(", 1)[1] for s in subjects[:-1]) == sorted(
+        f"{p}:{n})" for n in ("alpha", "beta") for p in "123")
+    assert leftovers(ws) == ([], [])
+    assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
+    assert marked_commits(ws) == []
+
+
+def test_a_run_waits_for_the_repository_and_says_for_whom(ws: Workspace) -> None:
+    """While another run holds the repository's integration lock, a run's merge waits
+    (an event and a line naming the holder) and lands once the lock is free."""
+    plan = repo(ws, [[]])
+    common = Path(git(ws, "rev-parse", "--git-common-dir").strip())
+    lock = RepoLock(ws.root / common, INTEGRATION_LOCK)
+    assert lock.try_acquire({"workflow_id": "someone-else", "what": "merging wave 2"})
+    try:
+        run = ws.popen(*implement_args(plan, "waiter"))
+        waiting = run.wait_event(lambda e: e.get("event") == "waiting", timeout=120)
+        assert waiting["holder"] == "someone-else"
+        assert waiting["holder_what"] == "merging wave 2"
+        assert first_parent(ws) == ["base"]
+        assert run.returncode is None  # still waiting, not failed
+    finally:
+        lock.release()
+    assert run.wait(120) == 0
+    assert first_parent(ws) == ["Merge phase 1: Step 1 (waiter)", "base"]
+
+
+def test_conflict_markers_an_agent_leaves_are_never_committed(ws: Workspace) -> None:
+    plan = repo(ws, [[]])
+    ws.behave({"implement.phase-1": {"files": {"src/broken.py": MARKERS}}})
+    r = ws.baton(*implement_args(plan, "marked"))
+    assert r.returncode == 1
+    assert "left conflict markers in src/broken.py" in r.stdout + r.stderr
+    assert first_parent(ws) == ["base"]
+    assert marked_commits(ws, "--all") == []
+    steps = checkpoint(ws, "marked")["baton"]["steps"]
+    assert steps["implement.phase-1"]["status"] == "failed"
+    # a Markdown heading underlined with seven `=` is not a marker
+    ws.behave({"implement.phase-1": {"files": {"docs/notes.md": "Notes\n=======\n\ntext\n"}}})
+    r = ws.baton("resume", "marked")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert files_of(ws, "HEAD") == ["docs/notes.md"]
