@@ -145,11 +145,11 @@ class WorkflowSettings(BaseModel):
         "Empty: the test state records `no test command` and passes.")
     max_parallel: int = Field(3, ge=1, le=64, description="Phases of one wave run at once.")
     isolation: Literal["worktree", "none"] = Field(
-        "worktree", description="In a git repository, `worktree` runs each phase of a "
-        "parallel wave in its own git worktree (`.claude/worktrees/`, branch "
-        "`baton/<workflow>/phase-<N>`) and merges it into your branch when the wave ends; a "
-        "single-phase wave runs in place; every phase becomes a commit. `none`: every phase "
-        "runs in the working tree and nothing is committed (as outside git).")
+        "worktree", description="In a git repository, `worktree` runs each phase in its own "
+        "git worktree (`.claude/worktrees/`, branch `baton/<workflow>/phase-<N>`) and merges "
+        "it into your branch when the wave ends, one run at a time; every phase becomes a "
+        "merge commit. `none`: every phase runs in the working tree and nothing is committed "
+        "(as outside git).")
     research_parallel: int = Field(4, ge=1, le=64, description="Research topics run at once.")
     timeout: float = Field(300.0, gt=0, description="Seconds an agent step may take.")
     implement_timeout: float = Field(600.0, gt=0, description="Seconds for an implement step.")
