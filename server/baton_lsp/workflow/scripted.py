@@ -13,9 +13,9 @@ Failure injection (for tests and demos) comes from `BATON_SCRIPT_BEHAVIOUR` (a J
 `outlive` (keep working when the engine is gone: its stdout closed),
 `write` (`nothing` | `empty` | `elsewhere`), `fail_attempts` (fail transiently — a rate-limit
 message and exit 75 — on the first N attempts), `task_error` (`type - message`),
-`phases` (plan role: list of dependency lists, one per phase), `files`, `commit` and
-`require` (implement role: the code it writes in its working directory, a message to commit
-it with, files that must be there), `tests` (test role: `fail`
+`phases` (plan role: list of dependency lists, one per phase), `files`, `replace`, `commit`
+and `require` (implement role: the code it writes in its working directory, in-place edits of
+files there, a message to commit it with, files that must be there), `tests` (test role: `fail`
 or `pass-after-debug`).
 
 Coordination roles: `classifier` prints `CLASSIFICATION_COMPLETE: {json}` (keys `scope`,
@@ -149,12 +149,20 @@ def report(topic: str, description: str) -> str:
 def implement_code(phase: str, title: str, description: str, how: dict) -> list[str]:
     """The phase's code change, in the agent's working directory (its worktree when the
     phase is isolated): `files` ({relative path: content}) or one module per phase; with
-    `commit` (a message) the agent also commits it itself, as real agents often do."""
+    `commit` (a message) the agent also commits it itself, as real agents often do;
+    `replace` ({relative path: [old, new]}) edits a file that is there in place, as an agent
+    editing a shared module does."""
     here = Path.cwd().resolve()
     files = how.get("files") or {
         f"src/phase_{re.sub(r'[^A-Za-z0-9]', '_', phase)}.py":
             f'"""Phase {phase}: {title}."""\n\nPHASE = {phase!r}\nFOR = {description[:200]!r}\n'}
     changed = []
+    for rel, pair in (how.get("replace") or {}).items():
+        target = (here / rel).resolve()
+        if target.is_relative_to(here) and target.is_file():
+            old, new = (str(x) for x in pair)
+            write(target, target.read_text(encoding="utf-8").replace(old, new, 1))
+            changed.append(rel)
     for rel, content in files.items():
         target = (here / rel).resolve()
         if target.is_relative_to(here):
