@@ -361,6 +361,10 @@ class Runs:
                 run.latest = f"{sid} failed: {event.get('message')}"
         elif kind == "signal":
             run.latest = f"{event.get('step')} {event.get('name')}: {event.get('value')}"
+        elif kind == "waiting":  # another run of the repository is merging: say whom for
+            who = event.get("holder")
+            run.latest = (f"waiting for workflow {who}" if who else "waiting for another run") \
+                + (f" ({event.get('holder_what')})" if event.get("holder_what") else "")
         elif kind == "finished":
             run.status = str(event.get("status"))
             run.state = event.get("state") or run.state
@@ -372,7 +376,7 @@ class Runs:
                 message=run.message(), percentage=min(run.percentage, 99), cancellable=True))
         if kind in ("checkpoint", "finished") and run.workflow_id:
             tracker(self.ls).poke(run.root, run.workflow_id)
-        if kind in ("transition", "step", "finished"):
+        if kind in ("transition", "step", "finished", "waiting"):
             self._changed(run, event)
 
     def _changed(self, run: Run, event: dict[str, Any]) -> None:
