@@ -10,7 +10,8 @@ numbered slot line per phase of every run, three filler lines apart) and one pla
 module `src/<run>_p<N>.py` and edits its own slot line of the shared module in place, so
 the parallel phases of every run overlap on one file. While they run, some are cancelled
 (`baton cancel`) and some lose their whole process group to SIGKILL, at random instants.
-Then every unfinished run is resumed (all at once, up to three times).
+Then every unfinished run is resumed (all at once, up to three times); one killed before its
+first checkpoint has nothing to resume (nothing of it ran) and is started again.
 
 Checked after each round, on the user's branch and in every commit reachable from it:
 conflict-marker lines (none allowed), files a merge commit brings that are not its own
@@ -55,6 +56,7 @@ class Round:
     cancels: int = 0
     kills: int = 0
     resumes: int = 0
+    restarts: int = 0
     marker_commits: int = 0
     foreign_files: list[str] = field(default_factory=list)
     wrong_counts: list[str] = field(default_factory=list)
@@ -162,10 +164,15 @@ def run_round(index: int, base: Path, runs: int, rng: random.Random) -> Round:
         todo = [n for n in names if statuses.get(n) != "complete"]
         if not todo:
             break
-        resumed = {n: baton(root, ["resume", n], envs[n]) for n in todo}
+        # killed before its first checkpoint: nothing of it ran, so it is started again
+        fresh = [n for n in todo if n not in statuses]
+        result.restarts += len(fresh)
+        resumed = {n: baton(root, ["run", "Implement the plan", "--scope", "implement-only",
+                                   "--plan", str(plans[n]), "--id", n] if n in fresh
+                            else ["resume", n], envs[n]) for n in todo}
         for n, p in resumed.items():
             outputs[n] += f"\n-- resume {attempt + 1}\n" + p.communicate(timeout=600)[0]
-        result.resumes += len(todo)
+        result.resumes += len(todo) - len(fresh)
     result.seconds = time.monotonic() - started
     result.waits = sum(text.count(": waiting for ") for text in outputs.values())
     statuses = status_of(root)
@@ -244,7 +251,8 @@ def main() -> int:
         r = run_round(i, base, args.runs, rng)
         rounds.append(r)
         print(f"round {i + 1:>2}: {r.completed}/{args.runs} complete, {r.cancels} cancelled, "
-              f"{r.kills} killed, {r.resumes} resumes, {r.waits} waits, {r.seconds:.1f} s"
+              f"{r.kills} killed, {r.resumes} resumes, {r.restarts} restarts, {r.waits} waits, "
+              f"{r.seconds:.1f} s"
               + ("  FAILED" if r.bad else ""), flush=True)
         for label, items in (("not resumable", r.unresumable), ("foreign", r.foreign_files),
                              ("commit count", r.wrong_counts), ("lost edit", r.lost_edits)):
@@ -256,7 +264,8 @@ def main() -> int:
     print("\nsummary")
     print(f"  runs: {total}; complete {sum(r.completed for r in rounds)}; cancelled "
           f"{sum(r.cancels for r in rounds)}, killed {sum(r.kills for r in rounds)}, resumes "
-          f"{sum(r.resumes for r in rounds)}; merges that waited "
+          f"{sum(r.resumes for r in rounds)}, restarted (killed before their first "
+          f"checkpoint) {sum(r.restarts for r in rounds)}; merges that waited "
           f"{sum(r.waits for r in rounds)}")
     print(f"  commits with conflict markers: {sum(r.marker_commits for r in rounds)}")
     print(f"  foreign files in commits: {sum(len(r.foreign_files) for r in rounds)}")

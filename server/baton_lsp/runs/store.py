@@ -199,8 +199,10 @@ class CheckpointStore:
                 log.warning("skipping checkpoint %s: %s", entry.path, entry.problem)
                 problems.append(entry.problem)
             if not names:
-                raise CheckpointError(f"no checkpoints for workflow {self.workflow_id} in "
-                                      f"{self.dir}")
+                raise CheckpointError(
+                    f"no checkpoints for workflow {self.workflow_id} in {self.dir}: it was "
+                    "stopped before its first one, so nothing of it ran; start it again "
+                    f"with `baton run … --id {self.workflow_id}`")
             raise CheckpointError(f"every checkpoint of {self.workflow_id} is unusable; "
                                   f"newest: {problems[0]}")
         path = self.dir / f"{at:06d}.json"
