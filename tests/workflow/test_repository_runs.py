@@ -9,7 +9,10 @@ for the user is never concluded by someone else's commit, and runs merge one at 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 from baton_lsp.workflow.repolock import INTEGRATION_LOCK, RepoLock
@@ -147,3 +150,45 @@ def test_conflict_markers_an_agent_leaves_are_never_committed(ws: Workspace) -> 
     r = ws.baton("resume", "marked")
     assert r.returncode == 0, r.stdout + r.stderr
     assert files_of(ws, "HEAD") == ["docs/notes.md"]
+
+
+def test_a_run_killed_inside_its_merge_is_reconciled_by_the_next_holder(
+        ws: Workspace, tmp_path: Path) -> None:
+    """SIGKILL to the engine's process group while git is inside a merge (held there by a
+    merge driver that sleeps): git dies half-way, leaving its `index.lock` and the files it
+    had checked out. The next holder of the repository — here the resume — finds the dead
+    holder's recorded intent, removes the stale lock once no git works in the tree, puts
+    back exactly what that merge wrote, and the phase is merged again, once."""
+    shared = "".join(f"line {n}\n" for n in range(1, 21))
+    plan = repo(ws, [[], []], {"src/shared.py": shared,
+                               ".gitattributes": "src/shared.py merge=slow\n"})
+    marker = tmp_path / "inside-merge"
+    git(ws, "config", "merge.slow.driver",
+        f"touch {marker}; sleep 60; git merge-file %A %O %B")
+    ws.behave({"implement.phase-1": {"files": {
+        "src/shared.py": shared.replace("line 2\n", "line 2 (phase 1)\n"),
+        "src/one.py": "one = 1\n"}},
+        "implement.phase-2": {"files": {
+            "src/shared.py": shared.replace("line 18\n", "line 18 (phase 2)\n"),
+            "src/two.py": "two = 2\n"}}})
+    run = ws.popen(*implement_args(plan, "killed"))
+    deadline = time.monotonic() + 120
+    while not marker.exists():  # phase 2's merge is running its driver: git is mid-merge
+        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(15)
+    assert first_parent(ws) == ["Merge phase 1: Step 1 (killed)", "base"]
+    git(ws, "config", "--unset", "merge.slow.driver")  # the resume merges without the delay
+    r = ws.baton("resume", "killed")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "interrupted merge of phase 2 of workflow killed" in r.stdout or \
+        "stale" in r.stdout, r.stdout
+    assert first_parent(ws) == ["Merge phase 2: Step 2 (killed)",
+                                "Merge phase 1: Step 1 (killed)", "base"]
+    assert (ws.root / "src/shared.py").read_text() == shared.replace(
+        "line 2\n", "line 2 (phase 1)\n").replace("line 18\n", "line 18 (phase 2)\n")
+    assert ws.started("implement.phase-2") == ["implement.phase-2"]  # merged, not re-run
+    assert not (ws.root / ".git/index.lock").exists()
+    assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
+    assert leftovers(ws) == ([], [])

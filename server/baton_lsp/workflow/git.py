@@ -132,6 +132,27 @@ class Repo:
         """`git add -A` of the working tree at `cwd`, outside the excluded pathspecs."""
         self.run("add", "-A", "--", ".", *_excluded(excludes), cwd=cwd)
 
+    def blob_ids(self, commit: str, paths: list[str]) -> dict[str, str]:
+        """{path: blob id} of those paths (relative to the top) in `commit`."""
+        out = self.run("ls-tree", "-r", "-z", "--full-tree", commit, "--",
+                       *[f":(top,literal){p}" for p in paths]).stdout
+        found = {}
+        for entry in _paths(out):
+            meta, _, path = entry.partition("\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == "blob":
+                found[path] = parts[2]
+        return found
+
+    def hash_files(self, paths: list[str]) -> dict[str, str]:
+        """{path: the blob id git would give the working tree's file} (regular files)."""
+        files = [p for p in paths if "\n" not in p and (self.top / p).is_file()
+                 and not (self.top / p).is_symlink()]
+        if not files:
+            return {}
+        out = self.run("hash-object", "--stdin-paths", input="\n".join(files) + "\n").stdout
+        return dict(zip(files, out.split(), strict=False))
+
     def staged(self, cwd: Path | None = None) -> list[str]:
         return _paths(self.run("diff", "--cached", "--name-only", "-z", cwd=cwd).stdout)
 

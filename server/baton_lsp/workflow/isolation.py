@@ -20,12 +20,13 @@ files that appeared while its agent ran.
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
 import re
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,107 @@ class Isolation:
         """What this run writes into a lock it holds, for the runs that wait on it."""
         return {"workflow_id": self.run.workflow_id, "what": what}
 
+    @contextlib.contextmanager
+    def integrating_now(self, sid: str, what: str) -> Iterator[None]:
+        """The integration lock, blocking this thread (for moments: merges are short),
+        with whatever a holder that died left behind reconciled first."""
+        with self.integration.held(ADMIN_WAIT, self.owner(what),
+                                   self.waiting(f"{sid}: {what}")):
+            self.recover()
+            yield
+
+    @contextlib.asynccontextmanager
+    async def integrating(self, what: str, cancelled: Callable[[], None]
+                          ) -> AsyncIterator[None]:
+        """The integration lock, waited for on the event loop (cancellable), with whatever
+        a holder that died left behind reconciled first."""
+        async with self.integration.waiting(self.owner(what),
+                                            self.waiting(f"implement: {what}"), cancelled):
+            self.recover()
+            yield
+
+    def recover(self) -> None:
+        """Reconcile what the lock's previous holder left when it died holding it: a merge
+        it recorded as intended but never committed (killed with its engine, git stopped
+        half-way: the merge's files staged, perhaps no MERGE_HEAD yet) is rolled back —
+        only when every staged path is one that merge brings, so nothing of the user's is
+        touched — and a stale `index.lock` left by the killed git is removed once no git
+        process works in the main tree. The dead run merges the phase again on resume."""
+        previous = self.integration.previous
+        if not previous:
+            return
+        intent = previous.get("intent") or {}
+        who, phase = previous.get("workflow_id"), intent.get("phase")
+        self.integration.previous = None
+        lock = self.repo.git_dir / "index.lock"
+        if os.path.lexists(lock) and not git_processes(self.repo.top,
+                                                       self.root / WORKTREES):
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+                self.run.say(f"implement: removed the stale {lock} a killed git left "
+                             f"(workflow {who})")
+        if intent.get("kind") != "merge" or self.repo.head() != intent.get("head"):
+            return  # nothing in flight, or the merge committed before the holder died
+        try:
+            staged = set(self.repo.staged())
+            base = self.repo.run("merge-base", "HEAD", intent["commit"]).stdout.strip()
+            brought = set(self.repo.run("diff", "--name-only", "-z", "--no-renames", base,
+                                        intent["commit"]).stdout.split("\0")) - {""}
+        except GitError as exc:
+            log.warning("cannot reconcile the interrupted merge of workflow %s: %s", who, exc)
+            return
+        merging = self.repo.merging()
+        if not staged and not merging:
+            # git died before it wrote the index: the files it had already checked out are
+            # still there, exactly as the phase's commit has them
+            self.undo_checkout(intent["commit"], brought, who, phase)
+            return
+        if self.repo.unmerged():  # a genuine conflict: the user's to resolve, as always
+            return
+        if not staged <= brought:
+            self.run.say(f"implement: the interrupted merge of phase {phase} of workflow "
+                         f"{who} left changes Baton cannot tell from yours "
+                         f"({', '.join(sorted(staged - brought)[:5])}); not touching them")
+            return
+        self.repo.run("reset", "--merge", check=False)  # what `git merge --abort` runs
+        self.run.say(f"implement: rolled back the interrupted merge of phase {phase} of "
+                     f"workflow {who} (its engine died in the middle); it is merged again "
+                     "when that workflow resumes")
+
+    def undo_checkout(self, commit: str, brought: set[str], who: str | None,
+                      phase: str | None) -> None:
+        """Put back the files a merge killed before it wrote the index had checked out:
+        only a file whose content is exactly the phase commit's (so Baton's write, never an
+        edit of the user's) — a new one is removed, a changed tracked one restored."""
+        if not brought:
+            return
+        try:
+            tracked_changed, untracked = self.repo.changes(self.own)
+            suspects = sorted((set(tracked_changed) | set(untracked)) & brought)
+            if not suspects:
+                return
+            theirs = self.repo.blob_ids(commit, suspects)
+            here = self.repo.hash_files(suspects)
+        except GitError as exc:
+            log.warning("cannot check what the interrupted merge of workflow %s left: %s",
+                        who, exc)
+            return
+        put_back = [p for p in suspects if p in theirs and here.get(p) == theirs[p]]
+        if not put_back:
+            return
+        untracked_set = set(untracked)
+        for rel in put_back:
+            if rel in untracked_set:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.repo.top / rel)
+        restore = [p for p in put_back if p not in untracked_set]
+        if restore:
+            self.repo.run("checkout", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul",
+                          input="".join(f":(top,literal){p}\0" for p in restore))
+        self.run.say(f"implement: put back {len(put_back)} file(s) the interrupted merge of "
+                     f"phase {phase} of workflow {who} had written (its engine died in the "
+                     "middle); it is merged again when that workflow resumes")
+
     def waiting(self, what: str) -> Callable[[dict[str, Any] | None], None]:
         """What a run says (a line and a `waiting` event) when it has to wait for the
         repository: whom for, doing what."""
@@ -183,8 +285,7 @@ class Isolation:
         theirs. Under the integration lock, so another run's merge is never seen
         half-made (merges hold it for moments: blocking here is brief)."""
         try:
-            with self.integration.held(ADMIN_WAIT, self.owner("checking the tree"),
-                                       self.waiting(f"{sid}: checking the tree")):
+            with self.integrating_now(sid, "checking the tree"):
                 self.check_target(sid)
                 changed, _ = self.repo.changes(self.own)
         except LockTimeout as exc:
@@ -333,6 +434,8 @@ class Isolation:
             self.check_target(sid)
             # git refuses by itself while the index or a file the merge touches has
             # changes; a commit merged before a kill is "Already up to date"
+            self.integration.note({"kind": "merge", "phase": pid, "head": self.repo.head(),
+                                   "commit": record["commit"], "target": self.target})
             proc = self.repo.run("merge", "--no-ff", "--no-commit", "-m", message,
                                  record["commit"],
                                  check=False, hooks=False)
@@ -421,6 +524,11 @@ class Isolation:
                 path = tree_path(self.root, wid, pid)
                 if os.path.lexists(path):
                     shutil.rmtree(path, ignore_errors=True)
+                # a `worktree add` killed half-way leaves its admin entry locked
+                # ("initializing"), which prune keeps and the next add of the path refuses
+                admin = self.repo.common_dir / "worktrees"
+                if any(admin.glob(f"{glob.escape(path.name)}*/locked")):
+                    self.repo.run("worktree", "unlock", str(path), check=False)
             self.repo.run("worktree", "prune", check=False)
             if branches:  # packed-refs is one file for every run's branches
                 self.repo.run("branch", "-D", *[branch_name(wid, p) for p in pids],
@@ -451,6 +559,31 @@ class Isolation:
         self.discard([p for p in removed if pending(p)], branches=False)
         self.discard([p for p in removed if not pending(p)])
         return removed
+
+
+def git_processes(top: Path, skip: Path) -> list[int]:
+    """Pids of git processes working in the repository's main tree (their cwd at or below
+    `top`, not below `skip` — the worktrees, which have indexes of their own). Without
+    /proc nothing can be proved, so every git process counts."""
+    found: list[int] = []
+    here = os.getpid()
+    try:
+        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return [-1]
+    for pid in pids:
+        if pid == here:
+            continue
+        try:
+            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+                if not fh.read().strip().startswith("git"):
+                    continue
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except OSError:
+            continue
+        if cwd.is_relative_to(top) and not cwd.is_relative_to(skip):
+            found.append(pid)
+    return found
 
 
 def conflict_message(pid: str, record: dict[str, Any], pending: bool = False) -> str:

@@ -61,6 +61,10 @@ class RepoLock:
         self.common_dir = common_dir
         self.name = name
         self._fd: int | None = None
+        self._owner: dict[str, Any] = {}
+        self.previous: dict[str, Any] | None = None
+        """What the lock's file said when it was taken: a holder that released it left it
+        empty, so anything here is a holder that died holding it (and its last intent)."""
 
     def try_acquire(self, owner: dict[str, Any] | None = None) -> bool:
         """Take the lock if it is free (writing `owner` into its file); False if held."""
@@ -74,12 +78,29 @@ class RepoLock:
             os.close(fd)
             raise
         self._fd = fd
+        self.previous = None
+        with contextlib.suppress(OSError, ValueError):
+            found = json.loads(os.pread(fd, 65536, 0).decode("utf-8", "replace") or "null")
+            self.previous = found if isinstance(found, dict) else None
         if owner is not None:
-            payload = json.dumps({**owner, "pid": os.getpid(), "since": time.time()}).encode()
-            with contextlib.suppress(OSError):  # who holds it is a courtesy to waiters
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, payload, 0)
+            self._owner = {**owner, "pid": os.getpid(), "since": time.time()}
+            self._write(self._owner)
         return True
+
+    def note(self, intent: dict[str, Any] | None) -> None:
+        """Record what the holder is about to do (or, with None, that it is done), durably:
+        if it dies in the middle, the next holder finds the intent and reconciles it."""
+        if self._fd is not None:
+            self._write({**self._owner, "intent": intent})
+            with contextlib.suppress(OSError):
+                os.fsync(self._fd)
+
+    def _write(self, content: dict[str, Any]) -> None:
+        assert self._fd is not None
+        payload = json.dumps(content).encode()
+        with contextlib.suppress(OSError):  # a courtesy to waiters and to the next holder
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, payload, 0)
 
     def release(self) -> None:
         if self._fd is not None:

@@ -161,8 +161,7 @@ def integrating(run: Run, iso: Isolation, what: str) -> AbstractAsyncContextMana
         if run.cancel_event.is_set():
             raise Cancelled()
 
-    return iso.integration.waiting(iso.owner(what), iso.waiting(f"implement: {what}"),
-                                   cancelled)
+    return iso.integrating(what, cancelled)
 
 
 def prepare(run: Run, iso: Isolation) -> None:
@@ -207,12 +206,14 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
             except StepFailure as exc:
                 iso.discard([pid], branches=False)  # the merge in progress needs its branch
                 run.save(f"phase {pid} merge failed")
+                iso.integration.note(None)  # recorded: nothing for a next holder to undo
                 run.emit("merge", phase=pid, status=record.get("status"),
                          branch=record.get("branch"), conflicts=record.get("conflicts"))
                 run.say(f"[{sid}] {exc.message}")
                 failure = exc
                 break
             run.save(f"phase {pid} merged")
+            iso.integration.note(None)
             run.emit("merge", phase=pid, status="merged", commit=record.get("merged"),
                      branch=record.get("branch"))
             run.say(f"[{sid}] merged {record['branch']} into "
