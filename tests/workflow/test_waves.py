@@ -32,10 +32,12 @@ def test_the_seed_example_runs_in_five_waves(ws: Workspace) -> None:
         assert iv[a][0] < iv[b][1] and iv[b][0] < iv[a][1], (a, b, iv)
     for before, after in (("1", "2"), ("4", "5"), ("6", "7"), ("7", "8")):
         assert iv[after][0] >= iv[before][1]
-    # five waves of 0.5 s ≈ 2.5 s; eight sequential phases would need 4 s. The bound is loose
-    # on purpose (the precise figure is a benchmark): it catches serialised waves only.
+    # the waves together took less than the phases one after the other would: measured
+    # against the phases' own durations on this run, so a busy machine slows both sides
+    # (the precise figure is a benchmark); it catches serialised waves only
     waves_ms = sum(w["duration_ms"] for w in cp["workflow_state"]["wave_results"].values())
-    assert 2500 <= waves_ms < 3500, waves_ms
+    phases_ms = sum(end - start for start, end in iv.values()) * 1000
+    assert waves_ms >= 2500 and waves_ms < phases_ms * 0.9, (waves_ms, phases_ms)
 
 
 def test_max_parallel_bounds_a_wave(ws: Workspace) -> None:
