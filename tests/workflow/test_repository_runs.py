@@ -192,3 +192,32 @@ def test_a_run_killed_inside_its_merge_is_reconciled_by_the_next_holder(
     assert not (ws.root / ".git/index.lock").exists()
     assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
     assert leftovers(ws) == ([], [])
+
+
+def test_a_run_killed_inside_worktree_add_resumes(ws: Workspace, tmp_path: Path) -> None:
+    """SIGKILL while `git worktree add` is checking out (a smudge filter holds it there):
+    git leaves the worktree's admin entry locked ("initializing"), which `worktree prune`
+    keeps and the next `worktree add` of that path refuses. The resume unlocks and removes
+    it, and the run completes with nothing left behind."""
+    plan = repo(ws, [[], []], {"data/big.txt": "payload\n",
+                               ".gitattributes": "data/big.txt filter=slow\n"})
+    marker = tmp_path / "inside-add"
+    git(ws, "config", "filter.slow.smudge", f"sh -c 'touch {marker}; sleep 60; cat'")
+    git(ws, "config", "filter.slow.clean", "cat")
+    run = ws.popen(*implement_args(plan, "addkill"))
+    deadline = time.monotonic() + 120
+    while not marker.exists():
+        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(15)
+    locked = list((ws.root / ".git/worktrees").glob("*/locked"))
+    assert locked, "git left no locked worktree: the kill missed `worktree add`"
+    git(ws, "config", "filter.slow.smudge", "cat")
+    r = ws.baton("resume", "addkill")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert first_parent(ws) == ["Merge phase 2: Step 2 (addkill)",
+                                "Merge phase 1: Step 1 (addkill)", "base"]
+    assert leftovers(ws) == ([], [])
+    assert not list((ws.root / ".git/worktrees").glob("*"))
+    assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""

@@ -186,13 +186,13 @@ class Isolation:
         intent = previous.get("intent") or {}
         who, phase = previous.get("workflow_id"), intent.get("phase")
         self.integration.previous = None
-        lock = self.repo.git_dir / "index.lock"
-        if os.path.lexists(lock) and not git_processes(self.repo.top,
-                                                       self.root / WORKTREES):
-            with contextlib.suppress(OSError):
-                os.unlink(lock)
-                self.run.say(f"implement: removed the stale {lock} a killed git left "
-                             f"(workflow {who})")
+        stale = [p for p in self.git_locks(intent.get("target")) if os.path.lexists(p)]
+        if stale and not git_processes(self.repo.top, self.root / WORKTREES):
+            for lock in stale:
+                with contextlib.suppress(OSError):
+                    os.unlink(lock)
+                    self.run.say(f"implement: removed the stale {lock} a killed git left "
+                                 f"(workflow {who})")
         if intent.get("kind") != "merge" or self.repo.head() != intent.get("head"):
             return  # nothing in flight, or the merge committed before the holder died
         try:
@@ -220,6 +220,18 @@ class Isolation:
         self.run.say(f"implement: rolled back the interrupted merge of phase {phase} of "
                      f"workflow {who} (its engine died in the middle); it is merged again "
                      "when that workflow resumes")
+
+    def git_locks(self, target: str | None) -> list[Path]:
+        """The lock files a git killed inside a merge or commit of the main tree can leave:
+        the index, HEAD and the merge's state files, the branch's ref and packed-refs."""
+        names = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock", "MERGE_HEAD.lock",
+                 "MERGE_MSG.lock", "AUTO_MERGE.lock"]
+        found = [self.repo.git_dir / n for n in names]
+        common = self.repo.common_dir
+        found.append(common / "packed-refs.lock")
+        if target and ".." not in target:
+            found.append(common / "refs" / "heads" / f"{target}.lock")
+        return found
 
     def undo_checkout(self, commit: str, brought: set[str], who: str | None,
                       phase: str | None) -> None:
