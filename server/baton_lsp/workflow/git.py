@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -49,17 +50,34 @@ def _env() -> dict[str, str]:
 
 def _git(args: list[str], cwd: Path, check: bool = True, env: dict[str, str] | None = None,
          input: str | None = None) -> subprocess.CompletedProcess[str]:
-    stdin = {"input": input} if input is not None else {"stdin": subprocess.DEVNULL}
+    """Run git so that the engine's death never cuts it off mid-operation: in a session of
+    its own (a signal to the engine's process group, Ctrl-C included, does not reach it)
+    and with its input and output in files, not pipes (a pipe whose reader died would kill
+    it with SIGPIPE at its next write, half-way through a merge). What a git left running
+    by a dead engine finishes is reconciled by the next holder of the repository
+    (`isolation.Isolation.recover`), which waits for it first."""
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, env=env or _env(), text=True,
-                              capture_output=True, timeout=GIT_TIMEOUT, check=False, **stdin)
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+                tempfile.TemporaryFile() as given:
+            if input is not None:
+                given.write(input.encode("utf-8", "surrogateescape"))
+                given.seek(0)
+            proc = subprocess.run(["git", *args], cwd=cwd, env=env or _env(),
+                                  stdin=given if input is not None else subprocess.DEVNULL,
+                                  stdout=out, stderr=err, timeout=GIT_TIMEOUT, check=False,
+                                  start_new_session=True)
+            out.seek(0)
+            err.seek(0)
+            stdout = out.read().decode("utf-8", "surrogateescape")
+            stderr = err.read().decode("utf-8", "surrogateescape")
     except subprocess.TimeoutExpired:
         raise GitError(args, -1, f"no answer within {GIT_TIMEOUT:.0f} s") from None
     except OSError as exc:
         raise GitError(args, -1, str(exc)) from None
-    if check and proc.returncode != 0:
-        raise GitError(args, proc.returncode, proc.stderr or proc.stdout)
-    return proc
+    done = subprocess.CompletedProcess(["git", *args], proc.returncode, stdout, stderr)
+    if check and done.returncode != 0:
+        raise GitError(args, done.returncode, stderr or stdout)
+    return done
 
 
 def _paths(output: str) -> list[str]:
@@ -174,11 +192,7 @@ class Repo:
                 lines.setdefault(path, set()).add(int(number))
         marked = []
         for path, numbers in lines.items():
-            try:
-                blob = self.run("show", f":{path}", cwd=cwd, check=False)
-            except UnicodeDecodeError:  # not UTF-8: judged by git's report alone
-                marked.append(path)
-                continue
+            blob = self.run("show", f":{path}", cwd=cwd, check=False)
             if blob.returncode:  # cannot be read back: count it, never commit blind
                 marked.append(path)
                 continue

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,8 +187,16 @@ class Isolation:
         intent = previous.get("intent") or {}
         who, phase = previous.get("workflow_id"), intent.get("phase")
         self.integration.previous = None
+        # a git the dead engine started runs on in its own session: let it finish first
+        deadline = time.monotonic() + ADMIN_WAIT
+        while git_processes(self.repo.top, self.root / WORKTREES):
+            if time.monotonic() > deadline:
+                self.run.say(f"implement: a git process of workflow {who} still works in "
+                             f"{self.repo.top}; leaving what it does alone")
+                return
+            time.sleep(0.1)
         stale = [p for p in self.git_locks(intent.get("target")) if os.path.lexists(p)]
-        if stale and not git_processes(self.repo.top, self.root / WORKTREES):
+        if stale:
             for lock in stale:
                 with contextlib.suppress(OSError):
                     os.unlink(lock)
