@@ -90,5 +90,6 @@ async def test_a_merge_conflict_is_shown_opened_and_resumed(editor: LanguageClie
     assert log.count("implement.phase-3") == 2  # its start and end: run once
     assert (root / "src" / "shared.py").read_text() == "value = 5\n"
     subjects = git(root, "log", "--first-parent", "--format=%s").splitlines()
-    assert subjects[:2] == ["Phase 4: Integration", "resolve the greeting conflict"]
+    assert subjects[0].startswith("Merge phase 4: Integration (")
+    assert subjects[1] == "resolve the greeting conflict"
     assert json.loads((root / ".claude" / "baton-script.json").read_text()) == CONFLICTING
