@@ -332,9 +332,9 @@ async function main() {
   if ((await treeRow("state implement: done").getAttribute("aria-expanded")) !== "true") await treeRow("state implement: done").press("ArrowRight");
   await treeRow("wave Wave 2: phases 2, 3 in parallel · done").waitFor({ state: "visible" });
   log(`tree shows ${firstId} complete with its states and waves`);
-  // One commit per phase on the branch: the parallel ones merged from their worktrees.
+  // One commit per phase on the branch: every phase merged from its own worktree.
   const subjects = git(ws, "log", "--first-parent", "--format=%s").trim().split("\n");
-  const want = ["Phase 4: Integration", `Merge phase 3: Interfaces (${firstId})`, `Merge phase 2: Core Logic (${firstId})`, "Phase 1: Foundation", "base"];
+  const want = [`Merge phase 4: Integration (${firstId})`, `Merge phase 3: Interfaces (${firstId})`, `Merge phase 2: Core Logic (${firstId})`, `Merge phase 1: Foundation (${firstId})`, "base"];
   if (JSON.stringify(subjects) !== JSON.stringify(want)) throw new Error(`git log --first-parent: ${JSON.stringify(subjects)}, expected ${JSON.stringify(want)}`);
   if (git(ws, "worktree", "list").trim().split("\n").length !== 1) throw new Error(`worktrees left: ${git(ws, "worktree", "list")}`);
   log(`git history: ${subjects.join(" | ")}`);
@@ -482,7 +482,7 @@ async function main() {
   await dialog.locator(".monaco-button", { hasText: /^Resume$/ }).click();
   await toast(new RegExp(`Baton: workflow ${thirdId} complete\\.`));
   const afterFix = git(ws, "log", "--first-parent", "--format=%s").trim().split("\n");
-  if (afterFix[0] !== "Phase 4: Integration" || afterFix[1] !== "resolve the conflict") throw new Error(`git log after the resume: ${JSON.stringify(afterFix.slice(0, 4))}`);
+  if (afterFix[0] !== `Merge phase 4: Integration (${thirdId})` || afterFix[1] !== "resolve the conflict") throw new Error(`git log after the resume: ${JSON.stringify(afterFix.slice(0, 4))}`);
   if (readFileSync(join(ws, "src", "shared.py"), "utf8") !== "value = 5\n") throw new Error("the resolution was not kept");
   log(`resumed after the manual fix: ${afterFix.slice(0, 2).join(" | ")}`);
   unlinkSync(join(ws, ".claude", "baton-script.json"));
