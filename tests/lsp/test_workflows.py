@@ -244,3 +244,42 @@ async def test_settings_push_keeps_trust_and_applies_the_log_level(
         settings={"baton": {"logLevel": "warning"}}))
     info = await command(trusted, "debugInfo")
     assert info["log_level"] == "WARNING" and info["settings"]["trusted"] is True
+
+
+async def test_a_run_waiting_for_the_repository_says_for_whom(trusted: LanguageClient,
+                                                              ) -> None:
+    """Another run holds the repository's integration lock: the editor is told (a
+    `waiting` change and the progress message) whom this run waits for, and the run lands
+    once the lock is free."""
+    import subprocess
+
+    from baton_lsp.workflow.repolock import INTEGRATION_LOCK, RepoLock
+
+    root = trusted.workspace_root  # type: ignore[attr-defined]
+    ident = ["-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *ident, *argv], cwd=root, check=True, capture_output=True)
+    lock = RepoLock(root / ".git", INTEGRATION_LOCK)
+    assert lock.try_acquire({"workflow_id": "someone-else", "what": "merging wave 2"})
+    try:
+        plan = root / ".claude/specs/001_auth_login/plans/001-auth-login-plan.md"
+        started = await command(trusted, "workflow.start",
+                                {"description": "Implement it", "scope": "implement-only",
+                                 "plan": str(plan)})
+        wid = started["workflow_id"]
+        waiting = await wait_changed(trusted, lambda p: p["workflow_id"] == wid
+                                     and p["event"]["event"] == "waiting")
+        assert waiting["event"]["holder"] == "someone-else"
+        if has_progress(trusted):
+            async def told() -> None:
+                while not any(r.kind == "report" and r.message and
+                              "waiting for workflow someone-else (merging wave 2)" in r.message
+                              for reports in trusted.progress_reports.values()
+                              for r in reports):
+                    await trusted.wait_for_notification(types.PROGRESS)
+
+            await asyncio.wait_for(told(), TIMEOUT)
+    finally:
+        lock.release()
+    done = await wait_changed(trusted, finished(wid))
+    assert done["event"]["status"] == "complete", done
