@@ -214,6 +214,11 @@ def test_a_run_killed_inside_its_merge_is_reconciled_by_the_next_holder(
     assert (ws.root / "src/shared.py").read_text() == shared.replace(
         "line 2\n", "line 2 (phase 1)\n").replace("line 18\n", "line 18 (phase 2)\n")
     assert ws.started("implement.phase-2") == ["implement.phase-2"]  # merged, not re-run
+    # what the resume found and did stays in the record: `baton status` shows it
+    found = [r["what"] for r in ws.status("killed")["reconciled"]]
+    assert any("interrupted merge of phase 2 of workflow killed" in f or "stale" in f
+               for f in found), found
+    assert "reconciled" in ws.baton("status", "killed").stdout
     assert not (ws.root / ".git/index.lock").exists()
     assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
     assert leftovers(ws) == ([], [])

@@ -394,6 +394,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                   f"{'  ' + cost if cost else ''}{_git_mark(step.get('git'))}{extra}")
         for tree in info["worktrees"]:
             print(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")
+        for found in info.get("reconciled") or []:
+            print(f"  reconciled {str(found.get('at', ''))[:19]}: {found.get('what')}")
         usage = info.get("usage") or {}
         for name, row in [*(usage.get("states") or {}).items(), ("workflow", usage.get("total"))]:
             if cost := format_usage(row):

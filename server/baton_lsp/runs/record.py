@@ -161,6 +161,9 @@ class BatonSection(_Open):
     resumed_from: int | None = None
     adopted_from: AdoptedFrom | None = None
     agent_clis: dict[str, Any] | None = None
+    reconciled: list[dict[str, Any]] = []
+    """What this run found another (or an earlier) run left in the repository when it died
+    and what it did about it ({at, what}), for `baton status` and the editor."""
     event: str | None = None
     """The label of the save that wrote this checkpoint ("step plan done", …)."""
 

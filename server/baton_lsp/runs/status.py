@@ -63,6 +63,8 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
         out["adopted_from"] = baton.adopted_from.model_dump(mode="json", exclude_unset=True)
     if baton.context:
         out["context"] = baton.context
+    if baton.reconciled:
+        out["reconciled"] = baton.reconciled
     if baton.usage:
         out["usage"] = baton.usage
     if baton.iteration is not None:

@@ -34,6 +34,7 @@ from typing import Any
 
 from .. import paths
 from ..runs import confine
+from ..runs.records import utc_now
 from .failures import PERMANENT, TRANSIENT, StepFailure
 from .git import GitError, Repo, repo_of
 from .layout import AGENT_SCRATCH, inside
@@ -200,8 +201,8 @@ class Isolation:
             for lock in stale:
                 with contextlib.suppress(OSError):
                     os.unlink(lock)
-                    self.run.say(f"implement: removed the stale {lock} a killed git left "
-                                 f"(workflow {who})")
+                    self.reconciled(f"removed the stale {lock} a killed git left "
+                                    f"(workflow {who})")
         if intent.get("kind") != "merge" or self.repo.head() != intent.get("head"):
             return  # nothing in flight, or the merge committed before the holder died
         try:
@@ -226,9 +227,16 @@ class Isolation:
                          f"({', '.join(sorted(staged - brought)[:5])}); not touching them")
             return
         self.repo.run("reset", "--merge", check=False)  # what `git merge --abort` runs
-        self.run.say(f"implement: rolled back the interrupted merge of phase {phase} of "
-                     f"workflow {who} (its engine died in the middle); it is merged again "
-                     "when that workflow resumes")
+        self.reconciled(f"rolled back the interrupted merge of phase {phase} of workflow "
+                        f"{who} (its engine died in the middle); it is merged again when "
+                        "that workflow resumes")
+
+    def reconciled(self, what: str) -> None:
+        """Say what was found and done, and keep it in the run's record (`baton status`
+        and the editor show it)."""
+        self.run.say(f"implement: {what}")
+        self.run.baton.setdefault("reconciled", []).append({"at": utc_now(), "what": what})
+        self.run.emit("reconciled", what=what)
 
     def git_locks(self, target: str | None) -> list[Path]:
         """The lock files a git killed inside a merge or commit of the main tree can leave:
@@ -272,9 +280,9 @@ class Isolation:
         if restore:
             self.repo.run("checkout", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul",
                           input="".join(f":(top,literal){p}\0" for p in restore))
-        self.run.say(f"implement: put back {len(put_back)} file(s) the interrupted merge of "
-                     f"phase {phase} of workflow {who} had written (its engine died in the "
-                     "middle); it is merged again when that workflow resumes")
+        self.reconciled(f"put back {len(put_back)} file(s) the interrupted merge of phase "
+                        f"{phase} of workflow {who} had written (its engine died in the "
+                        "middle); it is merged again when that workflow resumes")
 
     def waiting(self, what: str) -> Callable[[dict[str, Any] | None], None]:
         """What a run says (a line and a `waiting` event) when it has to wait for the

@@ -138,7 +138,8 @@ class Run:
         """A structured progress event (`baton run --events` prints them as JSON lines, so
         the language server follows a run live without polling). Kinds: transition, wave,
         step, signal, checkpoint, finished, merge, waiting (for another run of the repository
-        to finish merging; fields what, holder, holder_what) (plus `log` lines from the CLI)
+        to finish merging; fields what, holder, holder_what), reconciled (what a dead run
+        left in the repository and what was done; field what) (plus `log` lines from the CLI)
         and, for the
         coordination tiers, classification, classification_mismatch, supervisor (status
         running | done) and iteration (status running | done | halted, with halt_reason)."""
