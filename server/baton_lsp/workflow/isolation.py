@@ -558,6 +558,11 @@ class Isolation:
                 admin = self.repo.common_dir / "worktrees"
                 if any(admin.glob(f"{glob.escape(path.name)}*/locked")):
                     self.repo.run("worktree", "unlock", str(path), check=False)
+                # and a branch git was creating, its ref lock: only this run (which holds
+                # the workflow's lock) ever writes that branch
+                ref_lock = self.repo.common_dir / "refs" / "heads" / f"{branch_name(wid, pid)}.lock"
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(ref_lock)
             self.repo.run("worktree", "prune", check=False)
             if branches:  # packed-refs is one file for every run's branches
                 self.repo.run("branch", "-D", *[branch_name(wid, p) for p in pids],
