@@ -168,7 +168,7 @@ class CheckpointStore:
 
     def owner(self) -> dict[str, Any]:
         try:
-            data = json.loads((self.dir / "run.json").read_text())
+            data = json.loads(confine.read_bytes(self.root, self.dir / "run.json", 1 << 20))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -183,7 +183,7 @@ class CheckpointStore:
         for name in sorted(os.listdir(self.dir)):
             m = _SEQ.match(name)
             if m:
-                out.append(_entry(int(m.group(1)), self.dir / name, self.context))
+                out.append(_entry(int(m.group(1)), self.dir / name, self.context, self.root))
         return out
 
     def latest(self, at: int | None = None) -> Entry:
@@ -193,7 +193,7 @@ class CheckpointStore:
             names = sorted((n for n in _listdir(self.dir) if _SEQ.match(n)), reverse=True)
             problems: list[str] = []
             for name in names:
-                entry = _entry(int(name[:6]), self.dir / name, self.context)
+                entry = _entry(int(name[:6]), self.dir / name, self.context, self.root)
                 if entry.problem is None:
                     return entry
                 log.warning("skipping checkpoint %s: %s", entry.path, entry.problem)
@@ -209,7 +209,7 @@ class CheckpointStore:
             raise CheckpointError(
                 f"workflow {self.workflow_id} has no checkpoint {at}"
                 + (f" (have {have[0]}–{have[-1]})" if have else " (it has no checkpoints)"))
-        entry = _entry(at, path, self.context)
+        entry = _entry(at, path, self.context, self.root)
         if entry.problem is not None:
             raise CheckpointError(f"checkpoint {at} of {self.workflow_id} is unusable: "
                                   f"{entry.problem}")
@@ -274,10 +274,12 @@ def signing_context(root: Path, workflow_id: str) -> bytes:
     return os.fsencode(os.path.realpath(root)) + b"\0" + workflow_id.encode()
 
 
-def _entry(sequence: int, path: Path, context: bytes) -> Entry:
-    """A history file read once: sound or not, and if sound how far it is trusted."""
+def _entry(sequence: int, path: Path, context: bytes, root: Path) -> Entry:
+    """A history file read once: sound or not, and if sound how far it is trusted. Read
+    through `confine`: a planted link out of the workspace or a FIFO is a problem, not a
+    read outside or a hang."""
     try:
-        raw = path.read_bytes()
+        raw = confine.read_bytes(root, path)
     except OSError as exc:
         return Entry(sequence, path, None, f"cannot read: {exc.strerror or exc}")
     data, problem = verify_bytes(raw)

@@ -198,7 +198,7 @@ def check_classification(run: Run) -> None:
     with the checkpoint (edited, or left by another run) say so, log it, and trust the
     checkpoint — it is checksummed, the state file is not. The next save rewrites it."""
     cls = run.data["state_machine"].get("classification") or {}
-    values = classify.read_state_file(state_file_path(run.root, run.workflow_id))
+    values = classify.read_state_file(run.root, state_file_path(run.root, run.workflow_id))
     diffs = classify.mismatches(cls, values) if values else []
     if not diffs:
         return
