@@ -177,6 +177,21 @@ class _Walk:
         self.fds.append(fd)
         return None
 
+    def own(self, name: str, create: bool) -> None:
+        """Descend into the directory `name`, refusing it when it is a symlink."""
+        if name in ("", ".", ".."):
+            raise UnsafePath(f"refusing to {self.verb} {self.shown(name)}: not a directory "
+                             "of its own", self.root / self.shown())
+        shown = self.shown(name)
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.lstat(name, dir_fd=self.fd).st_mode):
+                raise UnsafePath(f"refusing to {self.verb} through {shown}: it is a symbolic "
+                                 f"link to {os.readlink(name, dir_fd=self.fd)} (it must be a "
+                                 "directory of its own; remove the link)", self.root / shown)
+        if self.step(name, create) is not None:  # made a link since the lstat
+            raise UnsafePath(f"refusing to {self.verb} through {shown}: it is a symbolic "
+                             "link (it must be a directory of its own)", self.root / shown)
+
     def walk(self, parts: list[str], create: bool) -> None:
         queue = list(parts)
         while queue:
@@ -206,16 +221,22 @@ def directory(root: Path, path: str | os.PathLike[str], create: bool = True
 
 @contextlib.contextmanager
 def _parent(root: Path, path: str | os.PathLike[str], create: bool = True,
-            follow: bool = False, verb: str = "write") -> Iterator[tuple[int, str, _Walk]]:
+            follow: bool = False, verb: str = "write", own_dir: bool = False
+            ) -> Iterator[tuple[int, str, _Walk]]:
     """The open parent directory of `path` and its last name. With `follow`, a link at the
     last name is followed when it stays inside the workspace and refused when it leaves;
-    without, the name itself is what the caller replaces or removes."""
+    without, the name itself is what the caller replaces or removes. With `own_dir` the
+    parent itself must not be a symlink (the directories above it may be)."""
     parts = list(relative(root, path))
     if not parts:
         raise UnsafePath(f"refusing to {verb} {root}: it is the workspace itself", root)
     walk = _Walk(root, verb)
     try:
-        walk.walk(parts[:-1], create)
+        if own_dir and len(parts) >= 2:
+            walk.walk(parts[:-2], create)
+            walk.own(parts[-2], create)
+        else:
+            walk.walk(parts[:-1], create)
         name = parts[-1]
         while follow:
             try:
@@ -346,14 +367,30 @@ def open_append(root: Path, path: str | os.PathLike[str], mode: int = 0o644
         os.close(fd)
 
 
-def open_lock(root: Path, path: str | os.PathLike[str], flags: int = os.O_RDWR) -> int:
+def open_lock(root: Path, path: str | os.PathLike[str], flags: int = os.O_RDWR,
+              own: bool = False) -> int:
     """A descriptor of the lock file `path` (created with `O_RDWR`), for `flock`; the
-    caller closes it. Nothing is ever written to it."""
+    caller closes it. Nothing is ever written to it. With `own`, neither the lock nor the
+    directory holding it may be a symlink, even one inside the workspace: a workflow's
+    lock says whether *that* workflow runs, and a link planted to another one's live lock
+    must not make it look running (nor let its engine lock the other)."""
     create = os.O_CREAT if flags & os.O_ACCMODE != os.O_RDONLY else 0
-    with _parent(root, path, create=bool(create), follow=True) as (dfd, name, walk):
+    parts = list(relative(root, path))
+    if own and len(parts) < 2:
+        raise UnsafePath(f"refusing to use {root / os.path.join(*parts)} as a lock: it is "
+                         "not in a directory of its own", root)
+    with _parent(root, path, create=bool(create), follow=not own,
+                 own_dir=own) as (dfd, name, walk):
         shown = walk.shown(name)
-        fd = os.open(name, flags | create | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     0o644, dir_fd=dfd)
+        try:
+            fd = os.open(name, flags | create | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         0o644, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise UnsafePath(f"refusing to use {shown} as a lock: it is a symbolic link to "
+                             f"{os.readlink(name, dir_fd=dfd)} (a workflow's lock is a file "
+                             "of its own; remove the link)", root / shown) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device planted at the name
         os.close(fd)
         raise UnsafePath(f"refusing to use {shown} as a lock: it is not a regular file",

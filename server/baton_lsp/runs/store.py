@@ -101,6 +101,18 @@ class Entry:
         return self.trust == signing.TRUSTED
 
 
+@dataclass(frozen=True)
+class LockProbe:
+    """A look at a workflow's lock from another process (`CheckpointStore.probe_lock`)."""
+
+    held: bool
+    ident: tuple[int, int] | None
+    """(st_dev, st_ino) of the lock file: an engine proves it runs the workflow by holding
+    this very file open."""
+    problem: str | None
+    """Why the name cannot be the workflow's lock (a symlink, not a regular file)."""
+
+
 class WorkflowBusy(Exception):
     """Another engine holds this workflow's lock."""
 
@@ -123,7 +135,7 @@ class CheckpointStore:
 
     def acquire(self) -> None:
         """Take the engine lock or raise `WorkflowBusy` naming who holds it."""
-        fd = confine.open_lock(self.root, self.dir / "lock")
+        fd = confine.open_lock(self.root, self.dir / "lock", own=True)
         try:
             _flock_patiently(fd)
         except OSError as exc:
@@ -145,20 +157,31 @@ class CheckpointStore:
             self._lock_fd = None
 
     def locked(self) -> bool:
-        """Whether some engine is running this workflow now. A shared probe: followers
-        probing at once never see each other as the engine (an engine starting during a
-        probe waits it out in `acquire`)."""
+        """Whether some engine is running this workflow now."""
+        return self.probe_lock().held
+
+    def probe_lock(self) -> LockProbe:
+        """Whether this workflow's own lock is held, and which file it is. A shared probe:
+        followers probing at once never see each other as the engine (an engine starting
+        during a probe waits it out in `acquire`). A lock that is a symlink (or sits in a
+        linked directory) or not a regular file is never this workflow's: not held, with
+        the reason."""
         try:
-            fd = confine.open_lock(self.root, self.dir / "lock", os.O_RDONLY)
+            fd = confine.open_lock(self.root, self.dir / "lock", os.O_RDONLY, own=True)
+        except confine.UnsafePath as exc:
+            return LockProbe(False, None, str(exc))
         except OSError:
-            return False
+            return LockProbe(False, None, None)
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
+            st = os.fstat(fd)
+            ident = (st.st_dev, st.st_ino)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return LockProbe(True, ident, None)
+            return LockProbe(False, ident, None)
         finally:
             os.close(fd)
-        return False
 
     def write_owner(self, info: dict[str, Any], durable: bool = False) -> None:
         """Who runs the workflow and which agent process groups are live (for `cancel` and
