@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,9 @@ TEST_AND_DEBUG = ("run", "Test it", "--scope", "test-and-debug", "--plan",
                   f"{TOPIC}/plans/001_feature_plan.md", "--id", "atk")
 RESEARCH = ("run", "Look at logging", "--scope", "research-only", "--complexity", "1",
             "--id", "atk")
+IN_WORKTREES = ("run", "Implement", "--scope", "implement-only", "--plan",
+                f"{TOPIC}/plans/001_feature_plan.md", "--id", "atk")
+"""In a git repository: phases 2 and 3 form a wave, each in its own worktree."""
 
 REFUSED, REPLACED, UNUSED = "refused", "replaced", "unused"
 """What happens to the planted name: the run stops naming it; Baton's own file is renamed
@@ -51,12 +55,22 @@ PATHS = {
     ".claude/data/logs/errors.jsonl": (TEST_AND_DEBUG, REFUSED, REFUSED),
     f"{TOPIC}/debug/test_output_1.log": (TEST_AND_DEBUG, REPLACED, REPLACED),
     ".claude/data/locks/topics.lock": (RESEARCH, REFUSED, REFUSED),
+    # git worktrees (git writes inside them; Baton makes the place and the exclude line)
+    ".claude/worktrees/baton-atk-phase-2": (IN_WORKTREES, REFUSED, REFUSED),
+    ".git/info/exclude": (IN_WORKTREES, UNUSED, REFUSED),
 }
 
 
-def plan(ws: Workspace) -> None:
-    ws.write_plan([[], [1]])
+def plan(ws: Workspace, args: tuple[str, ...]) -> None:
     ws.behave({"*": {"tests": "pass-after-debug"}})
+    if args is not IN_WORKTREES:
+        ws.write_plan([[], [1]])
+        return
+    ws.write_plan([[], [1], [1]])
+    git = ["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *argv], cwd=ws.root, check=True, capture_output=True)
+    (ws.root / ".git" / "info" / "exclude").unlink(missing_ok=True)
 
 
 def plant(ws: Workspace, rel: str, kind: str, outside: Path) -> None:
@@ -74,7 +88,7 @@ def test_a_planted_name_is_never_written_through_nor_hangs(
         ws: Workspace, tmp_path: Path, rel: str, kind: str) -> None:
     args, on_link, on_fifo = PATHS[rel]
     expected = on_link if kind == "symlink" else on_fifo
-    plan(ws)
+    plan(ws, args)
     outside = tmp_path / "outside.sh"
     outside.write_text(OUTSIDE_TEXT)
     plant(ws, rel, kind, outside)
@@ -86,7 +100,7 @@ def test_a_planted_name_is_never_written_through_nor_hangs(
     if expected == REFUSED:
         assert r.returncode == 1, out
         whys = ("symbolic link", "outside the workspace") if kind == "symlink" else \
-            ("not a regular file",)
+            ("not a regular file", "FIFO")
         assert any(rel in line and any(w in line for w in whys)
                    for line in out.splitlines()), out
     else:
