@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -127,6 +128,37 @@ async def test_untrusted_workspace_launches_nothing(untrusted: LanguageClient) -
     assert await command(untrusted, "workflow.list") == []
     assert not (untrusted.workspace_root / ".claude" / "data" / "checkpoints").exists() or \
         not any((untrusted.workspace_root / ".claude" / "data" / "checkpoints").iterdir())
+
+
+async def test_cancel_in_an_untrusted_workspace_signals_no_bystander(
+        untrusted: LanguageClient) -> None:
+    """A repository plants a workflow whose `lock` links to a live workflow's lock and
+    whose run.json names an unrelated process as engine and agent: `workflow.cancel` (it
+    runs `baton cancel`, untrusted workspace or not) must not signal that process."""
+    root = untrusted.workspace_root
+    runs = root / ".claude" / "data" / "checkpoints"
+    live_lock = runs / "live" / "lock"
+    live_lock.parent.mkdir(parents=True)
+    holder = subprocess.Popen(  # the live workflow's engine, as far as its lock tells
+        [sys.executable, "-c", "import fcntl, os, sys, time\n"
+         "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(600)",
+         str(live_lock)], stdout=subprocess.PIPE, text=True)
+    bystander = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        (runs / "atk").mkdir()
+        (runs / "atk" / "lock").symlink_to("../live/lock")
+        (runs / "atk" / "run.json").write_text(json.dumps(
+            {"pid": bystander.pid, "pgids": [bystander.pid]}))
+        result = await command(untrusted, "workflow.cancel", {"id": "atk"})
+        assert bystander.poll() is None, result
+        assert result["code"] == 1 and "nothing signalled" in result["message"] and \
+            "symbolic link" in result["message"], result
+    finally:
+        for proc in (bystander, holder):
+            proc.kill()
+            proc.wait(10)
 
 
 @pytest.mark.parametrize("name,args,needle", [

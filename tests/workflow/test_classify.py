@@ -72,7 +72,7 @@ def test_state_file_round_trip_and_mismatches(tmp_path: Path) -> None:
     path = write_state_file(tmp_path, "wf_1", {
         "WORKFLOW_SCOPE": "research-only", "RESEARCH_COMPLEXITY": 1,
         "RESEARCH_TOPICS_JSON": topics, "WORKFLOW_DESCRIPTION": 'say "$(hi)" `x` \\ ok'})
-    values = read_state_file(path)
+    values = read_state_file(tmp_path, path)
     assert values["WORKFLOW_DESCRIPTION"] == 'say "$(hi)" `x` \\ ok'
     assert json.loads(values["RESEARCH_TOPICS_JSON"]) == topics
     cls = {"workflow_type": "research-only", "research_complexity": 1, "research_topics": topics}
@@ -81,7 +81,7 @@ def test_state_file_round_trip_and_mismatches(tmp_path: Path) -> None:
         {**TOPIC, "filename_slug": "other"}]}
     assert [k for k, _, _ in mismatches(other, values)] == ["WORKFLOW_SCOPE",
                                                             "RESEARCH_TOPICS_JSON"]
-    assert read_state_file(tmp_path / "missing.sh") == {}
+    assert read_state_file(tmp_path, tmp_path / "missing.sh") == {}
 
 
 def test_metadata_is_extracted_not_copied(tmp_path: Path) -> None:

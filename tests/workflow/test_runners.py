@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from baton_lsp.runs.confine import UnsafePath
 from baton_lsp.workflow.process import ProcessOutcome, run_process
 from baton_lsp.workflow.runners import (
     FATAL,
@@ -164,6 +165,20 @@ def test_script_runner_defaults_to_the_builtin_agent(tmp_path: Path) -> None:
                                                                        str(script)]
 
 
+def test_command_runner_prompt_file_is_never_written_through_a_planted_link(
+        tmp_path: Path) -> None:
+    """`{prompt_file}` goes below the workspace through `confine`: `.claude/tmp` planted as
+    a link out of it is refused, naming the link, and nothing is written there."""
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / ".claude" / "tmp").symlink_to(outside)
+    with pytest.raises(UnsafePath, match=r"\.claude/tmp: it is a symbolic link"):
+        CommandRunner(["agent", "{prompt_file}"]).launch(invocation(ws))
+    assert list(outside.iterdir()) == []
+
+
 def test_command_runner_fills_placeholders_per_element(tmp_path: Path) -> None:
     runner = CommandRunner(["my-agent", "--out={artifact}", "{step}:{role}", "{workspace}",
                             "{prompt_file}", '{"json": {unknown}}'])
@@ -180,6 +195,7 @@ def test_command_runner_fills_placeholders_per_element(tmp_path: Path) -> None:
     finally:
         spec.cleanup()
     assert not prompt_file.exists()
+    assert prompt_file.parent == tmp_path / ".claude" / "tmp" / "prompts"  # in the workspace
     assert CommandRunner(["a"]).launch(inv).temp_files == ()
     with pytest.raises(ValueError, match="empty"):
         CommandRunner([])

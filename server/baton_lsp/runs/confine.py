@@ -96,8 +96,9 @@ class _Walk:
     """Directory descriptors from the root down; `..` and in-workspace links resolved here,
     never by the kernel."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, verb: str = "write") -> None:
         self.root = root
+        self.verb = verb
         self.names: list[str] = []
         self.fds = [os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
         self.links = 0
@@ -116,7 +117,7 @@ class _Walk:
 
     def up(self) -> None:
         if not self.names:
-            raise UnsafePath(f"refusing to write through {self.shown()}/..: it leaves the "
+            raise UnsafePath(f"refusing to {self.verb} through {self.shown()}/..: it leaves the "
                              f"workspace {self.root}")
         self.names.pop()
         os.close(self.fds.pop())
@@ -132,7 +133,7 @@ class _Walk:
         target = os.readlink(name, dir_fd=self.fd)
         shown = self.shown(name)
         if self.links > _MAX_LINKS:
-            raise UnsafePath(f"refusing to write through {shown}: too many symbolic links",
+            raise UnsafePath(f"refusing to {self.verb} through {shown}: too many symbolic links",
                              self.root / shown)
         if os.path.isabs(target):
             rel = _below(os.path.normpath(target), self.root)
@@ -150,9 +151,9 @@ class _Walk:
         return [p for p in target.split("/") if p not in ("", ".")]
 
     def _leaves(self, shown: str, target: str) -> str:
-        return (f"refusing to write through {shown}: it is a symbolic link to {target}, "
-                f"outside the workspace {self.root} (Baton writes only inside the workspace; "
-                "remove the link or make it a directory)")
+        return (f"refusing to {self.verb} through {shown}: it is a symbolic link to {target}, "
+                f"outside the workspace {self.root} (Baton {self.verb}s only inside the "
+                "workspace; remove the link or make it a directory)")
 
     def step(self, name: str, create: bool) -> list[str] | None:
         """Descend into `name`; the components to walk instead when it is a symlink."""
@@ -175,6 +176,21 @@ class _Walk:
         self.names.append(name)
         self.fds.append(fd)
         return None
+
+    def own(self, name: str, create: bool) -> None:
+        """Descend into the directory `name`, refusing it when it is a symlink."""
+        if name in ("", ".", ".."):
+            raise UnsafePath(f"refusing to {self.verb} {self.shown(name)}: not a directory "
+                             "of its own", self.root / self.shown())
+        shown = self.shown(name)
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.lstat(name, dir_fd=self.fd).st_mode):
+                raise UnsafePath(f"refusing to {self.verb} through {shown}: it is a symbolic "
+                                 f"link to {os.readlink(name, dir_fd=self.fd)} (it must be a "
+                                 "directory of its own; remove the link)", self.root / shown)
+        if self.step(name, create) is not None:  # made a link since the lstat
+            raise UnsafePath(f"refusing to {self.verb} through {shown}: it is a symbolic "
+                             "link (it must be a directory of its own)", self.root / shown)
 
     def walk(self, parts: list[str], create: bool) -> None:
         queue = list(parts)
@@ -205,16 +221,22 @@ def directory(root: Path, path: str | os.PathLike[str], create: bool = True
 
 @contextlib.contextmanager
 def _parent(root: Path, path: str | os.PathLike[str], create: bool = True,
-            follow: bool = False) -> Iterator[tuple[int, str, _Walk]]:
+            follow: bool = False, verb: str = "write", own_dir: bool = False
+            ) -> Iterator[tuple[int, str, _Walk]]:
     """The open parent directory of `path` and its last name. With `follow`, a link at the
     last name is followed when it stays inside the workspace and refused when it leaves;
-    without, the name itself is what the caller replaces or removes."""
+    without, the name itself is what the caller replaces or removes. With `own_dir` the
+    parent itself must not be a symlink (the directories above it may be)."""
     parts = list(relative(root, path))
     if not parts:
-        raise UnsafePath(f"refusing to write {root}: it is the workspace itself", root)
-    walk = _Walk(root)
+        raise UnsafePath(f"refusing to {verb} {root}: it is the workspace itself", root)
+    walk = _Walk(root, verb)
     try:
-        walk.walk(parts[:-1], create)
+        if own_dir and len(parts) >= 2:
+            walk.walk(parts[:-2], create)
+            walk.own(parts[-2], create)
+        else:
+            walk.walk(parts[:-1], create)
         name = parts[-1]
         while follow:
             try:
@@ -345,13 +367,35 @@ def open_append(root: Path, path: str | os.PathLike[str], mode: int = 0o644
         os.close(fd)
 
 
-def open_lock(root: Path, path: str | os.PathLike[str], flags: int = os.O_RDWR) -> int:
+def open_lock(root: Path, path: str | os.PathLike[str], flags: int = os.O_RDWR,
+              own: bool = False) -> int:
     """A descriptor of the lock file `path` (created with `O_RDWR`), for `flock`; the
-    caller closes it. Nothing is ever written to it."""
+    caller closes it. Nothing is ever written to it. With `own`, neither the lock nor the
+    directory holding it may be a symlink, even one inside the workspace: a workflow's
+    lock says whether *that* workflow runs, and a link planted to another one's live lock
+    must not make it look running (nor let its engine lock the other)."""
     create = os.O_CREAT if flags & os.O_ACCMODE != os.O_RDONLY else 0
-    with _parent(root, path, create=bool(create), follow=True) as (dfd, name, _):
-        return os.open(name, flags | create | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                       0o644, dir_fd=dfd)
+    parts = list(relative(root, path))
+    if own and len(parts) < 2:
+        raise UnsafePath(f"refusing to use {root / os.path.join(*parts)} as a lock: it is "
+                         "not in a directory of its own", root)
+    with _parent(root, path, create=bool(create), follow=not own,
+                 own_dir=own) as (dfd, name, walk):
+        shown = walk.shown(name)
+        try:
+            fd = os.open(name, flags | create | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         0o644, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            raise UnsafePath(f"refusing to use {shown} as a lock: it is a symbolic link to "
+                             f"{os.readlink(name, dir_fd=dfd)} (a workflow's lock is a file "
+                             "of its own; remove the link)", root / shown) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device planted at the name
+        os.close(fd)
+        raise UnsafePath(f"refusing to use {shown} as a lock: it is not a regular file",
+                         root / shown)
+    return fd
 
 
 def rename(root: Path, src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
@@ -380,6 +424,32 @@ def copy_file(root: Path, src: Path, path: str | os.PathLike[str]) -> None:
             os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
             os.close(fd)
+
+
+def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 1 << 24) -> bytes:
+    """The content of the regular file `path` inside `root`, reached as writes are (a link
+    leaving the workspace is refused): for files a repository can plant where Baton reads
+    its own state back. `O_NONBLOCK` and a type check keep a FIFO or a device at the name
+    from hanging the reader; more than `limit` bytes is refused."""
+    with _parent(root, path, create=False, follow=True, verb="read") as (dfd, name, walk):
+        shown = walk.shown(name)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dfd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(f"refusing to read {shown}: it is not a regular file",
+                             root / shown)
+        if st.st_size > limit:
+            raise UnsafePath(f"refusing to read {shown}: {st.st_size} bytes, more than "
+                             f"{limit}", root / shown)
+        os.set_blocking(fd, True)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 # -- paths read back ---------------------------------------------------------------------------

@@ -101,6 +101,18 @@ class Entry:
         return self.trust == signing.TRUSTED
 
 
+@dataclass(frozen=True)
+class LockProbe:
+    """A look at a workflow's lock from another process (`CheckpointStore.probe_lock`)."""
+
+    held: bool
+    ident: tuple[int, int] | None
+    """(st_dev, st_ino) of the lock file: an engine proves it runs the workflow by holding
+    this very file open."""
+    problem: str | None
+    """Why the name cannot be the workflow's lock (a symlink, not a regular file)."""
+
+
 class WorkflowBusy(Exception):
     """Another engine holds this workflow's lock."""
 
@@ -123,7 +135,7 @@ class CheckpointStore:
 
     def acquire(self) -> None:
         """Take the engine lock or raise `WorkflowBusy` naming who holds it."""
-        fd = confine.open_lock(self.root, self.dir / "lock")
+        fd = confine.open_lock(self.root, self.dir / "lock", own=True)
         try:
             _flock_patiently(fd)
         except OSError as exc:
@@ -145,20 +157,31 @@ class CheckpointStore:
             self._lock_fd = None
 
     def locked(self) -> bool:
-        """Whether some engine is running this workflow now. A shared probe: followers
-        probing at once never see each other as the engine (an engine starting during a
-        probe waits it out in `acquire`)."""
+        """Whether some engine is running this workflow now."""
+        return self.probe_lock().held
+
+    def probe_lock(self) -> LockProbe:
+        """Whether this workflow's own lock is held, and which file it is. A shared probe:
+        followers probing at once never see each other as the engine (an engine starting
+        during a probe waits it out in `acquire`). A lock that is a symlink (or sits in a
+        linked directory) or not a regular file is never this workflow's: not held, with
+        the reason."""
         try:
-            fd = confine.open_lock(self.root, self.dir / "lock", os.O_RDONLY)
+            fd = confine.open_lock(self.root, self.dir / "lock", os.O_RDONLY, own=True)
+        except confine.UnsafePath as exc:
+            return LockProbe(False, None, str(exc))
         except OSError:
-            return False
+            return LockProbe(False, None, None)
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return True
+            st = os.fstat(fd)
+            ident = (st.st_dev, st.st_ino)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return LockProbe(True, ident, None)
+            return LockProbe(False, ident, None)
         finally:
             os.close(fd)
-        return False
 
     def write_owner(self, info: dict[str, Any], durable: bool = False) -> None:
         """Who runs the workflow and which agent process groups are live (for `cancel` and
@@ -168,7 +191,7 @@ class CheckpointStore:
 
     def owner(self) -> dict[str, Any]:
         try:
-            data = json.loads((self.dir / "run.json").read_text())
+            data = json.loads(confine.read_bytes(self.root, self.dir / "run.json", 1 << 20))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -183,7 +206,7 @@ class CheckpointStore:
         for name in sorted(os.listdir(self.dir)):
             m = _SEQ.match(name)
             if m:
-                out.append(_entry(int(m.group(1)), self.dir / name, self.context))
+                out.append(_entry(int(m.group(1)), self.dir / name, self.context, self.root))
         return out
 
     def latest(self, at: int | None = None) -> Entry:
@@ -193,7 +216,7 @@ class CheckpointStore:
             names = sorted((n for n in _listdir(self.dir) if _SEQ.match(n)), reverse=True)
             problems: list[str] = []
             for name in names:
-                entry = _entry(int(name[:6]), self.dir / name, self.context)
+                entry = _entry(int(name[:6]), self.dir / name, self.context, self.root)
                 if entry.problem is None:
                     return entry
                 log.warning("skipping checkpoint %s: %s", entry.path, entry.problem)
@@ -211,7 +234,7 @@ class CheckpointStore:
             raise CheckpointError(
                 f"workflow {self.workflow_id} has no checkpoint {at}"
                 + (f" (have {have[0]}–{have[-1]})" if have else " (it has no checkpoints)"))
-        entry = _entry(at, path, self.context)
+        entry = _entry(at, path, self.context, self.root)
         if entry.problem is not None:
             raise CheckpointError(f"checkpoint {at} of {self.workflow_id} is unusable: "
                                   f"{entry.problem}")
@@ -276,10 +299,12 @@ def signing_context(root: Path, workflow_id: str) -> bytes:
     return os.fsencode(os.path.realpath(root)) + b"\0" + workflow_id.encode()
 
 
-def _entry(sequence: int, path: Path, context: bytes) -> Entry:
-    """A history file read once: sound or not, and if sound how far it is trusted."""
+def _entry(sequence: int, path: Path, context: bytes, root: Path) -> Entry:
+    """A history file read once: sound or not, and if sound how far it is trusted. Read
+    through `confine`: a planted link out of the workspace or a FIFO is a problem, not a
+    read outside or a hang."""
     try:
-        raw = path.read_bytes()
+        raw = confine.read_bytes(root, path)
     except OSError as exc:
         return Entry(sequence, path, None, f"cannot read: {exc.strerror or exc}")
     data, problem = verify_bytes(raw)

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..model.states import Scope
+from ..runs import confine
 from ..runs.checkpoint import guess_scope
 from .layout import slugify
 
@@ -151,11 +152,12 @@ def topic_slugs(classification: dict[str, Any]) -> list[str]:
     return out
 
 
-def read_state_file(path: Path) -> dict[str, str]:
+def read_state_file(root: Path, path: Path) -> dict[str, str]:
     """`export KEY="value"` lines of a state file, unescaped (last one wins, as when
-    sourced); multi-line values are joined. Unreadable → {}."""
+    sourced); multi-line values are joined. Unreadable → {}; so is a name a repository
+    planted (a link out of the workspace `root`, a FIFO), which `confine` refuses to read."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = confine.read_bytes(root, path).decode("utf-8", errors="replace")
     except OSError:
         return {}
     out: dict[str, str] = {}

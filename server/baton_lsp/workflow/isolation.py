@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -134,6 +135,7 @@ class Isolation:
             run.say("implement: the git repository has no commit yet; phases run in place "
                     "and nothing is committed")
             return None
+        _check_exclude(repo.common_dir / "info" / "exclude")
         return cls(run, repo, head)
 
     @contextlib.contextmanager
@@ -349,7 +351,7 @@ class Isolation:
                 confine.makedirs(self.root, path.parent)
                 if os.path.lexists(path):
                     raise confine.UnsafePath(f"refusing to create the worktree {path}: "
-                                             "something is in its place", path)
+                                             f"{_what_is(path)} is in its place", path)
                 self.repo.run("worktree", "add", "-q", "-B", branch, str(path), base,
                               hooks=False)
             self.copy_included(path)
@@ -551,8 +553,12 @@ class Isolation:
         with self._tree_admin():  # a prune meanwhile could drop a worktree being added
             for pid in pids:
                 path = tree_path(self.root, wid, pid)
-                if os.path.lexists(path):
-                    shutil.rmtree(path, ignore_errors=True)
+                with contextlib.suppress(FileNotFoundError):
+                    # only a real directory: rmtree opens its argument, and a FIFO planted
+                    # at the name would block that open forever (a link or a file is left
+                    # for `add` to refuse, naming it)
+                    if stat.S_ISDIR(os.lstat(path).st_mode):
+                        shutil.rmtree(path, ignore_errors=True)
                 # a `worktree add` killed half-way leaves its admin entry locked
                 # ("initializing"), which prune keeps and the next add of the path refuses
                 admin = self.repo.common_dir / "worktrees"
@@ -629,3 +635,26 @@ def conflict_message(pid: str, record: dict[str, Any], pending: bool = False) ->
             f"phase {pid}'s branch {record['branch']} does not merge cleanly into {into}")
     return (f"{head}: conflicts in {shown or 'the files git lists'}. Resolve them in your "
             "working tree, commit, then resume the workflow")
+
+
+def _what_is(path: Path) -> str:
+    """A planted name, in words: what stops a worktree being created there."""
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        return f"a symbolic link to {os.readlink(path)}"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (not a regular file)"
+    return "a directory" if stat.S_ISDIR(mode) else "a file"
+
+
+def _check_exclude(exclude: Path) -> None:
+    """`info/exclude`, which Baton appends to and every `git status` reads, must be a
+    regular file when it exists: git blocks forever opening a FIFO planted there (an
+    archive can carry one), so the run stops first, naming it."""
+    try:
+        mode = os.stat(exclude).st_mode  # git follows a link there; stat never blocks
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise confine.UnsafePath(f"refusing to run git with {exclude}: it is not a regular "
+                                 "file (git would block reading it; remove it)", exclude)

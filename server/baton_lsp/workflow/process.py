@@ -199,14 +199,9 @@ def _live_members(pgid: int) -> list[int] | None:
     for name in names:
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ..." -- comm may contain spaces and parentheses
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) >= 3 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+        fields = _stat_fields(int(name))
+        if _alive(fields) and fields is not None and len(fields) >= 3 and \
+                int(fields[2]) == pgid:
             out.append(int(name))
     return out
 
@@ -547,16 +542,155 @@ async def _finish_readers(proc: asyncio.subprocess.Process,
         transport.close()
 
 
-def owned_agent_groups(pgids: list[int], workflow_id: str) -> list[int]:
-    """The process groups among `pgids` whose leader still carries this workflow's id in its
-    environment: a recorded pgid may have been reused by an unrelated process since."""
-    marker = f"BATON_WORKFLOW_ID={workflow_id}".encode()
-    out = []
-    for pgid in pgids:
+# == ownership: which recorded processes may be signalled ========================================
+#
+# `run.json` is a file in the workspace, and a repository (or anyone who can write there) can
+# plant one naming any pid. Nothing recorded there is signalled until /proc proves it is the
+# process the engine recorded: the same start time (field 22 of /proc/<pid>/stat, clock ticks
+# since boot: a reused pid starts later) and, for an agent group, an environment carrying
+# this workflow's id and workspace; for the engine, this workflow's own lock file held open.
+# The engine's environment cannot carry its id (it is fixed at exec, before the id exists),
+# and holding the lock is the stronger proof anyway: only the running engine does.
+
+START_TICKS = "start_ticks"
+"""run.json: the engine's own start time, clock ticks since boot."""
+GROUP_START_TICKS = "pgid_start_ticks"
+"""run.json: {pgid: its leader's start time} of every agent group the engine started."""
+
+
+def proc_available() -> bool:
+    """Whether /proc can prove who a process is (Linux); elsewhere nothing is signalled."""
+    return os.path.isfile("/proc/self/stat") and os.path.isfile("/proc/self/environ")
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """/proc/<pid>/stat from field 3 (state) on, or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid pgrp ..." -- comm may contain spaces and parentheses
+    return data[data.rfind(b")") + 2:].split()
+
+
+def start_ticks(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot (field 22 of its stat)."""
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[19]) if fields is not None else None
+    except (IndexError, ValueError):
+        return None
+
+
+def _recorded(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def recorded_groups(owner: Mapping[str, object]) -> dict[int, int | None]:
+    """{pgid: recorded start ticks} of a run.json; entries that are not pids are dropped."""
+    starts = owner.get(GROUP_START_TICKS)
+    starts = starts if isinstance(starts, dict) else {}
+    pgids = owner.get("pgids")
+    out: dict[int, int | None] = {}
+    for pgid in pgids if isinstance(pgids, list) else []:
+        if _recorded(pgid) is not None and pgid > 1:
+            out[pgid] = _recorded(starts.get(str(pgid)))
+    return out
+
+
+def _alive(fields: list[bytes] | None) -> bool:
+    return fields is not None and bool(fields) and fields[0] not in (b"Z", b"X")
+
+
+def _started_as_recorded(pid: int, fields: list[bytes], recorded: int | None) -> str | None:
+    if recorded is None:
+        return "run.json records no start time for it"
+    try:
+        now = int(fields[19])
+    except (IndexError, ValueError):
+        return "its start time cannot be read"
+    if now != recorded:
+        return (f"it started at tick {now}, not at tick {recorded} as recorded: another "
+                "process has that pid now")
+    return None
+
+
+def prove_agent_group(pgid: int, workflow_id: str, root: Path, recorded: int | None
+                      ) -> tuple[bool, str | None]:
+    """(True, None) when the group `pgid` is an agent this workflow started; (False, None)
+    when no such process is alive (nothing to signal); else (False, why not)."""
+    if not proc_available():
+        return False, "/proc is not available on this system to prove who it is"
+    fields = _stat_fields(pgid)
+    if not _alive(fields):
+        return False, None
+    assert fields is not None
+    if len(fields) < 3 or fields[2] != str(pgid).encode():
+        return False, "it does not lead a process group of its own"
+    why = _started_as_recorded(pgid, fields, recorded)
+    if why is not None:
+        return False, why
+    try:
+        env = Path(f"/proc/{pgid}/environ").read_bytes().split(b"\0")
+    except OSError as exc:
+        return False, f"its environment cannot be read ({exc.strerror or exc})"
+    wanted = (f"BATON_WORKFLOW_ID={workflow_id}".encode(),
+              os.fsencode(f"BATON_WORKSPACE={root}"))
+    if not all(marker in env for marker in wanted):
+        return False, (f"its environment does not carry BATON_WORKFLOW_ID={workflow_id} "
+                       f"and BATON_WORKSPACE={root}")
+    return True, None
+
+
+def prove_engine(pid: int, lock: tuple[int, int] | None, recorded: int | None
+                 ) -> tuple[bool, str | None]:
+    """(True, None) when `pid` is the engine running the workflow: started when run.json
+    says, and holding the workflow's lock file (`lock`: its st_dev, st_ino) open; (False,
+    None) when no such process is alive; else (False, why not)."""
+    if not proc_available():
+        return False, "/proc is not available on this system to prove who it is"
+    fields = _stat_fields(pid)
+    if not _alive(fields):
+        return False, None
+    assert fields is not None
+    why = _started_as_recorded(pid, fields, recorded)
+    if why is not None:
+        return False, why
+    if lock is None:
+        return False, "the workflow has no lock file of its own"
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError as exc:
+        return False, f"its open files cannot be read ({exc.strerror or exc})"
+    for fd in fds:
         try:
-            env = Path(f"/proc/{pgid}/environ").read_bytes().split(b"\0")
+            st = os.stat(f"/proc/{pid}/fd/{fd}")
         except OSError:
             continue
-        if marker in env:
-            out.append(pgid)
-    return out
+        if (st.st_dev, st.st_ino) == lock:
+            return True, None
+    return False, "it does not hold the workflow's lock"
+
+
+def not_signalled(pid: int, workflow_id: str, why: str) -> str:
+    """The line a refused record gets, in one wording everywhere."""
+    if not proc_available():
+        return (f"not signalled: process {pid} cannot be proven to belong to workflow "
+                f"{workflow_id} ({why}; Baton refuses to signal rather than guess)")
+    return f"not signalled: process {pid} does not belong to workflow {workflow_id} ({why})"
+
+
+def owned_agent_groups(owner: Mapping[str, object], workflow_id: str, root: Path
+                       ) -> tuple[list[int], list[str]]:
+    """The agent groups of a run.json proven to be this workflow's (`prove_agent_group`),
+    and a `not_signalled` line for each recorded one alive but not proven."""
+    owned: list[int] = []
+    refused: list[str] = []
+    for pgid, recorded in recorded_groups(owner).items():
+        ok, why = prove_agent_group(pgid, workflow_id, root, recorded)
+        if ok:
+            owned.append(pgid)
+        elif why is not None:
+            refused.append(not_signalled(pgid, workflow_id, why))
+    return owned, refused

@@ -198,7 +198,7 @@ def check_classification(run: Run) -> None:
     with the checkpoint (edited, or left by another run) say so, log it, and trust the
     checkpoint — it is checksummed, the state file is not. The next save rewrites it."""
     cls = run.data["state_machine"].get("classification") or {}
-    values = classify.read_state_file(state_file_path(run.root, run.workflow_id))
+    values = classify.read_state_file(run.root, state_file_path(run.root, run.workflow_id))
     diffs = classify.mismatches(cls, values) if values else []
     if not diffs:
         return
@@ -215,8 +215,13 @@ def check_classification(run: Run) -> None:
 
 def kill_orphans(run: Run) -> None:
     """Agents of a killed engine survive in their own process groups: stop them, but only
-    processes whose environment proves they belong to this workflow."""
+    processes /proc proves belong to this workflow (start time as recorded, the workflow's
+    id and workspace in their environment); any other recorded pid is named, not
+    signalled."""
     assert run.store is not None
-    for pgid in owned_agent_groups(run.store.owner().get("pgids", []), run.workflow_id):
+    owned, refused = owned_agent_groups(run.store.owner(), run.workflow_id, run.root)
+    for line in refused:
+        run.say(line)
+    for pgid in owned:
         run.say(f"stopping agent process group {pgid} left by the previous engine")
         kill_group(pgid, run.settings.kill_grace)

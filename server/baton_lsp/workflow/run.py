@@ -30,6 +30,7 @@ from ..runs.store import CheckpointStore
 from .failures import Cancelled, StepFailure, StoreFailure
 from .layout import TopicDir, contained, specs_dir
 from .plans import PlanFiles
+from .process import GROUP_START_TICKS, START_TICKS, start_ticks
 from .runners import Runner, registered_runner
 from .state_machine import WorkflowStateMachine
 
@@ -59,7 +60,10 @@ class Run:
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
-        self.pgids: set[int] = set()
+        self.pgids: dict[int, int | None] = {}
+        """Agent process groups started by this run, with their leaders' start times (what
+        `baton cancel` and a resume check before they signal one)."""
+        self._start_ticks = start_ticks(os.getpid())
         self.last_checkpoint: Path | None = None
         self.plans = PlanFiles()
         self._runners: dict[str, Runner] = {}
@@ -232,9 +236,11 @@ class Run:
         Raises `StoreFailure`; the callers that only tidy up suppress it."""
         if self.store:
             try:
-                self.store.write_owner({"pid": os.getpid(), "started_at": utc_now(),
-                                        "pgids": sorted(self.pgids),
-                                        "workflow_id": self.store.workflow_id}, durable)
+                self.store.write_owner({
+                    "pid": os.getpid(), "started_at": utc_now(),
+                    START_TICKS: self._start_ticks, "pgids": sorted(self.pgids),
+                    GROUP_START_TICKS: {str(p): t for p, t in sorted(self.pgids.items())},
+                    "workflow_id": self.store.workflow_id}, durable)
             except OSError as exc:
                 raise StoreFailure(f"the owner record {self.store.dir / 'run.json'}",
                                    exc) from None
@@ -244,7 +250,7 @@ class Run:
         (`process.run_process`): record it durably now, so a resume after this engine dies
         finds it and stops it before launching the step again. If this cannot be written
         the agent is never let go."""
-        self.pgids.add(pid)
+        self.pgids[pid] = start_ticks(pid)
         self.write_owner(durable=True)
 
     def log_error(self, source: str, error_type: str, message: str,

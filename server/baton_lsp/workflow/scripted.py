@@ -4,8 +4,15 @@ baton_lsp.workflow.scripted`).
 It honours exactly the contract a real agent gets — the prompt on stdin, the contract in
 `BATON_*` environment variables — writes its artifact at `BATON_ARTIFACT_PATH` and prints the
 return signals, so a workspace runs end to end offline and tests exercise the real engine,
-subprocesses and files. Standard library only: it is also shipped as
-`examples/agents/scripted_agent.py` for people writing their own script agents.
+subprocesses and files. Standard library plus Baton's `runs.confine`: it is also shipped as
+`examples/agents/scripted_agent.py` for people writing their own script agents (run with
+the interpreter Baton runs in).
+
+Every file it writes goes through `confine` below the workspace root the engine hands it in
+`BATON_WORKSPACE`: a repository can plant symlinks, FIFOs or temp names where it writes
+(the journal, an artifact, `.phase_N_summary.md.tmp`), and none of them may steer a write
+out of the workspace or hang the agent. A refused path ends the step with
+`TASK_ERROR: file_error - …` naming the link.
 
 Failure injection (for tests and demos) comes from `BATON_SCRIPT_BEHAVIOUR` (a JSON file) or
 `<workspace>/.claude/baton-script.json`: `{"<step-id glob>": {...}}` with keys
@@ -41,14 +48,34 @@ import sys
 import time
 from pathlib import Path
 
+from baton_lsp.runs import confine
+
 ENV = os.environ
 _OUTLIVE = False
 
 
+def workspace_root() -> Path:
+    """The root every write is confined to: `BATON_WORKSPACE` (the engine's, already a real
+    path), else the working directory."""
+    return Path(os.path.realpath(ENV.get("BATON_WORKSPACE") or "."))
+
+
+def read(path: Path) -> str:
+    """A workspace file the agent reads (its behaviour table, the plan, an artifact to
+    revise): never through a link out of the workspace, never blocking on a FIFO."""
+    return confine.read_bytes(workspace_root(), path).decode("utf-8")
+
+
 def behaviour(step: str, workspace: Path) -> dict:
-    source = ENV.get("BATON_SCRIPT_BEHAVIOUR") or str(workspace / ".claude" / "baton-script.json")
+    given = ENV.get("BATON_SCRIPT_BEHAVIOUR")  # the test harness's own file, anywhere
     try:
-        table = json.loads(Path(source).read_text(encoding="utf-8"))
+        text = Path(given).read_text(encoding="utf-8") if given else \
+            read(workspace / ".claude" / "baton-script.json")
+        table = json.loads(text)
+    except FileNotFoundError:
+        return {}
+    except confine.UnsafePath:
+        raise
     except (OSError, ValueError):
         return {}
     out: dict = {}
@@ -64,9 +91,10 @@ def journal(workspace: Path, line: str) -> None:
     steps ran, how often and how they overlapped."""
     path = workspace / ".claude" / "tmp" / "scripted_runs.log"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        with confine.open_append(workspace, path) as fd:
+            os.write(fd, (line + "\n").encode("utf-8"))
+    except confine.UnsafePath:
+        raise
     except OSError:
         pass
 
@@ -90,17 +118,19 @@ def on_stop(workspace: Path, step: str, attempt: int) -> None:
     """SIGTERM (a cancel, or a resume stopping an orphan) ends the agent at once, with a
     `stop` line in the journal: tests see exactly when a stopped agent ended."""
     def stop(signum: int, frame: object) -> None:
-        journal(workspace, f"stop {step} {attempt} {time.time():.3f}")
-        os._exit(128 + signum)
+        try:
+            journal(workspace, f"stop {step} {attempt} {time.time():.3f}")
+        finally:
+            os._exit(128 + signum)
 
     _signal.signal(_signal.SIGTERM, stop)
 
 
 def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Temp file (`O_EXCL | O_NOFOLLOW`, a fresh random name: never a planted one) and
+    rename, every directory on the way walked inside the workspace."""
+    confine.write_atomic(workspace_root(), path, text.encode("utf-8"), mode=0o644,
+                         durable=False)
 
 
 FINDINGS = [
@@ -152,19 +182,19 @@ def implement_code(phase: str, title: str, description: str, how: dict) -> list[
     `commit` (a message) the agent also commits it itself, as real agents often do;
     `replace` ({relative path: [old, new]}) edits a file that is there in place, as an agent
     editing a shared module does."""
-    here = Path.cwd().resolve()
+    here = Path.cwd()
     files = how.get("files") or {
         f"src/phase_{re.sub(r'[^A-Za-z0-9]', '_', phase)}.py":
             f'"""Phase {phase}: {title}."""\n\nPHASE = {phase!r}\nFOR = {description[:200]!r}\n'}
     changed = []
     for rel, pair in (how.get("replace") or {}).items():
-        target = (here / rel).resolve()
+        target = Path(os.path.normpath(here / rel))  # lexically; links are confine's
         if target.is_relative_to(here) and target.is_file():
             old, new = (str(x) for x in pair)
-            write(target, target.read_text(encoding="utf-8").replace(old, new, 1))
+            write(target, read(target).replace(old, new, 1))
             changed.append(rel)
     for rel, content in files.items():
-        target = (here / rel).resolve()
+        target = Path(os.path.normpath(here / rel))  # lexically; links are confine's
         if target.is_relative_to(here):
             write(target, str(content))
             changed.append(rel)
@@ -293,7 +323,7 @@ def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
     plan_path = Path(ENV.get("BATON_PLAN_PATH", ""))
     summaries = Path(ENV.get("BATON_SUMMARIES_DIR") or artifact.parent)
     iteration = ENV.get("BATON_ITERATION", "1")
-    phases = plan_phases(plan_path.read_text(encoding="utf-8"))
+    phases = plan_phases(read(plan_path))
 
     def summary_of(pid: str) -> Path:
         return summaries / f"phase_{pid.replace('.', '_')}_summary.md"
@@ -387,10 +417,20 @@ COORDINATION_ROLES = {"classifier": classifier, "research-coordinator": research
 
 
 def main() -> int:
+    """`run`, with a path `confine` refused reported as the step's own failure."""
+    try:
+        return run()
+    except confine.UnsafePath as exc:
+        say(f"TASK_ERROR: file_error - {exc}")
+        print(f"scripted agent: {exc}", file=sys.stderr, flush=True)
+        return 1
+
+
+def run() -> int:
     global _OUTLIVE
     role = ENV.get("BATON_ROLE", "")
     step = ENV.get("BATON_STEP_ID", role)
-    workspace = Path(ENV.get("BATON_WORKSPACE", "."))
+    workspace = workspace_root()
     attempt = int(ENV.get("BATON_ATTEMPT", "1") or 1)
     on_stop(workspace, step, attempt)
     sys.stdin.read()  # the prompt; a real agent would follow it
@@ -426,7 +466,7 @@ def main() -> int:
     elif role in ("plan", "revise"):
         reports = json.loads(ENV.get("BATON_REPORT_PATHS", "[]") or "[]")
         if role == "revise" and artifact.is_file():
-            text = artifact.read_text(encoding="utf-8") + (
+            text = read(artifact) + (
                 f"\n## Revision\n\n- Revised for: {description}\n")
         else:
             text = plan(description, reports, how.get("phases", DEFAULT_PHASES))
@@ -454,7 +494,8 @@ def main() -> int:
                 "\n\nAll phases implemented and tested.\n")
     elif role == "test":  # used as a test command: `python -m baton_lsp.workflow.scripted`
         mode = how.get("tests", "pass")
-        fixed = (workspace / ".claude" / "tmp" / "scripted_tests_fixed").exists()
+        fixed = os.path.isfile(workspace / ".claude" / "tmp" / "scripted_tests_fixed") and \
+            not os.path.islink(workspace / ".claude" / "tmp" / "scripted_tests_fixed")
         if mode == "fail" or (mode == "pass-after-debug" and not fixed):
             say("FAILED tests/test_feature.py::test_login - AssertionError: 401 != 200")
             return 1

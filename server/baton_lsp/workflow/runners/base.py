@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ...model.states import FailureClass
+from ...runs import confine
 from ..process import ProcessOutcome
 
 logger = logging.getLogger(__name__)
@@ -44,17 +45,23 @@ class Invocation:
 
 @dataclass(frozen=True)
 class LaunchSpec:
-    """What to hand to `run_process`. `temp_files` are removed by `cleanup()` after the run."""
+    """What to hand to `run_process`. `temp_files` (inside the workspace `root`) are removed
+    by `cleanup()` after the run, through `confine` as they were written."""
 
     argv: list[str]
     stdin: bytes | None
     env: dict[str, str]
     temp_files: tuple[Path, ...] = ()
+    root: Path | None = None
 
     def cleanup(self) -> None:
         for path in self.temp_files:
             try:
-                path.unlink(missing_ok=True)
+                if self.root is None:
+                    raise confine.UnsafePath(f"refusing to remove {path}: no workspace given")
+                confine.unlink(self.root, path)
+            except FileNotFoundError:
+                pass
             except OSError as exc:
                 logger.warning("cannot remove %s: %s", path, exc)
 

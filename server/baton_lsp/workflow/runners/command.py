@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...model.config import WorkflowSettings
+from ...runs import confine
 from .base import (
     AgentEvent,
     Invocation,
@@ -19,6 +19,8 @@ from .base import (
     runner_env,
 )
 
+PROMPTS_DIR = Path(".claude", "tmp", "prompts")
+"""Where `{prompt_file}` prompts are written, below the workspace."""
 _PLACEHOLDER = re.compile(r"\{(prompt_file|artifact|step|role|workspace|workdir)\}")
 
 
@@ -51,19 +53,23 @@ class CommandRunner:
                   "workspace": inv.contract.get("BATON_WORKSPACE", str(inv.cwd)),
                   "workdir": str(inv.cwd)}
         extra: dict[str, str] = {}
+        root = Path(inv.contract.get("BATON_WORKSPACE") or inv.cwd)
         if any("{prompt_file}" in part for part in self.argv_template):
+            # in the workspace, through confine like every file Baton writes: a fresh
+            # name (O_EXCL | O_NOFOLLOW), private to this user, removed after the run
             safe_step = re.sub(r"[^A-Za-z0-9._-]", "_", inv.step_id)
-            fd, name = tempfile.mkstemp(prefix=f"baton-prompt-{safe_step}-", suffix=".md")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(inv.prompt)
-            temp.append(Path(name))
-            values["prompt_file"] = extra["BATON_PROMPT_FILE"] = name
+            path = root / PROMPTS_DIR / f"baton-prompt-{safe_step}-{os.urandom(6).hex()}.md"
+            with confine.open_new(root, path, mode=0o600) as fd:
+                os.write(fd, inv.prompt.encode("utf-8"))
+            temp.append(path)
+            values["prompt_file"] = extra["BATON_PROMPT_FILE"] = str(path)
 
         def fill(match: re.Match[str]) -> str:
             return values[match.group(1)]
 
         argv = [_PLACEHOLDER.sub(fill, part) for part in self.argv_template]
-        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv, extra), tuple(temp))
+        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv, extra), tuple(temp),
+                          root)
 
     def decode(self, line: str) -> AgentEvent:
         return plain_event(line)
