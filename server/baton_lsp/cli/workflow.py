@@ -110,12 +110,11 @@ def add_parsers(sub: Any) -> None:
 def workflow_id_arg(value: str) -> str:
     """An id for a new workflow: a usage error (exit 2) when it could not name a checkpoint
     directory, rather than an "internal error" from the store."""
-    from ..runs.store import valid_id
+    from ..workflow.isolation import workflow_id_problem
 
-    if not valid_id(value):
-        raise argparse.ArgumentTypeError(
-            f"invalid workflow id {value!r}: use letters, digits, `_`, `-` and `.`, starting "
-            "with a letter or digit, at most 128 characters and no `..`")
+    why = workflow_id_problem(value)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"invalid workflow id {value!r}: {why}")
     return value
 
 
@@ -213,6 +212,7 @@ def _drive(engine: Any, coro_factory: Any) -> int:
     from ..runs.store import WorkflowBusy
     from ..workflow.cancel import install_signal_handlers
     from ..workflow.engine import EngineError
+    from ..workflow.failures import StartRefused
 
     async def main() -> Any:
         install_signal_handlers(engine.cancel)
@@ -225,9 +225,9 @@ def _drive(engine: Any, coro_factory: Any) -> int:
     except WorkflowBusy as exc:
         print(f"baton: {exc}", file=sys.stderr)
         return EXIT_BUSY
-    except EngineError as exc:
+    except EngineError as exc:  # refused before anything was written
         print(f"baton: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return exc.exit_code if isinstance(exc, StartRefused) else EXIT_ERROR
     from ..runs.checkpoint import CheckpointError
 
     if isinstance(outcome, CheckpointError):  # pragma: no cover

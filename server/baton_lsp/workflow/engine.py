@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PathError
-from ..model.states import State
+from ..model.states import Scope, State
 from ..runs import confine
 from ..runs.store import CheckpointStore, WorkflowBusy
 from . import preflight, resume
@@ -30,11 +30,20 @@ from .failures import (
     TRANSIENT,
     Cancelled,
     EngineError,
+    StartRefused,
     StepFailure,
     StoreFailure,
 )
+from .isolation import dirty_tree_problem
 from .layout import make_topic
-from .request import RunRequest, new_record, new_workflow_id, validate_request
+from .request import (
+    RunRequest,
+    new_record,
+    new_workflow_id,
+    settled_by_flags,
+    validate_request,
+    validate_runners,
+)
 from .run import Run
 from .state_machine import HAPPY_PATHS, InvalidTransition, WorkflowStateMachine
 from .states import HANDLERS
@@ -57,11 +66,28 @@ class Engine(Run):
     """Runs or resumes one workflow in this process."""
 
     async def start(self, req: RunRequest) -> Outcome:
+        """Run a new workflow. Everything that can refuse it — the request, the runner,
+        uncommitted changes in the tree it would commit to, the agent CLIs' preflight — is
+        decided before its record, lock, log line or directory exists: a refused run
+        leaves the workspace as it was (EngineError: usage, exit 2; StartRefused: exit 1)."""
+        validate_runners(self.settings, self.runner_name)
         validate_request(self.root, self.settings, req)
         wid = req.workflow_id or new_workflow_id(req.effective_scope)
-        self.store = CheckpointStore(self.root, wid)
-        if self.store.dir.exists() and any(self.store.dir.glob("[0-9]*.json")):
+        store = CheckpointStore(self.root, wid)
+        if store.dir.exists() and any(store.dir.glob("[0-9]*.json")):
             raise EngineError(f"workflow {wid} already exists; use `baton resume {wid}`")
+        scope = req.effective_scope
+        try:
+            specs = self.planned_specs_dir()
+        except PathError as exc:
+            raise EngineError(str(exc)) from None
+        if State.IMPLEMENT in HAPPY_PATHS[scope]:
+            dirty = dirty_tree_problem(self.root, self.settings, specs)
+            if dirty is not None:
+                raise StartRefused(f"not starting: {dirty}, then run it again")
+        classifier = "classifier" in self.settings.agents and not settled_by_flags(req)
+        versions = self._preflight(scope, classifier, specs)
+        self.store = store
         try:
             self.store.acquire()
         except OSError as exc:
@@ -69,7 +95,10 @@ class Engine(Run):
         try:
             self.data = new_record(wid, req, project=self.root.name, settings=self.settings,
                                    command=self.command)
-            self.sm = WorkflowStateMachine(req.effective_scope)
+            self.paths["specs_dir"] = str(specs)
+            if versions:
+                self.baton["agent_clis"] = versions
+            self.sm = WorkflowStateMachine(scope)
             try:
                 self.save("created")
             except StoreFailure as exc:
@@ -83,6 +112,7 @@ class Engine(Run):
         """Resume from the newest sound checkpoint (or number `at`). A checkpoint this
         user's Baton did not sign is resumed only with `trust`; one naming a path outside
         the workspace never is."""
+        validate_runners(self.settings, self.runner_name)
         self.store = CheckpointStore(self.root, workflow_id)
         try:
             self.store.acquire()
@@ -101,6 +131,13 @@ class Engine(Run):
                                   " (use --force to resume anyway)")
             for p in problems:
                 self.say(f"resuming despite: {p}")
+            classifier = not self.baton.get("classify", {}).get("done", True)
+            try:
+                versions = self._preflight(self.machine.scope, classifier, self.specs_dir())
+            except PathError as exc:
+                raise EngineError(str(exc)) from None
+            if versions:
+                self.baton["agent_clis"] = versions
             if self.data.get("last_error"):
                 self.say(f"last run ended with: {self.data['last_error']} (status "
                          f"{self.data.get('status')}, in {self.machine.current.value})")
@@ -135,7 +172,6 @@ class Engine(Run):
     async def _drive(self) -> Outcome:
         try:
             self.write_owner()
-            self._preflight()
             while True:
                 if self.cancel_event.is_set():
                     raise Cancelled()
@@ -185,23 +221,21 @@ class Engine(Run):
             with contextlib.suppress(StoreFailure):
                 self.write_owner()
 
-    def _preflight(self) -> None:
-        """Stop before any agent runs when a CLI, its login, a model or the artifact
-        location would make the first agent step fail (see workflow/preflight.py)."""
-        roles = preflight.roles_ahead(self.settings, (State.INITIALIZE,
-                                                      *HAPPY_PATHS[self.machine.scope],
-                                                      State.DEBUG))
+    def _preflight(self, scope: Scope, classifier: bool, specs: Path) -> dict[str, str]:
+        """Stop before any agent runs — and before anything is written — when a CLI, its
+        login, a model or the artifact location would make the first agent step fail (see
+        workflow/preflight.py). Returns the CLI versions found, for the record."""
+        states = (*((State.INITIALIZE,) if classifier else ()), *HAPPY_PATHS[scope],
+                  State.DEBUG)
         uses = [preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
-                for role in roles]
-        if not any(u.runner in ("claude", "codex", "gemini") for u in uses):
-            return
-        problems, versions = preflight.check(self.root, self.settings, uses, self.specs_dir())
-        self.baton["agent_clis"] = versions
+                for role in preflight.roles_ahead(self.settings, states)]
+        if not any(u.runner in preflight.CLI_PACKAGES for u in uses):
+            return {}
+        problems, versions = preflight.check(self.root, self.settings, uses, specs)
         if problems:
-            text = "; ".join(p.message for p in problems)
-            raise StepFailure("preflight", FATAL, f"preflight: {text}", "dependency_error",
-                              {"reason": "preflight",
-                               "problems": [p.__dict__ for p in problems]})
+            raise StartRefused("preflight: " + "; ".join(p.message for p in problems) +
+                               " (nothing was started)")
+        return versions
 
     async def _run_state(self, state: State) -> None:
         """Run one state's handler, re-running it (completed steps are skipped) while its

@@ -30,9 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..model.config import WorkflowSettings
 from ..runs import confine
+from ..runs.store import valid_id
 from .failures import PERMANENT, StepFailure
-from .git import GitError, Repo, repo_of
+from .git import GitError, Repo, ref_format_problem, repo_of
 from .layout import AGENT_SCRATCH, inside
 from .run import Run
 
@@ -51,6 +53,56 @@ def safe_id(pid: str) -> str:
 
 def branch_name(workflow_id: str, pid: str) -> str:
     return f"baton/{workflow_id}/phase-{safe_id(pid)}"
+
+
+def workflow_id_problem(workflow_id: str) -> str | None:
+    """Why `workflow_id` cannot name a new workflow, None when it can: a checkpoint
+    directory name (`runs.store.valid_id`) that also makes valid git branches
+    `baton/<id>/phase-N` (and `baton/<id>`, so no trailing `.`) — checked when the id is
+    given, not when the first parallel wave needs a worktree."""
+    if not valid_id(workflow_id):
+        return ("use letters, digits, `_`, `-` and `.`, starting with a letter or digit, at "
+                "most 128 characters and no `..`")
+    for ref in (branch_name(workflow_id, "1"), f"baton/{workflow_id}"):
+        why = ref_format_problem(ref)
+        if why is not None:
+            return f"git refuses the branch name {ref!r}: {why}"
+    return None
+
+
+def merge_in_progress(repo: Repo) -> str:
+    return f"a merge is in progress in {repo.top}: finish it (resolve, commit) or abort it"
+
+
+def uncommitted(repo: Repo, changed: list[str]) -> str:
+    shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more"
+                                       if len(changed) > 10 else "")
+    return (f"uncommitted changes to tracked files in {repo.top}: {shown}. Baton commits each "
+            "phase's work on your branch and never yours: commit or stash them (they may be "
+            "an interrupted agent's edits)")
+
+
+def dirty_tree_problem(root: Path, settings: WorkflowSettings, specs: Path) -> str | None:
+    """Why a run that will implement cannot start in this tree (a merge in progress,
+    uncommitted changes to tracked files), None when it can. The same test a phase makes
+    (`Isolation.require_clean`), made before the run writes anything: a refused run leaves
+    no workflow record and no line in a tracked `errors.jsonl`. Baton's own places are
+    not the user's changes."""
+    if settings.isolation == "none":
+        return None
+    repo = repo_of(root)
+    if repo is None or repo.head() is None:
+        return None
+    if repo.merging():
+        return merge_in_progress(repo)
+    own = [root / ".claude" / "data", root / ".claude" / "tmp", root / WORKTREES,
+           specs / AGENT_SCRATCH]
+    try:
+        changed, _ = repo.changes([os.path.relpath(os.path.realpath(p), repo.top)
+                                   for p in own])
+    except GitError as exc:
+        return f"git: {exc}"
+    return uncommitted(repo, changed) if changed else None
 
 
 def tree_path(root: Path, workflow_id: str, pid: str) -> Path:
@@ -138,21 +190,15 @@ class Isolation:
         Baton commits each phase's work on the user's branch and must never commit theirs.
         Returns the untracked files there are (an in-place phase commits only new ones)."""
         if self.repo.merging():
-            raise StepFailure(sid, PERMANENT, f"a merge is in progress in {self.repo.top}: "
-                              "finish it (resolve, commit) or abort it, then resume",
+            raise StepFailure(sid, PERMANENT, merge_in_progress(self.repo) + ", then resume",
                               "execution_error", {"git": "merge in progress"})
         try:
             changed, untracked = self.repo.changes(self.own)
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if changed:
-            shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more"
-                                               if len(changed) > 10 else "")
-            raise StepFailure(
-                sid, PERMANENT, f"uncommitted changes to tracked files in {self.repo.top}: "
-                f"{shown}. Baton commits each phase's work on your branch and never yours: "
-                "commit or stash them (they may be an interrupted agent's edits), then resume",
-                "execution_error", {"uncommitted": changed[:100]})
+            raise StepFailure(sid, PERMANENT, uncommitted(self.repo, changed) + ", then resume",
+                              "execution_error", {"uncommitted": changed[:100]})
         return set(untracked)
 
     def open_tree(self, sid: str, pid: str, base: str) -> PhaseTree:

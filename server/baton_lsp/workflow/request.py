@@ -17,8 +17,10 @@ from ..model.states import STORED_TRANSITIONS, Scope, State
 from ..runs.records import utc_now
 from . import classify
 from .failures import EngineError
+from .isolation import workflow_id_problem
 from .layout import contained
 from .preflight import agent_file
+from .runners import RUNNER_NAMES
 from .state_machine import HAPPY_PATHS
 
 MAX_DESCRIPTION = 10_000
@@ -44,6 +46,19 @@ class RunRequest:
         return self.scope or classify.keyword_scope(self.description, bool(self.plan_path))
 
 
+def validate_runners(settings: WorkflowSettings, runner: str | None) -> None:
+    """Every runner name the run could use is one Baton has: a usage error now, not a
+    workflow failed in initialize."""
+    named = [("--runner", runner), ("[workflow] runner", settings.runner)]
+    for role, value in settings.agents.items():
+        if not isinstance(value, str):
+            named.append((f"[workflow.agents] {role} runner", value.runner))
+    for where, name in named:
+        if name is not None and name.strip().lower() not in RUNNER_NAMES:
+            raise EngineError(f"{where}: unknown runner {name!r}; valid runners: "
+                              f"{', '.join(RUNNER_NAMES)}")
+
+
 def validate_request(root: Path, settings: WorkflowSettings, req: RunRequest) -> None:
     """Bad input is an EngineError naming the fix, before a checkpoint exists."""
     # argv bytes that are not UTF-8 arrive as lone surrogates: make them U+FFFD so the
@@ -59,6 +74,8 @@ def validate_request(root: Path, settings: WorkflowSettings, req: RunRequest) ->
                           f"limit is {MAX_DESCRIPTION}")
     if "\x00" in req.description:
         raise EngineError("the description contains a NUL byte")
+    if req.workflow_id is not None and (why := workflow_id_problem(req.workflow_id)):
+        raise EngineError(f"invalid workflow id {req.workflow_id!r}: {why}")
     if req.complexity is not None and not 1 <= req.complexity <= 4:
         raise EngineError(f"--complexity must be 1-4, got {req.complexity}")
     if len(req.topics) > 4:

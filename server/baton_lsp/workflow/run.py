@@ -106,11 +106,16 @@ class Run:
         a claude agent has to write there), fixed once per workflow in its checkpoint."""
         paths = self.paths
         if not paths.get("specs_dir"):
-            roles = [self.settings.role(r).runner for r in DEFAULT_ROLE_AGENTS]
-            names = {(r or self.runner_name or self.settings.runner) for r in roles}
-            paths["specs_dir"] = str(specs_dir(self.root, self.settings.specs_dir,
-                                               claude="claude" in names))
+            paths["specs_dir"] = str(self.planned_specs_dir())
         return contained(self.root, paths["specs_dir"], "specs directory")
+
+    def planned_specs_dir(self) -> Path:
+        """The specs directory the configuration gives, before the run has a record (the
+        front door's checks need it; `specs_dir` then fixes it in the checkpoint)."""
+        roles = [self.settings.role(r).runner for r in DEFAULT_ROLE_AGENTS]
+        names = {(r if r and r != "auto" else None) or self.runner_name or self.settings.runner
+                 for r in roles}
+        return specs_dir(self.root, self.settings.specs_dir, claude="claude" in names)
 
     def contract(self, sid: str, role: str, artifact: Path, extra: dict[str, str]
                  ) -> dict[str, str]:
@@ -127,7 +132,8 @@ class Run:
 
     def runner(self, name: str | None) -> Runner:
         """The configured runner of that name (one instance per run)."""
-        key = name or self.runner_name or self.settings.runner
+        key = (name if name and name.strip().lower() != "auto" else None) or \
+            self.runner_name or self.settings.runner
         if key not in self._runners:
             self._runners[key] = registered_runner(key, self.settings, self.root)
         return self._runners[key]
