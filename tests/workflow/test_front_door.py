@@ -204,3 +204,65 @@ def test_real_claude_without_credentials_fails_preflight_and_writes_nothing(
     assert r.returncode == 1, r.stdout + r.stderr
     assert "the claude CLI has no credentials" in r.stderr
     assert_untouched(ws, before)
+
+
+# -- defect 12: no fake agents on a real repository; skipped tests are not passed tests ---------
+
+
+def bare_project(tmp_path: Path) -> Workspace:
+    """A real project: some code, a git commit, and an empty `.claude/` — no Baton
+    configuration at all."""
+    root = tmp_path / "project"
+    (root / ".claude").mkdir(parents=True)
+    (root / "app.py").write_text("def main() -> None:\n    print('hi')\n")
+    ws = Workspace(Path(os.path.realpath(root)))
+    git(ws, "init", "-q", "-b", "main")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "base")
+    return ws
+
+
+def no_agent_cli_env(tmp_path: Path) -> dict[str, str]:
+    """PATH without claude, codex or gemini; a HOME with no login."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if p and not any(os.access(Path(p) / cli, os.X_OK)
+                                            for cli in ("claude", "codex", "gemini")))
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_",
+                                "GOOGLE_"))}
+    env.update(HOME=str(home), PATH=path)
+    return env
+
+
+def test_auto_with_no_agent_cli_stops_naming_the_choices(tmp_path: Path) -> None:
+    ws = bare_project(tmp_path)
+    before = tree(ws.root)
+    r = subprocess.run([sys.executable, "-m", "baton_lsp", "run", "Add a health endpoint",
+                        "--workspace", str(ws.root)], env=no_agent_cli_env(tmp_path),
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "no agent CLI to run this workflow with" in r.stderr
+    for choice in ("claude", "codex", "gemini", "--runner", "script"):
+        assert choice in r.stderr
+    assert "workflow complete" not in r.stdout
+    assert not (ws.root / "src").exists()
+    assert_untouched(ws, before)
+    assert git(ws, "status", "--porcelain").strip() == ""
+
+
+def test_a_test_state_without_a_test_command_is_skipped_not_passed(ws: Workspace) -> None:
+    ws.config("test-command = []")
+    r = ws.baton("run", "Add a health endpoint", "--scope", "full-implementation",
+                 "--complexity", "1", check=True)
+    assert "test: skipped — no test command configured" in r.stdout
+    assert "test → document (tests skipped: no test command configured)" in r.stdout
+    assert "tests passed" not in r.stdout
+    (test_line,) = [ln for ln in r.stdout.splitlines() if ln.startswith("  test ")]
+    assert "skipped" in test_line and "passed" not in test_line
+    assert "no tests ran: set [workflow] test-command" in r.stdout
+    cp = _checkpoint(ws, ws.only_workflow())
+    assert cp["baton"]["steps"]["test.1"]["status"] == "skipped"
+    assert cp["tests_passing"] is None
+    assert cp["baton"]["history"][-2]["reason"] == "tests skipped: no test command configured"

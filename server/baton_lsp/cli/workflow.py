@@ -49,8 +49,9 @@ def add_parsers(sub: Any) -> None:
                      "default: derived from the description")
     run.add_argument("--plan", help="existing plan (implement-only, test-and-debug, "
                      "research-and-revise)")
-    run.add_argument("--runner", help="script, claude, codex, gemini or command (default: "
-                     "[workflow] runner, else script)")
+    run.add_argument("--runner", help="auto, claude, codex, gemini, command or script "
+                     "(default: [workflow] runner, else auto: the first agent CLI installed "
+                     "and logged in; script is the offline demo agent)")
     run.add_argument("--id", dest="workflow_id", type=workflow_id_arg,
                      help="workflow id (default: generated)")
     run.add_argument("--max-parallel", type=int, help="phases of one wave run at once")

@@ -54,7 +54,7 @@ class StepRecord(_Open):
 
     state: str = ""
     role: str = ""
-    status: str = "pending"  # running | done | failed | cancelled
+    status: str = "pending"  # running | done | failed | cancelled | skipped (test: no command)
     attempts: int = 0
     artifact: str | None = None
     inputs: dict[str, str | None] = {}

@@ -72,6 +72,7 @@ class Engine(Run):
         leaves the workspace as it was (EngineError: usage, exit 2; StartRefused: exit 1)."""
         validate_runners(self.settings, self.runner_name)
         validate_request(self.root, self.settings, req)
+        self._choose_runner()
         wid = req.workflow_id or new_workflow_id(req.effective_scope)
         store = CheckpointStore(self.root, wid)
         if store.dir.exists() and any(store.dir.glob("[0-9]*.json")):
@@ -220,6 +221,26 @@ class Engine(Run):
             self.pgids.clear()
             with contextlib.suppress(StoreFailure):
                 self.write_owner()
+
+    def _choose_runner(self) -> None:
+        """Fix the run's runner: `--runner`, else the configuration's; `auto` (the default
+        when nothing is configured) is the first agent CLI installed and logged in. The
+        scripted demo agents run only where they are asked for (`runner = "script"`): on
+        a real repository they would "implement" the plan with placeholder code."""
+        name = (self.runner_name or self.settings.runner).strip().lower()
+        if name != preflight.AUTO:
+            self.runner_name = name
+            return
+        cli, passed = preflight.auto_runner(self.root, self.settings)
+        if cli is None:
+            raise EngineError(
+                "no agent CLI to run this workflow with (runner \"auto\"): "
+                + "; ".join(passed) + ". Install and log in to one of them, or choose the "
+                "runner: --runner claude|codex|gemini|command, or [workflow] runner in "
+                ".claude/baton.toml (`script` runs Baton's offline demo agents, which write "
+                "placeholder code)")
+        self.runner_name = cli
+        self.say(f"runner: {cli} (auto: the first agent CLI installed and logged in)")
 
     def _preflight(self, scope: Scope, classifier: bool, specs: Path) -> dict[str, str]:
         """Stop before any agent runs — and before anything is written — when a CLI, its
