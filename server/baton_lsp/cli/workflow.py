@@ -68,7 +68,8 @@ def add_parsers(sub: Any) -> None:
     res.add_argument("--trust-checkpoint", action="store_true",
                      help="resume a checkpoint this user's Baton did not sign (written on "
                      "another machine or by another user, edited, or unsigned)")
-    res.add_argument("--runner", help="override the runner")
+    res.add_argument("--runner", help="override the runner the workflow started with "
+                     "(recorded in its checkpoint)")
     res.add_argument("--dry-run", action="store_true", help="show what would be skipped and "
                      "what would run again, and change nothing")
     res.add_argument("--json", action="store_true", help="with --dry-run: as JSON")
@@ -188,7 +189,8 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
     from ..workflow.engine import Engine
     from ..workspace.config import load_config
 
-    config = load_config(root, parse_settings(getattr(args, "settings", []) or []))
+    overrides = parse_settings(getattr(args, "settings", []) or [])
+    config = load_config(root, overrides)
     if getattr(args, "max_parallel", None):
         config.workflow.max_parallel = max(1, args.max_parallel)
     quiet = getattr(args, "quiet", False)
@@ -204,7 +206,8 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
         emit(json.dumps(data, default=str))
 
     engine = Engine(root, config, runner=getattr(args, "runner", None), say=say,
-                    command=f"baton {args.command}", events=event if events else None)
+                    command=f"baton {args.command}", events=event if events else None,
+                    overrides=overrides)
     engine.quiet = quiet
     return engine
 

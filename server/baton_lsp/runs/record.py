@@ -144,6 +144,24 @@ class AdoptedFrom(_Open):
     sha256: str | None = None
 
 
+class IdentityRecord(_Open):
+    """Who runs the workflow, fixed when it starts: the runner, the models and every
+    effective workflow setting (the configuration with `--set` applied). A resume uses
+    them — not whatever the workspace's configuration says by then — unless its own
+    `--runner`/`--set` override them, which it says and records here."""
+
+    runner: str | None = None
+    runner_from: str | None = None
+    """Where the runner came from: --runner, --set, configuration, auto (and, after a
+    resume overrode it, that resume's flag)."""
+    models: dict[str, str] = {}
+    """Role → the model its agent asks for, as the run started (informational)."""
+    settings: dict[str, Any] = {}
+    """`[workflow]` as the run used it, kebab-case keys like the configuration files."""
+    overrides: dict[str, Any] = {}
+    """The `--set workflow.*` values given to the run and to each resume."""
+
+
 class BatonSection(_Open):
     version: str | None = None
     request: RequestRecord = Field(default_factory=RequestRecord)
@@ -161,6 +179,8 @@ class BatonSection(_Open):
     resumed_from: int | None = None
     adopted_from: AdoptedFrom | None = None
     agent_clis: dict[str, Any] | None = None
+    identity: IdentityRecord | None = None
+    """None in checkpoints of a Baton before run identities were pinned."""
     event: str | None = None
     """The label of the save that wrote this checkpoint ("step plan done", …)."""
 

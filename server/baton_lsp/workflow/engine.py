@@ -13,16 +13,21 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
+import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import PathError
+from ..model.config import WorkflowSettings
 from ..model.states import Scope, State
 from ..runs import confine
 from ..runs.store import CheckpointStore, WorkflowBusy
+from ..workspace.config import merge
 from . import preflight, resume
 from .failures import (
     FATAL,
@@ -97,6 +102,7 @@ class Engine(Run):
             self.data = new_record(wid, req, project=self.root.name, settings=self.settings,
                                    command=self.command)
             self.paths["specs_dir"] = str(specs)
+            self.baton["identity"] = self._identity(scope)
             if versions:
                 self.baton["agent_clis"] = versions
             self.sm = WorkflowStateMachine(scope)
@@ -113,7 +119,6 @@ class Engine(Run):
         """Resume from the newest sound checkpoint (or number `at`). A checkpoint this
         user's Baton did not sign is resumed only with `trust`; one naming a path outside
         the workspace never is."""
-        validate_runners(self.settings, self.runner_name)
         self.store = CheckpointStore(self.root, workflow_id)
         try:
             self.store.acquire()
@@ -132,6 +137,7 @@ class Engine(Run):
                                   " (use --force to resume anyway)")
             for p in problems:
                 self.say(f"resuming despite: {p}")
+            self._restore_identity(entry.sequence)
             classifier = not self.baton.get("classify", {}).get("done", True)
             try:
                 versions = self._preflight(self.machine.scope, classifier, self.specs_dir())
@@ -227,6 +233,8 @@ class Engine(Run):
         when nothing is configured) is the first agent CLI installed and logged in. The
         scripted demo agents run only where they are asked for (`runner = "script"`): on
         a real repository they would "implement" the plan with placeholder code."""
+        if not self.runner_name:
+            self.runner_from = "--set" if "runner" in self.overrides else "configuration"
         name = (self.runner_name or self.settings.runner).strip().lower()
         if name != preflight.AUTO:
             self.runner_name = name
@@ -240,7 +248,64 @@ class Engine(Run):
                 ".claude/baton.toml (`script` runs Baton's offline demo agents, which write "
                 "placeholder code)")
         self.runner_name = cli
+        self.runner_from = preflight.AUTO
         self.say(f"runner: {cli} (auto: the first agent CLI installed and logged in)")
+
+    def _identity(self, scope: Scope) -> dict[str, Any]:
+        """The run's identity record (`baton.identity`, `IdentityRecord`)."""
+        models = {}
+        for role in preflight.roles_ahead(self.settings, (State.INITIALIZE, *HAPPY_PATHS[scope],
+                                                          State.DEBUG)):
+            use = preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
+            model = use.model or (getattr(self.settings, use.runner).model
+                                  if use.runner in preflight.CLI_PACKAGES else None)
+            if model:
+                models[role] = model
+        return {"runner": self.runner_name, "runner_from": self.runner_from, "models": models,
+                "settings": self.settings.model_dump(mode="json", by_alias=True),
+                "overrides": self.overrides}
+
+    def _restore_identity(self, sequence: int) -> None:
+        """Run the resumed workflow as it started: its recorded runner and settings, with
+        this command's `--runner`/`--set` over them (said, and recorded). A checkpoint from
+        before identities were pinned runs with the configuration, with a note."""
+        pinned = self.baton.get("identity")
+        if not isinstance(pinned, dict) or not pinned.get("settings"):
+            self._choose_runner()
+            self.say(f"runner: {self.runner_name} (from the configuration: checkpoint "
+                     f"{sequence} predates recorded run settings)")
+            self.baton["identity"] = self._identity(self.machine.scope)
+            return
+        base: dict[str, Any] = pinned["settings"]
+        try:
+            self.settings = WorkflowSettings.model_validate(merge(base, self.overrides))
+        except ValidationError as exc:
+            raise EngineError(f"the run settings recorded in checkpoint {sequence} with "
+                              f"--set applied are not valid: {exc.errors()[0]['msg']} at "
+                              f"{'.'.join(map(str, exc.errors()[0]['loc']))}") from None
+        self.config.workflow = self.settings
+        for key, value in _flat(self.overrides).items():
+            old = _flat(base).get(key)
+            if key != "runner" and old != value:
+                self.say(f"setting workflow.{key} = {json.dumps(value)} (overriding "
+                         f"{json.dumps(old)} from the checkpoint)")
+        recorded = str(pinned.get("runner") or preflight.AUTO)
+        asked = self.runner_name or self.overrides.get("runner")
+        if asked and str(asked).strip().lower() != recorded:
+            name = str(asked).strip().lower()
+            self.runner_from = "--runner" if self.runner_name else "--set"
+            self.say(f"runner: {name} (overriding {recorded} from the checkpoint)")
+        else:
+            name = recorded
+            self.runner_from = str(pinned.get("runner_from") or "configuration")
+            self.say(f"runner: {name} (from the checkpoint)")
+        self.runner_name = name
+        validate_runners(self.settings, self.runner_name)
+        if name == preflight.AUTO:  # recorded by no Baton, but a hand-edited record may say so
+            self._choose_runner()
+        identity = self._identity(self.machine.scope)
+        identity["overrides"] = merge(pinned.get("overrides") or {}, self.overrides)
+        self.baton["identity"] = identity
 
     def _preflight(self, scope: Scope, classifier: bool, specs: Path) -> dict[str, str]:
         """Stop before any agent runs — and before anything is written — when a CLI, its
@@ -370,6 +435,17 @@ class Engine(Run):
                 confine.is_disk_fault(exc.cause) else "")
         self.say(f"workflow {wid} FAILED: {exc.message}" + (f";{hint}" if hint else ""))
         return Outcome(wid, "failed", State.INITIALIZE, exc.message, None)
+
+
+def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`{"claude": {"model": "x"}}` → `{"claude.model": "x"}` (for saying what --set changed)."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 __all__ = ["Cancelled", "Engine", "EngineError", "Outcome", "RunRequest", "StepFailure",

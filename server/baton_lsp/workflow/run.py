@@ -45,11 +45,16 @@ class Run:
     def __init__(self, root: Path, config: BatonConfig | None = None, *,
                  runner: str | None = None, say: Callable[[str], None] | None = None,
                  command: str = "baton run",
-                 events: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 events: Callable[[dict[str, Any]], None] | None = None,
+                 overrides: dict[str, Any] | None = None) -> None:
         self.root = Path(os.path.realpath(root))
         self.config = config or BatonConfig()
         self.settings: WorkflowSettings = self.config.workflow
         self.runner_name = runner
+        self.runner_from = "--runner" if runner else "configuration"
+        self.overrides: dict[str, Any] = dict((overrides or {}).get("workflow") or {})
+        """The `--set workflow.*` values of this command (a resume applies them over the
+        settings pinned in the checkpoint)."""
         self.say = say or (lambda line: None)
         self.events = events
         self.command = command
