@@ -6,6 +6,7 @@ agents — unless the resume's own `--runner`/`--set` say otherwise, which it pr
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -112,3 +113,29 @@ def test_a_checkpoint_without_the_record_falls_back_to_the_configuration(box: Bo
     assert "runner: script (from the configuration: checkpoint" in r.stdout
     assert "predates recorded run settings" in r.stdout
     assert json.loads(json.dumps(box.checkpoint()["baton"]["identity"]))["runner"] == "script"
+
+
+def test_auto_picks_the_installed_logged_in_claude_in_an_unconfigured_project(
+        tmp_path: Path) -> None:
+    """No configuration at all (an empty `.claude/`): `runner = "auto"` finds the real claude
+    (installed, ANTHROPIC_API_KEY set) and the run is claude's — never the scripted demo
+    agents — and the identity records that auto chose it."""
+    box = Box.create(tmp_path, "claude", CLAUDE, ANTHROPIC_API_KEY="test-key",
+                     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
+                     CLAUDE_CODE_MAX_RETRIES="1")
+    shutil.rmtree(box.ws)
+    (box.ws / ".claude").mkdir(parents=True)
+    (box.ws / "app.py").write_text("print('hi')\n")
+    # only claude is offered: codex and gemini (installed beside it) have no credentials
+    with FakeAnthropic(anthropic_agent()) as api:
+        box.env["ANTHROPIC_BASE_URL"] = api.url
+        r = box.baton("run", "Research rate limiting", "--scope", "research-only", "--topic",
+                      "limits")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "runner: claude (auto: the first agent CLI installed and logged in)" in r.stdout
+    assert api.messages
+    assert not (box.ws / ".claude/tmp/scripted_runs.log").exists()
+    cp = box.checkpoint()
+    assert (cp["baton"]["identity"]["runner"], cp["baton"]["identity"]["runner_from"]) == (
+        "claude", "auto")
+    assert cp["baton"]["steps"]["research.1"]["usage"]
