@@ -266,3 +266,36 @@ def test_a_test_state_without_a_test_command_is_skipped_not_passed(ws: Workspace
     assert cp["baton"]["steps"]["test.1"]["status"] == "skipped"
     assert cp["tests_passing"] is None
     assert cp["baton"]["history"][-2]["reason"] == "tests skipped: no test command configured"
+
+
+# -- defect 3, offline: the scripted runner's side of a pinned identity ------------------------
+
+
+def test_resume_uses_the_settings_the_run_started_with(ws: Workspace) -> None:
+    """The configuration changed between the run and its resume (runner and test command):
+    the resume runs as the run did, and the dry run says which runner it will use."""
+    ws.behave({"plan": {"exit": 3}})
+    r = ws.baton("run", "Research caching and plan it", "--scope", "research-and-plan",
+                 "--complexity", "1", "--set", "workflow.attempts=1")
+    assert r.returncode == 1 and "runner: script (from the configuration)" in r.stdout
+    wid = ws.only_workflow()
+    ws.behave({})
+    ws.config('runner = "claude"\nattempts = 3')
+    preview = ws.baton("resume", wid, "--dry-run", check=True)
+    assert "runner: script (from the checkpoint)" in preview.stdout
+    r = ws.baton("resume", wid, check=True)
+    assert "runner: script (from the checkpoint)" in r.stdout
+    assert ws.started("plan") == ["plan", "plan"]
+    identity = _checkpoint(ws, wid)["baton"]["identity"]
+    assert identity["settings"]["attempts"] == 1 and identity["settings"]["runner"] == "script"
+
+
+def test_resume_with_an_unknown_runner_is_a_usage_error(ws: Workspace) -> None:
+    ws.behave({"plan": {"exit": 3}})
+    ws.baton("run", "Research caching and plan it", "--scope", "research-and-plan",
+             "--complexity", "1", "--set", "workflow.attempts=1")
+    wid = ws.only_workflow()
+    files = sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json"))
+    r = ws.baton("resume", wid, "--runner", "bogus")
+    assert r.returncode == 2 and "unknown runner 'bogus'" in r.stderr
+    assert sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json")) == files

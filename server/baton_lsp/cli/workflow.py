@@ -305,6 +305,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
             return EXIT_OK
         print(f"{wid}: {plan['status']} in {plan['failed_state']}; resume would restart in "
               f"{plan['resume_state']} from checkpoint {plan['checkpoint']}")
+        print(f"  runner: {plan['runner']} (from the checkpoint)" if plan.get("runner") else
+              "  runner: from the configuration (the checkpoint predates recorded run "
+              "settings)")
         for item in plan["skip"]:
             print(f"  skip    {item['step']}")
         for item in plan["rerun"]:

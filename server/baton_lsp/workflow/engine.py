@@ -78,6 +78,10 @@ class Engine(Run):
         validate_runners(self.settings, self.runner_name)
         validate_request(self.root, self.settings, req)
         self._choose_runner()
+        if self.runner_from != preflight.AUTO:
+            source = {"configuration": "the configuration"}.get(self.runner_from,
+                                                                 self.runner_from)
+            self.say(f"runner: {self.runner_name} (from {source})")
         wid = req.workflow_id or new_workflow_id(req.effective_scope)
         store = CheckpointStore(self.root, wid)
         if store.dir.exists() and any(store.dir.glob("[0-9]*.json")):
@@ -271,6 +275,7 @@ class Engine(Run):
         before identities were pinned runs with the configuration, with a note."""
         pinned = self.baton.get("identity")
         if not isinstance(pinned, dict) or not pinned.get("settings"):
+            validate_runners(self.settings, self.runner_name)
             self._choose_runner()
             self.say(f"runner: {self.runner_name} (from the configuration: checkpoint "
                      f"{sequence} predates recorded run settings)")
