@@ -88,12 +88,16 @@ def test_research_and_plan_completes_through_real_claude(box: Box) -> None:
 
 
 def test_implement_only_on_the_example_plan(box: Box) -> None:
-    with serve(box, anthropic_agent()):
+    with serve(box, anthropic_agent()) as api:
         r = box.run("Implement the payment retry plan", "--scope", "implement-only",
                     "--plan", PLAN)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     cp = box.checkpoint()
     assert cp["status"] == "complete"
+    # scope and plan given: the example's classifier agent is not asked (issue 30)
+    assert api.messages and not [req for req in api.messages
+                                 if "role classifier" in json.dumps(req.body)]
+    assert cp["state_machine"]["classification"]["source"] == "flags"
     # The plan stays in .claude/specs; its summaries go where claude may write them.
     summaries = Path(cp["baton"]["paths"]["summaries_dir"])
     assert summaries == box.ws / "specs" / "002_payment_retry" / "summaries"
