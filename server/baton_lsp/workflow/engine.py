@@ -257,7 +257,7 @@ class Engine(Run):
 
     def _identity(self, scope: Scope) -> dict[str, Any]:
         """The run's identity record (`baton.identity`, `IdentityRecord`)."""
-        models = {}
+        models: dict[str, str] = {}
         for role in preflight.roles_ahead(self.settings, (State.INITIALIZE, *HAPPY_PATHS[scope],
                                                           State.DEBUG)):
             use = preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
