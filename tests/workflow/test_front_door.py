@@ -165,16 +165,19 @@ def test_uncommitted_changes_refuse_the_run_before_anything_is_written(ws: Works
 # -- defect 13: usage errors and preflight write nothing -----------------------------------------
 
 
-@pytest.mark.parametrize("args", [
-    ("--runner", "bogus"),
-    ("--set", "workflow.runner=bogus"),
+@pytest.mark.parametrize(("args", "said"), [
+    (("--runner", "bogus"), "unknown runner 'bogus'; valid runners: auto, claude"),
+    (("--set", "workflow.runner=bogus"), "unknown runner 'bogus'; valid runners: auto, claude"),
+    (("--set", "workflow.agents.plan={agent = \"plan-architect\", runner = \"bogus\"}"),
+     "[workflow.agents] plan runner: unknown runner 'bogus'"),
+    (("--runner", "command"), "runner `command` needs [workflow] command"),
 ])
-def test_an_unknown_runner_is_a_usage_error_with_nothing_written(ws: Workspace,
-                                                                 args: tuple[str, str]) -> None:
+def test_an_unusable_runner_is_a_usage_error_with_nothing_written(
+        ws: Workspace, args: tuple[str, str], said: str) -> None:
     before = tree(ws.root)
     r = ws.baton("run", "Add a health endpoint", *args)
     assert r.returncode == 2, r.stdout + r.stderr
-    assert "unknown runner 'bogus'" in r.stderr and "claude" in r.stderr
+    assert said in r.stderr and "Traceback" not in r.stderr
     assert_untouched(ws, before)
 
 

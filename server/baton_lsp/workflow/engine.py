@@ -78,6 +78,7 @@ class Engine(Run):
         validate_runners(self.settings, self.runner_name)
         validate_request(self.root, self.settings, req)
         self._choose_runner()
+        self._check_runners()
         if self.runner_from != preflight.AUTO:
             source = {"configuration": "the configuration"}.get(self.runner_from,
                                                                  self.runner_from)
@@ -142,6 +143,7 @@ class Engine(Run):
             for p in problems:
                 self.say(f"resuming despite: {p}")
             self._restore_identity(entry.sequence)
+            self._check_runners()
             classifier = not self.baton.get("classify", {}).get("done", True)
             try:
                 versions = self._preflight(self.machine.scope, classifier, self.specs_dir())
@@ -254,6 +256,12 @@ class Engine(Run):
         self.runner_name = cli
         self.runner_from = preflight.AUTO
         self.say(f"runner: {cli} (auto: the first agent CLI installed and logged in)")
+
+    def _check_runners(self) -> None:
+        try:
+            self.check_runners()
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
 
     def _identity(self, scope: Scope) -> dict[str, Any]:
         """The run's identity record (`baton.identity`, `IdentityRecord`)."""

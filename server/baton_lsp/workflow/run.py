@@ -30,7 +30,7 @@ from ..runs.store import CheckpointStore
 from .failures import Cancelled, StepFailure, StoreFailure
 from .layout import TopicDir, contained, specs_dir
 from .plans import PlanFiles
-from .runners import Runner, registered_runner
+from .runners import CLI_RUNNERS, Runner, registered_runner
 from .state_machine import WorkflowStateMachine
 
 log = logging.getLogger(__name__)
@@ -142,6 +142,22 @@ class Run:
         if key not in self._runners:
             self._runners[key] = registered_runner(key, self.settings, self.root)
         return self._runners[key]
+
+    def check_runners(self) -> None:
+        """Configure now the runners the run's roles use (the run's own and any role's) that
+        are not agent CLIs, so one that cannot be configured — `command` without
+        `[workflow] command` — is said before the run writes anything, not as a workflow
+        failed in initialize (an agent CLI's only requirement, being found, is preflight's).
+        Raises ValueError naming the setting."""
+        names = {self.runner_name or self.settings.runner}
+        for role in DEFAULT_ROLE_AGENTS:
+            own = self.settings.role(role).runner
+            if own and own.strip().lower() != "auto":
+                names.add(own)
+        self._runners.clear()  # a resume may have changed the settings they were made from
+        for name in sorted(names):
+            if name.strip().lower() not in CLI_RUNNERS:
+                self.runner(name)
 
     # == events and output ======================================================================
 
