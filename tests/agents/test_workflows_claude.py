@@ -88,12 +88,16 @@ def test_research_and_plan_completes_through_real_claude(box: Box) -> None:
 
 
 def test_implement_only_on_the_example_plan(box: Box) -> None:
-    with serve(box, anthropic_agent()):
+    with serve(box, anthropic_agent()) as api:
         r = box.run("Implement the payment retry plan", "--scope", "implement-only",
                     "--plan", PLAN)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     cp = box.checkpoint()
     assert cp["status"] == "complete"
+    # scope and plan given: the example's classifier agent is not asked (issue 30)
+    assert api.messages and not [req for req in api.messages
+                                 if "role classifier" in json.dumps(req.body)]
+    assert cp["state_machine"]["classification"]["source"] == "flags"
     # The plan stays in .claude/specs; its summaries go where claude may write them.
     summaries = Path(cp["baton"]["paths"]["summaries_dir"])
     assert summaries == box.ws / "specs" / "002_payment_retry" / "summaries"
@@ -187,16 +191,18 @@ def logged_error_types(box: Box, wid: str) -> list[str]:
 
 
 def test_preflight_refuses_artifacts_under_dot_claude_before_any_agent(box: Box) -> None:
+    log = box.ws / ".claude/data/logs/errors.jsonl"
+    logged = log.read_bytes() if log.exists() else None
     with serve(box, anthropic_agent()) as api:
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
                     "--set", "workflow.specs-dir=.claude/specs")
     assert r.returncode == 1
-    cp = box.checkpoint()
-    assert cp["baton"]["failure"]["class"] == "fatal"
-    assert "refuses writes under .claude/" in cp["last_error"] and "specs-dir" in cp["last_error"]
-    assert not api.messages and not _steps(cp)
-    # the bash system's taxonomy, so its tooling (and BTN403) reads Baton's record
-    assert logged_error_types(box, cp["checkpoint_id"]) == ["dependency_error"]
+    # refused before anything is written (issue 30): no workflow, no error log line
+    assert "refuses writes under .claude/" in r.stderr and "specs-dir" in r.stderr
+    assert "nothing was started" in r.stderr
+    assert not api.messages
+    assert not (box.ws / ".claude/data/checkpoints").exists()
+    assert (log.read_bytes() if log.exists() else None) == logged
 
 
 @pytest.mark.parametrize(("status", "failure"), [(401, "fatal"), (500, "transient"),

@@ -84,10 +84,11 @@ def test_an_untrusted_folder_is_fatal_with_the_fix(box: Box) -> None:
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
                     "--set", "workflow.gemini.skip-trust=false")
     assert r.returncode == 1
-    cp = box.checkpoint()
-    # preflight sees that gemini would refuse the folder, before any agent runs
-    assert "gemini does not trust this folder" in cp["last_error"]
-    assert "skip-trust" in cp["last_error"] and not cp["baton"]["steps"] and not api.requests
+    # preflight sees that gemini would refuse the folder, before any agent runs and before
+    # anything is written (issue 30)
+    assert "gemini does not trust this folder" in r.stderr
+    assert "skip-trust" in r.stderr and not api.requests
+    assert not (box.ws / ".claude/data/checkpoints").exists()
 
 
 def test_implement_only_on_the_example_plan(box: Box) -> None:

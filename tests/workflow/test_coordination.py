@@ -116,7 +116,7 @@ def test_scope_and_topics_given_skip_the_classifier(ws: Workspace) -> None:
     ws.baton("run", "Add a login flow", "--scope", "research-only", "--topic", "sessions",
              "--topic", "password hashing", check=True)
     cls = _checkpoint(ws, ws.only_workflow())["state_machine"]["classification"]
-    assert cls["source"] == "user" and cls["confidence"] == 1.0
+    assert cls["source"] == "flags" and cls["confidence"] == 1.0
     assert [t["short_name"] for t in cls["research_topics"]] == ["sessions", "password hashing"]
     assert all(50 <= len(t["detailed_description"]) <= 500 for t in cls["research_topics"])
     assert ws.started("classify") == []

@@ -202,13 +202,14 @@ def test_uncommitted_changes_to_tracked_files_refuse_the_run(ws: Workspace) -> N
     (ws.root / "app.py").write_text("x = 2  # mine, not committed\n")
     r = implement(ws, plan)
     assert r.returncode == 1
-    assert "uncommitted changes to tracked files" in r.stdout and "app.py" in r.stdout
-    assert ws.started("implement") == []
+    # refused at the front door (issue 30): before any workflow record exists
+    assert "uncommitted changes to tracked files" in r.stderr and "app.py" in r.stderr
+    assert ws.started() == [] and ws.status() == []
     assert (ws.root / "app.py").read_text() == "x = 2  # mine, not committed\n"
     assert first_parent(ws) == ["base"]
-    # stashed: the resume runs, and the user's change comes back untouched and uncommitted
+    # stashed: the run goes ahead, and the user's change comes back untouched and uncommitted
     git(ws, "stash", "-q")
-    assert ws.baton("resume", ws.only_workflow()).returncode == 0
+    assert implement(ws, plan).returncode == 0
     git(ws, "stash", "pop", "-q")
     assert git(ws, "status", "--porcelain", "--untracked-files=no").strip() == "M app.py"
     assert all("app.py" not in git(ws, "show", "--name-only", "--format=", c)

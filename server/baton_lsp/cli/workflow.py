@@ -49,8 +49,9 @@ def add_parsers(sub: Any) -> None:
                      "default: derived from the description")
     run.add_argument("--plan", help="existing plan (implement-only, test-and-debug, "
                      "research-and-revise)")
-    run.add_argument("--runner", help="script, claude, codex, gemini or command (default: "
-                     "[workflow] runner, else script)")
+    run.add_argument("--runner", help="auto, claude, codex, gemini, command or script "
+                     "(default: [workflow] runner, else auto: the first agent CLI installed "
+                     "and logged in; script is the offline demo agent)")
     run.add_argument("--id", dest="workflow_id", type=workflow_id_arg,
                      help="workflow id (default: generated)")
     run.add_argument("--max-parallel", type=int, help="phases of one wave run at once")
@@ -67,7 +68,8 @@ def add_parsers(sub: Any) -> None:
     res.add_argument("--trust-checkpoint", action="store_true",
                      help="resume a checkpoint this user's Baton did not sign (written on "
                      "another machine or by another user, edited, or unsigned)")
-    res.add_argument("--runner", help="override the runner")
+    res.add_argument("--runner", help="override the runner the workflow started with "
+                     "(recorded in its checkpoint)")
     res.add_argument("--dry-run", action="store_true", help="show what would be skipped and "
                      "what would run again, and change nothing")
     res.add_argument("--json", action="store_true", help="with --dry-run: as JSON")
@@ -110,12 +112,11 @@ def add_parsers(sub: Any) -> None:
 def workflow_id_arg(value: str) -> str:
     """An id for a new workflow: a usage error (exit 2) when it could not name a checkpoint
     directory, rather than an "internal error" from the store."""
-    from ..runs.store import valid_id
+    from ..workflow.isolation import workflow_id_problem
 
-    if not valid_id(value):
-        raise argparse.ArgumentTypeError(
-            f"invalid workflow id {value!r}: use letters, digits, `_`, `-` and `.`, starting "
-            "with a letter or digit, at most 128 characters and no `..`")
+    why = workflow_id_problem(value)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"invalid workflow id {value!r}: {why}")
     return value
 
 
@@ -188,7 +189,8 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
     from ..workflow.engine import Engine
     from ..workspace.config import load_config
 
-    config = load_config(root, parse_settings(getattr(args, "settings", []) or []))
+    overrides = parse_settings(getattr(args, "settings", []) or [])
+    config = load_config(root, overrides)
     if getattr(args, "max_parallel", None):
         config.workflow.max_parallel = max(1, args.max_parallel)
     quiet = getattr(args, "quiet", False)
@@ -204,7 +206,8 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
         emit(json.dumps(data, default=str))
 
     engine = Engine(root, config, runner=getattr(args, "runner", None), say=say,
-                    command=f"baton {args.command}", events=event if events else None)
+                    command=f"baton {args.command}", events=event if events else None,
+                    overrides=overrides)
     engine.quiet = quiet
     return engine
 
@@ -213,6 +216,7 @@ def _drive(engine: Any, coro_factory: Any) -> int:
     from ..runs.store import WorkflowBusy
     from ..workflow.cancel import install_signal_handlers
     from ..workflow.engine import EngineError
+    from ..workflow.failures import StartRefused
 
     async def main() -> Any:
         install_signal_handlers(engine.cancel)
@@ -225,9 +229,9 @@ def _drive(engine: Any, coro_factory: Any) -> int:
     except WorkflowBusy as exc:
         print(f"baton: {exc}", file=sys.stderr)
         return EXIT_BUSY
-    except EngineError as exc:
+    except EngineError as exc:  # refused before anything was written
         print(f"baton: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return exc.exit_code if isinstance(exc, StartRefused) else EXIT_ERROR
     from ..runs.checkpoint import CheckpointError
 
     if isinstance(outcome, CheckpointError):  # pragma: no cover
@@ -301,6 +305,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
             return EXIT_OK
         print(f"{wid}: {plan['status']} in {plan['failed_state']}; resume would restart in "
               f"{plan['resume_state']} from checkpoint {plan['checkpoint']}")
+        print(f"  runner: {plan['runner']} (from the checkpoint)" if plan.get("runner") else
+              "  runner: from the configuration (the checkpoint predates recorded run "
+              "settings)")
         for item in plan["skip"]:
             print(f"  skip    {item['step']}")
         for item in plan["rerun"]:

@@ -101,8 +101,10 @@ class WorkflowSettings(BaseModel):
                               defer_build=True)
 
     runner: str = Field(
-        "auto", description="script, claude, codex, gemini or command; `auto` is the "
-        "deterministic offline `script` runner (real agent CLIs are opt-in).")
+        "auto", description="script, claude, codex, gemini or command; `auto` is the first "
+        "agent CLI installed and logged in (claude, then codex, then gemini), and a run stops "
+        "when there is none. `script` is the deterministic offline demo agent (placeholder "
+        "code): it runs only where it is configured.")
     command: list[str] = Field(
         default_factory=list, description="argv template of the `command` runner; "
         "placeholders {prompt_file} {artifact} {step} {role} {workspace} {workdir}.")

@@ -54,7 +54,7 @@ class StepRecord(_Open):
 
     state: str = ""
     role: str = ""
-    status: str = "pending"  # running | done | failed | cancelled
+    status: str = "pending"  # running | done | failed | cancelled | skipped (test: no command)
     attempts: int = 0
     artifact: str | None = None
     inputs: dict[str, str | None] = {}
@@ -144,6 +144,24 @@ class AdoptedFrom(_Open):
     sha256: str | None = None
 
 
+class IdentityRecord(_Open):
+    """Who runs the workflow, fixed when it starts: the runner, the models and every
+    effective workflow setting (the configuration with `--set` applied). A resume uses
+    them — not whatever the workspace's configuration says by then — unless its own
+    `--runner`/`--set` override them, which it says and records here."""
+
+    runner: str | None = None
+    runner_from: str | None = None
+    """Where the runner came from: --runner, --set, configuration, auto (and, after a
+    resume overrode it, that resume's flag)."""
+    models: dict[str, str] = {}
+    """Role → the model its agent asks for, as the run started (informational)."""
+    settings: dict[str, Any] = {}
+    """`[workflow]` as the run used it, kebab-case keys like the configuration files."""
+    overrides: dict[str, Any] = {}
+    """The `--set workflow.*` values given to the run and to each resume."""
+
+
 class BatonSection(_Open):
     version: str | None = None
     request: RequestRecord = Field(default_factory=RequestRecord)
@@ -164,6 +182,8 @@ class BatonSection(_Open):
     reconciled: list[dict[str, Any]] = []
     """What this run found another (or an earlier) run left in the repository when it died
     and what it did about it ({at, what}), for `baton status` and the editor."""
+    identity: IdentityRecord | None = None
+    """None in checkpoints of a Baton before run identities were pinned."""
     event: str | None = None
     """The label of the save that wrote this checkpoint ("step plan done", …)."""
 

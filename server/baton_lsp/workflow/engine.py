@@ -13,16 +13,21 @@ from __future__ import annotations
 import contextlib
 import copy
 import errno
+import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..errors import PathError
-from ..model.states import State
+from ..model.config import WorkflowSettings
+from ..model.states import Scope, State
 from ..runs import confine
 from ..runs.store import CheckpointStore, WorkflowBusy
+from ..workspace.config import merge
 from . import preflight, resume
 from .failures import (
     FATAL,
@@ -30,11 +35,20 @@ from .failures import (
     TRANSIENT,
     Cancelled,
     EngineError,
+    StartRefused,
     StepFailure,
     StoreFailure,
 )
+from .isolation import dirty_tree_problem
 from .layout import make_topic
-from .request import RunRequest, new_record, new_workflow_id, validate_request
+from .request import (
+    RunRequest,
+    new_record,
+    new_workflow_id,
+    settled_by_flags,
+    validate_request,
+    validate_runners,
+)
 from .run import Run
 from .state_machine import HAPPY_PATHS, InvalidTransition, WorkflowStateMachine
 from .states import HANDLERS
@@ -57,11 +71,34 @@ class Engine(Run):
     """Runs or resumes one workflow in this process."""
 
     async def start(self, req: RunRequest) -> Outcome:
+        """Run a new workflow. Everything that can refuse it — the request, the runner,
+        uncommitted changes in the tree it would commit to, the agent CLIs' preflight — is
+        decided before its record, lock, log line or directory exists: a refused run
+        leaves the workspace as it was (EngineError: usage, exit 2; StartRefused: exit 1)."""
+        validate_runners(self.settings, self.runner_name)
         validate_request(self.root, self.settings, req)
+        self._choose_runner()
+        self._check_runners()
+        if self.runner_from != preflight.AUTO:
+            source = {"configuration": "the configuration"}.get(self.runner_from,
+                                                                 self.runner_from)
+            self.say(f"runner: {self.runner_name} (from {source})")
         wid = req.workflow_id or new_workflow_id(req.effective_scope)
-        self.store = CheckpointStore(self.root, wid)
-        if self.store.dir.exists() and any(self.store.dir.glob("[0-9]*.json")):
+        store = CheckpointStore(self.root, wid)
+        if store.dir.exists() and any(store.dir.glob("[0-9]*.json")):
             raise EngineError(f"workflow {wid} already exists; use `baton resume {wid}`")
+        scope = req.effective_scope
+        try:
+            specs = self.planned_specs_dir()
+        except PathError as exc:
+            raise EngineError(str(exc)) from None
+        if State.IMPLEMENT in HAPPY_PATHS[scope]:
+            dirty = dirty_tree_problem(self.root, self.settings, specs, self.say, self.emit)
+            if dirty is not None:
+                raise StartRefused(f"not starting: {dirty}, then run it again")
+        classifier = "classifier" in self.settings.agents and not settled_by_flags(req)
+        versions = self._preflight(scope, classifier, specs)
+        self.store = store
         try:
             self.store.acquire()
         except OSError as exc:
@@ -69,7 +106,11 @@ class Engine(Run):
         try:
             self.data = new_record(wid, req, project=self.root.name, settings=self.settings,
                                    command=self.command)
-            self.sm = WorkflowStateMachine(req.effective_scope)
+            self.paths["specs_dir"] = str(specs)
+            self.baton["identity"] = self._identity(scope)
+            if versions:
+                self.baton["agent_clis"] = versions
+            self.sm = WorkflowStateMachine(scope)
             try:
                 self.save("created")
             except StoreFailure as exc:
@@ -101,6 +142,15 @@ class Engine(Run):
                                   " (use --force to resume anyway)")
             for p in problems:
                 self.say(f"resuming despite: {p}")
+            self._restore_identity(entry.sequence)
+            self._check_runners()
+            classifier = not self.baton.get("classify", {}).get("done", True)
+            try:
+                versions = self._preflight(self.machine.scope, classifier, self.specs_dir())
+            except PathError as exc:
+                raise EngineError(str(exc)) from None
+            if versions:
+                self.baton["agent_clis"] = versions
             if self.data.get("last_error"):
                 self.say(f"last run ended with: {self.data['last_error']} (status "
                          f"{self.data.get('status')}, in {self.machine.current.value})")
@@ -135,7 +185,6 @@ class Engine(Run):
     async def _drive(self) -> Outcome:
         try:
             self.write_owner()
-            self._preflight()
             while True:
                 if self.cancel_event.is_set():
                     raise Cancelled()
@@ -185,23 +234,107 @@ class Engine(Run):
             with contextlib.suppress(StoreFailure):
                 self.write_owner()
 
-    def _preflight(self) -> None:
-        """Stop before any agent runs when a CLI, its login, a model or the artifact
-        location would make the first agent step fail (see workflow/preflight.py)."""
-        roles = preflight.roles_ahead(self.settings, (State.INITIALIZE,
-                                                      *HAPPY_PATHS[self.machine.scope],
-                                                      State.DEBUG))
-        uses = [preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
-                for role in roles]
-        if not any(u.runner in ("claude", "codex", "gemini") for u in uses):
+    def _choose_runner(self) -> None:
+        """Fix the run's runner: `--runner`, else the configuration's; `auto` (the default
+        when nothing is configured) is the first agent CLI installed and logged in. The
+        scripted demo agents run only where they are asked for (`runner = "script"`): on
+        a real repository they would "implement" the plan with placeholder code."""
+        if not self.runner_name:
+            self.runner_from = "--set" if "runner" in self.overrides else "configuration"
+        name = (self.runner_name or self.settings.runner).strip().lower()
+        if name != preflight.AUTO:
+            self.runner_name = name
             return
-        problems, versions = preflight.check(self.root, self.settings, uses, self.specs_dir())
-        self.baton["agent_clis"] = versions
+        cli, passed = preflight.auto_runner(self.root, self.settings)
+        if cli is None:
+            raise EngineError(
+                "no agent CLI to run this workflow with (runner \"auto\"): "
+                + "; ".join(passed) + ". Install and log in to one of them, or choose the "
+                "runner: --runner claude|codex|gemini|command, or [workflow] runner in "
+                ".claude/baton.toml (`script` runs Baton's offline demo agents, which write "
+                "placeholder code)")
+        self.runner_name = cli
+        self.runner_from = preflight.AUTO
+        self.say(f"runner: {cli} (auto: the first agent CLI installed and logged in)")
+
+    def _check_runners(self) -> None:
+        try:
+            self.check_runners()
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
+
+    def _identity(self, scope: Scope) -> dict[str, Any]:
+        """The run's identity record (`baton.identity`, `IdentityRecord`)."""
+        models: dict[str, str] = {}
+        for role in preflight.roles_ahead(self.settings, (State.INITIALIZE, *HAPPY_PATHS[scope],
+                                                          State.DEBUG)):
+            use = preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
+            model = use.model or (getattr(self.settings, use.runner).model
+                                  if use.runner in preflight.CLI_PACKAGES else None)
+            if model:
+                models[role] = model
+        return {"runner": self.runner_name, "runner_from": self.runner_from, "models": models,
+                "settings": self.settings.model_dump(mode="json", by_alias=True),
+                "overrides": self.overrides}
+
+    def _restore_identity(self, sequence: int) -> None:
+        """Run the resumed workflow as it started: its recorded runner and settings, with
+        this command's `--runner`/`--set` over them (said, and recorded). A checkpoint from
+        before identities were pinned runs with the configuration, with a note."""
+        pinned = self.baton.get("identity")
+        if not isinstance(pinned, dict) or not pinned.get("settings"):
+            validate_runners(self.settings, self.runner_name)
+            self._choose_runner()
+            self.say(f"runner: {self.runner_name} (from the configuration: checkpoint "
+                     f"{sequence} predates recorded run settings)")
+            self.baton["identity"] = self._identity(self.machine.scope)
+            return
+        base: dict[str, Any] = pinned["settings"]
+        try:
+            self.settings = WorkflowSettings.model_validate(merge(base, self.overrides))
+        except ValidationError as exc:
+            raise EngineError(f"the run settings recorded in checkpoint {sequence} with "
+                              f"--set applied are not valid: {exc.errors()[0]['msg']} at "
+                              f"{'.'.join(map(str, exc.errors()[0]['loc']))}") from None
+        self.config.workflow = self.settings
+        for key, value in _flat(self.overrides).items():
+            old = _flat(base).get(key)
+            if key != "runner" and old != value:
+                self.say(f"setting workflow.{key} = {json.dumps(value)} (overriding "
+                         f"{json.dumps(old)} from the checkpoint)")
+        recorded = str(pinned.get("runner") or preflight.AUTO)
+        asked = self.runner_name or self.overrides.get("runner")
+        if asked and str(asked).strip().lower() != recorded:
+            name = str(asked).strip().lower()
+            self.runner_from = "--runner" if self.runner_name else "--set"
+            self.say(f"runner: {name} (overriding {recorded} from the checkpoint)")
+        else:
+            name = recorded
+            self.runner_from = str(pinned.get("runner_from") or "configuration")
+            self.say(f"runner: {name} (from the checkpoint)")
+        self.runner_name = name
+        validate_runners(self.settings, self.runner_name)
+        if name == preflight.AUTO:  # recorded by no Baton, but a hand-edited record may say so
+            self._choose_runner()
+        identity = self._identity(self.machine.scope)
+        identity["overrides"] = merge(pinned.get("overrides") or {}, self.overrides)
+        self.baton["identity"] = identity
+
+    def _preflight(self, scope: Scope, classifier: bool, specs: Path) -> dict[str, str]:
+        """Stop before any agent runs — and before anything is written — when a CLI, its
+        login, a model or the artifact location would make the first agent step fail (see
+        workflow/preflight.py). Returns the CLI versions found, for the record."""
+        states = (*((State.INITIALIZE,) if classifier else ()), *HAPPY_PATHS[scope],
+                  State.DEBUG)
+        uses = [preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
+                for role in preflight.roles_ahead(self.settings, states)]
+        if not any(u.runner in preflight.CLI_PACKAGES for u in uses):
+            return {}
+        problems, versions = preflight.check(self.root, self.settings, uses, specs)
         if problems:
-            text = "; ".join(p.message for p in problems)
-            raise StepFailure("preflight", FATAL, f"preflight: {text}", "dependency_error",
-                              {"reason": "preflight",
-                               "problems": [p.__dict__ for p in problems]})
+            raise StartRefused("preflight: " + "; ".join(p.message for p in problems) +
+                               " (nothing was started)")
+        return versions
 
     async def _run_state(self, state: State) -> None:
         """Run one state's handler, re-running it (completed steps are skipped) while its
@@ -315,6 +448,17 @@ class Engine(Run):
                 confine.is_disk_fault(exc.cause) else "")
         self.say(f"workflow {wid} FAILED: {exc.message}" + (f";{hint}" if hint else ""))
         return Outcome(wid, "failed", State.INITIALIZE, exc.message, None)
+
+
+def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`{"claude": {"model": "x"}}` → `{"claude.model": "x"}` (for saying what --set changed)."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
 
 
 __all__ = ["Cancelled", "Engine", "EngineError", "Outcome", "RunRequest", "StepFailure",

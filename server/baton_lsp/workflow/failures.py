@@ -17,6 +17,14 @@ class EngineError(Exception):
     """Bad input or an impossible request, reported before anything runs."""
 
 
+class StartRefused(EngineError):
+    """The run cannot start for a reason of the environment, not of the command line (an
+    agent CLI preflight refuses, uncommitted changes in the tree it would commit to): said
+    before anything is written, and exit code 1 rather than a usage error's 2."""
+
+    exit_code = 1
+
+
 class Cancelled(Exception):
     """The workflow was cancelled (signal or `baton cancel`)."""
 

@@ -260,6 +260,52 @@ def _excluded(paths: list[str]) -> list[str]:
     return [f":(exclude,top){p}" for p in paths]
 
 
+_REF_BAD = frozenset(b" ~^:?[\\*\x7f") | frozenset(range(0x20))
+"""Bytes git refuses anywhere in a ref name (`refname_disposition` 4 and, outside refspec
+patterns, 5): controls, DEL, space, `~ ^ : ? [ \\ *`."""
+LOCK_SUFFIX = b".lock"
+
+
+def ref_format_problem(refname: str) -> str | None:
+    """Why git would refuse `refname` (`git check-ref-format <refname>`, no options: at
+    least two components, no pattern), None when it accepts it. git's own rules (refs.c,
+    `check_refname_format`), on the UTF-8 bytes as git sees them, so a workflow id that
+    would name a bad branch is refused before a run is paid for, not at its first
+    worktree."""
+    raw = refname.encode("utf-8", "surrogateescape")
+    if raw == b"@":
+        return "it is the single character `@`"
+    components = raw.split(b"/")
+    if len(components) < 2:
+        return "it has only one component"
+    for part in components:
+        if not part:
+            return "it has an empty component (a leading, trailing or doubled `/`)"
+        bad = next((b for b in part if b in _REF_BAD), None)
+        if bad is not None:
+            return f"it contains {_shown(bad)}"
+        if b".." in part:
+            return "it contains `..`"
+        if b"@{" in part:
+            return "it contains `@{`"
+        if part.startswith(b"."):
+            return f"a component starts with `.` ({_text(part)})"
+        if part.endswith(LOCK_SUFFIX):
+            return f"a component ends with `.lock` ({_text(part)})"
+    if raw.endswith(b"."):
+        return "it ends with `.`"
+    return None
+
+
+def _shown(byte: int) -> str:
+    return f"the character {chr(byte)!r}" if 0x20 < byte < 0x7f else \
+        f"the control character 0x{byte:02x}" if byte != 0x20 else "a space"
+
+
+def _text(part: bytes) -> str:
+    return repr(part.decode("utf-8", "replace"))
+
+
 def repo_of(path: Path) -> Repo | None:
     """The repository around `path`, None when it is not in one (or git is missing)."""
     if shutil.which("git") is None:

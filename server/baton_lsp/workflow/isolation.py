@@ -27,18 +27,20 @@ import re
 import shutil
 import stat
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..model.config import WorkflowSettings
 from ..runs import confine
 from ..runs.records import utc_now
+from ..runs.store import valid_id
 from .failures import PERMANENT, TRANSIENT, StepFailure
-from .git import GitError, Repo, repo_of
+from .git import GitError, Repo, ref_format_problem, repo_of
 from .layout import AGENT_SCRATCH, inside
+from .reconcile import Reconcile
 from .repolock import INTEGRATION_LOCK, WORKTREE_LOCK, LockTimeout, RepoLock
 from .run import Run
 
@@ -59,6 +61,88 @@ def safe_id(pid: str) -> str:
 
 def branch_name(workflow_id: str, pid: str) -> str:
     return f"baton/{workflow_id}/phase-{safe_id(pid)}"
+
+
+def workflow_id_problem(workflow_id: str) -> str | None:
+    """Why `workflow_id` cannot name a new workflow, None when it can: a checkpoint
+    directory name (`runs.store.valid_id`) that also makes valid git branches
+    `baton/<id>/phase-N` (and `baton/<id>`, so no trailing `.`) — checked when the id is
+    given, not when the first parallel wave needs a worktree."""
+    if not valid_id(workflow_id):
+        return ("use letters, digits, `_`, `-` and `.`, starting with a letter or digit, at "
+                "most 128 characters and no `..`")
+    for ref in (branch_name(workflow_id, "1"), f"baton/{workflow_id}"):
+        why = ref_format_problem(ref)
+        if why is not None:
+            return f"git refuses the branch name {ref!r}: {why}"
+    return None
+
+
+def merge_in_progress(repo: Repo) -> str:
+    return f"a merge is in progress in {repo.top}: finish it (resolve, commit) or abort it"
+
+
+def uncommitted(repo: Repo, changed: list[str]) -> str:
+    shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more"
+                                       if len(changed) > 10 else "")
+    return (f"uncommitted changes to tracked files in {repo.top}: {shown}. Baton commits each "
+            "phase's work on your branch and never yours: commit or stash them (they may be "
+            "an interrupted agent's edits)")
+
+
+def waiting_notice(say: Callable[[str], None], emit: Callable[..., None], what: str,
+                   top: Path) -> Callable[[dict[str, Any] | None], None]:
+    """What a run says (a line and a `waiting` event) when it has to wait for the
+    repository: whom for, doing what (from the lock's file)."""
+
+    def on_wait(held: dict[str, Any] | None) -> None:
+        who = (held or {}).get("workflow_id")
+        doing = (held or {}).get("what")
+        say(f"{what}: waiting for " + (f"workflow {who}" + (f" ({doing})" if doing else "")
+                                       if who else "another Baton run")
+            + f" to finish with {top}")
+        emit("waiting", what=what, holder=who, holder_what=doing)
+
+    return on_wait
+
+
+def dirty_tree_problem(root: Path, settings: WorkflowSettings, specs: Path,
+                       say: Callable[[str], None] | None = None,
+                       emit: Callable[..., None] | None = None) -> str | None:
+    """Why a run that will implement cannot start in this tree (a merge in progress,
+    uncommitted changes to tracked files), None when it can. The same test a phase makes
+    (`Isolation.require_clean`), made before the run writes anything: a refused run leaves
+    no workflow record and no line in a tracked `errors.jsonl`. Baton's own places are
+    not the user's changes. Under the integration lock, so another run's merge is never
+    seen half-made, and with what a run that died holding it left put right first."""
+    if settings.isolation == "none":
+        return None
+    repo = repo_of(root)
+    if repo is None or repo.head() is None:
+        return None
+    own = [os.path.relpath(os.path.realpath(p), repo.top) for p in
+           (root / ".claude" / "data", root / ".claude" / "tmp", root / WORKTREES,
+            specs / AGENT_SCRATCH)]
+    try:
+        _check_exclude(repo.common_dir / "info" / "exclude")
+    except confine.UnsafePath as exc:
+        return str(exc)
+    tell = say or (lambda line: None)
+    lock = RepoLock(repo.common_dir, INTEGRATION_LOCK)
+    try:
+        with lock.held(ADMIN_WAIT, {"what": "checking the tree before a run starts"},
+                       waiting_notice(tell, emit or (lambda *a, **k: None),
+                                      "checking the tree", repo.top)):
+            if lock.previous:
+                Reconcile(repo, root / WORKTREES, own, tell, tell).after(lock.previous)
+            if repo.merging():
+                return merge_in_progress(repo)
+            changed, _ = repo.changes(own)
+    except LockTimeout as exc:
+        return f"the repository stayed busy: {exc}"
+    except GitError as exc:
+        return f"git: {exc}"
+    return uncommitted(repo, changed) if changed else None
 
 
 def tree_path(root: Path, workflow_id: str, pid: str) -> Path:
@@ -178,60 +262,12 @@ class Isolation:
             yield
 
     def recover(self) -> None:
-        """Reconcile what the lock's previous holder left when it died holding it: a merge
-        it recorded as intended but never committed (killed with its engine, git stopped
-        half-way: the merge's files staged, perhaps no MERGE_HEAD yet) is rolled back —
-        only when every staged path is one that merge brings, so nothing of the user's is
-        touched — and a stale `index.lock` left by the killed git is removed once no git
-        process works in the main tree. The dead run merges the phase again on resume."""
-        previous = self.integration.previous
-        if not previous:
-            return
-        intent = previous.get("intent") or {}
-        who, phase = previous.get("workflow_id"), intent.get("phase")
-        self.integration.previous = None
-        # a git the dead engine started runs on in its own session: let it finish first
-        deadline = time.monotonic() + ADMIN_WAIT
-        while git_processes(self.repo.top, self.root / WORKTREES):
-            if time.monotonic() > deadline:
-                self.run.say(f"implement: a git process of workflow {who} still works in "
-                             f"{self.repo.top}; leaving what it does alone")
-                return
-            time.sleep(0.1)
-        stale = [p for p in self.git_locks(intent.get("target")) if os.path.lexists(p)]
-        if stale:
-            for lock in stale:
-                with contextlib.suppress(OSError):
-                    os.unlink(lock)
-                    self.reconciled(f"removed the stale {lock} a killed git left "
-                                    f"(workflow {who})")
-        if intent.get("kind") != "merge" or self.repo.head() != intent.get("head"):
-            return  # nothing in flight, or the merge committed before the holder died
-        try:
-            staged = set(self.repo.staged())
-            base = self.repo.run("merge-base", "HEAD", intent["commit"]).stdout.strip()
-            brought = set(self.repo.run("diff", "--name-only", "-z", "--no-renames", base,
-                                        intent["commit"]).stdout.split("\0")) - {""}
-        except GitError as exc:
-            log.warning("cannot reconcile the interrupted merge of workflow %s: %s", who, exc)
-            return
-        merging = self.repo.merging()
-        if not staged and not merging:
-            # git died before it wrote the index: the files it had already checked out are
-            # still there, exactly as the phase's commit has them
-            self.undo_checkout(intent["commit"], brought, who, phase)
-            return
-        if self.repo.unmerged():  # a genuine conflict: the user's to resolve, as always
-            return
-        if not staged <= brought:
-            self.run.say(f"implement: the interrupted merge of phase {phase} of workflow "
-                         f"{who} left changes Baton cannot tell from yours "
-                         f"({', '.join(sorted(staged - brought)[:5])}); not touching them")
-            return
-        self.repo.run("reset", "--merge", check=False)  # what `git merge --abort` runs
-        self.reconciled(f"rolled back the interrupted merge of phase {phase} of workflow "
-                        f"{who} (its engine died in the middle); it is merged again when "
-                        "that workflow resumes")
+        """Reconcile what the integration lock's previous holder left when it died holding
+        it (`reconcile.Reconcile`), recorded in this run's record."""
+        previous, self.integration.previous = self.integration.previous, None
+        if previous:
+            Reconcile(self.repo, self.root / WORKTREES, self.own, self.reconciled,
+                      lambda line: self.run.say(f"implement: {line}")).after(previous)
 
     def reconciled(self, what: str) -> None:
         """Say what was found and done, and keep it in the run's record (`baton status`
@@ -240,65 +276,9 @@ class Isolation:
         self.run.baton.setdefault("reconciled", []).append({"at": utc_now(), "what": what})
         self.run.emit("reconciled", what=what)
 
-    def git_locks(self, target: str | None) -> list[Path]:
-        """The lock files a git killed inside a merge or commit of the main tree can leave:
-        the index, HEAD and the merge's state files, the branch's ref and packed-refs."""
-        names = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock", "MERGE_HEAD.lock",
-                 "MERGE_MSG.lock", "AUTO_MERGE.lock"]
-        found = [self.repo.git_dir / n for n in names]
-        common = self.repo.common_dir
-        found.append(common / "packed-refs.lock")
-        if target and ".." not in target:
-            found.append(common / "refs" / "heads" / f"{target}.lock")
-        return found
-
-    def undo_checkout(self, commit: str, brought: set[str], who: str | None,
-                      phase: str | None) -> None:
-        """Put back the files a merge killed before it wrote the index had checked out:
-        only a file whose content is exactly the phase commit's (so Baton's write, never an
-        edit of the user's) — a new one is removed, a changed tracked one restored."""
-        if not brought:
-            return
-        try:
-            tracked_changed, untracked = self.repo.changes(self.own)
-            suspects = sorted((set(tracked_changed) | set(untracked)) & brought)
-            if not suspects:
-                return
-            theirs = self.repo.blob_ids(commit, suspects)
-            here = self.repo.hash_files(suspects)
-        except GitError as exc:
-            log.warning("cannot check what the interrupted merge of workflow %s left: %s",
-                        who, exc)
-            return
-        put_back = [p for p in suspects if p in theirs and here.get(p) == theirs[p]]
-        if not put_back:
-            return
-        untracked_set = set(untracked)
-        for rel in put_back:
-            if rel in untracked_set:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.repo.top / rel)
-        restore = [p for p in put_back if p not in untracked_set]
-        if restore:
-            self.repo.run("checkout", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul",
-                          input="".join(f":(top,literal){p}\0" for p in restore))
-        self.reconciled(f"put back {len(put_back)} file(s) the interrupted merge of phase "
-                        f"{phase} of workflow {who} had written (its engine died in the "
-                        "middle); it is merged again when that workflow resumes")
-
     def waiting(self, what: str) -> Callable[[dict[str, Any] | None], None]:
-        """What a run says (a line and a `waiting` event) when it has to wait for the
-        repository: whom for, doing what."""
-
-        def on_wait(held: dict[str, Any] | None) -> None:
-            who = (held or {}).get("workflow_id")
-            doing = (held or {}).get("what")
-            self.run.say(f"{what}: waiting for "
-                         + (f"workflow {who}" + (f" ({doing})" if doing else "") if who
-                            else "another Baton run") + f" to finish with {self.repo.top}")
-            self.run.emit("waiting", what=what, holder=who, holder_what=doing)
-
-        return on_wait
+        """What this run says when it has to wait for the repository."""
+        return waiting_notice(self.run.say, self.run.emit, what, self.repo.top)
 
     def rel(self, path: Path) -> str:
         """`path` relative to the repository's top level (for pathspecs)."""
@@ -325,13 +305,8 @@ class Isolation:
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if changed:
-            shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more"
-                                               if len(changed) > 10 else "")
-            raise StepFailure(
-                sid, PERMANENT, f"uncommitted changes to tracked files in {self.repo.top}: "
-                f"{shown}. Baton commits each phase's work on your branch and never yours: "
-                "commit or stash them (they may be an interrupted agent's edits), then resume",
-                "execution_error", {"uncommitted": changed[:100]})
+            raise StepFailure(sid, PERMANENT, uncommitted(self.repo, changed) + ", then resume",
+                              "execution_error", {"uncommitted": changed[:100]})
 
     def open_tree(self, sid: str, pid: str, base: str) -> PhaseTree:
         """A fresh worktree for the phase on its own branch from `base` (a leftover of a
@@ -599,31 +574,6 @@ class Isolation:
         self.discard([p for p in removed if pending(p)], branches=False)
         self.discard([p for p in removed if not pending(p)])
         return removed
-
-
-def git_processes(top: Path, skip: Path) -> list[int]:
-    """Pids of git processes working in the repository's main tree (their cwd at or below
-    `top`, not below `skip` — the worktrees, which have indexes of their own). Without
-    /proc nothing can be proved, so every git process counts."""
-    found: list[int] = []
-    here = os.getpid()
-    try:
-        pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
-    except OSError:
-        return [-1]
-    for pid in pids:
-        if pid == here:
-            continue
-        try:
-            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
-                if not fh.read().strip().startswith("git"):
-                    continue
-            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
-        except OSError:
-            continue
-        if cwd.is_relative_to(top) and not cwd.is_relative_to(skip):
-            found.append(pid)
-    return found
 
 
 def conflict_message(pid: str, record: dict[str, Any], pending: bool = False) -> str:

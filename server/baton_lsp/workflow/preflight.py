@@ -34,6 +34,11 @@ _CREDENTIAL_ENV = {
                "GOOGLE_GENAI_USE_GCA"),
 }
 
+AUTO = "auto"
+AUTO_ORDER = ("claude", "codex", "gemini")
+"""The agent CLIs `runner = "auto"` tries, in this order."""
+
+
 @dataclass(frozen=True)
 class Problem:
     """One reason the workflow cannot start, with its fix; `path` is the file it is about."""
@@ -97,7 +102,8 @@ def agent_use(root: Path, settings: WorkflowSettings, role: str,
                 tools = tuple(t.strip() for t in raw_tools.split(",") if t.strip())
             elif isinstance(raw_tools, list):
                 tools = tuple(str(t) for t in raw_tools)
-    return AgentUse(role, rs.runner or runner or settings.runner, path, model, fallback,
+    own = rs.runner if rs.runner and rs.runner.strip().lower() != AUTO else None
+    return AgentUse(role, own or runner or settings.runner, path, model, fallback,
                     line), tools
 
 
@@ -124,6 +130,26 @@ def has_credentials(cli: str, root: Path, env: Mapping[str, str]) -> bool:
     gemini = home / ".gemini"
     return (gemini / "oauth_creds.json").is_file() or _json_has(
         gemini / "settings.json", ("security", "auth", "selectedType"))
+
+
+def auto_runner(root: Path, settings: WorkflowSettings, env: Mapping[str, str] | None = None,
+                which: Callable[[str], str | None] = shutil.which) -> tuple[str | None, list[str]]:
+    """What `runner = "auto"` means here: the first agent CLI (claude, then codex, then
+    gemini) that is installed and has credentials, by preflight's own checks — never the
+    scripted demo agents, which would "implement" a real repository with placeholder code.
+    Returns (that CLI or None, why each one before it was passed over)."""
+    env = os.environ if env is None else env
+    passed: list[str] = []
+    for cli in AUTO_ORDER:
+        exe = getattr(settings, cli).executable
+        if which(exe) is None:
+            passed.append(f"{cli}: `{exe}` is not on PATH (`npm install -g "
+                          f"{CLI_PACKAGES[cli]}`)")
+        elif not has_credentials(cli, root, env):
+            passed.append(f"{cli}: installed but has no credentials ({AUTH_FIXES[cli]})")
+        else:
+            return cli, passed
+    return None, passed
 
 
 def _json_has(path: Path, keys: tuple[str, ...]) -> bool:

@@ -102,6 +102,8 @@ def render(record: RunRecord, root: Path | None = None) -> str:
             r = baton.research
             notes.append(f"{r.reports_ok}/{r.reports_total} reports, {r.mode or 'flat'}"
                          + (" (partial)" if r.partial else ""))
+        if state == "test":
+            notes.append(_tests_note(record))
         if state == "implement":
             if baton.iteration is not None:
                 notes.append(f"{baton.iteration.iteration} iteration(s), halt: "
@@ -138,6 +140,24 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     lines.append("━━ Next steps " + "━" * 47)
     lines += [f"  {n}" for n in next_steps(record, root)]
     return "\n".join(lines)
+
+
+def _tests_note(record: RunRecord) -> str:
+    """What the last test step found: passed, failed — or skipped, which is neither."""
+    tests = [s for sid, s in sorted(record.baton.steps.items(),
+                                    key=lambda kv: _test_number(kv[0])) if sid.startswith("test.")]
+    last = tests[-1] if tests else None
+    if last is None:
+        return "not run"
+    if last.status == "skipped":
+        return "skipped: no test command configured, nothing was tested"
+    passed = (last.model_extra or {}).get("passed")
+    return "passed" if passed is True else "FAILED" if passed is False else last.status
+
+
+def _test_number(sid: str) -> int:
+    tail = sid.removeprefix("test.")
+    return int(tail) if tail.isdigit() else 0
 
 
 def _implement_lines(record: RunRecord) -> list[str]:
@@ -182,4 +202,8 @@ def next_steps(record: RunRecord, root: Path | None) -> list[str]:
     if record.scope in ("research-and-plan", "research-and-revise"):
         return [f"review the plan {plan}", f"implement it: baton run {desc} --scope "
                 f"implement-only --plan {shlex.quote(plan)}"]
-    return ["review the summaries and the changes", f"details: baton status {wid}"]
+    out = ["review the summaries and the changes", f"details: baton status {wid}"]
+    if any(sid.startswith("test.") and s.status == "skipped" for sid, s in baton.steps.items()):
+        out.insert(1, "no tests ran: set [workflow] test-command (e.g. [\"pytest\", \"-q\"]) "
+                   "to have the next run test its work")
+    return out

@@ -13,12 +13,15 @@ from typing import Any
 
 from .. import __version__
 from ..model.config import WorkflowSettings
-from ..model.states import STORED_TRANSITIONS, Scope
+from ..model.states import STORED_TRANSITIONS, Scope, State
 from ..runs.records import utc_now
 from . import classify
 from .failures import EngineError
+from .isolation import workflow_id_problem
 from .layout import contained
 from .preflight import agent_file
+from .runners import RUNNER_NAMES
+from .state_machine import HAPPY_PATHS
 
 MAX_DESCRIPTION = 10_000
 ASPECTS = ("existing implementation and patterns in the codebase", "best practices and "
@@ -43,6 +46,19 @@ class RunRequest:
         return self.scope or classify.keyword_scope(self.description, bool(self.plan_path))
 
 
+def validate_runners(settings: WorkflowSettings, runner: str | None) -> None:
+    """Every runner name the run could use is one Baton has: a usage error now, not a
+    workflow failed in initialize."""
+    named = [("--runner", runner), ("[workflow] runner", settings.runner)]
+    for role, value in settings.agents.items():
+        if not isinstance(value, str):
+            named.append((f"[workflow.agents] {role} runner", value.runner))
+    for where, name in named:
+        if name is not None and name.strip().lower() not in RUNNER_NAMES:
+            raise EngineError(f"{where}: unknown runner {name!r}; valid runners: "
+                              f"{', '.join(RUNNER_NAMES)}")
+
+
 def validate_request(root: Path, settings: WorkflowSettings, req: RunRequest) -> None:
     """Bad input is an EngineError naming the fix, before a checkpoint exists."""
     # argv bytes that are not UTF-8 arrive as lone surrogates: make them U+FFFD so the
@@ -58,6 +74,8 @@ def validate_request(root: Path, settings: WorkflowSettings, req: RunRequest) ->
                           f"limit is {MAX_DESCRIPTION}")
     if "\x00" in req.description:
         raise EngineError("the description contains a NUL byte")
+    if req.workflow_id is not None and (why := workflow_id_problem(req.workflow_id)):
+        raise EngineError(f"invalid workflow id {req.workflow_id!r}: {why}")
     if req.complexity is not None and not 1 <= req.complexity <= 4:
         raise EngineError(f"--complexity must be 1-4, got {req.complexity}")
     if len(req.topics) > 4:
@@ -77,6 +95,16 @@ def validate_request(root: Path, settings: WorkflowSettings, req: RunRequest) ->
         if agent_file(root, name) is None:
             raise EngineError(f"[workflow.agents] {role} = {name!r}: no such agent file "
                               f"(looked for .claude/agents/{name}.md)")
+
+
+def settled_by_flags(req: RunRequest) -> bool:
+    """Whether the flags leave nothing for a classifier agent to decide: a scope with its
+    topics, or a scope that runs no research (implement-only, test-and-debug) on a --plan —
+    asking an agent then only spends model requests on an answer that is thrown away."""
+    if req.scope is None:
+        return False
+    return bool(req.topics) or (State.RESEARCH not in HAPPY_PATHS[req.scope]
+                                and bool(req.plan_path))
 
 
 def derive_topics(description: str, complexity: int) -> list[str]:
@@ -114,15 +142,18 @@ def new_record(wid: str, req: RunRequest, *, project: str, settings: WorkflowSet
     topics = req.topics or derive_topics(req.description, complexity)
     explicit = {"scope": req.scope is not None, "complexity": req.complexity is not None,
                 "topics": bool(req.topics)}
-    agent = "classifier" in settings.agents and not (explicit["scope"] and explicit["topics"])
+    full = settled_by_flags(req)
+    agent = "classifier" in settings.agents and not full
     rest = [k for k, v in explicit.items() if not v]
     reasoning = "; ".join([f"{k} given to baton run" for k, v in explicit.items() if v] + (
         [f"{', '.join(rest)} from the description's keywords"] if rest else []))
-    full = explicit["scope"] and explicit["topics"]
+    if full and not explicit["topics"]:
+        reasoning = (f"scope {scope.value} and --plan given to baton run: it runs no research, "
+                     "so nothing is left to classify")
     classification = classify.classification_record(
         scope=scope, topics=[classify.topic_spec(t, req.description) for t in topics],
         confidence=1.0 if full else 0.6, reasoning=reasoning,
-        source="user" if full else "keyword", at=now)
+        source="flags" if full else "keyword", at=now)
     return {
         "schema_version": "2.1", "checkpoint_id": wid, "workflow_type": scope.value,
         "project_name": project, "workflow_description": req.description,

@@ -177,10 +177,15 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
     out["classification"] = {"workflow_type": cls.workflow_type.value,
                              "research_complexity": cls.research_complexity,
                              "source": (cls.model_extra or {}).get("source")}
+    pinned = record.baton.identity  # what the resume runs with (None: the configuration)
+    out["runner"] = pinned.runner if pinned is not None else None
+    max_iterations = settings.max_iterations
+    if pinned is not None and isinstance(pinned.settings.get("max-iterations"), int):
+        max_iterations = pinned.settings["max-iterations"]
     it = record.baton.iteration
     if it is not None and it.halt_reason != "completion":
         out["iteration"] = {"next": it.iteration + 1,
-                            "max_iterations": settings.max_iterations,
+                            "max_iterations": max_iterations,
                             "work_remaining": it.work_remaining,
                             "halt_reason": it.halt_reason}
     return out

@@ -31,7 +31,7 @@ from .failures import Cancelled, StepFailure, StoreFailure
 from .layout import TopicDir, contained, specs_dir
 from .plans import PlanFiles
 from .process import GROUP_START_TICKS, START_TICKS, start_ticks
-from .runners import Runner, registered_runner
+from .runners import CLI_RUNNERS, Runner, registered_runner
 from .state_machine import WorkflowStateMachine
 
 log = logging.getLogger(__name__)
@@ -46,11 +46,16 @@ class Run:
     def __init__(self, root: Path, config: BatonConfig | None = None, *,
                  runner: str | None = None, say: Callable[[str], None] | None = None,
                  command: str = "baton run",
-                 events: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 events: Callable[[dict[str, Any]], None] | None = None,
+                 overrides: dict[str, Any] | None = None) -> None:
         self.root = Path(os.path.realpath(root))
         self.config = config or BatonConfig()
         self.settings: WorkflowSettings = self.config.workflow
         self.runner_name = runner
+        self.runner_from = "--runner" if runner else "configuration"
+        self.overrides: dict[str, Any] = dict((overrides or {}).get("workflow") or {})
+        """The `--set workflow.*` values of this command (a resume applies them over the
+        settings pinned in the checkpoint)."""
         self.say = say or (lambda line: None)
         self.events = events
         self.command = command
@@ -110,11 +115,16 @@ class Run:
         a claude agent has to write there), fixed once per workflow in its checkpoint."""
         paths = self.paths
         if not paths.get("specs_dir"):
-            roles = [self.settings.role(r).runner for r in DEFAULT_ROLE_AGENTS]
-            names = {(r or self.runner_name or self.settings.runner) for r in roles}
-            paths["specs_dir"] = str(specs_dir(self.root, self.settings.specs_dir,
-                                               claude="claude" in names))
+            paths["specs_dir"] = str(self.planned_specs_dir())
         return contained(self.root, paths["specs_dir"], "specs directory")
+
+    def planned_specs_dir(self) -> Path:
+        """The specs directory the configuration gives, before the run has a record (the
+        front door's checks need it; `specs_dir` then fixes it in the checkpoint)."""
+        roles = [self.settings.role(r).runner for r in DEFAULT_ROLE_AGENTS]
+        names = {(r if r and r != "auto" else None) or self.runner_name or self.settings.runner
+                 for r in roles}
+        return specs_dir(self.root, self.settings.specs_dir, claude="claude" in names)
 
     def contract(self, sid: str, role: str, artifact: Path, extra: dict[str, str]
                  ) -> dict[str, str]:
@@ -131,10 +141,27 @@ class Run:
 
     def runner(self, name: str | None) -> Runner:
         """The configured runner of that name (one instance per run)."""
-        key = name or self.runner_name or self.settings.runner
+        key = (name if name and name.strip().lower() != "auto" else None) or \
+            self.runner_name or self.settings.runner
         if key not in self._runners:
             self._runners[key] = registered_runner(key, self.settings, self.root)
         return self._runners[key]
+
+    def check_runners(self) -> None:
+        """Configure now the runners the run's roles use (the run's own and any role's) that
+        are not agent CLIs, so one that cannot be configured — `command` without
+        `[workflow] command` — is said before the run writes anything, not as a workflow
+        failed in initialize (an agent CLI's only requirement, being found, is preflight's).
+        Raises ValueError naming the setting."""
+        names = {self.runner_name or self.settings.runner}
+        for role in DEFAULT_ROLE_AGENTS:
+            own = self.settings.role(role).runner
+            if own and own.strip().lower() != "auto":
+                names.add(own)
+        self._runners.clear()  # a resume may have changed the settings they were made from
+        for name in sorted(names):
+            if name.strip().lower() not in CLI_RUNNERS:
+                self.runner(name)
 
     # == events and output ======================================================================
 

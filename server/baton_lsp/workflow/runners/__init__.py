@@ -88,7 +88,9 @@ RUNNER_NAMES = ("auto", *sorted(REGISTRY))
 
 def registered_runner(name: str | None, settings: WorkflowSettings, root: Path) -> Runner:
     """The runner of that name as the workspace's settings configure it; `auto` (or None) is
-    the scripted agent. Raises ValueError for an unknown name or an incomplete setting."""
+    the scripted agent here — the engine resolves `auto` to an agent CLI before any step
+    (`Engine._choose_runner`), so this fallback serves only direct users of `Run`. Raises
+    ValueError for an unknown name or an incomplete setting."""
     key = (name or "auto").strip().lower()
     factory = REGISTRY.get("script" if key == "auto" else key)
     if factory is None:

@@ -16,17 +16,21 @@ from ..process import run_process
 from ..run import Run
 from .base import StateHandler
 
+SKIPPED = "skipped"
+"""The status of a test step that ran nothing (neither passed nor failed)."""
+NO_TEST_COMMAND = "no test command configured ([workflow] test-command)"
+
 
 async def test(run: Run) -> None:
     it = int(run.data.get("debug_iteration_count") or 0)
     sid = f"test.{it + 1}"
     argv = [sys.executable if a == "{python}" else a for a in run.settings.test_command]
     steps = run.steps
-    if not argv:
+    if not argv:  # skipped, and never reported as passed: nothing was tested
         run.data["tests_passing"] = None
-        steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 0,
-                      "message": "no test command configured ([workflow] test-command)"}
-        run.say("test: no test command configured; nothing to run")
+        steps[sid] = {"state": "test", "role": "test", "status": SKIPPED, "attempts": 0,
+                      "message": NO_TEST_COMMAND}
+        run.say(f"test: skipped — {NO_TEST_COMMAND}; nothing was tested")
         return
     done = steps.get(sid) or {}
     if done.get("status") == "done" and done.get("passed") is True:
@@ -69,6 +73,12 @@ async def test(run: Run) -> None:
                           {"artifact_path": str(log_path)})
 
 
+def tests_skipped(run: Run) -> bool:
+    """The test state ran no tests this time round (no test command configured)."""
+    it = int(run.data.get("debug_iteration_count") or 0)
+    return (run.steps.get(f"test.{it + 1}") or {}).get("status") == SKIPPED
+
+
 def after_test(run: Run) -> State | None:
     """Failing tests go to debug; passing ones to document (full implementation) or done."""
     if run.data.get("tests_passing") is False:
@@ -77,6 +87,8 @@ def after_test(run: Run) -> State | None:
 
 
 def test_reason(run: Run) -> str:
+    if tests_skipped(run):
+        return "tests skipped: no test command configured"
     return "tests passed" if run.data.get("tests_passing") is not False else "tests failed"
 
 
