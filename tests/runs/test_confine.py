@@ -146,6 +146,43 @@ def test_check_dir_refuses_only_a_leaving_link(ws: Path, outside: Path) -> None:
         confine.check_dir(ws, ws / ".claude" / "worktrees")
 
 
+def test_read_bytes_refuses_a_leaving_link_and_never_blocks_on_a_fifo(ws: Path,
+                                                                       outside: Path) -> None:
+    secret = outside / "id_rsa"
+    secret.write_text("key")
+    data = ws / ".claude" / "data"
+    data.mkdir()
+    (data / "run.json").write_text("{}")
+    (data / "inside.json").symlink_to("run.json")
+    assert confine.read_bytes(ws, data / "inside.json") == b"{}"  # a link inside: followed
+    (data / "out.json").symlink_to(secret)
+    with pytest.raises(UnsafePath, match=r"refusing to read through \.claude/data/out\.json"):
+        confine.read_bytes(ws, data / "out.json")
+    os.mkfifo(data / "fifo.json")  # no writer: a blocking open would never return
+    with pytest.raises(UnsafePath, match="not a regular file"):
+        confine.read_bytes(ws, data / "fifo.json")
+    with pytest.raises(UnsafePath, match="more than 1"):
+        confine.read_bytes(ws, data / "run.json", limit=1)
+
+
+def test_an_own_lock_is_never_a_link_nor_in_a_linked_directory(ws: Path) -> None:
+    runs = ws / ".claude" / "data" / "checkpoints"
+    live = runs / "live" / "lock"
+    os.close(confine.open_lock(ws, live, own=True))
+    (runs / "a").mkdir()
+    (runs / "a" / "lock").symlink_to("../live/lock")  # inside the workspace, still refused
+    with pytest.raises(UnsafePath, match=r"checkpoints/a/lock as a lock: it is a symbolic"):
+        confine.open_lock(ws, runs / "a" / "lock", os.O_RDONLY, own=True)
+    os.close(confine.open_lock(ws, runs / "a" / "lock", os.O_RDONLY))  # not own: followed
+    (runs / "b").symlink_to("live")
+    with pytest.raises(UnsafePath, match=r"checkpoints/b: it is a symbolic link to live"):
+        confine.open_lock(ws, runs / "b" / "lock", own=True)
+    (runs / "c").mkdir()
+    os.mkfifo(runs / "c" / "lock")
+    with pytest.raises(UnsafePath, match="not a regular file"):
+        confine.open_lock(ws, runs / "c" / "lock", own=True)
+
+
 def test_concurrent_makedirs_of_one_tree(ws: Path) -> None:
     errors: list[BaseException] = []
 

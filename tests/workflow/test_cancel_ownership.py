@@ -215,3 +215,32 @@ def test_cancel_refuses_to_guess_without_proc(ws: Workspace, tmp_path: Path,
     assert alive(bystander.pid), out
     assert r.returncode == 1 and "/proc is not available" in out, out
     assert "refuses to signal rather than guess" in out
+
+
+def test_resume_stops_no_bystander_named_in_run_json(ws: Workspace, tmp_path: Path) -> None:
+    """`kill_orphans`: the resume stops a dead engine's agents, proven the same way; a
+    recorded group that is an agent of another workspace's same-named workflow, or whose
+    pid started at another time, is named and left alone."""
+    ws.behave({"research.*": {"exit": 1}})
+    assert ws.baton("run", "Research", "--scope", "research-only", "--complexity", "1",
+                    "--id", "atk").returncode == 1
+    ws.behave({})
+    other = spawn({"BATON_WORKFLOW_ID": "atk", "BATON_WORKSPACE": str(tmp_path / "other")})
+    reused = spawn({"BATON_WORKFLOW_ID": "atk", "BATON_WORKSPACE": str(ws.root)})
+    try:
+        owner = ws.root / ".claude/data/checkpoints/atk/run.json"
+        record = json.loads(owner.read_text())
+        record.update(pgids=[other.pid, reused.pid], pgid_start_ticks={
+            str(other.pid): start_ticks(other.pid),
+            str(reused.pid): start_ticks(reused.pid) + 1})
+        owner.write_text(json.dumps(record))
+        r = ws.baton("resume", "atk", timeout=120)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, out
+        assert alive(other.pid) and alive(reused.pid), out
+        for pid in (other.pid, reused.pid):
+            assert f"not signalled: process {pid} does not belong to workflow atk" in out
+    finally:
+        for proc in (other, reused):
+            proc.kill()
+            proc.wait(10)

@@ -27,6 +27,8 @@ TEST_AND_DEBUG = ("run", "Test it", "--scope", "test-and-debug", "--plan",
                   f"{TOPIC}/plans/001_feature_plan.md", "--id", "atk")
 RESEARCH = ("run", "Look at logging", "--scope", "research-only", "--complexity", "1",
             "--id", "atk")
+REVISE = ("run", "Revise it", "--scope", "research-and-revise", "--complexity", "1", "--plan",
+          f"{TOPIC}/plans/001_feature_plan.md", "--id", "atk")
 IN_WORKTREES = ("run", "Implement", "--scope", "implement-only", "--plan",
                 f"{TOPIC}/plans/001_feature_plan.md", "--id", "atk")
 """In a git repository: phases 2 and 3 form a wave, each in its own worktree."""
@@ -55,6 +57,8 @@ PATHS = {
     ".claude/data/logs/errors.jsonl": (TEST_AND_DEBUG, REFUSED, REFUSED),
     f"{TOPIC}/debug/test_output_1.log": (TEST_AND_DEBUG, REPLACED, REPLACED),
     ".claude/data/locks/topics.lock": (RESEARCH, REFUSED, REFUSED),
+    f"{TOPIC}/reports/001_revise_it.md": (REVISE, REFUSED, REPLACED),
+    f"{TOPIC}/plans/backups": (REVISE, REFUSED, REFUSED),
     # git worktrees (git writes inside them; Baton makes the place and the exclude line)
     ".claude/worktrees/baton-atk-phase-2": (IN_WORKTREES, REFUSED, REFUSED),
     ".git/info/exclude": (IN_WORKTREES, UNUSED, REFUSED),
@@ -100,7 +104,7 @@ def test_a_planted_name_is_never_written_through_nor_hangs(
     if expected == REFUSED:
         assert r.returncode == 1, out
         whys = ("symbolic link", "outside the workspace") if kind == "symlink" else \
-            ("not a regular file", "FIFO")
+            ("not a regular file", "FIFO", "not a directory")
         assert any(rel in line and any(w in line for w in whys)
                    for line in out.splitlines()), out
     else:

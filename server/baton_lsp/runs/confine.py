@@ -11,6 +11,10 @@ created with `O_NOFOLLOW | O_CREAT | O_EXCL` in the directory held open, renamed
 `src_dir_fd`/`dst_dir_fd`, and a file to append to or truncate must be a regular file with
 one link (a hard link cannot be told from its target by its name). The check and the write
 use the same directory descriptor, so a link swapped in between is never written through.
+Files Baton reads back from the workspace (its history, `run.json`, the state file) are
+read the same way (`read_bytes`), and every open that could meet a planted FIFO is
+`O_NONBLOCK` with a type check, so none hangs. A workflow's lock is opened `own`: neither
+it nor its directory may be a link at all, even one inside the workspace.
 
 Writes are atomic where a reader could see half a file (temp file, fsync, rename, fsync of
 the directory) and report the errors the disk gives as `OSError`; `describe` turns one into

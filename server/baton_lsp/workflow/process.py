@@ -593,8 +593,9 @@ def recorded_groups(owner: Mapping[str, object]) -> dict[int, int | None]:
     starts = starts if isinstance(starts, dict) else {}
     pgids = owner.get("pgids")
     out: dict[int, int | None] = {}
-    for pgid in pgids if isinstance(pgids, list) else []:
-        if _recorded(pgid) is not None and pgid > 1:
+    for item in pgids if isinstance(pgids, list) else []:
+        pgid = _recorded(item)
+        if pgid is not None and pgid > 1:
             out[pgid] = _recorded(starts.get(str(pgid)))
     return out
 
