@@ -265,13 +265,18 @@ class Engine(Run):
             raise EngineError(str(exc)) from None
 
     def _identity(self, scope: Scope) -> dict[str, Any]:
-        """The run's identity record (`baton.identity`, `IdentityRecord`)."""
+        """The run's identity record (`baton.identity`, `IdentityRecord`). A role's model
+        is the one its runner passes: `[workflow.claude] model` over the agent's for claude,
+        only `[workflow.codex|gemini] model` for those (front-matter models are Claude's)."""
         models: dict[str, str] = {}
-        for role in preflight.roles_ahead(self.settings, (State.INITIALIZE, *HAPPY_PATHS[scope],
+        first = (State.INITIALIZE,) if self.baton.get("classify", {}).get("agent") else ()
+        for role in preflight.roles_ahead(self.settings, (*first, *HAPPY_PATHS[scope],
                                                           State.DEBUG)):
             use = preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
-            model = use.model or (getattr(self.settings, use.runner).model
-                                  if use.runner in preflight.CLI_PACKAGES else None)
+            model = use.model
+            if use.runner in preflight.CLI_PACKAGES:
+                configured = getattr(self.settings, use.runner).model
+                model = configured or (use.model if use.runner == "claude" else None)
             if model:
                 models[role] = model
         return {"runner": self.runner_name, "runner_from": self.runner_from, "models": models,
