@@ -85,6 +85,7 @@ def test_research_and_plan_completes_through_real_claude(box: Box) -> None:
     status = box.baton("status", cp["checkpoint_id"])
     assert "cost workflow" in status.stdout and "$" in status.stdout, status.stdout
     assert "agent cost: $" in r.stdout
+    assert cp["baton"]["agent_clis"]["claude"].startswith("2.")  # preflight's version
 
 
 def test_implement_only_on_the_example_plan(box: Box) -> None:
@@ -169,10 +170,10 @@ def test_plan_mode_is_refused_before_any_request(box: Box) -> None:
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
                     "--set", "workflow.claude.permission-mode=plan")
     assert r.returncode == 1
-    cp = box.checkpoint()
-    assert cp["baton"]["failure"]["class"] == "fatal" and not _steps(cp)
-    assert "Claude Code's plan mode refuses every write" in cp["last_error"]
-    assert '[workflow.claude] permission-mode = "acceptEdits"' in cp["last_error"]
+    # refused before anything is written (issue 30): the reason on stderr, no workflow
+    assert "Claude Code's plan mode refuses every write" in r.stderr
+    assert '[workflow.claude] permission-mode = "acceptEdits"' in r.stderr
+    assert not (box.ws / ".claude/data/checkpoints").exists()
     assert not api.messages
 
 
@@ -231,12 +232,11 @@ def test_unknown_model_is_fatal_with_the_fix(box: Box) -> None:
     with serve(box, anthropic_agent()) as api:
         r = box.run("Research rate limiting", "--scope", "research-only", "--complexity", "1")
     assert r.returncode == 1
-    cp = box.checkpoint()
-    assert cp["baton"]["failure"]["class"] == "fatal"
-    assert "agent `research-specialist` (research): `model: gpt-4`" in cp["last_error"]
-    assert "not a Claude model" in cp["last_error"]
-    assert not api.messages and not _steps(cp)  # refused before any token was spent
-    assert cp["baton"]["agent_clis"]["claude"].startswith("2.")
+    # refused before any token was spent and before anything is written (issue 30)
+    assert "agent `research-specialist` (research): `model: gpt-4`" in r.stderr
+    assert "not a Claude model" in r.stderr
+    assert not api.messages
+    assert not (box.ws / ".claude/data/checkpoints").exists()
 
 
 def test_overloaded_then_recovering_api_is_retried_by_baton(box: Box) -> None:

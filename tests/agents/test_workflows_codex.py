@@ -234,10 +234,10 @@ def test_a_read_only_sandbox_is_refused_before_any_request(box: Box) -> None:
     with serve(box, openai_agent()) as api:
         r = box.run(*RESEARCH, "--set", "workflow.codex.sandbox=read-only")
     assert r.returncode == 1
-    cp = box.checkpoint()
-    assert cp["baton"]["failure"]["class"] == "fatal" and not box.steps()
-    assert "codex's read-only sandbox refuses every write" in cp["last_error"]
-    assert '[workflow.codex] sandbox = "workspace-write"' in cp["last_error"]
+    # refused before anything is written (issue 30): the reason on stderr, no workflow
+    assert "codex's read-only sandbox refuses every write" in r.stderr
+    assert '[workflow.codex] sandbox = "workspace-write"' in r.stderr
+    assert not (box.ws / ".claude/data/checkpoints").exists()
     assert not api.turns
 
 
@@ -245,6 +245,6 @@ def test_a_claude_model_for_codex_is_refused_before_any_request(box: Box) -> Non
     with serve(box, openai_agent()) as api:
         r = box.run(*RESEARCH, "--set", "workflow.codex.model=sonnet-4.5")
     assert r.returncode == 1
-    last_error = box.checkpoint()["last_error"]
-    assert '[workflow.codex] model = "sonnet-4.5" is a Claude model' in last_error
+    assert '[workflow.codex] model = "sonnet-4.5" is a Claude model' in r.stderr
+    assert not (box.ws / ".claude/data/checkpoints").exists()  # nothing written (issue 30)
     assert not api.turns

@@ -50,6 +50,7 @@ from .request import (
     validate_runners,
 )
 from .run import Run
+from .runners import AUTO_RUNNER
 from .state_machine import HAPPY_PATHS, InvalidTransition, WorkflowStateMachine
 from .states import HANDLERS
 
@@ -79,7 +80,7 @@ class Engine(Run):
         validate_request(self.root, self.settings, req)
         self._choose_runner()
         self._check_runners()
-        if self.runner_from != preflight.AUTO:
+        if self.runner_from != AUTO_RUNNER:
             source = {"configuration": "the configuration"}.get(self.runner_from,
                                                                  self.runner_from)
             self.say(f"runner: {self.runner_name} (from {source})")
@@ -242,7 +243,7 @@ class Engine(Run):
         if not self.runner_name:
             self.runner_from = "--set" if "runner" in self.overrides else "configuration"
         name = (self.runner_name or self.settings.runner).strip().lower()
-        if name != preflight.AUTO:
+        if name != AUTO_RUNNER:
             self.runner_name = name
             return
         cli, passed = preflight.auto_runner(self.root, self.settings)
@@ -254,7 +255,7 @@ class Engine(Run):
                 ".claude/baton.toml (`script` runs Baton's offline demo agents, which write "
                 "placeholder code)")
         self.runner_name = cli
-        self.runner_from = preflight.AUTO
+        self.runner_from = AUTO_RUNNER
         self.say(f"runner: {cli} (auto: the first agent CLI installed and logged in)")
 
     def _check_runners(self) -> None:
@@ -264,13 +265,18 @@ class Engine(Run):
             raise EngineError(str(exc)) from None
 
     def _identity(self, scope: Scope) -> dict[str, Any]:
-        """The run's identity record (`baton.identity`, `IdentityRecord`)."""
+        """The run's identity record (`baton.identity`, `IdentityRecord`). A role's model
+        is the one its runner passes: `[workflow.claude] model` over the agent's for claude,
+        only `[workflow.codex|gemini] model` for those (front-matter models are Claude's)."""
         models: dict[str, str] = {}
-        for role in preflight.roles_ahead(self.settings, (State.INITIALIZE, *HAPPY_PATHS[scope],
+        first = (State.INITIALIZE,) if self.baton.get("classify", {}).get("agent") else ()
+        for role in preflight.roles_ahead(self.settings, (*first, *HAPPY_PATHS[scope],
                                                           State.DEBUG)):
             use = preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
-            model = use.model or (getattr(self.settings, use.runner).model
-                                  if use.runner in preflight.CLI_PACKAGES else None)
+            model = use.model
+            if use.runner in preflight.CLI_PACKAGES:
+                configured = getattr(self.settings, use.runner).model
+                model = configured or (use.model if use.runner == "claude" else None)
             if model:
                 models[role] = model
         return {"runner": self.runner_name, "runner_from": self.runner_from, "models": models,
@@ -302,7 +308,7 @@ class Engine(Run):
             if key != "runner" and old != value:
                 self.say(f"setting workflow.{key} = {json.dumps(value)} (overriding "
                          f"{json.dumps(old)} from the checkpoint)")
-        recorded = str(pinned.get("runner") or preflight.AUTO)
+        recorded = str(pinned.get("runner") or AUTO_RUNNER)
         asked = self.runner_name or self.overrides.get("runner")
         if asked and str(asked).strip().lower() != recorded:
             name = str(asked).strip().lower()
@@ -314,7 +320,7 @@ class Engine(Run):
             self.say(f"runner: {name} (from the checkpoint)")
         self.runner_name = name
         validate_runners(self.settings, self.runner_name)
-        if name == preflight.AUTO:  # recorded by no Baton, but a hand-edited record may say so
+        if name == AUTO_RUNNER:  # recorded by no Baton, but a hand-edited record may say so
             self._choose_runner()
         identity = self._identity(self.machine.scope)
         identity["overrides"] = merge(pinned.get("overrides") or {}, self.overrides)

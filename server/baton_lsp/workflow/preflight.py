@@ -22,6 +22,7 @@ from ..model.claude_models import claude_model_arg, looks_like_claude_model
 from ..model.config import DEFAULT_ROLE_AGENTS, WorkflowSettings
 from ..model.states import State
 from .layout import contained, inside, specs_dir
+from .runners import own_runner
 from .runners.base import AUTH_FIXES
 
 CLI_PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
@@ -34,7 +35,6 @@ _CREDENTIAL_ENV = {
                "GOOGLE_GENAI_USE_GCA"),
 }
 
-AUTO = "auto"
 AUTO_ORDER = ("claude", "codex", "gemini")
 """The agent CLIs `runner = "auto"` tries, in this order."""
 
@@ -102,8 +102,8 @@ def agent_use(root: Path, settings: WorkflowSettings, role: str,
                 tools = tuple(t.strip() for t in raw_tools.split(",") if t.strip())
             elif isinstance(raw_tools, list):
                 tools = tuple(str(t) for t in raw_tools)
-    own = rs.runner if rs.runner and rs.runner.strip().lower() != AUTO else None
-    return AgentUse(role, own or runner or settings.runner, path, model, fallback,
+    return AgentUse(role, own_runner(rs.runner) or runner or settings.runner, path, model,
+                    fallback,
                     line), tools
 
 

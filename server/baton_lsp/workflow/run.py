@@ -31,7 +31,7 @@ from .failures import Cancelled, StepFailure, StoreFailure
 from .layout import TopicDir, contained, specs_dir
 from .plans import PlanFiles
 from .process import GROUP_START_TICKS, START_TICKS, start_ticks
-from .runners import CLI_RUNNERS, Runner, registered_runner
+from .runners import CLI_RUNNERS, Runner, own_runner, registered_runner
 from .state_machine import WorkflowStateMachine
 
 log = logging.getLogger(__name__)
@@ -122,8 +122,7 @@ class Run:
         """The specs directory the configuration gives, before the run has a record (the
         front door's checks need it; `specs_dir` then fixes it in the checkpoint)."""
         roles = [self.settings.role(r).runner for r in DEFAULT_ROLE_AGENTS]
-        names = {(r if r and r != "auto" else None) or self.runner_name or self.settings.runner
-                 for r in roles}
+        names = {own_runner(r) or self.runner_name or self.settings.runner for r in roles}
         return specs_dir(self.root, self.settings.specs_dir, claude="claude" in names)
 
     def contract(self, sid: str, role: str, artifact: Path, extra: dict[str, str]
@@ -141,8 +140,7 @@ class Run:
 
     def runner(self, name: str | None) -> Runner:
         """The configured runner of that name (one instance per run)."""
-        key = (name if name and name.strip().lower() != "auto" else None) or \
-            self.runner_name or self.settings.runner
+        key = own_runner(name) or self.runner_name or self.settings.runner
         if key not in self._runners:
             self._runners[key] = registered_runner(key, self.settings, self.root)
         return self._runners[key]
@@ -155,8 +153,8 @@ class Run:
         Raises ValueError naming the setting."""
         names = {self.runner_name or self.settings.runner}
         for role in DEFAULT_ROLE_AGENTS:
-            own = self.settings.role(role).runner
-            if own and own.strip().lower() != "auto":
+            own = own_runner(self.settings.role(role).runner)
+            if own:
                 names.add(own)
         self._runners.clear()  # a resume may have changed the settings they were made from
         for name in sorted(names):

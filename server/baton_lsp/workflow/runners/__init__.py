@@ -41,6 +41,7 @@ from .gemini import GeminiRunner
 from .script import SCRIPTED_MODULE, ScriptRunner
 
 __all__ = [
+    "AUTO_RUNNER",
     "CLI_RUNNERS",
     "FATAL",
     "PERMANENT",
@@ -64,6 +65,7 @@ __all__ = [
     "classify_text",
     "cli_runner",
     "fix_for",
+    "own_runner",
     "refusals",
     "registered_runner",
     "usage_of",
@@ -83,7 +85,15 @@ REGISTRY: dict[str, RunnerFactory] = {
     "gemini": GeminiRunner.configured,
 }
 CLI_RUNNERS = ("claude", "codex", "gemini")
-RUNNER_NAMES = ("auto", *sorted(REGISTRY))
+AUTO_RUNNER = "auto"
+"""The run's runner when nothing names one: the first agent CLI installed and logged in
+(resolved by the engine before anything runs); as a role's runner, the run's own."""
+RUNNER_NAMES = (AUTO_RUNNER, *sorted(REGISTRY))
+
+
+def own_runner(name: str | None) -> str | None:
+    """A role's own runner, None when it has none (unset or `auto`: the run's runner)."""
+    return name if name and name.strip().lower() != AUTO_RUNNER else None
 
 
 def registered_runner(name: str | None, settings: WorkflowSettings, root: Path) -> Runner:
@@ -91,8 +101,8 @@ def registered_runner(name: str | None, settings: WorkflowSettings, root: Path) 
     the scripted agent here — the engine resolves `auto` to an agent CLI before any step
     (`Engine._choose_runner`), so this fallback serves only direct users of `Run`. Raises
     ValueError for an unknown name or an incomplete setting."""
-    key = (name or "auto").strip().lower()
-    factory = REGISTRY.get("script" if key == "auto" else key)
+    key = (name or AUTO_RUNNER).strip().lower()
+    factory = REGISTRY.get("script" if key == AUTO_RUNNER else key)
     if factory is None:
         raise ValueError(f"unknown runner {name!r}; valid runners: {', '.join(RUNNER_NAMES)}")
     runner = factory(settings, root)
@@ -117,15 +127,17 @@ def available_runner(name: str | None, *, which: Callable[[str], str | None] = s
     benchmarks use it); a new instance on every call (runners may keep per-run decoding
     state).
 
-    None or "auto" gives the `script` runner: the default is the deterministic offline agent,
-    not whatever agent CLI happens to be on PATH, because a run must not start spending money
-    or fail on a missing login just because a CLI is installed; real CLIs are opt-in through
-    the configuration. An explicit CLI that `which` cannot find is only logged: the step
+    None or "auto" gives the `script` runner here: these callers drive single steps offline
+    and must not spend money or fail on a login because a CLI happens to be installed. A
+    workflow never gets the scripted agents this way: `baton run` resolves `auto` to an
+    installed, logged-in agent CLI or stops (`Engine._choose_runner`), and runs the scripted
+    agents only where `runner = "script"` is configured. An explicit CLI that `which` cannot
+    find is only logged: the step
     then fails with AgentLaunchError, which the engine records as a fatal step failure.
     Unknown names raise ValueError naming the valid ones.
     """
-    key = (name or "auto").strip().lower()
-    if key in ("auto", "script"):
+    key = (name or AUTO_RUNNER).strip().lower()
+    if key in (AUTO_RUNNER, "script"):
         return ScriptRunner(script)
     ws = settings or WorkflowSettings()
     if key == "command":
