@@ -176,7 +176,8 @@ class Engine(Run):
 
     def preview_resume(self, workflow_id: str, at: int | None = None) -> dict[str, Any]:
         """What `resume` would do, without doing it (no lock taken, nothing written)."""
-        return resume.preview_resume(self.root, self.settings, workflow_id, at)
+        return resume.preview_resume(self.root, self.settings, workflow_id, at,
+                                     self.overrides)
 
     def cancel(self) -> None:
         self.cancel_event.set()

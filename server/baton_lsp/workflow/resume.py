@@ -147,7 +147,8 @@ def rewind(sm: WorkflowStateMachine, steps: dict[str, dict[str, Any]], plans: Pl
 
 
 def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running: bool,
-            root: Path | None = None) -> dict[str, Any]:
+            root: Path | None = None, overrides: dict[str, Any] | None = None
+            ) -> dict[str, Any]:
     """What `resume` would do from this checkpoint: the state it restarts in, the steps it
     skips, the steps it runs again and why, and the problems that need --force."""
     assert entry.data is not None, "the store returns only readable entries"
@@ -180,7 +181,10 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
     pinned = record.baton.identity  # what the resume runs with (None: the configuration)
     out["runner"] = pinned.runner if pinned is not None else None
     max_iterations = settings.max_iterations
-    if pinned is not None and isinstance(pinned.settings.get("max-iterations"), int):
+    asked = (overrides or {}).get("max-iterations")
+    if isinstance(asked, int):  # this command's --set goes over the pinned value
+        max_iterations = asked
+    elif pinned is not None and isinstance(pinned.settings.get("max-iterations"), int):
         max_iterations = pinned.settings["max-iterations"]
     it = record.baton.iteration
     if it is not None and it.halt_reason != "completion":
@@ -192,10 +196,12 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
 
 
 def preview_resume(root: Path, settings: WorkflowSettings, workflow_id: str,
-                   at: int | None = None) -> dict[str, Any]:
-    """`preview` of a workflow's latest (or `at`) checkpoint."""
+                   at: int | None = None, overrides: dict[str, Any] | None = None
+                   ) -> dict[str, Any]:
+    """`preview` of a workflow's latest (or `at`) checkpoint, with this command's `--set`
+    workflow `overrides` over the run's pinned settings."""
     store = CheckpointStore(root, workflow_id)
-    return preview(workflow_id, store.latest(at), settings, store.locked(), root)
+    return preview(workflow_id, store.latest(at), settings, store.locked(), root, overrides)
 
 
 def check_classification(run: Run) -> None:
