@@ -76,3 +76,22 @@ def test_a_problem_is_anchored_at_its_setting_in_pyproject_too() -> None:
     assert _anchor(lines, "workflow.codex.model") == 4  # its table, the key is not there
     assert _anchor(lines, "workflow.gemini.skip-trust") == 2  # no table: the runner
     assert _anchor([], "workflow.specs-dir") == 0
+
+
+def test_a_version_timeout_is_not_remembered(tmp_path: Path) -> None:
+    """A CLI too slow once (a busy machine) is asked again on the next check, while a
+    definite answer is kept per installed binary."""
+    import pytest
+
+    from baton_lsp.lsp.preflight import cached_version
+    from baton_lsp.workflow.preflight import VersionTimeout
+
+    busy = tmp_path / "busy"
+    busy.touch()
+    exe = tmp_path / "gemini"
+    exe.write_text(f"#!/bin/sh\n[ -e '{busy}' ] && sleep 30\necho 0.61.0\n")
+    exe.chmod(0o755)
+    with pytest.raises(VersionTimeout, match="did not answer in 1 s"):
+        cached_version(str(exe), {"PATH": "/usr/bin:/bin"}, 1)
+    busy.unlink()
+    assert cached_version(str(exe), {"PATH": "/usr/bin:/bin"}, 60) == "0.61.0"

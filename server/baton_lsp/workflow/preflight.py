@@ -8,9 +8,11 @@ trust the folder. Each problem names its fix (and the file it is about, for the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -149,17 +151,39 @@ def _gemini_trusts(root: Path, env: Mapping[str, str]) -> bool:
         value == "TRUST_FOLDER" and inside(Path(key), root) for key, value in folders.items())
 
 
-def cli_version(executable: str, env: Mapping[str, str], timeout: float = 20.0) -> str:
-    """`<executable> --version`, last line; raises OSError/ValueError when it cannot answer."""
-    try:
-        proc = subprocess.run([executable, "--version"], capture_output=True, text=True,
-                              env=dict(env), timeout=timeout, stdin=subprocess.DEVNULL,
-                              check=False)
-    except subprocess.TimeoutExpired:
-        raise ValueError(f"`{executable} --version` did not answer in {timeout:.0f} s") from None
-    lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+class VersionTimeout(ValueError):
+    """The CLI started but did not answer `--version` in time: slow (a loaded machine), not
+    broken, so it is reported apart from a CLI that fails."""
+
+    def __init__(self, executable: str, timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(f"`{executable} --version` did not answer in {timeout:g} s")
+
+
+VersionOf = Callable[[str, Mapping[str, str], float], str]
+"""How preflight asks a CLI for its version: (executable, environment, timeout in seconds)."""
+
+
+def cli_version(executable: str, env: Mapping[str, str], timeout: float) -> str:
+    """`<executable> --version`, last line; raises OSError/ValueError when it cannot answer
+    and VersionTimeout when it does not answer within `timeout` seconds.
+
+    The CLI runs in its own process group, killed whole on a timeout (before it is reaped,
+    so the group id cannot have been reused): gemini relaunches itself as a child that
+    keeps the output pipes open, and waiting for those would hang."""
+    with subprocess.Popen([executable, "--version"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                          env=dict(env), start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise VersionTimeout(executable, timeout) from None
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
     if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = (err.strip().splitlines() or ["no output"])[-1]
         raise ValueError(f"`{executable} --version` failed (exit {proc.returncode}): {tail}")
     return lines[-1]
 
@@ -167,10 +191,11 @@ def cli_version(executable: str, env: Mapping[str, str], timeout: float = 20.0) 
 def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: Path,
           env: Mapping[str, str] | None = None,
           which: Callable[[str], str | None] = shutil.which,
-          version_of: Callable[[str, Mapping[str, str]], str] = cli_version,
+          version_of: VersionOf = cli_version,
           ) -> tuple[list[Problem], dict[str, str]]:
     """Problems that stop the workflow before any agent runs, and the CLI versions found.
-    `version_of(executable, env)` raises OSError/ValueError when the CLI cannot answer."""
+    `version_of(executable, env, timeout)` raises OSError/ValueError when the CLI cannot
+    answer, VersionTimeout when it is too slow to."""
     env = os.environ if env is None else env
     problems: list[Problem] = []
     versions: dict[str, str] = {}
@@ -185,7 +210,13 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
                 setting=f"workflow.{cli}.executable"))
             continue
         try:
-            versions[cli] = version_of(found, env)
+            versions[cli] = version_of(found, env, settings.version_timeout)
+        except VersionTimeout as exc:
+            problems.append(Problem(
+                f"the {cli} CLI (`{exe}`) did not answer `--version` in {exc.timeout:g} s: "
+                "if the machine is busy, raise [workflow] version-timeout (or check that "
+                f"`{exe} --version` works)", setting="workflow.version-timeout"))
+            continue
         except (OSError, ValueError) as exc:
             problems.append(Problem(f"the {cli} CLI does not run: {exc}",
                                     setting=f"workflow.{cli}.executable"))
@@ -257,7 +288,7 @@ def _write_modes(settings: WorkflowSettings, clis: list[str]) -> list[Problem]:
 def workspace_check(root: Path, settings: WorkflowSettings,
                     env: Mapping[str, str] | None = None,
                     which: Callable[[str], str | None] = shutil.which,
-                    version_of: Callable[[str, Mapping[str, str]], str] = cli_version,
+                    version_of: VersionOf = cli_version,
                     ) -> list[Problem]:
     """What `baton run` would refuse in this workspace with its configuration, for every
     role any scope may launch (the editor shows these before a workflow is started)."""
