@@ -40,7 +40,8 @@ another message is first re-sent without streaming, and falls back only if retri
 
 Errors (d). A failed request is retried with a `system`/`api_retry` event per retry
 ({"attempt", "max_retries", "retry_delay_ms", "error_status", "error"}); 429, 500, 529 and even
-401 are retried, a 404 is not (it is re-sent once as a non-streaming request). The api_retry
+401 are retried, a 404 is not (it is re-sent once as a non-streaming request), nor a 403 unless
+the answer carries `x-should-retry: true`. The api_retry
 `error` is rate_limit / server_error / overloaded / authentication_failed. Three 529s in a row
 end the run whatever CLAUDE_CODE_MAX_RETRIES says ("API Error: Repeated 529 Overloaded
 errors."). When retries run out the CLI emits a synthetic assistant message (model
@@ -526,6 +527,27 @@ def test_api_error_exhausts_retries(
     assert (res["api_error_status"], res["api_error_type"]) == (status, api_type)
     assert res["total_cost_usd"] == 0 and res["modelUsage"] == {}
     assert res["result"] == message["message"]["content"][0]["text"]
+
+
+@pytest.mark.parametrize(("headers", "retried"), [({}, False), ({"x-should-retry": "true"}, True)])
+def test_a_403_is_retried_only_when_the_answer_says_so(
+    box: Box, serve: Callable[..., FakeAnthropic], headers: dict[str, str], retried: bool
+) -> None:
+    """A plain 403 ends the run after one request; one marked `x-should-retry: true` (as a
+    gateway may send) is retried like a 401, as `authentication_failed` with its status."""
+
+    def respond(req: Any) -> Any:
+        reply = error(403)
+        reply.headers.update(headers)
+        return reply
+
+    api = serve(respond)
+    run = box.run(api, "--permission-mode", "acceptEdits", env=FAST)
+    assert run.code == 1
+    retries = [(r["error_status"], r["error"]) for r in run.system("api_retry")]
+    assert retries == ([(403, "authentication_failed")] if retried else [])
+    assert len(api.messages) == (2 if retried else 1)
+    assert run.result["api_error_status"] == 403
 
 
 def test_overloaded_gives_up_after_three_529s(

@@ -219,6 +219,39 @@ def test_api_failures_are_classified(box: Box, status: int, failure: str) -> Non
         assert all("agent exited with code 1: API Error" in s["message"] for s in failed)
 
 
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_bad_key_stops_claude_inside_its_own_retries(box: Box, status: int) -> None:
+    """claude retries a 401 from the first request (and a 403 the answer marks retryable, as
+    a gateway may) with `api_retry` events, CLAUDE_CODE_MAX_RETRIES times (10 by default:
+    205 s). Baton stops the agent at the first such event and fails the step as fatal with
+    the status and the fix. retry-after keeps claude's next try 20 s away, so a single
+    request proves it never came."""
+    box.env["CLAUDE_CODE_MAX_RETRIES"] = "3"
+
+    def respond(req: Recorded) -> Any:
+        reply = error(status, retry_after=20)
+        if status == 403:
+            reply.headers["x-should-retry"] = "true"
+        return reply
+
+    with serve(box, respond) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits")
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    (step,) = box.failed_steps()
+    assert step["failure"] == "fatal" and step["attempts"] == 1, step
+    assert step["message"].startswith(
+        f"the claude CLI got HTTP {status} (authentication_failed) from the model API and was "
+        "retrying it; no retry can fix that, so the agent was stopped — fix: check the API "
+        "key or login: set ANTHROPIC_API_KEY"), step["message"]
+    assert len(api.messages) == 1
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal"
+    records = [json.loads(line) for line in (box.ws / ".claude/data/logs/errors.jsonl")
+               .read_text().splitlines() if f'"{cp["checkpoint_id"]}"' in line]
+    assert [(r["context"]["http_status"], r["context"]["stopped"]) for r in records
+            if r["source"] == "research.1"] == [(status, True)]
+
+
 def test_unknown_model_is_fatal_with_the_fix(box: Box) -> None:
     agent = box.ws / ".claude/agents/research-specialist.md"
     agent.write_text(agent.read_text().replace("model: sonnet", "model: gpt-4", 1))
