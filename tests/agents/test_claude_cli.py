@@ -66,11 +66,12 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 
+from baton_lsp.model.claude_permissions import Roots, SettingsScope, covers, parse_deny
 from tests.agents.clis import cli_path
 from tests.agents.fake_anthropic import (
     FakeAnthropic,
@@ -310,6 +311,53 @@ def test_write_permissions(
     }
     assert denial["tool_use_id"].startswith("toolu_fake_")
     assert "REPORT_FAILED" in run.result["result"]
+
+
+@pytest.mark.parametrize(
+    ("scope", "rule"),
+    [
+        ("user", "Edit(./specs/**)"),
+        ("user", "Edit(/specs/**)"),  # user settings: `/` is ~/.claude
+        ("project", "Edit(/specs/**)"),  # project settings: `/` is the project
+        ("user", "Edit(~/proj/specs/**)"),
+        ("user", "Edit(//ABS/specs/**)"),
+        ("user", "Edit(reports/**)"),  # `dir/**` denies every such directory
+        ("project", "Edit(specs/*.md)"),
+        ("local", "Edit(specs)"),
+        ("user", "Read(./specs/**)"),
+        ("user", "Write(./specs/**)"),  # not consulted
+        ("user", "Write"),  # the tool taken away
+        ("user", "Edit"),  # the Edit tool only: Write still writes
+    ],
+)
+def test_deny_rules_refuse_writes_as_preflight_reads_them(
+    box: Box, serve: Callable[..., FakeAnthropic], scope: str, rule: str
+) -> None:
+    """What Baton's preflight (baton_lsp.model.claude_permissions) predicts for a deny rule
+    is what the real binary does with it: the artifact refused exactly when it says so."""
+    proj = box.home / "proj"
+    proj.mkdir()
+    target = proj / "specs/001_x/reports/r.md"
+    rule = rule.replace("ABS", str(proj).lstrip("/"))
+    settings = {
+        "user": box.home / ".claude/settings.json",
+        "project": proj / ".claude/settings.json",
+        "local": proj / ".claude/settings.local.json",
+    }[scope]
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"permissions": {"deny": [rule]}}))
+    api = serve(write_then_report(str(target), "# R\n", f"REPORT_CREATED: {target}"))
+    run = box.run(
+        api, "--permission-mode", "acceptEdits", "--allowedTools", f"Edit(/{target.parent}/**)",
+        cwd=proj,
+    )
+    assert run.code == 0, run.stderr[-2000:]
+    parsed = parse_deny(rule)
+    roots = Roots(cwd=PurePosixPath(proj), home=PurePosixPath(box.home),
+                  config_dir=PurePosixPath(box.home / ".claude"))
+    predicted = parsed is not None and covers(
+        parsed, SettingsScope(scope), roots, PurePosixPath(target))
+    assert (not target.exists()) is predicted, run.tool_results
 
 
 # --- a phase in its own git worktree (Baton's isolation) -------------------------------------

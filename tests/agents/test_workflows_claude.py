@@ -146,11 +146,14 @@ def test_full_implementation_with_the_classifier(box: Box) -> None:
 
 
 def test_a_refused_write_is_reported_with_the_denial(box: Box) -> None:
-    # The project's own Claude Code settings deny writes to the specs directory (deny rules
-    # beat Baton's allow grant): claude refuses the Write, exits 0 and lists the refusal in
-    # `permission_denials`; the barrier failure says what was refused, not only "not found".
-    settings = box.ws / ".claude" / "settings.json"
+    # A settings file handed to claude with `--settings` (extra-args) denies writes to the
+    # specs directory (deny rules beat Baton's allow grant). Preflight reads the settings
+    # files Claude Code finds by itself (the next test), not argv, so the agent runs:
+    # claude refuses the Write, exits 0 and lists the refusal in `permission_denials`; the
+    # barrier failure says what was refused, not only "not found".
+    settings = box.home / "deny-specs.json"
     settings.write_text(json.dumps({"permissions": {"deny": [f"Edit(/{box.ws}/specs/**)"]}}))
+    box.settings = (f'workflow.claude.extra-args=["--settings", "{settings}"]',)
     with serve(box, anthropic_agent()):
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits")
     assert r.returncode == 1
@@ -158,6 +161,30 @@ def test_a_refused_write_is_reported_with_the_denial(box: Box) -> None:
     assert "HARD BARRIER FAILED" in step["message"]
     assert "the claude CLI refused: Write " in step["message"], step["message"]
     assert "/specs/001_research_rate_limiting/reports/001_limits.md" in step["message"]
+
+
+@pytest.mark.parametrize("config_dir", [False, True])
+def test_a_users_deny_rule_on_the_artifacts_stops_the_run_in_preflight(box: Box,
+                                                                      config_dir: bool) -> None:
+    """`"permissions": {"deny": ["Edit(./specs/**)"]}` in the user's own Claude Code settings
+    (~/.claude/settings.json, or CLAUDE_CONFIG_DIR's) would refuse every artifact after the
+    model was paid: preflight names the file and the rule, and no request is made."""
+    config = box.home / ("claude-config" if config_dir else ".claude")
+    if config_dir:
+        box.env["CLAUDE_CONFIG_DIR"] = str(config)
+    config.mkdir()
+    settings = config / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Edit(./specs/**)"]}}))
+    with serve(box, anthropic_agent()) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits")
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal" and not _steps(cp)
+    assert f"Claude Code's user settings ({settings}) deny `Edit(./specs/**)`, which covers " \
+        "specs/" in cp["last_error"], cp["last_error"]
+    assert "remove the rule" in cp["last_error"]
+    assert "deny `Edit(./specs/**)`" in r.stdout + r.stderr
+    assert api.requests == []  # not one request: nothing was spent
 
 
 def test_plan_mode_is_refused_before_any_request(box: Box) -> None:

@@ -33,7 +33,7 @@ from .failures import (
     StepFailure,
     StoreFailure,
 )
-from .layout import make_topic
+from .layout import make_topic, planned_topic
 from .request import RunRequest, new_record, new_workflow_id, validate_request
 from .run import Run
 from .state_machine import HAPPY_PATHS, InvalidTransition, WorkflowStateMachine
@@ -195,7 +195,15 @@ class Engine(Run):
                 for role in roles]
         if not any(u.runner in ("claude", "codex", "gemini") for u in uses):
             return
-        problems, versions = preflight.check(self.root, self.settings, uses, self.specs_dir())
+        specs = self.specs_dir()
+        req = self.baton.get("request") or {}
+        topic = self.topic.path if self.topic is not None else planned_topic(
+            self.root, specs, str(req.get("description") or ""), req.get("plan_path"))
+        notes: list[str] = []
+        problems, versions = preflight.check(self.root, self.settings, uses, specs,
+                                             topic=topic, notes=notes)
+        for note in notes:
+            self.say(f"preflight: {note}")
         self.baton["agent_clis"] = versions
         if problems:
             text = "; ".join(p.message for p in problems)
