@@ -895,6 +895,7 @@ def _api_retry(status: int | None, error: str) -> str:
     (408, "server_error", False),
     (None, "unknown", False),  # a connection error: no HTTP status
     (None, "authentication_failed", True),
+    (None, "model_not_found", True),
 ])
 def test_claude_retry_of_a_hopeless_status_stops_the_step(status: int | None, error: str,
                                                           hopeless: bool) -> None:
@@ -907,8 +908,12 @@ def test_claude_retry_of_a_hopeless_status_stops_the_step(status: int | None, er
     message = event.hopeless.message
     if status is not None:
         assert f"HTTP {status} ({error})" in message, message
-    if status in (401, 403, None):
+    if status in (401, 403) or error == "authentication_failed":
         assert "fix: check the API key or login: set ANTHROPIC_API_KEY" in message, message
+    if error == "model_not_found":
+        assert "fix: use a model this CLI serves" in message, message
+    if status == 400:
+        assert "fix: the model API refuses the request itself" in message, message
 
 
 _CODEX_401 = ("unexpected status 401 Unauthorized: Incorrect API key provided: sk-fake. You can "

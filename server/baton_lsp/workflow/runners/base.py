@@ -87,9 +87,11 @@ class HopelessRetry:
 
     @property
     def fix(self) -> str:
-        if self.status in (401, 403) or self.status is None:
+        status = self.status if self.status is not None else _STATUS_OF_ERROR.get(
+            self.error or "", 401)  # without a status: an account or credential problem
+        if status in (401, 403):
             return f"check the API key or login: {AUTH_FIXES[self.cli]}"
-        if self.status == 404:
+        if status == 404:
             return MODEL_FIX
         return ("the model API refuses the request itself: check the CLI's API endpoint "
                 "(a proxy or gateway in its settings or environment) and its version")
@@ -102,6 +104,8 @@ class HopelessRetry:
                 f"no retry can fix that, so the agent was stopped — fix: {self.fix}")
 
 
+_STATUS_OF_ERROR = {"model_not_found": 404, "invalid_request": 400}
+"""The status an error name stands for when a retry event carries none."""
 _RETRYABLE_4XX = frozenset({408, 409, 429})
 """Client errors a retry can fix: request timeout, conflict, rate limit."""
 
