@@ -29,7 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 Behaviour = Literal["success", "write_elsewhere", "text", "hang", "stall"]
-ErrorKind = Literal["quota", "quota_daily", "internal", "unavailable", "invalid_key", "not_found"]
+ErrorKind = Literal["quota", "quota_daily", "internal", "unavailable", "invalid_key", "not_found",
+                    "unauthenticated", "permission_denied"]
 
 SIGNAL = "REPORT_CREATED"
 """Prefix of the line the final reply carries, so tests can find the reported path."""
@@ -104,6 +105,19 @@ ERRORS: dict[str, dict[str, Any]] = {
                 "message": _KEY_MSG,
             },
         ],
+    },
+    # A revoked or foreign credential (the real API's texts): not retryable, however asked.
+    "unauthenticated": {
+        "code": 401,
+        "message": "Request had invalid authentication credentials. Expected OAuth 2 access "
+        "token, login cookie or other valid authentication credential.",
+        "status": "UNAUTHENTICATED",
+    },
+    "permission_denied": {
+        "code": 403,
+        "message": "Method doesn't allow unregistered callers (callers without established "
+        "identity). Please use API Key or other form of API consumer identity to call this API.",
+        "status": "PERMISSION_DENIED",
     },
     "not_found": {
         "code": 404,

@@ -117,6 +117,8 @@ ERRORS: dict[int, tuple[str, str | None, str]] = {
         "Incorrect API key provided: sk-fake. You can find your API key at "
         "https://platform.openai.com/account/api-keys.",
     ),
+    403: ("request_forbidden", "unsupported_country_region_territory",
+          "Country, region, or territory not supported"),
     404: (
         "invalid_request_error",
         "model_not_found",

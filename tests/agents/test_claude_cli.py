@@ -40,7 +40,8 @@ another message is first re-sent without streaming, and falls back only if retri
 
 Errors (d). A failed request is retried with a `system`/`api_retry` event per retry
 ({"attempt", "max_retries", "retry_delay_ms", "error_status", "error"}); 429, 500, 529 and even
-401 are retried, a 404 is not (it is re-sent once as a non-streaming request). The api_retry
+401 are retried, a 404 is not (it is re-sent once as a non-streaming request), nor a 403 unless
+the answer carries `x-should-retry: true`. The api_retry
 `error` is rate_limit / server_error / overloaded / authentication_failed. Three 529s in a row
 end the run whatever CLAUDE_CODE_MAX_RETRIES says ("API Error: Repeated 529 Overloaded
 errors."). When retries run out the CLI emits a synthetic assistant message (model
@@ -65,11 +66,12 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 
+from baton_lsp.model.claude_permissions import Roots, SettingsScope, covers, parse_deny
 from tests.agents.clis import cli_path
 from tests.agents.fake_anthropic import (
     FakeAnthropic,
@@ -311,6 +313,53 @@ def test_write_permissions(
     assert "REPORT_FAILED" in run.result["result"]
 
 
+@pytest.mark.parametrize(
+    ("scope", "rule"),
+    [
+        ("user", "Edit(./specs/**)"),
+        ("user", "Edit(/specs/**)"),  # user settings: `/` is ~/.claude
+        ("project", "Edit(/specs/**)"),  # project settings: `/` is the project
+        ("user", "Edit(~/proj/specs/**)"),
+        ("user", "Edit(//ABS/specs/**)"),
+        ("user", "Edit(reports/**)"),  # `dir/**` denies every such directory
+        ("project", "Edit(specs/*.md)"),
+        ("local", "Edit(specs)"),
+        ("user", "Read(./specs/**)"),
+        ("user", "Write(./specs/**)"),  # not consulted
+        ("user", "Write"),  # the tool taken away
+        ("user", "Edit"),  # the Edit tool only: Write still writes
+    ],
+)
+def test_deny_rules_refuse_writes_as_preflight_reads_them(
+    box: Box, serve: Callable[..., FakeAnthropic], scope: str, rule: str
+) -> None:
+    """What Baton's preflight (baton_lsp.model.claude_permissions) predicts for a deny rule
+    is what the real binary does with it: the artifact refused exactly when it says so."""
+    proj = box.home / "proj"
+    proj.mkdir()
+    target = proj / "specs/001_x/reports/r.md"
+    rule = rule.replace("ABS", str(proj).lstrip("/"))
+    settings = {
+        "user": box.home / ".claude/settings.json",
+        "project": proj / ".claude/settings.json",
+        "local": proj / ".claude/settings.local.json",
+    }[scope]
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"permissions": {"deny": [rule]}}))
+    api = serve(write_then_report(str(target), "# R\n", f"REPORT_CREATED: {target}"))
+    run = box.run(
+        api, "--permission-mode", "acceptEdits", "--allowedTools", f"Edit(/{target.parent}/**)",
+        cwd=proj,
+    )
+    assert run.code == 0, run.stderr[-2000:]
+    parsed = parse_deny(rule)
+    roots = Roots(cwd=PurePosixPath(proj), home=PurePosixPath(box.home),
+                  config_dir=PurePosixPath(box.home / ".claude"))
+    predicted = parsed is not None and covers(
+        parsed, SettingsScope(scope), roots, PurePosixPath(target))
+    assert (not target.exists()) is predicted, run.tool_results
+
+
 # --- a phase in its own git worktree (Baton's isolation) -------------------------------------
 
 
@@ -526,6 +575,27 @@ def test_api_error_exhausts_retries(
     assert (res["api_error_status"], res["api_error_type"]) == (status, api_type)
     assert res["total_cost_usd"] == 0 and res["modelUsage"] == {}
     assert res["result"] == message["message"]["content"][0]["text"]
+
+
+@pytest.mark.parametrize(("headers", "retried"), [({}, False), ({"x-should-retry": "true"}, True)])
+def test_a_403_is_retried_only_when_the_answer_says_so(
+    box: Box, serve: Callable[..., FakeAnthropic], headers: dict[str, str], retried: bool
+) -> None:
+    """A plain 403 ends the run after one request; one marked `x-should-retry: true` (as a
+    gateway may send) is retried like a 401, as `authentication_failed` with its status."""
+
+    def respond(req: Any) -> Any:
+        reply = error(403)
+        reply.headers.update(headers)
+        return reply
+
+    api = serve(respond)
+    run = box.run(api, "--permission-mode", "acceptEdits", env=FAST)
+    assert run.code == 1
+    retries = [(r["error_status"], r["error"]) for r in run.system("api_retry")]
+    assert retries == ([(403, "authentication_failed")] if retried else [])
+    assert len(api.messages) == (2 if retried else 1)
+    assert run.result["api_error_status"] == 403
 
 
 def test_overloaded_gives_up_after_three_529s(

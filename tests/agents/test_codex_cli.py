@@ -347,6 +347,7 @@ def test_500_message_is_codex_own_text(env: dict[str, str], ws: Path) -> None:
     (500, 2, 0, 3),
     (401, 2, 0, 1),  # 4xx: no HTTP-level retry ...
     (401, 0, 2, 3),  # ... but the turn-level one applies
+    (403, 0, 2, 3),  # a 403 likewise
     (429, 2, 2, 1),  # 429: never retried
 ])
 def test_retry_counts(env: dict[str, str], ws: Path, status: int, request_retries: int,

@@ -41,10 +41,10 @@ d. Errors. Retries: settings ``general.maxAttempts`` (default 10, no env overrid
    ``init``, user ``message``, then one ``result`` with status "error", error.type "unknown"
    and zero stats; no separate error event. Exit code = HTTP status mod 256: 429 per-minute
    → 173 after maxAttempts tries; 429 per-day → 173, no retry; 500 → 244 and 503 → 247 after
-   maxAttempts tries; 400 bad key → 144, no retry; 404 → 1, no retry. stderr: ``Attempt N
-   failed…`` lines, then ``Error when talking to Gemini API Full report available at:
-   $TMPDIR/gemini-client-error-….json`` and a stack. Messages: ``ERROR_CASES``. A transient
-   500 is retried and the run succeeds.
+   maxAttempts tries; 400 bad key → 144, 401 → 145 and 403 → 147, no retry; 404 → 1, no
+   retry. stderr: ``Attempt N failed…`` lines, then ``Error when talking to Gemini API Full
+   report available at: $TMPDIR/gemini-client-error-….json`` and a stack. Messages:
+   ``ERROR_CASES``. A transient 500 is retried and the run succeeds.
 e. Hang (no response headers): nothing after the user message; each attempt ends at undici's
    60 s headersTimeout, then it retries: with maxAttempts=2, exit 1 after ~126 s, result error
    ``[API Error: exception TypeError: fetch failed sending request]``. Stall (first chunk, then
@@ -72,7 +72,7 @@ from typing import Any
 import pytest
 
 from tests.agents.clis import cli_path
-from tests.agents.fake_gemini import FAILED, SIGNAL, USAGE, FakeGemini, Script
+from tests.agents.fake_gemini import FAILED, SIGNAL, USAGE, ErrorKind, FakeGemini, Script
 
 GEMINI = cli_path("gemini")
 
@@ -380,6 +380,18 @@ def test_api_error(
             "Please wait and try again later. To increase your limits, request a quota increase "
             "through AI Studio, or switch to another /auth method"
         )
+
+
+@pytest.mark.parametrize(("error", "code"), [("unauthenticated", 145),
+                                             ("permission_denied", 147)])
+def test_a_rejected_key_is_not_retried(box: Sandbox, error: ErrorKind, code: int) -> None:
+    """With its default 10 attempts, a 401 or 403 still ends the run after one request."""
+    with FakeGemini(Script(behaviour="text", error=error)) as fake:
+        run = _run(box, fake, "-m", MODEL)
+        assert len(fake.stream_requests()) == 1
+    assert run.rc == code
+    assert run.result()["status"] == "error"
+    assert f'"code":{code + 256}' in run.result()["error"]["message"]
 
 
 def test_transient_500_is_retried_and_succeeds(box: Sandbox, fake: FakeGemini) -> None:

@@ -151,11 +151,14 @@ def test_full_implementation_with_the_classifier(box: Box) -> None:
 
 
 def test_a_refused_write_is_reported_with_the_denial(box: Box) -> None:
-    # The project's own Claude Code settings deny writes to the specs directory (deny rules
-    # beat Baton's allow grant): claude refuses the Write, exits 0 and lists the refusal in
-    # `permission_denials`; the barrier failure says what was refused, not only "not found".
-    settings = box.ws / ".claude" / "settings.json"
+    # A settings file handed to claude with `--settings` (extra-args) denies writes to the
+    # specs directory (deny rules beat Baton's allow grant). Preflight reads the settings
+    # files Claude Code finds by itself (the next test), not argv, so the agent runs:
+    # claude refuses the Write, exits 0 and lists the refusal in `permission_denials`; the
+    # barrier failure says what was refused, not only "not found".
+    settings = box.home / "deny-specs.json"
     settings.write_text(json.dumps({"permissions": {"deny": [f"Edit(/{box.ws}/specs/**)"]}}))
+    box.settings = (f'workflow.claude.extra-args=["--settings", "{settings}"]',)
     with serve(box, anthropic_agent()):
         r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits")
     assert r.returncode == 1
@@ -163,6 +166,30 @@ def test_a_refused_write_is_reported_with_the_denial(box: Box) -> None:
     assert "HARD BARRIER FAILED" in step["message"]
     assert "the claude CLI refused: Write " in step["message"], step["message"]
     assert "/specs/001_research_rate_limiting/reports/001_limits.md" in step["message"]
+
+
+@pytest.mark.parametrize("config_dir", [False, True])
+def test_a_users_deny_rule_on_the_artifacts_stops_the_run_in_preflight(box: Box,
+                                                                      config_dir: bool) -> None:
+    """`"permissions": {"deny": ["Edit(./specs/**)"]}` in the user's own Claude Code settings
+    (~/.claude/settings.json, or CLAUDE_CONFIG_DIR's) would refuse every artifact after the
+    model was paid: preflight names the file and the rule, and no request is made."""
+    config = box.home / ("claude-config" if config_dir else ".claude")
+    if config_dir:
+        box.env["CLAUDE_CONFIG_DIR"] = str(config)
+    config.mkdir()
+    settings = config / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Edit(./specs/**)"]}}))
+    with serve(box, anthropic_agent()) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits")
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal" and not _steps(cp)
+    assert f"Claude Code's user settings ({settings}) deny `Edit(./specs/**)`, which covers " \
+        "specs/" in cp["last_error"], cp["last_error"]
+    assert "remove the rule" in cp["last_error"]
+    assert "deny `Edit(./specs/**)`" in r.stdout + r.stderr
+    assert api.requests == []  # not one request: nothing was spent
 
 
 def test_plan_mode_is_refused_before_any_request(box: Box) -> None:
@@ -224,6 +251,39 @@ def test_api_failures_are_classified(box: Box, status: int, failure: str) -> Non
         assert "fix:" in step["message"] and "ANTHROPIC_API_KEY" in step["message"]
     else:
         assert all("agent exited with code 1: API Error" in s["message"] for s in failed)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_bad_key_stops_claude_inside_its_own_retries(box: Box, status: int) -> None:
+    """claude retries a 401 from the first request (and a 403 the answer marks retryable, as
+    a gateway may) with `api_retry` events, CLAUDE_CODE_MAX_RETRIES times (10 by default:
+    205 s). Baton stops the agent at the first such event and fails the step as fatal with
+    the status and the fix. retry-after keeps claude's next try 20 s away, so a single
+    request proves it never came."""
+    box.env["CLAUDE_CODE_MAX_RETRIES"] = "3"
+
+    def respond(req: Recorded) -> Any:
+        reply = error(status, retry_after=20)
+        if status == 403:
+            reply.headers["x-should-retry"] = "true"
+        return reply
+
+    with serve(box, respond) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits")
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    (step,) = box.failed_steps()
+    assert step["failure"] == "fatal" and step["attempts"] == 1, step
+    assert step["message"].startswith(
+        f"the claude CLI got HTTP {status} (authentication_failed) from the model API and was "
+        "retrying it; no retry can fix that, so the agent was stopped — fix: check the API "
+        "key or login: set ANTHROPIC_API_KEY"), step["message"]
+    assert len(api.messages) == 1
+    cp = box.checkpoint()
+    assert cp["baton"]["failure"]["class"] == "fatal"
+    records = [json.loads(line) for line in (box.ws / ".claude/data/logs/errors.jsonl")
+               .read_text().splitlines() if f'"{cp["checkpoint_id"]}"' in line]
+    assert [(r["context"]["http_status"], r["context"]["stopped"]) for r in records
+            if r["source"] == "research.1"] == [(status, True)]
 
 
 def test_unknown_model_is_fatal_with_the_fix(box: Box) -> None:

@@ -100,6 +100,30 @@ def test_api_failures_are_classified(box: Box, status: int, failure: str) -> Non
         assert "fix:" not in message
 
 
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_bad_key_stops_codex_inside_its_own_retries(box: Box, status: int) -> None:
+    """codex 0.169 retries a 401 and a 403 at turn level (`stream_max_retries`, 5 by
+    default), each retry an `error` event "Reconnecting... i/N (unexpected status 401 …)".
+    Baton stops the agent at the first one and fails the step as fatal with the status and
+    the fix. retry-after (which codex honours) keeps its next try 20 s away, so a single
+    request proves it never came."""
+    with serve(box, fo.failing(status, retry_after=20), stream_retries=2) as api:
+        r = box.run(*RESEARCH)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    (step,) = box.failed_steps()
+    assert step["failure"] == "fatal" and step["attempts"] == 1, step
+    reason = {401: "Incorrect API key provided: sk-fake.",
+              403: "Country, region, or territory not supported"}[status]
+    assert step["message"].startswith(
+        f"the codex CLI got HTTP {status} ({reason}"), step["message"]
+    assert step["message"].endswith(
+        "no retry can fix that, so the agent was stopped — fix: check the API key or login: "
+        "set OPENAI_API_KEY (or the env_key of your codex model provider), or run "
+        "`codex login`"), step["message"]
+    assert len(api.turns) == 1
+    assert box.checkpoint()["baton"]["failure"]["class"] == "fatal"
+
+
 def test_full_implementation_with_the_classifier(box: Box) -> None:
     with serve(box, openai_agent()) as api:
         r = box.run("Add rate limiting to the login endpoint", "--complexity", "1")

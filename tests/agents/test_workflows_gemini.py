@@ -154,6 +154,32 @@ def test_an_invalid_api_key_is_fatal_with_the_fix(box: Box) -> None:
     assert len(api.stream_requests()) == 1  # neither gemini nor Baton retried
 
 
+@pytest.mark.parametrize(("error", "code", "text"), [
+    ("unauthenticated", 145, "401 UNAUTHENTICATED: Request had invalid authentication"),
+    ("permission_denied", 147, "403 PERMISSION_DENIED: Method doesn't allow unregistered"),
+])
+def test_a_rejected_key_ends_gemini_at_once_and_is_fatal(box: Box, error: fg.ErrorKind,
+                                                         code: int, text: str) -> None:
+    """gemini 0.61 retries only 429 and 5xx: with its default 10 attempts a 401 or 403
+    still ends it after one request (exit = status mod 256), so there is no retry to cut
+    short. Baton makes both fatal with the login fix: not a permanent failure to retry."""
+    settings = json.loads(json.dumps(SETTINGS))
+    del settings["general"]["maxAttempts"]  # gemini's own default
+    (box.home / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    with serve(box, fg.Script(error=error)) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--complexity", "1")
+    assert r.returncode == 1
+    (step,) = box.failed_steps()
+    assert step["failure"] == "fatal" and step["attempts"] == 1, step
+    assert step["message"].startswith(
+        f"agent exited with code {code}: [API Error: {text}"), step["message"]
+    assert step["message"].endswith("— fix: set GEMINI_API_KEY, or run `gemini` once and "
+                                    "choose an auth method"), step["message"]
+    assert len(api.stream_requests()) == 1
+    assert box.checkpoint()["baton"]["failure"]["class"] == "fatal"
+
+
 def test_an_unknown_model_is_fatal_with_the_fix(box: Box) -> None:
     box.settings = ("workflow.gemini.model=gpt-4o",)  # another provider's model
     with serve(box, agent()) as api:

@@ -76,3 +76,47 @@ def test_a_problem_is_anchored_at_its_setting_in_pyproject_too() -> None:
     assert _anchor(lines, "workflow.codex.model") == 4  # its table, the key is not there
     assert _anchor(lines, "workflow.gemini.skip-trust") == 2  # no table: the runner
     assert _anchor([], "workflow.specs-dir") == 0
+
+
+def test_a_version_timeout_is_not_remembered(tmp_path: Path) -> None:
+    """A CLI too slow once (a busy machine) is asked again on the next check, while a
+    definite answer is kept per installed binary."""
+    import pytest
+
+    from baton_lsp.lsp.preflight import cached_version
+    from baton_lsp.workflow.preflight import VersionTimeout
+
+    busy = tmp_path / "busy"
+    busy.touch()
+    exe = tmp_path / "gemini"
+    exe.write_text(f"#!/bin/sh\n[ -e '{busy}' ] && sleep 30\necho 0.61.0\n")
+    exe.chmod(0o755)
+    with pytest.raises(VersionTimeout, match="did not answer in 1 s"):
+        cached_version(str(exe), {"PATH": "/usr/bin:/bin"}, 1)
+    busy.unlink()
+    assert cached_version(str(exe), {"PATH": "/usr/bin:/bin"}, 60) == "0.61.0"
+
+
+async def test_a_claude_deny_rule_on_the_artifacts_is_a_btn002(client: LanguageClient,
+                                                               tmp_path: Path) -> None:
+    """The project's Claude Code settings deny the specs directory: shown on the Baton
+    configuration before any workflow runs (nothing is executed for it)."""
+    root = client.workspace_root
+    await wait_indexed(client)
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text(FAKE_CLAUDE)
+    claude.chmod(0o755)
+    (root / ".claude" / "settings.json").write_text(
+        '{"permissions": {"deny": ["Edit(./specs/**)"]}}', encoding="utf-8")
+    cfg = root / ".claude" / "baton.toml"
+    cfg.write_text(f'[workflow]\nrunner = "claude"\n\n[workflow.claude]\nexecutable = "{claude}"\n',
+                   encoding="utf-8")
+    _changed(client, cfg)
+    diags = await current(client, cfg.as_uri(),
+                          lambda d: any("Edit(./specs/**)" in x.message for x in d))
+    (diag,) = [d for d in diags if "Edit(./specs/**)" in d.message]
+    assert diag.code == "BTN002"
+    assert f"Claude Code's project settings ({root / '.claude' / 'settings.json'}) deny " \
+        "`Edit(./specs/**)`, which covers specs/" in diag.message
+    assert not Path(f"{claude}.ran").exists()

@@ -11,6 +11,7 @@ from baton_lsp.errors import PathError
 from baton_lsp.workflow.layout import (
     allocate_topic,
     contained,
+    planned_topic,
     slugify,
     specs_dir,
     topic_of_plan,
@@ -89,3 +90,16 @@ def test_topic_of_plan(tmp_path: Path) -> None:
     plan.write_text("# P\n")
     t = topic_of_plan(tmp_path, plan)
     assert (t.number, t.slug) == (12, "auth") and (t.path / "debug").is_dir()
+
+
+def test_the_planned_topic_is_the_one_allocated_and_nothing_is_created(tmp_path: Path) -> None:
+    """Preflight checks the topic directory a run will get before it exists."""
+    base = tmp_path / "specs"
+    assert planned_topic(tmp_path, base, "Add login") == base / "001_add_login"
+    assert not base.exists()
+    (base / "007_old").mkdir(parents=True)
+    planned = planned_topic(tmp_path, base, "Add login")
+    assert planned == allocate_topic(tmp_path, "Add login", base).path == base / "008_add_login"
+    plan = ".claude/specs/002_pay/plans/001_plan.md"
+    assert planned_topic(tmp_path, base, "x", plan) == base / "002_pay"
+    assert planned_topic(tmp_path, base, "x", "specs/003_y/plans/p.md") == base / "003_y"

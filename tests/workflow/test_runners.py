@@ -37,6 +37,7 @@ from baton_lsp.workflow.runners import (
     fix_for,
     refusals,
 )
+from baton_lsp.workflow.runners.base import AUTH_FIXES
 
 DATA = Path(__file__).parent / "data"
 PROMPT = "# Research agent\n\nInvestigate the login flow; quote `this` and $(that).\n"
@@ -888,3 +889,115 @@ def test_claude_tool_failure_that_is_no_refusal_is_not_a_denial() -> None:
     event = runner.decode(json.dumps({"type": "result", "subtype": "success", "result": "ok",
                                       "is_error": False}))
     assert event.result is not None and event.result.denials == ()
+
+
+# --- failures the CLI retries in vain (issue 30, defect 6) -------------------------------------
+
+def _api_retry(status: int | None, error: str) -> str:
+    """claude 2.1.331's `api_retry` line, as it printed it against FakeAnthropic."""
+    return json.dumps({"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 10,
+                       "retry_delay_ms": 589, "error_status": status, "error": error,
+                       "session_id": "5f30d43c", "uuid": "e7475c0c"})
+
+
+@pytest.mark.parametrize(("status", "error", "hopeless"), [
+    (401, "authentication_failed", True),
+    (403, "authentication_failed", True),  # retried when the answer says x-should-retry
+    (400, "invalid_request", True),
+    (404, "model_not_found", True),
+    (429, "rate_limit", False),
+    (500, "server_error", False),
+    (529, "overloaded", False),
+    (408, "server_error", False),
+    (None, "unknown", False),  # a connection error: no HTTP status
+    (None, "authentication_failed", True),
+    (None, "model_not_found", True),
+])
+def test_claude_retry_of_a_hopeless_status_stops_the_step(status: int | None, error: str,
+                                                          hopeless: bool) -> None:
+    event = ClaudeRunner().decode(_api_retry(status, error))
+    assert event.text and event.text[0].startswith("claude: API retry 1/10")
+    if not hopeless:
+        assert event.hopeless is None
+        return
+    assert event.hopeless is not None
+    message = event.hopeless.message
+    if status is not None:
+        assert f"HTTP {status} ({error})" in message, message
+    if status in (401, 403) or error == "authentication_failed":
+        assert "fix: check the API key or login: set ANTHROPIC_API_KEY" in message, message
+    if error == "model_not_found":
+        assert "fix: use a model this CLI serves" in message, message
+    if status == 400:
+        assert "fix: the model API refuses the request itself" in message, message
+
+
+_CODEX_401 = ("unexpected status 401 Unauthorized: Incorrect API key provided: sk-fake. You can "
+              "find your API key at https://platform.openai.com/account/api-keys., url: "
+              "http://127.0.0.1:40465/v1/responses, request id: req_fake")
+_CODEX_403 = ("unexpected status 403 Forbidden: Country, region, or territory not supported, "
+              "url: http://127.0.0.1:46421/v1/responses, request id: req_fake")
+
+
+@pytest.mark.parametrize(("message", "status"), [
+    (f"Reconnecting... 1/5 ({_CODEX_401})", 401),
+    (f"Reconnecting... 2/5 ({_CODEX_403})", 403),
+    ("Reconnecting... 1/5 (We’re currently experiencing high demand, which may cause "
+     "temporary errors.)", None),
+    ("Reconnecting... 1/1 (stream disconnected before completion: idle timeout waiting for "
+     "SSE)", None),
+    (_CODEX_401, None),  # the final error: codex is exiting anyway
+])
+def test_codex_reconnect_of_a_hopeless_status_stops_the_step(message: str,
+                                                             status: int | None) -> None:
+    event = CodexRunner().decode(json.dumps({"type": "error", "message": message}))
+    if status is None:
+        assert event.hopeless is None
+        return
+    assert event.hopeless is not None and event.hopeless.status == status
+    text = event.hopeless.message
+    assert text.startswith(f"the codex CLI got HTTP {status} (")
+    assert "url:" not in text and "fix: check the API key or login: set OPENAI_API_KEY" in text
+
+
+@pytest.mark.parametrize(("stderr", "message"), [
+    # gemini 0.61.0 on a 403 (exit 147): fatal like the 401, not a permanent failure
+    ('_ApiError: {"error":{"code":403,"message":"Method doesn\'t allow unregistered callers",'
+     '"status":"PERMISSION_DENIED"}}\n  status: 403\n}',
+     "[API Error: 403 PERMISSION_DENIED: Method doesn't allow unregistered callers]"),
+    ("", "unexpected status 403 Forbidden: Country, region, or territory not supported"),
+])
+def test_a_forbidden_answer_is_fatal_with_the_login_fix(stderr: str, message: str) -> None:
+    result = RunResult(ok=False, subtype="error", message=message, session_id=None,
+                       failure=PERMANENT)
+    assert classify_common(1, stderr, result) == FATAL
+    assert GeminiRunner().classify_exit(147, stderr, result) == FATAL
+    assert fix_for(f"{stderr}\n{message}", "gemini") == AUTH_FIXES["gemini"]
+
+
+async def test_a_stop_event_stops_the_whole_group_at_once(tmp_path: Path) -> None:
+    """`run_process(stop=…)`: the caller's own reason to stop (set from `on_line`) ends the
+    agent and its children with TERM, then KILL, like a timeout."""
+    script = ("import subprocess, sys, time\n"
+              "child = subprocess.Popen(['sleep', '300'])\n"
+              "print(child.pid, flush=True)\n"
+              "print('RETRYING 401', flush=True)\n"
+              "time.sleep(300)\n")
+    stop = asyncio.Event()
+    lines: list[str] = []
+
+    def on_line(line: str) -> None:
+        lines.append(line)
+        if "401" in line:
+            stop.set()
+
+    out = await run_process([sys.executable, "-c", script], cwd=tmp_path, env=dict(os.environ),
+                            stdin=None, on_line=on_line, timeout=120, stall_timeout=None,
+                            grace=0.5, stop=stop)
+    assert out.stopped and out.killed_by_us and out.exit_code is None
+    assert not (out.timed_out or out.stalled or out.cancelled)
+    assert out.duration < 60
+    child = int(lines[0])
+    assert not Path(f"/proc/{child}").exists() or "Z" in Path(
+        f"/proc/{child}/stat").read_text().split(")")[-1].split()[0]
+    assert classify_outcome(ClaudeRunner(), out, None) == FATAL

@@ -22,7 +22,7 @@ from lsprotocol import types
 
 from ..model.base import Finding, Range, Severity
 from ..paths import norm
-from ..workflow.preflight import Problem, cli_version, workspace_check
+from ..workflow.preflight import Problem, VersionTimeout, cli_version, workspace_check
 from ..workspace.config import config_sources
 from .convert import path_to_uri
 from .diagnostics import index_workspace, publish
@@ -38,17 +38,21 @@ CODE, RULE = "BTN002", "agent-cli-preflight"
 _versions: dict[tuple[str, int, int], str | Exception] = {}
 
 
-def cached_version(executable: str, env: Mapping[str, str]) -> str:
+def cached_version(executable: str, env: Mapping[str, str], timeout: float) -> str:
     """`--version` once per installed binary (path, mtime, size): the editor re-checks on
-    every configuration change, and starting a CLI costs up to a second."""
+    every configuration change, and starting a CLI costs up to a second. A timeout is not
+    kept: it says the machine was busy, not what the binary is, so the next check asks
+    again."""
     try:
         st = os.stat(executable)
     except OSError:
-        return cli_version(executable, env)
+        return cli_version(executable, env, timeout)
     key = (executable, st.st_mtime_ns, st.st_size)
     if key not in _versions:
         try:
-            _versions[key] = cli_version(executable, env)
+            _versions[key] = cli_version(executable, env, timeout)
+        except VersionTimeout:
+            raise
         except (OSError, ValueError) as exc:
             _versions[key] = exc
     value = _versions[key]
@@ -97,7 +101,7 @@ def _lines(path: Path) -> list[str]:
         return []
 
 
-def _not_run(executable: str, env: Mapping[str, str]) -> str:
+def _not_run(executable: str, env: Mapping[str, str], timeout: float) -> str:
     return "not run: the workspace is not trusted"
 
 

@@ -167,6 +167,9 @@ class WorkflowSettings(BaseModel):
     max_debug_iterations: int = Field(2, ge=0, le=20, description="test → debug loops before "
                                       "the workflow fails with tests still failing.")
     kill_grace: float = Field(5.0, ge=0, description="Seconds between SIGTERM and SIGKILL.")
+    version_timeout: float = Field(
+        90.0, gt=0, description="Seconds preflight waits for each agent CLI to answer "
+        "`--version` (a node CLI starting on a loaded machine can take half a minute).")
     max_budget_usd: float | None = Field(
         None, gt=0, description="Stop launching agent steps once the workflow's reported cost "
         "reaches this many US dollars; the workflow stays resumable (raise it and resume).")

@@ -5,6 +5,7 @@ configured attempts. A finished step is checkpointed the moment it is done."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,15 @@ from .layout import contained
 from .process import AgentLaunchError, ProcessOutcome, run_process, strip_ansi
 from .prompt import build_prompt
 from .run import Run
-from .runners import Invocation, Runner, RunResult, classify_outcome, fix_for, refusals
+from .runners import (
+    HopelessRetry,
+    Invocation,
+    Runner,
+    RunResult,
+    classify_outcome,
+    fix_for,
+    refusals,
+)
 from .signals import SignalReader
 
 Verify = Callable[[Path, SignalReader], "str | None"]
@@ -79,9 +88,9 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
         reader = SignalReader()
         with confine.open_new(run.root, log_dir / f"{sid}.attempt-{attempt}.log") as fd, \
                 open(fd, "w", encoding="utf-8", closefd=False) as log_file:
-            runner, out, final = await _attempt(run, spec, step, artifact, attempt, reader,
-                                                log_file)
-        last = judge(run, sid, runner, out, final, reader, artifact, spec.verify)
+            runner, out, final, hopeless = await _attempt(run, spec, step, artifact, attempt,
+                                                          reader, log_file)
+        last = judge(run, sid, runner, out, final, reader, artifact, spec.verify, hopeless)
         if last is None:
             try:
                 _record_done(run, spec, step, artifact, reader, attempt)
@@ -106,8 +115,10 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
 
 async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
                    attempt: int, reader: SignalReader, log_file: IO[str]
-                   ) -> tuple[Runner, ProcessOutcome, RunResult | None]:
-    """Launch one attempt and wait for it; the agent's text goes to its log and the reader."""
+                   ) -> tuple[Runner, ProcessOutcome, RunResult | None, HopelessRetry | None]:
+    """Launch one attempt and wait for it; the agent's text goes to its log and the reader.
+    An API failure the CLI retries in vain (a bad key) stops the agent at once: it is
+    returned, and the step fails fatal instead of waiting out the CLI's retries."""
     sid = spec.sid
     contract = run.contract(sid, spec.role, artifact, {**spec.extra,
                                                         "BATON_ATTEMPT": str(attempt)})
@@ -131,6 +142,8 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         step["status"] = "failed"
         raise failure from None
     results: list[RunResult] = []
+    hopeless: list[HopelessRetry] = []
+    stop = asyncio.Event()
 
     def on_line(line: str) -> None:
         event = runner.decode(line)
@@ -142,6 +155,10 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
                 run.emit("signal", step=sid, name=sig.name, value=sig.value)
         if event.result is not None:
             results.append(event.result)
+        if event.hopeless is not None and not hopeless:
+            hopeless.append(event.hopeless)
+            run.say(f"[{sid}] {event.hopeless.message}")
+            stop.set()
 
     run.emit("step", step=sid, state=spec.state.value, status="running", attempt=attempt,
              runner=runner.name, artifact=str(artifact))
@@ -153,7 +170,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
             launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
             timeout=spec.timeout or run.settings.timeout,
             stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
-            grace=run.settings.kill_grace, on_start=run.started)
+            grace=run.settings.kill_grace, on_start=run.started, stop=stop)
     except AgentLaunchError as exc:
         failure = StepFailure(sid, FATAL, str(exc), "agent_error")
         run.record_failure(step, failure)
@@ -169,7 +186,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     if final is not None and final.usage:
         step["usage"] = accounting.add_usage(step.get("usage"), final.usage)
         run.baton["usage"] = accounting.usage_totals(run.steps)
-    return runner, out, final
+    return runner, out, final, (hopeless[0] if hopeless else None)
 
 
 def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
@@ -210,8 +227,13 @@ def over_budget(run: Run) -> str | None:
 
 
 def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunResult | None,
-          reader: SignalReader, artifact: Path, verify: Verify | None) -> StepFailure | None:
+          reader: SignalReader, artifact: Path, verify: Verify | None,
+          hopeless: HopelessRetry | None = None) -> StepFailure | None:
     """How the attempt ended: None when the artifact passed every check."""
+    if hopeless is not None:
+        return StepFailure(sid, FATAL, hopeless.message, "agent_error",
+                           {"http_status": hopeless.status, "api_error": hopeless.error,
+                            "fix": hopeless.fix, "stopped": out.stopped})
     if out.timed_out:
         return StepFailure(sid, TRANSIENT, f"agent timed out after {out.duration:.0f} s",
                            "timeout_error", {"timeout": True})

@@ -40,7 +40,7 @@ from .failures import (
     StoreFailure,
 )
 from .isolation import dirty_tree_problem
-from .layout import make_topic
+from .layout import make_topic, planned_topic
 from .request import (
     RunRequest,
     new_record,
@@ -98,7 +98,8 @@ class Engine(Run):
             if dirty is not None:
                 raise StartRefused(f"not starting: {dirty}, then run it again")
         classifier = "classifier" in self.settings.agents and not settled_by_flags(req)
-        versions = self._preflight(scope, classifier, specs)
+        versions = self._preflight(scope, classifier, specs, planned_topic(
+            self.root, specs, req.description, req.plan_path))
         self.store = store
         try:
             self.store.acquire()
@@ -147,7 +148,12 @@ class Engine(Run):
             self._check_runners()
             classifier = not self.baton.get("classify", {}).get("done", True)
             try:
-                versions = self._preflight(self.machine.scope, classifier, self.specs_dir())
+                versions = self._preflight(
+                    self.machine.scope, classifier, self.specs_dir(),
+                    self.topic.path if self.topic is not None else planned_topic(
+                        self.root, self.specs_dir(), str(self.data.get(
+                            "workflow_description") or ""),
+                        (self.baton.get("request") or {}).get("plan_path")))
             except PathError as exc:
                 raise EngineError(str(exc)) from None
             if versions:
@@ -327,17 +333,24 @@ class Engine(Run):
         identity["overrides"] = merge(pinned.get("overrides") or {}, self.overrides)
         self.baton["identity"] = identity
 
-    def _preflight(self, scope: Scope, classifier: bool, specs: Path) -> dict[str, str]:
+    def _preflight(self, scope: Scope, classifier: bool, specs: Path,
+                   topic: Path | None = None) -> dict[str, str]:
         """Stop before any agent runs — and before anything is written — when a CLI, its
-        login, a model or the artifact location would make the first agent step fail (see
-        workflow/preflight.py). Returns the CLI versions found, for the record."""
+        login, a model, the artifact location or the user's Claude Code deny rules (checked
+        against `topic`, the topic directory the run will write) would make the first agent
+        step fail (see workflow/preflight.py). Returns the CLI versions found, for the
+        record."""
         states = (*((State.INITIALIZE,) if classifier else ()), *HAPPY_PATHS[scope],
                   State.DEBUG)
         uses = [preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
                 for role in preflight.roles_ahead(self.settings, states)]
         if not any(u.runner in preflight.CLI_PACKAGES for u in uses):
             return {}
-        problems, versions = preflight.check(self.root, self.settings, uses, specs)
+        notes: list[str] = []
+        problems, versions = preflight.check(self.root, self.settings, uses, specs,
+                                             topic=topic, notes=notes)
+        for note in notes:
+            self.say(f"preflight: {note}")
         if problems:
             raise StartRefused("preflight: " + "; ".join(p.message for p in problems) +
                                " (nothing was started)")

@@ -115,6 +115,24 @@ def specs_dir(root: Path, setting: str = SPECS_AUTO, *, claude: bool = False) ->
     return in_claude
 
 
+def planned_topic(root: Path, base: Path, description: str, plan: str | None = None) -> Path:
+    """The topic directory a new run would get, without creating anything (preflight checks
+    what may write there before the topic is allocated): the plan's own topic, rebased
+    under `base` as `topic_of_plan` does, else `<base>/NNN_slug` with NNN one past the
+    highest existing number (another run may take it first; the name is what matters)."""
+    if plan:
+        planned = root / plan
+        parent = planned.parent.parent if planned.parent.name == "plans" else planned.parent
+        return parent if inside(base, parent) else base / parent.name
+    highest = 0
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(base):
+            m = _NNN.match(entry.name)
+            if m and entry.is_dir():
+                highest = max(highest, int(m.group(1)))
+    return base / f"{highest + 1:03d}_{slugify(description)}"
+
+
 def allocate_topic(root: Path, description: str, base: Path | None = None) -> TopicDir:
     """Create `<base>/NNN_slug/` (base: `specs_dir(root)`) with its sub-directories, NNN one
     past the highest existing number, under a lock shared by every workflow here."""

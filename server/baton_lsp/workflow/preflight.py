@@ -8,22 +8,28 @@ trust the folder. Each problem names its fix (and the file it is about, for the 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..errors import PathError
 from ..model.base import Kind
 from ..model.claude_models import claude_model_arg, looks_like_claude_model
+from ..model.claude_permissions import DenyRule, Roots, SettingsScope, covers, parse_deny
 from ..model.config import DEFAULT_ROLE_AGENTS, WorkflowSettings
 from ..model.states import State
-from .layout import contained, inside, specs_dir
+from .layout import AGENT_SCRATCH, contained, inside, specs_dir
 from .runners import own_runner
 from .runners.base import AUTH_FIXES
+
+logger = logging.getLogger(__name__)
 
 CLI_PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
                 "gemini": "@google/gemini-cli"}
@@ -37,6 +43,10 @@ _CREDENTIAL_ENV = {
 
 AUTO_ORDER = ("claude", "codex", "gemini")
 """The agent CLIs `runner = "auto"` tries, in this order."""
+
+MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
+"""Claude Code's managed (organisation) settings on Linux; `managed-settings.d/*.json` beside
+it are merged in."""
 
 
 @dataclass(frozen=True)
@@ -175,28 +185,145 @@ def _gemini_trusts(root: Path, env: Mapping[str, str]) -> bool:
         value == "TRUST_FOLDER" and inside(Path(key), root) for key, value in folders.items())
 
 
-def cli_version(executable: str, env: Mapping[str, str], timeout: float = 20.0) -> str:
-    """`<executable> --version`, last line; raises OSError/ValueError when it cannot answer."""
-    try:
-        proc = subprocess.run([executable, "--version"], capture_output=True, text=True,
-                              env=dict(env), timeout=timeout, stdin=subprocess.DEVNULL,
-                              check=False)
-    except subprocess.TimeoutExpired:
-        raise ValueError(f"`{executable} --version` did not answer in {timeout:.0f} s") from None
-    lines = [ln.strip() for ln in proc.stdout.splitlines() if ln.strip()]
+class VersionTimeout(ValueError):
+    """The CLI started but did not answer `--version` in time: slow (a loaded machine), not
+    broken, so it is reported apart from a CLI that fails."""
+
+    def __init__(self, executable: str, timeout: float) -> None:
+        self.timeout = timeout
+        super().__init__(f"`{executable} --version` did not answer in {timeout:g} s")
+
+
+VersionOf = Callable[[str, Mapping[str, str], float], str]
+"""How preflight asks a CLI for its version: (executable, environment, timeout in seconds)."""
+
+
+def cli_version(executable: str, env: Mapping[str, str], timeout: float) -> str:
+    """`<executable> --version`, last line; raises OSError/ValueError when it cannot answer
+    and VersionTimeout when it does not answer within `timeout` seconds.
+
+    The CLI runs in its own process group, killed whole on a timeout (before it is reaped,
+    so the group id cannot have been reused): gemini relaunches itself as a child that
+    keeps the output pipes open, and waiting for those would hang."""
+    with subprocess.Popen([executable, "--version"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                          env=dict(env), start_new_session=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise VersionTimeout(executable, timeout) from None
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
     if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        tail = (err.strip().splitlines() or ["no output"])[-1]
         raise ValueError(f"`{executable} --version` failed (exit {proc.returncode}): {tail}")
     return lines[-1]
+
+
+def claude_settings_files(root: Path, env: Mapping[str, str],
+                          managed: Path = MANAGED_SETTINGS) -> list[tuple[SettingsScope, Path]]:
+    """Every settings file Claude Code reads its permission rules from for a run in `root`:
+    managed (and its drop-ins), user (`CLAUDE_CONFIG_DIR` or `~/.claude`), project, local."""
+    drop_ins: list[Path] = []
+    with contextlib.suppress(OSError):
+        drop_ins = sorted((managed.parent / "managed-settings.d").glob("*.json"))
+    return [(SettingsScope.MANAGED, managed),
+            *((SettingsScope.MANAGED, p) for p in drop_ins),
+            (SettingsScope.USER, _claude_config_dir(env) / "settings.json"),
+            (SettingsScope.PROJECT, root / ".claude" / "settings.json"),
+            (SettingsScope.LOCAL, root / ".claude" / "settings.local.json")]
+
+
+def _claude_config_dir(env: Mapping[str, str]) -> Path:
+    return Path(env.get("CLAUDE_CONFIG_DIR") or _home(env) / ".claude")
+
+
+def _deny_list(path: Path, notes: list[str]) -> list[str]:
+    """`permissions.deny` of one settings file; a file that is missing has none, one that
+    is unreadable or malformed gets a note (Claude Code reports it too) and none."""
+    try:
+        data: object = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        notes.append(f"cannot read Claude Code settings {path} ({exc}); its permission "
+                     "rules were not checked")
+        return []
+    perms = data.get("permissions") if isinstance(data, dict) else None
+    deny = perms.get("deny") if isinstance(perms, dict) else None
+    if deny is None:
+        return []
+    if not isinstance(deny, list):
+        notes.append(f"Claude Code settings {path}: permissions.deny is not a list; "
+                     "ignored")
+        return []
+    return [rule for rule in deny if isinstance(rule, str)]
+
+
+def artifact_probes(specs: Path, topic: Path | None) -> list[Path]:
+    """One file of each kind a run writes: the classifier's answer, a report, the plan, a
+    summary, a debug report (the names the states give them)."""
+    topic = topic or specs / "001_topic"
+    number = topic.name.split("_", 1)[0]
+    return [specs / AGENT_SCRATCH / "classification_baton.json",
+            topic / "reports" / f"001_{topic.name.split('_', 1)[-1]}.md",
+            topic / "plans" / f"{topic.name}_plan.md",
+            topic / "summaries" / f"{number}_workflow_summary.md",
+            topic / "debug" / "001_debug_report.md"]
+
+
+def claude_denials(root: Path, specs: Path, topic: Path | None, env: Mapping[str, str],
+                   managed: Path = MANAGED_SETTINGS, notes: list[str] | None = None
+                   ) -> list[Problem]:
+    """Deny rules in Claude Code's settings that refuse an artifact this run must write:
+    found now, they cost nothing; found by the agent, they cost a paid step and a barrier
+    failure."""
+    logged = notes is None
+    notes = [] if notes is None else notes
+    roots = Roots(cwd=PurePosixPath(root), home=PurePosixPath(_home(env)),
+                  config_dir=PurePosixPath(_claude_config_dir(env)))
+    probes = [PurePosixPath(p) for p in artifact_probes(specs, topic)]
+    problems: list[Problem] = []
+    for scope, path in claude_settings_files(root, env, managed):
+        for text in _deny_list(path, notes):
+            rule = parse_deny(text)
+            if rule is None:
+                continue
+            hit = next((p for p in probes if covers(rule, scope, roots, p)), None)
+            if hit is not None:
+                problems.append(Problem(_denial_message(root, scope, path, rule, Path(hit)),
+                                        setting="workflow.specs-dir"))
+    if logged:
+        for note in notes:
+            logger.warning("%s", note)
+    return problems
+
+
+def _denial_message(root: Path, scope: SettingsScope, path: Path, rule: DenyRule,
+                    hit: Path) -> str:
+    where = f"Claude Code's {scope.value} settings ({path}) deny `{rule.text}`"
+    if rule.path is None:
+        return (f"{where}: the Write tool every artifact is written with; remove the rule "
+                "(or run these agents with another runner)")
+    shown = hit.relative_to(root) if inside(root, hit) else hit
+    why = ("claude refuses to write it" if rule.tool == "Edit" else
+           "claude refuses to write what it may not read, and later steps read it")
+    return (f"{where}, which covers {shown}, an artifact this run writes ({why}): remove "
+            "the rule, or set [workflow] specs-dir to a directory it does not cover")
 
 
 def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: Path,
           env: Mapping[str, str] | None = None,
           which: Callable[[str], str | None] = shutil.which,
-          version_of: Callable[[str, Mapping[str, str]], str] = cli_version,
+          version_of: VersionOf = cli_version, *, topic: Path | None = None,
+          managed: Path = MANAGED_SETTINGS, notes: list[str] | None = None,
           ) -> tuple[list[Problem], dict[str, str]]:
     """Problems that stop the workflow before any agent runs, and the CLI versions found.
-    `version_of(executable, env)` raises OSError/ValueError when the CLI cannot answer."""
+    `version_of(executable, env, timeout)` raises OSError/ValueError when the CLI cannot
+    answer, VersionTimeout when it is too slow to. `topic` is the topic directory the run
+    will write in (a likely one when None); `notes` collects what was not checked."""
     env = os.environ if env is None else env
     problems: list[Problem] = []
     versions: dict[str, str] = {}
@@ -211,7 +338,13 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
                 setting=f"workflow.{cli}.executable"))
             continue
         try:
-            versions[cli] = version_of(found, env)
+            versions[cli] = version_of(found, env, settings.version_timeout)
+        except VersionTimeout as exc:
+            problems.append(Problem(
+                f"the {cli} CLI (`{exe}`) did not answer `--version` in {exc.timeout:g} s: "
+                "if the machine is busy, raise [workflow] version-timeout (or check that "
+                f"`{exe} --version` works)", setting="workflow.version-timeout"))
+            continue
         except (OSError, ValueError) as exc:
             problems.append(Problem(f"the {cli} CLI does not run: {exc}",
                                     setting=f"workflow.{cli}.executable"))
@@ -225,6 +358,8 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
             "refuses writes under .claude/ in every permission mode but bypassPermissions: "
             "set [workflow] specs-dir = \"specs\" (or leave it at \"auto\")",
             setting="workflow.specs-dir"))
+    if "claude" in clis:
+        problems += claude_denials(root, specs, topic, env, managed, notes)
     problems += _write_modes(settings, clis)
     for cli in ("codex", "gemini"):
         model = getattr(settings, cli).model
@@ -283,7 +418,7 @@ def _write_modes(settings: WorkflowSettings, clis: list[str]) -> list[Problem]:
 def workspace_check(root: Path, settings: WorkflowSettings,
                     env: Mapping[str, str] | None = None,
                     which: Callable[[str], str | None] = shutil.which,
-                    version_of: Callable[[str, Mapping[str, str]], str] = cli_version,
+                    version_of: VersionOf = cli_version,
                     ) -> list[Problem]:
     """What `baton run` would refuse in this workspace with its configuration, for every
     role any scope may launch (the editor shows these before a workflow is started)."""

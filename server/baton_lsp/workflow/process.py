@@ -52,8 +52,8 @@ def strip_ansi(text: str) -> str:
 
 @dataclass
 class ProcessOutcome:
-    """How one agent process ended. Exactly one of timed_out/stalled/cancelled is set when
-    we stopped it ourselves (then `exit_code` is None); `signal` reports a signal death
+    """How one agent process ended. Exactly one of timed_out/stalled/cancelled/stopped is set
+    when we stopped it ourselves (then `exit_code` is None); `signal` reports a signal death
     whoever sent it."""
 
     exit_code: int | None
@@ -63,10 +63,12 @@ class ProcessOutcome:
     duration: float
     stderr_tail: str
     signal: int | None
+    stopped: bool = False
+    """Stopped on the caller's `stop` event (what the agent printed says it cannot succeed)."""
 
     @property
     def killed_by_us(self) -> bool:
-        return self.timed_out or self.stalled or self.cancelled
+        return self.timed_out or self.stalled or self.cancelled or self.stopped
 
 
 class _Activity:
@@ -417,7 +419,8 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
                       stdin: bytes | None, on_line: Callable[[str], None], timeout: float,
                       stall_timeout: float | None, cancel: asyncio.Event | None = None,
                       grace: float = 3.0,
-                      on_start: Callable[[int], None] | None = None) -> ProcessOutcome:
+                      on_start: Callable[[int], None] | None = None,
+                      stop: asyncio.Event | None = None) -> ProcessOutcome:
     """Run one agent to completion under supervision and report how it ended.
 
     `env` is the complete environment (nothing is inherited implicitly). `on_line` gets every
@@ -426,6 +429,8 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     records before the agent can do anything, and if it raises the agent never runs. Raises
     AgentLaunchError when the program cannot start, and re-raises an exception from
     `on_line`/`on_start` (or this task's cancellation) only after the process group is gone.
+    `stop` is this run's own cancel: `on_line` sets it when a line says the agent cannot
+    succeed, and the group is stopped like a timed-out one (TERM, `grace`, KILL).
     """
     started = time.monotonic()
     proc, exited, gate = await _spawn(argv, cwd, env, stdin is not None)
@@ -449,7 +454,7 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
             on_start(pgid)  # recorded (durably) while the agent is still held …
         await gate.open()  # … and only then let go
         reason = await _supervise(proc, exited, readers, activity, started + timeout,
-                                  stall_timeout, cancel)
+                                  stall_timeout, cancel, stop)
         if reason is not None:
             logger.info("stopping agent %r (pid %d): %s", argv[0], pgid, reason)
             await _terminate(proc, pgid, grace)
@@ -487,18 +492,22 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
         exit_code=None if reason is not None or rc < 0 else rc,
         timed_out=reason == "timeout", stalled=reason == "stalled",
         cancelled=reason == "cancelled", duration=time.monotonic() - started,
-        stderr_tail=strip_ansi(tail.text()), signal=-rc if rc < 0 else None)
+        stderr_tail=strip_ansi(tail.text()), signal=-rc if rc < 0 else None,
+        stopped=reason == "stopped")
 
 
 async def _supervise(proc: asyncio.subprocess.Process, exited: asyncio.Event,
                      readers: list[asyncio.Task[None]], activity: _Activity, deadline: float,
-                     stall_timeout: float | None, cancel: asyncio.Event | None) -> str | None:
+                     stall_timeout: float | None, cancel: asyncio.Event | None,
+                     stop: asyncio.Event | None = None) -> str | None:
     """Wait for the main child to exit (woken by `exited` at once); return why we must stop
     it instead, if we must. The checks run every `_POLL` seconds at most."""
     while proc.returncode is None:
         now = time.monotonic()
         if cancel is not None and cancel.is_set():
             return "cancelled"
+        if stop is not None and stop.is_set():
+            return "stopped"
         if now >= deadline:
             return "timeout"
         if stall_timeout is not None and now - activity.last >= stall_timeout:

@@ -81,15 +81,61 @@ class RunResult:
     """Cost and token usage as the CLI reported it (see `usage_of`)."""
 
 
+@dataclass(frozen=True)
+class HopelessRetry:
+    """An API failure the CLI is retrying although no retry can fix it (a bad key answered
+    401 from the first request): the engine stops the agent at once and fails the step as
+    fatal instead of waiting out the CLI's own retries (claude's take minutes)."""
+
+    cli: str
+    status: int | None
+    error: str | None
+    """The CLI's name for the failure (`authentication_failed`), or its message."""
+
+    @property
+    def fix(self) -> str:
+        status = self.status if self.status is not None else _STATUS_OF_ERROR.get(
+            self.error or "", 401)  # without a status: an account or credential problem
+        if status in (401, 403):
+            return f"check the API key or login: {AUTH_FIXES[self.cli]}"
+        if status == 404:
+            return MODEL_FIX
+        return ("the model API refuses the request itself: check the CLI's API endpoint "
+                "(a proxy or gateway in its settings or environment) and its version")
+
+    @property
+    def message(self) -> str:
+        what = f"HTTP {self.status}" if self.status is not None else "an error"
+        why = f" ({self.error})" if self.error else ""
+        return (f"the {self.cli} CLI got {what}{why} from the model API and was retrying it; "
+                f"no retry can fix that, so the agent was stopped — fix: {self.fix}")
+
+
+_STATUS_OF_ERROR = {"model_not_found": 404, "invalid_request": 400}
+"""The status an error name stands for when a retry event carries none."""
+_RETRYABLE_4XX = frozenset({408, 409, 429})
+"""Client errors a retry can fix: request timeout, conflict, rate limit."""
+
+
+def fatal_status(status: object) -> bool:
+    """Whether an HTTP status is one no retry can fix: a 4xx (bad or missing key 401,
+    forbidden 403, bad request 400, unknown model 404, …) other than 408, 409 and 429.
+    429, 5xx and 529 (overloaded) are transient."""
+    return (isinstance(status, int) and not isinstance(status, bool)
+            and 400 <= status < 500 and status not in _RETRYABLE_4XX)
+
+
 @dataclass
 class AgentEvent:
     """What one stdout line carried: human-readable text lines (for signals and the user),
-    a final result, the session id to resume with, or an error the stream reported."""
+    a final result, the session id to resume with, an error the stream reported, or a
+    failure the CLI is retrying in vain (`hopeless`: stop the agent now)."""
 
     text: list[str] = field(default_factory=list)
     result: RunResult | None = None
     session_id: str | None = None
     error: str | None = None
+    hopeless: HopelessRetry | None = None
 
 
 @runtime_checkable
@@ -112,7 +158,8 @@ _FATAL_IO = re.compile(
 _FATAL_AUTH = re.compile(
     r"authentication_failed|authentication_error|not logged in|please run /login|"
     r"invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key not valid|API_KEY_INVALID|"
-    r"(?:status|http|code)\W{0,3}401\b|\b401 unauthorized|\(401\)|unauthorized|"
+    r"(?:status|http|code)\W{0,3}40[13]\b|\b401 unauthorized|\(40[13]\)|unauthorized|"
+    r"\b403 forbidden|permission_error|PERMISSION_DENIED|UNAUTHENTICATED|"
     r"billing_error|credit balance is too low|set an auth method",
     re.IGNORECASE)
 _FATAL_MODEL = re.compile(
@@ -131,6 +178,8 @@ _TRANSIENT = re.compile(
     r"ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|connection reset|"
     r"timed out|timeout_error|stream disconnected|failed to connect",
     re.IGNORECASE)
+MODEL_FIX = ("use a model this CLI serves: fix `model:` in the agent's front matter (claude) "
+             "or set [workflow.codex] / [workflow.gemini] model")
 FIXES = (
     (_FATAL_ROOT, "Claude Code refuses bypassPermissions as root: keep [workflow.claude] "
      "permission-mode = \"acceptEdits\" (Baton's default), or run as a normal user"),
@@ -138,8 +187,7 @@ FIXES = (
      "(Baton's default), or trust the folder in gemini"),
     (_FATAL_AUTH, "log the CLI in, or set its API key in the environment (ANTHROPIC_API_KEY, "
      "OPENAI_API_KEY or GEMINI_API_KEY)"),
-    (_FATAL_MODEL, "use a model this CLI serves: fix `model:` in the agent's front matter "
-     "(claude) or set [workflow.codex] / [workflow.gemini] model"),
+    (_FATAL_MODEL, MODEL_FIX),
 )
 """Fatal causes, most specific first, with the fix each names."""
 _TRANSIENT_CODES = frozenset({124, 137, 143})  # timeout(1), SIGKILL, SIGTERM
@@ -211,9 +259,10 @@ def classify_outcome(runner: Runner, outcome: ProcessOutcome,
     transient, a signal death counts as exit 128+N, the rest is the runner's call.
 
     A cancelled run is reported "fatal" so nothing retries it; callers normally check
-    `outcome.cancelled` first and stop the workflow as cancelled.
+    `outcome.cancelled` first and stop the workflow as cancelled. A run stopped on the
+    caller's `stop` is fatal too: the engine stops an agent only for a hopeless retry.
     """
-    if outcome.cancelled:
+    if outcome.cancelled or outcome.stopped:
         return FATAL
     if outcome.timed_out or outcome.stalled:
         return TRANSIENT

@@ -17,6 +17,7 @@ from .base import (
     PERMANENT,
     TRANSIENT,
     AgentEvent,
+    HopelessRetry,
     Invocation,
     LaunchSpec,
     RunResult,
@@ -25,6 +26,7 @@ from .base import (
     content_lines,
     contract_summary,
     error_text,
+    fatal_status,
     json_object,
     number_or_none,
     plain_event,
@@ -137,7 +139,7 @@ class ClaudeRunner:
         kind = obj.get("type")
         if kind == "system":
             if obj.get("subtype") == "api_retry":
-                return AgentEvent(text=[_retry_line(obj)])
+                return AgentEvent(text=[_retry_line(obj)], hopeless=_hopeless(obj))
             return AgentEvent(session_id=str_or_none(obj.get("session_id")))
         if kind == "assistant":
             message = obj.get("message")
@@ -222,6 +224,28 @@ def _builtin_tools(tools: Sequence[str]) -> list[str]:
         if m and m.group(1) not in out:
             out.append(m.group(1))
     return out
+
+
+_HOPELESS_ERRORS = frozenset({
+    "authentication_failed", "oauth_org_not_allowed", "account_on_hold",
+    "verification_required", "billing_error", "invalid_request", "model_not_found",
+    "cloud_credential_error"})
+"""The `error` names of claude's stream (SDKAssistantMessageError in 2.1.331) no retry can
+fix; the others are rate_limit, overloaded, server_error, unknown, max_output_tokens."""
+
+
+def _hopeless(obj: Mapping[str, Any]) -> HopelessRetry | None:
+    """An `api_retry` of a failure no retry fixes: its `error_status` decides (a 401 bad key,
+    a 403, a 400; 429, 5xx and 529 are worth the wait), the `error` name when there was no
+    HTTP status. claude 2.1.331 retries a 401 (and a 403 the server marks retryable) up to
+    CLAUDE_CODE_MAX_RETRIES times, 10 by default: minutes of doubling delays."""
+    status = obj.get("error_status")
+    error = error_text(obj.get("error"))
+    if isinstance(status, int) and not isinstance(status, bool):
+        return HopelessRetry("claude", status, error) if fatal_status(status) else None
+    if status is None and error in _HOPELESS_ERRORS:
+        return HopelessRetry("claude", None, error)
+    return None
 
 
 def _retry_line(obj: Mapping[str, Any]) -> str:

@@ -14,12 +14,14 @@ from ..process import strip_ansi
 from .base import (
     PERMANENT,
     AgentEvent,
+    HopelessRetry,
     Invocation,
     LaunchSpec,
     RunResult,
     classify_common,
     classify_text,
     error_text,
+    fatal_status,
     json_object,
     plain_event,
     runner_env,
@@ -38,6 +40,24 @@ refused; the refusal never appears in the --json stream."""
 _BY_POLICY = "; rejected by user approval settings"
 _READ_ONLY_FIX = (" (codex runs in its read-only sandbox; fix: [workflow.codex] sandbox = "
                   "\"workspace-write\", Baton's default)")
+
+
+_RECONNECTING = re.compile(r"^Reconnecting\.\.\. \d+/\d+ \((?P<why>.*)\)$", re.DOTALL)
+"""codex's `error` event for each turn-level retry (`stream_max_retries`, 5 by default)."""
+_STATUS = re.compile(r"\bunexpected status (?P<status>\d{3})\b(?: [^:]*)?(?::\s*(?P<msg>.*))?",
+                     re.DOTALL)
+
+
+def _hopeless(message: str | None) -> HopelessRetry | None:
+    """A `Reconnecting... i/N (unexpected status 401 Unauthorized: …)` event: codex 0.169
+    retries a 401 and a 403 at turn level although no retry fixes them (a 400 or 404 it
+    does not retry)."""
+    m = _RECONNECTING.match(message or "")
+    found = _STATUS.search(m["why"]) if m else None
+    if found is None or not fatal_status(int(found["status"])):
+        return None
+    why = (found["msg"] or "").split(", url: ", 1)[0].strip()
+    return HopelessRetry("codex", int(found["status"]), _one_line(why, 200) or None)
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -134,7 +154,7 @@ class CodexRunner:
                 self._refused.pop(stream_key(), None)
             message = error_text(obj.get("error")) or str_or_none(obj.get("message"))
             message = strip_ansi(message) if message else None
-            return AgentEvent(error=message, result=RunResult(
+            return AgentEvent(error=message, hopeless=_hopeless(message), result=RunResult(
                 ok=False, subtype=kind, message=message, session_id=None,
                 failure=classify_text(message or "") or PERMANENT))
         return AgentEvent()
