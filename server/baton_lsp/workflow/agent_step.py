@@ -5,6 +5,7 @@ configured attempts. A finished step is checkpointed the moment it is done."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from .process import AgentLaunchError, ProcessOutcome, run_process, strip_ansi
 from .prompt import build_prompt
 from .run import Run
 from .runners import Invocation, Runner, RunResult, classify_outcome, fix_for, refusals
+from .runners.base import str_or_none
 from .signals import SignalReader
 
 Verify = Callable[[Path, SignalReader], "str | None"]
@@ -131,6 +133,12 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         step["status"] = "failed"
         raise failure from None
     results: list[RunResult] = []
+    meter = accounting.Meter(run.settings.prices,
+                             cached_in_input=bool(getattr(runner, "cached_in_input", False)),
+                             model=str_or_none(getattr(runner, "model", None)))
+    stop = asyncio.Event()
+    breach: list[str] = []
+    final_model: list[str] = []
 
     def on_line(line: str) -> None:
         event = runner.decode(line)
@@ -142,6 +150,16 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
                 run.emit("signal", step=sid, name=sig.name, value=sig.value)
         if event.result is not None:
             results.append(event.result)
+            if event.model:
+                final_model.append(event.model)
+        if event.usage and not stop.is_set():
+            meter.add(event.usage, event.model)
+            run.live_usage[sid] = meter.usage
+            why = budget_now(run, sid, meter)
+            if why is not None:
+                breach.append(why)
+                run.say(f"[{sid}] {why}; stopping the agent")
+                stop.set()
 
     run.emit("step", step=sid, state=spec.state.value, status="running", attempt=attempt,
              runner=runner.name, artifact=str(artifact))
@@ -153,23 +171,71 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
             launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
             timeout=spec.timeout or run.settings.timeout,
             stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
-            grace=run.settings.kill_grace, on_start=run.started)
+            grace=run.settings.kill_grace, on_start=run.started, stop=stop)
     except AgentLaunchError as exc:
         failure = StepFailure(sid, FATAL, str(exc), "agent_error")
         run.record_failure(step, failure)
         raise failure from None
     finally:
         launch.cleanup()
+        run.live_usage.pop(sid, None)
     step["duration_ms"] = int((time.monotonic() - start) * 1000)
     step["process_ms"] = round(out.duration * 1000, 2)
+    final = results[-1] if results else None
+    _record_usage(run, sid, step, attempt, out, meter, final,
+                  final_model[-1] if final_model else None)
     if out.cancelled:
         step["status"] = "cancelled"
         raise Cancelled()
-    final = results[-1] if results else None
-    if final is not None and final.usage:
-        step["usage"] = accounting.add_usage(step.get("usage"), final.usage)
-        run.baton["usage"] = accounting.usage_totals(run.steps)
+    if out.stopped and breach:
+        raise _budget_failure(run, sid, step, breach[0])
     return runner, out, final
+
+
+def budget_now(run: Run, sid: str, meter: accounting.Meter) -> str | None:
+    """Whether the workflow's usage — what is recorded plus every attempt running now —
+    or this attempt's turns have crossed a budget (the reason), or None."""
+    total = run.baton.get("usage", {}).get("total", {})
+    for live in run.live_usage.values():
+        total = accounting.add_usage(total, live)
+    return accounting.budget_breach(run.settings, total, int(meter.usage.get("turns", 0)),
+                                    sid)
+
+
+def _record_usage(run: Run, sid: str, step: dict[str, Any], attempt: int,
+                  out: ProcessOutcome, meter: accounting.Meter, final: RunResult | None,
+                  model: str | None) -> None:
+    """Record what this attempt cost on the step and in the run's totals, however it ended:
+    a killed, timed-out or failed attempt was paid for too. The CLI's final account wins
+    over what its stream reported on the way; a model without a price is named once."""
+    usage = meter.settle(final.usage if final is not None else None, model)
+    unpriced = sorted(meter.unpriced)
+    if unpriced and (run.settings.max_budget_usd is not None):
+        note = (f"no price for model {', '.join(unpriced)} ([workflow.prices]): only "
+                f"max-tokens and max-turns can stop its steps")
+        if note not in step.get("notes", []):
+            step.setdefault("notes", []).append(note)
+            run.say(f"[{sid}] {note}")
+    if not usage:
+        return
+    ended = ("budget" if out.stopped else "timeout" if out.timed_out else "stalled"
+             if out.stalled else "cancelled" if out.cancelled else "exit")
+    step.setdefault("attempt_usage", []).append({"attempt": attempt, "ended": ended, **usage})
+    step["usage"] = accounting.add_usage(step.get("usage"), usage)
+    run.baton["usage"] = accounting.usage_totals(run.steps)
+
+
+def _budget_failure(run: Run, sid: str, step: dict[str, Any], why: str) -> StepFailure:
+    """The step stopped at a budget: not retried, the workflow fails resumable (resume with a
+    higher budget), like a step that may not start because the budget is spent."""
+    failure = StepFailure(sid, FATAL, why, "execution_error",
+                          {"reason": "budget_exceeded", "usage": dict(step.get("usage") or {})})
+    run.record_failure(step, failure)
+    step["status"] = "failed"
+    run.emit("step", step=sid, state=str(step.get("state")), status="failed",
+             attempt=step.get("attempts"), failure=FATAL, message=why,
+             artifact=str(step.get("artifact")), context=failure.context)
+    return failure
 
 
 def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
@@ -197,16 +263,7 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
 
 def over_budget(run: Run) -> str | None:
     """Why no further agent step may start (the configured budget is spent), or None."""
-    total = run.baton.get("usage", {}).get("total", {})
-    cap, cost = run.settings.max_budget_usd, total.get("cost_usd", 0)
-    if cap is not None and cost >= cap:
-        return (f"budget reached: the agents reported ${cost:.4f} of max-budget-usd "
-                f"${cap:.2f}; raise it (--set workflow.max-budget-usd=N) and resume")
-    cap_t, used = run.settings.max_tokens, accounting.tokens_of(total)
-    if cap_t is not None and used >= cap_t:
-        return (f"budget reached: the agents reported {used:,} of max-tokens {cap_t:,}; "
-                f"raise it (--set workflow.max-tokens=N) and resume")
-    return None
+    return accounting.budget_breach(run.settings, run.baton.get("usage", {}).get("total"))
 
 
 def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunResult | None,

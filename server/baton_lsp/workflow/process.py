@@ -52,9 +52,9 @@ def strip_ansi(text: str) -> str:
 
 @dataclass
 class ProcessOutcome:
-    """How one agent process ended. Exactly one of timed_out/stalled/cancelled is set when
-    we stopped it ourselves (then `exit_code` is None); `signal` reports a signal death
-    whoever sent it."""
+    """How one agent process ended. Exactly one of timed_out/stalled/cancelled/stopped is set
+    when we stopped it ourselves (then `exit_code` is None); `signal` reports a signal death
+    whoever sent it. `stopped`: the caller's `stop` event (a budget crossed mid-step)."""
 
     exit_code: int | None
     timed_out: bool
@@ -63,10 +63,11 @@ class ProcessOutcome:
     duration: float
     stderr_tail: str
     signal: int | None
+    stopped: bool = False
 
     @property
     def killed_by_us(self) -> bool:
-        return self.timed_out or self.stalled or self.cancelled
+        return self.timed_out or self.stalled or self.cancelled or self.stopped
 
 
 class _Activity:
@@ -422,7 +423,8 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
                       stdin: bytes | None, on_line: Callable[[str], None], timeout: float,
                       stall_timeout: float | None, cancel: asyncio.Event | None = None,
                       grace: float = 3.0,
-                      on_start: Callable[[int], None] | None = None) -> ProcessOutcome:
+                      on_start: Callable[[int], None] | None = None,
+                      stop: asyncio.Event | None = None) -> ProcessOutcome:
     """Run one agent to completion under supervision and report how it ended.
 
     `env` is the complete environment (nothing is inherited implicitly). `on_line` gets every
@@ -431,6 +433,8 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     records before the agent can do anything, and if it raises the agent never runs. Raises
     AgentLaunchError when the program cannot start, and re-raises an exception from
     `on_line`/`on_start` (or this task's cancellation) only after the process group is gone.
+    `stop` is the caller's own reason to end the run early (`on_line` sets it when the usage
+    it reads crosses a budget): the group is stopped like on a timeout, and `stopped` says so.
     """
     started = time.monotonic()
     proc, exited, gate = await _spawn(argv, cwd, env, stdin is not None)
@@ -454,7 +458,7 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
             on_start(pgid)  # recorded (durably) while the agent is still held …
         await gate.open()  # … and only then let go
         reason = await _supervise(proc, exited, readers, activity, started + timeout,
-                                  stall_timeout, cancel)
+                                  stall_timeout, cancel, stop)
         if reason is not None:
             logger.info("stopping agent %r (pid %d): %s", argv[0], pgid, reason)
             await _terminate(proc, pgid, grace)
@@ -492,18 +496,22 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
         exit_code=None if reason is not None or rc < 0 else rc,
         timed_out=reason == "timeout", stalled=reason == "stalled",
         cancelled=reason == "cancelled", duration=time.monotonic() - started,
-        stderr_tail=strip_ansi(tail.text()), signal=-rc if rc < 0 else None)
+        stderr_tail=strip_ansi(tail.text()), signal=-rc if rc < 0 else None,
+        stopped=reason == "stopped")
 
 
 async def _supervise(proc: asyncio.subprocess.Process, exited: asyncio.Event,
                      readers: list[asyncio.Task[None]], activity: _Activity, deadline: float,
-                     stall_timeout: float | None, cancel: asyncio.Event | None) -> str | None:
+                     stall_timeout: float | None, cancel: asyncio.Event | None,
+                     stop: asyncio.Event | None = None) -> str | None:
     """Wait for the main child to exit (woken by `exited` at once); return why we must stop
     it instead, if we must. The checks run every `_POLL` seconds at most."""
     while proc.returncode is None:
         now = time.monotonic()
         if cancel is not None and cancel.is_set():
             return "cancelled"
+        if stop is not None and stop.is_set():
+            return "stopped"
         if now >= deadline:
             return "timeout"
         if stall_timeout is not None and now - activity.last >= stall_timeout:

@@ -83,6 +83,11 @@ class AgentEvent:
     result: RunResult | None = None
     session_id: str | None = None
     error: str | None = None
+    usage: dict[str, Any] | None = None
+    """Usage this line adds to the attempt as it runs (the `usage_of` shape; `turns` counts
+    model requests), so a budget can stop the agent before its final event."""
+    model: str | None = None
+    """The model the line's usage is for, when the stream names it (for the price)."""
 
 
 @runtime_checkable
@@ -203,10 +208,10 @@ def classify_outcome(runner: Runner, outcome: ProcessOutcome,
     """Failure class of a finished run, None for success: our own timeout or stall is
     transient, a signal death counts as exit 128+N, the rest is the runner's call.
 
-    A cancelled run is reported "fatal" so nothing retries it; callers normally check
-    `outcome.cancelled` first and stop the workflow as cancelled.
+    A cancelled run, or one stopped at a budget, is reported "fatal" so nothing retries it;
+    callers normally check `outcome.cancelled` / `outcome.stopped` first.
     """
-    if outcome.cancelled:
+    if outcome.cancelled or outcome.stopped:
         return FATAL
     if outcome.timed_out or outcome.stalled:
         return TRANSIENT

@@ -35,6 +35,9 @@ _PATCH_REJECTED = re.compile(r"codex_core::tools::router: error=patch rejected: 
                              re.MULTILINE)
 """codex's log line (stderr, default level) for an apply_patch its sandbox or approval policy
 refused; the refusal never appears in the --json stream."""
+_NOT_TOOLS = frozenset({"agent_message", "assistant_message", "reasoning", "error",
+                        "todo_list"})
+"""Item types of `codex exec --json` that are not tool calls (no further model request)."""
 _BY_POLICY = "; rejected by user approval settings"
 _READ_ONLY_FIX = (" (codex runs in its read-only sandbox; fix: [workflow.codex] sandbox = "
                   "\"workspace-write\", Baton's default)")
@@ -95,6 +98,10 @@ class CodexRunner:
     name: str = "codex"
     _refused: weakref.WeakKeyDictionary[object, list[str]] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    _items: weakref.WeakKeyDictionary[object, set[str]] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    cached_in_input: bool = True
+    """codex's `input_tokens` include its `cached_input_tokens`, as the OpenAI API counts."""
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "exec", "--json", "--skip-git-repo-check"]
@@ -114,6 +121,8 @@ class CodexRunner:
         kind = obj.get("type")
         if kind in ("thread.started", "thread.resumed"):
             return AgentEvent(session_id=str_or_none(obj.get("thread_id")))
+        if kind == "item.started" and isinstance(item := obj.get("item"), dict):
+            return AgentEvent(usage=self._tool_turn(item))
         if kind == "item.completed" and isinstance(item := obj.get("item"), dict):
             itype = item.get("type") or item.get("item_type")
             if itype in ("agent_message", "assistant_message"):
@@ -123,8 +132,10 @@ class CodexRunner:
             refusal = _refusal(item)
             if refusal is not None:
                 self._refused.setdefault(stream_key(), []).append(refusal)
-            return AgentEvent()
+            # a tool call that completes without an `item.started` counts here
+            return AgentEvent(usage=self._tool_turn(item))
         if kind == "turn.completed":
+            self._items.pop(stream_key(), None)
             refused = tuple(self._refused.pop(stream_key(), ()))
             return AgentEvent(result=RunResult(ok=True, subtype=kind, message=None,
                                                session_id=None, failure=None, denials=refused,
@@ -138,6 +149,21 @@ class CodexRunner:
                 ok=False, subtype=kind, message=message, session_id=None,
                 failure=classify_text(message or "") or PERMANENT))
         return AgentEvent()
+
+    def _tool_turn(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """`{"turns": 1}` the first time a tool call item shows up. codex 0.169's `--json`
+        carries token counts only in the final `turn.completed` (no per-request usage, no
+        token_count event), so what a looping codex spends is seen, as it happens, only as
+        its tool calls: each one is answered by a further model request."""
+        itype = item.get("type") or item.get("item_type")
+        iid = str_or_none(item.get("id"))
+        if itype in _NOT_TOOLS or iid is None:
+            return None
+        seen = self._items.setdefault(stream_key(), set())
+        if iid in seen:
+            return None
+        seen.add(iid)
+        return {"turns": 1}
 
     def stderr_denials(self, stderr_tail: str) -> tuple[str, ...]:
         """The apply_patch calls codex logged as rejected (`ERROR codex_core::tools::router:

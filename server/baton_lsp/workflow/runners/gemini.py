@@ -117,6 +117,21 @@ def _result_message(error: object) -> str | None:
     return message
 
 
+def _main_model(stats: object) -> str | None:
+    """The model that used the most tokens in a `result`'s stats (its `models` map is keyed
+    by model id), to price the run's tokens with."""
+    models = stats.get("models") if isinstance(stats, Mapping) else None
+    if not isinstance(models, Mapping) or not models:
+        return None
+
+    def weight(name: str) -> float:
+        row = models[name]
+        total = row.get("total_tokens") if isinstance(row, Mapping) else None
+        return float(total) if isinstance(total, (int, float)) else 0.0
+
+    return str(max(models, key=weight))
+
+
 @dataclass
 class GeminiRunner:
     """`gemini -o stream-json --approval-mode auto_edit -p <instruction>`, the prompt on
@@ -155,6 +170,8 @@ class GeminiRunner:
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
     _refused: weakref.WeakKeyDictionary[object, list[str]] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    cached_in_input: bool = True
+    """gemini's `input_tokens` (promptTokenCount) include its `cached` tokens."""
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "-o", "stream-json"]
@@ -201,8 +218,12 @@ class GeminiRunner:
         if kind == "error":
             return AgentEvent(text=text, error=error_text(obj.get("message") or obj.get("error")))
         if kind == "tool_use":
+            # gemini 0.61's stream-json carries tokens only in the final `result` stats, so a
+            # looping gemini's spending shows, as it happens, only as its tool calls: each
+            # one is answered by a further model request.
             self._tool_use(obj)
-        elif kind == "tool_result":
+            return AgentEvent(text=text, usage={"turns": 1})
+        if kind == "tool_result":
             self._tool_result(obj)
         elif kind == "result":
             status = str_or_none(obj.get("status"))
@@ -210,13 +231,13 @@ class GeminiRunner:
             ok = status == "success" and message is None
             key = stream_key()
             self._calls.pop(key, None)
-            return AgentEvent(text=text, result=RunResult(
+            return AgentEvent(text=text, model=_main_model(obj.get("stats")), result=RunResult(
                 ok=ok, subtype=status, message=message,
                 session_id=str_or_none(obj.get("session_id")),
                 failure=None if ok else classify_text(message or "") or PERMANENT,
                 denials=tuple(self._refused.pop(key, ())),
                 usage=usage_of(obj, usage_key="stats")))
-        return AgentEvent(text=text)  # tool_use, tool_result, unknown
+        return AgentEvent(text=text)  # tool_result, unknown
 
     def _tool_use(self, obj: Mapping[str, Any]) -> None:
         tool_id, name = str_or_none(obj.get("tool_id")), str_or_none(obj.get("tool_name"))
