@@ -214,6 +214,25 @@ def test_codex_tokens_are_priced_and_max_budget_usd_stops_a_codex_run(tmp_path: 
     assert requests == 2  # one step (two model calls), then nothing more was started
 
 
+def test_a_model_baton_cannot_price_is_named(tmp_path: Path) -> None:
+    box = codex_box(tmp_path)
+    box.settings = ()  # codex's own config.toml chooses gpt-5.5; Baton is not told
+    with codex_serve(box, cast(fo.Responder, openai_agent())):
+        r = box.run(*RESEARCH, "--set", "workflow.max-budget-usd=0.0001")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    note = ("the codex model is not known to Baton (set [workflow.codex] model): its tokens "
+            "cost nothing against max-budget-usd, only max-tokens and max-turns can stop its "
+            "steps")
+    assert note in r.stdout
+    step = box.steps()["research.1"]
+    assert step["notes"] == [note] and "cost_usd" not in step["usage"], step
+    assert step["usage"]["input_tokens"] > 0
+    wid = box.checkpoint()["checkpoint_id"]
+    assert json.loads(box.baton("status", wid, "--json").stdout)["steps"]["research.1"][
+        "notes"] == [note]
+    assert f"note: {note}" in box.baton("status", wid).stdout
+
+
 def test_a_timed_out_attempt_records_its_usage(tmp_path: Path) -> None:
     box = claude_box(tmp_path)
     with fa.FakeAnthropic(fa.looping()) as api:

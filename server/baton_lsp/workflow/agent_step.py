@@ -183,7 +183,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     step["process_ms"] = round(out.duration * 1000, 2)
     final = results[-1] if results else None
     _record_usage(run, sid, step, attempt, out, meter, final,
-                  final_model[-1] if final_model else None)
+                  final_model[-1] if final_model else None, runner.name)
     if out.cancelled:
         step["status"] = "cancelled"
         raise Cancelled()
@@ -204,15 +204,13 @@ def budget_now(run: Run, sid: str, meter: accounting.Meter) -> str | None:
 
 def _record_usage(run: Run, sid: str, step: dict[str, Any], attempt: int,
                   out: ProcessOutcome, meter: accounting.Meter, final: RunResult | None,
-                  model: str | None) -> None:
+                  model: str | None, runner_name: str) -> None:
     """Record what this attempt cost on the step and in the run's totals, however it ended:
     a killed, timed-out or failed attempt was paid for too. The CLI's final account wins
     over what its stream reported on the way; a model without a price is named once."""
     usage = meter.settle(final.usage if final is not None else None, model)
-    unpriced = sorted(meter.unpriced)
-    if unpriced and (run.settings.max_budget_usd is not None):
-        note = (f"no price for model {', '.join(unpriced)} ([workflow.prices]): only "
-                f"max-tokens and max-turns can stop its steps")
+    if meter.unpriced and run.settings.max_budget_usd is not None:
+        note = unpriced_note(meter.unpriced, runner_name)
         if note not in step.get("notes", []):
             step.setdefault("notes", []).append(note)
             run.say(f"[{sid}] {note}")
@@ -223,6 +221,20 @@ def _record_usage(run: Run, sid: str, step: dict[str, Any], attempt: int,
     step.setdefault("attempt_usage", []).append({"attempt": attempt, "ended": ended, **usage})
     step["usage"] = accounting.add_usage(step.get("usage"), usage)
     run.baton["usage"] = accounting.usage_totals(run.steps)
+
+
+def unpriced_note(models: set[str], runner: str) -> str:
+    """Why max-budget-usd cannot see what a step's tokens cost: the model has no price, or
+    Baton does not know the model (codex's and gemini's own configuration chose it)."""
+    named = sorted(m for m in models if m != "?")
+    parts = []
+    if named:
+        parts.append(f"no price for model {', '.join(named)} (add it to [workflow.prices])")
+    if "?" in models:
+        parts.append(f"the {runner} model is not known to Baton (set [workflow.{runner}] "
+                     "model)")
+    return (f"{'; '.join(parts)}: its tokens cost nothing against max-budget-usd, only "
+            "max-tokens and max-turns can stop its steps")
 
 
 def _budget_failure(run: Run, sid: str, step: dict[str, Any], why: str) -> StepFailure:
