@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
 from pathlib import Path
 from typing import Any, cast
 
@@ -145,6 +147,65 @@ def test_a_looping_claude_is_stopped_at_max_budget_usd_and_resumes(tmp_path: Pat
                             "--set", "workflow.max-budget-usd=5")
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert box.checkpoint()["status"] == "complete"
+
+
+@pytest.mark.parametrize("alias", ["haiku", "sonnet", "opus"])
+def test_the_default_claude_prices_are_what_claude_code_charges(tmp_path: Path,
+                                                                alias: str) -> None:
+    """Mid-step, claude's tokens are priced by Baton's table; at the end claude's own
+    `total_cost_usd` replaces that: the two must agree."""
+    # a prompt of 170,000 tokens (claude charges haiku a fifth of this rate on small ones)
+    usage = {"input_tokens": 50_000, "output_tokens": 10_000,
+             "cache_read_input_tokens": 100_000, "cache_creation_input_tokens": 20_000}
+    home = tmp_path / "home"
+    home.mkdir()
+    with fa.FakeAnthropic(lambda req: fa.Text("hi", dict(usage))) as api:
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), "ANTHROPIC_BASE_URL": api.url,
+               "ANTHROPIC_API_KEY": "k", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               "DISABLE_AUTOUPDATER": "1"}
+        proc = subprocess.run([cli_path("claude"), "-p", "--output-format", "json",
+                               "--model", alias], input="x", capture_output=True, text=True,
+                              env=env, cwd=tmp_path, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    (model,) = result["modelUsage"]
+    from baton_lsp.model.config import DEFAULT_PRICES  # here, so the module imports without it
+    from baton_lsp.workflow.accounting import price
+
+    ours = price({"input_tokens": 50_000, "output_tokens": 10_000,
+                  "cache_read_tokens": 100_000, "cache_write_tokens": 20_000},
+                 DEFAULT_PRICES[model], cached_in_input=False)
+    assert ours == pytest.approx(result["total_cost_usd"], rel=1e-9), (model, result)
+
+
+def test_parallel_siblings_share_the_budget(tmp_path: Path) -> None:
+    # Two research agents at once, both looping: each is stopped once the workflow's total —
+    # its own usage so far and its sibling's — reaches the budget.
+    box = claude_box(tmp_path)
+    budget = 0.05
+    with fa.FakeAnthropic(fa.looping()) as api:
+        box.env["ANTHROPIC_BASE_URL"] = api.url
+        r = box.run("Research rate limiting", "--scope", "research-only", "--complexity", "2",
+                    "--topic", "limits", "--topic", "quotas",
+                    "--set", "workflow.research-parallel=2", *SLOW,
+                    "--set", f"workflow.max-budget-usd={budget}")
+        requests = len(api.messages)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    cp = box.checkpoint()
+    assert cp["status"] == "failed"
+    research = [s for sid, s in box.steps().items() if sid.startswith("research.")]
+    assert len(research) == 2, box.steps()
+    for step in research:
+        assert step["status"] == "failed" and step["failure"] == "fatal", step
+        assert step["message"].startswith("budget reached while research."), step["message"]
+        assert step["usage"]["turns"] > 0 and step["usage"]["cost_usd"] > 0, step
+    total = cp["baton"]["usage"]["total"]
+    at = crossing("claude-sonnet-5-5", budget)
+    # together they made about as many requests as one agent alone may: not twice that
+    assert at <= total["turns"] <= requests <= at + 8, (total, requests)
+    assert budget <= total["cost_usd"] < budget + 0.01, total
+    print(f"\nclaude, two parallel agents, max-budget-usd ${budget}: {requests} requests "
+          f"served ({requests - at} past the crossing), recorded ${total['cost_usd']:.4f}")
 
 
 def test_a_looping_claude_is_stopped_at_max_tokens(tmp_path: Path) -> None:

@@ -109,10 +109,13 @@ class ModelPrice(BaseModel):
 
 
 DEFAULT_PRICES: dict[str, ModelPrice] = {
-    # What Claude Code 2.1.331 itself charges (its `total_cost_usd` for these token counts);
-    # cache reads at 0.1x and cache writes at 1.25x the input price, as Anthropic bills them.
-    "claude-opus-5-5": ModelPrice(input=4.0, output=20.0, cached_input=0.4, cache_write=5.0),
-    "claude-sonnet-5-5": ModelPrice(input=2.0, output=10.0, cached_input=0.2, cache_write=2.5),
+    # What Claude Code 2.1.331 itself charges: its `total_cost_usd` for each kind of token.
+    # For haiku it charges a fifth of this on small prompts (100,000 tokens); the table keeps
+    # the higher rate, so a budget errs on the early side. Claude's own final figure replaces
+    # these estimates when a step ends.
+    "claude-opus-5-5": ModelPrice(input=4.0, output=20.0, cached_input=0.2, cache_write=5.0),
+    "claude-sonnet-5-5": ModelPrice(input=2.0, output=10.0, cached_input=0.1, cache_write=2.5),
+    "claude-haiku-5-5": ModelPrice(input=0.5, output=2.5, cached_input=0.05, cache_write=0.625),
     "gpt-5.5": ModelPrice(input=1.25, output=10.0, cached_input=0.125, cache_write=None),
     "gemini-2.5-pro": ModelPrice(input=1.25, output=10.0, cached_input=0.31, cache_write=None),
     "gemini-2.5-flash": ModelPrice(input=0.30, output=2.50, cached_input=0.075,
@@ -210,8 +213,8 @@ class WorkflowSettings(BaseModel):
     prices: dict[str, ModelPrice] = Field(
         default_factory=lambda: dict(DEFAULT_PRICES), description="Model id → "
         "{ input, output, cached-input, cache-write } in US dollars per million tokens, "
-        "merged over Baton's table (claude-opus-5-5, claude-sonnet-5-5, gpt-5.5, "
-        "gemini-2.5-pro, gemini-2.5-flash). A model with no price can only be stopped by "
+        "merged over Baton's table (claude-opus-5-5, claude-sonnet-5-5, claude-haiku-5-5, "
+        "gpt-5.5, gemini-2.5-pro, gemini-2.5-flash). A model with no price can only be stopped by "
         "max-tokens or max-turns.")
 
     @model_validator(mode="before")
