@@ -8,13 +8,14 @@ group code) once the workflow's total with this step so far crosses `max-budget-
 good (no retry), the workflow is `failed` and resumable, and what the killed attempt cost is
 recorded on the step and in the run's totals, as it is for a timed-out attempt.
 
-What each stream reports as it goes (checked on the pinned releases): claude 2.1.331 prints an
+What each CLI reports as it goes (checked on the pinned releases): claude 2.1.331 prints an
 `assistant` event per content block with the response's `usage` (input tokens exact, output
 at the stream's first count until the `result`); codex 0.169.0's `exec --json` has token
-counts only in `turn.completed`, gemini 0.61.0's `stream-json` only in the final `result`:
-for those two what is seen while they run is their tool calls (`item.started`, `tool_use`),
-so `max-turns` is what stops a looping codex or gemini inside a step, and their tokens,
-priced from `[workflow.prices]`, count against `max-budget-usd` as each step ends.
+counts only in `turn.completed`, but its OpenTelemetry logs, exported to Baton, carry each
+response's tokens and model; gemini 0.61.0's `stream-json` has them only in the final
+`result`: while it runs what is seen is its tool calls (`tool_use`), so `max-turns` is what
+stops a looping gemini inside a step, and its tokens, priced from `[workflow.prices]`, count
+against `max-budget-usd` as each step ends.
 
 Each test prints the overshoot it measured (how far past the limit the agent got, in model
 requests, tokens and dollars, before it was stopped).
@@ -255,11 +256,37 @@ def test_a_looping_agent_is_stopped_at_max_turns(tmp_path: Path, cli: str) -> No
           f"served ({requests - limit} past the limit)")
 
 
+def test_a_looping_codex_is_stopped_at_max_budget_usd(tmp_path: Path) -> None:
+    # codex's per-response tokens reach Baton through its telemetry (exported about once a
+    # second), priced at gpt-5.5's $1.25 / $10 per million: $0.00185 a looping request.
+    box = codex_box(tmp_path)
+    budget = 0.02
+    at = math.ceil(budget / ((1000 * 1.25 + 60 * 10.0) / 1e6))
+    with codex_serve(box, fo.looping()) as api:
+        r = box.run(*RESEARCH, *SLOW, "--set", f"workflow.max-budget-usd={budget}")
+        requests = len(api.turns)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    cp, step = stopped_step(box)
+    assert "max-budget-usd" in step["message"]
+    usage = step["usage"]
+    assert usage["cost_usd"] >= budget and usage["input_tokens"] >= at * 1000, usage
+    assert usage["output_tokens"] == usage["input_tokens"] * 60 // 1000, usage  # exact
+    assert cp["baton"]["usage"]["total"]["cost_usd"] == pytest.approx(usage["cost_usd"])
+    assert at <= requests <= at + 25, (requests, at)
+    served = requests * (1000 * 1.25 + 60 * 10.0) / 1e6
+    print(f"\ncodex max-budget-usd ${budget}: crossed at request {at}, {requests} served "
+          f"({requests - at} past); recorded ${usage['cost_usd']:.4f} "
+          f"{usage['input_tokens']:,} input tokens, {usage['turns']} turns; served "
+          f"${served:.4f} (${served - budget:.4f} over), {requests * 1060:,} tokens")
+
+
 def test_codex_tokens_are_priced_and_max_budget_usd_stops_a_codex_run(tmp_path: Path) -> None:
     box = codex_box(tmp_path)
     with codex_serve(box, cast(fo.Responder, openai_agent())) as api:
+        # without its telemetry codex's tokens arrive with `turn.completed`, as a step ends
         r = box.run("Research rate limiting", "--scope", "research-only", "--complexity", "2",
                     "--set", "workflow.research-parallel=1",
+                    "--set", "workflow.codex.usage-telemetry=false",
                     "--set", "workflow.max-budget-usd=0.0001")
         requests = len(api.turns)
     assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
@@ -277,7 +304,9 @@ def test_codex_tokens_are_priced_and_max_budget_usd_stops_a_codex_run(tmp_path: 
 
 def test_a_model_baton_cannot_price_is_named(tmp_path: Path) -> None:
     box = codex_box(tmp_path)
-    box.settings = ()  # codex's own config.toml chooses gpt-5.5; Baton is not told
+    # codex's own config.toml chooses gpt-5.5; Baton is not told, and without codex's
+    # telemetry (which names the model) it cannot know
+    box.settings = ("workflow.codex.usage-telemetry=false",)
     with codex_serve(box, cast(fo.Responder, openai_agent())):
         r = box.run(*RESEARCH, "--set", "workflow.max-budget-usd=0.0001")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
@@ -292,6 +321,18 @@ def test_a_model_baton_cannot_price_is_named(tmp_path: Path) -> None:
     assert json.loads(box.baton("status", wid, "--json").stdout)["steps"]["research.1"][
         "notes"] == [note]
     assert f"note: {note}" in box.baton("status", wid).stdout
+
+
+def test_codex_telemetry_names_the_model_baton_was_not_told(tmp_path: Path) -> None:
+    box = codex_box(tmp_path)
+    box.settings = ()  # codex's own config.toml chooses gpt-5.5
+    with codex_serve(box, cast(fo.Responder, openai_agent())):
+        r = box.run(*RESEARCH, "--set", "workflow.max-budget-usd=5")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    usage = box.steps()["research.1"]["usage"]
+    assert "notes" not in box.steps()["research.1"]
+    assert usage["cost_usd"] == pytest.approx(
+        (usage["input_tokens"] * 1.25 + usage["output_tokens"] * 10.0) / 1e6, abs=1e-6)
 
 
 def test_a_timed_out_attempt_records_its_usage(tmp_path: Path) -> None:

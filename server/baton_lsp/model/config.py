@@ -79,6 +79,12 @@ class CodexSettings(CliSettings):
     sandbox: str | None = Field("workspace-write", description="--sandbox: read-only, "
                                 "workspace-write or danger-full-access; \"\" passes none "
                                 "(codex's own configuration decides).")
+    usage_telemetry: bool = Field(
+        True, description="Point codex's OpenTelemetry log export at Baton for each step "
+        "(`-c otel.exporter=…` to a 127.0.0.1 port Baton serves, prompts not logged): its "
+        "`exec --json` reports tokens only when the step ends, its telemetry per model "
+        "response, so budgets see a looping codex while it runs. false leaves codex's own "
+        "[otel] settings in charge; then only max-turns stops a looping codex mid-step.")
 
 
 class GeminiSettings(CliSettings):

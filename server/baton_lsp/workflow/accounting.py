@@ -164,9 +164,11 @@ class Meter:
     usage: dict[str, Any] = field(default_factory=dict)
     unpriced: set[str] = field(default_factory=set)
     """Models whose tokens could not be priced (no price known; no model named is "?")."""
+    named: str | None = None
+    """The last model the stream named: the final account, which may name none, is its."""
 
     def rate(self, model: str | None) -> ModelPrice | None:
-        name = model or self.model
+        name = model or self.named or self.model
         rate = self.prices.get(name) if name else None
         if rate is None:
             self.unpriced.add(name or "?")
@@ -182,6 +184,7 @@ class Meter:
         return out
 
     def add(self, delta: Mapping[str, Any], model: str | None = None) -> None:
+        self.named = model or self.named
         self.usage = add_usage(self.usage, self.priced(delta, model))
 
     def settle(self, final: Mapping[str, Any] | None, model: str | None = None

@@ -6,6 +6,7 @@ configured attempts. A finished step is checkpointed the moment it is done."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from ..model.states import State
 from ..runs import confine
 from ..runs.digest import sha256_file
 from ..runs.records import utc_now
-from . import accounting
+from . import accounting, otlp
 from .barrier import check_artifact
 from .failures import FATAL, PERMANENT, TRANSIENT, Cancelled, EngineError, StepFailure
 from .layout import contained
@@ -109,7 +110,8 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
 async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
                    attempt: int, reader: SignalReader, log_file: IO[str]
                    ) -> tuple[Runner, ProcessOutcome, RunResult | None]:
-    """Launch one attempt and wait for it; the agent's text goes to its log and the reader."""
+    """Launch one attempt and wait for it; the agent's text goes to its log and the reader,
+    the usage its stream (or its telemetry, see `otlp`) reports to the attempt's meter."""
     sid = spec.sid
     contract = run.contract(sid, spec.role, artifact, {**spec.extra,
                                                         "BATON_ATTEMPT": str(attempt)})
@@ -119,19 +121,6 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         runner = run.runner(prompt.runner)
     except ValueError as exc:
         raise EngineError(str(exc)) from None
-    cwd = spec.cwd or run.root
-    inv = Invocation(step_id=sid, role=spec.role, prompt=prompt.text, contract=contract,
-                     cwd=cwd, model=prompt.model, fallback_model=prompt.fallback_model,
-                     tools=prompt.tools, agent_name=run.settings.role(spec.role).agent,
-                     extra_dirs=spec.extra_dirs)
-    try:
-        launch = runner.launch(inv)
-    except (ValueError, OSError, KeyError) as exc:
-        failure = StepFailure(sid, FATAL, f"cannot launch the {runner.name} agent: {exc}",
-                              "agent_error")
-        run.record_failure(step, failure)
-        step["status"] = "failed"
-        raise failure from None
     results: list[RunResult] = []
     meter = accounting.Meter(run.settings.prices,
                              cached_in_input=bool(getattr(runner, "cached_in_input", False)),
@@ -139,6 +128,17 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     stop = asyncio.Event()
     breach: list[str] = []
     final_model: list[str] = []
+
+    def take(usage: dict[str, Any] | None, model: str | None) -> None:
+        if not usage or stop.is_set():
+            return
+        meter.add(usage, model)
+        run.live_usage[sid] = meter.usage
+        why = budget_now(run, sid, meter)
+        if why is not None:
+            breach.append(why)
+            run.say(f"[{sid}] {why}; stopping the agent")
+            stop.set()
 
     def on_line(line: str) -> None:
         event = runner.decode(line)
@@ -152,33 +152,49 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
             results.append(event.result)
             if event.model:
                 final_model.append(event.model)
-        if event.usage and not stop.is_set():
-            meter.add(event.usage, event.model)
-            run.live_usage[sid] = meter.usage
-            why = budget_now(run, sid, meter)
-            if why is not None:
-                breach.append(why)
-                run.say(f"[{sid}] {why}; stopping the agent")
-                stop.set()
+        take(event.usage, event.model)
 
-    run.emit("step", step=sid, state=spec.state.value, status="running", attempt=attempt,
-             runner=runner.name, artifact=str(artifact))
-    run.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
-            f"{run.settings.attempts})")
-    start = time.monotonic()
-    try:
-        out = await run_process(
-            launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
-            timeout=spec.timeout or run.settings.timeout,
-            stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
-            grace=run.settings.kill_grace, on_start=run.started, stop=stop)
-    except AgentLaunchError as exc:
-        failure = StepFailure(sid, FATAL, str(exc), "agent_error")
-        run.record_failure(step, failure)
-        raise failure from None
-    finally:
-        launch.cleanup()
-        run.live_usage.pop(sid, None)
+    def on_record(record: otlp.Record) -> None:
+        read = getattr(runner, "usage_record", None)
+        found = read(record) if callable(read) else None
+        if found is not None:
+            take(*found)
+
+    cwd = spec.cwd or run.root
+    async with contextlib.AsyncExitStack() as stack:
+        endpoint = None
+        if getattr(runner, "usage_telemetry", False):
+            endpoint = (await stack.enter_async_context(otlp.Receiver(on_record))).endpoint
+        inv = Invocation(step_id=sid, role=spec.role, prompt=prompt.text, contract=contract,
+                         cwd=cwd, model=prompt.model, fallback_model=prompt.fallback_model,
+                         tools=prompt.tools, agent_name=run.settings.role(spec.role).agent,
+                         extra_dirs=spec.extra_dirs, usage_endpoint=endpoint)
+        try:
+            launch = runner.launch(inv)
+        except (ValueError, OSError, KeyError) as exc:
+            failure = StepFailure(sid, FATAL, f"cannot launch the {runner.name} agent: {exc}",
+                                  "agent_error")
+            run.record_failure(step, failure)
+            step["status"] = "failed"
+            raise failure from None
+        run.emit("step", step=sid, state=spec.state.value, status="running",
+                 attempt=attempt, runner=runner.name, artifact=str(artifact))
+        run.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
+                f"{run.settings.attempts})")
+        start = time.monotonic()
+        try:
+            out = await run_process(
+                launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
+                timeout=spec.timeout or run.settings.timeout,
+                stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
+                grace=run.settings.kill_grace, on_start=run.started, stop=stop)
+        except AgentLaunchError as exc:
+            failure = StepFailure(sid, FATAL, str(exc), "agent_error")
+            run.record_failure(step, failure)
+            raise failure from None
+        finally:
+            launch.cleanup()
+            run.live_usage.pop(sid, None)
     step["duration_ms"] = int((time.monotonic() - start) * 1000)
     step["process_ms"] = round(out.duration * 1000, 2)
     final = results[-1] if results else None

@@ -40,6 +40,9 @@ class Invocation:
     extra_dirs: tuple[Path, ...] = ()
     """Directories outside `cwd` the agent reads and writes (a phase in its own worktree:
     the main tree's topic directory, where the plan is and its summary goes)."""
+    usage_endpoint: str | None = None
+    """Where a runner whose `usage_telemetry` is on exports its usage as it runs (an OTLP
+    logs URL on 127.0.0.1 that Baton serves for this attempt)."""
 
 
 @dataclass(frozen=True)

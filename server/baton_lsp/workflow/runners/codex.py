@@ -35,6 +35,9 @@ _PATCH_REJECTED = re.compile(r"codex_core::tools::router: error=patch rejected: 
                              re.MULTILINE)
 """codex's log line (stderr, default level) for an apply_patch its sandbox or approval policy
 refused; the refusal never appears in the --json stream."""
+TELEMETRY_DELAY_MS = 200
+"""How often codex exports its telemetry to Baton (OpenTelemetry's batch delay, 1 s by
+default)."""
 _NOT_TOOLS = frozenset({"agent_message", "assistant_message", "reasoning", "error",
                         "todo_list"})
 """Item types of `codex exec --json` that are not tool calls (no further model request)."""
@@ -88,7 +91,7 @@ class CodexRunner:
         """The runner `[workflow.codex]` describes."""
         x = settings.codex
         return cls(executable=x.executable, sandbox=x.sandbox, model=x.model,
-                   extra_args=tuple(x.extra_args))
+                   extra_args=tuple(x.extra_args), usage_telemetry=x.usage_telemetry)
 
     executable: str = "codex"
     sandbox: str | None = "workspace-write"
@@ -102,6 +105,8 @@ class CodexRunner:
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
     cached_in_input: bool = True
     """codex's `input_tokens` include its `cached_input_tokens`, as the OpenAI API counts."""
+    usage_telemetry: bool = False
+    """Export codex's OpenTelemetry logs to `Invocation.usage_endpoint` (see `otlp`)."""
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "exec", "--json", "--skip-git-repo-check"]
@@ -111,8 +116,16 @@ class CodexRunner:
             argv += ["--sandbox", self.sandbox]
         for directory in inv.extra_dirs:  # writable beside the workspace-write cwd
             argv += ["--add-dir", str(directory)]
+        extra_env: dict[str, str] = {}
+        if self.usage_telemetry and inv.usage_endpoint:
+            # A TOML value for -c: the endpoint is Baton's own 127.0.0.1 URL, no quoting issue.
+            argv += ["-c", f'otel.exporter={{otlp-http={{endpoint="{inv.usage_endpoint}",'
+                     f'protocol="json"}}}}', "-c", "otel.log_user_prompt=false"]
+            # the log batch goes out every 200 ms instead of every second: a looping codex
+            # is seen five times sooner
+            extra_env["OTEL_BLRP_SCHEDULE_DELAY"] = str(TELEMETRY_DELAY_MS)
         argv += [*self.extra_args, "-"]
-        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv))
+        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv, extra_env))
 
     def decode(self, line: str) -> AgentEvent:
         obj = json_object(line)
@@ -149,6 +162,26 @@ class CodexRunner:
                 ok=False, subtype=kind, message=message, session_id=None,
                 failure=classify_text(message or "") or PERMANENT))
         return AgentEvent()
+
+    def usage_record(self, record: Mapping[str, str]
+                     ) -> tuple[dict[str, Any], str | None] | None:
+        """One model response's tokens and model from codex's telemetry: the
+        `codex.sse_event` record of kind `response.completed` that has token counts (codex
+        logs each response twice, once without them)."""
+        if (record.get("event.name") != "codex.sse_event"
+                or record.get("event.kind") != "response.completed"):
+            return None
+        usage: dict[str, Any] = {}
+        for ours, theirs in (("input_tokens", "input_token_count"),
+                             ("output_tokens", "output_token_count"),
+                             ("cache_read_tokens", "cached_token_count"),
+                             ("cache_write_tokens", "cache_write_token_count")):
+            value = record.get(theirs)
+            if value is not None and value.isdigit() and int(value):
+                usage[ours] = int(value)
+        if "input_tokens" not in usage and "output_tokens" not in usage:
+            return None
+        return usage, str_or_none(record.get("model"))
 
     def _tool_turn(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """`{"turns": 1}` the first time a tool call item shows up. codex 0.169's `--json`
