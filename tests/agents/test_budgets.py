@@ -11,11 +11,10 @@ recorded on the step and in the run's totals, as it is for a timed-out attempt.
 What each CLI reports as it goes (checked on the pinned releases): claude 2.1.331 prints an
 `assistant` event per content block with the response's `usage` (input tokens exact, output
 at the stream's first count until the `result`); codex 0.169.0's `exec --json` has token
-counts only in `turn.completed`, but its OpenTelemetry logs, exported to Baton, carry each
-response's tokens and model; gemini 0.61.0's `stream-json` has them only in the final
-`result`: while it runs what is seen is its tool calls (`tool_use`), so `max-turns` is what
-stops a looping gemini inside a step, and its tokens, priced from `[workflow.prices]`, count
-against `max-budget-usd` as each step ends.
+counts only in `turn.completed` and gemini 0.61.0's `stream-json` only in the final `result`,
+but their OpenTelemetry logs, exported to Baton, carry each request's tokens and model
+(codex's every 200 ms, gemini's batched for up to 5 s); their tool calls (`item.started`,
+`tool_use`) count as turns. Tokens are priced from `[workflow.prices]`.
 
 Each test prints the overshoot it measured (how far past the limit the agent got, in model
 requests, tokens and dollars, before it was stopped).
@@ -278,6 +277,32 @@ def test_a_looping_codex_is_stopped_at_max_budget_usd(tmp_path: Path) -> None:
           f"({requests - at} past); recorded ${usage['cost_usd']:.4f} "
           f"{usage['input_tokens']:,} input tokens, {usage['turns']} turns; served "
           f"${served:.4f} (${served - budget:.4f} over), {requests * 1060:,} tokens")
+
+
+def test_a_looping_gemini_is_stopped_at_max_budget_usd(tmp_path: Path) -> None:
+    # gemini's per-request tokens (the fake's 120 in, 8 out) reach Baton through its
+    # telemetry, which gemini batches for up to 5 s (or 512 records, ~100 requests here);
+    # priced at gemini-2.5-flash's $0.30 / $2.50 per million.
+    box = gemini_box(tmp_path)
+    budget = 0.002
+    per_request = (120 * 0.30 + 8 * 2.50) / 1e6
+    at = math.ceil(budget / per_request)
+    with fg.FakeGemini(fg.Script(behaviour="loop")) as api:
+        box.env["GOOGLE_GEMINI_BASE_URL"] = api.url
+        r = box.run(*RESEARCH, *SLOW, "--set", f"workflow.max-budget-usd={budget}")
+        requests = len(api.stream_requests())
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    cp, step = stopped_step(box)
+    assert "max-budget-usd" in step["message"]
+    usage = step["usage"]
+    assert usage["cost_usd"] >= budget and usage["input_tokens"] >= at * 120, usage
+    assert cp["baton"]["usage"]["total"]["cost_usd"] == pytest.approx(usage["cost_usd"])
+    assert at <= requests <= at + 150, (requests, at)
+    served = requests * per_request
+    print(f"\ngemini max-budget-usd ${budget}: crossed at request {at}, {requests} served "
+          f"({requests - at} past); recorded ${usage['cost_usd']:.5f}, "
+          f"{usage['input_tokens']:,} input tokens, {usage['turns']} turns; served "
+          f"${served:.5f} (${served - budget:.5f} over), {requests * 128:,} tokens")
 
 
 def test_codex_tokens_are_priced_and_max_budget_usd_stops_a_codex_run(tmp_path: Path) -> None:

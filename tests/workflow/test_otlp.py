@@ -80,3 +80,21 @@ def test_bad_input_is_answered_and_dropped() -> None:
     assert answers[0] == [b"HTTP/1.1 200 OK"] * 3
     assert answers[1] == answers[2] == [b"HTTP/1.1 413 Payload Too Large"]
     assert seen == [{}, {"k": "v"}]
+
+
+def test_a_chunked_request_is_read() -> None:
+    """gemini's exporter posts with `transfer-encoding: chunked`."""
+    body = export({"event.name": "gemini_cli.api_response", "input_token_count": 120})
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(part), part)
+                      for part in (body[:10], body[10:])) + b"0\r\n\r\n"
+
+    async def main() -> tuple[list[otlp.Record], list[bytes]]:
+        seen: list[otlp.Record] = []
+        async with otlp.Receiver(seen.append) as rx:
+            answer = await post(rx.port, [], raw=b"POST /v1/logs HTTP/1.1\r\ntransfer-encoding:"
+                                b" chunked\r\n\r\n" + chunks)
+        return seen, answer
+
+    seen, answer = asyncio.run(main())
+    assert answer == [b"HTTP/1.1 200 OK"]
+    assert seen == [{"event.name": "gemini_cli.api_response", "input_token_count": "120"}]

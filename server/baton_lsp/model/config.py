@@ -98,6 +98,13 @@ class GeminiSettings(CliSettings):
         True, description="--skip-trust: Baton launches agents only in a workspace the user "
         "trusts (a `baton run` there, or a trusted editor workspace), so gemini is told to "
         "trust it too; false leaves gemini's own folder trust in charge.")
+    usage_telemetry: bool = Field(
+        True, description="Point gemini's OpenTelemetry export at Baton for each step "
+        "(GEMINI_TELEMETRY_* variables: a 127.0.0.1 port Baton serves, prompts not logged): "
+        "its stream-json reports tokens only when the step ends, its telemetry per model "
+        "request (batched up to 5 s), so budgets see a looping gemini while it runs. false "
+        "leaves gemini's own telemetry settings in charge; then only max-turns stops a "
+        "looping gemini mid-step.")
 
 
 class ModelPrice(BaseModel):

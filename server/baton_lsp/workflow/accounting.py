@@ -86,6 +86,9 @@ USAGE_KEYS = ("cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
 def add_usage(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
     """Key-wise sum: every attempt of a step costs money, failed ones included."""
     out: dict[str, Any] = {}
+    if any(d and "total_tokens" in d for d in (a, b)):
+        # a record without a total (claude's) counts its input + output in the sum's total
+        a, b = ({**d, "total_tokens": tokens_of(d)} if d else d for d in (a, b))
     for key in USAGE_KEYS:
         values = [v for d in (a, b) if d and isinstance(v := d.get(key), (int, float))]
         if values:

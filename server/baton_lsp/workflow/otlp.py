@@ -54,6 +54,20 @@ def _list(obj: object, key: str) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
+async def _chunked(reader: asyncio.StreamReader) -> bytes:
+    """A chunked request body (at most MAX_BODY bytes; more is a ValueError)."""
+    body = bytearray()
+    while True:
+        size = int((await asyncio.wait_for(reader.readline(), _IDLE)).split(b";")[0], 16)
+        if size == 0:
+            await reader.readuntil(b"\r\n")  # no trailers are sent; the closing CRLF
+            return bytes(body)
+        if len(body) + size > MAX_BODY:
+            raise ValueError("chunked body over the size limit")
+        body += await reader.readexactly(size)
+        await reader.readexactly(2)
+
+
 class Receiver:
     """`async with Receiver(on_record) as r:` serves on `r.endpoint` until the block ends."""
 
@@ -105,11 +119,17 @@ class Receiver:
         lines = head.decode("latin-1").split("\r\n")
         headers = {k.strip().lower(): v.strip() for k, _, v in
                    (line.partition(":") for line in lines[1:] if line)}
-        length = int(headers.get("content-length") or 0)
-        if length > MAX_BODY or headers.get("content-encoding", "identity") != "identity":
+        if headers.get("content-encoding", "identity") != "identity":
             await self._reply(writer, 413, close=True)
             return False
-        body = await reader.readexactly(length)
+        if headers.get("transfer-encoding", "").lower() == "chunked":  # gemini's exporter
+            body = await _chunked(reader)
+        else:
+            length = int(headers.get("content-length") or 0)
+            if length > MAX_BODY:
+                await self._reply(writer, 413, close=True)
+                return False
+            body = await reader.readexactly(length)
         if lines[0].startswith("POST "):
             for record in records(body):
                 self._on_record(record)

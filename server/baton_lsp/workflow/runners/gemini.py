@@ -153,7 +153,8 @@ class GeminiRunner:
         """The runner `[workflow.gemini]` describes."""
         g = settings.gemini
         return cls(executable=g.executable, approval_mode=g.approval_mode,
-                   skip_trust=g.skip_trust, model=g.model, extra_args=tuple(g.extra_args))
+                   skip_trust=g.skip_trust, model=g.model, extra_args=tuple(g.extra_args),
+                   usage_telemetry=g.usage_telemetry)
 
     executable: str = "gemini"
     approval_mode: str | None = "auto_edit"
@@ -172,6 +173,8 @@ class GeminiRunner:
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
     cached_in_input: bool = True
     """gemini's `input_tokens` (promptTokenCount) include its `cached` tokens."""
+    usage_telemetry: bool = False
+    """Export gemini's OpenTelemetry logs to `Invocation.usage_endpoint` (see `otlp`)."""
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "-o", "stream-json"]
@@ -184,7 +187,16 @@ class GeminiRunner:
         for directory in inv.extra_dirs:  # its file tools refuse paths outside the workspace
             argv += ["--include-directories", str(directory)]
         argv += [*self.extra_args, "-p", self.instruction]
-        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv))
+        extra_env: dict[str, str] = {}
+        if self.usage_telemetry and inv.usage_endpoint:
+            # gemini 0.61 takes its telemetry settings from these variables (over its
+            # settings.json); its OTLP/HTTP exporter posts JSON to <endpoint>/v1/logs
+            extra_env.update(GEMINI_TELEMETRY_ENABLED="true", GEMINI_TELEMETRY_TARGET="local",
+                             GEMINI_TELEMETRY_OTLP_PROTOCOL="http",
+                             GEMINI_TELEMETRY_OTLP_ENDPOINT=inv.usage_endpoint.removesuffix(
+                                 "/v1/logs"),
+                             GEMINI_TELEMETRY_LOG_PROMPTS="false")
+        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv, extra_env))
 
     def _take(self, chunk: str = "", final: bool = True) -> list[str]:
         key = stream_key()
@@ -238,6 +250,25 @@ class GeminiRunner:
                 denials=tuple(self._refused.pop(key, ())),
                 usage=usage_of(obj, usage_key="stats")))
         return AgentEvent(text=text)  # tool_result, unknown
+
+    def usage_record(self, record: Mapping[str, str]
+                     ) -> tuple[dict[str, Any], str | None] | None:
+        """One model request's tokens and model from gemini's telemetry (its
+        `gemini_cli.api_response` record; side calls such as the model router count too:
+        they are billed)."""
+        if record.get("event.name") != "gemini_cli.api_response":
+            return None
+        usage: dict[str, Any] = {}
+        for ours, theirs in (("input_tokens", "input_token_count"),
+                             ("output_tokens", "output_token_count"),
+                             ("cache_read_tokens", "cached_content_token_count"),
+                             ("total_tokens", "total_token_count")):
+            value = record.get(theirs)
+            if value is not None and value.isdigit() and int(value):
+                usage[ours] = int(value)
+        if "input_tokens" not in usage and "output_tokens" not in usage:
+            return None
+        return usage, str_or_none(record.get("model"))
 
     def _tool_use(self, obj: Mapping[str, Any]) -> None:
         tool_id, name = str_or_none(obj.get("tool_id")), str_or_none(obj.get("tool_name"))
