@@ -130,10 +130,12 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     final_model: list[str] = []
 
     def take(usage: dict[str, Any] | None, model: str | None) -> None:
-        if not usage or stop.is_set():
+        if not usage:
             return
-        meter.add(usage, model)
+        meter.add(usage, model)  # also after the stop: what arrives then was spent too
         run.live_usage[sid] = meter.usage
+        if stop.is_set():
+            return
         why = budget_now(run, sid, meter)
         if why is not None:
             breach.append(why)
