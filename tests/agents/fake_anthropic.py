@@ -175,6 +175,21 @@ def only_models(allowed: Iterable[str], then: Responder) -> Responder:
     return respond
 
 
+def looping(usage: JSON | None = None) -> Responder:
+    """A runaway agent: every turn calls Bash with a new command (`echo loop N`), whatever
+    came back, so the real CLI keeps asking for the next turn until it is stopped."""
+    counter = itertools.count()
+
+    def respond(req: Recorded) -> Reply:
+        n = next(counter)
+        reply = ToolUse("Bash", {"command": f"echo loop {n}"}, text=f"Step {n}.")
+        if usage is not None:
+            reply.usage = dict(usage)
+        return reply
+
+    return respond
+
+
 def hang() -> Responder:
     return lambda req: Hang()
 

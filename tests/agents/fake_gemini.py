@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-Behaviour = Literal["success", "write_elsewhere", "text", "hang", "stall"]
+Behaviour = Literal["success", "write_elsewhere", "text", "hang", "stall", "loop"]
 ErrorKind = Literal["quota", "quota_daily", "internal", "unavailable", "invalid_key", "not_found",
                     "unauthenticated", "permission_denied"]
 
@@ -148,6 +148,8 @@ USAGE = {"promptTokenCount": 120, "candidatesTokenCount": 8, "totalTokenCount": 
 class Script:
     """What the fake answers on main chat turns (``streamGenerateContent``).
 
+    ``loop`` answers every turn with a new ``glob`` call (a different pattern each time, so
+    the CLI's identical-call loop detection never fires): a runaway agent that never ends.
     ``target`` is the absolute path the ``write_file`` call names (``write_elsewhere`` uses
     ``elsewhere``). ``error`` injects an API error on the first ``fail_first`` stream requests
     (``None``: on all of them); after those the ``behaviour`` applies, so retries can recover.
@@ -237,7 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
             if sc.error and (sc.fail_first is None or n < sc.fail_first):
                 self._error(sc.error, req.model)
             else:
-                self._stream(sc, body, req.model)
+                self._stream(sc, body, req.model, n)
         elif req.action == "generateContent":
             text = json.dumps(SIDE_CALL_JSON)
             self._json(200, _chunk([{"text": text}], "STOP", req.model))
@@ -279,7 +281,7 @@ class _Handler(BaseHTTPRequestHandler):
         err = json.loads(json.dumps(ERRORS[kind]).replace("{model}", model))
         self._json(err["code"], {"error": err})
 
-    def _stream(self, sc: Script, body: dict[str, Any], model: str) -> None:
+    def _stream(self, sc: Script, body: dict[str, Any], model: str, n: int = 0) -> None:
         stop = self.server.state.stop
         if sc.behaviour == "hang":
             stop.wait()  # never answer; the CLI must time out or be killed
@@ -295,6 +297,11 @@ class _Handler(BaseHTTPRequestHandler):
             answer = sc.agent(body)
             if answer is not None:
                 path, content, final = answer.path, answer.content, answer.final
+        if sc.behaviour == "loop":
+            call = {"name": "glob", "args": {"pattern": f"loop-{n}-*.md"}}
+            self._sse(_chunk([{"functionCall": call}], "STOP", model))
+            self.close_connection = True
+            return
         if sc.behaviour == "stall":
             self._sse(_chunk([{"text": "Working on it"}], None, model))
             stop.wait()  # first chunk, then silence with the connection held open

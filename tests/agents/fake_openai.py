@@ -235,6 +235,21 @@ def only_models(allowed: Iterable[str], then: Responder, status: int = 404) -> R
     return respond
 
 
+def looping(usage: JSON | None = None) -> Responder:
+    """A runaway agent: every turn calls `exec_command` with a new command (`echo loop N`),
+    whatever came back, so the real CLI keeps asking for the next turn until it is stopped."""
+    counter = itertools.count()
+
+    def respond(req: Recorded) -> Reply:
+        n = next(counter)
+        reply = FunctionCall("exec_command", {"cmd": f"echo loop {n}", "yield_time_ms": 1000})
+        if usage is not None:
+            reply.usage = dict(usage)
+        return reply
+
+    return respond
+
+
 def hang() -> Responder:
     return lambda req: Hang()
 

@@ -399,6 +399,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             cost = format_usage(step.get("usage"))
             print(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
                   f"{'  ' + cost if cost else ''}{_git_mark(step.get('git'))}{extra}")
+            for note in step.get("notes") or []:
+                print(f"  {'':<24} note: {note}")
         for tree in info["worktrees"]:
             print(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")
         for found in info.get("reconciled") or []:

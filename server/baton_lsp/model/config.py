@@ -79,6 +79,12 @@ class CodexSettings(CliSettings):
     sandbox: str | None = Field("workspace-write", description="--sandbox: read-only, "
                                 "workspace-write or danger-full-access; \"\" passes none "
                                 "(codex's own configuration decides).")
+    usage_telemetry: bool = Field(
+        True, description="Point codex's OpenTelemetry log export at Baton for each step "
+        "(`-c otel.exporter=…` to a 127.0.0.1 port Baton serves, prompts not logged): its "
+        "`exec --json` reports tokens only when the step ends, its telemetry per model "
+        "response, so budgets see a looping codex while it runs. false leaves codex's own "
+        "[otel] settings in charge; then only max-turns stops a looping codex mid-step.")
 
 
 class GeminiSettings(CliSettings):
@@ -92,6 +98,46 @@ class GeminiSettings(CliSettings):
         True, description="--skip-trust: Baton launches agents only in a workspace the user "
         "trusts (a `baton run` there, or a trusted editor workspace), so gemini is told to "
         "trust it too; false leaves gemini's own folder trust in charge.")
+    usage_telemetry: bool = Field(
+        True, description="Point gemini's OpenTelemetry export at Baton for each step "
+        "(GEMINI_TELEMETRY_* variables: a 127.0.0.1 port Baton serves, prompts not logged): "
+        "its stream-json reports tokens only when the step ends, its telemetry per model "
+        "request (batched up to 5 s), so budgets see a looping gemini while it runs. false "
+        "leaves gemini's own telemetry settings in charge; then only max-turns stops a "
+        "looping gemini mid-step.")
+
+
+class ModelPrice(BaseModel):
+    """What one model costs, in US dollars per million tokens (`[workflow.prices]`)."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True,
+                              defer_build=True)
+
+    input: float = Field(ge=0, description="Per million input tokens.")
+    output: float = Field(ge=0, description="Per million output tokens.")
+    cached_input: float | None = Field(None, ge=0, description="Per million input tokens read "
+                                       "from the prompt cache (default: the input price).")
+    cache_write: float | None = Field(None, ge=0, description="Per million input tokens "
+                                      "written to the prompt cache (default: the input price).")
+
+
+DEFAULT_PRICES: dict[str, ModelPrice] = {
+    # What Claude Code 2.1.331 itself charges: its `total_cost_usd` for each kind of token.
+    # For haiku it charges a fifth of this on small prompts (100,000 tokens); the table keeps
+    # the higher rate, so a budget errs on the early side. Claude's own final figure replaces
+    # these estimates when a step ends.
+    "claude-opus-5-5": ModelPrice(input=4.0, output=20.0, cached_input=0.2, cache_write=5.0),
+    "claude-sonnet-5-5": ModelPrice(input=2.0, output=10.0, cached_input=0.1, cache_write=2.5),
+    "claude-haiku-5-5": ModelPrice(input=0.5, output=2.5, cached_input=0.05, cache_write=0.625),
+    "gpt-5.5": ModelPrice(input=1.25, output=10.0, cached_input=0.125, cache_write=None),
+    "gemini-2.5-pro": ModelPrice(input=1.25, output=10.0, cached_input=0.31, cache_write=None),
+    "gemini-2.5-flash": ModelPrice(input=0.30, output=2.50, cached_input=0.075,
+                                   cache_write=None),
+}
+"""Baton's price table for the models its runners use by default. Codex and gemini report
+tokens but no dollars, so a budget in dollars can only stop them through this table; a model
+missing from it (and from the user's `[workflow.prices]`) is not priced, and then only
+`max-tokens` and `max-turns` can stop its steps."""
 
 
 class WorkflowSettings(BaseModel):
@@ -171,10 +217,23 @@ class WorkflowSettings(BaseModel):
         90.0, gt=0, description="Seconds preflight waits for each agent CLI to answer "
         "`--version` (a node CLI starting on a loaded machine can take half a minute).")
     max_budget_usd: float | None = Field(
-        None, gt=0, description="Stop launching agent steps once the workflow's reported cost "
-        "reaches this many US dollars; the workflow stays resumable (raise it and resume).")
+        None, gt=0, description="US dollars the whole workflow may spend. Checked as each "
+        "agent CLI's stream reports usage: the running agent is stopped the moment the "
+        "workflow's total (this step so far included) reaches it, and no further step starts; "
+        "the workflow stays resumable (raise it and resume). Tokens a CLI reports without a "
+        "price are priced from `prices`.")
     max_tokens: int | None = Field(
         None, gt=0, description="Likewise for the tokens the agent CLIs reported.")
+    max_turns: int | None = Field(
+        None, gt=0, description="Model requests one attempt of one agent step may make (a "
+        "looping agent is stopped when it makes more); claude's stream reports each request, "
+        "codex's and gemini's each tool call, each of which the model is asked about again.")
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=lambda: dict(DEFAULT_PRICES), description="Model id → "
+        "{ input, output, cached-input, cache-write } in US dollars per million tokens, "
+        "merged over Baton's table (claude-opus-5-5, claude-sonnet-5-5, claude-haiku-5-5, "
+        "gpt-5.5, gemini-2.5-pro, gemini-2.5-flash). A model with no price can only be stopped by "
+        "max-tokens or max-turns.")
 
     @model_validator(mode="before")
     @classmethod
@@ -189,6 +248,12 @@ class WorkflowSettings(BaseModel):
                     claude.setdefault("permission-mode", mode)
                     data["claude"] = claude
         return data
+
+    @field_validator("prices")
+    @classmethod
+    def _over_defaults(cls, value: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        """A user's `[workflow.prices]` adds to Baton's table and overrides its entries."""
+        return {**DEFAULT_PRICES, **value}
 
     def role(self, role: str) -> AgentRoleSettings:
         value = self.agents.get(role)

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..model.config import ModelPrice, WorkflowSettings
 
 
 def tokens(chars: int) -> int:
@@ -82,6 +86,9 @@ USAGE_KEYS = ("cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
 def add_usage(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
     """Key-wise sum: every attempt of a step costs money, failed ones included."""
     out: dict[str, Any] = {}
+    if any(d and "total_tokens" in d for d in (a, b)):
+        # a record without a total (claude's) counts its input + output in the sum's total
+        a, b = ({**d, "total_tokens": tokens_of(d)} if d else d for d in (a, b))
     for key in USAGE_KEYS:
         values = [v for d in (a, b) if d and isinstance(v := d.get(key), (int, float))]
         if values:
@@ -90,7 +97,7 @@ def add_usage(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, A
     return out
 
 
-def tokens_of(usage: dict[str, Any] | None) -> int:
+def tokens_of(usage: Mapping[str, Any] | None) -> int:
     """Tokens a usage record accounts for (its total, else input + output)."""
     if not usage:
         return 0
@@ -125,3 +132,90 @@ def format_usage(usage: dict[str, Any] | None) -> str:
     if isinstance(usage.get("turns"), int):
         parts.append(f"{usage['turns']} turn{'s' if usage['turns'] != 1 else ''}")
     return " · ".join(parts)
+
+
+# -- budgets inside a step ---------------------------------------------------------------
+
+_MILLION = 1_000_000
+
+
+def price(usage: Mapping[str, Any], rate: ModelPrice, cached_in_input: bool) -> float:
+    """US dollars for a usage record at `rate`. `cached_in_input`: the CLI counts cache reads
+    inside `input_tokens` (codex, gemini, as the OpenAI and Gemini APIs do) rather than
+    beside them (claude, as the Anthropic API does)."""
+    inp = int(usage.get("input_tokens", 0))
+    cached = int(usage.get("cache_read_tokens", 0))
+    written = int(usage.get("cache_write_tokens", 0))
+    fresh = max(0, inp - cached) if cached_in_input else inp
+    dollars = (fresh * rate.input + int(usage.get("output_tokens", 0)) * rate.output
+               + cached * (rate.input if rate.cached_input is None else rate.cached_input)
+               + written * (rate.input if rate.cache_write is None else rate.cache_write))
+    return dollars / _MILLION
+
+
+@dataclass
+class Meter:
+    """One attempt's usage, summed as its agent CLI's stream reports it and priced where the
+    CLI reports tokens but no dollars. What it holds when the attempt ends — killed at a
+    budget, timed out, failed or done — is what the attempt is recorded as having cost,
+    unless the CLI's own final account replaces it (`settle`)."""
+
+    prices: Mapping[str, ModelPrice]
+    cached_in_input: bool = False
+    model: str | None = None
+    """The model to price with when an event names none (the runner's configured model)."""
+    usage: dict[str, Any] = field(default_factory=dict)
+    unpriced: set[str] = field(default_factory=set)
+    """Models whose tokens could not be priced (no price known; no model named is "?")."""
+    named: str | None = None
+    """The last model the stream named: the final account, which may name none, is its."""
+
+    def rate(self, model: str | None) -> ModelPrice | None:
+        name = model or self.named or self.model
+        rate = self.prices.get(name) if name else None
+        if rate is None:
+            self.unpriced.add(name or "?")
+        return rate
+
+    def priced(self, usage: Mapping[str, Any], model: str | None) -> dict[str, Any]:
+        """`usage` with `cost_usd` filled in from the price table when the CLI gave none."""
+        out = dict(usage)
+        if "cost_usd" not in out and (tokens_of(out) or out.get("cache_read_tokens")):
+            rate = self.rate(model)
+            if rate is not None:
+                out["cost_usd"] = round(price(out, rate, self.cached_in_input), 6)
+        return out
+
+    def add(self, delta: Mapping[str, Any], model: str | None = None) -> None:
+        self.named = model or self.named
+        self.usage = add_usage(self.usage, self.priced(delta, model))
+
+    def settle(self, final: Mapping[str, Any] | None, model: str | None = None
+               ) -> dict[str, Any]:
+        """The attempt's usage: the CLI's final account (priced if it has no dollars) over
+        what the stream reported on the way, whose keys the final one lacks are kept (codex
+        reports no turns, only tokens, at the end)."""
+        if final:
+            self.usage = {**self.usage, **self.priced(final, model)}
+        return dict(self.usage)
+
+
+def budget_breach(settings: WorkflowSettings, total: Mapping[str, Any] | None,
+                  turns: int = 0, step: str | None = None) -> str | None:
+    """Why the workflow must stop now (a budget reached by `total`, the run's usage with the
+    running attempts included, or `turns` past max-turns in one attempt), or None."""
+    total = total or {}
+    where = f" while {step} ran" if step else ""
+    cap, cost = settings.max_budget_usd, total.get("cost_usd", 0)
+    if cap is not None and cost >= cap:
+        return (f"budget reached{where}: the agents reported ${cost:.4f} of max-budget-usd "
+                f"${cap:.2f}; raise it (--set workflow.max-budget-usd=N) and resume")
+    cap_t, used = settings.max_tokens, tokens_of(total)
+    if cap_t is not None and used >= cap_t:
+        return (f"budget reached{where}: the agents reported {used:,} of max-tokens "
+                f"{cap_t:,}; raise it (--set workflow.max-tokens=N) and resume")
+    cap_n = settings.max_turns
+    if cap_n is not None and turns > cap_n:
+        return (f"budget reached{where}: the agent made {turns} model requests, more than "
+                f"max-turns {cap_n}; raise it (--set workflow.max-turns=N) and resume")
+    return None

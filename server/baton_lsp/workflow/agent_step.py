@@ -6,6 +6,7 @@ configured attempts. A finished step is checkpointed the moment it is done."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from ..model.states import State
 from ..runs import confine
 from ..runs.digest import sha256_file
 from ..runs.records import utc_now
-from . import accounting
+from . import accounting, otlp
 from .barrier import check_artifact
 from .failures import FATAL, PERMANENT, TRANSIENT, Cancelled, EngineError, StepFailure
 from .layout import contained
@@ -32,6 +33,7 @@ from .runners import (
     fix_for,
     refusals,
 )
+from .runners.base import str_or_none
 from .signals import SignalReader
 
 Verify = Callable[[Path, SignalReader], "str | None"]
@@ -116,9 +118,10 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
 async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
                    attempt: int, reader: SignalReader, log_file: IO[str]
                    ) -> tuple[Runner, ProcessOutcome, RunResult | None, HopelessRetry | None]:
-    """Launch one attempt and wait for it; the agent's text goes to its log and the reader.
-    An API failure the CLI retries in vain (a bad key) stops the agent at once: it is
-    returned, and the step fails fatal instead of waiting out the CLI's retries."""
+    """Launch one attempt and wait for it; the agent's text goes to its log and the reader,
+    the usage its stream (or its telemetry, see `otlp`) reports to the attempt's meter. An
+    API failure the CLI retries in vain (a bad key) stops the agent at once: it is returned,
+    and the step fails fatal instead of waiting out the CLI's retries."""
     sid = spec.sid
     contract = run.contract(sid, spec.role, artifact, {**spec.extra,
                                                         "BATON_ATTEMPT": str(attempt)})
@@ -128,22 +131,27 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         runner = run.runner(prompt.runner)
     except ValueError as exc:
         raise EngineError(str(exc)) from None
-    cwd = spec.cwd or run.root
-    inv = Invocation(step_id=sid, role=spec.role, prompt=prompt.text, contract=contract,
-                     cwd=cwd, model=prompt.model, fallback_model=prompt.fallback_model,
-                     tools=prompt.tools, agent_name=run.settings.role(spec.role).agent,
-                     extra_dirs=spec.extra_dirs)
-    try:
-        launch = runner.launch(inv)
-    except (ValueError, OSError, KeyError) as exc:
-        failure = StepFailure(sid, FATAL, f"cannot launch the {runner.name} agent: {exc}",
-                              "agent_error")
-        run.record_failure(step, failure)
-        step["status"] = "failed"
-        raise failure from None
     results: list[RunResult] = []
-    hopeless: list[HopelessRetry] = []
+    meter = accounting.Meter(run.settings.prices,
+                             cached_in_input=bool(getattr(runner, "cached_in_input", False)),
+                             model=str_or_none(getattr(runner, "model", None)))
     stop = asyncio.Event()
+    breach: list[str] = []
+    hopeless: list[HopelessRetry] = []
+    final_model: list[str] = []
+
+    def take(usage: dict[str, Any] | None, model: str | None) -> None:
+        if not usage:
+            return
+        meter.add(usage, model)  # also after the stop: what arrives then was spent too
+        run.live_usage[sid] = meter.usage
+        if stop.is_set():
+            return
+        why = budget_now(run, sid, meter)
+        if why is not None:
+            breach.append(why)
+            run.say(f"[{sid}] {why}; stopping the agent")
+            stop.set()
 
     def on_line(line: str) -> None:
         event = runner.decode(line)
@@ -155,38 +163,124 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
                 run.emit("signal", step=sid, name=sig.name, value=sig.value)
         if event.result is not None:
             results.append(event.result)
-        if event.hopeless is not None and not hopeless:
+            if event.model:
+                final_model.append(event.model)
+        if event.hopeless is not None and not hopeless and not stop.is_set():
             hopeless.append(event.hopeless)
             run.say(f"[{sid}] {event.hopeless.message}")
             stop.set()
+        take(event.usage, event.model)
 
-    run.emit("step", step=sid, state=spec.state.value, status="running", attempt=attempt,
-             runner=runner.name, artifact=str(artifact))
-    run.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
-            f"{run.settings.attempts})")
-    start = time.monotonic()
-    try:
-        out = await run_process(
-            launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
-            timeout=spec.timeout or run.settings.timeout,
-            stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
-            grace=run.settings.kill_grace, on_start=run.started, stop=stop)
-    except AgentLaunchError as exc:
-        failure = StepFailure(sid, FATAL, str(exc), "agent_error")
-        run.record_failure(step, failure)
-        raise failure from None
-    finally:
-        launch.cleanup()
+    def on_record(record: otlp.Record) -> None:
+        read = getattr(runner, "usage_record", None)
+        found = read(record) if callable(read) else None
+        if found is not None:
+            take(*found)
+
+    cwd = spec.cwd or run.root
+    async with contextlib.AsyncExitStack() as stack:
+        endpoint = None
+        if getattr(runner, "usage_telemetry", False):
+            endpoint = (await stack.enter_async_context(otlp.Receiver(on_record))).endpoint
+        inv = Invocation(step_id=sid, role=spec.role, prompt=prompt.text, contract=contract,
+                         cwd=cwd, model=prompt.model, fallback_model=prompt.fallback_model,
+                         tools=prompt.tools, agent_name=run.settings.role(spec.role).agent,
+                         extra_dirs=spec.extra_dirs, usage_endpoint=endpoint)
+        try:
+            launch = runner.launch(inv)
+        except (ValueError, OSError, KeyError) as exc:
+            failure = StepFailure(sid, FATAL, f"cannot launch the {runner.name} agent: {exc}",
+                                  "agent_error")
+            run.record_failure(step, failure)
+            step["status"] = "failed"
+            raise failure from None
+        run.emit("step", step=sid, state=spec.state.value, status="running",
+                 attempt=attempt, runner=runner.name, artifact=str(artifact))
+        run.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
+                f"{run.settings.attempts})")
+        start = time.monotonic()
+        try:
+            out = await run_process(
+                launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
+                timeout=spec.timeout or run.settings.timeout,
+                stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
+                grace=run.settings.kill_grace, on_start=run.started, stop=stop)
+        except AgentLaunchError as exc:
+            failure = StepFailure(sid, FATAL, str(exc), "agent_error")
+            run.record_failure(step, failure)
+            raise failure from None
+        finally:
+            launch.cleanup()
+            run.live_usage.pop(sid, None)
     step["duration_ms"] = int((time.monotonic() - start) * 1000)
     step["process_ms"] = round(out.duration * 1000, 2)
+    final = results[-1] if results else None
+    _record_usage(run, sid, step, attempt, out, meter, final,
+                  final_model[-1] if final_model else None, runner.name)
     if out.cancelled:
         step["status"] = "cancelled"
         raise Cancelled()
-    final = results[-1] if results else None
-    if final is not None and final.usage:
-        step["usage"] = accounting.add_usage(step.get("usage"), final.usage)
-        run.baton["usage"] = accounting.usage_totals(run.steps)
+    if out.stopped and breach and not hopeless:
+        raise _budget_failure(run, sid, step, breach[0])
     return runner, out, final, (hopeless[0] if hopeless else None)
+
+
+def budget_now(run: Run, sid: str, meter: accounting.Meter) -> str | None:
+    """Whether the workflow's usage — what is recorded plus every attempt running now —
+    or this attempt's turns have crossed a budget (the reason), or None."""
+    total = run.baton.get("usage", {}).get("total", {})
+    for live in run.live_usage.values():
+        total = accounting.add_usage(total, live)
+    return accounting.budget_breach(run.settings, total, int(meter.usage.get("turns", 0)),
+                                    sid)
+
+
+def _record_usage(run: Run, sid: str, step: dict[str, Any], attempt: int,
+                  out: ProcessOutcome, meter: accounting.Meter, final: RunResult | None,
+                  model: str | None, runner_name: str) -> None:
+    """Record what this attempt cost on the step and in the run's totals, however it ended:
+    a killed, timed-out or failed attempt was paid for too. The CLI's final account wins
+    over what its stream reported on the way; a model without a price is named once."""
+    usage = meter.settle(final.usage if final is not None else None, model)
+    if meter.unpriced and run.settings.max_budget_usd is not None:
+        note = unpriced_note(meter.unpriced, runner_name)
+        if note not in step.get("notes", []):
+            step.setdefault("notes", []).append(note)
+            run.say(f"[{sid}] {note}")
+    if not usage:
+        return
+    ended = ("budget" if out.stopped else "timeout" if out.timed_out else "stalled"
+             if out.stalled else "cancelled" if out.cancelled else "exit")
+    step.setdefault("attempt_usage", []).append({"attempt": attempt, "ended": ended, **usage})
+    step["usage"] = accounting.add_usage(step.get("usage"), usage)
+    run.baton["usage"] = accounting.usage_totals(run.steps)
+
+
+def unpriced_note(models: set[str], runner: str) -> str:
+    """Why max-budget-usd cannot see what a step's tokens cost: the model has no price, or
+    Baton does not know the model (codex's and gemini's own configuration chose it)."""
+    named = sorted(m for m in models if m != "?")
+    parts = []
+    if named:
+        parts.append(f"no price for model {', '.join(named)} (add it to [workflow.prices])")
+    if "?" in models:
+        parts.append(f"the {runner} model is not known to Baton (set [workflow.{runner}] "
+                     "model)")
+    return (f"{'; '.join(parts)}: its tokens cost nothing against max-budget-usd, only "
+            "max-tokens and max-turns can stop its steps")
+
+
+def _budget_failure(run: Run, sid: str, step: dict[str, Any], why: str) -> StepFailure:
+    """The step stopped at a budget: not retried, the workflow fails resumable (resume with a
+    higher budget), like a step that may not start because the budget is spent."""
+    failure = StepFailure(sid, FATAL, why, "execution_error",
+                          {"reason": "budget_exceeded", "usage": dict(step.get("usage") or {})})
+    run.record_failure(step, failure)
+    step["status"] = "failed"
+    run.emit("step", step=sid, state=str(step.get("state")), status="failed",
+             attempt=step.get("attempts"), failure=FATAL, message=why,
+             artifact=str(step.get("artifact")), context=failure.context)
+    return failure
 
 
 def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
@@ -214,16 +308,7 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
 
 def over_budget(run: Run) -> str | None:
     """Why no further agent step may start (the configured budget is spent), or None."""
-    total = run.baton.get("usage", {}).get("total", {})
-    cap, cost = run.settings.max_budget_usd, total.get("cost_usd", 0)
-    if cap is not None and cost >= cap:
-        return (f"budget reached: the agents reported ${cost:.4f} of max-budget-usd "
-                f"${cap:.2f}; raise it (--set workflow.max-budget-usd=N) and resume")
-    cap_t, used = run.settings.max_tokens, accounting.tokens_of(total)
-    if cap_t is not None and used >= cap_t:
-        return (f"budget reached: the agents reported {used:,} of max-tokens {cap_t:,}; "
-                f"raise it (--set workflow.max-tokens=N) and resume")
-    return None
+    return accounting.budget_breach(run.settings, run.baton.get("usage", {}).get("total"))
 
 
 def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunResult | None,

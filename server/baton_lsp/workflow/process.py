@@ -54,7 +54,8 @@ def strip_ansi(text: str) -> str:
 class ProcessOutcome:
     """How one agent process ended. Exactly one of timed_out/stalled/cancelled/stopped is set
     when we stopped it ourselves (then `exit_code` is None); `signal` reports a signal death
-    whoever sent it."""
+    whoever sent it. `stopped`: the caller's `stop` event (a budget crossed mid-step, or a
+    line saying the agent cannot succeed)."""
 
     exit_code: int | None
     timed_out: bool
@@ -64,7 +65,6 @@ class ProcessOutcome:
     stderr_tail: str
     signal: int | None
     stopped: bool = False
-    """Stopped on the caller's `stop` event (what the agent printed says it cannot succeed)."""
 
     @property
     def killed_by_us(self) -> bool:
@@ -429,8 +429,9 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     records before the agent can do anything, and if it raises the agent never runs. Raises
     AgentLaunchError when the program cannot start, and re-raises an exception from
     `on_line`/`on_start` (or this task's cancellation) only after the process group is gone.
-    `stop` is this run's own cancel: `on_line` sets it when a line says the agent cannot
-    succeed, and the group is stopped like a timed-out one (TERM, `grace`, KILL).
+    `stop` is the caller's own reason to end the run early (`on_line` sets it when the usage
+    it reads crosses a budget, or a line says the agent cannot succeed): the group is stopped
+    like on a timeout, and `stopped` says so.
     """
     started = time.monotonic()
     proc, exited, gate = await _spawn(argv, cwd, env, stdin is not None)

@@ -87,7 +87,8 @@ def render(record: RunRecord, root: Path | None = None) -> str:
                      f"tokens in the artifacts (reduction {ctx.get('reduction_pct')} %)")
     usage = baton.usage or {}
     if cost := format_usage(usage.get("total")):
-        lines.append(f"  agent cost: {cost} (as the agent CLIs reported it)")
+        lines.append(f"  agent cost: {cost} (as the agent CLIs reported it; tokens they "
+                     "gave no dollars for priced from [workflow.prices])")
     if status == "failed" and record.last_error:
         lines.append(f"  error: {record.last_error}")
     lines.append("━━ Phases " + "━" * 51)

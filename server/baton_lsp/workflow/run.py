@@ -72,6 +72,9 @@ class Run:
         self.last_checkpoint: Path | None = None
         self.plans = PlanFiles()
         self._runners: dict[str, Runner] = {}
+        self.live_usage: dict[str, dict[str, Any]] = {}
+        """Usage of the agent attempts running now, by step id, as their streams report it
+        (a budget counts it with the recorded usage, parallel siblings included)."""
         self._state_values: dict[str, Any] | None = None
 
     # == what the handlers read =================================================================

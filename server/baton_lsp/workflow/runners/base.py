@@ -41,6 +41,9 @@ class Invocation:
     extra_dirs: tuple[Path, ...] = ()
     """Directories outside `cwd` the agent reads and writes (a phase in its own worktree:
     the main tree's topic directory, where the plan is and its summary goes)."""
+    usage_endpoint: str | None = None
+    """Where a runner whose `usage_telemetry` is on exports its usage as it runs (an OTLP
+    logs URL on 127.0.0.1 that Baton serves for this attempt)."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,12 @@ class AgentEvent:
     session_id: str | None = None
     error: str | None = None
     hopeless: HopelessRetry | None = None
+    """A status the CLI retries although no retry can fix it (a bad key): stop the agent."""
+    usage: dict[str, Any] | None = None
+    """Usage this line adds to the attempt as it runs (the `usage_of` shape; `turns` counts
+    model requests), so a budget can stop the agent before its final event."""
+    model: str | None = None
+    """The model the line's usage is for, when the stream names it (for the price)."""
 
 
 @runtime_checkable
@@ -258,9 +267,9 @@ def classify_outcome(runner: Runner, outcome: ProcessOutcome,
     """Failure class of a finished run, None for success: our own timeout or stall is
     transient, a signal death counts as exit 128+N, the rest is the runner's call.
 
-    A cancelled run is reported "fatal" so nothing retries it; callers normally check
-    `outcome.cancelled` first and stop the workflow as cancelled. A run stopped on the
-    caller's `stop` is fatal too: the engine stops an agent only for a hopeless retry.
+    A cancelled run, or one stopped on the caller's `stop` (a budget crossed, a hopeless
+    retry), is reported "fatal" so nothing retries it; callers normally check
+    `outcome.cancelled` / `outcome.stopped` first.
     """
     if outcome.cancelled or outcome.stopped:
         return FATAL

@@ -104,6 +104,10 @@ class ClaudeRunner:
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
     _refused: weakref.WeakKeyDictionary[object, dict[str, str]] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    _seen: weakref.WeakKeyDictionary[object, dict[str, dict[str, Any]]] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    cached_in_input: bool = False
+    """claude's `input_tokens` leave out cache reads (they are `cache_read_input_tokens`)."""
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "-p", "--output-format", "stream-json", "--verbose"]
@@ -152,7 +156,9 @@ class ClaudeRunner:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     calls[str(block.get("id"))] = _denial_line(
                         {"tool_name": block.get("name"), "tool_input": block.get("input")})
-            return AgentEvent(text=content_lines(content), error=error)
+            usage, model = self._turn_usage(message)
+            return AgentEvent(text=content_lines(content), error=error, usage=usage,
+                              model=model)
         if kind == "user":
             self._note_refusals(obj)
             return AgentEvent()
@@ -166,6 +172,7 @@ class ClaudeRunner:
             ok = subtype == "success" and not is_error
             error = self._errors.pop(stream_key(), None)
             self._calls.pop(stream_key(), None)
+            self._seen.pop(stream_key(), None)
             refused = self._refused.pop(stream_key(), {})
             denials = obj.get("permission_denials")
             for d in denials if isinstance(denials, list) else ():
@@ -178,6 +185,25 @@ class ClaudeRunner:
                 denials=tuple(dict.fromkeys(refused.values())),
                 usage=usage_of(obj, "total_cost_usd")))
         return AgentEvent()  # stream events, hooks: nothing to show
+
+    def _turn_usage(self, message: object) -> tuple[dict[str, Any] | None, str | None]:
+        """What one assistant event adds to the attempt's usage. claude prints one event per
+        content block of a model response, each with the response's `usage` as it stood
+        (the output count is the stream's first, 1, until the response ends), so a response
+        is counted once by its id, as one turn, and only growth is added after that."""
+        if not isinstance(message, dict) or message.get("model") == "<synthetic>":
+            return None, None  # the CLI's own error message: no request behind it
+        mid, now = str_or_none(message.get("id")), usage_of(message)
+        if mid is None or now is None:
+            return None, None
+        seen = self._seen.setdefault(stream_key(), {})
+        before = seen.get(mid)
+        seen[mid] = now
+        delta = {k: v - (before or {}).get(k, 0) for k, v in now.items()
+                 if v > (before or {}).get(k, 0)}
+        if before is None:
+            delta["turns"] = 1
+        return delta or None, str_or_none(message.get("model"))
 
     def _note_refusals(self, obj: Mapping[str, Any]) -> None:
         """Tool results that are permission refusals: claude lists a refusal by a deny rule

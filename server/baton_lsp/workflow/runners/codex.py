@@ -37,6 +37,12 @@ _PATCH_REJECTED = re.compile(r"codex_core::tools::router: error=patch rejected: 
                              re.MULTILINE)
 """codex's log line (stderr, default level) for an apply_patch its sandbox or approval policy
 refused; the refusal never appears in the --json stream."""
+TELEMETRY_DELAY_MS = 200
+"""How often codex exports its telemetry to Baton (OpenTelemetry's batch delay, 1 s by
+default)."""
+_NOT_TOOLS = frozenset({"agent_message", "assistant_message", "reasoning", "error",
+                        "todo_list"})
+"""Item types of `codex exec --json` that are not tool calls (no further model request)."""
 _BY_POLICY = "; rejected by user approval settings"
 _READ_ONLY_FIX = (" (codex runs in its read-only sandbox; fix: [workflow.codex] sandbox = "
                   "\"workspace-write\", Baton's default)")
@@ -105,7 +111,7 @@ class CodexRunner:
         """The runner `[workflow.codex]` describes."""
         x = settings.codex
         return cls(executable=x.executable, sandbox=x.sandbox, model=x.model,
-                   extra_args=tuple(x.extra_args))
+                   extra_args=tuple(x.extra_args), usage_telemetry=x.usage_telemetry)
 
     executable: str = "codex"
     sandbox: str | None = "workspace-write"
@@ -115,6 +121,12 @@ class CodexRunner:
     name: str = "codex"
     _refused: weakref.WeakKeyDictionary[object, list[str]] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    _items: weakref.WeakKeyDictionary[object, set[str]] = field(
+        default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    cached_in_input: bool = True
+    """codex's `input_tokens` include its `cached_input_tokens`, as the OpenAI API counts."""
+    usage_telemetry: bool = False
+    """Export codex's OpenTelemetry logs to `Invocation.usage_endpoint` (see `otlp`)."""
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "exec", "--json", "--skip-git-repo-check"]
@@ -124,8 +136,16 @@ class CodexRunner:
             argv += ["--sandbox", self.sandbox]
         for directory in inv.extra_dirs:  # writable beside the workspace-write cwd
             argv += ["--add-dir", str(directory)]
+        extra_env: dict[str, str] = {}
+        if self.usage_telemetry and inv.usage_endpoint:
+            # A TOML value for -c: the endpoint is Baton's own 127.0.0.1 URL, no quoting issue.
+            argv += ["-c", f'otel.exporter={{otlp-http={{endpoint="{inv.usage_endpoint}",'
+                     f'protocol="json"}}}}', "-c", "otel.log_user_prompt=false"]
+            # the log batch goes out every 200 ms instead of every second: a looping codex
+            # is seen five times sooner
+            extra_env["OTEL_BLRP_SCHEDULE_DELAY"] = str(TELEMETRY_DELAY_MS)
         argv += [*self.extra_args, "-"]
-        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv))
+        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv, extra_env))
 
     def decode(self, line: str) -> AgentEvent:
         obj = json_object(line)
@@ -134,6 +154,8 @@ class CodexRunner:
         kind = obj.get("type")
         if kind in ("thread.started", "thread.resumed"):
             return AgentEvent(session_id=str_or_none(obj.get("thread_id")))
+        if kind == "item.started" and isinstance(item := obj.get("item"), dict):
+            return AgentEvent(usage=self._tool_turn(item))
         if kind == "item.completed" and isinstance(item := obj.get("item"), dict):
             itype = item.get("type") or item.get("item_type")
             if itype in ("agent_message", "assistant_message"):
@@ -143,8 +165,10 @@ class CodexRunner:
             refusal = _refusal(item)
             if refusal is not None:
                 self._refused.setdefault(stream_key(), []).append(refusal)
-            return AgentEvent()
+            # a tool call that completes without an `item.started` counts here
+            return AgentEvent(usage=self._tool_turn(item))
         if kind == "turn.completed":
+            self._items.pop(stream_key(), None)
             refused = tuple(self._refused.pop(stream_key(), ()))
             return AgentEvent(result=RunResult(ok=True, subtype=kind, message=None,
                                                session_id=None, failure=None, denials=refused,
@@ -158,6 +182,41 @@ class CodexRunner:
                 ok=False, subtype=kind, message=message, session_id=None,
                 failure=classify_text(message or "") or PERMANENT))
         return AgentEvent()
+
+    def usage_record(self, record: Mapping[str, str]
+                     ) -> tuple[dict[str, Any], str | None] | None:
+        """One model response's tokens and model from codex's telemetry: the
+        `codex.sse_event` record of kind `response.completed` that has token counts (codex
+        logs each response twice, once without them)."""
+        if (record.get("event.name") != "codex.sse_event"
+                or record.get("event.kind") != "response.completed"):
+            return None
+        usage: dict[str, Any] = {}
+        for ours, theirs in (("input_tokens", "input_token_count"),
+                             ("output_tokens", "output_token_count"),
+                             ("cache_read_tokens", "cached_token_count"),
+                             ("cache_write_tokens", "cache_write_token_count")):
+            value = record.get(theirs)
+            if value is not None and value.isdigit() and int(value):
+                usage[ours] = int(value)
+        if "input_tokens" not in usage and "output_tokens" not in usage:
+            return None
+        return usage, str_or_none(record.get("model"))
+
+    def _tool_turn(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
+        """`{"turns": 1}` the first time a tool call item shows up. codex 0.169's `--json`
+        carries token counts only in the final `turn.completed` (no per-request usage, no
+        token_count event), so what a looping codex spends is seen, as it happens, only as
+        its tool calls: each one is answered by a further model request."""
+        itype = item.get("type") or item.get("item_type")
+        iid = str_or_none(item.get("id"))
+        if itype in _NOT_TOOLS or iid is None:
+            return None
+        seen = self._items.setdefault(stream_key(), set())
+        if iid in seen:
+            return None
+        seen.add(iid)
+        return {"turns": 1}
 
     def stderr_denials(self, stderr_tail: str) -> tuple[str, ...]:
         """The apply_patch calls codex logged as rejected (`ERROR codex_core::tools::router:

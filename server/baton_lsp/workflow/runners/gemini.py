@@ -117,6 +117,21 @@ def _result_message(error: object) -> str | None:
     return message
 
 
+def _main_model(stats: object) -> str | None:
+    """The model that used the most tokens in a `result`'s stats (its `models` map is keyed
+    by model id), to price the run's tokens with."""
+    models = stats.get("models") if isinstance(stats, Mapping) else None
+    if not isinstance(models, Mapping) or not models:
+        return None
+
+    def weight(name: str) -> float:
+        row = models[name]
+        total = row.get("total_tokens") if isinstance(row, Mapping) else None
+        return float(total) if isinstance(total, (int, float)) else 0.0
+
+    return str(max(models, key=weight))
+
+
 @dataclass
 class GeminiRunner:
     """`gemini -o stream-json --approval-mode auto_edit -p <instruction>`, the prompt on
@@ -138,7 +153,8 @@ class GeminiRunner:
         """The runner `[workflow.gemini]` describes."""
         g = settings.gemini
         return cls(executable=g.executable, approval_mode=g.approval_mode,
-                   skip_trust=g.skip_trust, model=g.model, extra_args=tuple(g.extra_args))
+                   skip_trust=g.skip_trust, model=g.model, extra_args=tuple(g.extra_args),
+                   usage_telemetry=g.usage_telemetry)
 
     executable: str = "gemini"
     approval_mode: str | None = "auto_edit"
@@ -155,6 +171,10 @@ class GeminiRunner:
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
     _refused: weakref.WeakKeyDictionary[object, list[str]] = field(
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
+    cached_in_input: bool = True
+    """gemini's `input_tokens` (promptTokenCount) include its `cached` tokens."""
+    usage_telemetry: bool = False
+    """Export gemini's OpenTelemetry logs to `Invocation.usage_endpoint` (see `otlp`)."""
 
     def launch(self, inv: Invocation) -> LaunchSpec:
         argv = [self.executable, "-o", "stream-json"]
@@ -167,7 +187,16 @@ class GeminiRunner:
         for directory in inv.extra_dirs:  # its file tools refuse paths outside the workspace
             argv += ["--include-directories", str(directory)]
         argv += [*self.extra_args, "-p", self.instruction]
-        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv))
+        extra_env: dict[str, str] = {}
+        if self.usage_telemetry and inv.usage_endpoint:
+            # gemini 0.61 takes its telemetry settings from these variables (over its
+            # settings.json); its OTLP/HTTP exporter posts JSON to <endpoint>/v1/logs
+            extra_env.update(GEMINI_TELEMETRY_ENABLED="true", GEMINI_TELEMETRY_TARGET="local",
+                             GEMINI_TELEMETRY_OTLP_PROTOCOL="http",
+                             GEMINI_TELEMETRY_OTLP_ENDPOINT=inv.usage_endpoint.removesuffix(
+                                 "/v1/logs"),
+                             GEMINI_TELEMETRY_LOG_PROMPTS="false")
+        return LaunchSpec(argv, inv.prompt.encode("utf-8"), runner_env(inv, extra_env))
 
     def _take(self, chunk: str = "", final: bool = True) -> list[str]:
         key = stream_key()
@@ -201,8 +230,12 @@ class GeminiRunner:
         if kind == "error":
             return AgentEvent(text=text, error=error_text(obj.get("message") or obj.get("error")))
         if kind == "tool_use":
+            # gemini 0.61's stream-json carries tokens only in the final `result` stats, so a
+            # looping gemini's spending shows, as it happens, only as its tool calls: each
+            # one is answered by a further model request.
             self._tool_use(obj)
-        elif kind == "tool_result":
+            return AgentEvent(text=text, usage={"turns": 1})
+        if kind == "tool_result":
             self._tool_result(obj)
         elif kind == "result":
             status = str_or_none(obj.get("status"))
@@ -210,13 +243,32 @@ class GeminiRunner:
             ok = status == "success" and message is None
             key = stream_key()
             self._calls.pop(key, None)
-            return AgentEvent(text=text, result=RunResult(
+            return AgentEvent(text=text, model=_main_model(obj.get("stats")), result=RunResult(
                 ok=ok, subtype=status, message=message,
                 session_id=str_or_none(obj.get("session_id")),
                 failure=None if ok else classify_text(message or "") or PERMANENT,
                 denials=tuple(self._refused.pop(key, ())),
                 usage=usage_of(obj, usage_key="stats")))
-        return AgentEvent(text=text)  # tool_use, tool_result, unknown
+        return AgentEvent(text=text)  # tool_result, unknown
+
+    def usage_record(self, record: Mapping[str, str]
+                     ) -> tuple[dict[str, Any], str | None] | None:
+        """One model request's tokens and model from gemini's telemetry (its
+        `gemini_cli.api_response` record; side calls such as the model router count too:
+        they are billed)."""
+        if record.get("event.name") != "gemini_cli.api_response":
+            return None
+        usage: dict[str, Any] = {}
+        for ours, theirs in (("input_tokens", "input_token_count"),
+                             ("output_tokens", "output_token_count"),
+                             ("cache_read_tokens", "cached_content_token_count"),
+                             ("total_tokens", "total_token_count")):
+            value = record.get(theirs)
+            if value is not None and value.isdigit() and int(value):
+                usage[ours] = int(value)
+        if "input_tokens" not in usage and "output_tokens" not in usage:
+            return None
+        return usage, str_or_none(record.get("model"))
 
     def _tool_use(self, obj: Mapping[str, Any]) -> None:
         tool_id, name = str_or_none(obj.get("tool_id")), str_or_none(obj.get("tool_name"))
