@@ -70,6 +70,9 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
         run.say(f"[{sid}] already done; skipped")
         return None
     artifact = contained(run.root, spec.artifact, "artifact path")
+    kept = _finished_unrecorded(run, spec, artifact)
+    if kept is not None:
+        return kept
     step = run.steps[sid] = {"state": spec.state.value, "role": spec.role,
                              "status": "running", "attempts": 0, "artifact": str(artifact),
                              "inputs": spec.inputs, "started_at": utc_now()}
@@ -93,6 +96,7 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
             runner, out, final, hopeless = await _attempt(run, spec, step, artifact, attempt,
                                                           reader, log_file)
         last = judge(run, sid, runner, out, final, reader, artifact, spec.verify, hopeless)
+        run.launched.pop(sid, None)  # judged: its outcome is the step's record from now on
         if last is None:
             try:
                 _record_done(run, spec, step, artifact, reader, attempt)
@@ -204,7 +208,8 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
                 launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
                 timeout=spec.timeout or run.settings.timeout,
                 stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
-                grace=run.settings.kill_grace, on_start=run.started, stop=stop)
+                grace=run.settings.kill_grace,
+                on_start=lambda pid: run.started(pid, sid, attempt), stop=stop)
         except AgentLaunchError as exc:
             failure = StepFailure(sid, FATAL, str(exc), "agent_error")
             run.record_failure(step, failure)
@@ -281,6 +286,52 @@ def _budget_failure(run: Run, sid: str, step: dict[str, Any], why: str) -> StepF
              attempt=step.get("attempts"), failure=FATAL, message=why,
              artifact=str(step.get("artifact")), context=failure.context)
     return failure
+
+
+def _finished_unrecorded(run: Run, spec: StepSpec, artifact: Path) -> SignalReader | None:
+    """A step whose agent the previous engine launched and that finished its work before
+    that engine died (or after: agents outlive it in their own sessions), unrecorded: its
+    artifact passes the hard barrier, was written after the launch, its inputs are the
+    same and what the agent printed (its log) passes the step's checks. Kept — recorded
+    done now, the handler's `fields` included (a phase's worktree committed) — instead of
+    paying for the agent again. None when there is no such work."""
+    sid = spec.sid
+    launched = run.launched.get(sid)
+    prior = run.steps.get(sid)
+    if launched is None or (prior is not None and prior.get("status") not in (None, "running")):
+        return None
+    if prior is not None and prior.get("inputs") not in (None, spec.inputs):
+        return None
+    attempt = int(launched["attempt"])
+    assert run.store is not None
+    try:
+        if check_artifact(run.root, artifact, []) is not None or \
+                artifact.stat().st_mtime < float(launched["at"]):
+            return None
+        text = confine.read_bytes(run.root, run.store.dir / "logs" /
+                                  f"{sid}.attempt-{attempt}.log").decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    reader = SignalReader()
+    for line in text.splitlines():
+        reader.feed(line)
+    if spec.verify is not None and spec.verify(artifact, reader) is not None:
+        return None
+    step = run.steps[sid] = {"state": spec.state.value, "role": spec.role, "status": "running",
+                             "attempts": attempt, "artifact": str(artifact),
+                             "inputs": spec.inputs, "started_at": utc_now(),
+                             "kept": "its agent finished before the engine stopped"}
+    try:
+        _record_done(run, spec, step, artifact, reader, attempt)
+    except StepFailure as exc:
+        run.say(f"[{sid}] the work its agent left could not be kept ({exc.message}); "
+                "running it again")
+        run.steps.pop(sid, None)
+        return None
+    run.launched.pop(sid, None)
+    run.say(f"[{sid}] its agent finished before the engine stopped (attempt {attempt}): "
+            "kept, not run again")
+    return reader
 
 
 def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,

@@ -165,6 +165,7 @@ class Engine(Run):
                 if self.topic is not None:
                     make_topic(self.root, self.topic.path)
                 resume.check_classification(self)
+                self.launched = resume.launched_before(self)
                 resume.kill_orphans(self)
                 resume.rewind(self.machine, self.steps, self.plans, self.say)
                 self.data["status"] = "in_progress"

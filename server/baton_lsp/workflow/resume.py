@@ -224,6 +224,18 @@ def check_classification(run: Run) -> None:
                                    for k, a, b in diffs}})
 
 
+def launched_before(run: Run) -> dict[str, dict[str, Any]]:
+    """The agent steps the previous engine launched and had not recorded ({step: {attempt,
+    at}}, from its `run.json`): `agent_step` keeps the work of one that finished."""
+    assert run.store is not None
+    found = (run.store.owner() or {}).get("launched")
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): v for k, v in found.items()
+            if isinstance(v, dict) and isinstance(v.get("attempt"), int)
+            and isinstance(v.get("at"), (int, float))}
+
+
 def kill_orphans(run: Run) -> None:
     """Agents of a killed engine survive in their own process groups: stop them, but only
     processes /proc proves belong to this workflow (start time as recorded, the workflow's

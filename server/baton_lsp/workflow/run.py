@@ -10,6 +10,7 @@ import contextlib
 import logging
 import os
 import random
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,10 @@ class Run:
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
         self.pgids: dict[int, int | None] = {}
+        self.launched: dict[str, dict[str, Any]] = {}
+        """Agent steps launched and not yet recorded ({step: {attempt, at}}), kept in
+        `run.json` with the process groups: a resume after this engine dies knows which
+        agents may have finished their work unrecorded (`agent_step` keeps that work)."""
         """Agent process groups started by this run, with their leaders' start times (what
         `baton cancel` and a resume check before they signal one)."""
         self._start_ticks = start_ticks(os.getpid())
@@ -268,17 +273,21 @@ class Run:
                     "pid": os.getpid(), "started_at": utc_now(),
                     START_TICKS: self._start_ticks, "pgids": sorted(self.pgids),
                     GROUP_START_TICKS: {str(p): t for p, t in sorted(self.pgids.items())},
+                    "launched": self.launched,
                     "workflow_id": self.store.workflow_id}, durable)
             except OSError as exc:
                 raise StoreFailure(f"the owner record {self.store.dir / 'run.json'}",
                                    exc) from None
 
-    def started(self, pid: int) -> None:
+    def started(self, pid: int, step: str | None = None, attempt: int = 0) -> None:
         """A process group was started for this run and is held before it can do anything
         (`process.run_process`): record it durably now, so a resume after this engine dies
-        finds it and stops it before launching the step again. If this cannot be written
-        the agent is never let go."""
+        finds it and stops it before launching the step again, and knows `step`'s agent was
+        let go (its work may be done though unrecorded). If this cannot be written the agent
+        is never let go."""
         self.pgids[pid] = start_ticks(pid)
+        if step is not None:
+            self.launched[step] = {"attempt": attempt, "at": time.time()}
         self.write_owner(durable=True)
 
     def log_error(self, source: str, error_type: str, message: str,
