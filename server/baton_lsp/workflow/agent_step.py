@@ -288,6 +288,28 @@ def _budget_failure(run: Run, sid: str, step: dict[str, Any], why: str) -> StepF
     return failure
 
 
+def unrecorded_work(run: Run, sid: str, artifact: Path) -> tuple[int, str] | None:
+    """(attempt, the agent's log) when the previous engine launched `sid`'s agent, did not
+    record the step, and its artifact passes the hard barrier and was written after the
+    launch — work that may be kept (`_finished_unrecorded`); None otherwise. The implement
+    state asks it first, to keep such a phase's worktree for it."""
+    launched = run.launched.get(sid)
+    prior = run.steps.get(sid)
+    if launched is None or (prior is not None and prior.get("status") not in (None, "running")):
+        return None
+    assert run.store is not None
+    try:
+        if check_artifact(run.root, artifact, []) is not None or \
+                artifact.stat().st_mtime < float(launched["at"]):
+            return None
+        attempt = int(launched["attempt"])
+        text = confine.read_bytes(run.root, run.store.dir / "logs" /
+                                  f"{sid}.attempt-{attempt}.log").decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+    return attempt, text
+
+
 def _finished_unrecorded(run: Run, spec: StepSpec, artifact: Path) -> SignalReader | None:
     """A step whose agent the previous engine launched and that finished its work before
     that engine died (or after: agents outlive it in their own sessions), unrecorded: its
@@ -296,22 +318,13 @@ def _finished_unrecorded(run: Run, spec: StepSpec, artifact: Path) -> SignalRead
     done now, the handler's `fields` included (a phase's worktree committed) — instead of
     paying for the agent again. None when there is no such work."""
     sid = spec.sid
-    launched = run.launched.get(sid)
     prior = run.steps.get(sid)
-    if launched is None or (prior is not None and prior.get("status") not in (None, "running")):
-        return None
     if prior is not None and prior.get("inputs") not in (None, spec.inputs):
         return None
-    attempt = int(launched["attempt"])
-    assert run.store is not None
-    try:
-        if check_artifact(run.root, artifact, []) is not None or \
-                artifact.stat().st_mtime < float(launched["at"]):
-            return None
-        text = confine.read_bytes(run.root, run.store.dir / "logs" /
-                                  f"{sid}.attempt-{attempt}.log").decode("utf-8", "replace")
-    except (OSError, ValueError):
+    found = unrecorded_work(run, sid, artifact)
+    if found is None:
         return None
+    attempt, text = found
     reader = SignalReader()
     for line in text.splitlines():
         reader.feed(line)

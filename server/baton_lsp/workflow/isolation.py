@@ -341,6 +341,21 @@ class Isolation:
                 "file_error")) from None
         return PhaseTree(pid, path, branch, base, path / self.prefix)
 
+    def reuse_tree(self, pid: str) -> PhaseTree | None:
+        """The worktree a killed run left for the phase, when git still has it on the
+        phase's branch (its agent's finished work is there); None otherwise."""
+        wid = self.run.workflow_id
+        path, branch = tree_path(self.root, wid, pid), branch_name(wid, pid)
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return None
+            if (path, branch) not in [(Path(p), b) for p, b in self.repo.worktrees()]:
+                return None
+            base = self.repo.run("merge-base", branch, "HEAD").stdout.strip()
+        except (OSError, GitError):
+            return None
+        return PhaseTree(pid, path, branch, base, path / self.prefix)
+
     def exclude_worktrees(self) -> None:
         """Keep `.claude/worktrees/` out of the user's `git status` (the clone's own
         info/exclude, never their .gitignore). Appended through `confine` rooted at the git
@@ -549,10 +564,12 @@ class Isolation:
                 self.repo.run("branch", "-D", *[branch_name(wid, p) for p in pids],
                               check=False)
 
-    def sweep(self, steps: dict[str, dict[str, Any]]) -> list[str]:
+    def sweep(self, steps: dict[str, dict[str, Any]], keep: set[str] | None = None
+              ) -> list[str]:
         """Worktrees and branches of this workflow left by a killed or failed run: a
-        phase waiting to be merged keeps its branch, everything else goes. Returns what
-        was removed."""
+        phase waiting to be merged keeps its branch, a phase in `keep` (its agent finished
+        unrecorded: its work is in the worktree) its worktree, everything else goes.
+        Returns what was removed."""
         wid = self.run.workflow_id
         found: set[str] = set()
         with contextlib.suppress(OSError):
@@ -570,7 +587,8 @@ class Isolation:
             step = steps.get(by_safe.get(pid, ""), {})
             return (step.get("git") or {}).get("status") in ("committed", "conflict")
 
-        removed = sorted(found)
+        kept = {safe_id(p) for p in keep or set()}
+        removed = sorted(found - kept)
         self.discard([p for p in removed if pending(p)], branches=False)
         self.discard([p for p in removed if not pending(p)])
         return removed

@@ -17,7 +17,7 @@ from ...model.graph import build_graph
 from ...model.plan import DONE, status_word
 from ...model.states import State
 from ...runs.digest import sha256_file
-from ..agent_step import StepSpec, agent_step
+from ..agent_step import StepSpec, agent_step, unrecorded_work
 from ..failures import PERMANENT, Cancelled, LoopDone, StepFailure, reraise_cancel, worst
 from ..isolation import Isolation, PhaseTree
 from ..run import Run
@@ -68,8 +68,10 @@ async def implement(run: Run) -> None:
         sid = f"implement.phase-{pid}"
         tree: PhaseTree | None = None
         if iso is not None and base is not None and not run.skippable(sid):
-            # each worktree in its own thread: its agent starts as soon as it is ready
-            tree = await asyncio.to_thread(iso.open_tree, sid, pid, base)
+            if unrecorded_work(run, sid, summary_of(pid)) is not None:
+                tree = iso.reuse_tree(pid)  # its agent finished there: kept, not redone
+            if tree is None:  # each in its own thread: its agent starts when it is ready
+                tree = await asyncio.to_thread(iso.open_tree, sid, pid, base)
         inputs: dict[str, str | None] = {f"{plan_path}#phase-{pid}": sections.get(pid)}
         for dep in graph.deps.get(pid, []):
             if dep not in done_in_plan:
@@ -168,7 +170,9 @@ def prepare(run: Run, iso: Isolation) -> None:
     """Before the first wave (and on resume): remove what a killed or failed run left,
     take in merges the user finished by hand, and refuse a dirty working tree."""
     iso.exclude_worktrees()
-    removed = iso.sweep(run.steps)
+    keep = {sid.removeprefix("implement.phase-") for sid in run.launched
+            if sid.startswith("implement.phase-") and not run.skippable(sid)}
+    removed = iso.sweep(run.steps, keep)
     if removed:
         run.say("implement: removed the worktrees an earlier run left (phase "
                 f"{', '.join(removed)})")
