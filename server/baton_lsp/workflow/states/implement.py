@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...model.graph import build_graph
+from ...model.graph import build_graph, waves_after
 from ...model.plan import DONE, status_word
 from ...model.states import State
 from ...runs.digest import sha256_file
@@ -41,22 +41,37 @@ async def implement(run: Run) -> None:
     graph = build_graph(plan)
     sections = run.plans.phase_hashes(plan_path)
     done_in_plan = {p.id for p in plan.phases if status_word(p) in DONE}
+    iso = Isolation.of(run) if run.settings.implement_mode != "iterations" else None
+    if iso is not None:
+        prepare(run, iso)
     ws = run.data["workflow_state"]
-    ws.update(wave_structure={str(i): [phase_number(p) for p in w]
-                              for i, w in enumerate(graph.waves, 1)},
-              total_waves=len(graph.waves))
+    ws.setdefault("wave_results", {})
+    # the waves actually run: those a resumed run already finished, then the waves of the
+    # phases still to run (a phase whose dependencies are all done is ready now)
+    done = landed(run, iso, done_in_plan, graph.order)
+    for pid in graph.order:
+        if pid in done and (run.steps.get(f"implement.phase-{pid}") or {}).get("status") \
+                == "done":
+            run.say(f"[implement.phase-{pid}] already done; skipped")
+    ran: list[list[int | str]] = []
+    for _, result in sorted(ws["wave_results"].items(), key=_wave_key):
+        if result.get("status") != "complete" or \
+                any(str(p) not in done for p in result.get("phases", [])):
+            break  # a phase of it runs again (its section was edited): not a wave that ran
+        ran.append(result["phases"])
+    waves = waves_after(graph, done)
+    first = len(ran) + 1
+    total = len(ran) + len(waves)
+    ws.update(wave_structure={str(i): list(w) for i, w in enumerate(
+        [*ran, *([phase_number(p) for p in w] for w in waves)], 1)}, total_waves=total)
     if run.settings.implement_mode == "iterations":
         todo = [p.id for p in plan.phases if p.id not in done_in_plan
                 and not run.skippable(f"implement.phase-{p.id}")]  # adopted: done elsewhere
         with contextlib.suppress(LoopDone):
             await implement_iterations(run, plan_path, todo)
         return
-    ws.setdefault("wave_results", {})
     summaries = Path(paths["summaries_dir"])
     sem = asyncio.Semaphore(run.settings.max_parallel)
-    iso = Isolation.of(run)
-    if iso is not None:
-        prepare(run, iso)
     topic = Path(paths["topic_dir"])  # an isolated agent reads the plan, writes its summary
     extra_dirs = (topic,) if plan_path.is_relative_to(topic) else (topic, plan_path.parent)
 
@@ -71,7 +86,7 @@ async def implement(run: Run) -> None:
             tree = await asyncio.to_thread(iso.open_tree, sid, pid, base)
         inputs: dict[str, str | None] = {f"{plan_path}#phase-{pid}": sections.get(pid)}
         for dep in graph.deps.get(pid, []):
-            if dep not in done_in_plan:
+            if dep not in done_in_plan or summary_of(dep).is_file():  # done by this run
                 inputs[str(summary_of(dep))] = sha256_file(summary_of(dep))
         extra = {"BATON_PHASE": pid, "BATON_PHASE_TITLE": graph.titles.get(pid, ""),
                  "BATON_PLAN_PATH": str(plan_path)}
@@ -96,16 +111,12 @@ async def implement(run: Run) -> None:
     # merged worktrees of one wave are removed in a thread while the next wave runs
     cleanup: asyncio.Future[None] | None = None
     try:
-        for w, wave in enumerate(graph.waves, 1):
-            todo = [p for p in wave if p not in done_in_plan]
+        for w, todo in enumerate(waves, first):
             ws["current_wave"] = w
-            if not todo:
-                continue
             # HEAD holds every earlier wave, so every dependency of these phases
             base = iso.repo.head() if iso is not None and len(todo) > 1 else None
-            run.emit("wave", wave=w, total=len(graph.waves), phases=todo,
-                     isolated=base is not None)
-            run.say(f"wave {w}/{len(graph.waves)}: phase{'s' if len(todo) > 1 else ''} "
+            run.emit("wave", wave=w, total=total, phases=todo, isolated=base is not None)
+            run.say(f"wave {w}/{total}: phase{'s' if len(todo) > 1 else ''} "
                     f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else "")
                     + (" (own worktrees)" if base is not None else ""))
             start = time.monotonic()
@@ -129,7 +140,32 @@ async def implement(run: Run) -> None:
     finally:
         if cleanup is not None:
             await cleanup
-    ws["current_wave"] = len(graph.waves)
+    ws["current_wave"] = total
+
+
+def _wave_key(item: tuple[str, Any]) -> tuple[int, str]:
+    return (int(item[0]) if item[0].isdigit() else 0, item[0])
+
+
+def landed(run: Run, iso: Isolation | None, done_in_plan: set[str], order: list[str]
+           ) -> set[str]:
+    """Phases nothing waits for. A phase this workflow finished is done while its step is
+    valid — marked `[COMPLETE]` by the engine or not, an edit of its section runs it again —
+    except when its branch still waits to be merged (it must go through its wave to land);
+    any other phase is done when the plan marks it complete (or skipped)."""
+    done: set[str] = set()
+    for pid in order:
+        sid = f"implement.phase-{pid}"
+        step = run.steps.get(sid) or {}
+        status = (step.get("git") or {}).get("status") if iso is not None else None
+        if status in ("committed", "conflict"):
+            continue
+        if step.get("status") == "done":
+            if run.skippable(sid):
+                done.add(pid)
+        elif pid in done_in_plan:
+            done.add(pid)
+    return done
 
 
 def wave_failure(w: int, failures: list[BaseException]) -> BaseException:
