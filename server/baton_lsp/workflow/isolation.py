@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,9 @@ WORKTREES = Path(*paths.WORKTREES)
 INCLUDE_FILE = ".worktreeinclude"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _TREE = re.compile(r"^baton-(?P<wid>.+)-phase-(?P<pid>[A-Za-z0-9._-]+)$")
+
+PlanEdit = Callable[[bytes], "bytes | None"]
+"""A phase's marker edit of the plan's bytes (None: nothing to mark)."""
 
 
 def safe_id(pid: str) -> str:
@@ -106,6 +110,13 @@ class Isolation:
         self.own = [self.rel(p) for p in own]
         """Baton's own files (checkpoints, logs, state, worktrees, the topic directory):
         never the user's changes, never in a phase's commit."""
+        plan = run.paths.get("plan")
+        rel = self.rel(Path(plan)) if plan else None
+        self.plan = rel if rel and not rel.startswith(os.pardir) else None
+        """The plan (from the top), when the repository holds it: Baton keeps its markers
+        (the working tree shows phases in progress), so its changes never count as the
+        user's, and a phase's commit takes only its own marker edit (`stage_plan`)."""
+        self.unlike_user = [*self.own, *([self.plan] if self.plan else [])]
 
     @classmethod
     def of(cls, run: Run) -> Isolation | None:
@@ -142,7 +153,7 @@ class Isolation:
                               "finish it (resolve, commit) or abort it, then resume",
                               "execution_error", {"git": "merge in progress"})
         try:
-            changed, untracked = self.repo.changes(self.own)
+            changed, untracked = self.repo.changes(self.unlike_user)
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if changed:
@@ -258,19 +269,23 @@ class Isolation:
             record.update(status="committed", commit=head)
         return record
 
-    def commit_in_place(self, sid: str, before: set[str], message: str) -> dict[str, Any]:
+    def commit_in_place(self, sid: str, before: set[str], message: str,
+                        mark: PlanEdit | None = None) -> dict[str, Any]:
         """Commit an in-place phase: the tracked changes (the tree was clean when it
-        started) and the untracked files that were not there before it."""
+        started), the untracked files that were not there before it and, with `mark`, the
+        phase's marker edit of the plan."""
         record: dict[str, Any] = {"mode": "in-place", "target": self.target,
                                   "top": str(self.repo.top)}
         try:
-            changed, untracked = self.repo.changes(self.own)
+            changed, untracked = self.repo.changes(self.unlike_user)
             paths = changed + sorted(set(untracked) - before)
-            if not paths:
+            marked = self.stage_plan(mark) if mark is not None else False
+            if not paths and not marked:
                 record.update(status="empty", commit=None)
                 return record
-            self.repo.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
-                          input="".join(f":(top,literal){p}\0" for p in paths))
+            if paths:
+                self.repo.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
+                              input="".join(f":(top,literal){p}\0" for p in paths))
             self.repo.commit(message)
             commit = self.repo.head()
         except GitError as exc:
@@ -278,19 +293,38 @@ class Isolation:
         record.update(status="merged", commit=commit, merged=commit)
         return record
 
+    def stage_plan(self, mark: PlanEdit) -> bool:
+        """Stage the marker edit made on the plan as the index holds it (the last commit's
+        text, never the user's uncommitted edits nor other phases' `[IN PROGRESS]`): each
+        phase's commit carries exactly its own `[COMPLETE]` and ticked boxes. False when
+        git does not track the plan (then only the file is marked) or nothing changes."""
+        if self.plan is None:
+            return False
+        held = self.repo.index_blob(self.plan)
+        if held is None:
+            return False
+        mode, data = held
+        new = mark(data)
+        if new is None or new == data:
+            return False
+        self.repo.stage_blob(self.plan, mode, new)
+        return True
+
     # == when the wave is done ==================================================================
 
-    def merge(self, sid: str, record: dict[str, Any], message: str) -> None:
-        """Merge a committed phase into the user's branch (`--no-ff`); updates `record`.
-        A conflict leaves the merge in progress for the user and raises."""
+    def merge(self, sid: str, record: dict[str, Any], message: str,
+              mark: PlanEdit | None = None) -> None:
+        """Merge a committed phase into the user's branch (`--no-ff`), with `mark` the
+        phase's marker edit of the plan in the same merge commit; updates `record`. A
+        conflict leaves the merge in progress for the user and raises."""
         pid = sid.removeprefix("implement.phase-")
         try:
             # git refuses by itself while a merge is in progress or the index or a file the
             # merge touches has changes; a commit merged before a kill is "Already up to date"
-            proc = self.repo.run("merge", "--no-ff", "-m", message, record["commit"],
-                                 check=False, hooks=False)
+            proc = self.repo.run("merge", "--no-ff", "--no-commit", "-m", message,
+                                 record["commit"], check=False, hooks=False)
             if proc.returncode == 0:
-                record.update(status="merged", merged=self.repo.head(), conflicts=[])
+                self.conclude(record, message, mark)
                 return
             conflicts = self.repo.unmerged()
         except GitError as exc:
@@ -303,6 +337,45 @@ class Isolation:
         raise StepFailure(sid, PERMANENT, conflict_message(pid, record), "execution_error",
                           {"merge_conflict": True, "branch": record["branch"],
                            "conflicts": conflicts, "phase": pid})
+
+    def conclude(self, record: dict[str, Any], message: str, mark: PlanEdit | None) -> None:
+        """Commit the clean merge git staged (`--no-commit`) with the plan's marker edit;
+        nothing to commit when the phase was merged before (a kill after the commit)."""
+        if self.repo.merging():
+            if mark is not None:
+                self.stage_plan(mark)
+            self.repo.commit(message)
+        record.update(status="merged", merged=self.repo.head(), conflicts=[])
+
+    def finish_merge(self, sid: str, record: dict[str, Any], message: str,
+                     mark: PlanEdit | None) -> bool:
+        """Commit Baton's own clean merge of this phase that a killed engine left staged
+        (MERGE_HEAD is the phase's commit, nothing unmerged), marker edit included. False
+        when there is none."""
+        if record.get("status") != "committed" or not self.repo.merging():
+            return False
+        try:
+            head = (self.repo.git_dir / "MERGE_HEAD").read_text(encoding="ascii").split()
+            if head != [record.get("commit")] or self.repo.unmerged():
+                return False
+            self.conclude(record, message, mark)
+        except (OSError, UnicodeDecodeError):
+            return False
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
+        return True
+
+    def commit_mark(self, sid: str, mark: PlanEdit, message: str) -> str | None:
+        """Commit a phase's marker edit alone (its worktree changed nothing): the phase
+        still has its commit on the first-parent line. The commit, or None when git does
+        not track the plan."""
+        try:
+            if self.repo.staged() or not self.stage_plan(mark):
+                return None  # never commit what the user staged meanwhile
+            self.repo.commit(message)
+            return self.repo.head()
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
 
     def settle(self, sid: str, record: dict[str, Any]) -> None:
         """A phase whose merge conflicted in an earlier run: merged now if the user

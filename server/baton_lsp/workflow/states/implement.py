@@ -15,10 +15,12 @@ from typing import Any
 from ...model.graph import build_graph, waves_after
 from ...model.plan import DONE, status_word
 from ...model.states import State
+from ...parse.plan_marks import FINISHED, STARTED, mark_phase
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step
 from ..failures import PERMANENT, LoopDone, StepFailure, reraise_cancel, worst
-from ..isolation import Isolation, PhaseTree
+from ..isolation import Isolation, PhaseTree, PlanEdit
+from ..plans import edit_plan
 from ..run import Run
 from .base import StateHandler
 from .iterations import implement_iterations
@@ -43,7 +45,7 @@ async def implement(run: Run) -> None:
     done_in_plan = {p.id for p in plan.phases if status_word(p) in DONE}
     iso = Isolation.of(run) if run.settings.implement_mode != "iterations" else None
     if iso is not None:
-        prepare(run, iso)
+        prepare(run, iso, plan_path, graph.titles)
     ws = run.data["workflow_state"]
     ws.setdefault("wave_results", {})
     # the waves actually run: those a resumed run already finished, then the waves of the
@@ -96,11 +98,23 @@ async def implement(run: Run) -> None:
             extra.update(BATON_WORKTREE=str(tree.cwd), BATON_BRANCH=tree.branch,
                          CLAUDE_PROJECT_DIR=str(tree.cwd))
             message = commit_message(run, pid, title, "in its own worktree")
+            # marked complete when it lands: the merge commit carries the marker edit
             fields = lambda: {"git": iso.commit_tree(sid, tree, message)}  # noqa: E731
         elif iso is not None and not run.skippable(sid):
             before = iso.require_clean(sid)
             message = commit_message(run, pid, title, "in place")
-            fields = lambda: {"git": iso.commit_in_place(sid, before, message)}  # noqa: E731
+
+            def commit_and_mark() -> dict[str, Any]:
+                assert iso is not None
+                record = iso.commit_in_place(sid, before, message, finished(pid))
+                mark_plan(run, plan_path, pid, FINISHED)
+                return {"git": record}
+            fields = commit_and_mark
+        elif not run.skippable(sid):
+            def mark() -> dict[str, Any]:
+                mark_plan(run, plan_path, pid, FINISHED)
+                return {}
+            fields = mark
         async with sem:
             await agent_step(run, StepSpec(
                 sid, State.IMPLEMENT, "implement", summary_of(pid), extra, inputs,
@@ -119,6 +133,11 @@ async def implement(run: Run) -> None:
             run.say(f"wave {w}/{total}: phase{'s' if len(todo) > 1 else ''} "
                     f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else "")
                     + (" (own worktrees)" if base is not None else ""))
+            marked = [p for p in todo if not run.skippable(f"implement.phase-{p}")
+                      and mark_plan(run, plan_path, p, STARTED)]
+            if marked:  # the checkpoint knows the plan as marked: a resume needs no --force
+                run.save(f"wave {w}: phase{'s' if len(marked) > 1 else ''} "
+                         f"{', '.join(marked)} marked in progress")
             start = time.monotonic()
             results = await asyncio.gather(*(phase(p, base) for p in todo),
                                            return_exceptions=True)
@@ -127,8 +146,8 @@ async def implement(run: Run) -> None:
             if iso is not None:
                 if cleanup is not None:
                     await cleanup
-                conflict, finished = merge_wave(run, iso, todo, graph.titles)
-                cleanup = asyncio.ensure_future(asyncio.to_thread(iso.discard, finished))
+                conflict, landed_now = merge_wave(run, iso, todo, graph.titles, plan_path)
+                cleanup = asyncio.ensure_future(asyncio.to_thread(iso.discard, landed_now))
                 if conflict is not None:
                     failures.append(conflict)
             ws["wave_results"][str(w)] = {
@@ -183,6 +202,28 @@ def wave_failure(w: int, failures: list[BaseException]) -> BaseException:
         decisive.error_type, {"failed_steps": [f.step_id for f in bad], "wave": w})
 
 
+def finished(pid: str) -> PlanEdit:
+    """The plan edit of a phase whose hard barrier passed: `[COMPLETE]`, its boxes ticked."""
+    return lambda data: mark_phase(data, pid, FINISHED, tick=True)
+
+
+def mark_plan(run: Run, plan_path: Path, pid: str, word: str) -> bool:
+    """Mark the phase in the plan file as the seeds' implementer does (`[IN PROGRESS]` when
+    it starts; `[COMPLETE]` and ticked boxes when it is done); a plan that cannot be marked
+    is said and left alone — the run goes on. True when the file changed."""
+    edit = finished(pid) if word == FINISHED else (
+        lambda data: mark_phase(data, pid, STARTED))
+    changed, note = edit_plan(run.root, plan_path, edit)
+    if note is not None:
+        run.say(f"[implement.phase-{pid}] plan not marked [{word}]: {note}")
+    return changed
+
+
+def merge_message(run: Run, pid: str, title: str) -> str:
+    return (f"Merge phase {pid}: {title} ({run.workflow_id})\n\n"
+            f"Baton-Workflow: {run.workflow_id}\nBaton-Phase: {pid}\n")
+
+
 def commit_message(run: Run, pid: str, title: str, how: str) -> str:
     """A phase's commit: its title, then the workflow and phase as trailers."""
     head = f"Phase {pid}: {title}" if title else f"Phase {pid}"
@@ -190,9 +231,10 @@ def commit_message(run: Run, pid: str, title: str, how: str) -> str:
             f"Baton-Workflow: {run.workflow_id}\nBaton-Phase: {pid}\n")
 
 
-def prepare(run: Run, iso: Isolation) -> None:
+def prepare(run: Run, iso: Isolation, plan_path: Path, titles: dict[str, str]) -> None:
     """Before the first wave (and on resume): remove what a killed or failed run left,
-    take in merges the user finished by hand, and refuse a dirty working tree."""
+    finish a clean merge of Baton's that a kill interrupted before its commit, take in
+    merges the user finished by hand, and refuse a dirty working tree."""
     iso.exclude_worktrees()
     removed = iso.sweep(run.steps)
     if removed:
@@ -200,22 +242,29 @@ def prepare(run: Run, iso: Isolation) -> None:
                 f"{', '.join(removed)})")
     for sid, step in run.steps.items():
         record = step.get("git")
+        pid = sid.removeprefix("implement.phase-")
+        if record and iso.finish_merge(sid, record, merge_message(
+                run, pid, titles.get(pid, "")), finished(pid)):
+            mark_plan(run, plan_path, pid, FINISHED)
+            run.save(f"phase {pid} merged")
+            run.say(f"[{sid}] finished the merge a killed run left staged")
         if record and record.get("status") == "conflict":
             iso.settle(sid, record)
             if record["status"] == "merged":
                 run.say(f"[{sid}] merged by hand into {record.get('target') or 'HEAD'}")
-                iso.discard([sid.removeprefix("implement.phase-")])
+                mark_plan(run, plan_path, pid, FINISHED)
+                iso.discard([pid])
     iso.require_clean("implement")
 
 
-def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
-               ) -> tuple[StepFailure | None, list[str]]:
-    """Merge the wave's committed phases in dependency order, each saved as it lands; the
-    first conflict stops the merging (git holds one merge in progress) and is returned with
-    the phases whose worktree and branch can go (merged or empty). A conflicted phase keeps
-    its branch; a failed phase keeps its worktree for inspection until the resume replaces
-    it."""
-    finished: list[str] = []
+def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str],
+               plan_path: Path) -> tuple[StepFailure | None, list[str]]:
+    """Merge the wave's committed phases in dependency order, each saved as it lands with
+    its plan marker edit in its merge commit; the first conflict stops the merging (git holds
+    one merge in progress) and is returned with the phases whose worktree and branch can go
+    (merged or empty). A conflicted phase keeps its branch; a failed phase keeps its worktree
+    for inspection until the resume replaces it."""
+    done: list[str] = []
     failure: StepFailure | None = None
     for pid in todo:
         sid = f"implement.phase-{pid}"
@@ -224,11 +273,9 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
         if step.get("status") != "done" or not record or record.get("mode") != "worktree":
             continue
         if record.get("status") == "committed":
-            title = titles.get(pid, "")
-            message = (f"Merge phase {pid}: {title} ({run.workflow_id})\n\n"
-                       f"Baton-Workflow: {run.workflow_id}\nBaton-Phase: {pid}\n")
             try:
-                iso.merge(sid, record, message)
+                iso.merge(sid, record, merge_message(run, pid, titles.get(pid, "")),
+                          finished(pid))
             except StepFailure as exc:
                 iso.discard([pid], branches=False)  # the merge in progress needs its branch
                 run.save(f"phase {pid} merge failed")
@@ -237,14 +284,21 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
                 run.say(f"[{sid}] {exc.message}")
                 failure = exc
                 break
+            mark_plan(run, plan_path, pid, FINISHED)
             run.save(f"phase {pid} merged")
             run.emit("merge", phase=pid, status="merged", commit=record.get("merged"),
                      branch=record.get("branch"))
             run.say(f"[{sid}] merged {record['branch']} into "
                     f"{record.get('target') or 'HEAD'} ({str(record['merged'])[:10]})")
+        elif record.get("status") == "empty":
+            # nothing to merge: the phase's commit is its marker edit alone
+            record["merged"] = iso.commit_mark(sid, finished(pid), commit_message(
+                run, pid, titles.get(pid, ""), "in its own worktree, changing nothing"))
+            mark_plan(run, plan_path, pid, FINISHED)
+            run.save(f"phase {pid} marked complete")
         if record.get("status") in ("merged", "empty"):
-            finished.append(pid)
-    return failure, finished
+            done.append(pid)
+    return failure, done
 
 
 HANDLER = StateHandler(State.IMPLEMENT, implement)
