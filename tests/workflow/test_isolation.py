@@ -178,6 +178,9 @@ def test_a_conflict_is_a_failure_of_its_phase_and_resumes_after_a_manual_fix(
     assert ws.started("implement") == [*runs_before, "implement.phase-4"]
     assert (ws.root / "src/shared.py").read_text() == "value = 5\n"
     assert first_parent(ws)[:2] == ["Phase 4: Step 4", f"Merge phase 3: Step 3 ({wid})"]
+    # phase 3's marker (its merge commit is the user's) comes with phase 4's commit
+    assert git(ws, "show", f"HEAD:{plan.relative_to(ws.root)}") == plan.read_text()
+    assert "### Phase 3: Step 3 [COMPLETE]" in plan.read_text()
     assert leftovers(ws) == ([], [])
     assert check(ws, "BTN506") == []
 

@@ -117,6 +117,9 @@ class Isolation:
         (the working tree shows phases in progress), so its changes never count as the
         user's, and a phase's commit takes only its own marker edit (`stage_plan`)."""
         self.unlike_user = [*self.own, *([self.plan] if self.plan else [])]
+        self.carried: list[PlanEdit] = []
+        """Marker edits of phases whose merge the user committed by hand (that commit is
+        theirs): the next commit Baton makes carries them."""
 
     @classmethod
     def of(cls, run: Run) -> Isolation | None:
@@ -287,6 +290,7 @@ class Isolation:
                 self.repo.run("add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",
                               input="".join(f":(top,literal){p}\0" for p in paths))
             self.repo.commit(message)
+            self.carried.clear()
             commit = self.repo.head()
         except GitError as exc:
             raise self._fail(sid, exc) from None
@@ -304,8 +308,10 @@ class Isolation:
         if held is None:
             return False
         mode, data = held
-        new = mark(data)
-        if new is None or new == data:
+        new = data
+        for edit in [*self.carried, mark]:
+            new = edit(new) or new  # None: that phase is not in the plan any more
+        if new == data:
             return False
         self.repo.stage_blob(self.plan, mode, new)
         return True
@@ -345,6 +351,7 @@ class Isolation:
             if mark is not None:
                 self.stage_plan(mark)
             self.repo.commit(message)
+            self.carried.clear()
         record.update(status="merged", merged=self.repo.head(), conflicts=[])
 
     def finish_merge(self, sid: str, record: dict[str, Any], message: str,
@@ -373,6 +380,7 @@ class Isolation:
             if self.repo.staged() or not self.stage_plan(mark):
                 return None  # never commit what the user staged meanwhile
             self.repo.commit(message)
+            self.carried.clear()
             return self.repo.head()
         except GitError as exc:
             raise self._fail(sid, exc) from None

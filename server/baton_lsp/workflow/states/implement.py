@@ -253,6 +253,7 @@ def prepare(run: Run, iso: Isolation, plan_path: Path, titles: dict[str, str]) -
             if record["status"] == "merged":
                 run.say(f"[{sid}] merged by hand into {record.get('target') or 'HEAD'}")
                 mark_plan(run, plan_path, pid, FINISHED)
+                iso.carried.append(finished(pid))  # into the next phase's commit
                 iso.discard([pid])
     iso.require_clean("implement")
 
