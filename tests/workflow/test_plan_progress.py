@@ -262,3 +262,51 @@ def test_a_parallel_phase_that_changed_nothing_still_lands_its_marker(ws: Worksp
     assert step["status"] == "empty" and step["merged"] == git(ws, "rev-parse", "HEAD").strip()
     assert "### Phase 2: Step 2 [COMPLETE]\n" in read_plan_at(ws, "HEAD", plan).decode()
     assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_progress_marked_since_the_checkpoint_is_no_plan_edit(ws: Workspace) -> None:
+    """Boxes ticked and markers changed after the last checkpoint (the engine marks phases
+    between checkpoints; a kill can fall in between; people tick boxes by hand) do not make
+    `baton resume` ask for --force; a reworded task still does."""
+    plan = ws.write_plan([[], [1]])
+    ws.behave({"implement.phase-2": {"exit": 1}})
+    assert implement(ws, plan).returncode == 1
+    wid = ws.only_workflow()
+    text = plan.read_text()
+    assert "### Phase 2: Step 2 [IN PROGRESS]\n" in text
+    plan.write_text(text.replace("- [ ] task 2", "- [x] task 2").replace(
+        "- **Status**: [IN PROGRESS]", "- **Status**: [BLOCKED]"))
+    preview = json.loads(ws.baton("resume", wid, "--dry-run", "--json", check=True).stdout)
+    assert not any("modified since" in p for p in preview["problems"]), preview["problems"]
+    plan.write_text(plan.read_text().replace("- [x] task 2", "- [x] task 2, reworded"))
+    preview = json.loads(ws.baton("resume", wid, "--dry-run", "--json", check=True).stdout)
+    assert any("modified since" in p for p in preview["problems"])
+    plan.write_text(plan.read_text().replace("- [x] task 2, reworded", "- [x] task 2"))
+    ws.behave({})
+    r = ws.baton("resume", wid)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ws.started("implement.phase-1") == ["implement.phase-1"]
+    assert ws.started("implement.phase-2") == ["implement.phase-2"] * 2
+    assert "### Phase 2: Step 2 [COMPLETE]\n" in plan.read_text()
+
+
+def test_a_done_phase_still_in_progress_in_the_plan_is_marked_on_resume(
+        ws: Workspace) -> None:
+    """The engine marks a phase complete after the checkpoint that records it done; a kill
+    in between leaves it `[IN PROGRESS]` with open boxes: the resume marks it, running
+    nothing again."""
+    plan = ws.write_plan([[], [1]])
+    ws.behave({"implement.phase-2": {"exit": 1}})
+    assert implement(ws, plan).returncode == 1
+    wid = ws.only_workflow()
+    text = plan.read_text()
+    plan.write_text(text.replace("### Phase 1: Step 1 [COMPLETE]",
+                                 "### Phase 1: Step 1 [IN PROGRESS]").replace(
+        "- [x] task 1", "- [ ] task 1"))
+    ws.behave({})
+    r = ws.baton("resume", wid)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ws.started("implement.phase-1") == ["implement.phase-1"]
+    final = plan.read_text()
+    assert "### Phase 1: Step 1 [COMPLETE]\n" in final and "- [x] task 1\n" in final
+    assert "### Phase 2: Step 2 [COMPLETE]\n" in final and "- **Status**: [COMPLETE]" in final

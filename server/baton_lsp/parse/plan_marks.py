@@ -10,6 +10,7 @@ phase never reads as an edit of it (resume re-runs a phase whose section changed
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from ..model.plan import DONE, Phase, Plan, status_word
@@ -85,6 +86,33 @@ def phase_fingerprints(text: str, plan: Plan) -> dict[str, str]:
     return out
 
 
+def plan_fingerprint(data: bytes) -> str | None:
+    """SHA-256 of the whole plan with every phase's status markers cut, its task boxes
+    emptied and the metadata Status value cut: equal for two versions that differ only in
+    progress (the engine's marker edits, boxes ticked by hand). None when it is no readable
+    text."""
+    try:
+        text = decode(data[len(_BOM):] if data.startswith(_BOM) else data)
+    except UnreadableError:
+        return None
+    plan = parse_plan(Source.from_text(text))
+    lines = split_lines(text)
+    edits: list[Edit] = []
+    for phase in plan.phases:
+        edits += [(t.checkbox_range.start_line, t.checkbox_range.start_char + 1,
+                   t.checkbox_range.start_char + 2, " ") for t in phase.tasks]
+        edits += [(m.range.start_line, m.range.start_char, m.range.end_char, "")
+                  for m in (phase.status, phase.body_status) if m is not None]
+    status = plan.meta("Status")
+    if status is not None:
+        r = status.value_range
+        edits.append((r.start_line, r.start_char, r.end_char, ""))
+    for line, start, end, new in sorted(set(edits), key=lambda e: (e[0], -e[1])):
+        row = lines[line]
+        lines[line] = row[:start] + new + row[end:]
+    return hashlib.sha256("\n".join(r.rstrip() for r in lines).encode()).hexdigest()
+
+
 def _split(text: str) -> tuple[list[str], list[str]]:
     """Lines as the parser numbers them, and the terminator each had ('' for the last)."""
     parts = _LINE_END.split(text)
@@ -130,4 +158,4 @@ def _plan_status_edit(plan: Plan, lines: list[str]) -> Edit | None:
     return (r.start_line, r.start_char, r.start_char + word_match.end(), word)
 
 
-__all__ = ["FINISHED", "STARTED", "mark_phase", "phase_fingerprints"]
+__all__ = ["FINISHED", "STARTED", "mark_phase", "phase_fingerprints", "plan_fingerprint"]

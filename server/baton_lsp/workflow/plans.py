@@ -15,7 +15,7 @@ from ..model.base import Kind
 from ..model.graph import build_graph
 from ..model.plan import Plan
 from ..parse import parse_bytes
-from ..parse.plan_marks import phase_fingerprints
+from ..parse.plan_marks import phase_fingerprints, plan_fingerprint
 from ..parse.text import UnreadableError, decode
 from ..runs import confine
 from ..runs.digest import sha256_file
@@ -37,6 +37,7 @@ class PlanFiles:
     def __init__(self) -> None:
         self._plan: tuple[str, bytes, Any] | None = None
         self._hashes: dict[str, Any] = {}
+        self._progress: tuple[bytes, str | None] | None = None
 
     def load(self, path: Path) -> Plan | str:
         """The parsed plan, or why it cannot be read."""
@@ -103,6 +104,18 @@ class PlanFiles:
             self._hashes = {"key": key, "hashes": hashes, "raw": raw}
         return self._hashes["hashes"], self._hashes["raw"]
 
+    def progress_free(self, path: Path) -> str | None:
+        """The plan's fingerprint without progress (`plan_fingerprint`), computed once per
+        version of its bytes: every checkpoint records it."""
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        cached = self._progress
+        if cached is None or cached[0] != raw:
+            cached = self._progress = (raw, plan_fingerprint(raw))
+        return cached[1]
+
     def invalid_reason(self, step: dict[str, Any]) -> str | None:
         """Why a finished step must run again (artifact deleted, an input changed), or None."""
         if step.get("role") == "classifier":
@@ -124,31 +137,29 @@ class PlanFiles:
         return None
 
 
-def edit_plan(root: Path, path: Path, change: Callable[[bytes], bytes | None]
-              ) -> tuple[bool, str | None]:
+def edit_plan(root: Path, path: Path, change: Callable[[bytes], bytes | None]) -> str | None:
     """Apply a marker edit to the plan as it is now and write it atomically (temp file and
     rename through `confine`, the file's mode kept). The user's editor or an agent may have
     written the plan since Baton read it: the edit is made on the current text, and a plan
     that changes between the read and the rename is read again; one that keeps changing,
-    lost its phase or cannot be written is left alone. Returns (whether the file changed,
-    why it was left alone)."""
+    lost its phase or cannot be written is left alone. Returns why it was left, or None."""
     for _ in range(EDIT_TRIES):
         try:
             raw = path.read_bytes()
             mode = os.stat(path).st_mode & 0o7777
         except OSError as exc:
-            return False, f"cannot read the plan {path}: {exc.strerror or exc}"
+            return f"cannot read the plan {path}: {exc.strerror or exc}"
         new = change(raw)
         if new is None:
-            return False, f"the plan {path} no longer has that phase (or cannot be read)"
+            return f"the plan {path} no longer has that phase (or cannot be read)"
         if new == raw:
-            return False, None
+            return None
         try:
             if path.read_bytes() != raw:
                 continue  # written meanwhile: mark the text as it is now
             confine.write_atomic(root, path, new, mode=mode)
         except OSError as exc:
             log.warning("cannot mark the plan %s: %s", path, exc)
-            return False, f"cannot write the plan {path}: {confine.describe(exc)}"
-        return True, None
-    return False, f"the plan {path} kept changing while Baton marked it; left as it is"
+            return f"cannot write the plan {path}: {confine.describe(exc)}"
+        return None
+    return f"the plan {path} kept changing while Baton marked it; left as it is"

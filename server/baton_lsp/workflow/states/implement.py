@@ -55,6 +55,9 @@ async def implement(run: Run) -> None:
         if pid in done and (run.steps.get(f"implement.phase-{pid}") or {}).get("status") \
                 == "done":
             run.say(f"[implement.phase-{pid}] already done; skipped")
+            if pid not in done_in_plan and run.settings.implement_mode != "iterations":
+                # done, then killed before its marker edit
+                mark_plan(run, plan_path, pid, FINISHED)
     ran: list[list[int | str]] = []
     for _, result in sorted(ws["wave_results"].items(), key=_wave_key):
         if result.get("status") != "complete" or \
@@ -104,23 +107,20 @@ async def implement(run: Run) -> None:
             before = iso.require_clean(sid)
             message = commit_message(run, pid, title, "in place")
 
-            def commit_and_mark() -> dict[str, Any]:
+            def commit() -> dict[str, Any]:  # the commit carries the phase's marker edit
                 assert iso is not None
-                record = iso.commit_in_place(sid, before, message, finished(pid))
-                mark_plan(run, plan_path, pid, FINISHED)
-                return {"git": record}
-            fields = commit_and_mark
-        elif not run.skippable(sid):
-            def mark() -> dict[str, Any]:
-                mark_plan(run, plan_path, pid, FINISHED)
-                return {}
-            fields = mark
+                return {"git": iso.commit_in_place(sid, before, message, finished(pid))}
+            fields = commit
         async with sem:
-            await agent_step(run, StepSpec(
+            reader = await agent_step(run, StepSpec(
                 sid, State.IMPLEMENT, "implement", summary_of(pid), extra, inputs,
                 timeout=run.settings.implement_timeout, saved_as=f"phase {pid} complete",
                 fields=fields, cwd=tree.cwd if tree else None,
                 extra_dirs=extra_dirs if tree else ()))
+        if reader is not None and tree is None:
+            # after the checkpoint that records the phase done: a kill in between leaves a
+            # done phase reading [IN PROGRESS], which the resume marks (never the reverse)
+            mark_plan(run, plan_path, pid, FINISHED)
 
     # merged worktrees of one wave are removed in a thread while the next wave runs
     cleanup: asyncio.Future[None] | None = None
@@ -133,11 +133,9 @@ async def implement(run: Run) -> None:
             run.say(f"wave {w}/{total}: phase{'s' if len(todo) > 1 else ''} "
                     f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else "")
                     + (" (own worktrees)" if base is not None else ""))
-            marked = [p for p in todo if not run.skippable(f"implement.phase-{p}")
-                      and mark_plan(run, plan_path, p, STARTED)]
-            if marked:  # the checkpoint knows the plan as marked: a resume needs no --force
-                run.save(f"wave {w}: phase{'s' if len(marked) > 1 else ''} "
-                         f"{', '.join(marked)} marked in progress")
+            for pid in todo:  # progress, not an edit: a resume after a kill needs no --force
+                if not run.skippable(f"implement.phase-{pid}"):
+                    mark_plan(run, plan_path, pid, STARTED)
             start = time.monotonic()
             results = await asyncio.gather(*(phase(p, base) for p in todo),
                                            return_exceptions=True)
@@ -207,16 +205,15 @@ def finished(pid: str) -> PlanEdit:
     return lambda data: mark_phase(data, pid, FINISHED, tick=True)
 
 
-def mark_plan(run: Run, plan_path: Path, pid: str, word: str) -> bool:
+def mark_plan(run: Run, plan_path: Path, pid: str, word: str) -> None:
     """Mark the phase in the plan file as the seeds' implementer does (`[IN PROGRESS]` when
     it starts; `[COMPLETE]` and ticked boxes when it is done); a plan that cannot be marked
-    is said and left alone — the run goes on. True when the file changed."""
+    is said and left alone — the run goes on."""
     edit = finished(pid) if word == FINISHED else (
         lambda data: mark_phase(data, pid, STARTED))
-    changed, note = edit_plan(run.root, plan_path, edit)
+    note = edit_plan(run.root, plan_path, edit)
     if note is not None:
         run.say(f"[implement.phase-{pid}] plan not marked [{word}]: {note}")
-    return changed
 
 
 def merge_message(run: Run, pid: str, title: str) -> str:
