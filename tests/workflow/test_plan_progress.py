@@ -310,3 +310,16 @@ def test_a_done_phase_still_in_progress_in_the_plan_is_marked_on_resume(
     final = plan.read_text()
     assert "### Phase 1: Step 1 [COMPLETE]\n" in final and "- [x] task 1\n" in final
     assert "### Phase 2: Step 2 [COMPLETE]\n" in final and "- **Status**: [COMPLETE]" in final
+
+
+def test_a_plan_that_is_a_link_is_marked_where_it_points(ws: Workspace) -> None:
+    """The link stays a link; the file it names inside the workspace gets the markers."""
+    plan = ws.write_plan([[], [1]])
+    real = ws.root / "docs" / "plan.md"
+    real.parent.mkdir()
+    plan.rename(real)
+    plan.symlink_to(real)
+    assert implement(ws, plan).returncode == 0
+    assert plan.is_symlink() and os.readlink(plan) == str(real)
+    text = real.read_text()
+    assert "### Phase 2: Step 2 [COMPLETE]\n" in text and "- **Status**: [COMPLETE]" in text

@@ -142,7 +142,11 @@ def edit_plan(root: Path, path: Path, change: Callable[[bytes], bytes | None]) -
     rename through `confine`, the file's mode kept). The user's editor or an agent may have
     written the plan since Baton read it: the edit is made on the current text, and a plan
     that changes between the read and the rename is read again; one that keeps changing,
-    lost its phase or cannot be written is left alone. Returns why it was left, or None."""
+    lost its phase or cannot be written is left alone. A plan that is a symlink is written
+    where it points (inside the workspace, as `confine` checks), the link kept. Returns why
+    it was left, or None."""
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     for _ in range(EDIT_TRIES):
         try:
             raw = path.read_bytes()
