@@ -3,8 +3,9 @@ and the metadata Status change; fingerprints ignore exactly those."""
 
 from __future__ import annotations
 
+from baton_lsp.model.plan import FINISHED, STARTED
 from baton_lsp.parse.plan import parse_plan_text
-from baton_lsp.parse.plan_marks import FINISHED, STARTED, mark_phase, phase_fingerprints
+from baton_lsp.parse.plan_marks import mark_phase, phase_fingerprints
 
 G3 = ("\ufeff# Plan\r\n- **Status**: NOT STARTED\r\n\r\n## Phases\r\n"
       "### Phase 1: One\r\n**Status**: PENDING\r\n- [~] half\r\n"

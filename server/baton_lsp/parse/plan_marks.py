@@ -13,15 +13,9 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ..model.plan import DONE, Phase, Plan, status_word
+from ..model.plan import DONE, FINISHED, STARTED, Phase, Plan, status_word
 from .plan import parse_plan
 from .text import Source, UnreadableError, decode, split_lines
-
-STARTED = "IN PROGRESS"
-"""The marker of a phase whose agent is at work (and of a plan with work under way)."""
-FINISHED = "COMPLETE"
-"""The marker of a phase whose hard barrier passed (and of a plan with every phase done):
-the spelling the seeds' scripts match (`[COMPLETED]` they do not)."""
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(r"(\r\n|\r|\n)")
@@ -158,4 +152,4 @@ def _plan_status_edit(plan: Plan, lines: list[str]) -> Edit | None:
     return (r.start_line, r.start_char, r.start_char + word_match.end(), word)
 
 
-__all__ = ["FINISHED", "STARTED", "mark_phase", "phase_fingerprints", "plan_fingerprint"]
+__all__ = ["mark_phase", "phase_fingerprints", "plan_fingerprint"]

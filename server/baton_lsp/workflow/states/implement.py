@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ...model.graph import build_graph, waves_after
-from ...model.plan import DONE, status_word
+from ...model.plan import DONE, FINISHED, STARTED, status_word
 from ...model.states import State
-from ...parse.plan_marks import FINISHED, STARTED, mark_phase
+from ...parse.plan_marks import mark_phase
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step
 from ..failures import PERMANENT, LoopDone, StepFailure, reraise_cancel, worst
