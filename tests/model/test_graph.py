@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from baton_lsp.model.graph import build_graph, mermaid
+from baton_lsp.model.graph import build_graph, mermaid, waves_after
 from baton_lsp.parse.plan import parse_plan_text
 
 
@@ -17,6 +17,20 @@ def test_diamond_waves_and_critical_path() -> None:
     assert g.critical_path in (["1", "2", "4"], ["1", "3", "4"])
     assert g.wave_of("3") == 2 and g.dependents("1") == ["2", "3"]
     assert not g.implicit and g.cycles == [] and g.blocked == []
+
+
+def test_waves_after_finished_phases_start_from_what_is_ready() -> None:
+    g = graph("# P\n### Phase 1: A\ndependencies: []\n### Phase 2: B\ndependencies: [1]\n"
+              "### Phase 3: C\ndependencies: [1, 2]\n### Phase 4: D\ndependencies: [1]\n"
+              "### Phase 5: E\ndependencies: [3, 4]\n")
+    assert g.waves == [["1"], ["2", "4"], ["3"], ["5"]]
+    assert waves_after(g, {"1", "2"}) == [["3", "4"], ["5"]]
+    assert waves_after(g, set()) == g.waves
+    assert waves_after(g, {"1", "4"}) == [["2"], ["3"], ["5"]]
+    assert waves_after(g, set(g.order)) == []
+    cyclic = graph("# P\n### Phase 1: A\ndependencies: [2]\n### Phase 2: B\n"
+                   "dependencies: [1]\n### Phase 3: C\ndependencies: []\n")
+    assert waves_after(cyclic, set()) == [["3"]]
 
 
 def test_implicit_sequential_order_without_declarations() -> None:

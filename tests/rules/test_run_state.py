@@ -80,6 +80,12 @@ def test_stale_checkpoint_when_the_saved_plan_changed(ws: Workspace) -> None:
     plan = plan_of(ws, ws.only_workflow())
     idx = index(ws)
     assert not only(check_file(idx, plan), "BTN504")
+    # progress alone (a box ticked, a marker changed) re-runs nothing: no finding
+    text = plan.read_text()
+    assert "- [ ] " in text and "[IN PROGRESS]" in text
+    plan.write_text(text.replace("- [ ] ", "- [x] ", 1).replace("[IN PROGRESS]", "[BLOCKED]"))
+    idx.changed(plan)
+    assert not only(check_file(idx, plan), "BTN504")
     plan.write_text(plan.read_text() + "\n<!-- edited -->\n")
     idx.changed(plan)
     (f,) = only(check_file(idx, plan), "BTN504")

@@ -269,7 +269,8 @@ def test_edited_phase_reruns_only_itself_and_its_dependents(ws: Workspace) -> No
     ws.behave({"implement.phase-4": {"exit": 1}})
     ws.baton("run", "Implement", "--scope", "implement-only", "--plan", str(plan))
     wid = ws.only_workflow()
-    plan.write_text(plan.read_text().replace("- [ ] task 2", "- [ ] task 2 (reworded)"))
+    # the engine ticked phase 2's box when it finished: a reworded task is still an edit
+    plan.write_text(plan.read_text().replace("- [x] task 2", "- [x] task 2 (reworded)"))
     ws.behave({})
     r = ws.baton("resume", wid)
     assert r.returncode == 2 and "modified since the checkpoint" in r.stderr
@@ -463,7 +464,9 @@ def test_resume_dry_run_says_what_is_skipped_and_what_runs_again(ws: Workspace) 
     ws.behave({"implement.phase-4": {"exit": 1}})
     ws.baton("run", "Implement", "--scope", "implement-only", "--plan", str(plan))
     wid = ws.only_workflow()
-    plan.write_text(plan.read_text().replace("- [ ] task 3", "- [ ] task 3 (reworded)"))
+    # the engine ticked phase 3's box when it finished: a reworded task is still an edit
+    assert "- [x] task 3\n" in plan.read_text()
+    plan.write_text(plan.read_text().replace("- [x] task 3", "- [x] task 3 (reworded)"))
     preview = json.loads(ws.baton("resume", wid, "--dry-run", "--json", check=True).stdout)
     assert preview["resume_state"] == "implement" and preview["failed_state"] == "implement"
     assert sorted(i["step"] for i in preview["skip"]) == ["implement.phase-1",

@@ -100,8 +100,10 @@ def test_parallel_phases_run_in_worktrees_and_land_as_one_commit_each(ws: Worksp
     # hygiene: no branch, no worktree, nothing of Baton's committed, the tree clean
     assert leftovers(ws) == ([], [])
     assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
-    assert not any(p.startswith((".claude/data", ".claude/tmp", ".claude/specs"))
-                   for p in git(ws, "diff", "--name-only", "HEAD~4", "HEAD").split())
+    # of the topic directory only the plan, whose markers each phase's commit carries
+    assert [p for p in git(ws, "diff", "--name-only", "HEAD~4", "HEAD").split()
+            if p.startswith((".claude/data", ".claude/tmp", ".claude/specs"))] == [
+        str(plan.relative_to(ws.root))]
     assert "/.claude/worktrees/" in (ws.root / ".git/info/exclude").read_text()
 
 
@@ -158,7 +160,7 @@ def test_a_conflict_is_a_failure_of_its_phase_and_resumes_after_a_manual_fix(
     [conflict] = check(ws, "BTN506")
     assert conflict["filename"] == str(plan.relative_to(ws.root))
     assert conflict["location"]["line"] == 1 + plan.read_text().splitlines().index(
-        "### Phase 3: Step 3 [NOT STARTED]")
+        "### Phase 3: Step 3 [IN PROGRESS]")  # started, never landed
     assert "src/shared.py" in conflict["message"] and branch in conflict["message"]
     first = conflict["related"][0]
     assert (first["filename"], first["location"]["line"]) == ("src/shared.py", 1)  # <<<<<<<
@@ -178,6 +180,9 @@ def test_a_conflict_is_a_failure_of_its_phase_and_resumes_after_a_manual_fix(
     assert (ws.root / "src/shared.py").read_text() == "value = 5\n"
     assert first_parent(ws)[:2] == [f"Merge phase 4: Step 4 ({wid})",
                                     f"Merge phase 3: Step 3 ({wid})"]
+    # phase 3's marker (its merge commit is the user's) comes with phase 4's commit
+    assert git(ws, "show", f"HEAD:{plan.relative_to(ws.root)}") == plan.read_text()
+    assert "### Phase 3: Step 3 [COMPLETE]" in plan.read_text()
     assert leftovers(ws) == ([], [])
     assert check(ws, "BTN506") == []
 
@@ -242,7 +247,10 @@ def test_worktreeinclude_copies_ignored_files_the_agent_needs(ws: Workspace) -> 
         committed = git(ws, "show", "--name-only", "--format=",
                         steps[f"implement.phase-{pid}"]["git"]["commit"]).split()
         assert committed == [f"src/phase_{pid}.py"]  # the copies are never committed
-    # a run without the include file fails the hard way: the agents cannot find them
+    # a run without the include file fails the hard way: the agents cannot find them (the
+    # plan back as it was: the first run marked both phases complete)
+    base = git(ws, "rev-list", "--max-parents=0", "HEAD").strip()
+    git(ws, "checkout", base, "--", str(plan.relative_to(ws.root)))
     (ws.root / ".worktreeinclude").unlink()
     git(ws, "commit", "-qam", "no include")
     assert implement(ws, plan).returncode == 1

@@ -6,6 +6,7 @@ code lenses) and the workflow engine (which runs each wave's phases in parallel)
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from .plan import Plan
@@ -65,6 +66,39 @@ def build_graph(plan: Plan) -> PlanGraph:
     graph.cycles = _cycles(order, deps)
     _layer(graph)
     return graph
+
+
+def waves_after(graph: PlanGraph, done: Collection[str]) -> list[list[str]]:
+    """The waves still to run once the `done` phases are finished (marked complete in the
+    plan, or landed earlier in this run): a phase whose dependencies are all done is ready
+    now, so it runs in the first wave whatever wave the whole plan puts it in. The plan's
+    own layering (`graph.waves`) would run phases 3 and 4 of `1 | 2, 4 | 3` one after the
+    other even with 1 and 2 done. Phases in, or behind, a cycle are left out; linear in
+    phases + edges, document order within a wave."""
+    finished = set(done)
+    left = [pid for pid in graph.order if pid not in finished]
+    deps = {pid: [d for d in graph.deps.get(pid, []) if d not in finished] for pid in left}
+    indegree = {pid: len(ds) for pid, ds in deps.items()}
+    users: dict[str, list[str]] = {pid: [] for pid in left}
+    for pid in left:
+        for d in deps[pid]:
+            users[d].append(pid)
+    wave: dict[str, int] = {}
+    ready = [pid for pid in left if indegree[pid] == 0]
+    head = 0
+    while head < len(ready):
+        pid = ready[head]
+        head += 1
+        wave[pid] = 1 + max((wave[d] for d in deps[pid]), default=0)
+        for user in users[pid]:
+            indegree[user] -= 1
+            if indegree[user] == 0:
+                ready.append(user)
+    waves: list[list[str]] = [[] for _ in range(max(wave.values(), default=0))]
+    for pid in left:
+        if pid in wave:
+            waves[wave[pid] - 1].append(pid)
+    return waves
 
 
 def _layer(graph: PlanGraph) -> None:

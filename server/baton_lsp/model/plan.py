@@ -121,11 +121,16 @@ class Section(Model):
 
 
 
-KNOWN_STATUSES = ("NOT STARTED", "IN PROGRESS", "COMPLETE", "COMPLETED", "BLOCKED", "SKIPPED")
+STARTED = "IN PROGRESS"
+"""The marker of a phase whose agent is at work (and of a plan with work under way)."""
+FINISHED = "COMPLETE"
+"""The marker of a finished phase (and of a plan with every phase done): the spelling the
+seeds' scripts match (`[COMPLETED]` they do not)."""
+KNOWN_STATUSES = ("NOT STARTED", STARTED, FINISHED, "COMPLETED", "BLOCKED", "SKIPPED")
 """Phase status markers of the seeds' plans, in the order completion offers them."""
 EXTRA_STATUSES = ("PENDING", "PARTIAL")
 """Accepted, not suggested: markers newer trees write (`[PARTIAL]`: some tasks done)."""
-COMPLETE = frozenset({"COMPLETE", "COMPLETED"})
+COMPLETE = frozenset({FINISHED, "COMPLETED"})
 """Both spellings mean finished (the seeds' scripts match only `[COMPLETE]`; BTN114 says so)."""
 DONE = COMPLETE | {"SKIPPED"}
 """Phases nothing waits for and the engine does not run again."""

@@ -579,12 +579,14 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
         ctx.valid_until(turns.timestamp())
     recorded = baton.get("plan_sha256") if baton is not None else None
     if plan is not None and isinstance(recorded, str) and os.path.isfile(plan):
-        from ..runs.digest import sha256_file
+        from ..runs.digest import plan_edited
 
         # Baton's record: the content decides (a touch or checkout is no edit, and an edit
-        # in the checkpoint's own second is one)
+        # in the checkpoint's own second is one); progress marked since is no edit either
         problems = [p for p in problems if not p.startswith("Plan file modified")]
-        if sha256_file(plan) != recorded:
+        progress_free = baton.get("plan_progress_free") if baton is not None else None
+        if plan_edited(Path(plan), recorded, progress_free if isinstance(
+                progress_free, str) else None):
             problems.append(f"Plan file modified since checkpoint ({plan}: its content is not "
                             "the content the checkpoint recorded in baton.plan_sha256)")
     if plan is not None and cp.plan_modification_time is not None and \

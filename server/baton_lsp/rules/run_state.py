@@ -19,7 +19,7 @@ from typing import Any
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
-from ..runs.digest import sha256_file
+from ..runs.digest import plan_edited
 from ..runs.places import checkpoints_root, errors_log_path, run_sources
 from .base import RuleContext, rule
 
@@ -230,8 +230,10 @@ def stale_checkpoint(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     view = _plan_run(plan, ctx)
     if view is None or view.status == "complete" or view.running or not view.plan_sha256:
         return
-    current = sha256_file(ctx.path)  # saved bytes: what resume hashes
-    if current is not None and current != view.plan_sha256:
+    # saved bytes, as resume hashes them; progress marked since (the engine's markers,
+    # boxes ticked by hand) re-runs nothing
+    if os.path.isfile(ctx.path) and plan_edited(Path(ctx.path), view.plan_sha256,
+                                                view.plan_progress_free):
         yield ctx.finding(
             plan.title_range or ctx.line_range(0),
             f"Plan changed since checkpoint {view.sequence} of workflow {view.workflow_id} "

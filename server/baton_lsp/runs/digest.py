@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
+
+from ..parse.plan_marks import plan_fingerprint
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str | None:
@@ -18,3 +21,18 @@ def sha256_file(path: str | os.PathLike[str]) -> str | None:
     except OSError:
         return None
     return h.hexdigest()
+
+
+def plan_edited(plan: Path, sha256: str | None, progress_free: str | None) -> bool:
+    """The plan differs from what a checkpoint recorded in more than progress: its bytes
+    changed and — when the checkpoint has it (`baton.plan_progress_free`) — so did its
+    fingerprint without status markers and task boxes. The engine marks phases between
+    checkpoints and people tick boxes: neither is an edit that re-runs anything."""
+    if sha256 is None or sha256_file(plan) == sha256:
+        return False
+    if progress_free is None:
+        return True
+    try:
+        return plan_fingerprint(plan.read_bytes()) != progress_free
+    except OSError:
+        return True

@@ -87,6 +87,7 @@ class RunView:
     checkpoint_path: str | None = None
     plan: str | None = None
     plan_sha256: str | None = None
+    plan_progress_free: str | None = None
     steps: dict[str, StepView] = field(default_factory=dict)
     waves: list[list[str]] = field(default_factory=list)
     current_wave: int | None = None
@@ -221,6 +222,7 @@ def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()
         state=record.state, scope=record.scope, description=record.workflow_description,
         updated_at=record.updated_at, sequence=entry.sequence, checkpoint_path=str(entry.path),
         plan=record.plan, plan_sha256=baton.plan_sha256,
+        plan_progress_free=baton.plan_progress_free,
         steps={sid: _step(sid, step) for sid, step in baton.steps.items()},
         waves=record.waves(), current_wave=ws.current_wave if ws else None,
         failure=baton.failure.model_dump(by_alias=True, exclude_unset=True)

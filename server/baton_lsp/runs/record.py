@@ -176,6 +176,9 @@ class BatonSection(_Open):
     iteration: IterationRecord | None = None
     research: ResearchRecord | None = None
     plan_sha256: str | None = None
+    plan_progress_free: str | None = None
+    """SHA-256 of the plan without its progress (status markers, task boxes, metadata
+    Status): a plan that differs from `plan_sha256` only in those was not edited."""
     resumed_from: int | None = None
     adopted_from: AdoptedFrom | None = None
     agent_clis: dict[str, Any] | None = None

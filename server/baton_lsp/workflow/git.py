@@ -235,6 +235,37 @@ class Repo:
         if proc.returncode and not (allow_nothing and not self.staged(cwd)):
             raise GitError(["commit"], proc.returncode, proc.stderr or proc.stdout)
 
+    def index_blob(self, rel: str) -> tuple[str, bytes] | None:
+        """(mode, bytes) of the file `rel` (from the top) as the index holds it, stage 0
+        only; None when it is untracked or conflicted."""
+        out = self.run("ls-files", "-s", "-z", "--", f":(top,literal){rel}").stdout
+        entries = [e for e in out.split("\0") if e]
+        if len(entries) != 1:
+            return None
+        meta, _, _ = entries[0].partition("\t")
+        mode, sha, stage = meta.split()
+        if stage != "0" or not mode.startswith("100"):
+            return None
+        return mode, self._bytes(["cat-file", "blob", sha])
+
+    def stage_blob(self, rel: str, mode: str, data: bytes) -> None:
+        """Put `data` in the index as `rel` (stored as is: no filters, no working tree)."""
+        sha = self._bytes(["hash-object", "-w", "--no-filters", "--stdin"], data)
+        self.run("update-index", "--cacheinfo", f"{mode},{sha.decode().strip()},{rel}")
+
+    def _bytes(self, args: list[str], data: bytes = b"") -> bytes:
+        """A git call whose input or output is file content: bytes, never decoded."""
+        try:
+            proc = subprocess.run(["git", *args], cwd=self.top, env=self.env, input=data,
+                                  capture_output=True, timeout=GIT_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise GitError(args, -1, f"no answer within {GIT_TIMEOUT:.0f} s") from None
+        except OSError as exc:
+            raise GitError(args, -1, str(exc)) from None
+        if proc.returncode != 0:
+            raise GitError(args, proc.returncode, proc.stderr.decode(errors="replace"))
+        return proc.stdout
+
     def worktrees(self) -> list[tuple[Path, str | None]]:
         """(path, branch) of every worktree git knows, the main one first."""
         out = self.run("worktree", "list", "--porcelain", "-z").stdout

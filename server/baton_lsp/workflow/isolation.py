@@ -53,6 +53,9 @@ ADMIN_WAIT = 120.0
 """Seconds a run blocks for another's worktree administration or merge (each takes moments)."""
 _TREE = re.compile(r"^baton-(?P<wid>.+)-phase-(?P<pid>[A-Za-z0-9._-]+)$")
 
+PlanEdit = Callable[[bytes], "bytes | None"]
+"""A phase's marker edit of the plan's bytes (None: nothing to mark)."""
+
 
 def safe_id(pid: str) -> str:
     """A phase id as a branch and directory name part (`2.1` stays, `a b` → `a_b`)."""
@@ -204,6 +207,16 @@ class Isolation:
         self.own = [self.rel(p) for p in own]
         """Baton's own files (checkpoints, logs, state, worktrees, the topic directory):
         never the user's changes, never in a phase's commit."""
+        plan = run.paths.get("plan")
+        rel = self.rel(Path(plan)) if plan else None
+        self.plan = rel if rel and not rel.startswith(os.pardir) else None
+        """The plan (from the top), when the repository holds it: Baton keeps its markers
+        (the working tree shows phases in progress), so its changes never count as the
+        user's, and a phase's commit takes only its own marker edit (`stage_plan`)."""
+        self.unlike_user = [*self.own, *([self.plan] if self.plan else [])]
+        self.carried: list[PlanEdit] = []
+        """Marker edits of phases whose merge the user committed by hand (that commit is
+        theirs): the next commit Baton makes carries them."""
 
     @classmethod
     def of(cls, run: Run) -> Isolation | None:
@@ -297,11 +310,17 @@ class Isolation:
         half-made (merges hold it for moments: blocking here is brief)."""
         try:
             with self.integrating_now(sid, "checking the tree"):
-                self.check_target(sid)
-                changed, _ = self.repo.changes(self.own)
+                self.check_clean(sid)
         except LockTimeout as exc:
             raise StepFailure(sid, TRANSIENT, f"the repository stayed busy: {exc}",
                               "timeout") from None
+
+    def check_clean(self, sid: str) -> None:
+        """`require_clean` for a caller that holds the integration lock already. The
+        plan's markers Baton keeps are not the user's changes."""
+        try:
+            self.check_target(sid)
+            changed, _ = self.repo.changes(self.unlike_user)
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if changed:
@@ -442,14 +461,34 @@ class Isolation:
                            "resume", "execution_error", {"conflict_markers": files[:100],
                                                          "phase": pid})
 
+    def stage_plan(self, mark: PlanEdit) -> bool:
+        """Stage the marker edit made on the plan as the index holds it (the last commit's
+        text, never the user's uncommitted edits nor other phases' `[IN PROGRESS]`): each
+        phase's commit carries exactly its own `[COMPLETE]` and ticked boxes. False when
+        git does not track the plan (then only the file is marked) or nothing changes."""
+        if self.plan is None:
+            return False
+        held = self.repo.index_blob(self.plan)
+        if held is None:
+            return False
+        mode, data = held
+        new = data
+        for edit in [*self.carried, mark]:
+            new = edit(new) or new  # None: that phase is not in the plan any more
+        if new == data:
+            return False
+        self.repo.stage_blob(self.plan, mode, new)
+        return True
+
     # == when the wave is done ==================================================================
 
-    def merge(self, sid: str, record: dict[str, Any], message: str) -> None:
-        """Merge a committed phase into the user's branch (`--no-ff`); updates `record`.
-        The caller holds the integration lock. Refused while another merge is in progress
-        or the user has switched branches; a merge result with conflict markers is
-        aborted, never committed; a conflict leaves the merge in progress for the user
-        and raises."""
+    def merge(self, sid: str, record: dict[str, Any], message: str,
+              mark: PlanEdit | None = None) -> None:
+        """Merge a committed phase into the user's branch (`--no-ff`), with `mark` the
+        phase's marker edit of the plan in the same merge commit; updates `record`. The
+        caller holds the integration lock. Refused while another merge is in progress or
+        the user has switched branches; a merge result with conflict markers is aborted,
+        never committed; a conflict leaves the merge in progress for the user and raises."""
         pid = sid.removeprefix("implement.phase-")
         try:
             self.check_target(sid)
@@ -458,16 +497,9 @@ class Isolation:
             self.integration.note({"kind": "merge", "phase": pid, "head": self.repo.head(),
                                    "commit": record["commit"], "target": self.target})
             proc = self.repo.run("merge", "--no-ff", "--no-commit", "-m", message,
-                                 record["commit"],
-                                 check=False, hooks=False)
+                                 record["commit"], check=False, hooks=False)
             if proc.returncode == 0:
-                if self.repo.merging():
-                    marked = self.repo.conflict_markers()
-                    if marked:
-                        self.repo.run("merge", "--abort", check=False)
-                        raise self._marked(sid, marked, f"its branch {record['branch']}")
-                    self.repo.commit(message)
-                record.update(status="merged", merged=self.repo.head(), conflicts=[])
+                self.conclude(sid, record, message, mark)
                 return
             conflicts = self.repo.unmerged()
         except GitError as exc:
@@ -509,6 +541,54 @@ class Isolation:
                 return (f" (phase {found.get('Phase')} of workflow {found['Workflow']}, "
                         "which waits for you)")
         return ""
+
+    def conclude(self, sid: str, record: dict[str, Any], message: str,
+                 mark: PlanEdit | None) -> None:
+        """Commit the clean merge git staged (`--no-commit`) with the plan's marker edit —
+        never with conflict markers (the merge is aborted and the phase fails); nothing to
+        commit when the phase was merged before (a kill after the commit)."""
+        if self.repo.merging():
+            marked = self.repo.conflict_markers()
+            if marked:
+                self.repo.run("merge", "--abort", check=False)
+                raise self._marked(sid, marked, f"its branch {record['branch']}")
+            if mark is not None:
+                self.stage_plan(mark)
+            self.repo.commit(message)
+            self.carried.clear()
+        record.update(status="merged", merged=self.repo.head(), conflicts=[])
+
+    def finish_merge(self, sid: str, record: dict[str, Any], message: str,
+                     mark: PlanEdit | None) -> bool:
+        """Commit Baton's own clean merge of this phase that a killed engine left staged
+        (MERGE_HEAD is the phase's commit, nothing unmerged), marker edit included. False
+        when there is none."""
+        if record.get("status") != "committed" or not self.repo.merging():
+            return False
+        try:
+            head = (self.repo.git_dir / "MERGE_HEAD").read_text(encoding="ascii").split()
+            if head != [record.get("commit")] or self.repo.unmerged():
+                return False
+            self.conclude(sid, record, message, mark)
+        except (OSError, UnicodeDecodeError):
+            return False
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
+        return True
+
+    def commit_mark(self, sid: str, mark: PlanEdit, message: str) -> str | None:
+        """Commit a phase's marker edit alone (its worktree changed nothing): the phase
+        still has its commit on the first-parent line. The commit, or None when git does
+        not track the plan."""
+        self.check_target(sid)  # a commit now must not conclude someone's merge
+        try:
+            if self.repo.staged() or not self.stage_plan(mark):
+                return None  # never commit what the user staged meanwhile
+            self.repo.commit(message)
+            self.carried.clear()
+            return self.repo.head()
+        except GitError as exc:
+            raise self._fail(sid, exc) from None
 
     def settle(self, sid: str, record: dict[str, Any]) -> None:
         """A phase whose merge conflicted in an earlier run: merged now if the user

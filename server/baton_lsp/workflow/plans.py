@@ -5,6 +5,9 @@ and its inputs unchanged. Shared by the engine and the resume preview."""
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,15 @@ from ..model.base import Kind
 from ..model.graph import build_graph
 from ..model.plan import Plan
 from ..parse import parse_bytes
+from ..parse.plan_marks import phase_fingerprints, plan_fingerprint
+from ..parse.text import UnreadableError, decode
+from ..runs import confine
 from ..runs.digest import sha256_file
+
+log = logging.getLogger(__name__)
+
+EDIT_TRIES = 3
+"""Times a marker edit re-reads a plan that changed under it before leaving it alone."""
 
 
 def sha256_text(text: str) -> str:
@@ -26,6 +37,7 @@ class PlanFiles:
     def __init__(self) -> None:
         self._plan: tuple[str, bytes, Any] | None = None
         self._hashes: dict[str, Any] = {}
+        self._progress: tuple[bytes, str | None] | None = None
 
     def load(self, path: Path) -> Plan | str:
         """The parsed plan, or why it cannot be read."""
@@ -58,23 +70,51 @@ class PlanFiles:
         return None
 
     def phase_hashes(self, plan_path: Path) -> dict[str, str]:
-        """SHA-256 of each phase's section text (heading to last line), the input an
-        implement step depends on; parsed once per plan version."""
+        """SHA-256 of each phase's section (heading to last line) without its status
+        markers and with its task boxes emptied: the input an implement step depends on.
+        Marking a phase `[COMPLETE]` and ticking its boxes (the engine does both) is progress,
+        not an edit, and must not make a resume run a finished phase again. Parsed once per
+        plan version."""
+        return self._section_hashes(plan_path)[0]
+
+    def _section_hashes(self, plan_path: Path) -> tuple[dict[str, str], dict[str, str]]:
+        """(fingerprint hashes, hashes of the sections as written — what steps recorded
+        before markers were normalised out, still accepted)."""
         try:
             st = plan_path.stat()
         except OSError:
-            return {}
+            return {}, {}
         key = (str(plan_path), st.st_mtime_ns, st.st_size)
         if self._hashes.get("key") != key:
             plan = self.load(plan_path)
             hashes: dict[str, str] = {}
+            raw: dict[str, str] = {}
             if not isinstance(plan, str):
+                assert self._plan is not None
+                try:
+                    text = decode(self._plan[1])
+                except UnreadableError:
+                    text = ""
+                for pid, section in phase_fingerprints(text, plan).items():
+                    hashes[pid] = sha256_text(section)
                 lines = plan_path.read_text(encoding="utf-8", errors="replace").splitlines()
                 for p in plan.phases:
-                    hashes.setdefault(p.id, sha256_text(
+                    raw.setdefault(p.id, sha256_text(
                         "\n".join(lines[p.range.start_line:p.range.end_line + 1])))
-            self._hashes = {"key": key, "hashes": hashes}
-        return self._hashes["hashes"]
+            self._hashes = {"key": key, "hashes": hashes, "raw": raw}
+        return self._hashes["hashes"], self._hashes["raw"]
+
+    def progress_free(self, path: Path) -> str | None:
+        """The plan's fingerprint without progress (`plan_fingerprint`), computed once per
+        version of its bytes: every checkpoint records it."""
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        cached = self._progress
+        if cached is None or cached[0] != raw:
+            cached = self._progress = (raw, plan_fingerprint(raw))
+        return cached[1]
 
     def invalid_reason(self, step: dict[str, Any]) -> str | None:
         """Why a finished step must run again (artifact deleted, an input changed), or None."""
@@ -85,8 +125,45 @@ class PlanFiles:
             return f"its artifact {art} was deleted"
         for key, digest in (step.get("inputs") or {}).items():
             path, _, phase = key.partition("#phase-")
-            current = self.phase_hashes(Path(path)).get(phase) if phase else \
-                sha256_file(Path(path))
+            if phase:
+                hashes, raw = self._section_hashes(Path(path))
+                current = hashes.get(phase)
+                if current is not None and raw.get(phase) == digest:
+                    continue  # recorded as written by an earlier Baton, and unchanged
+            else:
+                current = sha256_file(Path(path))
             if current != digest:
                 return f"its input {key} changed" if current else f"its input {key} is gone"
         return None
+
+
+def edit_plan(root: Path, path: Path, change: Callable[[bytes], bytes | None]) -> str | None:
+    """Apply a marker edit to the plan as it is now and write it atomically (temp file and
+    rename through `confine`, the file's mode kept). The user's editor or an agent may have
+    written the plan since Baton read it: the edit is made on the current text, and a plan
+    that changes between the read and the rename is read again; one that keeps changing,
+    lost its phase or cannot be written is left alone. A plan that is a symlink is written
+    where it points (inside the workspace, as `confine` checks), the link kept. Returns why
+    it was left, or None."""
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    for _ in range(EDIT_TRIES):
+        try:
+            raw = path.read_bytes()
+            mode = os.stat(path).st_mode & 0o7777
+        except OSError as exc:
+            return f"cannot read the plan {path}: {exc.strerror or exc}"
+        new = change(raw)
+        if new is None:
+            return f"the plan {path} no longer has that phase (or cannot be read)"
+        if new == raw:
+            return None
+        try:
+            if path.read_bytes() != raw:
+                continue  # written meanwhile: mark the text as it is now
+            confine.write_atomic(root, path, new, mode=mode)
+        except OSError as exc:
+            log.warning("cannot mark the plan %s: %s", path, exc)
+            return f"cannot write the plan {path}: {confine.describe(exc)}"
+        return None
+    return f"the plan {path} kept changing while Baton marked it; left as it is"

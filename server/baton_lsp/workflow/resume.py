@@ -15,7 +15,7 @@ from typing import Any
 from ..model.checkpoint import HaltReason
 from ..model.config import WorkflowSettings
 from ..model.states import State
-from ..runs.digest import sha256_file
+from ..runs.digest import plan_edited
 from ..runs.record import RecordError, paths_outside, read_record
 from ..runs.records import state_file_path, utc_now
 from ..runs.store import CheckpointStore, Entry
@@ -99,9 +99,8 @@ def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> lis
         if age > MAX_AGE:
             out.append(f"the checkpoint is {age.days} days old (max 7)")
     plan = record.workflow_state.plan_path if record.workflow_state else None
-    recorded = record.baton.plan_sha256
-    if plan and recorded is not None and Path(plan).is_file() and \
-            sha256_file(Path(plan)) != recorded:
+    if plan and Path(plan).is_file() and \
+            plan_edited(Path(plan), record.baton.plan_sha256, record.baton.plan_progress_free):
         out.append(f"the plan {plan} was modified since the checkpoint (changed phases and "
                    "what depends on them will run again)")
     given = record.baton.paths.plan if record.baton.request.plan_path else None

@@ -204,6 +204,7 @@ class Run:
         if plan and Path(plan).is_file():
             d["plan_modification_time"] = int(Path(plan).stat().st_mtime)
             d["baton"]["plan_sha256"] = sha256_file(Path(plan))
+            d["baton"]["plan_progress_free"] = self.plans.progress_free(Path(plan))
 
     def save(self, event: str) -> Path:
         """A durable checkpoint now (fsynced, checksummed, appended to the history)."""

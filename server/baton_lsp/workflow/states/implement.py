@@ -13,13 +13,16 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from ...model.graph import build_graph
-from ...model.plan import DONE, status_word
+from ...model.graph import build_graph, waves_after
+from ...model.plan import DONE, FINISHED, STARTED, status_word
 from ...model.states import State
+from ...parse.plan_marks import mark_phase
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step, unrecorded_work
-from ..failures import PERMANENT, Cancelled, LoopDone, StepFailure, reraise_cancel, worst
-from ..isolation import Isolation, PhaseTree
+from ..failures import PERMANENT, TRANSIENT, Cancelled, LoopDone, StepFailure, reraise_cancel, worst
+from ..isolation import Isolation, PhaseTree, PlanEdit
+from ..plans import edit_plan
+from ..repolock import LockTimeout
 from ..run import Run
 from .base import StateHandler
 from .iterations import implement_iterations
@@ -42,22 +45,40 @@ async def implement(run: Run) -> None:
     graph = build_graph(plan)
     sections = run.plans.phase_hashes(plan_path)
     done_in_plan = {p.id for p in plan.phases if status_word(p) in DONE}
+    iso = Isolation.of(run) if run.settings.implement_mode != "iterations" else None
+    if iso is not None:
+        prepare(run, iso, plan_path, graph.titles)
     ws = run.data["workflow_state"]
-    ws.update(wave_structure={str(i): [phase_number(p) for p in w]
-                              for i, w in enumerate(graph.waves, 1)},
-              total_waves=len(graph.waves))
+    ws.setdefault("wave_results", {})
+    # the waves actually run: those a resumed run already finished, then the waves of the
+    # phases still to run (a phase whose dependencies are all done is ready now)
+    done = landed(run, iso, done_in_plan, graph.order)
+    for pid in graph.order:
+        if pid in done and (run.steps.get(f"implement.phase-{pid}") or {}).get("status") \
+                == "done":
+            run.say(f"[implement.phase-{pid}] already done; skipped")
+            if pid not in done_in_plan and run.settings.implement_mode != "iterations":
+                # done, then killed before its marker edit
+                mark_plan(run, plan_path, pid, FINISHED)
+    ran: list[list[int | str]] = []
+    for _, result in sorted(ws["wave_results"].items(), key=_wave_key):
+        if result.get("status") != "complete" or \
+                any(str(p) not in done for p in result.get("phases", [])):
+            break  # a phase of it runs again (its section was edited): not a wave that ran
+        ran.append(result["phases"])
+    waves = waves_after(graph, done)
+    first = len(ran) + 1
+    total = len(ran) + len(waves)
+    ws.update(wave_structure={str(i): list(w) for i, w in enumerate(
+        [*ran, *([phase_number(p) for p in w] for w in waves)], 1)}, total_waves=total)
     if run.settings.implement_mode == "iterations":
         todo = [p.id for p in plan.phases if p.id not in done_in_plan
                 and not run.skippable(f"implement.phase-{p.id}")]  # adopted: done elsewhere
         with contextlib.suppress(LoopDone):
             await implement_iterations(run, plan_path, todo)
         return
-    ws.setdefault("wave_results", {})
     summaries = Path(paths["summaries_dir"])
     sem = asyncio.Semaphore(run.settings.max_parallel)
-    iso = Isolation.of(run)
-    if iso is not None:
-        prepare(run, iso)
     topic = Path(paths["topic_dir"])  # an isolated agent reads the plan, writes its summary
     extra_dirs = (topic,) if plan_path.is_relative_to(topic) else (topic, plan_path.parent)
 
@@ -74,7 +95,7 @@ async def implement(run: Run) -> None:
                 tree = await asyncio.to_thread(iso.open_tree, sid, pid, base)
         inputs: dict[str, str | None] = {f"{plan_path}#phase-{pid}": sections.get(pid)}
         for dep in graph.deps.get(pid, []):
-            if dep not in done_in_plan:
+            if dep not in done_in_plan or summary_of(dep).is_file():  # done by this run
                 inputs[str(summary_of(dep))] = sha256_file(summary_of(dep))
         extra = {"BATON_PHASE": pid, "BATON_PHASE_TITLE": graph.titles.get(pid, ""),
                  "BATON_PLAN_PATH": str(plan_path)}
@@ -84,30 +105,34 @@ async def implement(run: Run) -> None:
             extra.update(BATON_WORKTREE=str(tree.cwd), BATON_BRANCH=tree.branch,
                          CLAUDE_PROJECT_DIR=str(tree.cwd))
             message = commit_message(run, pid, title, "in its own worktree")
+            # marked complete when it lands: the merge commit carries the marker edit
             fields = lambda: {"git": iso.commit_tree(sid, tree, message)}  # noqa: E731
         async with sem:
-            await agent_step(run, StepSpec(
+            reader = await agent_step(run, StepSpec(
                 sid, State.IMPLEMENT, "implement", summary_of(pid), extra, inputs,
                 timeout=run.settings.implement_timeout, saved_as=f"phase {pid} complete",
                 fields=fields, cwd=tree.cwd if tree else None,
                 extra_dirs=extra_dirs if tree else ()))
+        if reader is not None and tree is None:
+            # after the checkpoint that records the phase done: a kill in between leaves a
+            # done phase reading [IN PROGRESS], which the resume marks (never the reverse)
+            mark_plan(run, plan_path, pid, FINISHED)
 
     # merged worktrees of one wave are removed in a thread while the next wave runs
     cleanup: asyncio.Future[None] | None = None
     try:
-        for w, wave in enumerate(graph.waves, 1):
-            todo = [p for p in wave if p not in done_in_plan]
+        for w, todo in enumerate(waves, first):
             ws["current_wave"] = w
-            if not todo:
-                continue
             # HEAD holds every earlier wave, so every dependency of these phases; every
             # phase works in its own worktree, so the user's tree changes only by merges
             base = iso.repo.head() if iso is not None else None
-            run.emit("wave", wave=w, total=len(graph.waves), phases=todo,
-                     isolated=base is not None)
-            run.say(f"wave {w}/{len(graph.waves)}: phase{'s' if len(todo) > 1 else ''} "
+            run.emit("wave", wave=w, total=total, phases=todo, isolated=base is not None)
+            run.say(f"wave {w}/{total}: phase{'s' if len(todo) > 1 else ''} "
                     f"{', '.join(todo)}" + (" in parallel" if len(todo) > 1 else "")
                     + (" (own worktrees)" if base is not None else ""))
+            for pid in todo:  # progress, not an edit: a resume after a kill needs no --force
+                if not run.skippable(f"implement.phase-{pid}"):
+                    mark_plan(run, plan_path, pid, STARTED)
             start = time.monotonic()
             results = await asyncio.gather(*(phase(p, base) for p in todo),
                                            return_exceptions=True)
@@ -117,8 +142,8 @@ async def implement(run: Run) -> None:
                 if cleanup is not None:
                     await cleanup
                 async with integrating(run, iso, f"merging wave {w}"):
-                    conflict, finished = merge_wave(run, iso, todo, graph.titles)
-                cleanup = asyncio.ensure_future(asyncio.to_thread(iso.discard, finished))
+                    conflict, landed_now = merge_wave(run, iso, todo, graph.titles, plan_path)
+                cleanup = asyncio.ensure_future(asyncio.to_thread(iso.discard, landed_now))
                 if conflict is not None:
                     failures.append(conflict)
             ws["wave_results"][str(w)] = {
@@ -130,7 +155,32 @@ async def implement(run: Run) -> None:
     finally:
         if cleanup is not None:
             await cleanup
-    ws["current_wave"] = len(graph.waves)
+    ws["current_wave"] = total
+
+
+def _wave_key(item: tuple[str, Any]) -> tuple[int, str]:
+    return (int(item[0]) if item[0].isdigit() else 0, item[0])
+
+
+def landed(run: Run, iso: Isolation | None, done_in_plan: set[str], order: list[str]
+           ) -> set[str]:
+    """Phases nothing waits for. A phase this workflow finished is done while its step is
+    valid — marked `[COMPLETE]` by the engine or not, an edit of its section runs it again —
+    except when its branch still waits to be merged (it must go through its wave to land);
+    any other phase is done when the plan marks it complete (or skipped)."""
+    done: set[str] = set()
+    for pid in order:
+        sid = f"implement.phase-{pid}"
+        step = run.steps.get(sid) or {}
+        status = (step.get("git") or {}).get("status") if iso is not None else None
+        if status in ("committed", "conflict"):
+            continue
+        if step.get("status") == "done":
+            if run.skippable(sid):
+                done.add(pid)
+        elif pid in done_in_plan:
+            done.add(pid)
+    return done
 
 
 def wave_failure(w: int, failures: list[BaseException]) -> BaseException:
@@ -146,6 +196,27 @@ def wave_failure(w: int, failures: list[BaseException]) -> BaseException:
         "implement", decisive.failure, f"wave {w}: " + "; ".join(
             f.message for f in bad) + " (finished phases of this wave are kept)",
         decisive.error_type, {"failed_steps": [f.step_id for f in bad], "wave": w})
+
+
+def finished(pid: str) -> PlanEdit:
+    """The plan edit of a phase whose hard barrier passed: `[COMPLETE]`, its boxes ticked."""
+    return lambda data: mark_phase(data, pid, FINISHED, tick=True)
+
+
+def mark_plan(run: Run, plan_path: Path, pid: str, word: str) -> None:
+    """Mark the phase in the plan file as the seeds' implementer does (`[IN PROGRESS]` when
+    it starts; `[COMPLETE]` and ticked boxes when it is done); a plan that cannot be marked
+    is said and left alone — the run goes on."""
+    edit = finished(pid) if word == FINISHED else (
+        lambda data: mark_phase(data, pid, STARTED))
+    note = edit_plan(run.root, plan_path, edit)
+    if note is not None:
+        run.say(f"[implement.phase-{pid}] plan not marked [{word}]: {note}")
+
+
+def merge_message(run: Run, pid: str, title: str) -> str:
+    return (f"Merge phase {pid}: {title} ({run.workflow_id})\n\n"
+            f"Baton-Workflow: {run.workflow_id}\nBaton-Phase: {pid}\n")
 
 
 def commit_message(run: Run, pid: str, title: str, how: str) -> str:
@@ -166,9 +237,11 @@ def integrating(run: Run, iso: Isolation, what: str) -> AbstractAsyncContextMana
     return iso.integrating(what, cancelled)
 
 
-def prepare(run: Run, iso: Isolation) -> None:
+def prepare(run: Run, iso: Isolation, plan_path: Path, titles: dict[str, str]) -> None:
     """Before the first wave (and on resume): remove what a killed or failed run left,
-    take in merges the user finished by hand, and refuse a dirty working tree."""
+    finish a clean merge of Baton's that a kill interrupted before its commit, take in
+    merges the user finished by hand, and refuse a dirty working tree — the last three
+    under the integration lock, as every change of the user's branch."""
     iso.exclude_worktrees()
     keep = {sid.removeprefix("implement.phase-") for sid in run.launched
             if sid.startswith("implement.phase-") and not run.skippable(sid)}
@@ -176,24 +249,41 @@ def prepare(run: Run, iso: Isolation) -> None:
     if removed:
         run.say("implement: removed the worktrees an earlier run left (phase "
                 f"{', '.join(removed)})")
+    try:
+        with iso.integrating_now("implement", "preparing the tree"):
+            _settle(run, iso, plan_path, titles)
+    except LockTimeout as exc:
+        raise StepFailure("implement", TRANSIENT, f"the repository stayed busy: {exc}",
+                          "timeout") from None
+
+
+def _settle(run: Run, iso: Isolation, plan_path: Path, titles: dict[str, str]) -> None:
     for sid, step in run.steps.items():
         record = step.get("git")
+        pid = sid.removeprefix("implement.phase-")
+        if record and iso.finish_merge(sid, record, merge_message(
+                run, pid, titles.get(pid, "")), finished(pid)):
+            mark_plan(run, plan_path, pid, FINISHED)
+            run.save(f"phase {pid} merged")
+            run.say(f"[{sid}] finished the merge a killed run left staged")
         if record and record.get("status") == "conflict":
             iso.settle(sid, record)
             if record["status"] == "merged":
                 run.say(f"[{sid}] merged by hand into {record.get('target') or 'HEAD'}")
-                iso.discard([sid.removeprefix("implement.phase-")])
-    iso.require_clean("implement")
+                mark_plan(run, plan_path, pid, FINISHED)
+                iso.carried.append(finished(pid))  # into the next phase's commit
+                iso.discard([pid])
+    iso.check_clean("implement")
 
 
-def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
-               ) -> tuple[StepFailure | None, list[str]]:
-    """Merge the wave's committed phases in dependency order, each saved as it lands; the
-    first conflict stops the merging (git holds one merge in progress) and is returned with
-    the phases whose worktree and branch can go (merged or empty). A conflicted phase keeps
-    its branch; a failed phase keeps its worktree for inspection until the resume replaces
-    it."""
-    finished: list[str] = []
+def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str],
+               plan_path: Path) -> tuple[StepFailure | None, list[str]]:
+    """Merge the wave's committed phases in dependency order, each saved as it lands with
+    its plan marker edit in its merge commit; the first conflict stops the merging (git holds
+    one merge in progress) and is returned with the phases whose worktree and branch can go
+    (merged or empty). A conflicted phase keeps its branch; a failed phase keeps its worktree
+    for inspection until the resume replaces it."""
+    done: list[str] = []
     failure: StepFailure | None = None
     for pid in todo:
         sid = f"implement.phase-{pid}"
@@ -202,11 +292,9 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
         if step.get("status") != "done" or not record or record.get("mode") != "worktree":
             continue
         if record.get("status") == "committed":
-            title = titles.get(pid, "")
-            message = (f"Merge phase {pid}: {title} ({run.workflow_id})\n\n"
-                       f"Baton-Workflow: {run.workflow_id}\nBaton-Phase: {pid}\n")
             try:
-                iso.merge(sid, record, message)
+                iso.merge(sid, record, merge_message(run, pid, titles.get(pid, "")),
+                          finished(pid))
             except StepFailure as exc:
                 iso.discard([pid], branches=False)  # the merge in progress needs its branch
                 run.save(f"phase {pid} merge failed")
@@ -216,15 +304,22 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
                 run.say(f"[{sid}] {exc.message}")
                 failure = exc
                 break
+            mark_plan(run, plan_path, pid, FINISHED)
             run.save(f"phase {pid} merged")
-            iso.integration.note(None)
+            iso.integration.note(None)  # recorded: nothing for a next holder to undo
             run.emit("merge", phase=pid, status="merged", commit=record.get("merged"),
                      branch=record.get("branch"))
             run.say(f"[{sid}] merged {record['branch']} into "
                     f"{record.get('target') or 'HEAD'} ({str(record['merged'])[:10]})")
+        elif record.get("status") == "empty":
+            # nothing to merge: the phase's commit is its marker edit alone
+            record["merged"] = iso.commit_mark(sid, finished(pid), commit_message(
+                run, pid, titles.get(pid, ""), "in its own worktree, changing nothing"))
+            mark_plan(run, plan_path, pid, FINISHED)
+            run.save(f"phase {pid} marked complete")
         if record.get("status") in ("merged", "empty"):
-            finished.append(pid)
-    return failure, finished
+            done.append(pid)
+    return failure, done
 
 
 HANDLER = StateHandler(State.IMPLEMENT, implement)
