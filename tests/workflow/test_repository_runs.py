@@ -47,6 +47,10 @@ def marked_commits(ws: Workspace, ref: str = "main") -> list[str]:
     return bad
 
 
+def rel(ws: Workspace, path: Path) -> str:
+    return path.relative_to(ws.root).as_posix()
+
+
 def files_of(ws: Workspace, commit: str) -> list[str]:
     """What a (merge) commit brought to its first parent."""
     return sorted(git(ws, "diff", "--name-only", f"{commit}^1", commit).split())
@@ -84,7 +88,8 @@ def test_a_merge_left_for_the_user_is_never_concluded_by_another_run(ws: Workspa
     assert r.returncode == 0, r.stdout + r.stderr
     assert first_parent(ws) == ["Merge phase 1: Step 1 (alpha)",
                                 "Merge phase 1: Step 1 (beta)", "base"]
-    assert files_of(ws, "HEAD") == ["src/alpha.py"]
+    # its own file and its own plan's marker edit, nothing of B's
+    assert files_of(ws, "HEAD") == sorted(["src/alpha.py", rel(ws, plan_a)])
     assert len(git(ws, "show", "-s", "--format=%P", "HEAD").split()) == 2
     assert marked_commits(ws) == []
 
@@ -96,7 +101,8 @@ def test_two_runs_at_once_land_their_own_phases_and_nothing_else(ws: Workspace) 
     plan_b = ws.write_plan([[], [], [1, 2]], name="003_beta")
     repo(ws, [], {"src/shared.py": "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"})
     runs = {}
-    for name, plan in (("alpha", plan_a), ("beta", plan_b)):
+    plans = {"alpha": plan_a, "beta": plan_b}
+    for name, plan in plans.items():
         env = behaviour(ws, name, {f"implement.phase-{p}": {"sleep": 0.5, "files": {
             f"src/{name}_{p}.py": f"{name} = {p}\n"}} for p in "123"})
         runs[name] = ws.popen(*implement_args(plan, name), env=env)
@@ -108,7 +114,8 @@ def test_two_runs_at_once_land_their_own_phases_and_nothing_else(ws: Workspace) 
     for commit, subject in zip(commits, subjects, strict=False):
         name = subject.rsplit("(", 1)[1].rstrip(")")
         pid = subject.split()[2].rstrip(":")
-        assert files_of(ws, commit) == [f"src/{name}_{pid}.py"], subject
+        assert files_of(ws, commit) == sorted([f"src/{name}_{pid}.py",
+                                               rel(ws, plans[name])]), subject
     assert sorted(s.split()[2] + s.rsplit("(", 1)[1] for s in subjects[:-1]) == sorted(
         f"{p}:{n})" for n in ("alpha", "beta") for p in "123")
     assert leftovers(ws) == ([], [])
@@ -152,7 +159,7 @@ def test_conflict_markers_an_agent_leaves_are_never_committed(ws: Workspace) -> 
     ws.behave({"implement.phase-1": {"files": {"docs/notes.md": "Notes\n=======\n\ntext\n"}}})
     r = ws.baton("resume", "marked")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert files_of(ws, "HEAD") == ["docs/notes.md"]
+    assert files_of(ws, "HEAD") == sorted(["docs/notes.md", rel(ws, plan)])
 
 
 def kill_git_of(root: Path) -> int:
@@ -250,4 +257,27 @@ def test_a_run_killed_inside_worktree_add_resumes(ws: Workspace, tmp_path: Path)
                                 "Merge phase 1: Step 1 (addkill)", "base"]
     assert leftovers(ws) == ([], [])
     assert not list((ws.root / ".git/worktrees").glob("*"))
+    assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_run_starts_while_another_marks_its_tracked_plan(ws: Workspace) -> None:
+    """Run A's plan (tracked) reads `[IN PROGRESS]` in the working tree while its phase
+    works: that is progress, not the user's change, so run B starts, lands and leaves A's
+    markers alone; then A lands too."""
+    plan_a = ws.write_plan([[]], name="002_alpha")
+    plan_b = ws.write_plan([[]], name="003_beta")
+    repo(ws, [])
+    env_a = behaviour(ws, "a", {"implement.phase-*": {"sleep": 5, "files": {
+        "src/alpha.py": "alpha = 1\n"}}})
+    env_b = behaviour(ws, "b", {"implement.phase-*": {"files": {"src/beta.py": "beta = 1\n"}}})
+    run_a = ws.popen(*implement_args(plan_a, "alpha"), env=env_a)
+    run_a.wait_event(agent_started("implement.phase-1"))
+    assert "[IN PROGRESS]" in plan_a.read_text()
+    assert git(ws, "status", "--porcelain", "--untracked-files=no").strip()  # A's markers
+    r_b = ws.baton(*implement_args(plan_b, "beta"), env=env_b)
+    assert r_b.returncode == 0, r_b.stdout + r_b.stderr
+    assert files_of(ws, "HEAD") == sorted(["src/beta.py", rel(ws, plan_b)])
+    assert run_a.wait(120) == 0
+    assert first_parent(ws) == ["Merge phase 1: Step 1 (alpha)",
+                                "Merge phase 1: Step 1 (beta)", "base"]
     assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""

@@ -34,6 +34,7 @@ from typing import Any
 
 from .. import paths
 from ..model.config import WorkflowSettings
+from ..parse.plan_marks import plan_fingerprint
 from ..runs import confine
 from ..runs.records import utc_now
 from ..runs.store import valid_id
@@ -141,11 +142,33 @@ def dirty_tree_problem(root: Path, settings: WorkflowSettings, specs: Path,
             if repo.merging():
                 return merge_in_progress(repo)
             changed, _ = repo.changes(own)
+            changed = users_changes(repo, changed)
     except LockTimeout as exc:
         return f"the repository stayed busy: {exc}"
     except GitError as exc:
         return f"git: {exc}"
     return uncommitted(repo, changed) if changed else None
+
+
+def users_changes(repo: Repo, changed: list[str]) -> list[str]:
+    """The tracked changes that are the user's: a Markdown file whose only difference from
+    HEAD is progress — phase markers, task boxes, the Status line, as every run marks its
+    plan while it works — is Baton's (another run's plan, or this one's), not the user's."""
+    mine = []
+    for rel in changed:
+        if rel.endswith(".md"):
+            try:
+                here = (repo.top / rel).read_bytes()
+                then = repo.run("show", f"HEAD:{rel}", check=False)
+            except OSError:
+                mine.append(rel)
+                continue
+            if then.returncode == 0:
+                was = plan_fingerprint(then.stdout.encode("utf-8", "surrogateescape"))
+                if was is not None and was == plan_fingerprint(here):
+                    continue
+        mine.append(rel)
+    return mine
 
 
 def tree_path(root: Path, workflow_id: str, pid: str) -> Path:
@@ -320,7 +343,7 @@ class Isolation:
         plan's markers Baton keeps are not the user's changes."""
         try:
             self.check_target(sid)
-            changed, _ = self.repo.changes(self.unlike_user)
+            changed = users_changes(self.repo, self.repo.changes(self.unlike_user)[0])
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if changed:
