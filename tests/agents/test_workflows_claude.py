@@ -109,7 +109,8 @@ def test_implement_only_on_the_example_plan(box: Box) -> None:
 def test_parallel_phases_in_git_worktrees_through_real_claude(box: Box) -> None:
     """In a git repository the parallel phases run with their cwd in their own worktree
     (under .claude/worktrees/): claude writes the code there in acceptEdits and the summary
-    in the main tree's topic directory through --add-dir; each phase lands as a commit."""
+    in the main tree's topic directory through --add-dir; each phase (the single-phase wave
+    too) lands as a merge commit."""
     plan = box.ws / "specs" / "005_parallel" / "plans" / "001_parallel_plan.md"
     plan.parent.mkdir(parents=True)
     plan.write_text("# Parallel Plan\n\n## Implementation Phases\n\n"
@@ -136,7 +137,8 @@ def test_parallel_phases_in_git_worktrees_through_real_claude(box: Box) -> None:
     assert sent and f".claude/worktrees/baton-{wid}-phase-2" in json.dumps(sent[0].body)
     log = subprocess.run(["git", "log", "--first-parent", "--format=%s"], cwd=box.ws,
                          capture_output=True, text=True, check=True).stdout.splitlines()
-    assert log == [f"Merge phase 3: Right ({wid})", f"Merge phase 2: Left ({wid})", "base"]
+    assert log == [f"Merge phase 3: Right ({wid})", f"Merge phase 2: Left ({wid})",
+                   f"Merge phase 1: Base ({wid})", "base"]
 
 
 def test_full_implementation_with_the_classifier(box: Box) -> None:
