@@ -15,7 +15,8 @@ first checkpoint has nothing to resume (nothing of it ran) and is started again.
 
 Checked after each round, on the user's branch and in every commit reachable from it:
 conflict-marker lines (none allowed), files a merge commit brings that are not its own
-phase's (another run's, Baton's own under `.claude/` or a topic directory), first-parent
+phase's (another run's, Baton's own under `.claude/` or a topic directory; its own plan's
+marker edit is the phase's), first-parent
 commits per phase per completed run (exactly one), lost edits (every completed run's slot
 lines done in the final `src/shared.py`), and runs neither complete nor resumable. Exit
 status 1 when any of those is not zero.
@@ -79,6 +80,12 @@ def slot(run: str, pid: str) -> str:
     return f"slot_{run}_{pid} = 'todo'"
 
 
+def plan_of(name: str) -> str:
+    """A run's plan, relative to the repository (`make_repo` writes it there)."""
+    index = int(name.rsplit("x", 1)[1]) + 1
+    return f".claude/specs/{index:03d}_{name}/plans/{name}_plan.md"
+
+
 def make_repo(root: Path, names: list[str]) -> dict[str, Path]:
     (root / ".claude" / "agents").mkdir(parents=True)
     (root / ".claude" / "baton.toml").write_text(SCRIPTED_WORKFLOW_CONFIG)
@@ -89,8 +96,8 @@ def make_repo(root: Path, names: list[str]) -> dict[str, Path]:
     (root / "src").mkdir()
     (root / "src" / "shared.py").write_text("\n".join(lines) + "\n")
     plans = {}
-    for i, name in enumerate(names, 1):
-        plan = root / ".claude" / "specs" / f"{i:03d}_{name}" / "plans" / f"{name}_plan.md"
+    for name in names:
+        plan = root / plan_of(name)
         plan.parent.mkdir(parents=True)
         text = ["# Plan", "", "## Metadata", "- **Date**: 2026-11-28",
                 "- **Status**: [NOT STARTED]", "", "## Implementation Phases", ""]
@@ -211,7 +218,8 @@ def check_history(root: Path, names: list[str], done: list[str], result: Round) 
         pid, name = m.group(1), m.group(2)
         counts[(name, pid)] = counts.get((name, pid), 0) + 1
         files = set(git(root, "diff", "--name-only", f"{sha}^1", sha).split())
-        own = {f"src/{name}_p{pid}.py", "src/shared.py"}
+        # the phase's module, its slot of the shared module and its own plan's markers
+        own = {f"src/{name}_p{pid}.py", "src/shared.py", plan_of(name)}
         for extra in sorted(files - own):
             result.foreign_files.append(f"{sha[:10]} ({name} phase {pid}): {extra}")
         if "src/shared.py" in files:
