@@ -8,10 +8,10 @@ Run: `python benchmarks/bench_worktrees.py [--repeat N]`.
   `open_tree` (worktree add, `.worktreeinclude`), `commit_tree` (add, commit), `merge`
   (`git merge --no-ff`) and `discard` (a wave's worktree directories, one `worktree prune`,
   one `branch -D`). Per isolated phase = their
-  sum over the run / isolated phases; the in-place commits of single-phase waves are shown
-  apart. Target ≤ 150 ms.
+  sum over the run / isolated phases (every phase is isolated since runs share
+  repositories: single-phase waves too). Target ≤ 150 ms.
 * **Whole-run cost**: the same workflow with `isolation = "worktree"` and `"none"`, run
-  alternately, implement-state wall (p50) — the difference includes the in-place commits.
+  alternately, implement-state wall (p50).
 * **Wave efficiency in git**: the seeds' 8-phase plan (waves 1 | 2,3,4 | 5,6 | 7 | 8), each
   phase a scripted agent sleeping 0.5 s, isolated and in place, run alternately; target wall
   ≤ 1.05 × critical path + 100 ms (critical path = the longest dependency chain of measured
@@ -45,7 +45,7 @@ from baton_lsp.workspace.config import load_config
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "workspace"
 GIT = ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.com"]
-TIMED = ("open_tree", "commit_tree", "commit_in_place", "merge", "discard")
+TIMED = ("open_tree", "commit_tree", "merge", "discard")
 SPENT: dict[str, list[float]] = defaultdict(list)
 
 
@@ -90,7 +90,7 @@ def _run(root: Path, req: RunRequest, mode: str = "worktree") -> dict[str, Any]:
 def bench_example(base: Path, repeat: int) -> dict[str, float]:
     walls: dict[str, list[float]] = {"worktree": [], "none": []}
     SPENT.clear()
-    isolated = in_place = 0
+    isolated = 0
     for n in range(repeat):
         for mode in ("worktree", "none"):  # alternately: load on the machine hits both
             data = _run(_example(base, mode, n), RunRequest(
@@ -100,15 +100,11 @@ def bench_example(base: Path, repeat: int) -> dict[str, float]:
                 for step in data["baton"]["steps"].values():
                     git = step.get("git") or {}
                     isolated += git.get("mode") == "worktree"
-                    in_place += git.get("mode") == "in-place"
     per_phase = sum(sum(SPENT[k]) for k in ("open_tree", "commit_tree", "merge", "discard"))
     out = {"runs_per_mode": float(repeat), "isolated_phases": float(isolated),
            "git_ms_per_isolated_phase": per_phase / max(1, isolated)}
     for k in ("open_tree", "commit_tree", "merge", "discard"):
         out[f"  {k}_p50_ms"] = statistics.median(SPENT[k]) if SPENT[k] else 0.0
-    out["in_place_commit_p50_ms"] = statistics.median(SPENT["commit_in_place"]) \
-        if SPENT["commit_in_place"] else 0.0
-    out["in_place_phases"] = float(in_place)
     out["implement_wall_worktree_p50_ms"] = statistics.median(walls["worktree"])
     out["implement_wall_none_p50_ms"] = statistics.median(walls["none"])
     out["difference_per_run_ms"] = out["implement_wall_worktree_p50_ms"] - \
