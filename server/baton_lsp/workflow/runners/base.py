@@ -396,3 +396,16 @@ def stream_key() -> object:
     return task if task is not None else NO_TASK
 
 
+def telemetry_usage(record: Mapping[str, str], names: tuple[tuple[str, str], ...]
+                    ) -> tuple[dict[str, Any], str | None] | None:
+    """The usage one telemetry record reports, in the `usage_of` shape: `names` maps ours to
+    the CLI's attribute names (whole positive numbers only); None without input or output
+    tokens. With the record's model, for the price."""
+    usage: dict[str, Any] = {}
+    for ours, theirs in names:
+        value = record.get(theirs)
+        if value is not None and value.isdigit() and int(value):
+            usage[ours] = int(value)
+    if "input_tokens" not in usage and "output_tokens" not in usage:
+        return None
+    return usage, str_or_none(record.get("model"))

@@ -27,6 +27,7 @@ from .base import (
     runner_env,
     str_or_none,
     stream_key,
+    telemetry_usage,
     usage_of,
 )
 
@@ -191,17 +192,10 @@ class CodexRunner:
         if (record.get("event.name") != "codex.sse_event"
                 or record.get("event.kind") != "response.completed"):
             return None
-        usage: dict[str, Any] = {}
-        for ours, theirs in (("input_tokens", "input_token_count"),
-                             ("output_tokens", "output_token_count"),
-                             ("cache_read_tokens", "cached_token_count"),
-                             ("cache_write_tokens", "cache_write_token_count")):
-            value = record.get(theirs)
-            if value is not None and value.isdigit() and int(value):
-                usage[ours] = int(value)
-        if "input_tokens" not in usage and "output_tokens" not in usage:
-            return None
-        return usage, str_or_none(record.get("model"))
+        return telemetry_usage(record, (("input_tokens", "input_token_count"),
+                                       ("output_tokens", "output_token_count"),
+                                       ("cache_read_tokens", "cached_token_count"),
+                                       ("cache_write_tokens", "cache_write_token_count")))
 
     def _tool_turn(self, item: Mapping[str, Any]) -> dict[str, Any] | None:
         """`{"turns": 1}` the first time a tool call item shows up. codex 0.169's `--json`

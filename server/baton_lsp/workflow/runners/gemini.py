@@ -28,6 +28,7 @@ from .base import (
     runner_env,
     str_or_none,
     stream_key,
+    telemetry_usage,
     usage_of,
 )
 
@@ -258,17 +259,10 @@ class GeminiRunner:
         they are billed)."""
         if record.get("event.name") != "gemini_cli.api_response":
             return None
-        usage: dict[str, Any] = {}
-        for ours, theirs in (("input_tokens", "input_token_count"),
-                             ("output_tokens", "output_token_count"),
-                             ("cache_read_tokens", "cached_content_token_count"),
-                             ("total_tokens", "total_token_count")):
-            value = record.get(theirs)
-            if value is not None and value.isdigit() and int(value):
-                usage[ours] = int(value)
-        if "input_tokens" not in usage and "output_tokens" not in usage:
-            return None
-        return usage, str_or_none(record.get("model"))
+        return telemetry_usage(record, (("input_tokens", "input_token_count"),
+                                       ("output_tokens", "output_token_count"),
+                                       ("cache_read_tokens", "cached_content_token_count"),
+                                       ("total_tokens", "total_token_count")))
 
     def _tool_use(self, obj: Mapping[str, Any]) -> None:
         tool_id, name = str_or_none(obj.get("tool_id")), str_or_none(obj.get("tool_name"))
