@@ -172,7 +172,8 @@ def run_round(index: int, base: Path, runs: int, rng: random.Random) -> Round:
         if not todo:
             break
         # killed before its first checkpoint: nothing of it ran, so it is started again
-        fresh = [n for n in todo if n not in statuses]
+        fresh = [n for n in todo if not any(
+            (root / ".claude" / "data" / "checkpoints" / n).glob("[0-9]*.json"))]
         result.restarts += len(fresh)
         resumed = {n: baton(root, ["run", "Implement the plan", "--scope", "implement-only",
                                    "--plan", str(plans[n]), "--id", n] if n in fresh
