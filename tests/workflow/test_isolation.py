@@ -334,3 +334,23 @@ def test_a_merge_never_takes_the_users_edits_made_during_the_wave(ws: Workspace,
         assert changed == ["app.py"]
     assert git(ws, "log", "--format=%s", "--", "app.py").split("\n")[0] == "base"
     assert (ws.root / "app.py").read_text() == "x = 2  # edited while the agents ran\n"
+
+
+def test_a_conflict_in_the_last_wave_leaves_the_plan_committed(ws: Workspace) -> None:
+    """The last phase conflicts, the user resolves and commits, the resume takes it in:
+    its `[COMPLETE]` marker has no later phase's commit to ride in, so it gets its own —
+    the run does not end with the tracked plan modified."""
+    plan = repo(ws, [[], []], {"src/shared.py": "value = 0\n"})
+    ws.behave({"implement.phase-1": {"files": {"src/shared.py": "value = 1\n"}},
+               "implement.phase-2": {"files": {"src/shared.py": "value = 2\n"}}})
+    assert implement(ws, plan).returncode == 1
+    wid = ws.only_workflow()
+    (ws.root / "src/shared.py").write_text("value = 3\n")
+    git(ws, "add", "src/shared.py")
+    git(ws, "commit", "-q", "--no-edit")
+    r = ws.baton("resume", wid)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "### Phase 2: Step 2 [COMPLETE]" in plan.read_text()
+    assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
+    assert git(ws, "show", f"HEAD:{plan.relative_to(ws.root).as_posix()}") == plan.read_text()
+    assert first_parent(ws)[0] == f"Mark phases merged by hand complete ({wid})"

@@ -27,6 +27,7 @@ import re
 import shutil
 import stat
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,7 @@ from ..runs.store import valid_id
 from .failures import PERMANENT, TRANSIENT, StepFailure
 from .git import GitError, Repo, ref_format_problem, repo_of
 from .layout import AGENT_SCRATCH, inside
-from .reconcile import Reconcile
+from .reconcile import Reconcile, git_processes
 from .repolock import INTEGRATION_LOCK, WORKTREE_LOCK, LockTimeout, RepoLock
 from .run import Run
 
@@ -394,8 +395,21 @@ class Isolation:
             if (path, branch) not in [(Path(p), b) for p, b in self.repo.worktrees()]:
                 return None
             base = self.repo.run("merge-base", branch, "HEAD").stdout.strip()
+            admin = Path(self.repo.run("rev-parse", "--absolute-git-dir", cwd=path
+                                       ).stdout.strip())
         except (OSError, GitError):
             return None
+        # the dead engine's git may have been killed inside this worktree (its `add` or
+        # `commit`): once no git works there, its index lock is stale (the workflow's lock
+        # is ours, its agents are stopped)
+        deadline = time.monotonic() + ADMIN_WAIT
+        while git_processes(path, path / ".git-none"):
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.1)
+        if admin.is_relative_to(self.repo.common_dir / "worktrees"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(admin / "index.lock")
         return PhaseTree(pid, path, branch, base, path / self.prefix)
 
     def exclude_worktrees(self) -> None:

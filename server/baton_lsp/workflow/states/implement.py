@@ -155,6 +155,14 @@ async def implement(run: Run) -> None:
     finally:
         if cleanup is not None:
             await cleanup
+    if iso is not None and iso.carried:
+        # a phase merged by hand with no phase after it to carry its marker edit: its own
+        # commit, so the run leaves the plan committed as it reads
+        async with integrating(run, iso, "committing the plan's markers"):
+            if iso.commit_mark("implement", lambda data: data, (
+                    f"Mark phases merged by hand complete ({run.workflow_id})\n\n"
+                    f"Baton-Workflow: {run.workflow_id}\n")):
+                run.save("plan markers committed")
     ws["current_wave"] = total
 
 
