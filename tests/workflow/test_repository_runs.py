@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -281,3 +282,28 @@ def test_a_run_starts_while_another_marks_its_tracked_plan(ws: Workspace) -> Non
     assert first_parent(ws) == ["Merge phase 1: Step 1 (alpha)",
                                 "Merge phase 1: Step 1 (beta)", "base"]
     assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_holder_killed_while_deleting_branches_leaves_nothing_behind(ws: Workspace) -> None:
+    """A run killed while it held the worktree lock — inside `git branch -D`, which leaves
+    `packed-refs.lock` — would make every later `branch -D` of every run fail (silently:
+    branches left behind). The next holder, once no git works in the tree, removes it."""
+    plan = repo(ws, [[], []])
+    common = ws.root / ".git"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import os, sys, time\n"
+        "from pathlib import Path\n"
+        "from baton_lsp.workflow.repolock import WORKTREE_LOCK, RepoLock\n"
+        "lock = RepoLock(Path(sys.argv[1]), WORKTREE_LOCK)\n"
+        "assert lock.try_acquire({'workflow_id': 'dead-run'})\n"
+        "(Path(sys.argv[1]) / 'packed-refs.lock').write_text('')\n"
+        "print('holding', flush=True)\n"
+        "time.sleep(60)\n"), str(common)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    holder.kill()  # SIGKILL while holding: its lock file still names it
+    holder.wait(10)
+    r = ws.baton(*implement_args(plan, "after"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not (common / "packed-refs.lock").exists()
+    assert leftovers(ws) == ([], [])
+    assert any("packed-refs.lock" in f["what"] for f in ws.status("after")["reconciled"])

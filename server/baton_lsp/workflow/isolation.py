@@ -269,11 +269,33 @@ class Isolation:
             try:
                 if outer:
                     with self._admin.held(ADMIN_WAIT, {"workflow_id": self.run.workflow_id}):
+                        if self._admin.previous:
+                            self._after_dead_admin(self._admin.previous)
                         yield
                 else:
                     yield
             finally:
                 self._admin_depth -= 1
+
+    def _after_dead_admin(self, previous: dict[str, Any]) -> None:
+        """The worktree lock's previous holder died holding it (adding, pruning or deleting
+        branches): a git it ran there may have been killed in `branch -D` or `worktree add`,
+        leaving `packed-refs.lock` — which every later `branch -D` of every run then fails
+        on, silently leaving branches behind. Once no git works in the main tree (where
+        those run), the lock is stale."""
+        self._admin.previous = None
+        stale = self.repo.common_dir / "packed-refs.lock"
+        if not os.path.lexists(stale):
+            return
+        deadline = time.monotonic() + ADMIN_WAIT
+        while git_processes(self.repo.top, self.root / WORKTREES):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.1)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(stale)
+            self.reconciled(f"removed the stale {stale} a killed git left (workflow "
+                            f"{previous.get('workflow_id')}, while it managed worktrees)")
 
     def owner(self, what: str) -> dict[str, Any]:
         """What this run writes into a lock it holds, for the runs that wait on it."""
