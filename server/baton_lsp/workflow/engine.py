@@ -94,7 +94,9 @@ class Engine(Run):
         except PathError as exc:
             raise EngineError(str(exc)) from None
         if State.IMPLEMENT in HAPPY_PATHS[scope]:
-            dirty = dirty_tree_problem(self.root, self.settings, specs, self.say, self.emit)
+            dirty = dirty_tree_problem(  # waits its turn: its `waiting` names the run
+                self.root, self.settings, specs, self.say,
+                lambda event, **fields: self.emit(event, workflow_id=wid, **fields))
             if dirty is not None:
                 raise StartRefused(f"not starting: {dirty}, then run it again")
         classifier = "classifier" in self.settings.agents and not settled_by_flags(req)

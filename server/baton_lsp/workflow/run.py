@@ -181,7 +181,8 @@ class Run:
         coordination tiers, classification, classification_mismatch, supervisor (status
         running | done) and iteration (status running | done | halted, with halt_reason)."""
         if self.events is not None:
-            wid = self.store.workflow_id if self.store else None
+            wid = fields.pop("workflow_id", None) or (
+                self.store.workflow_id if self.store else None)  # given: before the store
             self.events({"event": event, "workflow_id": wid, "at": utc_now(), **fields})
 
     # == durability =============================================================================
