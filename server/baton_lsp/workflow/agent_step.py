@@ -96,7 +96,6 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
             runner, out, final, hopeless = await _attempt(run, spec, step, artifact, attempt,
                                                           reader, log_file)
         last = judge(run, sid, runner, out, final, reader, artifact, spec.verify, hopeless)
-        run.launched.pop(sid, None)  # judged: its outcome is the step's record from now on
         if last is None:
             try:
                 _record_done(run, spec, step, artifact, reader, attempt)
@@ -104,8 +103,10 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                 run.record_failure(step, exc)
                 step["status"] = "failed"
                 raise
+            run.launched.pop(sid, None)  # recorded: the checkpoint says what it did
             return reader
         run.record_failure(step, last)
+        run.launched.pop(sid, None)
         if last.failure != TRANSIENT or attempt == attempts:
             break
         delay = run.delay(attempt)
