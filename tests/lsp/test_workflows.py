@@ -140,9 +140,9 @@ async def test_cancel_in_an_untrusted_workspace_signals_no_bystander(
     live_lock = runs / "live" / "lock"
     live_lock.parent.mkdir(parents=True)
     holder = subprocess.Popen(  # the live workflow's engine, as far as its lock tells
-        [sys.executable, "-c", "import fcntl, os, sys, time\n"
+        [sys.executable, "-c", "import fcntl, os, signal, sys\n"
          "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
-         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(600)",
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\nsignal.pause()",
          str(live_lock)], stdout=subprocess.PIPE, text=True)
     bystander = subprocess.Popen(["sleep", "600"], start_new_session=True)
     try:

@@ -978,11 +978,11 @@ def test_a_forbidden_answer_is_fatal_with_the_login_fix(stderr: str, message: st
 async def test_a_stop_event_stops_the_whole_group_at_once(tmp_path: Path) -> None:
     """`run_process(stop=…)`: the caller's own reason to stop (set from `on_line`) ends the
     agent and its children with TERM, then KILL, like a timeout."""
-    script = ("import subprocess, sys, time\n"
+    script = ("import signal, subprocess, sys\n"
               "child = subprocess.Popen(['sleep', '300'])\n"
               "print(child.pid, flush=True)\n"
               "print('RETRYING 401', flush=True)\n"
-              "time.sleep(300)\n")
+              "signal.pause()\n")
     stop = asyncio.Event()
     lines: list[str] = []
 

@@ -7,18 +7,28 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import time
-from pathlib import Path
 
 from .conftest import Workspace, agent_started
 
 
-def wait_for(path: Path, timeout: float = 60) -> None:
+def wait_for_orphans(ws: Workspace, wid: str, timeout: float = 60) -> None:
+    """Wait until the agents the killed engine recorded in `run.json` have exited: each
+    watched through a pidfd (readable when the process is gone), no polling."""
+    owner = json.loads((ws.root / ".claude/data/checkpoints" / wid / "run.json").read_text())
     deadline = time.monotonic() + timeout
-    while not (path.is_file() and path.stat().st_size):
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
+    for pid in owner.get("pgids") or []:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue  # gone already
+        try:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"agent {pid} of {wid} still running after {timeout} s"
+        finally:
+            os.close(fd)
 
 
 def ended(ws: Workspace, step: str) -> bool:
@@ -33,10 +43,8 @@ def test_a_step_whose_agent_finished_after_the_kill_is_kept(ws: Workspace) -> No
     run.wait_event(agent_started("research.1"))
     os.killpg(run.pid, signal.SIGKILL)  # the engine; its agent works on in its own session
     run.wait(15)
-    deadline = time.monotonic() + 60
-    while not ended(ws, "research.1"):  # the orphan finished its report, unrecorded
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_for_orphans(ws, "kept")  # the orphan finished its report, unrecorded
+    assert ended(ws, "research.1")
     cp = sorted((ws.root / ".claude/data/checkpoints/kept").glob("[0-9]*.json"))[-1]
     assert json.loads(cp.read_text())["baton"]["steps"].get("research.1", {}).get(
         "status") != "done"
@@ -82,10 +90,8 @@ def test_a_phase_finished_in_its_worktree_is_kept_despite_a_killed_git(ws: Works
     run.wait_event(agent_started("implement.phase-1"))
     os.killpg(run.pid, signal.SIGKILL)
     run.wait(15)
-    deadline = time.monotonic() + 60
-    while not ended(ws, "implement.phase-1"):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_for_orphans(ws, "tree")
+    assert ended(ws, "implement.phase-1")
     admin = ws.root / ".git" / "worktrees" / "baton-tree-phase-1"
     assert admin.is_dir()
     (admin / "index.lock").write_text("")  # what a git killed in `add` leaves
