@@ -425,7 +425,7 @@ class Isolation:
         # `commit`): once no git works there, its index lock is stale (the workflow's lock
         # is ours, its agents are stopped)
         deadline = time.monotonic() + ADMIN_WAIT
-        while git_processes(path, path / ".git-none"):
+        while git_processes(path):
             if time.monotonic() > deadline:
                 return None
             time.sleep(0.1)

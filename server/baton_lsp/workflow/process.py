@@ -627,21 +627,31 @@ def _started_as_recorded(pid: int, fields: list[bytes], recorded: int | None) ->
     return None
 
 
+def _live_as_recorded(pid: int, recorded: int | None
+                      ) -> tuple[list[bytes] | None, tuple[bool, str | None]]:
+    """The process's stat fields when it is alive and started at the recorded tick; else
+    None and the verdict the provers return (nothing alive, or why it is not the one)."""
+    if not proc_available():
+        return None, (False, "/proc is not available on this system to prove who it is")
+    fields = _stat_fields(pid)
+    if not _alive(fields):
+        return None, (False, None)
+    assert fields is not None
+    why = _started_as_recorded(pid, fields, recorded)
+    if why is not None:
+        return None, (False, why)
+    return fields, (True, None)
+
+
 def prove_agent_group(pgid: int, workflow_id: str, root: Path, recorded: int | None
                       ) -> tuple[bool, str | None]:
     """(True, None) when the group `pgid` is an agent this workflow started; (False, None)
     when no such process is alive (nothing to signal); else (False, why not)."""
-    if not proc_available():
-        return False, "/proc is not available on this system to prove who it is"
-    fields = _stat_fields(pgid)
-    if not _alive(fields):
-        return False, None
-    assert fields is not None
+    fields, verdict = _live_as_recorded(pgid, recorded)
+    if fields is None:
+        return verdict
     if len(fields) < 3 or fields[2] != str(pgid).encode():
         return False, "it does not lead a process group of its own"
-    why = _started_as_recorded(pgid, fields, recorded)
-    if why is not None:
-        return False, why
     try:
         env = Path(f"/proc/{pgid}/environ").read_bytes().split(b"\0")
     except OSError as exc:
@@ -659,15 +669,9 @@ def prove_engine(pid: int, lock: tuple[int, int] | None, recorded: int | None
     """(True, None) when `pid` is the engine running the workflow: started when run.json
     says, and holding the workflow's lock file (`lock`: its st_dev, st_ino) open; (False,
     None) when no such process is alive; else (False, why not)."""
-    if not proc_available():
-        return False, "/proc is not available on this system to prove who it is"
-    fields = _stat_fields(pid)
-    if not _alive(fields):
-        return False, None
-    assert fields is not None
-    why = _started_as_recorded(pid, fields, recorded)
-    if why is not None:
-        return False, why
+    fields, verdict = _live_as_recorded(pid, recorded)
+    if fields is None:
+        return verdict
     if lock is None:
         return False, "the workflow has no lock file of its own"
     try:

@@ -30,7 +30,7 @@ GIT_WAIT = 120.0
 """Seconds to wait for a git a dead engine left running before leaving its work alone."""
 
 
-def git_processes(top: Path, skip: Path) -> list[int]:
+def git_processes(top: Path, skip: Path | None = None) -> list[int]:
     """Pids of git processes working in the repository's main tree (their cwd at or below
     `top`, not below `skip` — the worktrees, which have indexes of their own). Without
     /proc nothing can be proved, so something is assumed to run."""
@@ -50,7 +50,7 @@ def git_processes(top: Path, skip: Path) -> list[int]:
             cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
         except OSError:
             continue
-        if cwd.is_relative_to(top) and not cwd.is_relative_to(skip):
+        if cwd.is_relative_to(top) and not (skip is not None and cwd.is_relative_to(skip)):
             found.append(pid)
     return found
 
