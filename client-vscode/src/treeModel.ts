@@ -3,12 +3,12 @@
 import type { StepRow, WorkflowRow } from "./workflows";
 import { failureReason, isResumable, isRunning } from "./workflows";
 
-export type NodeStatus = "done" | "running" | "failed" | "pending" | "cancelled" | "interrupted" | "unknown";
+export type NodeStatus = "done" | "running" | "failed" | "pending" | "cancelled" | "interrupted" | "note" | "unknown";
 
 export interface TreeNode {
   /** Stable across refreshes, so expansion and selection survive. */
   id: string;
-  kind: "workflow" | "state" | "wave" | "step";
+  kind: "workflow" | "state" | "wave" | "step" | "note";
   label: string;
   description: string;
   tooltip: string;
@@ -185,6 +185,26 @@ function stateNodes(row: WorkflowRow, base: string): TreeNode[] {
   });
 }
 
+/** What the run reconciled in the repository (a dead run's half-made worktree, interrupted
+ * merge, stale lock): one node listing each action, newest last, so a resume that repaired
+ * the repository says so where the run is shown. */
+function reconciledNode(row: WorkflowRow, base: string, now: number): TreeNode[] {
+  const found = (row.reconciled ?? []).filter((r) => typeof r?.what === "string" && r.what);
+  if (found.length === 0) return [];
+  const id = `${base}/reconciled`;
+  const children = found.map((r, i): TreeNode => ({
+    id: `${id}:${i}`, kind: "note", label: String(r.what), description: relativeTime(r.at, now),
+    tooltip: [String(r.what), r.at ?? ""].filter(Boolean).join("\n"), status: "note",
+    contextValue: "note", expanded: false, children: [], row,
+  }));
+  return [{
+    id, kind: "note", label: "Repository reconciled",
+    description: `${found.length} action${found.length === 1 ? "" : "s"}`,
+    tooltip: `What this run found a killed run had left in the repository, and what it did:\n${found.map((r) => `• ${r.what}`).join("\n")}`,
+    status: "note", contextValue: "note", expanded: false, children, row,
+  }];
+}
+
 export function workflowNode(row: WorkflowRow, now: number): TreeNode {
   const status = workflowStatus(row);
   const base = `${row.workspace ?? ""}|${row.workflow_id}`;
@@ -204,7 +224,7 @@ export function workflowNode(row: WorkflowRow, now: number): TreeNode {
   return {
     id: base, kind: "workflow", label: row.description || row.workflow_id, description, tooltip, status,
     contextValue: flags.join(":"), expanded: status === "running" || status === "failed",
-    children: stateNodes(row, base), row,
+    children: [...stateNodes(row, base), ...reconciledNode(row, base, now)], row,
   };
 }
 
@@ -227,6 +247,7 @@ export function iconFor(status: NodeStatus): { id: string; color?: string } {
     case "cancelled": return { id: "circle-slash", color: "disabledForeground" };
     case "interrupted": return { id: "warning", color: "list.warningForeground" };
     case "pending": return { id: "circle-large-outline" };
+    case "note": return { id: "tools", color: "charts.yellow" };
     default: return { id: "question" };
   }
 }

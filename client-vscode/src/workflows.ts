@@ -31,6 +31,8 @@ export interface WorkflowRow {
   waves?: Record<string, (string | number)[]> | (string | number)[][] | null;
   workspace?: string;
   followed?: boolean;
+  /** What this run found a dead run had left in the repository, and what it did about it. */
+  reconciled?: { at?: string; what?: string }[] | null;
 }
 
 export interface ScopeChoice { id: string; label: string; detail: string; needsPlan: boolean }
@@ -203,6 +205,11 @@ export function progressMessage(e: WorkflowChanged["event"]): string | undefined
     case "transition": return e.target ? `${e.target}` : undefined;
     case "step": return e.step ? `${e.step} ${e.status ?? ""}`.trim() : undefined;
     case "finished": return `${e.status ?? "finished"}`;
+    case "waiting": {
+      const who = typeof e.holder === "string" && e.holder ? `workflow ${e.holder}` : "another run";
+      return `waiting for ${who}${typeof e.holder_what === "string" && e.holder_what ? ` (${e.holder_what})` : ""}`;
+    }
+    case "reconciled": return typeof e.what === "string" ? `reconciled: ${e.what}` : undefined;
     default: return undefined;
   }
 }

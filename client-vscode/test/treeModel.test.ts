@@ -102,6 +102,24 @@ describe("helpers", () => {
     expect(normaliseWaves(null)).toEqual([]);
   });
 
+  it("lists what the run reconciled in the repository under the workflow", () => {
+    const row = { ...rows[1], reconciled: [
+      { at: "2026-11-21T07:08:00Z", what: "rolled back the interrupted merge of phase 2 of workflow w-1" },
+      { at: "2026-11-21T07:09:50Z", what: "removed the half-made worktree of phase 3" },
+      { what: 7 as unknown as string },
+    ] };
+    const node = buildTree([row], now)[0];
+    const found = node.children[node.children.length - 1];
+    expect([found.label, found.description, found.kind, found.status]).toEqual(
+      ["Repository reconciled", "2 actions", "note", "note"]);
+    expect(found.children.map((c) => [c.label, c.description])).toEqual([
+      ["rolled back the interrupted merge of phase 2 of workflow w-1", "2 min ago"],
+      ["removed the half-made worktree of phase 3", "just now"]]);
+    expect(found.tooltip).toContain("• removed the half-made worktree of phase 3");
+    expect(iconFor("note").id).toBe("tools");
+    expect(buildTree([rows[1]], now)[0].children.some((c) => c.kind === "note")).toBe(false);
+  });
+
   it("has an icon per status", () => {
     expect(iconFor("failed")).toEqual({ id: "error", color: "testing.iconFailed" });
     expect(iconFor("running").id).toBe("sync~spin");

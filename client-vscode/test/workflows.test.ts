@@ -108,5 +108,10 @@ describe("baton/workflowChanged", () => {
     expect(progressMessage({ event: "transition", target: "implement" })).toBe("implement");
     expect(progressMessage({ event: "step", step: "implement.phase-2", status: "done" })).toBe("implement.phase-2 done");
     expect(progressMessage({ event: "log" })).toBeUndefined();
+    expect(progressMessage({ event: "waiting", holder: "w-2", holder_what: "merging wave 2" }))
+      .toBe("waiting for workflow w-2 (merging wave 2)");
+    expect(progressMessage({ event: "waiting" })).toBe("waiting for another run");
+    expect(progressMessage({ event: "reconciled", what: "removed the half-made worktree of phase 3" }))
+      .toBe("reconciled: removed the half-made worktree of phase 3");
   });
 });

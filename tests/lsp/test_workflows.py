@@ -315,3 +315,46 @@ async def test_a_run_waiting_for_the_repository_says_for_whom(trusted: LanguageC
         lock.release()
     done = await wait_changed(trusted, finished(wid))
     assert done["event"]["status"] == "complete", done
+
+
+async def test_what_a_run_reconciles_reaches_the_editor(trusted: LanguageClient) -> None:
+    """A run killed while it held the worktree lock left `packed-refs.lock` (as `git branch
+    -D` cut off does). The next run removes it before its own git work and the editor is
+    told — a `reconciled` change, the progress message — and the workflow's status row keeps
+    it (the Workflows view lists it)."""
+    import subprocess
+
+    root = trusted.workspace_root  # type: ignore[attr-defined]
+    ident = ["-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *ident, *argv], cwd=root, check=True, capture_output=True)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from baton_lsp.workflow.repolock import WORKTREE_LOCK, RepoLock\n"
+        "lock = RepoLock(Path(sys.argv[1]), WORKTREE_LOCK)\n"
+        "assert lock.try_acquire({'workflow_id': 'dead-run'})\n"
+        "(Path(sys.argv[1]) / 'packed-refs.lock').write_text('')\n"
+        "print('holding', flush=True)\n"
+        "time.sleep(60)\n"), str(root / ".git")], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    holder.kill()  # SIGKILL while holding: its lock file still names it
+    holder.wait(10)
+    plan = root / ".claude/specs/001_auth_login/plans/001-auth-login-plan.md"
+    started = await command(trusted, "workflow.start",
+                            {"description": "Implement it", "scope": "implement-only",
+                             "plan": str(plan)})
+    wid = started["workflow_id"]
+    found = await wait_changed(trusted, lambda p: p["workflow_id"] == wid
+                               and p["event"]["event"] == "reconciled")
+    assert "packed-refs.lock" in found["event"]["what"]
+    assert "dead-run" in found["event"]["what"]
+    done = await wait_changed(trusted, finished(wid))
+    assert done["event"]["status"] == "complete", done
+    if has_progress(trusted):
+        assert any(r.kind == "report" and r.message and "reconciled: removed the stale"
+                   in r.message for reports in trusted.progress_reports.values()
+                   for r in reports)
+    status = await command(trusted, "workflow.status", {"id": wid})
+    assert any("packed-refs.lock" in r["what"] for r in status["reconciled"])
+    assert not (root / ".git/packed-refs.lock").exists()

@@ -365,6 +365,8 @@ class Runs:
             who = event.get("holder")
             run.latest = (f"waiting for workflow {who}" if who else "waiting for another run") \
                 + (f" ({event.get('holder_what')})" if event.get("holder_what") else "")
+        elif kind == "reconciled":  # what a dead run left in the repository, and what was done
+            run.latest = f"reconciled: {event.get('what')}"
         elif kind == "finished":
             run.status = str(event.get("status"))
             run.state = event.get("state") or run.state
@@ -376,7 +378,7 @@ class Runs:
                 message=run.message(), percentage=min(run.percentage, 99), cancellable=True))
         if kind in ("checkpoint", "finished") and run.workflow_id:
             tracker(self.ls).poke(run.root, run.workflow_id)
-        if kind in ("transition", "step", "finished", "waiting"):
+        if kind in ("transition", "step", "finished", "waiting", "reconciled"):
             self._changed(run, event)
 
     def _changed(self, run: Run, event: dict[str, Any]) -> None:
