@@ -1,9 +1,9 @@
 """The long fuzz run: hostile inputs through the checker, `baton check` and the server.
 
-    python benchmarks/fuzz.py [--documents 100000] [--trees 2000] [--server 2000]
-                              [--out DIR] [--seed N]
+    python benchmarks/fuzz.py [--documents 100000] [--trees 2000] [--hostile 2000]
+                              [--server 2000] [--out DIR] [--seed N]
 
-Three parts, each with the strategies of `tests/fuzzing.py` (the suite runs them for a few
+Four parts, each with the strategies of `tests/fuzzing.py` (the suite runs them for a few
 seconds; this runs them for as long as asked):
 
 * documents: plans, agents, commands, skills, state files, error logs, checkpoints and
@@ -11,6 +11,10 @@ seconds; this runs them for as long as asked):
   ShellCheck off and on every command;
 * trees: whole generated workspaces (invalid bytes, BOMs, NULs, broken configuration)
   through `baton check` in this process, its stdout and stderr captured;
+* hostile: trees with FIFOs, symlinks out of the workspace (to a file holding a secret),
+  dangling and looping links and directories at document and run-record paths, their text
+  carrying terminal escapes, through `baton check` (text, JSON, SARIF), `baton status` and
+  `baton graph`: a leaked secret or a raw escape in a text output counts as an error too;
 * server: one `baton lsp` process fed generated documents, edits in and out of range,
   requests of every kind with odd positions and arguments, odd URIs, and broken frames
   (missing, negative, non-numeric, huge and short Content-Length, garbage, bodies that
@@ -31,6 +35,7 @@ import contextlib
 import io
 import json
 import logging
+import os
 import random
 import shutil
 import signal
@@ -197,6 +202,82 @@ def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+# -- FIFOs, outside links and escapes through check, status and graph -----------------------
+
+
+RAW_ESCAPES = ("\x1b", "\x9b", "\x07", "\u202e", "\u2066")
+
+
+def _unblock(root: Path, specials: dict[str, str]) -> None:
+    """After a hang: open each planted FIFO for writing (non-blocking) and close it, so a
+    reader stuck in its open or read sees end of file and the run can go on."""
+    for rel, what in specials.items():
+        if what == "fifo":
+            with contextlib.suppress(OSError):
+                os.close(os.open(root / rel, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def fuzz_hostile(tally: Tally, n: int, rng_seed: int) -> None:
+    """Generated trees with FIFOs, links out of the workspace (to a file holding `SECRET`),
+    dangling and looping links and directories at document and run-record paths, their text
+    carrying terminal escapes, through `baton check` (text, JSON, SARIF), `baton status`
+    (text, JSON, one workflow) and `baton graph`. Counted: a hang, a traceback or internal
+    error, an exit status other than 0–2, the outside file's content in any output, a raw
+    escape in a text output."""
+    from tests.fuzzing import SECRET, hostile_tree, plant
+
+    from baton_lsp.cli.main import main
+
+    base = Path(tempfile.mkdtemp(prefix="baton-fuzz-hostile-"))
+    logging.disable(logging.NOTSET)
+
+    @_settings(n, rng_seed)
+    @given(hostile_tree())
+    def run(generated: tuple[dict[str, bytes], dict[str, str]]) -> None:
+        files, specials = generated
+        tally.tried["hostile"] += 1
+        here = base / f"h{tally.tried['hostile']}"
+        root = here / "ws"
+        plant(root, here / "outside", files, specials)
+        dump = json.dumps({"files": {k: v.decode("utf-8", "replace") for k, v in files.items()},
+                           "specials": specials})
+        runs: list[tuple[list[str], bool]] = [
+            (["check", "--jobs", "1", "--no-cache", "--format", fmt, str(root)], fmt == "text")
+            for fmt in ("text", "json", "sarif")]
+        runs += [(["status", "--workspace", str(root)], True),
+                 (["status", "--json", "--workspace", str(root)], False),
+                 (["status", "--workspace", str(root), "fuzz_wf"], True)]
+        plan = root / ".claude/specs/001_fuzz/plans/001_fuzz_plan.md"
+        if os.path.lexists(plan):
+            runs.append((["graph", str(plan)], True))
+        for argv, text in runs:
+            out, err = io.StringIO(), io.StringIO()
+            try:
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    code = within(HANG_SECONDS, lambda argv=argv: main(argv))
+            except Hung as exc:
+                tally.problem("hang", f"baton {argv[0]}: {exc}", dump)
+                _unblock(root, specials)
+                continue
+            finally:
+                logging.getLogger().handlers.clear()
+            shown = out.getvalue() + err.getvalue()
+            if "Traceback" in err.getvalue() or "internal error" in err.getvalue():
+                tally.problem("stderr", f"baton {argv[0]}: {err.getvalue()}", dump)
+            if code not in (0, 1, 2):
+                tally.problem("exit", f"baton {argv[0]}: exit {code}", dump)
+            if SECRET.decode() in shown:
+                tally.problem("leak", f"baton {' '.join(argv[:-1])}: {specials}", dump)
+            if text and any(e in shown for e in RAW_ESCAPES):
+                tally.problem("escape", f"baton {' '.join(argv[:-1])}: {shown[:200]!r}", dump)
+        shutil.rmtree(here, ignore_errors=True)
+
+    try:
+        run()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 # -- the server ---------------------------------------------------------------------------
 
 
@@ -308,6 +389,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--trees", type=int, default=2_000)
+    parser.add_argument("--hostile", type=int, default=2_000,
+                        help="trees with FIFOs, outside links and terminal escapes, each "
+                        "through check, status and graph")
     parser.add_argument("--server", type=int, default=2_000,
                         help="server sessions (a document, edits, requests, maybe a broken "
                         "frame each)")
@@ -322,6 +406,7 @@ def main() -> int:
     started = time.monotonic()
     for name, part, count in (("documents", fuzz_documents, args.documents),
                               ("trees", fuzz_trees, args.trees),
+                              ("hostile", fuzz_hostile, args.hostile),
                               ("server", fuzz_server, args.server)):
         if count <= 0:
             continue

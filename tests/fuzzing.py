@@ -11,6 +11,8 @@ token bombed, the text cut anywhere).
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
@@ -32,7 +34,9 @@ REL_PATHS = {
 _TOKENS = ["[", "]", "(", ")", "{", "}", "$((", "$(", "`", "'", '"', ":", ": ", "- ", "? ",
            "#", "&a ", "*a", "!", "|", ">", "<", "%", "@", ",", "\\", "\t", " ", "[[",
            "<!--", "-->", "```", "~~~", "**", "__", "\r", "\r\n", "\u2028", "\x85",
-           "\u00e9", "\U0001f600", "\ufeff", "\x00", "\x1b", "Phase ", "- [ ] ", "---"]
+           "\u00e9", "\U0001f600", "\ufeff", "\x00", "\x1b", "Phase ", "- [ ] ", "---",
+           *["\x1b]0;pwned\x07", "\x1b[2J", "\x1b[31m", "\x9b1;1H", "\x1b]8;;http://x\x1b\\",
+             "\u202e", "\u2066", "\x07", "\x08"]]  # terminal escapes: never printed raw
 _WORDS = ["a", "plan", "Setup", "fuzz-agent", "research-specialist", "Read", "Write", "Bash",
           "Task", "sonnet", "opus", "haiku", "claude-sonnet-4-5", "gpt-5", "true", "null",
           "COMPLETE", "IN PROGRESS", "BLOCKED", "1", "2", "7", "0", "-1", "99999999999999999999",
@@ -183,6 +187,69 @@ def tree(draw: st.DrawFn) -> dict[str, bytes]:
             b'shellcheck = "all"\n', b'conventions = { plan-standard = "on" }\n',
             b"max-file-size = 1\n", b"[[[\n", b'select = ["BTN"]\nignore = 5\n']))
     return files
+
+
+# -- hostile file system objects ---------------------------------------------------------
+
+SECRET = b"BATON-FUZZ-SECRET-7f3a91"
+"""Written in the file outside symlinks point at: it must never appear in any output."""
+
+SPECIALS = ("fifo", "link-out", "link-in", "link-dangling", "link-loop", "dir")
+"""What `hostile_tree` may plant instead of a file: a FIFO (reading it would block), a
+symlink out of the workspace (to a file holding `SECRET`), one staying inside, a dangling
+one, a loop, a directory where a file is expected."""
+
+RUN_PATHS = (".claude/data/checkpoints/fuzz_wf/000001.json",
+             ".claude/data/checkpoints/fuzz_wf/000099.json",
+             ".claude/data/checkpoints/fuzz_wf/run.json",
+             ".claude/data/checkpoints/fuzz_wf/lock",
+             ".claude/baton.toml")
+"""Paths Baton's own run record and configuration live at, besides the documents'."""
+
+
+@st.composite
+def hostile_tree(draw: st.DrawFn) -> tuple[dict[str, bytes], dict[str, str]]:
+    """A `tree` plus special objects planted at document and run-record paths."""
+    files = draw(tree())
+    if draw(st.integers(0, 2)) == 0:  # a real, valid-looking checkpoint to list beside them
+        files[RUN_PATHS[0]] = json.dumps({
+            "version": "2.1", "workflow_id": "fuzz_wf", "status": "failed",
+            "workflow_description": draw(filler()), "current_state": "implement"}).encode()
+    where = st.sampled_from(sorted({*REL_PATHS.values(), *RUN_PATHS}))
+    specials = draw(st.dictionaries(where, st.sampled_from(SPECIALS), min_size=1, max_size=4))
+    for rel in specials:
+        files.pop(rel, None)
+    return files, specials
+
+
+def plant(root: Path, outside: Path, files: dict[str, bytes], specials: dict[str, str]) -> None:
+    """Write a `hostile_tree` under `root`; `outside` (not below `root`) holds the target
+    of the links that leave the workspace."""
+    outside.mkdir(parents=True, exist_ok=True)
+    secret = outside / "secret.md"
+    secret.write_bytes(b"# " + SECRET + b"\n\n### Phase 1: " + SECRET + b"\n"
+                       b"tools: " + SECRET + b"\n" + b'{"error_type": "' + SECRET + b'"}\n')
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    for rel, what in specials.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if what == "fifo":
+            os.mkfifo(path)
+        elif what == "link-out":
+            path.symlink_to(secret)
+        elif what == "link-in":
+            inside = root / "inside.md"
+            inside.write_bytes(b"# inside\n")
+            path.symlink_to(os.path.relpath(inside, path.parent))
+        elif what == "link-dangling":
+            path.symlink_to(root / "no-such-file")
+        elif what == "link-loop":
+            path.symlink_to(path.name)
+        else:
+            path.mkdir()
 
 
 # -- editor traffic ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from baton_lsp.cli.main import main
 from baton_lsp.model import BatonConfig, Kind
 from baton_lsp.rules.engine import check_text
-from tests.fuzzing import KINDS, REL_PATHS, document, tree
+from tests.fuzzing import KINDS, REL_PATHS, SECRET, document, hostile_tree, plant, tree
 from tests.test_bad_input import WATCHDOG_SECONDS, within
 
 KIND_OF = {"plan": Kind.PLAN, "agent": Kind.AGENT, "command": Kind.COMMAND,
@@ -117,3 +118,54 @@ def test_the_real_console_script_on_generated_trees(tmp_path_factory: Any,
     assert proc.returncode in (0, 1, 2), proc.stderr
     if proc.returncode != 2:
         assert not [f for f in json.loads(proc.stdout) if f["code"] == "BTN000"]
+
+
+RAW_ESCAPES = ("\x1b", "\x9b", "\x07", "\u202e", "\u2066")
+"""What must never reach a terminal from a file's content (Baton colours nothing here:
+its output is not a terminal)."""
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = within(WATCHDOG_SECONDS, main, argv)
+    finally:
+        logging.getLogger().handlers.clear()  # main() adds its stderr handler each run
+    return code, out.getvalue(), err.getvalue()
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(hostile_tree())
+def test_fifos_outside_links_and_escapes_in_generated_trees(
+        tmp_path_factory: Any, generated: tuple[dict[str, bytes], dict[str, str]]) -> None:
+    """FIFOs, links out of the workspace (to a file holding `SECRET`), dangling and looping
+    links and directories at document and run-record paths, in trees whose text carries
+    terminal escapes: `baton check` (text, JSON, SARIF), `baton status` (text, JSON) and
+    `baton graph` neither hang nor fail, never show the outside file's content, and the text
+    formats show no raw escape."""
+    files, specials = generated
+    base = tmp_path_factory.mktemp("hostile")
+    root = base / "ws"
+    plant(root, base / "outside", files, specials)
+    runs: list[tuple[list[str], bool]] = [
+        (["check", "--jobs", "1", "--no-cache", "--format", fmt, str(root)], fmt == "text")
+        for fmt in ("text", "json", "sarif")]
+    runs += [(["status", "--workspace", str(root)], True),
+             (["status", "--json", "--workspace", str(root)], False),
+             (["status", "--workspace", str(root), "fuzz_wf"], True)]
+    plan = root / REL_PATHS["plan"]
+    if os.path.lexists(plan):
+        runs.append((["graph", str(plan)], True))
+    for argv, text in runs:
+        code, out, err = _cli(argv)
+        assert "Traceback" not in err and "internal error" not in err, (argv, err)
+        assert code in (0, 1, 2), (argv, code, err)
+        assert SECRET.decode() not in out + err, (argv, specials)
+        if text:
+            assert not [e for e in RAW_ESCAPES if e in out + err], (argv, out + err)
