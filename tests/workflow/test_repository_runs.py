@@ -307,3 +307,41 @@ def test_a_holder_killed_while_deleting_branches_leaves_nothing_behind(ws: Works
     assert not (common / "packed-refs.lock").exists()
     assert leftovers(ws) == ([], [])
     assert any("packed-refs.lock" in f["what"] for f in ws.status("after")["reconciled"])
+
+
+def test_a_conflict_git_finished_after_the_kill_keeps_its_marker_committed(
+        ws: Workspace, tmp_path: Path) -> None:
+    """SIGKILL of the engine's group while git is inside a merge that will conflict: git (in
+    its own session) finishes, leaving the conflict, before the run recorded it — the phase
+    still reads "committed". The user resolves and commits by hand; on resume the merge is
+    "already up to date", and the phase's `[COMPLETE]` marker, which no merge commit of
+    Baton's carried, must ride in the next commit rather than stay an uncommitted change to
+    the tracked plan (found by the git crash bench)."""
+    plan = repo(ws, [[], [], [1, 2]], {"src/shared.py": "value = 0\n",
+                                       ".gitattributes": "src/shared.py merge=slow\n"})
+    marker = tmp_path / "inside-merge"
+    git(ws, "config", "merge.slow.driver", f"touch {marker}; sleep 3; git merge-file %A %O %B")
+    ws.behave({"implement.phase-1": {"files": {"src/shared.py": "value = 1\n"}},
+               "implement.phase-2": {"files": {"src/shared.py": "value = 2\n"}},
+               "implement.phase-3": {"files": {"src/three.py": "three = 3\n"}}})
+    run = ws.popen(*implement_args(plan, "late"))
+    deadline = time.monotonic() + 120
+    while not marker.exists():  # phase 2's merge is running its driver: git is mid-merge
+        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(15)
+    r = ws.baton("resume", "late")  # waits for git, finds the conflict: the user's to resolve
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert (ws.root / ".git/MERGE_HEAD").exists()
+    (ws.root / "src/shared.py").write_text("value = 3\n")
+    git(ws, "add", "src/shared.py")
+    git(ws, "commit", "-q", "--no-edit")
+    r = ws.baton("resume", "late")
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = plan.read_text()
+    assert "### Phase 2: Step 2 [COMPLETE]" in text and "### Phase 3: Step 3 [COMPLETE]" in text
+    assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
+    assert git(ws, "show", f"HEAD:{rel(ws, plan)}") == text
+    assert ws.started("implement.phase-2") == ["implement.phase-2"]
+    assert leftovers(ws) == ([], [])

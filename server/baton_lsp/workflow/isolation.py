@@ -615,7 +615,19 @@ class Isolation:
                 self.stage_plan(mark)
             self.repo.commit(message)
             self.carried.clear()
+        elif mark is not None and self.unmarked(mark):
+            # merged before by someone else's commit: the user's, resolving a conflict git
+            # finished after the engine died (before the run recorded it). No commit of
+            # Baton's carried the phase's marker: the next one does
+            self.carried.append(mark)
         record.update(status="merged", merged=self.repo.head(), conflicts=[])
+
+    def unmarked(self, mark: PlanEdit) -> bool:
+        """Whether the plan as the index holds it lacks this marker edit."""
+        held = self.repo.index_blob(self.plan) if self.plan is not None else None
+        if held is None:
+            return False
+        return (mark(held[1]) or held[1]) != held[1]
 
     def finish_merge(self, sid: str, record: dict[str, Any], message: str,
                      mark: PlanEdit | None) -> bool:
