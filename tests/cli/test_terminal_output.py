@@ -139,7 +139,7 @@ def test_status_checkpoints_and_resume_show_an_edited_checkpoint_escaped(
     newest = sorted((ws / ".claude/data/checkpoints/hostile").glob("[0-9]*.json"))[-1]
 
     def edit(data: dict) -> None:
-        data["workflow_description"] = f"steered {HOSTILE}"
+        data["workflow_description"] = f"steered {HOSTILE}\nforged description"
         data["last_error"] = f"error {HOSTILE}\nforged line"
         data["error_state"]["last_error"] = data["last_error"]
 
@@ -152,7 +152,7 @@ def test_status_checkpoints_and_resume_show_an_edited_checkpoint_escaped(
     code, text = on_a_terminal(["status", "hostile"], ws)
     assert code == 0, text
     assert_nothing_raw(text)
-    assert f"description: steered {SHOWN}" in text
+    assert f"description: steered {SHOWN}\\nforged description" in text
     assert f"last_error: error {SHOWN}\\nforged line" in text  # one line, not two
 
     code, text = on_a_terminal(["checkpoints", "hostile"], ws)
@@ -169,4 +169,4 @@ def test_status_checkpoints_and_resume_show_an_edited_checkpoint_escaped(
     assert code == 0, text
     assert_nothing_raw(text)
     assert f"last run ended with: error {SHOWN}" in text
-    assert f"steered {SHOWN}" in text  # the report's description
+    assert f"  steered {SHOWN}\\nforged description\r\n" in text  # the report's, one line
