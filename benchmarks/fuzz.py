@@ -9,15 +9,18 @@ seconds; this runs them for as long as asked):
 * documents: plans, agents, commands, skills, state files, error logs, checkpoints and
   registries, lone surrogates included, through the rules (`check_text`), alternately with
   ShellCheck off and on every command;
-* trees: whole generated workspaces (invalid bytes, BOMs, NULs, broken configuration)
-  through `baton check` in this process, its stdout and stderr captured;
+* trees: whole generated workspaces (invalid bytes, BOMs, NULs, escape sequences, broken
+  configuration) through `baton check` in this process, its stdout and stderr captured,
+  alternately in the JSON and the text format;
 * server: one `baton lsp` process fed generated documents, edits in and out of range,
   requests of every kind with odd positions and arguments, odd URIs, and broken frames
   (missing, negative, non-numeric, huge and short Content-Length, garbage, bodies that
   are not JSON-RPC).
 
 Counted as internal errors: a BTN000 finding or diagnostic, a parser's "internal parser
-error", an exception out of the checker, a traceback or "internal error" on stderr, an
+error", an exception out of the checker, a traceback or "internal error" on stderr, a control
+character or escape sequence of the input in the text format or on stderr (what a terminal
+would run), an
 InternalError response, an error the server shows or logs, a request not answered within
 30 s, and a server that is no longer running. Inputs that caused one are written to
 `--out`. The summary line gives the inputs tried and the BTN000 / internal-error counts.
@@ -155,6 +158,7 @@ def fuzz_documents(tally: Tally, n: int, rng_seed: int) -> None:
 
 def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
     from baton_lsp.cli.main import main
+    from baton_lsp.terminal import terminal_safe
 
     base = Path(tempfile.mkdtemp(prefix="baton-fuzz-trees-"))
     logging.disable(logging.NOTSET)  # stderr is inspected here: tracebacks must show
@@ -169,10 +173,11 @@ def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         out, err = io.StringIO(), io.StringIO()
+        fmt = "text" if tally.tried["trees"] % 2 else "json"
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = within(HANG_SECONDS, lambda: main(
-                    ["check", "--jobs", "1", "--format", "json", str(root)]))
+                    ["check", "--jobs", "1", "--format", fmt, str(root)]))
         except Hung as exc:
             tally.problem("hang", f"baton check: {exc}", json.dumps(
                 {k: v.decode("utf-8", "replace") for k, v in files.items()}))
@@ -185,10 +190,15 @@ def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
             tally.problem("stderr", stderr, dump)
         if code not in (0, 1, 2):
             tally.problem("exit", f"exit {code}: {stderr}", dump)
-        if code in (0, 1):
+        for text in (out.getvalue(), stderr) if fmt == "text" else (stderr,):
+            if terminal_safe(text, multiline=True) != text:
+                tally.problem("terminal", f"raw control characters in: {text[:500]!r}", dump)
+        if code in (0, 1) and fmt == "json":
             for f in json.loads(out.getvalue()):
                 if f["code"] == "BTN000":
                     tally.problem("BTN000", f"tree: {f['message']}", dump)
+        elif code in (0, 1) and " BTN000 " in out.getvalue():
+            tally.problem("BTN000", f"tree: {out.getvalue()[:500]}", dump)
         shutil.rmtree(root, ignore_errors=True)
 
     try:
