@@ -37,8 +37,8 @@ _SEQUENCE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
 """A complete escape sequence. An unterminated string (OSC without its BEL or ST) is not one:
 its ESC is shown escaped like any other."""
 
-
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+"""The escapes every reader knows; any other character is shown by its code point."""
 
 
 def _shown(match: re.Match[str]) -> str:
