@@ -9,8 +9,9 @@ seconds; this runs them for as long as asked):
 * documents: plans, agents, commands, skills, state files, error logs, checkpoints and
   registries, lone surrogates included, through the rules (`check_text`), alternately with
   ShellCheck off and on every command;
-* trees: whole generated workspaces (invalid bytes, BOMs, NULs, broken configuration)
-  through `baton check` in this process, its stdout and stderr captured;
+* trees: whole generated workspaces (invalid bytes, BOMs, NULs, escape sequences, broken
+  configuration) through `baton check` in this process, its stdout and stderr captured,
+  alternately in the JSON and the text format;
 * hostile: trees with FIFOs, symlinks out of the workspace (to a file holding a secret),
   dangling and looping links and directories at document and run-record paths, their text
   carrying terminal escapes, through `baton check` (text, JSON, SARIF), `baton status` and
@@ -21,7 +22,9 @@ seconds; this runs them for as long as asked):
   are not JSON-RPC).
 
 Counted as internal errors: a BTN000 finding or diagnostic, a parser's "internal parser
-error", an exception out of the checker, a traceback or "internal error" on stderr, an
+error", an exception out of the checker, a traceback or "internal error" on stderr, a control
+character or escape sequence of the input in the text format or on stderr (what a terminal
+would run), an
 InternalError response, an error the server shows or logs, a request not answered within
 30 s, and a server that is no longer running. Inputs that caused one are written to
 `--out`. The summary line gives the inputs tried and the BTN000 / internal-error counts.
@@ -160,6 +163,7 @@ def fuzz_documents(tally: Tally, n: int, rng_seed: int) -> None:
 
 def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
     from baton_lsp.cli.main import main
+    from baton_lsp.terminal import terminal_safe
 
     base = Path(tempfile.mkdtemp(prefix="baton-fuzz-trees-"))
     logging.disable(logging.NOTSET)  # stderr is inspected here: tracebacks must show
@@ -174,10 +178,11 @@ def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         out, err = io.StringIO(), io.StringIO()
+        fmt = "text" if tally.tried["trees"] % 2 else "json"
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = within(HANG_SECONDS, lambda: main(
-                    ["check", "--jobs", "1", "--format", "json", str(root)]))
+                    ["check", "--jobs", "1", "--format", fmt, str(root)]))
         except Hung as exc:
             tally.problem("hang", f"baton check: {exc}", json.dumps(
                 {k: v.decode("utf-8", "replace") for k, v in files.items()}))
@@ -190,10 +195,15 @@ def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
             tally.problem("stderr", stderr, dump)
         if code not in (0, 1, 2):
             tally.problem("exit", f"exit {code}: {stderr}", dump)
-        if code in (0, 1):
+        for text in (out.getvalue(), stderr) if fmt == "text" else (stderr,):
+            if terminal_safe(text, multiline=True) != text:
+                tally.problem("terminal", f"raw control characters in: {text[:500]!r}", dump)
+        if code in (0, 1) and fmt == "json":
             for f in json.loads(out.getvalue()):
                 if f["code"] == "BTN000":
                     tally.problem("BTN000", f"tree: {f['message']}", dump)
+        elif code in (0, 1) and " BTN000 " in out.getvalue():
+            tally.problem("BTN000", f"tree: {out.getvalue()[:500]}", dump)
         shutil.rmtree(root, ignore_errors=True)
 
     try:
@@ -203,9 +213,6 @@ def fuzz_trees(tally: Tally, n: int, rng_seed: int) -> None:
 
 
 # -- FIFOs, outside links and escapes through check, status and graph -----------------------
-
-
-RAW_ESCAPES = ("\x1b", "\x9b", "\x07", "\u202e", "\u2066")
 
 
 def _unblock(root: Path, specials: dict[str, str]) -> None:
@@ -268,7 +275,7 @@ def fuzz_hostile(tally: Tally, n: int, rng_seed: int) -> None:
                 tally.problem("exit", f"baton {argv[0]}: exit {code}", dump)
             if SECRET.decode() in shown:
                 tally.problem("leak", f"baton {' '.join(argv[:-1])}: {specials}", dump)
-            if text and any(e in shown for e in RAW_ESCAPES):
+            if text and terminal_safe(shown, multiline=True) != shown:
                 tally.problem("escape", f"baton {' '.join(argv[:-1])}: {shown[:200]!r}", dump)
         shutil.rmtree(here, ignore_errors=True)
 

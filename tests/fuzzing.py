@@ -3,9 +3,9 @@
 Shared by the bounded fuzz tests of the suite (`tests/test_fuzz.py`,
 `tests/lsp/test_fuzz.py`) and the long run (`benchmarks/fuzz.py`). Documents are built
 from the lines real plans, agents and commands are made of, with hostile fillers (YAML
-and shell indicators, brackets repeated thousands of times, control characters, lone
-surrogates for editor text, invalid bytes for files) and mutations (a line repeated, a
-token bombed, the text cut anywhere).
+and shell indicators, brackets repeated thousands of times, control characters and terminal
+escape sequences, lone surrogates for editor text, invalid bytes for files) and mutations (a
+line repeated, a token bombed, the text cut anywhere).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _TOKENS = ["[", "]", "(", ")", "{", "}", "$((", "$(", "`", "'", '"', ":", ": ", 
            "<!--", "-->", "```", "~~~", "**", "__", "\r", "\r\n", "\u2028", "\x85",
            "\u00e9", "\U0001f600", "\ufeff", "\x00", "\x1b", "Phase ", "- [ ] ", "---",
            *["\x1b]0;pwned\x07", "\x1b[2J", "\x1b[31m", "\x9b1;1H", "\x1b]8;;http://x\x1b\\",
-             "\u202e", "\u2066", "\x07", "\x08"]]  # terminal escapes: never printed raw
+             "\u202e", "\u2066", "\x07", "\x08", "\x7f", "\x9b31m"]]  # terminal escapes
 _WORDS = ["a", "plan", "Setup", "fuzz-agent", "research-specialist", "Read", "Write", "Bash",
           "Task", "sonnet", "opus", "haiku", "claude-sonnet-4-5", "gpt-5", "true", "null",
           "COMPLETE", "IN PROGRESS", "BLOCKED", "1", "2", "7", "0", "-1", "99999999999999999999",

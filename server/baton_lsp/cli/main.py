@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import ConfigError, PathError
+from ..terminal import terminal_safe
 
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
     from ..model.graph import PlanGraph
@@ -33,8 +34,9 @@ class BriefFormatter(logging.Formatter):
         self.tracebacks = tracebacks
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record made terminal-safe: log messages quote paths and file content."""
         if self.tracebacks or not (record.exc_info or record.exc_text or record.stack_info):
-            return super().format(record)
+            return terminal_safe(super().format(record), multiline=True)
         exc = record.exc_info[1] if record.exc_info else None
         brief = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None,
                                        "stack_info": None})
@@ -42,7 +44,7 @@ class BriefFormatter(logging.Formatter):
         if exc is not None:
             text = str(exc).splitlines()[0] if str(exc) else ""
             line += f": {type(exc).__name__}" + (f": {text}" if text else "")
-        return line
+        return terminal_safe(line, multiline=True)
 
 
 def _codes(value: str) -> list[str]:
@@ -258,16 +260,17 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from ..parse import parse_bytes
 
     if args.plan.exists() and not args.plan.is_file():
-        print(f"baton: {args.plan}: not a regular file", file=sys.stderr)
+        print(terminal_safe(f"baton: {args.plan}: not a regular file"), file=sys.stderr)
         return EXIT_ERROR
     try:
         data = args.plan.read_bytes()
     except OSError as exc:
-        print(f"baton: {args.plan}: {exc.strerror or exc}", file=sys.stderr)
+        print(terminal_safe(f"baton: {args.plan}: {exc.strerror or exc}"), file=sys.stderr)
         return EXIT_ERROR
     doc = parse_bytes(Kind.PLAN, data, str(args.plan))
     if not isinstance(doc, Plan):
-        print(f"baton: {args.plan}: {getattr(doc, 'reason', 'not a plan')}", file=sys.stderr)
+        print(terminal_safe(f"baton: {args.plan}: {getattr(doc, 'reason', 'not a plan')}"),
+              file=sys.stderr)
         return EXIT_ERROR
     graph = build_graph(doc)
     if args.format == "mermaid":
@@ -289,7 +292,7 @@ def graph_text(plan: Plan, graph: PlanGraph) -> str:
     lines = [f"Plan: {plan.title or Path(plan.path).name}"]
     if not graph.order:
         lines.append("No phases found.")
-        return "\n".join(lines) + "\n"
+        return terminal_safe("\n".join(lines), multiline=True) + "\n"
     cp = graph.critical_path
     lines.append(f"{len(graph.order)} phases · {len(graph.waves)} waves · critical path "
                  f"{len(cp)} phases ({' → '.join(cp)})")
@@ -304,7 +307,7 @@ def graph_text(plan: Plan, graph: PlanGraph) -> str:
     if graph.blocked:
         lines.append(f"Blocked by a cycle (never runs): {', '.join(graph.blocked)}")
     lines += ["", "Mermaid:", mermaid(graph).rstrip("\n")]
-    return "\n".join(lines) + "\n"
+    return terminal_safe("\n".join(lines), multiline=True) + "\n"
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -362,20 +365,20 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         else:
             result = migrate_file(args.file)
     except CheckpointError as exc:
-        print(f"baton: error: {exc}", file=sys.stderr)
+        print(terminal_safe(f"baton: error: {exc}"), file=sys.stderr)
         return EXIT_ERROR
     if args.dry_run:
         for line in _migration_summary(loaded):
-            print(line, file=sys.stderr)
-        print(f"target: {args.file} (dry run: nothing written)", file=sys.stderr)
+            print(terminal_safe(line), file=sys.stderr)
+        print(terminal_safe(f"target: {args.file} (dry run: nothing written)"), file=sys.stderr)
         sys.stdout.write(text)
         return EXIT_OK
     for line in _migration_summary(result.loaded):
-        print(line)
+        print(terminal_safe(line))
     if result.written:
-        print(f"target: {result.target} (original kept in {result.backup})")
+        print(terminal_safe(f"target: {result.target} (original kept in {result.backup})"))
     else:
-        print(f"target: {result.target} (unchanged)")
+        print(terminal_safe(f"target: {result.target} (unchanged)"))
     return EXIT_OK
 
 
@@ -439,7 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except (ConfigError, PathError) as exc:
-        print(f"baton: error: {exc}", file=sys.stderr)
+        print(terminal_safe(f"baton: error: {exc}"), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
@@ -447,8 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:  # last line of defence: a message, never a traceback
         logging.getLogger(__name__).debug("internal error", exc_info=True)
-        print(f"baton: internal error: {type(exc).__name__}: {exc} (run with -v and report "
-              "it)", file=sys.stderr)
+        print(terminal_safe(f"baton: internal error: {type(exc).__name__}: {exc} (run with -v "
+                            "and report it)"), file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from .. import __version__
 from ..model.base import Finding, Range, Severity
 from ..rules.base import Rule, all_rules
+from ..terminal import terminal_safe
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36", Severity.HINT: "2"}
@@ -50,14 +51,18 @@ def summary(findings: list[Finding], files: int) -> str:
 
 
 def render_text(findings: list[Finding], files: int, color: bool = False) -> str:
+    """One line per finding, for a terminal: messages quote file content (titles, names,
+    values) and paths are names from the tree, so both are made terminal-safe before Baton
+    adds its own colours."""
     lines = []
     for f in findings:
-        loc = f"{display_path(f.path)}:{f.range.start_line + 1}:{f.range.start_char + 1}:"
+        loc = (f"{terminal_safe(display_path(f.path))}:{f.range.start_line + 1}:"
+               f"{f.range.start_char + 1}:")
         code = f.code
         if color:
             loc = f"\x1b[1m{loc}\x1b[0m"
             code = f"\x1b[{_COLORS[f.severity]}m{code}\x1b[0m"
-        lines.append(f"{loc} {code} {f.message}")
+        lines.append(f"{loc} {code} {terminal_safe(f.message)}")
     lines.append(summary(findings, files))
     return "\n".join(lines) + "\n"
 

@@ -15,9 +15,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..model.states import Scope
+from ..terminal import terminal_safe
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_BUSY, EXIT_CANCELLED = 0, 1, 2, 3, 130
 
@@ -165,6 +166,13 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     return out
 
 
+def show(line: str, file: TextIO | None = None) -> None:
+    """print() for one line of human-readable output: descriptions, messages, paths and ids
+    come from files and checkpoints, so what could drive the terminal is shown escaped (a
+    newline too: a value cannot forge a line of its own)."""
+    print(terminal_safe(line), file=file)
+
+
 _reader_gone = False
 
 
@@ -199,8 +207,8 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
     def say(line: str) -> None:
         if events:
             emit(json.dumps({"event": "log", "text": line}))
-        elif not quiet:
-            emit(line)
+        elif not quiet:  # engine lines quote plans, agents and agent output; some are several
+            emit(terminal_safe(line, multiline=True))
 
     def event(data: dict[str, Any]) -> None:
         emit(json.dumps(data, default=str))
@@ -227,10 +235,10 @@ def _drive(engine: Any, coro_factory: Any) -> int:
 
         outcome = asyncio.run(main())
     except WorkflowBusy as exc:
-        print(f"baton: {exc}", file=sys.stderr)
+        show(f"baton: {exc}", file=sys.stderr)
         return EXIT_BUSY
     except EngineError as exc:  # refused before anything was written
-        print(f"baton: error: {exc}", file=sys.stderr)
+        show(f"baton: error: {exc}", file=sys.stderr)
         return exc.exit_code if isinstance(exc, StartRefused) else EXIT_ERROR
     from ..runs.checkpoint import CheckpointError
 
@@ -240,10 +248,11 @@ def _drive(engine: Any, coro_factory: Any) -> int:
         from ..runs.record import read_record
         from ..workflow.report import render
 
-        print(render(read_record(engine.data), engine.root), flush=True)
+        print(terminal_safe(render(read_record(engine.data), engine.root), multiline=True),
+              flush=True)
     if engine.events is None:
-        print(f"{outcome.workflow_id}: {outcome.status} ({outcome.state.value})"
-              + (f" — checkpoint {outcome.checkpoint}" if outcome.checkpoint else ""))
+        show(f"{outcome.workflow_id}: {outcome.status} ({outcome.state.value})"
+             + (f" — checkpoint {outcome.checkpoint}" if outcome.checkpoint else ""))
     return outcome.exit_code
 
 
@@ -298,33 +307,33 @@ def cmd_resume(args: argparse.Namespace) -> int:
         try:
             plan = engine.preview_resume(wid, args.at)
         except (CheckpointError, EngineError) as exc:
-            print(f"baton: error: {exc}", file=sys.stderr)
+            show(f"baton: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
         if args.json:
             print(json.dumps(plan, indent=2))
             return EXIT_OK
-        print(f"{wid}: {plan['status']} in {plan['failed_state']}; resume would restart in "
-              f"{plan['resume_state']} from checkpoint {plan['checkpoint']}")
-        print(f"  runner: {plan['runner']} (from the checkpoint)" if plan.get("runner") else
-              "  runner: from the configuration (the checkpoint predates recorded run "
-              "settings)")
+        show(f"{wid}: {plan['status']} in {plan['failed_state']}; resume would restart in "
+             f"{plan['resume_state']} from checkpoint {plan['checkpoint']}")
+        show(f"  runner: {plan['runner']} (from the checkpoint)" if plan.get("runner") else
+             "  runner: from the configuration (the checkpoint predates recorded run "
+             "settings)")
         for item in plan["skip"]:
-            print(f"  skip    {item['step']}")
+            show(f"  skip    {item['step']}")
         for item in plan["rerun"]:
-            print(f"  run     {item['step']} — {item['reason']}")
+            show(f"  run     {item['step']} — {item['reason']}")
         if plan.get("iteration"):
             it = plan["iteration"]
-            print(f"  implement continues at iteration {it['next']}/{it['max_iterations']} "
-                  f"(remaining {it.get('work_remaining') or 'nothing'}"
-                  + (f", halted: {it['halt_reason']}" if it.get("halt_reason") else "") + ")"
-                  + ("; that is past max-iterations: add --set workflow.max-iterations=N"
-                     if it["next"] > it["max_iterations"] else ""))
+            show(f"  implement continues at iteration {it['next']}/{it['max_iterations']} "
+                 f"(remaining {it.get('work_remaining') or 'nothing'}"
+                 + (f", halted: {it['halt_reason']}" if it.get("halt_reason") else "") + ")"
+                 + ("; that is past max-iterations: add --set workflow.max-iterations=N"
+                    if it["next"] > it["max_iterations"] else ""))
         for problem in plan["problems"]:
-            print(f"  needs --force: {problem}")
+            show(f"  needs --force: {problem}")
         if plan.get("untrusted"):
-            print(f"  needs --trust-checkpoint: {plan['untrusted']}")
+            show(f"  needs --trust-checkpoint: {plan['untrusted']}")
         for where in plan.get("outside") or []:
-            print(f"  refused (outside the workspace): {where}")
+            show(f"  refused (outside the workspace): {where}")
         if plan["running"]:
             print("  the workflow is running now: resume would be refused")
         return EXIT_OK
@@ -332,7 +341,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return _drive(engine, lambda: engine.resume(wid, at=args.at, force=args.force,
                                                     trust=args.trust_checkpoint))
     except CheckpointError as exc:
-        print(f"baton: error: {exc}", file=sys.stderr)
+        show(f"baton: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
 
 
@@ -343,9 +352,9 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     try:
         message, code = cancel_workflow(root, args.workflow_id, args.grace)
     except Exception as exc:
-        print(f"baton: error: {exc}", file=sys.stderr)
+        show(f"baton: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    print(message, file=sys.stderr if code else sys.stdout)
+    show(message, file=sys.stderr if code else sys.stdout)
     return code
 
 
@@ -370,51 +379,51 @@ def cmd_status(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(info, indent=2))
             return EXIT_OK
-        print(f"{info['workflow_id']}  {info.get('status')}  state={info.get('state')}  "
-              f"scope={info.get('scope')}{'  (running)' if info['running'] else ''}")
+        show(f"{info['workflow_id']}  {info.get('status')}  state={info.get('state')}  "
+             f"scope={info.get('scope')}{'  (running)' if info['running'] else ''}")
         for key in ("description", "topic_dir", "plan", "last_error", "checkpoint_path"):
             if info.get(key):
-                print(f"  {key}: {info[key]}")
+                show(f"  {key}: {info[key]}")
         if info.get("untrusted"):
-            print(f"  not trusted ({info.get('signature')}): {info['untrusted']}; resume needs "
-                  "--trust-checkpoint")
+            show(f"  not trusted ({info.get('signature')}): {info['untrusted']}; resume needs "
+                 "--trust-checkpoint")
         cls = info.get("classification") or {}
         if cls:
-            print(f"  classification: {cls.get('workflow_type')}, "
-                  f"{cls.get('research_complexity')} topic(s) ({cls.get('source', 'recorded')}"
-                  f"): {'; '.join(cls.get('topics') or [])}")
+            show(f"  classification: {cls.get('workflow_type')}, "
+                 f"{cls.get('research_complexity')} topic(s) ({cls.get('source', 'recorded')}"
+                 f"): {'; '.join(cls.get('topics') or [])}")
         sup = info.get("supervisor") or {}
         if sup:
-            print(f"  research supervisor ({sup.get('mode')}): {sup.get('reports_count')}/"
-                  f"{sup.get('worker_count')} workers completed, {sup.get('context_tokens')} "
-                  "tokens of metadata passed up")
+            show(f"  research supervisor ({sup.get('mode')}): {sup.get('reports_count')}/"
+                 f"{sup.get('worker_count')} workers completed, {sup.get('context_tokens')} "
+                 "tokens of metadata passed up")
         it = info.get("iteration") or {}
         if it:
-            print(f"  iteration: {it.get('iteration')}/{it.get('max_iterations')}"
-                  f"  work_remaining={it.get('work_remaining') or '0'}"
-                  f"  halt_reason={it.get('halt_reason') or '-'}")
+            show(f"  iteration: {it.get('iteration')}/{it.get('max_iterations')}"
+                 f"  work_remaining={it.get('work_remaining') or '0'}"
+                 f"  halt_reason={it.get('halt_reason') or '-'}")
         for sid, step in (info.get("steps") or {}).items():
             extra = f" — {step['message']}" if step.get("message") and \
                 step.get("status") != "done" else ""
             cost = format_usage(step.get("usage"))
-            print(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
-                  f"{'  ' + cost if cost else ''}{_git_mark(step.get('git'))}{extra}")
+            show(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
+                 f"{'  ' + cost if cost else ''}{_git_mark(step.get('git'))}{extra}")
             for note in step.get("notes") or []:
-                print(f"  {'':<24} note: {note}")
+                show(f"  {'':<24} note: {note}")
         for tree in info["worktrees"]:
-            print(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")
+            show(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")
         for found in info.get("reconciled") or []:
-            print(f"  reconciled {str(found.get('at', ''))[:19]}: {found.get('what')}")
+            show(f"  reconciled {str(found.get('at', ''))[:19]}: {found.get('what')}")
         usage = info.get("usage") or {}
         for name, row in [*(usage.get("states") or {}).items(), ("workflow", usage.get("total"))]:
             if cost := format_usage(row):
-                print(f"  cost {name:<14} {cost}")
+                show(f"  cost {name:<14} {cost}")
         ctx = info.get("context") or {}
         for name, row in [*(ctx.get("states") or {}).items(), ("workflow", ctx.get("total"))]:
             if row and row.get("artifact_tokens"):
-                print(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
-                      f"{row['artifact_tokens']:>6} tokens  reduction "
-                      f"{row.get('reduction_pct')} %")
+                show(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
+                     f"{row['artifact_tokens']:>6} tokens  reduction "
+                     f"{row.get('reduction_pct')} %")
         return EXIT_OK
     from ..runs.status import summaries
 
@@ -429,8 +438,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     rows = [r for r in every if r.get("origin") != "bash"]
     bash = [r for r in every if r.get("origin") == "bash"]
     if not rows:
-        print("no Baton workflows in this workspace" if bash else
-              "no workflows in this workspace")
+        show("no Baton workflows in this workspace" if bash else
+             "no workflows in this workspace")
     for r in sorted(rows, key=lambda r: r.get("updated_at") or ""):
         cost = format_usage((r.get("usage") or {}).get("total"))
         source = f"  (adopted from {r['adopted_from'].get('id')})" \
@@ -438,17 +447,18 @@ def cmd_status(args: argparse.Namespace) -> int:
         live = f"  [{len(r['worktrees'])} live worktree{'s' if len(r['worktrees']) > 1 else ''}]" \
             if r["worktrees"] else ""
         trust = f"  [not trusted: {r['signature']}]" if r.get("untrusted") else ""
-        print(f"{r['workflow_id']:<44} {r.get('status')!s:<12} {r.get('state')!s:<10} "
-              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}{live}"
-              f"{trust}")
+        show(f"{r['workflow_id']:<44} {r.get('status')!s:<12} {r.get('state')!s:<10} "
+             f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}{live}"
+             f"{trust}")
     if bash:
-        print(f"\nfrom the bash system ({len(bash)} checkpoint file{'s' if len(bash) != 1 else ''}"
-              " Baton did not write; `baton adopt ID` makes one resumable here):")
+        print()
+        show(f"from the bash system ({len(bash)} checkpoint file{'s' if len(bash) != 1 else ''}"
+             " Baton did not write; `baton adopt ID` makes one resumable here):")
     width = max([44, *(len(r["workflow_id"]) for r in bash)])
     for r in sorted(bash, key=lambda r: r.get("updated_at") or ""):
-        print(f"{r['workflow_id']:<{width}} {r.get('status')!s:<12} "
-              f"{r.get('state') or '-'!s:<10} {(r.get('description') or '')[:50]}  "
-              f"[{'; '.join(_bash_marks(r))}]")
+        show(f"{r['workflow_id']:<{width}} {r.get('status')!s:<12} "
+             f"{r.get('state') or '-'!s:<10} {(r.get('description') or '')[:50]}  "
+             f"[{'; '.join(_bash_marks(r))}]")
     return EXIT_OK
 
 
@@ -495,51 +505,51 @@ def _foreign_status(root: Path, args: argparse.Namespace) -> int:
     token = args.workflow_id
     if not is_foreign_id(token) and not any(os.path.lexists(p)
                                             for p in (Path(token), root / token)):
-        print(f"baton: error: no workflow {token!r} in {root}", file=sys.stderr)
+        show(f"baton: error: no workflow {token!r} in {root}", file=sys.stderr)
         return EXIT_ERROR
     try:
         run = ForeignRuns(root).read(resolve(root, token))
     except CheckpointError as exc:
-        print(f"baton: error: {exc}", file=sys.stderr)
+        show(f"baton: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if run is None:
-        print(f"baton: error: {token}: not a checkpoint of the bash system (or a symbolic "
-              "link out of the workspace)", file=sys.stderr)
+        show(f"baton: error: {token}: not a checkpoint of the bash system (or a symbolic "
+             "link out of the workspace)", file=sys.stderr)
         return EXIT_ERROR
     by = adopted_by(run, adoptions(root))
     info = run.as_dict(by)
     if args.json:
         print(json.dumps(info, indent=2))
         return EXIT_OK
-    print(f"{run.id}  {run.status}  state={run.state or '-'}  scope={run.scope or '-'}  "
-          "(a checkpoint of the bash system, not written by Baton)")
+    show(f"{run.id}  {run.status}  state={run.state or '-'}  scope={run.scope or '-'}  "
+         "(a checkpoint of the bash system, not written by Baton)")
     if not run.readable:
-        print(f"  problem: {run.problem}")
-        print(f"  checkpoint_path: {run.path}")
+        show(f"  problem: {run.problem}")
+        show(f"  checkpoint_path: {run.path}")
         return EXIT_OK
     if run.description:
-        print(f"  description: {run.description}")
-    print(f"  workflow_type: {run.workflow_type} (schema {run.schema_version or '1.0'})")
+        show(f"  description: {run.description}")
+    show(f"  workflow_type: {run.workflow_type} (schema {run.schema_version or '1.0'})")
     if run.phase_text():
-        print(f"  progress: {run.phase_text()}")
+        show(f"  progress: {run.phase_text()}")
     if run.plan:
-        print(f"  plan: {run.plan}" + ("" if run.plan_exists else
-                                      f" (MISSING: rebind it with `baton adopt {run.id} "
-                                      "--plan PATH`)"))
+        show(f"  plan: {run.plan}" + ("" if run.plan_exists else
+                                     f" (MISSING: rebind it with `baton adopt {run.id} "
+                                     "--plan PATH`)"))
     for key in ("created_at", "updated_at"):
         if info.get(key):
-            print(f"  {key}: {info[key]}")
-    print(f"  checkpoint_path: {run.path}")
+            show(f"  {key}: {info[key]}")
+    show(f"  checkpoint_path: {run.path}")
     for note in run.notes:
-        print(f"  note: {note}")
+        show(f"  note: {note}")
     for problem in run.problems:
-        print(f"  not safe to resume: {problem}")
+        show(f"  not safe to resume: {problem}")
     if by:
-        print(f"  adopted as workflow {by}: `baton resume {by}`")
+        show(f"  adopted as workflow {by}: `baton resume {by}`")
     else:
-        print(f"  adopt it: `baton adopt {run.id}"
-              + (" --plan PATH" if run.plan and not run.plan_exists else "")
-              + (" --force" if run.problems else "") + "`, then `baton resume` the new id")
+        show(f"  adopt it: `baton adopt {run.id}"
+             + (" --plan PATH" if run.plan and not run.plan_exists else "")
+             + (" --force" if run.problems else "") + "`, then `baton resume` the new id")
     return EXIT_OK
 
 
@@ -555,7 +565,7 @@ def cmd_adopt(args: argparse.Namespace) -> int:
     try:
         done = adopt(root, load_config(root), req)
     except AdoptError as exc:
-        print(f"baton: error: {exc}", file=sys.stderr)
+        show(f"baton: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if args.json:
         print(json.dumps({"workflow_id": done.workflow_id, "record": str(done.record),
@@ -565,22 +575,22 @@ def cmd_adopt(args: argparse.Namespace) -> int:
                           "done_phases": done.done_phases, "notes": done.notes,
                           "forced": done.forced}, indent=2))
         return EXIT_OK
-    print(f"adopted {done.source.id} as workflow {done.workflow_id}")
-    print(f"  from {done.source.path} (sha256 {done.source.sha256}; left as it was)")
-    print(f"  state {done.state.value}, scope {done.scope.value}"
-          + (f"; {done.source.phase_text()}" if done.source.phase_text() else ""))
+    show(f"adopted {done.source.id} as workflow {done.workflow_id}")
+    show(f"  from {done.source.path} (sha256 {done.source.sha256}; left as it was)")
+    show(f"  state {done.state.value}, scope {done.scope.value}"
+         + (f"; {done.source.phase_text()}" if done.source.phase_text() else ""))
     if done.done_phases:
-        print(f"  plan phases done by the bash system, skipped on resume: "
-              f"{', '.join(done.done_phases)}")
+        show(f"  plan phases done by the bash system, skipped on resume: "
+             f"{', '.join(done.done_phases)}")
     if done.plan:
-        print(f"  plan: {done.plan}")
+        show(f"  plan: {done.plan}")
     for note in done.notes:
-        print(f"  note: {note}")
+        show(f"  note: {note}")
     for problem in done.forced:
-        print(f"  adopted despite: {problem}")
-    print(f"  record: {done.record}")
-    print(f"resume it with `baton resume {done.workflow_id}` (preview: `baton resume "
-          f"{done.workflow_id} --dry-run`)")
+        show(f"  adopted despite: {problem}")
+    show(f"  record: {done.record}")
+    show(f"resume it with `baton resume {done.workflow_id}` (preview: `baton resume "
+         f"{done.workflow_id} --dry-run`)")
     return EXIT_OK
 
 
@@ -590,11 +600,11 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 
     root = _root(args)
     if not valid_id(args.workflow_id):
-        print(f"baton: error: invalid workflow id {args.workflow_id!r}", file=sys.stderr)
+        show(f"baton: error: invalid workflow id {args.workflow_id!r}", file=sys.stderr)
         return EXIT_ERROR
     entries = CheckpointStore(root, args.workflow_id).entries()
     if not entries:
-        print(f"baton: error: no checkpoints for {args.workflow_id}", file=sys.stderr)
+        show(f"baton: error: no checkpoints for {args.workflow_id}", file=sys.stderr)
         return EXIT_ERROR
     rows = []
     for e in entries:
@@ -614,10 +624,10 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
         return EXIT_OK
     for r in rows:
         if r["ok"]:
-            print(f"{r['n']:>4}  {r['at']}  {r['state']:<10} {r['status']:<12} {r['event']}")
+            show(f"{r['n']:>4}  {r['at']}  {r['state']:<10} {r['status']:<12} {r['event']}")
         else:
-            print(f"{r['n']:>4}  UNUSABLE: {r['problem']}")
-    print(f"resume from one with `baton resume {args.workflow_id} --at N`")
+            show(f"{r['n']:>4}  UNUSABLE: {r['problem']}")
+    show(f"resume from one with `baton resume {args.workflow_id} --at N`")
     return EXIT_OK
 
 

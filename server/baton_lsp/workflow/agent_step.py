@@ -17,11 +17,12 @@ from ..model.states import State
 from ..runs import confine
 from ..runs.digest import sha256_file
 from ..runs.records import utc_now
+from ..terminal import terminal_safe
 from . import accounting, otlp
 from .barrier import check_artifact
 from .failures import FATAL, PERMANENT, TRANSIENT, Cancelled, EngineError, StepFailure
 from .layout import contained
-from .process import AgentLaunchError, ProcessOutcome, run_process, strip_ansi
+from .process import AgentLaunchError, ProcessOutcome, run_process
 from .prompt import build_prompt
 from .run import Run
 from .runners import (
@@ -396,9 +397,10 @@ def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunRe
         if run.cancel_event.is_set():
             raise Cancelled()  # `baton cancel` signalled the group from outside
         cls = classify_outcome(runner, out, result) or PERMANENT
-        msg = strip_ansi((task_error.message if task_error else None) or (
+        msg = terminal_safe((task_error.message if task_error else None) or (
             result.message if result is not None and result.message else None) or
-            last_line(out.stderr_tail) or "no error output")
+            last_line(out.stderr_tail) or "no error output", multiline=True,
+            strip_sequences=True)
         ctx: dict[str, Any] = {"exit_code": out.exit_code,
                                **(task_error.context if task_error else {})}
         fix = fix_for(f"{out.stderr_tail}\n{msg}", runner.name) if cls == FATAL else None

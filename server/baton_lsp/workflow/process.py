@@ -15,7 +15,6 @@ import contextlib
 import errno
 import logging
 import os
-import re
 import shutil
 import signal as _signal
 import sys
@@ -23,6 +22,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..terminal import terminal_safe
 
 logger = logging.getLogger(__name__)
 
@@ -40,14 +41,6 @@ _REAP_TIMEOUT = 5.0
 
 class AgentLaunchError(Exception):
     """The agent could not be started at all (missing or non-executable program, bad cwd)."""
-
-
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-
-
-def strip_ansi(text: str) -> str:
-    """`text` without terminal colour and cursor codes: stored messages are for reading."""
-    return _ANSI.sub("", text) if "\x1b" in text else text
 
 
 @dataclass
@@ -493,7 +486,8 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
         exit_code=None if reason is not None or rc < 0 else rc,
         timed_out=reason == "timeout", stalled=reason == "stalled",
         cancelled=reason == "cancelled", duration=time.monotonic() - started,
-        stderr_tail=strip_ansi(tail.text()), signal=-rc if rc < 0 else None,
+        stderr_tail=terminal_safe(tail.text(), multiline=True,
+                                  strip_sequences=True), signal=-rc if rc < 0 else None,
         stopped=reason == "stopped")
 
 

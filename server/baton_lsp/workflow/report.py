@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..model.checkpoint import WaveResult
 from ..runs.record import RunRecord
+from ..terminal import terminal_safe
 from .accounting import format_usage
 
 STATE_ORDER = ("initialize", "research", "plan", "implement", "test", "debug", "document")
@@ -72,7 +73,7 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     mark = {"complete": "✓", "failed": "✗", "cancelled": "■"}.get(status, "•")
     lines = ["", "━━ Summary " + "━" * 50,
              f"{mark} {wid}: {status} ({record.scope}, stopped in {record.state})",
-             f"  {(record.workflow_description or '')[:200]}"]
+             f"  {terminal_safe((record.workflow_description or '')[:200])}"]
     lines.append(f"  classification ({source or 'recorded'}): {cls.research_complexity} "
                  f"research topic(s), confidence {cls.confidence}")
     total_ms = sum(int(v) for v in timing.values())
@@ -90,7 +91,7 @@ def render(record: RunRecord, root: Path | None = None) -> str:
         lines.append(f"  agent cost: {cost} (as the agent CLIs reported it; tokens they "
                      "gave no dollars for priced from [workflow.prices])")
     if status == "failed" and record.last_error:
-        lines.append(f"  error: {record.last_error}")
+        lines.append(f"  error: {terminal_safe(record.last_error)}")
     lines.append("━━ Phases " + "━" * 51)
     states_ctx = (baton.context or {}).get("states") or {}
     for state in STATE_ORDER:

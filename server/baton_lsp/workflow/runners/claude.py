@@ -11,7 +11,7 @@ from typing import Any
 
 from ...model.claude_models import claude_model_arg
 from ...model.config import WorkflowSettings
-from ..process import strip_ansi
+from ...terminal import terminal_safe
 from .base import (
     FATAL,
     PERMANENT,
@@ -168,7 +168,8 @@ class ClaudeRunner:
             message = str_or_none(obj.get("result"))
             if message is None and isinstance(obj.get("errors"), list):
                 message = "; ".join(str(e) for e in obj["errors"]) or None
-            message = strip_ansi(message) if message else None
+            message = terminal_safe(message, multiline=True, strip_sequences=True) \
+                if message else None
             ok = subtype == "success" and not is_error
             error = self._errors.pop(stream_key(), None)
             self._calls.pop(stream_key(), None)
@@ -221,7 +222,8 @@ class ClaudeRunner:
                     and block.get("is_error")):
                 continue
             tid = str(block.get("tool_use_id"))
-            text = strip_ansi(" ".join(content_lines(block.get("content"))))
+            text = terminal_safe(" ".join(content_lines(block.get("content"))),
+                                 multiline=True, strip_sequences=True)
             text = _TOOL_ERROR.sub("", text).strip()
             if tid in rejected or _REFUSAL.search(text):
                 line = calls.get(tid, "tool")
@@ -286,6 +288,6 @@ def _retry_line(obj: Mapping[str, Any]) -> str:
     delay = number_or_none(obj.get("retry_delay_ms"))
     if delay is not None:
         parts.append(f"retrying in {delay / 1000:.1f} s")
-    return strip_ansi(": ".join(parts))
+    return terminal_safe(": ".join(parts), multiline=True, strip_sequences=True)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.config import WorkflowSettings
-from ..process import strip_ansi
+from ...terminal import terminal_safe
 from .base import (
     PERMANENT,
     AgentEvent,
@@ -68,7 +68,8 @@ def _hopeless(message: str | None) -> HopelessRetry | None:
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(part.strip() for part in strip_ansi(text).splitlines() if part.strip())
+    text = terminal_safe(text, multiline=True, strip_sequences=True)
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
@@ -178,7 +179,8 @@ class CodexRunner:
             if kind == "turn.failed":
                 self._refused.pop(stream_key(), None)
             message = error_text(obj.get("error")) or str_or_none(obj.get("message"))
-            message = strip_ansi(message) if message else None
+            message = terminal_safe(message, multiline=True, strip_sequences=True) \
+                if message else None
             return AgentEvent(error=message, hopeless=_hopeless(message), result=RunResult(
                 ok=False, subtype=kind, message=message, session_id=None,
                 failure=classify_text(message or "") or PERMANENT))
@@ -218,7 +220,8 @@ class CodexRunner:
         approval settings`), one line each, with the fix when its read-only sandbox was
         the cause."""
         out: list[str] = []
-        for m in _PATCH_REJECTED.finditer(strip_ansi(stderr_tail)):
+        text = terminal_safe(stderr_tail, multiline=True, strip_sequences=True)
+        for m in _PATCH_REJECTED.finditer(text):
             why = m["why"].strip().removesuffix(_BY_POLICY)
             line = f"apply_patch: {_one_line(why)}"
             if "read-only sandbox" in why:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.config import WorkflowSettings
-from ..process import strip_ansi
+from ...terminal import terminal_safe
 from .base import (
     FATAL,
     PERMANENT,
@@ -58,7 +58,8 @@ def _tool_target(params: object) -> str | None:
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    line = " ".join(part.strip() for part in strip_ansi(text).splitlines() if part.strip())
+    text = terminal_safe(text, multiline=True, strip_sequences=True)
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
     return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
