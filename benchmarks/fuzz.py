@@ -234,6 +234,7 @@ def fuzz_hostile(tally: Tally, n: int, rng_seed: int) -> None:
     from tests.fuzzing import SECRET, hostile_tree, plant
 
     from baton_lsp.cli.main import main
+    from baton_lsp.terminal import terminal_safe
 
     base = Path(tempfile.mkdtemp(prefix="baton-fuzz-hostile-"))
     logging.disable(logging.NOTSET)
