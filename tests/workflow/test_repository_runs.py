@@ -345,3 +345,48 @@ def test_a_conflict_git_finished_after_the_kill_keeps_its_marker_committed(
     assert git(ws, "show", f"HEAD:{rel(ws, plan)}") == text
     assert ws.started("implement.phase-2") == ["implement.phase-2"]
     assert leftovers(ws) == ([], [])
+
+
+def test_a_staged_merge_finished_on_resume_leaves_no_branch(ws: Workspace,
+                                                            tmp_path: Path) -> None:
+    """SIGKILL of the engine's group while git is inside phase 2's clean merge, the run
+    having staged the phase's plan marker already (its merge commit carries it): git
+    finishes the merge uncommitted, the reconciler cannot tell the staged plan from the
+    user's edit and leaves it, and the resume commits Baton's own staged merge. The phase's
+    branch must go with it (the git crash bench found it left)."""
+    shared = "".join(f"line {n}\n" for n in range(1, 21))
+    plan = repo(ws, [[], []], {"src/shared.py": shared,
+                               ".gitattributes": "src/shared.py merge=slow\n"})
+    marker = tmp_path / "inside-merge"
+    git(ws, "config", "merge.slow.driver", f"touch {marker}; sleep 3; git merge-file %A %O %B")
+    ws.behave({"implement.phase-1": {"files": {
+        "src/shared.py": shared.replace("line 2\n", "line 2 (phase 1)\n")}},
+        "implement.phase-2": {"files": {
+            "src/shared.py": shared.replace("line 18\n", "line 18 (phase 2)\n")}}})
+    run = ws.popen(*implement_args(plan, "staged"))
+    deadline = time.monotonic() + 120
+    while not marker.exists():
+        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(15)
+    while not (ws.root / ".git/MERGE_HEAD").exists() or \
+            (ws.root / ".git/index.lock").exists():  # git, in its own session, finishes
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    # what the engine does next, had it lived: the phase's marker staged into the merge
+    committed = git(ws, "show", f"HEAD:{rel(ws, plan)}")
+    (ws.root / "marked.md").write_text(committed.replace("### Phase 2: Step 2 [NOT STARTED]",
+                                                         "### Phase 2: Step 2 [COMPLETE]"))
+    blob = git(ws, "hash-object", "-w", "marked.md").strip()
+    (ws.root / "marked.md").unlink()
+    git(ws, "update-index", "--cacheinfo", f"100644,{blob},{rel(ws, plan)}")
+    r = ws.baton("resume", "staged")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "finished the merge a killed run left staged" in r.stdout, r.stdout
+    assert first_parent(ws) == ["Merge phase 2: Step 2 (staged)",
+                                "Merge phase 1: Step 1 (staged)", "base"]
+    assert ws.started("implement.phase-2") == ["implement.phase-2"]
+    assert leftovers(ws) == ([], [])
+    assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""

@@ -274,6 +274,7 @@ def _settle(run: Run, iso: Isolation, plan_path: Path, titles: dict[str, str]) -
             mark_plan(run, plan_path, pid, FINISHED)
             run.save(f"phase {pid} merged")
             run.say(f"[{sid}] finished the merge a killed run left staged")
+            iso.discard([pid])  # merged: its worktree and branch go, as after any merge
         if record and record.get("status") == "conflict":
             iso.settle(sid, record)
             if record["status"] == "merged":
