@@ -163,6 +163,14 @@ def _cli(argv: list[str]) -> tuple[int, str, str]:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(hostile_tree())
+@example(({}, {".claude/data/logs/errors.jsonl": "link-out"}))  # error_type quoted from it
+@example(({}, {".claude/specs/001_fuzz/plans/001_fuzz_plan.md": "link-out"}))
+@example(({}, {".claude/agents/fuzz-agent.md": "link-out", "specs/state.json": "link-out"}))
+@example(({".claude/data/checkpoints/fuzz_wf/000001.json": b"{}"},
+          {".claude/data/checkpoints/fuzz_wf/000099.json": "fifo"}))  # status hung
+@example(({}, {".claude/data/checkpoints/fuzz_wf/run.json": "fifo",
+               ".claude/baton.toml": "fifo"}))
+@example(({}, {".claude/data/checkpoints/fuzz_wf/000001.json": "link-out"}))
 def test_fifos_outside_links_and_escapes_in_generated_trees(
         tmp_path_factory: Any, generated: tuple[dict[str, bytes], dict[str, str]]) -> None:
     """FIFOs, links out of the workspace (to a file holding `SECRET`), dangling and looping
