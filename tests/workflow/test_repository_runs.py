@@ -390,3 +390,52 @@ def test_a_staged_merge_finished_on_resume_leaves_no_branch(ws: Workspace,
     assert ws.started("implement.phase-2") == ["implement.phase-2"]
     assert leftovers(ws) == ([], [])
     assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_baton_s_git_starts_no_automatic_maintenance(ws: Workspace) -> None:
+    """A `git maintenance run --auto` started by one of Baton's commits or merges and
+    killed with its run leaves `objects/maintenance.lock`, after which every automatic
+    maintenance of the repository is skipped (the git crash bench found one). Baton's git
+    starts none: a commit-graph task set to run after every commit is not run by the run's
+    merges, while the user's own commit still runs it."""
+    plan = repo(ws, [[], []])
+    git(ws, "config", "maintenance.gc.enabled", "false")
+    git(ws, "config", "maintenance.commit-graph.enabled", "true")
+    git(ws, "config", "maintenance.commit-graph.auto", "1")
+    graphs = ws.root / ".git/objects/info/commit-graphs"
+    r = ws.baton(*implement_args(plan, "quiet"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(first_parent(ws)) == 3
+    assert not graphs.exists()
+    (ws.root / "mine.txt").write_text("mine\n")
+    git(ws, "add", "mine.txt")
+    git(ws, "commit", "-qm", "mine")
+    assert graphs.exists()  # the user's commit: the task does run here
+
+
+def test_a_stale_maintenance_lock_of_a_killed_run_is_removed(ws: Workspace) -> None:
+    """A dead holder's intent and `objects/maintenance.lock` with no git working: the next
+    holder removes it with the other stale locks, and says so."""
+    plan = repo(ws, [[]])
+    common = ws.root / ".git"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from baton_lsp.workflow.repolock import INTEGRATION_LOCK, RepoLock\n"
+        "lock = RepoLock(Path(sys.argv[1]), INTEGRATION_LOCK)\n"
+        "assert lock.try_acquire({'workflow_id': 'dead-run', 'what': 'merging wave 1'})\n"
+        "lock.note({'kind': 'merge', 'phase': '1', 'head': sys.argv[2],\n"
+        "           'commit': sys.argv[2], 'target': 'main'})\n"
+        "(Path(sys.argv[1]) / 'objects' / 'maintenance.lock').write_text('')\n"
+        "print('holding', flush=True)\n"
+        "time.sleep(60)\n"), str(common), git(ws, "rev-parse", "HEAD").strip()],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    holder.kill()
+    holder.wait(10)
+    r = ws.baton(*implement_args(plan, "after"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not (common / "objects/maintenance.lock").exists()
+    # found by the run's check of the tree, before its record exists: said, not recorded
+    assert "removed the stale" in r.stdout + r.stderr and "maintenance.lock" in r.stdout \
+        + r.stderr, r.stdout + r.stderr

@@ -42,9 +42,24 @@ class GitError(Exception):
                          f"{self.output[-600:] or 'no output'}")
 
 
+_NO_AUTO_MAINTENANCE = (("maintenance.auto", "false"), ("gc.auto", "0"))
+"""Baton's commits and merges start no `git maintenance run --auto` / `gc --auto`: one
+killed with the engine's run leaves `objects/maintenance.lock`, and every later automatic
+maintenance of the repository is then skipped. The user's own git keeps doing it."""
+
+
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _DROP}
     env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", GIT_OPTIONAL_LOCKS="0")
+    # appended to whatever GIT_CONFIG_COUNT the caller's environment already sets
+    try:
+        count = max(0, int(env.get("GIT_CONFIG_COUNT", "0")))
+    except ValueError:
+        count = 0
+    for key, value in _NO_AUTO_MAINTENANCE:
+        env[f"GIT_CONFIG_KEY_{count}"], env[f"GIT_CONFIG_VALUE_{count}"] = key, value
+        count += 1
+    env["GIT_CONFIG_COUNT"] = str(count)
     return env
 
 

@@ -114,12 +114,15 @@ class Reconcile:
 
     def git_locks(self, target: str | None) -> list[Path]:
         """The lock files a git killed inside a merge or commit of the main tree can leave:
-        the index, HEAD and the merge's state files, the branch's ref and packed-refs."""
+        the index, HEAD and the merge's state files, the branch's ref, packed-refs and the
+        automatic maintenance's."""
         names = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock", "MERGE_HEAD.lock",
                  "MERGE_MSG.lock", "AUTO_MERGE.lock"]
         found = [self.repo.git_dir / n for n in names]
         common = self.repo.common_dir
         found.append(common / "packed-refs.lock")
+        # an automatic maintenance a git of the killed run started (older Baton, or a hook)
+        found.append(common / "objects" / "maintenance.lock")
         if target and ".." not in target:
             found.append(common / "refs" / "heads" / f"{target}.lock")
         return found
