@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..paths import settled
+from ..runs.confine import outside, read_head
 
 if TYPE_CHECKING:
     from ..model.base import Finding, Kind
@@ -256,9 +257,11 @@ class WorkspaceCache:
 
     # -- hashing ----------------------------------------------------------------------
 
-    def _sha_of(self, key: str, st: os.stat_result) -> str | None:
+    def _sha_of(self, root: Path, key: str, st: os.stat_result) -> str | None:
         """Content hash of the regular file `key`, from the table when `stat` proves the
-        content is what was hashed; None when it cannot be read."""
+        content is what was hashed; None when it cannot be read. Read as the index reads it
+        (`read_head` from the workspace root): a link out of the workspace or a FIFO swapped
+        in after the `stat` is never hashed, so never looks like the file it replaced."""
         sk = _stat_key(st)
         packed = self._pack(key)
         with self._lock:
@@ -270,10 +273,11 @@ class WorkspaceCache:
             return "stat:" + ":".join(map(str, sk))
         now = time.time_ns()
         try:
-            with open(key, "rb") as fh:
-                data = fh.read()
+            data, size = read_head(root, key, MAX_HASHED_BYTES + 1)
         except OSError:
             return None
+        if size > MAX_HASHED_BYTES:
+            return None  # grew since the `stat`: hashed next time
         sha = _hash(data)
         with self._lock:
             self._hashes[packed] = [*sk, sha, now]
@@ -293,7 +297,7 @@ class WorkspaceCache:
             return None
         if not stat.S_ISREG(st.st_mode) or st.st_size > index.config.max_file_size:
             return None
-        sha = self._sha_of(key, st)
+        sha = self._sha_of(index.root, key, st)
         return None if sha is None else Digest(sha, started, False)
 
     # -- inputs -----------------------------------------------------------------------
@@ -324,7 +328,9 @@ class WorkspaceCache:
         except OSError as exc:
             return f"-{exc.errno}"
         if stat.S_ISREG(st.st_mode):
-            sha = self._sha_of(path, st)
+            sha = self._sha_of(index.root, path, st)
+            if sha is None and outside(index.root, path) is not None:
+                return "u"  # never read (`WorkspaceIndex` refuses it too): its content is moot
             return None if sha is None else "f" + sha
         if stat.S_ISDIR(st.st_mode):
             try:
