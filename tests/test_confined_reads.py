@@ -221,3 +221,27 @@ def test_a_fifo_in_a_workflow_history_does_not_hang_check(tmp_path: Path) -> Non
     named = check_json(ws.root, str(history / "000099.json"))
     assert [f["code"] for f in named] == ["BTN400"], named
     assert "not a regular file" in named[0]["message"]
+
+
+def test_a_linked_out_error_log_is_not_quoted_in_run_findings(tmp_path: Path) -> None:
+    """The run-state rules read `errors.jsonl` too (BTN50x's related lines name each
+    record's `error_type`): a log linked out of the workspace is read by neither."""
+    ws = make_ws(tmp_path)
+    ws.write_plan([[], [1]])
+    ws.behave({"implement.phase-2": {"write": "nothing"}})
+    assert ws.baton("run", "add a farewell").returncode == 1
+    log = ws.root / ERRORS
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert records
+    for record in records:
+        record["error_type"], record["error_message"] = "SECRETTYPE", "SECRETMESSAGE"
+    outside = tmp_path / "outside" / "errors.jsonl"
+    outside.parent.mkdir()
+    outside.write_text("".join(json.dumps(r) + "\n" for r in records))
+    log.unlink()
+    log.symlink_to(outside)
+    findings = check_json(ws.root)
+    assert "BTN501" in {f["code"] for f in findings}, findings
+    [mine] = of(findings, ERRORS)
+    assert mine["code"] == "BTN400" and OUTSIDE in mine["message"], mine
+    assert_no_secret(json.dumps(findings))

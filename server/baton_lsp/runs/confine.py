@@ -474,9 +474,11 @@ def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 1 << 24) -
         os.close(fd)
 
 
-def read_head(root: Path, path: str | os.PathLike[str], limit: int) -> tuple[bytes, int]:
-    """The first `limit` bytes of the regular file `path` inside `root` and its size, for
-    the checker's reads of workspace files (a plan, agent or checkpoint a repository ships).
+def read_head(root: Path, path: str | os.PathLike[str], limit: int,
+              offset: int = 0) -> tuple[bytes, int]:
+    """The first `limit` bytes of the regular file `path` inside `root` (from `offset`; a
+    negative one counts from the end) and its size, for the checker's reads of workspace
+    files (a plan, agent or checkpoint a repository ships, the error log, an agent's log).
     Reached as `read_bytes` reaches it: `OutsideLink` when a symlink on the way leaves the
     workspace, `NotRegular` for a FIFO, socket, device or directory (opened `O_NONBLOCK`,
     judged by `fstat` of the descriptor read, so nothing swapped in between is waited on).
@@ -497,6 +499,8 @@ def read_head(root: Path, path: str | os.PathLike[str], limit: int) -> tuple[byt
             raise NotRegular(f"refusing to read {shown}: it is not a regular file",
                              root / shown)
         os.set_blocking(fd, True)
+        if offset:
+            os.lseek(fd, max(0, st.st_size + offset if offset < 0 else offset), os.SEEK_SET)
         chunks: list[bytes] = []
         left = limit
         while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
