@@ -245,3 +245,25 @@ def test_a_linked_out_error_log_is_not_quoted_in_run_findings(tmp_path: Path) ->
     [mine] = of(findings, ERRORS)
     assert mine["code"] == "BTN400" and OUTSIDE in mine["message"], mine
     assert_no_secret(json.dumps(findings))
+
+
+def test_a_link_retargeted_through_an_outside_alias_is_not_replayed(tmp_path: Path) -> None:
+    """Retargeted at the same inside file spelled through a directory outside the workspace
+    (a link back in): every `stat` through the link is what it was, but the link now
+    leaves the workspace, so the stored check must not be replayed."""
+    root = tmp_path / "ws"
+    real = root / ".claude" / "shared" / "plan.md"
+    real.parent.mkdir(parents=True)
+    real.write_text(SECRETS[PLAN])
+    link = root / PLAN
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    first = check_json(root, cache=True)
+    assert [f["code"] for f in of(first, PLAN)] == ["BTN101"]
+    alias = tmp_path / "alias"
+    alias.symlink_to(real.parent)
+    replaced = link.with_name("new")
+    replaced.symlink_to(alias / "plan.md")
+    os.replace(replaced, link)
+    again = check_json(root, cache=True)
+    assert [f["code"] for f in of(again, PLAN)] == ["BTN400"], again

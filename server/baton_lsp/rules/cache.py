@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..paths import settled
-from ..runs.confine import outside, read_head
+from ..runs.confine import UnsafePath, outside, read_head
 
 if TYPE_CHECKING:
     from ..model.base import Finding, Kind
@@ -284,6 +284,19 @@ class WorkspaceCache:
             self.dirty = True
         return sha
 
+    @staticmethod
+    def _confined(root: Path, path: str) -> bool:
+        """Whether the link `path` is read as the index reads it: walked from the root,
+        every link on the way staying inside (`outside` resolves through an alias that
+        leads back in; the walk refuses it, so must the cache)."""
+        try:
+            read_head(root, path, 0)
+        except UnsafePath:
+            return False
+        except OSError:
+            pass
+        return True
+
     def digest(self, index: WorkspaceIndex, key: str) -> Digest | None:
         """The hash of what a check of `key` reads now; None when it is not cacheable
         (missing, not a regular file, too large to parse)."""
@@ -297,6 +310,8 @@ class WorkspaceCache:
             return None
         if not stat.S_ISREG(st.st_mode) or st.st_size > index.config.max_file_size:
             return None
+        if os.path.islink(key) and not self._confined(index.root, key):
+            return None  # a link out (even back in through an alias): checked, not cached
         sha = self._sha_of(index.root, key, st)
         return None if sha is None else Digest(sha, started, False)
 
@@ -328,9 +343,11 @@ class WorkspaceCache:
         except OSError as exc:
             return f"-{exc.errno}"
         if stat.S_ISREG(st.st_mode):
+            if os.path.islink(path) and not self._confined(index.root, path):
+                return "u"  # never read (`WorkspaceIndex` refuses it too): its content is moot
             sha = self._sha_of(index.root, path, st)
             if sha is None and outside(index.root, path) is not None:
-                return "u"  # never read (`WorkspaceIndex` refuses it too): its content is moot
+                return "u"
             return None if sha is None else "f" + sha
         if stat.S_ISDIR(st.st_mode):
             try:
