@@ -267,3 +267,24 @@ def test_a_link_retargeted_through_an_outside_alias_is_not_replayed(tmp_path: Pa
     os.replace(replaced, link)
     again = check_json(root, cache=True)
     assert [f["code"] for f in of(again, PLAN)] == ["BTN400"], again
+
+
+def test_fifos_planted_in_a_cache_directory_inside_the_tree_do_not_hang(
+        tmp_path: Path) -> None:
+    """CI may keep the result cache in the checkout: every cache file replaced by a FIFO
+    is a damaged cache (checked afresh, same output), not a wait."""
+    root = tmp_path / "ws"
+    plan = root / PLAN
+    plan.parent.mkdir(parents=True)
+    plan.write_text(SECRETS[PLAN])
+    cache = root / ".cache" / "baton"
+    args = ("check", "--no-shellcheck", "--format", "json", "--cache-dir", str(cache), ".")
+    first = baton(root, *args)
+    files = [p for p in cache.rglob("*.json")]
+    assert files, list(cache.rglob("*"))
+    for path in files:
+        path.unlink()
+        os.mkfifo(path)
+    again = baton(root, *args)
+    assert (again.returncode, json.loads(again.stdout)) == \
+        (first.returncode, json.loads(first.stdout)), again.stderr

@@ -57,6 +57,8 @@ CACHE_DIR_ENV = "BATON_CACHE_DIR"
 """Overrides where the cache lives (tests point it at a temporary directory)."""
 FORMAT = "v1"
 """Layout version: a directory of its own, so an older Baton never reads a newer cache."""
+MAX_CACHE_FILE_BYTES = 1 << 30
+"""Far above any real cache file: only what bounds a read of a planted one."""
 MAX_HASHED_BYTES = 64 * 1024 * 1024
 """Inputs larger than this are fingerprinted by `stat` alone (never the case in practice)."""
 TREE_MAX_ENTRIES = 20_000
@@ -160,9 +162,11 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def read_json(path: Path) -> Any:
-    """The JSON in `path`, or None when it is missing, unreadable, truncated or not JSON."""
+    """The JSON in `path`, or None when it is missing, unreadable, truncated or not JSON.
+    A cache directory can sit in a checked-out tree (CI): a FIFO planted at a cache file's
+    name is a damaged file, not a wait (`O_NONBLOCK`, then `fstat` of what was opened)."""
     try:
-        data = path.read_bytes()
+        data, _ = read_head(path.parent, path, MAX_CACHE_FILE_BYTES)
     except OSError:
         return None
     try:
