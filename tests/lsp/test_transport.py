@@ -223,3 +223,43 @@ def test_one_broken_frame_never_costs_the_messages_after_it(
     assert [m for m in got if m != messages[which]] == \
         [m for m in others if m != messages[which]]
     assert messages[which] in got or any(f.problem for f in frames)
+
+
+@pytest.mark.parametrize("message,answer_id", [
+    ({"jsonrpc": "2.0", "id": "x", "method": 1}, "x"),
+    ({"jsonrpc": "2.0", "id": 11, "method": None, "params": {}}, 11),
+    ({"jsonrpc": "2.0", "id": 12, "method": ["workspace/symbol"]}, 12),
+    ({"jsonrpc": "2.0", "id": 13, "method": "workspace/symbol", "params": "query"}, 13),
+    ({"jsonrpc": "2.0", "id": 14, "method": "workspace/symbol", "params": 5}, 14),
+    ({"jsonrpc": "2.0", "method": 1, "params": "bar"}, None),  # the spec's own example
+    ({"jsonrpc": "2.0", "id": 15}, 15),
+    ({"jsonrpc": "2.0", "id": 1.5, "method": "workspace/symbol", "params": {}}, None),
+    ({"jsonrpc": "2.0", "id": True, "method": "workspace/symbol", "params": {}}, None),
+])
+def test_a_malformed_request_is_answered_invalid_request(
+        server: RawServer, message: dict[str, Any], answer_id: Any) -> None:
+    """JSON-RPC 2.0: a request object that is not valid is -32600 Invalid Request (with its
+    id when it has a usable one, else null), not -32603 Internal Error; the server goes on."""
+    server.send(frame(message))
+    server.send(frame(symbol_request(8)))
+    deadline = time.monotonic() + ANSWER_TIMEOUT
+    errors = []
+    while True:
+        msg = server.reader.message(deadline)
+        if "error" in msg:
+            errors.append(msg)
+        if msg.get("id") == 8 and "method" not in msg:
+            assert "result" in msg, msg
+            break
+    assert [(e["id"], e["error"]["code"]) for e in errors] == [(answer_id, -32600)], errors
+    assert "Invalid Request" in errors[0]["error"]["message"]
+
+
+def test_a_malformed_response_from_the_client_is_not_answered(server: RawServer) -> None:
+    """A reply is never replied to, however broken (it would echo back and forth)."""
+    server.send(frame({"jsonrpc": "2.0", "id": 3, "result": 1, "error": {"code": 1}}))
+    server.send(frame({"jsonrpc": "2.0", "result": None}))
+    server.send(frame(symbol_request(8)))
+    reply = server.reader.response(8, ANSWER_TIMEOUT)
+    assert "result" in reply
+    assert not [m for m in server.reader.seen if "error" in m], server.reader.seen

@@ -258,12 +258,21 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from ..model.graph import build_graph, mermaid
     from ..model.plan import Plan
     from ..parse import parse_bytes
+    from ..parse.text import DEFAULT_MAX_BYTES
+    from ..runs.confine import NotRegular, OutsideLink, read_head
+    from ..workspace.discovery import find_root
+    from ..workspace.index import unread
 
-    if args.plan.exists() and not args.plan.is_file():
+    plan = Path(os.path.abspath(args.plan))
+    root = find_root(plan) or plan.parent
+    try:  # as `check` reads it: never through a link out of the workspace, nor a FIFO
+        data, _ = read_head(root, plan, DEFAULT_MAX_BYTES + 1)
+    except OutsideLink as exc:
+        print(terminal_safe(f"baton: {unread(root, str(plan), exc)}"), file=sys.stderr)
+        return EXIT_ERROR
+    except NotRegular:
         print(terminal_safe(f"baton: {args.plan}: not a regular file"), file=sys.stderr)
         return EXIT_ERROR
-    try:
-        data = args.plan.read_bytes()
     except OSError as exc:
         print(terminal_safe(f"baton: {args.plan}: {exc.strerror or exc}"), file=sys.stderr)
         return EXIT_ERROR

@@ -104,5 +104,22 @@ def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io(start=begun)
+        leave(server, 0)
     return 0
+
+
+def leave(server: BatonServer, code: int) -> None:
+    """End the process once the client is served: what is queued for it and the log are
+    written and ShellCheck processes killed, but no thread is
+    waited for. A checker thread stuck in a system call (a read the kernel never answers)
+    would otherwise keep a server its client told to exit alive for ever: the interpreter
+    joins the executor's threads before it exits."""
+    import os
+
+    from ..rules.shellcheck_run import kill_running
+
+    server.flush_writer(5.0)
+    kill_running()  # the one exit handler that matters here; `os._exit` runs none
+    logging.shutdown()
+    os._exit(code)
 

@@ -95,8 +95,13 @@ def findings_for(source: Path, problems: list[Problem]) -> list[Finding]:
 
 
 def _lines(path: Path) -> list[str]:
+    """The configuration file's lines, to place a finding: read from its directory's
+    workspace as the configuration is (`read_head`: a FIFO swapped in is not waited on)."""
+    from ..runs.confine import read_head
+
+    root = path.parent.parent if path.parent.name == ".claude" else path.parent
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        return read_head(root, path, 1 << 20)[0].decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
 

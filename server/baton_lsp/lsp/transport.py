@@ -79,6 +79,32 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
+def malformed(raw: dict[str, Any]) -> str | None:
+    """Why the JSON-RPC 2.0 object `raw` is neither a request, a notification nor a
+    response (JSON-RPC 2.0, section 4 and 5); None when it is one. pygls takes a message
+    with a method for a request whatever the method's type and fails inside with an
+    internal error (-32603 "Internal Error: 1"): the client sent the mistake, so it gets
+    -32600. A null `params` counts as absent, as pygls and clients in the wild treat it."""
+    if "method" in raw:
+        if not isinstance(raw["method"], str):
+            return "the method is not a string"
+        params = raw.get("params")
+        if params is not None and not isinstance(params, (dict, list)):
+            return "the params are neither an object nor an array"
+        return None
+    if "result" in raw and "error" in raw:
+        return "a response with both a result and an error"
+    if "result" not in raw and "error" not in raw:
+        return "neither a method nor a result or an error"
+    if "id" not in raw:
+        return "a response without an id"
+    error = raw.get("error")
+    if "error" in raw and not (isinstance(error, dict) and isinstance(error.get("code"), int)
+                               and isinstance(error.get("message"), str)):
+        return "a response whose error is not an object with a code and a message"
+    return None
+
+
 def dispatch(protocol: RpcProtocol, frame: Frame) -> None:
     """Hand one frame to pygls, answering what it would leave unanswered."""
     if frame.problem:
@@ -99,6 +125,14 @@ def dispatch(protocol: RpcProtocol, frame: Frame) -> None:
     if "id" in raw and not _valid_id(raw["id"]) and raw["id"] is not None:
         log.error("dropped a message whose id is neither a number nor a string")
         protocol.send_error(None, INVALID_REQUEST, "Invalid Request: bad id")
+        return
+    problem = malformed(raw)
+    if problem is not None:
+        msg_id = raw.get("id")
+        log.error("dropped an invalid JSON-RPC message (%s): %.200s", problem, json.dumps(raw))
+        if "method" in raw or not ("result" in raw or "error" in raw):  # never answer a reply
+            protocol.send_error(msg_id if _valid_id(msg_id) else None, INVALID_REQUEST,
+                                f"Invalid Request: {problem}")
         return
     try:
         message = protocol.structure_message(raw)

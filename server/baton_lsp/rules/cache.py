@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..paths import settled
+from ..runs.confine import UnsafePath, outside, read_head
 
 if TYPE_CHECKING:
     from ..model.base import Finding, Kind
@@ -56,6 +57,8 @@ CACHE_DIR_ENV = "BATON_CACHE_DIR"
 """Overrides where the cache lives (tests point it at a temporary directory)."""
 FORMAT = "v1"
 """Layout version: a directory of its own, so an older Baton never reads a newer cache."""
+MAX_CACHE_FILE_BYTES = 1 << 30
+"""Far above any real cache file: only what bounds a read of a planted one."""
 MAX_HASHED_BYTES = 64 * 1024 * 1024
 """Inputs larger than this are fingerprinted by `stat` alone (never the case in practice)."""
 TREE_MAX_ENTRIES = 20_000
@@ -159,9 +162,11 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def read_json(path: Path) -> Any:
-    """The JSON in `path`, or None when it is missing, unreadable, truncated or not JSON."""
+    """The JSON in `path`, or None when it is missing, unreadable, truncated or not JSON.
+    A cache directory can sit in a checked-out tree (CI): a FIFO planted at a cache file's
+    name is a damaged file, not a wait (`O_NONBLOCK`, then `fstat` of what was opened)."""
     try:
-        data = path.read_bytes()
+        data, _ = read_head(path.parent, path, MAX_CACHE_FILE_BYTES)
     except OSError:
         return None
     try:
@@ -256,9 +261,11 @@ class WorkspaceCache:
 
     # -- hashing ----------------------------------------------------------------------
 
-    def _sha_of(self, key: str, st: os.stat_result) -> str | None:
+    def _sha_of(self, root: Path, key: str, st: os.stat_result) -> str | None:
         """Content hash of the regular file `key`, from the table when `stat` proves the
-        content is what was hashed; None when it cannot be read."""
+        content is what was hashed; None when it cannot be read. Read as the index reads it
+        (`read_head` from the workspace root): a link out of the workspace or a FIFO swapped
+        in after the `stat` is never hashed, so never looks like the file it replaced."""
         sk = _stat_key(st)
         packed = self._pack(key)
         with self._lock:
@@ -270,15 +277,29 @@ class WorkspaceCache:
             return "stat:" + ":".join(map(str, sk))
         now = time.time_ns()
         try:
-            with open(key, "rb") as fh:
-                data = fh.read()
+            data, size = read_head(root, key, MAX_HASHED_BYTES + 1)
         except OSError:
             return None
+        if size > MAX_HASHED_BYTES:
+            return None  # grew since the `stat`: hashed next time
         sha = _hash(data)
         with self._lock:
             self._hashes[packed] = [*sk, sha, now]
             self.dirty = True
         return sha
+
+    @staticmethod
+    def _confined(root: Path, path: str) -> bool:
+        """Whether the link `path` is read as the index reads it: walked from the root,
+        every link on the way staying inside (`outside` resolves through an alias that
+        leads back in; the walk refuses it, so must the cache)."""
+        try:
+            read_head(root, path, 0)
+        except UnsafePath:
+            return False
+        except OSError:
+            pass
+        return True
 
     def digest(self, index: WorkspaceIndex, key: str) -> Digest | None:
         """The hash of what a check of `key` reads now; None when it is not cacheable
@@ -293,7 +314,9 @@ class WorkspaceCache:
             return None
         if not stat.S_ISREG(st.st_mode) or st.st_size > index.config.max_file_size:
             return None
-        sha = self._sha_of(key, st)
+        if os.path.islink(key) and not self._confined(index.root, key):
+            return None  # a link out (even back in through an alias): checked, not cached
+        sha = self._sha_of(index.root, key, st)
         return None if sha is None else Digest(sha, started, False)
 
     # -- inputs -----------------------------------------------------------------------
@@ -324,7 +347,11 @@ class WorkspaceCache:
         except OSError as exc:
             return f"-{exc.errno}"
         if stat.S_ISREG(st.st_mode):
-            sha = self._sha_of(path, st)
+            if os.path.islink(path) and not self._confined(index.root, path):
+                return "u"  # never read (`WorkspaceIndex` refuses it too): its content is moot
+            sha = self._sha_of(index.root, path, st)
+            if sha is None and outside(index.root, path) is not None:
+                return "u"
             return None if sha is None else "f" + sha
         if stat.S_ISDIR(st.st_mode):
             try:

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import PathError
 from ..model.base import Finding, Kind
 from ..paths import CONTENT, KIND, Look, look, norm, recording_looks
+from ..runs.confine import OutsideLink, read_head
 from ..workspace.config import load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
@@ -40,8 +41,10 @@ class CheckResult:
 _PHASE_HEADING = re.compile(r"^#{1,3} Phase \d", re.MULTILINE)
 
 
-def guess_kind(path: Path) -> Kind | None:
-    """Kind of a file outside the usual layout, named explicitly on the command line."""
+def guess_kind(path: Path, root: Path | None = None) -> Kind | None:
+    """Kind of a file outside the usual layout, named explicitly on the command line; its
+    head is read from `root` (default: its directory) as the index reads files, so a link
+    leaving the workspace is taken for a plan and reported (BTN400), not followed."""
     name = path.name
     if name.endswith(".jsonl"):
         return Kind.ERRORS_LOG
@@ -57,8 +60,9 @@ def guess_kind(path: Path) -> Kind | None:
     if "commands" in parts:
         return Kind.COMMAND
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(65536).decode("utf-8", errors="replace")
+        head = read_head(root or path.parent, path, 65536)[0].decode("utf-8", errors="replace")
+    except OutsideLink:
+        return Kind.PLAN
     except OSError:
         return None
     return Kind.PLAN if _PHASE_HEADING.search(head) or "plan" in name.lower() else None
@@ -178,10 +182,10 @@ def _find_targets(paths: list[Path], indexes: _Indexes
                 raise PathError(f"{raw}: cannot follow this symbolic link (it is broken or "
                                 "loops back on itself)")
             raise PathError(f"{raw}: no such file or directory")
-        if path.is_file():
+        if not path.is_dir():  # a file, or a FIFO or device named: reported, not read
             root = find_root(path) or path.parent
             idx = indexes.get(root)
-            kind = idx.kind_of(path) or guess_kind(path)
+            kind = idx.kind_of(path) or guess_kind(path, idx.root)
             if kind is None:
                 continue
             if str(path) not in seen:

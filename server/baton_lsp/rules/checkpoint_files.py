@@ -24,6 +24,7 @@ from ..model.base import Finding, Kind, Range, Severity
 from ..model.data import CheckpointDoc
 from ..model.states import State
 from ..parse.jsonpos import Positions
+from ..runs.confine import read_head
 from .base import RuleContext, rule
 
 CHECKPOINT = (Kind.CHECKPOINT,)
@@ -276,9 +277,14 @@ def checkpoint_tampered(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Findin
     baton = doc.data.get("baton")
     if not isinstance(baton, dict) or "checksum" not in baton:
         return
-    from ..runs.store import verify_file
+    from ..runs.store import verify_bytes
 
-    _data, problem = verify_file(Path(doc.path))
+    try:  # read again as the store reads it: a FIFO swapped in is refused, not waited on
+        raw, _ = read_head(ctx.root or Path(doc.path).parent, doc.path,
+                           ctx.config.max_file_size + 1)
+    except OSError:
+        return  # gone or replaced since it was parsed: its next check says what it is
+    _data, problem = verify_bytes(raw)
     if problem and "checksum" in problem:
         pos = _positions(ctx)
         where = pos.value_range(("baton", "checksum")) or ctx.line_range(0)
@@ -450,6 +456,20 @@ def _not_resumed_from(path: Path, ctx: RuleContext) -> bool:
     return any(stamp(p) > mine for p in siblings)
 
 
+def _plan_bytes(ctx: RuleContext, plan: Path | None) -> bytes | None:
+    """The saved bytes of a checkpoint's plan, when it is a regular file inside the
+    workspace (read without following a link out of it or waiting on a FIFO); None when it
+    is not, or is over `max-file-size` (then the resume's own judgement stands)."""
+    if plan is None or ctx.root is None:
+        return None
+    limit = ctx.config.max_file_size
+    try:
+        data, size = read_head(ctx.root, plan, limit + 1)
+    except OSError:
+        return None
+    return data if size <= limit else None
+
+
 def _plan_file(ctx: RuleContext, value: str) -> Path | None:
     """The checkpoint's plan on this machine: relative to the workspace root, a path into
     another checkout's `.claude/` re-rooted here, any other absolute path as written (the
@@ -578,15 +598,16 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     if turns is not None:  # the clock alone will add the age problem then
         ctx.valid_until(turns.timestamp())
     recorded = baton.get("plan_sha256") if baton is not None else None
-    if plan is not None and isinstance(recorded, str) and os.path.isfile(plan):
-        from ..runs.digest import plan_edited
+    saved = _plan_bytes(ctx, plan) if isinstance(recorded, str) else None
+    if saved is not None:
+        from ..runs.digest import bytes_edited
 
         # Baton's record: the content decides (a touch or checkout is no edit, and an edit
         # in the checkpoint's own second is one); progress marked since is no edit either
         problems = [p for p in problems if not p.startswith("Plan file modified")]
         progress_free = baton.get("plan_progress_free") if baton is not None else None
-        if plan_edited(Path(plan), recorded, progress_free if isinstance(
-                progress_free, str) else None):
+        if bytes_edited(saved, recorded if isinstance(recorded, str) else None,
+                        progress_free if isinstance(progress_free, str) else None):
             problems.append(f"Plan file modified since checkpoint ({plan}: its content is not "
                             "the content the checkpoint recorded in baton.plan_sha256)")
     if plan is not None and cp.plan_modification_time is not None and \

@@ -20,11 +20,14 @@ WORKFLOW = Convention.WORKFLOW_BASH
 @rule("BTN400", "unreadable-file", Severity.ERROR, ALL_KINDS,
       convention=BATON)
 def unreadable_file(doc: Unreadable, ctx: RuleContext) -> Iterator[Finding]:
-    """File cannot be read as text (binary, invalid UTF-8, too large).
+    """File cannot be read as text (binary, invalid UTF-8, too large) or is not read at all.
 
     Baton reads workspace files as UTF-8 text. A file that contains NUL bytes, is not valid
     UTF-8 or exceeds `max-file-size` is reported once here instead of being parsed, so a
-    stray binary or a runaway log never slows down or crashes checking.
+    stray binary or a runaway log never slows down or crashes checking. So is a FIFO or
+    device (opening it would wait for a writer) and a symbolic link leaving the workspace:
+    its target is not read, so nothing of a file elsewhere on the machine (a CI runner's)
+    reaches a report.
 
     Fix: re-save the file as UTF-8, move binaries out of `.claude/`, or exclude the path with
     `exclude = ["..."]` in `[tool.baton]`.

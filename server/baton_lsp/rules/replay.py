@@ -128,17 +128,21 @@ def _stats(base: str, rels: list[str], settled_before: int | None = None,
     judgement and what is stored."""
     flat: list[int] = []
     add = flat.extend
-    st_ = os.stat
+    lstat_, stat_, is_link = os.lstat, os.stat, stat.S_ISLNK
     for rel in rels:
         try:
-            st = st_(base + rel)
+            st = link = lstat_(base + rel)
+            if is_link(link.st_mode):  # what it points at, and the link itself: one
+                st = stat_(base + rel)  # retargeted (even at the same file) is a change
         except OSError as exc:
             add((-1, exc.errno or 0, 0, 0))
             continue
+        ctime = max(st.st_ctime_ns, link.st_ctime_ns)
         if settled_before is not None and not settled(
-                max(st.st_ctime_ns, st.st_mtime_ns), settled_before, strict):
+                max(ctime, st.st_mtime_ns), settled_before, strict):
             return None
-        add((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino & _INO_MASK))
+        ino = st.st_ino if st is link else st.st_ino ^ (link.st_ino << 17)
+        add((st.st_size, st.st_mtime_ns, ctime, ino & _INO_MASK))
     return flat
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
+from ..runs.confine import read_head
 from ..runs.digest import plan_edited
 from ..runs.places import checkpoints_root, errors_log_path, run_sources
 from .base import RuleContext, rule
@@ -242,15 +243,20 @@ def stale_checkpoint(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             related=_related(ctx, view, None), tags=[view.workflow_id])
 
 
-def _first_marker(path: Path) -> int:
-    """The 0-based line of the first conflict marker of a file (0 when there is none)."""
+_MARKER_SCAN_BYTES = 8 << 20
+
+
+def _first_marker(top: Path, path: Path) -> int:
+    """The 0-based line of the first conflict marker of a file (0 when there is none), in
+    its first 8 MiB: read below the repository's top without following a link out of it
+    and never waiting on a FIFO (the names come from a checkpoint, which anyone can plant)."""
     try:
-        with open(path, "rb") as fh:
-            for n, line in enumerate(fh):
-                if line.startswith(b"<<<<<<< ") or n > 100_000:
-                    return n if line.startswith(b"<<<<<<< ") else 0
+        head, _ = read_head(top, path, _MARKER_SCAN_BYTES)
     except OSError:
-        pass
+        return 0
+    for n, line in enumerate(head.split(b"\n")):
+        if line.startswith(b"<<<<<<< ") or n > 100_000:
+            return n if line.startswith(b"<<<<<<< ") else 0
     return 0
 
 
@@ -278,7 +284,8 @@ def phase_merge_conflict(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         top = Path(git.top or view.root)
         files = git.conflicts
         ctx.depends_on.update(str(top / f) for f in files)  # where their markers are
-        related = [Related(path=str(top / f), range=Range.of_line(_first_marker(top / f), 0, 0),
+        related = [Related(path=str(top / f),
+                           range=Range.of_line(_first_marker(top, top / f), 0, 0),
                            message=f"{CONFLICT_PREFIX}{f}") for f in files]
         shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more"
                                          if len(files) > 10 else "")

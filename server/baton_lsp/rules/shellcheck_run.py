@@ -377,7 +377,7 @@ def _work() -> None:
 def _start_workers() -> None:
     """Daemon threads that run the batches: they spend their time blocked on a pidfd or
     on a process slot, and never hold up the interpreter's exit (the processes they wait
-    for are killed then, see `_kill_running`). A few more than there are processes lets
+    for are killed then, see `kill_running`). A few more than there are processes lets
     the next batch wait for a slot, ready."""
     with _workers_lock:
         while len(_workers) < PROCESSES * 3:
@@ -387,9 +387,10 @@ def _start_workers() -> None:
 
 
 @atexit.register
-def _kill_running() -> None:
+def kill_running() -> None:
     """At exit (the editor closed the server, Ctrl-C on `baton check`), no ShellCheck
-    process is left to finish a batch nobody will read."""
+    process is left to finish a batch nobody will read. Public: a process that ends with
+    `os._exit` (the language server) calls it itself."""
     with _workers_lock:
         running = list(_running)
     for proc in running:

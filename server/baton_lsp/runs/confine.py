@@ -59,6 +59,22 @@ class UnsafePath(OSError):
         return self.message
 
 
+class OutsideLink(UnsafePath):
+    """The symbolic link `link` (relative to the workspace) on the way to a path points
+    out of the workspace, to `target` (as the link spells it)."""
+
+    def __init__(self, message: str, path: str | os.PathLike[str], link: str,
+                 target: str) -> None:
+        super().__init__(message, path)
+        self.link = link
+        self.target = target
+
+
+class NotRegular(UnsafePath):
+    """A path to read is a FIFO, socket, device or directory: opening or reading it could
+    block or never end, so it is not read."""
+
+
 def describe(exc: OSError) -> str:
     """One line for a user: what the disk said, in words, with the file when known."""
     if isinstance(exc, UnsafePath):
@@ -144,14 +160,16 @@ class _Walk:
             if rel is None:  # the root spelled through its own links (macOS /tmp)?
                 rel = _below(os.path.normpath(target), Path(os.path.realpath(self.root)))
             if rel is None:
-                raise UnsafePath(self._leaves(shown, target), self.root / shown)
+                raise OutsideLink(self._leaves(shown, target), self.root / shown, shown,
+                                  target)
             self.to_root()
             return [] if rel == os.curdir else rel.split(os.sep)
         depth = len(self.names)
         for part in target.split("/"):
             depth = depth - 1 if part == ".." else depth + (part not in ("", "."))
             if depth < 0:
-                raise UnsafePath(self._leaves(shown, target), self.root / shown)
+                raise OutsideLink(self._leaves(shown, target), self.root / shown, shown,
+                                  target)
         return [p for p in target.split("/") if p not in ("", ".")]
 
     def _leaves(self, shown: str, target: str) -> str:
@@ -452,6 +470,43 @@ def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 1 << 24) -
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
         return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_head(root: Path, path: str | os.PathLike[str], limit: int,
+              offset: int = 0) -> tuple[bytes, int]:
+    """The first `limit` bytes of the regular file `path` inside `root` (from `offset`; a
+    negative one counts from the end) and its size, for the checker's reads of workspace
+    files (a plan, agent or checkpoint a repository ships, the error log, an agent's log).
+    Reached as `read_bytes` reaches it: `OutsideLink` when a symlink on the way leaves the
+    workspace, `NotRegular` for a FIFO, socket, device or directory (opened `O_NONBLOCK`,
+    judged by `fstat` of the descriptor read, so nothing swapped in between is waited on).
+    A larger file is not refused here: the caller says how large it is."""
+    with _parent(root, path, create=False, follow=True, verb="read") as (dfd, name, walk):
+        shown = walk.shown(name)
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno not in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket
+                raise
+            raise NotRegular(f"refusing to read {shown}: it is not a regular file",
+                             root / shown) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(f"refusing to read {shown}: it is not a regular file",
+                             root / shown)
+        os.set_blocking(fd, True)
+        if offset:
+            os.lseek(fd, max(0, st.st_size + offset if offset < 0 else offset), os.SEEK_SET)
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks), st.st_size
     finally:
         os.close(fd)
 

@@ -33,6 +33,14 @@ def plan_edited(plan: Path, sha256: str | None, progress_free: str | None) -> bo
     if progress_free is None:
         return True
     try:
-        return plan_fingerprint(plan.read_bytes()) != progress_free
+        return bytes_edited(plan.read_bytes(), sha256, progress_free)
     except OSError:
         return True
+
+
+def bytes_edited(data: bytes, sha256: str | None, progress_free: str | None) -> bool:
+    """`plan_edited` of a plan's bytes read already (by a reader that would not follow a
+    link out of the workspace nor wait on a FIFO)."""
+    if sha256 is None or hashlib.sha256(data).hexdigest() == sha256:
+        return False
+    return progress_free is None or plan_fingerprint(data) != progress_free

@@ -30,6 +30,7 @@ from typing import Any
 from ..model.base import Range
 from ..model.data import ErrorRecord, LoggedError
 from ..paths import settled
+from . import confine
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
 from .record import PhaseGit, RecordError, StepRecord, read_record
 from .records import errors_log_path
@@ -165,7 +166,7 @@ class RunView:
         if not lines:
             path = self.log_path(step)
             if path is not None:
-                tail = [ln.strip() for ln in _tail(path).splitlines() if ln.strip()]
+                tail = [ln.strip() for ln in _tail(self.root, path).splitlines() if ln.strip()]
                 lines = [ln for ln in tail if not ln.startswith("PROGRESS:")] or tail
         if not lines:
             return None
@@ -179,13 +180,11 @@ class RunView:
         return sum(len(w) for w in self.waves)
 
 
-def _tail(path: Path, size: int = 4096) -> str:
+def _tail(root: Path, path: Path, size: int = 4096) -> str:
+    """The end of an agent's log, read as the checker reads files: a link out of the
+    workspace or a FIFO at its name gives nothing (its text would be quoted in findings)."""
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            end = fh.tell()
-            fh.seek(max(0, end - size))
-            return fh.read().decode("utf-8", "replace")
+        return confine.read_head(root, path, size, -size)[0].decode("utf-8", "replace")
     except OSError:
         return ""
 
@@ -244,6 +243,7 @@ class ErrorLog:
     JSON object, or names no workflow, is skipped (the BTN4xx rules report it)."""
 
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.path = errors_log_path(root)
         self._key: tuple[int, int] | None = None
         self._offset = 0
@@ -263,10 +263,9 @@ class ErrorLog:
             self._key, self._offset, self._line, self._by_workflow = key, 0, 0, {}
         if st.st_size == self._offset:
             return False
-        try:
-            with open(self.path, "rb") as fh:
-                fh.seek(self._offset)
-                chunk = fh.read(st.st_size - self._offset)
+        try:  # not through a link out of the workspace (BTN400 names it), nor a FIFO
+            chunk, _ = confine.read_head(self.root, self.path, st.st_size - self._offset,
+                                         self._offset)
         except OSError:
             return False
         end = chunk.rfind(b"\n") + 1  # a half-written last line waits for its newline

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -11,11 +12,28 @@ from pydantic import ValidationError
 from ..errors import ConfigError
 from ..model.config import BatonConfig
 from ..paths import look
+from ..runs.confine import NotRegular, OutsideLink, read_head
+
+log = logging.getLogger(__name__)
+
+_CONFIG_MAX = 1 << 20
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(root: Path, path: Path) -> dict[str, Any]:
+    """The TOML of the workspace file `path`, read without following a link out of the
+    workspace (its text could end up in an error message: such a file is skipped with a
+    warning) or waiting on a FIFO."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        data, size = read_head(root, path, _CONFIG_MAX + 1)
+        if size > _CONFIG_MAX:
+            raise ConfigError(f"{path}: cannot read: {size} bytes, more than {_CONFIG_MAX}")
+        return tomllib.loads(data.decode("utf-8"))
+    except OutsideLink as exc:
+        log.warning("%s: not read: it is reached through %s, a symbolic link to %s, outside "
+                    "the workspace", path, exc.link, exc.target)
+        return {}
+    except NotRegular:
+        raise ConfigError(f"{path}: cannot read: it is not a regular file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -46,9 +64,12 @@ def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> BatonConfig:
     """Merge pyproject `[tool.baton]`, then `.claude/baton.toml`, then `overrides`."""
     merged: dict[str, Any] = {}
-    sources: list[Path] = config_sources(root) if root is not None else []
-    for src in sources:
-        data = _read_toml(src)
+    sources: list[Path] = []
+    read: list[dict[str, Any]] = []
+    if root is not None:
+        sources = config_sources(root)
+        read = [_read_toml(root, src) for src in sources]
+    for src, data in zip(sources, read, strict=True):
         if src.name == "pyproject.toml":
             data = data.get("tool", {}).get("baton", {})
         if not isinstance(data, dict):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..model.base import Kind
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
+from ..runs.confine import OutsideLink, read_head
 
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".hypothesis"}
 
@@ -92,17 +93,17 @@ def plugin_layout(root: Path | str) -> PluginLayout | None:
         hit = _plugin_cache.get(key)
         if hit is not None and hit[0] == mtime:
             return hit[1]
-    layout = None if mtime is None else _read_layout(manifest)
+    layout = None if mtime is None else _read_layout(Path(key), manifest)
     with _plugin_lock:
         _plugin_cache[key] = (mtime, layout)
     return layout
 
 
-def _read_layout(manifest: str) -> PluginLayout:
+def _read_layout(root: Path, manifest: str) -> PluginLayout:
     layout = {c: (c,) for c in PLUGIN_COMPONENTS}
-    try:
-        with open(manifest, "rb") as fh:
-            data = json.loads(fh.read(_MANIFEST_MAX).decode("utf-8", errors="replace"))
+    try:  # not through a link out of the plugin, never waiting on a FIFO
+        data = json.loads(read_head(root, manifest, _MANIFEST_MAX)[0]
+                          .decode("utf-8", errors="replace"))
     except (OSError, ValueError):
         return layout  # a broken manifest still makes a plugin; its defaults are found
     if not isinstance(data, dict):
@@ -193,12 +194,17 @@ def plan_candidate(rel: str) -> bool:
     return False
 
 
-def looks_like_plan(path: Path) -> bool:
-    """True when the start of the file has a phase heading or a task checkbox."""
+def looks_like_plan(path: Path, root: Path | None = None) -> bool:
+    """True when the start of the file has a phase heading or a task checkbox, read from
+    `root` (default: its directory) as the index reads it. A link out of the workspace is
+    taken for a plan unread, so the check reports the link (BTN400) instead of skipping it;
+    a FIFO or device is no plan (opening it would wait for a writer)."""
     look(path)
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(_SNIFF_BYTES).decode("utf-8", errors="replace")
+        head = read_head(root or path.parent, path, _SNIFF_BYTES)[0] \
+            .decode("utf-8", errors="replace")
+    except OutsideLink:
+        return True
     except OSError:
         return False
     return _PLAN_SHAPE.search(head) is not None
@@ -228,7 +234,7 @@ def classify(rel: str, root: Path | None = None,
     if sub == ("specs", "state.json"):
         return Kind.REGISTRY
     if plan_candidate(rel):
-        return Kind.PLAN if root is not None and looks_like_plan(root / rel) else None
+        return Kind.PLAN if root is not None and looks_like_plan(root / rel, root) else None
     if name.endswith(".md"):
         if name.lower() == "readme.md":
             return None

@@ -20,6 +20,7 @@ from ..model.config import BatonConfig
 from ..model.data import Unreadable
 from ..parse.text import scrub, text_problem, too_large
 from ..paths import KIND, look, norm
+from ..runs.confine import NotRegular, OutsideLink, UnsafePath, read_head
 from .discovery import classify, excluded, plugin_layout, walk_files
 from .symbols import SymbolSummary, summarize
 
@@ -38,7 +39,35 @@ def _parse(kind: Kind, text: str, path: str) -> Any:
 
 log = logging.getLogger(__name__)
 
+NOT_REGULAR = "not a regular file (a directory, FIFO, socket or device); it was not read"
+
+
+def unread(root: Path, path: str, exc: OSError) -> str:
+    """Why the workspace file `path` was not read, for a user (a BTN400 reason, a log line):
+    what `read_head` refused, never anything from beyond a link."""
+    if isinstance(exc, OutsideLink):
+        rel = os.path.relpath(path, root)
+        if os.path.normpath(exc.link) == os.path.normpath(rel):
+            return (f"{rel} is a symbolic link to a file outside the workspace "
+                    f"({exc.target}); it was not read (Baton reads only inside the "
+                    "workspace: make it a file or a link inside it)")
+        return (f"{rel} is reached through {exc.link}, a symbolic link to a directory outside "
+                f"the workspace ({exc.target}); it was not read (Baton reads only inside the "
+                "workspace)")
+    if isinstance(exc, NotRegular):
+        return NOT_REGULAR
+    if isinstance(exc, UnsafePath):
+        return f"cannot read file: {exc.message}"
+    return f"cannot read file: {exc.strerror or exc}"
+
+
 _SYMBOL_KINDS = (Kind.PLAN, Kind.AGENT, Kind.COMMAND)
+
+
+def _stamp_of(st: os.stat_result) -> tuple[int, int, int]:
+    """What a parsed document is cached by: a link retargeted at another file of the same
+    size and time (one outside the workspace, say) is another inode, so parsed again."""
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class WorkspaceIndex:
@@ -165,12 +194,8 @@ class WorkspaceIndex:
         with self._lock:
             if key in self._overlays:
                 return self._overlays[key]
-        try:
-            st = os.stat(key)
-            if not stat.S_ISREG(st.st_mode):
-                return None  # reading a FIFO or device would block or never end
-            with open(key, "rb") as fh:
-                data = fh.read(self.config.max_file_size + 1)
+        try:  # a FIFO or device is refused, not waited on; a link out is not followed
+            data, _ = read_head(self.root, key, self.config.max_file_size + 1)
         except OSError:
             return None
         # Same text the parser saw: a BOM is not part of line 1 (`decode` drops it too).
@@ -197,7 +222,7 @@ class WorkspaceIndex:
         if overlay is not None:
             # Parsed outside the lock: the event loop takes it for every edit and request,
             # and must not wait for a worker's parse of another document.
-            problem = text_problem(overlay, self.config.max_file_size)
+            problem = self._outside(key) or text_problem(overlay, self.config.max_file_size)
             doc: Any = Unreadable(path=key, reason=problem) if problem is not None else \
                 _parse(kind, overlay, key)
             text = overlay if problem is None else None
@@ -217,18 +242,28 @@ class WorkspaceIndex:
             return None, None
         if not stat.S_ISREG(st.st_mode):
             # Opening a FIFO blocks until a writer appears; a device may never end.
-            return Unreadable(path=key, reason="not a regular file (a directory, FIFO, socket "
-                              "or device); it was not read"), None
-        stamp = (st.st_mtime_ns, st.st_size)
+            return Unreadable(path=key, reason=NOT_REGULAR), None
+        stamp = _stamp_of(st)
         with self._lock:
             cached = self._docs.get(key)
             if cached and cached[0] == stamp:
                 self._docs.move_to_end(key)
                 return cached[1], None
-        doc, text = self._read(key, kind, st.st_size)
+        doc, text = self._read(key, kind)
         with self._lock:
             self._remember(key, kind, stamp, doc, text)
         return doc, text
+
+    def _outside(self, key: str) -> str | None:
+        """Why the editor's text of `key` is not checked: on disk the name is a link out of
+        the workspace (the editor read the target; its findings would quote it)."""
+        try:
+            read_head(self.root, key, 0)
+        except OutsideLink as exc:
+            return unread(self.root, key, exc)
+        except OSError:
+            pass  # a new file, a FIFO: the editor's text is what there is
+        return None
 
     def _remember(self, key: str, kind: Kind, stamp: Any, doc: Any, text: str | None) -> None:
         """Cache a parsed document, evicting the least recently used beyond the bound, and
@@ -254,7 +289,7 @@ class WorkspaceIndex:
             st = os.stat(key)
         except OSError:
             return None
-        return (st.st_mtime_ns, st.st_size) if stat.S_ISREG(st.st_mode) else None
+        return _stamp_of(st) if stat.S_ISREG(st.st_mode) else None
 
     def symbols(self, path: str | Path, kind: Kind | None = None,
                 fresh: bool = True) -> tuple[SymbolSummary, ...]:
@@ -288,15 +323,17 @@ class WorkspaceIndex:
             self._symbols[key] = (stamp, summary)
         return summary
 
-    def _read(self, key: str, kind: Kind, size: int) -> tuple[Any, str | None]:
+    def _read(self, key: str, kind: Kind) -> tuple[Any, str | None]:
+        """Parse what is read now (the `stat` before it only keys the cache): walked from
+        the root, so a link leaving the workspace is reported, never followed, and a FIFO
+        swapped in after the `stat` is refused, not waited on."""
         limit = self.config.max_file_size
+        try:
+            data, size = read_head(self.root, key, limit + 1)
+        except OSError as exc:
+            return Unreadable(path=key, reason=unread(self.root, key, exc)), None
         if size > limit:
             return Unreadable(path=key, reason=too_large(size, limit)), None
-        try:
-            with open(key, "rb") as fh:
-                data = fh.read(limit + 1)
-        except OSError as exc:
-            return Unreadable(path=key, reason=f"cannot read file: {exc.strerror or exc}"), None
         from ..parse.text import UnreadableError, decode  # with the parser (see `_parse`)
 
         try:
