@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from itertools import islice
 from pathlib import PurePath
 
 from ..model.base import Range
@@ -323,10 +322,11 @@ def parse_plan(source: Source, path: str = "") -> Plan:
         if inside:
             kept = [c for c in candidates
                     if c[1].level == 2 or any(a.contains_line(c[1].line) for a in areas)]
+            kept_at = {c[0] for c in kept}  # a set: a list membership test per phase is n²
             numbers = {c[2].id for c in kept}
             last = max(a.end_line for a in areas)
             for i, h, phase in candidates:
-                if (i, h, phase) in kept or phase.id in numbers or h.line < last:
+                if i in kept_at or phase.id in numbers or h.line < last:
                     continue  # sketches before the section, or repeats of real phases
                 phase.range = Range.span(h.line, 0, ends[i], len(lines[ends[i]]))
                 _fill_phase(phase, md, h.line + 1, ends[i] + 1)
@@ -392,10 +392,14 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
     # under a sub-heading (`### Phase 8a`, `#### Theorem 3`) or nested in a task list belong
     # to a sub-phase, a task or a proof, not to the phase.
     headings = md.headings  # in line order: start where this phase starts, not at line 0
-    first = bisect_left(headings, start, key=_heading_line)
-    sub_heading = next((h.line for h in islice(headings, first, None) if h.line >= stop
-                        or h.text.strip().lower() != "metadata"), stop)
-    sub_heading = min(sub_heading, stop)
+    sub_heading = stop
+    # Indexed, not `islice(headings, first, None)`: islice steps over the `first` headings
+    # before it, which made this a scan of all earlier phases per phase.
+    for k in range(bisect_left(headings, start, key=_heading_line), len(headings)):
+        h = headings[k]
+        if h.line >= stop or h.text.strip().lower() != "metadata":
+            sub_heading = min(h.line, stop)
+            break
     for no, line in cleaned:
         low = line.lower()
         if no >= sub_heading or line[:2].isspace() or line[:1] == "\t":
