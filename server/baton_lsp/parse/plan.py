@@ -27,6 +27,7 @@ from ..model.plan import (
     Section,
     StatusMarker,
     Task,
+    covering_index,
 )
 from .common import line_links, suppressions
 from .markdown import Heading, MarkdownDoc, blank_code_spans, parse_markdown
@@ -318,10 +319,11 @@ def parse_plan(source: Source, path: str = "") -> Plan:
         candidates = []
     else:
         areas = [s.range for s in plan.sections if s.title.strip().lower() in PHASES_SECTIONS]
-        inside = [c for c in candidates if any(a.contains_line(c[1].line) for a in areas)]
+        starts = [a.start_line for a in areas]  # sections do not overlap: bisect, not scan
+        inside = [c for c in candidates if covering_index(areas, starts, c[1].line) >= 0]
         if inside:
             kept = [c for c in candidates
-                    if c[1].level == 2 or any(a.contains_line(c[1].line) for a in areas)]
+                    if c[1].level == 2 or covering_index(areas, starts, c[1].line) >= 0]
             kept_at = {c[0] for c in kept}  # a set: a list membership test per phase is n²
             numbers = {c[2].id for c in kept}
             last = max(a.end_line for a in areas)

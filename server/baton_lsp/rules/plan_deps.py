@@ -186,14 +186,19 @@ def dependency_cycle(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     if plan.role is not PlanRole.PLAN:
         return
     graph = build_graph(plan)
+    if not graph.cycles:
+        return
+    by_id: dict[str, Phase] = {}  # first phase of each id, as `plan.phase` (a scan) finds
+    for p in plan.phases:
+        by_id.setdefault(p.id, p)
     for cycle in graph.cycles:
-        first = plan.phase(cycle[0])
+        first = by_id.get(cycle[0])
         if first is None:
             continue
         ref_range = _ref_range(first, cycle[1]) or first.heading_range
         related = []
         for a, b in itertools.pairwise(cycle[1:]):
-            phase = plan.phase(a)
+            phase = by_id.get(a)
             if phase is not None:
                 related.append(Related(path=ctx.path, range=_ref_range(phase, b)
                                        or phase.heading_range,
