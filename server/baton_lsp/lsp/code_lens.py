@@ -53,7 +53,7 @@ def register(server: BatonServer) -> None:
             if wave is None:
                 title = "blocked by a dependency cycle"
             else:
-                title = f"Wave {wave} · " + _parallel(graph.waves[wave - 1], phase.id)
+                title = f"Wave {wave} · " + parallel_phases(graph.waves[wave - 1], phase.id)
             lenses.append(types.CodeLens(
                 range=to_lsp_range(phase.heading_range, lines),
                 command=types.Command(title=title, command=SHOW_GRAPH,
@@ -69,7 +69,7 @@ MAX_PARALLEL_NAMED = 10
 is quadratic in the wave's width (a 100,000-phase plan with one wide wave)."""
 
 
-def _parallel(wave: list[str], phase_id: str) -> str:
+def parallel_phases(wave: list[str], phase_id: str) -> str:
     if len(wave) <= 1:
         return "sequential"
     named = [p for p in wave[: MAX_PARALLEL_NAMED + 1] if p != phase_id][:MAX_PARALLEL_NAMED]

@@ -1,0 +1,137 @@
+"""A plan's size costs linear work: parse, plan rules, graph, outline, lenses and hover.
+
+Not timed: the work is counted as the Python events (calls and lines executed) that
+`sys.settrace` sees, which depend on the code and its input only, never on machine load.
+Each plan shape is checked at n and 4n phases; linear code does about 4× the events, a scan
+of all phases per phase about 16×. (Loops inside C, such as a list membership test, are not
+seen here; `benchmarks/bench_plan_size.py` times those end to end.)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from baton_lsp.lsp.code_lens import MAX_PARALLEL_NAMED, parallel_phases
+from baton_lsp.lsp.hover import phase_markdown
+from baton_lsp.lsp.symbols import document_symbols
+from baton_lsp.model import BatonConfig, Kind
+from baton_lsp.model.graph import build_graph
+from baton_lsp.parse.plan import parse_plan_text
+from baton_lsp.rules import engine as rules_engine
+from baton_lsp.workspace.index import WorkspaceIndex
+
+HEAD = ["# Plan: size", "", "## Metadata", "- **Date**: 2026-11-28",
+        "- **Status**: [IN PROGRESS]", ""]
+
+
+def chain(n: int) -> list[str]:
+    """Phases in a phases section, each depending on the one before, with links, nested
+    tasks and a suppression comment per phase and no blank line anywhere."""
+    out = [*HEAD, "## Success Criteria", *(f"- [ ] c{i}" for i in range(n)),
+           "## Implementation Phases"]
+    for i in range(1, n + 1):
+        out += [f"### Phase {i}: T{i} [COMPLETE]",
+                f"dependencies: [{i - 1}]" if i > 1 else "dependencies: []",
+                f"- [x] see [r](../reports/r{i}.md#x)", f"    - [x] nested [a](a{i}.md)",
+                "<!-- baton: ignore BTN116 -->"]
+    return out
+
+
+def h2_phases(n: int) -> list[str]:
+    """`## Phase N` headings (every phase its own section), no dependency lines."""
+    out = list(HEAD)
+    for i in range(1, n + 1):
+        out += [f"## Phase {i}: T", "- [ ] t", "**Status**: IN PROGRESS"]
+    return out
+
+
+def many_phase_sections(n: int) -> list[str]:
+    """A `## Implementation Phases` section per phase, prose dependencies."""
+    out = list(HEAD)
+    for i in range(1, n + 1):
+        out += ["## Implementation Phases", f"### Phase {i}: T",
+                f"**Dependencies**: Phase {max(1, i - 1)} and Phase {max(1, i - 2)}"]
+    return out
+
+
+def one_cycle(n: int) -> list[str]:
+    """Every phase in one long dependency cycle."""
+    out = [*HEAD, "## Implementation Phases"]
+    for i in range(1, n + 1):
+        out += [f"### Phase {i}: T", f"depends_on: [phase_{i % n + 1}]", "- [ ] t"]
+    return out
+
+
+def one_wave(n: int) -> list[str]:
+    """Every phase in the first wave: a wide wave, each lens naming its neighbours."""
+    out = [*HEAD, "## Implementation Phases"]
+    for i in range(1, n + 1):
+        out += [f"### Phase {i}: T", "dependencies: []"]
+    return out
+
+
+def count_events(fn: Callable[[], object]) -> int:
+    count = 0
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Callable[..., Any]:
+        nonlocal count
+        count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def plan_work(root: Path, lines: list[str]) -> Callable[[], object]:
+    """What a check, `baton graph` and the editor do with one plan."""
+    path = root / ".claude/specs/001_x/plans/001_plan.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "\n".join(lines) + "\n"
+    path.write_text(text, encoding="utf-8")
+
+    def work() -> object:
+        plan = parse_plan_text(text, str(path))
+        findings = rules_engine.check_file(WorkspaceIndex(root, BatonConfig()), path, Kind.PLAN)
+        graph = build_graph(plan)
+        lenses = []
+        for phase in plan.phases:
+            wave = graph.wave_of(phase.id)
+            graph.dependents(phase.id)
+            if wave is not None:
+                lenses.append(parallel_phases(graph.waves[wave - 1], phase.id))
+        symbols = document_symbols(plan, text.split("\n"))
+        hover = phase_markdown(plan, plan.phases[len(plan.phases) // 2])
+        return findings, lenses, symbols, hover
+
+    return work
+
+
+@pytest.mark.parametrize("shape", [chain, h2_phases, many_phase_sections, one_cycle,
+                                   one_wave])
+def test_plan_work_grows_linearly_with_phases(tmp_path: Path,
+                                              shape: Callable[[int], list[str]]) -> None:
+    count_events(plan_work(tmp_path / "warm", shape(20)))  # first use: registries, caches
+    small = count_events(plan_work(tmp_path / "small", shape(150)))
+    large = count_events(plan_work(tmp_path / "large", shape(600)))
+    assert small > 10_000  # the tracer saw the work
+    print(f"{shape.__name__}: {small} → {large} events ({large / small:.2f}×)")
+    assert large / small < 4.6, f"{shape.__name__}: {small} → {large} events for 4× phases"
+
+
+def test_wide_wave_lens_names_a_bounded_number_of_phases() -> None:
+    wave = [str(i) for i in range(1, 1001)]
+    title = parallel_phases(wave, "5")
+    assert title.startswith("parallel with Phase 1, 2, 3, 4, 6,")
+    assert title.endswith(f" and {999 - MAX_PARALLEL_NAMED} more")
+    assert parallel_phases(["1", "2"], "2") == "parallel with Phase 1"
+    assert parallel_phases(["1"], "1") == "sequential"
