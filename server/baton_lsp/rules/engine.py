@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
-from .base import SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
+from .base import NOT_CHECKED, SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
 from .conventions import follows, inputs
 
 if TYPE_CHECKING:
@@ -99,7 +99,10 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
         severity = config.severity_for(rule.code, rule.severity)
         try:
             for finding in rule.check(doc, ctx):
-                if severity is not rule.severity:
+                # What could not be checked is information at most: lowered, never raised.
+                if severity is not rule.severity and (
+                        NOT_CHECKED not in finding.tags
+                        or severity.rank > finding.severity.rank):
                     finding.severity = severity
                 findings.append(finding)
         except Exception as exc:  # one broken rule must not hide the others' findings
