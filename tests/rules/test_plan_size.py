@@ -16,6 +16,8 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from baton_lsp.lsp.code_lens import MAX_PARALLEL_NAMED, parallel_phases
 from baton_lsp.lsp.hover import phase_markdown
@@ -135,3 +137,43 @@ def test_wide_wave_lens_names_a_bounded_number_of_phases() -> None:
     assert title.endswith(f" and {999 - MAX_PARALLEL_NAMED} more")
     assert parallel_phases(["1", "2"], "2") == "parallel with Phase 1"
     assert parallel_phases(["1"], "1") == "sequential"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["", "text", "<!-- baton: ignore BTN116 -->",
+                                 "<!-- baton: ignore -->", "<!-- baton: ignore BTN105 BTN116 -->",
+                                 "<!-- baton: ignore-file BTN105 -->", "  "]), max_size=30),
+       st.lists(st.tuples(st.integers(0, 32), st.sampled_from(["BTN105", "BTN116", "BTN101"])),
+                max_size=30))
+def test_suppression_sweep_keeps_what_a_comment_by_comment_test_keeps(
+        lines: list[str], spots: list[tuple[int, str]]) -> None:
+    """Suppression scopes from one backward pass (`parse.common`) and the sweep over lines
+    (`engine._unsuppressed`) against the forward scans and the per-finding, per-comment test
+    they replaced, on random comments, blank lines and findings."""
+    from baton_lsp.model.base import Finding, Range, Severity
+    from baton_lsp.parse.text import split_lines
+    from baton_lsp.rules.engine import _unsuppressed
+
+    text = "\n".join(lines) + "\n"
+    doc = parse_plan_text(text, "p.md")
+    all_lines = split_lines(text)
+    for sup in doc.suppressions:  # scopes: the block after the comment, as scanned before
+        if sup.file_level:
+            continue
+        start = sup.range.end_line + 1
+        while start < len(all_lines) and not all_lines[start].strip():
+            start += 1
+        end = start
+        while end + 1 < len(all_lines) and all_lines[end + 1].strip():
+            end += 1
+        assert (sup.scope_start, sup.scope_end) == (start, end)
+    findings = [Finding(code=code, rule="r", severity=Severity.WARNING, message=str(i),
+                        path="p.md", range=Range.of_line(line)) for i, (line, code)
+                in enumerate(spots)]
+
+    def suppressed(f: Finding) -> bool:
+        return any((not s.codes or f.code in s.codes) and (
+            s.file_level or s.scope_start <= f.range.start_line <= s.scope_end)
+            for s in doc.suppressions)
+
+    assert _unsuppressed(list(findings), doc) == [f for f in findings if not suppressed(f)]
