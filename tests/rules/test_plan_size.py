@@ -177,3 +177,50 @@ def test_suppression_sweep_keeps_what_a_comment_by_comment_test_keeps(
             for s in doc.suppressions)
 
     assert _unsuppressed(list(findings), doc) == [f for f in findings if not suppressed(f)]
+
+
+def _fixed(spans: list[list[tuple[int, int, int, int]]]) -> list[Any]:
+    from baton_lsp.model.base import Finding, Fix, Range, Severity, TextEdit
+
+    return [Finding(code="BTN105", rule="r", severity=Severity.WARNING, message=str(i),
+                    path="p.md", range=Range.span(*edits[0]) if edits else Range.of_line(0),
+                    fix=Fix(title="t", edits=[TextEdit(path="p.md", range=Range.span(*e),
+                                                       new_text="x") for e in edits]))
+            for i, edits in enumerate(spans)]
+
+
+_spans = st.lists(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 4), st.integers(0, 6),
+                                     st.integers(0, 4)).map(lambda t: (
+                                         *min(t[:2], t[2:]), *max(t[:2], t[2:]))),
+                           min_size=1, max_size=3), max_size=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_spans)
+def test_fix_all_skips_what_a_test_against_every_earlier_edit_skips(
+        spans: list[list[tuple[int, int, int, int]]]) -> None:
+    from baton_lsp.lsp.code_actions import _non_overlapping, _overlaps
+
+    findings = _fixed(spans)
+    taken: list[Any] = []
+    expected: list[Any] = []
+    for f in findings:
+        if any(_overlaps(e.range, t) for e in f.fix.edits for t in taken):
+            continue
+        taken.extend(e.range for e in f.fix.edits)
+        expected.extend(f.fix.edits)
+    assert _non_overlapping(findings) == expected
+
+
+def test_fix_all_work_grows_linearly_with_fixes() -> None:
+    """One safe fix per phase (a large plan's BTN105 fixes): counted, not timed."""
+    from baton_lsp.lsp.code_actions import _non_overlapping
+
+    def fixes(n: int) -> list[Any]:
+        return _fixed([[(3 * i, 0, 3 * i, 0)] for i in range(n)])
+
+    small, large = fixes(500), fixes(2000)
+    a = count_events(lambda: _non_overlapping(small))
+    b = count_events(lambda: _non_overlapping(large))
+    assert len(_non_overlapping(large)) == 2000
+    assert b / a < 4.6, f"{a} → {b} events for 4× fixes"
