@@ -8,7 +8,6 @@ is tried against a few anchored regexes. That keeps it linear in file size.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from pathlib import PurePath
 
 from ..model.base import Range
@@ -331,14 +330,14 @@ def parse_plan(source: Source, path: str = "") -> Plan:
                 if i in kept_at or phase.id in numbers or h.line < last:
                     continue  # sketches before the section, or repeats of real phases
                 phase.range = Range.span(h.line, 0, ends[i], len(lines[ends[i]]))
-                _fill_phase(phase, md, h.line + 1, ends[i] + 1)
+                _fill_phase(phase, md, h.line + 1, ends[i] + 1, i + 1)
                 if phase.status is not None or phase.dependencies is not None or phase.tasks:
                     plan.stranded_phases.append(phase)
             candidates = kept
     for i, h, phase in candidates:
         end = ends[i]
         phase.range = Range.span(h.line, 0, end, len(lines[end]))
-        _fill_phase(phase, md, h.line + 1, end + 1)
+        _fill_phase(phase, md, h.line + 1, end + 1, i + 1)
         plan.phases.append(phase)
 
     # Metadata: under `## Metadata`, else bullets between the title and the first H2.
@@ -385,7 +384,8 @@ def parse_plan(source: Source, path: str = "") -> Plan:
     return plan
 
 
-def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
+def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int) -> None:
+    """`first`: the index in `md.headings` of the first heading after the phase's own."""
     lines, opaque = md.lines, md.opaque
     cleaned = [(no, blank_code_spans(lines[no])) for no in range(start, min(stop, len(lines)))
                if not opaque[no]]
@@ -397,7 +397,7 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
     sub_heading = stop
     # Indexed, not `islice(headings, first, None)`: islice steps over the `first` headings
     # before it, which made this a scan of all earlier phases per phase.
-    for k in range(bisect_left(headings, start, key=_heading_line), len(headings)):
+    for k in range(first, len(headings)):
         h = headings[k]
         if h.line >= stop or h.text.strip().lower() != "metadata":
             sub_heading = min(h.line, stop)
@@ -425,10 +425,6 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
                 phase.body_status = _status_from(m.group(1), no, m.start(1))
         if phase.expanded_link is None and ".md" in low:
             _expanded_link_line(phase, no, line, low)
-
-
-def _heading_line(h: Heading) -> int:
-    return h.line
 
 
 def _expanded_link_line(phase: Phase, no: int, line: str, low: str) -> None:
