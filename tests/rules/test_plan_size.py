@@ -78,6 +78,14 @@ def one_wave(n: int) -> list[str]:
     return out
 
 
+def unknown_deps(n: int) -> list[str]:
+    """Every phase depends on a phase that does not exist (BTN101 on each)."""
+    out = [*HEAD, "## Implementation Phases"]
+    for i in range(1, n + 1):
+        out += [f"### Phase {i}: T", f"dependencies: [{i - 1}, {n + i}]"]
+    return out
+
+
 def count_events(fn: Callable[[], object]) -> int:
     count = 0
 
@@ -94,8 +102,10 @@ def count_events(fn: Callable[[], object]) -> int:
     return count
 
 
-def plan_work(root: Path, lines: list[str]) -> Callable[[], object]:
-    """What a check, `baton graph` and the editor do with one plan."""
+def plan_work(root: Path, lines: list[str], out: list[int] | None = None
+              ) -> Callable[[], object]:
+    """What a check, `baton graph` and the editor do with one plan; appends to `out` the
+    number of characters of the findings' messages (output is work too)."""
     path = root / ".claude/specs/001_x/plans/001_plan.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     text = "\n".join(lines) + "\n"
@@ -113,18 +123,23 @@ def plan_work(root: Path, lines: list[str]) -> Callable[[], object]:
                 lenses.append(parallel_phases(graph.waves[wave - 1], phase.id))
         symbols = document_symbols(plan, text.split("\n"))
         hover = phase_markdown(plan, plan.phases[len(plan.phases) // 2])
+        if out is not None:
+            out.append(sum(len(f.message) + sum(len(r.message) for r in f.related)
+                           for f in findings))
         return findings, lenses, symbols, hover
 
     return work
 
 
 @pytest.mark.parametrize("shape", [chain, h2_phases, many_phase_sections, one_cycle,
-                                   one_wave])
+                                   one_wave, unknown_deps])
 def test_plan_work_grows_linearly_with_phases(tmp_path: Path,
                                               shape: Callable[[int], list[str]]) -> None:
     count_events(plan_work(tmp_path / "warm", shape(20)))  # first use: registries, caches
-    small = count_events(plan_work(tmp_path / "small", shape(150)))
-    large = count_events(plan_work(tmp_path / "large", shape(600)))
+    chars: list[int] = []
+    small = count_events(plan_work(tmp_path / "small", shape(150), chars))
+    large = count_events(plan_work(tmp_path / "large", shape(600), chars))
+    assert chars[1] <= 4.6 * max(chars[0], 100), f"{shape.__name__}: message chars {chars}"
     assert small > 10_000  # the tracer saw the work
     print(f"{shape.__name__}: {small} → {large} events ({large / small:.2f}×)")
     assert large / small < 4.6, f"{shape.__name__}: {small} → {large} events for 4× phases"
@@ -224,3 +239,13 @@ def test_fix_all_work_grows_linearly_with_fixes() -> None:
     b = count_events(lambda: _non_overlapping(large))
     assert len(_non_overlapping(large)) == 2000
     assert b / a < 4.6, f"{a} → {b} events for 4× fixes"
+
+
+def test_unknown_dependency_message_elides_a_long_list_of_phases() -> None:
+    lines = unknown_deps(30)
+    findings = rules_engine.check_text(Kind.PLAN, "\n".join(lines) + "\n",
+                                       "/ws/.claude/specs/001_x/plans/001_plan.md")
+    [first] = [f for f in findings if f.code == "BTN101" and "phase 31," in f.message]
+    assert first.message.endswith(
+        "valid phase ids: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, …, "
+        "29, 30 (30 phases)"), first.message

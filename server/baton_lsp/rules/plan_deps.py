@@ -95,7 +95,7 @@ def unknown_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     known = _known_ids(plan, ctx)
     if known is None:
         return
-    listing = ", ".join(sorted(known, key=_sort_key)) or "none"
+    listing = _listing(sorted(known, key=_sort_key))
     for phase in plan.phases:
         if phase.dependencies is None:
             continue
@@ -364,6 +364,17 @@ def extra_dependency_line(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                      f"{phase.dependencies.range.start_line + 1} is used",
                 related=[Related(path=ctx.path, range=phase.dependencies.range,
                                  message="dependency line in use")])
+
+
+MAX_LISTED = 20
+"""Phase ids a BTN101 message lists before it elides the middle: every message naming all
+the phases made the output of a large plan quadratic in its size."""
+
+
+def _listing(ids: list[str]) -> str:
+    if len(ids) <= MAX_LISTED:
+        return ", ".join(ids) or "none"
+    return f"{', '.join(ids[:MAX_LISTED - 2])}, …, {', '.join(ids[-2:])} ({len(ids):,} phases)"
 
 
 def _sort_key(pid: str) -> tuple[float, str]:
