@@ -249,3 +249,31 @@ def test_unknown_dependency_message_elides_a_long_list_of_phases() -> None:
     assert first.message.endswith(
         "valid phase ids: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, …, "
         "29, 30 (30 phases)"), first.message
+
+
+class _Compared(str):
+    """A phase id whose every equality test is a Python call, so `count_events` sees it."""
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_graph_of_a_phase_with_a_long_dependency_list_is_linear() -> None:
+    """One dependency line of thousands of ids (a line may hold 200,000 characters): its
+    duplicates are dropped without a scan of the list per id."""
+    def lines(n: int) -> list[str]:
+        return [*HEAD, "## Implementation Phases",
+                *(f"### Phase {i}: T\ndependencies: []" for i in range(1, n)),
+                f"### Phase {n}: T", "dependencies: [" + ", ".join(
+                    str(k % (n - 1) + 1) for k in range(2 * n)) + "]"]
+
+    plans = [parse_plan_text("\n".join(lines(n)) + "\n", "p.md") for n in (500, 2000)]
+    for plan in plans:  # ids whose comparisons the tracer sees (a list scan runs in C)
+        for phase in plan.phases:
+            for ref in phase.dependencies.refs if phase.dependencies else []:
+                ref.id = _Compared(ref.id)
+    small, large = (count_events(lambda p=p: build_graph(p)) for p in plans)
+    assert build_graph(plans[1]).deps["2000"] == [str(k) for k in range(1, 2000)]
+    assert large / small < 4.6, f"{small} → {large} events for 4× phases"

@@ -56,12 +56,9 @@ def build_graph(plan: Plan) -> PlanGraph:
     known = set(order)
     deps: dict[str, list[str]] = {}
     if declared:
-        for pid in order:
-            seen: list[str] = []
-            for d in raw_deps.get(pid, []):
-                if d in known and d != pid and d not in seen:
-                    seen.append(d)
-            deps[pid] = seen
+        for pid in order:  # dict.fromkeys: ordered and deduplicated without a list scan
+            deps[pid] = list(dict.fromkeys(d for d in raw_deps.get(pid, [])
+                                           if d in known and d != pid))
     else:
         deps = {pid: ([order[i - 1]] if i else []) for i, pid in enumerate(order)}
     graph = PlanGraph(order=order, titles=titles, deps=deps, implicit=not declared)
