@@ -70,7 +70,7 @@ def corpus_blocks(corpus: Path) -> list[str]:
 def compare(binary: str, scripts: list[str]) -> dict[str, float]:
     exclude = tuple(BatonConfig().shellcheck_exclude)
     full, plain = Options(binary, exclude, graph=True), Options(binary, exclude, graph=False)
-    found = run_many([(o, s) for s in scripts for o in (full, plain)], None, budget=3600)
+    found = run_many([(o, s) for s in scripts for o in (full, plain)], None)
 
     def reported(result: object) -> list[tuple[int, int, int]] | None:
         if not isinstance(result, list):

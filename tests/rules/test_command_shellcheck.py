@@ -233,13 +233,12 @@ def test_binary_found_next_to_python(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 def test_timeout_gives_a_reason_and_bad_output_no_findings(
         monkeypatch: pytest.MonkeyPatch) -> None:
     def timing_out(argv: list[str], stdin: Any, fds: Any, timeout: float) -> Any:
-        raise subprocess.TimeoutExpired(argv, timeout)
+        raise shellcheck_run.OverLimit("killed")
 
     monkeypatch.setattr(shellcheck_run, "_execute", timing_out)
     options = shellcheck_run.Options("/bin/shellcheck")
     block = (options, "echo $1\n")
-    assert shellcheck_run.run_many([block], None)[block] == \
-        f"ShellCheck did not finish within {shellcheck_run.BLOCK_SECONDS:.3g} s"
+    assert shellcheck_run.run_many([block], None)[block] == shellcheck_run.OVER_LIMIT
 
     def garbage(argv: list[str], stdin: Any, fds: Any, timeout: float) -> Any:
         return shellcheck_run.Outcome(3, b"not json", b"boom")
@@ -491,12 +490,39 @@ def test_a_block_that_nests_too_deep_is_reported_not_checked(binary: str, body: 
     assert "not checked" in finding.message and "deep" in finding.message, finding.message
 
 
-def test_a_block_over_its_time_budget_is_reported_not_checked(
+def test_the_wall_clock_safety_net_is_reported_as_the_cpu_limit(
         binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shellcheck_run, "BLOCK_SECONDS", 0.001)
+    monkeypatch.setattr(shellcheck_run, "WALL_SECONDS", 0.001)
     [finding] = check(blocks("echo $1"))
     assert finding.severity is Severity.INFO and "not checked" in finding.message
-    assert "did not finish within" in finding.message, finding.message
+    assert finding.message.endswith(shellcheck_run.OVER_LIMIT), finding.message
+
+
+def test_a_block_over_its_cpu_time_limit_is_reported_not_checked(
+        binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real ShellCheck killed by its own RLIMIT_CPU (1 s here) on a block its parser
+    backtracks on (let through by a raised nesting limit): information on the fence."""
+    monkeypatch.setattr(shellcheck_run, "CPU_SECONDS", 1)
+    monkeypatch.setattr(shellcheck_run, "MAX_NESTING", 10_000)
+    started = time.process_time()
+    [finding] = check(blocks("echo " + "$((" * 12 + "1"))
+    assert finding.severity is Severity.INFO and "not checked" in finding.message
+    assert finding.message.endswith(shellcheck_run.OVER_LIMIT), finding.message
+    assert time.process_time() - started < 30  # our own CPU: the child's was the one limited
+
+
+def test_blocks_past_the_file_limits_are_information_in_document_order(
+        binary: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shellcheck_run, "MAX_FILE_BLOCKS", 3)
+    bodies = [f'if [ "$A" > {i} ]; then echo {i}; fi' for i in range(5)]
+    found = check(blocks(*bodies, bodies[0]), BatonConfig(shellcheck="all",
+                                                          severity={"BTN330": "error"}))
+    checked = [f for f in found if f.message.startswith("SC2071")]
+    skipped = [f for f in found if "not checked" in f.message]
+    assert len(checked) == 4  # the first three blocks, and the sixth: a repeat of the first
+    assert [f.message.split(" was")[0] for f in skipped] == ["bash block 4", "bash block 5"]
+    assert all(f.severity is Severity.INFO for f in skipped)  # never raised to BTN330's error
+    assert all(f.severity is Severity.ERROR for f in checked)
 
 
 def test_lone_surrogates_in_editor_text_do_not_break_the_rule(binary: str) -> None:

@@ -106,7 +106,7 @@ def _both_ways(binary: str, scripts: list[str]) -> list[tuple[str, bool]]:
     full = shellcheck_run.Options(binary, EXCLUDE, graph=True)
     plain = shellcheck_run.Options(binary, EXCLUDE, graph=False)
     runs = [(o, s) for s in scripts for o in (full, plain)]
-    found = shellcheck_run.run_many(runs, None, budget=120)
+    found = shellcheck_run.run_many(runs, None)
     return [(s, _reported(found[(full, s)]) != _reported(found[(plain, s)])) for s in scripts]
 
 

@@ -6,6 +6,7 @@ it looks up the findings of the document's current version and turns their fixes
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -39,16 +40,48 @@ def _suppress_edit(path: str, finding: Finding, lines: list[str]) -> TextEdit | 
                     new_text=f"{indent}<!-- baton: ignore {finding.code} -->\n")
 
 
+Position = tuple[int, int]
+
+
+class _Taken:
+    """The text spans already edited, as sorted disjoint closed intervals: an overlap test
+    is a bisection, where a test against every earlier edit made fix-all quadratic in the
+    number of fixes (a large plan has one per phase)."""
+
+    def __init__(self) -> None:
+        self.starts: list[Position] = []
+        self.ends: list[Position] = []
+
+    def overlaps(self, rng: Range) -> bool:
+        """As `_overlaps` against every span added so far."""
+        k = bisect_right(self.starts, (rng.end_line, rng.end_char)) - 1
+        return k >= 0 and self.ends[k] >= (rng.start_line, rng.start_char)
+
+    def add(self, rng: Range) -> None:
+        s, e = (rng.start_line, rng.start_char), (rng.end_line, rng.end_char)
+        i = bisect_right(self.starts, s)
+        if i > 0 and self.ends[i - 1] >= s:
+            i -= 1
+            s, e = self.starts[i], max(e, self.ends[i])
+        j = i
+        while j < len(self.starts) and self.starts[j] <= e:
+            e = max(e, self.ends[j])
+            j += 1
+        self.starts[i:j] = [s]
+        self.ends[i:j] = [e]
+
+
 def _non_overlapping(findings: list[Finding]) -> list[TextEdit]:
     """Safe fixes of a document, skipping any whose edits overlap an earlier one."""
-    taken: list[Range] = []
+    taken = _Taken()
     out: list[TextEdit] = []
     for f in findings:
         if f.fix is None or not f.fix.safe:
             continue
-        if any(_overlaps(e.range, t) for e in f.fix.edits for t in taken):
+        if any(taken.overlaps(e.range) for e in f.fix.edits):
             continue
-        taken.extend(e.range for e in f.fix.edits)
+        for e in f.fix.edits:
+            taken.add(e.range)
         out.extend(f.fix.edits)
     return out
 

@@ -53,9 +53,7 @@ def register(server: BatonServer) -> None:
             if wave is None:
                 title = "blocked by a dependency cycle"
             else:
-                others = [p for p in graph.waves[wave - 1] if p != phase.id]
-                title = f"Wave {wave} · " + (
-                    f"parallel with Phase {', '.join(others)}" if others else "sequential")
+                title = f"Wave {wave} · " + parallel_phases(graph.waves[wave - 1], phase.id)
             lenses.append(types.CodeLens(
                 range=to_lsp_range(phase.heading_range, lines),
                 command=types.Command(title=title, command=SHOW_GRAPH,
@@ -64,6 +62,19 @@ def register(server: BatonServer) -> None:
                 lenses.append(types.CodeLens(range=to_lsp_range(phase.heading_range, lines),
                                              command=_phase_command(view, phase.id)))
         return lenses
+
+
+MAX_PARALLEL_NAMED = 10
+"""Phases a wave lens names before `and N more`: every lens of a wave naming all the others
+is quadratic in the wave's width (a 100,000-phase plan with one wide wave)."""
+
+
+def parallel_phases(wave: list[str], phase_id: str) -> str:
+    if len(wave) <= 1:
+        return "sequential"
+    named = [p for p in wave[: MAX_PARALLEL_NAMED + 1] if p != phase_id][:MAX_PARALLEL_NAMED]
+    more = len(wave) - 1 - len(named)
+    return f"parallel with Phase {', '.join(named)}" + (f" and {more} more" if more else "")
 
 
 def _ago(stamp: str | None) -> str | None:

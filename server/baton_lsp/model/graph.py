@@ -27,15 +27,17 @@ class PlanGraph:
     blocked: list[str] = field(default_factory=list)
     """Phases that can never run because they are in, or depend on, a cycle."""
     critical_path: list[str] = field(default_factory=list)
+    wave_number: dict[str, int] = field(default_factory=dict)
+    """id → its 1-based wave (phases in or behind a cycle have none): code lenses ask per
+    phase, and a scan of the waves per phase is quadratic in a large plan."""
+    users: dict[str, list[str]] = field(default_factory=dict)
+    """id → ids that depend on it, in document order (the reverse of `deps`)."""
 
     def wave_of(self, phase_id: str) -> int | None:
-        for i, wave in enumerate(self.waves, 1):
-            if phase_id in wave:
-                return i
-        return None
+        return self.wave_number.get(phase_id)
 
     def dependents(self, phase_id: str) -> list[str]:
-        return [p for p in self.order if phase_id in self.deps.get(p, [])]
+        return list(self.users.get(phase_id, ()))
 
 
 def build_graph(plan: Plan) -> PlanGraph:
@@ -54,12 +56,9 @@ def build_graph(plan: Plan) -> PlanGraph:
     known = set(order)
     deps: dict[str, list[str]] = {}
     if declared:
-        for pid in order:
-            seen: list[str] = []
-            for d in raw_deps.get(pid, []):
-                if d in known and d != pid and d not in seen:
-                    seen.append(d)
-            deps[pid] = seen
+        for pid in order:  # dict.fromkeys: ordered and deduplicated without a list scan
+            deps[pid] = list(dict.fromkeys(d for d in raw_deps.get(pid, [])
+                                           if d in known and d != pid))
     else:
         deps = {pid: ([order[i - 1]] if i else []) for i, pid in enumerate(order)}
     graph = PlanGraph(order=order, titles=titles, deps=deps, implicit=not declared)
@@ -130,6 +129,8 @@ def _layer(graph: PlanGraph) -> None:
             if indegree[user] == 0:
                 ready.append(user)
     graph.blocked = [pid for pid in graph.order if pid not in wave]
+    graph.wave_number = wave
+    graph.users = users
     if wave:
         graph.waves = [[] for _ in range(max(wave.values()))]
         for pid in graph.order:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Sequence
 from enum import StrEnum
 
 from .base import Model, Range
@@ -134,6 +136,14 @@ COMPLETE = frozenset({FINISHED, "COMPLETED"})
 """Both spellings mean finished (the seeds' scripts match only `[COMPLETE]`; BTN114 says so)."""
 DONE = COMPLETE | {"SKIPPED"}
 """Phases nothing waits for and the engine does not run again."""
+
+
+def covering_index(ranges: Sequence[Range], starts: Sequence[int], line: int) -> int:
+    """Index of the range holding `line` among sorted, non-overlapping `ranges` (sections),
+    `starts` being their start lines; -1 when none does. A bisection, not a scan: callers
+    ask once per phase, and a plan can have as many sections as phases."""
+    k = bisect_right(starts, line) - 1
+    return k if k >= 0 and ranges[k].contains_line(line) else -1
 
 
 def status_word(phase: Phase) -> str | None:

@@ -8,8 +8,6 @@ is tried against a few anchored regexes. That keeps it linear in file size.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from itertools import islice
 from pathlib import PurePath
 
 from ..model.base import Range
@@ -28,6 +26,7 @@ from ..model.plan import (
     Section,
     StatusMarker,
     Task,
+    covering_index,
 )
 from .common import line_links, suppressions
 from .markdown import Heading, MarkdownDoc, blank_code_spans, parse_markdown
@@ -319,24 +318,26 @@ def parse_plan(source: Source, path: str = "") -> Plan:
         candidates = []
     else:
         areas = [s.range for s in plan.sections if s.title.strip().lower() in PHASES_SECTIONS]
-        inside = [c for c in candidates if any(a.contains_line(c[1].line) for a in areas)]
+        starts = [a.start_line for a in areas]  # sections do not overlap: bisect, not scan
+        inside = [c for c in candidates if covering_index(areas, starts, c[1].line) >= 0]
         if inside:
             kept = [c for c in candidates
-                    if c[1].level == 2 or any(a.contains_line(c[1].line) for a in areas)]
+                    if c[1].level == 2 or covering_index(areas, starts, c[1].line) >= 0]
+            kept_at = {c[0] for c in kept}  # a set: a list membership test per phase is n²
             numbers = {c[2].id for c in kept}
             last = max(a.end_line for a in areas)
             for i, h, phase in candidates:
-                if (i, h, phase) in kept or phase.id in numbers or h.line < last:
+                if i in kept_at or phase.id in numbers or h.line < last:
                     continue  # sketches before the section, or repeats of real phases
                 phase.range = Range.span(h.line, 0, ends[i], len(lines[ends[i]]))
-                _fill_phase(phase, md, h.line + 1, ends[i] + 1)
+                _fill_phase(phase, md, h.line + 1, ends[i] + 1, i + 1)
                 if phase.status is not None or phase.dependencies is not None or phase.tasks:
                     plan.stranded_phases.append(phase)
             candidates = kept
     for i, h, phase in candidates:
         end = ends[i]
         phase.range = Range.span(h.line, 0, end, len(lines[end]))
-        _fill_phase(phase, md, h.line + 1, end + 1)
+        _fill_phase(phase, md, h.line + 1, end + 1, i + 1)
         plan.phases.append(phase)
 
     # Metadata: under `## Metadata`, else bullets between the title and the first H2.
@@ -383,7 +384,8 @@ def parse_plan(source: Source, path: str = "") -> Plan:
     return plan
 
 
-def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
+def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int) -> None:
+    """`first`: the index in `md.headings` of the first heading after the phase's own."""
     lines, opaque = md.lines, md.opaque
     cleaned = [(no, blank_code_spans(lines[no])) for no in range(start, min(stop, len(lines)))
                if not opaque[no]]
@@ -392,10 +394,14 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
     # under a sub-heading (`### Phase 8a`, `#### Theorem 3`) or nested in a task list belong
     # to a sub-phase, a task or a proof, not to the phase.
     headings = md.headings  # in line order: start where this phase starts, not at line 0
-    first = bisect_left(headings, start, key=_heading_line)
-    sub_heading = next((h.line for h in islice(headings, first, None) if h.line >= stop
-                        or h.text.strip().lower() != "metadata"), stop)
-    sub_heading = min(sub_heading, stop)
+    sub_heading = stop
+    # Indexed, not `islice(headings, first, None)`: islice steps over the `first` headings
+    # before it, which made this a scan of all earlier phases per phase.
+    for k in range(first, len(headings)):
+        h = headings[k]
+        if h.line >= stop or h.text.strip().lower() != "metadata":
+            sub_heading = min(h.line, stop)
+            break
     for no, line in cleaned:
         low = line.lower()
         if no >= sub_heading or line[:2].isspace() or line[:1] == "\t":
@@ -419,10 +425,6 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int) -> None:
                 phase.body_status = _status_from(m.group(1), no, m.start(1))
         if phase.expanded_link is None and ".md" in low:
             _expanded_link_line(phase, no, line, low)
-
-
-def _heading_line(h: Heading) -> int:
-    return h.line
 
 
 def _expanded_link_line(phase: Phase, no: int, line: str, low: str) -> None:

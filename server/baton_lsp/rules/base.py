@@ -53,6 +53,9 @@ def closest(word: str, choices: Sequence[str], cutoff: float = 0.6) -> str | Non
 
 SKIPPED_LOG = "baton_lsp.rules.skipped"
 """Logger saying why a rule, block or file was not checked; `baton check --verbose` shows it."""
+NOT_CHECKED = "not-checked"
+"""Tag of a finding that says some input could not be checked (a limit was reached): it is
+information at most, whatever severity its rule is configured to (see `engine`)."""
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from typing import Any
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.shell import classify, cron_line, path_list_line
-from .base import SKIPPED_LOG, RuleContext, registered, rule
+from .base import NOT_CHECKED, SKIPPED_LOG, RuleContext, registered, rule
 from .cache import ShellcheckResults
 from .engine import will_run
 from .shellcheck_cfg import gated, needs_graph
-from .shellcheck_run import Options, Result, run_many, submit
+from .shellcheck_run import FILE_LIMIT, Options, Result, file_limits, run_many, submit
 from .shellcheck_run import forget as forget_results
 from .shellcheck_tool import (
     find_shellcheck,
@@ -192,22 +192,25 @@ def _runs(binary: str, version: str, ctx: RuleContext, scripts: list[str]
 
 def _work(doc: CommandFile, ctx: RuleContext
           ) -> tuple[list[tuple[BashBlock, str, list[int]]], list[tuple[Options, str]],
-                     ShellcheckResults | None]:
+                     ShellcheckResults | None, set[str]]:
     """What BTN330 hands to ShellCheck in `doc`: the blocks (see `_script_blocks`), how each
-    distinct script runs, and the persistent store of this ShellCheck's results; nothing
-    when ShellCheck is off or not installed."""
+    distinct script runs, the persistent store of this ShellCheck's results, and the scripts
+    past the file's limits (`shellcheck_run.file_limits`), not run; nothing when ShellCheck
+    is off or not installed."""
     if ctx.config.shellcheck == "off" or not doc.bash_blocks:
-        return [], [], None
+        return [], [], None, set()
     binary = _binary()
     if binary is None:
-        return [], [], None
+        return [], [], None, set()
     blocks = _script_blocks(doc, ctx)
     scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # once each
+    over = file_limits(scripts)
+    scripts = [s for s in scripts if s not in over]
     if not scripts:
-        return blocks, [], None
+        return blocks, [], None, over
     version = shellcheck_version(binary)
     store = ctx.results.shellcheck(version) if ctx.results is not None else None
-    return blocks, _runs(binary, version, ctx, scripts), store
+    return blocks, _runs(binary, version, ctx, scripts), store, over
 
 
 def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
@@ -224,7 +227,7 @@ def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
     for doc, ctx in files:
         if isinstance(doc, CommandFile) and doc.bash_blocks and this is not None \
                 and will_run(this, doc, ctx):
-            _, runs, store = _work(doc, ctx)
+            _, runs, store, _ = _work(doc, ctx)
             if runs:
                 submit(runs, store, spread=1)
 
@@ -273,11 +276,14 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     `shellcheck-exclude` (default SC1090, SC1091, SC2154) are never reported. SC2034 is still
     dropped when the variable is used elsewhere in the file (a later block, a Task prompt).
 
-    Work is bounded on any input: a block over 100,000 characters, or one that nests
-    unclosed `(`/`[` more than 16 deep (ShellCheck's parser backtracks on those for
-    minutes), is not handed to ShellCheck, and a run gets 3 s (10 s for all the blocks of a
-    file). Such a block is reported as information on its fence, "bash block N was not
-    checked by ShellCheck", with the reason.
+    Work is bounded on any input, by limits that count work, not wall time, so the same file
+    gives the same findings on an idle and on a busy machine: a block over 100,000
+    characters, or one that nests unclosed `(`/`[` more than 16 deep (ShellCheck's parser
+    backtracks on those for minutes), is not handed to ShellCheck; only the first 64 script
+    blocks and 256,000 characters of script of a file are; and each ShellCheck process may
+    use 5 s of CPU time (a real block takes 10-50 ms). Such a block is reported on its fence,
+    "bash block N was not checked by ShellCheck", with the reason, as information whatever
+    severity BTN330 is given: it never fails a check.
 
     Fix: follow the ShellCheck wiki page (https://www.shellcheck.net/wiki/SCxxxx); where
     ShellCheck proposes an edit it is offered as a quick fix. Mark an illustrative block
@@ -352,9 +358,10 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         echo $COUNT
         ```
     """
-    blocks, runs, store = _work(doc, ctx)
+    blocks, runs, store, over = _work(doc, ctx)
     found = run_many(runs, store) if runs else {}
     results: dict[str, Result] = {script: found[(options, script)] for options, script in runs}
+    results.update(dict.fromkeys(over, FILE_LIMIT))
     checks = list(ctx.config.shellcheck_checks)
     exclude = list(ctx.config.shellcheck_exclude)
     for block, content, removed in blocks:
@@ -364,8 +371,8 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
             finding = ctx.finding(
                 Range.of_line(block.start_line, 0, len(fence)),
                 f"bash block {block.index + 1} was not checked by ShellCheck: {comments}",
-                tags=["not-checked"])
-            finding.severity = Severity.INFO
+                tags=[NOT_CHECKED])
+            finding.severity = Severity.INFO  # never more, whatever BTN330's severity
             yield finding
             continue
         block_lines = content.split("\n") if comments else []

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import heapq
 import logging
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
-from .base import SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
+from .base import NOT_CHECKED, SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
 from .conventions import follows, inputs
 
 if TYPE_CHECKING:
@@ -32,13 +34,44 @@ def rules_for(kind: Kind) -> list[Rule]:
     return cached
 
 
-def _suppressed(finding: Finding, doc: Any) -> bool:
-    for sup in getattr(doc, "suppressions", ()):
-        if sup.codes and finding.code not in sup.codes:
-            continue
-        if sup.file_level or sup.scope_start <= finding.range.start_line <= sup.scope_end:
-            return True
-    return False
+def _unsuppressed(findings: list[Finding], doc: Any) -> list[Finding]:
+    """`findings` less those an `ignore` / `ignore-file` comment covers.
+
+    A sweep over the lines, not a test of every finding against every comment: a plan with
+    a comment per phase has as many comments as findings, which made that quadratic.
+    """
+    sups = list(getattr(doc, "suppressions", ()))
+    if not sups or not findings:
+        return findings
+    file_all = any(s.file_level and not s.codes for s in sups)
+    if file_all:
+        return []
+    file_codes = {c for s in sups if s.file_level for c in s.codes}
+    scoped = sorted((s for s in sups if not s.file_level), key=lambda s: s.scope_start)
+    ends: list[tuple[int, int]] = []  # heap of (scope_end, index into scoped) still active
+    active_codes: Counter[str] = Counter()
+    active_all = 0
+    nxt = 0
+    suppressed: set[int] = set()
+    for i in sorted(range(len(findings)), key=lambda k: findings[k].range.start_line):
+        f = findings[i]
+        line = f.range.start_line
+        while nxt < len(scoped) and scoped[nxt].scope_start <= line:
+            heapq.heappush(ends, (scoped[nxt].scope_end, nxt))
+            if scoped[nxt].codes:
+                active_codes.update(set(scoped[nxt].codes))
+            else:
+                active_all += 1
+            nxt += 1
+        while ends and ends[0][0] < line:
+            _, k = heapq.heappop(ends)
+            if scoped[k].codes:
+                active_codes.subtract(set(scoped[k].codes))
+            else:
+                active_all -= 1
+        if f.code in file_codes or active_all > 0 or active_codes[f.code] > 0:
+            suppressed.add(i)
+    return [f for i, f in enumerate(findings) if i not in suppressed]
 
 
 def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
@@ -66,7 +99,10 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
         severity = config.severity_for(rule.code, rule.severity)
         try:
             for finding in rule.check(doc, ctx):
-                if severity is not rule.severity:
+                # What could not be checked is information at most: lowered, never raised.
+                if severity is not rule.severity and (
+                        NOT_CHECKED not in finding.tags
+                        or severity.rank > finding.severity.rank):
                     finding.severity = severity
                 findings.append(finding)
         except Exception as exc:  # one broken rule must not hide the others' findings
@@ -77,7 +113,7 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
                         f"{type(exc).__name__}: {exc}; please report it",
                 path=ctx.path, range=Range.of_line(0), related=[], fix=None, tags=[]))
     ctx.rule = None
-    findings = [f for f in findings if not _suppressed(f, doc)]
+    findings = _unsuppressed(findings, doc)
     findings.sort(key=Finding.sort_key)
     return findings
 

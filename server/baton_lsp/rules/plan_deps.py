@@ -95,7 +95,7 @@ def unknown_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     known = _known_ids(plan, ctx)
     if known is None:
         return
-    listing = ", ".join(sorted(known, key=_sort_key)) or "none"
+    listing = _listing(sorted(known, key=_sort_key))
     for phase in plan.phases:
         if phase.dependencies is None:
             continue
@@ -186,14 +186,19 @@ def dependency_cycle(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     if plan.role is not PlanRole.PLAN:
         return
     graph = build_graph(plan)
+    if not graph.cycles:
+        return
+    by_id: dict[str, Phase] = {}  # first phase of each id, as `plan.phase` (a scan) finds
+    for p in plan.phases:
+        by_id.setdefault(p.id, p)
     for cycle in graph.cycles:
-        first = plan.phase(cycle[0])
+        first = by_id.get(cycle[0])
         if first is None:
             continue
         ref_range = _ref_range(first, cycle[1]) or first.heading_range
         related = []
         for a, b in itertools.pairwise(cycle[1:]):
-            phase = plan.phase(a)
+            phase = by_id.get(a)
             if phase is not None:
                 related.append(Related(path=ctx.path, range=_ref_range(phase, b)
                                        or phase.heading_range,
@@ -359,6 +364,17 @@ def extra_dependency_line(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                      f"{phase.dependencies.range.start_line + 1} is used",
                 related=[Related(path=ctx.path, range=phase.dependencies.range,
                                  message="dependency line in use")])
+
+
+MAX_LISTED = 20
+"""Phase ids a BTN101 message lists before it elides the middle: every message naming all
+the phases made the output of a large plan quadratic in its size."""
+
+
+def _listing(ids: list[str]) -> str:
+    if len(ids) <= MAX_LISTED:
+        return ", ".join(ids) or "none"
+    return f"{', '.join(ids[:MAX_LISTED - 2])}, …, {', '.join(ids[-2:])} ({len(ids):,} phases)"
 
 
 def _sort_key(pid: str) -> tuple[float, str]:

@@ -13,6 +13,7 @@ from ..model.plan import (
     Phase,
     Plan,
     StatusMarker,
+    covering_index,
     is_complete,
     status_word,
 )
@@ -78,10 +79,10 @@ def _numbered_per_section(plan: Plan) -> bool:
     if any(p.dependencies is not None for p in plan.phases) or len(plan.sections) < 2:
         return False
     groups: dict[int, list[str]] = {}
+    ranges = [sec.range for sec in plan.sections]
+    starts = [r.start_line for r in ranges]
     for phase in plan.phases:
-        line = phase.heading_range.start_line
-        owner = next((i for i, sec in enumerate(plan.sections)
-                      if sec.range.start_line <= line <= sec.range.end_line), -1)
+        owner = covering_index(ranges, starts, phase.heading_range.start_line)
         groups.setdefault(owner, []).append(phase.id)
     return len(groups) > 1 and -1 not in groups and all(
         len(set(ids)) == len(ids) and ids[0] == plan.phases[0].id for ids in groups.values())

@@ -9,6 +9,12 @@ through its pidfd: nothing on the way needs the GIL, so the threads waiting for 
 do not slow the thread that parses. Where that is not available (not Linux, no `/dev/fd`)
 each block is piped to its own process. `submit` starts blocks in the background (the CLI
 starts every command's blocks before it checks anything else); `run_many` waits for them.
+
+Every limit counts work, not wall time, so that which blocks are checked is a function of
+the input, the same on an idle and on a loaded machine: each process may use `CPU_SECONDS`
+of CPU time (`RLIMIT_CPU`, set in the child before it becomes ShellCheck), and the rule
+hands at most `MAX_FILE_BLOCKS` blocks / `MAX_FILE_CHARS` characters of one file to
+ShellCheck. `WALL_SECONDS` is only a safety net for a stopped or starved process.
 """
 
 from __future__ import annotations
@@ -22,9 +28,9 @@ import os
 import queue
 import re
 import select
+import signal
 import subprocess
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
@@ -35,11 +41,24 @@ from .cache import ShellcheckResults
 
 log = logging.getLogger(__name__)
 
-BLOCK_SECONDS = 3.0
-"""Budget of one ShellCheck run: a real block takes 10-50 ms; a slower one is reported as
-not checked rather than holding up diagnostics and code actions (it was 20 s)."""
-FILE_SECONDS = 10.0
-"""Budget of all the blocks of one file."""
+CPU_SECONDS = 5
+"""CPU time one ShellCheck process may use (whole seconds: `RLIMIT_CPU`). A real block takes
+10-50 ms and a batch of `BATCH_CHARS` about a second; CPU time, unlike the wall-clock
+budgets this replaced (3 s a run, 10 s a file), does not grow when other processes keep the
+machine busy, so the same blocks are checked on any machine."""
+WALL_SECONDS = 60.0
+"""Safety net for one process in wall time (a process stopped, or starved for a minute):
+far above what `CPU_SECONDS` allows on any plausible load, and reported as `OVER_LIMIT`
+too, so that hitting it never tells a different story."""
+OVER_LIMIT = f"ShellCheck did not finish within its limit of {CPU_SECONDS} s of CPU time"
+"""Why a block was not checked when its own process ran out of its limit."""
+MAX_FILE_BLOCKS = 64
+"""Most distinct script blocks of one file handed to ShellCheck (in document order); the
+largest real command has 14."""
+MAX_FILE_CHARS = 256_000
+"""Most characters of script of one file handed to ShellCheck (the largest real: 81,000)."""
+FILE_LIMIT = (f"ShellCheck checks the first {MAX_FILE_BLOCKS} script blocks and "
+              f"{MAX_FILE_CHARS:,} characters of script of a file; this block is past them")
 MAX_BLOCK_CHARS = 100_000
 MAX_NESTING = 16
 """Unclosed `(`/`[` deeper than this are not handed to ShellCheck: its parser backtracks
@@ -131,6 +150,23 @@ def nesting(script: str) -> int:
     return deepest
 
 
+def file_limits(scripts: Sequence[str]) -> set[str]:
+    """The distinct `scripts` (a file's, in document order) past `MAX_FILE_BLOCKS` or
+    `MAX_FILE_CHARS`: counted from the top, so a file always has the same ones."""
+    seen: set[str] = set()
+    over: set[str] = set()
+    chars = 0
+    for script in scripts:
+        if script in seen or script in over:
+            continue
+        chars += len(script)
+        if len(seen) >= MAX_FILE_BLOCKS or chars > MAX_FILE_CHARS:
+            over.add(script)
+        else:
+            seen.add(script)
+    return over
+
+
 def input_problem(script: str) -> str | None:
     """Why `script` is not handed to ShellCheck at all (its limits), or None."""
     if len(script) > MAX_BLOCK_CHARS:
@@ -188,22 +224,54 @@ class Outcome:
     stdout: bytes
     stderr: bytes
 
+    @property
+    def over_limit(self) -> bool:
+        """Killed at its CPU-time limit (SIGXCPU at the soft limit, SIGKILL at the hard)."""
+        return self.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+
+
+class OverLimit(Exception):
+    """A ShellCheck process ran out of `CPU_SECONDS`, or of `WALL_SECONDS` (killed)."""
+
+
+_LIMIT_SCRIPT = 'ulimit -t "$1" 2>/dev/null; shift; exec "$@"'
+"""Sets the CPU-time limit in the child itself, then becomes ShellCheck (same pid): no
+`preexec_fn` (unsafe with threads), and no window, as a `prlimit` from the parent after
+the spawn would leave, in which the process runs unlimited. A shell without `ulimit -t`
+runs ShellCheck unlimited (the wall-clock net still applies)."""
+
+
+def _limited(argv: list[str]) -> list[str]:
+    """`argv` run under `CPU_SECONDS` of CPU time where there is a POSIX shell."""
+    if os.name != "posix" or not os.path.exists("/bin/sh"):
+        return argv
+    return ["/bin/sh", "-c", _LIMIT_SCRIPT, "baton-shellcheck", str(CPU_SECONDS), *argv]
+
 
 def _execute(argv: list[str], stdin: bytes | None, pass_fds: Sequence[int],
              timeout: float) -> Outcome:
-    """Run ShellCheck once: `stdin` piped, or (None) its input in `pass_fds` and its output
-    into in-memory files. Raises `subprocess.TimeoutExpired` (the process is killed) and
-    OSError."""
+    """Run ShellCheck once under its CPU-time limit: `stdin` piped, or (None) its input in
+    `pass_fds` and its output into in-memory files. Raises OverLimit (out of CPU time, or
+    of `timeout` wall seconds: the process is killed) and OSError."""
+    limited = _limited(argv)
     if stdin is not None:
-        with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        with subprocess.Popen(limited, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE) as piped, _tracked(piped):
             try:
                 stdout, stderr = piped.communicate(stdin, timeout=timeout)
             except subprocess.TimeoutExpired:
                 piped.kill()
                 piped.communicate()
-                raise
-        return Outcome(piped.returncode, stdout, stderr)
+                raise OverLimit(f"killed after {timeout:.3g} s of wall time") from None
+        outcome = Outcome(piped.returncode, stdout, stderr)
+    else:
+        outcome = _execute_memfd(limited, pass_fds, timeout)
+    if outcome.over_limit:
+        raise OverLimit(f"killed by signal {-outcome.returncode} (CPU time)")
+    return outcome
+
+
+def _execute_memfd(argv: list[str], pass_fds: Sequence[int], timeout: float) -> Outcome:
     out = os.memfd_create("baton-shellcheck-out", os.MFD_CLOEXEC)
     err = os.memfd_create("baton-shellcheck-err", os.MFD_CLOEXEC)
     try:
@@ -213,7 +281,7 @@ def _execute(argv: list[str], stdin: bytes | None, pass_fds: Sequence[int],
             if not _exited(proc, timeout):
                 proc.kill()
                 proc.wait()
-                raise subprocess.TimeoutExpired(argv, timeout)
+                raise OverLimit(f"killed after {timeout:.3g} s of wall time")
         return Outcome(proc.returncode if proc.returncode is not None else -1,
                        _contents(out), _contents(err))
     finally:
@@ -259,30 +327,17 @@ def _contents(fd: int) -> bytes:
     return os.pread(fd, os.fstat(fd).st_size, 0)
 
 
-def _budget_used() -> str:
-    return (f"the {FILE_SECONDS:.0f} s ShellCheck budget of the file was used up by earlier "
-            "blocks")
-
-
-def _alone(options: Options, script: str, key: str, store: ShellcheckResults | None,
-           timeout: float) -> Result:
+def _alone(options: Options, script: str, key: str, store: ShellcheckResults | None) -> Result:
     """One block piped to its own ShellCheck (`key` its result's key), not looked up: its
-    comments, or why it was not checked (its time budget, the file's, `BLOCK_SECONDS` at
-    most)."""
-    budget = min(timeout, BLOCK_SECONDS)
-    if budget <= 0:
-        return _budget_used()
+    comments, or why it was not checked (`OVER_LIMIT`)."""
     try:
         # Editor text may hold lone surrogates: they reach ShellCheck as `?`, one column.
         with _slots:
             outcome = _execute([*options.argv(), "-"], script.encode("utf-8", "replace"), (),
-                               budget)
-    except subprocess.TimeoutExpired:
-        log.info("shellcheck did not finish a %d-line block within %.3g s",
-                 script.count("\n") + 1, budget)
-        if budget < BLOCK_SECONDS:  # cut short by the file's budget: may fit next time
-            return f"ShellCheck did not finish within the {budget:.3g} s left of the file's budget"
-        return _remember(key, f"ShellCheck did not finish within {budget:.3g} s")
+                               WALL_SECONDS)
+    except OverLimit as exc:
+        log.info("shellcheck did not finish a %d-line block: %s", script.count("\n") + 1, exc)
+        return _remember(key, OVER_LIMIT)
     except OSError as exc:
         log.warning("cannot run shellcheck (%s): %s", options.binary, exc)
         return []
@@ -294,10 +349,10 @@ def _alone(options: Options, script: str, key: str, store: ShellcheckResults | N
     return _remember(key, comments)
 
 
-def _run_batch(options: Options, scripts: Sequence[str], timeout: float
-               ) -> list[list[dict[str, Any]]] | None:
+def _run_batch(options: Options, scripts: Sequence[str]) -> list[list[dict[str, Any]]] | None:
     """Several blocks in one ShellCheck process, each an in-memory file; None when that
-    did not work (no memfd, ShellCheck failed, out of time): the caller runs them alone."""
+    did not work (no memfd, ShellCheck failed). Raises OverLimit: the caller runs them
+    alone, each under its own limit, so a block's result never depends on its batch."""
     fds: list[int] = []
     try:
         for script in scripts:
@@ -308,11 +363,7 @@ def _run_batch(options: Options, scripts: Sequence[str], timeout: float
                 data = data[os.write(fd, data):]
         paths = [f"/dev/fd/{fd}" for fd in fds]
         with _slots:
-            outcome = _execute([*options.argv(), *paths], None, fds, timeout)
-    except subprocess.TimeoutExpired:
-        log.info("shellcheck did not finish %d blocks within %.3g s; running them one by one",
-                 len(scripts), timeout)
-        return None
+            outcome = _execute([*options.argv(), *paths], None, fds, WALL_SECONDS)
     except OSError as exc:
         log.info("cannot hand shellcheck several blocks at once (%s); one by one", exc)
         _give_up_memfd()
@@ -352,21 +403,23 @@ def batches(scripts: Sequence[str], count: int) -> list[list[str]]:
 
 
 def _check_group(options: Options, group: list[str], keys: list[str],
-                 store: ShellcheckResults | None, deadline: float) -> list[Result]:
+                 store: ShellcheckResults | None) -> list[Result]:
     """A group's results: one process, or one per block when that did not work."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        return [_budget_used() for _ in group]
     if hasattr(os, "memfd_create") and not _memfd_failed:
-        found = _run_batch(options, group, min(left, BLOCK_SECONDS))
+        try:
+            found = _run_batch(options, group)
+        except OverLimit as exc:
+            log.info("shellcheck did not finish %d blocks (%s)", len(group), exc)
+            if len(group) == 1:
+                return [_remember(keys[0], OVER_LIMIT)]
+            found = None  # one by one, each under its own limit
         if found is not None:
             for key, comments in zip(keys, found, strict=True):
                 if store is not None:
                     store.put(key, comments)
                 _remember(key, comments)
             return list(found)
-    return [_alone(options, script, key, store, deadline - time.monotonic())
-            for script, key in zip(group, keys, strict=True)]
+    return [_alone(options, script, key, store) for script, key in zip(group, keys, strict=True)]
 
 
 def _work() -> None:
@@ -399,13 +452,11 @@ def kill_running() -> None:
 
 
 def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | None,
-           budget: float = FILE_SECONDS, spread: int | None = None
-           ) -> dict[tuple[Options, str], Future[Result]]:
+           spread: int | None = None) -> dict[tuple[Options, str], Future[Result]]:
     """Start checking each distinct (options, script) in the background: results known in
     memory or `store` are ready at once, a block already running is shared, the rest go in
-    about `spread` processes (one per core by default), largest first, all within `budget`
-    seconds from now (a batch gets `BLOCK_SECONDS`, then its blocks run one by one)."""
-    deadline = time.monotonic() + budget
+    about `spread` processes (one per core by default), largest first (a batch over its
+    limit is run again one block per process)."""
     futures: dict[tuple[Options, str], Future[Result]] = {}
     keys = {block: block[0].key(block[1]) for block in dict.fromkeys(blocks)}
     todo: dict[Options, list[str]] = {}
@@ -434,7 +485,7 @@ def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | Non
         _start_workers()
     for options, group in sorted(jobs, key=lambda job: -sum(map(len, job[1]))):
         _jobs.put((options, group, [keys[(options, s)] for s in group],
-                   [futures[(options, s)] for s in group], store, deadline))
+                   [futures[(options, s)] for s in group], store))
     return futures
 
 
@@ -445,10 +496,9 @@ def _settle(key: str, future: Future[Result], result: Result) -> None:
 
 
 def _run_job(options: Options, group: list[str], keys: list[str],
-             futures: list[Future[Result]], store: ShellcheckResults | None,
-             deadline: float) -> None:
+             futures: list[Future[Result]], store: ShellcheckResults | None) -> None:
     try:
-        results = _check_group(options, group, keys, store, deadline)
+        results = _check_group(options, group, keys, store)
     except BaseException as exc:  # never leave a waiter hanging
         log.exception("shellcheck run failed")
         results = [f"ShellCheck could not be run: {type(exc).__name__}: {exc}"] * len(group)
@@ -456,11 +506,11 @@ def _run_job(options: Options, group: list[str], keys: list[str],
         _settle(key, future, result)
 
 
-def run_many(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | None,
-             budget: float = FILE_SECONDS) -> dict[tuple[Options, str], Result]:
+def run_many(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | None
+             ) -> dict[tuple[Options, str], Result]:
     """Each distinct (options, script)'s ShellCheck comments, or why it was not checked (over
-    a limit, out of time), cached by content and options in memory and in `store` (the
+    a limit), cached by content and options in memory and in `store` (the
     persistent cache of this ShellCheck version): checked in about as many processes as
     there are cores (see `submit`), or taken over from a run already started."""
-    futures = submit(blocks, store, budget)
+    futures = submit(blocks, store)
     return {block: future.result() for block, future in futures.items()}
