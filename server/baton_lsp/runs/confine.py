@@ -11,9 +11,12 @@ created with `O_NOFOLLOW | O_CREAT | O_EXCL` in the directory held open, renamed
 `src_dir_fd`/`dst_dir_fd`, and a file to append to or truncate must be a regular file with
 one link (a hard link cannot be told from its target by its name). The check and the write
 use the same directory descriptor, so a link swapped in between is never written through.
-Files Baton reads back from the workspace (its history, `run.json`, the state file) are
-read the same way (`read_bytes`), and every open that could meet a planted FIFO is
-`O_NONBLOCK` with a type check, so none hangs. A workflow's lock is opened `own`: neither
+Files Baton reads from the workspace (its history, `run.json`, the state file, logs,
+plans, agents, artifacts) are read the same way (`read_bytes`, `open_read`): a link leaving
+the workspace is refused by name and its target never opened. Every open that could meet a
+planted FIFO is `O_NONBLOCK` with a type check, so none hangs, and a size limit holds while
+reading too; files outside any workspace (the user's key, the agent CLIs' configuration)
+get the type check and the limit (`read_regular`). A workflow's lock is opened `own`: neither
 it nor its directory may be a link at all, even one inside the workspace.
 
 Writes are atomic where a reader could see half a file (temp file, fsync, rename, fsync of
@@ -430,11 +433,14 @@ def copy_file(root: Path, src: Path, path: str | os.PathLike[str]) -> None:
             os.close(fd)
 
 
-def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 1 << 24) -> bytes:
-    """The content of the regular file `path` inside `root`, reached as writes are (a link
-    leaving the workspace is refused): for files a repository can plant where Baton reads
-    its own state back. `O_NONBLOCK` and a type check keep a FIFO or a device at the name
-    from hanging the reader; more than `limit` bytes is refused."""
+@contextlib.contextmanager
+def open_read(root: Path, path: str | os.PathLike[str]) -> Iterator[tuple[int, int, str]]:
+    """(descriptor, size, name shown in messages) of the regular file `path` inside `root`,
+    opened for reading and reached as writes are (a link leaving the workspace is refused,
+    naming the link and never reading its target). `O_NONBLOCK` and a type check keep a
+    FIFO or a device at the name from hanging the open; the descriptor is blocking again
+    when yielded. For readers that need more than all of a small file: a log's tail, an
+    append-only log's new bytes, a hash of a big artifact."""
     with _parent(root, path, create=False, follow=True, verb="read") as (dfd, name, walk):
         shown = walk.shown(name)
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
@@ -444,16 +450,61 @@ def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 1 << 24) -
         if not stat.S_ISREG(st.st_mode):
             raise UnsafePath(f"refusing to read {shown}: it is not a regular file",
                              root / shown)
-        if st.st_size > limit:
-            raise UnsafePath(f"refusing to read {shown}: {st.st_size} bytes, more than "
-                             f"{limit}", root / shown)
         os.set_blocking(fd, True)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        yield fd, st.st_size, shown
     finally:
         os.close(fd)
+
+
+def _read_limited(fd: int, size: int, limit: int, shown: str | os.PathLike[str]) -> bytes:
+    """At most `limit` bytes of `fd`; a file found (or grown) bigger is refused, so a file
+    appended to while it is read costs `limit` bytes of memory, not what the writer wrote."""
+    if size > limit:
+        raise UnsafePath(f"refusing to read {shown}: {size} bytes, more than {limit}",
+                         shown)
+    chunks = []
+    left = limit + 1
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    if left <= 0:
+        raise UnsafePath(f"refusing to read {shown}: it grew past {limit} bytes while it was "
+                         "read", shown)
+    return b"".join(chunks)
+
+
+def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 1 << 24) -> bytes:
+    """The content of the regular file `path` inside `root`, reached as writes are (a link
+    leaving the workspace is refused): for files a repository can plant where Baton reads
+    its own state back. `O_NONBLOCK` and a type check keep a FIFO or a device at the name
+    from hanging the reader; more than `limit` bytes — at the open or while reading — is
+    refused."""
+    with open_read(root, path) as (fd, size, shown):
+        return _read_limited(fd, size, limit, shown)
+
+
+@contextlib.contextmanager
+def open_regular(path: str | os.PathLike[str]) -> Iterator[tuple[int, int, str]]:
+    """`open_read` for a file outside any workspace (the user's key, the agent CLIs' own
+    configuration in the home directory and /etc, a file named on the command line): links
+    are followed as the CLIs follow them, but a FIFO or a device is refused instead of
+    waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafePath(f"refusing to read {os.fspath(path)}: it is not a regular file",
+                             path)
+        os.set_blocking(fd, True)
+        yield fd, st.st_size, os.fspath(path)
+    finally:
+        os.close(fd)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = 1 << 24) -> bytes:
+    """The content of the regular file `path` (`open_regular`), at most `limit` bytes."""
+    with open_regular(path) as (fd, size, shown):
+        return _read_limited(fd, size, limit, shown)
 
 
 # -- paths read back ---------------------------------------------------------------------------

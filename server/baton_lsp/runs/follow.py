@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import errno
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from typing import Any
 from ..model.base import Range
 from ..model.data import ErrorRecord, LoggedError
 from ..paths import settled
+from . import confine
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
 from .record import PhaseGit, RecordError, StepRecord, read_record
 from .records import errors_log_path
@@ -38,6 +40,8 @@ from .store import CheckpointStore, checkpoints_root, valid_id
 log = logging.getLogger(__name__)
 
 PHASE_STEP = re.compile(r"^implement\.phase-(.+)$")
+_LOG_CHUNK = 1 << 22
+"""Bytes of `errors.jsonl` read at once: a huge log is read in pieces, never whole."""
 _SEQ_NAME = re.compile(r"^\d{6}\.json$")
 BARRIER_PREFIX = "HARD BARRIER FAILED"
 RESUMABLE = frozenset({"failed", "cancelled", "interrupted"})
@@ -165,7 +169,8 @@ class RunView:
         if not lines:
             path = self.log_path(step)
             if path is not None:
-                tail = [ln.strip() for ln in _tail(path).splitlines() if ln.strip()]
+                tail = [ln.strip() for ln in _tail(self.root, path).splitlines()
+                        if ln.strip()]
                 lines = [ln for ln in tail if not ln.startswith("PROGRESS:")] or tail
         if not lines:
             return None
@@ -179,14 +184,14 @@ class RunView:
         return sum(len(w) for w in self.waves)
 
 
-def _tail(path: Path, size: int = 4096) -> str:
+def _tail(root: Path, path: Path, size: int = 4096) -> str:
+    """The last `size` bytes of an agent's log; nothing when it is not a regular file
+    inside the workspace (a planted FIFO or a link out of it is never read)."""
     try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            end = fh.tell()
-            fh.seek(max(0, end - size))
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
+        with confine.open_read(root, path) as (fd, end, _):
+            return os.pread(fd, size, max(0, end - size)).decode("utf-8", "replace")
+    except OSError as exc:
+        log.warning("not showing the agent log %s: %s", path, confine.describe(exc))
         return ""
 
 
@@ -244,37 +249,51 @@ class ErrorLog:
     JSON object, or names no workflow, is skipped (the BTN4xx rules report it)."""
 
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.path = errors_log_path(root)
         self._key: tuple[int, int] | None = None
         self._offset = 0
         self._line = 0
         self._by_workflow: dict[str, list[LoggedError]] = {}
+        self._warned: str | None = None
 
     def refresh(self) -> bool:
         """Read what was appended; True when anything changed."""
         try:
-            st = os.stat(self.path)
-        except OSError:
+            with confine.open_read(self.root, self.path) as (fd, size, _):
+                st = os.fstat(fd)
+                key = (st.st_dev, st.st_ino)
+                if key != self._key or size < self._offset:
+                    self._key, self._offset, self._line, self._by_workflow = key, 0, 0, {}
+                changed = False
+                while size > self._offset:  # bounded chunks: the log may be huge
+                    chunk = os.pread(fd, min(size - self._offset, _LOG_CHUNK), self._offset)
+                    end = chunk.rfind(b"\n") + 1  # a half-written last line waits
+                    if end == 0:
+                        if len(chunk) < _LOG_CHUNK:
+                            break
+                        self._offset += len(chunk)  # a line longer than a chunk: no record
+                        continue
+                    for raw in chunk[:end].splitlines():
+                        self._add(raw)
+                        self._line += 1
+                    self._offset += end
+                    changed = True
+                return changed
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                self._warn(exc)
             changed = bool(self._by_workflow)
             self._key, self._offset, self._line, self._by_workflow = None, 0, 0, {}
             return changed
-        key = (st.st_dev, st.st_ino)
-        if key != self._key or st.st_size < self._offset:
-            self._key, self._offset, self._line, self._by_workflow = key, 0, 0, {}
-        if st.st_size == self._offset:
-            return False
-        try:
-            with open(self.path, "rb") as fh:
-                fh.seek(self._offset)
-                chunk = fh.read(st.st_size - self._offset)
-        except OSError:
-            return False
-        end = chunk.rfind(b"\n") + 1  # a half-written last line waits for its newline
-        for raw in chunk[:end].splitlines():
-            self._add(raw)
-            self._line += 1
-        self._offset += end
-        return end > 0
+
+    def _warn(self, exc: OSError) -> None:
+        """Once per kind of problem: a planted FIFO or link must be said, not repeated at
+        every refresh of a follower."""
+        why = confine.describe(exc)
+        if why != self._warned:
+            self._warned = why
+            log.warning("not reading the error log: %s", why)
 
     def _add(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace")

@@ -95,7 +95,8 @@ def forget() -> None:
 
 def _read(path: Path) -> Key | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # O_NONBLOCK: a FIFO at the key's name must not hang every reader of checkpoints
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -109,6 +110,7 @@ def _read(path: Path) -> Key | None:
         if st.st_mode & 0o077:
             log.warning("the checkpoint key %s was readable by others; made 0600", path)
             os.fchmod(fd, 0o600)
+        os.set_blocking(fd, True)
         text = os.read(fd, 256).decode("ascii", "replace").strip()
     finally:
         os.close(fd)

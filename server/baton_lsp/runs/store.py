@@ -190,11 +190,22 @@ class CheckpointStore:
                              json.dumps(info, indent=2).encode(), durable=durable)
 
     def owner(self) -> dict[str, Any]:
+        return self.read_owner()[0]
+
+    def read_owner(self) -> tuple[dict[str, Any], str | None]:
+        """`run.json`, and why it could not be read when it is there but unusable (a FIFO,
+        a link out of the workspace, not JSON): `cancel` names it instead of guessing."""
         try:
             data = json.loads(confine.read_bytes(self.root, self.dir / "run.json", 1 << 20))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        except FileNotFoundError:
+            return {}, None
+        except OSError as exc:
+            return {}, confine.describe(exc)
+        except (ValueError, RecursionError):
+            return {}, f"{self.dir / 'run.json'} is not valid JSON"
+        if not isinstance(data, dict):
+            return {}, f"{self.dir / 'run.json'} is not a JSON object"
+        return data, None
 
     # -- history ----------------------------------------------------------------------------
 
@@ -284,13 +295,16 @@ def _flock_patiently(fd: int, tries: int = 25) -> None:
             time.sleep(0.01)
 
 
-def verify_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+def verify_file(path: Path, root: Path | None = None
+                ) -> tuple[dict[str, Any] | None, str | None]:
     """A history file's checkpoint, or why it cannot be used (unreadable, not JSON,
-    checksum mismatch); the store and the BTN41x rules judge a file the same way."""
+    checksum mismatch); the store and the BTN41x rules judge a file the same way. A FIFO
+    is unreadable, never waited on; with the workspace `root`, so is a link leaving it."""
     try:
-        raw = path.read_bytes()
+        raw = confine.read_bytes(root, path) if root is not None else \
+            confine.read_regular(path)
     except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
+        return None, f"cannot read: {confine.describe(exc)}"
     return verify_bytes(raw)
 
 
@@ -306,7 +320,7 @@ def _entry(sequence: int, path: Path, context: bytes, root: Path) -> Entry:
     try:
         raw = confine.read_bytes(root, path)
     except OSError as exc:
-        return Entry(sequence, path, None, f"cannot read: {exc.strerror or exc}")
+        return Entry(sequence, path, None, f"cannot read: {confine.describe(exc)}")
     data, problem = verify_bytes(raw)
     if data is None:
         return Entry(sequence, path, None, problem)
