@@ -157,18 +157,21 @@ class RunView:
 
     def log_path(self, step: StepView) -> Path | None:
         """The agent's output of the step's last attempt (`logs/<step>.attempt-N.log`)."""
+        path = self._log_name(step)
+        return path if path is not None and path.is_file() else None
+
+    def _log_name(self, step: StepView) -> Path | None:
         if self.checkpoint_path is None:
             return None
-        path = Path(self.checkpoint_path).parent / "logs" / \
+        return Path(self.checkpoint_path).parent / "logs" / \
             f"{step.id}.attempt-{max(step.attempts, 1)}.log"
-        return path if path.is_file() else None
 
     def agent_report(self, step: StepView, limit: int = 240) -> str | None:
         """The agent's own last words: its last signals, else the tail of its output."""
         lines = [s for s in step.signals if not s.startswith("PROGRESS:")]
         if not lines:
-            path = self.log_path(step)
-            if path is not None:
+            path = self._log_name(step)  # a FIFO or link there is named by `_tail`
+            if path is not None and os.path.lexists(path):
                 tail = [ln.strip() for ln in _tail(self.root, path).splitlines()
                         if ln.strip()]
                 lines = [ln for ln in tail if not ln.startswith("PROGRESS:")] or tail

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -11,12 +12,20 @@ from pydantic import ValidationError
 from ..errors import ConfigError
 from ..model.config import BatonConfig
 from ..paths import look
+from ..runs import confine
+
+MAX_CONFIG = 1 << 20
+"""Bytes of a configuration file read at most."""
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(root: Path, path: Path) -> dict[str, Any]:
+    """Read through `confine`: a FIFO is refused, not waited on, and a link out of the
+    workspace is named, never read (its target's text would reach messages)."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        return tomllib.loads(confine.read_bytes(root, path, MAX_CONFIG).decode("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {confine.describe(exc)}") from None
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
@@ -26,7 +35,7 @@ def config_sources(root: Path) -> list[Path]:
     candidates = (root / "pyproject.toml", root / ".claude" / "baton.toml")
     for path in candidates:
         look(path)
-    return [p for p in candidates if p.is_file()]
+    return [p for p in candidates if os.path.lexists(p)]  # a FIFO or a link is reported
 
 
 def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -48,7 +57,7 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> B
     merged: dict[str, Any] = {}
     sources: list[Path] = config_sources(root) if root is not None else []
     for src in sources:
-        data = _read_toml(src)
+        data = _read_toml(root or src.parent, src)
         if src.name == "pyproject.toml":
             data = data.get("tool", {}).get("baton", {})
         if not isinstance(data, dict):
