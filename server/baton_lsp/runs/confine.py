@@ -158,9 +158,10 @@ class _Walk:
         return [p for p in target.split("/") if p not in ("", ".")]
 
     def _leaves(self, shown: str, target: str) -> str:
+        fix = "put the file itself there" if self.verb == "read" else "make it a directory"
         return (f"refusing to {self.verb} through {shown}: it is a symbolic link to {target}, "
                 f"outside the workspace {self.root} (Baton {self.verb}s only inside the "
-                "workspace; remove the link or make it a directory)")
+                f"workspace; remove the link or {fix})")
 
     def step(self, name: str, create: bool) -> list[str] | None:
         """Descend into `name`; the components to walk instead when it is a symlink."""
