@@ -24,7 +24,7 @@ import pytest
 
 from baton_lsp.runs.store import PLACEHOLDER
 from tests.runs.test_foreign import bash_checkpoint
-from tests.workflow.conftest import Workspace
+from tests.workflow.conftest import Workspace, agent_started
 
 SECRET = "S3CRET-6f1d2a-do-not-print"
 CKPT = ".claude/data/checkpoints/atk"
@@ -178,3 +178,42 @@ def test_read_bytes_holds_its_limit_while_reading() -> None:
     assert len(confine.read_bytes(root, "status")) > 200
     with pytest.raises(confine.UnsafePath, match="grew past 100 bytes"):
         confine.read_bytes(root, "status", 100)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_cancel_of_a_running_workflow_names_a_planted_run_json(
+        ws: Workspace, tmp_path: Path, kind: str) -> None:
+    """While an engine runs (its agent hangs), its `run.json` is replaced by a FIFO or a
+    link to a file outside naming a pid: `baton cancel` neither blocks nor trusts it — it
+    names the file, signals nothing (exit 1) and the engine runs on; with the engine's own
+    record back, the same cancel stops it."""
+    ws.behave({"research.1": {"hang": True}})
+    run = ws.popen("run", "Research", "--scope", "research-only", "--complexity", "1",
+                   "--id", "live")
+    try:
+        run.wait_event(agent_started("research.1"), timeout=120)
+        owner = ws.root / ".claude/data/checkpoints/live/run.json"
+        record = owner.read_bytes()
+        outside = tmp_path / "outside.json"
+        outside.write_text(json.dumps({"pid": os.getpid(), SECRET: SECRET}))
+        owner.unlink()
+        if kind == "fifo":
+            os.mkfifo(owner)
+        else:
+            owner.symlink_to(outside)
+        r = ws.baton("cancel", "live", timeout=120)
+        out = r.stdout + r.stderr
+        assert r.returncode == 1, out
+        assert "Traceback" not in out and SECRET not in out, out
+        assert any("run.json" in line and any(w in line for w in WHY[kind])
+                   for line in out.splitlines()), out
+        assert run.returncode is None and run.proc.poll() is None, out
+        owner.unlink()
+        owner.write_bytes(record)
+        r = ws.baton("cancel", "live", timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert run.wait(120) is not None
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
+            run.proc.wait(30)
