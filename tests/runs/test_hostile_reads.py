@@ -217,3 +217,28 @@ def test_cancel_of_a_running_workflow_names_a_planted_run_json(
         if run.proc.poll() is None:
             run.proc.kill()
             run.proc.wait(30)
+
+
+def test_a_checkpoints_directory_linked_out_of_the_workspace_is_not_listed(
+        failed_run: tuple[Workspace, dict[str, str]], tmp_path: Path) -> None:
+    """`.claude/data/checkpoints` as a link to a directory outside holding a workflow
+    whose very name is the secret: no command lists (or reads) it; status names the link."""
+    ws, env = failed_run
+    here = ws.root / ".claude/data/checkpoints"
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (here / "atk").rename(outside / SECRET)
+    (here / "atk").mkdir()  # nothing of atk stays in the workspace: only the link
+    here.rename(tmp_path / "kept")
+    here.symlink_to(outside)
+    every = []
+    for args in [("status",), ("status", "--json"), ("checkpoints", "atk"),
+                 ("status", "atk")]:
+        r = ws.baton(*args, timeout=120, env=env)
+        out = r.stdout + r.stderr
+        every.append(out)
+        assert "Traceback" not in out and r.returncode in (0, 1, 2), (args, out)
+        assert SECRET not in out, (args, out)
+    assert json.loads(ws.baton("status", "--json", env=env).stdout) == [], every
+    assert any("checkpoints" in line and "symbolic link" in line
+               for out in every for line in out.splitlines()), every

@@ -215,11 +215,11 @@ class _Walk:
 
 
 @contextlib.contextmanager
-def directory(root: Path, path: str | os.PathLike[str], create: bool = True
-              ) -> Iterator[int]:
+def directory(root: Path, path: str | os.PathLike[str], create: bool = True,
+              verb: str = "write") -> Iterator[int]:
     """A descriptor of the directory `path` inside `root` (created with its parents when
     `create`), reached without following any link out of the workspace."""
-    walk = _Walk(root)
+    walk = _Walk(root, verb)
     try:
         walk.walk(list(relative(root, path)), create)
         yield walk.fd
@@ -269,6 +269,17 @@ def makedirs(root: Path, path: str | os.PathLike[str]) -> Path:
     with directory(root, path, create=True):
         pass
     return Path(os.path.join(root, *relative(root, path)))
+
+
+def subdirectories(root: Path, path: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
+    """(directories, other entries) in the directory `path` inside `root`, reached as
+    writes are: a directory that is a link leaving the workspace is refused (`UnsafePath`),
+    never listed — the names in it would be shown as workflows and checkpoints."""
+    with directory(root, path, create=False, verb="read") as fd, os.scandir(fd) as it:
+        dirs, others = [], []
+        for entry in it:
+            (dirs if entry.is_dir() else others).append(entry.name)
+        return dirs, others
 
 
 def check_dir(root: Path, path: str | os.PathLike[str]) -> None:

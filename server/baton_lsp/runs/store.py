@@ -212,9 +212,7 @@ class CheckpointStore:
     def entries(self) -> list[Entry]:
         """Every checkpoint file, oldest first, each verified."""
         out: list[Entry] = []
-        if not self.dir.is_dir():
-            return out
-        for name in sorted(os.listdir(self.dir)):
+        for name in sorted(_listdir(self.root, self.dir)):
             m = _SEQ.match(name)
             if m:
                 out.append(_entry(int(m.group(1)), self.dir / name, self.context, self.root))
@@ -224,7 +222,8 @@ class CheckpointStore:
         """The newest sound checkpoint (or number `at`); corrupt files are skipped, with the
         reason logged, in favour of the one before."""
         if at is None:  # newest first, verifying only until a sound one is found
-            names = sorted((n for n in _listdir(self.dir) if _SEQ.match(n)), reverse=True)
+            names = sorted((n for n in _listdir(self.root, self.dir) if _SEQ.match(n)),
+                           reverse=True)
             problems: list[str] = []
             for name in names:
                 entry = _entry(int(name[:6]), self.dir / name, self.context, self.root)
@@ -241,7 +240,7 @@ class CheckpointStore:
                                   f"newest: {problems[0]}")
         path = self.dir / f"{at:06d}.json"
         if not path.exists():
-            have = sorted(int(n[:6]) for n in _listdir(self.dir) if _SEQ.match(n))
+            have = sorted(int(n[:6]) for n in _listdir(self.root, self.dir) if _SEQ.match(n))
             raise CheckpointError(
                 f"workflow {self.workflow_id} has no checkpoint {at}"
                 + (f" (have {have[0]}–{have[-1]})" if have else " (it has no checkpoints)"))
@@ -356,15 +355,25 @@ def verify_bytes(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return data, None
 
 
-def _listdir(directory: Path) -> list[str]:
+def _listdir(root: Path, directory: Path) -> list[str]:
+    """The names in a directory of the run record; none when it is missing or — said in
+    a warning — reached through a link leaving the workspace."""
     try:
-        return os.listdir(directory)
+        dirs, others = confine.subdirectories(root, directory)
+    except confine.UnsafePath as exc:
+        log.warning("not listing %s: %s", directory, exc)
+        return []
     except OSError:
         return []
+    return dirs + others
 
 
 def list_workflows(root: Path) -> list[str]:
-    base = checkpoints_root(root)
-    if not base.is_dir():
+    try:
+        dirs, _ = confine.subdirectories(root, checkpoints_root(root))
+    except confine.UnsafePath as exc:
+        log.warning("no workflows listed: %s", exc)
         return []
-    return sorted(e.name for e in os.scandir(base) if e.is_dir() and valid_id(e.name))
+    except OSError:
+        return []
+    return sorted(name for name in dirs if valid_id(name))
