@@ -84,6 +84,7 @@ words from its log when it printed no signal), with the follower's warnings on s
 COMMANDS = [
     ("status",), ("status", "--json"), ("status", "atk"), ("status", "atk", "--json"),
     ("checkpoints", "atk"), ("resume", "atk", "--dry-run"), ("cancel", "atk"),
+    ("status", "bash:implement_demo_20261120_101010"),  # looks up adoptions: each 000001
     FOLLOWER := ("<the editor's follower>",),
     ("resume", "atk", "--events"),
     ("run", "Look at caching", "--scope", "research-only", "--complexity", "1", "--id", "new",
