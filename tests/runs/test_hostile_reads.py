@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -214,10 +215,14 @@ def test_cancel_of_a_running_workflow_names_a_planted_run_json(
         r = ws.baton("cancel", "live", timeout=120)
         assert r.returncode == 0, r.stdout + r.stderr
         assert run.wait(120) is not None
-    finally:
+    finally:  # the engine's own SIGTERM handling stops its agent's group too
         if run.proc.poll() is None:
-            run.proc.kill()
-            run.proc.wait(30)
+            run.proc.send_signal(signal.SIGTERM)
+            try:
+                run.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                run.proc.kill()
+                run.proc.wait(30)
 
 
 def test_a_checkpoints_directory_linked_out_of_the_workspace_is_not_listed(
