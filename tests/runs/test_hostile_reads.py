@@ -67,6 +67,8 @@ PATHS = {
                                               f'export WORKFLOW_DESCRIPTION="{SECRET}"\n',
     ".claude/baton.toml": lambda ws: f'[workflow]\nrunner = "{SECRET}"\n',
     "pyproject.toml": lambda ws: f'[tool.baton.workflow]\nrunner = "{SECRET}"\n',
+    ".claude/agents/research-specialist.md": lambda ws: f"---\nname: {SECRET}\ndescription: "
+                                                      f"{SECRET}\n---\n{SECRET}\n",
     KEY: lambda ws: SECRET,
 }
 

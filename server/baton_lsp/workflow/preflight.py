@@ -82,11 +82,25 @@ def agent_file(root: Path, name: str) -> Path | None:
     for cand in (root / ".claude" / "agents" / f"{name}.md", root / name):
         try:
             cand = contained(root, cand, "agent file")
-        except PathError:
+        except PathError as exc:
+            if os.path.lexists(cand):  # a link out of the workspace: said, never read
+                _warn_once(f"not using the agent file {cand}: {exc}")
             continue
         if cand.is_file():
             return cand
+        if os.path.lexists(cand):
+            _warn_once(f"not using the agent file {cand}: it is not a regular file")
     return None
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(text: str) -> None:
+    """Preflight and every step look the agent up: one warning per process is enough."""
+    if text not in _warned:
+        _warned.add(text)
+        logger.warning("%s", text)
 
 
 def agent_use(root: Path, settings: WorkflowSettings, role: str,
