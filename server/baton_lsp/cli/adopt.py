@@ -26,6 +26,7 @@ from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig
 from ..model.plan import Plan
 from ..model.states import PHASE_STATES, Scope, State
 from ..parse import parse_bytes
+from ..runs import confine
 from ..runs.checkpoint import MIGRATED_REASONING, CheckpointError, LoadedCheckpoint
 from ..runs.checkpoint import parse_checkpoint as validate_record
 from ..runs.digest import sha256_file
@@ -198,7 +199,7 @@ def _plan(root: Path, req: AdoptRequest, run: ForeignRun, scope: Scope, state: S
             notes.append(f"the plan {run.plan} it names does not exist; the plan state "
                          "writes a new one")
         return None, None
-    doc = _parse_plan(plan)
+    doc = _parse_plan(root, plan)
     if isinstance(doc, str):
         if needs:
             raise AdoptError(doc + (" (pass another with --plan)" if req.plan is None else ""))
@@ -207,11 +208,11 @@ def _plan(root: Path, req: AdoptRequest, run: ForeignRun, scope: Scope, state: S
     return str(plan), doc
 
 
-def _parse_plan(path: Path) -> Plan | str:
-    try:
-        raw = path.read_bytes()
+def _parse_plan(root: Path, path: Path) -> Plan | str:
+    try:  # a FIFO is refused, a link out of the workspace named and never read
+        raw = confine.read_bytes(root, path)
     except OSError as exc:
-        return f"cannot read the plan {path}: {exc.strerror or exc}"
+        return f"cannot read the plan {path}: {confine.describe(exc)}"
     doc = parse_bytes(Kind.PLAN, raw, str(path))
     if not isinstance(doc, Plan):
         return f"the plan {path} cannot be read: {getattr(doc, 'reason', 'not a plan')}"
@@ -340,7 +341,7 @@ def _record(root: Path, config: BatonConfig, wid: str, run: ForeignRun,
         "message": f"completed by the bash system (adopted from {run.id})"} for pid in done}
     if plan and os.path.isfile(plan):  # what the engine records at every save
         data["plan_modification_time"] = int(os.stat(plan).st_mtime)
-        baton["plan_sha256"] = sha256_file(plan)
+        baton["plan_sha256"] = sha256_file(Path(plan), root)
     baton["adopted_from"] = {
         "path": str(run.path), "id": run.id, "sha256": hashlib.sha256(raw).hexdigest(),
         "size": len(raw), "schema_version": loaded.source_version,

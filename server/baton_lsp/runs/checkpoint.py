@@ -481,9 +481,9 @@ def load_checkpoint(path: str | os.PathLike[str]) -> LoadedCheckpoint:
     if not stat.S_ISREG(st.st_mode):
         raise CheckpointError(f"{p}: not a regular file")
     try:
-        raw = p.read_bytes()
+        raw = confine.read_regular(p)  # no hang if a FIFO replaced the file since the stat
     except OSError as exc:
-        raise CheckpointError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        raise CheckpointError(f"{p}: cannot read: {confine.describe(exc)}") from None
     return parse_checkpoint(raw, str(p), p)
 
 
@@ -514,7 +514,7 @@ def migrate_file(path: str | os.PathLike[str]) -> MigrationResult:
         return MigrationResult(loaded, p, None, False)
     backup = p.with_name(p.name + ".backup")
     try:
-        raw = p.read_bytes()
+        raw = confine.read_regular(p)
         mode = stat.S_IMODE(p.stat().st_mode)
         payload = dump_checkpoint(loaded.data).encode("utf-8")
         folder = Path(os.path.realpath(p.parent))  # the user named the file: its folder

@@ -11,9 +11,12 @@ created with `O_NOFOLLOW | O_CREAT | O_EXCL` in the directory held open, renamed
 `src_dir_fd`/`dst_dir_fd`, and a file to append to or truncate must be a regular file with
 one link (a hard link cannot be told from its target by its name). The check and the write
 use the same directory descriptor, so a link swapped in between is never written through.
-Files Baton reads back from the workspace (its history, `run.json`, the state file) are
-read the same way (`read_bytes`), and every open that could meet a planted FIFO is
-`O_NONBLOCK` with a type check, so none hangs. A workflow's lock is opened `own`: neither
+Files Baton reads from the workspace (its history, `run.json`, the state file, logs,
+plans, agents, artifacts) are read the same way (`read_bytes`, `open_read`): a link leaving
+the workspace is refused by name and its target never opened. Every open that could meet a
+planted FIFO is `O_NONBLOCK` with a type check, so none hangs, and a size limit holds while
+reading too; files outside any workspace (the user's key, the agent CLIs' configuration)
+get the type check and the limit (`read_regular`). A workflow's lock is opened `own`: neither
 it nor its directory may be a link at all, even one inside the workspace.
 
 Writes are atomic where a reader could see half a file (temp file, fsync, rename, fsync of
@@ -173,9 +176,10 @@ class _Walk:
         return [p for p in target.split("/") if p not in ("", ".")]
 
     def _leaves(self, shown: str, target: str) -> str:
+        fix = "put the file itself there" if self.verb == "read" else "make it a directory"
         return (f"refusing to {self.verb} through {shown}: it is a symbolic link to {target}, "
                 f"outside the workspace {self.root} (Baton {self.verb}s only inside the "
-                "workspace; remove the link or make it a directory)")
+                f"workspace; remove the link or {fix})")
 
     def step(self, name: str, create: bool) -> list[str] | None:
         """Descend into `name`; the components to walk instead when it is a symlink."""
@@ -229,11 +233,11 @@ class _Walk:
 
 
 @contextlib.contextmanager
-def directory(root: Path, path: str | os.PathLike[str], create: bool = True
-              ) -> Iterator[int]:
+def directory(root: Path, path: str | os.PathLike[str], create: bool = True,
+              verb: str = "write") -> Iterator[int]:
     """A descriptor of the directory `path` inside `root` (created with its parents when
     `create`), reached without following any link out of the workspace."""
-    walk = _Walk(root)
+    walk = _Walk(root, verb)
     try:
         walk.walk(list(relative(root, path)), create)
         yield walk.fd
@@ -283,6 +287,17 @@ def makedirs(root: Path, path: str | os.PathLike[str]) -> Path:
     with directory(root, path, create=True):
         pass
     return Path(os.path.join(root, *relative(root, path)))
+
+
+def subdirectories(root: Path, path: str | os.PathLike[str]) -> tuple[list[str], list[str]]:
+    """(directories, other entries) in the directory `path` inside `root`, reached as
+    writes are: a directory that is a link leaving the workspace is refused (`UnsafePath`),
+    never listed — the names in it would be shown as workflows and checkpoints."""
+    with directory(root, path, create=False, verb="read") as fd, os.scandir(fd) as it:
+        dirs, others = [], []
+        for entry in it:
+            (dirs if entry.is_dir() else others).append(entry.name)
+        return dirs, others
 
 
 def check_dir(root: Path, path: str | os.PathLike[str]) -> None:
@@ -448,41 +463,14 @@ def copy_file(root: Path, src: Path, path: str | os.PathLike[str]) -> None:
             os.close(fd)
 
 
-def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 1 << 24) -> bytes:
-    """The content of the regular file `path` inside `root`, reached as writes are (a link
-    leaving the workspace is refused): for files a repository can plant where Baton reads
-    its own state back. `O_NONBLOCK` and a type check keep a FIFO or a device at the name
-    from hanging the reader; more than `limit` bytes is refused."""
-    with _parent(root, path, create=False, follow=True, verb="read") as (dfd, name, walk):
-        shown = walk.shown(name)
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     dir_fd=dfd)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafePath(f"refusing to read {shown}: it is not a regular file",
-                             root / shown)
-        if st.st_size > limit:
-            raise UnsafePath(f"refusing to read {shown}: {st.st_size} bytes, more than "
-                             f"{limit}", root / shown)
-        os.set_blocking(fd, True)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def read_head(root: Path, path: str | os.PathLike[str], limit: int,
-              offset: int = 0) -> tuple[bytes, int]:
-    """The first `limit` bytes of the regular file `path` inside `root` (from `offset`; a
-    negative one counts from the end) and its size, for the checker's reads of workspace
-    files (a plan, agent or checkpoint a repository ships, the error log, an agent's log).
-    Reached as `read_bytes` reaches it: `OutsideLink` when a symlink on the way leaves the
-    workspace, `NotRegular` for a FIFO, socket, device or directory (opened `O_NONBLOCK`,
-    judged by `fstat` of the descriptor read, so nothing swapped in between is waited on).
-    A larger file is not refused here: the caller says how large it is."""
+@contextlib.contextmanager
+def open_read(root: Path, path: str | os.PathLike[str]) -> Iterator[tuple[int, int, str]]:
+    """(descriptor, size, name shown in messages) of the regular file `path` inside `root`,
+    opened for reading and reached as writes are (a link leaving the workspace is refused,
+    naming the link and never reading its target). `O_NONBLOCK` and a type check keep a
+    FIFO or a device at the name from hanging the open; the descriptor is blocking again
+    when yielded. For readers that need more than all of a small file: a log's tail, an
+    append-only log's new bytes, a hash of a big artifact."""
     with _parent(root, path, create=False, follow=True, verb="read") as (dfd, name, walk):
         shown = walk.shown(name)
         try:
@@ -499,16 +487,86 @@ def read_head(root: Path, path: str | os.PathLike[str], limit: int,
             raise NotRegular(f"refusing to read {shown}: it is not a regular file",
                              root / shown)
         os.set_blocking(fd, True)
+        yield fd, st.st_size, shown
+    finally:
+        os.close(fd)
+
+
+def read_head(root: Path, path: str | os.PathLike[str], limit: int,
+              offset: int = 0) -> tuple[bytes, int]:
+    """The first `limit` bytes of the regular file `path` inside `root` (from `offset`; a
+    negative one counts from the end) and its size, for the checker's reads of workspace
+    files (a plan, agent or checkpoint a repository ships, the error log, an agent's log).
+    Reached as `read_bytes` reaches it: `OutsideLink` when a symlink on the way leaves the
+    workspace, `NotRegular` for a FIFO, socket, device or directory (opened `O_NONBLOCK`,
+    judged by `fstat` of the descriptor read, so nothing swapped in between is waited on).
+    A larger file is not refused here: the caller says how large it is."""
+    with open_read(root, path) as (fd, size, _):
         if offset:
-            os.lseek(fd, max(0, st.st_size + offset if offset < 0 else offset), os.SEEK_SET)
+            os.lseek(fd, max(0, size + offset if offset < 0 else offset), os.SEEK_SET)
         chunks: list[bytes] = []
         left = limit
         while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
             chunks.append(chunk)
             left -= len(chunk)
-        return b"".join(chunks), st.st_size
+        return b"".join(chunks), size
+
+
+def _read_limited(fd: int, size: int, limit: int, shown: str | os.PathLike[str]) -> bytes:
+    """At most `limit` bytes of `fd`; a file found (or grown) bigger is refused, so a file
+    appended to while it is read costs `limit` bytes of memory, not what the writer wrote."""
+    if size > limit:
+        raise UnsafePath(f"refusing to read {shown}: {size} bytes, more than {limit}",
+                         shown)
+    chunks = []
+    left = limit + 1
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    if left <= 0:
+        raise UnsafePath(f"refusing to read {shown}: it grew past {limit} bytes while it was "
+                         "read", shown)
+    return b"".join(chunks)
+
+
+def read_bytes(root: Path, path: str | os.PathLike[str], limit: int = 1 << 24) -> bytes:
+    """The content of the regular file `path` inside `root`, reached as writes are (a link
+    leaving the workspace is refused): for files a repository can plant where Baton reads
+    its own state back. `O_NONBLOCK` and a type check keep a FIFO or a device at the name
+    from hanging the reader; more than `limit` bytes — at the open or while reading — is
+    refused."""
+    with open_read(root, path) as (fd, size, shown):
+        return _read_limited(fd, size, limit, shown)
+
+
+@contextlib.contextmanager
+def open_regular(path: str | os.PathLike[str]) -> Iterator[tuple[int, int, str]]:
+    """`open_read` for a file outside any workspace (the user's key, the agent CLIs' own
+    configuration in the home directory and /etc, a file named on the command line): links
+    are followed as the CLIs follow them, but a FIFO or a device is refused instead of
+    waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno not in (errno.ENXIO, errno.EOPNOTSUPP):  # a socket
+            raise
+        raise NotRegular(f"refusing to read {os.fspath(path)}: it is not a regular file",
+                         path) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(f"refusing to read {os.fspath(path)}: it is not a regular file",
+                             path)
+        os.set_blocking(fd, True)
+        yield fd, st.st_size, os.fspath(path)
     finally:
         os.close(fd)
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = 1 << 24) -> bytes:
+    """The content of the regular file `path` (`open_regular`), at most `limit` bytes."""
+    with open_regular(path) as (fd, size, shown):
+        return _read_limited(fd, size, limit, shown)
 
 
 # -- paths read back ---------------------------------------------------------------------------

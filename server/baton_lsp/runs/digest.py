@@ -8,32 +8,38 @@ import os
 from pathlib import Path
 
 from ..parse.plan_marks import plan_fingerprint
+from . import confine
 
 
-def sha256_file(path: str | os.PathLike[str]) -> str | None:
+def sha256_file(path: str | os.PathLike[str], root: Path | None = None) -> str | None:
     """Hex SHA-256 of a file's saved bytes (never an editor's unsaved buffer); None when it
-    cannot be read."""
+    cannot be read — not a regular file (a FIFO is never waited on) or, with the workspace
+    `root`, reached through a link leaving it (never read)."""
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
+        with confine.open_read(root, path) if root is not None else \
+                confine.open_regular(path) as (fd, _, _):
+            while chunk := os.read(fd, 1 << 20):
                 h.update(chunk)
     except OSError:
         return None
     return h.hexdigest()
 
 
-def plan_edited(plan: Path, sha256: str | None, progress_free: str | None) -> bool:
+def plan_edited(plan: Path, sha256: str | None, progress_free: str | None,
+                root: Path | None = None) -> bool:
     """The plan differs from what a checkpoint recorded in more than progress: its bytes
     changed and — when the checkpoint has it (`baton.plan_progress_free`) — so did its
     fingerprint without status markers and task boxes. The engine marks phases between
     checkpoints and people tick boxes: neither is an edit that re-runs anything."""
-    if sha256 is None or sha256_file(plan) == sha256:
+    if sha256 is None or sha256_file(plan, root) == sha256:
         return False
     if progress_free is None:
         return True
     try:
-        return bytes_edited(plan.read_bytes(), sha256, progress_free)
+        raw = confine.read_bytes(root, plan) if root is not None else \
+            confine.read_regular(plan)
+        return bytes_edited(raw, sha256, progress_free)
     except OSError:
         return True
 

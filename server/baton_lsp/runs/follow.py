@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import errno
 import json
 import logging
 import os
@@ -39,6 +40,8 @@ from .store import CheckpointStore, checkpoints_root, valid_id
 log = logging.getLogger(__name__)
 
 PHASE_STEP = re.compile(r"^implement\.phase-(.+)$")
+_LOG_CHUNK = 1 << 22
+"""Bytes of `errors.jsonl` read at once: a huge log is read in pieces, never whole."""
 _SEQ_NAME = re.compile(r"^\d{6}\.json$")
 BARRIER_PREFIX = "HARD BARRIER FAILED"
 RESUMABLE = frozenset({"failed", "cancelled", "interrupted"})
@@ -154,19 +157,23 @@ class RunView:
 
     def log_path(self, step: StepView) -> Path | None:
         """The agent's output of the step's last attempt (`logs/<step>.attempt-N.log`)."""
+        path = self._log_name(step)
+        return path if path is not None and path.is_file() else None
+
+    def _log_name(self, step: StepView) -> Path | None:
         if self.checkpoint_path is None:
             return None
-        path = Path(self.checkpoint_path).parent / "logs" / \
+        return Path(self.checkpoint_path).parent / "logs" / \
             f"{step.id}.attempt-{max(step.attempts, 1)}.log"
-        return path if path.is_file() else None
 
     def agent_report(self, step: StepView, limit: int = 240) -> str | None:
         """The agent's own last words: its last signals, else the tail of its output."""
         lines = [s for s in step.signals if not s.startswith("PROGRESS:")]
         if not lines:
-            path = self.log_path(step)
-            if path is not None:
-                tail = [ln.strip() for ln in _tail(self.root, path).splitlines() if ln.strip()]
+            path = self._log_name(step)  # a FIFO or link there is named by `_tail`
+            if path is not None and os.path.lexists(path):
+                tail = [ln.strip() for ln in _tail(self.root, path).splitlines()
+                        if ln.strip()]
                 lines = [ln for ln in tail if not ln.startswith("PROGRESS:")] or tail
         if not lines:
             return None
@@ -181,11 +188,13 @@ class RunView:
 
 
 def _tail(root: Path, path: Path, size: int = 4096) -> str:
-    """The end of an agent's log, read as the checker reads files: a link out of the
-    workspace or a FIFO at its name gives nothing (its text would be quoted in findings)."""
+    """The last `size` bytes of an agent's log; nothing when it is not a regular file
+    inside the workspace (a planted FIFO or a link out of it is never read)."""
     try:
-        return confine.read_head(root, path, size, -size)[0].decode("utf-8", "replace")
-    except OSError:
+        with confine.open_read(root, path) as (fd, end, _):
+            return os.pread(fd, size, max(0, end - size)).decode("utf-8", "replace")
+    except OSError as exc:
+        log.warning("not showing the agent log %s: %s", path, confine.describe(exc))
         return ""
 
 
@@ -249,31 +258,45 @@ class ErrorLog:
         self._offset = 0
         self._line = 0
         self._by_workflow: dict[str, list[LoggedError]] = {}
+        self._warned: str | None = None
 
     def refresh(self) -> bool:
         """Read what was appended; True when anything changed."""
         try:
-            st = os.stat(self.path)
-        except OSError:
+            with confine.open_read(self.root, self.path) as (fd, size, _):
+                st = os.fstat(fd)
+                key = (st.st_dev, st.st_ino)
+                if key != self._key or size < self._offset:
+                    self._key, self._offset, self._line, self._by_workflow = key, 0, 0, {}
+                changed = False
+                while size > self._offset:  # bounded chunks: the log may be huge
+                    chunk = os.pread(fd, min(size - self._offset, _LOG_CHUNK), self._offset)
+                    end = chunk.rfind(b"\n") + 1  # a half-written last line waits
+                    if end == 0:
+                        if len(chunk) < _LOG_CHUNK:
+                            break
+                        self._offset += len(chunk)  # a line longer than a chunk: no record
+                        continue
+                    for raw in chunk[:end].splitlines():
+                        self._add(raw)
+                        self._line += 1
+                    self._offset += end
+                    changed = True
+                return changed
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                self._warn(exc)
             changed = bool(self._by_workflow)
             self._key, self._offset, self._line, self._by_workflow = None, 0, 0, {}
             return changed
-        key = (st.st_dev, st.st_ino)
-        if key != self._key or st.st_size < self._offset:
-            self._key, self._offset, self._line, self._by_workflow = key, 0, 0, {}
-        if st.st_size == self._offset:
-            return False
-        try:  # not through a link out of the workspace (BTN400 names it), nor a FIFO
-            chunk, _ = confine.read_head(self.root, self.path, st.st_size - self._offset,
-                                         self._offset)
-        except OSError:
-            return False
-        end = chunk.rfind(b"\n") + 1  # a half-written last line waits for its newline
-        for raw in chunk[:end].splitlines():
-            self._add(raw)
-            self._line += 1
-        self._offset += end
-        return end > 0
+
+    def _warn(self, exc: OSError) -> None:
+        """Once per kind of problem: a planted FIFO or link must be said, not repeated at
+        every refresh of a follower."""
+        why = confine.describe(exc)
+        if why != self._warned:
+            self._warned = why
+            log.warning("not reading the error log: %s", why)
 
     def _add(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace")

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..model.checkpoint import Checkpoint
 from ..model.states import Scope, State
+from . import confine
 from .checkpoint import (
     CheckpointError,
     LoadedCheckpoint,
@@ -315,11 +316,10 @@ def _load(root: Path, path: Path, st: os.stat_result, strict: bool) -> _Parsed:
         return _Parsed(_stamp(st), ForeignRun(run_id(root, path), path, UNREADABLE,
                                               problem=why) if strict else None)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
+        raw = confine.read_bytes(root, path, MAX_BYTES)
     except OSError as exc:
         return _Parsed(_stamp(st), ForeignRun(run_id(root, path), path, UNREADABLE,
-                                              problem=f"cannot read: {exc.strerror or exc}")
+                                              problem=f"cannot read: {confine.describe(exc)}")
                        if strict else None)
     return _parse(root, path, raw, st, strict)
 
@@ -413,9 +413,9 @@ def read_run(root: Path, path: Path) -> tuple[ForeignRun, LoadedCheckpoint, byte
     if st.st_size > MAX_BYTES:
         raise CheckpointError(f"{path}: {st.st_size} bytes, more than a checkpoint can be")
     try:
-        raw = path.read_bytes()
+        raw = confine.read_bytes(root, path, MAX_BYTES)
     except OSError as exc:
-        raise CheckpointError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise CheckpointError(f"{path}: cannot read: {confine.describe(exc)}") from None
     parsed = _parse(root, path, raw, st, True)
     if parsed.run is None:
         raise CheckpointError(f"{path}: not a workflow checkpoint of the bash system (a "
@@ -479,7 +479,7 @@ def adoptions(root: Path) -> list[Adoption]:
     carries it too: the newest sound one answers when the first is damaged)."""
     out: list[Adoption] = []
     for wid in list_workflows(root):
-        data, _problem = verify_file(checkpoints_root(root) / wid / "000001.json")
+        data, _problem = verify_file(checkpoints_root(root) / wid / "000001.json", root)
         if data is None:
             try:
                 data = CheckpointStore(root, wid).latest().data

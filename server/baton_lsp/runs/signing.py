@@ -67,6 +67,15 @@ def key_dir() -> Path:
 
 
 _cache: dict[str, Key] = {}
+_warned: set[str] = set()
+
+
+def _warn_once(message: str, *args: object) -> None:
+    """A key that cannot be used is said once per process, not once per checkpoint read."""
+    text = message % args
+    if text not in _warned:
+        _warned.add(text)
+        log.warning("%s", text)
 
 
 def user_key(create: bool = False) -> Key | None:
@@ -91,24 +100,27 @@ def user_key(create: bool = False) -> Key | None:
 def forget() -> None:
     """Drop the keys read so far (a long-lived process after the key file was replaced)."""
     _cache.clear()
+    _warned.clear()
 
 
 def _read(path: Path) -> Key | None:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        # O_NONBLOCK: a FIFO at the key's name must not hang every reader of checkpoints
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        log.warning("cannot read the checkpoint key %s: %s", path, exc)
+        _warn_once("cannot read the checkpoint key %s: %s", path, exc)
         return None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            log.warning("ignoring the checkpoint key %s: not a regular file of this user", path)
+            _warn_once("ignoring the checkpoint key %s: not a regular file of this user", path)
             return None
         if st.st_mode & 0o077:
             log.warning("the checkpoint key %s was readable by others; made 0600", path)
             os.fchmod(fd, 0o600)
+        os.set_blocking(fd, True)
         text = os.read(fd, 256).decode("ascii", "replace").strip()
     finally:
         os.close(fd)
@@ -117,7 +129,7 @@ def _read(path: Path) -> Key | None:
     except ValueError:
         secret = b""
     if len(secret) < 32:
-        log.warning("ignoring the checkpoint key %s: not 64 hex digits", path)
+        _warn_once("ignoring the checkpoint key %s: not 64 hex digits", path)
         return None
     return Key(secret, _key_id(secret))
 

@@ -190,20 +190,29 @@ class CheckpointStore:
                              json.dumps(info, indent=2).encode(), durable=durable)
 
     def owner(self) -> dict[str, Any]:
+        return self.read_owner()[0]
+
+    def read_owner(self) -> tuple[dict[str, Any], str | None]:
+        """`run.json`, and why it could not be read when it is there but unusable (a FIFO,
+        a link out of the workspace, not JSON): `cancel` names it instead of guessing."""
         try:
             data = json.loads(confine.read_bytes(self.root, self.dir / "run.json", 1 << 20))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        except FileNotFoundError:
+            return {}, None
+        except OSError as exc:
+            return {}, confine.describe(exc)
+        except (ValueError, RecursionError):
+            return {}, f"{self.dir / 'run.json'} is not valid JSON"
+        if not isinstance(data, dict):
+            return {}, f"{self.dir / 'run.json'} is not a JSON object"
+        return data, None
 
     # -- history ----------------------------------------------------------------------------
 
     def entries(self) -> list[Entry]:
         """Every checkpoint file, oldest first, each verified."""
         out: list[Entry] = []
-        if not self.dir.is_dir():
-            return out
-        for name in sorted(os.listdir(self.dir)):
+        for name in sorted(_listdir(self.root, self.dir)):
             m = _SEQ.match(name)
             if m:
                 out.append(_entry(int(m.group(1)), self.dir / name, self.context, self.root))
@@ -213,7 +222,8 @@ class CheckpointStore:
         """The newest sound checkpoint (or number `at`); corrupt files are skipped, with the
         reason logged, in favour of the one before."""
         if at is None:  # newest first, verifying only until a sound one is found
-            names = sorted((n for n in _listdir(self.dir) if _SEQ.match(n)), reverse=True)
+            names = sorted((n for n in _listdir(self.root, self.dir) if _SEQ.match(n)),
+                           reverse=True)
             problems: list[str] = []
             for name in names:
                 entry = _entry(int(name[:6]), self.dir / name, self.context, self.root)
@@ -230,7 +240,7 @@ class CheckpointStore:
                                   f"newest: {problems[0]}")
         path = self.dir / f"{at:06d}.json"
         if not path.exists():
-            have = sorted(int(n[:6]) for n in _listdir(self.dir) if _SEQ.match(n))
+            have = sorted(int(n[:6]) for n in _listdir(self.root, self.dir) if _SEQ.match(n))
             raise CheckpointError(
                 f"workflow {self.workflow_id} has no checkpoint {at}"
                 + (f" (have {have[0]}–{have[-1]})" if have else " (it has no checkpoints)"))
@@ -284,13 +294,16 @@ def _flock_patiently(fd: int, tries: int = 25) -> None:
             time.sleep(0.01)
 
 
-def verify_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
+def verify_file(path: Path, root: Path | None = None
+                ) -> tuple[dict[str, Any] | None, str | None]:
     """A history file's checkpoint, or why it cannot be used (unreadable, not JSON,
-    checksum mismatch); the store and the BTN41x rules judge a file the same way."""
+    checksum mismatch); the store and the BTN41x rules judge a file the same way. A FIFO
+    is unreadable, never waited on; with the workspace `root`, so is a link leaving it."""
     try:
-        raw = path.read_bytes()
+        raw = confine.read_bytes(root, path) if root is not None else \
+            confine.read_regular(path)
     except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
+        return None, f"cannot read: {confine.describe(exc)}"
     return verify_bytes(raw)
 
 
@@ -306,7 +319,7 @@ def _entry(sequence: int, path: Path, context: bytes, root: Path) -> Entry:
     try:
         raw = confine.read_bytes(root, path)
     except OSError as exc:
-        return Entry(sequence, path, None, f"cannot read: {exc.strerror or exc}")
+        return Entry(sequence, path, None, f"cannot read: {confine.describe(exc)}")
     data, problem = verify_bytes(raw)
     if data is None:
         return Entry(sequence, path, None, problem)
@@ -342,15 +355,25 @@ def verify_bytes(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return data, None
 
 
-def _listdir(directory: Path) -> list[str]:
+def _listdir(root: Path, directory: Path) -> list[str]:
+    """The names in a directory of the run record; none when it is missing or — said in
+    a warning — reached through a link leaving the workspace."""
     try:
-        return os.listdir(directory)
+        dirs, others = confine.subdirectories(root, directory)
+    except confine.UnsafePath as exc:
+        log.warning("not listing %s: %s", directory, exc)
+        return []
     except OSError:
         return []
+    return dirs + others
 
 
 def list_workflows(root: Path) -> list[str]:
-    base = checkpoints_root(root)
-    if not base.is_dir():
+    try:
+        dirs, _ = confine.subdirectories(root, checkpoints_root(root))
+    except confine.UnsafePath as exc:
+        log.warning("no workflows listed: %s", exc)
         return []
-    return sorted(e.name for e in os.scandir(base) if e.is_dir() and valid_id(e.name))
+    except OSError:
+        return []
+    return sorted(name for name in dirs if valid_id(name))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.config import ModelPrice, WorkflowSettings
+from ..runs import confine
 
 
 def tokens(chars: int) -> int:
@@ -32,7 +33,7 @@ def metadata_chars(metadata: dict[str, Any] | None) -> int:
 
 def artifact_chars(path: Path) -> int:
     try:
-        return len(path.read_text(encoding="utf-8", errors="replace"))
+        return len(confine.read_regular(path).decode("utf-8", errors="replace"))
     except OSError:
         return 0
 

@@ -353,7 +353,7 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
                  reader: SignalReader, attempt: int) -> None:
     meta = spec.metadata(artifact) if spec.metadata is not None else None
     learnt = spec.fields() if spec.fields is not None else {}  # may fail: before "done"
-    step.update(status="done", finished_at=utc_now(), sha256=sha256_file(artifact),
+    step.update(status="done", finished_at=utc_now(), sha256=sha256_file(artifact, run.root),
                 size=artifact.stat().st_size,
                 signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:],
                 context=accounting.step_context(reader.passed_text(), meta, artifact))

@@ -38,14 +38,19 @@ def cancel_workflow(root: Path, workflow_id: str, grace: float = 10.0) -> tuple[
     probe = store.probe_lock()
     if probe.problem is not None:
         return f"workflow {workflow_id}: nothing signalled: {probe.problem}", 1
-    owner = store.owner()
+    owner, unreadable = store.read_owner()
     if not probe.held:
         owned, refused = owned_agent_groups(owner, workflow_id, root)
         stopped = sum(kill_group(pgid, min(grace, 5.0)) for pgid in owned)
+        if unreadable is not None:  # leftover agents cannot be known: say so, not "done"
+            refused.append(f"leftover agents not looked for: {unreadable}")
         return (f"workflow {workflow_id} is not running"
                 + (f"; stopped {stopped} leftover agent group(s)" if stopped else "")
                 + "".join(f"; {line}" for line in refused), 1 if refused else 0)
     pid = owner.get("pid")
+    if unreadable is not None:
+        return (f"workflow {workflow_id} is running but nothing was signalled: {unreadable} "
+                "(the engine's record; stop it with Ctrl-C or kill its process)", 1)
     if not isinstance(pid, int) or isinstance(pid, bool):
         return f"baton: error: workflow {workflow_id} is locked but names no engine pid", 2
     recorded = owner.get(START_TICKS)

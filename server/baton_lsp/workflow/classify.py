@@ -11,6 +11,7 @@ differently and move every report path).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from ..model.states import Scope
 from ..runs import confine
 from ..runs.checkpoint import guess_scope
 from .layout import slugify
+
+log = logging.getLogger(__name__)
 
 SLUG = r"^[a-z0-9_]{1,50}$"
 NEEDS_PLAN = (Scope.IMPLEMENT_ONLY, Scope.TEST_AND_DEBUG, Scope.RESEARCH_AND_REVISE)
@@ -158,7 +161,10 @@ def read_state_file(root: Path, path: Path) -> dict[str, str]:
     planted (a link out of the workspace `root`, a FIFO), which `confine` refuses to read."""
     try:
         text = confine.read_bytes(root, path).decode("utf-8", errors="replace")
-    except OSError:
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        log.warning("not reading the state file: %s", confine.describe(exc))
         return {}
     out: dict[str, str] = {}
     for m in _ASSIGN.finditer(text):

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from ..runs import confine
+
 GIT_TIMEOUT = 120.0
 BATON_IDENTITY = ("Baton", "baton@localhost")
 _DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
@@ -31,6 +33,12 @@ errors are turned off so only markers are reported (a repository's own `whitespa
 attributes may still add some: those lines are not markers and are dropped)."""
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
+
+
+def _small(path: Path) -> str:
+    """A ref file git wrote (HEAD, a loose ref): a FIFO planted there is refused, not
+    waited on; anything odd falls back to asking git."""
+    return confine.read_regular(path, 4096).decode("ascii", "replace").strip()
 
 class GitError(Exception):
     """A git command failed; the message names the command and what git said."""
@@ -124,7 +132,7 @@ class Repo:
         """The commit the main worktree's HEAD names, None on an unborn branch. Read from
         the files git just wrote when it can (a loose ref), else asked of git."""
         with contextlib.suppress(OSError):
-            text = (self.git_dir / "HEAD").read_text(encoding="ascii").strip()
+            text = _small(self.git_dir / "HEAD")
             if _SHA.match(text):
                 return text
             if text.startswith("ref: refs/heads/"):
@@ -137,7 +145,7 @@ class Repo:
         """The commit a ref names (`refs/heads/x`, or anything rev-parse takes)."""
         if name.startswith("refs/heads/"):
             with contextlib.suppress(OSError):
-                text = (self.common_dir / name).read_text(encoding="ascii").strip()
+                text = _small(self.common_dir / name)
                 if _SHA.match(text):
                     return text
         proc = self.run("rev-parse", "-q", "--verify", f"{name}^{{commit}}", check=False)

@@ -159,7 +159,7 @@ def users_changes(repo: Repo, changed: list[str]) -> list[str]:
     for rel in changed:
         if rel.endswith(".md"):
             try:
-                here = (repo.top / rel).read_bytes()
+                here = confine.read_regular(repo.top / rel)
                 then = repo.run("show", f"HEAD:{rel}", check=False)
             except OSError:
                 mine.append(rel)
@@ -445,7 +445,7 @@ class Isolation:
         try:
             with confine.open_append(common, "info/exclude") as fd:
                 size = os.fstat(fd).st_size
-                text = exclude.read_text(encoding="utf-8", errors="replace") if size else ""
+                text = confine.read_regular(exclude).decode("utf-8", "replace") if size else ""
                 if line not in text.splitlines():
                     sep = "" if not text or text.endswith("\n") else "\n"
                     os.write(fd, (sep + line + "\n").encode())
@@ -591,8 +591,8 @@ class Isolation:
     def merge_owner(self) -> str:
         """Whose merge is in progress, from its message's Baton trailers (if any)."""
         with contextlib.suppress(OSError):
-            text = (self.repo.git_dir / "MERGE_MSG").read_text(encoding="utf-8",
-                                                               errors="replace")
+            text = confine.read_regular(self.repo.git_dir / "MERGE_MSG").decode("utf-8",
+                                                                                "replace")
             found = dict(re.findall(r"^Baton-(Workflow|Phase): (\S+)$", text, re.M))
             if found.get("Workflow") == self.run.workflow_id:
                 return f" (phase {found.get('Phase')} of this workflow)"
@@ -637,7 +637,8 @@ class Isolation:
         if record.get("status") != "committed" or not self.repo.merging():
             return False
         try:
-            head = (self.repo.git_dir / "MERGE_HEAD").read_text(encoding="ascii").split()
+            head = confine.read_regular(self.repo.git_dir / "MERGE_HEAD").decode(
+                "ascii").split()
             if head != [record.get("commit")] or self.repo.unmerged():
                 return False
             self.conclude(sid, record, message, mark)

@@ -34,17 +34,26 @@ class PlanFiles:
     """Plan parsing and step validity with per-run caches: resuming a 200-phase plan asks
     for every phase's hash, which must cost one parse, not 200."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
         self._plan: tuple[str, bytes, Any] | None = None
         self._hashes: dict[str, Any] = {}
         self._progress: tuple[bytes, str | None] | None = None
 
+    def read(self, path: Path) -> bytes:
+        """A plan's bytes, read through `confine` in the workspace: a FIFO is refused, not
+        waited on, and a link out of the workspace is named, never read (its phases would
+        reach the output and the agents' prompts)."""
+        if self.root is None:
+            return confine.read_regular(path)
+        return confine.read_bytes(self.root, path)
+
     def load(self, path: Path) -> Plan | str:
         """The parsed plan, or why it cannot be read."""
         try:
-            raw = path.read_bytes()
+            raw = self.read(path)
         except OSError as exc:
-            return f"cannot read the plan {path}: {exc.strerror or exc}"
+            return f"cannot read the plan {path}: {confine.describe(exc)}"
         cached = self._plan
         if cached is not None and cached[0] == str(path) and cached[1] == raw:
             doc = cached[2]  # the same bytes: validation, hashes and waves share one parse
@@ -97,7 +106,7 @@ class PlanFiles:
                     text = ""
                 for pid, section in phase_fingerprints(text, plan).items():
                     hashes[pid] = sha256_text(section)
-                lines = plan_path.read_text(encoding="utf-8", errors="replace").splitlines()
+                lines = self._plan[1].decode("utf-8", errors="replace").splitlines()
                 for p in plan.phases:
                     raw.setdefault(p.id, sha256_text(
                         "\n".join(lines[p.range.start_line:p.range.end_line + 1])))
@@ -108,7 +117,7 @@ class PlanFiles:
         """The plan's fingerprint without progress (`plan_fingerprint`), computed once per
         version of its bytes: every checkpoint records it."""
         try:
-            raw = path.read_bytes()
+            raw = self.read(path)
         except OSError:
             return None
         cached = self._progress
@@ -131,7 +140,7 @@ class PlanFiles:
                 if current is not None and raw.get(phase) == digest:
                     continue  # recorded as written by an earlier Baton, and unchanged
             else:
-                current = sha256_file(Path(path))
+                current = sha256_file(Path(path), self.root)
             if current != digest:
                 return f"its input {key} changed" if current else f"its input {key} is gone"
         return None
@@ -149,17 +158,17 @@ def edit_plan(root: Path, path: Path, change: Callable[[bytes], bytes | None]) -
         path = Path(os.path.realpath(path))
     for _ in range(EDIT_TRIES):
         try:
-            raw = path.read_bytes()
+            raw = confine.read_bytes(root, path)
             mode = os.stat(path).st_mode & 0o7777
         except OSError as exc:
-            return f"cannot read the plan {path}: {exc.strerror or exc}"
+            return f"cannot read the plan {path}: {confine.describe(exc)}"
         new = change(raw)
         if new is None:
             return f"the plan {path} no longer has that phase (or cannot be read)"
         if new == raw:
             return None
         try:
-            if path.read_bytes() != raw:
+            if confine.read_bytes(root, path) != raw:
                 continue  # written meanwhile: mark the text as it is now
             confine.write_atomic(root, path, new, mode=mode)
         except OSError as exc:

@@ -25,6 +25,7 @@ from ..model.claude_models import claude_model_arg, looks_like_claude_model
 from ..model.claude_permissions import DenyRule, Roots, SettingsScope, covers, parse_deny
 from ..model.config import DEFAULT_ROLE_AGENTS, WorkflowSettings
 from ..model.states import State
+from ..runs import confine
 from .layout import AGENT_SCRATCH, contained, inside, specs_dir
 from .runners import own_runner
 from .runners.base import AUTH_FIXES
@@ -45,6 +46,10 @@ AUTO_ORDER = ("claude", "codex", "gemini")
 """The agent CLIs `runner = "auto"` tries, in this order."""
 
 MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
+MAX_CONFIG = 1 << 20
+"""Bytes of an agent CLI's configuration file read at most."""
+MAX_AGENT = 1 << 22
+"""Bytes of an agent file read at most (the default `max-file-size` of `baton check`)."""
 """Claude Code's managed (organisation) settings on Linux; `managed-settings.d/*.json` beside
 it are merged in."""
 
@@ -77,11 +82,25 @@ def agent_file(root: Path, name: str) -> Path | None:
     for cand in (root / ".claude" / "agents" / f"{name}.md", root / name):
         try:
             cand = contained(root, cand, "agent file")
-        except PathError:
+        except PathError as exc:
+            if os.path.lexists(cand):  # a link out of the workspace: said, never read
+                _warn_once(f"not using the agent file {cand}: {exc}")
             continue
         if cand.is_file():
             return cand
+        if os.path.lexists(cand):
+            _warn_once(f"not using the agent file {cand}: it is not a regular file")
     return None
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(text: str) -> None:
+    """Preflight and every step look the agent up: one warning per process is enough."""
+    if text not in _warned:
+        _warned.add(text)
+        logger.warning("%s", text)
 
 
 def agent_use(root: Path, settings: WorkflowSettings, role: str,
@@ -97,7 +116,8 @@ def agent_use(root: Path, settings: WorkflowSettings, role: str,
     model, fallback, line, tools = rs.model, None, None, ()
     if path is not None:
         try:
-            doc = parse_bytes(Kind.AGENT, path.read_bytes(), str(path))
+            doc = parse_bytes(Kind.AGENT, confine.read_bytes(root, path, MAX_AGENT),
+                              str(path))
         except OSError:
             doc = None
         if isinstance(doc, AgentFile) and doc.frontmatter is not None:
@@ -132,14 +152,15 @@ def has_credentials(cli: str, root: Path, env: Mapping[str, str]) -> bool:
             return True
         settings = [config / "settings.json", root / ".claude" / "settings.json",
                     root / ".claude" / "settings.local.json"]
-        return any(_json_has(p, ("apiKeyHelper",)) or _json_has(p, ("env", "ANTHROPIC_API_KEY"))
+        return any(_json_has(p, ("apiKeyHelper",), root)
+                   or _json_has(p, ("env", "ANTHROPIC_API_KEY"), root)
                    for p in settings)
     if cli == "codex":
         codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
         return (codex_home / "auth.json").is_file() or (codex_home / "config.toml").is_file()
     gemini = home / ".gemini"
     return (gemini / "oauth_creds.json").is_file() or _json_has(
-        gemini / "settings.json", ("security", "auth", "selectedType"))
+        gemini / "settings.json", ("security", "auth", "selectedType"), root)
 
 
 def auto_runner(root: Path, settings: WorkflowSettings, env: Mapping[str, str] | None = None,
@@ -162,9 +183,20 @@ def auto_runner(root: Path, settings: WorkflowSettings, env: Mapping[str, str] |
     return None, passed
 
 
-def _json_has(path: Path, keys: tuple[str, ...]) -> bool:
+def read_config(path: Path, root: Path) -> bytes:
+    """A configuration file of an agent CLI: one in the workspace `root` through `confine`
+    (a link out of it is named, never read), one in the home directory or /etc as the CLI
+    reads it (links followed); a FIFO is refused, never waited on, either way."""
     try:
-        node: object = json.loads(path.read_text(encoding="utf-8"))
+        confine.relative(root, path)
+    except confine.UnsafePath:  # not below the workspace: the user's own file
+        return confine.read_regular(path, MAX_CONFIG)
+    return confine.read_bytes(root, path, MAX_CONFIG)
+
+
+def _json_has(path: Path, keys: tuple[str, ...], root: Path) -> bool:
+    try:
+        node: object = json.loads(read_config(path, root))
     except (OSError, ValueError):
         return False
     for key in keys:
@@ -178,7 +210,8 @@ def _gemini_trusts(root: Path, env: Mapping[str, str]) -> bool:
     if env.get("GEMINI_CLI_TRUST_WORKSPACE", "").lower() == "true":
         return True
     try:
-        folders = json.loads((_home(env) / ".gemini" / "trustedFolders.json").read_text())
+        folders = json.loads(confine.read_regular(
+            _home(env) / ".gemini" / "trustedFolders.json", MAX_CONFIG))
     except (OSError, ValueError):
         return False
     return isinstance(folders, dict) and any(
@@ -240,15 +273,16 @@ def _claude_config_dir(env: Mapping[str, str]) -> Path:
     return Path(env.get("CLAUDE_CONFIG_DIR") or _home(env) / ".claude")
 
 
-def _deny_list(path: Path, notes: list[str]) -> list[str]:
+def _deny_list(path: Path, notes: list[str], root: Path) -> list[str]:
     """`permissions.deny` of one settings file; a file that is missing has none, one that
     is unreadable or malformed gets a note (Claude Code reports it too) and none."""
     try:
-        data: object = json.loads(path.read_text(encoding="utf-8"))
+        data: object = json.loads(read_config(path, root))
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        notes.append(f"cannot read Claude Code settings {path} ({exc}); its permission "
+        why = confine.describe(exc) if isinstance(exc, OSError) else str(exc)
+        notes.append(f"cannot read Claude Code settings {path} ({why}); its permission "
                      "rules were not checked")
         return []
     perms = data.get("permissions") if isinstance(data, dict) else None
@@ -287,7 +321,7 @@ def claude_denials(root: Path, specs: Path, topic: Path | None, env: Mapping[str
     probes = [PurePosixPath(p) for p in artifact_probes(specs, topic)]
     problems: list[Problem] = []
     for scope, path in claude_settings_files(root, env, managed):
-        for text in _deny_list(path, notes):
+        for text in _deny_list(path, notes, root):
             rule = parse_deny(text)
             if rule is None:
                 continue

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..model.config import WorkflowSettings
-from .preflight import agent_use
+from ..runs import confine
+from .preflight import MAX_AGENT, agent_use
 
 ROLE_CONTRACT = {
     "classifier": [
@@ -60,7 +61,9 @@ def build_prompt(root: Path, settings: WorkflowSettings, runner_name: str | None
     """Behavioural file + the input contract; also the model, fallback model and tools it
     asks for, and the role's runner."""
     use, tools = agent_use(root, settings, role, runner_name)
-    body = use.agent_file.read_text(encoding="utf-8", errors="replace") \
+    # through `confine`: the body goes to a remote model, so a link swapped in since the
+    # preflight must not send a file from outside the workspace
+    body = confine.read_bytes(root, use.agent_file, MAX_AGENT).decode("utf-8", "replace") \
         if use.agent_file is not None else ""
     signal_name = SIGNAL_OF_ROLE.get(role, "ARTIFACT_CREATED")
     lines = ["", "---", "", "## Input contract (from Baton)", "",

@@ -155,7 +155,7 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
     sm = restore_machine(data, str(entry.path))
     record = read_record(data, str(entry.path))
     failed_state = sm.current
-    plans = PlanFiles()
+    plans = PlanFiles(root)
     skip, rerun = [], []
     for sid, step in data["baton"]["steps"].items():
         typed = record.baton.steps[sid]

@@ -75,7 +75,7 @@ class Run:
         `baton cancel` and a resume check before they signal one)."""
         self._start_ticks = start_ticks(os.getpid())
         self.last_checkpoint: Path | None = None
-        self.plans = PlanFiles()
+        self.plans = PlanFiles(root)
         self._runners: dict[str, Runner] = {}
         self.live_usage: dict[str, dict[str, Any]] = {}
         """Usage of the agent attempts running now, by step id, as their streams report it
@@ -204,7 +204,7 @@ class Run:
         plan = (d.get("workflow_state") or {}).get("plan_path")
         if plan and Path(plan).is_file():
             d["plan_modification_time"] = int(Path(plan).stat().st_mtime)
-            d["baton"]["plan_sha256"] = sha256_file(Path(plan))
+            d["baton"]["plan_sha256"] = sha256_file(Path(plan), self.root)
             d["baton"]["plan_progress_free"] = self.plans.progress_free(Path(plan))
 
     def save(self, event: str) -> Path:

@@ -69,7 +69,7 @@ def read(path: Path) -> str:
 def behaviour(step: str, workspace: Path) -> dict:
     given = ENV.get("BATON_SCRIPT_BEHAVIOUR")  # the test harness's own file, anywhere
     try:
-        text = Path(given).read_text(encoding="utf-8") if given else \
+        text = confine.read_regular(given).decode("utf-8") if given else \
             read(workspace / ".claude" / "baton-script.json")
         table = json.loads(text)
     except FileNotFoundError:

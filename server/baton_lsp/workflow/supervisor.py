@@ -14,11 +14,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..runs import confine
+
 SUMMARY_HEADINGS = re.compile(r"^(executive summary|summary|overview|abstract|tl;?dr)\b", re.I)
 FINDINGS_HEADINGS = re.compile(r"^(key findings|findings|results|recommendations?)\b", re.I)
 MAX_FINDINGS = 5
 MAX_FINDING = 120
 MAX_SUMMARY = 400
+MAX_REPORT = 1 << 24
+"""Bytes of a report read for its metadata at most."""
 _META_BULLET = re.compile(r"^\s*[-*]\s+\*\*([^*]+)\*\*:\s*(.+)$")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$")
 
@@ -46,8 +50,8 @@ def _clip(text: str, limit: int) -> str:
 def extract_metadata(path: Path) -> dict[str, Any]:
     """Title, frontmatter counts, the `## Metadata` bullets (date, agent, topic), the first
     summary paragraph and up to five key findings of one report — never the report."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+    try:  # an artifact past its barrier; still never a FIFO waited on, nor read unbounded
+        text = confine.read_regular(path, MAX_REPORT).decode("utf-8", errors="replace")
     except OSError:
         return {}
     lines = text.splitlines()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ def config_sources(root: Path) -> list[Path]:
     candidates = (root / "pyproject.toml", root / ".claude" / "baton.toml")
     for path in candidates:
         look(path)
-    return [p for p in candidates if p.is_file()]
+    return [p for p in candidates if os.path.lexists(p)]  # a FIFO or a link is reported
 
 
 def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ async def debug(run: Run) -> None:
     extra = {"BATON_PLAN_PATH": run.paths["plan"],
              "BATON_TEST_OUTPUT": str(test_log) if test_log.is_file() else "",
              "BATON_REPORT_PATHS": json.dumps(run.good_reports())}
-    inputs = {str(test_log): sha256_file(test_log)} if test_log.is_file() else {}
+    inputs = {str(test_log): sha256_file(test_log, run.root)} if test_log.is_file() else {}
     await agent_step(run, StepSpec(f"debug.{it}", State.DEBUG, "debug", report, extra, inputs))
     run.data["debug_iteration_count"] = it
     run.data["debug_report_path"] = str(report)

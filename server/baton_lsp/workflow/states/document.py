@@ -18,8 +18,8 @@ async def document(run: Run) -> None:
     t = run.topic
     target = Path(paths["summaries_dir"]) / f"{(t.number if t else 0):03d}_workflow_summary.md"
     summaries = sorted(str(p) for p in Path(paths["summaries_dir"]).glob("phase_*_summary.md"))
-    inputs = {s: sha256_file(Path(s)) for s in summaries}
-    inputs[paths["plan"]] = sha256_file(Path(paths["plan"]))
+    inputs = {s: sha256_file(Path(s), run.root) for s in summaries}
+    inputs[paths["plan"]] = sha256_file(Path(paths["plan"]), run.root)
     await agent_step(run, StepSpec("document", State.DOCUMENT, "document", target,
                                    {"BATON_PLAN_PATH": paths["plan"],
                                     "BATON_REPORT_PATHS": json.dumps(run.good_reports()),

@@ -96,7 +96,7 @@ async def implement(run: Run) -> None:
         inputs: dict[str, str | None] = {f"{plan_path}#phase-{pid}": sections.get(pid)}
         for dep in graph.deps.get(pid, []):
             if dep not in done_in_plan or summary_of(dep).is_file():  # done by this run
-                inputs[str(summary_of(dep))] = sha256_file(summary_of(dep))
+                inputs[str(summary_of(dep))] = sha256_file(summary_of(dep), run.root)
         extra = {"BATON_PHASE": pid, "BATON_PHASE_TITLE": graph.titles.get(pid, ""),
                  "BATON_PLAN_PATH": str(plan_path)}
         title = graph.titles.get(pid, "")

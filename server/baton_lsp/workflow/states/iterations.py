@@ -72,7 +72,7 @@ async def implement_iterations(run: Run, plan_path: Path, todo: list[str]) -> No
                                                "iteration": n}) from None
         step = run.steps[sid]
         try:
-            summary_text = artifact.read_text(encoding="utf-8", errors="replace")
+            summary_text = confine.read_bytes(run.root, artifact).decode("utf-8", "replace")
         except OSError:
             summary_text = ""
         brief = iteration.parse_brief(step.get("brief") or {}, summary_text)

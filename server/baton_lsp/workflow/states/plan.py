@@ -22,14 +22,14 @@ async def plan(run: Run) -> None:
     paths = run.paths
     plan = Path(paths["plan"])
     reports = run.good_reports()
-    inputs = {r: sha256_file(Path(r)) for r in reports}
+    inputs = {r: sha256_file(Path(r), run.root) for r in reports}
     revise = run.machine.scope == Scope.RESEARCH_AND_REVISE
     steps = run.steps
     metadata = [{"path": s["artifact"], **(s.get("metadata") or {})}
                 for s in steps.values() if s.get("artifact") in reports]
     extra = {"BATON_REPORT_PATHS": json.dumps(reports), "BATON_PLAN_PATH": str(plan),
              "BATON_RESEARCH_METADATA": json.dumps(metadata, ensure_ascii=False)}
-    before = sha256_file(plan) if revise else None
+    before = sha256_file(plan, run.root) if revise else None
     if revise and not run.skippable("plan"):
         backup = plan.parent / "backups" / f"{plan.stem}.{time.strftime('%Y%m%d_%H%M%S')}.md"
         with contextlib.suppress(FileNotFoundError):  # a second revise within the second
@@ -37,7 +37,7 @@ async def plan(run: Run) -> None:
         confine.copy_file(run.root, plan, backup)
 
     def verify(path: Path, reader: SignalReader) -> str | None:
-        if revise and sha256_file(path) == before:
+        if revise and sha256_file(path, run.root) == before:
             return f"the plan {path} was not changed by the revise agent"
         return run.plans.problem(path)
 

@@ -119,7 +119,7 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
             steps[wid] = {"state": "research", "role": "research", "status": "done",
                           "attempts": 1, "artifact": report, "inputs": {},
                           "via": sid, "topic": topic, "finished_at": utc_now(),
-                          "sha256": sha256_file(path), "size": path.stat().st_size,
+                          "sha256": sha256_file(path, run.root), "size": path.stat().st_size,
                           "metadata": meta,
                           "context": accounting.step_context("", meta, path)}
             results.append(None)
