@@ -231,7 +231,7 @@ def fuzz_hostile(tally: Tally, n: int, rng_seed: int) -> None:
     (text, JSON, one workflow) and `baton graph`. Counted: a hang, a traceback or internal
     error, an exit status other than 0–2, the outside file's content in any output, a raw
     escape in a text output."""
-    from tests.fuzzing import SECRET, hostile_tree, plant
+    from tests.fuzzing import SECRET, hostile_commands, hostile_tree, plant
 
     from baton_lsp.cli.main import main
     from baton_lsp.terminal import terminal_safe
@@ -249,16 +249,7 @@ def fuzz_hostile(tally: Tally, n: int, rng_seed: int) -> None:
         plant(root, here / "outside", files, specials)
         dump = json.dumps({"files": {k: v.decode("utf-8", "replace") for k, v in files.items()},
                            "specials": specials})
-        runs: list[tuple[list[str], bool]] = [
-            (["check", "--jobs", "1", "--no-cache", "--format", fmt, str(root)], fmt == "text")
-            for fmt in ("text", "json", "sarif")]
-        runs += [(["status", "--workspace", str(root)], True),
-                 (["status", "--json", "--workspace", str(root)], False),
-                 (["status", "--workspace", str(root), "fuzz_wf"], True)]
-        plan = root / ".claude/specs/001_fuzz/plans/001_fuzz_plan.md"
-        if os.path.lexists(plan):
-            runs.append((["graph", str(plan)], True))
-        for argv, text in runs:
+        for argv, text in hostile_commands(root):
             out, err = io.StringIO(), io.StringIO()
             try:
                 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

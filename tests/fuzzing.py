@@ -252,6 +252,21 @@ def plant(root: Path, outside: Path, files: dict[str, bytes], specials: dict[str
             path.mkdir()
 
 
+def hostile_commands(root: Path) -> list[tuple[list[str], bool]]:
+    """The `baton` command lines a `hostile_tree` goes through, each with whether its
+    output is for a terminal (text) or a machine format."""
+    runs: list[tuple[list[str], bool]] = [
+        (["check", "--jobs", "1", "--no-cache", "--format", fmt, str(root)], fmt == "text")
+        for fmt in ("text", "json", "sarif")]
+    runs += [(["status", "--workspace", str(root)], True),
+             (["status", "--json", "--workspace", str(root)], False),
+             (["status", "--workspace", str(root), "fuzz_wf"], True)]
+    plan = root / REL_PATHS["plan"]
+    if os.path.lexists(plan):
+        runs.append((["graph", str(plan)], True))
+    return runs
+
+
 # -- editor traffic ----------------------------------------------------------------------
 
 POSITION = st.fixed_dictionaries({"line": st.sampled_from([0, 1, 2, 5, 30, 10**6]),

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,16 @@ from baton_lsp.cli.main import main
 from baton_lsp.model import BatonConfig, Kind
 from baton_lsp.rules.engine import check_text
 from baton_lsp.terminal import terminal_safe
-from tests.fuzzing import KINDS, REL_PATHS, SECRET, document, hostile_tree, plant, tree
+from tests.fuzzing import (
+    KINDS,
+    REL_PATHS,
+    SECRET,
+    document,
+    hostile_commands,
+    hostile_tree,
+    plant,
+    tree,
+)
 from tests.test_bad_input import WATCHDOG_SECONDS, within
 
 KIND_OF = {"plan": Kind.PLAN, "agent": Kind.AGENT, "command": Kind.COMMAND,
@@ -182,16 +190,7 @@ def test_fifos_outside_links_and_escapes_in_generated_trees(
     base = tmp_path_factory.mktemp("hostile")
     root = base / "ws"
     plant(root, base / "outside", files, specials)
-    runs: list[tuple[list[str], bool]] = [
-        (["check", "--jobs", "1", "--no-cache", "--format", fmt, str(root)], fmt == "text")
-        for fmt in ("text", "json", "sarif")]
-    runs += [(["status", "--workspace", str(root)], True),
-             (["status", "--json", "--workspace", str(root)], False),
-             (["status", "--workspace", str(root), "fuzz_wf"], True)]
-    plan = root / REL_PATHS["plan"]
-    if os.path.lexists(plan):
-        runs.append((["graph", str(plan)], True))
-    for argv, text in runs:
+    for argv, text in hostile_commands(root):
         code, out, err = _cli(argv)
         assert "Traceback" not in err and "internal error" not in err, (argv, err)
         assert code in (0, 1, 2), (argv, code, err)

@@ -122,14 +122,9 @@ def test_a_request_with_a_lying_length_is_answered_without_a_next_message(
     assert any("Content-Length" in m for m in server.logs()), server.logs()
 
 
-@pytest.mark.parametrize("payload,code", [
-    (b"{not json at all", -32700),
-    (b"[1, 2, 3]", -32600),
-    (body({"id": 7, "method": "workspace/symbol", "params": {"query": ""}}), -32600),
-])
-def test_a_body_that_is_not_a_message_gets_an_error_response(
-        server: RawServer, payload: bytes, code: int) -> None:
-    server.send(b"Content-Length: %d\r\n\r\n" % len(payload) + payload)
+def errors_before_next_answer(server: RawServer) -> list[dict[str, Any]]:
+    """Send a well-formed request and return the error responses that came before its
+    answer (which must be a result: the server went on)."""
     server.send(frame(symbol_request(8)))
     deadline = time.monotonic() + ANSWER_TIMEOUT
     errors = []
@@ -138,7 +133,19 @@ def test_a_body_that_is_not_a_message_gets_an_error_response(
         if "error" in msg:
             errors.append(msg)
         if msg.get("id") == 8 and "method" not in msg:
-            break
+            assert "result" in msg, msg
+            return errors
+
+
+@pytest.mark.parametrize("payload,code", [
+    (b"{not json at all", -32700),
+    (b"[1, 2, 3]", -32600),
+    (body({"id": 7, "method": "workspace/symbol", "params": {"query": ""}}), -32600),
+])
+def test_a_body_that_is_not_a_message_gets_an_error_response(
+        server: RawServer, payload: bytes, code: int) -> None:
+    server.send(b"Content-Length: %d\r\n\r\n" % len(payload) + payload)
+    errors = errors_before_next_answer(server)
     assert [e["error"]["code"] for e in errors] == [code], errors
 
 
@@ -241,16 +248,7 @@ def test_a_malformed_request_is_answered_invalid_request(
     """JSON-RPC 2.0: a request object that is not valid is -32600 Invalid Request (with its
     id when it has a usable one, else null), not -32603 Internal Error; the server goes on."""
     server.send(frame(message))
-    server.send(frame(symbol_request(8)))
-    deadline = time.monotonic() + ANSWER_TIMEOUT
-    errors = []
-    while True:
-        msg = server.reader.message(deadline)
-        if "error" in msg:
-            errors.append(msg)
-        if msg.get("id") == 8 and "method" not in msg:
-            assert "result" in msg, msg
-            break
+    errors = errors_before_next_answer(server)
     assert [(e["id"], e["error"]["code"]) for e in errors] == [(answer_id, -32600)], errors
     assert "Invalid Request" in errors[0]["error"]["message"]
 

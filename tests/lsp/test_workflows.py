@@ -324,22 +324,15 @@ async def test_what_a_run_reconciles_reaches_the_editor(trusted: LanguageClient)
     it (the Workflows view lists it)."""
     import subprocess
 
+    from baton_lsp.workflow.repolock import WORKTREE_LOCK
+    from tests.dead_holder import kill_holder
+
     root = trusted.workspace_root  # type: ignore[attr-defined]
     ident = ["-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
     for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
         subprocess.run(["git", *ident, *argv], cwd=root, check=True, capture_output=True)
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\n"
-        "from pathlib import Path\n"
-        "from baton_lsp.workflow.repolock import WORKTREE_LOCK, RepoLock\n"
-        "lock = RepoLock(Path(sys.argv[1]), WORKTREE_LOCK)\n"
-        "assert lock.try_acquire({'workflow_id': 'dead-run'})\n"
-        "(Path(sys.argv[1]) / 'packed-refs.lock').write_text('')\n"
-        "print('holding', flush=True)\n"
-        "time.sleep(60)\n"), str(root / ".git")], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-    holder.kill()  # SIGKILL while holding: its lock file still names it
-    holder.wait(10)
+    kill_holder(root / ".git", WORKTREE_LOCK, {"workflow_id": "dead-run"},
+                leave=("packed-refs.lock",))
     plan = root / ".claude/specs/001_auth_login/plans/001-auth-login-plan.md"
     started = await command(trusted, "workflow.start",
                             {"description": "Implement it", "scope": "implement-only",

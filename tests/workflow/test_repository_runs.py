@@ -13,11 +13,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from baton_lsp.workflow.repolock import INTEGRATION_LOCK, WORKTREE_LOCK
+from tests.dead_holder import kill_holder
 
 from .conftest import Workspace, agent_started
 from .test_isolation import checkpoint, first_parent, git, leftovers, repo
@@ -163,6 +166,17 @@ def test_conflict_markers_an_agent_leaves_are_never_committed(ws: Workspace) -> 
     assert files_of(ws, "HEAD") == sorted(["docs/notes.md", rel(ws, plan)])
 
 
+def kill_when(run: Any, marker: Path, timeout: float = 120) -> None:
+    """SIGKILL the engine's process group once `marker` exists (a git filter or merge
+    driver touches it: git is in the middle of the operation), and reap the engine."""
+    deadline = time.monotonic() + timeout
+    while not marker.exists():
+        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
+        time.sleep(0.05)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait(15)
+
+
 def kill_git_of(root: Path) -> int:
     """SIGKILL every process working in `root` (git and the merge driver it runs): a kill
     of everything, as a machine going down or an OOM killer would do it."""
@@ -243,12 +257,7 @@ def test_a_run_killed_inside_worktree_add_resumes(ws: Workspace, tmp_path: Path)
     git(ws, "config", "filter.slow.smudge", f"sh -c 'touch {marker}; sleep 60; cat'")
     git(ws, "config", "filter.slow.clean", "cat")
     run = ws.popen(*implement_args(plan, "addkill"))
-    deadline = time.monotonic() + 120
-    while not marker.exists():
-        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
-        time.sleep(0.05)
-    os.killpg(run.pid, signal.SIGKILL)
-    run.wait(15)
+    kill_when(run, marker)
     locked = list((ws.root / ".git/worktrees").glob("*/locked"))
     assert locked, "git left no locked worktree: the kill missed `worktree add`"
     git(ws, "config", "filter.slow.smudge", "cat")
@@ -290,18 +299,7 @@ def test_a_holder_killed_while_deleting_branches_leaves_nothing_behind(ws: Works
     branches left behind). The next holder, once no git works in the tree, removes it."""
     plan = repo(ws, [[], []])
     common = ws.root / ".git"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import os, sys, time\n"
-        "from pathlib import Path\n"
-        "from baton_lsp.workflow.repolock import WORKTREE_LOCK, RepoLock\n"
-        "lock = RepoLock(Path(sys.argv[1]), WORKTREE_LOCK)\n"
-        "assert lock.try_acquire({'workflow_id': 'dead-run'})\n"
-        "(Path(sys.argv[1]) / 'packed-refs.lock').write_text('')\n"
-        "print('holding', flush=True)\n"
-        "time.sleep(60)\n"), str(common)], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-    holder.kill()  # SIGKILL while holding: its lock file still names it
-    holder.wait(10)
+    kill_holder(common, WORKTREE_LOCK, {"workflow_id": "dead-run"}, leave=("packed-refs.lock",))
     r = ws.baton(*implement_args(plan, "after"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert not (common / "packed-refs.lock").exists()
@@ -325,12 +323,7 @@ def test_a_conflict_git_finished_after_the_kill_keeps_its_marker_committed(
                "implement.phase-2": {"files": {"src/shared.py": "value = 2\n"}},
                "implement.phase-3": {"files": {"src/three.py": "three = 3\n"}}})
     run = ws.popen(*implement_args(plan, "late"))
-    deadline = time.monotonic() + 120
-    while not marker.exists():  # phase 2's merge is running its driver: git is mid-merge
-        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
-        time.sleep(0.05)
-    os.killpg(run.pid, signal.SIGKILL)
-    run.wait(15)
+    kill_when(run, marker)  # phase 2's merge is running its driver: git is mid-merge
     r = ws.baton("resume", "late")  # waits for git, finds the conflict: the user's to resolve
     assert r.returncode == 1, r.stdout + r.stderr
     assert (ws.root / ".git/MERGE_HEAD").exists()
@@ -364,12 +357,8 @@ def test_a_staged_merge_finished_on_resume_leaves_no_branch(ws: Workspace,
         "implement.phase-2": {"files": {
             "src/shared.py": shared.replace("line 18\n", "line 18 (phase 2)\n")}}})
     run = ws.popen(*implement_args(plan, "staged"))
-    deadline = time.monotonic() + 120
-    while not marker.exists():
-        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
-        time.sleep(0.05)
-    os.killpg(run.pid, signal.SIGKILL)
-    run.wait(15)
+    kill_when(run, marker)
+    deadline = time.monotonic() + 60
     while not (ws.root / ".git/MERGE_HEAD").exists() or \
             (ws.root / ".git/index.lock").exists():  # git, in its own session, finishes
         assert time.monotonic() < deadline
@@ -418,21 +407,10 @@ def test_a_stale_maintenance_lock_of_a_killed_run_is_removed(ws: Workspace) -> N
     holder removes it with the other stale locks, and says so."""
     plan = repo(ws, [[]])
     common = ws.root / ".git"
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\n"
-        "from pathlib import Path\n"
-        "from baton_lsp.workflow.repolock import INTEGRATION_LOCK, RepoLock\n"
-        "lock = RepoLock(Path(sys.argv[1]), INTEGRATION_LOCK)\n"
-        "assert lock.try_acquire({'workflow_id': 'dead-run', 'what': 'merging wave 1'})\n"
-        "lock.note({'kind': 'merge', 'phase': '1', 'head': sys.argv[2],\n"
-        "           'commit': sys.argv[2], 'target': 'main'})\n"
-        "(Path(sys.argv[1]) / 'objects' / 'maintenance.lock').write_text('')\n"
-        "print('holding', flush=True)\n"
-        "time.sleep(60)\n"), str(common), git(ws, "rev-parse", "HEAD").strip()],
-        stdout=subprocess.PIPE, text=True)
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
-    holder.kill()
-    holder.wait(10)
+    kill_holder(common, INTEGRATION_LOCK, {"workflow_id": "dead-run", "what": "merging wave 1"},
+                {"kind": "merge", "phase": "1", "head": git(ws, "rev-parse", "HEAD").strip(),
+                 "commit": git(ws, "rev-parse", "HEAD").strip(), "target": "main"},
+                leave=("objects/maintenance.lock",))
     r = ws.baton(*implement_args(plan, "after"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert not (common / "objects/maintenance.lock").exists()
