@@ -237,7 +237,7 @@ async def test_checkpoint_file_schema_hover_and_migration(editor: LanguageClient
 @pytest.mark.parametrize("kind", CLIENTS[:1])
 async def test_restarted_server_reattaches_and_reports_the_end(tmp_path: Path,
                                                                kind: str) -> None:
-    root = _workspace(tmp_path, {"research.1": {"sleep": 4}})
+    root = _workspace(tmp_path, {"research.1": {"until": ".claude/release"}})
 
     class Req:
         param = kind
@@ -259,6 +259,14 @@ async def test_restarted_server_reattaches_and_reports_the_end(tmp_path: Path,
         running = await wait_changed(second, lambda p: p["workflow_id"] == wid and
                                      p["event"]["running"] is True)
         assert running["event"]["status"] == "in_progress"
+        if has_progress(second):  # the re-attached run's progress begins while it runs
+            async def begun() -> None:
+                while not any(r and getattr(r[0], "title", None) == "Baton: Long research"
+                              for r in second.progress_reports.values()):
+                    await second.wait_for_notification(types.PROGRESS)
+
+            await asyncio.wait_for(begun(), TIMEOUT)
+        (root / ".claude/release").write_text("")  # the agent may finish now
         end = await wait_changed(second, lambda p: p["workflow_id"] == wid and
                                  p["event"]["status"] == "complete")
         assert end["event"]["running"] is False

@@ -263,6 +263,7 @@ def register(server: BatonServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: BatonServer, params: Any) -> None:
+        ls.stopping = True
         ls.save_results()  # what was checked since indexing, for the next start
         tracker(ls).stop()
         ls.checks.stop()

@@ -153,6 +153,8 @@ class BatonServer(LanguageServer, Session):
                                            thread_name_prefix="baton-check")
         self.checks = CheckRunner(CHECK_SLOTS)
         """Documents waiting to be checked, newest edit first (see `scheduling`)."""
+        self.stopping = False
+        """The client asked for `shutdown`: the executor takes no more checks."""
         self.parent_watch: asyncio.Future[None] | None = None
         self.config_error_files: set[str] = set()
         self.preflight_task: asyncio.Future[None] | None = None

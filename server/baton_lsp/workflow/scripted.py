@@ -451,6 +451,10 @@ def run() -> int:
         time.sleep(3600)
     if how.get("sleep"):
         time.sleep(float(how["sleep"]))
+    if how.get("until"):  # hold until a test says so: no test depends on the machine's speed
+        gate, deadline = workspace / str(how["until"]), time.monotonic() + 600
+        while not gate.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
     if how.get("task_error"):
         say(f"TASK_ERROR: {how['task_error']}")
         say("ERROR_CONTEXT: " + json.dumps({"step": step, "injected": True}))
