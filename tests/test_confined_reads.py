@@ -147,11 +147,9 @@ def test_links_inside_the_workspace_keep_working(tmp_path: Path) -> None:
     assert graph.returncode == 0 and "INSIDEPHASE" in graph.stdout, graph.stderr
 
 
-def test_a_link_retargeted_out_of_the_workspace_is_not_replayed(tmp_path: Path) -> None:
-    """The result cache keys a file by its content: a link retargeted at a copy of the
-    same bytes outside must not get the findings stored for the inside file (neither from
-    the whole-check replay nor from the per-file cache)."""
-    root, outside = tmp_path / "ws", tmp_path / "outside"
+def linked_plan_checked(root: Path) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """A plan reached through a link to a file inside the workspace, checked once with the
+    cache (its BTN101 stored): the real file, the link, the findings."""
     real = root / ".claude" / "shared" / "plan.md"
     real.parent.mkdir(parents=True)
     real.write_text(SECRETS[PLAN])
@@ -160,6 +158,15 @@ def test_a_link_retargeted_out_of_the_workspace_is_not_replayed(tmp_path: Path) 
     link.symlink_to(real)
     first = check_json(root, cache=True)
     assert [f["code"] for f in of(first, PLAN)] == ["BTN101"]
+    return real, link, first
+
+
+def test_a_link_retargeted_out_of_the_workspace_is_not_replayed(tmp_path: Path) -> None:
+    """The result cache keys a file by its content: a link retargeted at a copy of the
+    same bytes outside must not get the findings stored for the inside file (neither from
+    the whole-check replay nor from the per-file cache)."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    real, link, first = linked_plan_checked(root)
     assert check_json(root, cache=True) == first  # replayed whole
     outside.mkdir()
     shutil.copy2(real, outside / "plan.md")
@@ -252,14 +259,7 @@ def test_a_link_retargeted_through_an_outside_alias_is_not_replayed(tmp_path: Pa
     (a link back in): every `stat` through the link is what it was, but the link now
     leaves the workspace, so the stored check must not be replayed."""
     root = tmp_path / "ws"
-    real = root / ".claude" / "shared" / "plan.md"
-    real.parent.mkdir(parents=True)
-    real.write_text(SECRETS[PLAN])
-    link = root / PLAN
-    link.parent.mkdir(parents=True)
-    link.symlink_to(real)
-    first = check_json(root, cache=True)
-    assert [f["code"] for f in of(first, PLAN)] == ["BTN101"]
+    real, link, _ = linked_plan_checked(root)
     alias = tmp_path / "alias"
     alias.symlink_to(real.parent)
     replaced = link.with_name("new")
