@@ -289,6 +289,7 @@ class QueuedWriter:
         """Called (on the writer thread) once the client is gone."""
         self._queue: collections.deque[bytes | threading.Event | None] = collections.deque()
         self._ready = threading.Condition()
+        self._finished = False
         self._thread = threading.Thread(target=self._drain, name="baton-stdout",
                                         daemon=True)
         self._thread.start()
@@ -303,6 +304,8 @@ class QueuedWriter:
         the server ends itself with `os._exit`, its last log line must be out."""
         done = threading.Event()
         with self._ready:
+            if self._finished or not self._thread.is_alive():  # closed, or the client gone
+                return True
             self._queue.append(done)
             self._ready.notify()
         return done.wait(timeout)
@@ -345,4 +348,10 @@ class QueuedWriter:
                 if isinstance(item, threading.Event):
                     item.set()
             if done:
+                with self._ready:  # a flush queued after the close has nothing to wait for
+                    self._finished = True
+                    for item in self._queue:
+                        if isinstance(item, threading.Event):
+                            item.set()
+                    self._queue.clear()
                 return
