@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 _HOLD = """\
-import json, sys, time
+import json, signal, sys
 from pathlib import Path
 from baton_lsp.workflow.repolock import RepoLock
 common, name, owner, intent, leave = Path(sys.argv[1]), sys.argv[2], *map(json.loads, sys.argv[3:])
@@ -21,7 +21,7 @@ if intent:
 for rel in leave:
     (common / rel).write_text("")
 print("holding", flush=True)
-time.sleep(60)
+signal.pause()  # until the test kills it
 """
 
 

@@ -210,7 +210,8 @@ def run_round(index: int, base: Path, rng: random.Random) -> Round:
             str(plan), "--id", "crash"]
     for _ in range(rng.randint(1, 3)):
         proc = baton(root, args, env)
-        time.sleep(rng.uniform(0.3, 6.0))
+        with contextlib.suppress(subprocess.TimeoutExpired):  # the kill instant, or its end
+            proc.wait(rng.uniform(0.3, 6.0))
         if proc.poll() is None:
             kind = rng.choice(KINDS)
             kill(proc, kind, tag)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import time
@@ -166,15 +167,51 @@ def test_conflict_markers_an_agent_leaves_are_never_committed(ws: Workspace) -> 
     assert files_of(ws, "HEAD") == sorted(["docs/notes.md", rel(ws, plan)])
 
 
-def kill_when(run: Any, marker: Path, timeout: float = 120) -> None:
-    """SIGKILL the engine's process group once `marker` exists (a git filter or merge
-    driver touches it: git is in the middle of the operation), and reap the engine."""
-    deadline = time.monotonic() + timeout
-    while not marker.exists():
-        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
-        time.sleep(0.05)
-    os.killpg(run.pid, signal.SIGKILL)
-    run.wait(15)
+class InsideGit:
+    """A FIFO a git filter or merge driver writes to (`echo in 1<>PATH`: opened read-write,
+    so it never blocks, not even when no test reads any more) the moment git is in the
+    middle of the operation; the test, reading it, is woken then — no polling."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path)
+        self.path = path
+        self.fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # before any writer: no wait
+
+    def say(self) -> str:
+        """The shell words that tell the test git got there."""
+        return f"echo in 1<>{self.path}"
+
+    def wait(self, run: Any, timeout: float = 120) -> None:
+        """Until git wrote (or fail when the run ended first or `timeout` passed)."""
+        deadline = time.monotonic() + timeout
+        while not select.select([self.fd], [], [], 1.0)[0]:
+            assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
+        os.read(self.fd, 64)
+        os.close(self.fd)
+
+    def kill(self, run: Any, everything: Path | None = None) -> None:
+        """SIGKILL the engine's process group (and with `everything`, a workspace, every
+        process working in it, git and its driver too) once git is inside; reap the
+        engine."""
+        self.wait(run)
+        os.killpg(run.pid, signal.SIGKILL)
+        if everything is not None:
+            assert kill_git_of(everything) >= 1
+        run.wait(15)
+
+
+def git_finished(root: Path, timeout: float = 60) -> None:
+    """Wait (pidfds) until no git works in `root`'s main tree: one a killed engine left
+    running in its own session finishes its operation."""
+    from baton_lsp.workflow.reconcile import git_processes
+
+    for pid in git_processes(root, root / ".claude" / "worktrees"):
+        with contextlib.suppress(ProcessLookupError):
+            fd = os.pidfd_open(pid)
+            try:
+                assert select.select([fd], [], [], timeout)[0], f"git {pid} still runs"
+            finally:
+                os.close(fd)
 
 
 def kill_git_of(root: Path) -> int:
@@ -208,9 +245,9 @@ def test_a_run_killed_inside_its_merge_is_reconciled_by_the_next_holder(
     shared = "".join(f"line {n}\n" for n in range(1, 21))
     plan = repo(ws, [[], []], {"src/shared.py": shared,
                                ".gitattributes": "src/shared.py merge=slow\n"})
-    marker = tmp_path / "inside-merge"
+    inside = InsideGit(tmp_path / "inside-merge")
     git(ws, "config", "merge.slow.driver",
-        f"touch {marker}; sleep 3; git merge-file %A %O %B")
+        f"{inside.say()}; sleep 3; git merge-file %A %O %B")
     ws.behave({"implement.phase-1": {"files": {
         "src/shared.py": shared.replace("line 2\n", "line 2 (phase 1)\n"),
         "src/one.py": "one = 1\n"}},
@@ -218,14 +255,7 @@ def test_a_run_killed_inside_its_merge_is_reconciled_by_the_next_holder(
             "src/shared.py": shared.replace("line 18\n", "line 18 (phase 2)\n"),
             "src/two.py": "two = 2\n"}}})
     run = ws.popen(*implement_args(plan, "killed"))
-    deadline = time.monotonic() + 120
-    while not marker.exists():  # phase 2's merge is running its driver: git is mid-merge
-        assert time.monotonic() < deadline and run.returncode is None, run.seen[-3:]
-        time.sleep(0.05)
-    os.killpg(run.pid, signal.SIGKILL)
-    if everything:
-        assert kill_git_of(ws.root) >= 1
-    run.wait(15)
+    inside.kill(run, ws.root if everything else None)  # phase 2 merging: git is mid-merge
     assert first_parent(ws) == ["Merge phase 1: Step 1 (killed)", "base"]
     r = ws.baton("resume", "killed")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -253,11 +283,11 @@ def test_a_run_killed_inside_worktree_add_resumes(ws: Workspace, tmp_path: Path)
     it, and the run completes with nothing left behind."""
     plan = repo(ws, [[], []], {"data/big.txt": "payload\n",
                                ".gitattributes": "data/big.txt filter=slow\n"})
-    marker = tmp_path / "inside-add"
-    git(ws, "config", "filter.slow.smudge", f"sh -c 'touch {marker}; sleep 60; cat'")
+    inside = InsideGit(tmp_path / "inside-add")
+    git(ws, "config", "filter.slow.smudge", f"sh -c '{inside.say()}; sleep 60; cat'")
     git(ws, "config", "filter.slow.clean", "cat")
     run = ws.popen(*implement_args(plan, "addkill"))
-    kill_when(run, marker)
+    inside.kill(run)
     locked = list((ws.root / ".git/worktrees").glob("*/locked"))
     assert locked, "git left no locked worktree: the kill missed `worktree add`"
     git(ws, "config", "filter.slow.smudge", "cat")
@@ -317,13 +347,13 @@ def test_a_conflict_git_finished_after_the_kill_keeps_its_marker_committed(
     the tracked plan (found by the git crash bench)."""
     plan = repo(ws, [[], [], [1, 2]], {"src/shared.py": "value = 0\n",
                                        ".gitattributes": "src/shared.py merge=slow\n"})
-    marker = tmp_path / "inside-merge"
-    git(ws, "config", "merge.slow.driver", f"touch {marker}; sleep 3; git merge-file %A %O %B")
+    inside = InsideGit(tmp_path / "inside-merge")
+    git(ws, "config", "merge.slow.driver", f"{inside.say()}; sleep 3; git merge-file %A %O %B")
     ws.behave({"implement.phase-1": {"files": {"src/shared.py": "value = 1\n"}},
                "implement.phase-2": {"files": {"src/shared.py": "value = 2\n"}},
                "implement.phase-3": {"files": {"src/three.py": "three = 3\n"}}})
     run = ws.popen(*implement_args(plan, "late"))
-    kill_when(run, marker)  # phase 2's merge is running its driver: git is mid-merge
+    inside.kill(run)  # phase 2's merge is running its driver: git is mid-merge
     r = ws.baton("resume", "late")  # waits for git, finds the conflict: the user's to resolve
     assert r.returncode == 1, r.stdout + r.stderr
     assert (ws.root / ".git/MERGE_HEAD").exists()
@@ -350,20 +380,16 @@ def test_a_staged_merge_finished_on_resume_leaves_no_branch(ws: Workspace,
     shared = "".join(f"line {n}\n" for n in range(1, 21))
     plan = repo(ws, [[], []], {"src/shared.py": shared,
                                ".gitattributes": "src/shared.py merge=slow\n"})
-    marker = tmp_path / "inside-merge"
-    git(ws, "config", "merge.slow.driver", f"touch {marker}; sleep 3; git merge-file %A %O %B")
+    inside = InsideGit(tmp_path / "inside-merge")
+    git(ws, "config", "merge.slow.driver", f"{inside.say()}; sleep 3; git merge-file %A %O %B")
     ws.behave({"implement.phase-1": {"files": {
         "src/shared.py": shared.replace("line 2\n", "line 2 (phase 1)\n")}},
         "implement.phase-2": {"files": {
             "src/shared.py": shared.replace("line 18\n", "line 18 (phase 2)\n")}}})
     run = ws.popen(*implement_args(plan, "staged"))
-    kill_when(run, marker)
-    deadline = time.monotonic() + 60
-    while not (ws.root / ".git/MERGE_HEAD").exists() or \
-            (ws.root / ".git/index.lock").exists():  # git, in its own session, finishes
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    time.sleep(0.5)
+    inside.kill(run)
+    git_finished(ws.root)  # git, in its own session, finishes the merge uncommitted
+    assert (ws.root / ".git/MERGE_HEAD").exists()
     # what the engine does next, had it lived: the phase's marker staged into the merge
     committed = git(ws, "show", f"HEAD:{rel(ws, plan)}")
     (ws.root / "marked.md").write_text(committed.replace("### Phase 2: Step 2 [NOT STARTED]",
