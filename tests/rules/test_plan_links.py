@@ -27,6 +27,21 @@ def test_broken_and_working_links(make_workspace) -> None:
     assert "looked for .claude/specs/001_x/reports/002-missing.md" in bad.message
 
 
+def test_opencode_links_are_read_from_the_repository_root(make_workspace) -> None:
+    """ProofChecker's `.opencode/specs/234_.../plans/implementation-001.md` links its report
+    as `.opencode/specs/234_.../reports/research-001.md`, a path from the repository root
+    (the directory holding the `.opencode/` that its `specs/` makes a workspace)."""
+    plan_text = ("# Implementation Plan: X\n\n- **Task**: 234 - X\n- **Status**: [COMPLETED]\n"
+                 "- **Research Inputs**: [Research Report](.opencode/specs/234_x/reports/"
+                 "research-001.md)\n- **Other**: [Gone](.opencode/specs/234_x/reports/gone.md)\n"
+                 "\n### Phase 1: A [COMPLETED]\n")
+    root = make_workspace({".opencode/specs/234_x/plans/implementation-001.md": plan_text,
+                           ".opencode/specs/234_x/reports/research-001.md": "# R\n"})
+    plan = root / ".opencode/specs/234_x/plans/implementation-001.md"
+    found = only(check_file(WorkspaceIndex(root / ".opencode"), plan), "BTN130")
+    assert [f.message.split("'")[1] for f in found] == [".opencode/specs/234_x/reports/gone.md"]
+
+
 def test_link_inside_fence_is_ignored(make_workspace) -> None:
     root = make_workspace({".claude/specs/001_x/plans/p.md":
                            "# P\n```markdown\n[x](missing.md)\n```\n"})

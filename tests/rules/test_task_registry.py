@@ -99,6 +99,25 @@ def test_not_started_with_a_recorded_step() -> None:
     assert "records being researched" in f.message
 
 
+def test_the_opencode_era_schema_task_291() -> None:
+    """ProofChecker's `.opencode/specs/state.json` (schema 1.1.0): `started` is when the task's
+    work began (research), `research_completed` is the research time; status `researched`
+    agrees with that history."""
+    text = registry(task(291, "researched", phase="research_completed",
+                         created="2026-01-04T17:19:31Z", last_updated="2026-01-04T17:50:00Z",
+                         started="2026-01-04", research_completed="2026-01-04"),
+                    task(342, "in_progress", phase="researching", started="2026-01-08"))
+    assert only(check(text), "BTN601") == []
+
+
+def test_the_opencode_era_schema_still_lags() -> None:
+    """The same schema's planning stamp after a `researched` status is a lag."""
+    text = registry(task(323, "researched", phase="research_completed",
+                         research_completed="2026-01-05", planning_completed="2026-01-07"))
+    (f,) = only(check(text), "BTN601")
+    assert "planned at 2026-01-07" in f.message and "researched at 2026-01-05" in f.message
+
+
 # -- BTN602 -------------------------------------------------------------------------------
 
 
@@ -144,6 +163,19 @@ def test_underscore_stamp_and_dates() -> None:
     assert only(check(same_day), "BTN603") == []
     assert only(check(registry(task(1, "planned", last_updated="2026-03-01T00:00:00Z"),
                                last_updated="2026-03-19T00:00:00Z")), "BTN603") == []
+
+
+def test_a_midnight_stamp_is_a_day() -> None:
+    """ProofChecker's `.opencode/specs/state.json`: `_last_updated` 2026-01-08T00:00:00Z beside
+    task 343 updated 2026-01-08T20:45:00Z. The midnight stamp records the day, which is right;
+    a later day is still stale and the fix keeps the stamp's form."""
+    text = registry(task(343, "planned", last_updated="2026-01-08T20:45:00Z"),
+                    _last_updated="2026-01-08T00:00:00Z")
+    assert only(check(text), "BTN603") == []
+    later = registry(task(343, "planned", last_updated="2026-01-09T20:45:00Z"),
+                     _last_updated="2026-01-08T00:00:00Z")
+    (f,) = only(check(later), "BTN603")
+    assert json.loads(apply_fix(later, f.fix))["_last_updated"] == "2026-01-09T20:45:00Z"
 
 
 # -- BTN604 -------------------------------------------------------------------------------

@@ -203,7 +203,8 @@ class RuleContext:
         """Resolve a link or path as the repo's tooling would; None when unresolvable.
 
         Relative targets resolve against the file's directory; `${CLAUDE_PROJECT_DIR}` and
-        absolute paths from another machine are re-rooted at this workspace's `.claude/`.
+        absolute paths from another machine are re-rooted at this workspace's `.claude/`;
+        `.claude/...` and `.opencode/...` targets are read from the repository root.
         """
         target = target.strip().strip("<>").split("#", 1)[0]
         if not target or "://" in target or target.startswith(("mailto:", "#")):
@@ -218,6 +219,10 @@ class RuleContext:
             return None
         if target.startswith(".claude/") and root is not None:
             return root / target
+        if target.startswith(".opencode/") and root is not None:
+            # OpenCode trees write paths from the repository root, which holds `.opencode/`
+            # (the workspace may be that directory itself when its `specs/` made it one).
+            return (root.parent if root.name == ".opencode" else root) / target
         if target.startswith("/"):
             marker = target.find("/.claude/")
             if marker >= 0 and root is not None:

@@ -22,7 +22,20 @@ REGISTRY = (Kind.REGISTRY,)
 TASKS = Convention.TASK_REGISTRY
 
 STEPS = ("researched", "planned", "started", "completed")
-"""Lifecycle timestamps in workflow order (`/research` → `/plan` → `/implement` → done)."""
+"""Lifecycle steps in workflow order (`/research` → `/plan` → `/implement` → done)."""
+STEP_KEYS = {"researched": ("researched", "research_completed"),
+             "planned": ("planned", "planning_completed"),
+             "started": ("started",),
+             "completed": ("completed",)}
+"""The fields each step's time is kept in. Registries of the `.opencode/` era (the
+`_schema_version` 1.x file whose entries also carry a `phase`) stamp `research_completed`
+and `planning_completed`; their self-healing sync (ProofChecker's
+`.opencode/context/project/repo/self-healing-implementation-details.md`) copies them
+beside the newer `researched`/`planned`, so either may hold the time."""
+PHASE_ERA_STARTED: tuple[str, ...] = ()
+"""In an entry with a `phase` field, `started` is when work on the task began (`/research`
+sets it with `[RESEARCHING]`, as TODO.md's `**Started**:` line), not when `/implement`
+began: it says nothing about the implementation step."""
 STATUS_STEP = {"not_started": -1, "researched": 0, "planned": 1, "completed": 3}
 """Settled statuses → the index of the step that sets them. In-progress, blocked, partial,
 abandoned and expanded statuses may follow any step, so they are never compared."""
@@ -81,25 +94,36 @@ def registry_unreadable(doc: TaskRegistry, ctx: RuleContext) -> Iterator[Finding
                           f"task registry cannot be read: {doc.error}")
 
 
+def _step_time(entry: RegistryEntry, step: str) -> tuple[datetime, str] | None:
+    """When the entry records finishing `step`, with the text it is written as."""
+    keys = PHASE_ERA_STARTED if step == "started" and "phase" in entry.fields \
+        else STEP_KEYS[step]
+    for key in keys:
+        when = _when(entry.fields.get(key))
+        if when is not None:
+            return when, str(entry.fields[key])
+    return None
+
+
 def _later_steps(entry: RegistryEntry, status: str) -> tuple[str, list[str]] | None:
     """(own step description, later steps recorded after it) when the status lags."""
     own_index = STATUS_STEP[status]
     own_name = STEPS[own_index] if own_index >= 0 else None
-    own_when = _when(entry.fields.get(own_name)) if own_name else None
+    own = _step_time(entry, own_name) if own_name else None
     later: list[str] = []
     for name in STEPS[own_index + 1:]:
-        when = _when(entry.fields.get(name))
-        if when is None:
+        step = _step_time(entry, name)
+        if step is None:
             continue
-        if own_when is None or when > own_when:
-            later.append(f"{name} at {entry.fields[name]}")
+        if own is None or step[0] > own[0]:
+            later.append(f"{name} at {step[1]}")
     if not later:
         return None
     if own_name is None:
         return "", later
-    own = (f"after it was {own_name} at {entry.fields[own_name]}" if own_when is not None
-           else f"and it has no `{own_name}` time")
-    return own, later
+    said = (f"after it was {own_name} at {own[1]}" if own is not None
+            else f"and it has no `{own_name}` time")
+    return said, later
 
 
 @rule("BTN601", "registry-status-behind-history", Severity.WARNING, REGISTRY,
@@ -114,6 +138,9 @@ def registry_status_behind(doc: TaskRegistry, ctx: RuleContext) -> Iterator[Find
     it, `/plan` plans it again and `TODO.md` shows the wrong marker. Statuses that may follow
     any step (`researching`, `implementing`, `blocked`, `partial`, `abandoned`, ...) and
     revisions (re-research after planning, which stamps `researched` again) are not reported.
+    Entries of the older `.opencode/` schema (with a `phase` field) are read as that schema
+    writes them: `research_completed` and `planning_completed` are the step times, and
+    `started` is when work on the task began, not the implementation.
 
     Fix: set `status` to the latest step the task really reached, or remove the stale
     timestamp if that step was undone.
@@ -274,7 +301,10 @@ def registry_stale_last_updated(doc: TaskRegistry, ctx: RuleContext) -> Iterator
     top = _when(raw)
     if top is None:
         return
-    date_only = "T" not in raw and " " not in raw.strip()
+    # A bare date, or a date written as midnight (`2026-01-08T00:00:00Z`, how agents fill in
+    # a stamp they only know the day of), says the day, not the hour: compared by day.
+    date_only = ("T" not in raw and " " not in raw.strip()) or (
+        top.hour == top.minute == top.second == 0 and top.microsecond == 0)
     newest: tuple[datetime, RegistryEntry, str] | None = None
     for entry in reg.entries:
         when = _when(entry.fields.get("last_updated"))
@@ -289,7 +319,7 @@ def registry_stale_last_updated(doc: TaskRegistry, ctx: RuleContext) -> Iterator
     rng = reg.top_ranges[key]
     inner = Range.span(rng.start_line, rng.start_char + 1, rng.end_line,
                        max(rng.end_char - 1, rng.start_char + 1))
-    new = text[:10] if date_only else text
+    new = text[:10] if "T" not in raw and " " not in raw.strip() else text
     related = [Related(path=ctx.path, range=entry.value_ranges.get("last_updated", entry.range),
                        message=f"{entry.label} was updated at {text}")]
     yield ctx.finding(
