@@ -2,6 +2,8 @@
 
     python benchmarks/fidelity.py            # the table in FIDELITY.md
     python benchmarks/fidelity.py --pending  # findings without a label, as TSV rows to judge
+    python benchmarks/fidelity.py --trees    # the same on the seeds' author's newest trees
+                                             # (scripts/author-trees.sh extracts them)
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.labels import findings, judge, key_of, read_labels
+from tests.labels import AUTHOR_LABELS, LABELS, author_trees, findings, judge, key_of, read_labels
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -23,9 +25,18 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--pending", action="store_true",
                         help="print unlabelled findings as TSV rows (verdict left blank)")
+    parser.add_argument("--trees", action="store_true",
+                        help="judge the seeds' author's trees against tests/author_labels.tsv")
     args = parser.parse_args()
+    labels = LABELS
+    if args.trees:
+        args.corpus, problems = author_trees()
+        if problems:
+            print("\n".join(problems), file=sys.stderr)
+            return 2
+        labels = AUTHOR_LABELS
     found = findings(args.corpus)
-    result = judge(found, read_labels(), args.corpus)
+    result = judge(found, read_labels(labels) if labels.exists() else [], args.corpus)
     if args.pending:
         for f in result.unlabelled:
             code, rel, line = key_of(f, args.corpus)

@@ -21,6 +21,10 @@ from baton_lsp.model.base import Finding
 from baton_lsp.rules.checker import check_paths
 
 LABELS = Path(__file__).with_name("corpus_labels.tsv")
+AUTHOR_LABELS = Path(__file__).with_name("author_labels.tsv")
+"""The seeds' author's newest trees (tests/author_trees.txt), judged the same way; paths
+start with the tree's name (`nvim/.claude/...`)."""
+AUTHOR_TREES_LIST = Path(__file__).with_name("author_trees.txt")
 VERDICTS = ("TRUE", "FALSE", "SAMPLED")
 Key = tuple[str, str, int]
 """(code, corpus-relative path, 1-based line)."""
@@ -48,6 +52,29 @@ def read_labels(path: Path = LABELS) -> list[Label]:
             verdict, code, rel, line, reason = row
             rows.append(Label(verdict, code, rel, int(line), reason))
     return rows
+
+
+def author_trees() -> tuple[Path, list[str]]:
+    """Where `scripts/author-trees.sh` puts the author's trees, and what is wrong with them
+    there (missing, or extracted at another commit); empty when all are in place."""
+    import os
+
+    base = os.environ.get("BATON_AUTHOR_TREES") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+        "baton-author-trees")
+    root = Path(base)
+    problems: list[str] = []
+    for line in AUTHOR_TREES_LIST.read_text(encoding="utf-8").splitlines():
+        repo, commit = line.split()
+        stamp = root / repo.split("/", 1)[1] / ".baton-tree"
+        try:
+            have = stamp.read_text(encoding="utf-8").strip()
+        except OSError:
+            problems.append(f"{repo} is not in {root} (run scripts/author-trees.sh)")
+            continue
+        if have != f"{repo}@{commit}":
+            problems.append(f"{stamp} says {have}, not {repo}@{commit}")
+    return root, problems
 
 
 def findings(corpus: Path) -> list[Finding]:

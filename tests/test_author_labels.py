@@ -1,0 +1,47 @@
+"""Precision on the seeds' author's newest trees: every finding labelled, ≥ 95 % true.
+
+The trees (tests/author_trees.txt) are not part of the repository: `scripts/author-trees.sh`
+extracts them at their pinned commits (it needs github.com or a local mirror), and these
+tests skip, naming what is missing, where they are absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.labels import AUTHOR_LABELS, VERDICTS, author_trees, findings, judge, read_labels
+
+TARGET = 0.95
+
+
+@pytest.fixture(scope="module")
+def trees() -> Path:
+    root, problems = author_trees()
+    if problems:
+        pytest.skip("; ".join(problems))
+    return root
+
+
+def test_author_labels_are_well_formed() -> None:
+    labels = read_labels(AUTHOR_LABELS)
+    assert labels, f"{AUTHOR_LABELS} is empty"
+    names = {line.split()[0].split("/", 1)[1]
+             for line in Path(__file__).with_name("author_trees.txt").read_text().splitlines()}
+    for label in labels:
+        assert label.verdict in VERDICTS and label.verdict != "SAMPLED", label
+        assert label.path.split("/", 1)[0] in names, label
+        assert label.reason.strip(), f"{label}: every label needs its one-line reason"
+
+
+def test_every_finding_on_the_author_trees_is_judged(trees: Path) -> None:
+    result = judge(findings(trees), read_labels(AUTHOR_LABELS), trees)
+    new = [f"{f.code} {f.path}:{f.range.start_line + 1} {f.message}" for f in result.unlabelled]
+    assert not new, "unlabelled findings (judge them in tests/author_labels.tsv):\n" + \
+        "\n".join(new)
+    lost = [f"{lb.code} {lb.path}:{lb.line} ({lb.reason})" for lb in result.lost_true]
+    assert not lost, "true findings no longer reported:\n" + "\n".join(lost)
+    stale = [f"{lb.verdict} {lb.code} {lb.path}:{lb.line}" for lb in result.stale]
+    assert not stale, "labels no finding matches any more (delete them):\n" + "\n".join(stale)
+    assert result.precision() >= TARGET, f"precision {result.precision():.1%} < {TARGET:.0%}"
