@@ -97,9 +97,10 @@ def complete_with_open_tasks(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase is marked complete while some of its task checkboxes are still open.
 
     `add_complete_marker` refuses to mark such a phase, and resume logic trusts the marker,
-    so either the work is not done or the checkboxes are stale. Task-based plans, which
-    mark the phase heading and leave their task lists as written, follow another convention
-    and are not checked. Fix: tick the finished tasks, or set the phase back to
+    so either the work is not done or the checkboxes are stale. Task-based plans (the header
+    names the task: `- **Task**: 001` or a bare `**Project Number**: 215`), which mark the
+    phase heading and leave their task lists as written, follow another convention and are
+    not checked. Fix: tick the finished tasks, or set the phase back to
     `[IN PROGRESS]`.
 
     Reported:
