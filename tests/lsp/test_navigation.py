@@ -125,3 +125,17 @@ async def test_completion_contexts(client: LanguageClient) -> None:
     result = await client.text_document_completion_async(types.CompletionParams(
         text_document=_doc(auri), position=_pos(2, 3)))
     assert "model" in [i.label for i in result.items]
+
+
+async def test_hover_of_a_terminal_marker_says_the_phase_was_given_up(
+        client: LanguageClient) -> None:
+    # ProofChecker/.opencode/specs/202_fix_verbose_artifact_output/plans/implementation-001.md
+    plan = client.workspace_root / ".claude/specs/202_fix/plans/implementation-001.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# Implementation Plan: Fix Verbose Artifact Output in Commands\n\n"
+                    "## Implementation Phases\n\n"
+                    "### Phase 1: Fix task-executor Return Format [NOT APPLICABLE]\n")
+    uri = await open_doc(client, plan)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=_doc(uri), position=_pos(4, 50)))
+    assert hover.contents.value.startswith("`[NOT APPLICABLE]` — the phase was given up")
