@@ -101,6 +101,9 @@ _ID_LIST_RE = re.compile(
 """`1, 3`, `2A, 2B`, `Phase 1, Phase 2`: a value that is only phase ids (once the remarks
 in parentheses are cut, as in `1 (needs CLAUDE.md current state)`)."""
 _DIGITS_RE = re.compile(r"[\d.]*")
+_MAX_GROUP_DEPTH = 4
+"""Parts of a dotted id that may be recapped (`1` and `1.2` of `1.2.3`); a hostile id of
+thousands of parts must not cost the square of its length."""
 _PAREN_RE = re.compile(r"\([^()]*\)")
 _TASK_REF_RE = re.compile(r"\btasks?\s*#?\s*(?:\d|\{)", re.IGNORECASE)
 """`Task 957 (COMPLETE)`, `Task 956 Phase 5`: a line naming only other tasks of the registry
@@ -209,10 +212,12 @@ def _prose_refs(m: re.Match[str], line_no: int, value_col: int) -> list[Dependen
                 whole = Range.of_line(line_no, refs[-1].range.start_char, end)
                 refs.extend(DependencyRef(raw=str(i), id=str(i), range=whole)
                             for i in range(int(span.group(1)) + 1, int(span.group(2))))
-        raw = m.group(0) if len(tokens) == 1 else tok.group()
-        refs.append(DependencyRef(raw=raw, id=normalize_id(tok.group()),
-                                  range=Range.of_line(line_no, value_col + m.start(), value_col
-                                                      + m.end()) if len(tokens) == 1 else rng))
+        if len(tokens) == 1:  # `Phase 2`: the mention as written, as before lists were read
+            raw, rng = m.group(0), Range.of_line(line_no, value_col + m.start(),
+                                                 value_col + m.end())
+        else:
+            raw = tok.group()
+        refs.append(DependencyRef(raw=raw, id=normalize_id(tok.group()), range=rng))
     return refs
 
 
@@ -498,7 +503,7 @@ def _groups(ids: Iterable[str]) -> set[str]:
         if digits != pid and digits:
             out.add(digits)
         parts = digits.split(".")
-        out.update(".".join(parts[:k]) for k in range(1, len(parts)))
+        out.update(".".join(parts[:k]) for k in range(1, min(len(parts), _MAX_GROUP_DEPTH)))
     return out
 
 
