@@ -312,3 +312,10 @@ def test_the_engine_reads_the_waves_baton_graph_draws(tmp_path, capsys) -> None:
     assert main(["graph", str(plan)]) == 0
     assert "Wave 2 [parallel]: Phase 2A (NoMaxOrder and NoMinOrder), Phase 2B" in \
         capsys.readouterr().out
+
+
+def test_unknown_dependency_lists_hierarchical_ids_in_order() -> None:
+    unknown = HIERARCHICAL.replace("**Tasks**:\n", "**Depends on**: 3.1\n\n**Tasks**:\n")
+    found = only(check(unknown), "BTN101")
+    assert len(found) == 1
+    assert found[0].message.endswith("valid phase ids: 1.1, 1.2, 1.10, 2.1, 2.10")

@@ -379,10 +379,11 @@ def _listing(ids: list[str]) -> str:
     return f"{', '.join(ids[:MAX_LISTED - 2])}, …, {', '.join(ids[-2:])} ({len(ids):,} phases)"
 
 
-def _sort_key(pid: str) -> tuple[float, str]:
-    try:
-        return (float(pid), pid)
-    except ValueError:
-        return (float("inf"), pid)
+def _sort_key(pid: str) -> tuple[tuple[int, ...], str]:
+    """Dotted ids part by part (`1.2` before `1.10`), lettered ones (`2A`) after their number,
+    ids without a number (`A`) last."""
+    digits = pid[:len(pid) - len(pid.lstrip("0123456789."))]
+    parts = tuple(int(p) for p in digits.split(".") if p.isdigit() and len(p) < 20)
+    return (parts or (1 << 62,), pid)
 
 
