@@ -125,3 +125,35 @@ async def test_completion_contexts(client: LanguageClient) -> None:
     result = await client.text_document_completion_async(types.CompletionParams(
         text_document=_doc(auri), position=_pos(2, 3)))
     assert "model" in [i.label for i in result.items]
+
+
+async def test_hover_of_a_terminal_marker_says_the_phase_was_given_up(
+        client: LanguageClient) -> None:
+    # ProofChecker/.opencode/specs/202_fix_verbose_artifact_output/plans/implementation-001.md
+    plan = client.workspace_root / ".claude/specs/202_fix/plans/implementation-001.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# Implementation Plan: Fix Verbose Artifact Output in Commands\n\n"
+                    "## Implementation Phases\n\n"
+                    "### Phase 1: Fix task-executor Return Format [NOT APPLICABLE]\n")
+    uri = await open_doc(client, plan)
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=_doc(uri), position=_pos(4, 50)))
+    assert hover.contents.value.startswith("`[NOT APPLICABLE]` — the phase was given up")
+
+
+async def test_completion_in_the_task_based_dialect(client: LanguageClient) -> None:
+    # the `**Depends on**:` lines and lettered ids of the task-based trees' plans
+    # (nvim/specs/792_*/plans, ProofChecker/specs/archive/956_*/plans/implementation-012.md)
+    plan = client.workspace_root / ".claude/specs/956_x/plans/implementation-012.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# Plan\n\n## Implementation Phases\n\n### Phase 1: Boneyard Archival\n\n"
+                    "### Phase 2A: NoMaxOrder and NoMinOrder [\n\n**Depends on**: 1, \n")
+    uri = await open_doc(client, plan)
+
+    async def labels(line: int, char: int) -> list[str]:
+        result = await client.text_document_completion_async(types.CompletionParams(
+            text_document=_doc(uri), position=_pos(line, char)))
+        return [i.label for i in result.items]
+
+    assert "COMPLETED" in await labels(6, 42)
+    assert await labels(8, 18) == ["1"]  # phase 2A's own id left out

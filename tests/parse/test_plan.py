@@ -250,7 +250,9 @@ def test_crlf_and_no_trailing_newline() -> None:
 
 
 @pytest.mark.parametrize(("raw", "expected"), [("3", "3"), ("03", "3"), ("2.5", "2.5"),
-                                               ("2.50", "2.5"), ("2.0", "2"), ("0", "0")])
+                                               ("2.50", "2.50"), ("1.10", "1.10"),
+                                               ("01.02", "1.2"), ("2.0", "2"), ("0", "0"),
+                                               ("6a", "6a"), ("03B", "3B"), ("D1", "D1")])
 def test_normalize_id(raw: str, expected: str) -> None:
     assert normalize_id(raw) == expected
 

@@ -127,7 +127,7 @@ def test_phase_file_dependencies_checked_against_parent(make_workspace) -> None:
     })
     findings = check_file(WorkspaceIndex(root), root / ".claude/specs/plans/010_x/phase_2_b.md")
     unknown = only(findings, "BTN101")
-    assert len(unknown) == 1 and "phase Phase 9" in unknown[0].message
+    assert len(unknown) == 1 and "depends on phase 9," in unknown[0].message
 
 
 def test_circular_fixture_from_corpus_when_present(corpus: Path) -> None:

@@ -4,6 +4,8 @@ waves (1 | 2,3,4 | 5,6 | 7 | 8), phases of a wave overlap, `max_parallel` bounds
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from .conftest import Workspace
 
@@ -52,3 +54,58 @@ def test_max_parallel_bounds_a_wave(ws: Workspace) -> None:
         running += delta
         peak = max(peak, running)
     assert peak == 2
+
+
+DEPENDS_ON_PLAN = """# Implementation Plan: Task #792 — Right-size slash-command `model:`
+
+- **Task**: 792 - right_size_command_model_tiers
+- **Status**: [NOT STARTED]
+
+## Implementation Phases
+
+### Phase 1: OMIT-FIELD edits (remove `model: opus`) [NOT STARTED]
+
+- **Tasks:**
+  - [ ] omit
+
+**Depends on**: none
+
+### Phase 2: DOWNGRADE-TO-SONNET edits (`opus` -> `sonnet`) [NOT STARTED]
+
+**Depends on**: none
+
+### Phase 3: Root-cause template fix [NOT APPLICABLE]
+
+**Depends on**: none
+
+### Phase 4: Verification greps [NOT STARTED]
+
+**Depends on**: 1, 2, 3
+
+### Phase 5: Flag the resync step [NOT STARTED]
+
+- **Depends on:** 4
+"""
+"""The dialect of nvim/specs/792_right_size_command_model_tiers/plans/ (its phases 1, 2 and 4,
+with phase 3 marked as ProofChecker's 202 plan marks its phases), plus a phase 5 in the bullet
+spelling of nvim/.claude/context/formats/plan-format.md."""
+
+
+def test_a_depends_on_plan_runs_the_waves_baton_graph_draws(ws: Workspace) -> None:
+    plan = ws.root / ".claude/specs/792_right_size/plans/01_right-size.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text(DEPENDS_ON_PLAN)
+    def graph(*args: str) -> str:  # `baton graph` takes no --workspace: a real process
+        return subprocess.run([sys.executable, "-m", "baton_lsp", "graph", str(plan), *args],
+                              capture_output=True, text=True, timeout=120, check=True).stdout
+
+    assert json.loads(graph("--format", "json"))["waves"] == [["1", "2", "3"], ["4"], ["5"]]
+    drawn = graph()
+    assert "Wave 1 [parallel]: Phase 1" in drawn and "No phase declares" not in drawn
+    ws.baton("run", "Implement", "--scope", "implement-only", "--plan", str(plan), check=True)
+    cp = json.loads(sorted((ws.root / ".claude/data/checkpoints").glob("*/0*.json"))[-1]
+                    .read_text())
+    # the engine's reading: phase 3 is [NOT APPLICABLE], terminal, so it is not run
+    assert cp["workflow_state"]["wave_structure"] == {"1": [1, 2], "2": [4], "3": [5]}
+    assert "implement.phase-3" not in ws.started("implement.")
+    assert sorted(ws.started("implement.")) == [f"implement.phase-{i}" for i in (1, 2, 4, 5)]

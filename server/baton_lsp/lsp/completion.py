@@ -11,7 +11,11 @@ from .server import BatonServer, guard, uri_path
 
 _DEP_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*Dependencies\*\*:?|dependencies:|depends_on:)"
                      r"\s*\[[^\]]*$", re.IGNORECASE)
-_STATUS_RE = re.compile(r"^#{1,3}\s+Phase\s+[\d.]+.*\[[A-Za-z ]*$", re.IGNORECASE)
+_DEPENDS_ON_RE = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?Depends\s+on(?::\*\*|\*\*\s*:|\s*:)"
+                            r"\s*(?:[\w.]+\s*,\s*)*[\w.]*$", re.IGNORECASE)
+"""`**Depends on**: 1, ` — the task-based plans' list, written without brackets."""
+_STATUS_RE = re.compile(r"^#{1,3}\s+Phase\s+\w[\w.]*.*\[[A-Za-z ]*$", re.IGNORECASE)
+"""A heading's marker being typed: `### Phase 2A: Title [`, `### Phase 1.10: Title [IN`."""
 _META_KEY_RE = re.compile(r"^\s*[-*]\s+\*\*[^*]*$")
 _INJECT_RE = re.compile(r"Read and follow.*\.claude/agents/[\w.-]*$", re.IGNORECASE)
 _FM_KEY_RE = re.compile(r"^[A-Za-z-]*$")
@@ -55,7 +59,7 @@ def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.Com
     prefix = lines[line][:char] if line < len(lines) else ""
     doc = idx.document(path)
     if kind is Kind.PLAN and isinstance(doc, Plan):
-        if _DEP_RE.match(prefix):
+        if _DEP_RE.match(prefix) or _DEPENDS_ON_RE.match(prefix):
             own = next((p.id for p in doc.phases
                         if p.range.start_line <= line <= p.range.end_line), None)
             return _items([(p.id, f"Phase {p.number}: {p.title}") for p in doc.phases

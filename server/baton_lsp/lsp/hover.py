@@ -26,6 +26,23 @@ _STATUS_DOCS = {
 }
 
 
+def status_doc(word: str) -> str:
+    """What a phase marker means to the tooling; a marker of a phase given up (`[DEFERRED]`,
+    `[NOT APPLICABLE]`, `[SKIPPED - not needed]`) is terminal, as `model.plan.TERMINAL` says."""
+    from ..model.plan import TERMINAL, state_of
+
+    known = _STATUS_DOCS.get(word)
+    if known is not None:
+        return known
+    state = state_of(word)
+    if state in _STATUS_DOCS:
+        return _STATUS_DOCS[state]
+    if state in TERMINAL:
+        return ("the phase was given up: a terminal marker, never resumed by the task-based "
+                "trees' implementer; dependents may proceed and Baton does not run it")
+    return "not a status the tooling knows"
+
+
 def phase_markdown(plan: Plan, phase: Phase) -> str:
     from ..model.graph import build_graph
     from ..model.plan import status_word
@@ -109,7 +126,7 @@ def register(server: BatonServer) -> None:
             text = phase_markdown(doc, el.phase)
         elif el.kind == "status":
             word = " ".join(str(el.value).split()).upper()
-            text = f"`[{word}]` — {_STATUS_DOCS.get(word, 'not a status the tooling knows')}"
+            text = f"`[{word}]` — {status_doc(word)}"
         elif el.kind == "rule":
             rule = get_rule(el.value)
             text = (f"**{rule.code} {rule.name}** ({rule.severity.value})\n\n{rule.doc}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from enum import StrEnum
@@ -51,6 +52,7 @@ class DependencyForm(StrEnum):
     BOLD = "bold"  # **Dependencies**: [1]
     DEPENDS_ON = "depends_on"  # depends_on: [phase_1]
     PROSE = "prose"  # **Dependencies**: Phase 1 (completed ...)
+    DEPENDS = "depends"  # **Depends on**: 1, 3 (the task-based trees' plan-format.md)
 
 
 class DependencyRef(Model):
@@ -134,8 +136,30 @@ EXTRA_STATUSES = ("PENDING", "PARTIAL")
 """Accepted, not suggested: markers newer trees write (`[PARTIAL]`: some tasks done)."""
 COMPLETE = frozenset({FINISHED, "COMPLETED"})
 """Both spellings mean finished (the seeds' scripts match only `[COMPLETE]`; BTN114 says so)."""
-DONE = COMPLETE | {"SKIPPED"}
+TERMINAL = frozenset({"SKIPPED", "ABANDONED", "DEFERRED", "NOT APPLICABLE", "N/A", "EXPANDED",
+                      "SUPERSEDED", "CANCELLED", "NOT IN SCOPE", "OBSOLETE"})
+"""Markers of phases given up rather than finished. The task-based trees' tooling resumes only
+`[NOT STARTED]`, `[IN PROGRESS]` and `[PARTIAL]` phases (`.claude/agents/
+general-implementation-agent.md` "Find Resume Point"; the resume grep of
+`.claude/extensions/lean/skills/skill-lean-implementation-hard/SKILL.md`) and calls
+`[ABANDONED]` and `[EXPANDED]` terminal (`.claude/context/standards/status-markers.md`), so a
+phase its plans mark `[SKIPPED]`, `[DEFERRED]` or `[NOT APPLICABLE]` is never run again."""
+DONE = COMPLETE | TERMINAL
 """Phases nothing waits for and the engine does not run again."""
+OPEN = frozenset({"NOT STARTED", STARTED, "PARTIAL", "BLOCKED", "PENDING"})
+"""Markers of phases still to do (the reviser's "incomplete phases", `.claude/agents/
+reviser-agent.md`)."""
+CHECK_MARKS = frozenset({"PASS"})
+"""`[PASS]` written before a status word (`**Status**: [PASS] COMPLETED`): the task-based
+trees replaced their check-mark emoji with it, so it is decoration, not the status."""
+TASK_STATUSES = frozenset({"RESEARCHING", "RESEARCHED", "PLANNING", "PLANNED", "REVISING",
+                           "REVISED", "IMPLEMENTING"})
+"""A task's own statuses (`.claude/context/standards/status-markers.md`), which phase status
+lines sometimes carry (`**Status**: [IMPLEMENTING]` under a `[COMPLETED]` heading)."""
+STATES = COMPLETE | TERMINAL | OPEN | TASK_STATUSES | frozenset(KNOWN_STATUSES + EXTRA_STATUSES)
+"""Every status a phase marker can state (`state_of` reads the one a marker starts with)."""
+_LEADING_STATE = re.compile(
+    rf"^({'|'.join(re.escape(w) for w in sorted(STATES, key=len, reverse=True))})(?![A-Z])")
 
 
 def covering_index(ranges: Sequence[Range], starts: Sequence[int], line: int) -> int:
@@ -156,6 +180,26 @@ def status_word(phase: Phase) -> str | None:
 
 def is_complete(phase: Phase) -> bool:
     return status_word(phase) in COMPLETE
+
+
+def state_of(word: str | None) -> str | None:
+    """The status a marker's text states, read from its start as the plans write it:
+    `DEFERRED TO FUTURE TASK`, `SKIPPED - NOT NEEDED` and `COMPLETED VIA TASK 625` state
+    `DEFERRED`, `SKIPPED` and `COMPLETED`; text starting with no known status is itself."""
+    if word is None:
+        return None
+    m = _LEADING_STATE.match(word)
+    return m.group(1) if m else word
+
+
+def phase_state(phase: Phase) -> str | None:
+    """`state_of` the phase's status (heading marker first, then its body line)."""
+    return state_of(status_word(phase))
+
+
+def is_done(phase: Phase) -> bool:
+    """Finished or given up: nothing waits for it and the engine does not run it again."""
+    return phase_state(phase) in DONE
 
 
 class Plan(Model):
@@ -181,6 +225,10 @@ class Plan(Model):
     """The opening line of a code fence that is never closed (it runs to the end of file)."""
     swallowed_phases: list[Range] = []
     """`Phase N` heading lines inside that unclosed fence: invisible to every reader."""
+    task_based: bool = False
+    """The plan of one task of a task registry (its header names the task: `- **Task**: 219`,
+    `**Project Number**: 215`): its implementer marks phase headings and leaves the task
+    lists as written, so open boxes under a finished phase are no defect."""
 
     def meta(self, key: str) -> MetadataEntry | None:
         low = key.lower()

@@ -8,11 +8,13 @@ is tried against a few anchored regexes. That keeps it linear in file size.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import PurePath
 
 from ..model.base import Range
 from ..model.common import Link
 from ..model.plan import (
+    CHECK_MARKS,
     PHASES_SECTIONS,
     Dependencies,
     DependencyForm,
@@ -32,7 +34,10 @@ from .common import line_links, suppressions
 from .markdown import Heading, MarkdownDoc, blank_code_spans, parse_markdown
 from .text import MAX_INT_DIGITS, Source
 
-_PHASE_RE = re.compile(r"^Phase\s+(\d+(?:\.\d+)?)(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
+_ID = r"(?:\d+(?:\.\d+)*(?-i:[a-zA-Z])?|(?-i:[A-Z])\d*)"
+"""A phase id as the plans write it: `3`, `1.10` (hierarchical: the tenth phase of part 1, not
+1.1), `6a`, `3B`, and lettered `A`, `D1` (capital letters only: `Phase Breakdown` is none)."""
+_PHASE_RE = re.compile(rf"^Phase\s+({_ID})(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
                        re.IGNORECASE)
 _STAGE_RE = re.compile(r"^Stage\s+(\d+(?:\.\d+)?)\b", re.IGNORECASE)
 # `(?<!\s)`: start only where a blank run starts, or every blank of a long run rescans it.
@@ -46,11 +51,21 @@ _BARE_META_RE = re.compile(r"^()\*\*([^*]+?)\*\*\s*:?\s*((?:.*\S)?)\s*$")
 """`**Status**: [IMPLEMENTING]` on its own line: header metadata some task plans write
 without bullets."""
 _BARE_META_KEYS = {"task", "status", "effort", "date"}
+_TASK_KEYS = {"task", "task number", "project", "project number"}
+"""Header keys naming the registry task a plan belongs to (`- **Task**: 219 - title`,
+`**Project Number**: 215`): the task-based trees' planners write one
+(`.claude/context/formats/plan-format.md`, "Required fields: Task, ...")."""
 _SUBITEM_RE = re.compile(r"^(\s+)(?:[-*+]|\d+[.)])\s+((?:.*\S)?)\s*$")
 _TASK_RE = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+\[([ xX~])\](?=\s|$)\s*((?:.*\S)?)\s*$")
 _DEP_RES: tuple[tuple[DependencyForm, re.Pattern[str]], ...] = (
     (DependencyForm.BOLD,
-     re.compile(r"^\s*(?:[-*+]\s+)?\*\*Dependencies(?::\*\*|\*\*\s*:?)\s*((?:.*\S)?)\s*$",
+     re.compile(r"^\s*(?:[-*+]\s+)?\*\*Dependenc(?:ies|y)(?::\*\*|\*\*\s*:?)\s*((?:.*\S)?)\s*$",
+                re.I)),
+    # `**Depends on**: 1, 3`: the phase line of the task-based trees' plan format
+    # (`.claude/context/formats/plan-format.md`, "Implementation Phases (format)"), also
+    # written `- **Depends on:** 1` and `Depends on: 2`.
+    (DependencyForm.DEPENDS,
+     re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?Depends\s+on(?::\*\*|\*\*\s*:|\s*:)\s*((?:.*\S)?)\s*$",
                 re.I)),
     (DependencyForm.BARE,
      re.compile(r"^\s*(?:[-*+]\s+)?dependencies\s*:\s*((?:.*\S)?)\s*$", re.I)),
@@ -65,21 +80,62 @@ _BRACKETED_RE = re.compile(r"^\[([^\]]*)\]")
 _STATUS_TEXT_RE = re.compile(r"[A-Za-z][A-Za-z _-]{0,30}")
 _PHASE_FILE_RE = re.compile(r"phase_\d")
 _STATUS_WORD_RE = re.compile(r"^[^\w]*([A-Za-z][A-Za-z ]*[A-Za-z])")  # [^\w] covers blanks
-_DEP_ID_RE = re.compile(r"^(?:phase[\s_-]*)?(\d+(?:\.\d+)?)$", re.IGNORECASE)
-_PROSE_PHASE_RE = re.compile(r"\bPhase\s+(\d+(?:\.\d+)?)", re.IGNORECASE)
-_NONE_VALUES = {"", "none", "n/a", "na", "-", "—", "[]", "nothing"}
+_DEP_ID_RE = re.compile(rf"^(?:phase[\s_-]*)?({_ID})$", re.IGNORECASE)
+_NOT_OURS = r"(?!\w|\s+of\s+(?:the\s+)?(?:parent\s+)?task)"
+_PROSE_PHASE_RE = re.compile(rf"\bPhase\s+({_ID}){_NOT_OURS}", re.IGNORECASE)
+"""`Phase 2` in a `**Dependencies**:` sentence; not `Phase 5 of task 864` (another task's).
+`Phases 1-5 completed` there recalls an earlier plan version's phases, so plurals are not
+read."""
+_PROSE_PHASES_RE = re.compile(
+    rf"\bPhases?\s+({_ID}(?:\s*(?:,|&|and|-|–|to)\s*{_ID}(?![^\W\d]))*){_NOT_OURS}",
+    re.IGNORECASE)
+"""`Phase 2`, `Phases 1 and 2`, `Phases 1-3` in a `**Depends on**:` value, which names only
+the phases this one waits for."""
+_ID_TOKEN_RE = re.compile(rf"(?<![\w.]){_ID}(?!\w|\.\d)")
+_RANGE_RE = re.compile(r"(\d+)\s*(?:-|–|to)\s*(\d+)$")
+_MAX_RANGE = 100
+"""Most phases a `Phases 1-3` range expands to (a typo such as `1-1000000` stays one ref)."""
+_ID_LIST_RE = re.compile(
+    rf"(?:phases?\s+)?{_ID}(?:(?:\s*(?:,|&|\band\b)\s*|\s+)(?:phases?\s+)?{_ID})*\s*[.;]?",
+    re.IGNORECASE)
+"""`1, 3`, `2A, 2B`, `Phase 1, Phase 2`: a value that is only phase ids (once the remarks
+in parentheses are cut, as in `1 (needs CLAUDE.md current state)`)."""
+_DIGITS_RE = re.compile(r"[\d.]*")
+_MAX_GROUP_DEPTH = 4
+"""Parts of a dotted id that may be recapped (`1` and `1.2` of `1.2.3`); a hostile id of
+thousands of parts must not cost the square of its length."""
+_PAREN_RE = re.compile(r"\([^()]*\)")
+_TASK_REF_RE = re.compile(r"\btasks?\s*#?\s*(?:\d|\{)", re.IGNORECASE)
+"""`Task 957 (COMPLETE)`, `Task 956 Phase 5`: a line naming only other tasks of the registry
+is a dependency of the task (`.claude/context/formats/plan-format.md` metadata
+`Dependencies`), written in a phase too; it says nothing of the phase order."""
+_PROSE_FORMS = (DependencyForm.BOLD, DependencyForm.DEPENDS)
+_TASK_BEFORE_RE = re.compile(r"\btasks?\s*#?\s*\d+\s*$", re.IGNORECASE)
+_TASK_LOOKBACK = 24
+"""`Task 977 Phase 0`: the phase of another task. Only the text just before a mention is
+searched, so a line of many mentions stays linear."""
+_NONE_VALUES = {"", "none", "n/a", "na", "-", "--", "—", "[]", "nothing"}
 _PHASE_HEADING_RE = re.compile(r"^#{2,3}\s+Phase\s+\d", re.IGNORECASE)
 
 
 def normalize_id(number: str) -> str:
-    """Canonical phase id: `03` → `3`, `2.50` → `2.5`, `2.0` → `2`."""
-    whole, _, frac = number.partition(".")
-    frac = frac.rstrip("0")
-    if whole.isdigit():  # int() normalises `٣` too, but has a limit
-        head = str(int(whole)) if len(whole) <= MAX_INT_DIGITS else (whole.lstrip("0") or "0")
-    else:
-        head = whole
-    return f"{head}.{frac}" if frac else head
+    """Canonical phase id: `03` → `3`, `2.0` → `2`, `01.02` → `1.2`, `6a` → `6a`.
+
+    Dotted ids are hierarchical, part by part, never decimals: the task-based plans number
+    `Phase 1.1` … `Phase 1.9`, `Phase 1.10`, so `1.10` is not `1.1`."""
+    m = _DIGITS_RE.match(number)
+    digits = m.group() if m else ""
+    tail = number[len(digits):]
+    parts = [_int_text(p) for p in digits.split(".")] if digits else []
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts) + tail
+
+
+def _int_text(part: str) -> str:
+    if part.isdigit():  # int() normalises `٣` too, but has a limit
+        return str(int(part)) if len(part) <= MAX_INT_DIGITS else (part.lstrip("0") or "0")
+    return part
 
 
 def _split_list(value: str, line_no: int, col: int) -> list[tuple[str, Range]]:
@@ -101,6 +157,8 @@ def _split_list(value: str, line_no: int, col: int) -> list[tuple[str, Range]]:
 
 def _dependencies(form: DependencyForm, line_no: int, line: str, value: str,
                   value_col: int) -> Dependencies:
+    """The phases a dependency line names. `[1, 2]`, `1, 2` and `1.` are lists; in a
+    sentence only `Phase N` mentions count."""
     lowered = value.lower().strip().rstrip(".")
     line_range = Range.of_line(line_no, len(line) - len(line.lstrip()), len(line))
     value_range = Range.of_line(line_no, value_col, value_col + len(value))
@@ -109,26 +167,69 @@ def _dependencies(form: DependencyForm, line_no: int, line: str, value: str,
     if lowered in _NONE_VALUES or lowered.startswith("none"):
         deps.explicit_none = True
         return deps
-    if value.startswith("[") or _NUMBERS_RE.fullmatch(value):
+    listed = value.rstrip(".;") if not value.startswith("[") else value  # `**Depends on**: 1.`
+    if value.startswith("[") or _NUMBERS_RE.fullmatch(listed):
         items = (_split_list(value, line_no, value_col) if value.startswith("[")
-                 else _split_list(f"[{value}]", line_no, value_col - 1))
+                 else _split_list(f"[{listed}]", line_no, value_col - 1))
         for raw, rng in items:
             m = _DEP_ID_RE.match(raw)
             deps.refs.append(DependencyRef(raw=raw, id=normalize_id(m.group(1)) if m else None,
                                            range=rng))
         deps.explicit_none = not items
         return deps
-    deps.form = DependencyForm.PROSE if form is DependencyForm.BOLD else form
-    for m in _PROSE_PHASE_RE.finditer(value):
-        deps.refs.append(DependencyRef(
-            raw=m.group(0), id=normalize_id(m.group(1)),
-            range=Range.of_line(line_no, value_col + m.start(), value_col + m.end())))
+    # Remarks in parentheses blanked, columns kept: `1, 3 (needs the schema)` is a list.
+    head = _PAREN_RE.sub(lambda p: " " * len(p.group()), value) if "(" in value else value
+    if _ID_LIST_RE.fullmatch(head.strip()):
+        if head != value or not _ID_TOKEN_RE.fullmatch(head.split(",")[0].strip()):
+            # `Phase 1 (done)`: no list a quick fix may cut an item from
+            deps.form = DependencyForm.PROSE if form in _PROSE_FORMS else form
+        for m in _ID_TOKEN_RE.finditer(head):
+            deps.refs.append(DependencyRef(
+                raw=m.group(), id=normalize_id(m.group()),
+                range=Range.of_line(line_no, value_col + m.start(), value_col + m.end())))
+        return deps
+    deps.form = DependencyForm.PROSE if form in _PROSE_FORMS else form
+    mentions = _PROSE_PHASES_RE if form is DependencyForm.DEPENDS else _PROSE_PHASE_RE
+    for m in mentions.finditer(value):
+        if not _TASK_BEFORE_RE.search(value, max(0, m.start() - _TASK_LOOKBACK), m.start()):
+            deps.refs.extend(_prose_refs(m, line_no, value_col))
     return deps
+
+
+def _prose_refs(m: re.Match[str], line_no: int, value_col: int) -> list[DependencyRef]:
+    """The ids of one `Phase 2` / `Phases 1 and 2` / `Phases 1-3` mention; a range names
+    every phase from its first to its last (each ref spans the range as written)."""
+    group_start = m.start(1)
+    tokens = list(_ID_TOKEN_RE.finditer(m.group(1)))
+    refs: list[DependencyRef] = []
+    for k, tok in enumerate(tokens):
+        start, end = value_col + group_start + tok.start(), value_col + group_start + tok.end()
+        rng = Range.of_line(line_no, start, end)
+        if k and refs:
+            gap = m.group(1)[tokens[k - 1].end():tok.start()]
+            span = _RANGE_RE.match(f"{tokens[k - 1].group()}{gap}{tok.group()}")
+            if span and 0 < int(span.group(2)) - int(span.group(1)) <= _MAX_RANGE:
+                whole = Range.of_line(line_no, refs[-1].range.start_char, end)
+                refs.extend(DependencyRef(raw=str(i), id=str(i), range=whole)
+                            for i in range(int(span.group(1)) + 1, int(span.group(2))))
+        if len(tokens) == 1:  # `Phase 2`: the mention as written, as before lists were read
+            raw, rng = m.group(0), Range.of_line(line_no, value_col + m.start(),
+                                                 value_col + m.end())
+        else:
+            raw = tok.group()
+        refs.append(DependencyRef(raw=raw, id=normalize_id(tok.group()), range=rng))
+    return refs
 
 
 def _status_from(text: str, line_no: int, col: int) -> StatusMarker | None:
     """A body status value: `[IN PROGRESS]`, `IN PROGRESS`, `✅ COMPLETED`."""
     m = _BRACKETED_RE.match(text)
+    if m and m.group(1).strip().upper() in CHECK_MARKS:
+        word = _STATUS_WORD_RE.match(text[m.end():])
+        if word:  # `[PASS] COMPLETED (2025-12-29)`: the check mark, then the status
+            at = col + m.end()
+            return StatusMarker(text=word.group(1).strip(), range=Range.of_line(
+                line_no, at + word.start(1), at + word.end(1)))
     if m:
         return StatusMarker(text=m.group(1).strip(), range=Range.of_line(line_no, col,
                                                                          col + m.end()))
@@ -324,7 +425,7 @@ def parse_plan(source: Source, path: str = "") -> Plan:
             kept = [c for c in candidates
                     if c[1].level == 2 or covering_index(areas, starts, c[1].line) >= 0]
             kept_at = {c[0] for c in kept}  # a set: a list membership test per phase is n²
-            numbers = {c[2].id for c in kept}
+            numbers = {c[2].id for c in kept} | _groups(c[2].id for c in kept)
             last = max(a.end_line for a in areas)
             for i, h, phase in candidates:
                 if i in kept_at or phase.id in numbers or h.line < last:
@@ -361,6 +462,14 @@ def parse_plan(source: Source, path: str = "") -> Plan:
             plan.metadata_range = Range.span(plan.metadata[0].range.start_line, 0, last,
                                              len(lines[last]))
     plan.generation = _generation(plan)
+    header_keys = {e.key.lower() for e in plan.metadata}
+    if plan.has_metadata_heading or not plan.metadata:  # the lines above `## Metadata` too
+        start = title_h.line + 1 if title_h is not None else 0
+        stop = first_h2.line if first_h2 is not None else n
+        if plan.phases:
+            stop = min(stop, plan.phases[0].heading_range.start_line)
+        header_keys |= {e.key.lower() for e in _metadata(md.text_lines(start, stop), bare=True)}
+    plan.task_based = bool(_TASK_KEYS & header_keys)
 
     for section in plan.sections:
         if section.title.strip().lower() == "success criteria":
@@ -382,6 +491,20 @@ def parse_plan(source: Source, path: str = "") -> Plan:
         if "](" in line and not opaque[no]:
             plan.links.extend(line_links(no, line))
     return plan
+
+
+def _groups(ids: Iterable[str]) -> set[str]:
+    """The parts the phases are numbered in: `1` for `1.1` … `1.10`, `6` for `6a`. A
+    `### Phase 1 Testing` under `## Testing & Validation` recaps part 1; it is no phase."""
+    out: set[str] = set()
+    for pid in ids:
+        m = _DIGITS_RE.match(pid)
+        digits = m.group() if m else ""
+        if digits != pid and digits:
+            out.add(digits)
+        parts = digits.split(".")
+        out.update(".".join(parts[:k]) for k in range(1, min(len(parts), _MAX_GROUP_DEPTH)))
+    return out
 
 
 def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int) -> None:
@@ -414,8 +537,11 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int
                 if m:
                     value = m.group(1)
                     col = m.start(1) if value else len(line)
+                    deps = _dependencies(form, no, line, value, col)
+                    if not deps.refs and not deps.explicit_none and _TASK_REF_RE.search(value):
+                        break  # the task's dependencies on other tasks: not a phase order
                     if phase.dependencies is None:
-                        phase.dependencies = _dependencies(form, no, line, value, col)
+                        phase.dependencies = deps
                     else:
                         phase.extra_dependency_lines.append(Range.of_line(no, 0, len(line)))
                     break

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ..model.plan import DONE, FINISHED, STARTED, Phase, Plan, status_word
+from ..model.plan import FINISHED, STARTED, Phase, Plan, is_done
 from .plan import parse_plan
 from .text import Source, UnreadableError, decode, split_lines
 
@@ -137,10 +137,10 @@ def _plan_status_edit(plan: Plan, lines: list[str]) -> Edit | None:
     entry = plan.meta("Status")
     if entry is None or not entry.value:
         return None
-    seen: dict[str, str | None] = {}
+    seen: dict[str, bool] = {}
     for phase in plan.phases:
-        seen.setdefault(phase.id, status_word(phase))
-    word = FINISHED if seen and all(w in DONE for w in seen.values()) else STARTED
+        seen.setdefault(phase.id, is_done(phase))
+    word = FINISHED if seen and all(seen.values()) else STARTED
     r = entry.value_range
     value = lines[r.start_line][r.start_char:r.end_char]
     bracket = re.match(r"\[[^\]]*\]", value)

@@ -46,7 +46,10 @@ def detected(convention: Convention, doc: Any, kind: Kind, root: Path | None = N
     if convention is Convention.PLAN:
         return isinstance(doc, Plan)
     if convention is Convention.CHECKBOX_PLAN:
-        return isinstance(doc, Plan) and doc.generation is not Generation.G3
+        # Task-based plans (`Plan.task_based`: the header names the task, in bullets or in
+        # bare `**Project Number**:` lines) mark phase headings only.
+        return isinstance(doc, Plan) and doc.generation is not Generation.G3 \
+            and not doc.task_based
     if convention is Convention.PLAN_STANDARD:
         return (isinstance(doc, Plan) and doc.generation is not Generation.G3
                 and doc.meta(STANDARD_MARKER) is not None and _adopts_standard(root))

@@ -66,8 +66,9 @@ def unknown_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     waits for every listed dependency. A dependency on a phase that does not exist can never
     be satisfied, so the phase would never start, or the id is a typo for another phase.
 
-    Ids may be written `3`, `phase_3` or `Phase 3`; decimals such as `2.5` and phase `0` are
-    valid when such phases exist. For expanded phase files the ids are checked against the
+    Ids may be written `3`, `phase_3` or `Phase 3`; dotted ids such as `2.5` or `1.10` (the
+    tenth phase of part 1, not `1.1`), lettered ones such as `2A` and phase `0` are valid when
+    such phases exist. For expanded phase files the ids are checked against the
     parent plan. Fix: correct the id or remove it.
 
     Reported:
@@ -320,9 +321,10 @@ def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
 def extra_dependency_line(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase has more than one dependency line; only the first one is used.
 
-    Tools read the first `dependencies:` / `**Dependencies**:` / `depends_on:` line of a
-    phase. A second one is ignored, which hides real ordering constraints. Fix: merge the
-    lists into the first line.
+    Tools read the first `dependencies:` / `**Dependencies**:` / `depends_on:` /
+    `**Depends on**:` line of a phase. A second one is ignored, which hides real ordering
+    constraints. A line naming only other tasks (`- **Dependencies**: Task 956`) is the
+    task's, not a phase dependency line. Fix: merge the lists into the first line.
 
     Reported:
 
@@ -377,10 +379,11 @@ def _listing(ids: list[str]) -> str:
     return f"{', '.join(ids[:MAX_LISTED - 2])}, …, {', '.join(ids[-2:])} ({len(ids):,} phases)"
 
 
-def _sort_key(pid: str) -> tuple[float, str]:
-    try:
-        return (float(pid), pid)
-    except ValueError:
-        return (float("inf"), pid)
+def _sort_key(pid: str) -> tuple[tuple[int, ...], str]:
+    """Dotted ids part by part (`1.2` before `1.10`), lettered ones (`2A`) after their number,
+    ids without a number (`A`) last."""
+    digits = pid[:len(pid) - len(pid.lstrip("0123456789."))]
+    parts = tuple(int(p) for p in digits.split(".") if p.isdigit() and len(p) < 20)
+    return (parts or (1 << 62,), pid)
 
 

@@ -10,11 +10,14 @@ from ..model.plan import (
     DONE,
     EXTRA_STATUSES,
     KNOWN_STATUSES,
+    STATES,
     Phase,
     Plan,
     StatusMarker,
     covering_index,
     is_complete,
+    is_done,
+    state_of,
     status_word,
 )
 from .base import RuleContext, closest, rule
@@ -94,9 +97,10 @@ def complete_with_open_tasks(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase is marked complete while some of its task checkboxes are still open.
 
     `add_complete_marker` refuses to mark such a phase, and resume logic trusts the marker,
-    so either the work is not done or the checkboxes are stale. Task-based plans, which
-    mark the phase heading and leave their task lists as written, follow another convention
-    and are not checked. Fix: tick the finished tasks, or set the phase back to
+    so either the work is not done or the checkboxes are stale. Task-based plans (the header
+    names the task: `- **Task**: 001` or a bare `**Project Number**: 215`), which mark the
+    phase heading and leave their task lists as written, follow another convention and are
+    not checked. Fix: tick the finished tasks, or set the phase back to
     `[IN PROGRESS]`.
 
     Reported:
@@ -179,7 +183,8 @@ def tasks_done_phase_not_marked(plan: Plan, ctx: RuleContext) -> Iterator[Findin
         if not phase.tasks or not all(t.checked for t in phase.tasks):
             continue
         word = status_word(phase)
-        if word in DONE or (word is not None and word not in KNOWN_STATUSES + EXTRA_STATUSES):
+        if state_of(word) in DONE or (
+                word is not None and word not in KNOWN_STATUSES + EXTRA_STATUSES):
             continue  # done, or a misspelled marker that BTN113 already reports
         if word == "BLOCKED":
             continue  # blocked by something outside its task list: not for us to close
@@ -355,7 +360,7 @@ def complete_before_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding
             continue
         for ref in phase.dependencies.refs:
             dep = by_id.get(ref.id or "")
-            if dep is None or dep is phase or status_word(dep) in DONE:
+            if dep is None or dep is phase or is_done(dep):
                 continue
             state = status_word(dep) or "no status marker"
             yield ctx.finding(
@@ -408,8 +413,11 @@ def conflicting_phase_status(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """A phase's heading marker and its `**Status**:` line disagree.
 
     Some tools read the heading marker, others the status line written by phase expansion;
-    when they disagree the phase is complete for one and pending for the other. Fix: make
-    them agree (expanded-phase summaries may say `[PENDING]` only while the heading says
+    when they disagree the phase is complete for one and pending for the other. A line that
+    states the heading's status in more words agrees with it (`Deferred to future task`
+    under `[DEFERRED]`, `[PASS] COMPLETED` under `[COMPLETED]`); a line that starts with
+    no status at all (`**Status**: Structure added, proofs pending`) is a note. Fix: make them agree
+    (expanded-phase summaries may say `[PENDING]` only while the heading says
     `[NOT STARTED]`).
 
     Reported:
@@ -436,8 +444,11 @@ def conflicting_phase_status(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             continue
         head = " ".join(phase.status.text.split()).upper()
         body = " ".join(phase.body_status.text.split()).upper()
-        equivalent = {head, body} <= COMPLETE or head == body or (
-            {head, body} <= {"NOT STARTED", "PENDING"})
+        states = {state_of(head), state_of(body)}
+        if not states <= STATES:
+            continue  # `**Status**: Structure added, proofs pending`: a note, not a marker
+        equivalent = states <= COMPLETE or len(states) == 1 or (
+            states <= {"NOT STARTED", "PENDING"})
         if not equivalent:
             yield ctx.finding(
                 phase.body_status.range,

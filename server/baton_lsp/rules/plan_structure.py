@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterator
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
-from ..model.plan import COMPLETE, DONE, KNOWN_STATUSES, PHASES_SECTIONS, Plan, status_word
+from ..model.plan import COMPLETE, DONE, KNOWN_STATUSES, PHASES_SECTIONS, Plan, phase_state
 from .base import RuleContext, rule
 from .plan_common import phase_label
 
@@ -170,7 +170,7 @@ def plan_status_contradicts(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     phases = [p for p in plan.phases if "optional" not in p.title.lower()]
     if not phases:
         return
-    words = [status_word(p) for p in phases]
+    words = [phase_state(p) for p in phases]
     if all(w is not None for w in words):
         all_done = all(w in DONE for w in words) and any(w in COMPLETE for w in words)
         open_ = [p for p, w in zip(phases, words, strict=True) if w not in DONE]

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..model.base import Kind
-from ..model.graph import build_graph
-from ..model.plan import Plan
+from ..model.graph import PlanGraph, build_graph, waves_after
+from ..model.plan import Plan, is_done
 from ..parse import parse_bytes
 from ..parse.plan_marks import phase_fingerprints, plan_fingerprint
 from ..parse.text import UnreadableError, decode
@@ -77,6 +77,24 @@ class PlanFiles:
             cyc = " → ".join(graph.cycles[0])
             return f"the plan {path} has a dependency cycle {cyc}; no wave order exists"
         return None
+
+    def schedule(self, path: Path) -> tuple[PlanGraph, set[str]] | str:
+        """The plan's dependency graph and the phases its markers say are done (finished or
+        given up: `is_done`), or why it cannot be read. The same reading as `baton graph`
+        and the plan rules: one parse, every dependency spelling and phase id form."""
+        plan = self.load(path)
+        if isinstance(plan, str):
+            return plan
+        return build_graph(plan), {p.id for p in plan.phases if is_done(p)}
+
+    def waves(self, path: Path) -> list[list[str]] | str:
+        """The waves a run of this plan starts with: its graph's waves without the phases
+        already done (`waves_after`), or why the plan cannot be read."""
+        reading = self.schedule(path)
+        if isinstance(reading, str):
+            return reading
+        graph, done = reading
+        return waves_after(graph, done)
 
     def phase_hashes(self, plan_path: Path) -> dict[str, str]:
         """SHA-256 of each phase's section (heading to last line) without its status

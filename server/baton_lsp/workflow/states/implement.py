@@ -13,8 +13,8 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from ...model.graph import build_graph, waves_after
-from ...model.plan import DONE, FINISHED, STARTED, status_word
+from ...model.graph import waves_after
+from ...model.plan import FINISHED, STARTED
 from ...model.states import State
 from ...parse.plan_marks import mark_phase
 from ...runs.digest import sha256_file
@@ -42,9 +42,11 @@ async def implement(run: Run) -> None:
     problem = run.plans.problem(plan_path)
     if problem:
         raise StepFailure("implement", PERMANENT, problem, "validation_error")
-    graph = build_graph(plan)
+    reading = run.plans.schedule(plan_path)
+    if isinstance(reading, str):
+        raise StepFailure("implement", PERMANENT, reading, "file_error")
+    graph, done_in_plan = reading
     sections = run.plans.phase_hashes(plan_path)
-    done_in_plan = {p.id for p in plan.phases if status_word(p) in DONE}
     iso = Isolation.of(run) if run.settings.implement_mode != "iterations" else None
     if iso is not None:
         prepare(run, iso, plan_path, graph.titles)
