@@ -1,9 +1,10 @@
 """The plan dialects of the seeds' author's newest trees (issue 33), each read from an excerpt
-of a real plan (/work/trees/*, path named per excerpt): task-based plans with bare
-`**Project Number**:` headers, status lines that restate the heading's status, hierarchical
-`Phase 1.10` ids and lettered `Phase 2A` ones, recap headings, terminal markers,
-`**Depends on**:` lines and a task's dependencies on other tasks. Every test here failed
-before the dialect was read."""
+of a real plan (the trees of tests/author_trees.txt and two more of the author's,
+benbrastmckie/cslib@2ce020c and benbrastmckie/BimodalHarness@d8fb7c9; path named per
+excerpt): task-based plans with bare `**Project Number**:` headers, status lines that
+restate the heading's status, hierarchical `Phase 1.10` ids and lettered `Phase 2A` ones,
+recap headings, terminal markers, `**Depends on**:` lines and a task's dependencies on other
+tasks. Every test here failed before the dialect was read."""
 
 from __future__ import annotations
 
@@ -319,3 +320,104 @@ def test_unknown_dependency_lists_hierarchical_ids_in_order() -> None:
     found = only(check(unknown), "BTN101")
     assert len(found) == 1
     assert found[0].message.endswith("valid phase ids: 1.1, 1.2, 1.10, 2.1, 2.10")
+
+
+TASK_LABELS = """# Implementation Plan: Plan PR 1 Decomposition into Smaller PRs
+
+- **Task**: 124 - Plan PR 1 Decomposition into Smaller PRs
+- **Status**: [COMPLETED]
+
+## Implementation Phases
+
+### Phase 1: Create All 11 Sub-PR Tasks with Report Artifacts [COMPLETED]
+
+**Goal**: Create 11 tasks in state.json (tasks 125-135), one per sub-PR.
+
+**Task 125 (Sub-PR 1.1): 3-Tier Hilbert Hierarchy Refactoring**
+- Branch: `propositional/hilbert-hierarchy`
+- Estimated: ~483 insertions, ~288 deletions
+- Dependencies: none
+- Required by: all other sub-PRs (125 is the foundation)
+
+**Task 126 (Sub-PR 1.2): IntMin Instances**
+- Branch: `propositional/intmin-instances`
+- Dependencies: 125
+- Required by: 130, 131, 132, 133
+
+**Task 130 (Sub-PR 1.6): Classical Soundness**
+- Dependencies: 126, 127
+
+### Phase 2: Verify the Tasks [COMPLETED]
+
+**Depends on**: 1
+"""
+
+
+def test_a_tasks_labelled_lines_are_the_tasks_not_the_phases() -> None:
+    """cslib `specs/124_plan_pr1_decomposition_into_smaller_prs/plans/01_pr1-decomposition-
+    plan.md`: each sub-PR task under its bold `**Task N ...**` label lists its dependencies on
+    other tasks; none is Phase 1's dependency line (eleven BTN106 before)."""
+    plan = parse_plan_text(TASK_LABELS, PATH)
+    first = plan.phases[0]
+    assert first.dependencies is None and first.extra_dependency_lines == []
+    found = check_text(Kind.PLAN, TASK_LABELS, PATH)
+    assert only(found, "BTN106") == [] and only(found, "BTN102") == []
+    assert build_graph(plan).deps == {"1": [], "2": ["1"]}
+
+
+DEPENDS_ABSENT = """# Implementation Plan: Extract Supervised Training Data from Existing Proofs
+
+- **Task**: 9 - Extract supervised training data
+- **Status**: [NOT STARTED]
+
+## Implementation Phases
+
+### Phase 1: Lean ProofStep Structure and extractStepSequence [NOT STARTED]
+
+**Goal**: Implement the core Lean data structure.
+
+### Phase 2: Python ProofStepRecord Schema and Action Mapping [NOT STARTED]
+
+**Depends on**: none
+
+### Phase 3: Lean proof_extractor Executable [NOT STARTED]
+
+**Goal**: Create a `lake exe proof_extractor` executable.
+
+### Phase 4: Python Ingestion Pipeline for Proof Steps [NOT STARTED]
+
+**Depends on**: 2, 3
+
+### Phase 5: Data Augmentation and Final Dataset Assembly [NOT STARTED]
+
+**Depends on**: 4
+"""
+
+
+def test_a_phase_without_depends_on_follows_every_earlier_phase() -> None:
+    """BimodalHarness `specs/009_extract_supervised_training_data_from_existing_proofs/plans/
+    01_proof-extraction-plan.md`: Phase 3 has no `**Depends on**:` line, which the author's
+    plan-format.md reads as "sequential (depends on all prior phases)". It is no first-wave
+    phase (BTN105 said it would be), and the waves follow the format."""
+    plan = parse_plan_text(DEPENDS_ABSENT, PATH)
+    graph = build_graph(plan)
+    assert sorted(graph.deps["3"]) == ["1", "2"]
+    assert graph.waves == [["1", "2"], ["3"], ["4"], ["5"]]
+    assert only(check_text(Kind.PLAN, DEPENDS_ABSENT, PATH), "BTN105") == []
+
+
+def test_the_earlier_phases_a_phase_follows_are_the_unawaited_ones() -> None:
+    """1 none, 2 after 1, 3 none, 4 without a line: 4 follows 2 and 3 (so 1 too), in wave 3;
+    following only the phase before it would have put it in wave 2 beside 2."""
+    text = DEPENDS_ABSENT.replace("**Goal**: Implement the core Lean data structure.",
+                                  "**Depends on**: none")
+    text = text.replace("### Phase 2: Python ProofStepRecord Schema and Action Mapping "
+                        "[NOT STARTED]\n\n**Depends on**: none",
+                        "### Phase 2: Python ProofStepRecord Schema and Action Mapping "
+                        "[NOT STARTED]\n\n**Depends on**: 1")
+    text = text.replace("**Goal**: Create a `lake exe proof_extractor` executable.",
+                        "**Depends on**: none")
+    text = text.replace("**Depends on**: 2, 3", "**Goal**: ingest")
+    graph = build_graph(parse_plan_text(text, PATH))
+    assert sorted(graph.deps["4"]) == ["2", "3"]
+    assert graph.wave_of("4") == 3 and graph.wave_of("3") == 1

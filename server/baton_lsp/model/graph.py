@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from .plan import Plan
+from .plan import DependencyForm, Plan
 
 
 @dataclass
@@ -44,6 +44,7 @@ def build_graph(plan: Plan) -> PlanGraph:
     order: list[str] = []
     titles: dict[str, str] = {}
     declared = False
+    sequential_default = False
     raw_deps: dict[str, list[str]] = {}
     for phase in plan.phases:
         if phase.id in titles:
@@ -52,6 +53,7 @@ def build_graph(plan: Plan) -> PlanGraph:
         titles[phase.id] = phase.title
         if phase.dependencies is not None:
             declared = True
+            sequential_default |= phase.dependencies.form is DependencyForm.DEPENDS
             raw_deps[phase.id] = [r.id for r in phase.dependencies.refs if r.id is not None]
     known = set(order)
     deps: dict[str, list[str]] = {}
@@ -59,12 +61,31 @@ def build_graph(plan: Plan) -> PlanGraph:
         for pid in order:  # dict.fromkeys: ordered and deduplicated without a list scan
             deps[pid] = list(dict.fromkeys(d for d in raw_deps.get(pid, [])
                                            if d in known and d != pid))
+        if sequential_default:
+            _after_all_earlier(order, deps, raw_deps)
     else:
         deps = {pid: ([order[i - 1]] if i else []) for i, pid in enumerate(order)}
     graph = PlanGraph(order=order, titles=titles, deps=deps, implicit=not declared)
     graph.cycles = _cycles(order, deps)
     _layer(graph)
     return graph
+
+
+def _after_all_earlier(order: list[str], deps: dict[str, list[str]],
+                       declared: dict[str, list[str]]) -> None:
+    """Plans whose phases say `**Depends on**:` read a phase without that line as depending on
+    every earlier phase ("Absence means sequential", the task-based trees'
+    `.claude/context/formats/plan-format.md`). It waits for the earlier phases nothing later
+    waits for (the frontier): the same order as all of them, linear in the plan's size."""
+    frontier: dict[str, None] = {}
+    for pid in order:
+        if pid in declared:
+            for d in deps[pid]:
+                frontier.pop(d, None)
+        else:
+            deps[pid] = list(frontier)
+            frontier.clear()
+        frontier[pid] = None
 
 
 def waves_after(graph: PlanGraph, done: Collection[str]) -> list[list[str]]:

@@ -115,6 +115,11 @@ _TASK_LOOKBACK = 24
 """`Task 977 Phase 0`: the phase of another task. Only the text just before a mention is
 searched, so a line of many mentions stays linear."""
 _NONE_VALUES = {"", "none", "n/a", "na", "-", "--", "—", "[]", "nothing"}
+_TASK_LABEL_RE = re.compile(r"^(?:[-*+]\s+(?:\[[ xX~]\]\s+)?)?\*\*Task\s+#?\d", re.IGNORECASE)
+"""`**Task 126 (Sub-PR 1.2): IntMin Instances**`, `- [ ] **Task 2.1**: ...`: a task's label
+inside a phase. The `- Dependencies: 125` and `**Status**:` lines after it are that task's
+(cslib's `specs/124_.../plans/01_pr1-decomposition-plan.md` gives each of eleven tasks
+one), not the phase's."""
 _PHASE_HEADING_RE = re.compile(r"^#{2,3}\s+Phase\s+\d", re.IGNORECASE)
 
 
@@ -527,6 +532,8 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int
             break
     for no, line in cleaned:
         low = line.lower()
+        if no < sub_heading and "task" in low and _TASK_LABEL_RE.match(line):
+            sub_heading = no  # a task's own lines follow, as under a `#### Task` heading
         if no >= sub_heading or line[:2].isspace() or line[:1] == "\t":
             if phase.expanded_link is None and ".md" in low:
                 _expanded_link_line(phase, no, line, low)

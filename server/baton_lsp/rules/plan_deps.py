@@ -274,8 +274,10 @@ def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     do, a phase without a `dependencies:` line has no prerequisites and is scheduled in the
     first wave, in parallel with everything else. Where most phases carry a list, the one
     without is usually forgotten; where most carry none (only a final phase lists the
-    others, say) the author orders by position and nothing is reported. Fix: add
-    `dependencies: []` to say "none" explicitly, or list the phases it needs.
+    others, say) the author orders by position and nothing is reported. Plans that write
+    `**Depends on**:` are not reported: their format reads a phase without the line as
+    depending on every earlier phase, and so does Baton. Fix: add `dependencies: []` to say
+    "none" explicitly, or list the phases it needs.
 
     Reported:
 
@@ -303,6 +305,9 @@ def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """
     if plan.role is not PlanRole.PLAN or not any(p.dependencies for p in plan.phases):
         return
+    if any(p.dependencies is not None and p.dependencies.form is DependencyForm.DEPENDS
+           for p in plan.phases):
+        return  # `**Depends on**:` plans: a phase without the line follows every earlier one
     later = plan.phases[1:]
     if 2 * sum(p.dependencies is None for p in later) > len(later):
         return  # most phases declare none: the author orders by position, not by lists
