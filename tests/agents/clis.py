@@ -16,7 +16,7 @@ AGENTS_DIR = Path(os.environ.get("BATON_AGENTS_DIR") or Path(
 
 
 def cli_path(name: str, version: str | None = None) -> str:
-    """The `name` binary (claude, codex, gemini): `BATON_<NAME>` or the install directory;
+    """The `name` binary (claude, codex, gemini, opencode): `BATON_<NAME>` or the install directory;
     with `version`, that release's (installed beside the newest: `versions/<name>-<v>/`)."""
     override = None if version else os.environ.get(f"BATON_{name.upper()}")
     path = (Path(override) if override else
