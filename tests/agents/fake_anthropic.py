@@ -132,7 +132,7 @@ def write_then_report(file_path: str, content: str, signal: str) -> Responder:
             return ToolUse(
                 "Write", {"file_path": file_path, "content": content}, text="Writing the report."
             )
-        outcome = _text_of(results[-1])
+        outcome = text_of(results[-1])
         if results[-1].get("is_error"):
             return Text(f"The write failed: {outcome}\nREPORT_FAILED")
         return Text(f"Done.\n{signal}")
@@ -175,14 +175,21 @@ def only_models(allowed: Iterable[str], then: Responder) -> Responder:
     return respond
 
 
-def looping(usage: JSON | None = None) -> Responder:
-    """A runaway agent: every turn calls Bash with a new command (`echo loop N`), whatever
-    came back, so the real CLI keeps asking for the next turn until it is stopped."""
+def looping(usage: JSON | None = None, tool: str = "Bash", titles: bool = False) -> Responder:
+    """A runaway agent: every turn calls `tool` (claude's Bash; opencode's bash, which also
+    takes a `description`) with a new command (`echo loop N`), whatever came back, so the
+    real CLI keeps asking for the next turn until it is stopped. `titles`: a request without
+    tools (opencode's session title, asked of its small model) gets text instead."""
     counter = itertools.count()
 
     def respond(req: Recorded) -> Reply:
+        if titles and not req.body.get("tools"):
+            return Text("Loop")
         n = next(counter)
-        reply = ToolUse("Bash", {"command": f"echo loop {n}"}, text=f"Step {n}.")
+        args: JSON = {"command": f"echo loop {n}"}
+        if tool != "Bash":
+            args["description"] = f"loop {n}"
+        reply = ToolUse(tool, args, text=f"Step {n}.")
         if usage is not None:
             reply.usage = dict(usage)
         return reply
@@ -198,7 +205,8 @@ def stall() -> Responder:
     return lambda req: Stall()
 
 
-def _text_of(block: JSON) -> str:
+def text_of(block: JSON) -> str:
+    """The text of a tool_result block (its content a string or text blocks)."""
     content = block.get("content")
     if isinstance(content, str):
         return content
