@@ -12,6 +12,7 @@ the failures asserted are the ones Baton records (checkpoint, errors.jsonl), not
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,38 @@ def test_implement_only_on_the_example_plan(box: Box) -> None:
     done = [s for sid, s in _steps(cp).items() if sid.startswith("implement.")]
     assert done and all(s["status"] == "done" and Path(s["artifact"]).is_file() for s in done)
     assert all(summaries in Path(s["artifact"]).parents for s in done)
+
+
+def test_parallel_phases_in_git_worktrees_through_real_opencode(box: Box) -> None:
+    """In a git repository the parallel phases run with their cwd in their own worktree
+    (under .claude/worktrees/): opencode writes the code there and the summary in the main
+    tree's topic directory, outside its cwd, which headless it may only because Baton allows
+    that directory (`external_directory` in OPENCODE_PERMISSION); each phase lands as a merge
+    commit."""
+    plan = box.ws / "specs" / "005_parallel" / "plans" / "001_parallel_plan.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# Parallel Plan\n\n## Implementation Phases\n\n"
+                    "### Phase 1: Base\ndependencies: []\n\n- [ ] base\n\n"
+                    "### Phase 2: Left\ndependencies: [1]\n\n- [ ] left\n\n"
+                    "### Phase 3: Right\ndependencies: [1]\n\n- [ ] right\n")
+    git = ["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *args], cwd=box.ws, check=True, capture_output=True)
+    with serve(box, opencode_agent()) as api:
+        r = box.run("Implement the parallel plan", "--scope", "implement-only", "--plan",
+                    str(plan))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    steps = _steps(box.checkpoint())
+    wid = box.checkpoint()["checkpoint_id"]
+    for pid in ("2", "3"):
+        step = steps[f"implement.phase-{pid}"]
+        assert step["git"]["mode"] == "worktree" and step["git"]["status"] == "merged"
+        assert Path(step["artifact"]).is_file()  # in the main tree, outside the cwd
+        assert subprocess.run(["git", "show", "--name-only", "--format=", step["git"]["commit"]],
+                              cwd=box.ws, capture_output=True, text=True, check=True
+                              ).stdout.split() == [f"src/phase_{pid}.py"]
+    sent = [req for req in chats(api) if "step implement.phase-2" in json.dumps(req.body)]
+    assert sent and f".claude/worktrees/baton-{wid}-phase-2" in json.dumps(sent[0].body)
 
 
 def test_full_implementation_with_the_classifier(box: Box) -> None:
