@@ -14,6 +14,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tests.agents.fake_http import JSON, FakeApi, JsonHandler
 
@@ -213,6 +214,17 @@ def text_of(block: JSON) -> str:
     if isinstance(content, list):
         return "".join(b.get("text", "") for b in content if isinstance(b, dict))
     return ""
+
+
+def opencode_config(url: str, model: str = "claude-sonnet-4-5", **extra: Any) -> str:
+    """An opencode.json pointing opencode's bundled `anthropic` provider at the fake on
+    `url` (`options.baseURL` ends in /v1: the SDK appends /messages), with a key, `model` as
+    the default, and no autoupdate or sharing (opencode's config schema, 1.18)."""
+    config = {"$schema": "https://opencode.ai/config.json", "model": f"anthropic/{model}",
+              "autoupdate": False, "share": "disabled",
+              "provider": {"anthropic": {"options": {"baseURL": f"{url}/v1",
+                                                     "apiKey": "sk-fake"}}}, **extra}
+    return json.dumps(config)
 
 
 # --- server -----------------------------------------------------------------------------------

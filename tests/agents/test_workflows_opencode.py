@@ -40,11 +40,8 @@ def box(tmp_path: Path) -> Box:
 
 def configure(box: Box, url: str, **extra: Any) -> None:
     """opencode's own configuration in the box's HOME, its anthropic provider at `url`."""
-    config = {"$schema": "https://opencode.ai/config.json", "model": f"anthropic/{MODEL}",
-              "autoupdate": False, "share": "disabled",
-              "provider": {"anthropic": {"options": {"baseURL": f"{url}/v1",
-                                                     "apiKey": "sk-fake"}}}, **extra}
-    (box.home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(config))
+    (box.home / ".config" / "opencode" / "opencode.json").write_text(
+        fa.opencode_config(url, MODEL, **extra))
 
 
 def serve(box: Box, responder: Callable[..., Any], **extra: Any) -> fa.FakeAnthropic:
