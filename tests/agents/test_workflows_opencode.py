@@ -21,7 +21,7 @@ import pytest
 
 from tests.agents import fake_anthropic as fa
 from tests.agents.clis import cli_path
-from tests.agents.model import opencode_agent
+from tests.agents.model import engine_prompt, opencode_agent
 from tests.agents.workspace import EXAMPLE_PLAN, Box
 
 OPENCODE = cli_path("opencode")
@@ -77,6 +77,9 @@ def test_research_and_plan_completes_through_real_opencode(box: Box) -> None:
         assert steps[sid]["usage"]["cost_usd"] > 0, steps[sid]  # opencode prices its steps
     assert chats(api) and {req.model for req in chats(api)} == {MODEL}
     assert {t["name"] for t in chats(api)[0].body["tools"]} >= {"write", "edit", "read"}
+    # Baton's prompt is the whole user message, verbatim (stdin, no message argument)
+    (block,) = chats(api)[0].body["messages"][0]["content"]
+    assert block["text"].startswith("---\n") and engine_prompt(chats(api)[0].body) == block["text"]
     usage = cp["baton"]["usage"]["total"]
     assert usage["input_tokens"] > 0 and usage["total_tokens"] > 0 and usage["turns"] >= 4
     assert not api.other_paths

@@ -142,9 +142,10 @@ def _refusal(part: Mapping[str, Any]) -> str | None:
 
 @dataclass
 class OpencodeRunner:
-    """`opencode run --format json [-m provider/model] [--agent A] <instruction>`, the prompt
-    on stdin (opencode 1.18's `run` reads stdin when it is not a TTY and sends the message
-    arguments, a newline and stdin as one user message).
+    """`opencode run --format json [-m provider/model] [--agent A]`, the prompt on stdin and
+    no message argument: opencode 1.18's `run` reads stdin when it is not a TTY and, without
+    message arguments, sends it verbatim as the user message (arguments would go first,
+    each one with a space wrapped in double quotes).
 
     Facts this rests on, from the 1.18.33 binary (its bundled `run` command, `--help`) and
     tests/agents/test_opencode_cli.py: with `--format json` every stdout line is one JSON
@@ -177,7 +178,6 @@ class OpencodeRunner:
     """`-m provider/model`; front-matter models are Claude model names and never reach it."""
     agent: str | None = None
     edit: str | None = "allow"
-    instruction: str = ("Follow the instructions given below. Work in the current directory.")
     extra_args: Sequence[str] = ()
     name: str = "opencode"
     cached_in_input: bool = False
@@ -191,7 +191,7 @@ class OpencodeRunner:
             argv += ["-m", self.model]
         if self.agent:
             argv += ["--agent", self.agent]
-        argv += [*self.extra_args, self.instruction]
+        argv += [*self.extra_args]
         env = runner_env(inv, {"OPENCODE_DISABLE_AUTOUPDATE": "1"})
         permission = self._permission(inv, env.get("OPENCODE_PERMISSION"))
         if permission:
