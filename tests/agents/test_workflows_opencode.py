@@ -12,6 +12,7 @@ the failures asserted are the ones Baton records (checkpoint, errors.jsonl), not
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -256,3 +257,20 @@ def test_settings_that_cannot_work_are_refused_before_any_request(box: Box, sett
     assert expected in r.stderr, r.stderr
     assert not (box.ws / ".claude/data/checkpoints").exists()
     assert not api.messages
+
+
+def test_auto_picks_the_installed_configured_opencode(box: Box) -> None:
+    """No Baton configuration (an empty `.claude/`) and claude, codex and gemini installed
+    beside opencode with no credentials: `runner = "auto"` tries opencode last and takes it,
+    its configuration having a provider; the identity records that auto chose it."""
+    shutil.rmtree(box.ws)
+    (box.ws / ".claude").mkdir(parents=True)
+    (box.ws / "app.py").write_text("print('hi')\n")
+    with serve(box, opencode_agent()) as api:
+        r = box.baton("run", "Research rate limiting", "--scope", "research-only", "--topic",
+                      "limits")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "runner: opencode (auto: the first agent CLI installed and logged in)" in r.stdout
+    assert chats(api)
+    identity = box.checkpoint()["baton"]["identity"]
+    assert (identity["runner"], identity["runner_from"]) == ("opencode", "auto")
