@@ -274,3 +274,19 @@ def test_auto_picks_the_installed_configured_opencode(box: Box) -> None:
     assert chats(api)
     identity = box.checkpoint()["baton"]["identity"]
     assert (identity["runner"], identity["runner_from"]) == ("opencode", "auto")
+
+
+def test_a_run_started_from_another_directory_works_in_the_workspace(box: Box) -> None:
+    """`baton run -w <ws>` from a shell elsewhere: the shell's PWD reaches the agent's
+    environment, and opencode takes its working directory from PWD before its real cwd, so
+    Baton sets PWD to the step's directory; otherwise opencode works in the shell's directory
+    and headless rejects every write in the workspace as an external directory."""
+    elsewhere = box.home / "elsewhere"
+    elsewhere.mkdir()
+    box.env["PWD"] = str(elsewhere)
+    with serve(box, opencode_agent()):
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--complexity", "1", "--set", "workflow.attempts=1")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert _steps(box.checkpoint())["research.1"]["status"] == "done"
+    assert not any(elsewhere.iterdir())

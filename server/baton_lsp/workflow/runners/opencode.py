@@ -159,7 +159,8 @@ class OpencodeRunner:
     permission and allows the directories beside the workspace a step writes in
     (`Invocation.extra_dirs`, as `external_directory` rules) in OPENCODE_PERMISSION, which
     opencode merges over every configuration file. OPENCODE_DISABLE_AUTOUPDATE keeps a step
-    from upgrading the binary under a running workflow.
+    from upgrading the binary under a running workflow. Its directory is `$PWD` when set
+    (`run`: `path.resolve(process.env.PWD ?? process.cwd())`), so PWD is the step's cwd.
 
     Each `step_finish` is reported as it arrives — usage for budgets, and a `RunResult`
     carrying the refusals seen so far, so the last one is the run's account; refusals are
@@ -192,7 +193,9 @@ class OpencodeRunner:
         if self.agent:
             argv += ["--agent", self.agent]
         argv += [*self.extra_args]
-        env = runner_env(inv, {"OPENCODE_DISABLE_AUTOUPDATE": "1"})
+        # opencode 1.18's `run` takes its directory from $PWD before its real cwd: the
+        # caller's shell PWD would make it work (and confine its writes) elsewhere
+        env = runner_env(inv, {"OPENCODE_DISABLE_AUTOUPDATE": "1", "PWD": str(inv.cwd)})
         permission = self._permission(inv, env.get("OPENCODE_PERMISSION"))
         if permission:
             env["OPENCODE_PERMISSION"] = json.dumps(permission)
