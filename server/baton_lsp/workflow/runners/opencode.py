@@ -208,7 +208,9 @@ class OpencodeRunner:
             own = json.loads(given or "{}")
         except ValueError:
             own = {}
-        out: dict[str, Any] = dict(own) if isinstance(own, dict) else {}
+        # a bare action ("allow") is opencode's shorthand for that action on every permission
+        out: dict[str, Any] = (dict(own) if isinstance(own, dict) else
+                               {"*": own} if isinstance(own, str) else {})
         if self.edit:
             out["edit"] = self.edit
         if inv.extra_dirs:
