@@ -27,7 +27,11 @@ b. Input. The message arguments, a newline and stdin (read when it is not a TTY)
    message; an argument with a space goes in double quotes, and stdin alone is sent verbatim.
    ``-m provider/model`` names the model verbatim; a request without tools goes to the
    provider's small model first (the session title, claude-haiku-4-5 for anthropic).
-c. Errors. No retry of a 401 or a 404: exit 1 after one request, stdout one ``error`` event
+c. Errors. A model or provider it does not know: exit 1 before any request, its ``error`` event
+   only ``UnknownError`` "Unexpected server error. Check server logs for details." with a
+   ``ref``; ``--print-logs --log-level ERROR`` puts the log line with that ref and the cause
+   (``ProviderModelNotFoundError: Model not found: …``) on stderr.
+   No retry of a 401 or a 404: exit 1 after one request, stdout one ``error`` event
    {name: "APIError", data: {message, statusCode, isRetryable: false, responseBody, …}}. 429
    and 5xx are retried by opencode itself, 5 times (2 s doubling without a retry-after, the
    header's delay with one; 0 here), then the same ``error`` event (isRetryable true) and exit
@@ -246,6 +250,26 @@ def test_no_retry_of_a_rejected_key_or_an_unknown_model(home: Path, status: int)
     assert event.result is not None and event.result.failure == "fatal"
     kind = fa.ERRORS[status][0]
     assert event.result.message == f"APIError HTTP {status} ({kind}): {fa.ERRORS[status][1]}"
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-nope-9", "nope/claude-sonnet-4-5"])
+def test_an_unknown_model_is_named_only_in_the_log(home: Path, api: fa.FakeAnthropic,
+                                                   model: str) -> None:
+    run = _run(home, api, "--print-logs", "--log-level", "ERROR", "-m", model)
+    assert run.rc == 1 and not api.messages  # refused before any request
+    assert run.types() == ["error"]
+    error = run.events[0]["error"]
+    assert error["name"] == "UnknownError"
+    assert error["data"]["message"] == "Unexpected server error. Check server logs for details."
+    ref = error["data"]["ref"]
+    assert f'ref={ref} error="ProviderModelNotFoundError: Model not found: {model}.' \
+        in run.stderr
+    (event,) = run.decoded()
+    assert event.result is not None
+    failure = OpencodeRunner().classify_exit(1, run.stderr, event.result)
+    assert failure == "fatal"
+    assert event.result.message.startswith(f"ProviderModelNotFoundError: Model not found: "
+                                           f"{model}. Did you mean: ")
 
 
 @pytest.mark.parametrize("status", [429, 500])

@@ -290,3 +290,36 @@ def test_a_run_started_from_another_directory_works_in_the_workspace(box: Box) -
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert _steps(box.checkpoint())["research.1"]["status"] == "done"
     assert not any(elsewhere.iterdir())
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-nope-9", "nope/claude-sonnet-4-5"])
+def test_an_unknown_model_is_fatal_with_the_fix(box: Box, model: str) -> None:
+    # a model its provider does not know (the API's 404), or a provider opencode does not have
+    box.settings = (f"workflow.opencode.model={model}",)
+    with serve(box, fa.only_models([MODEL], opencode_agent())) as api:  # type: ignore[arg-type]
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--complexity", "1")
+    assert r.returncode == 1
+    (step,) = box.failed_steps()
+    assert step["failure"] == "fatal" and step["attempts"] == 1, step
+    assert "fix: use a model this CLI serves" in step["message"], step["message"]
+    assert "[workflow.opencode] model" in step["message"]
+    assert len(chats(api)) <= 1  # nobody retried it
+
+
+@pytest.mark.parametrize("behaviour", ["hang", "stall"])
+def test_no_answer_is_stopped_by_the_watchdog(box: Box, behaviour: str) -> None:
+    # opencode prints a text part only once it is finished: a stream that stalls after its
+    # first delta shows nothing, like no answer at all. 20 s: opencode's own start-up, before
+    # its first request, took 4-6 s per step on this 2-CPU machine under load.
+    responder = fa.hang() if behaviour == "hang" else fa.stall()
+    with serve(box, lambda req: responder(req) if req.body.get("tools")
+               else fa.Text("Baton step")) as api:
+        r = box.run("Research rate limiting", "--scope", "research-only", "--topic", "limits",
+                    "--complexity", "1", "--set", "workflow.stall-timeout=20",
+                    "--set", "workflow.attempts=1", "--set", "workflow.state-retries=0")
+    assert r.returncode == 1
+    (step,) = box.failed_steps()
+    assert step["failure"] == "transient" and step["attempts"] == 1
+    assert step["message"] == "agent stalled: no output for 20 s"
+    assert len(chats(api)) == 1

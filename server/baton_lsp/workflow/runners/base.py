@@ -174,7 +174,7 @@ _FATAL_AUTH = re.compile(
 _FATAL_MODEL = re.compile(
     r"model_not_found|not_found_error|model\W{1,3}\S+\W{1,3}(?:does not exist|not found)|"
     r"is not found for API version|unknown model|invalid model|model is not supported|"
-    r"not a Claude model", re.IGNORECASE)
+    r"not a Claude model|ProviderModelNotFoundError|\bmodel not found\b", re.IGNORECASE)
 _FATAL_TRUST = re.compile(r"not running in a trusted directory|UntrustedWorkspace|"
                           r"untrusted (?:folder|workspace|directory)|folder is not trusted",
                           re.IGNORECASE)

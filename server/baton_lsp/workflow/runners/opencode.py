@@ -43,6 +43,11 @@ _AUTO_REJECTED = re.compile(r"permission requested: (?P<perm>\S+) \((?P<patterns
 """What `opencode run` prints on stderr for each permission it was asked for and rejected."""
 _FATAL_ERRORS = frozenset({"ProviderAuthError", "ProviderModelNotFoundError",
                            "ProviderInitError"})
+_LOGGED = re.compile(r'level=ERROR .*?\bref=(?P<ref>\S+) error="(?P<error>(?:[^"\\]|\\.)*)"')
+"""opencode's log line (stderr, with `--print-logs`) for an error its `run` event reports
+only as `UnknownError` "Unexpected server error. Check server logs for details." with a
+`ref` (an unknown model or provider: `ProviderModelNotFoundError: Model not found: …`)."""
+_NAMED = re.compile(r"^(?P<name>[A-Z][A-Za-z]*Error)\b")
 """`error` names no retry can fix: credentials, an unknown model, a provider that does not
 load."""
 _ASK_FIX = (" (headless `opencode run` rejects every permission it would ask for; fix: "
@@ -65,12 +70,14 @@ def _error(error: object) -> tuple[str, str]:
         return text, classify_text(text) or PERMANENT
     name = str_or_none(error.get("name")) or "error"
     data = error.get("data") if isinstance(error.get("data"), Mapping) else {}
+    ref = str_or_none(data.get("ref"))
     status = number_or_none(data.get("statusCode"))
     message = str_or_none(data.get("message")) or ""
     head = f"{name} HTTP {int(status)}" if status is not None else name
     kind = _body_type(data.get("responseBody"))
     head += f" ({kind})" if kind else ""
     text = _one_line(f"{head}: {message}" if message else head, 2000)
+    text += f" (ref {ref})" if ref else ""
     if status is not None and fatal_status(int(status)):
         return text, FATAL
     if (status is not None and (int(status) == 429 or int(status) >= 500)) \
@@ -187,7 +194,9 @@ class OpencodeRunner:
         default_factory=weakref.WeakKeyDictionary, init=False, repr=False, compare=False)
 
     def launch(self, inv: Invocation) -> LaunchSpec:
-        argv = [self.executable, "run", "--format", "json"]
+        # its errors on stderr: the only place some of them are named (see `classify_exit`)
+        argv = [self.executable, "run", "--format", "json", "--print-logs", "--log-level",
+                "ERROR"]
         if self.model:
             argv += ["-m", self.model]
         if self.agent:
@@ -263,4 +272,15 @@ class OpencodeRunner:
 
     def classify_exit(self, exit_code: int, stderr_tail: str,
                       result: RunResult | None) -> str | None:
+        """The common classification, after an `UnknownError` event that only points at
+        opencode's log (`ref`) has its real cause from that log line on stderr put in its
+        place: the cause's message becomes the result's, and its error name its class."""
+        if result is not None and not result.ok and result.message:
+            for m in _LOGGED.finditer(stderr_tail):
+                if f"(ref {m['ref']})" in result.message:
+                    cause = _one_line(m["error"].replace('\\"', '"'), 2000)
+                    named = _NAMED.match(cause)
+                    result.message = cause
+                    result.failure = (FATAL if named and named["name"] in _FATAL_ERRORS
+                                      else classify_text(cause) or PERMANENT)
         return classify_common(exit_code, stderr_tail, result)
