@@ -169,8 +169,8 @@ def test_opencode_argv_has_no_message_and_the_prompt_on_stdin(tmp_path: Path,
     topic = tmp_path.parent / "topic dir"
     runner = OpencodeRunner(model="anthropic/claude-sonnet-4-5", agent="build")
     spec = runner.launch(invocation(tmp_path, model="sonnet-4.5", extra_dirs=(topic,)))
-    assert spec.argv == ["opencode", "run", "--format", "json", "-m",
-                         "anthropic/claude-sonnet-4-5", "--agent", "build"]
+    assert spec.argv == ["opencode", "run", "--format", "json", "--print-logs", "--log-level",
+                         "ERROR", "-m", "anthropic/claude-sonnet-4-5", "--agent", "build"]
     assert spec.stdin == PROMPT.encode()
     assert spec.env["PWD"] == str(tmp_path) and spec.env["OPENCODE_DISABLE_AUTOUPDATE"] == "1"
     assert json.loads(spec.env["OPENCODE_PERMISSION"]) == {
@@ -182,7 +182,7 @@ def test_opencode_argv_has_no_message_and_the_prompt_on_stdin(tmp_path: Path,
     monkeypatch.delenv("OPENCODE_PERMISSION")
     plain = OpencodeRunner(edit="").launch(invocation(tmp_path))
     assert "OPENCODE_PERMISSION" not in plain.env  # opencode's own configuration decides
-    assert plain.argv == ["opencode", "run", "--format", "json"]
+    assert plain.argv[-1] == "ERROR"  # no message argument
 
 
 def test_script_runner_defaults_to_the_builtin_agent(tmp_path: Path) -> None:
