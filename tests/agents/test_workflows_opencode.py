@@ -303,7 +303,7 @@ def test_an_unknown_model_is_fatal_with_the_fix(box: Box, model: str) -> None:
     (step,) = box.failed_steps()
     assert step["failure"] == "fatal" and step["attempts"] == 1, step
     assert "fix: use a model this CLI serves" in step["message"], step["message"]
-    assert "[workflow.opencode] model" in step["message"]
+    assert "[workflow.opencode] /" in step["message"]
     assert len(chats(api)) <= 1  # nobody retried it
 
 

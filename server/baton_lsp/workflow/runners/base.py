@@ -188,7 +188,7 @@ _TRANSIENT = re.compile(
     r"timed out|timeout_error|stream disconnected|failed to connect",
     re.IGNORECASE)
 MODEL_FIX = ("use a model this CLI serves: fix `model:` in the agent's front matter (claude) "
-             "or set [workflow.codex] / [workflow.gemini] / [workflow.opencode] model")
+             "or set [workflow.codex] / [workflow.opencode] / [workflow.gemini] model")
 FIXES = (
     (_FATAL_ROOT, "Claude Code refuses bypassPermissions as root: keep [workflow.claude] "
      "permission-mode = \"acceptEdits\" (Baton's default), or run as a normal user"),
