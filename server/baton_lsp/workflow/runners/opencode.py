@@ -55,6 +55,11 @@ _ASK_FIX = (" (headless `opencode run` rejects every permission it would ask for
             "permission configuration)")
 
 
+def _mapping(value: object) -> Mapping[str, Any]:
+    """`value` when the stream gave an object there, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _one_line(text: str, limit: int = 300) -> str:
     text = terminal_safe(text, multiline=True, strip_sequences=True)
     line = " ".join(part.strip() for part in text.splitlines() if part.strip())
@@ -69,7 +74,7 @@ def _error(error: object) -> tuple[str, str]:
         text = _one_line(str(error or "error"))
         return text, classify_text(text) or PERMANENT
     name = str_or_none(error.get("name")) or "error"
-    data = error.get("data") if isinstance(error.get("data"), Mapping) else {}
+    data = _mapping(error.get("data"))
     ref = str_or_none(data.get("ref"))
     status = number_or_none(data.get("statusCode"))
     message = str_or_none(data.get("message")) or ""
@@ -109,8 +114,8 @@ def _usage(part: Mapping[str, Any]) -> dict[str, Any]:
     cache: {read, write}} and `cost` in US dollars, which it prices itself from its models
     data; each step-finish is one model request."""
     out: dict[str, Any] = {"turns": 1}
-    tokens = part.get("tokens") if isinstance(part.get("tokens"), Mapping) else {}
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), Mapping) else {}
+    tokens = _mapping(part.get("tokens"))
+    cache = _mapping(tokens.get("cache"))
     for ours, value in (("input_tokens", tokens.get("input")),
                         ("output_tokens", tokens.get("output")),
                         ("total_tokens", tokens.get("total")),
@@ -127,9 +132,9 @@ def _refusal(part: Mapping[str, Any]) -> str | None:
     """`write /abs/path: <opencode's reason>` for a tool part that opencode refused: a call
     to a tool its permissions removed (it runs as the `invalid` tool), or one it rejected or
     denied by a permission rule."""
-    state = part.get("state") if isinstance(part.get("state"), Mapping) else {}
+    state = _mapping(part.get("state"))
     tool = str_or_none(part.get("tool")) or "tool"
-    args = state.get("input") if isinstance(state.get("input"), Mapping) else {}
+    args = _mapping(state.get("input"))
     if tool == "invalid":
         called = str_or_none(args.get("tool"))
         if called not in _WRITE_TOOLS:
@@ -237,7 +242,7 @@ class OpencodeRunner:
             return plain_event(line)
         kind = obj.get("type")
         session = str_or_none(obj.get("sessionID"))
-        part = obj.get("part") if isinstance(obj.get("part"), Mapping) else {}
+        part = _mapping(obj.get("part"))
         if kind == "text":
             return AgentEvent(text=str(part.get("text") or "").splitlines(), session_id=session)
         if kind == "tool_use":
