@@ -1,6 +1,6 @@
 """Baton's overhead per agent step on top of the real agent CLIs (BENCHMARKS.md).
 
-Run: `python benchmarks/bench_agent_clis.py [--steps N] [--cli claude,codex,gemini]`
+Run: `python benchmarks/bench_agent_clis.py [--steps N] [--cli claude,codex,gemini,opencode]`
 (the CLIs from scripts/install-agent-clis.sh; the model is tests/agents' fake API on
 127.0.0.1, answering at once).
 
@@ -41,11 +41,16 @@ sys.path.insert(0, str(ROOT))
 
 from tests.agents import fake_anthropic, fake_gemini, fake_openai  # noqa: E402
 from tests.agents.clis import AGENTS_DIR  # noqa: E402
-from tests.agents.model import anthropic_agent, gemini_agent, openai_agent  # noqa: E402
+from tests.agents.model import (  # noqa: E402
+    anthropic_agent,
+    gemini_agent,
+    openai_agent,
+    opencode_agent,
+)
 
 from baton_lsp.model.states import Scope  # noqa: E402
 from baton_lsp.runs.signing import DATA_DIR_ENV  # noqa: E402
-from baton_lsp.workflow import process  # noqa: E402
+from baton_lsp.workflow import agent_step, process  # noqa: E402
 from baton_lsp.workflow.engine import Engine, RunRequest  # noqa: E402
 from baton_lsp.workspace.config import load_config  # noqa: E402
 
@@ -75,6 +80,10 @@ def _server(cli: str, home: Path) -> tuple[Any, dict[str, str], str]:
         api = fake_openai.FakeOpenAI(openai_agent())  # type: ignore[arg-type]
         (home / ".codex").mkdir()
         return api, {"CODEX_HOME": str(home / ".codex"), "FAKE_OPENAI_KEY": "k"}, ""
+    if cli == "opencode":
+        api = fake_anthropic.FakeAnthropic(opencode_agent())  # type: ignore[arg-type]
+        (home / ".config" / "opencode").mkdir(parents=True)
+        return api, {"OPENCODE_DISABLE_MODELS_FETCH": "1"}, ""
     api = fake_gemini.FakeGemini(gemini_agent())  # type: ignore[arg-type]
     (home / ".gemini").mkdir()
     (home / ".gemini" / "settings.json").write_text(json.dumps(
@@ -97,7 +106,9 @@ async def _timed_run_process(*args: Any, **kwargs: Any) -> Any:
         _SPANS.append((start, time.perf_counter()))
 
 
+# agent_step binds run_process by name at import: patch the name it calls
 process.run_process = _timed_run_process  # type: ignore[assignment]
+agent_step.run_process = _timed_run_process  # type: ignore[assignment]
 
 
 def _chain(base: Path, cli: str, steps: int) -> tuple[float, list[float], float]:
@@ -117,6 +128,9 @@ def _chain(base: Path, cli: str, steps: int) -> tuple[float, list[float], float]
         elif cli == "codex":
             (home / ".codex" / "config.toml").write_text(
                 fake_openai.codex_config(api.base_url, model="gpt-5.5"))
+        elif cli == "opencode":
+            (home / ".config" / "opencode" / "opencode.json").write_text(
+                fake_anthropic.opencode_config(api.url))
         else:
             os.environ["GOOGLE_GEMINI_BASE_URL"] = api.url
         try:
@@ -152,7 +166,7 @@ def main() -> None:
     os.environ.setdefault(DATA_DIR_ENV, tempfile.mkdtemp(prefix="baton-bench-key-"))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=15)
-    ap.add_argument("--cli", default="claude,codex,gemini")
+    ap.add_argument("--cli", default="claude,codex,gemini,opencode")
     args = ap.parse_args()
     print(f"# {platform.node()} · {os.cpu_count()} CPUs · Python {platform.python_version()}"
           f" · {time.strftime('%Y-%m-%d')}")

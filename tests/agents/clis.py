@@ -16,7 +16,7 @@ AGENTS_DIR = Path(os.environ.get("BATON_AGENTS_DIR") or Path(
 
 
 def cli_path(name: str, version: str | None = None) -> str:
-    """The `name` binary (claude, codex, gemini): `BATON_<NAME>` or the install directory;
+    """The `name` binary (claude, codex, gemini, opencode): `BATON_<NAME>` or the install directory;
     with `version`, that release's (installed beside the newest: `versions/<name>-<v>/`)."""
     override = None if version else os.environ.get(f"BATON_{name.upper()}")
     path = (Path(override) if override else
@@ -24,6 +24,10 @@ def cli_path(name: str, version: str | None = None) -> str:
             AGENTS_DIR / "node_modules" / ".bin" / name)
     if os.access(path, os.X_OK):
         return str(path)
+    own = AGENTS_DIR / f"UNAVAILABLE-{name}"  # this CLI alone (no build for this machine)
+    if own.is_file():
+        reason = own.read_text(encoding="utf-8", errors="replace").strip()
+        pytest.skip(f"the {name} CLI is not available: {reason}", allow_module_level=True)
     marker = AGENTS_DIR / "UNAVAILABLE"
     if marker.is_file():
         reason = marker.read_text(encoding="utf-8", errors="replace").strip()

@@ -14,6 +14,7 @@ import itertools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tests.agents.fake_http import JSON, FakeApi, JsonHandler
 
@@ -132,7 +133,7 @@ def write_then_report(file_path: str, content: str, signal: str) -> Responder:
             return ToolUse(
                 "Write", {"file_path": file_path, "content": content}, text="Writing the report."
             )
-        outcome = _text_of(results[-1])
+        outcome = text_of(results[-1])
         if results[-1].get("is_error"):
             return Text(f"The write failed: {outcome}\nREPORT_FAILED")
         return Text(f"Done.\n{signal}")
@@ -175,14 +176,21 @@ def only_models(allowed: Iterable[str], then: Responder) -> Responder:
     return respond
 
 
-def looping(usage: JSON | None = None) -> Responder:
-    """A runaway agent: every turn calls Bash with a new command (`echo loop N`), whatever
-    came back, so the real CLI keeps asking for the next turn until it is stopped."""
+def looping(usage: JSON | None = None, tool: str = "Bash", titles: bool = False) -> Responder:
+    """A runaway agent: every turn calls `tool` (claude's Bash; opencode's bash, which also
+    takes a `description`) with a new command (`echo loop N`), whatever came back, so the
+    real CLI keeps asking for the next turn until it is stopped. `titles`: a request without
+    tools (opencode's session title, asked of its small model) gets text instead."""
     counter = itertools.count()
 
     def respond(req: Recorded) -> Reply:
+        if titles and not req.body.get("tools"):
+            return Text("Loop")
         n = next(counter)
-        reply = ToolUse("Bash", {"command": f"echo loop {n}"}, text=f"Step {n}.")
+        args: JSON = {"command": f"echo loop {n}"}
+        if tool != "Bash":
+            args["description"] = f"loop {n}"
+        reply = ToolUse(tool, args, text=f"Step {n}.")
         if usage is not None:
             reply.usage = dict(usage)
         return reply
@@ -198,13 +206,25 @@ def stall() -> Responder:
     return lambda req: Stall()
 
 
-def _text_of(block: JSON) -> str:
+def text_of(block: JSON) -> str:
+    """The text of a tool_result block (its content a string or text blocks)."""
     content = block.get("content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         return "".join(b.get("text", "") for b in content if isinstance(b, dict))
     return ""
+
+
+def opencode_config(url: str, model: str = "claude-sonnet-4-5", **extra: Any) -> str:
+    """An opencode.json pointing opencode's bundled `anthropic` provider at the fake on
+    `url` (`options.baseURL` ends in /v1: the SDK appends /messages), with a key, `model` as
+    the default, and no autoupdate or sharing (opencode's config schema, 1.18)."""
+    config = {"$schema": "https://opencode.ai/config.json", "model": f"anthropic/{model}",
+              "autoupdate": False, "share": "disabled",
+              "provider": {"anthropic": {"options": {"baseURL": f"{url}/v1",
+                                                     "apiKey": "sk-fake"}}}, **extra}
+    return json.dumps(config)
 
 
 # --- server -----------------------------------------------------------------------------------

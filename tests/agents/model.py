@@ -160,3 +160,35 @@ def gemini_agent() -> object:
     from tests.agents import fake_gemini as fg
 
     return fg.Script(behaviour="success", agent=lambda body: answer(engine_prompt(body)))
+
+
+def opencode_agent() -> object:
+    """A FakeAnthropic responder playing a workflow's agents through opencode's own `write`
+    tool ({filePath, content}); a refused write is answered with TASK_ERROR. opencode's side
+    requests without tools (the session title, asked of the provider's small model) get a
+    plain title."""
+    from tests.agents import fake_anthropic as fa
+
+    def respond(req: fa.Recorded) -> fa.Reply:
+        if not req.body.get("tools"):
+            return fa.Text("Baton step")
+        ans = answer(engine_prompt(req.body))
+        if ans is None:
+            return fa.Text("Nothing to do.")
+        results = req.last_tool_results()
+        if results and (results[-1].get("is_error")
+                        or not fa.text_of(results[-1]).startswith("Wrote file successfully")):
+            return fa.Text("The write was refused.\n"
+                           "TASK_ERROR: file_error - the artifact could not be written")
+        writes = ans.writes()
+        done = sum(1 for m in req.body.get("messages") or [] if m.get("role") == "user"
+                   for b in (m.get("content") if isinstance(m.get("content"), list) else [])
+                   if isinstance(b, dict) and b.get("type") == "tool_result")
+        if done < len(writes):
+            path, content = writes[done]
+            return fa.ToolUse("write", {"filePath": path, "content": content},
+                              text="Writing the code." if done < len(writes) - 1
+                              else "Writing the artifact.")
+        return fa.Text(ans.final)
+
+    return respond

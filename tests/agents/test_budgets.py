@@ -1,4 +1,4 @@
-"""Budgets inside a step, through the real claude, codex and gemini binaries.
+"""Budgets inside a step, through the real claude, codex, gemini and opencode binaries.
 
 A looping agent is the fake model answering every turn with one more tool call (a new shell
 command, or a new gemini `glob`), so the real CLI never ends on its own. Baton reads usage
@@ -14,7 +14,8 @@ at the stream's first count until the `result`); codex 0.169.0's `exec --json` h
 counts only in `turn.completed` and gemini 0.61.0's `stream-json` only in the final `result`,
 but their OpenTelemetry logs, exported to Baton, carry each request's tokens and model
 (codex's every 200 ms, gemini's batched for up to 5 s); their tool calls (`item.started`,
-`tool_use`) count as turns. Tokens are priced from `[workflow.prices]`.
+`tool_use`) count as turns. Tokens are priced from `[workflow.prices]`. opencode 1.18.33
+prints a `step_finish` per model request with its tokens and its own `cost` in dollars.
 
 Each test prints the overshoot it measured (how far past the limit the agent got, in model
 requests, tokens and dollars, before it was stopped).
@@ -35,7 +36,7 @@ from tests.agents import fake_anthropic as fa
 from tests.agents import fake_gemini as fg
 from tests.agents import fake_openai as fo
 from tests.agents.clis import cli_path
-from tests.agents.model import anthropic_agent, openai_agent
+from tests.agents.model import anthropic_agent, openai_agent, opencode_agent
 from tests.agents.workspace import Box
 
 RESEARCH = ("Research rate limiting", "--scope", "research-only", "--topic", "limits",
@@ -90,6 +91,25 @@ def gemini_box(tmp: Path) -> Box:
     (box.home / ".gemini").mkdir()
     (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
     return box
+
+
+def opencode_box(tmp: Path) -> Box:
+    box = Box.create(tmp, "opencode", cli_path("opencode"), OPENCODE_DISABLE_MODELS_FETCH="1")
+    (box.home / ".config" / "opencode").mkdir(parents=True)
+    return box
+
+
+def opencode_serve(box: Box, responder: fa.Responder) -> fa.FakeAnthropic:
+    api = fa.FakeAnthropic(responder)
+    (box.home / ".config" / "opencode" / "opencode.json").write_text(
+        fa.opencode_config(api.url, OPENCODE_MODEL))
+    return api
+
+
+OPENCODE_MODEL = "claude-sonnet-4-5"
+OPENCODE_REQUEST = (1000 * 3.0 + 60 * 15.0) / 1e6
+"""What opencode charges for one looping request (1,000 input, 60 output tokens) at its
+bundled claude-sonnet-4-5 prices, $3 / $15 per million (test_opencode_cli)."""
 
 
 def stopped_step(box: Box) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -222,7 +242,7 @@ def test_a_looping_claude_is_stopped_at_max_tokens(tmp_path: Path) -> None:
           f"({requests - 8} past, {requests * 1060 - 8000:,} tokens over)")
 
 
-@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini", "opencode"])
 def test_a_looping_agent_is_stopped_at_max_turns(tmp_path: Path, cli: str) -> None:
     limit = 5
     args = (*RESEARCH, *SLOW, "--set", f"workflow.max-turns={limit}")
@@ -237,6 +257,11 @@ def test_a_looping_agent_is_stopped_at_max_turns(tmp_path: Path, cli: str) -> No
         with codex_serve(box, fo.looping()) as oapi:
             r = box.run(*args)
             requests = len(oapi.turns)
+    elif cli == "opencode":
+        box = opencode_box(tmp_path)
+        with opencode_serve(box, fa.looping(tool="bash", titles=True)) as api:
+            r = box.run(*args)
+            requests = len([m for m in api.messages if m.body.get("tools")])
     else:
         box = gemini_box(tmp_path)
         with fg.FakeGemini(fg.Script(behaviour="loop")) as gapi:
@@ -301,6 +326,35 @@ def test_a_looping_gemini_is_stopped_at_max_budget_usd(tmp_path: Path) -> None:
           f"({requests - at} past); recorded ${usage['cost_usd']:.5f}, "
           f"{usage['input_tokens']:,} input tokens, {usage['turns']} turns; served "
           f"${served:.5f} (${served - budget:.5f} over), {requests * 128:,} tokens")
+
+
+def test_a_looping_opencode_is_stopped_at_max_budget_usd_and_resumes(tmp_path: Path) -> None:
+    # opencode prices each request itself (step_finish `cost`); Baton adds them as they come.
+    box = opencode_box(tmp_path)
+    budget = 0.03
+    at = math.ceil(budget / OPENCODE_REQUEST)
+    responder: dict[str, fa.Responder] = {"now": fa.looping(tool="bash", titles=True)}
+    with opencode_serve(box, lambda req: responder["now"](req)) as api:
+        r = box.run(*RESEARCH, *SLOW, "--set", f"workflow.max-budget-usd={budget}")
+        assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+        requests = len([m for m in api.messages if m.body.get("tools")])
+        cp, step = stopped_step(box)
+        assert "max-budget-usd" in step["message"] and "resume" in step["message"]
+        usage = step["usage"]
+        assert usage["cost_usd"] >= budget and usage["turns"] >= at, usage
+        assert usage["input_tokens"] == usage["turns"] * 1000, usage  # exact, per request
+        assert cp["baton"]["usage"]["total"]["cost_usd"] == pytest.approx(usage["cost_usd"])
+        assert at <= usage["turns"] <= requests <= at + 5, (usage, requests, at)
+        print(f"\nopencode max-budget-usd ${budget}: crossed at request {at}, {requests} "
+              f"served ({requests - at} past); recorded ${usage['cost_usd']:.4f}, "
+              f"{usage['turns']} turns")
+        shows_usage(box, cp, r.stdout)
+        # Resumable: a higher budget and a model that finishes.
+        responder["now"] = cast(fa.Responder, opencode_agent())
+        resumed = box.baton("resume", cp["checkpoint_id"], "--set", "workflow.runner=opencode",
+                            "--set", "workflow.max-budget-usd=5")
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert box.checkpoint()["status"] == "complete"
 
 
 def test_codex_tokens_are_priced_and_max_budget_usd_stops_a_codex_run(tmp_path: Path) -> None:

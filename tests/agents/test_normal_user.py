@@ -5,7 +5,8 @@ and the CLIs do look at who runs them: Claude Code refuses `--dangerously-skip-p
 as root (its check is `process.getuid() === 0`), and codex's `workspace-write` sandbox (its
 bundled bubblewrap plus seccomp) must be set up without privileges. Here the same
 research-and-plan workflow (the fixtures and fake model servers of test_workflows_*.py, Baton's
-defaults; gemini only gets its model, as there) runs with getuid() == 1000.
+defaults; gemini only gets its model, as there; opencode its configuration) runs with
+getuid() == 1000.
 
 How, when the tests run as root: `unshare --user --map-user=1000 --map-group=1000` runs
 `baton` in a new user namespace where the process is uid/gid 1000 with no capabilities
@@ -48,8 +49,8 @@ import pytest
 from tests.agents import fake_gemini as fg
 from tests.agents import fake_openai as fo
 from tests.agents.clis import cli_path
-from tests.agents.fake_anthropic import FakeAnthropic, Text
-from tests.agents.model import anthropic_agent, gemini_agent, openai_agent
+from tests.agents.fake_anthropic import FakeAnthropic, Text, opencode_config
+from tests.agents.model import anthropic_agent, gemini_agent, openai_agent, opencode_agent
 from tests.agents.workspace import Box
 
 NORMAL_UID = 1000
@@ -238,3 +239,19 @@ def test_research_and_plan_through_real_gemini(tmp_path: Path, normal_user: User
         assert "--skip-trust" in argv and "yolo" not in argv, argv
     chats = [req for req in api.requests if req.action == "streamGenerateContent"]
     assert chats and {req.model for req in chats} == {"gemini-2.5-flash"}
+
+
+def test_research_and_plan_through_real_opencode(tmp_path: Path, normal_user: User) -> None:
+    cli = cli_path("opencode")
+    box = Box.create(tmp_path, "opencode", cli, OPENCODE_DISABLE_MODELS_FETCH="1")
+    box.wrap = normal_user.wrap
+    (box.home / ".config" / "opencode").mkdir(parents=True)
+    log = _record_launches(box, "opencode", cli)
+    with FakeAnthropic(opencode_agent()) as api:  # type: ignore[arg-type]
+        (box.home / ".config" / "opencode" / "opencode.json").write_text(
+            opencode_config(api.url))
+        r = _run_research_and_plan(box)
+    argvs = _assert_completed(box, r, log, normal_user)
+    for argv in argvs:
+        assert argv[:3] == ["run", "--format", "json"], argv
+    assert any("write" in req.tool_names for req in api.messages)

@@ -181,7 +181,8 @@ def test_a_model_the_api_rejects_is_fatal_with_the_fix(box: Box, where: str,
     assert step["message"] == (
         "agent exited with code 1: The model `gpt-nope` does not exist or you do not have "
         "access to it. — fix: use a model this CLI serves: fix `model:` in the agent's front "
-        "matter (claude) or set [workflow.codex] / [workflow.gemini] model")
+        "matter (claude) or set [workflow.codex] / [workflow.opencode] / [workflow.gemini] "
+        "model")
     assert [req.model for req in api.turns] == ["gpt-nope"]  # nobody retried it
 
 

@@ -226,15 +226,17 @@ def bare_project(tmp_path: Path) -> Workspace:
 
 
 def no_agent_cli_env(tmp_path: Path) -> dict[str, str]:
-    """PATH without claude, codex or gemini; a HOME with no login."""
+    """PATH without claude, codex, gemini or opencode; a HOME with no login."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                            if p and not any(os.access(Path(p) / cli, os.X_OK)
-                                            for cli in ("claude", "codex", "gemini")))
+                                            for cli in ("claude", "codex", "gemini",
+                                                        "opencode")))
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_",
-                                "GOOGLE_"))}
+                                "GOOGLE_", "OPENCODE_", "OPENROUTER_", "XDG_CONFIG_",
+                                "XDG_DATA_"))}
     env.update(HOME=str(home), PATH=path)
     return env
 
@@ -247,7 +249,7 @@ def test_auto_with_no_agent_cli_stops_naming_the_choices(tmp_path: Path) -> None
                        capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "no agent CLI to run this workflow with" in r.stderr
-    for choice in ("claude", "codex", "gemini", "--runner", "script"):
+    for choice in ("claude", "codex", "gemini", "opencode", "--runner", "script"):
         assert choice in r.stderr
     assert "workflow complete" not in r.stdout
     assert not (ws.root / "src").exists()

@@ -164,3 +164,50 @@ def test_only_a_claude_run_is_checked(tmp_path: Path) -> None:
         problems, _ = preflight.check(root, settings, uses, root / "specs", env,
                                       managed=managed)
         assert any("deny `Edit(./specs/**)`" in p.message for p in problems) is found
+
+
+@pytest.mark.parametrize("how", ["auth_json", "xdg_data_auth_json", "global_config",
+                                 "xdg_config_jsonc", "project_config", "config_env",
+                                 "config_content", "provider_key", "none", "no_provider",
+                                 "fifo"])
+def test_opencode_credentials(tmp_path: Path, how: str) -> None:
+    """Where opencode keeps a login or a configured provider (its XDG data and config
+    directories, OPENCODE_CONFIG(_CONTENT), the project's opencode.json, a provider's key
+    variable); a configuration without `provider`, or a FIFO in its place, is none."""
+    home, root = tmp_path / "home", tmp_path / "ws"
+    root.mkdir()
+    env = {"HOME": str(home)}
+    provider = '{"provider": {"anthropic": {"options": {"apiKey": "k"}}}}'
+
+    def put(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    if how == "auth_json":
+        put(home / ".local/share/opencode/auth.json", '{"anthropic": {"type": "api"}}')
+    elif how == "xdg_data_auth_json":
+        env["XDG_DATA_HOME"] = str(tmp_path / "data")
+        put(tmp_path / "data/opencode/auth.json", "{}")
+    elif how == "global_config":
+        put(home / ".config/opencode/opencode.json", provider)
+    elif how == "xdg_config_jsonc":
+        env["XDG_CONFIG_HOME"] = str(tmp_path / "cfg")
+        put(tmp_path / "cfg/opencode/opencode.jsonc", "// mine\n" + provider)
+    elif how == "project_config":
+        put(root / "opencode.json", provider)
+    elif how == "config_env":
+        put(tmp_path / "elsewhere.json", provider)
+        env["OPENCODE_CONFIG"] = str(tmp_path / "elsewhere.json")
+    elif how == "config_content":
+        env["OPENCODE_CONFIG_CONTENT"] = provider
+    elif how == "provider_key":
+        env["OPENROUTER_API_KEY"] = "k"
+    elif how == "no_provider":
+        put(home / ".config/opencode/opencode.json", '{"model": "anthropic/x"}')
+    elif how == "fifo":
+        (home / ".config/opencode").mkdir(parents=True)
+        os.mkfifo(home / ".config/opencode/opencode.json")
+    start = time.monotonic()
+    found = preflight.has_credentials("opencode", root, env)
+    assert found is (how not in ("none", "no_provider", "fifo"))
+    assert time.monotonic() - start < 30  # a FIFO is refused, never waited on

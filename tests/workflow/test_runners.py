@@ -28,6 +28,7 @@ from baton_lsp.workflow.runners import (
     CommandRunner,
     GeminiRunner,
     Invocation,
+    OpencodeRunner,
     Runner,
     RunResult,
     ScriptRunner,
@@ -155,6 +156,33 @@ def test_gemini_argv_has_a_short_instruction_and_the_prompt_on_stdin(tmp_path: P
                          "--approval-mode", "auto_edit", "-p", runner.instruction]
     assert spec.stdin == PROMPT.encode()
     assert "--skip-trust" in GeminiRunner(skip_trust=True).launch(invocation(tmp_path)).argv
+
+
+def test_opencode_argv_has_no_message_and_the_prompt_on_stdin(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    """opencode sends stdin alone verbatim (an argument would go first, quoted); PWD is the
+    step's directory (opencode's `run` prefers it to its cwd); the `edit` permission and the
+    directories beside the workspace go in OPENCODE_PERMISSION, over the user's own rules."""
+    monkeypatch.setenv("PWD", "/somewhere/else")
+    monkeypatch.setenv("OPENCODE_PERMISSION", '{"bash": "deny", "external_directory": "deny"}')
+    topic = tmp_path.parent / "topic dir"
+    runner = OpencodeRunner(model="anthropic/claude-sonnet-4-5", agent="build")
+    spec = runner.launch(invocation(tmp_path, model="sonnet-4.5", extra_dirs=(topic,)))
+    assert spec.argv == ["opencode", "run", "--format", "json", "--print-logs", "--log-level",
+                         "ERROR", "-m", "anthropic/claude-sonnet-4-5", "--agent", "build"]
+    assert spec.stdin == PROMPT.encode()
+    assert spec.env["PWD"] == str(tmp_path) and spec.env["OPENCODE_DISABLE_AUTOUPDATE"] == "1"
+    assert json.loads(spec.env["OPENCODE_PERMISSION"]) == {
+        "bash": "deny", "edit": "allow",
+        "external_directory": {"*": "deny", f"{topic}/**": "allow"}}
+    monkeypatch.setenv("OPENCODE_PERMISSION", '"ask"')  # one action for every permission
+    assert json.loads(OpencodeRunner().launch(invocation(tmp_path)).env[
+        "OPENCODE_PERMISSION"]) == {"*": "ask", "edit": "allow"}
+    monkeypatch.delenv("OPENCODE_PERMISSION")
+    plain = OpencodeRunner(edit="").launch(invocation(tmp_path))
+    assert "OPENCODE_PERMISSION" not in plain.env  # opencode's own configuration decides
+    assert plain.argv[-1] == "ERROR"  # no message argument
 
 
 def test_script_runner_defaults_to_the_builtin_agent(tmp_path: Path) -> None:

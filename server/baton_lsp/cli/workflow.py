@@ -50,7 +50,7 @@ def add_parsers(sub: Any) -> None:
                      "default: derived from the description")
     run.add_argument("--plan", help="existing plan (implement-only, test-and-debug, "
                      "research-and-revise)")
-    run.add_argument("--runner", help="auto, claude, codex, gemini, command or script "
+    run.add_argument("--runner", help="auto, claude, codex, gemini, opencode, command or script "
                      "(default: [workflow] runner, else auto: the first agent CLI installed "
                      "and logged in; script is the offline demo agent)")
     run.add_argument("--id", dest="workflow_id", type=workflow_id_arg,

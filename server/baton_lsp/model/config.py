@@ -54,9 +54,9 @@ class CliSettings(BaseModel):
 
     executable: str = Field(description="Program name or path of the CLI.")
     model: str | None = Field(None, description="Model for every step of this runner. For "
-                              "codex and gemini the only way to choose one (front-matter "
-                              "models are Claude models and are not passed); for claude it "
-                              "overrides the agent's front matter `model`.")
+                              "codex, gemini and opencode the only way to choose one "
+                              "(front-matter models are Claude models and are not passed); "
+                              "for claude it overrides the agent's front matter `model`.")
     extra_args: list[str] = Field(default_factory=list, description="More argv elements.")
 
 
@@ -107,6 +107,23 @@ class GeminiSettings(CliSettings):
         "looping gemini mid-step.")
 
 
+class OpencodeSettings(CliSettings):
+    """`[workflow.opencode]`: how the opencode runner starts OpenCode (`opencode run`)."""
+
+    executable: str = Field("opencode", description="Program name or path of the opencode CLI.")
+    model: str | None = Field(None, description="-m provider/model (e.g. "
+                              "\"anthropic/claude-sonnet-4-5\") for every step; unset: "
+                              "opencode's own configuration chooses.")
+    agent: str | None = Field(None, description="--agent: the opencode agent that runs each "
+                              "step (e.g. \"build\"); unset: opencode's default agent.")
+    edit: str | None = Field(
+        "allow", description="opencode's `edit` permission for each step (allow, ask or "
+        "deny; it covers write, edit and patch), passed in OPENCODE_PERMISSION: headless "
+        "`opencode run` rejects every permission it would ask for, so the agent can write "
+        "its artifact only where edits are allowed. \"\" passes none (opencode's own "
+        "configuration decides).")
+
+
 class ModelPrice(BaseModel):
     """What one model costs, in US dollars per million tokens (`[workflow.prices]`)."""
 
@@ -147,8 +164,9 @@ class WorkflowSettings(BaseModel):
                               defer_build=True)
 
     runner: str = Field(
-        "auto", description="script, claude, codex, gemini or command; `auto` is the first "
-        "agent CLI installed and logged in (claude, then codex, then gemini), and a run stops "
+        "auto", description="script, claude, codex, gemini, opencode or command; `auto` is the "
+        "first agent CLI installed and logged in (claude, then codex, then gemini, then "
+        "opencode), and a run stops "
         "when there is none. `script` is the deterministic offline demo agent (placeholder "
         "code): it runs only where it is configured.")
     command: list[str] = Field(
@@ -167,6 +185,8 @@ class WorkflowSettings(BaseModel):
                                  description="[workflow.codex]: the codex runner.")
     gemini: GeminiSettings = Field(default_factory=GeminiSettings,
                                    description="[workflow.gemini]: the gemini runner.")
+    opencode: OpencodeSettings = Field(default_factory=OpencodeSettings,
+                                       description="[workflow.opencode]: the opencode runner.")
     agents: dict[str, str | AgentRoleSettings] = Field(
         default_factory=dict, description="Role (classifier, research, research-coordinator, "
         "research-supervisor, plan, revise, implement, implement-coordinator, debug, "

@@ -41,8 +41,8 @@ def invalid_configuration(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
 def agent_cli_preflight(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     """`baton run` would stop before any agent runs, with this configuration.
 
-    When `[workflow] runner` (or a role's runner) names the claude, codex or gemini CLI, the
-    language server runs the engine's preflight in the background and reports each problem
+    When `[workflow] runner` (or a role's runner) names the claude, codex, gemini or opencode
+    CLI, the language server runs the engine's preflight in the background and reports each problem
     on the configuration file: the CLI is not on PATH or does not answer `--version`, it
     has no credentials, Claude Code would have to write artifacts under `.claude/` (it
     refuses that in every permission mode but bypassPermissions), or gemini does not trust

@@ -261,7 +261,7 @@ class Engine(Run):
             raise EngineError(
                 "no agent CLI to run this workflow with (runner \"auto\"): "
                 + "; ".join(passed) + ". Install and log in to one of them, or choose the "
-                "runner: --runner claude|codex|gemini|command, or [workflow] runner in "
+                "runner: --runner claude|codex|gemini|opencode|command, or [workflow] runner in "
                 ".claude/baton.toml (`script` runs Baton's offline demo agents, which write "
                 "placeholder code)")
         self.runner_name = cli
@@ -277,7 +277,8 @@ class Engine(Run):
     def _identity(self, scope: Scope) -> dict[str, Any]:
         """The run's identity record (`baton.identity`, `IdentityRecord`). A role's model
         is the one its runner passes: `[workflow.claude] model` over the agent's for claude,
-        only `[workflow.codex|gemini] model` for those (front-matter models are Claude's)."""
+        only `[workflow.codex|gemini|opencode] model` for those (front-matter models are
+        Claude's)."""
         models: dict[str, str] = {}
         first = (State.INITIALIZE,) if self.baton.get("classify", {}).get("agent") else ()
         for role in preflight.roles_ahead(self.settings, (*first, *HAPPY_PATHS[scope],

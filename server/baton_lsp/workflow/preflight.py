@@ -33,16 +33,19 @@ from .runners.base import AUTH_FIXES
 logger = logging.getLogger(__name__)
 
 CLI_PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
-                "gemini": "@google/gemini-cli"}
+                "gemini": "@google/gemini-cli", "opencode": "opencode-ai"}
 _CREDENTIAL_ENV = {
     "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
                "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY"),
     "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
                "GOOGLE_GENAI_USE_GCA"),
+    # opencode's stored logins as JSON, and the key variables of its common providers
+    "opencode": ("OPENCODE_AUTH_CONTENT", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+                 "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY"),
 }
 
-AUTO_ORDER = ("claude", "codex", "gemini")
+AUTO_ORDER = ("claude", "codex", "gemini", "opencode")
 """The agent CLIs `runner = "auto"` tries, in this order."""
 
 MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
@@ -158,16 +161,44 @@ def has_credentials(cli: str, root: Path, env: Mapping[str, str]) -> bool:
     if cli == "codex":
         codex_home = Path(env.get("CODEX_HOME") or home / ".codex")
         return (codex_home / "auth.json").is_file() or (codex_home / "config.toml").is_file()
+    if cli == "opencode":
+        return _opencode_credentials(root, env)
     gemini = home / ".gemini"
     return (gemini / "oauth_creds.json").is_file() or _json_has(
         gemini / "settings.json", ("security", "auth", "selectedType"), root)
 
 
+def _opencode_credentials(root: Path, env: Mapping[str, str]) -> bool:
+    """A login stored by `opencode auth login` (`$XDG_DATA_HOME/opencode/auth.json`), or a
+    configuration with a `provider` section (its global files in `$XDG_CONFIG_HOME/opencode`,
+    OPENCODE_CONFIG, OPENCODE_CONFIG_CONTENT, the project's opencode.json), where a key or a
+    keyless local endpoint is set up."""
+    home = _home(env)
+    data = Path(env.get("XDG_DATA_HOME") or home / ".local" / "share")
+    if (data / "opencode" / "auth.json").is_file():
+        return True
+    if '"provider"' in env.get("OPENCODE_CONFIG_CONTENT", ""):
+        return True
+    config = Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "opencode"
+    files = [config / name for name in ("config.json", "opencode.json", "opencode.jsonc")]
+    files += [root / "opencode.json", root / "opencode.jsonc"]
+    if env.get("OPENCODE_CONFIG"):
+        files.append(Path(env["OPENCODE_CONFIG"]))
+    for path in files:
+        try:  # JSONC allows comments, so the key is looked for as text
+            if b'"provider"' in read_config(path, root):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def auto_runner(root: Path, settings: WorkflowSettings, env: Mapping[str, str] | None = None,
                 which: Callable[[str], str | None] = shutil.which) -> tuple[str | None, list[str]]:
     """What `runner = "auto"` means here: the first agent CLI (claude, then codex, then
-    gemini) that is installed and has credentials, by preflight's own checks — never the
-    scripted demo agents, which would "implement" a real repository with placeholder code.
+    gemini, then opencode) that is installed and has credentials, by preflight's own checks
+    — never the scripted demo agents, which would "implement" a real repository with
+    placeholder code.
     Returns (that CLI or None, why each one before it was passed over)."""
     env = os.environ if env is None else env
     passed: list[str] = []
@@ -401,6 +432,12 @@ def check(root: Path, settings: WorkflowSettings, uses: list[AgentUse], specs: P
             problems.append(Problem(
                 f"[workflow.{cli}] model = \"{model}\" is a Claude model, which {cli} does not "
                 f"serve: set it to a model of {cli}'s provider", setting=f"workflow.{cli}.model"))
+    model = settings.opencode.model
+    if "opencode" in clis and model and "/" not in model.strip("/"):
+        problems.append(Problem(
+            f"[workflow.opencode] model = \"{model}\" names no provider: opencode takes "
+            "provider/model (e.g. \"anthropic/claude-sonnet-4-5\")",
+            setting="workflow.opencode.model"))
     if "gemini" in clis and not settings.gemini.skip_trust and not _gemini_trusts(root, env):
         problems.append(Problem(
             "gemini does not trust this folder and [workflow.gemini] skip-trust is false: set "
@@ -431,6 +468,9 @@ _NO_WRITE = {
     ("gemini", "approval_mode", "default"):
         "gemini in its default approval mode offers no write tool when it runs headless",
     ("gemini", "approval_mode", "plan"): "gemini's plan mode refuses every write",
+    ("opencode", "edit", "deny"): "opencode offers no write tool where `edit` is deny",
+    ("opencode", "edit", "ask"):
+        "headless opencode rejects every permission it would ask for, `edit` included",
 }
 
 

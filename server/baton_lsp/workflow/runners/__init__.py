@@ -39,6 +39,7 @@ from .claude import ClaudeRunner
 from .codex import CodexRunner
 from .command import CommandRunner
 from .gemini import GeminiRunner
+from .opencode import OpencodeRunner
 from .script import SCRIPTED_MODULE, ScriptRunner
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "HopelessRetry",
     "Invocation",
     "LaunchSpec",
+    "OpencodeRunner",
     "RunResult",
     "Runner",
     "ScriptRunner",
@@ -85,8 +87,9 @@ REGISTRY: dict[str, RunnerFactory] = {
     "claude": ClaudeRunner.configured,
     "codex": CodexRunner.configured,
     "gemini": GeminiRunner.configured,
+    "opencode": OpencodeRunner.configured,
 }
-CLI_RUNNERS = ("claude", "codex", "gemini")
+CLI_RUNNERS = ("claude", "codex", "gemini", "opencode")
 AUTO_RUNNER = "auto"
 """The run's runner when nothing names one: the first agent CLI installed and logged in
 (resolved by the engine before anything runs); as a role's runner, the run's own."""
@@ -115,7 +118,7 @@ def registered_runner(name: str | None, settings: WorkflowSettings, root: Path) 
 
 
 def cli_runner(key: str, settings: WorkflowSettings | None = None) -> Runner:
-    """The claude, codex or gemini runner with its `[workflow.<key>]` settings."""
+    """The claude, codex, gemini or opencode runner with its `[workflow.<key>]` settings."""
     if key not in CLI_RUNNERS:
         raise ValueError(f"{key!r} is not an agent CLI runner")
     return REGISTRY[key](settings or WorkflowSettings(), Path.cwd())

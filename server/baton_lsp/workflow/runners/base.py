@@ -174,7 +174,7 @@ _FATAL_AUTH = re.compile(
 _FATAL_MODEL = re.compile(
     r"model_not_found|not_found_error|model\W{1,3}\S+\W{1,3}(?:does not exist|not found)|"
     r"is not found for API version|unknown model|invalid model|model is not supported|"
-    r"not a Claude model", re.IGNORECASE)
+    r"not a Claude model|ProviderModelNotFoundError|\bmodel not found\b", re.IGNORECASE)
 _FATAL_TRUST = re.compile(r"not running in a trusted directory|UntrustedWorkspace|"
                           r"untrusted (?:folder|workspace|directory)|folder is not trusted",
                           re.IGNORECASE)
@@ -188,7 +188,7 @@ _TRANSIENT = re.compile(
     r"timed out|timeout_error|stream disconnected|failed to connect",
     re.IGNORECASE)
 MODEL_FIX = ("use a model this CLI serves: fix `model:` in the agent's front matter (claude) "
-             "or set [workflow.codex] / [workflow.gemini] model")
+             "or set [workflow.codex] / [workflow.opencode] / [workflow.gemini] model")
 FIXES = (
     (_FATAL_ROOT, "Claude Code refuses bypassPermissions as root: keep [workflow.claude] "
      "permission-mode = \"acceptEdits\" (Baton's default), or run as a normal user"),
@@ -206,7 +206,10 @@ _FATAL_CODES = frozenset({126, 127})  # found but not executable, not found
 AUTH_FIXES = {"claude": "set ANTHROPIC_API_KEY, or run `claude` once and log in",
               "codex": "set OPENAI_API_KEY (or the env_key of your codex model provider), or "
                        "run `codex login`",
-              "gemini": "set GEMINI_API_KEY, or run `gemini` once and choose an auth method"}
+              "gemini": "set GEMINI_API_KEY, or run `gemini` once and choose an auth method",
+              "opencode": "set the API key of opencode's provider (its environment variable, "
+                          "or `apiKey` in the provider's options in opencode.json), or run "
+                          "`opencode auth login`"}
 """How each CLI gets credentials (preflight names these too)."""
 
 
