@@ -20,6 +20,8 @@ _PARSER_OF = {
     Kind.AGENT: ("agent", "parse_agent"),
     Kind.COMMAND: ("agent", "parse_command"),
     Kind.SKILL: ("agent", "parse_command"),
+    Kind.OPENCODE_AGENT: ("opencode", "parse_opencode_agent"),
+    Kind.OPENCODE_COMMAND: ("opencode", "parse_opencode_command"),
     Kind.REGISTRY: ("registry", "parse_registry"),
     Kind.STATE: ("data", "parse_state"),
     Kind.ERRORS_LOG: ("data", "parse_errors_log"),

@@ -22,6 +22,8 @@ RULE_MODULES = (
     "run_state",
     "checkpoint_files",
     "task_registry",
+    "opencode_frontmatter",
+    "opencode_refs",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -33,6 +35,8 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "skill": ("command_frontmatter", "data_files"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
+    "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),
+    "opencode-command": ("opencode_frontmatter", "opencode_refs", "data_files"),
 }
 """The rule modules that register rules for a kind (`Kind` values; every other kind has
 `data_files`' only). A file's first check imports just these — the editor's first opened

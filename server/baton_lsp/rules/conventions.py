@@ -41,7 +41,7 @@ def _adopts_standard(root: Path | None) -> bool:
 def detected(convention: Convention, doc: Any, kind: Kind, root: Path | None = None) -> bool:
     """True when `doc` (a parsed file of `kind` in the workspace at `root`) follows
     `convention`, judged from its text and whether the workspace adopted the convention."""
-    if convention in (Convention.BATON, Convention.CLAUDE_CODE):
+    if convention in (Convention.BATON, Convention.CLAUDE_CODE, Convention.OPENCODE):
         return True
     if convention is Convention.PLAN:
         return isinstance(doc, Plan)

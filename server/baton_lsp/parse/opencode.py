@@ -1,0 +1,163 @@
+"""OpenCode agent and command markdown → `OpenCodeAgent` / `OpenCodeCommand`.
+
+The markdown is read as Baton reads any agent or command (positions, links, bash blocks);
+the front matter is also read the way OpenCode reads it, so the rules judge what OpenCode
+gets. OpenCode's reader (`packages/opencode/src/config/markdown.ts`, commit 0a8a0ed8) is
+gray-matter over js-yaml, retried once after `fallbackSanitization`; js-yaml refuses a key
+given twice in one mapping, which PyYAML accepts, so duplicates are looked for here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from ..model.base import Range
+from ..model.opencode import (
+    AGENT_DIRS,
+    COMMAND_DIRS,
+    OPENCODE_DIR,
+    OpenCodeAgent,
+    OpenCodeCommand,
+    OpenCodeLoad,
+    entry_name,
+)
+from .agent import parse_agent, parse_command
+from .frontmatter import LOADER, YAMLLimitError, check_limits, safe_load
+from .text import Source
+
+_FM_RE = re.compile(r"^---\r?\n([\s\S]*?)\r?\n---")
+"""OpenCode's own pattern for the front-matter block (markdown.ts)."""
+_FALLBACK_KEY_RE = re.compile(r"^([a-zA-Z_][a-zA-Z0-9_]*)\s*:\s*(.*)$")
+
+
+def fallback_sanitization(content: str) -> str:
+    """OpenCode's `fallbackSanitization`, line for line: a top-level `key: value` whose
+    value is unquoted, not a block scalar and holds a `:` becomes `key: |-` + the value."""
+    m = _FM_RE.match(content)
+    if not m:
+        return content
+    block = m.group(1)
+    out: list[str] = []
+    for line in re.split(r"\r?\n", block):
+        stripped = line.strip()
+        if stripped.startswith("#") or stripped == "" or re.match(r"^\s+", line):
+            out.append(line)
+            continue
+        kv = _FALLBACK_KEY_RE.match(line)
+        if not kv:
+            out.append(line)
+            continue
+        key, value = kv.group(1), kv.group(2).strip()
+        if value in ("", ">", "|") or value.startswith(('"', "'")):
+            out.append(line)
+            continue
+        if ":" in value:
+            out.append(f"{key}: |-")
+            out.append(f"  {value}")
+            continue
+        out.append(line)
+    return content.replace(block, "\n".join(out), 1)
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, line: int, col: int) -> None:
+        super().__init__(message)
+        self.line, self.col = line, col
+
+
+def _duplicate(node: Any, depth: int = 0) -> tuple[str, Any] | None:
+    """The first key given twice in one mapping (js-yaml: "duplicated mapping key")."""
+    if depth > 64:
+        return None
+    if isinstance(node, yaml.MappingNode):
+        seen: set[Any] = set()
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                if key.value in seen and key.value != "<<":
+                    return key.value, key.start_mark
+                seen.add(key.value)
+            found = _duplicate(value, depth + 1)
+            if found:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found = _duplicate(item, depth + 1)
+            if found:
+                return found
+    return None
+
+
+def _read_yaml(text: str) -> dict[str, Any]:
+    """js-yaml's reading of `text` as gray-matter does it: a mapping (empty → `{}`)."""
+    try:
+        check_limits(text)
+        node = yaml.compose(text, Loader=LOADER)
+        data = safe_load(text)
+    except YAMLLimitError as exc:
+        raise _Refused(str(exc), 0, 0) from exc
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line, mark.column) if mark is not None else (0, 0)
+        raise _Refused(" ".join(str(exc.problem or exc).split()), line, col) from exc
+    except yaml.YAMLError as exc:
+        raise _Refused(" ".join(str(exc).split()), 0, 0) from exc
+    dup = _duplicate(node)
+    if dup is not None:
+        raise _Refused(f"duplicated mapping key `{dup[0]}`", dup[1].line, dup[1].column)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise _Refused("front matter is not a mapping of keys to values", 0, 0)
+    return {str(k): v for k, v in data.items()}
+
+
+def opencode_load(text: str, lines: list[str]) -> OpenCodeLoad:
+    """The front matter of `text` as OpenCode reads it (see the module docstring)."""
+    m = _FM_RE.match(text)
+    if not m:
+        return OpenCodeLoad(data={})
+    try:
+        return OpenCodeLoad(data=_read_yaml(m.group(1)))
+    except _Refused as first:
+        strict = first
+    sanitized = _FM_RE.match(fallback_sanitization(text))
+    try:
+        data = _read_yaml(sanitized.group(1) if sanitized else "")
+    except _Refused:
+        line = min(strict.line + 1, max(len(lines) - 1, 0))
+        width = len(lines[line]) if line < len(lines) else 0
+        return OpenCodeLoad(error=str(strict),
+                            error_range=Range.of_line(line, min(strict.col, width), width))
+    return OpenCodeLoad(data=data, fallback=True)
+
+
+def _rel(path: str) -> str:
+    """`path` from its `.opencode/` directory on (`.opencode/agent/x.md`)."""
+    parts = path.replace("\\", "/").split("/")
+    if OPENCODE_DIR in parts:
+        idx = len(parts) - 1 - parts[::-1].index(OPENCODE_DIR)
+        return "/".join(parts[idx:])
+    return parts[-1]
+
+
+def parse_opencode_agent(source: Source, path: str = "") -> OpenCodeAgent:
+    """Parse an OpenCode agent file. Never raises on any text input."""
+    doc = parse_agent(source, path)
+    load = opencode_load(source.text, source.lines)
+    name = entry_name(_rel(path), AGENT_DIRS)
+    if load.data is not None and isinstance(load.data.get("name"), str):
+        name = load.data["name"]
+    return OpenCodeAgent.model_construct(**doc.__dict__, load=load, agent_name=name)
+
+
+def parse_opencode_command(source: Source, path: str = "") -> OpenCodeCommand:
+    """Parse an OpenCode command file. Never raises on any text input."""
+    doc = parse_command(source, path)
+    load = opencode_load(source.text, source.lines)
+    name = entry_name(_rel(path), COMMAND_DIRS)
+    if load.data is not None and isinstance(load.data.get("name"), str):
+        name = load.data["name"]
+    return OpenCodeCommand.model_construct(**doc.__dict__, load=load, command_name=name)
