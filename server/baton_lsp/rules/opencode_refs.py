@@ -12,6 +12,7 @@ import json
 import logging
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
@@ -91,13 +92,10 @@ def workspace_agents(ctx: RuleContext) -> set[str]:
         return names
     for sub in ("agent", "agents"):
         ctx.depends_on.add(str(ctx.root / OPENCODE_DIR / sub))
-    for path, kind in ctx.index.files().items():
-        if kind is not Kind.OPENCODE_AGENT:
-            continue
-        doc = ctx.index.document(path, kind)
-        if isinstance(doc, OpenCodeAgent) and doc.load.data is not None:
-            names.add(doc.agent_name)
-    return names
+    agents = ctx.index.opencode_agents()
+    ctx.depends_on.update(agents.values())  # and their directories: a new agent beside them
+    ctx.depends_on.update(str(Path(p).parent) for p in agents.values())
+    return names | set(agents)
 
 
 def _custom_tools(ctx: RuleContext) -> set[str]:

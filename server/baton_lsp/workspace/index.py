@@ -357,6 +357,20 @@ class WorkspaceIndex:
                 self._agent_paths = found
             return dict(self._agent_paths)
 
+    def opencode_agents(self) -> dict[str, str]:
+        """OpenCode's name for each `.opencode/agent(s)/` agent → its path. A file whose
+        front matter OpenCode cannot read is no agent to it, so it is left out."""
+        from ..model.opencode import OpenCodeAgent  # with the parser (see `_parse`)
+
+        found: dict[str, str] = {}
+        for path, kind in sorted(self.files().items()):
+            if kind is not Kind.OPENCODE_AGENT:
+                continue
+            doc = self.document(path, kind)
+            if isinstance(doc, OpenCodeAgent) and doc.load.data is not None:
+                found.setdefault(doc.agent_name, path)
+        return found
+
     def agent(self, name: str) -> AgentFile | None:
         from ..model.agent import AgentFile  # with the parser (see `_parse`)
 
