@@ -82,7 +82,7 @@ argument-hint: [--draft] [--assignee USER] [--label LABEL] [--reviewer USER]
 # nvim/.opencode/commands/fix-it.md (head): strict YAML refuses the description's colons,
 # OpenCode's fallbackSanitization quotes them.
 FIX_IT = """---
-description: Scan files for FIX:, NOTE:, TODO:, QUESTION: tags and create structured tasks interactively
+description: Scan files for FIX:, NOTE:, TODO:, QUESTION: tags and create structured tasks
 allowed-tools: Skill
 argument-hint: [PATH...]
 ---
