@@ -96,6 +96,8 @@ class Kind(StrEnum):
     """`.opencode/agent(s)/**/*.md`: an OpenCode agent (its own format, not Claude Code's)."""
     OPENCODE_COMMAND = "opencode-command"
     """`.opencode/command(s)/**/*.md`: an OpenCode command template."""
+    OPENCODE_CONFIG = "opencode-config"
+    """`opencode.json(c)` at the root or in `.opencode/`: OpenCode's project configuration."""
     """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
     REGISTRY = "registry"
     """`specs/state.json`: the task registry of the newer task-based trees."""

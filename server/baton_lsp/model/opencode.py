@@ -23,9 +23,19 @@ sst/opencode, the npm package `opencode-ai`), not from Claude Code's formats:
   gray-matter (js-yaml, which refuses duplicate keys); when that fails it retries once after
   `fallbackSanitization` (a top-level `key: value` whose key matches `[A-Za-z_]\\w*` and
   whose unquoted value holds a `:` becomes a block scalar); when that fails too, the file is
-  skipped (agents and commands alike: their loaders catch the error and `continue`).
+  skipped (agents and commands alike: their loaders catch the error and `continue`). But
+  gray-matter caches its result by input text before parsing, so when the retry's text is
+  the same as the first (nothing to sanitize), the retry returns the cached unparsed file:
+  no front matter, the whole text, `---` block included, as the prompt or template. Both
+  outcomes were checked against the `opencode` 1.18.33 binary (`opencode debug config`).
 - Models: `provider/model` (`Provider.parseModel` splits at the first `/`; a bare `opus` is
   provider `opus` with an empty model id, which no provider has).
+- Config files: `opencode.json` / `opencode.jsonc` at the project root and in `.opencode/`,
+  read as JSONC (comments, trailing commas). `{file:path}` anywhere in the text (not on a
+  `//` line) is replaced by the file's content, resolved from the config file's directory;
+  a missing file is `ConfigInvalidError` ("bad file reference"), so OpenCode does not start
+  (`packages/opencode/src/config/variable.ts`, commit 0380a03a). Its `agent` section takes
+  the agent schema above, keyed by agent name.
 - Tools: the registry (`packages/opencode/src/tool/registry.ts`) and each tool's id; MCP
   tools are named `<server>_<tool>` (`packages/opencode/src/mcp/index.ts`).
 """
@@ -39,6 +49,8 @@ from .agent import AgentFile, CommandFile
 from .base import Model, Range
 
 OPENCODE_DIR = ".opencode"
+CONFIG_NAMES = ("opencode.json", "opencode.jsonc")
+"""Project configuration files, at the root or in `.opencode/`."""
 AGENT_DIRS = ("agent", "agents")
 COMMAND_DIRS = ("command", "commands")
 
@@ -111,6 +123,8 @@ class OpenCodeLoad(Model):
     error_range: Range | None = None
     fallback: bool = False
     """Read only after OpenCode's `fallbackSanitization` retry."""
+    raw: bool = False
+    """Unreadable, yet loaded: without front matter, the `---` block sent as text."""
 
 
 class OpenCodeAgent(AgentFile):
@@ -126,6 +140,25 @@ class OpenCodeCommand(CommandFile):
 
     load: OpenCodeLoad = OpenCodeLoad()
     command_name: str = ""
+
+
+class FileRef(Model):
+    """A `{file:path}` substitution in a config file."""
+
+    token: str
+    target: str
+    range: Range
+
+
+class OpenCodeConfig(Model):
+    """`opencode.json(c)`: the parsed document and its `{file:}` substitutions."""
+
+    path: str
+    data: dict[str, Any] | None = None
+    """None when OpenCode cannot parse the file (it then refuses to start)."""
+    error: str | None = None
+    error_range: Range | None = None
+    file_refs: list[FileRef] = []
 
 
 def entry_name(rel: str, dirs: tuple[str, ...]) -> str:

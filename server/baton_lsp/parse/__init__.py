@@ -22,6 +22,7 @@ _PARSER_OF = {
     Kind.SKILL: ("agent", "parse_command"),
     Kind.OPENCODE_AGENT: ("opencode", "parse_opencode_agent"),
     Kind.OPENCODE_COMMAND: ("opencode", "parse_opencode_command"),
+    Kind.OPENCODE_CONFIG: ("opencode", "parse_opencode_config"),
     Kind.REGISTRY: ("registry", "parse_registry"),
     Kind.STATE: ("data", "parse_state"),
     Kind.ERRORS_LOG: ("data", "parse_errors_log"),

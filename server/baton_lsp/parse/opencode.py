@@ -3,12 +3,14 @@
 The markdown is read as Baton reads any agent or command (positions, links, bash blocks);
 the front matter is also read the way OpenCode reads it, so the rules judge what OpenCode
 gets. OpenCode's reader (`packages/opencode/src/config/markdown.ts`, commit 0a8a0ed8) is
-gray-matter over js-yaml, retried once after `fallbackSanitization`; js-yaml refuses a key
-given twice in one mapping, which PyYAML accepts, so duplicates are looked for here.
+gray-matter over js-yaml, retried once after `fallbackSanitization` (and answered from
+gray-matter's cache when the retry's text is unchanged); js-yaml refuses a key given twice
+in one mapping, which PyYAML accepts, so duplicates are looked for here.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -19,8 +21,10 @@ from ..model.opencode import (
     AGENT_DIRS,
     COMMAND_DIRS,
     OPENCODE_DIR,
+    FileRef,
     OpenCodeAgent,
     OpenCodeCommand,
+    OpenCodeConfig,
     OpenCodeLoad,
     entry_name,
 )
@@ -123,14 +127,17 @@ def opencode_load(text: str, lines: list[str]) -> OpenCodeLoad:
         return OpenCodeLoad(data=_read_yaml(m.group(1)))
     except _Refused as first:
         strict = first
-    sanitized = _FM_RE.match(fallback_sanitization(text))
+    line = min(strict.line + 1, max(len(lines) - 1, 0))
+    width = len(lines[line]) if line < len(lines) else 0
+    where = Range.of_line(line, min(strict.col, width), width)
+    retry = fallback_sanitization(text)
+    if retry == text:  # gray-matter's cache answers the retry: loaded, front matter unread
+        return OpenCodeLoad(data={}, error=str(strict), error_range=where, raw=True)
+    sanitized = _FM_RE.match(retry)
     try:
         data = _read_yaml(sanitized.group(1) if sanitized else "")
     except _Refused:
-        line = min(strict.line + 1, max(len(lines) - 1, 0))
-        width = len(lines[line]) if line < len(lines) else 0
-        return OpenCodeLoad(error=str(strict),
-                            error_range=Range.of_line(line, min(strict.col, width), width))
+        return OpenCodeLoad(error=str(strict), error_range=where)
     return OpenCodeLoad(data=data, fallback=True)
 
 
@@ -161,3 +168,71 @@ def parse_opencode_command(source: Source, path: str = "") -> OpenCodeCommand:
     if load.data is not None and isinstance(load.data.get("name"), str):
         name = load.data["name"]
     return OpenCodeCommand.model_construct(**doc.__dict__, load=load, command_name=name)
+
+
+_FILE_REF_RE = re.compile(r"\{file:[^}\n]+\}")
+"""OpenCode's `{file:path}` token (`config/variable.ts`), within one line."""
+
+
+def blank_jsonc(text: str) -> str:
+    """`text` as plain JSON with every offset kept: JSONC comments and trailing commas
+    (which OpenCode's parser accepts) become spaces, newlines stay."""
+    out = list(text)
+    i, n = 0, len(text)
+    last_comma: int | None = None
+    while i < n:
+        c = text[i]
+        if c == '"':
+            last_comma = None
+            i += 1
+            while i < n and text[i] not in '"\n':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            continue
+        if text.startswith("//", i) or text.startswith("/*", i):
+            if text[i + 1] == "/":
+                end = text.find("\n", i)
+                end = n if end < 0 else end
+            else:
+                end = text.find("*/", i + 2)
+                end = n if end < 0 else end + 2
+            for j in range(i, end):
+                if out[j] != "\n":
+                    out[j] = " "
+            i = end
+            continue
+        if c == ",":
+            last_comma = i
+        elif c in "}]" and last_comma is not None:
+            out[last_comma] = " "
+            last_comma = None
+        elif not c.isspace():
+            last_comma = None
+        i += 1
+    return "".join(out)
+
+
+def parse_opencode_config(source: Source, path: str = "") -> OpenCodeConfig:
+    """Parse `opencode.json(c)` as OpenCode does (JSONC). Never raises on any text input."""
+    refs: list[FileRef] = []
+    for no, line in enumerate(source.lines):
+        if "{file:" not in line:
+            continue
+        for m in _FILE_REF_RE.finditer(line):
+            if line[:m.start()].lstrip().startswith("//"):
+                continue  # OpenCode leaves a commented-out reference alone
+            refs.append(FileRef(token=m.group(0), target=m.group(0)[6:-1],
+                                range=Range.of_line(no, m.start(), m.end())))
+    try:
+        data: Any = json.loads(blank_jsonc(source.text))
+    except RecursionError:
+        return OpenCodeConfig(path=path, error="nested too deeply to read",
+                              error_range=Range.of_line(0), file_refs=refs)
+    except json.JSONDecodeError as exc:
+        line = min(exc.lineno - 1, max(len(source.lines) - 1, 0))
+        return OpenCodeConfig(path=path, error=exc.msg, file_refs=refs,
+                              error_range=Range.of_line(line, exc.colno - 1, exc.colno))
+    if not isinstance(data, dict):
+        return OpenCodeConfig(path=path, error="the configuration is not a JSON object",
+                              error_range=Range.of_line(0), file_refs=refs)
+    return OpenCodeConfig(path=path, data=data, file_refs=refs)

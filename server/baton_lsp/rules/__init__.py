@@ -24,6 +24,7 @@ RULE_MODULES = (
     "task_registry",
     "opencode_frontmatter",
     "opencode_refs",
+    "opencode_config",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -37,6 +38,7 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "registry": ("task_registry", "data_files"),
     "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),
     "opencode-command": ("opencode_frontmatter", "opencode_refs", "data_files"),
+    "opencode-config": ("opencode_config", "data_files"),
 }
 """The rule modules that register rules for a kind (`Kind` values; every other kind has
 `data_files`' only). A file's first check imports just these — the editor's first opened

@@ -87,7 +87,7 @@ def _permission_problem(value: Any) -> str | None:
     return None
 
 
-def _agent_problems(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def agent_problems(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(key, problem) for every value OpenCode's agent schema refuses."""
     for key in ("model", "variant", "prompt", "description"):
         if key in data and not _is_str(data[key]):
@@ -124,6 +124,15 @@ def _agent_problems(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
             yield "permission", f"`permission`: {problem}"
 
 
+def model_problem(model: str) -> str | None:
+    """Why `model` is not OpenCode's `provider/model` (`Provider.parseModel`), or None."""
+    provider, _, name = model.partition("/")
+    if provider.strip() and name.strip():
+        return None
+    return (f"model `{model}` is not `provider/model`: OpenCode reads it as provider "
+            f"`{provider}` with model id `{name}`, which no provider has")
+
+
 def _command_problems(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(key, problem) for every value OpenCode's command schema refuses."""
     for key in ("description", "agent", "model"):
@@ -139,15 +148,22 @@ def _what(doc: OpenCodeFile) -> str:
 
 @rule("BTN701", "opencode-frontmatter-unreadable", Severity.ERROR, BOTH, convention=OC)
 def frontmatter_unreadable(doc: OpenCodeFile, ctx: RuleContext) -> Iterator[Finding]:
-    """OpenCode cannot read the front matter, so it skips the agent or command.
+    """OpenCode cannot read the front matter: the file is skipped, or loaded without it.
 
-    OpenCode reads front matter with gray-matter (js-yaml). When that fails it retries once,
-    after quoting every top-level `key: value` whose value holds a colon (its
-    `fallbackSanitization`); when the retry fails too, the agent or command loader logs the
-    error and goes on without the file: the command is missing from the menu, the agent from
-    the task tool. js-yaml also refuses a key given twice. A key with a hyphen
-    (`argument-hint`, `allowed-tools`) is not retried, so `argument-hint: [--draft] [USER]`
-    (a YAML list followed by more text) stays unreadable.
+    OpenCode reads front matter with gray-matter (js-yaml, which also refuses a key given
+    twice in one mapping). When that fails it retries once, after rewriting every top-level
+    `key: value` whose key is a plain word and whose unquoted value holds a colon as a block
+    scalar (its `fallbackSanitization`). What happens next (checked against the `opencode`
+    1.18.33 binary):
+
+    - the retry reads it: the file is fine, and not reported;
+    - the rewrite changed nothing (no such line; `argument-hint` has a hyphen, so it is
+      never rewritten): gray-matter answers the retry from its cache with the file unparsed,
+      so OpenCode loads the agent or command *without* front matter: no description,
+      agent, model or mode, and the `---` block is sent to the model as part of the
+      prompt or template;
+    - the rewrite changed something and the retry fails too: the loader drops the file,
+      and the command is missing from the menu, the agent from the task tool.
 
     Fix: quote the value (`argument-hint: "[--draft] [USER]"`), or remove the repeated key.
 
@@ -171,10 +187,15 @@ def frontmatter_unreadable(doc: OpenCodeFile, ctx: RuleContext) -> Iterator[Find
     """
     if doc.load.error is None:
         return
-    yield ctx.finding(
-        doc.load.error_range or Range.of_line(0, 0, 3),
-        f"OpenCode cannot read this front matter ({doc.load.error}), even after its retry "
-        f"that quotes values with colons: it skips the {_what(doc)}")
+    what = _what(doc)
+    if doc.load.raw:
+        outcome = (f"OpenCode loads the {what} without it (no description, agent or model) "
+                   f"and sends the `---` block to the model as part of the "
+                   f"{'prompt' if what == 'agent' else 'template'}")
+    else:
+        outcome = f"its retry after quoting values with colons fails too: it skips the {what}"
+    yield ctx.finding(doc.load.error_range or Range.of_line(0, 0, 3),
+                      f"OpenCode cannot read this front matter ({doc.load.error}): {outcome}")
 
 
 @rule("BTN702", "opencode-invalid-value", Severity.ERROR, BOTH, convention=OC)
@@ -221,7 +242,7 @@ def invalid_value(doc: OpenCodeFile, ctx: RuleContext) -> Iterator[Finding]:
     data = doc.load.data
     if data is None:
         return
-    problems = _agent_problems(data) if isinstance(doc, OpenCodeAgent) \
+    problems = agent_problems(data) if isinstance(doc, OpenCodeAgent) \
         else _command_problems(data)
     for key, problem in problems:
         yield ctx.finding(key_range(doc, key, value=True),
@@ -394,12 +415,9 @@ def model_id(doc: OpenCodeFile, ctx: RuleContext) -> Iterator[Finding]:
     model = data.get("model")
     if not isinstance(model, str):
         return
-    provider, _, name = model.partition("/")
-    if provider.strip() and name.strip():
-        return
-    yield ctx.finding(key_range(doc, "model", value=True),
-                      f"model `{model}` is not `provider/model`: OpenCode reads it as provider "
-                      f"`{provider}` with model id `{name}`, which no provider has")
+    problem = model_problem(model)
+    if problem is not None:
+        yield ctx.finding(key_range(doc, "model", value=True), problem)
 
 
 @rule("BTN706", "opencode-subagent-missing-description", Severity.WARNING, AGENT,

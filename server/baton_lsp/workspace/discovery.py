@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
-from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, OPENCODE_DIR
+from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
 
@@ -245,6 +245,8 @@ def classify(rel: str, root: Path | None = None,
         return None
     if parts[0] == OPENCODE_DIR:
         return _opencode_kind(parts[1:], name)
+    if len(parts) == 1 and name in CONFIG_NAMES:
+        return Kind.OPENCODE_CONFIG
     in_claude = parts[0] == ".claude"
     sub = parts[1:] if in_claude else parts
     if not sub:
@@ -313,6 +315,8 @@ def _opencode_kind(sub: tuple[str, ...], name: str) -> Kind | None:
         return None
     if sub == ("specs", "state.json"):
         return Kind.REGISTRY
+    if len(sub) == 1 and name in CONFIG_NAMES:
+        return Kind.OPENCODE_CONFIG
     if not name.endswith(".md") or name.lower() == "readme.md" or len(sub) < 2:
         return None
     if sub[0] in AGENT_DIRS:
@@ -357,7 +361,8 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     root_str = os.path.normpath(os.path.abspath(root))
     root_path = Path(root_str)
     listed = _listing(root_str)
-    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md") if listed else []
+    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md" or n in CONFIG_NAMES) \
+        if listed else []
     for fname in top_files:  # listed, not probed: `PLAN.md` and `plan.md` once each
         kind = classify(fname, root_path)
         if kind is not None and not (patterns and excluded(fname, patterns)):

@@ -1,0 +1,150 @@
+"""BTN720-BTN722: OpenCode's project configuration (`opencode.json`, `opencode.jsonc`).
+
+OpenCode reads the file as JSONC, substitutes `{file:path}` tokens with the files' content
+and validates its `agent` section with the same agent schema as `.opencode/agent/` files
+(sources in `model/opencode.py`). A broken file or a missing `{file:}` target stops
+OpenCode from loading its configuration at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..model.base import Convention, Finding, Kind, Range, Severity
+from ..model.opencode import OpenCodeConfig
+from ..parse.jsonpos import Positions
+from .base import RuleContext, rule
+from .opencode_frontmatter import agent_problems, model_problem
+
+OC = Convention.OPENCODE
+CONFIG = (Kind.OPENCODE_CONFIG,)
+
+
+@rule("BTN720", "opencode-config-bad-file-reference", Severity.ERROR, CONFIG, cross_file=True,
+      convention=OC)
+def bad_file_reference(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
+    """A `{file:path}` in the configuration names a file that does not exist.
+
+    OpenCode replaces every `{file:path}` of its configuration (an agent's `prompt`,
+    `instructions`, a provider key, …) with the file's content, resolving a relative path
+    from the configuration file's directory. A missing file is a configuration error ("bad
+    file reference: … does not exist"): OpenCode refuses the whole configuration. A token on
+    a line commented out with `//` is left alone; `~/` and absolute paths (outside the
+    workspace) are not looked at.
+
+    Fix: correct the path, create the file, or remove the agent that uses it.
+
+    Reported:
+
+        ==> opencode.json <==
+        {
+          "agent": {
+            "spreadsheet": {
+              "mode": "subagent",
+              "prompt": "{file:.opencode/agent/subagents/spreadsheet-agent.md}"
+            }
+          }
+        }
+
+    Not reported:
+
+        ==> .opencode/agent/subagents/spreadsheet-agent.md <==
+        Convert spreadsheets.
+        ==> opencode.json <==
+        {
+          "agent": {
+            "spreadsheet": {
+              "mode": "subagent",
+              "prompt": "{file:.opencode/agent/subagents/spreadsheet-agent.md}"
+            }
+          }
+        }
+    """
+    base = Path(ctx.path).parent
+    for ref in doc.file_refs:
+        target = ref.target.strip()
+        if not target or target.startswith("~") or target.startswith("/"):
+            continue
+        resolved = base / target
+        if ctx.exists(resolved):
+            continue
+        yield ctx.finding(ref.range, f"`{ref.token}`: {target} does not exist (from "
+                                     f"{Path(ctx.path).name}'s directory): OpenCode refuses "
+                                     "the configuration (\"bad file reference\")")
+
+
+@rule("BTN721", "opencode-config-unreadable", Severity.ERROR, CONFIG, convention=OC)
+def config_unreadable(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
+    """OpenCode cannot parse its configuration file.
+
+    OpenCode reads `opencode.json` and `opencode.jsonc` as JSONC (comments and trailing
+    commas allowed) and refuses to start on any other syntax error.
+
+    Fix: repair the JSON at the reported position.
+
+    Reported:
+
+        ==> opencode.json <==
+        {
+          "agent": {
+            "lean": {"mode": "subagent"}
+          }
+
+    Not reported:
+
+        ==> opencode.jsonc <==
+        {
+          // comments and trailing commas are JSONC
+          "agent": {
+            "lean": {"mode": "subagent",},
+          },
+        }
+    """
+    if doc.error is None:
+        return
+    yield ctx.finding(doc.error_range or Range.of_line(0),
+                      f"OpenCode cannot parse this configuration ({doc.error}): it refuses "
+                      "to start with it")
+
+
+@rule("BTN722", "opencode-config-invalid-agent", Severity.ERROR, CONFIG, convention=OC)
+def config_invalid_agent(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
+    """An agent of the configuration's `agent` section has a value OpenCode refuses.
+
+    The `agent` section maps agent names to the same schema as the front matter of
+    `.opencode/agent/` files (see BTN702 and BTN705): `mode` is `subagent`, `primary` or
+    `all`, `tools` a map of tool ids to booleans, `permission` actions or pattern maps,
+    `model` a `provider/model` string. OpenCode refuses the whole configuration on a schema
+    error, and fails the agent on a model without a provider.
+
+    Fix: write the value in OpenCode's form.
+
+    Reported:
+
+        ==> opencode.json <==
+        {"agent": {"lean": {"mode": "subagent", "model": "opus", "tools": ["read"]}}}
+
+    Not reported:
+
+        ==> opencode.json <==
+        {"agent": {"lean": {"mode": "subagent", "model": "anthropic/claude-opus-4-1",
+                            "tools": {"read": true, "write": false}}}}
+    """
+    agents = doc.data.get("agent") if doc.data is not None else None
+    if not isinstance(agents, dict):
+        return
+    pos: Positions | None = None
+    for name, agent in agents.items():
+        if not isinstance(agent, dict):
+            problems = [("", f"agent `{name}` must be an object")]
+        else:
+            problems = list(agent_problems(agent))
+            model = agent.get("model")
+            if isinstance(model, str) and model_problem(model):
+                problems.append(("model", str(model_problem(model))))
+        for key, problem in problems:
+            pos = pos or Positions("\n".join(ctx.lines))
+            path = ("agent", name, key) if key else ("agent", name)
+            rng = pos.value_range(path) or pos.key_range(("agent", name)) or Range.of_line(0)
+            yield ctx.finding(rng, f"agent `{name}`: {problem}")
