@@ -298,3 +298,56 @@ def test_btn711_agents_from_opencode_json_and_nested_paths(tmp_path: Path) -> No
     assert "BTN711" not in codes(check(tmp_path, {**files, cmd: nested}, cmd))
     build = "---\ndescription: Research\nagent: build\n---\nGo.\n"
     assert "BTN711" not in codes(check(tmp_path, {**files, cmd: build}, cmd))
+
+
+def test_btn712_two_files_one_agent_name(tmp_path: Path) -> None:
+    """ProofChecker has `agent/lean-research-agent.md` and
+    `agent/subagents/lean-research-agent.md`, both `name: lean-research-agent`."""
+    top = ".opencode/agent/lean-research-agent.md"
+    sub = ".opencode/agent/subagents/lean-research-agent.md"
+    text = "---\nname: lean-research-agent\ndescription: Research Lean 4\n---\n# R\n"
+    [f] = [f for f in check(tmp_path, {top: text, sub: text}, sub) if f.code == "BTN712"]
+    assert top in f.message and f.range.start_line == 1
+    renamed = text.replace("name: lean-research-agent\n", "")  # named by path: they differ
+    assert "BTN712" not in codes(check(tmp_path, {top: renamed, sub: renamed}, sub))
+
+
+# ModelChecker/opencode.json (two of its agents; spreadsheet-agent.md does not exist)
+CONFIG = """{
+  "agent": {
+    "python-research": {
+      "prompt": "{file:.opencode/agent/subagents/python-research-agent.md}",
+      "tools": {"webfetch": true, "read": true},
+      "description": "Research Python development topics and libraries",
+      "mode": "subagent"
+    },
+    "spreadsheet": {
+      "mode": "subagent",
+      "description": "Convert and process spreadsheet files (XLSX, CSV, etc.)",
+      "prompt": "{file:.opencode/agent/subagents/spreadsheet-agent.md}"
+    }
+  }
+}
+"""
+
+
+def test_btn720_missing_file_reference(tmp_path: Path) -> None:
+    files = {"opencode.json": CONFIG,
+             ".opencode/agent/subagents/python-research-agent.md": "# Python research\n"}
+    assert WorkspaceIndex(tmp_path).kind_of(tmp_path / "opencode.json") is Kind.OPENCODE_CONFIG
+    [f] = [f for f in check(tmp_path, files, "opencode.json") if f.code == "BTN720"]
+    assert "spreadsheet-agent.md" in f.message and f.range.start_line == 11
+    commented = CONFIG.replace('      "prompt": "{file:.opencode/agent/subagents/spreadsheet',
+                               '      // "prompt": "{file:.opencode/agent/subagents/spreadsheet')
+    found = check(tmp_path, {**files, "opencode.jsonc": commented}, "opencode.jsonc")
+    assert not [f for f in found if f.code in ("BTN720", "BTN721")]
+
+
+def test_btn721_and_btn722_config_agents(tmp_path: Path) -> None:
+    broken = CONFIG.replace('"mode": "subagent"\n    },', '"mode": "subagent"\n    ')
+    assert "BTN721" in codes(check(tmp_path, {"opencode.json": broken}, "opencode.json"))
+    bad = CONFIG.replace('"mode": "subagent",\n      "description": "Convert',
+                         '"mode": "command",\n      "description": "Convert')
+    [f] = [f for f in check(tmp_path, {"opencode.json": bad}, "opencode.json")
+           if f.code == "BTN722"]
+    assert "`spreadsheet`" in f.message and f.range.start_line == 9

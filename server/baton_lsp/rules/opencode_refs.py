@@ -1,4 +1,4 @@
-"""BTN710-BTN711: what OpenCode agents and commands name: tools and agents.
+"""BTN710-BTN712: what OpenCode agents and commands name: tools and agents.
 
 Tool ids are OpenCode's (lowercase: `read`, `bash`, `webfetch`; MCP tools `<server>_<tool>`),
 not Claude Code's (`Read`, `mcp__server__tool`); agents are the workspace's
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..model.base import Convention, Finding, Kind, Range, Severity
+from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.opencode import (
     BUILTIN_AGENTS,
     BUILTIN_TOOLS,
@@ -244,3 +244,59 @@ def command_unknown_agent(doc: OpenCodeCommand, ctx: RuleContext) -> Iterator[Fi
     yield ctx.finding(key_range(doc, "agent", value=True),
                       f"no agent `{agent}` in this workspace's `.opencode/agent/` or "
                       f"`opencode.json`, nor built in{hint}: OpenCode fails the command")
+
+
+@rule("BTN712", "opencode-duplicate-agent", Severity.WARNING, (Kind.OPENCODE_AGENT,),
+      cross_file=True, convention=OC)
+def duplicate_agent(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
+    """Two agent files give OpenCode the same agent name; it keeps only one of them.
+
+    OpenCode names an agent by its front matter's `name`, else by its path below
+    `.opencode/agent/`, and keeps one agent per name: when `agent/lean-research-agent.md`
+    and `agent/subagents/lean-research-agent.md` both say `name: lean-research-agent`, one
+    file's settings and prompt are silently ignored (which one depends on the order
+    OpenCode lists the files in).
+
+    Fix: delete the stale copy, or give the two agents different names.
+
+    Reported:
+
+        ==> .opencode/agent/lean-research-agent.md <==
+        ---
+        name: lean-research-agent
+        description: Research Lean 4 topics
+        ---
+        ==> .opencode/agent/subagents/lean-research-agent.md <==
+        ---
+        name: lean-research-agent
+        description: Research Lean 4 and Mathlib
+        ---
+
+    Not reported:
+
+        ==> .opencode/agent/subagents/lean-research-agent.md <==
+        ---
+        description: Research Lean 4 and Mathlib
+        ---
+        ==> .opencode/agent/lean-research-agent.md <==
+        ---
+        description: Research Lean 4 topics
+        ---
+    """
+    if doc.load.data is None or ctx.index is None or ctx.root is None:
+        return
+    files = ctx.index.opencode_agent_files().get(doc.agent_name, [])
+    for sub in ("agent", "agents"):
+        ctx.depends_on.add(str(ctx.root / OPENCODE_DIR / sub))
+    ctx.depends_on.update(files)
+    ctx.depends_on.update(str(Path(p).parent) for p in files)
+    mine = str(Path(ctx.path))
+    others = [p for p in files if p != mine]
+    if len(files) < 2 or mine not in files:
+        return
+    rng = key_range(doc, "name") if "name" in doc.load.data else Range.of_line(0)
+    shown = ", ".join(ctx.index.rel(p) for p in others)
+    yield ctx.finding(rng, f"agent `{doc.agent_name}` is also defined by {shown}: OpenCode "
+                           "keeps one agent per name and ignores the other file",
+                      related=[Related(path=p, range=Range.of_line(0),
+                                       message="the other definition") for p in others])

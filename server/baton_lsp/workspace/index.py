@@ -358,17 +358,21 @@ class WorkspaceIndex:
             return dict(self._agent_paths)
 
     def opencode_agents(self) -> dict[str, str]:
-        """OpenCode's name for each `.opencode/agent(s)/` agent → its path. A file whose
-        front matter OpenCode cannot read is no agent to it, so it is left out."""
+        """OpenCode's name for each `.opencode/agent(s)/` agent → its (first) path. A file
+        whose front matter OpenCode cannot read at all is no agent to it: left out."""
+        return {name: paths[0] for name, paths in self.opencode_agent_files().items()}
+
+    def opencode_agent_files(self) -> dict[str, list[str]]:
+        """OpenCode's name for each agent → every file that defines it (sorted)."""
         from ..model.opencode import OpenCodeAgent  # with the parser (see `_parse`)
 
-        found: dict[str, str] = {}
+        found: dict[str, list[str]] = {}
         for path, kind in sorted(self.files().items()):
             if kind is not Kind.OPENCODE_AGENT:
                 continue
             doc = self.document(path, kind)
             if isinstance(doc, OpenCodeAgent) and doc.load.data is not None:
-                found.setdefault(doc.agent_name, path)
+                found.setdefault(doc.agent_name, []).append(path)
         return found
 
     def agent(self, name: str) -> AgentFile | None:
