@@ -351,3 +351,35 @@ def test_btn721_and_btn722_config_agents(tmp_path: Path) -> None:
     [f] = [f for f in check(tmp_path, {"opencode.json": bad}, "opencode.json")
            if f.code == "BTN722"]
     assert "`spreadsheet`" in f.message and f.range.start_line == 9
+
+
+# nvim/.opencode/commands/plan.md, step 4's block (a real bug: `| not` inside `[ ]`)
+PLAN_BLOCK = """---
+description: Create a phased implementation plan for a task
+---
+
+   ```bash
+   # Check if state.json status is "planned"
+   current_status=$(jq -r --argjson num "$task_number" \\
+     '.active_projects[] | select(.project_number == $num) | .status' \\
+     specs/state.json)
+
+   if [ "$current_status" = "planned" | not ]; then
+       echo "WARNING: state.json status is '$current_status', expected 'planned'."
+       bash .opencode/scripts/update-task-status.sh postflight "$task_number" plan
+   fi
+   ```
+"""
+
+
+def test_btn330_shellcheck_on_opencode_command_scripts(tmp_path: Path) -> None:
+    """ShellCheck runs on an OpenCode command's blocks under the same convention as on
+    Claude Code's: a block that sources the project's `.opencode/` library is a script."""
+    rel = ".opencode/commands/plan.md"
+    assert "BTN330" not in codes(check(tmp_path, {rel: PLAN_BLOCK}, rel))  # an example?
+    script = PLAN_BLOCK.replace("   # Check if", "   source .opencode/scripts/lib.sh\n"
+                                                "   # Check if")
+    [f] = [f for f in check(tmp_path, {rel: script}, rel) if f.code == "BTN330"]
+    assert f.message.startswith("SC1073") and f.range.start_line == 11  # the `if` line
+    (tmp_path / ".claude/baton.toml").write_text('shellcheck = "all"\n')
+    assert "BTN330" in codes(check(tmp_path, {rel: PLAN_BLOCK}, rel))

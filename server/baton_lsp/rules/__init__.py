@@ -37,7 +37,8 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
     "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),
-    "opencode-command": ("opencode_frontmatter", "opencode_refs", "data_files"),
+    "opencode-command": ("opencode_frontmatter", "opencode_refs", "command_shellcheck",
+                         "data_files"),
     "opencode-config": ("opencode_config", "data_files"),
 }
 """The rule modules that register rules for a kind (`Kind` values; every other kind has

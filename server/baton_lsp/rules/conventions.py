@@ -20,8 +20,10 @@ from ..model.plan import Generation, Plan
 _STATE_LIBRARY = re.compile(
     r"\b(?:append_workflow_state|load_workflow_state|init_workflow_state|"
     r"state-persistence\.sh|STATE_FILE)\b")
-_PROJECT_LIBRARY = re.compile(r"^\s*(?:source|\.)\s+[\"']?\S*\.claude/\S+", re.MULTILINE)
-"""`source .claude/lib/x.sh`, `. "${CLAUDE_PROJECT_DIR}/.claude/lib/x.sh"`."""
+_PROJECT_LIBRARY = re.compile(r"^\s*(?:source|\.)\s+[\"']?\S*\.(?:claude|opencode)/\S+",
+                              re.MULTILINE)
+"""`source .claude/lib/x.sh`, `. "${CLAUDE_PROJECT_DIR}/.claude/lib/x.sh"`, and an OpenCode
+command's `source .opencode/scripts/x.sh`."""
 
 STANDARD_MARKER = "Standards File"
 """The metadata key plans of the seeds' lineage carry (the plan names its standards)."""
