@@ -371,9 +371,10 @@ def option_key(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
     many = len(keys) > 1
     yield ctx.finding(
         key_range(doc, keys[0]),
-        f"OpenCode's agent schema has no {named}: OpenCode passes {'them' if many else 'it'} "
-        "to the model provider as options and reads no setting from "
-        f"{'them' if many else 'it'}",
+        f"OpenCode's agent schema has no {named}: "
+        + ("OpenCode passes them to the model provider as options and reads no setting "
+           "from them" if many else "OpenCode passes it to the model provider as an option "
+           "and reads no setting from it"),
         related=[Related(path=ctx.path, range=key_range(doc, k),
                          message=f"`{k}` is passed to the model provider too")
                  for k in keys[1:]])
