@@ -383,3 +383,34 @@ def test_btn330_shellcheck_on_opencode_command_scripts(tmp_path: Path) -> None:
     assert f.message.startswith("SC1073") and f.range.start_line == 11  # the `if` line
     (tmp_path / ".claude/baton.toml").write_text('shellcheck = "all"\n')
     assert "BTN330" in codes(check(tmp_path, {rel: PLAN_BLOCK}, rel))
+
+
+# ModelChecker/.opencode/commands/revise.md, step 3 (there is no task-expander agent)
+REVISE = """---
+description: Create new version of implementation plan, or update task description
+---
+
+      3. Invoke target agent via task tool
+         if [ "$plan_exists" = true ]; then
+              task(
+                subagent_type="planner-agent",
+                prompt="Revise implementation plan for task ${task_number}: ${reason}.",
+              )
+         else
+              task(
+                subagent_type="task-expander",
+                prompt="Update task ${task_number} description. New description: ${reason}.",
+              )
+         fi
+"""
+
+
+def test_btn713_task_tool_agent(tmp_path: Path) -> None:
+    rel = ".opencode/commands/revise.md"
+    files = {rel: REVISE, ".opencode/agent/subagents/planner-agent.md":
+             "---\nname: planner-agent\ndescription: Create phased plans\n---\n# Planner\n"}
+    [f] = [f for f in check(tmp_path, files, rel) if f.code == "BTN713"]
+    assert "`task-expander`" in f.message
+    assert (f.range.start_line, f.range.start_char) == (12, 31)
+    placeholder = REVISE.replace('"task-expander"', '"{target_agent}"')
+    assert "BTN713" not in codes(check(tmp_path, {**files, rel: placeholder}, rel))

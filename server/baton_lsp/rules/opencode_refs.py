@@ -1,4 +1,4 @@
-"""BTN710-BTN712: what OpenCode agents and commands name: tools and agents.
+"""BTN710-BTN713: what OpenCode agents and commands name: tools and agents.
 
 Tool ids are OpenCode's (lowercase: `read`, `bash`, `webfetch`; MCP tools `<server>_<tool>`),
 not Claude Code's (`Read`, `mcp__server__tool`); agents are the workspace's
@@ -33,6 +33,9 @@ CONFIG_FILES = ("opencode.json", "opencode.jsonc", f"{OPENCODE_DIR}/opencode.jso
 """Project configuration files OpenCode reads (root, then `.opencode/`)."""
 _CONFIG_MAX = 1 << 20
 _WILDCARD = re.compile(r"[*?\[]")
+_SUBAGENT_RE = re.compile(r"""\bsubagent_type\s*[=:]\s*(["'])([A-Za-z0-9_./-]+)\1""")
+"""A task-tool call's agent, quoted: `subagent_type="planner-agent"` or `subagent_type: 'x'`
+(placeholders such as `{agent}` or `${AGENT}` do not match)."""
 _TOOL_DIRS = (f"{OPENCODE_DIR}/tool", f"{OPENCODE_DIR}/tools")
 """Custom tools: `<dir>/<name>.{js,ts}` define tool `<name>` (or `<name>_<export>`)."""
 
@@ -300,3 +303,61 @@ def duplicate_agent(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
                            "keeps one agent per name and ignores the other file",
                       related=[Related(path=p, range=Range.of_line(0),
                                        message="the other definition") for p in others])
+
+
+@rule("BTN713", "opencode-unknown-subagent", Severity.WARNING,
+      (Kind.OPENCODE_AGENT, Kind.OPENCODE_COMMAND), cross_file=True, convention=OC)
+def unknown_subagent(doc: OpenCodeAgent | OpenCodeCommand,
+                     ctx: RuleContext) -> Iterator[Finding]:
+    """A task-tool call names a `subagent_type` that is no agent of the workspace.
+
+    OpenCode's task tool starts the agent its `subagent_type` parameter names and fails the
+    call when there is none ("unknown agent type"). Agents are the workspace's
+    `.opencode/agent/` files (by OpenCode's name for them), `opencode.json`'s `agent`
+    section and OpenCode's own (`general`, `explore`, …). Only quoted names are read
+    (`subagent_type="planner-agent"`); placeholders are left alone.
+
+    Fix: correct the name, or add the agent.
+
+    Reported:
+
+        ==> .opencode/commands/revise.md <==
+        ---
+        description: Revise a plan or a task description
+        ---
+        task(
+          subagent_type="task-expander",
+          prompt="Update task ${task_number}"
+        )
+
+    Not reported:
+
+        ==> .opencode/agent/planner-agent.md <==
+        ---
+        description: Creates plans
+        mode: subagent
+        ---
+        ==> .opencode/commands/revise.md <==
+        ---
+        description: Revise a plan or a task description
+        ---
+        task(
+          subagent_type="planner-agent",
+          prompt="Revise the plan for task ${task_number}"
+        )
+    """
+    known: set[str] | None = None
+    for no, line in enumerate(ctx.lines):
+        if "subagent_type" not in line:
+            continue
+        for m in _SUBAGENT_RE.finditer(line):
+            name = m.group(2)
+            known = workspace_agents(ctx) if known is None else known
+            if name in known:
+                continue
+            guess = closest(name, sorted(known), cutoff=0.75)
+            hint = f" (did you mean `{guess}`?)" if guess else ""
+            yield ctx.finding(Range.of_line(no, m.start(2), m.end(2)),
+                              f"no agent `{name}` in this workspace's `.opencode/agent/` or "
+                              f"`opencode.json`, nor built in{hint}: OpenCode's task tool "
+                              "fails the call")
