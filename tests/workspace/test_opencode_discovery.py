@@ -96,3 +96,18 @@ def test_check_reports_opencode_files_once(tmp_path: Path) -> None:
     assert ("BTN705", ".opencode/agent/subagents/planner.md") in found
     assert not [c for c, rel in found if rel.startswith(".opencode/agent")
                 and c.startswith("BTN2")]
+
+
+def test_workspace_symbols_name_opencode_files_as_opencode_does(tmp_path: Path) -> None:
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    root = _tree(tmp_path / "ws")
+    (root / ".opencode/commands").mkdir(parents=True)
+    (root / ".opencode/commands/review.md").write_text("---\ndescription: R\n---\nGo\n")
+    (root / ".opencode/agent/subagents/x.md").write_text("---\ndescription: X\n---\nGo\n")
+    idx = WorkspaceIndex(root)
+    assert [s.name for s in idx.symbols(root / ".opencode/agent/subagents/planner.md")] == \
+        ["planner"]  # its front matter's name
+    assert [s.name for s in idx.symbols(root / ".opencode/agent/subagents/x.md")] == \
+        ["subagents/x"]  # else its path below agent/
+    assert [s.name for s in idx.symbols(root / ".opencode/commands/review.md")] == ["/review"]

@@ -61,7 +61,7 @@ def unread(root: Path, path: str, exc: OSError) -> str:
     return f"cannot read file: {exc.strerror or exc}"
 
 
-_SYMBOL_KINDS = (Kind.PLAN, Kind.AGENT, Kind.COMMAND)
+_SYMBOL_KINDS = (Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.OPENCODE_AGENT, Kind.OPENCODE_COMMAND)
 
 
 def _stamp_of(st: os.stat_result) -> tuple[int, int, int]:
