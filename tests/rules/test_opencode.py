@@ -351,6 +351,13 @@ def test_btn721_and_btn722_config_agents(tmp_path: Path) -> None:
     [f] = [f for f in check(tmp_path, {"opencode.json": bad}, "opencode.json")
            if f.code == "BTN722"]
     assert "`spreadsheet`" in f.message and f.range.start_line == 9
+    # a command section needs its template (there is no body); `subtask` is a boolean
+    commands = '{"command": {"x": {"description": "no template"}, "y": {"template": "go",' \
+               ' "subtask": "yes"}}, "model": "opus"}'
+    got = sorted(f.message for f in check(tmp_path, {"opencode.json": commands},
+                                          "opencode.json") if f.code == "BTN722")
+    assert len(got) == 3 and "`model`" in got[0] and "`template`" in got[1] \
+        and "`subtask`" in got[2]
 
 
 # nvim/.opencode/commands/plan.md, step 4's block (a real bug: `| not` inside `[ ]`)

@@ -126,3 +126,23 @@ def test_a_missing_file_reference_is_refused(tmp_path: Path) -> None:
         "prompt": "{file:.opencode/agent/subagents/spreadsheet-agent.md}"}}}))
     done = _resolved(root, _env(tmp_path))
     assert done.returncode != 0 and "bad file reference" in done.stderr
+
+
+@pytest.mark.parametrize(("command", "field"), [
+    ({"description": "no template"}, "template"),
+    ({"template": "go", "subtask": "yes"}, "subtask"),
+])
+def test_an_invalid_config_command_is_refused(tmp_path: Path, command: dict[str, str],
+                                              field: str) -> None:
+    """BTN722's claim for the `command` section."""
+    from baton_lsp.rules.engine import check_file
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "opencode.json").write_text(json.dumps({"command": {"x": command}}))
+    predicted = [f for f in check_file(WorkspaceIndex(root), root / "opencode.json")
+                 if f.code == "BTN722"]
+    assert [field in f.message for f in predicted] == [True]
+    done = _resolved(root, _env(tmp_path))
+    assert done.returncode != 0 and field in done.stderr

@@ -15,7 +15,7 @@ from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..model.opencode import OpenCodeConfig
 from ..parse.jsonpos import Positions
 from .base import RuleContext, rule
-from .opencode_frontmatter import agent_problems, model_problem
+from .opencode_frontmatter import agent_problems, command_problems, model_problem
 
 OC = Convention.OPENCODE
 CONFIG = (Kind.OPENCODE_CONFIG,)
@@ -108,15 +108,18 @@ def config_unreadable(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding
                       "to start with it")
 
 
-@rule("BTN722", "opencode-config-invalid-agent", Severity.ERROR, CONFIG, convention=OC)
-def config_invalid_agent(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
-    """An agent of the configuration's `agent` section has a value OpenCode refuses.
+@rule("BTN722", "opencode-config-invalid-entry", Severity.ERROR, CONFIG, convention=OC)
+def config_invalid_entry(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
+    """An agent or command of the configuration has a value OpenCode refuses.
 
     The `agent` section maps agent names to the same schema as the front matter of
     `.opencode/agent/` files (see BTN702 and BTN705): `mode` is `subagent`, `primary` or
     `all`, `tools` a map of tool ids to booleans, `permission` actions or pattern maps,
-    `model` a `provider/model` string. OpenCode refuses the whole configuration on a schema
-    error, and fails the agent on a model without a provider.
+    `model` a `provider/model` string. The `command` section maps command names to
+    `template` (required here: there is no body), `description`, `agent`, `model` and
+    `subtask` (a boolean). OpenCode refuses the whole configuration on a schema error, and
+    fails the agent or command on a model without a provider; the same holds for the
+    top-level `model` and `small_model`.
 
     Fix: write the value in OpenCode's form.
 
@@ -129,22 +132,42 @@ def config_invalid_agent(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Find
 
         ==> opencode.json <==
         {"agent": {"lean": {"mode": "subagent", "model": "anthropic/claude-opus-4-1",
-                            "tools": {"read": true, "write": false}}}}
+                            "tools": {"read": true, "write": false}}},
+         "command": {"check": {"template": "Run the checks", "subtask": true}}}
     """
-    agents = doc.data.get("agent") if doc.data is not None else None
-    if not isinstance(agents, dict):
+    data = doc.data
+    if data is None:
         return
     pos: Positions | None = None
-    for name, agent in agents.items():
-        if not isinstance(agent, dict):
-            problems = [("", f"agent `{name}` must be an object")]
-        else:
-            problems = list(agent_problems(agent))
-            model = agent.get("model")
-            if isinstance(model, str) and model_problem(model):
-                problems.append(("model", str(model_problem(model))))
-        for key, problem in problems:
+    for section, what in (("agent", "agent"), ("command", "command")):
+        entries = data.get(section)
+        if not isinstance(entries, dict):
+            continue
+        for name, entry in entries.items():
+            problems: list[tuple[str, str]] = []
+            if not isinstance(entry, dict):
+                problems.append(("", "must be an object"))
+            elif what == "agent":
+                problems.extend(agent_problems(entry))
+            else:
+                if not isinstance(entry.get("template"), str):
+                    problems.append(("template" if "template" in entry else "",
+                                     "`template` (the command's text) is required and must be "
+                                     "a string"))
+                problems.extend(command_problems(entry))
+            model = entry.get("model") if isinstance(entry, dict) else None
+            problem = model_problem(model) if isinstance(model, str) else None
+            if problem is not None:
+                problems.append(("model", problem))
+            for key, text in problems:
+                pos = pos or Positions("\n".join(ctx.lines))
+                path = (section, name, key) if key else (section, name)
+                rng = pos.value_range(path) or pos.key_range((section, name)) \
+                    or Range.of_line(0)
+                yield ctx.finding(rng, f"{what} `{name}`: {text}")
+    for key in ("model", "small_model"):
+        model = data.get(key)
+        problem = model_problem(model) if isinstance(model, str) else None
+        if problem is not None:
             pos = pos or Positions("\n".join(ctx.lines))
-            path = ("agent", name, key) if key else ("agent", name)
-            rng = pos.value_range(path) or pos.key_range(("agent", name)) or Range.of_line(0)
-            yield ctx.finding(rng, f"agent `{name}`: {problem}")
+            yield ctx.finding(pos.value_range((key,)) or Range.of_line(0), f"`{key}`: {problem}")

@@ -133,7 +133,7 @@ def model_problem(model: str) -> str | None:
             f"`{provider}` with model id `{name}`, which no provider has")
 
 
-def _command_problems(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def command_problems(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(key, problem) for every value OpenCode's command schema refuses."""
     for key in ("description", "agent", "model"):
         if key in data and not _is_str(data[key]):
@@ -243,7 +243,7 @@ def invalid_value(doc: OpenCodeFile, ctx: RuleContext) -> Iterator[Finding]:
     if data is None:
         return
     problems = agent_problems(data) if isinstance(doc, OpenCodeAgent) \
-        else _command_problems(data)
+        else command_problems(data)
     for key, problem in problems:
         yield ctx.finding(key_range(doc, key, value=True),
                           f"{problem}: OpenCode refuses the configuration with this {_what(doc)}")
