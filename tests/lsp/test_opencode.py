@@ -21,7 +21,8 @@ FILES = {
     ORCHESTRATOR: "---\nname: orchestrator\ndescription: Routes commands\nmode: primary\n"
                   "---\n\n# Orchestrator\n",
     COMMAND: "---\ndescription: Execute implementation with resume support\n"
-             "agent: orchestrator\n---\n\nImplement $ARGUMENTS\n",
+             "agent: orchestrator\n---\n\nImplement $ARGUMENTS\n\n"
+             'task(subagent_type="logic-research-agent", prompt="Research")\n',
 }
 
 
@@ -60,6 +61,10 @@ async def test_opencode_hover_completion_definition(client: LanguageClient) -> N
         text_document=types.TextDocumentIdentifier(uri=uri),
         position=types.Position(line=2, character=1)))
     assert key is not None and "OpenCode command" in key.contents.value
+    sub = await client.text_document_definition_async(types.DefinitionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=7, character=25)))  # a task-tool call's agent
+    assert sub and sub[0].uri == (root / AGENT).as_uri()
 
     agent_uri = await open_doc(client, root / AGENT)
     # a new line inside the `tools:` map offers OpenCode's tool ids, not Claude Code's

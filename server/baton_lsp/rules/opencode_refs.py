@@ -33,7 +33,7 @@ CONFIG_FILES = ("opencode.json", "opencode.jsonc", f"{OPENCODE_DIR}/opencode.jso
 """Project configuration files OpenCode reads (root, then `.opencode/`)."""
 _CONFIG_MAX = 1 << 20
 _WILDCARD = re.compile(r"[*?\[]")
-_SUBAGENT_RE = re.compile(r"""\bsubagent_type\s*[=:]\s*(["'])([A-Za-z0-9_./-]+)\1""")
+SUBAGENT_RE = re.compile(r"""\bsubagent_type\s*[=:]\s*(["'])([A-Za-z0-9_./-]+)\1""")
 """A task-tool call's agent, quoted: `subagent_type="planner-agent"` or `subagent_type: 'x'`
 (placeholders such as `{agent}` or `${AGENT}` do not match)."""
 _TOOL_DIRS = (f"{OPENCODE_DIR}/tool", f"{OPENCODE_DIR}/tools")
@@ -350,7 +350,7 @@ def unknown_subagent(doc: OpenCodeAgent | OpenCodeCommand,
     for no, line in enumerate(ctx.lines):
         if "subagent_type" not in line:
             continue
-        for m in _SUBAGENT_RE.finditer(line):
+        for m in SUBAGENT_RE.finditer(line):
             name = m.group(2)
             known = workspace_agents(ctx) if known is None else known
             if name in known:
