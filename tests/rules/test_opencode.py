@@ -421,3 +421,15 @@ def test_btn713_task_tool_agent(tmp_path: Path) -> None:
     assert (f.range.start_line, f.range.start_char) == (12, 31)
     placeholder = REVISE.replace('"task-expander"', '"{target_agent}"')
     assert "BTN713" not in codes(check(tmp_path, {**files, rel: placeholder}, rel))
+
+
+def test_front_matter_past_batons_limits_is_not_judged(tmp_path: Path) -> None:
+    """js-yaml expands aliases, Baton never does: such front matter is not called
+    unreadable, and the agent still counts (by Baton's own reading of `name`)."""
+    agent = ".opencode/agent/subagents/planner.md"
+    text = ("---\nname: planner\ndescription: Plans\ndefaults: &d {strategy: lazy}\n"
+            "context_loading: *d\n---\n# Planner\n")
+    cmd = ".opencode/commands/plan.md"
+    files = {agent: text, cmd: "---\ndescription: Plan\nagent: planner\n---\nGo\n"}
+    assert not [f for f in check(tmp_path, files, agent) if f.code.startswith("BTN7")]
+    assert "BTN711" not in codes(check(tmp_path, files, cmd))

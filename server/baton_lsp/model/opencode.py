@@ -127,6 +127,9 @@ class OpenCodeLoad(Model):
     """Read only after OpenCode's `fallbackSanitization` retry."""
     raw: bool = False
     """Unreadable, yet loaded: without front matter, the `---` block sent as text."""
+    unchecked: str | None = None
+    """Why the front matter was not judged: past Baton's YAML limits (aliases, which js-yaml
+    expands and Baton never does, depth, size). Rules then say nothing of it."""
 
 
 class OpenCodeAgent(AgentFile):

@@ -29,7 +29,7 @@ from ..model.opencode import (
     entry_name,
 )
 from .agent import parse_agent, parse_command
-from .frontmatter import LOADER, YAMLLimitError, check_limits, safe_load
+from .frontmatter import LOADER, PURE_LOADER, YAMLLimitError, check_limits, safe_load
 from .text import Source
 
 _FM_RE = re.compile(r"^---\r?\n([\s\S]*?)\r?\n---")
@@ -94,20 +94,40 @@ def _duplicate(node: Any, depth: int = 0) -> tuple[str, Any] | None:
     return None
 
 
+class _Limit(Exception):
+    """Front matter past Baton's YAML limits (aliases, depth, size): not judged."""
+
+
+def _compose(text: str) -> Any:
+    """The YAML node tree of `text`: libyaml first, the pure parser when libyaml refuses
+    (its own nesting limit is not a syntax error; see `parse.frontmatter`)."""
+    try:
+        return yaml.compose(text, Loader=LOADER)
+    except yaml.YAMLError:
+        if LOADER is PURE_LOADER:
+            raise
+        return yaml.compose(text, Loader=PURE_LOADER)
+
+
 def _read_yaml(text: str) -> dict[str, Any]:
     """js-yaml's reading of `text` as gray-matter does it: a mapping (empty → `{}`)."""
     try:
-        check_limits(text)
-        node = yaml.compose(text, Loader=LOADER)
+        check_limits(text)  # before anything composes or expands it
+    except YAMLLimitError as exc:
+        raise _Limit(str(exc)) from exc
+    try:
+        node = _compose(text)
         data = safe_load(text)
     except YAMLLimitError as exc:
-        raise _Refused(str(exc), 0, 0) from exc
+        raise _Limit(str(exc)) from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line, mark.column) if mark is not None else (0, 0)
         raise _Refused(" ".join(str(exc.problem or exc).split()), line, col) from exc
     except yaml.YAMLError as exc:
         raise _Refused(" ".join(str(exc).split()), 0, 0) from exc
+    except RecursionError as exc:
+        raise _Limit("front matter nests too deeply") from exc
     dup = _duplicate(node)
     if dup is not None:
         raise _Refused(f"duplicated mapping key `{dup[0]}`", dup[1].line, dup[1].column)
@@ -125,6 +145,8 @@ def opencode_load(text: str, lines: list[str]) -> OpenCodeLoad:
         return OpenCodeLoad(data={})
     try:
         return OpenCodeLoad(data=_read_yaml(m.group(1)))
+    except _Limit as exc:
+        return OpenCodeLoad(unchecked=str(exc))
     except _Refused as first:
         strict = first
     line = min(strict.line + 1, max(len(lines) - 1, 0))
@@ -136,9 +158,26 @@ def opencode_load(text: str, lines: list[str]) -> OpenCodeLoad:
     sanitized = _FM_RE.match(retry)
     try:
         data = _read_yaml(sanitized.group(1) if sanitized else "")
+    except _Limit as exc:
+        return OpenCodeLoad(unchecked=str(exc))
     except _Refused:
         return OpenCodeLoad(error=str(strict), error_range=where)
     return OpenCodeLoad(data=data, fallback=True)
+
+
+_NAME_LINE_RE = re.compile(r"""^name[ \t]*:[ \t]*(["']?)([^"'#\s][^"'#]*?)\1[ \t]*$""")
+
+
+def _plain_name(lines: list[str]) -> str | None:
+    """A top-level `name: x` line of the front matter, read line by line: for front matter
+    past Baton's YAML limits, which no YAML reader of Baton's expands."""
+    for line in lines[1:]:
+        if line.rstrip() == "---":
+            return None
+        m = _NAME_LINE_RE.match(line)
+        if m:
+            return m.group(2)
+    return None
 
 
 def _rel(path: str) -> str:
@@ -157,6 +196,8 @@ def parse_opencode_agent(source: Source, path: str = "") -> OpenCodeAgent:
     name = entry_name(_rel(path), AGENT_DIRS)
     if load.data is not None and isinstance(load.data.get("name"), str):
         name = load.data["name"]
+    elif load.unchecked is not None:
+        name = _plain_name(source.lines) or name
     return OpenCodeAgent.model_construct(**doc.__dict__, load=load, agent_name=name)
 
 

@@ -359,7 +359,7 @@ class WorkspaceIndex:
 
     def opencode_agents(self) -> dict[str, str]:
         """OpenCode's name for each `.opencode/agent(s)/` agent → its (first) path. A file
-        whose front matter OpenCode cannot read at all is no agent to it: left out."""
+        OpenCode skips (front matter it cannot read at all) is no agent to it: left out."""
         return {name: paths[0] for name, paths in self.opencode_agent_files().items()}
 
     def opencode_agent_files(self) -> dict[str, list[str]]:
@@ -371,7 +371,8 @@ class WorkspaceIndex:
             if kind is not Kind.OPENCODE_AGENT:
                 continue
             doc = self.document(path, kind)
-            if isinstance(doc, OpenCodeAgent) and doc.load.data is not None:
+            if isinstance(doc, OpenCodeAgent) and (doc.load.data is not None
+                                                   or doc.load.unchecked is not None):
                 found.setdefault(doc.agent_name, []).append(path)
         return found
 
