@@ -433,3 +433,12 @@ def test_front_matter_past_batons_limits_is_not_judged(tmp_path: Path) -> None:
     files = {agent: text, cmd: "---\ndescription: Plan\nagent: planner\n---\nGo\n"}
     assert not [f for f in check(tmp_path, files, agent) if f.code.startswith("BTN7")]
     assert "BTN711" not in codes(check(tmp_path, files, cmd))
+
+
+def test_yes_and_on_are_strings_to_opencode(tmp_path: Path) -> None:
+    """js-yaml reads `yes`/`on` as strings (YAML 1.2), PyYAML as booleans: OpenCode takes
+    `description: yes` and refuses `hidden: on`."""
+    rel = ".opencode/agent/a.md"
+    [f] = [f for f in check(tmp_path, {rel: "---\ndescription: yes\nhidden: on\n---\nGo\n"},
+                            rel) if f.code == "BTN702"]
+    assert "`hidden`" in f.message

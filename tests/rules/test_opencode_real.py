@@ -104,12 +104,13 @@ def test_baton_reads_front_matter_as_opencode_does(tmp_path: Path) -> None:
     ("---\ndescription: Reviews code\nmode: command\n---\nGo.\n", "mode"),
     ("---\ndescription: Reviews code\ntools: Read, Grep\n---\nGo.\n", "tools"),
     ("---\ndescription:\n---\nGo.\n", "description"),
+    ("---\ndescription: yes\nhidden: on\n---\nGo.\n", "hidden"),  # `on` is a string
 ])
 def test_an_invalid_agent_value_is_refused(tmp_path: Path, text: str, field: str) -> None:
     """BTN702's claim: OpenCode refuses the configuration, naming the field."""
     doc = parse_text(Kind.OPENCODE_AGENT, text, "/x/.opencode/agent/a.md")
     assert isinstance(doc, OpenCodeAgent) and doc.load.data is not None
-    assert field in {key for key, _ in agent_problems(doc.load.data)}  # Baton's prediction
+    assert {key for key, _ in agent_problems(doc.load.data)} == {field}  # Baton's prediction
     root = tmp_path / "ws"
     (root / ".opencode/agent").mkdir(parents=True)
     (root / ".opencode/agent/a.md").write_text(text, encoding="utf-8")

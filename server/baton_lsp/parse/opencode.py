@@ -29,7 +29,7 @@ from ..model.opencode import (
     entry_name,
 )
 from .agent import parse_agent, parse_command
-from .frontmatter import LOADER, PURE_LOADER, YAMLLimitError, check_limits, safe_load
+from .frontmatter import LOADER, PURE_LOADER, YAMLLimitError, check_limits
 from .text import Source
 
 _FM_RE = re.compile(r"^---\r?\n([\s\S]*?)\r?\n---")
@@ -94,6 +94,39 @@ def _duplicate(node: Any, depth: int = 0) -> tuple[str, Any] | None:
     return None
 
 
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+
+
+def _js_yaml_loader(base: Any) -> Any:
+    """`base` reading booleans as js-yaml does: only `true`/`false` (any case), so `yes`,
+    `no`, `on` and `off` stay strings (YAML 1.2), where PyYAML's YAML 1.1 makes them
+    booleans (`description: yes` is the string "yes" to OpenCode)."""
+    loader: Any = type(f"JsYaml{base.__name__}", (base,), {})
+    loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != _BOOL_TAG]
+        for first, resolvers in base.yaml_implicit_resolvers.items()}
+    loader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                 list("tTfF"))
+    return loader
+
+
+_JS_LOADERS = tuple(dict.fromkeys((_js_yaml_loader(LOADER), _js_yaml_loader(PURE_LOADER))))
+"""libyaml's loader first, the pure parser when libyaml refuses (as `safe_load` does)."""
+
+
+def _js_load(text: str) -> Any:
+    """`text` as js-yaml loads it (limits already checked by the caller)."""
+    try:
+        try:
+            return yaml.load(text, Loader=_JS_LOADERS[0])
+        except yaml.YAMLError:
+            if len(_JS_LOADERS) == 1:
+                raise
+            return yaml.load(text, Loader=_JS_LOADERS[1])
+    except ValueError as exc:  # a number too long for int()
+        raise YAMLLimitError(f"front matter holds a number too long to read ({exc})") from None
+
+
 class _Limit(Exception):
     """Front matter past Baton's YAML limits (aliases, depth, size): not judged."""
 
@@ -117,7 +150,7 @@ def _read_yaml(text: str) -> dict[str, Any]:
         raise _Limit(str(exc)) from exc
     try:
         node = _compose(text)
-        data = safe_load(text)
+        data = _js_load(text)
     except YAMLLimitError as exc:
         raise _Limit(str(exc)) from exc
     except yaml.MarkedYAMLError as exc:
