@@ -184,12 +184,14 @@ def unknown_tool(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
             if problem is None:
                 continue
             rng = key_range(doc, key)
-            if entry is not None:  # the line that names the tool, inside the block
-                for no in range(entry.range.start_line, entry.range.end_line + 1):
-                    line = ctx.lines[no] if no < len(ctx.lines) else ""
-                    col = line.find(str(name))
-                    if col >= 0 and no > entry.key_range.start_line:
-                        rng = Range.span(no, col, no, col + len(str(name)))
+            if entry is not None:  # the line that names the tool as a key, in the block
+                quoted = "[\"']?"
+                named = re.compile(rf"^\s+({quoted}){re.escape(str(name))}\1\s*:")
+                for no in range(entry.key_range.start_line + 1, entry.range.end_line + 1):
+                    m = named.match(ctx.lines[no]) if no < len(ctx.lines) else None
+                    if m:
+                        start = m.end(1)
+                        rng = Range.of_line(no, start, start + len(str(name)))
                         break
             yield ctx.finding(rng, f"`{key}` entry `{name}` {problem}")
 
