@@ -3,11 +3,14 @@ over a real LSP connection (the excerpts are from real `.opencode/` trees)."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.conftest import open_doc, wait_for_diagnostics
+from tests.lsp.conftest import TIMEOUT, open_doc, wait_for_diagnostics
 
 AGENT = ".opencode/agent/subagents/logic-research-agent.md"
 ORCHESTRATOR = ".opencode/agent/orchestrator.md"
@@ -77,3 +80,40 @@ async def test_opencode_hover_completion_definition(client: LanguageClient) -> N
         position=types.Position(line=7, character=2)))
     labels = {i.label for i in (done.items if isinstance(done, types.CompletionList) else done)}
     assert {"webfetch", "bash", "todowrite"} <= labels and "WebFetch" not in labels
+
+
+PLAN_CMD = ".opencode/commands/plan.md"
+NEW_AGENT = ".opencode/agent/subagents/planner-agent.md"
+
+
+@pytest.mark.workspace_files({
+    PLAN_CMD: "---\ndescription: Create a phased plan\nagent: planner-agent\n---\nPlan\n"})
+async def test_an_agent_created_on_disk_resolves_a_command(client: LanguageClient) -> None:
+    """A new agent on disk, even in a new directory, clears the command's BTN711."""
+    root = client.workspace_root
+    uri = await open_doc(client, root / PLAN_CMD)
+    diags = await _diagnostics(client, uri, "BTN711")
+    assert any(d.code == "BTN711" for d in diags)
+    agent = root / NEW_AGENT
+    agent.parent.mkdir(parents=True)
+    agent.write_text("---\nname: planner-agent\ndescription: Plans\n---\n# P\n")
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=agent.as_uri(), type=types.FileChangeType.Created)]))
+    await _current(client, uri, lambda d: not any(x.code == "BTN711" for x in d))
+
+
+async def _current(client: LanguageClient, uri: str, predicate: Any) -> list[types.Diagnostic]:
+    """Diagnostics for `uri` once `predicate` holds, as the client sees them (pull or push;
+    a pull client asks again until the server's re-check answers)."""
+    if not (client.capabilities.text_document and client.capabilities.text_document.diagnostic):
+        return await wait_for_diagnostics(client, uri, predicate)
+
+    async def poll() -> list[types.Diagnostic]:
+        while True:
+            report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+                text_document=types.TextDocumentIdentifier(uri=uri)))
+            if predicate(report.items):
+                return list(report.items)
+            await asyncio.sleep(0.05)
+
+    return await asyncio.wait_for(poll(), TIMEOUT)
