@@ -62,9 +62,15 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _resolved(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`opencode debug config` in `root`; stdout goes through a file and is read back, since
+    through a pipe OpenCode exits before a long answer is drained (its end is lost)."""
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return subprocess.run([OPENCODE, "debug", "config", "--pure"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=300)
+    out = root.parent / "resolved.json"
+    with out.open("w", encoding="utf-8") as sink:
+        done = subprocess.run([OPENCODE, "debug", "config", "--pure"], cwd=root, env=env,
+                              stdout=sink, stderr=subprocess.PIPE, text=True, timeout=300)
+    done.stdout = out.read_text(encoding="utf-8")
+    return done
 
 
 def test_baton_reads_front_matter_as_opencode_does(tmp_path: Path) -> None:
