@@ -17,8 +17,10 @@ from typing import Any
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.opencode import (
+    AGENT_DIRS,
     BUILTIN_AGENTS,
     BUILTIN_TOOLS,
+    CONFIG_NAMES,
     OPENCODE_DIR,
     OpenCodeAgent,
     OpenCodeCommand,
@@ -28,8 +30,7 @@ from .base import SKIPPED_LOG, RuleContext, closest, rule
 from .opencode_frontmatter import key_range
 
 OC = Convention.OPENCODE
-CONFIG_FILES = ("opencode.json", "opencode.jsonc", f"{OPENCODE_DIR}/opencode.json",
-                f"{OPENCODE_DIR}/opencode.jsonc")
+CONFIG_FILES = (*CONFIG_NAMES, *(f"{OPENCODE_DIR}/{name}" for name in CONFIG_NAMES))
 """Project configuration files OpenCode reads (root, then `.opencode/`)."""
 _CONFIG_MAX = 1 << 20
 _WILDCARD = re.compile(r"[*?\[]")
@@ -93,7 +94,7 @@ def workspace_agents(ctx: RuleContext) -> set[str]:
     names = set(BUILTIN_AGENTS) | config_agents(ctx)
     if ctx.index is None or ctx.root is None:
         return names
-    for sub in ("agent", "agents"):
+    for sub in AGENT_DIRS:
         ctx.depends_on.add(str(ctx.root / OPENCODE_DIR / sub))
     agents = ctx.index.opencode_agents()
     ctx.depends_on.update(agents.values())  # and their directories: a new agent beside them
@@ -291,7 +292,7 @@ def duplicate_agent(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
     if doc.load.data is None or ctx.index is None or ctx.root is None:
         return
     files = ctx.index.opencode_agent_files().get(doc.agent_name, [])
-    for sub in ("agent", "agents"):
+    for sub in AGENT_DIRS:
         ctx.depends_on.add(str(ctx.root / OPENCODE_DIR / sub))
     ctx.depends_on.update(files)
     ctx.depends_on.update(str(Path(p).parent) for p in files)
