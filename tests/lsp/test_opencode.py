@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.lsp.conftest import TIMEOUT, open_doc, wait_for_diagnostics
+from tests.lsp.conftest import TIMEOUT, open_doc, wait_for_diagnostics, wait_indexed
 
 AGENT = ".opencode/agent/subagents/logic-research-agent.md"
 ORCHESTRATOR = ".opencode/agent/orchestrator.md"
@@ -94,6 +94,7 @@ async def test_an_agent_created_on_disk_resolves_a_command(client: LanguageClien
     uri = await open_doc(client, root / PLAN_CMD)
     diags = await _diagnostics(client, uri, "BTN711")
     assert any(d.code == "BTN711" for d in diags)
+    await wait_indexed(client)  # no re-check of the whole tree under way to hide a missed one
     agent = root / NEW_AGENT
     agent.parent.mkdir(parents=True)
     agent.write_text("---\nname: planner-agent\ndescription: Plans\n---\n# P\n")

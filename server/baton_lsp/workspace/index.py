@@ -425,4 +425,21 @@ class WorkspaceIndex:
                 self._files = None
                 if os.path.dirname(key) == str(self.agents_dir):
                     self._agent_paths = None
-        return self.dependents(key)
+        out = self.dependents(key)
+        if created_or_deleted:  # a file come or gone changes every directory tree above it
+            out |= self._tree_dependents(os.path.dirname(os.path.dirname(key)))
+            out.discard(key)
+        return out
+
+    def _tree_dependents(self, directory: str) -> set[str]:
+        """Files that recorded `directory` or one above it (inside the workspace): those that
+        read a tree at any depth, such as OpenCode's `agent/**/*.md`."""
+        out: set[str] = set()
+        root = str(self.root)
+        with self._lock:
+            while directory.startswith(self._prefix) or directory == root:
+                out |= self._rdeps.get(directory, set())
+                if directory == root:
+                    break
+                directory = os.path.dirname(directory)
+        return out
