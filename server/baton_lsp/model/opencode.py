@@ -27,7 +27,8 @@ sst/opencode, the npm package `opencode-ai`), not from Claude Code's formats:
   gray-matter caches its result by input text before parsing, so when the retry's text is
   the same as the first (nothing to sanitize), the retry returns the cached unparsed file:
   no front matter, the whole text, `---` block included, as the prompt or template. Both
-  outcomes were checked against the `opencode` 1.18.33 binary (`opencode debug config`).
+  outcomes were checked against the `opencode` 1.18.33 binary (`opencode debug config`), as
+  was js-yaml's YAML 1.2 reading of values: `yes`, `no`, `on`, `off` are strings.
 - Models: `provider/model` (`Provider.parseModel` splits at the first `/`; a bare `opus` is
   provider `opus` with an empty model id, which no provider has).
 - Config files: `opencode.json` / `opencode.jsonc` at the project root and in `.opencode/`,
@@ -36,8 +37,10 @@ sst/opencode, the npm package `opencode-ai`), not from Claude Code's formats:
   a missing file is `ConfigInvalidError` ("bad file reference"), so OpenCode does not start
   (`packages/opencode/src/config/variable.ts`, commit 0380a03a). Its `agent` section takes
   the agent schema above, keyed by agent name.
-- Tools: the registry (`packages/opencode/src/tool/registry.ts`) and each tool's id; MCP
-  tools are named `<server>_<tool>` (`packages/opencode/src/mcp/index.ts`).
+- Tools: the registry (`packages/opencode/src/tool/registry.ts`, commit 010bc19e) and each
+  tool's id; MCP tools are named `<server>_<tool>` (`packages/opencode/src/mcp/index.ts`).
+  The task tool fails on a `subagent_type` it does not know ("Unknown agent type: … is not
+  a valid agent type", in the 1.18.33 binary).
 """
 
 from __future__ import annotations
