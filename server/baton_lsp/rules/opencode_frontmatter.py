@@ -106,8 +106,10 @@ def agent_problems(data: dict[str, Any]) -> Iterator[tuple[str, str]]:
     if "tools" in data:
         tools = data["tools"]
         if not isinstance(tools, dict):
+            shape = "a list" if isinstance(tools, (list, str)) else "empty" if tools is None \
+                else "a single value"
             yield "tools", ("`tools` must be a map of tool ids to true/false (OpenCode's "
-                            "form, e.g. `write: false`), not a list")
+                            f"form, e.g. `write: false`), not {shape}")
         else:
             bad = [str(k) for k, v in tools.items() if not _is_bool(v)]
             if bad:
