@@ -442,3 +442,23 @@ def test_yes_and_on_are_strings_to_opencode(tmp_path: Path) -> None:
     [f] = [f for f in check(tmp_path, {rel: "---\ndescription: yes\nhidden: on\n---\nGo\n"},
                             rel) if f.code == "BTN702"]
     assert "`hidden`" in f.message
+
+
+def test_btn710_custom_tools_and_links_out(tmp_path: Path) -> None:
+    """A tool defined in `.opencode/tool/` is known; a tool directory linked out of the
+    workspace is not listed (its names say nothing about this workspace)."""
+    rel = ".opencode/agent/a.md"
+    text = "---\ndescription: A\ntools:\n  greps: true\n---\nGo\n"
+    ws = tmp_path / "ws"
+    [f] = [f for f in check(ws, {rel: text}, rel) if f.code == "BTN710"]
+    assert "`grep`" in f.message  # a near miss of a built-in, and no custom tool of its name
+    (ws / ".opencode/tool").mkdir(parents=True)
+    (ws / ".opencode/tool/greps.ts").write_text("export default {}\n")
+    assert "BTN710" not in codes(check(ws, {rel: text}, rel))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "greps.ts").write_text("export default {}\n")
+    other = tmp_path / "other"
+    (other / ".opencode").mkdir(parents=True)
+    (other / ".opencode/tool").symlink_to(outside)
+    assert "BTN710" in codes(check(other, {rel: text}, rel))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,14 +104,23 @@ def workspace_agents(ctx: RuleContext) -> set[str]:
 
 
 def _custom_tools(ctx: RuleContext) -> set[str]:
+    """Tool names the workspace defines in `.opencode/tool(s)/`: listed, never read, and
+    only when the directory is inside the workspace (not reached through a link out)."""
     names: set[str] = set()
     if ctx.root is None:
         return names
+    inside = os.path.realpath(ctx.root)
     for rel in _TOOL_DIRS:
         base = ctx.root / rel
         ctx.depends_on.add(str(base))
-        if base.is_dir():
-            names.update(p.stem for p in base.iterdir() if p.suffix in (".js", ".ts"))
+        real = os.path.realpath(base)
+        if not (real == inside or real.startswith(inside + os.sep)) or not os.path.isdir(real):
+            continue
+        try:
+            names.update(e.name.rsplit(".", 1)[0] for e in os.scandir(real)
+                         if e.name.endswith((".js", ".ts")))
+        except OSError as exc:
+            skipped.info("%s: not listed for custom tools (%s)", base, exc)
     return names
 
 
