@@ -462,3 +462,10 @@ def test_btn710_custom_tools_and_links_out(tmp_path: Path) -> None:
     (other / ".opencode").mkdir(parents=True)
     (other / ".opencode/tool").symlink_to(outside)
     assert "BTN710" in codes(check(other, {rel: text}, rel))
+
+
+def test_btn720_looks_only_inside_the_workspace(tmp_path: Path) -> None:
+    text = ('{"agent": {"a": {"prompt": "{file:../../outside.md}"},'
+            ' "b": {"prompt": "{file:~/p.md}"}}}')
+    found = check(tmp_path / "ws", {"opencode.json": text}, "opencode.json")
+    assert "BTN720" not in codes(found)

@@ -8,6 +8,7 @@ OpenCode from loading its configuration at all.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,8 +31,8 @@ def bad_file_reference(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Findin
     `instructions`, a provider key, …) with the file's content, resolving a relative path
     from the configuration file's directory. A missing file is a configuration error ("bad
     file reference: … does not exist"): OpenCode refuses the whole configuration. A token on
-    a line commented out with `//` is left alone; `~/` and absolute paths (outside the
-    workspace) are not looked at.
+    a line commented out with `//` is left alone; `~/`, absolute paths and paths leading out
+    of the workspace are not looked at.
 
     Fix: correct the path, create the file, or remove the agent that uses it.
 
@@ -62,11 +63,14 @@ def bad_file_reference(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Findin
         }
     """
     base = Path(ctx.path).parent
+    root = os.path.normpath(ctx.root) if ctx.root is not None else None
     for ref in doc.file_refs:
         target = ref.target.strip()
         if not target or target.startswith("~") or target.startswith("/"):
             continue
-        resolved = base / target
+        resolved = Path(os.path.normpath(base / target))
+        if root is None or not str(resolved).startswith(root + os.sep):
+            continue  # outside the workspace: not looked at
         if ctx.exists(resolved):
             continue
         yield ctx.finding(ref.range, f"`{ref.token}`: {target} does not exist (from "
