@@ -42,6 +42,9 @@ PATHS = {
     Kind.REPORT: "/ws/.claude/specs/001_x/reports/001_r.md",
     Kind.SUMMARY: "/ws/.claude/specs/001_x/summaries/001_s.md",
     Kind.CHECKPOINT: "/ws/.claude/data/checkpoints/wf_1/000001.json",
+    Kind.OPENCODE_AGENT: "/ws/.opencode/agent/subagents/some-agent.md",
+    Kind.OPENCODE_COMMAND: "/ws/.opencode/commands/do.md",
+    Kind.OPENCODE_CONFIG: "/ws/opencode.json",
 }
 
 FRAGMENTS = [

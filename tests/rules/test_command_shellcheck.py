@@ -64,7 +64,8 @@ def blocks(*bodies: str) -> str:
 def test_rule_is_registered() -> None:
     r = get_rule("BTN330")
     assert r is not None and r.name == "bash-shellcheck" and r.fixable
-    assert r.kinds == frozenset({Kind.COMMAND}) and "shellcheck-exclude" in r.doc
+    assert r.kinds == frozenset({Kind.COMMAND, Kind.OPENCODE_COMMAND})
+    assert "shellcheck-exclude" in r.doc
 
 
 def test_findings_are_mapped_to_markdown(binary: str) -> None:

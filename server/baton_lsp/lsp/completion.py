@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from lsprotocol import types
 
@@ -75,6 +76,9 @@ def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.Com
         return _items([(name, "agent") for name in sorted(idx.agent_paths())],
                       types.CompletionItemKind.File, "{}.md")
     fm_end = _frontmatter_end(lines)
+    if kind in (Kind.OPENCODE_AGENT, Kind.OPENCODE_COMMAND) and 0 < line < fm_end:
+        return _opencode(idx.opencode_agents, kind is Kind.OPENCODE_AGENT, lines, line, prefix,
+                         fm_end)
     if kind in (Kind.AGENT, Kind.COMMAND) and 0 < line < (fm_end if fm_end > 0 else 0):
         keys = COMMAND_KEYS if kind is Kind.COMMAND else AGENT_KEYS
         if _FM_KEY_RE.match(prefix):
@@ -96,6 +100,42 @@ def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.Com
         if key == "dependent-agents" and (_LIST_ITEM_RE.match(prefix) or owner == line):
             return _items([(n, "agent") for n in sorted(idx.agent_paths())],
                           types.CompletionItemKind.Reference)
+    return []
+
+
+_NESTED_KEY_RE = re.compile(r"^\s+[A-Za-z_-]*$")
+
+
+def _opencode(agents: Callable[[], dict[str, str]], agent: bool, lines: list[str], line: int,
+              prefix: str, fm_end: int) -> list[types.CompletionItem]:
+    """OpenCode's own keys and values (model/opencode.py), never Claude Code's."""
+    from ..model.opencode import (
+        AGENT_KEYS,
+        BUILTIN_AGENTS,
+        BUILTIN_TOOLS,
+        COMMAND_KEYS,
+        MODES,
+        PERMISSION_KEYS,
+    )
+
+    keys = AGENT_KEYS if agent else COMMAND_KEYS
+    owner = next((i for i in range(line - 1 if _NESTED_KEY_RE.match(prefix) else line, 0, -1)
+                  if lines[i].strip() and not lines[i][:1].isspace()), None)
+    m = _FM_VALUE_RE.match(lines[owner]) if owner is not None else None
+    key = m.group(1) if m else ""
+    if _NESTED_KEY_RE.match(prefix) and agent and key in ("tools", "permission"):
+        names = BUILTIN_TOOLS if key == "tools" else PERMISSION_KEYS
+        return _items([(t, "OpenCode tool") for t in names],
+                      types.CompletionItemKind.EnumMember, "{}: ")
+    if _FM_KEY_RE.match(prefix):
+        present = {ln.split(":", 1)[0].strip() for ln in lines[1:fm_end] if ":" in ln}
+        return _items([(k, d) for k, d in keys.items() if k not in present],
+                      types.CompletionItemKind.Property, "{}: ")
+    if owner == line and key == "mode" and agent:
+        return _items([(v, None) for v in MODES], types.CompletionItemKind.EnumMember)
+    if owner == line and key == "agent" and not agent:
+        return _items([(n, "agent") for n in sorted({*agents(), *BUILTIN_AGENTS})],
+                      types.CompletionItemKind.Reference)
     return []
 
 

@@ -42,6 +42,9 @@ def register(server: BatonServer) -> None:
         if el.kind == "agent":
             agent_path = idx.agent_paths().get(el.value)
             return [_location(ls, str(agent_path))] if agent_path else None
+        if el.kind == "oc-agent":
+            oc_path = idx.opencode_agents().get(el.value)
+            return [_location(ls, oc_path)] if oc_path else None
         if el.kind == "link":
             target_path = link_target(idx, path, el.value)
             if target_path is not None and os.path.isfile(target_path):  # no OSError

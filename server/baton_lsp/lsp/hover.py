@@ -82,6 +82,37 @@ def agent_markdown(idx: WorkspaceIndex, name: str) -> str:
     ])
 
 
+def opencode_key_markdown(doc: object, key: str) -> str:
+    """What OpenCode reads from front-matter `key` of an OpenCode agent or command."""
+    from ..model.opencode import AGENT_KEYS, COMMAND_KEYS, OpenCodeAgent
+
+    agent = isinstance(doc, OpenCodeAgent)
+    known = AGENT_KEYS if agent else COMMAND_KEYS
+    what = "agent" if agent else "command"
+    if key in known:
+        return f"**`{key}`** (OpenCode {what}) — {known[key]}"
+    if agent:
+        return (f"**`{key}`** — not an OpenCode agent setting: OpenCode passes unknown agent "
+                "keys to the model provider as options")
+    return f"**`{key}`** — not an OpenCode command setting: OpenCode drops it"
+
+
+def opencode_agent_markdown(idx: WorkspaceIndex, name: str) -> str:
+    """An OpenCode agent a command names: its description, mode and file."""
+    from ..model.opencode import BUILTIN_AGENTS, OpenCodeAgent
+
+    path = idx.opencode_agents().get(name)
+    if path is None:
+        if name in BUILTIN_AGENTS:
+            return f"**{name}** — OpenCode's built-in agent"
+        return f"**{name}** — no OpenCode agent of that name in `.opencode/agent/`"
+    doc = idx.document(path)
+    data = doc.load.data if isinstance(doc, OpenCodeAgent) and doc.load.data else {}
+    return "\n\n".join([f"**{name}** — {data.get('description', '—')}",
+                         f"Mode: {data.get('mode', 'all')}  \nModel: {data.get('model', '—')}",
+                         f"`{idx.rel(path)}`"])
+
+
 def signal_markdown(idx: WorkspaceIndex, name: str) -> str:
     from ..model.agent import AgentFile, CommandFile
     from ..model.base import Kind
@@ -135,6 +166,10 @@ def register(server: BatonServer) -> None:
             text = agent_markdown(idx, el.value)
         elif el.kind == "signal":
             text = signal_markdown(idx, el.value)
+        elif el.kind == "oc-key":
+            text = opencode_key_markdown(doc, el.value)
+        elif el.kind == "oc-agent":
+            text = opencode_agent_markdown(idx, el.value)
         if not text:
             return None
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,

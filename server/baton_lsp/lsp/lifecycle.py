@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 PARENT_POLL_SECONDS = 3.0
 _WATCH_GLOBS = ("**/.claude/**", "**/specs/**", "**/pyproject.toml", "**/baton.toml",
                 "**/docs/**/plans/**", "**/PLAN.md", "**/plan.md", "**/.claude-plugin/*.json",
-                "**/agents/**/*.md", "**/commands/**/*.md", "**/skills/**/SKILL.md")
+                "**/agents/**/*.md", "**/commands/**/*.md", "**/skills/**/SKILL.md",
+                "**/.opencode/**", "**/opencode.json", "**/opencode.jsonc")
 """Everything discovery classifies, wherever a plugin keeps it, and what changes the rules."""
 
 

@@ -11,9 +11,11 @@ from typing import Any
 from ..model.agent import AgentFile, CommandFile
 from ..model.base import Kind, Range
 from ..model.common import Frontmatter, Link
+from ..model.opencode import OpenCodeAgent, OpenCodeCommand
 from ..model.plan import DependencyRef, Phase, Plan
 from ..parse.agent import SIGNAL_RE
 from ..rules.base import RuleContext
+from ..rules.opencode_refs import SUBAGENT_RE
 from ..workspace.index import WorkspaceIndex
 
 _CODE_RE = re.compile(r"\bBTN\d{3}\b")
@@ -22,7 +24,7 @@ _CODE_RE = re.compile(r"\bBTN\d{3}\b")
 @dataclass
 class Element:
     kind: str
-    """dep | phase | agent | link | rule | signal | status"""
+    """dep | phase | agent | link | rule | signal | status | oc-key | oc-agent"""
     range: Range
     value: Any = None
     phase: Phase | None = None
@@ -74,6 +76,18 @@ def element_at(doc: Any, lines: list[str], line: int, char: int) -> Element | No
             if meta.key.lower() in ("parent plan", "parent phase") and \
                     _inside(meta.value_range, line, char):
                 return Element("link", meta.value_range, meta)
+    if isinstance(doc, (OpenCodeAgent, OpenCodeCommand)) and doc.frontmatter is not None:
+        for entry in doc.frontmatter.entries:  # OpenCode's keys, a command's agent
+            if _inside(entry.key_range, line, char):
+                return Element("oc-key", entry.key_range, entry.key)
+            if isinstance(doc, OpenCodeCommand) and entry.key == "agent" \
+                    and isinstance(entry.value, str) and _inside(entry.value_range, line, char):
+                return Element("oc-agent", entry.value_range, entry.value.strip())
+    if isinstance(doc, (OpenCodeAgent, OpenCodeCommand)) and 0 <= line < len(lines) \
+            and "subagent_type" in lines[line]:
+        for m in SUBAGENT_RE.finditer(lines[line]):  # a task-tool call's agent
+            if m.start(2) <= char <= m.end(2):
+                return Element("oc-agent", Range.of_line(line, m.start(2), m.end(2)), m.group(2))
     if isinstance(doc, (AgentFile, CommandFile)):
         for inj in doc.injections:
             if _inside(inj.target_range, line, char) and inj.agent_name:

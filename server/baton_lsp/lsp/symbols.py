@@ -125,7 +125,8 @@ def _symbol_files(ls: BatonServer, token: CancelToken) -> list[_File]:
         token.check()
         idx = ls.index_for_root(root)
         for path, kind in sorted(idx.files().items()):
-            if kind in (Kind.PLAN, Kind.AGENT, Kind.COMMAND):
+            if kind in (Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.OPENCODE_AGENT,
+                        Kind.OPENCODE_COMMAND):
                 out.append((len(out), idx, path, kind))
     return out
 

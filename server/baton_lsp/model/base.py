@@ -92,6 +92,12 @@ class Kind(StrEnum):
     AGENT = "agent"
     COMMAND = "command"
     SKILL = "skill"
+    OPENCODE_AGENT = "opencode-agent"
+    """`.opencode/agent(s)/**/*.md`: an OpenCode agent (its own format, not Claude Code's)."""
+    OPENCODE_COMMAND = "opencode-command"
+    """`.opencode/command(s)/**/*.md`: an OpenCode command template."""
+    OPENCODE_CONFIG = "opencode-config"
+    """`opencode.json(c)` at the root or in `.opencode/`: OpenCode's project configuration."""
     """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
     REGISTRY = "registry"
     """`specs/state.json`: the task registry of the newer task-based trees."""
@@ -108,6 +114,8 @@ class Convention(StrEnum):
 
     CLAUDE_CODE = "claude-code"
     """Claude Code's documented agent, command, skill and settings formats."""
+    OPENCODE = "opencode"
+    """OpenCode's agent and command formats (`.opencode/agent/`, `.opencode/command/`)."""
     PLAN = "plan"
     """Any markdown plan with numbered phases, checkboxes and status markers."""
     CHECKBOX_PLAN = "checkbox-plan"
@@ -131,6 +139,9 @@ class Convention(StrEnum):
 CONVENTION_DOCS = {
     Convention.CLAUDE_CODE: "Claude Code's documented formats for agents, commands, skills "
     "and settings (code.claude.com/docs); every agent and command file follows it",
+    Convention.OPENCODE: "OpenCode's agent and command formats (its config schema and "
+    "loaders, npm `opencode-ai`); every file under `.opencode/agent(s)/` and "
+    "`.opencode/command(s)/` follows it",
     Convention.PLAN: "markdown plans with `Phase N` headings, task checkboxes and status "
     "markers, by any author",
     Convention.CHECKBOX_PLAN: "plans whose task checkboxes are ticked as work is done (the "

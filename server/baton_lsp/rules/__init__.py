@@ -22,6 +22,9 @@ RULE_MODULES = (
     "run_state",
     "checkpoint_files",
     "task_registry",
+    "opencode_frontmatter",
+    "opencode_refs",
+    "opencode_config",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -33,6 +36,10 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "skill": ("command_frontmatter", "data_files"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
+    "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),
+    "opencode-command": ("opencode_frontmatter", "opencode_refs", "command_shellcheck",
+                         "data_files"),
+    "opencode-config": ("opencode_config", "data_files"),
 }
 """The rule modules that register rules for a kind (`Kind` values; every other kind has
 `data_files`' only). A file's first check imports just these — the editor's first opened

@@ -236,7 +236,7 @@ def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],
 
     def slow(item: tuple[WorkspaceIndex, str, Kind | None]) -> bool:
         idx, _, kind = item
-        return kind is Kind.COMMAND and idx.config.shellcheck != "off"
+        return kind in (Kind.COMMAND, Kind.OPENCODE_COMMAND) and idx.config.shellcheck != "off"
 
     # Largest first: its ShellCheck process starts first and does not finish last, alone.
     commands = sorted((item for item in todo if slow(item)), key=lambda item: -_size(item[1]))
@@ -245,8 +245,8 @@ def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],
     def parsed() -> Iterator[tuple[Any, Any]]:
         """Each command as it is parsed: its blocks go to ShellCheck before the next is
         read, so the first process starts after one file, not all of them."""
-        for idx, file, _ in commands:
-            found = read[file] = read_for_rules(idx, norm(file), Kind.COMMAND, cache)
+        for idx, file, kind in commands:
+            found = read[file] = read_for_rules(idx, norm(file), kind or Kind.COMMAND, cache)
             if found is not None:
                 yield found
 

@@ -232,19 +232,22 @@ def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
                 submit(runs, store, spread=1)
 
 
-@rule("BTN330", "bash-shellcheck", Severity.WARNING, (Kind.COMMAND,), fixable=True,
+@rule("BTN330", "bash-shellcheck", Severity.WARNING, (Kind.COMMAND, Kind.OPENCODE_COMMAND),
+      fixable=True,
       convention=Convention.SCRIPT_BLOCKS, everywhere=lambda config: config.shellcheck == "all")
 def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """ShellCheck finds a bug in a bash block that is a script (`SCxxxx: ...`).
 
-    Claude Code runs a command's ```bash blocks through its Bash tool, so a block that cannot
-    parse or that tests the wrong thing fails in the middle of a workflow. Each block is
+    Claude Code runs a command's ```bash blocks through its Bash tool (OpenCode, an OpenCode
+    command's, through its `bash` tool), so a block that cannot parse or that tests the
+    wrong thing fails in the middle of a workflow. Each block is
     checked alone with `--shell=bash`; severities follow ShellCheck (error → error, warning →
     warning, info/style → info).
 
     By default (`shellcheck = "auto"`) only commands whose blocks are scripts run as written
     are checked: blocks that call the seeds' state library (`append_workflow_state`,
-    `STATE_FILE`) or `source` a library of the project (`source .claude/lib/x.sh`). In other
+    `STATE_FILE`) or `source` a library of the project (`source .claude/lib/x.sh`, in an
+    OpenCode command `source .opencode/…`). In other
     trees a ```bash fence is as often an example, a template or instructions as a script,
     and ShellCheck's findings there were mostly wrong; `shellcheck = "all"` (or
     `baton check --shellcheck all`) checks every command, `shellcheck = "off"` none.

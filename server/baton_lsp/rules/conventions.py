@@ -20,8 +20,10 @@ from ..model.plan import Generation, Plan
 _STATE_LIBRARY = re.compile(
     r"\b(?:append_workflow_state|load_workflow_state|init_workflow_state|"
     r"state-persistence\.sh|STATE_FILE)\b")
-_PROJECT_LIBRARY = re.compile(r"^\s*(?:source|\.)\s+[\"']?\S*\.claude/\S+", re.MULTILINE)
-"""`source .claude/lib/x.sh`, `. "${CLAUDE_PROJECT_DIR}/.claude/lib/x.sh"`."""
+_PROJECT_LIBRARY = re.compile(r"^\s*(?:source|\.)\s+[\"']?\S*\.(?:claude|opencode)/\S+",
+                              re.MULTILINE)
+"""`source .claude/lib/x.sh`, `. "${CLAUDE_PROJECT_DIR}/.claude/lib/x.sh"`, and an OpenCode
+command's `source .opencode/scripts/x.sh`."""
 
 STANDARD_MARKER = "Standards File"
 """The metadata key plans of the seeds' lineage carry (the plan names its standards)."""
@@ -41,7 +43,7 @@ def _adopts_standard(root: Path | None) -> bool:
 def detected(convention: Convention, doc: Any, kind: Kind, root: Path | None = None) -> bool:
     """True when `doc` (a parsed file of `kind` in the workspace at `root`) follows
     `convention`, judged from its text and whether the workspace adopted the convention."""
-    if convention in (Convention.BATON, Convention.CLAUDE_CODE):
+    if convention in (Convention.BATON, Convention.CLAUDE_CODE, Convention.OPENCODE):
         return True
     if convention is Convention.PLAN:
         return isinstance(doc, Plan)

@@ -1,9 +1,12 @@
 """Finding workspaces and deciding what each file is from its path.
 
-A workspace root holds `.claude/`, or a `specs/` directory with plans or a `state.json` task
-registry (trees that keep their plans in the repository but their Claude Code setup in the
-user's home), or is a Claude Code plugin (`.claude-plugin/plugin.json`; its `agents/`,
-`commands/` and `skills/` sit at the plugin's root, plus any paths its manifest adds).
+A workspace root holds `.claude/`, or an OpenCode `.opencode/` with agents, commands or
+specs (`.opencode/` is read beside `.claude/`, never as a workspace of its own: its
+`specs/` is the root's second place for plans and a registry), or a `specs/` directory
+with plans or a `state.json` task registry (trees that keep their plans in the repository
+but their Claude Code setup in the user's home), or is a Claude Code plugin
+(`.claude-plugin/plugin.json`; its `agents/`, `commands/` and `skills/` sit at the
+plugin's root, plus any paths its manifest adds).
 Plans also live outside `specs/`: `docs/**/plans/`, a root `PLAN.md`, `.claude/plans/`,
 `.claude/TODO.md`. Those places hold notes and templates too, so a file found there is a
 plan only when its text looks like one (phase headings or task checkboxes).
@@ -20,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
+from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
 
@@ -61,6 +65,19 @@ def specs_root(directory: Path) -> bool:
         if os.path.isdir(topic_plans):
             return True
     return False
+
+
+def opencode_root(directory: Path) -> bool:
+    """True when `directory/.opencode/` holds OpenCode agents, commands or a `specs/` with
+    plans or a registry. A bare `.opencode/` is not enough: OpenCode's installer puts its
+    binary in `~/.opencode/bin`."""
+    base = directory / OPENCODE_DIR
+    for sub in (*AGENT_DIRS, *COMMAND_DIRS):
+        look(base / sub, KIND)
+        if (base / sub).is_dir():
+            return True
+    look(base / "specs", KIND)
+    return (base / "specs").is_dir() and specs_root(base)
 
 
 PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
@@ -148,14 +165,17 @@ def find_root(start: Path) -> Path | None:
     parts = cur.parts
     if in_worktrees(parts):  # a worktree's copy of the tree is checked where it came from
         return None
-    if ".claude" in parts:  # inside .claude/: its parent is the root
-        idx = len(parts) - 1 - parts[::-1].index(".claude")
-        return Path(*parts[:idx]) if idx > 0 else None
+    for marker in (".claude", OPENCODE_DIR):
+        if marker in parts:  # inside .claude/ or .opencode/: its parent is the root
+            idx = len(parts) - 1 - parts[::-1].index(marker)
+            if marker == ".claude" or opencode_root(Path(*parts[:idx])):
+                return Path(*parts[:idx]) if idx > 0 else None
     for cand in (cur, *cur.parents):
         # The names probed, not `cand` itself: a parent such as /tmp changes all the time.
         look(cand / ".claude", KIND)
         look(cand / PLUGIN_MANIFEST, KIND)
-        if (cand / ".claude").is_dir() or specs_root(cand) or (cand / PLUGIN_MANIFEST).is_file():
+        if (cand / ".claude").is_dir() or specs_root(cand) or opencode_root(cand) \
+                or (cand / PLUGIN_MANIFEST).is_file():
             return cand
     return None
 
@@ -223,6 +243,10 @@ def classify(rel: str, root: Path | None = None,
         return None  # stray nested copies such as .claude/tests/.claude/..., worktrees
     if _is_backup(name, parts):
         return None
+    if parts[0] == OPENCODE_DIR:
+        return _opencode_kind(parts[1:], name)
+    if len(parts) == 1 and name in CONFIG_NAMES:
+        return Kind.OPENCODE_CONFIG
     in_claude = parts[0] == ".claude"
     sub = parts[1:] if in_claude else parts
     if not sub:
@@ -251,17 +275,7 @@ def classify(rel: str, root: Path | None = None,
             # `skills/<name>/SKILL.md`, or grouped: `skills/<group>/<name>/SKILL.md`
             return Kind.SKILL if len(sub) >= 3 and name == "SKILL.md" else None
         if sub[0] == "specs":
-            if _is_template(name):
-                return None
-            if "plans" in sub:
-                return Kind.PLAN
-            if "reports" in sub:
-                return Kind.REPORT
-            if "summaries" in sub:
-                return Kind.SUMMARY
-            if "debug" in sub and "plan" in name:
-                return Kind.PLAN
-            return None
+            return _specs_kind(sub, name)
         if in_claude and sub[0] == "lib" and "fixtures" in sub:
             return Kind.PLAN
         return None
@@ -275,6 +289,46 @@ def classify(rel: str, root: Path | None = None,
     if name.endswith(".state") or (name.endswith(".sh") and (
             (sub[0] == "tmp" and ("workflow_" in name or "state" in name)) or ".state" in sub)):
         return Kind.STATE
+    return None
+
+
+def _specs_kind(sub: tuple[str, ...], name: str) -> Kind | None:
+    """A markdown file under `specs/` (the root's or `.opencode/`'s)."""
+    if _is_template(name):
+        return None
+    if "plans" in sub:
+        return Kind.PLAN
+    if "reports" in sub:
+        return Kind.REPORT
+    if "summaries" in sub:
+        return Kind.SUMMARY
+    if "debug" in sub and "plan" in name:
+        return Kind.PLAN
+    return None
+
+
+def _opencode_kind(sub: tuple[str, ...], name: str) -> Kind | None:
+    """A file under `.opencode/`: agents and commands as OpenCode finds them (any depth,
+    `agent/` or `agents/`, `command/` or `commands/`), and its `specs/` like the root's.
+    READMEs, templates and fragment directories are skipped as on the Claude Code side."""
+    if not sub:
+        return None
+    if sub == ("specs", "state.json"):
+        return Kind.REGISTRY
+    if len(sub) == 1 and name in CONFIG_NAMES:
+        return Kind.OPENCODE_CONFIG
+    if not name.endswith(".md") or name.lower() == "readme.md" or len(sub) < 2:
+        return None
+    if sub[0] in AGENT_DIRS:
+        if _is_template(name) or "templates" in sub[1:-1]:
+            return None
+        return Kind.OPENCODE_AGENT
+    if sub[0] in COMMAND_DIRS:
+        if _is_template(name) or (len(sub) > 2 and sub[1] in _NOT_COMMAND_DIRS):
+            return None
+        return Kind.OPENCODE_COMMAND
+    if sub[0] == "specs":
+        return _specs_kind(sub, name)
     return None
 
 
@@ -307,12 +361,13 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     root_str = os.path.normpath(os.path.abspath(root))
     root_path = Path(root_str)
     listed = _listing(root_str)
-    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md") if listed else []
+    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md" or n in CONFIG_NAMES) \
+        if listed else []
     for fname in top_files:  # listed, not probed: `PLAN.md` and `plan.md` once each
         kind = classify(fname, root_path)
         if kind is not None and not (patterns and excluded(fname, patterns)):
             yield os.path.join(root_str, fname), kind
-    tops = [".claude", "specs", "docs"]
+    tops = [".claude", OPENCODE_DIR, "specs", "docs"]
     layout = plugin_layout(root_str)
     if layout is not None:
         for comp in PLUGIN_COMPONENTS:
@@ -372,8 +427,11 @@ def find_workspaces(path: Path) -> list[Path]:
             here = Path(dirpath)
             if here not in roots and ".claude" not in here.parts and (
                     ".claude" in dirnames or ("specs" in dirnames and specs_root(here))
+                    or (OPENCODE_DIR in dirnames and opencode_root(here))
                     or (".claude-plugin" in dirnames and (here / PLUGIN_MANIFEST).is_file())):
                 roots.append(here)
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and d != ".claude"
+            # `.opencode/` is read with its parent's workspace (its specs too), never as one
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS
+                                 and d not in (".claude", OPENCODE_DIR)
                                  and d.lower() not in _ARCHIVE_DIRS)
     return roots

@@ -61,7 +61,7 @@ def unread(root: Path, path: str, exc: OSError) -> str:
     return f"cannot read file: {exc.strerror or exc}"
 
 
-_SYMBOL_KINDS = (Kind.PLAN, Kind.AGENT, Kind.COMMAND)
+_SYMBOL_KINDS = (Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.OPENCODE_AGENT, Kind.OPENCODE_COMMAND)
 
 
 def _stamp_of(st: os.stat_result) -> tuple[int, int, int]:
@@ -357,6 +357,25 @@ class WorkspaceIndex:
                 self._agent_paths = found
             return dict(self._agent_paths)
 
+    def opencode_agents(self) -> dict[str, str]:
+        """OpenCode's name for each `.opencode/agent(s)/` agent → its (first) path. A file
+        OpenCode skips (front matter it cannot read at all) is no agent to it: left out."""
+        return {name: paths[0] for name, paths in self.opencode_agent_files().items()}
+
+    def opencode_agent_files(self) -> dict[str, list[str]]:
+        """OpenCode's name for each agent → every file that defines it (sorted)."""
+        from ..model.opencode import OpenCodeAgent  # with the parser (see `_parse`)
+
+        found: dict[str, list[str]] = {}
+        for path, kind in sorted(self.files().items()):
+            if kind is not Kind.OPENCODE_AGENT:
+                continue
+            doc = self.document(path, kind)
+            if isinstance(doc, OpenCodeAgent) and (doc.load.data is not None
+                                                   or doc.load.unchecked is not None):
+                found.setdefault(doc.agent_name, []).append(path)
+        return found
+
     def agent(self, name: str) -> AgentFile | None:
         from ..model.agent import AgentFile  # with the parser (see `_parse`)
 
@@ -406,4 +425,21 @@ class WorkspaceIndex:
                 self._files = None
                 if os.path.dirname(key) == str(self.agents_dir):
                     self._agent_paths = None
-        return self.dependents(key)
+        out = self.dependents(key)
+        if created_or_deleted:  # a file come or gone changes every directory tree above it
+            out |= self._tree_dependents(os.path.dirname(os.path.dirname(key)))
+            out.discard(key)
+        return out
+
+    def _tree_dependents(self, directory: str) -> set[str]:
+        """Files that recorded `directory` or one above it (inside the workspace): those that
+        read a tree at any depth, such as OpenCode's `agent/**/*.md`."""
+        out: set[str] = set()
+        root = str(self.root)
+        with self._lock:
+            while directory.startswith(self._prefix) or directory == root:
+                out |= self._rdeps.get(directory, set())
+                if directory == root:
+                    break
+                directory = os.path.dirname(directory)
+        return out

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ..model.agent import AgentFile, CommandFile
 from ..model.base import Range
+from ..model.opencode import OpenCodeAgent, OpenCodeCommand
 from ..model.plan import Plan
 from ..parse.text import split_lines
 
@@ -38,6 +39,11 @@ def summarize(doc: Any, text: str | None, fallback_title: str) -> tuple[SymbolSu
                         None))
         entries.extend((f"Phase {p.number}: {p.title}", "phase", p.heading_range, doc.title)
                        for p in doc.phases)
+    elif isinstance(doc, OpenCodeAgent):  # by the name OpenCode gives it
+        entries.append((doc.agent_name or doc.name, "agent", Range.of_line(0), "opencode agent"))
+    elif isinstance(doc, OpenCodeCommand):
+        entries.append((f"/{doc.command_name or doc.name}", "command", Range.of_line(0),
+                        "opencode command"))
     elif isinstance(doc, AgentFile):
         entries.append((doc.name, "agent", Range.of_line(0), "agent"))
     elif isinstance(doc, CommandFile):

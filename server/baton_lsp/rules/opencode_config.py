@@ -1,0 +1,177 @@
+"""BTN720-BTN722: OpenCode's project configuration (`opencode.json`, `opencode.jsonc`).
+
+OpenCode reads the file as JSONC, substitutes `{file:path}` tokens with the files' content
+and validates its `agent` section with the same agent schema as `.opencode/agent/` files
+(sources in `model/opencode.py`). A broken file or a missing `{file:}` target stops
+OpenCode from loading its configuration at all.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..model.base import Convention, Finding, Kind, Range, Severity
+from ..model.opencode import OpenCodeConfig
+from ..parse.jsonpos import Positions
+from .base import RuleContext, rule
+from .opencode_frontmatter import agent_problems, command_problems, model_problem
+
+OC = Convention.OPENCODE
+CONFIG = (Kind.OPENCODE_CONFIG,)
+
+
+@rule("BTN720", "opencode-config-bad-file-reference", Severity.ERROR, CONFIG, cross_file=True,
+      convention=OC)
+def bad_file_reference(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
+    """A `{file:path}` in the configuration names a file that does not exist.
+
+    OpenCode replaces every `{file:path}` of its configuration (an agent's `prompt`,
+    `instructions`, a provider key, …) with the file's content, resolving a relative path
+    from the configuration file's directory. A missing file is a configuration error ("bad
+    file reference: … does not exist"): OpenCode refuses the whole configuration. A token on
+    a line commented out with `//` is left alone; `~/`, absolute paths and paths leading out
+    of the workspace are not looked at.
+
+    Fix: correct the path, create the file, or remove the agent that uses it.
+
+    Reported:
+
+        ==> opencode.json <==
+        {
+          "agent": {
+            "spreadsheet": {
+              "mode": "subagent",
+              "prompt": "{file:.opencode/agent/subagents/spreadsheet-agent.md}"
+            }
+          }
+        }
+
+    Not reported:
+
+        ==> .opencode/agent/subagents/spreadsheet-agent.md <==
+        Convert spreadsheets.
+        ==> opencode.json <==
+        {
+          "agent": {
+            "spreadsheet": {
+              "mode": "subagent",
+              "prompt": "{file:.opencode/agent/subagents/spreadsheet-agent.md}"
+            }
+          }
+        }
+    """
+    base = Path(ctx.path).parent
+    root = os.path.normpath(ctx.root) if ctx.root is not None else None
+    for ref in doc.file_refs:
+        target = ref.target.strip()
+        if not target or target.startswith("~") or target.startswith("/"):
+            continue
+        resolved = Path(os.path.normpath(base / target))
+        if root is None or not str(resolved).startswith(root + os.sep):
+            continue  # outside the workspace: not looked at
+        if ctx.exists(resolved):
+            continue
+        yield ctx.finding(ref.range, f"`{ref.token}`: {target} does not exist (from "
+                                     f"{Path(ctx.path).name}'s directory): OpenCode refuses "
+                                     "the configuration (\"bad file reference\")")
+
+
+@rule("BTN721", "opencode-config-unreadable", Severity.ERROR, CONFIG, convention=OC)
+def config_unreadable(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
+    """OpenCode cannot parse its configuration file.
+
+    OpenCode reads `opencode.json` and `opencode.jsonc` as JSONC (comments and trailing
+    commas allowed) and refuses to start on any other syntax error.
+
+    Fix: repair the JSON at the reported position.
+
+    Reported:
+
+        ==> opencode.json <==
+        {
+          "agent": {
+            "lean": {"mode": "subagent"}
+          }
+
+    Not reported:
+
+        ==> opencode.jsonc <==
+        {
+          // comments and trailing commas are JSONC
+          "agent": {
+            "lean": {"mode": "subagent",},
+          },
+        }
+    """
+    if doc.error is None:
+        return
+    yield ctx.finding(doc.error_range or Range.of_line(0),
+                      f"OpenCode cannot parse this configuration ({doc.error}): it refuses "
+                      "to start with it")
+
+
+@rule("BTN722", "opencode-config-invalid-entry", Severity.ERROR, CONFIG, convention=OC)
+def config_invalid_entry(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
+    """An agent or command of the configuration has a value OpenCode refuses.
+
+    The `agent` section maps agent names to the same schema as the front matter of
+    `.opencode/agent/` files (see BTN702 and BTN705): `mode` is `subagent`, `primary` or
+    `all`, `tools` a map of tool ids to booleans, `permission` actions or pattern maps,
+    `model` a `provider/model` string. The `command` section maps command names to
+    `template` (required here: there is no body), `description`, `agent`, `model` and
+    `subtask` (a boolean). OpenCode refuses the whole configuration on a schema error, and
+    fails the agent or command on a model without a provider; the same holds for the
+    top-level `model` and `small_model`.
+
+    Fix: write the value in OpenCode's form.
+
+    Reported:
+
+        ==> opencode.json <==
+        {"agent": {"lean": {"mode": "subagent", "model": "opus", "tools": ["read"]}}}
+
+    Not reported:
+
+        ==> opencode.json <==
+        {"agent": {"lean": {"mode": "subagent", "model": "anthropic/claude-opus-4-1",
+                            "tools": {"read": true, "write": false}}},
+         "command": {"check": {"template": "Run the checks", "subtask": true}}}
+    """
+    data = doc.data
+    if data is None:
+        return
+    pos: Positions | None = None
+    for section, what in (("agent", "agent"), ("command", "command")):
+        entries = data.get(section)
+        if not isinstance(entries, dict):
+            continue
+        for name, entry in entries.items():
+            problems: list[tuple[str, str]] = []
+            if not isinstance(entry, dict):
+                problems.append(("", "must be an object"))
+            elif what == "agent":
+                problems.extend(agent_problems(entry))
+            else:
+                if not isinstance(entry.get("template"), str):
+                    problems.append(("template" if "template" in entry else "",
+                                     "`template` (the command's text) is required and must be "
+                                     "a string"))
+                problems.extend(command_problems(entry))
+            model = entry.get("model") if isinstance(entry, dict) else None
+            problem = model_problem(model) if isinstance(model, str) else None
+            if problem is not None:
+                problems.append(("model", problem))
+            for key, text in problems:
+                pos = pos or Positions("\n".join(ctx.lines))
+                path = (section, name, key) if key else (section, name)
+                rng = pos.value_range(path) or pos.key_range((section, name)) \
+                    or Range.of_line(0)
+                yield ctx.finding(rng, f"{what} `{name}`: {text}")
+    for key in ("model", "small_model"):
+        model = data.get(key)
+        problem = model_problem(model) if isinstance(model, str) else None
+        if problem is not None:
+            pos = pos or Positions("\n".join(ctx.lines))
+            yield ctx.finding(pos.value_range((key,)) or Range.of_line(0), f"`{key}`: {problem}")
