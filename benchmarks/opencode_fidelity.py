@@ -29,13 +29,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.agents.clis import AGENTS_DIR, opencode_offline_env
 
 from baton_lsp.model.base import Kind
 from baton_lsp.model.opencode import BUILTIN_AGENTS, OpenCodeAgent, OpenCodeCommand
 from baton_lsp.parse import parse_text
 
-AGENTS_DIR = Path(os.environ.get("BATON_AGENTS_DIR") or Path(
-    os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "baton-agents")
 OPENCODE = os.environ.get("BATON_OPENCODE") or str(AGENTS_DIR / "node_modules/.bin/opencode")
 COPIED = (".opencode/agent", ".opencode/agents", ".opencode/command", ".opencode/commands")
 
@@ -51,12 +52,7 @@ def resolved(tree: Path, scratch: Path, with_config: bool = True) -> tuple[dict[
     if with_config and (tree / "opencode.json").is_file():
         shutil.copy(tree / "opencode.json", work / "opencode.json")
     subprocess.run(["git", "init", "-q"], cwd=work, check=True)
-    home = scratch / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_DATA_HOME=str(home / ".local/share"), XDG_CACHE_HOME=str(home / ".cache"),
-               XDG_STATE_HOME=str(home / ".local/state"), OPENCODE_DISABLE_AUTOUPDATE="1",
-               OPENCODE_DISABLE_MODELS_FETCH="1")
+    env = opencode_offline_env(scratch / "home")
     out = scratch / f"{tree.name}.config.json"
     with out.open("w", encoding="utf-8") as sink:  # a pipe loses the end of a long answer
         done = subprocess.run([OPENCODE, "debug", "config", "--pure"], cwd=work, env=env,

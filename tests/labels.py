@@ -121,3 +121,16 @@ def judge(found: list[Finding], labels: list[Label], corpus: Path) -> Judgement:
                      lost_true=[lb for lb in left if lb.verdict == "TRUE"],
                      stale=[lb for lb in left if lb.verdict != "TRUE"],
                      counts=counts)
+
+
+def assert_judged(result: Judgement, labels: Path, target: float) -> None:
+    """Every finding labelled in `labels`, no TRUE one lost, no label left over, precision at
+    `target` or above."""
+    new = [f"{f.code} {f.path}:{f.range.start_line + 1} {f.message}" for f in result.unlabelled]
+    assert not new, f"unlabelled findings (judge them in tests/{labels.name}):\n" + \
+        "\n".join(new)
+    lost = [f"{lb.code} {lb.path}:{lb.line} ({lb.reason})" for lb in result.lost_true]
+    assert not lost, "true findings no longer reported:\n" + "\n".join(lost)
+    stale = [f"{lb.verdict} {lb.code} {lb.path}:{lb.line}" for lb in result.stale]
+    assert not stale, "labels no finding matches any more (delete them):\n" + "\n".join(stale)
+    assert result.precision() >= target, f"precision {result.precision():.1%} < {target:.0%}"

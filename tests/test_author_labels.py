@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.labels import AUTHOR_LABELS, VERDICTS, author_trees, findings, judge, read_labels
+from tests.labels import (
+    AUTHOR_LABELS,
+    VERDICTS,
+    assert_judged,
+    author_trees,
+    findings,
+    judge,
+    read_labels,
+)
 
 TARGET = 0.95
 
@@ -37,11 +45,4 @@ def test_author_labels_are_well_formed() -> None:
 
 def test_every_finding_on_the_author_trees_is_judged(trees: Path) -> None:
     result = judge(findings(trees), read_labels(AUTHOR_LABELS), trees)
-    new = [f"{f.code} {f.path}:{f.range.start_line + 1} {f.message}" for f in result.unlabelled]
-    assert not new, "unlabelled findings (judge them in tests/author_labels.tsv):\n" + \
-        "\n".join(new)
-    lost = [f"{lb.code} {lb.path}:{lb.line} ({lb.reason})" for lb in result.lost_true]
-    assert not lost, "true findings no longer reported:\n" + "\n".join(lost)
-    stale = [f"{lb.verdict} {lb.code} {lb.path}:{lb.line}" for lb in result.stale]
-    assert not stale, "labels no finding matches any more (delete them):\n" + "\n".join(stale)
-    assert result.precision() >= TARGET, f"precision {result.precision():.1%} < {TARGET:.0%}"
+    assert_judged(result, AUTHOR_LABELS, TARGET)

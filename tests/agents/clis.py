@@ -36,3 +36,15 @@ def cli_path(name: str, version: str | None = None) -> str:
     pytest.skip(f"the {name} CLI is not installed at {path}: run scripts/install-agent-clis.sh"
                 f" (or set BATON_{name.upper()})", allow_module_level=True)
     raise AssertionError("unreachable")
+
+
+def opencode_offline_env(home: Path) -> dict[str, str]:
+    """The environment to run the real opencode in with nothing of the user's: its own HOME
+    and XDG directories under `home`, no OPENCODE_* setting, no update check, no models.dev
+    download (it must answer offline)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_DATA_HOME=str(home / ".local/share"), XDG_CACHE_HOME=str(home / ".cache"),
+               XDG_STATE_HOME=str(home / ".local/state"), OPENCODE_DISABLE_AUTOUPDATE="1",
+               OPENCODE_DISABLE_MODELS_FETCH="1")
+    return env

@@ -10,7 +10,6 @@ refuse the configuration.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from baton_lsp.model.base import Kind
 from baton_lsp.model.opencode import OpenCodeAgent, OpenCodeCommand
 from baton_lsp.parse import parse_text
 from baton_lsp.rules.opencode_frontmatter import agent_problems
-from tests.agents.clis import cli_path
+from tests.agents.clis import cli_path, opencode_offline_env
 
 OPENCODE = cli_path("opencode")
 
@@ -52,13 +51,7 @@ AGENTS = {
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_DATA_HOME=str(home / ".local/share"), XDG_CACHE_HOME=str(home / ".cache"),
-               XDG_STATE_HOME=str(home / ".local/state"), OPENCODE_DISABLE_AUTOUPDATE="1",
-               OPENCODE_DISABLE_MODELS_FETCH="1")
-    return env
+    return opencode_offline_env(tmp_path / "home")
 
 
 def _resolved(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
