@@ -421,3 +421,32 @@ def test_the_earlier_phases_a_phase_follows_are_the_unawaited_ones() -> None:
     graph = build_graph(parse_plan_text(text, PATH))
     assert sorted(graph.deps["4"]) == ["2", "3"]
     assert graph.wave_of("4") == 3 and graph.wave_of("3") == 1
+
+
+FILE_EDITED = """# Implementation Plan: Fix /todo archival
+
+- **Task**: 235 - Fix /todo archival
+- **Status**: [COMPLETED]
+
+## Implementation Phases
+
+### Phase 1: Manual TODO.md Cleanup [COMPLETED]
+
+- **File**: TODO.md
+- **Action**: remove the completed task blocks
+
+### Phase 2: Expanded [NOT STARTED]
+
+**File**: phase_2_build.md
+"""
+
+
+def test_a_file_line_naming_the_edited_file_is_no_link() -> None:
+    """The issue's `- **File**: TODO.md` (a phase's file to edit, in the author's plans) was
+    checked as the phase's expansion and reported missing (BTN130); the seeds' `**File**:
+    phase_2_build.md` still is one."""
+    plan = parse_plan_text(FILE_EDITED, PATH)
+    assert plan.phases[0].expanded_link is None
+    assert plan.phases[1].expanded_link is not None
+    assert [f.message.split("'")[1] for f in only(check_text(Kind.PLAN, FILE_EDITED, PATH),
+                                                 "BTN130")] == ["phase_2_build.md"]

@@ -79,6 +79,9 @@ _NUMBERS_RE = re.compile(r"[\d.,\s]+")
 _BRACKETED_RE = re.compile(r"^\[([^\]]*)\]")
 _STATUS_TEXT_RE = re.compile(r"[A-Za-z][A-Za-z _-]{0,30}")
 _PHASE_FILE_RE = re.compile(r"phase_\d")
+_EXPANSION_NAME_RE = re.compile(r"(?:^|/)(?:phase|stage)[_-]?\d[^/]*$", re.IGNORECASE)
+"""An expanded phase's own file (`**File**: phase_1_setup.md`, the seeds' form); a
+`**File**:` line naming another file (`TODO.md`) says which file the phase edits."""
 _STATUS_WORD_RE = re.compile(r"^[^\w]*([A-Za-z][A-Za-z ]*[A-Za-z])")  # [^\w] covers blanks
 _DEP_ID_RE = re.compile(rf"^(?:phase[\s_-]*)?({_ID})$", re.IGNORECASE)
 _NOT_OURS = r"(?!\w|\s+of\s+(?:the\s+)?(?:parent\s+)?task)"
@@ -563,6 +566,8 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int
 def _expanded_link_line(phase: Phase, no: int, line: str, low: str) -> None:
     """A `**File**: phase_N.md` line or a `[Phase N Details](x.md)` link of an expanded phase."""
     m = _FILE_LINE_RE.match(line)
+    if m and _EXPANSION_NAME_RE.search(m.group(1)) is None:
+        return  # `- **File**: TODO.md`: the file the phase edits, not its expansion
     if m:
         rng = Range.of_line(no, m.start(1), m.end(1))
         phase.expanded_link = Link(text="File", target=m.group(1), range=rng,
