@@ -450,3 +450,34 @@ def test_a_file_line_naming_the_edited_file_is_no_link() -> None:
     assert plan.phases[1].expanded_link is not None
     assert [f.message.split("'")[1] for f in only(check_text(Kind.PLAN, FILE_EDITED, PATH),
                                                  "BTN130")] == ["phase_2_build.md"]
+
+
+def test_a_task_checkbox_is_no_label() -> None:
+    """nvim `specs/archive/497_per_phase_plan_item_checkoff/plans/01_checkoff-plan.md`: the
+    phase's `**Depends on**:` line follows its `- [x] **Task 1.1**: ...` checkboxes and is
+    still the phase's."""
+    text = """# Implementation Plan: Per-phase plan item check-off
+
+- **Task**: 497 - Per-phase check-off
+- **Status**: [COMPLETED]
+
+## Implementation Phases
+
+### Phase 1: Update Primary Agent File (.opencode/) [COMPLETED]
+
+**Tasks**:
+- [x] **Task 1.1**: Insert Stage 4B-ii subsection *(completed)*
+  - Add heading `#### 4B-ii. Check Off Completed Items in Plan File`
+- [x] **Task 1.2**: Update Stage 1 successor behavior *(completed)*
+
+**Timing**: 45 minutes
+
+**Depends on**: none
+
+### Phase 2: Mirror the change [COMPLETED]
+
+**Depends on**: 1
+"""
+    phases = parse_plan_text(text, PATH).phases
+    assert phases[0].dependencies is not None and phases[0].dependencies.explicit_none
+    assert [r.id for r in phases[1].dependencies.refs] == ["1"]

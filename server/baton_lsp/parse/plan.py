@@ -118,11 +118,12 @@ _TASK_LOOKBACK = 24
 """`Task 977 Phase 0`: the phase of another task. Only the text just before a mention is
 searched, so a line of many mentions stays linear."""
 _NONE_VALUES = {"", "none", "n/a", "na", "-", "--", "—", "[]", "nothing"}
-_TASK_LABEL_RE = re.compile(r"^(?:[-*+]\s+(?:\[[ xX~]\]\s+)?)?\*\*Task\s+#?\d", re.IGNORECASE)
-"""`**Task 126 (Sub-PR 1.2): IntMin Instances**`, `- [ ] **Task 2.1**: ...`: a task's label
-inside a phase. The `- Dependencies: 125` and `**Status**:` lines after it are that task's
-(cslib's `specs/124_.../plans/01_pr1-decomposition-plan.md` gives each of eleven tasks
-one), not the phase's."""
+_TASK_LABEL_RE = re.compile(r"^\*\*Task\s+#?\d[^*]*\*\*:?\s*$", re.IGNORECASE)
+"""`**Task 126 (Sub-PR 1.2): IntMin Instances**` alone on its line: a task's label inside a
+phase, as a sub-heading would be. The `- Dependencies: 125` and `**Status**:` lines after it
+are that task's (cslib's `specs/124_.../plans/01_pr1-decomposition-plan.md` gives each of
+eleven tasks one), not the phase's. A task checkbox (`- [x] **Task 1.1**: ...`) is no label:
+the phase's own `**Depends on**:` line follows its task list."""
 _PHASE_HEADING_RE = re.compile(r"^#{2,3}\s+Phase\s+\d", re.IGNORECASE)
 
 
