@@ -303,11 +303,11 @@ def parse_opencode_config(source: Source, path: str = "") -> OpenCodeConfig:
         return OpenCodeConfig(path=path, error="nested too deeply to read",
                               error_range=Range.of_line(0), file_refs=refs)
     except json.JSONDecodeError as exc:
-        line = min(exc.lineno - 1, max(len(source.lines) - 1, 0))
-        width = len(source.lines[line]) if line < len(source.lines) else 0
+        row = min(exc.lineno - 1, max(len(source.lines) - 1, 0))
+        width = len(source.lines[row]) if row < len(source.lines) else 0
         col = min(exc.colno - 1, width)
         return OpenCodeConfig(path=path, error=exc.msg, file_refs=refs,
-                              error_range=Range.of_line(line, col, min(col + 1, width)))
+                              error_range=Range.of_line(row, col, min(col + 1, width)))
     if not isinstance(data, dict):
         return OpenCodeConfig(path=path, error="the configuration is not a JSON object",
                               error_range=Range.of_line(0), file_refs=refs)
