@@ -235,6 +235,20 @@ def test_btn703_permissions_and_btn704_metadata(tmp_path: Path) -> None:
     assert "BTN702" not in codes(found) and "BTN710" not in codes(found)
 
 
+def test_btn704_is_left_to_installed_plugins(tmp_path: Path) -> None:
+    """A plugin receives the resolved configuration and may read what OpenCode ignores
+    (oh-my-opencode's `fallback_models`): with a `plugin` list in `opencode.json`, or a file
+    in `.opencode/plugins/` (nvim's tree has one), the agent's extra keys are not reported."""
+    rel = ".opencode/agent/subagents/planner.md"
+    listed = check(tmp_path / "listed", {rel: PLANNER,
+                                         "opencode.json": '{"plugin": ["oh-my-opencode"]}'}, rel)
+    local = check(tmp_path / "local", {rel: PLANNER,
+                                       ".opencode/plugins/notify.ts": "export default {}\n"}, rel)
+    empty = check(tmp_path / "empty", {rel: PLANNER, "opencode.json": '{"plugin": []}'}, rel)
+    assert "BTN704" not in codes(listed) and "BTN704" not in codes(local)
+    assert "BTN704" in codes(empty) and "BTN703" in codes(listed)
+
+
 def test_btn703_claude_keys_on_agents_and_commands(tmp_path: Path) -> None:
     web = ".opencode/agent/subagents/web-implementation-agent.md"
     assert "`disallowedTools`" in " ".join(

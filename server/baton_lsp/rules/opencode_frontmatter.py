@@ -27,6 +27,7 @@ from ..model.opencode import (
     OpenCodeCommand,
 )
 from .base import RuleContext, closest, rule
+from .opencode_common import plugins_installed
 
 OC = Convention.OPENCODE
 AGENT = (Kind.OPENCODE_AGENT,)
@@ -329,7 +330,9 @@ def option_key(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
     every request. A project's own metadata (`version`, `timeout`, `context_loading`) is
     therefore not read by OpenCode as a setting, and may reach the provider's API. One
     finding per agent names them all (the others are related locations); keys covered by
-    BTN703 (Claude Code's keys, misspellings) are not repeated here.
+    BTN703 (Claude Code's keys, misspellings) are not repeated here. Nothing is reported
+    where plugins are installed (a `plugin` list in `opencode.json`, or files in
+    `.opencode/plugin(s)/`): plugins receive the resolved configuration and may read the key.
 
     Fix: drop the key, move it to a comment or the body, or put genuine provider options
     under `options:`.
@@ -365,8 +368,8 @@ def option_key(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
         if guess is not None and guess != key:
             continue  # BTN703's
         keys.append(key)
-    if not keys:
-        return
+    if not keys or plugins_installed(ctx):
+        return  # a plugin may read them (oh-my-opencode's `fallback_models`): not known here
     # One finding per agent (at its first such key, the others related): a project's own
     # metadata block is one decision, not one per key.
     named = ", ".join(f"`{k}`" for k in keys)

@@ -8,32 +8,26 @@ not Claude Code's (`Read`, `mcp__server__tool`); agents are the workspace's
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.opencode import (
     AGENT_DIRS,
     BUILTIN_AGENTS,
     BUILTIN_TOOLS,
-    CONFIG_NAMES,
     OPENCODE_DIR,
     OpenCodeAgent,
     OpenCodeCommand,
 )
-from ..runs.confine import read_bytes
 from .base import SKIPPED_LOG, RuleContext, closest, rule
+from .opencode_common import config_data
 from .opencode_frontmatter import key_range
 
 OC = Convention.OPENCODE
-CONFIG_FILES = (*CONFIG_NAMES, *(f"{OPENCODE_DIR}/{name}" for name in CONFIG_NAMES))
-"""Project configuration files OpenCode reads (root, then `.opencode/`)."""
-_CONFIG_MAX = 1 << 20
 _WILDCARD = re.compile(r"[*?\[]")
 SUBAGENT_RE = re.compile(r"""\bsubagent_type\s*[=:]\s*(["'])([A-Za-z0-9_./-]+)\1""")
 """A task-tool call's agent, quoted: `subagent_type="planner-agent"` or `subagent_type: 'x'`
@@ -44,47 +38,11 @@ _TOOL_DIRS = (f"{OPENCODE_DIR}/tool", f"{OPENCODE_DIR}/tools")
 skipped = logging.getLogger(SKIPPED_LOG)
 
 
-def _strip_jsonc(text: str) -> str:
-    """`opencode.jsonc` without its comments (strings kept as they are)."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            while i < n and text[i] != "\n":
-                i += 1
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
 def config_agents(ctx: RuleContext) -> set[str]:
     """Agent names of the `agent` sections of the workspace's OpenCode config files."""
-    root = ctx.root
     names: set[str] = set()
-    if root is None:
-        return names
-    for rel in CONFIG_FILES:
-        path = root / rel
-        if not ctx.exists(path):
-            continue
-        try:
-            text = read_bytes(root, path, _CONFIG_MAX).decode("utf-8", errors="replace")
-            data: Any = json.loads(_strip_jsonc(text) if rel.endswith("c") else text)
-        except (OSError, ValueError) as exc:
-            skipped.info("%s: not read for agent names (%s)", path, exc)
-            continue
-        section = data.get("agent") if isinstance(data, dict) else None
+    for data in config_data(ctx):
+        section = data.get("agent")
         if isinstance(section, dict):
             names.update(str(k) for k in section)
     return names
