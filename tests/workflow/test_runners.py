@@ -1029,3 +1029,13 @@ async def test_a_stop_event_stops_the_whole_group_at_once(tmp_path: Path) -> Non
     assert not Path(f"/proc/{child}").exists() or "Z" in Path(
         f"/proc/{child}/stat").read_text().split(")")[-1].split()[0]
     assert classify_outcome(ClaudeRunner(), out, None) == FATAL
+
+
+def test_opencode_database_locked_is_transient() -> None:
+    """Two parallel phases' `opencode run` share the user's one opencode database: the one
+    that loses the lock exits 1 with "database is locked" (seen in CI on the parallel
+    worktree workflow). That is a collision a retry resolves, not a permanent failure."""
+    runner = OpencodeRunner()
+    stderr = "Error: SQLiteError: database is locked\n"
+    assert runner.classify_exit(1, stderr, None) == TRANSIENT
+    assert runner.classify_exit(1, "Error: something else broke\n", None) == PERMANENT

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import inspect
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,7 @@ class Rule:
 
 
 _REGISTRY: dict[str, Rule] = {}
+_REGISTERING = threading.Lock()
 
 
 def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
@@ -104,15 +106,22 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
         doc = inspect.getdoc(fn)
         if not doc:
             raise ValueError(f"rule {code} needs a docstring: it is the rule's documentation")
-        if code in _REGISTRY:
-            raise ValueError(f"duplicate rule code {code}")
-        if any(r.name == name for r in _REGISTRY.values()):
-            raise ValueError(f"duplicate rule name {name}")
-        _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, doc, fixable,
-                               cross_file, convention, everywhere)
+        with _REGISTERING:  # rule modules may be imported by two threads at once
+            if code in _REGISTRY:
+                raise ValueError(f"duplicate rule code {code}")
+            if any(r.name == name for r in _REGISTRY.values()):
+                raise ValueError(f"duplicate rule name {name}")
+            _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, doc, fixable,
+                                   cross_file, convention, everywhere)
         return fn
 
     return register
+
+
+def unregister(code: str) -> None:
+    """Drop a registered rule (a test's own rules, once it is done with them)."""
+    with _REGISTERING:
+        _REGISTRY.pop(code, None)
 
 
 def all_rules() -> list[Rule]:
@@ -143,7 +152,7 @@ def get_rule(code_or_name: str) -> Rule | None:
     key = code_or_name.strip()
     if key.upper() in _REGISTRY:
         return _REGISTRY[key.upper()]
-    return next((r for r in _REGISTRY.values() if r.name == key), None)
+    return next((r for r in list(_REGISTRY.values()) if r.name == key), None)
 
 
 @dataclass

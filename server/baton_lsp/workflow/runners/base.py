@@ -185,7 +185,10 @@ _TRANSIENT = re.compile(
     r"\b(?:429|5\d\d) (?:too many|internal server|bad gateway|service unavailable|"
     r"gateway timeout)|internal server error|bad gateway|service unavailable|"
     r"ECONNRESET|ECONNREFUSED|ETIMEDOUT|EAI_AGAIN|socket hang up|connection reset|"
-    r"timed out|timeout_error|stream disconnected|failed to connect",
+    r"timed out|timeout_error|stream disconnected|failed to connect|"
+    # A CLI's own SQLite store held by another of its processes (opencode keeps its sessions
+    # in one database per user: two parallel phases' `opencode run` can collide on it).
+    r"database is locked|SQLITE_BUSY",
     re.IGNORECASE)
 MODEL_FIX = ("use a model this CLI serves: fix `model:` in the agent's front matter (claude) "
              "or set [workflow.codex] / [workflow.opencode] / [workflow.gemini] model")
