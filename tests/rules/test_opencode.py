@@ -249,6 +249,22 @@ def test_btn704_is_left_to_installed_plugins(tmp_path: Path) -> None:
     assert "BTN704" in codes(empty) and "BTN703" in codes(listed)
 
 
+def test_btn704_plugins_planted_as_a_fifo_or_a_link_out(tmp_path: Path) -> None:
+    """A FIFO planted at `opencode.json` is not waited on, and `.opencode/plugins` linked out
+    of the workspace is not listed: neither says plugins are installed, so BTN704 stands."""
+    import os
+
+    rel = ".opencode/agent/subagents/planner.md"
+    outside = tmp_path / "outside"
+    (outside / "plugins").mkdir(parents=True)
+    (outside / "plugins" / "spy.ts").write_text("export default {}\n", encoding="utf-8")
+    root = tmp_path / "ws"
+    (root / ".opencode").mkdir(parents=True)
+    os.mkfifo(root / "opencode.json")
+    (root / ".opencode" / "plugins").symlink_to(outside / "plugins")
+    assert "BTN704" in codes(check(root, {rel: PLANNER}, rel))
+
+
 def test_btn703_claude_keys_on_agents_and_commands(tmp_path: Path) -> None:
     web = ".opencode/agent/subagents/web-implementation-agent.md"
     assert "`disallowedTools`" in " ".join(

@@ -54,9 +54,12 @@ def plugins_installed(ctx: RuleContext) -> bool:
     root = ctx.root
     if root is None:
         return False
+    inside = os.path.realpath(root) + os.sep
     for rel in PLUGIN_DIRS:
         where = root / rel
         ctx.depends_on.add(str(where))
+        if not os.path.realpath(where).startswith(inside):
+            continue  # a link out of the workspace: not listed (nothing outside is read)
         try:
             if any(e.is_file() for e in os.scandir(where)):
                 return True
