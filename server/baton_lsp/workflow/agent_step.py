@@ -146,6 +146,13 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     hopeless: list[HopelessRetry] = []
     final_model: list[str] = []
 
+    def halt(why: str) -> None:
+        if stop.is_set():
+            return
+        breach.append(why)
+        run.say(f"[{sid}] {why}; stopping the agent")
+        stop.set()
+
     def take(usage: dict[str, Any] | None, model: str | None) -> None:
         if not usage:
             return
@@ -154,10 +161,16 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         if stop.is_set():
             return
         why = budget_now(run, sid, meter)
-        if why is not None:
-            breach.append(why)
-            run.say(f"[{sid}] {why}; stopping the agent")
-            stop.set()
+        if why is None:
+            return
+        halt(why)
+        # A budget the workflow's total crossed is every running sibling's too: they stop
+        # now, not at their next usage report (each of which would be one more paid request).
+        for other, other_halt in list(run.live_halts.items()):
+            if other != sid:
+                shared = budget_now(run, other, None)
+                if shared is not None:
+                    other_halt(shared)
 
     def on_line(line: str) -> None:
         event = runner.decode(line)
@@ -205,6 +218,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         run.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
                 f"{run.settings.attempts})")
         start = time.monotonic()
+        run.live_halts[sid] = halt
         try:
             out = await run_process(
                 launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
@@ -219,6 +233,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         finally:
             launch.cleanup()
             run.live_usage.pop(sid, None)
+            run.live_halts.pop(sid, None)
     step["duration_ms"] = int((time.monotonic() - start) * 1000)
     step["process_ms"] = round(out.duration * 1000, 2)
     final = results[-1] if results else None
@@ -232,14 +247,14 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     return runner, out, final, (hopeless[0] if hopeless else None)
 
 
-def budget_now(run: Run, sid: str, meter: accounting.Meter) -> str | None:
+def budget_now(run: Run, sid: str, meter: accounting.Meter | None) -> str | None:
     """Whether the workflow's usage — what is recorded plus every attempt running now —
-    or this attempt's turns have crossed a budget (the reason), or None."""
+    or this attempt's turns (with a `meter`) have crossed a budget (the reason), or None."""
     total = run.baton.get("usage", {}).get("total", {})
     for live in run.live_usage.values():
         total = accounting.add_usage(total, live)
-    return accounting.budget_breach(run.settings, total, int(meter.usage.get("turns", 0)),
-                                    sid)
+    turns = int(meter.usage.get("turns", 0)) if meter is not None else 0
+    return accounting.budget_breach(run.settings, total, turns, sid)
 
 
 def _record_usage(run: Run, sid: str, step: dict[str, Any], attempt: int,

@@ -80,6 +80,9 @@ class Run:
         self.live_usage: dict[str, dict[str, Any]] = {}
         """Usage of the agent attempts running now, by step id, as their streams report it
         (a budget counts it with the recorded usage, parallel siblings included)."""
+        self.live_halts: dict[str, Callable[[str], None]] = {}
+        """How to stop each agent attempt running now, by step id, with the reason: a budget
+        one sibling's usage crosses stops them all at once."""
         self._state_values: dict[str, Any] | None = None
 
     # == what the handlers read =================================================================
