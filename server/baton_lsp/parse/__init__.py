@@ -23,6 +23,8 @@ _PARSER_OF = {
     Kind.OPENCODE_AGENT: ("opencode", "parse_opencode_agent"),
     Kind.OPENCODE_COMMAND: ("opencode", "parse_opencode_command"),
     Kind.OPENCODE_CONFIG: ("opencode", "parse_opencode_config"),
+    Kind.MCP_CONFIG: ("claude_files", "parse_mcp_config"),
+    Kind.MEMORY: ("claude_files", "parse_memory"),
     Kind.REGISTRY: ("registry", "parse_registry"),
     Kind.STATE: ("data", "parse_state"),
     Kind.ERRORS_LOG: ("data", "parse_errors_log"),

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
+from ..model.claude_files import MCP_CONFIG_NAME, MEMORY_NAMES, RULES_DIR
 from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
@@ -247,6 +248,8 @@ def classify(rel: str, root: Path | None = None,
         return _opencode_kind(parts[1:], name)
     if len(parts) == 1 and name in CONFIG_NAMES:
         return Kind.OPENCODE_CONFIG
+    if len(parts) == 1 and name == MCP_CONFIG_NAME:
+        return Kind.MCP_CONFIG
     in_claude = parts[0] == ".claude"
     sub = parts[1:] if in_claude else parts
     if not sub:
@@ -257,6 +260,8 @@ def classify(rel: str, root: Path | None = None,
             return kind
     if sub == ("specs", "state.json"):
         return Kind.REGISTRY
+    if _memory_file(in_claude, sub, name):
+        return Kind.MEMORY
     if plan_candidate(rel):
         return Kind.PLAN if root is not None and looks_like_plan(root / rel, root) else None
     if name.endswith(".md"):
@@ -290,6 +295,16 @@ def classify(rel: str, root: Path | None = None,
             (sub[0] == "tmp" and ("workflow_" in name or "state" in name)) or ".state" in sub)):
         return Kind.STATE
     return None
+
+
+def _memory_file(in_claude: bool, sub: tuple[str, ...], name: str) -> bool:
+    """`CLAUDE.md`/`CLAUDE.local.md` at the root, in `.claude/` or in a directory below the
+    root that Baton walks; `.claude/rules/**/*.md` (Claude Code loads them all)."""
+    if in_claude:
+        return (len(sub) == 1 and name in MEMORY_NAMES) or (
+            len(sub) >= 2 and sub[0] == RULES_DIR and name.endswith(".md")
+            and name.lower() != "readme.md")
+    return name in MEMORY_NAMES
 
 
 def _specs_kind(sub: tuple[str, ...], name: str) -> Kind | None:
@@ -361,8 +376,8 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     root_str = os.path.normpath(os.path.abspath(root))
     root_path = Path(root_str)
     listed = _listing(root_str)
-    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md" or n in CONFIG_NAMES) \
-        if listed else []
+    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md" or n in CONFIG_NAMES
+                       or n == MCP_CONFIG_NAME or n in MEMORY_NAMES) if listed else []
     for fname in top_files:  # listed, not probed: `PLAN.md` and `plan.md` once each
         kind = classify(fname, root_path)
         if kind is not None and not (patterns and excluded(fname, patterns)):
