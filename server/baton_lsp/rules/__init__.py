@@ -14,6 +14,7 @@ RULE_MODULES = (
     "plan_structure",
     "agent_frontmatter",
     "agent_body",
+    "agent_names",
     "command_frontmatter",
     "command_tasks",
     "command_bash",
@@ -32,7 +33,8 @@ RULE_MODULES = (
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "plan": ("plan_deps", "plan_phases", "plan_metadata", "plan_links", "plan_structure",
              "run_state", "data_files"),
-    "agent": ("agent_frontmatter", "agent_body", "command_tasks", "run_state", "data_files"),
+    "agent": ("agent_frontmatter", "agent_body", "agent_names", "command_tasks", "run_state",
+              "data_files"),
     "command": ("command_frontmatter", "command_tasks", "command_bash", "command_shellcheck",
                 "data_files"),
     "skill": ("command_frontmatter", "data_files"),
