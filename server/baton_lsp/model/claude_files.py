@@ -13,14 +13,18 @@ MCP_CONFIG_NAME = ".mcp.json"
 """The project-scoped MCP server file Claude Code reads at the repository root."""
 MEMORY_NAMES = ("CLAUDE.md", "CLAUDE.local.md")
 """Instruction files Claude Code loads from the project root and each directory it reads."""
+PLUGIN_DIR = ".claude-plugin"
+PLUGIN_MANIFESTS = ("plugin.json", "marketplace.json")
+"""`.claude-plugin/plugin.json` (a plugin) and `marketplace.json` (a catalog of plugins)."""
 RULES_DIR = "rules"
 """`.claude/rules/**/*.md`: instruction files, optionally scoped by `paths:` globs."""
 IMPORT_MAX_DEPTH = 5
 """Claude Code follows `@path` imports at most this many hops from the file it loads."""
 
 
-class McpConfig(Model):
-    """`.mcp.json`: the parsed document (None when it is not JSON) and where it failed."""
+class JsonFile(Model):
+    """A strict-JSON file Claude Code reads (`.mcp.json`, plugin and marketplace manifests):
+    the parsed document (None when it is not JSON) and where parsing failed."""
 
     path: str
     data: Any = None

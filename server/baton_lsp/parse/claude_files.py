@@ -10,7 +10,7 @@ import json
 import re
 
 from ..model.base import Range
-from ..model.claude_files import McpConfig, MemoryFile, MemoryImport
+from ..model.claude_files import JsonFile, MemoryFile, MemoryImport
 from .frontmatter import parse_frontmatter
 from .markdown import blank_code_spans, parse_markdown
 from .text import Source
@@ -43,21 +43,21 @@ def _indented_code(lines: list[str], no: int) -> bool:
     return j < 0 or not lines[j].strip()
 
 
-def parse_mcp_config(source: Source, path: str = "") -> McpConfig:
-    """Parse `.mcp.json` as strict JSON (Claude Code rejects the file otherwise). Never
-    raises on any text input."""
+def parse_json_file(source: Source, path: str = "") -> JsonFile:
+    """Parse `.mcp.json` or a plugin manifest as strict JSON (Claude Code rejects the file
+    otherwise). Never raises on any text input."""
     try:
         data = json.loads(source.text)
     except RecursionError:
-        return McpConfig(path=path, error="nested too deeply to read",
+        return JsonFile(path=path, error="nested too deeply to read",
                          error_range=Range.of_line(0))
     except json.JSONDecodeError as exc:
         row = min(exc.lineno - 1, max(len(source.lines) - 1, 0))
         width = len(source.lines[row]) if row < len(source.lines) else 0
         col = min(exc.colno - 1, width)
-        return McpConfig(path=path, error=exc.msg,
+        return JsonFile(path=path, error=exc.msg,
                          error_range=Range.of_line(row, col, min(col + 1, width)))
-    return McpConfig(path=path, data=data)
+    return JsonFile(path=path, data=data)
 
 
 def parse_memory(source: Source, path: str = "") -> MemoryFile:

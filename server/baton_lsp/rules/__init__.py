@@ -29,6 +29,7 @@ RULE_MODULES = (
     "opencode_config",
     "mcp_config",
     "memory_files",
+    "plugin_manifest",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -47,6 +48,7 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "opencode-config": ("opencode_config", "data_files"),
     "mcp-config": ("mcp_config", "data_files"),
     "memory": ("memory_files", "data_files"),
+    "plugin-manifest": ("plugin_manifest", "data_files"),
 }
 """The rule modules that register rules for a kind (`Kind` values; every other kind has
 `data_files`' only). A file's first check imports just these — the editor's first opened

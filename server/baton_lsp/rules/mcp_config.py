@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
-from ..model.claude_files import McpConfig
+from ..model.claude_files import JsonFile
 from ..parse.jsonpos import Path as JsonPath
 from ..parse.jsonpos import Positions
 from .base import RuleContext, closest, rule
@@ -56,7 +56,7 @@ def _at(ctx: RuleContext, path: JsonPath, key: bool = False) -> Range:
     return found or Range.of_line(0)
 
 
-def _servers(doc: McpConfig) -> dict[str, Any] | None:
+def _servers(doc: JsonFile) -> dict[str, Any] | None:
     data = doc.data
     if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
         return data["mcpServers"]
@@ -64,7 +64,7 @@ def _servers(doc: McpConfig) -> dict[str, Any] | None:
 
 
 @rule("BTN820", "mcp-config-unreadable", Severity.ERROR, MCP, convention=CC)
-def config_unreadable(doc: McpConfig, ctx: RuleContext) -> Iterator[Finding]:
+def config_unreadable(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
     """`.mcp.json` is not JSON or has no `mcpServers` object: Claude Code loads none of it.
 
     Claude Code parses the project's `.mcp.json` as strict JSON (no comments, no trailing
@@ -192,7 +192,7 @@ def server_problems(name: str, server: Any) -> list[tuple[tuple[str, ...], str]]
 
 
 @rule("BTN821", "mcp-server-skipped", Severity.ERROR, MCP, convention=CC)
-def server_skipped(doc: McpConfig, ctx: RuleContext) -> Iterator[Finding]:
+def server_skipped(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
     """An MCP server of `.mcp.json` has a shape Claude Code skips: it never starts.
 
     Claude Code validates each server on its own and skips the ones that fail, saying so only
@@ -252,7 +252,7 @@ def _script(command: str, args: Any) -> tuple[str, tuple[str | int, ...]] | None
 
 @rule("BTN822", "mcp-server-missing-script", Severity.ERROR, MCP, cross_file=True,
       convention=CC)
-def missing_script(doc: McpConfig, ctx: RuleContext) -> Iterator[Finding]:
+def missing_script(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
     """A stdio MCP server runs a project script that does not exist.
 
     Claude Code starts a stdio server as `command args…` from the project directory; a
@@ -329,7 +329,7 @@ def _strings_in(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
 
 
 @rule("BTN823", "mcp-hard-coded-home", Severity.WARNING, MCP, convention=CC)
-def hard_coded_home(doc: McpConfig, ctx: RuleContext) -> Iterator[Finding]:
+def hard_coded_home(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
     """A server in the shared `.mcp.json` hard-codes one user's home directory.
 
     `.mcp.json` is checked in and shared by everyone who clones the project; a path such as

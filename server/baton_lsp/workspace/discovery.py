@@ -23,7 +23,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
-from ..model.claude_files import MCP_CONFIG_NAME, MEMORY_NAMES, RULES_DIR
+from ..model.claude_files import (
+    MCP_CONFIG_NAME,
+    MEMORY_NAMES,
+    PLUGIN_DIR,
+    PLUGIN_MANIFESTS,
+    RULES_DIR,
+)
 from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
@@ -82,6 +88,7 @@ def opencode_root(directory: Path) -> bool:
 
 
 PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
+MARKETPLACE_MANIFEST = ".claude-plugin/marketplace.json"
 PLUGIN_COMPONENTS = ("agents", "commands", "skills")
 """Component directories Claude Code discovers at a plugin's root (plugins reference)."""
 _MANIFEST_MAX = 1 << 20
@@ -175,8 +182,9 @@ def find_root(start: Path) -> Path | None:
         # The names probed, not `cand` itself: a parent such as /tmp changes all the time.
         look(cand / ".claude", KIND)
         look(cand / PLUGIN_MANIFEST, KIND)
+        look(cand / MARKETPLACE_MANIFEST, KIND)
         if (cand / ".claude").is_dir() or specs_root(cand) or opencode_root(cand) \
-                or (cand / PLUGIN_MANIFEST).is_file():
+                or (cand / PLUGIN_MANIFEST).is_file() or (cand / MARKETPLACE_MANIFEST).is_file():
             return cand
     return None
 
@@ -250,6 +258,8 @@ def classify(rel: str, root: Path | None = None,
         return Kind.OPENCODE_CONFIG
     if len(parts) == 1 and name == MCP_CONFIG_NAME:
         return Kind.MCP_CONFIG
+    if len(parts) == 2 and parts[0] == PLUGIN_DIR and name in PLUGIN_MANIFESTS:
+        return Kind.PLUGIN_MANIFEST
     in_claude = parts[0] == ".claude"
     sub = parts[1:] if in_claude else parts
     if not sub:
@@ -382,7 +392,7 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
         kind = classify(fname, root_path)
         if kind is not None and not (patterns and excluded(fname, patterns)):
             yield os.path.join(root_str, fname), kind
-    tops = [".claude", OPENCODE_DIR, "specs", "docs"]
+    tops = [".claude", OPENCODE_DIR, "specs", "docs", PLUGIN_DIR]
     layout = plugin_layout(root_str)
     if layout is not None:
         for comp in PLUGIN_COMPONENTS:
@@ -427,7 +437,8 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
 def find_workspaces(path: Path) -> list[Path]:
     """Workspace roots at or below `path` (a directory may hold several, e.g. a corpus):
     directories with `.claude/`, a `specs/` that holds plans or a registry, or a plugin
-    manifest (a marketplace's `plugins/<name>/` each)."""
+    manifest (a marketplace's `plugins/<name>/` each) or a marketplace manifest (its own
+    root, whose manifest is checked)."""
     path = Path(os.path.abspath(path))
     roots: list[Path] = []
     above = find_root(path)
@@ -439,11 +450,13 @@ def find_workspaces(path: Path) -> list[Path]:
             look_listing(dirpath, dirnames, filenames)
             if ".claude-plugin" in dirnames:
                 look(os.path.join(dirpath, PLUGIN_MANIFEST), KIND)
+                look(os.path.join(dirpath, MARKETPLACE_MANIFEST), KIND)
             here = Path(dirpath)
             if here not in roots and ".claude" not in here.parts and (
                     ".claude" in dirnames or ("specs" in dirnames and specs_root(here))
                     or (OPENCODE_DIR in dirnames and opencode_root(here))
-                    or (".claude-plugin" in dirnames and (here / PLUGIN_MANIFEST).is_file())):
+                    or (".claude-plugin" in dirnames and ((here / PLUGIN_MANIFEST).is_file()
+                                                      or (here / MARKETPLACE_MANIFEST).is_file()))):
                 roots.append(here)
             # `.opencode/` is read with its parent's workspace (its specs too), never as one
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS

@@ -1,0 +1,102 @@
+"""BTN840/BTN841 against `claude plugin validate` (the pinned 2.1.331): the manifest keys
+Baton reports are the keys Claude Code's validator gives errors for. The manifests quote
+real ones (from public trees: a plan's `.claude-plugin/plugin.json` and a plugin README's),
+with their paths made to exist or not."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from baton_lsp.model.base import Kind
+from baton_lsp.parse.jsonpos import Positions
+from baton_lsp.rules.engine import check_file
+from baton_lsp.workspace.config import load_config
+from baton_lsp.workspace.discovery import find_workspaces
+from baton_lsp.workspace.index import WorkspaceIndex
+from tests.agents.clis import cli_path
+
+CLAUDE = cli_path("claude")
+
+PLUGIN = {
+    "name": "cc-observer",
+    "version": "0.1.0",
+    "description": "Real-time execution graph monitoring for Claude Code",
+    "author": "Djalma Araujo",
+    "commands": ["commands/*.md"],
+    "hooks": "./hooks/hooks.json",
+    "skills": ["./skills/semantic-search"],
+    "agents": ["./agents/observer.md", "../shared/agents/x.md"],
+    "outputStyles": "./styles",
+}
+MARKETPLACE = {
+    "name": "team tools",
+    "owner": {"name": "Security Team"},
+    "plugins": [{"name": "team-security", "source": "./plugins/team-security"},
+                {"name": "code review", "source": "plugins/review"},
+                {"name": "fmt", "source": {"source": "github", "repo": "a/b"}}],
+}
+
+
+def _validate(root: Path, home: Path) -> set[str]:
+    """Top-level keys of the errors (not warnings, not the directory's policy checks)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "HOME": str(home), "DISABLE_AUTOUPDATER": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    out = subprocess.run([CLAUDE, "plugin", "validate", str(root)], env=env, cwd=root,
+                         capture_output=True, text=True, timeout=300, check=False).stdout
+    errors = out.split("errors:", 1)[1] if "errors:" in out else ""
+    errors = re.split(r"\n\s*\n", errors.strip(), maxsplit=1)[0]
+    return {re.split(r"[.\[]", m)[0] for m in re.findall(r"❯ ([\w.\[\]]+):", errors)}
+
+
+def _baton(root: Path, rel: str) -> set[str]:
+    index = WorkspaceIndex(root, load_config(root))
+    text = (root / rel).read_text(encoding="utf-8")
+    pos = Positions(text)
+    keys = set()
+    for f in check_file(index, root / rel):
+        if f.code not in ("BTN840", "BTN841"):
+            continue
+        offset = pos.starts[f.range.start_line] + f.range.start_char
+        found = pos.path_at(offset)
+        assert found is not None, f
+        keys.add(str(found[0][0]))
+    return keys
+
+
+def test_plugin_errors_are_the_validators(tmp_path: Path) -> None:
+    root, home = tmp_path / "cc-observer", tmp_path / "home"
+    home.mkdir()
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / "skills" / "semantic-search").mkdir(parents=True)
+    (root / "skills" / "semantic-search" / "SKILL.md").write_text(
+        "---\nname: semantic-search\ndescription: Search\n---\n")
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps(PLUGIN, indent=2))
+    assert find_workspaces(root) == [root]
+    baton = _baton(root, ".claude-plugin/plugin.json")
+    assert baton == {"author", "commands", "hooks", "agents", "outputStyles"}
+    assert baton == _validate(root, home)
+
+
+def test_marketplace_errors_are_the_validators(tmp_path: Path) -> None:
+    root, home = tmp_path / "market", tmp_path / "home"
+    home.mkdir()
+    (root / ".claude-plugin").mkdir(parents=True)
+    (root / ".claude-plugin" / "marketplace.json").write_text(
+        json.dumps(MARKETPLACE, indent=2))
+    assert root in find_workspaces(root)
+    index = WorkspaceIndex(root, load_config(root))
+    assert index.kind_of(root / ".claude-plugin" / "marketplace.json") is Kind.PLUGIN_MANIFEST
+    validator = _validate(root, home)
+    baton = _baton(root, ".claude-plugin/marketplace.json")
+    # plus a local source that is not in the repository, which the validator does not look
+    # for (installing it fails)
+    assert validator == {"name", "plugins"}
+    assert baton == validator
+    missing = [f for f in check_file(index, root / ".claude-plugin" / "marketplace.json")
+               if f.code == "BTN841"]
+    assert len(missing) == 1 and "./plugins/team-security" in missing[0].message
