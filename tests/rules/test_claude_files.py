@@ -226,3 +226,24 @@ def test_duplicate_and_home_imports(tmp_path: Path) -> None:
     assert [(f.code, f.range.start_line + 1) for f in got] == [("BTN831", 7)]
     got = _check(tmp_path, "CLAUDE.md", "BTN83")
     assert [(f.code, f.range.start_char) for f in got] == [("BTN832", 7)]
+
+
+def test_mcp_home_paths_of_other_systems(tmp_path: Path) -> None:
+    """Windows and WSL spellings of a user's home (from public trees); one finding per
+    server; a placeholder user and a drive that is no home are left alone."""
+    (tmp_path / ".claude").mkdir()
+    _write(tmp_path, {".mcp.json": json.dumps({"mcpServers": {
+        "codebase-memory-mcp": {"command": "C:/Users/Guang/AppData/Local/Programs/"
+                                           "codebase-memory-mcp/codebase-memory-mcp.exe"},
+        "ahk": {"command": "node",
+                "args": ["/mnt/c/Users/uphol/Documents/Design/Coding/ahk-mcp/dist/index.js"],
+                "env": {"AHK_MCP_SCRIPT_DIR": "/mnt/c/Users/uphol/Documents/AHK"}},
+        "filesystem": {"command": "npx", "args": ["-y", "@anthropic-ai/mcp-server-filesystem",
+                                                  "/home/user/0dai"]},
+        "rider": {"type": "http", "url": "http://127.0.0.1:64482/stream",
+                  "headers": {"IJ_MCP_SERVER_PROJECT_PATH": "F:/Repositories/helix/Source"}},
+    }}, indent=2)})
+    got = _check(tmp_path, ".mcp.json", "BTN823")
+    assert [re.search(r"`([^`]+)`", f.message).group(1)  # type: ignore[union-attr]
+            for f in got] == ["codebase-memory-mcp", "ahk"]
+    assert "(and 1 more of its values)" in got[1].message

@@ -34,8 +34,10 @@ _RESERVED = frozenset(n for n in dir(object) if n.startswith("__")) | {"construc
 _INTERPRETERS = frozenset({"node", "python", "python3", "bash", "sh", "tsx", "ts-node",
                            "deno", "bun", "uv"})
 _SCRIPT_EXT = (".js", ".mjs", ".cjs", ".ts", ".py", ".sh")
-HOME_PATH = re.compile(r"(?:^|[\s\"'=:])(/home/|/Users/)([A-Za-z0-9._-]+)/")
-"""An absolute path into one user's home directory (`/home/alice/…`, `/Users/alice/…`)."""
+HOME_PATH = re.compile(r"(?:^|(?<=[\s\"'=:])|(?<=/mnt/[a-z]))(/home/|/Users/)([A-Za-z0-9._-]+)/"
+                       r"|(?:^|(?<=[\s\"'=]))([A-Za-z]:[\\/]Users[\\/])([A-Za-z0-9._ -]+)[\\/]")
+"""An absolute path into one user's home directory: `/home/alice/…`, `/Users/alice/…`,
+`C:\\Users\\alice\\…` and WSL's `/mnt/c/Users/alice/…`."""
 PLACEHOLDER_USERS = frozenset({"user", "username", "you", "me", "yourname", "your-name",
                                "name", "someone", "example", "runner"})
 
@@ -312,8 +314,9 @@ def home_path(text: str) -> str | None:
     """The `/home/<user>/`-style prefix `text` hard-codes, unless the user is a
     placeholder."""
     for m in HOME_PATH.finditer(text):
-        if m.group(2).lower() not in PLACEHOLDER_USERS:
-            return f"{m.group(1)}{m.group(2)}/"
+        prefix, user = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if user.lower() not in PLACEHOLDER_USERS and not user.startswith("<"):
+            return f"{prefix}{user}{prefix[-1]}"
     return None
 
 
@@ -333,7 +336,8 @@ def hard_coded_home(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
     """A server in the shared `.mcp.json` hard-codes one user's home directory.
 
     `.mcp.json` is checked in and shared by everyone who clones the project; a path such as
-    `/home/alice/Projects/app` exists only on its author's machine, so the server gets a
+    `/home/alice/Projects/app` (or `/Users/alice/…`, `C:\\Users\\alice\\…`) exists only
+    on its author's machine, so the server gets a
     wrong path everywhere else. Claude Code expands `${VAR}` and `${VAR:-default}` in
     `command`, `args`, `env`, `url` and `headers`, which is what makes a path portable.
 
@@ -372,11 +376,13 @@ def hard_coded_home(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
     if servers is None:
         return
     for name, server in servers.items():
-        for path, text in _strings_in(server, ("mcpServers", name)):
-            prefix = home_path(text)
-            if prefix is None:
-                continue
-            yield ctx.finding(_at(ctx, path),
-                              f"MCP server `{name}` hard-codes `{prefix}` in the shared "
-                              ".mcp.json: the path exists only on one machine; use a "
-                              "relative path or an environment variable")
+        found = [(path, prefix) for path, text in _strings_in(server, ("mcpServers", name))
+                 for prefix in (home_path(text),) if prefix is not None]
+        if not found:
+            continue  # one finding per server: the fix is the same for all its paths
+        path, prefix = found[0]
+        more = f" (and {len(found) - 1} more of its values)" if len(found) > 1 else ""
+        yield ctx.finding(_at(ctx, path),
+                          f"MCP server `{name}` hard-codes `{prefix}`{more} in the shared "
+                          ".mcp.json: the path exists only on one machine; use a relative "
+                          "path or an environment variable")
