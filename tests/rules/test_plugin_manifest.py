@@ -1,7 +1,8 @@
-"""BTN840/BTN841 against `claude plugin validate` (the pinned 2.1.331): the manifest keys
-Baton reports are the keys Claude Code's validator gives errors for. The manifests quote
-real ones (from public trees: a plan's `.claude-plugin/plugin.json` and a plugin README's),
-with their paths made to exist or not."""
+"""BTN840/BTN841 against the pinned claude 2.1.331: the manifest keys Baton reports are the
+keys `claude plugin validate` gives errors for, less the ones the plugin loads with all the
+same (`claude --plugin-dir` lists the plugins it loaded). The manifests quote real ones (from
+public trees: a plan's `.claude-plugin/plugin.json`, two plugins' manifests), with their
+paths made to exist or not."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from baton_lsp.workspace.config import load_config
 from baton_lsp.workspace.discovery import find_workspaces
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.agents.clis import cli_path
+from tests.agents.fake_anthropic import FakeAnthropic, reply_text
 
 CLAUDE = cli_path("claude")
 
@@ -31,6 +33,9 @@ PLUGIN = {
     "skills": ["./skills/semantic-search"],
     "agents": ["./agents/observer.md", "../shared/agents/x.md"],
     "outputStyles": "./styles",
+    # npm's form, from another public plugin's manifest
+    "repository": {"type": "git", "url": "https://github.com/10x-Anit/10x-development-team"},
+    "keywords": ["development-team", "multi-agent"],
 }
 MARKETPLACE = {
     "name": "team tools",
@@ -78,8 +83,51 @@ def test_plugin_errors_are_the_validators(tmp_path: Path) -> None:
     (root / ".claude-plugin" / "plugin.json").write_text(json.dumps(PLUGIN, indent=2))
     assert find_workspaces(root) == [root]
     baton = _baton(root, ".claude-plugin/plugin.json")
-    assert baton == {"author", "commands", "hooks", "agents", "outputStyles"}
-    assert baton == _validate(root, home)
+    assert baton == {"commands", "hooks", "agents", "outputStyles"}
+    # the validator also refuses these two, but the plugin loads with them (next test)
+    assert _validate(root, home) == baton | {"author", "repository"}
+
+
+LOADING = {
+    "okplug": {"name": "okplug"},
+    "repoobj": {"name": "repoobj", "repository": {"type": "git", "url": "https://x.test"}},
+    "authorstr": {"name": "authorstr", "author": "Djalma Araujo"},
+    "cmdnodot": {"name": "cmdnodot", "commands": ["commands/extra.md"]},
+    "spacey": {"name": "cc observer"},
+}
+
+
+def test_reported_plugins_are_the_ones_claude_does_not_load(tmp_path: Path) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    args: list[str] = []
+    reported: set[str] = set()
+    for name, manifest in LOADING.items():
+        root = tmp_path / name
+        (root / ".claude-plugin").mkdir(parents=True)
+        (root / "commands").mkdir()
+        (root / "commands" / "extra.md").write_text("---\ndescription: x\n---\nHi.\n")
+        (root / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
+        args += ["--plugin-dir", str(root)]
+        if _baton(root, ".claude-plugin/plugin.json"):
+            reported.add(name)
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    api = FakeAnthropic(reply_text("ok"))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "HOME": str(home), "TMPDIR": str(tmp_path), "ANTHROPIC_API_KEY": "test-key",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+    with api:
+        proc = subprocess.run([CLAUDE, "-p", "hi", "--output-format", "stream-json",
+                               "--verbose", *args], cwd=ws, capture_output=True, text=True,
+                              timeout=300, check=False,
+                              env={**env, "ANTHROPIC_BASE_URL": api.url})
+    assert proc.returncode == 0, proc.stderr
+    init = next(e for e in map(json.loads, proc.stdout.splitlines())
+                if e.get("type") == "system" and e.get("subtype") == "init")
+    loaded = {p["name"] for p in init["plugins"]} & set(LOADING)
+    assert reported == {"cmdnodot", "spacey"}
+    assert loaded == set(LOADING) - reported
 
 
 def test_marketplace_errors_are_the_validators(tmp_path: Path) -> None:

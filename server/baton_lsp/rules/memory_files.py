@@ -85,13 +85,13 @@ def import_missing(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
         if target is None or not _inside(ctx, target) or ctx.exists(target):
             continue
         hint = ""
-        stripped = imp.target.rstrip(".,;:)!?")
+        stripped = imp.target.rstrip(".,;:)!?*`'\"")
         if stripped != imp.target and ctx.exists(base / stripped):
             hint = f" (`{stripped}` exists: the trailing `{imp.target[len(stripped):]}` " \
                    "is read as part of the path)"
         elif ctx.root is not None and base != ctx.root \
-                and ctx.exists(Path(os.path.normpath(ctx.root / imp.target))):
-            rel = os.path.relpath(ctx.root / imp.target, base).replace(os.sep, "/")
+                and ctx.exists(Path(os.path.normpath(ctx.root / stripped))):
+            rel = os.path.relpath(ctx.root / stripped, base).replace(os.sep, "/")
             hint = f" (relative to the repository root it exists: write `@{rel}`)"
         where = os.path.relpath(target, ctx.root).replace(os.sep, "/") if ctx.root else target
         yield ctx.finding(imp.range,

@@ -2,10 +2,11 @@
 marketplaces (`.claude-plugin/marketplace.json`).
 
 The checks are the errors of Claude Code 2.1's own `claude plugin validate` that stop a
-plugin from loading or installing (the tests compare with it): a `name` with spaces, an
-`author` that is not an object, component paths that do not start with `./`, lead out of
-the plugin or do not exist. Its plugin-directory submission checks (README, LICENSE, icon)
-are the catalog's policy, not defects of a project, and are not reported.
+plugin from loading or installing (the tests compare with it, and with which plugins
+`claude --plugin-dir` loads): a `name` with spaces, component paths that do not start with
+`./`, lead out of the plugin or do not exist. Validator errors that do not stop loading (an
+`author` string, npm's `repository` object) are not reported, nor are its plugin-directory
+submission checks (README, LICENSE, icon): the catalog's policy, not a project's defects.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from ..model.claude_files import JsonFile
 from ..parse.jsonpos import Path as JsonPath
 from ..parse.jsonpos import Positions
 from .base import RuleContext, rule
-from .mcp_config import json_type
 
 CC = Convention.CLAUDE_CODE
 MANIFEST = (Kind.PLUGIN_MANIFEST,)
@@ -41,9 +41,12 @@ def _positions(ctx: RuleContext) -> Positions:
 def _at(ctx: RuleContext, path: JsonPath) -> Range:
     pos = _positions(ctx)
     while path:
-        found = pos.value_range(path)
-        if found is not None:
-            return found
+        span = pos.spans.get(path)
+        if span is not None:  # an object or list: its key, not all its lines
+            container = pos.text[span.start:span.start + 1] in ("{", "[")
+            found = pos.key_range(path) if container else pos.value_range(path)
+            if found is not None:
+                return found
         path = path[:-1]
     return Range.of_line(0)
 
@@ -77,18 +80,13 @@ def _local(text: str) -> bool:
 
 
 def plugin_problems(data: dict[str, Any]) -> list[tuple[JsonPath, str]]:
-    """(where, problem) for each error `claude plugin validate` reports on a plugin.json
-    that stops the plugin from loading, existence of paths aside."""
+    """(where, problem) for each error of a plugin.json that stops Claude Code from loading
+    the plugin, existence of paths aside. The validator's other errors (an `author` string,
+    npm's `repository` object) are left out: the plugin loads all the same."""
     problems: list[tuple[JsonPath, str]] = []
     why = _name_problem(data.get("name"), "the plugin", install=False)
     if why:
         problems.append((("name",), why))
-    author = data.get("author")
-    if author is not None and not (isinstance(author, dict)
-                                   and isinstance(author.get("name"), str)
-                                   and author["name"]):
-        problems.append((("author",), f"`author` is {json_type(author)}: expected an object "
-                         "with a `name` (`{\"name\": \"…\", \"email\": \"…\"}`)"))
     for key in COMPONENT_PATHS:
         for where, text in _paths(data.get(key), key):
             if not _local(text):
@@ -130,12 +128,13 @@ def marketplace_problems(data: dict[str, Any]) -> list[tuple[JsonPath, str]]:
 
 @rule("BTN840", "plugin-manifest-invalid", Severity.ERROR, MANIFEST, convention=CC)
 def manifest_invalid(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
-    """A plugin or marketplace manifest has an error Claude Code's validator reports: the
-    plugin does not load, or cannot be installed.
+    """A plugin or marketplace manifest has an error that stops Claude Code from loading the
+    plugin, or from installing it from the marketplace.
 
-    `plugin.json` needs a `name` without spaces; `author` is an object (`{"name": …}`), not
-    a string; component paths (`commands`, `agents`, `skills`, `hooks`, `mcpServers`,
-    `outputStyles`) start with `./` and stay inside the plugin. `marketplace.json` needs a
+    `plugin.json` needs a `name` without spaces, and its component paths (`commands`,
+    `agents`, `skills`, `hooks`, `mcpServers`, `outputStyles`) start with `./` and stay inside
+    the plugin: otherwise Claude Code does not load the plugin at all (checked by loading
+    plugins with `--plugin-dir`). `marketplace.json` needs a
     `name` and each plugin entry a `name` made of letters, digits, `.`, `_` and `-` (the
     parts of a `plugin@marketplace` id), an `owner` object, and local sources starting with
     `./`. Not JSON at all is reported too. (`claude plugin validate` prints the same errors.)
@@ -152,7 +151,7 @@ def manifest_invalid(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
           "commands": ["commands/*.md"]
         }
 
-    Not reported:
+    Not reported (an `author` string is a validator error, but the plugin loads):
 
         ==> commands/observe.md <==
         Observe.
@@ -160,7 +159,7 @@ def manifest_invalid(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
         {
           "name": "cc-observer",
           "version": "0.1.0",
-          "author": {"name": "Djalma Araujo"},
+          "author": "Djalma Araujo",
           "commands": ["./commands/observe.md"]
         }
     """
