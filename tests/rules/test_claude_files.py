@@ -247,3 +247,23 @@ def test_mcp_home_paths_of_other_systems(tmp_path: Path) -> None:
     assert [re.search(r"`([^`]+)`", f.message).group(1)  # type: ignore[union-attr]
             for f in got] == ["codebase-memory-mcp", "ahk"]
     assert "(and 1 more of its values)" in got[1].message
+
+
+def test_mcp_file_inside_claude_dir_is_never_read(tmp_path: Path) -> None:
+    """`.claude/.mcp.json` (a public plugin ships one beside its root `.mcp.json`): Claude
+    Code lists none of its servers; Baton says so once and checks nothing inside it."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    home.mkdir()
+    _write(ws, {".claude/.mcp.json": json.dumps({"mcpServers": {
+        "playwright": {"command": "cmd", "args": ["/c", "npx", "-y", "@playwright/mcp@latest"]},
+        "broken": {"url": "http://127.0.0.1:9/mcp"}}}, indent=2)})
+    assert classify(".claude/.mcp.json") is Kind.MCP_CONFIG
+    got = _check(ws, ".claude/.mcp.json", "BTN82")
+    assert [f.code for f in got] == ["BTN824"]
+    assert "`playwright`, `broken`" in got[0].message
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    out = subprocess.run([CLAUDE, "mcp", "list"], cwd=ws, env=_env(home), capture_output=True,
+                         text=True, timeout=300, check=False).stdout
+    assert "No MCP servers configured" in out
+    _write(ws, {".claude/.mcp.json": '{"_comment": "add servers here", "mcpServers": {}}\n'})
+    assert _check(ws, ".claude/.mcp.json", "BTN82") == []

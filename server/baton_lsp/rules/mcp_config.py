@@ -58,7 +58,14 @@ def _at(ctx: RuleContext, path: JsonPath, key: bool = False) -> Range:
     return found or Range.of_line(0)
 
 
-def _servers(doc: JsonFile) -> dict[str, Any] | None:
+def misplaced(ctx: RuleContext) -> bool:
+    """`.claude/.mcp.json`: Claude Code reads project servers from the root's file only."""
+    return Path(ctx.path).parent.name == ".claude"
+
+
+def _servers(doc: JsonFile, ctx: RuleContext | None = None) -> dict[str, Any] | None:
+    if ctx is not None and misplaced(ctx):
+        return None  # never read: BTN824 reports the file, not its contents
     data = doc.data
     if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
         return data["mcpServers"]
@@ -94,6 +101,8 @@ def config_unreadable(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
           }
         }
     """
+    if misplaced(ctx):
+        return
     if doc.error is not None:
         yield ctx.finding(doc.error_range or Range.of_line(0),
                           f".mcp.json is not valid JSON ({doc.error}): Claude Code loads no "
@@ -226,7 +235,7 @@ def server_skipped(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
           }
         }
     """
-    servers = _servers(doc)
+    servers = _servers(doc, ctx)
     if servers is None:
         return
     for name, server in servers.items():
@@ -286,7 +295,7 @@ def missing_script(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
           }
         }
     """
-    servers = _servers(doc)
+    servers = _servers(doc, ctx)
     if servers is None or ctx.root is None:
         return
     root = os.path.normpath(ctx.root)
@@ -372,7 +381,7 @@ def hard_coded_home(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
           }
         }
     """
-    servers = _servers(doc)
+    servers = _servers(doc, ctx)
     if servers is None:
         return
     for name, server in servers.items():
@@ -386,3 +395,37 @@ def hard_coded_home(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
                           f"MCP server `{name}` hard-codes `{prefix}`{more} in the shared "
                           ".mcp.json: the path exists only on one machine; use a relative "
                           "path or an environment variable")
+
+
+@rule("BTN824", "mcp-config-misplaced", Severity.WARNING, MCP, convention=CC)
+def config_misplaced(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
+    """MCP servers are defined in `.claude/.mcp.json`, which Claude Code never reads.
+
+    Claude Code reads a project's MCP servers from `.mcp.json` at the repository root (and
+    the user's from `~/.claude.json`); a `.mcp.json` inside `.claude/` is not read, so the
+    servers it defines never start (`claude mcp list` does not show them). A file there with
+    no servers is left alone.
+
+    Fix: move the file to the repository root (merge it with the root's `.mcp.json`).
+
+    Reported:
+
+        ==> .claude/.mcp.json <==
+        {"mcpServers": {"playwright": {"command": "npx", "args": ["@playwright/mcp@latest"]}}}
+
+    Not reported:
+
+        ==> .claude/.mcp.json <==
+        {"_comment": "Users can add their own servers here.", "mcpServers": {}}
+    """
+    if not misplaced(ctx) or not isinstance(doc.data, dict):
+        return
+    servers = doc.data.get("mcpServers")
+    if not isinstance(servers, dict) or not servers:
+        return
+    names = ", ".join(f"`{n}`" for n in list(servers)[:5])
+    more = f" and {len(servers) - 5} more" if len(servers) > 5 else ""
+    yield ctx.finding(_at(ctx, ("mcpServers",), key=True),
+                      f"Claude Code reads project MCP servers from .mcp.json at the repository "
+                      f"root, not from .claude/: {names}{more} never start; move the file to "
+                      "the root")

@@ -256,8 +256,8 @@ def classify(rel: str, root: Path | None = None,
         return _opencode_kind(parts[1:], name)
     if len(parts) == 1 and name in CONFIG_NAMES:
         return Kind.OPENCODE_CONFIG
-    if len(parts) == 1 and name == MCP_CONFIG_NAME:
-        return Kind.MCP_CONFIG
+    if name == MCP_CONFIG_NAME and (len(parts) == 1 or parts[:-1] == (".claude",)):
+        return Kind.MCP_CONFIG  # `.claude/.mcp.json` is read by no one: BTN824 says so
     if len(parts) == 2 and parts[0] == PLUGIN_DIR and name in PLUGIN_MANIFESTS:
         return Kind.PLUGIN_MANIFEST
     in_claude = parts[0] == ".claude"
