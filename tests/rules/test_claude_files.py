@@ -267,3 +267,21 @@ def test_mcp_file_inside_claude_dir_is_never_read(tmp_path: Path) -> None:
     assert "No MCP servers configured" in out
     _write(ws, {".claude/.mcp.json": '{"_comment": "add servers here", "mcpServers": {}}\n'})
     assert _check(ws, ".claude/.mcp.json", "BTN82") == []
+
+
+def test_rules_scoped_by_a_key_claude_ignores_load_everywhere(tmp_path: Path) -> None:
+    """`globs:` (a public tree's `.claude/rules/` file, Cursor's key) and `applyTo:` do not
+    scope a rule: Claude Code sends the file with the first request; `paths:` does."""
+    ws = tmp_path / "ws"
+    _write(ws, {
+        ".claude/rules/database.md": '---\nglobs: "packages/db/**/*"\n---\n\n'
+                                     "# Database Development\nMARKER_GLOBS\n",
+        ".claude/rules/api.md": "---\napplyTo: 'src/app/api/**'\n---\nMARKER_APPLYTO\n",
+        ".claude/rules/tests.md": "---\npaths:\n  - 'tests/**'\nglobs: 'tests/**'\n---\n"
+                                  "MARKER_PATHS\n",
+    })
+    loaded = _loaded(tmp_path, ws)
+    assert {"MARKER_GLOBS", "MARKER_APPLYTO"} <= loaded and "MARKER_PATHS" not in loaded
+    got = {rel: [f.code for f in _check(ws, f".claude/rules/{rel}", "BTN834")]
+           for rel in ("database.md", "api.md", "tests.md")}
+    assert got == {"database.md": ["BTN834"], "api.md": ["BTN834"], "tests.md": []}

@@ -273,3 +273,59 @@ def _too_deep(ctx: RuleContext, chain: list[Path]) -> list[Path] | None:
             seen.add(nxt)
             stack.append([*path, nxt])
     return None
+
+
+SCOPE_KEYS = ("globs", "applyTo", "path_patterns", "path", "patterns", "files", "include")
+"""Keys other tools (Cursor's `globs`, Copilot's `applyTo`) or guides use to scope a rule
+file; Claude Code reads only `paths`."""
+
+
+def _in_rules_dir(ctx: RuleContext) -> bool:
+    """A file under the workspace's `.claude/rules/` (not a CLAUDE.md)."""
+    if ctx.root is None:
+        return False
+    rel = os.path.relpath(ctx.path, ctx.root).replace(os.sep, "/")
+    return rel.startswith(".claude/rules/")
+
+
+@rule("BTN834", "rules-scope-key-ignored", Severity.WARNING, MEMORY, convention=CC)
+def scope_key_ignored(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A `.claude/rules/` file scopes itself with a key Claude Code does not read: it loads in
+    every session.
+
+    Claude Code loads a rule file only when Claude works on files matching its `paths:`
+    globs (a list, or one string); a file without `paths` loads at the start of every
+    session. `globs:` (Cursor's key), `applyTo:` (Copilot's) or `path_patterns:` are ignored
+    — verified with the pinned `claude`: such a file's text was sent with the first request,
+    a `paths:` one was not.
+
+    Fix: rename the key to `paths:` (same globs).
+
+    Reported:
+
+        ==> .claude/rules/database.md <==
+        ---
+        globs: "packages/db/**/*"
+        ---
+
+        # Database Development
+
+    Not reported:
+
+        ==> .claude/rules/database.md <==
+        ---
+        paths: "packages/db/**/*"
+        ---
+
+        # Database Development
+    """
+    fm = doc.frontmatter
+    if fm is None or fm.error is not None or not _in_rules_dir(ctx) or fm.get("paths"):
+        return
+    for entry in fm.entries:
+        if entry.key in SCOPE_KEYS and entry.value:
+            yield ctx.finding(entry.key_range,
+                              f"`{entry.key}:` is not read by Claude Code, which scopes a rule "
+                              "file by `paths:` only: this file loads in every session; rename "
+                              "the key to `paths`")
+            return
