@@ -159,7 +159,8 @@ CLAUDE_MD = ("# Agent System\n\nTask management and agent orchestration for proj
 - @.claude/rules/git-workflow.md - Commit conventions
 - @rules/state-management.md - Task state patterns (specs/**)
 
-Mentions are not imports: ask @claude, mail a@b.md, see `@rules/none.md` and
+Mentions are not imports: ask @claude, mail a@b.md, see `@rules/none.md`, install
+@types/node and @tanstack/react-query, and
 
 ```
 @rules/fenced.md

@@ -25,10 +25,20 @@ from .mcp_config import home_path
 
 CC = Convention.CLAUDE_CODE
 MEMORY = (Kind.MEMORY,)
-_PATH_LIKE = re.compile(r"/|\.[A-Za-z0-9]{1,10}$")
-"""A target written as a path (`docs/x.md`, `README.md`): an `@name` mention in prose
-(`@claude`, `@alice`) is read as an import too but is no file anyone meant to load."""
+_PATH_LIKE = re.compile(r"^\.{1,2}/|\.[A-Za-z][A-Za-z0-9]{0,9}$")
+"""A target written as a file path (`docs/x.md`, `README.md`, `./notes`): an `@name`
+mention in prose (`@claude`, `@alice`) or an npm scope (`@types/node`) is read as an import
+too, but is no file anyone meant to load."""
 _READ_LIMIT = 1 << 20
+
+
+_TRAILING = ".,;:)!?*`'\""
+"""Punctuation that ends a sentence after an import; Claude Code reads it as part of the
+path."""
+
+
+def _path_like(target: str) -> bool:
+    return _PATH_LIKE.search(target.rstrip(_TRAILING)) is not None
 
 
 def _local(target: str) -> bool:
@@ -37,7 +47,7 @@ def _local(target: str) -> bool:
 
 
 def _resolve(ctx: RuleContext, base: Path, imp: MemoryImport) -> Path | None:
-    if not _local(imp.target) or _PATH_LIKE.search(imp.target) is None:
+    if not _local(imp.target) or not _path_like(imp.target):
         return None
     return Path(os.path.normpath(base / imp.target))
 
@@ -85,7 +95,7 @@ def import_missing(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
         if target is None or not _inside(ctx, target) or ctx.exists(target):
             continue
         hint = ""
-        stripped = imp.target.rstrip(".,;:)!?*`'\"")
+        stripped = imp.target.rstrip(_TRAILING)
         if stripped != imp.target and ctx.exists(base / stripped):
             hint = f" (`{stripped}` exists: the trailing `{imp.target[len(stripped):]}` " \
                    "is read as part of the path)"
@@ -126,7 +136,7 @@ def import_duplicate(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
     base = Path(ctx.path).parent
     first: dict[str, MemoryImport] = {}
     for imp in doc.imports:
-        if not _local(imp.target) or _PATH_LIKE.search(imp.target) is None:
+        if not _local(imp.target) or not _path_like(imp.target):
             continue
         key = os.path.normpath(base / imp.target)
         seen = first.get(key)
