@@ -160,7 +160,7 @@ CLAUDE_MD = ("# Agent System\n\nTask management and agent orchestration for proj
 - @rules/state-management.md - Task state patterns (specs/**)
 
 Mentions are not imports: ask @claude, mail a@b.md, see `@rules/none.md`, install
-@types/node and @tanstack/react-query, and
+@types/node, @tanstack/react-query and @solana/web3.js, and
 
 ```
 @rules/fenced.md

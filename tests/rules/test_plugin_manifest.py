@@ -42,7 +42,9 @@ MARKETPLACE = {
     "owner": {"name": "Security Team"},
     "plugins": [{"name": "team-security", "source": "./plugins/team-security"},
                 {"name": "code review", "source": "plugins/review"},
-                {"name": "fmt", "source": {"source": "github", "repo": "a/b"}}],
+                {"name": "fmt", "source": {"source": "github", "repo": "a/b"}},
+                # a public catalog writes all its 442 sources this way
+                {"name": "image-optimization", "source": "github:Kermit457/gICM"}],
 }
 
 
@@ -145,6 +147,8 @@ def test_marketplace_errors_are_the_validators(tmp_path: Path) -> None:
     # for (installing it fails)
     assert validator == {"name", "plugins"}
     assert baton == validator
-    missing = [f for f in check_file(index, root / ".claude-plugin" / "marketplace.json")
-               if f.code == "BTN841"]
+    found = check_file(index, root / ".claude-plugin" / "marketplace.json")
+    sources = [f for f in found if f.code == "BTN840" and "source" in f.message]
+    assert len(sources) == 1 and "(2 entries write their source this way)" in sources[0].message
+    missing = [f for f in found if f.code == "BTN841"]
     assert len(missing) == 1 and "./plugins/team-security" in missing[0].message

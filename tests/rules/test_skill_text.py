@@ -81,3 +81,60 @@ def test_reported_parameters_are_the_ones_claude_rewrites(tmp_path: Path) -> Non
     assert 'local task_number=\\"out.json\\"' in seen  # the reported `$1`, rewritten
     assert "awk '{print out.json}'" in seen and "awk 'NF>=2{print third}'" in seen
     assert 'local task_number=\\"${1}\\"' in seen and "awk '{print $(1)}'" in seen
+
+
+# A public tree's skill that is given no arguments (model-invoked, no `$ARGUMENTS`, no
+# `argument-hint`): nothing is replaced, so its awk `$1` is left alone.
+UPGRADE = """---
+name: gstack-upgrade
+version: 1.1.0
+description: |
+  Upgrade gstack to the latest version.
+allowed-tools:
+  - Bash
+---
+
+```bash
+if [ -f "$_SNOOZE_FILE" ]; then
+  _SNOOZED_VER=$(awk '{print $1}' "$_SNOOZE_FILE")
+fi
+```
+"""
+
+MEMORY = """---
+name: skill-memory
+description: Create and maintain memories
+---
+
+```
+1. Generate semantic slug from topic and title:
+
+   generate_slug() {
+     local topic="$1"
+     local title="$2"
+   }
+```
+"""
+
+
+def _found(ws: Path, rel: str) -> list[int]:
+    index = WorkspaceIndex(ws, load_config(ws))
+    return [f.range.start_line + 1 for f in check_file(index, ws / rel) if f.code == "BTN230"]
+
+
+def test_only_skills_given_arguments(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    files = {".claude/skills/gstack-upgrade/SKILL.md": UPGRADE,
+             ".claude/skills/skill-memory/SKILL.md": MEMORY}
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text, encoding="utf-8")
+    assert _found(ws, ".claude/skills/gstack-upgrade/SKILL.md") == []
+    assert _found(ws, ".claude/skills/skill-memory/SKILL.md") == []
+    # the tree's /learn command passes it arguments (a public tree's delegation block)
+    learn = ws / ".claude/commands/learn.md"
+    learn.parent.mkdir(parents=True)
+    learn.write_text('---\ndescription: Learn\n---\n\n<input>\n  - skill: "skill-memory"\n'
+                     '  - args: "mode=task, task_number={task_number}"\n</input>\n')
+    assert _found(ws, ".claude/skills/skill-memory/SKILL.md") == [10]
+    assert _found(ws, ".claude/skills/gstack-upgrade/SKILL.md") == []

@@ -52,6 +52,15 @@ def _resolve(ctx: RuleContext, base: Path, imp: MemoryImport) -> Path | None:
     return Path(os.path.normpath(base / imp.target))
 
 
+def _top_exists(ctx: RuleContext, base: Path, target: str) -> bool:
+    """Whether the first directory of `target` exists beside the file or at the root: an
+    `@solana/web3.js` whose `solana/` is nowhere is a package name in prose, not a path."""
+    if target.startswith(("./", "../")) or "/" not in target:
+        return True
+    top = target.split("/", 1)[0]
+    return ctx.exists(base / top) or (ctx.root is not None and ctx.exists(ctx.root / top))
+
+
 def _inside(ctx: RuleContext, path: Path) -> bool:
     root = os.path.normpath(ctx.root) if ctx.root is not None else None
     return root is not None and str(path).startswith(root + os.sep)
@@ -67,7 +76,8 @@ def import_missing(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
     that does not exist is skipped silently, so the instructions it was meant to add never
     reach the model. A trailing period or parenthesis is part of the path as Claude Code
     reads it. `@~/…` imports are the user's own files and are not looked at; `@name` without
-    a `/` or an extension is taken for a mention, not an import.
+    an extension is taken for a mention, and `@scope/name.js` whose `scope/` exists nowhere
+    for an npm package, not an import.
 
     Fix: write the path relative to the importing file (`@rules/x.md` in `.claude/CLAUDE.md`)
     or create the file; end a sentence with a space before the period.
@@ -92,7 +102,8 @@ def import_missing(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
     base = Path(ctx.path).parent
     for imp in doc.imports:
         target = _resolve(ctx, base, imp)
-        if target is None or not _inside(ctx, target) or ctx.exists(target):
+        if target is None or not _inside(ctx, target) or ctx.exists(target) \
+                or not _top_exists(ctx, base, imp.target):
             continue
         hint = ""
         stripped = imp.target.rstrip(_TRAILING)

@@ -112,6 +112,7 @@ def marketplace_problems(data: dict[str, Any]) -> list[tuple[JsonPath, str]]:
     if not isinstance(plugins, list):
         problems.append((("plugins",), "`plugins` must be a list of plugin entries"))
         return problems
+    bad_sources: list[tuple[int, str]] = []
     for i, entry in enumerate(plugins):
         if not isinstance(entry, dict):
             problems.append((("plugins", i), "a plugin entry must be an object"))
@@ -122,7 +123,15 @@ def marketplace_problems(data: dict[str, Any]) -> list[tuple[JsonPath, str]]:
         source = entry.get("source")
         if isinstance(source, str) and _local(source) and not source.startswith("./") \
                 and "/" in source:
-            problems.append((("plugins", i, "source"), f"`{source}` must start with `./`"))
+            bad_sources.append((i, source))
+    if bad_sources:  # one mistake repeated over a catalog: reported once, counted
+        i, source = bad_sources[0]
+        more = f" ({len(bad_sources)} entries write their source this way)" \
+            if len(bad_sources) > 1 else ""
+        problems.append((("plugins", i, "source"),
+                         f"`{source}` must start with `./` (a local directory) or be an "
+                         f"object such as `{{\"source\": \"github\", \"repo\": \"owner/name\"}}`"
+                         f"{more}: the marketplace cannot be added"))
     return problems
 
 

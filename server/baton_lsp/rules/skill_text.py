@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from ..model.agent import CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..parse.markdown import parse_markdown
 from ..parse.text import Source
+from ..runs.confine import read_head
 from .base import RuleContext, rule
 
 CC = Convention.CLAUDE_CODE
@@ -29,6 +31,43 @@ POSITIONAL = re.compile(r"(?<!\\)\$(\d+)(?!\w)")
 _FUNCTION = re.compile(r"^(\s*)(?:function\s+[A-Za-z_][\w:.-]*(?:\s*\(\))?|[A-Za-z_][\w:.-]*"
                        r"\s*\(\))\s*\{?\s*(?:#.*)?$")
 _AWK = re.compile(r"\b[gm]?awk\b[^'\n]*'([^'\n]*)'")
+
+
+_TAKES_ARGUMENTS = re.compile(r"\$ARGUMENTS\b")
+_ARGS_LINE = re.compile(r"^\W*(?:-\s*)?[\"']?args[\"']?\s*[:=]\s*\S")
+_READ_LIMIT = 1 << 20
+
+
+def takes_arguments(doc: CommandFile, ctx: RuleContext) -> bool:
+    """Whether the skill is invoked with arguments: it reads `$ARGUMENTS`, declares an
+    `argument-hint` or `arguments`, or a command, agent or skill of the workspace passes it
+    `args` (`skill: "x"` with an `args:` line within the next three lines)."""
+    fm = doc.frontmatter
+    if fm is not None and any(e.key in ("argument-hint", "arguments") and e.value
+                              for e in fm.entries):
+        return True
+    if any(_TAKES_ARGUMENTS.search(line) for line in ctx.lines):
+        return True
+    if ctx.index is None or ctx.root is None:
+        return False
+    name = Path(ctx.path).parent.name  # Claude Code registers a skill by its folder
+    mention = re.compile(r"\bskill\W{0,4}[:=(]\s*[\"'`]?" + re.escape(name) + r"\b")
+    for path, kind in ctx.index.files().items():
+        if kind not in (Kind.COMMAND, Kind.AGENT, Kind.SKILL) or path == ctx.path:
+            continue
+        ctx.depends_on.add(path)
+        try:
+            text = read_head(ctx.root, path, _READ_LIMIT)[0].decode("utf-8", "replace")
+        except OSError:
+            continue
+        if name not in text:
+            continue
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if mention.search(line) and (
+                    "args" in line or any(_ARGS_LINE.match(x) for x in lines[i + 1:i + 4])):
+                return True
+    return False
 
 
 def _ordinal(n: int) -> str:
@@ -73,7 +112,9 @@ def positional_substituted(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
     0 — inside code blocks too. A function's `local x="$1"` then reaches the model as
     `local x="b"`, and `awk '{print $1}'` as `awk '{print b}'`: the code the model runs is
     not the code in the file. Only `$N` inside a function body or an awk program is reported,
-    where it is certainly the shell's; `$1` meant as the skill's argument is not.
+    where it is certainly the shell's; `$1` meant as the skill's argument is not; and only in
+    a skill that is given arguments: it reads `$ARGUMENTS`, declares an `argument-hint`, or a
+    command of the workspace invokes it with `args:` (without arguments nothing is replaced).
 
     Fix: write `${1}` in shell and `$(1)` in awk (Claude Code leaves both alone; the shell
     and awk read them as `$1`).
@@ -84,6 +125,7 @@ def positional_substituted(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
         ---
         name: skill-orchestrate
         description: Orchestrate a task's phases
+        argument-hint: TASK_NUMBER [SESSION_ID]
         ---
 
         ```bash
@@ -93,7 +135,7 @@ def positional_substituted(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
         }
         ```
 
-    Not reported:
+    Not reported (braced parameters are left alone):
 
         ==> .claude/skills/skill-orchestrate/SKILL.md <==
         ---
@@ -111,8 +153,15 @@ def positional_substituted(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
         awk '{print $(1)}' list.txt
         ```
     """
+    if not any(POSITIONAL.search(line) for line in ctx.lines):
+        return
     md = parse_markdown(Source.from_text("\n".join(ctx.lines)))
     lines = md.lines
+    found = [(no, m, where) for fence in md.fences
+             for no, m, where in _shell_uses(lines, fence.body.start,
+                                             min(fence.body.stop, len(lines)))]
+    if not found or not takes_arguments(doc, ctx):
+        return
     for fence in md.fences:
         body = fence.body
         seen: set[str] = set()
