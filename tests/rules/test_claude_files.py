@@ -138,7 +138,11 @@ def test_mcp_missing_script(tmp_path: Path) -> None:
         "c": {"command": "python3", "args": ["-u", "tools/server.py"]},
         "d": {"command": "uvx", "args": ["lean-lsp-mcp"]},
         "e": {"command": "node", "args": ["${HOME}/srv.js"]},
-        "f": {"command": "python", "args": ["-m", "pkg.server"]}}}, indent=2)})
+        "f": {"command": "python", "args": ["-m", "pkg.server"]},
+        # Windows paths of public trees' files: the user's machine, not the project
+        "g": {"command": "C:/Users/Guang/AppData/Roaming/npm/gitnexus.cmd", "args": ["mcp"]},
+        "h": {"command": "python", "args": ["D:/AI/aegissec/scripts/mcp_demo_server.py"]}}},
+        indent=2)})
     got = _check(tmp_path, ".mcp.json", "BTN822")
     assert sorted(re.search(r"`([^`]+)`", f.message).group(1)  # type: ignore[union-attr]
                   for f in got) == ["a", "c"]

@@ -244,18 +244,26 @@ def server_skipped(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
             yield ctx.finding(rng, f"MCP server `{name}` is skipped by Claude Code: {problem}")
 
 
+_WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def _elsewhere(path: str) -> bool:
+    """An absolute path (POSIX or a Windows drive), one under `~` or with a variable: the
+    user's machine, not the project."""
+    return "$" in path or os.path.isabs(path) or path.startswith("~") \
+        or _WINDOWS_ABSOLUTE.match(path) is not None
+
+
 def _script(command: str, args: Any) -> tuple[str, tuple[str | int, ...]] | None:
     """The project-relative program a stdio server runs, if it names one: the `command`
     itself (`./scripts/server.sh`) or an interpreter's script (`node mcp/server.js`)."""
-    if "$" not in command and not os.path.isabs(command) and not command.startswith("~") \
-            and "/" in command:
+    if not _elsewhere(command) and "/" in command:
         return command, ("command",)
     if os.path.basename(command) in _INTERPRETERS and _strings(args):
         for i, arg in enumerate(args):
             if arg.startswith("-") or arg in ("run",):
                 continue
-            if "$" in arg or os.path.isabs(arg) or arg.startswith("~") \
-                    or not arg.endswith(_SCRIPT_EXT):
+            if _elsewhere(arg) or not arg.endswith(_SCRIPT_EXT):
                 return None
             return arg, ("args", i)
     return None
