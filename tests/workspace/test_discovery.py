@@ -246,6 +246,7 @@ def test_a_plugin_is_a_workspace_and_its_components_are_found(tmp_path: Path) ->
         "commands/review.md": Kind.COMMAND, "commands/git/commit.md": Kind.COMMAND,
         "cmds/ship.md": Kind.COMMAND, "skills/tdd/SKILL.md": Kind.SKILL,
         "docs/plans/refactor.md": Kind.PLAN,
+        ".claude-plugin/plugin.json": Kind.PLUGIN_MANIFEST,  # checked by BTN840/BTN841
     }
     assert classify("agents/reviewer.md", root) is None  # without its layout: not a plugin's
     assert classify("agents/reviewer.md", root, plugin_layout(root)) is Kind.AGENT
@@ -256,8 +257,11 @@ def test_a_marketplace_holds_one_workspace_per_plugin(tmp_path: Path) -> None:
     (tmp_path / ".claude-plugin" / "marketplace.json").write_text('{"plugins": []}')
     a = _plugin(tmp_path / "plugins" / "a", {"agents/x.md": "x"})
     b = _plugin(tmp_path / "plugins" / "b", {"commands/y.md": "x"})
-    assert sorted(find_workspaces(tmp_path)) == [a, b]
+    # the marketplace's own root is one too (its manifest is checked), each plugin its own
+    assert sorted(find_workspaces(tmp_path)) == [tmp_path, a, b]
     assert find_root(tmp_path / "plugins" / "b" / "commands" / "y.md") == b
+    assert {p.relative_to(tmp_path).as_posix() for p, _ in walk(tmp_path)} == {
+        ".claude-plugin/marketplace.json"}
 
 
 @pytest.mark.parametrize("manifest", ["{not json", "[]", '{"agents": ["../outside/"]}',
@@ -270,7 +274,8 @@ def test_a_broken_or_hostile_manifest_keeps_the_defaults_and_stays_inside(
     _plugin(root, {"agents/ok.md": "x"})
     (root / ".claude-plugin" / "plugin.json").write_text(manifest)
     walked = {p.relative_to(root).as_posix(): k for p, k in walk(root)}
-    assert walked == {"agents/ok.md": Kind.AGENT}
+    assert walked == {"agents/ok.md": Kind.AGENT,  # and the manifest, which BTN840 reports
+                      ".claude-plugin/plugin.json": Kind.PLUGIN_MANIFEST}
 
 
 def test_an_edited_manifest_is_read_again(tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ PARENT_POLL_SECONDS = 3.0
 _WATCH_GLOBS = ("**/.claude/**", "**/specs/**", "**/pyproject.toml", "**/baton.toml",
                 "**/docs/**/plans/**", "**/PLAN.md", "**/plan.md", "**/.claude-plugin/*.json",
                 "**/agents/**/*.md", "**/commands/**/*.md", "**/skills/**/SKILL.md",
-                "**/.opencode/**", "**/opencode.json", "**/opencode.jsonc")
+                "**/.opencode/**", "**/opencode.json", "**/opencode.jsonc", "**/.mcp.json",
+                "**/CLAUDE.md", "**/CLAUDE.local.md")
 """Everything discovery classifies, wherever a plugin keeps it, and what changes the rules."""
 
 

@@ -98,6 +98,14 @@ class Kind(StrEnum):
     """`.opencode/command(s)/**/*.md`: an OpenCode command template."""
     OPENCODE_CONFIG = "opencode-config"
     """`opencode.json(c)` at the root or in `.opencode/`: OpenCode's project configuration."""
+    MCP_CONFIG = "mcp-config"
+    """`.mcp.json` at the root: Claude Code's project-scoped MCP servers."""
+    PLUGIN_MANIFEST = "plugin-manifest"
+    """`.claude-plugin/plugin.json` or `marketplace.json` at the root: a Claude Code plugin's
+    manifest or a plugin marketplace's catalog."""
+    MEMORY = "memory"
+    """`CLAUDE.md` (root, `.claude/`, nested), `CLAUDE.local.md`, `.claude/rules/**/*.md`:
+    instruction files Claude Code loads into the session, with their `@path` imports."""
     """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
     REGISTRY = "registry"
     """`specs/state.json`: the task registry of the newer task-based trees."""

@@ -14,7 +14,9 @@ RULE_MODULES = (
     "plan_structure",
     "agent_frontmatter",
     "agent_body",
+    "agent_names",
     "command_frontmatter",
+    "skill_text",
     "command_tasks",
     "command_bash",
     "command_shellcheck",
@@ -25,21 +27,28 @@ RULE_MODULES = (
     "opencode_frontmatter",
     "opencode_refs",
     "opencode_config",
+    "mcp_config",
+    "memory_files",
+    "plugin_manifest",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "plan": ("plan_deps", "plan_phases", "plan_metadata", "plan_links", "plan_structure",
              "run_state", "data_files"),
-    "agent": ("agent_frontmatter", "agent_body", "command_tasks", "run_state", "data_files"),
+    "agent": ("agent_frontmatter", "agent_body", "agent_names", "command_tasks", "run_state",
+              "data_files"),
     "command": ("command_frontmatter", "command_tasks", "command_bash", "command_shellcheck",
                 "data_files"),
-    "skill": ("command_frontmatter", "data_files"),
+    "skill": ("command_frontmatter", "skill_text", "data_files"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
     "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),
     "opencode-command": ("opencode_frontmatter", "opencode_refs", "command_shellcheck",
                          "data_files"),
     "opencode-config": ("opencode_config", "data_files"),
+    "mcp-config": ("mcp_config", "data_files"),
+    "memory": ("memory_files", "data_files"),
+    "plugin-manifest": ("plugin_manifest", "data_files"),
 }
 """The rule modules that register rules for a kind (`Kind` values; every other kind has
 `data_files`' only). A file's first check imports just these — the editor's first opened

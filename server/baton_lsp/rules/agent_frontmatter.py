@@ -302,7 +302,8 @@ def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
                     safe=False))
 
 
-def _newer_format(fm: Frontmatter) -> bool:
+def newer_format(fm: Frontmatter) -> bool:
+    """The newer agent format: a `tools` key, or neither `allowed-tools` nor `model`."""
     keys = {e.key for e in fm.entries}
     return "tools" in keys or not ({"allowed-tools", "model"} & keys)
 
@@ -340,7 +341,7 @@ def missing_name(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     fm = doc.frontmatter
     if fm is None or fm.error is not None or not _is_agent(doc) or not fm.entries:
         return
-    if not _newer_format(fm):
+    if not newer_format(fm):
         return
     entry = fm.get("name")
     if entry is not None and not _is_blank(entry):

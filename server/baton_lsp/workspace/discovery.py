@@ -23,6 +23,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
+from ..model.claude_files import (
+    MCP_CONFIG_NAME,
+    MEMORY_NAMES,
+    PLUGIN_DIR,
+    PLUGIN_MANIFESTS,
+    RULES_DIR,
+)
 from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
@@ -81,6 +88,7 @@ def opencode_root(directory: Path) -> bool:
 
 
 PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
+MARKETPLACE_MANIFEST = ".claude-plugin/marketplace.json"
 PLUGIN_COMPONENTS = ("agents", "commands", "skills")
 """Component directories Claude Code discovers at a plugin's root (plugins reference)."""
 _MANIFEST_MAX = 1 << 20
@@ -174,8 +182,9 @@ def find_root(start: Path) -> Path | None:
         # The names probed, not `cand` itself: a parent such as /tmp changes all the time.
         look(cand / ".claude", KIND)
         look(cand / PLUGIN_MANIFEST, KIND)
+        look(cand / MARKETPLACE_MANIFEST, KIND)
         if (cand / ".claude").is_dir() or specs_root(cand) or opencode_root(cand) \
-                or (cand / PLUGIN_MANIFEST).is_file():
+                or (cand / PLUGIN_MANIFEST).is_file() or (cand / MARKETPLACE_MANIFEST).is_file():
             return cand
     return None
 
@@ -247,6 +256,10 @@ def classify(rel: str, root: Path | None = None,
         return _opencode_kind(parts[1:], name)
     if len(parts) == 1 and name in CONFIG_NAMES:
         return Kind.OPENCODE_CONFIG
+    if name == MCP_CONFIG_NAME and (len(parts) == 1 or parts[:-1] == (".claude",)):
+        return Kind.MCP_CONFIG  # `.claude/.mcp.json` is read by no one: BTN824 says so
+    if len(parts) == 2 and parts[0] == PLUGIN_DIR and name in PLUGIN_MANIFESTS:
+        return Kind.PLUGIN_MANIFEST
     in_claude = parts[0] == ".claude"
     sub = parts[1:] if in_claude else parts
     if not sub:
@@ -257,6 +270,8 @@ def classify(rel: str, root: Path | None = None,
             return kind
     if sub == ("specs", "state.json"):
         return Kind.REGISTRY
+    if _memory_file(in_claude, sub, name):
+        return Kind.MEMORY
     if plan_candidate(rel):
         return Kind.PLAN if root is not None and looks_like_plan(root / rel, root) else None
     if name.endswith(".md"):
@@ -290,6 +305,16 @@ def classify(rel: str, root: Path | None = None,
             (sub[0] == "tmp" and ("workflow_" in name or "state" in name)) or ".state" in sub)):
         return Kind.STATE
     return None
+
+
+def _memory_file(in_claude: bool, sub: tuple[str, ...], name: str) -> bool:
+    """`CLAUDE.md`/`CLAUDE.local.md` at the root, in `.claude/` or in a directory below the
+    root that Baton walks; `.claude/rules/**/*.md` (Claude Code loads them all)."""
+    if in_claude:
+        return (len(sub) == 1 and name in MEMORY_NAMES) or (
+            len(sub) >= 2 and sub[0] == RULES_DIR and name.endswith(".md")
+            and name.lower() != "readme.md")
+    return name in MEMORY_NAMES
 
 
 def _specs_kind(sub: tuple[str, ...], name: str) -> Kind | None:
@@ -361,13 +386,13 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     root_str = os.path.normpath(os.path.abspath(root))
     root_path = Path(root_str)
     listed = _listing(root_str)
-    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md" or n in CONFIG_NAMES) \
-        if listed else []
+    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md" or n in CONFIG_NAMES
+                       or n == MCP_CONFIG_NAME or n in MEMORY_NAMES) if listed else []
     for fname in top_files:  # listed, not probed: `PLAN.md` and `plan.md` once each
         kind = classify(fname, root_path)
         if kind is not None and not (patterns and excluded(fname, patterns)):
             yield os.path.join(root_str, fname), kind
-    tops = [".claude", OPENCODE_DIR, "specs", "docs"]
+    tops = [".claude", OPENCODE_DIR, "specs", "docs", PLUGIN_DIR]
     layout = plugin_layout(root_str)
     if layout is not None:
         for comp in PLUGIN_COMPONENTS:
@@ -412,7 +437,8 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
 def find_workspaces(path: Path) -> list[Path]:
     """Workspace roots at or below `path` (a directory may hold several, e.g. a corpus):
     directories with `.claude/`, a `specs/` that holds plans or a registry, or a plugin
-    manifest (a marketplace's `plugins/<name>/` each)."""
+    manifest (a marketplace's `plugins/<name>/` each) or a marketplace manifest (its own
+    root, whose manifest is checked)."""
     path = Path(os.path.abspath(path))
     roots: list[Path] = []
     above = find_root(path)
@@ -424,11 +450,13 @@ def find_workspaces(path: Path) -> list[Path]:
             look_listing(dirpath, dirnames, filenames)
             if ".claude-plugin" in dirnames:
                 look(os.path.join(dirpath, PLUGIN_MANIFEST), KIND)
+                look(os.path.join(dirpath, MARKETPLACE_MANIFEST), KIND)
             here = Path(dirpath)
             if here not in roots and ".claude" not in here.parts and (
                     ".claude" in dirnames or ("specs" in dirnames and specs_root(here))
                     or (OPENCODE_DIR in dirnames and opencode_root(here))
-                    or (".claude-plugin" in dirnames and (here / PLUGIN_MANIFEST).is_file())):
+                    or (".claude-plugin" in dirnames and ((here / PLUGIN_MANIFEST).is_file()
+                                                      or (here / MARKETPLACE_MANIFEST).is_file()))):
                 roots.append(here)
             # `.opencode/` is read with its parent's workspace (its specs too), never as one
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS

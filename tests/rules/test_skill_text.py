@@ -1,0 +1,140 @@
+"""BTN230 against the real `claude` (2.1.331): a Skill tool call with arguments, answered by
+the fake Anthropic API, shows the skill text as the model receives it. Texts from public
+trees."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from baton_lsp.rules.engine import check_file
+from baton_lsp.workspace.config import load_config
+from baton_lsp.workspace.index import WorkspaceIndex
+from tests.agents.clis import cli_path
+from tests.agents.fake_anthropic import FakeAnthropic, Recorded, Reply, Text, ToolUse
+
+CLAUDE = cli_path("claude")
+
+# skill-orchestrate/SKILL.md and skill-zulip/SKILL.md of two public trees, abridged.
+SKILL = """---
+name: skill-orchestrate
+description: Orchestrate a task's phases
+---
+
+## Stage 5a: Drift Inspection Function
+
+```bash
+invoke_drift_inspection() {
+  local task_number="$1"
+  local plan_path="$2"
+  local session_id="$3"
+}
+```
+
+```bash
+url=$(echo "$ARGUMENTS" | awk '{print $1}')
+output_path=$(echo "$ARGUMENTS" | awk 'NF>=2{print $2}')
+```
+
+Usage: `$1` is the task number (prose: not reported).
+
+```bash
+fixed() {
+  local task_number="${1}"
+}
+awk '{print $(1)}' list.txt
+```
+"""
+
+
+def test_reported_parameters_are_the_ones_claude_rewrites(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    skill = ws / ".claude" / "skills" / "skill-orchestrate" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    home.mkdir()
+    skill.write_text(SKILL, encoding="utf-8")
+    index = WorkspaceIndex(ws, load_config(ws))
+    found = [(f.range.start_line + 1, f.message.split("`")[1])
+             for f in check_file(index, skill) if f.code == "BTN230"]
+    # one per function (its first `$N`), each `$N` of an awk program
+    assert found == [(10, "$1"), (17, "$1"), (18, "$2")]
+
+    def respond(req: Recorded) -> Reply:
+        if not req.last_tool_results():
+            return ToolUse("Skill", {"skill": "skill-orchestrate",
+                                     "args": "https://x.zulipchat.com/t out.json third"})
+        return Text("done")
+
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    api = FakeAnthropic(respond)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "HOME": str(home), "TMPDIR": str(tmp_path), "ANTHROPIC_API_KEY": "test-key",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+    with api:
+        proc = subprocess.run([CLAUDE, "-p", "go", "--allowedTools", "Skill"], cwd=ws,
+                              capture_output=True, text=True, timeout=300, check=False,
+                              env={**env, "ANTHROPIC_BASE_URL": api.url})
+        assert proc.returncode == 0, proc.stderr
+        seen = json.dumps(api.messages[-1].body)
+    assert 'local task_number=\\"out.json\\"' in seen  # the reported `$1`, rewritten
+    assert "awk '{print out.json}'" in seen and "awk 'NF>=2{print third}'" in seen
+    assert 'local task_number=\\"${1}\\"' in seen and "awk '{print $(1)}'" in seen
+
+
+# A public tree's skill that is given no arguments (model-invoked, no `$ARGUMENTS`, no
+# `argument-hint`): nothing is replaced, so its awk `$1` is left alone.
+UPGRADE = """---
+name: gstack-upgrade
+version: 1.1.0
+description: |
+  Upgrade gstack to the latest version.
+allowed-tools:
+  - Bash
+---
+
+```bash
+if [ -f "$_SNOOZE_FILE" ]; then
+  _SNOOZED_VER=$(awk '{print $1}' "$_SNOOZE_FILE")
+fi
+```
+"""
+
+MEMORY = """---
+name: skill-memory
+description: Create and maintain memories
+---
+
+```
+1. Generate semantic slug from topic and title:
+
+   generate_slug() {
+     local topic="$1"
+     local title="$2"
+   }
+```
+"""
+
+
+def _found(ws: Path, rel: str) -> list[int]:
+    index = WorkspaceIndex(ws, load_config(ws))
+    return [f.range.start_line + 1 for f in check_file(index, ws / rel) if f.code == "BTN230"]
+
+
+def test_only_skills_given_arguments(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    files = {".claude/skills/gstack-upgrade/SKILL.md": UPGRADE,
+             ".claude/skills/skill-memory/SKILL.md": MEMORY}
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text, encoding="utf-8")
+    assert _found(ws, ".claude/skills/gstack-upgrade/SKILL.md") == []
+    assert _found(ws, ".claude/skills/skill-memory/SKILL.md") == []
+    # the tree's /learn command passes it arguments (a public tree's delegation block)
+    learn = ws / ".claude/commands/learn.md"
+    learn.parent.mkdir(parents=True)
+    learn.write_text('---\ndescription: Learn\n---\n\n<input>\n  - skill: "skill-memory"\n'
+                     '  - args: "mode=task, task_number={task_number}"\n</input>\n')
+    assert _found(ws, ".claude/skills/skill-memory/SKILL.md") == [10]
+    assert _found(ws, ".claude/skills/gstack-upgrade/SKILL.md") == []
