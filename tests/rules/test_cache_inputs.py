@@ -92,15 +92,18 @@ def test_every_read_of_a_check_is_a_recorded_input() -> None:
 
 def test_the_audit_sees_an_unrecorded_read(tmp_path: Path) -> None:
     """The audit itself: a workspace file opened by a check without being recorded is
-    reported (here the engine's own read of a sibling, patched in for the test)."""
+    reported (here the engine's own read of a file no rule records, patched in for the test;
+    not another agent: the agent-name rules record every agent)."""
     root = tmp_path / "ws"
     (root / ".claude/agents").mkdir(parents=True)
     (root / ".claude/agents/a.md").write_text("---\nname: a\ndescription: d\n---\n# A\n")
     (root / ".claude/agents/b.md").write_text("---\nname: b\ndescription: d\n---\n# B\n")
+    (root / ".claude/notes.txt").write_text("not read by any rule\n")
     sneaky = AUDIT.replace("    found = real(doc, ctx)\n",
                            "    found = real(doc, ctx)\n"
-                           "    open(os.path.join(os.path.dirname(ctx.path), 'b.md')).close()\n")
+                           "    open(os.path.join(os.path.dirname(ctx.path), '..', "
+                           "'notes.txt')).close()\n")
     out = subprocess.run([sys.executable, "-c", sneaky, str(root)], capture_output=True,
                          text=True, timeout=120, check=True)
     problems = json.loads(out.stdout.splitlines()[-1])["problems"]
-    assert [".claude/agents/a.md", "open", ".claude/agents/b.md"] in problems
+    assert [".claude/agents/a.md", "open", ".claude/notes.txt"] in problems

@@ -50,12 +50,19 @@ def _claude_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile]]:
     memo = ctx.memo.get("claude-agents")
     if memo is not None:
         return list(memo)
-    base = os.path.join(os.path.normpath(ctx.root), ".claude", "agents") + os.sep
-    ctx.depends_on.add(base.rstrip(os.sep))
+    base = os.path.join(os.path.normpath(ctx.root), ".claude", "agents")
+    # Only `.claude/agents/` is listed (not the whole workspace), and every folder and file
+    # of it is recorded: an agent added, renamed or edited anywhere under it re-checks.
+    paths: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        ctx.depends_on.add(dirpath)
+        dirnames.sort()
+        paths += [os.path.join(dirpath, f) for f in filenames if f.endswith(".md")]
     found: list[tuple[Path, AgentFile]] = []
-    for path, kind in sorted(ctx.index.files().items()):
-        if kind is not Kind.AGENT or not path.startswith(base):
+    for path in sorted(paths):
+        if ctx.index.kind_of(path) is not Kind.AGENT:
             continue
+        ctx.depends_on.add(path)
         doc = ctx.index.document(path, Kind.AGENT)
         if _loaded(doc):
             found.append((Path(path), doc))
