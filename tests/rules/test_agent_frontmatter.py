@@ -444,6 +444,31 @@ def test_short_versioned_models_get_the_full_id(model: str, full: str) -> None:
     assert f"model: {full}\n" in fixed and check(fixed) == []
 
 
+@pytest.mark.parametrize(("model", "hyphenated"), [
+    ("claude-opus-4.6", "claude-opus-4-6"), ("claude-sonnet-4.5", "claude-sonnet-4-5"),
+    ("claude-3.5-sonnet", "claude-3-5-sonnet"),
+    ("claude-sonnet-4.5-20250929", "claude-sonnet-4-5-20250929"),
+])
+def test_dotted_full_ids_are_reported_with_the_hyphenated_id(model: str, hyphenated: str) -> None:
+    # From a public tree: `model: claude-opus-4.6` in three agents. The claude 2.1.331 binary
+    # has no dotted id and tells users to write the version with a hyphen.
+    text = ("---\nname: app-release-manager\ndescription: Prepares releases\ntools: Read\n"
+            f"model: {model}\n---\n# T\n")
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN207", 4)]
+    assert "with a hyphen" in found[0].message and f"expected `{hyphenated}`" in found[0].message
+    fixed = apply(text, found[0].fix)
+    assert f"model: {hyphenated}\n" in fixed and check(fixed) == []
+
+
+def test_dotted_full_ids_are_mapped_at_launch() -> None:
+    from baton_lsp.model.claude_models import claude_model_arg, is_claude_model
+
+    assert not is_claude_model("claude-opus-4.6")
+    assert claude_model_arg("claude-opus-4.6") == "claude-opus-4-6"
+    assert claude_model_arg("claude-opus-4-6") == "claude-opus-4-6"
+
+
 @pytest.mark.parametrize("model", ["sonet-4.5", "claude-sonnet", "Sonnet", "opus-x"])
 def test_unknown_models_are_reported(model: str) -> None:
     text = f"---\nallowed-tools: Read\ndescription: d\nmodel: {model}\n---\n# T\n"

@@ -521,7 +521,9 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     `opus[1m]`, full ids (`claude-sonnet-4-5`, `claude-opus-4-1-20250805`,
     `claude-3-5-haiku-latest`) and names listed in `extra-models` of `[tool.baton]`. The
     short versioned form many trees use (`sonnet-4.5`) is not one of them: Baton maps it when
-    it launches claude, but Claude Code itself does not.
+    it launches claude, but Claude Code itself does not. Nor is a full id whose version is
+    written with a dot (`claude-opus-4.6`): the claude 2.1.331 binary has no dotted id, and its
+    own `availableModels` check says "write it with a hyphen" (`claude-opus-4-6`).
 
     Names of other model families (`glm-4.7`, `gpt-5`, `deepseek-chat`) are left alone:
     trees that route Claude Code to another provider through `ANTHROPIC_BASE_URL` use them
@@ -531,7 +533,8 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     and Baton maps itself when it launches claude.
 
     Fix: use an alias or the full id (the quick fix offers `claude-sonnet-4-5` for
-    `sonnet-4.5`, else the nearest alias) or add the name to `extra-models`.
+    `sonnet-4.5` and `claude-opus-4-6` for `claude-opus-4.6`, else the nearest alias) or add
+    the name to `extra-models`.
 
     Reported:
 
@@ -540,6 +543,15 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         name: topic-naming-agent
         description: Names topics
         model: haiku-4.5
+        ---
+
+    Reported:
+
+        ==> .claude/agents/app-release-manager.md <==
+        ---
+        name: app-release-manager
+        description: Prepares releases
+        model: claude-opus-4.6
         ---
 
     Not reported:
@@ -586,7 +598,11 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         if suggestion and raw and name in raw:
             fix = ctx.fix(f"Change to `{suggestion}`",
                           ctx.edit(entry.value_range, raw.replace(name, suggestion, 1)))
-        if full:
+        if full and name.startswith("claude-"):
+            why = (f"`{name}` in `{key}` is not a model id Claude Code knows: Claude model ids "
+                   f"write versions with a hyphen, so it is sent to the API verbatim and "
+                   f"rejected; expected `{full}`")
+        elif full:
             why = (f"`{name}` in `{key}` is not a model id Claude Code knows: it is sent to "
                    f"the API verbatim and rejected; expected the full id `{full}` or an alias "
                    f"({', '.join(ALIASES[2:5])})")
