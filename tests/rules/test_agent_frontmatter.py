@@ -650,3 +650,58 @@ def test_prose_about_the_placeholder_syntax_is_not_a_leftover() -> None:
     text = ("---\nname: po\ndescription: Optimises prompts\n---\n\n"
             "Use {{variable}} syntax for scalable, reusable prompt templates.\n")
     assert [f for f in check(text, "/ws/.claude/agents/po.md") if f.code == "BTN208"] == []
+
+
+# -- BTN240 allowed-tools in a subagent -------------------------------------------------
+
+RESEARCHER = """---
+name: researcher
+description: Deep technical research on infrastructure, AI systems, hardware, and software
+model: opus
+background: true
+allowed-tools:
+  - Read
+  - Grep
+  - Glob
+  - WebFetch
+---
+
+You are the research agent.
+"""
+"""From a public tree: a read-only research agent restricted with `allowed-tools`."""
+
+
+def test_allowed_tools_in_a_subagent_is_reported_with_a_rename_fix() -> None:
+    found = [f for f in check_text(Kind.AGENT, RESEARCHER, AGENT_PATH) if f.code == "BTN240"]
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN240", 5)]
+    assert "gets every tool" in found[0].message and "`tools:`" in found[0].message
+    assert found[0].fix is not None and found[0].fix.safe
+    fixed = apply(RESEARCHER, found[0].fix)
+    assert "\ntools:\n  - Read\n" in fixed and "allowed-tools" not in fixed
+    assert [f for f in check_text(Kind.AGENT, fixed, AGENT_PATH) if f.code == "BTN240"] == []
+
+
+def test_allowed_tools_with_scoped_rules_gets_a_fix_to_review() -> None:
+    # From a public tree: `allowed-tools: Read, Grep, Glob, Bash(ssh *), Bash(cat *)`.
+    text = ("---\nname: node-inspector\ndescription: Inspects nodes over SSH\n"
+            "allowed-tools: Read, Grep, Glob, Bash(ssh *), Bash(cat *)\n---\n# T\n")
+    found = [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"]
+    assert len(found) == 1 and found[0].fix is not None and not found[0].fix.safe
+
+
+def test_allowed_tools_not_a_tool_list_gets_no_fix() -> None:
+    text = ("---\nname: a\ndescription: d\nallowed-tools: everything you need\n---\n# T\n")
+    found = [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"]
+    assert len(found) == 1 and found[0].fix is None
+
+
+@pytest.mark.parametrize("text", [
+    # The seeds' older format: no `name`, so Claude Code does not load it as a subagent.
+    "---\nallowed-tools: Read, Grep\ndescription: Researches a topic\nmodel: sonnet\n---\n# T\n",
+    # `tools` present: Claude Code restricts by it; `allowed-tools` is for a launcher.
+    "---\nname: a\ndescription: d\ntools: Read\nallowed-tools: Read\n---\n# T\n",
+    # No description: Claude Code does not load it (BTN204 says so).
+    "---\nname: a\nallowed-tools: Read\n---\n# T\n",
+])
+def test_allowed_tools_outside_a_loaded_subagent_is_not_reported(text: str) -> None:
+    assert [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"] == []

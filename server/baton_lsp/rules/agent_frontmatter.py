@@ -1,4 +1,4 @@
-"""BTN201-BTN209: the YAML front matter of agent files (`.claude/agents/*.md`)."""
+"""BTN201-BTN209, BTN240: the YAML front matter of agent files (`.claude/agents/*.md`)."""
 
 from __future__ import annotations
 
@@ -713,3 +713,79 @@ def duplicate_key(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
                         ctx.edit(Range.span(dup.range.start_line, 0, dup.range.end_line + 1, 0),
                                  ""), safe=False))
 
+
+
+def _is_subagent(fm: Frontmatter) -> bool:
+    """Claude Code loads an agent file only with a string `name` and `description`."""
+    name, desc = fm.get("name"), fm.get("description")
+    return all(e is not None and isinstance(e.value, str) and e.value.strip()
+               for e in (name, desc))
+
+
+@rule("BTN240", "agent-allowed-tools-ignored", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
+def allowed_tools_ignored(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A subagent restricts its tools with `allowed-tools`, which Claude Code does not read.
+
+    `allowed-tools` is the command and skill key. Claude Code's subagent loader reads only
+    `tools` and `disallowedTools`; any other key is ignored with a `--debug` warning (claude
+    2.1.331: "has a frontmatter key Claude Code does not recognize or apply: allowed-tools
+    (did you mean "tools"?)"). Without `tools` a subagent gets every tool, so a "read-only"
+    reviewer or auditor can Write, Edit and run any command.
+
+    Reported only for files Claude Code loads as subagents (a `name` and a `description`)
+    with no `tools` key. The seeds' older format (`allowed-tools`, `description`, `model`, no
+    `name`) is not one: Claude Code skips it, and launchers such as Baton pass its
+    `allowed-tools` to `claude --allowedTools` themselves.
+
+    Fix: rename the key to `tools` (the quick fix does, when every item is a tool name; it
+    asks for review when an item is a scoped rule such as `Bash(git *)`).
+
+    Reported:
+
+        ==> .claude/agents/researcher.md <==
+        ---
+        name: researcher
+        description: Deep technical research on infrastructure decisions
+        model: opus
+        allowed-tools:
+          - Read
+          - Grep
+          - WebFetch
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        ---
+        allowed-tools: Read, Grep, WebFetch
+        description: Researches a topic
+        model: sonnet
+        ---
+
+        ==> .claude/agents/researcher.md <==
+        ---
+        name: researcher
+        description: Deep technical research on infrastructure decisions
+        tools: Read, Grep, WebFetch
+        ---
+    """
+    fm = doc.frontmatter
+    if fm is None or fm.error is not None or not _is_agent(doc) or not _is_subagent(fm):
+        return
+    entry = fm.get("allowed-tools")
+    if entry is None or fm.get("tools") is not None or _is_blank(entry):
+        return
+    names = [str(i.value).strip() for i in _entry_items(entry)]
+    extra = set(ctx.config.extra_tools)
+    fix = None
+    if names and all(n and _tool_ok(n, extra) for n in names):
+        scoped = any(_base(n) != n for n in names)
+        fix = ctx.fix("Rename `allowed-tools` to `tools`" + (" (review the scoped rules)"
+                                                               if scoped else ""),
+                      ctx.edit(entry.key_range, "tools"), safe=not scoped)
+    yield ctx.finding(
+        entry.key_range,
+        f"agent `{doc.name}` lists its tools under `allowed-tools`, a command/skill key "
+        "Claude Code does not read in a subagent: the agent gets every tool; expected "
+        "`tools:`", fix=fix)
