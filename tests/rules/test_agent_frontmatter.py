@@ -269,6 +269,19 @@ def test_empty_description_is_reported_on_its_key() -> None:
     assert "empty" in found[0].message
 
 
+def test_missing_description_says_claude_code_does_not_load_the_agent() -> None:
+    # claude 2.1.331's agent loader returns 'Missing required "description" field in
+    # frontmatter' and skips the file: the agent is not "never picked automatically", it does
+    # not exist.
+    found = check("---\nname: my-agent\ntools: Read, Grep\n---\n# Reviewer\n")
+    assert [f.code for f in found] == ["BTN204"]
+    assert "refuses to load the agent" in found[0].message
+    assert "never picked" not in get_rule("BTN204").doc  # type: ignore[union-attr]
+    empty = check("---\nname: my-agent\ndescription: \"\"\n---\n# T\n")
+    assert [f.code for f in empty] == ["BTN204"]
+    assert "refuses to load" in empty[0].message
+
+
 def test_missing_name_in_newer_format_with_fix() -> None:
     text = "---\ndescription: Writes reports\n---\n# T\n"
     found = check(text)

@@ -256,9 +256,11 @@ def _is_blank(entry: FrontmatterEntry | None) -> bool:
 def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """Agent front matter has no `description`.
 
-    The description is how Claude Code decides when to delegate to an agent and what the
-    `/agents` list shows; an agent without one is never picked automatically and callers
-    cannot tell what it does.
+    Claude Code refuses to load an agent file without a non-empty string `description`: its
+    loader logs 'Missing required "description" field in frontmatter' (claude 2.1.331, only
+    visible with `--debug`) and skips the file, so the agent cannot be delegated to, neither
+    automatically nor by name. The description is also how Claude Code decides when to
+    delegate and what the `/agents` list shows.
 
     Fix: add `description: <one line saying when to use this agent>` (the quick fix uses the
     file's title as a starting point).
@@ -288,15 +290,17 @@ def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         return
     if entry is not None:
         yield ctx.finding(entry.key_range,
-                          f"agent `{doc.name}` has an empty `description`: expected one line "
-                          "saying when to use the agent")
+                          f"agent `{doc.name}` has an empty `description`: Claude Code "
+                          "refuses to load the agent (\"Missing required description\"); "
+                          "expected one line saying when to use it")
         return
     text = _yaml_scalar(doc.title or doc.name)
     keys = ", ".join(f"`{e.key}`" for e in fm.entries) or "no keys"
+    also = "" if fm.get("name") is not None else " (nor a `name`, which it requires too)"
     yield ctx.finding(
         Range.of_line(fm.range.start_line, 0, 3),
-        f"agent `{doc.name}` front matter has no `description`: expected one line saying when "
-        f"to use the agent, found only {keys}",
+        f"agent `{doc.name}` front matter has no `description`{also}, so Claude Code refuses to "
+        f"load the agent; expected one line saying when to use it, found only {keys}",
         fix=ctx.fix("Add a description (review it)",
                     ctx.edit(Range.of_line(fm.range.end_line), f"description: {text}\n"),
                     safe=False))
