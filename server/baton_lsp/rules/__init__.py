@@ -25,6 +25,7 @@ RULE_MODULES = (
     "opencode_frontmatter",
     "opencode_refs",
     "opencode_config",
+    "unloaded_files",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -40,6 +41,7 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "opencode-command": ("opencode_frontmatter", "opencode_refs", "command_shellcheck",
                          "data_files"),
     "opencode-config": ("opencode_config", "data_files"),
+    "unloaded": ("unloaded_files", "data_files"),
 }
 """The rule modules that register rules for a kind (`Kind` values; every other kind has
 `data_files`' only). A file's first check imports just these — the editor's first opened
