@@ -117,6 +117,9 @@ def test_lower_case_claude_md_at_the_root_is_reported(tmp_path: Path) -> None:
      ".claude/skills/deploy/SKILL.md": "---\nname: deploy\ndescription: Deploys\n---\n"},
     # imported by the memory file Claude Code does load: it is read after all
     {"CLAUDE.md": "# Project\n\n@.claude/claude.md\n", ".claude/claude.md": NESTED_CONTEXT},
+    # the capitalised file is there too: the skill and the memory load from it
+    {".claude/skills/x/SKILL.md": "---\nname: x\ndescription: d\n---\n",
+     ".claude/skills/x/skill.md": "# notes\n"},
 ])
 def test_correctly_spelt_or_imported_files_are_not_reported(tmp_path: Path,
                                                             files: dict[str, str]) -> None:

@@ -59,7 +59,8 @@ def never_loaded(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     Reported once per file, on line 1: a loose `.md` in `.claude/skills/` (or a plugin's
     `skills/`) unless it is a document kept there (an index, a catalogue, a README) or a
     folder of the same name holds the skill; `skill.md` in a skill folder; `claude.md` at the
-    root or in `.claude/` unless a loaded memory file imports it.
+    root or in `.claude/` unless a loaded memory file imports it. Not reported where the
+    capitalised file is there too (or the file system ignores case, as macOS's does).
 
     Fix: move `skills/deploy.md` to `skills/deploy/SKILL.md`; rename `skill.md` to
     `SKILL.md` and `claude.md` to `CLAUDE.md` (`git mv`, twice on macOS).
@@ -94,6 +95,11 @@ def never_loaded(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     name = parts[-1]
     here = "/".join(parts[:-1])
     line = Range.of_line(0, 0, len(ctx.lines[0]) if ctx.lines else 0)
+    if name.lower() in (MEMORY_FILE.lower(), SKILL_FILE.lower()):
+        spelt = os.path.join(os.path.dirname(ctx.path), name.upper()[:-3] + ".md")
+        ctx.depends_on.add(spelt)
+        if os.path.isfile(spelt):
+            return  # the file Claude Code reads is there (or this file system ignores case)
     if name.lower() == MEMORY_FILE.lower():
         if _imported(ctx, rel):
             return
