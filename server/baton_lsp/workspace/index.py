@@ -49,7 +49,8 @@ def unread(root: Path, path: str, exc: OSError) -> str:
     if isinstance(exc, OutsideLink):
         rel = os.path.relpath(path, root)
         if os.path.normpath(exc.link) == os.path.normpath(rel):
-            return (f"{rel} is a symbolic link to a file outside the workspace "
+            what = "a directory" if os.path.isdir(path) else "a file"  # a linked skill folder
+            return (f"{rel} is a symbolic link to {what} outside the workspace "
                     f"({exc.target}); it was not read (Baton reads only inside the "
                     "workspace: make it a file or a link inside it)")
         return (f"{rel} is reached through {exc.link}, a symbolic link to a directory outside "
