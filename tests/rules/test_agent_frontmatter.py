@@ -718,3 +718,12 @@ def test_allowed_tools_not_a_tool_list_gets_no_fix() -> None:
 ])
 def test_allowed_tools_outside_a_loaded_subagent_is_not_reported(text: str) -> None:
     assert [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"] == []
+
+
+@pytest.mark.parametrize("key", ["allowed_tools", "allowedTools"])
+def test_other_spellings_of_allowed_tools_are_reported_and_renamed(key: str) -> None:
+    # claude 2.1.331 compares keys without `-`, `_` and case: all of them hint at `tools`.
+    text = f"---\nname: a\ndescription: d\n{key}: Read, Grep\n---\n# T\n"
+    found = [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"]
+    assert len(found) == 1 and f"`{key}`" in found[0].message
+    assert "\ntools: Read, Grep\n" in apply(text, found[0].fix)

@@ -738,9 +738,11 @@ def allowed_tools_ignored(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]
     reviewer or auditor can Write, Edit and run any command.
 
     Reported only for files Claude Code loads as subagents (a `name` and a `description`)
-    with no `tools` key. The seeds' older format (`allowed-tools`, `description`, `model`, no
-    `name`) is not one: Claude Code skips it, and launchers such as Baton pass its
-    `allowed-tools` to `claude --allowedTools` themselves.
+    with no `tools` key; `allowed_tools` and `allowedTools` too, which the same warning maps
+    to `tools` (it compares keys without `-`, `_` and case). The seeds' older format
+    (`allowed-tools`, `description`, `model`, no `name`) is not one: Claude Code skips it,
+    and launchers such as Baton pass its `allowed-tools` to `claude --allowedTools`
+    themselves.
 
     Fix: rename the key to `tools` (the quick fix does, when every item is a tool name; it
     asks for review when an item is a scoped rule such as `Bash(git *)`).
@@ -777,7 +779,8 @@ def allowed_tools_ignored(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]
     fm = doc.frontmatter
     if fm is None or fm.error is not None or not _is_agent(doc) or not _is_subagent(fm):
         return
-    entry = fm.get("allowed-tools")
+    entry = next((e for e in fm.entries
+                  if re.sub(r"[-_]", "", e.key).lower() == "allowedtools"), None)
     if entry is None or fm.get("tools") is not None or _is_blank(entry):
         return
     names = [str(i.value).strip() for i in _entry_items(entry)]
@@ -785,11 +788,11 @@ def allowed_tools_ignored(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]
     fix = None
     if names and all(n and _tool_ok(n, extra) for n in names):
         scoped = any(_base(n) != n for n in names)
-        fix = ctx.fix("Rename `allowed-tools` to `tools`" + (" (review the scoped rules)"
+        fix = ctx.fix(f"Rename `{entry.key}` to `tools`" + (" (review the scoped rules)"
                                                                if scoped else ""),
                       ctx.edit(entry.key_range, "tools"), safe=not scoped)
     yield ctx.finding(
         entry.key_range,
-        f"agent `{doc.name}` lists its tools under `allowed-tools`, a command/skill key "
+        f"agent `{doc.name}` lists its tools under `{entry.key}`, a command/skill key "
         "Claude Code does not read in a subagent: the agent gets every tool; expected "
         "`tools:`", fix=fix)
