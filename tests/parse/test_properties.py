@@ -45,6 +45,10 @@ PATHS = {
     Kind.OPENCODE_AGENT: "/ws/.opencode/agent/subagents/some-agent.md",
     Kind.OPENCODE_COMMAND: "/ws/.opencode/commands/do.md",
     Kind.OPENCODE_CONFIG: "/ws/opencode.json",
+    Kind.UNLOADED: "/ws/.claude/skills/loose.md",
+    Kind.MCP_CONFIG: "/ws/.mcp.json",
+    Kind.PLUGIN_MANIFEST: "/ws/.claude-plugin/plugin.json",
+    Kind.MEMORY: "/ws/CLAUDE.md",
 }
 
 FRAGMENTS = [

@@ -269,6 +269,19 @@ def test_empty_description_is_reported_on_its_key() -> None:
     assert "empty" in found[0].message
 
 
+def test_missing_description_says_claude_code_does_not_load_the_agent() -> None:
+    # claude 2.1.331's agent loader returns 'Missing required "description" field in
+    # frontmatter' and skips the file: the agent is not "never picked automatically", it does
+    # not exist.
+    found = check("---\nname: my-agent\ntools: Read, Grep\n---\n# Reviewer\n")
+    assert [f.code for f in found] == ["BTN204"]
+    assert "refuses to load the agent" in found[0].message
+    assert "never picked" not in get_rule("BTN204").doc  # type: ignore[union-attr]
+    empty = check("---\nname: my-agent\ndescription: \"\"\n---\n# T\n")
+    assert [f.code for f in empty] == ["BTN204"]
+    assert "refuses to load" in empty[0].message
+
+
 def test_missing_name_in_newer_format_with_fix() -> None:
     text = "---\ndescription: Writes reports\n---\n# T\n"
     found = check(text)
@@ -442,6 +455,31 @@ def test_short_versioned_models_get_the_full_id(model: str, full: str) -> None:
     assert f"expected the full id `{full}`" in found[0].message
     fixed = apply(text, found[0].fix)
     assert f"model: {full}\n" in fixed and check(fixed) == []
+
+
+@pytest.mark.parametrize(("model", "hyphenated"), [
+    ("claude-opus-4.6", "claude-opus-4-6"), ("claude-sonnet-4.5", "claude-sonnet-4-5"),
+    ("claude-3.5-sonnet", "claude-3-5-sonnet"),
+    ("claude-sonnet-4.5-20250929", "claude-sonnet-4-5-20250929"),
+])
+def test_dotted_full_ids_are_reported_with_the_hyphenated_id(model: str, hyphenated: str) -> None:
+    # From a public tree: `model: claude-opus-4.6` in three agents. The claude 2.1.331 binary
+    # has no dotted id and tells users to write the version with a hyphen.
+    text = ("---\nname: app-release-manager\ndescription: Prepares releases\ntools: Read\n"
+            f"model: {model}\n---\n# T\n")
+    found = check(text)
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN207", 4)]
+    assert "with a hyphen" in found[0].message and f"expected `{hyphenated}`" in found[0].message
+    fixed = apply(text, found[0].fix)
+    assert f"model: {hyphenated}\n" in fixed and check(fixed) == []
+
+
+def test_dotted_full_ids_are_mapped_at_launch() -> None:
+    from baton_lsp.model.claude_models import claude_model_arg, is_claude_model
+
+    assert not is_claude_model("claude-opus-4.6")
+    assert claude_model_arg("claude-opus-4.6") == "claude-opus-4-6"
+    assert claude_model_arg("claude-opus-4-6") == "claude-opus-4-6"
 
 
 @pytest.mark.parametrize("model", ["sonet-4.5", "claude-sonnet", "Sonnet", "opus-x"])
@@ -625,3 +663,67 @@ def test_prose_about_the_placeholder_syntax_is_not_a_leftover() -> None:
     text = ("---\nname: po\ndescription: Optimises prompts\n---\n\n"
             "Use {{variable}} syntax for scalable, reusable prompt templates.\n")
     assert [f for f in check(text, "/ws/.claude/agents/po.md") if f.code == "BTN208"] == []
+
+
+# -- BTN240 allowed-tools in a subagent -------------------------------------------------
+
+RESEARCHER = """---
+name: researcher
+description: Deep technical research on infrastructure, AI systems, hardware, and software
+model: opus
+background: true
+allowed-tools:
+  - Read
+  - Grep
+  - Glob
+  - WebFetch
+---
+
+You are the research agent.
+"""
+"""From a public tree: a read-only research agent restricted with `allowed-tools`."""
+
+
+def test_allowed_tools_in_a_subagent_is_reported_with_a_rename_fix() -> None:
+    found = [f for f in check_text(Kind.AGENT, RESEARCHER, AGENT_PATH) if f.code == "BTN240"]
+    assert [(f.code, f.range.start_line) for f in found] == [("BTN240", 5)]
+    assert "gets every tool" in found[0].message and "`tools:`" in found[0].message
+    assert found[0].fix is not None and found[0].fix.safe
+    fixed = apply(RESEARCHER, found[0].fix)
+    assert "\ntools:\n  - Read\n" in fixed and "allowed-tools" not in fixed
+    assert [f for f in check_text(Kind.AGENT, fixed, AGENT_PATH) if f.code == "BTN240"] == []
+
+
+def test_allowed_tools_with_scoped_rules_gets_a_fix_to_review() -> None:
+    # From a public tree: `allowed-tools: Read, Grep, Glob, Bash(ssh *), Bash(cat *)`.
+    text = ("---\nname: node-inspector\ndescription: Inspects nodes over SSH\n"
+            "allowed-tools: Read, Grep, Glob, Bash(ssh *), Bash(cat *)\n---\n# T\n")
+    found = [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"]
+    assert len(found) == 1 and found[0].fix is not None and not found[0].fix.safe
+
+
+def test_allowed_tools_not_a_tool_list_gets_no_fix() -> None:
+    text = ("---\nname: a\ndescription: d\nallowed-tools: everything you need\n---\n# T\n")
+    found = [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"]
+    assert len(found) == 1 and found[0].fix is None
+
+
+@pytest.mark.parametrize("text", [
+    # The seeds' older format: no `name`, so Claude Code does not load it as a subagent.
+    "---\nallowed-tools: Read, Grep\ndescription: Researches a topic\nmodel: sonnet\n---\n# T\n",
+    # `tools` present: Claude Code restricts by it; `allowed-tools` is for a launcher.
+    "---\nname: a\ndescription: d\ntools: Read\nallowed-tools: Read\n---\n# T\n",
+    # No description: Claude Code does not load it (BTN204 says so).
+    "---\nname: a\nallowed-tools: Read\n---\n# T\n",
+])
+def test_allowed_tools_outside_a_loaded_subagent_is_not_reported(text: str) -> None:
+    assert [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"] == []
+
+
+@pytest.mark.parametrize("key", ["allowed_tools", "allowedTools"])
+def test_other_spellings_of_allowed_tools_are_reported_and_renamed(key: str) -> None:
+    # claude 2.1.331 compares keys without `-`, `_` and case: all of them hint at `tools`.
+    text = f"---\nname: a\ndescription: d\n{key}: Read, Grep\n---\n# T\n"
+    found = [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"]
+    assert len(found) == 1 and f"`{key}`" in found[0].message
+    assert "\ntools: Read, Grep\n" in apply(text, found[0].fix)

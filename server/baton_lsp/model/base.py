@@ -114,6 +114,10 @@ class Kind(StrEnum):
     STATE = "state"
     ERRORS_LOG = "errors_log"
     CHECKPOINT = "checkpoint"
+    UNLOADED = "unloaded"
+    """A file meant for Claude Code where it never looks: a loose `.claude/skills/x.md`, a
+    `skill.md`/`claude.md` not spelt in capitals, a link under `.claude/rules/` or to a skill
+    folder that dangles or leaves the workspace (`workspace.discovery.unloaded`)."""
     OTHER = "other"
 
 

@@ -21,10 +21,14 @@ SUGGESTIONS = (INHERIT, "sonnet", "opus", "haiku", "claude-sonnet-4-5", "claude-
                "claude-haiku-4-5")
 
 _SHORT = re.compile(r"^(?P<family>haiku|sonnet|opus|fable)-(?P<major>\d+)(?:[.-](?P<minor>\d+))?$")
+_DOTTED = re.compile(r"(\d)\.(\d)")
+"""A version written with a dot (`4.6`): Claude Code has no such id, and its own model-list
+check tells users to write it with a hyphen (the claude 2.1.331 binary's availableModels
+message)."""
 _FULL = re.compile(
     r"^(?:(?:[a-z]{2,4}\.)?anthropic\.)?claude-"
-    r"(?:(?P<pre>\d+(?:[-.]\d+)?)-)?(?:haiku|sonnet|opus|fable)"
-    r"(?:-(?P<post>\d+(?:[-.]\d+)?))?"
+    r"(?:(?P<pre>\d+(?:-\d+)?)-)?(?:haiku|sonnet|opus|fable)"
+    r"(?:-(?P<post>\d+(?:-\d+)?))?"
     r"(?:-(?:\d{8}|latest))?(?:@\d{8})?(?:-v\d+(?::\d+)?)?(?:\[1m\])?$"
 )
 
@@ -39,7 +43,12 @@ def looks_like_claude_model(name: str) -> bool:
 
 
 def full_id(name: str) -> str | None:
-    """`sonnet-4.5` → `claude-sonnet-4-5`, `opus-4` → `claude-opus-4-0`; None otherwise."""
+    """`sonnet-4.5` → `claude-sonnet-4-5`, `opus-4` → `claude-opus-4-0`, `claude-opus-4.6` →
+    `claude-opus-4-6`; None otherwise."""
+    if name.startswith("claude-") and _DOTTED.search(name):
+        hyphenated = _DOTTED.sub(r"\1-\2", name)
+        full = _FULL.match(hyphenated)
+        return hyphenated if full and (full.group("pre") or full.group("post")) else None
     m = _SHORT.match(name)
     if not m:
         return None

@@ -32,6 +32,7 @@ _PARSER_OF = {
     Kind.CHECKPOINT: ("data", "parse_checkpoint_file"),
     Kind.REPORT: ("data", "parse_report"),
     Kind.SUMMARY: ("data", "parse_report"),
+    Kind.UNLOADED: ("agent", "parse_command"),
 }
 """Kind → (module, function) of its parser, imported when a file of that kind is first
 parsed: `parse.text` alone (line splitting, decoding) is on start-up paths that never parse

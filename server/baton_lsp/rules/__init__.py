@@ -30,6 +30,7 @@ RULE_MODULES = (
     "mcp_config",
     "memory_files",
     "plugin_manifest",
+    "unloaded_files",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
@@ -49,6 +50,7 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "mcp-config": ("mcp_config", "data_files"),
     "memory": ("memory_files", "data_files"),
     "plugin-manifest": ("plugin_manifest", "data_files"),
+    "unloaded": ("unloaded_files", "data_files"),
 }
 """The rule modules that register rules for a kind (`Kind` values; every other kind has
 `data_files`' only). A file's first check imports just these — the editor's first opened

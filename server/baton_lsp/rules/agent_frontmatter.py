@@ -1,4 +1,4 @@
-"""BTN201-BTN209: the YAML front matter of agent files (`.claude/agents/*.md`)."""
+"""BTN201-BTN209, BTN240: the YAML front matter of agent files (`.claude/agents/*.md`)."""
 
 from __future__ import annotations
 
@@ -256,9 +256,11 @@ def _is_blank(entry: FrontmatterEntry | None) -> bool:
 def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """Agent front matter has no `description`.
 
-    The description is how Claude Code decides when to delegate to an agent and what the
-    `/agents` list shows; an agent without one is never picked automatically and callers
-    cannot tell what it does.
+    Claude Code refuses to load an agent file without a non-empty string `description`: its
+    loader logs 'Missing required "description" field in frontmatter' (claude 2.1.331, only
+    visible with `--debug`) and skips the file, so the agent cannot be delegated to, neither
+    automatically nor by name. The description is also how Claude Code decides when to
+    delegate and what the `/agents` list shows.
 
     Fix: add `description: <one line saying when to use this agent>` (the quick fix uses the
     file's title as a starting point).
@@ -288,15 +290,17 @@ def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         return
     if entry is not None:
         yield ctx.finding(entry.key_range,
-                          f"agent `{doc.name}` has an empty `description`: expected one line "
-                          "saying when to use the agent")
+                          f"agent `{doc.name}` has an empty `description`: Claude Code "
+                          "refuses to load the agent (\"Missing required description\"); "
+                          "expected one line saying when to use it")
         return
     text = _yaml_scalar(doc.title or doc.name)
     keys = ", ".join(f"`{e.key}`" for e in fm.entries) or "no keys"
+    also = "" if fm.get("name") is not None else " (nor a `name`, which it requires too)"
     yield ctx.finding(
         Range.of_line(fm.range.start_line, 0, 3),
-        f"agent `{doc.name}` front matter has no `description`: expected one line saying when "
-        f"to use the agent, found only {keys}",
+        f"agent `{doc.name}` front matter has no `description`{also}, so Claude Code refuses to "
+        f"load the agent; expected one line saying when to use it, found only {keys}",
         fix=ctx.fix("Add a description (review it)",
                     ctx.edit(Range.of_line(fm.range.end_line), f"description: {text}\n"),
                     safe=False))
@@ -522,7 +526,9 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     `opus[1m]`, full ids (`claude-sonnet-4-5`, `claude-opus-4-1-20250805`,
     `claude-3-5-haiku-latest`) and names listed in `extra-models` of `[tool.baton]`. The
     short versioned form many trees use (`sonnet-4.5`) is not one of them: Baton maps it when
-    it launches claude, but Claude Code itself does not.
+    it launches claude, but Claude Code itself does not. Nor is a full id whose version is
+    written with a dot (`claude-opus-4.6`): the claude 2.1.331 binary has no dotted id, and its
+    own `availableModels` check says "write it with a hyphen" (`claude-opus-4-6`).
 
     Names of other model families (`glm-4.7`, `gpt-5`, `deepseek-chat`) are left alone:
     trees that route Claude Code to another provider through `ANTHROPIC_BASE_URL` use them
@@ -532,7 +538,8 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     and Baton maps itself when it launches claude.
 
     Fix: use an alias or the full id (the quick fix offers `claude-sonnet-4-5` for
-    `sonnet-4.5`, else the nearest alias) or add the name to `extra-models`.
+    `sonnet-4.5` and `claude-opus-4-6` for `claude-opus-4.6`, else the nearest alias) or add
+    the name to `extra-models`.
 
     Reported:
 
@@ -541,6 +548,15 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         name: topic-naming-agent
         description: Names topics
         model: haiku-4.5
+        ---
+
+    Reported:
+
+        ==> .claude/agents/app-release-manager.md <==
+        ---
+        name: app-release-manager
+        description: Prepares releases
+        model: claude-opus-4.6
         ---
 
     Not reported:
@@ -587,7 +603,11 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         if suggestion and raw and name in raw:
             fix = ctx.fix(f"Change to `{suggestion}`",
                           ctx.edit(entry.value_range, raw.replace(name, suggestion, 1)))
-        if full:
+        if full and name.startswith("claude-"):
+            why = (f"`{name}` in `{key}` is not a model id Claude Code knows: Claude model ids "
+                   f"write versions with a hyphen, so it is sent to the API verbatim and "
+                   f"rejected; expected `{full}`")
+        elif full:
             why = (f"`{name}` in `{key}` is not a model id Claude Code knows: it is sent to "
                    f"the API verbatim and rejected; expected the full id `{full}` or an alias "
                    f"({', '.join(ALIASES[2:5])})")
@@ -698,3 +718,82 @@ def duplicate_key(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
                         ctx.edit(Range.span(dup.range.start_line, 0, dup.range.end_line + 1, 0),
                                  ""), safe=False))
 
+
+
+def _is_subagent(fm: Frontmatter) -> bool:
+    """Claude Code loads an agent file only with a string `name` and `description`."""
+    name, desc = fm.get("name"), fm.get("description")
+    return all(e is not None and isinstance(e.value, str) and e.value.strip()
+               for e in (name, desc))
+
+
+@rule("BTN240", "agent-allowed-tools-ignored", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
+def allowed_tools_ignored(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A subagent restricts its tools with `allowed-tools`, which Claude Code does not read.
+
+    `allowed-tools` is the command and skill key. Claude Code's subagent loader reads only
+    `tools` and `disallowedTools`; any other key is ignored with a `--debug` warning (claude
+    2.1.331: "has a frontmatter key Claude Code does not recognize or apply: allowed-tools
+    (did you mean "tools"?)"). Without `tools` a subagent gets every tool, so a "read-only"
+    reviewer or auditor can Write, Edit and run any command.
+
+    Reported only for files Claude Code loads as subagents (a `name` and a `description`)
+    with no `tools` key; `allowed_tools` and `allowedTools` too, which the same warning maps
+    to `tools` (it compares keys without `-`, `_` and case). The seeds' older format
+    (`allowed-tools`, `description`, `model`, no `name`) is not one: Claude Code skips it,
+    and launchers such as Baton pass its `allowed-tools` to `claude --allowedTools`
+    themselves.
+
+    Fix: rename the key to `tools` (the quick fix does, when every item is a tool name; it
+    asks for review when an item is a scoped rule such as `Bash(git *)`).
+
+    Reported:
+
+        ==> .claude/agents/researcher.md <==
+        ---
+        name: researcher
+        description: Deep technical research on infrastructure decisions
+        model: opus
+        allowed-tools:
+          - Read
+          - Grep
+          - WebFetch
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        ---
+        allowed-tools: Read, Grep, WebFetch
+        description: Researches a topic
+        model: sonnet
+        ---
+
+        ==> .claude/agents/researcher.md <==
+        ---
+        name: researcher
+        description: Deep technical research on infrastructure decisions
+        tools: Read, Grep, WebFetch
+        ---
+    """
+    fm = doc.frontmatter
+    if fm is None or fm.error is not None or not _is_agent(doc) or not _is_subagent(fm):
+        return
+    entry = next((e for e in fm.entries
+                  if re.sub(r"[-_]", "", e.key).lower() == "allowedtools"), None)
+    if entry is None or fm.get("tools") is not None or _is_blank(entry):
+        return
+    names = [str(i.value).strip() for i in _entry_items(entry)]
+    extra = set(ctx.config.extra_tools)
+    fix = None
+    if names and all(n and _tool_ok(n, extra) for n in names):
+        scoped = any(_base(n) != n for n in names)
+        fix = ctx.fix(f"Rename `{entry.key}` to `tools`" + (" (review the scoped rules)"
+                                                               if scoped else ""),
+                      ctx.edit(entry.key_range, "tools"), safe=not scoped)
+    yield ctx.finding(
+        entry.key_range,
+        f"agent `{doc.name}` lists its tools under `{entry.key}`, a command/skill key "
+        "Claude Code does not read in a subagent: the agent gets every tool; expected "
+        "`tools:`", fix=fix)

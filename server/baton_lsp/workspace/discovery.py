@@ -239,6 +239,54 @@ def looks_like_plan(path: Path, root: Path | None = None) -> bool:
     return _PLAN_SHAPE.search(head) is not None
 
 
+SKILL_FILE = "SKILL.md"
+MEMORY_FILE = MEMORY_NAMES[0]
+"""The only spellings Claude Code 2.1.331 opens: it joins these exact names to a skill folder
+and to the root or `.claude/` (on a case-sensitive file system `skill.md` is another file)."""
+
+
+def _unusable_link(root: Path, rel: str) -> bool:
+    """`rel` is a symbolic link that dangles, or names an absolute target outside `root`
+    (it works only on the machine that made it)."""
+    path = os.path.join(root, rel)
+    look(path, KIND)
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return False  # not a link
+    if not os.path.exists(path):
+        return True
+    if not os.path.isabs(target):
+        return False  # relative: it moves with the checkout (BTN400 reports one leaving)
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return os.path.commonpath([real, base]) != base
+
+
+def unloaded(rel: str, root: Path | None = None) -> bool:
+    """True for a file under `.claude/` (or a root `claude.md`) that Claude Code never loads
+    though it is in a place or spelling meant for it: a loose `skills/x.md`, `skill.md` or
+    `claude.md` in lower case, a link in `rules/` or to a skill folder that dangles or points
+    to an absolute path outside the workspace (the last two need `root`)."""
+    parts = tuple(rel.split("/"))
+    name = parts[-1]
+    if len(parts) == 1:
+        return name.lower() == MEMORY_FILE.lower() and name != MEMORY_FILE
+    if parts[0] != ".claude":
+        return False
+    sub = parts[1:]
+    if len(sub) == 1:
+        return name.lower() == MEMORY_FILE.lower() and name != MEMORY_FILE
+    if sub[0] == "skills":
+        if name.endswith(".md") and len(sub) == 2:  # `skills/SKILL.md`: no skill folder meant
+            return name.lower() not in ("readme.md", SKILL_FILE.lower())
+        if len(sub) >= 3 and name.lower() == SKILL_FILE.lower() and name != SKILL_FILE:
+            return True
+        return len(sub) == 2 and root is not None and _unusable_link(root, rel)
+    if sub[0] == "rules" and name.endswith(".md"):
+        return root is not None and _unusable_link(root, rel)
+    return False
+
+
 def classify(rel: str, root: Path | None = None,
              plugin: PluginLayout | None = None) -> Kind | None:
     """Kind of the file at `rel` (POSIX, relative to the workspace root); None = not ours.
@@ -264,6 +312,8 @@ def classify(rel: str, root: Path | None = None,
     sub = parts[1:] if in_claude else parts
     if not sub:
         return None
+    if (in_claude or len(parts) == 1) and unloaded(rel, root):
+        return Kind.UNLOADED
     if plugin is not None and not in_claude and name.endswith(".md"):
         kind = _plugin_kind(rel, plugin)
         if kind is not None:
@@ -386,8 +436,9 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     root_str = os.path.normpath(os.path.abspath(root))
     root_path = Path(root_str)
     listed = _listing(root_str)
-    top_files = sorted(n for n in listed[1] if n.lower() == "plan.md" or n in CONFIG_NAMES
-                       or n == MCP_CONFIG_NAME or n in MEMORY_NAMES) if listed else []
+    top_files = sorted(n for n in listed[1] if n.lower() in ("plan.md", "claude.md")
+                       or n in CONFIG_NAMES or n == MCP_CONFIG_NAME
+                       or n in MEMORY_NAMES) if listed else []
     for fname in top_files:  # listed, not probed: `PLAN.md` and `plan.md` once each
         kind = classify(fname, root_path)
         if kind is not None and not (patterns and excluded(fname, patterns)):
@@ -418,6 +469,11 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
                                  if d not in _SKIP_DIRS and d != ".claude"
                                  and d.lower() not in _ARCHIVE_DIRS
                                  and (rel_dir, d) != WORKTREES)
+            if rel_dir == ".claude/skills":  # os.walk lists, not follows, a linked skill folder
+                for d in dirnames:
+                    if classify(f"{rel_dir}/{d}", root_path) is Kind.UNLOADED \
+                            and not (patterns and excluded(f"{rel_dir}/{d}", patterns)):
+                        yield os.path.join(dirpath, d), Kind.UNLOADED
             if engine_history_dir(rel_dir):
                 # the engine's own checksummed history (up to 500 files per workflow):
                 # checked when opened or named, not on every workspace walk

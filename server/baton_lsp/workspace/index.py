@@ -7,6 +7,7 @@ or file event; the CLI builds one, checks everything and throws it away.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import stat
@@ -48,7 +49,8 @@ def unread(root: Path, path: str, exc: OSError) -> str:
     if isinstance(exc, OutsideLink):
         rel = os.path.relpath(path, root)
         if os.path.normpath(exc.link) == os.path.normpath(rel):
-            return (f"{rel} is a symbolic link to a file outside the workspace "
+            what = "a directory" if os.path.isdir(path) else "a file"  # a linked skill folder
+            return (f"{rel} is a symbolic link to {what} outside the workspace "
                     f"({exc.target}); it was not read (Baton reads only inside the "
                     "workspace: make it a file or a link inside it)")
         return (f"{rel} is reached through {exc.link}, a symbolic link to a directory outside "
@@ -59,6 +61,22 @@ def unread(root: Path, path: str, exc: OSError) -> str:
     if isinstance(exc, UnsafePath):
         return f"cannot read file: {exc.message}"
     return f"cannot read file: {exc.strerror or exc}"
+
+
+def broken_link(path: str, exc: OSError) -> str:
+    """Why a listed symbolic link could not be followed, naming its target (the link's own
+    text, nothing from beyond it); an absolute target is the usual cause in a checkout."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return f"cannot read file: {exc.strerror or exc} (a broken or looping symbolic link)"
+    if exc.errno == errno.ELOOP:
+        return f"symbolic link to {target} loops; nothing can read it"
+    hint = (" (an absolute link works only on the machine that made it: link to the file "
+            "with a relative path inside the repository, or copy it in)"
+            if os.path.isabs(target) else "")
+    return f"broken symbolic link to {target}: that file does not exist, so nothing reads " \
+        f"it{hint}"
 
 
 _SYMBOL_KINDS = (Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.OPENCODE_AGENT, Kind.OPENCODE_COMMAND)
@@ -237,12 +255,12 @@ class WorkspaceIndex:
                 self._docs.pop(key, None)
                 self._symbols.pop(key, None)
             if os.path.islink(key):  # listed, but following the link fails: say why
-                return Unreadable(path=key, reason=f"cannot read file: {exc.strerror or exc} "
-                                  "(a broken or looping symbolic link)"), None
+                return Unreadable(path=key, reason=broken_link(key, exc)), None
             return None, None
         if not stat.S_ISREG(st.st_mode):
-            # Opening a FIFO blocks until a writer appears; a device may never end.
-            return Unreadable(path=key, reason=NOT_REGULAR), None
+            # Opening a FIFO blocks until a writer appears; a device may never end. A link to
+            # a folder outside (a linked skill) is named as such.
+            return Unreadable(path=key, reason=self._outside(key) or NOT_REGULAR), None
         stamp = _stamp_of(st)
         with self._lock:
             cached = self._docs.get(key)
