@@ -181,3 +181,17 @@ def test_streams_that_number_their_own_phases_are_not_duplicates() -> None:
     assert len(only(check(flat), "BTN110")) == 1
     with_deps = streams.replace("### Phase 2: Build\n", "### Phase 2: Build\ndependencies: [1]\n")
     assert only(check(with_deps), "BTN110")  # ids in dependency lists are ambiguous now
+
+
+def test_a_marker_hidden_by_a_tick_is_reported_once_by_btn143_not_by_btn112() -> None:
+    # issue 34: real-shaped plan, "### Phase 1: ... [COMPLETE] ✓" with every task ticked;
+    # BTN112 said the phase "is not marked [COMPLETE]" while quoting the marker
+    text = ("# Implementation Plan\n\n## Implementation Phases\n\n"
+            "### Phase 1: Foundation Setup [COMPLETE] ✓\n"
+            + "".join(f"- [x] Task 1.{n}: step {n}\n" for n in range(1, 13))
+            + "\n### Phase 2: Integration [IN PROGRESS]\n- [x] Task 2.1: wire\n"
+            "- [ ] Task 2.2: verify\n")
+    found = check(text)
+    assert only(found, "BTN112") == []
+    [hidden] = only(found, "BTN143")
+    assert hidden.range.start_line == 4 and "`✓` after [COMPLETE]" in hidden.message

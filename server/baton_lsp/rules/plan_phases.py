@@ -21,7 +21,7 @@ from ..model.plan import (
     status_word,
 )
 from .base import RuleContext, closest, rule
-from .plan_common import completion_style, marker_edit_range, phase_label
+from .plan_common import completion_style, hidden_marker, marker_edit_range, phase_label
 
 PLAN = (Kind.PLAN,)
 MISSPELLING = 0.8
@@ -188,6 +188,8 @@ def tasks_done_phase_not_marked(plan: Plan, ctx: RuleContext) -> Iterator[Findin
             continue  # done, or a misspelled marker that BTN113 already reports
         if word == "BLOCKED":
             continue  # blocked by something outside its task list: not for us to close
+        if hidden_marker(phase, ctx.lines) is not None:
+            continue  # marked, but text after the marker hides it: BTN143 says so
         rng, prefix = marker_edit_range(phase)
         yield ctx.finding(
             phase.heading_range,
