@@ -624,3 +624,15 @@ assert started.wait(10), "no ShellCheck process started"
 print(pids[0], flush=True)
 sys.exit(0)
 """
+
+
+def test_a_quoted_membership_test_is_no_quoted_regex(binary: str) -> None:
+    """issue 34: `[[ " $DONE " =~ " $1 " ]]` asks whether $1 is a word of the list; the quotes
+    make the match literal on purpose. A quoted regex, or a quoted pattern variable, is still
+    SC2076."""
+    member = ('DONE="research plan"\nphase_done() { [[ " $DONE " =~ " $1 " ]]; }\n'
+              'phase_done plan && echo "skip plan"')
+    assert "SC2076" not in [c for c, _, _ in sc_codes(check(blocks(member)))]
+    for rhs in ('"^v[0-9]+"', '" ${NAME}.* "', '"$PATTERN"'):
+        body = f'if [[ "$TAG" =~ {rhs} ]]; then echo match; fi'
+        assert "SC2076" in [c for c, _, _ in sc_codes(check(blocks(body)))], rhs

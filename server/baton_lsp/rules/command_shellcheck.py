@@ -59,6 +59,17 @@ NEVER_DEFAULT = frozenset({1090, 1091, 1008, 1071, 1104, 1113, 1114, 1115, 1128}
 shebang: a block is handed to the Bash tool, never run as a file, so its first line is not
 one (`# /continue …` is a comment)."""
 _BLOCK_LINE_RE = re.compile(r"\bline (\d+)\b")
+_EXPANSION_RE = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_]\w*|[0-9@*#?$!-])")
+_REGEX_CHARS = frozenset(".[]()*+?{}|^$\\")
+
+
+def _literal_membership(quoted: str) -> bool:
+    """SC2076 on a quoted right-hand side of `=~` with no regex operator in its literal text
+    but some literal text around its expansions (`" $1 "`): a deliberate literal substring
+    test (`[[ " $DONE " =~ " $1 " ]]`, is $1 a word of the list), not a regex quoted by
+    mistake. A lone `"$re"` stays reported: a quoted pattern variable is the mistake."""
+    literal = _EXPANSION_RE.sub("", quoted.strip()[1:-1] if len(quoted.strip()) > 1 else "")
+    return bool(literal) and not any(ch in _REGEX_CHARS for ch in literal)
 
 
 def _file_lines(message: str, fence_line: int) -> str:
@@ -265,7 +276,8 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     Only checks that mean a script is broken are reported by default
     (`shellcheck-checks = ["default"]`): parse errors and parse warnings (SC1xxx, except
     SC1090/SC1091 about `source` paths ShellCheck cannot follow), and a curated set of
-    SC2xxx bugs, e.g. constant or wrong comparisons (SC2071 `>` in `[ ]`, SC2076, SC2078,
+    SC2xxx bugs, e.g. constant or wrong comparisons (SC2071 `>` in `[ ]`, SC2076 a quoted
+    regex, but not a quoted literal such as the membership test `" $1 "`, SC2078,
     SC2157, SC2193-SC2195, SC2199), redirections that do something else (SC2069, SC2210,
     SC2024), words bash reads differently (SC2068, SC2088 `"~/x"`, SC2247, SC2283 `a = b`)
     and commands that cannot work (SC2168 `local` outside a function, SC2218 a function
@@ -397,6 +409,9 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                 continue  # `CLAUDE.md .claude/**/*.md` under `# Scan patterns`; a crontab line
             level = str(c.get("level"))
             if not isinstance(code, int) or not selected(code, level, checks, exclude):
+                continue
+            if code == 2076 and 0 <= at < len(block_lines) and _literal_membership(
+                    block_lines[at][int(c.get("column", 1)) - 1:int(c.get("endColumn", 1)) - 1]):
                 continue
             message = _file_lines(str(c.get("message", "")).strip(), block.start_line)
             if code == 2034:
