@@ -241,8 +241,9 @@ def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
     ```markdown example that holds ```bash blocks, or forgetting a closing fence before the
     next ```bash, meant otherwise: here a fence line with an info string inside a markdown
     (or bare) fence, or indented deeper than the fence it is in (a ```json example inside
-    an ```xml prompt), opens a nested one and a bare one closes the innermost; otherwise a
-    line of the same character with an info string starts the next block. Lines CommonMark
+    an ```xml prompt), opens a nested one, and a bare one closes the innermost (in an example,
+    a bare one indented deeper than the example opens a block of it); otherwise a line of
+    the same character with an info string starts the next block. Lines CommonMark
     reads as HTML blocks or front matter are not read.
     """
     lines = doc.source.lines
@@ -268,10 +269,11 @@ def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
             stack.append((no, marker, length, info, indent))
             continue
         top_line, top_marker, top_length, top_info, top_indent = stack[-1]
-        nests = indent > top_indent or (
-            top_info.strip().split(" ", 1)[0].lower() if top_info.strip() else "") \
+        example = (top_info.strip().split(" ", 1)[0].lower() if top_info.strip() else "") \
             in NESTING_LANGS
-        if bare and marker == top_marker and length >= top_length:
+        nests = indent > top_indent or example
+        if bare and marker == top_marker and length >= top_length and not (
+                example and indent > top_indent):  # deeper in an example: its own block
             stack.pop()
             done.append(AuthoredFence(top_line, no, top_info, depth=len(stack)))
         elif nests:
