@@ -17,10 +17,15 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
 from .text import Source
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,17 +293,24 @@ def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
     return sorted(done, key=lambda f: f.start_line)
 
 
+@lru_cache(maxsize=1)
+def _block_parser() -> MarkdownIt:
+    """markdown-it's CommonMark block parser, without inline parsing (a third of its time,
+    and nothing a fence depends on); built once, on first need."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").disable(["inline", "text_join"], ignoreInvalid=True)
+
+
 def rendered_fence_lines(doc: MarkdownDoc) -> set[int]:
     """Lines inside fenced code as markdown-it renders `doc`, list items and block quotes
     included (a fence in a list item ends with the item): the scanner above leaves
     containers out, so what it finds swallowed is confirmed here, where it is rare enough to
     afford a full parse."""
-    from markdown_it import MarkdownIt  # only for the few files that need it
-
     lines = list(doc.source.lines)
     lines[:doc.frontmatter_end + 1] = [""] * (doc.frontmatter_end + 1)
     inside: set[int] = set()
-    for token in MarkdownIt("commonmark").parse("\n".join(lines)):
+    for token in _block_parser().parse("\n".join(lines)):
         if token.type == "fence" and token.map:
             inside.update(range(token.map[0], token.map[1]))
     return inside
