@@ -727,3 +727,40 @@ def test_other_spellings_of_allowed_tools_are_reported_and_renamed(key: str) -> 
     found = [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN240"]
     assert len(found) == 1 and f"`{key}`" in found[0].message
     assert "\ntools: Read, Grep\n" in apply(text, found[0].fix)
+
+def test_agents_of_the_projects_own_orchestrator_are_not_subagents(tmp_path: Path) -> None:
+    """issue 34: a tree whose orchestrator reads its agent files as prompts; 10 of its 12
+    agents have no front matter at all, and the other two carry only the keys the
+    orchestrator reads. They are not Claude Code subagents: no description is missing."""
+    from baton_lsp.rules.engine import check_file
+    from baton_lsp.workspace.config import load_config
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    roles = ["architect", "backend", "frontend", "tester", "reviewer", "docs", "security",
+             "devops", "data", "ux"]
+    for role in roles:
+        (agents / f"{role}.md").write_text(
+            f"# {role.title()} Agent\n\nYou are the {role} of the team. Read the task from "
+            "the orchestrator's message and write your result to the shared notes file.\n",
+            encoding="utf-8")
+    for role in ("orchestrator", "planner"):
+        (agents / f"{role}.md").write_text(
+            f"---\nmodel: opus\ntools: Read, Write, Bash\n---\n# {role.title()}\n\n"
+            "Split the request into tasks for the other agents.\n", encoding="utf-8")
+    (tmp_path / "orchestrate.py").write_text(
+        'PROMPTS = ".claude/agents"  # each role file is sent as the system prompt\n',
+        encoding="utf-8")
+
+    def btn204(code: str = "BTN204") -> list[str]:
+        index = WorkspaceIndex(tmp_path, load_config(tmp_path))
+        return [p.name for p in sorted(agents.glob("*.md"))
+                for f in check_file(index, p) if f.code == code]
+
+    assert btn204() == [] and btn204("BTN205") == []
+    for role in roles[:6]:  # most agents are subagents now: the two lack a description
+        (agents / f"{role}.md").write_text(
+            f"---\nname: {role}\ndescription: The {role} of the team\n---\n# {role}\n",
+            encoding="utf-8")
+    assert btn204() == ["orchestrator.md", "planner.md"] == btn204("BTN205")

@@ -310,6 +310,26 @@ def test_supported_or_code_syntax_is_not_reported(body: str) -> None:
     assert check(f"---\ndescription: d\n---\n{body}\n") == []
 
 
+def test_nested_fences_are_paired_as_commonmark_pairs_them() -> None:
+    """issue 34: a command documenting a command template in a ````markdown block holding
+    ```bash blocks; the old pairing toggled on every ``` line, so the ${ARGUMENTS} of some
+    inner blocks were read as prose (3 of the file's identical ones reported)."""
+    block = ("```bash\n"
+             'TOPIC="${ARGUMENTS}"\n'
+             'echo "Starting workflow for: ${ARGUMENTS}"\n'
+             "```\n")
+    template = ("````markdown\n---\ndescription: Research a topic\n---\n"
+                "# /research-topic\n\n## Step 1: Setup\n\n" + block
+                + "\n## Step 2: Report\n\n" + block + "````\n")
+    text = ("---\ndescription: Create a new workflow command from the template\n---\n"
+            "# /create-command\n\nCopy this template and replace the placeholders:\n\n"
+            + template + "\n~~~~text\n```\n${ARGUMENTS}\n~~~~\n\n"
+            "Then run it with ${ARGUMENTS} as its topic.\n")
+    found = check(text)
+    assert codes(found) == [("BTN308", text.splitlines().index(
+        "Then run it with ${ARGUMENTS} as its topic."))]
+
+
 def test_declared_argument_names_are_not_reported() -> None:
     assert check("---\ndescription: d\narguments: [args]\n---\nUse $args\n") == []
 

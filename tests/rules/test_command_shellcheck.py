@@ -624,3 +624,33 @@ assert started.wait(10), "no ShellCheck process started"
 print(pids[0], flush=True)
 sys.exit(0)
 """
+
+
+def test_a_quoted_membership_test_is_no_quoted_regex(binary: str) -> None:
+    """issue 34: `[[ " $DONE " =~ " $1 " ]]` asks whether $1 is a word of the list; the quotes
+    make the match literal on purpose. A quoted regex, or a quoted pattern variable, is still
+    SC2076."""
+    member = ('DONE="research plan"\nphase_done() { [[ " $DONE " =~ " $1 " ]]; }\n'
+              'phase_done plan && echo "skip plan"')
+    assert "SC2076" not in [c for c, _, _ in sc_codes(check(blocks(member)))]
+    for rhs in ('"^v[0-9]+"', '" ${NAME}.* "', '"$PATTERN"'):
+        body = f'if [[ "$TAG" =~ {rhs} ]]; then echo match; fi'
+        assert "SC2076" in [c for c, _, _ in sc_codes(check(blocks(body)))], rhs
+
+
+def test_blocks_of_a_markdown_template_are_not_scripts_of_this_file(binary: str) -> None:
+    """issue 34: documentation of a copy-paste template (from a public tree, shortened):
+    ```bash blocks inside ```markdown examples, with `[COMMAND_NAME]` placeholders and a
+    step's logic left out (`[Original Step 1 logic...]`), split where the example's reader
+    fills it in. Its `STATE_FILE` made it look like the seeds' state library; the blocks are
+    the template's, never run by this file (BTN003 reports how the short outer fences
+    render)."""
+    text = (Path(__file__).parent / "data" / "resumption_template.md").read_text(
+        encoding="utf-8")
+    found = check_text(Kind.COMMAND, text, CMD, config=BatonConfig())
+    assert [f for f in found if f.code == "BTN330"] == []
+    assert [f.range.start_line + 1 for f in found if f.code == "BTN003"] == [52, 75, 108]
+    # the same blocks outside an example are this file's scripts, and checked
+    bare = text.replace("```markdown\n", "").replace("\n```\n\n## ", "\n\n## ")
+    assert [f for f in check_text(Kind.COMMAND, bare, CMD, config=BatonConfig())
+            if f.code == "BTN330"]

@@ -225,3 +225,17 @@ def test_injection_finding_clears_when_agent_is_created(
     agent.write_text(SPECIALIST)
     assert str(path) in index.changed(agent, created_or_deleted=True)
     assert [f.code for f in check_file(index, path) if f.code in CODES] == []
+
+
+def test_an_abbreviated_example_block_is_not_missing_fields() -> None:
+    """issue 34: a command explaining the pattern shows the call shortened with an ellipsis
+    line, in a fence; its left-out fields are not missing. An ellipsis inside the prompt's
+    text elides nothing of the block."""
+    elided = (HEAD + "Invoke the research agent for each topic:\n\n```\nTask {\n"
+              '  subagent_type: "general-purpose"\n  ...\n}\n```\n')
+    assert check(elided) == []
+    for mark in ("…", "[...]", "// ..."):
+        assert check(elided.replace("  ...\n", f"  {mark}\n")) == []
+    in_prompt = (HEAD + "Task {\n" '  subagent_type: "general-purpose"\n'
+                 '  prompt: "\n    Research the topic\n    ...\n  "\n}\n')
+    assert codes(check(in_prompt)) == [("BTN310", 6)]

@@ -181,3 +181,44 @@ def test_streams_that_number_their_own_phases_are_not_duplicates() -> None:
     assert len(only(check(flat), "BTN110")) == 1
     with_deps = streams.replace("### Phase 2: Build\n", "### Phase 2: Build\ndependencies: [1]\n")
     assert only(check(with_deps), "BTN110")  # ids in dependency lists are ambiguous now
+
+
+def test_a_marker_hidden_by_a_tick_is_reported_once_by_btn143_not_by_btn112() -> None:
+    # issue 34: real-shaped plan, "### Phase 1: ... [COMPLETE] ✓" with every task ticked;
+    # BTN112 said the phase "is not marked [COMPLETE]" while quoting the marker
+    text = ("# Implementation Plan\n\n## Implementation Phases\n\n"
+            "### Phase 1: Foundation Setup [COMPLETE] ✓\n"
+            + "".join(f"- [x] Task 1.{n}: step {n}\n" for n in range(1, 13))
+            + "\n### Phase 2: Integration [IN PROGRESS]\n- [x] Task 2.1: wire\n"
+            "- [ ] Task 2.2: verify\n")
+    found = check(text)
+    assert only(found, "BTN112") == []
+    [hidden] = only(found, "BTN143")
+    assert hidden.range.start_line == 4 and "`✓` after [COMPLETE]" in hidden.message
+
+
+def test_headings_naming_topics_about_a_phase_are_not_two_definitions(tmp_path: Path) -> None:
+    """issue 34: an entry checklist under docs/**/plans/ (from a public tree, shortened):
+    `## Phase 1 Entry Blockers` and `## Phase 1 Data-Plane Readiness` are topics about
+    Phase 1, not two definitions of it."""
+    from baton_lsp.rules.checker import check_paths
+
+    text = ("# P0-E1 — Phase 1 Entry Checklist\n\n**Status:** Draft\n\n"
+            "## Phase 0 Milestone Status\n\n| Milestone | Status |\n|---|---|\n"
+            "| M0.5 | PENDING |\n\n## Phase 1 Entry Blockers\n\n"
+            "### BLOCKER-01: Wave 0 Group Plans Reference Wrong ADR\n\n"
+            "## Phase 1 Data-Plane Readiness\n\n### DATA-01: Domain Source-of-Record Mapping\n\n"
+            "## Phase 0 Completion Gate\n\n"
+            "- [ ] **BLOCKER-01** — Wave 0 G1–G6 files contain no ADR-0090 gate references\n"
+            "- [ ] **DATA-01** — Phase 1 Domain Source-of-Record Mapping completed\n\n"
+            "## Phase 1 Notice-to-Proceed Declaration\n")
+    plan = tmp_path / "docs/architecture/plans/MASTER/P0-E1-Phase-1-Entry-Checklist.md"
+    plan.parent.mkdir(parents=True)
+    plan.write_text(text, encoding="utf-8")
+    (tmp_path / ".claude").mkdir()
+    assert [f for f in check_paths([tmp_path]).findings if f.code == "BTN110"] == []
+    # headings that define the phase (a separator, a marker) are still duplicates
+    for head in ("## Phase 1: Entry Blockers", "## Phase 1 Entry Blockers [IN PROGRESS]"):
+        dup = text.replace("## Phase 1 Entry Blockers", head).replace(
+            "## Phase 1 Data-Plane Readiness", "## Phase 1: Data-Plane Readiness")
+        assert len(only(check(dup), "BTN110")) == 1, head  # Notice-to-Proceed: a topic

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -307,3 +308,25 @@ def test_git_worktrees_under_dot_claude_are_not_part_of_the_workspace(tmp_path: 
     assert find_root(tree / ".claude" / "agents" / "a.md") is None
     assert classify(".claude/worktrees/baton-w-phase-2/specs/001_x/plans/p.md", root) is None
     assert find_workspaces(root) == [root]
+
+
+def test_an_error_named_jsonl_of_test_cases_is_no_errors_log(make_workspace) -> None:
+    """issue 34: a file of test cases named for the errors it exercises was checked as the
+    errors log (BTN402 on every case); outside `logs/` the records decide."""
+    from baton_lsp.rules.checker import check_paths
+
+    cases = "".join(
+        json.dumps({"id": f"err-{n:03d}", "input": text, "expected_behavior": want}) + "\n"
+        for n, (text, want) in enumerate([
+            ("/implement with a missing plan path", "asks for the plan path, does not guess"),
+            ("/research ''", "reports that a topic is required")], start=1))
+    record = json.dumps({"timestamp": "2025-11-12T09:14:00Z", "error_type": "state_error",
+                         "error_message": "no state file"}) + "\n"
+    root: Path = make_workspace({".claude/tests/fixtures/error-handling-cases.jsonl": cases,
+                                 ".claude/data/errors.jsonl": record,
+                                 ".claude/data/logs/errors.jsonl": ""})
+    assert classify(".claude/tests/fixtures/error-handling-cases.jsonl", root) is None
+    assert classify(".claude/data/errors.jsonl", root) is Kind.ERRORS_LOG
+    assert classify(".claude/data/logs/errors.jsonl", root) is Kind.ERRORS_LOG
+    result = check_paths([root])
+    assert not [f for f in result.findings if f.code.startswith("BTN40")]

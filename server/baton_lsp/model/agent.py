@@ -79,6 +79,9 @@ class TaskBlock(Model):
     closed: bool
     fields: list[TaskField] = []
     unbalanced_quote: Range | None = None
+    elided: bool = False
+    """A line of its own is an ellipsis (`...`, `…`): an abbreviated example, whose
+    missing fields are left out on purpose."""
     injections: list[Injection] = []
     signals: list[SignalRef] = []
     """Signals the prompt tells the agent to return (`REPORT_CREATED:` …)."""

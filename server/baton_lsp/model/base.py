@@ -140,6 +140,8 @@ class Convention(StrEnum):
     """The seeds' bash-block orchestration: state files, `append_workflow_state`, traps."""
     SCRIPT_BLOCKS = "script-blocks"
     """Commands whose bash blocks are scripts run as written (they call a project library)."""
+    MARKDOWN = "markdown"
+    """CommonMark, as GitHub and the editor's preview render every markdown file."""
     WORKFLOW_AGENTS = "workflow-agents"
     """The seeds' agent/command orchestration: STEP numbering, `Task {` blocks, injection."""
     TASK_REGISTRY = "task-registry"
@@ -176,6 +178,8 @@ CONVENTION_DOCS = {
     "`dependent-agents`/`command-type` keys); a file follows it when it uses any of them",
     Convention.TASK_REGISTRY: "`specs/state.json` task registries (`active_projects`)",
     Convention.BATON: "Baton's own configuration, checkpoints, errors.jsonl and run state",
+    Convention.MARKDOWN: "CommonMark block structure (fences, headings), as GitHub and the "
+    "editor's preview render it; every markdown file Baton reads follows it",
 }
 
 

@@ -317,7 +317,8 @@ class BatonConfig(BaseModel):
     conventions: dict[str, Literal["auto", "on", "off"]] = Field(
         default_factory=dict,
         description="Convention name (claude-code, plan, checkbox-plan, plan-standard, "
-        "task-plan, workflow-bash, script-blocks, workflow-agents, task-registry, baton) → "
+        "task-plan, workflow-bash, script-blocks, workflow-agents, task-registry, markdown, "
+        "baton) → "
         "`auto` (apply its rules to files that follow it, the default), `on` (to every file "
         "of its kinds) or `off`; `baton rule CODE` names a rule's convention.")
     shellcheck: Literal["auto", "all", "off"] = Field(

@@ -37,6 +37,8 @@ _INJECT_RE = re.compile(
 )
 _PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,80}\}\}")
 _TASK_OPEN_RE = re.compile(r"^\s*Task\s*\{\s*$")
+_ELISION_RE = re.compile(r"^(?://|#)?\s*(?:\.\.\.|…|\[\.\.\.\]|\[…\])\s*$")
+"""A line that only says "more here": `...`, `…`, `[...]`, `// ...`."""
 _TASK_FIELD_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*((?:.*\S)?)\s*$")
 _BLOCK_SCALAR_RE = re.compile(r"^[|>][+-]?[1-9]?[+-]?\s*(?:#.*)?$")
 _BASH_LANGS = {"bash", "sh", "shell", "zsh"}
@@ -230,6 +232,10 @@ def _read_task_block(md: MarkdownDoc, start: int) -> tuple[TaskBlock, int]:
             return _finish_task(md, block, start, no), no + 1
         if not in_quote and (_TASK_OPEN_RE.match(line) or line.startswith("#")):
             break  # a new block or a heading: this one was never closed
+        if not in_quote and _ELISION_RE.match(stripped):
+            block.elided = True
+            no += 1
+            continue
         if not in_quote:
             m = _TASK_FIELD_RE.match(line)
             if m:

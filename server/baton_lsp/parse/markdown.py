@@ -17,10 +17,15 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
 from .text import Source
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +212,108 @@ def _scan_blocks(doc: MarkdownDoc, start: int) -> None:
             if not rest or (rest[0] in _BLOCK_STARTS and _interrupts(rest)):
                 break
             i += 1
+
+
+NESTING_LANGS = frozenset({"", "markdown", "md", "mdx"})
+"""Fences an author nests others in: a markdown example holding ```bash blocks. A fence of
+a programming language does not hold fences; a fence line inside it with an info string
+means its author forgot to close it."""
+
+
+@dataclass(frozen=True, slots=True)
+class AuthoredFence:
+    """A fence as its author nested it, which CommonMark may pair differently."""
+
+    start_line: int
+    end_line: int | None
+    """The line that closes it; None when nothing does (it runs to the end of the file)."""
+    info: str
+    by_opener: bool = False
+    """Closed by the next fence's opening line (`end_line`), not by a closing fence."""
+    depth: int = 0
+    """How many authored fences enclose it."""
+
+    @property
+    def lang(self) -> str:
+        return self.info.strip().split(" ", 1)[0].lower() if self.info.strip() else ""
+
+
+def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
+    """The fences of `doc` as its author meant them, for comparison with `doc.fences`.
+
+    CommonMark closes a fence at the first later line of at least as many of its
+    characters with no info string, whatever the lines between say. An author writing a
+    ```markdown example that holds ```bash blocks, or forgetting a closing fence before the
+    next ```bash, meant otherwise: here a fence line with an info string inside a markdown
+    (or bare) fence, or indented deeper than the fence it is in (a ```json example inside
+    an ```xml prompt), opens a nested one, and a bare one closes the innermost (in an example,
+    a bare one indented deeper than the example opens a block of it); otherwise a line of
+    the same character with an info string starts the next block. Lines CommonMark
+    reads as HTML blocks or front matter are not read.
+    """
+    lines = doc.source.lines
+    fenced = [False] * len(lines)
+    for fence in doc.fences:
+        fenced[fence.start_line:fence.end_line + 1] = [True] * (
+            fence.end_line + 1 - fence.start_line)
+    stack: list[tuple[int, str, int, str, int]] = []  # (line, marker, length, info, indent)
+    done: list[AuthoredFence] = []
+    for no in range(doc.frontmatter_end + 1, len(lines)):
+        if doc.opaque[no] and not fenced[no]:
+            continue  # an HTML block
+        rest = lines[no].lstrip(" \t")
+        if not rest or rest[0] not in _FENCE_CHARS:
+            continue
+        opener = _fence_opener(rest)
+        if opener is None:
+            continue
+        marker, length, info = opener
+        bare = not info.strip()
+        indent = _indent(lines[no], len(lines[no]) - len(rest))
+        if not stack:
+            stack.append((no, marker, length, info, indent))
+            continue
+        top_line, top_marker, top_length, top_info, top_indent = stack[-1]
+        example = (top_info.strip().split(" ", 1)[0].lower() if top_info.strip() else "") \
+            in NESTING_LANGS
+        nests = indent > top_indent or example
+        if bare and marker == top_marker and length >= top_length and not (
+                example and indent > top_indent):  # deeper in an example: its own block
+            stack.pop()
+            done.append(AuthoredFence(top_line, no, top_info, depth=len(stack)))
+        elif nests:
+            stack.append((no, marker, length, info, indent))
+        elif marker == top_marker and length >= top_length:  # not closed before this one
+            stack.pop()
+            done.append(AuthoredFence(top_line, no, top_info, by_opener=True, depth=len(stack)))
+            stack.append((no, marker, length, info, indent))
+    while stack:
+        top_line, _, _, top_info, _ = stack.pop()
+        done.append(AuthoredFence(top_line, None, top_info, depth=len(stack)))
+    return sorted(done, key=lambda f: f.start_line)
+
+
+@lru_cache(maxsize=1)
+def _block_parser() -> MarkdownIt:
+    """markdown-it's CommonMark block parser, without inline parsing (a third of its time,
+    and nothing a fence depends on); built once, on first need."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").disable(["inline", "text_join"], ignoreInvalid=True)
+
+
+def rendered_fence_lines(doc: MarkdownDoc) -> set[int]:
+    """Lines inside fenced code as markdown-it renders `doc`, list items and block quotes
+    included (a fence in a list item ends with the item): the scanner above leaves
+    containers out, so what it finds swallowed is confirmed here, where it is rare enough to
+    afford a full parse."""
+    lines = list(doc.source.lines)
+    lines[:doc.frontmatter_end + 1] = [""] * (doc.frontmatter_end + 1)
+    inside: set[int] = set()
+    for token in _block_parser().parse("\n".join(lines)):
+        if token.type == "fence" and token.map:
+            inside.update(range(token.map[0], token.map[1]))
+    return inside
 
 
 def _add_heading(doc: MarkdownDoc, no: int, text: str) -> None:

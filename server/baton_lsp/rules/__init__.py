@@ -7,6 +7,7 @@ import threading
 
 RULE_MODULES = (
     "meta",
+    "markdown_structure",
     "plan_deps",
     "plan_phases",
     "plan_metadata",
@@ -35,12 +36,12 @@ RULE_MODULES = (
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "plan": ("plan_deps", "plan_phases", "plan_metadata", "plan_links", "plan_structure",
-             "run_state", "data_files"),
+             "run_state", "data_files", "markdown_structure"),
     "agent": ("agent_frontmatter", "agent_body", "agent_names", "command_tasks", "run_state",
-              "data_files"),
+              "data_files", "markdown_structure"),
     "command": ("command_frontmatter", "command_tasks", "command_bash", "command_shellcheck",
-                "data_files"),
-    "skill": ("command_frontmatter", "skill_text", "data_files"),
+                "data_files", "markdown_structure"),
+    "skill": ("command_frontmatter", "skill_text", "data_files", "markdown_structure"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
     "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),

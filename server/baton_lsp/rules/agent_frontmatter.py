@@ -53,6 +53,21 @@ def _is_agent(doc: AgentFile) -> bool:
     return not (doc.is_template or doc.is_prompt)
 
 
+def _orchestrator_prompts(ctx: RuleContext) -> bool:
+    """Most of the workspace's agent files have no front matter: the tree keeps prompt
+    files its own orchestrator reads (and injects), not Claude Code subagents, and the few
+    with a `---` block are the same kind of file (Claude Code registers none of them
+    without `name` and `description`, so nothing is lost by their absence)."""
+    paths = ctx.agent_paths()
+    if len(paths) < 3:
+        return False
+    bare = 0
+    for name in paths:
+        other = ctx.agent(name)
+        bare += other is not None and other.frontmatter is None
+    return bare * 2 > len(paths)
+
+
 def _yaml_scalar(text: str) -> str:
     """`text` as a YAML plain scalar when that round-trips, else double-quoted."""
     try:
@@ -252,7 +267,7 @@ def _is_blank(entry: FrontmatterEntry | None) -> bool:
 
 
 @rule("BTN204", "agent-missing-description", Severity.WARNING, AGENT, fixable=True,
-      convention=CC)
+      cross_file=True, convention=CC)
 def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """Agent front matter has no `description`.
 
@@ -261,6 +276,11 @@ def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     visible with `--debug`) and skips the file, so the agent cannot be delegated to, neither
     automatically nor by name. The description is also how Claude Code decides when to
     delegate and what the `/agents` list shows.
+
+    Where most agent files of the workspace have no front matter at all, they are prompt
+    files the project's own orchestrator reads, not Claude Code subagents (Claude Code
+    requires `name` and `description` of a subagent, `Missing required "description" field
+    in frontmatter` in its loader), and a file among them is not reported.
 
     Fix: add `description: <one line saying when to use this agent>` (the quick fix uses the
     file's title as a starting point).
@@ -281,12 +301,32 @@ def missing_description(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         description: Reviews diffs for bugs; use after every change
         tools: Read, Grep
         ---
+
+    Not reported (the project's orchestrator reads its agents):
+
+        ==> .claude/agents/planner.md <==
+        # Planner
+
+        You turn the research notes into a numbered plan.
+        ==> .claude/agents/coder.md <==
+        # Coder
+
+        You implement one step of the plan.
+        ==> .claude/agents/reviewer.md <==
+        ---
+        model: opus
+        ---
+        # Reviewer
+
+        You review the coder's diff.
     """
     fm = doc.frontmatter
     if fm is None or fm.error is not None or not _is_agent(doc):
         return
     entry = fm.get("description")
     if entry is not None and not _is_blank(entry):
+        return
+    if _orchestrator_prompts(ctx):
         return
     if entry is not None:
         yield ctx.finding(entry.key_range,
@@ -313,7 +353,7 @@ def newer_format(fm: Frontmatter) -> bool:
 
 
 @rule("BTN205", "agent-missing-name", Severity.WARNING, AGENT, fixable=True,
-      convention=CC)
+      cross_file=True, convention=CC)
 def missing_name(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     """Agent front matter in the newer format has no `name`.
 
@@ -321,7 +361,8 @@ def missing_name(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     identifies an agent by its `name` key. It is recognised here by a `tools` key or by the
     absence of both `allowed-tools` and `model`, which the older format always carries. An
     agent without a name falls back to tool-specific defaults and may not be found when a
-    skill or command delegates to it by name.
+    skill or command delegates to it by name. Agents of a project's own orchestrator (most
+    agent files of the workspace without front matter, see BTN204) are not reported.
 
     Fix: add `name: <file name without .md>` (the quick fix does exactly that).
 
@@ -349,6 +390,8 @@ def missing_name(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         return
     entry = fm.get("name")
     if entry is not None and not _is_blank(entry):
+        return
+    if _orchestrator_prompts(ctx):
         return
     if entry is not None:
         yield ctx.finding(

@@ -29,6 +29,8 @@ from ..model.base import (
     rule_docs_url,
 )
 from ..model.config import BatonConfig
+from ..parse.markdown import MarkdownDoc, parse_markdown
+from ..parse.text import Source
 
 if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
@@ -177,6 +179,16 @@ class RuleContext:
     """When (epoch seconds) the findings may change with the clock alone; 0: never cache."""
     results: Any = None
     """The persistent `ResultCache` of this check, if any (ShellCheck keeps results there)."""
+
+    def markdown(self) -> MarkdownDoc:
+        """The file's block structure (headings, fences), parsed once per check: every rule
+        that asks whether a line is inside a fence gets the same (CommonMark) pairing."""
+        doc = self.memo.get("markdown")
+        if doc is None:
+            doc = parse_markdown(Source(text="\n".join(self.lines), lines=self.lines))
+            self.memo["markdown"] = doc
+        assert isinstance(doc, MarkdownDoc)
+        return doc
 
     def valid_until(self, when: float) -> None:
         """The findings hold until `when` (epoch seconds) even if no input changes."""

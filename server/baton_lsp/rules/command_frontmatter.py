@@ -382,7 +382,6 @@ def duplicate_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
 
 # -- the body as Claude Code expands it ------------------------------------------------------
 
-_FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _INLINE_BASH_RE = re.compile(r"(?:^|(?<=\s))!`([^`\n]+)`")
 _READ_ONLY = frozenset({"ls", "cat", "echo", "pwd", "head", "tail", "grep", "find", "wc",
                         "which", "diff", "stat", "du", "cd", "date", "whoami", "uname"})
@@ -392,20 +391,17 @@ _READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "branch", "rev-pars
                             "ls-files", "blame"})
 
 
-def _prose_lines(lines: list[str]) -> Iterator[tuple[int, str, bool]]:
-    """(index, text, inside a fenced block) for every line after the front matter."""
-    start = 0
-    if lines and lines[0].strip() == "---":
-        end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-        start = end + 1 if end is not None else 0
-    fence: str | None = None
-    for i in range(start, len(lines)):
-        m = _FENCE_RE.match(lines[i])
-        if m:
-            fence = m.group(1) if fence is None else (None if m.group(1) == fence else fence)
-            yield i, lines[i], True
-            continue
-        yield i, lines[i], fence is not None
+def _prose_lines(ctx: RuleContext) -> Iterator[tuple[int, str, bool]]:
+    """(index, text, inside a fenced block) for every line after the front matter, fences
+    paired as CommonMark pairs them (`parse.markdown`): a ````markdown example holding
+    ```bash blocks is one block, however its inner fences are labelled."""
+    md = ctx.markdown()
+    fenced = [False] * len(ctx.lines)
+    for fence in md.fences:
+        fenced[fence.start_line:fence.end_line + 1] = [True] * (
+            fence.end_line + 1 - fence.start_line)
+    for i in range(md.frontmatter_end + 1, len(ctx.lines)):
+        yield i, ctx.lines[i], fenced[i]
 
 
 def _read_only(command: str) -> bool:
@@ -477,7 +473,7 @@ def inline_bash_not_allowed(doc: CommandFile, ctx: RuleContext) -> Iterator[Find
         name = str(item.value).strip()
         if any(name == t or name.startswith(f"{t}(") for t in shells):
             return
-    for i, line, fenced in _prose_lines(ctx.lines):
+    for i, line, fenced in _prose_lines(ctx):
         if fenced:
             continue
         for m in _INLINE_BASH_RE.finditer(line):
@@ -539,7 +535,7 @@ def unexpanded_template(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]
     if args is not None:
         values = args.value if isinstance(args.value, list) else str(args.value or "").split()
         declared = {str(v).strip() for v in values}
-    for i, line, fenced in _prose_lines(ctx.lines):
+    for i, line, fenced in _prose_lines(ctx):
         if fenced:
             continue
         masked = blank_code_spans(line)  # linear: the backreference regex it replaces was

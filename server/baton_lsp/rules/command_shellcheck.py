@@ -12,6 +12,7 @@ from typing import Any
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
+from ..parse.markdown import AuthoredFence, authored_fences
 from ..parse.shell import classify, cron_line, path_list_line
 from .base import NOT_CHECKED, SKIPPED_LOG, RuleContext, registered, rule
 from .cache import ShellcheckResults
@@ -58,7 +59,19 @@ NEVER_DEFAULT = frozenset({1090, 1091, 1008, 1071, 1104, 1113, 1114, 1115, 1128}
 """Parse-stage codes about what ShellCheck cannot follow (`source "$VAR"`), and about the
 shebang: a block is handed to the Bash tool, never run as a file, so its first line is not
 one (`# /continue …` is a comment)."""
+_EXAMPLE_LANGS = frozenset({"markdown", "md", "mdx"})
 _BLOCK_LINE_RE = re.compile(r"\bline (\d+)\b")
+_EXPANSION_RE = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_]\w*|[0-9@*#?$!-])")
+_REGEX_CHARS = frozenset(".[]()*+?{}|^$\\")
+
+
+def _literal_membership(quoted: str) -> bool:
+    """SC2076 on a quoted right-hand side of `=~` with no regex operator in its literal text
+    but some literal text around its expansions (`" $1 "`): a deliberate literal substring
+    test (`[[ " $DONE " =~ " $1 " ]]`, is $1 a word of the list), not a regex quoted by
+    mistake. A lone `"$re"` stays reported: a quoted pattern variable is the mistake."""
+    literal = _EXPANSION_RE.sub("", quoted.strip()[1:-1] if len(quoted.strip()) > 1 else "")
+    return bool(literal) and not any(ch in _REGEX_CHARS for ch in literal)
 
 
 def _file_lines(message: str, fence_line: int) -> str:
@@ -161,14 +174,35 @@ def _binary() -> str | None:
     return binary
 
 
+def _examples(ctx: RuleContext) -> list[AuthoredFence]:
+    """```markdown fences as their author nested them: a template to copy into another
+    file, whose ```bash blocks this file never runs (even where a too-short outer fence lets
+    CommonMark end the example early, BTN003). A bare fence is no proof: it may be a stray
+    closing line."""
+    outers: list[AuthoredFence] = []
+    for fence in authored_fences(ctx.markdown()):
+        if fence.depth == 0 and fence.end_line is not None and not fence.by_opener \
+                and fence.lang in _EXAMPLE_LANGS:
+            outers.append(fence)
+    return outers
+
+
 def _script_blocks(doc: CommandFile, ctx: RuleContext) -> list[tuple[BashBlock, str, list[int]]]:
     """The blocks BTN330 hands to ShellCheck: (block, text as bash sees it, indentation
     removed per line); zsh, empty and non-script blocks are left out (the reason logged)."""
     blocks: list[tuple[BashBlock, str, list[int]]] = []
+    examples = _examples(ctx)
     for block in doc.bash_blocks:
         fence = ctx.lines[block.start_line] if block.start_line < len(ctx.lines) else ""
         info = fence.strip().lstrip("`~").strip().split(" ", 1)[0].lower()
         if info == "zsh" or not block.content.strip():
+            continue
+        outer = next((e for e in examples if e.start_line < block.start_line < (
+            e.end_line or 0)), None)
+        if outer is not None:
+            skipped_log.debug("%s:%d: BTN330 skipped bash block %d, part of the example in "
+                              "the fence of line %d", ctx.path, block.start_line + 1,
+                              block.index + 1, outer.start_line + 1)
             continue
         content, removed = _dedent(block, ctx.lines)
         kind = classify(content)
@@ -259,13 +293,16 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     upper-case `IF ... :` line, an `→` outside quotes), a terminal transcript (`$ cmd` prompt
     lines, or printed output such as `PASS src/a.test.ts`, `✓ works (2 ms)` or a `---|---`
     table rule), a list of paths and globs, or a loop body shown alone (`continue`/`break`
-    outside any loop). `zsh` fences are not checked. A fence indented inside a list item is
+    outside any loop), or part of a ```markdown example its author nested it in (a template
+    for another file, even where the example's outer fence is too short and BTN003 says
+    so). `zsh` fences are not checked. A fence indented inside a list item is
     checked as rendered: CommonMark strips the fence's indentation from each line.
 
     Only checks that mean a script is broken are reported by default
     (`shellcheck-checks = ["default"]`): parse errors and parse warnings (SC1xxx, except
     SC1090/SC1091 about `source` paths ShellCheck cannot follow), and a curated set of
-    SC2xxx bugs, e.g. constant or wrong comparisons (SC2071 `>` in `[ ]`, SC2076, SC2078,
+    SC2xxx bugs, e.g. constant or wrong comparisons (SC2071 `>` in `[ ]`, SC2076 a quoted
+    regex, but not a quoted literal such as the membership test `" $1 "`, SC2078,
     SC2157, SC2193-SC2195, SC2199), redirections that do something else (SC2069, SC2210,
     SC2024), words bash reads differently (SC2068, SC2088 `"~/x"`, SC2247, SC2283 `a = b`)
     and commands that cannot work (SC2168 `local` outside a function, SC2218 a function
@@ -397,6 +434,9 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                 continue  # `CLAUDE.md .claude/**/*.md` under `# Scan patterns`; a crontab line
             level = str(c.get("level"))
             if not isinstance(code, int) or not selected(code, level, checks, exclude):
+                continue
+            if code == 2076 and 0 <= at < len(block_lines) and _literal_membership(
+                    block_lines[at][int(c.get("column", 1)) - 1:int(c.get("endColumn", 1)) - 1]):
                 continue
             message = _file_lines(str(c.get("message", "")).strip(), block.start_line)
             if code == 2034:

@@ -35,6 +35,9 @@ def task_missing_field(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterat
     agent is told, starting with the behavioural-injection line). A missing field makes the
     model improvise it, or skip the call.
 
+    A block with a line that is only an ellipsis (`...`, `…`) is an abbreviated example:
+    its missing fields are left out on purpose and not reported.
+
     Fix: add the missing field inside the braces. For `subagent_type` the quick fix inserts
     `subagent_type: "general-purpose"`.
 
@@ -76,11 +79,31 @@ def task_missing_field(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterat
             Return: REPORT_CREATED: <path>
           "
         }
+
+    Not reported (an abbreviated example):
+
+        ==> .claude/agents/research-specialist.md <==
+        # Research Specialist
+
+        Return: REPORT_CREATED: <path>
+        ==> .claude/commands/research.md <==
+        # /research
+
+        Every agent is invoked the same way:
+
+        ```
+        Task {
+          subagent_type: "general-purpose"
+          ...
+        }
+        ```
     """
     lines = ctx.lines
     for block in _blocks(doc):
         if block.unbalanced_quote is not None:
             continue  # the quote swallowed the rest of the block; BTN312 reports the cause
+        if block.elided:
+            continue  # `...` stands for the fields left out of an abbreviated example
         present = [f.name for f in block.fields]
         for name in REQUIRED_FIELDS:
             if name in present:

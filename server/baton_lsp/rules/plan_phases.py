@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from ..model.base import Convention, Finding, Kind, Related, Severity
@@ -21,7 +22,7 @@ from ..model.plan import (
     status_word,
 )
 from .base import RuleContext, closest, rule
-from .plan_common import completion_style, marker_edit_range, phase_label
+from .plan_common import completion_style, hidden_marker, marker_edit_range, phase_label
 
 PLAN = (Kind.PLAN,)
 MISSPELLING = 0.8
@@ -37,8 +38,10 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     duplicate they silently act on the first one. A plan whose `##` sections (parallel
     streams, tracks) each number their own phases from 1, and declare no dependencies, is
     not reported, nor is a recap of the phases one heading level deeper (a `### Phase 1`
-    checklist under `## Migration Checklist` after the `## Phase 1` sections). Fix: renumber
-    the phase (and the dependency lists that mention it).
+    checklist under `## Migration Checklist` after the `## Phase 1` sections), nor a heading
+    naming a topic about the phase (`## Phase 1 Entry Blockers` and `## Phase 1 Data-Plane
+    Readiness` in a checklist: no separator after the number, no marker or dependencies).
+    Fix: renumber the phase (and the dependency lists that mention it).
 
     Reported:
 
@@ -66,6 +69,8 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             other = first[phase.id]
             if phase.level != other.level:
                 continue  # a checklist or summary restating the phases, not a second phase
+            if not (_defines(phase, ctx.lines) and _defines(other, ctx.lines)):
+                continue  # `## Phase 1 Entry Blockers`: a topic about the phase
             yield ctx.finding(
                 phase.number_range,
                 f"Phase {phase.number} is defined twice (first on line "
@@ -74,6 +79,23 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
                                  message=f"first Phase {other.number}")])
         else:
             first[phase.id] = phase
+
+
+_DEFINITION_AFTER = re.compile(r"^\s*(?:$|[:.)\-–—(\[|*])")
+"""What follows the number of a heading that defines a phase: nothing, or a separator
+(`Phase 1: Setup`, `Phase 1 - Setup`, `Phase 1 (Setup)`, `Phase 1 [COMPLETE]`)."""
+
+
+def _defines(phase: Phase, lines: list[str]) -> bool:
+    """Whether `phase`'s heading defines a phase rather than naming a topic about one
+    (`## Phase 1 Entry Blockers`, `#### Phase 4 Testing`: the number qualifies the words
+    after it, and its checklist is about that topic); a status marker or dependencies make
+    it a definition either way."""
+    if phase.status is not None or phase.dependencies is not None:
+        return True
+    rng = phase.number_range
+    line = lines[rng.start_line] if rng.start_line < len(lines) else ""
+    return _DEFINITION_AFTER.match(line[rng.end_char:]) is not None
 
 
 def _numbered_per_section(plan: Plan) -> bool:
@@ -188,6 +210,8 @@ def tasks_done_phase_not_marked(plan: Plan, ctx: RuleContext) -> Iterator[Findin
             continue  # done, or a misspelled marker that BTN113 already reports
         if word == "BLOCKED":
             continue  # blocked by something outside its task list: not for us to close
+        if hidden_marker(phase, ctx.lines) is not None:
+            continue  # marked, but text after the marker hides it: BTN143 says so
         rng, prefix = marker_edit_range(phase)
         yield ctx.finding(
             phase.heading_range,

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
-from ..model.plan import COMPLETE, DONE, KNOWN_STATUSES, PHASES_SECTIONS, Plan, phase_state
+from ..model.plan import COMPLETE, DONE, PHASES_SECTIONS, Plan, phase_state
 from .base import RuleContext, rule
-from .plan_common import phase_label
+from .plan_common import hidden_marker, phase_label
 
 PLAN = (Kind.PLAN,)
-_MARKER_THEN_TEXT = re.compile(
-    r"\[(" + "|".join(re.escape(s) for s in KNOWN_STATUSES) + r")\]([^\[\]]*\S)\s*$")
 _NOT_STARTED = {"NOT STARTED", "PLANNED", "PENDING", "TODO", "DRAFT"}
 _IN_PROGRESS = {"IN PROGRESS", "IMPLEMENTING", "PARTIAL"}
 
@@ -228,13 +225,11 @@ def marker_not_last(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         - [x] setup
     """
     for phase in plan.phases:
-        if phase.status is not None:
-            continue
-        line_no = phase.heading_range.start_line
-        line = ctx.lines[line_no] if line_no < len(ctx.lines) else ""
-        m = _MARKER_THEN_TEXT.search(line)
+        m = hidden_marker(phase, ctx.lines)
         if m is None:
             continue
+        line_no = phase.heading_range.start_line
+        line = ctx.lines[line_no]
         tail = Range.of_line(line_no, m.end(1) + 1, len(line.rstrip()))
         yield ctx.finding(
             Range.of_line(line_no, m.start(), len(line.rstrip())),

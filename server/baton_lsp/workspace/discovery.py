@@ -44,6 +44,8 @@ _PLAN_SHAPE = re.compile(
     r"^(?:#{1,6}[ \t]+(?:\S.*?[ \t])?(?:Phase|Stage)[ \t]+\d|[ \t]*[-*+][ \t]+\[[ xX]\][ \t])",
     re.MULTILINE | re.IGNORECASE)
 """A phase heading (`## Phase 2: ...`, `### Stage 1`) or a task checkbox (`- [ ] ...`)."""
+_ERRORS_LOG_SHAPE = re.compile(r'"(?:error_type|error_message)"[ \t]*:')
+"""A key every record of the errors log carries (reference formats, errors.jsonl)."""
 
 
 def _listing(path: str) -> tuple[list[os.DirEntry[str]], list[str]] | None:
@@ -286,13 +288,27 @@ def unloaded(rel: str, root: Path | None = None) -> bool:
         return root is not None and _unusable_link(root, rel)
     return False
 
+def looks_like_errors_log(path: Path, root: Path | None = None) -> bool:
+    """True when the start of a JSON Lines file has the errors log's `error_type` or
+    `error_message` key: a file of test cases or eval data may have "error" in its name."""
+    look(path)
+    try:
+        head = read_head(root or path.parent, path, _SNIFF_BYTES)[0] \
+            .decode("utf-8", errors="replace")
+    except OutsideLink:
+        return True  # reported as a link out of the workspace, not skipped
+    except OSError:
+        return False
+    return _ERRORS_LOG_SHAPE.search(head) is not None
+
 
 def classify(rel: str, root: Path | None = None,
              plugin: PluginLayout | None = None) -> Kind | None:
     """Kind of the file at `rel` (POSIX, relative to the workspace root); None = not ours.
 
-    Decided from the path alone, except for `plan_candidate` paths: with `root` their text
-    is read to tell a plan from a note; without it they are not ours. `plugin` is the root's
+    Decided from the path alone, except for `plan_candidate` paths and "error" JSON Lines
+    files outside `logs/`: with `root` their text is read to tell a plan from a note, an
+    errors log from test data; without it they are not ours. `plugin` is the root's
     `plugin_layout` when the root is a plugin (callers look it up once, not per file)."""
     parts = tuple(rel.split("/"))
     name = parts[-1]
@@ -347,7 +363,13 @@ def classify(rel: str, root: Path | None = None,
     if not in_claude:
         return None
     if name.endswith(".jsonl") and "error" in name.lower():
-        return Kind.ERRORS_LOG  # not every JSON Lines log (`events.jsonl` has its own records)
+        # not every JSON Lines log (`events.jsonl` has its own records), nor every file
+        # named for errors: the log lives in a `logs/` directory (`.claude/data/logs/`,
+        # `.claude/tests/logs/`); elsewhere its records must say so
+        if "logs" in sub[:-1]:
+            return Kind.ERRORS_LOG
+        return Kind.ERRORS_LOG if root is not None and looks_like_errors_log(
+            root / rel, root) else None
     if name.endswith(".json") and ("checkpoints" in sub) and sub[0] in ("data", "checkpoints") \
             and name != "run.json" and "logs" not in sub:  # the engine's owner file, agent logs
         return Kind.CHECKPOINT

@@ -1,0 +1,180 @@
+"""BTN003: markdown structure that renders differently from what its author wrote.
+
+Every rule that asks whether a line is code reads the fences `parse.markdown` pairs the
+CommonMark way; this family compares that pairing with the one the author meant
+(`authored_fences`) and reports the headings the difference turns into code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..model.base import Convention, Finding, Kind, Related, Severity
+from ..parse.markdown import (
+    AuthoredFence,
+    Fence,
+    authored_fences,
+    rendered_fence_lines,
+)
+from .base import RuleContext, rule
+
+MARKDOWN_KINDS = (Kind.AGENT, Kind.COMMAND, Kind.SKILL, Kind.PLAN)
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+(.*))?$")
+NO_MARKDOWN_LANGS = frozenset({"json", "jsonl", "json5", "csv", "tsv"})
+"""Languages with no comments or doc strings: a `## Usage` line in one cannot be meant as
+code. Anywhere else (a bash `## step` comment, a Lean or Python doc string, which holds
+markdown and nested fences) it may be, so a fence of theirs left open proves nothing."""
+_SHOWN = 4
+_CHAR_NAMES = {"`": "backticks", "~": "tildes"}
+
+
+def _meant_as_code(lines: list[str], authored: list[AuthoredFence]) -> list[bool]:
+    """Per line: inside a fence as the author nested them. Where the author's fence has no
+    closing line (left open, or open when the next one starts) its lines count as code
+    unless its language cannot hold a `#` line (`NO_MARKDOWN_LANGS`)."""
+    code = [False] * len(lines)
+    for fence in authored:
+        if fence.end_line is not None and not fence.by_opener:
+            end = fence.end_line
+        elif fence.lang in NO_MARKDOWN_LANGS:
+            end = fence.start_line
+        else:
+            end = len(lines) - 1 if fence.end_line is None else fence.end_line - 1
+        code[fence.start_line:end + 1] = [True] * (end + 1 - fence.start_line)
+    return code
+
+
+def _marker(line: str) -> str:
+    text = line.strip()
+    return text[:len(text) - len(text.lstrip(text[0]))]
+
+
+def _what(fence: Fence, authored: list[AuthoredFence], rendered: dict[int, Fence],
+          lines: list[str]) -> tuple[str, str]:
+    """(why the fence opened at `fence.start_line` swallows prose, its fix)."""
+    line = lines[fence.start_line].strip()
+    marker = _marker(line)
+    closes = next((a for a in authored if a.end_line == fence.start_line and not a.by_opener),
+                  None)
+    if closes is not None:
+        outer = rendered.get(closes.start_line)
+        opener = lines[closes.start_line].strip()
+        if outer is not None and outer.closed and outer.end_line < fence.start_line:
+            longer = marker[0] * (len(_marker(opener)) + 1)
+            outer_lang = closes.lang
+            return (f"this {line} was meant to close the {opener} fence of line "
+                    f"{closes.start_line + 1}, but the bare {lines[outer.end_line].strip()} on "
+                    f"line {outer.end_line + 1} already closed that one (a fence ends at the "
+                    "first bare fence of its character at least as long: fences inside it do "
+                    "not nest), so this line opens a new code block",
+                    f"give the example's outer fence more {_CHAR_NAMES[marker[0]]} than any "
+                    f"fence inside it ({longer}{outer_lang} … {longer})")
+        return (f"this {line} was meant to close the {opener} fence of line "
+                f"{closes.start_line + 1}, but the fences before it pair off by one (a fence "
+                "closed early, or a closing fence without its opening line), so this line "
+                "opens a new code block", "balance the fences before it")
+    own = next((a for a in authored if a.start_line == fence.start_line), None)
+    if own is not None and own.by_opener and own.end_line is not None:
+        return (f"the {line} fence opened here is not closed before the "
+                f"{lines[own.end_line].strip()} on line {own.end_line + 1} (a fence line "
+                f"with an info string cannot close a fence), so it runs on to line "
+                f"{fence.end_line + 1}",
+                f"close it with {marker} before line {own.end_line + 1}")
+    if not fence.closed:
+        return (f"the {line} fence opened here is never closed, so it runs to the end of "
+                "the file", f"close it with {marker} after its last line")
+    return (f"the {line} fence opened here runs to line {fence.end_line + 1}, past where "
+            "its author meant it to end", "balance the fences")
+
+
+@rule("BTN003", "fence-swallows-headings", Severity.WARNING, MARKDOWN_KINDS,
+      convention=Convention.MARKDOWN)
+def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A code fence renders the headings after it as code.
+
+    CommonMark (GitHub, the editor's preview, every reader Baton has) closes a fence at the
+    first later line of at least as many of its characters with no info string, whatever
+    the lines between say: a ```` ```markdown ```` example that holds ```` ```bash ````
+    blocks ends at their first bare ```` ``` ````, and its own closing line then opens a
+    new block that runs on to the next bare fence; a fence left open before the next
+    ```` ```bash ```` runs on past it. The sections in between render as code: their
+    headings vanish from the outline, and in a plan a phase heading in them is invisible to
+    every reader of the plan. Reported on the fence that swallows them, when a heading its
+    author wrote as prose (outside every fence as the author nested them) is inside it as
+    markdown-it renders the file (list items included: a fence in a list item ends with the
+    item); a fence that only renders code as code is not reported, nor a fence left open of
+    a language whose `#` lines may be code (a bash comment, a Lean or Python doc string):
+    only JSON and CSV cannot hold one. In plans an unclosed fence that swallows phases is
+    BTN140's.
+
+    Fix: give the outer fence more backticks than any fence inside it (```` ````markdown ````
+    … ```` ```` ````), or close the block that was left open.
+
+    Reported:
+
+        ==> .claude/agents/debug-analyst.md <==
+        # Debug Analyst
+
+        Write the report in this shape:
+
+        ```markdown
+        ## Proposed Fix
+        ```bash
+        {fix_command}
+        ```
+        ```
+
+        ## Return Format
+
+        Return only the report path.
+
+    Not reported:
+
+        ==> .claude/agents/debug-analyst.md <==
+        # Debug Analyst
+
+        Write the report in this shape:
+
+        ````markdown
+        ## Proposed Fix
+        ```bash
+        {fix_command}
+        ```
+        ````
+
+        ## Return Format
+
+        Return only the report path.
+    """
+    md = ctx.markdown()
+    if not md.fences:
+        return
+    lines = ctx.lines
+    authored = authored_fences(md)
+    code = _meant_as_code(lines, authored)
+    rendered = {f.start_line: f for f in md.fences}
+    owned_by_btn140 = bool(getattr(doc, "swallowed_phases", None))
+    confirmed: set[int] | None = None
+    for fence in md.fences:
+        if not fence.closed and owned_by_btn140:
+            continue
+        headings = [(no, (m.group(1) or "").strip()) for no in fence.body
+                    if not code[no] and (m := _HEADING.match(lines[no])) is not None]
+        if not headings:
+            continue
+        if confirmed is None:
+            confirmed = rendered_fence_lines(md)
+        headings = [(no, text) for no, text in headings if no in confirmed]
+        if not headings:
+            continue  # a list item's end closed the fence before them
+        what, fix = _what(fence, authored, rendered, lines)
+        shown = ", ".join(f'"{text}" (line {no + 1})' for no, text in headings[:_SHOWN])
+        more = f" and {len(headings) - _SHOWN} more" if len(headings) > _SHOWN else ""
+        said = (f"the heading {shown} renders as code" if len(headings) == 1 else
+                f"{len(headings)} headings render as code: {shown}{more}")
+        yield ctx.finding(
+            ctx.line_range(fence.start_line), f"{what}: {said}; fix: {fix}",
+            related=[Related(path=ctx.path, range=ctx.line_range(no),
+                             message="rendered as code") for no, _ in headings[:_SHOWN]])

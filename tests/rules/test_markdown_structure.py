@@ -1,0 +1,133 @@
+"""BTN003: fences that render the headings after them as code, and the one fence pairing
+every rule reads. Texts are shaped after files of public trees (quoted lines kept)."""
+
+from __future__ import annotations
+
+from baton_lsp.model.base import Finding, Kind
+from baton_lsp.parse.markdown import authored_fences, parse_markdown
+from baton_lsp.parse.text import Source
+from baton_lsp.rules.engine import check_text
+
+AGENT = "/ws/.claude/agents/debug-analyst.md"
+SKILL = "/ws/.claude/skills/report/SKILL.md"
+PLAN = "/ws/specs/019_x/plans/phase_8_layer_planning.md"
+
+
+def btn003(kind: Kind, text: str, path: str) -> list[Finding]:
+    return [f for f in check_text(kind, text, path) if f.code in {"BTN003", "BTN000"}]
+
+
+# An agent's report template: a ```markdown block holding a ```{language} block, closed by a
+# bare ``` (from a public tree's debug-analyst agent, shortened).
+TEMPLATE = """---
+name: debug-analyst
+description: Investigates a failure and writes a debug report
+---
+# Debug Analyst
+
+### Artifact Structure
+```markdown
+# Debug Investigation: {issue_desc}
+
+### Code Changes
+```{language}
+// File: {file_path}
+
+{proposed_code_changes}
+```
+
+### Fix Rationale
+{explanation_of_why_this_fixes_the_issue}
+```
+
+## Return Format
+
+After creating the artifact, return only:
+
+```json
+{"artifact_path": "specs/{topic}/debug/NNN_investigation.md"}
+```
+"""
+
+
+def test_a_markdown_example_closed_by_its_inner_fence_swallows_the_next_section() -> None:
+    lines = TEMPLATE.splitlines()
+    [found] = btn003(Kind.AGENT, TEMPLATE, AGENT)
+    assert found.range.start_line == lines.index("### Fix Rationale") + 2  # the example's ```
+    assert found.related[0].range.start_line == lines.index("## Return Format")
+    assert "the bare ``` on line 16 already closed" in found.message
+    assert '"Return Format"' in found.message and "````markdown" in found.message
+
+
+def test_an_outer_fence_longer_than_the_inner_ones_is_not_reported() -> None:
+    why = "{explanation_of_why_this_fixes_the_issue}\n"
+    text = TEMPLATE.replace("```markdown", "````markdown").replace(why + "```", why + "````")
+    assert btn003(Kind.AGENT, text, AGENT) == []
+
+
+def test_headings_inside_a_markdown_example_are_the_examples_own() -> None:
+    """The mis-nested example renders `### Fix Rationale` as prose, not code: nothing is
+    swallowed by that, and headings meant as code are never reported."""
+    text = TEMPLATE.split("## Return Format")[0]
+    assert btn003(Kind.AGENT, text, AGENT) == []
+
+
+def test_an_unclosed_fence_names_its_line_and_the_headings_it_swallows() -> None:
+    text = ("---\nname: report\ndescription: Writes the weekly report\n---\n# Report\n\n"
+            "Return this shape:\n\n```json\n{\"report_path\": \"<path>\"}\n\n"
+            "## Usage\n\nRun it on Mondays.\n\n## Notes\n\nNone.\n")
+    [found] = btn003(Kind.SKILL, text, SKILL)
+    assert found.range.start_line == 8
+    assert "never closed" in found.message and '"Usage" (line 12)' in found.message
+    assert '"Notes" (line 16)' in found.message
+    # in bash, `## Usage` may be a comment: no proof the author meant a heading
+    assert btn003(Kind.SKILL, text.replace("```json", "```bash"), SKILL) == []
+
+
+def test_a_fence_left_open_before_the_next_one_swallows_a_phase() -> None:
+    """A plan's ```json block not closed before the next ```json (a fence line with an info
+    string cannot close a fence): the phase heading between renders as code, invisible to
+    every reader of the plan."""
+    text = ("# Layer Planning\n\n### Phase 1: Schema [COMPLETE]\n\n- [x] Write the schema\n\n"
+            '```json\n{"layer": 1, "operators": ["would", "might"]}\n\n'
+            "### Phase 2: Semantics [NOT STARTED]\n\n- [ ] Define truth conditions\n\n"
+            '```json\n{"layer": 2}\n```\n')
+    found = btn003(Kind.PLAN, text, PLAN)
+    assert [f.range.start_line for f in found] == [6]
+    assert "not closed before the ```json on line 14" in found[0].message
+    assert '"Phase 2: Semantics [NOT STARTED]" (line 10)' in found[0].message
+
+
+def test_a_doc_string_may_hold_headings_and_fences() -> None:
+    """A Lean module doc string is markdown: its `# Title` and its nested ```lean example
+    are the doc string's own, not a fence left open (from a public tree's plan)."""
+    text = ("# Stage 1\n\n### Phase 1: Docs [NOT STARTED]\n\n**Template**:\n\n```lean\n/-!\n"
+            "# Automation Tactics for Logos TM Logic\n\n## Usage Examples\n\n"
+            "```lean\nexample : True := by trivial\n```\n-/\n```\n")
+    assert btn003(Kind.PLAN, text, PLAN) == []
+    assert btn003(Kind.PLAN, text.replace("```lean", "```bash"), PLAN) == []
+
+
+def test_a_fence_in_a_list_item_ends_with_the_item() -> None:
+    """CommonMark ends a list item's fence where the item ends: a heading at the margin
+    after an indented fence is a heading (markdown-it confirms what the scanner, which
+    leaves list items out, finds)."""
+    text = ("# Plan\n\n## Phase 3: Delegation [COMPLETED]\n\n1. **Update the call**:\n"
+            "   ```xml\n   <git_commit>\n       ```json\n       {\"status\": \"completed\"}\n"
+            "       ```\n   </git_commit>\n   ```\n\n2. **Apply it**:\n   ```\n"
+            "   copy the delegation\n\n## Phase 4: Error Handling [COMPLETED]\n\n- [x] Add it\n")
+    assert btn003(Kind.PLAN, text, PLAN) == []
+
+
+def test_an_unclosed_fence_that_swallows_phases_is_btn140s() -> None:
+    text = "# Plan\n\n### Phase 1: A\n\n```json\n{}\n\n### Phase 2: B\n\n- [ ] b\n"
+    codes = [f.code for f in check_text(Kind.PLAN, text, PLAN)]
+    assert "BTN140" in codes and "BTN003" not in codes
+
+
+def test_the_authored_pairing_nests_examples() -> None:
+    md = parse_markdown(Source.from_text(TEMPLATE))
+    got = [(f.start_line, f.end_line, f.lang, f.by_opener) for f in authored_fences(md)]
+    assert (7, 19, "markdown", False) in got  # the example, closed where its author did
+    assert (11, 15, "{language}", False) in got
+    assert [(f.start_line, f.end_line) for f in md.fences][:2] == [(7, 15), (19, 27)]
