@@ -45,6 +45,7 @@ PATHS = {
     Kind.OPENCODE_AGENT: "/ws/.opencode/agent/subagents/some-agent.md",
     Kind.OPENCODE_COMMAND: "/ws/.opencode/commands/do.md",
     Kind.OPENCODE_CONFIG: "/ws/opencode.json",
+    Kind.SETTINGS: "/ws/.claude/settings.json",
 }
 
 FRAGMENTS = [

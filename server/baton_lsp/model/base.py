@@ -99,6 +99,9 @@ class Kind(StrEnum):
     OPENCODE_CONFIG = "opencode-config"
     """`opencode.json(c)` at the root or in `.opencode/`: OpenCode's project configuration."""
     """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
+    SETTINGS = "settings"
+    """`.claude/settings.json` and `.claude/settings.local.json`: Claude Code's project
+    settings (permissions, hooks)."""
     REGISTRY = "registry"
     """`specs/state.json`: the task registry of the newer task-based trees."""
     REPORT = "report"

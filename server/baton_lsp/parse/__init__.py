@@ -23,6 +23,7 @@ _PARSER_OF = {
     Kind.OPENCODE_AGENT: ("opencode", "parse_opencode_agent"),
     Kind.OPENCODE_COMMAND: ("opencode", "parse_opencode_command"),
     Kind.OPENCODE_CONFIG: ("opencode", "parse_opencode_config"),
+    Kind.SETTINGS: ("settings", "parse_settings"),
     Kind.REGISTRY: ("registry", "parse_registry"),
     Kind.STATE: ("data", "parse_state"),
     Kind.ERRORS_LOG: ("data", "parse_errors_log"),

@@ -25,15 +25,18 @@ RULE_MODULES = (
     "opencode_frontmatter",
     "opencode_refs",
     "opencode_config",
+    "claude_settings",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "plan": ("plan_deps", "plan_phases", "plan_metadata", "plan_links", "plan_structure",
              "run_state", "data_files"),
-    "agent": ("agent_frontmatter", "agent_body", "command_tasks", "run_state", "data_files"),
+    "agent": ("agent_frontmatter", "agent_body", "command_tasks", "run_state", "data_files",
+              "claude_settings"),
     "command": ("command_frontmatter", "command_tasks", "command_bash", "command_shellcheck",
                 "data_files"),
-    "skill": ("command_frontmatter", "data_files"),
+    "skill": ("command_frontmatter", "data_files", "claude_settings"),
+    "settings": ("claude_settings", "data_files"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
     "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),

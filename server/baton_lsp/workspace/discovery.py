@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..model.base import Kind
+from ..model.claude_settings import SETTINGS_FILES
 from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
@@ -281,6 +282,8 @@ def classify(rel: str, root: Path | None = None,
         return None
     if not in_claude:
         return None
+    if len(sub) == 1 and name in SETTINGS_FILES:
+        return Kind.SETTINGS
     if name.endswith(".jsonl") and "error" in name.lower():
         return Kind.ERRORS_LOG  # not every JSON Lines log (`events.jsonl` has its own records)
     if name.endswith(".json") and ("checkpoints" in sub) and sub[0] in ("data", "checkpoints") \
