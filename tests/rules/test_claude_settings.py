@@ -157,6 +157,8 @@ hooks:
           command: python3 "${CLAUDE_PROJECT_DIR:-.}/tools/hooks/no-build.py"
         - type: command
           command: "~/.claude/hooks/write-safety.sh"
+        - type: command
+          command: "node .claude/hooks/dist/check-bash.js"
 ---
 
 Write tests.
@@ -285,6 +287,35 @@ def test_event_case_in_settings_is_fixed_with_its_quotes(tmp_path: Path) -> None
     fixed = _apply(text, got[0])
     assert json.loads(fixed)["hooks"].keys() == {"PreToolUse"}
     assert _check(tmp_path, ".claude/settings.json", fixed) == []
+
+
+CUSTOM_SCHEME_AGENT = """---
+name: slideworks-builder
+description: Production engineer for consulting-quality PPTX
+model: claude-sonnet-4-6
+tools: [Read, Write, Edit, Bash, Grep, Glob]
+guardrails:
+  input: ["required_fields: task, context"]
+memory:
+  type: session
+  scope: department
+hooks:
+  on_start: validate_input
+  on_complete: emit_trace
+  on_error: escalate_to_supervisor
+---
+
+# Identity
+"""
+"""A public tree's agent (one of dozens alike): lifecycle names Claude Code does not have."""
+
+
+def test_lifecycle_names_are_reported_without_guessing_an_event(tmp_path: Path) -> None:
+    got = _check(tmp_path, ".claude/agents/slideworks-builder.md", CUSTOM_SCHEME_AGENT)
+    assert [(f.code, f.range.start_line) for f in got] == [
+        ("BTN802", _line(CUSTOM_SCHEME_AGENT, name)) for name in
+        ("on_start", "on_complete", "on_error")]
+    assert not any("did you mean" in f.message or f.fix for f in got)
 
 
 def test_skill_front_matter_hooks_are_read(tmp_path: Path) -> None:

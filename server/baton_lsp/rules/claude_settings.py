@@ -35,9 +35,11 @@ CC = Convention.CLAUDE_CODE
 SETTINGS = (Kind.SETTINGS,)
 HOOKED = (Kind.SETTINGS, Kind.AGENT, Kind.SKILL)
 PERMISSION_LISTS = ("allow", "deny", "ask")
+HINT_CUTOFF = 0.72
+"""How close an unknown event must be to a real one for the message to name it: `on_stop`
+(Stop) is, `pre-commit` (PreCompact) and `on_start` (SessionStart? SubagentStart?) are not."""
 FIX_CUTOFF = 0.85
-"""How close a misspelt event must be to a real one for the quick fix to rename it (the
-message names any nearer match from 0.6 on)."""
+"""How close a misspelt event must be for the quick fix to rename it (case and `_` aside)."""
 
 _SCRIPT = re.compile(
     r"(?<![^\s'\"`;&|(=])"
@@ -49,6 +51,9 @@ _SCRIPT = re.compile(
 directory (`.claude/hooks/x.sh`, `./scripts/x.py`). Hook commands run in the project
 directory. A bare `x.sh` may be on PATH, and `~/`, absolute and other-variable paths are
 outside what Baton reads."""
+BUILT_DIRS = frozenset({"dist", "build", "out", "target", "node_modules", ".venv", "venv"})
+"""Directories of build output and installed packages: a hook running `dist/x.js` runs what
+a build makes, which a repository does not commit."""
 
 
 # -- where the hooks are -----------------------------------------------------------------
@@ -218,7 +223,7 @@ def hook_unknown_event(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
         if event in HOOK_EVENTS:
             continue
         rng = hooks.event_range(event)
-        near = closest(event, HOOK_EVENTS)
+        near = closest(event, HOOK_EVENTS, HINT_CUTOFF)
         hint = f"; did you mean `{near}`?" if near else ""
         fix = None
         if near is not None and (near.lower() == event.lower() or difflib.SequenceMatcher(
@@ -277,8 +282,9 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     and `$CLAUDE_PROJECT_DIR/.claude/hooks/x.sh` name files of this repository (the hooks
     reference recommends the `$CLAUDE_PROJECT_DIR` form). When the file is missing the hook
     fails on every event, or does nothing at all behind `2>/dev/null || echo '{}'`.
-    Scripts on PATH (a bare `x.sh`), under `~/`, absolute paths and paths from other
-    variables are not looked at.
+    Scripts on PATH (a bare `x.sh`), under `~/`, absolute paths, paths from other
+    variables and build output (`.claude/hooks/dist/x.js`, `node_modules/…`) are not looked
+    at.
 
     Fix: restore the script, correct the path, or remove the hook.
 
@@ -312,7 +318,8 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
             seen: set[str] = set()
             for m in _SCRIPT.finditer(command):
                 rel = m["path"]
-                if rel in seen or (m["var"] is None and "/" not in rel):
+                if rel in seen or (m["var"] is None and "/" not in rel) \
+                        or BUILT_DIRS.intersection(rel.split("/")[:-1]):
                     continue
                 seen.add(rel)
                 target = os.path.normpath(os.path.join(root, rel))
