@@ -11,7 +11,7 @@ from .text import Source
 
 
 def parse_settings(source: Source, path: str = "") -> ClaudeSettings:
-    """Parse a settings file as strict JSON (Claude Code reads it with `JSON.parse`)."""
+    """Parse a settings file as strict JSON: Claude Code ignores a file with a comment."""
     if not source.text.strip():
         return ClaudeSettings(path=path, data={})  # nothing set: nothing to report
     try:

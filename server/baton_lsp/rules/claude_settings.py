@@ -149,9 +149,9 @@ def settings_invalid_json(doc: ClaudeSettings, ctx: RuleContext) -> Iterator[Fin
     """Claude Code cannot parse a project settings file.
 
     `.claude/settings.json` and `.claude/settings.local.json` are JSON (no comments, no
-    trailing commas); Claude Code reports a file it cannot parse as a settings error and
-    applies none of it: no permissions, no hooks, no environment. An empty file sets nothing
-    and is not reported.
+    trailing commas); Claude Code applies none of a file it cannot parse: no permissions,
+    no hooks, no environment (a `//` comment line is enough: observed with the real binary
+    in tests/agents/test_claude_hooks.py). An empty file sets nothing and is not reported.
 
     Fix: repair the JSON at the reported position.
 
@@ -191,7 +191,8 @@ def hook_unknown_event(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     `SubagentStop`, `SessionStart`, `UserPromptSubmit`, …; the bundle's event enum, spelt
     exactly, case included). Loading a settings file's or an agent's or skill's `hooks`, it
     drops any other key with the note "unknown hook event; entry ignored" that no session
-    shows, so `preToolUse`, `post_tool_use` or `AfterEdit` hooks are silently never run.
+    shows, so `preToolUse`, `post_tool_use` or `AfterEdit` hooks are silently never run
+    (observed with the real binary: tests/agents/test_claude_hooks.py).
 
     Fix: use the event's exact name (the quick fix renames a near miss).
 
@@ -243,8 +244,9 @@ def hook_matcher_ignored(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     `Stop`, `TeammateIdle`, `TaskCreated`, `TaskCompleted`, `WorktreeCreate`,
     `WorktreeRemove`, `CwdChanged` and `MessageDisplay` it computes no such value and runs
     every group whatever its matcher says (the bundle's match-query switch has no case for
-    them; the hooks reference says the field "is silently ignored"). A filter written there
-    does not filter. `"*"` and `""` mean "everything" anyway and are not reported.
+    them; the hooks reference says the field "is silently ignored"; the real binary runs a
+    `Stop` group with `"matcher": "Bash"` in tests/agents/test_claude_hooks.py). A filter
+    written there does not filter. `"*"` and `""` mean "everything" anyway and are not reported.
 
     Fix: drop the `matcher`, and filter inside the hook's command if it must.
 
@@ -341,7 +343,8 @@ def hook_malformed_entry(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     drops an event whose value is not a list, a group without a `hooks` list (a hook written
     directly in the event's list is such a group), and an entry of another type; on
     `PreToolUse` and `PermissionRequest` a broken entry stops the agent or skill holding it
-    from loading at all.
+    from loading at all (the real binary skips both forms while running their siblings:
+    tests/agents/test_claude_hooks.py).
 
     Fix: write the hook in the documented shape.
 
