@@ -16,7 +16,7 @@ from baton_lsp.rules.engine import check_file
 from baton_lsp.workspace.discovery import classify
 from baton_lsp.workspace.index import WorkspaceIndex
 
-CODES = {f"BTN80{n}" for n in range(1, 8)}
+CODES = {f"BTN80{n}" for n in range(1, 9)}
 
 AUTHOR_SETTINGS = """{
   "permissions": {
@@ -338,6 +338,25 @@ def test_matcher_on_stop(tmp_path: Path) -> None:
     assert [f.code for f in got] == ["BTN803"]
     assert got[0].range.start_line == _line(text, '"matcher": "Bash"')
     assert "`Stop`" in got[0].message
+
+
+# -- BTN808 -------------------------------------------------------------------------------
+
+
+def test_matchers_in_permission_rule_syntax(tmp_path: Path) -> None:
+    """Matchers from public trees' settings and docs (`Write(*.ts)|Edit(*.ts)`,
+    `Write(.claude/**)`, `Write(*.test.js)`), beside regexes over tool names."""
+    groups = [{"matcher": m, "hooks": [{"type": "command", "command": "true"}]} for m in (
+        "Write(*.ts)|Edit(*.ts)", "Write(.claude/**)", "Write(*.test.js)", "Bash(git commit:*)",
+        "Notebook(Edit|Read)", "Edit|Write", "mcp__github__.*", "Write")]
+    text = json.dumps({"hooks": {"PostToolUse": groups,
+                                 "SessionStart": [{"matcher": "Bash(x y)", "hooks": []}]}},
+                      indent=2)
+    got = _check(tmp_path, ".claude/settings.json", text)
+    assert sorted((f.code, f.range.start_line) for f in got) == [
+        ("BTN808", _line(text, m)) for m in ('"Write(*.ts)|Edit(*.ts)"', '"Write(.claude/**)"',
+                                             '"Write(*.test.js)"', '"Bash(git commit:*)"')]
+    assert "`if`" in got[0].message
 
 
 # -- BTN804 -------------------------------------------------------------------------------

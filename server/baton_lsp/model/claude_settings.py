@@ -35,6 +35,11 @@ MATCHERLESS_EVENTS = frozenset({
 """Events for which Claude Code computes no match query (its `hook_event_name` switch
 returns nothing), so every matcher group runs whatever its `matcher` says."""
 
+TOOL_EVENTS = frozenset({
+    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied",
+})
+"""Events whose matcher is matched against a tool name (the bundle's match-query switch)."""
+
 HOOK_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")
 """The `type`s of the settings schema's hook entry union."""
 

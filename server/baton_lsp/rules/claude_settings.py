@@ -1,4 +1,4 @@
-"""BTN801-BTN807: Claude Code's project settings and the hooks of settings, agents and skills.
+"""BTN801-BTN808: Claude Code's project settings and the hooks of settings, agents and skills.
 
 Hooks live in `.claude/settings.json` / `.claude/settings.local.json` under `hooks`, and in
 an agent's or skill's front matter under `hooks:`, in one shape: event name → list of
@@ -24,6 +24,7 @@ from ..model.claude_settings import (
     HOOK_EVENTS,
     HOOK_TYPES,
     MATCHERLESS_EVENTS,
+    TOOL_EVENTS,
     WILDCARD_MATCHERS,
     ClaudeSettings,
 )
@@ -397,6 +398,60 @@ def hook_malformed_entry(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
                     yield ctx.finding(hooks.part((event, i, "hooks", j), "command"),
                                       f"`{event}` command hook without a `command` string: "
                                       "Claude Code ignores it")
+
+
+_RULE_SHAPED = re.compile(r"^\s*[A-Za-z_][\w-]*\(([^()]*)\)\s*$")
+_NAME_CHARS = re.compile(r"^[\w|]*$")
+
+
+def _permission_shaped(matcher: str) -> bool:
+    """`Write(*.md)`, `Bash(git commit:*)`, `Write(*.ts)|Edit(*.ts)`: every alternative a
+    tool with a specifier. `Notebook(Edit|Read)` is a regex over tool names and is not."""
+    parts = matcher.split("|") if matcher.count("(") > 1 else [matcher]
+    found = [_RULE_SHAPED.match(p) for p in parts]
+    return all(m is not None and not _NAME_CHARS.match(m[1]) for m in found)
+
+
+@rule("BTN808", "hook-matcher-rule-syntax", Severity.ERROR, HOOKED, convention=CC)
+def hook_matcher_rule_syntax(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A tool hook's `matcher` written as a permission rule (`Write(*.py)`): it never matches.
+
+    A matcher of `PreToolUse`, `PostToolUse`, `PostToolUseFailure`, `PermissionRequest` and
+    `PermissionDenied` is matched against the tool's name (`Write`, `Edit|Write`, a regex
+    such as `mcp__github__.*`), never against its arguments. `Write(*.py)` is no valid regex
+    and `Bash(git commit:*)` matches no tool name, so the hooks never run: the real binary
+    runs neither a `Write(*.md)` group for a Write of `notes.md` nor a `Bash(echo *)` group
+    for `echo hi` (tests/agents/test_claude_hooks.py). Filtering on arguments is the hook
+    entry's own `if` field, which takes permission-rule syntax ("Bash(git *)", the settings
+    schema).
+
+    Fix: match the tool name and move the pattern to `if` on each hook of the group.
+
+    Reported:
+
+        ==> .claude/settings.json <==
+        {"hooks": {"PostToolUse": [{"matcher": "Write(*.py)",
+          "hooks": [{"type": "command", "command": "ruff check --fix $CLAUDE_FILE_PATHS"}]}]}}
+
+    Not reported:
+
+        ==> .claude/settings.json <==
+        {"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command",
+          "if": "Write(*.py)", "command": "ruff check --fix $CLAUDE_FILE_PATHS"}]}]}}
+    """
+    hooks = hooks_of(doc, ctx)
+    if hooks is None:
+        return
+    for event, i, group in _groups(hooks):
+        matcher = group.get("matcher")
+        if event not in TOOL_EVENTS or not isinstance(matcher, str) \
+                or not _permission_shaped(matcher):
+            continue
+        tool = matcher.split("(", 1)[0].strip()
+        yield ctx.finding(hooks.part((event, i, "matcher"), matcher),
+                          f"`{event}` matcher `{matcher}` is permission-rule syntax: Claude Code "
+                          "matches it against the tool name only, so these hooks never run "
+                          f"(match `{tool}` and put the pattern in each hook's `if`)")
 
 
 # -- permissions ----------------------------------------------------------------------------
