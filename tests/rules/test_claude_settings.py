@@ -340,6 +340,17 @@ def test_matcher_on_stop(tmp_path: Path) -> None:
     assert "`Stop`" in got[0].message
 
 
+def test_stop_in_agent_front_matter_is_subagent_stop(tmp_path: Path) -> None:
+    """Claude Code registers an agent's `Stop` hooks as `SubagentStop`, which has a matcher
+    (the agent type); a skill's `Stop` stays `Stop`."""
+    agent = ("---\nname: reviewer\ndescription: Reviews\nhooks:\n  Stop:\n"
+             "    - matcher: reviewer\n      hooks:\n        - type: command\n"
+             "          command: echo done\n---\nReview.\n")
+    assert _check(tmp_path, ".claude/agents/reviewer.md", agent) == []
+    got = _check(tmp_path, ".claude/skills/reviewer/SKILL.md", agent)
+    assert [f.code for f in got] == ["BTN803"]
+
+
 # -- BTN808 -------------------------------------------------------------------------------
 
 

@@ -247,7 +247,9 @@ def hook_matcher_ignored(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     every group whatever its matcher says (the bundle's match-query switch has no case for
     them; the hooks reference says the field "is silently ignored"; the real binary runs a
     `Stop` group with `"matcher": "Bash"` in tests/agents/test_claude_hooks.py). A filter
-    written there does not filter. `"*"` and `""` mean "everything" anyway and are not reported.
+    written there does not filter. `"*"` and `""` mean "everything" anyway and are not
+    reported, nor is `Stop` in an agent's front matter: Claude Code registers it as
+    `SubagentStop`, whose matcher is the agent type.
 
     Fix: drop the `matcher`, and filter inside the hook's command if it must.
 
@@ -269,7 +271,8 @@ def hook_matcher_ignored(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     for event, i, group in _groups(hooks):
         matcher = group.get("matcher")
         if event not in MATCHERLESS_EVENTS or not isinstance(matcher, str) \
-                or matcher.strip() in WILDCARD_MATCHERS:
+                or matcher.strip() in WILDCARD_MATCHERS \
+                or (event == "Stop" and ctx.kind is Kind.AGENT):
             continue
         yield ctx.finding(hooks.part((event, i, "matcher"), matcher),
                           f"`{event}` hooks take no matcher: Claude Code runs this group on "
