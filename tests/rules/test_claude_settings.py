@@ -450,3 +450,14 @@ def test_malformed_permission_rules(tmp_path: Path) -> None:
     assert sorted(f.range.start_line for f in got) == sorted(
         [_line(text, json.dumps(r)) for r in rules if r] + [_line(text, '""')])
     assert {f.code for f in got} == {"BTN807"}
+
+
+def test_binary_and_nesting_bomb_settings(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    binary = tmp_path / ".claude/settings.json"
+    binary.write_bytes(b'{"hooks": {}}\x00\x00\xff')
+    assert [f.code for f in check_file(WorkspaceIndex(tmp_path), binary)] == ["BTN400"]
+    bomb = '{"hooks": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    got = _check(tmp_path, ".claude/settings.local.json", bomb)
+    assert [f.code for f in got] == ["BTN801"]
+    assert "nests too deeply to read" in got[0].message

@@ -47,6 +47,10 @@ WILDCARD_MATCHERS = frozenset({"", "*"})
 """Matchers that select everything: harmless on any event."""
 
 
+TOO_DEEP = "nested too deeply to read"
+"""`ClaudeSettings.error` of a file whose nesting exhausts the reader (a hostile file)."""
+
+
 class ClaudeSettings(Model):
     """A parsed settings file: the object, or why Claude Code cannot read it."""
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..model.base import Range
-from ..model.claude_settings import ClaudeSettings
+from ..model.claude_settings import TOO_DEEP, ClaudeSettings
 from .text import Source
 
 
@@ -17,7 +17,7 @@ def parse_settings(source: Source, path: str = "") -> ClaudeSettings:
     try:
         data: Any = json.loads(source.text)
     except RecursionError:
-        return ClaudeSettings(path=path, error="nested too deeply to read",
+        return ClaudeSettings(path=path, error=TOO_DEEP,
                               error_range=Range.of_line(0))
     except json.JSONDecodeError as exc:
         row = min(exc.lineno - 1, max(len(source.lines) - 1, 0))

@@ -24,6 +24,7 @@ from ..model.claude_settings import (
     HOOK_EVENTS,
     HOOK_TYPES,
     MATCHERLESS_EVENTS,
+    TOO_DEEP,
     TOOL_EVENTS,
     WILDCARD_MATCHERS,
     ClaudeSettings,
@@ -175,6 +176,10 @@ def settings_invalid_json(doc: ClaudeSettings, ctx: RuleContext) -> Iterator[Fin
         }
     """
     if doc.error is None:
+        return
+    if doc.error == TOO_DEEP:
+        yield ctx.finding(Range.of_line(0), "this settings file nests too deeply to read; "
+                                            "it was not checked")
         return
     yield ctx.finding(doc.error_range or Range.of_line(0),
                       f"Claude Code cannot parse this settings file ({doc.error}): none of "
