@@ -488,8 +488,9 @@ def _permission_rules(doc: ClaudeSettings,
 @rule("BTN806", "permission-rule-never-matched", Severity.WARNING, SETTINGS, fixable=True,
       convention=CC)
 def permission_rule_never_matched(doc: ClaudeSettings, ctx: RuleContext) -> Iterator[Finding]:
-    """A `Write(path)`, `MultiEdit(path)`, `NotebookEdit(path)` or `Glob(path)` rule: never
-    consulted.
+    """A path rule on Write, MultiEdit, NotebookEdit or Glob: Claude Code never consults it.
+
+    `Write(path)`, `MultiEdit(path)`, `NotebookEdit(path)`, `Glob(path)`.
 
     Claude Code checks file paths against `Edit(path)` rules for every tool that edits
     files and against `Read(path)` rules for every tool that reads them; a path rule on
