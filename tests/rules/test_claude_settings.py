@@ -159,6 +159,8 @@ hooks:
           command: "~/.claude/hooks/write-safety.sh"
         - type: command
           command: "node .claude/hooks/dist/check-bash.js"
+        - type: command
+          command: "cd web && ./scripts/lint-changed.sh"
 ---
 
 Write tests.

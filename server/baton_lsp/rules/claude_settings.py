@@ -53,6 +53,8 @@ _SCRIPT = re.compile(
 directory (`.claude/hooks/x.sh`, `./scripts/x.py`). Hook commands run in the project
 directory. A bare `x.sh` may be on PATH, and `~/`, absolute and other-variable paths are
 outside what Baton reads."""
+_CD = re.compile(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s")
+"""A directory change: relative paths after it are no longer the project's."""
 BUILT_DIRS = frozenset({"dist", "build", "out", "target", "node_modules", ".venv", "venv"})
 """Directories of build output and installed packages: a hook running `dist/x.js` runs what
 a build makes, which a repository does not commit."""
@@ -294,8 +296,8 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     reference recommends the `$CLAUDE_PROJECT_DIR` form). When the file is missing the hook
     fails on every event, or does nothing at all behind `2>/dev/null || echo '{}'`.
     Scripts on PATH (a bare `x.sh`), under `~/`, absolute paths, paths from other
-    variables and build output (`.claude/hooks/dist/x.js`, `node_modules/…`) are not looked
-    at.
+    variables, build output (`.claude/hooks/dist/x.js`, `node_modules/…`) and relative
+    paths after a `cd` are not looked at.
 
     Fix: restore the script, correct the path, or remove the hook.
 
@@ -329,8 +331,10 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
             seen: set[str] = set()
             for m in _SCRIPT.finditer(command):
                 rel = m["path"]
-                if rel in seen or (m["var"] is None and "/" not in rel) \
-                        or BUILT_DIRS.intersection(rel.split("/")[:-1]):
+                relative = m["var"] is None
+                if rel in seen or (relative and "/" not in rel) \
+                        or BUILT_DIRS.intersection(rel.split("/")[:-1]) \
+                        or (relative and _CD.search(command, 0, m.start())):
                     continue
                 seen.add(rel)
                 target = os.path.normpath(os.path.join(root, rel))
