@@ -11,7 +11,9 @@ from tests.lsp.conftest import open_doc, wait_for_diagnostics
 
 SETTINGS = ".claude/settings.json"
 FILES = {SETTINGS: '{\n  "hooks": {\n    "postToolUse": [{"matcher": "Write", "hooks": '
-                   '[{"type": "command", "command": "npm run lint"}]}]\n  }\n}\n'}
+                   '[{"type": "command", "command": "npm run lint"}]}],\n'
+                   '    "Stop": [{"hooks": [{"type": "command", "command": "echo done"}]}],\n'
+                   '    "SessionStart": [{"matcher": "startup", "hooks": []}]\n  }\n}\n'}
 
 
 async def _diagnostics(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
@@ -35,3 +37,21 @@ async def test_settings_diagnostic_and_quick_fix(client: LanguageClient) -> None
     (edit,) = fix.edit.changes[uri]
     assert edit.new_text == '"PostToolUse"'
     assert not any(a.title.startswith("Suppress") for a in actions)  # no comment in JSON
+
+
+@pytest.mark.workspace_files(FILES)
+async def test_hover_on_a_hook_event_says_what_its_matcher_matches(
+        client: LanguageClient) -> None:
+    uri = await open_doc(client, client.workspace_root / SETTINGS, language="json")
+
+    async def hover(line: int, character: int) -> str | None:
+        found = await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character)))
+        return found.contents.value if found is not None else None
+
+    stop = await hover(3, 6)
+    assert stop is not None and "takes no matcher" in stop
+    start = await hover(4, 8)
+    assert start is not None and "the source (startup, resume" in start
+    assert await hover(2, 8) is None  # not an event: BTN802 says so

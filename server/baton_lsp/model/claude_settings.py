@@ -28,17 +28,34 @@ HOOK_EVENTS = (
 )
 """The hook events of Claude Code 2.1.331 (the bundle's event enum, in its order)."""
 
-MATCHERLESS_EVENTS = frozenset({
-    "UserPromptSubmit", "Stop", "TeammateIdle", "TaskCreated", "TaskCompleted",
-    "WorktreeCreate", "WorktreeRemove", "CwdChanged", "MessageDisplay",
-})
-"""Events for which Claude Code computes no match query (its `hook_event_name` switch
-returns nothing), so every matcher group runs whatever its `matcher` says."""
+_TOOL = "the tool name"
+MATCH_QUERY: dict[str, str | None] = {
+    "PreToolUse": _TOOL, "PostToolUse": _TOOL, "PostToolUseFailure": _TOOL,
+    "PermissionRequest": _TOOL, "PermissionDenied": _TOOL,
+    "PostToolBatch": "the tool names of the batch",
+    "UserPromptExpansion": "the command name",
+    "SessionStart": "the source (startup, resume, clear, compact)",
+    "Setup": "the trigger", "PreCompact": "the trigger (manual, auto)",
+    "PostCompact": "the trigger (manual, auto)", "PreModelSwitch": "the model switched to",
+    "PostModelSwitch": "the model switched to", "Notification": "the notification type",
+    "SessionEnd": "the reason", "StopFailure": "the error", "SubagentStart": "the agent type",
+    "SubagentStop": "the agent type", "Elicitation": "the MCP server name",
+    "ElicitationResult": "the MCP server name", "ConfigChange": "the source",
+    "DirectoryAdded": "the source", "InstructionsLoaded": "the load reason",
+    "FileChanged": "the file name",
+    "UserPromptSubmit": None, "Stop": None, "TeammateIdle": None, "TaskCreated": None,
+    "TaskCompleted": None, "WorktreeCreate": None, "WorktreeRemove": None, "CwdChanged": None,
+    "MessageDisplay": None,
+}
+"""What each event's `matcher` is matched against (the bundle's match-query switch, and its
+batch matching for PostToolBatch); None: nothing, every group runs."""
 
-TOOL_EVENTS = frozenset({
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest", "PermissionDenied",
-})
-"""Events whose matcher is matched against a tool name (the bundle's match-query switch)."""
+MATCHERLESS_EVENTS = frozenset(e for e, query in MATCH_QUERY.items() if query is None)
+"""Events for which Claude Code computes no match query, so every matcher group runs
+whatever its `matcher` says."""
+
+TOOL_EVENTS = frozenset(e for e, query in MATCH_QUERY.items() if query == _TOOL)
+"""Events whose matcher is matched against a tool name."""
 
 HOOK_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")
 """The `type`s of the settings schema's hook entry union."""
