@@ -463,3 +463,17 @@ def test_binary_and_nesting_bomb_settings(tmp_path: Path) -> None:
     got = _check(tmp_path, ".claude/settings.local.json", bomb)
     assert [f.code for f in got] == ["BTN801"]
     assert "nests too deeply to read" in got[0].message
+
+
+def test_a_hostile_hook_command_is_checked_quickly(tmp_path: Path) -> None:
+    """Thousands of script paths in one command: each `cd` is looked for once, not once per
+    path (this took minutes)."""
+    command = " ".join(f"d{i}/s.sh" for i in range(20_000))
+    text = json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": command}]}]}})
+    got: list[Finding] = []
+    worker = threading.Thread(target=lambda: got.extend(
+        _check(tmp_path, ".claude/settings.json", text)), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "a long hook command made the check hang"
+    assert 0 < len(got) <= 64

@@ -11,6 +11,7 @@ The vocabularies are in `model/claude_settings.py`; permission rule semantics ar
 from __future__ import annotations
 
 import difflib
+import itertools
 import json
 import os
 import re
@@ -55,6 +56,8 @@ directory. A bare `x.sh` may be on PATH, and `~/`, absolute and other-variable p
 outside what Baton reads."""
 _CD = re.compile(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s")
 """A directory change: relative paths after it are no longer the project's."""
+MAX_SCRIPTS = 64
+"""Script paths looked at per hook command (a hostile command cannot make the check slow)."""
 BUILT_DIRS = frozenset({"dist", "build", "out", "target", "node_modules", ".venv", "venv"})
 """Directories of build output and installed packages: a hook running `dist/x.js` runs what
 a build makes, which a repository does not commit."""
@@ -329,12 +332,14 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
             if not isinstance(command, str) or hook.get("type", "command") != "command":
                 continue
             seen: set[str] = set()
-            for m in _SCRIPT.finditer(command):
+            cd = _CD.search(command)
+            cd_at = cd.start() if cd else len(command)
+            for m in itertools.islice(_SCRIPT.finditer(command), MAX_SCRIPTS):
                 rel = m["path"]
                 relative = m["var"] is None
                 if rel in seen or (relative and "/" not in rel) \
                         or BUILT_DIRS.intersection(rel.split("/")[:-1]) \
-                        or (relative and _CD.search(command, 0, m.start())):
+                        or (relative and m.start() > cd_at):
                     continue
                 seen.add(rel)
                 target = os.path.normpath(os.path.join(root, rel))
