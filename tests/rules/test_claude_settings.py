@@ -477,3 +477,16 @@ def test_a_hostile_hook_command_is_checked_quickly(tmp_path: Path) -> None:
     worker.join(120)
     assert not worker.is_alive(), "a long hook command made the check hang"
     assert 0 < len(got) <= 64
+
+
+def test_many_unknown_events_in_front_matter_are_placed_quickly(tmp_path: Path) -> None:
+    events = "".join(f"  on_event_{i}:\n    - hooks: []\n" for i in range(800))
+    agent = f"---\nname: a\ndescription: d\nhooks:\n{events}---\nBody.\n"
+    got: list[Finding] = []
+    worker = threading.Thread(target=lambda: got.extend(
+        _check(tmp_path, ".claude/agents/a.md", agent)), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive()
+    assert [f.range.start_line for f in got[:2]] == [4, 6]
+    assert len(got) == 800

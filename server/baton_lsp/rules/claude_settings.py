@@ -63,6 +63,10 @@ BUILT_DIRS = frozenset({"dist", "build", "out", "target", "node_modules", ".venv
 a build makes, which a repository does not commit."""
 
 
+_YAML_KEY = re.compile(r"""^\s+(["']?)(?P<key>[^\s"':#][^"':]*?)\1\s*:(?:\s|$)""")
+"""An indented `key:` (optionally quoted) of a front-matter block."""
+
+
 # -- where the hooks are -----------------------------------------------------------------
 
 
@@ -76,15 +80,25 @@ class Hooks:
     entry: FrontmatterEntry | None
     """Front matter: the `hooks:` entry (its lines are searched)."""
     lines: list[str]
+    _keys: dict[str, int] | None = None
 
     def event_line(self, event: str) -> int | None:
+        """The front-matter line naming `event` (the block's keys, read once)."""
         if self.entry is None:
             return None
-        key = re.compile(rf"^\s+([\"']?){re.escape(event)}\1\s*:")
-        for no in range(self.entry.range.start_line, self.entry.range.end_line + 1):
-            if no < len(self.lines) and key.match(self.lines[no]):
-                return no
-        return None
+        if self._keys is None:
+            self._keys = {}
+            first = self.entry.range.start_line + 1
+            indent: int | None = None  # the events' own level, below `hooks:`
+            for no in range(first, min(self.entry.range.end_line + 1, len(self.lines))):
+                m = _YAML_KEY.match(self.lines[no])
+                if m is None:
+                    continue
+                at = len(self.lines[no]) - len(self.lines[no].lstrip())
+                indent = at if indent is None else indent
+                if at == indent:
+                    self._keys.setdefault(m["key"], no)
+        return self._keys.get(event)
 
     def event_range(self, event: str) -> Range:
         """The event's name (with its quotes in JSON)."""
