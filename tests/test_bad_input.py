@@ -216,7 +216,7 @@ ADVERSARIAL_LINES = [
 
 @pytest.mark.parametrize("kind", [Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.STATE,
                                   Kind.OPENCODE_AGENT, Kind.OPENCODE_COMMAND,
-                                  Kind.OPENCODE_CONFIG], ids=str)
+                                  Kind.OPENCODE_CONFIG, Kind.SETTINGS], ids=str)
 @pytest.mark.parametrize("line", ADVERSARIAL_LINES, ids=lambda line: repr(line[:14]))
 def test_adversarial_long_lines_do_not_backtrack(kind: Kind, line: str) -> None:
     assert len(line) < MAX_LINE_CHARS, "the line must be parsed, not blanked"
@@ -225,7 +225,8 @@ def test_adversarial_long_lines_do_not_backtrack(kind: Kind, line: str) -> None:
             Kind.COMMAND: "/ws/" + COMMAND, Kind.STATE: "/ws/" + STATE,
             Kind.OPENCODE_AGENT: "/ws/.opencode/agent/a.md",
             Kind.OPENCODE_COMMAND: "/ws/.opencode/commands/c.md",
-            Kind.OPENCODE_CONFIG: "/ws/opencode.json"}[kind]
+            Kind.OPENCODE_CONFIG: "/ws/opencode.json",
+            Kind.SETTINGS: "/ws/.claude/settings.json"}[kind]
     # In a phase body, in front matter and in a Task block, so every line regex sees it.
     for text in (f"# P\n## Phase 1\n{line}\n", f"---\n{line}\n---\nTask {{\n{line}\n}}\n"):
         findings = within(WATCHDOG_SECONDS, check_text, kind, text, path, config=config)

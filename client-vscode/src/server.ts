@@ -19,7 +19,8 @@ import { WorkflowChanged, parseWorkflowChanged } from "./workflows";
 export type ServerState = "stopped" | "starting" | "running" | "failed";
 
 /** The files the server checks: markdown under `.claude/`, `.opencode/` and `specs/`,
- * checkpoints and other data files, state scripts, the configuration and OpenCode's. */
+ * checkpoints and other data files, state scripts, Claude Code's project settings, the
+ * configuration and OpenCode's. */
 export const DOCUMENT_SELECTOR = [
   { scheme: "file", language: "markdown", pattern: "**/.claude/**/*.md" },
   { scheme: "file", language: "markdown", pattern: "**/.opencode/**/*.md" },
@@ -29,6 +30,7 @@ export const DOCUMENT_SELECTOR = [
   { scheme: "file", pattern: "**/.claude-plugin/{plugin,marketplace}.json" },
   { scheme: "file", language: "markdown", pattern: "**/specs/**/*.md" },
   { scheme: "file", pattern: "**/.claude/data/**/*.{json,jsonl}" },
+  { scheme: "file", pattern: "**/.claude/{settings.json,settings.local.json}" },
   { scheme: "file", pattern: "**/.claude/tmp/**" },
   { scheme: "file", pattern: "**/.claude/baton.toml" },
 ];

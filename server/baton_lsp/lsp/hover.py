@@ -142,7 +142,8 @@ def register(server: BatonServer) -> None:
         from ..rules.base import get_rule
         from .lookup import cursor_at
 
-        found = checkpoint_hover(ls, params.text_document.uri, params.position)
+        found = checkpoint_hover(ls, params.text_document.uri, params.position) \
+            or settings_hover(ls, params.text_document.uri, params.position)
         if found is not None:
             return found
         cur = cursor_at(ls, params.text_document.uri, params.position)
@@ -231,4 +232,44 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
                      + f", newest checkpoint {view.sequence}")
     rng = pos.key_range(where) if on_key else pos.value_range(where)
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+                       range=to_lsp_range(rng, lines) if rng else None)
+
+
+def hook_event_markdown(event: str) -> str:
+    """What a hook event's matcher selects on (from the pinned Claude Code's match query)."""
+    from ..model.claude_settings import MATCH_QUERY
+
+    query = MATCH_QUERY[event]
+    if query is None:
+        return (f"**`{event}`** hook event — takes no matcher: every group runs on every "
+                f"{event}")
+    return f"**`{event}`** hook event — `matcher` is matched against {query}"
+
+
+def settings_hover(ls: BatonServer, uri: str, position: types.Position) -> types.Hover | None:
+    """In a Claude Code settings file, on a hook event's name: what its matcher matches."""
+    from ..model.base import Kind
+    from ..model.claude_settings import HOOK_EVENTS
+    from ..parse.jsonpos import Positions
+    from .convert import from_lsp_range
+    from .server import uri_path
+
+    path = uri_path(uri)
+    if path is None or not path.endswith(".json"):
+        return None
+    if ls.index_for(path).kind_of(path) is not Kind.SETTINGS:
+        return None
+    lines = ls.lines_of(path)
+    here = from_lsp_range(types.Range(start=position, end=position), lines)
+    pos = Positions("\n".join(lines))
+    offset = pos.starts[min(here.start_line, len(pos.starts) - 1)] + here.start_char
+    hit = pos.path_at(offset)
+    if hit is None:
+        return None
+    where, on_key = hit
+    if not on_key or len(where) != 2 or where[0] != "hooks" or where[1] not in HOOK_EVENTS:
+        return None
+    rng = pos.key_range(where)
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                    value=hook_event_markdown(str(where[1]))),
                        range=to_lsp_range(rng, lines) if rng else None)

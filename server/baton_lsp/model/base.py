@@ -107,6 +107,9 @@ class Kind(StrEnum):
     """`CLAUDE.md` (root, `.claude/`, nested), `CLAUDE.local.md`, `.claude/rules/**/*.md`:
     instruction files Claude Code loads into the session, with their `@path` imports."""
     """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
+    SETTINGS = "settings"
+    """`.claude/settings.json` and `.claude/settings.local.json`: Claude Code's project
+    settings (permissions, hooks)."""
     REGISTRY = "registry"
     """`specs/state.json`: the task registry of the newer task-based trees."""
     REPORT = "report"

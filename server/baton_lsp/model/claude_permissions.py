@@ -165,3 +165,63 @@ def _compile(pattern: str) -> re.Pattern[str]:
             i += 1
     prefix = "" if anchored else "(?:.*/)?"
     return re.compile(f"^{prefix}{''.join(out)}$", re.DOTALL)
+
+
+# -- rules as Claude Code 2.1.331's settings validator reads them ----------------------------
+
+_FILE_RULE_TOOL = {"Write": "Edit", "MultiEdit": "Edit", "NotebookEdit": "Edit", "Glob": "Read"}
+"""Tools whose path rules the validator says are "not matched by file permission checks —
+only Edit(path) / Read(path) rules are" (Edit rules cover every file-editing tool, Read rules
+every file-reading one)."""
+
+
+def _call(text: str) -> tuple[str, str] | bool | None:
+    """(tool, content) of `Tool(content)`; False for a bare `Tool`; None when malformed (the
+    validator's split: the first `(` and the last `)`, which must end the rule, and no
+    parenthesis in the tool name)."""
+    if "(" not in text and ")" not in text:
+        return False
+    start, end = text.find("("), text.rfind(")")
+    if start < 0 or end <= start or end != len(text) - 1 or ")" in text[:start]:
+        return None
+    return text[:start], text[start + 1:end]
+
+
+def rule_problem(text: str) -> str | None:
+    """Why Claude Code's validator skips the permission rule `text`, or None when it keeps
+    it. Rules with a backslash (escaped parentheses) are not judged."""
+    if not text.strip():
+        return "an empty rule"
+    if "\\" in text:
+        return None
+    call = _call(text)
+    if call is None:
+        return ("malformed: a rule is `Tool` or `Tool(content)` ending at its closing "
+                "parenthesis")
+    tool, content = (text, None) if call is False else call
+    if content == "":
+        return "empty parentheses (write the tool alone, or a pattern inside)"
+    if tool.startswith("mcp__"):
+        return "MCP rules take no `(…)`" if content is not None else None
+    if not tool:
+        return "no tool name before the parentheses"
+    if "_" not in tool and tool[0] != tool[0].upper():
+        return f"tool names start with an uppercase letter (`{tool[0].upper()}{tool[1:]}`)"
+    if tool == "Bash" and content == ":*":
+        return "an empty command prefix before `:*`"
+    return None
+
+
+def file_rule_instead(text: str) -> tuple[str, str] | None:
+    """(tool, the rule to write instead) for a path rule on a tool whose path rules are never
+    consulted (`Write(src/**)` → `Edit(src/**)`); None for any other rule."""
+    if "\\" in text:
+        return None
+    call = _call(text)
+    if not call:
+        return None
+    tool, content = call
+    instead = _FILE_RULE_TOOL.get(tool)
+    if instead is None or content.strip() in _WHOLE_TOOL or ":*" in content:
+        return None
+    return tool, f"{instead}({content})"

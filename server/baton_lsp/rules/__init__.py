@@ -32,16 +32,19 @@ RULE_MODULES = (
     "memory_files",
     "plugin_manifest",
     "unloaded_files",
+    "claude_settings",
 )
 
 MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "plan": ("plan_deps", "plan_phases", "plan_metadata", "plan_links", "plan_structure",
              "run_state", "data_files", "markdown_structure"),
     "agent": ("agent_frontmatter", "agent_body", "agent_names", "command_tasks", "run_state",
-              "data_files", "markdown_structure"),
+              "data_files", "markdown_structure", "claude_settings"),
     "command": ("command_frontmatter", "command_tasks", "command_bash", "command_shellcheck",
                 "data_files", "markdown_structure"),
-    "skill": ("command_frontmatter", "skill_text", "data_files", "markdown_structure"),
+    "skill": ("command_frontmatter", "skill_text", "data_files", "markdown_structure",
+              "claude_settings"),
+    "settings": ("claude_settings", "data_files"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
     "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),
