@@ -76,3 +76,52 @@ def test_guarded_written_and_partial_trees_are_left_alone(make_workspace, tmp_pa
     (bare / ".claude/commands").mkdir(parents=True)
     (bare / ".claude/commands/gate-check.md").write_text(GATE_CHECK, encoding="utf-8")
     assert _found(bare, ".claude/commands/gate-check.md") == []
+
+
+REVIEW = """\
+---
+name: review
+argument-hint: pr_number(optional) | additional_instructions
+description: Code review with smart parent branch detection and optional PR posting
+---
+
+# CODE REVIEW WORKFLOW
+
+**Argument:** `$ARGUMENTS` (optional PR number)
+
+### 1a. If PR number provided:
+
+```bash
+CURRENT_BRANCH=$(git branch --show-current)
+PR_NUMBER="${ARGUMENTS}"
+PR_BRANCH=$(gh pr view $PR_NUMBER --json headRefName -q '.headRefName')
+```
+
+```bash
+[ -z "${PHASE_ARG:-}" ] && PHASE_ARG=$(echo "${ARGUMENTS}" | awk '{print $1}')
+for tok in ${ARGUMENTS:-}; do echo "$tok"; done
+echo '${ARGUMENTS} stays literal in single quotes'
+PHASE_ARG=$(echo "$ARGUMENTS" | awk '{print $1}')
+```
+"""
+"""A public tree's review command (first block) and, in the second, lines of another public
+tree's build command."""
+
+
+def test_braced_arguments_in_bash_blocks(make_workspace) -> None:
+    root = make_workspace({".claude/commands/review.md": REVIEW})
+    found = only(check_file(WorkspaceIndex(root), root / ".claude/commands/review.md"),
+                 "BTN316")
+    assert [(f.range.start_line, f.range.start_char) for f in found] == [
+        (14, 11), (19, 45), (20, 11)]
+    assert found[0].fix is not None and found[0].fix.edits[0].new_text == "$ARGUMENTS"
+    assert found[2].fix is None  # `${ARGUMENTS:-}`: the default has no one-word rewrite
+    assert "never substituted" in found[0].message
+
+
+def test_braced_arguments_assigned_in_the_file(make_workspace) -> None:
+    text = REVIEW.replace("CURRENT_BRANCH=$(git branch --show-current)\n",
+                          'ARGUMENTS="$ARGUMENTS"\n', 1)
+    root = make_workspace({".claude/commands/review.md": text})
+    assert only(check_file(WorkspaceIndex(root), root / ".claude/commands/review.md"),
+                "BTN316") == []

@@ -1,5 +1,6 @@
-"""BTN315: bash blocks of commands and skills that source or run a project file that is not
-there.
+"""BTN315–BTN316: what the bash blocks of commands and skills take from outside the block: a
+project file they source or run that is not there (BTN315), `${ARGUMENTS}` that nothing fills
+in (BTN316).
 
 Claude Code runs a command's or skill's bash from the project root (the Bash tool's working
 directory; `${CLAUDE_PROJECT_DIR}` is that root in hooks and commands), so a literal
@@ -166,3 +167,67 @@ def project_file_missing(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
                 message += f"; {same[0]} has that name"
             line = block.start_line + 1 + no
             yield ctx.finding(Range.of_line(line, start, end), message)
+
+
+_BRACED_ARGS_RE = re.compile(r"\$\{ARGUMENTS(?P<rest>[^}]*)\}")
+_ARGS_SET_RE = re.compile(r"(?:^|[\s;&|(])(?:(?:export|local|declare|readonly)\s+(?:-\w+\s+)*)?"
+                          r"ARGUMENTS(?:\[[^\]]*\])?\+?=|\b(?:read|mapfile|readarray)\b[^;&|]*"
+                          r"\bARGUMENTS\b|\bfor\s+ARGUMENTS\s+in\b")
+"""The file's blocks give the shell variable `ARGUMENTS` a value themselves."""
+
+
+@rule("BTN316", "bash-arguments-never-substituted", Severity.WARNING,
+      (Kind.COMMAND, Kind.SKILL), fixable=True, convention=Convention.CLAUDE_CODE)
+def braced_arguments(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """`${ARGUMENTS}` in a bash block: Claude Code never fills it in, and the shell has no
+    such variable.
+
+    Claude Code substitutes `$ARGUMENTS`, `$ARGUMENTS[N]`, `$N` and declared argument names
+    in the whole text of a command or skill, code blocks included, before the model reads it
+    (the pinned claude binary replaces the exact string `$ARGUMENTS`); `${ARGUMENTS}` does
+    not contain that string, so it reaches the block unchanged. There it is a shell
+    variable nothing sets (Claude Code exports no `ARGUMENTS` to the Bash tool), so it
+    expands to nothing and the block runs without the user's input. Not reported where the
+    file's blocks assign `ARGUMENTS` themselves, in single quotes, or in blocks that are
+    templates. Fix: write `$ARGUMENTS` (quick fix for the plain form), or assign the
+    variable first: `ARGUMENTS="$ARGUMENTS"`.
+
+    Reported:
+
+        ==> .claude/commands/review.md <==
+        ---
+        description: Code review
+        ---
+        ```bash
+        PR_NUMBER="${ARGUMENTS}"
+        gh pr view "$PR_NUMBER"
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/review.md <==
+        ---
+        description: Code review
+        ---
+        ```bash
+        PR_NUMBER="$ARGUMENTS"
+        gh pr view "$PR_NUMBER"
+        ```
+    """
+    if any(_ARGS_SET_RE.search(b.content) for b in doc.bash_blocks if "ARGUMENTS" in b.content):
+        return
+    for block in doc.bash_blocks:
+        if "${ARGUMENTS" not in block.content or classify(block.content).kind in _NOT_SCRIPTS:
+            continue
+        for no, line in enumerate(lexed(block.content)):
+            for m in _BRACED_ARGS_RE.finditer(line.text):
+                if not line.expands(m.start()):
+                    continue
+                rng = Range.of_line(block.start_line + 1 + no, m.start(), m.end())
+                fix = None
+                if not m.group("rest"):
+                    fix = ctx.fix("Change to `$ARGUMENTS`", ctx.edit(rng, "$ARGUMENTS"))
+                yield ctx.finding(
+                    rng, f"`{m.group(0)}` is never substituted: Claude Code fills in "
+                    f"`$ARGUMENTS`, and no shell variable ARGUMENTS is set, so it expands to "
+                    f"nothing here; expected `$ARGUMENTS`", fix=fix)
