@@ -36,7 +36,7 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
               "data_files"),
     "command": ("command_frontmatter", "links", "command_tasks", "command_bash",
                 "command_paths", "command_shellcheck", "data_files"),
-    "skill": ("command_frontmatter", "links", "command_paths", "data_files"),
+    "skill": ("command_frontmatter", "links", "command_paths", "command_tasks", "data_files"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
     "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),

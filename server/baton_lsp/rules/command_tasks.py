@@ -410,3 +410,110 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
                 related=[Related(path=a.path, range=a.title_range or Range.of_line(0),
                                  message=f"agent `{n}`") for n, a in found],
             )
+
+
+_SUBAGENT_RE = re.compile(
+    r"""\bsubagent_type\s*[=:]\s*(["'`]?)([A-Za-z0-9_.-]+)\1(?=\s*[,)}\n#]|\s*$)""")
+"""`subagent_type: "x"`, `subagent_type="x"` (a Task call written out), quoted or bare."""
+
+
+def _workspace_agents(ctx: RuleContext) -> set[str] | None:
+    """Every name an agent of the workspace answers to (front-matter `name` and file stem),
+    or None when the workspace has no agent at all (its agents live elsewhere)."""
+    if ctx.index is None:
+        return None
+    ctx.depends_on.add(str(ctx.index.agents_dir))
+    names: set[str] = set()
+    for path, kind in ctx.index.files().items():
+        if kind is not Kind.AGENT:
+            continue
+        names.add(Path(path).stem)
+        doc = ctx.index.document(path, kind)
+        fm = getattr(doc, "frontmatter", None)
+        entry = fm.get("name") if fm is not None else None
+        if entry is not None and isinstance(entry.value, str):
+            names.add(entry.value.strip())
+    return names or None
+
+
+@rule("BTN319", "task-unknown-subagent", Severity.WARNING, (*TASK_KINDS, Kind.SKILL),
+      cross_file=True, convention=Convention.CLAUDE_CODE)
+def task_unknown_subagent(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A Task call's `subagent_type` names no agent of the workspace and no built-in one.
+
+    Claude Code's Task (Agent) tool starts the subagent whose `name` the `subagent_type`
+    gives, among its built-in agents (`general-purpose`, `Explore`, `Plan`, …, from the
+    pinned claude binary) and the `.claude/agents/` files; any other name fails the call
+    ("Agent type '…' not found"), so the step never runs. Names are matched to agents' `name`
+    front matter and file names. Not checked: plugin agents (`plugin:agent`), placeholders
+    and workspaces with no agent at all (the agents then live in the user's `~/.claude/`).
+    Fix: correct the name (a close agent name is suggested) or add the agent.
+
+    Reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        ---
+        name: research-specialist
+        description: Research a topic
+        ---
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research
+        ---
+        Task {
+          subagent_type: "research-specialst"
+          description: "Research the topic"
+          prompt: "Research it"
+        }
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        ---
+        name: research-specialist
+        description: Research a topic
+        ---
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research
+        ---
+        Task {
+          subagent_type: "research-specialist"
+          description: "Research the topic"
+          prompt: "Research it"
+        }
+        Then `Task(subagent_type="Explore", prompt="Find the tests")`.
+    """
+    from ..model.agent import CLAUDE_BUILTIN_AGENTS
+
+    known: set[str] | None = None
+    seen: set[tuple[int, int]] = set()
+    hits: list[tuple[int, int, int, str]] = []
+    for block in _blocks(doc):
+        field = block.field("subagent_type")
+        if field is not None:
+            value = field.value.strip().split("#", 1)[0].strip().strip("\"'`")
+            rng = field.value_range
+            hits.append((rng.start_line, rng.start_char, rng.end_char, value))
+            seen.add((rng.start_line, rng.start_char))
+    for no, line in enumerate(ctx.lines):
+        if "subagent_type" not in line:
+            continue
+        for m in _SUBAGENT_RE.finditer(line):
+            if (no, m.start(2) - len(m.group(1))) in seen or (no, m.start(2)) in seen:
+                continue
+            hits.append((no, m.start(2), m.end(2), m.group(2)))
+    for no, start, end, name in hits:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", name) or name in CLAUDE_BUILTIN_AGENTS:
+            continue
+        if known is None:
+            known = _workspace_agents(ctx)
+            if known is None:
+                return
+        if name in known:
+            continue
+        guess = closest(name, sorted(known | CLAUDE_BUILTIN_AGENTS), cutoff=0.75)
+        hint = f"; did you mean `{guess}`?" if guess else ""
+        yield ctx.finding(Range.of_line(no, start, end),
+                          f"subagent_type `{name}` is neither an agent of this workspace nor a "
+                          f"built-in Claude Code agent{hint}")

@@ -1,0 +1,58 @@
+"""BTN319: a Task call's `subagent_type` that no agent of the workspace answers to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from baton_lsp.rules.engine import check_file
+from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import only
+
+SKILL = """\
+---
+name: skill-implementer
+description: Execute an implementation plan
+---
+### Stage 5: Invoke Subagent
+
+```
+Tool: Agent (NOT Skill, NOT Plan)
+Parameters:
+  - subagent_type: "general-implementation-agent"
+  - prompt: [Include task_context, delegation_context, plan_path, metadata_file_path]
+  - description: "Execute implementation for task {N}"
+```
+
+Then `Task(subagent_type="Explore", prompt="Find the tests")`, or
+`subagent_type: "fork"` for a fork; `subagent_type="{agent}"` is a placeholder.
+"""
+"""From a public tree's skill (shortened)."""
+
+
+def _agent(root: Path, stem: str, name: str | None) -> None:
+    path = root / ".claude/agents" / f"{stem}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = f"name: {name}\n" if name else ""
+    path.write_text(f"---\n{head}description: An agent\n---\n# Agent\n", encoding="utf-8")
+
+
+def _found(root: Path) -> list:
+    path = root / ".claude/skills/skill-implementer/SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SKILL, encoding="utf-8")
+    return only(check_file(WorkspaceIndex(root), path), "BTN319")
+
+
+def test_renamed_agent_is_reported_with_the_close_name(tmp_path: Path) -> None:
+    _agent(tmp_path, "general-implementation-hard-agent", "general-implementation-hard-agent")
+    _agent(tmp_path, "planner", "planner-agent")
+    found = _found(tmp_path)
+    assert [(f.range.start_line, f.range.start_char) for f in found] == [(9, 20)]
+    assert "did you mean `general-implementation-hard-agent`?" in found[0].message
+
+
+def test_agent_found_by_front_matter_name_or_missing_agents_dir(tmp_path: Path) -> None:
+    _agent(tmp_path / "a", "impl", "general-implementation-agent")
+    assert _found(tmp_path / "a") == []
+    (tmp_path / "b" / ".claude").mkdir(parents=True)
+    assert _found(tmp_path / "b") == []  # no agents here: they live in the user's ~/.claude
