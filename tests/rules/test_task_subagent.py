@@ -56,3 +56,59 @@ def test_agent_found_by_front_matter_name_or_missing_agents_dir(tmp_path: Path) 
     assert _found(tmp_path / "a") == []
     (tmp_path / "b" / ".claude").mkdir(parents=True)
     assert _found(tmp_path / "b") == []  # no agents here: they live in the user's ~/.claude
+
+
+SYNTHESIS = """\
+---
+description: Research a topic with parallel subagents
+---
+```bash
+OVERVIEW_PATH="${RESEARCH_SUBDIR}/OVERVIEW.md"
+```
+
+**Invoke research-synthesizer** using Task tool:
+
+Task {
+  subagent_type: "general-purpose"
+  description: "Synthesize research findings into overview report"
+  timeout: 180000  # 3 minutes
+  prompt: "
+    Read and follow the behavioral guidelines from:
+    /home/benjamin/.config/.claude/agents/research-synthesizer.md
+
+    **Overview Report Path**: $OVERVIEW_PATH
+    **Research Topic**: $RESEARCH_TOPIC
+
+    **STEP 3**: Create overview file at EXACT path using Write tool (filename: OVERVIEW.md).
+  "
+}
+
+```bash
+if [ ! -f "$OVERVIEW_PATH" ]; then
+  echo "ERROR: overview not created at $OVERVIEW_PATH"
+  exit 1
+fi
+```
+"""
+"""A public tree's /research command (shortened; its Task block was in a ```yaml fence, which
+Baton reads as an example): the path is computed, passed, verified."""
+
+
+def _barrier(root: Path, text: str) -> list:
+    path = root / ".claude/commands/research.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return only(check_file(WorkspaceIndex(root), path), "BTN331")
+
+
+def test_artifact_path_dropped_from_the_prompt(tmp_path: Path) -> None:
+    assert _barrier(tmp_path / "kept", SYNTHESIS) == []
+    dropped = SYNTHESIS.replace("    **Overview Report Path**: $OVERVIEW_PATH\n", "")
+    found = _barrier(tmp_path / "dropped", dropped)
+    assert [(f.range.start_line, f.message.split("`")[1]) for f in found] == [
+        (24, "$OVERVIEW_PATH")]
+    assert found[0].related[0].range.start_line == 9
+    # A prompt passing what the path is built from leaves the agent the same path.
+    built = dropped.replace("**Research Topic**", "**Research Dir**: ${RESEARCH_SUBDIR}\n"
+                            "    **Research Topic**")
+    assert _barrier(tmp_path / "built", built) == []

@@ -517,3 +517,116 @@ def task_unknown_subagent(doc: CommandFile | AgentFile, ctx: RuleContext) -> Ite
         yield ctx.finding(Range.of_line(no, start, end),
                           f"subagent_type `{name}` is neither an agent of this workspace nor a "
                           f"built-in Claude Code agent{hint}")
+
+
+_ARTIFACT_VAR = (r"(?=[A-Z])[A-Z0-9_]*"
+                 r"(?:REPORT|PLAN|SUMMARY|OUTPUT|ARTIFACT|RESULT|ANALYSIS|OVERVIEW)"
+                 r"[A-Z0-9_]*(?:_PATH|_FILE)")
+_EXISTS_CHECK_RE = re.compile(r"(?:\[\[?|\btest)\s+(?:!\s+)?-[fse]\s+\"?\$\{?(" + _ARTIFACT_VAR
+                              + r")\}?\"?")
+"""`[ ! -f "$REPORT_PATH" ]`, `[[ -s "${PLAN_FILE}" ]]`: a block verifying an artifact."""
+
+
+def _assignment(blocks: list[Any], var: str) -> str | None:
+    """The value `var` is given in one of `blocks` (the last assignment), or None."""
+    value = None
+    pattern = re.compile(rf"(?:^|[\s;&|(])(?:export\s+|local\s+)?{var}=(\S.*)?$", re.MULTILINE)
+    for block in blocks:
+        for m in pattern.finditer(block.content):
+            value = (m.group(1) or "").strip()
+    return value
+
+
+@rule("BTN331", "task-artifact-path-not-passed", Severity.WARNING, (Kind.COMMAND,),
+      convention=WORKFLOW)
+def task_artifact_path_not_passed(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """The command checks an artifact path after a Task call whose prompt never passes it.
+
+    The hard-barrier contract: the command pre-calculates where the agent must write
+    (`REPORT_PATH=...` in a bash block), passes that path in the Task prompt, and verifies
+    the file in the next block (`[ ! -f "$REPORT_PATH" ]`). When the prompt does not carry
+    the path — neither the variable nor any variable it is built from — the agent writes
+    wherever it chooses and the verification fails (or passes on a stale file). Reported
+    only for literal artifact variables (`*REPORT*_PATH`, `*PLAN*_FILE`, `*SUMMARY*`,
+    `*OUTPUT*`, `*OVERVIEW*`, …) assigned in a block before the Task call and tested in the
+    first block after it. Fix: pass the path in the prompt (`- Report Path: ${REPORT_PATH}`).
+
+    Reported:
+
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research
+        ---
+        ```bash
+        REPORT_PATH="${TOPIC_DIR}/reports/001_analysis.md"
+        append_workflow_state "REPORT_PATH" "$REPORT_PATH"
+        ```
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "Read and follow .claude/agents/research-specialist.md. Research the topic."
+        }
+
+        ```bash
+        if [ ! -f "$REPORT_PATH" ]; then
+          echo "ERROR: report missing"; exit 1
+        fi
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research
+        ---
+        ```bash
+        REPORT_PATH="${TOPIC_DIR}/reports/001_analysis.md"
+        append_workflow_state "REPORT_PATH" "$REPORT_PATH"
+        ```
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "Read and follow .claude/agents/research-specialist.md.
+            Report Path: ${REPORT_PATH}"
+        }
+
+        ```bash
+        if [ ! -f "$REPORT_PATH" ]; then
+          echo "ERROR: report missing"; exit 1
+        fi
+        ```
+    """
+    tasks = [t for t in _blocks(doc) if t.closed]
+    if not tasks or not doc.bash_blocks:
+        return
+    blocks = doc.bash_blocks
+    for i, block in enumerate(blocks):
+        prev_end = blocks[i - 1].end_line if i else -1
+        group = [t for t in tasks if prev_end < t.range.start_line and
+                 t.range.end_line < block.start_line]
+        if not group or i == 0:
+            continue
+        prompts = "\n".join(ctx.lines[n] for t in group
+                            for n in range(t.range.start_line, t.range.end_line + 1)
+                            if n < len(ctx.lines))
+        for no, line in enumerate(block.content.splitlines()):
+            for m in _EXISTS_CHECK_RE.finditer(line):
+                var = m.group(1)
+                value = _assignment(blocks[:i], var)
+                if value is None or re.search(rf"\b{var}\b", prompts):
+                    continue
+                parts = set(re.findall(r"\$\{?([A-Za-z_]\w*)", value))
+                literal = value.strip("\"'")
+                if any(re.search(rf"\b{p}\b", prompts) for p in parts) or (
+                        literal and literal in prompts):
+                    continue
+                first = group[0]
+                yield ctx.finding(
+                    Range.of_line(block.start_line + 1 + no, m.start(1) - 1, m.end(1)),
+                    f"`${var}` is verified after the Task call, but no Task prompt before this "
+                    f"block passes it (nor what it is built from): the agent cannot know where "
+                    f"to write; expected the path in the prompt",
+                    related=[Related(path=ctx.path, range=first.open_range,
+                                     message="the Task call whose prompt lacks the path")])
