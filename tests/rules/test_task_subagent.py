@@ -112,3 +112,45 @@ def test_artifact_path_dropped_from_the_prompt(tmp_path: Path) -> None:
     built = dropped.replace("**Research Topic**", "**Research Dir**: ${RESEARCH_SUBDIR}\n"
                             "    **Research Topic**")
     assert _barrier(tmp_path / "built", built) == []
+
+
+REVISE = """\
+# /coordinate
+
+Task {
+  subagent_type: "general-purpose"
+  description: "Revise existing plan based on research findings"
+  timeout: 180000
+  prompt: "
+    Read and follow ALL behavioral guidelines from:
+    /home/benjamin/.config/.claude/agents/revision-specialist.md
+
+    **Workflow-Specific Context**:
+    - Existing Plan Path: $EXISTING_PLAN_PATH (absolute)
+
+    Execute revision following all guidelines in behavioral file.
+    Return: REVISION_COMPLETED: $EXISTING_PLAN_PATH
+  "
+}
+"""
+"""A public tree's /coordinate command (shortened)."""
+
+
+def _revise(root: Path, agent_returns: str) -> list:
+    agent = root / ".claude/agents/revision-specialist.md"
+    agent.parent.mkdir(parents=True, exist_ok=True)
+    agent.write_text(f"---\nname: revision-specialist\ndescription: Revise plans\n---\n"
+                     f"# Revision Specialist\n\nReturn: {agent_returns}: <absolute-path>\n")
+    cmd = root / ".claude/commands/coordinate.md"
+    cmd.parent.mkdir(parents=True, exist_ok=True)
+    cmd.write_text(REVISE, encoding="utf-8")
+    return only(check_file(WorkspaceIndex(root), cmd), "BTN314")
+
+
+def test_signal_of_any_form_the_agent_never_mentions(tmp_path: Path) -> None:
+    """Old code read only `*_CREATED`/`*_COMPLETE`-like names and missed this one."""
+    found = _revise(tmp_path / "a", "PLAN_REVISED")
+    assert [(f.range.start_line, f.message.split("`")[1]) for f in found] == [
+        (14, "REVISION_COMPLETED:")]
+    assert "(it documents: PLAN_REVISED)" in found[0].message
+    assert _revise(tmp_path / "b", "REVISION_COMPLETED") == []

@@ -336,8 +336,11 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
     Callers verify a subagent's work by grepping its output for a completion signal such as
     `REPORT_CREATED:` or `PLAN_CREATED:`. When the prompt asks for a signal the agent's own
     file never mentions, the agent follows its file and returns something else, and the
-    caller's check fails (or, worse, silently falls back). `TASK_ERROR`, `ERROR_CONTEXT` and
-    `PROGRESS` are generic and never required.
+    caller's check fails (or, worse, silently falls back). Any name the prompt asks for after
+    `Return`, `Emit` or `signal` counts (`REVISION_COMPLETED:`, `TESTS_PASSED:`), not only
+    the `*_CREATED`/`*_COMPLETE` forms; such a name counts as documented when the agent's
+    file mentions it anywhere. `TASK_ERROR`, `ERROR_CONTEXT` and `PROGRESS` are generic and
+    never required.
 
     Fix: ask for the signal the agent documents (listed in the message), or document the new
     signal in the agent's completion section.
@@ -396,20 +399,47 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
         for _, agent in found:
             emitted |= agent.emitted_signals
         reported: set[str] = set()
-        for sig in block.signals:
-            if sig.name in GENERIC_SIGNALS or sig.name in emitted or sig.name in reported:
+        expected = [(sig.name, sig.range) for sig in block.signals]
+        named = {sig.name for sig in block.signals}
+        texts: list[str] | None = None
+        for name, rng in _other_signals(block, ctx):
+            if name in named or name in GENERIC_SIGNALS:
                 continue
-            reported.add(sig.name)
+            if texts is None:
+                texts = [ctx.index.text_of(a.path) or "" for _, a in found]
+            if not any(re.search(rf"\b{name}\b", t) for t in texts):
+                expected.append((name, rng))
+        for name, rng in expected:
+            if name in GENERIC_SIGNALS or name in emitted or name in reported:
+                continue
+            reported.add(name)
             who = ", ".join(f"`{n}`" for n, _ in found)
             documented = sorted(emitted - GENERIC_SIGNALS)
             listed = ", ".join(documented) if documented else "no completion signal"
             yield ctx.finding(
-                sig.range,
-                f"prompt expects `{sig.name}:` but agent {who} never documents it "
+                rng,
+                f"prompt expects `{name}:` but agent {who} never documents it "
                 f"(it documents: {listed})",
                 related=[Related(path=a.path, range=a.title_range or Range.of_line(0),
                                  message=f"agent `{n}`") for n, a in found],
             )
+
+
+_RETURN_SIGNAL_RE = re.compile(
+    r"\b(?:[Rr]eturn|RETURN|[Ee]mit|[Ss]ignal)\b[^:\n]{0,40}:\s*[`*]*"
+    r"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+):")
+"""`Return completion signal: REVISION_COMPLETED: <path>`: a signal the prompt asks for by
+any name, not only the `*_CREATED`/`*_COMPLETE` forms `parse.agent.SIGNAL_RE` knows."""
+
+
+def _other_signals(block: TaskBlock, ctx: RuleContext) -> Iterator[tuple[str, Range]]:
+    """Signals a Task prompt asks for after `Return`/`Emit`/`signal`, whatever their form."""
+    for no in range(block.range.start_line, block.range.end_line + 1):
+        line = ctx.lines[no] if no < len(ctx.lines) else ""
+        if ":" not in line:
+            continue
+        for m in _RETURN_SIGNAL_RE.finditer(line):
+            yield m.group(1), Range.of_line(no, m.start(1), m.end(1))
 
 
 _SUBAGENT_RE = re.compile(
