@@ -154,3 +154,17 @@ def test_signal_of_any_form_the_agent_never_mentions(tmp_path: Path) -> None:
         (14, "REVISION_COMPLETED:")]
     assert "(it documents: PLAN_REVISED)" in found[0].message
     assert _revise(tmp_path / "b", "REVISION_COMPLETED") == []
+
+
+def test_agent_named_only_by_subagent_type(tmp_path: Path) -> None:
+    """No injection line: the agent is the one `subagent_type` starts. Old code skipped the
+    block, since it compared signals only for injected agents."""
+    text = REVISE.replace('"general-purpose"', '"revision-specialist"').replace(
+        "    Read and follow ALL behavioral guidelines from:\n"
+        "    /home/benjamin/.config/.claude/agents/revision-specialist.md\n", "")
+    root = tmp_path / "c"
+    _revise(root, "PLAN_REVISED")
+    cmd = root / ".claude/commands/coordinate.md"
+    cmd.write_text(text, encoding="utf-8")
+    found = only(check_file(WorkspaceIndex(root), cmd), "BTN314")
+    assert [f.message.split("`")[1] for f in found] == ["REVISION_COMPLETED:"]

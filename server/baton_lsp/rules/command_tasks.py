@@ -340,7 +340,8 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
     `Return`, `Emit` or `signal` counts (`REVISION_COMPLETED:`, `TESTS_PASSED:`), not only
     the `*_CREATED`/`*_COMPLETE` forms; such a name counts as documented when the agent's
     file mentions it anywhere. `TASK_ERROR`, `ERROR_CONTEXT` and `PROGRESS` are generic and
-    never required.
+    never required. The agent is the one the prompt injects (`Read and follow … from:
+    .claude/agents/x.md`), else the workspace agent `subagent_type` names.
 
     Fix: ask for the signal the agent documents (listed in the message), or document the new
     signal in the agent's completion section.
@@ -390,7 +391,13 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
     for block in _blocks(doc):
         names = [i.agent_name for i in block.injections if i.agent_name]
         if not names:
-            continue
+            # No injection line: the agent is the one `subagent_type` starts, when it is a
+            # file of this workspace (a built-in or user-level agent has no file to read).
+            field = block.field("subagent_type")
+            value = field.value.split("#", 1)[0].strip().strip("\"'`") if field else ""
+            if not value or value == "general-purpose" or ctx.agent(value) is None:
+                continue
+            names = [value]
         agents = [(n, ctx.agent(n)) for n in dict.fromkeys(names)]
         found = [(n, a) for n, a in agents if a is not None]
         if not found or len(found) != len(agents):
