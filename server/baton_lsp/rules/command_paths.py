@@ -59,22 +59,36 @@ def _handled_elsewhere(doc: CommandFile, path: str) -> bool:
     return False
 
 
-def _folder_files(root: Path, rel: str) -> list[str] | None:
-    """Files with the target's suffix under its top folder (`.claude/lib/` for
-    `.claude/lib/core/x.sh`), or None when there are none: a tree without any library or
-    script there is a partial copy (a sample, a synced or ignored folder), where a missing
-    file says nothing about the repository."""
+def _folder_files(ctx: RuleContext, root: Path, rel: str) -> list[str] | None:
+    """Files with the target's suffix in its folder, its top folder (`.claude/lib/` for
+    `.claude/lib/core/x.sh`) and the top folder's subfolders, or None when there are none: a
+    tree without any library or script there is a partial copy (a sample, a synced or
+    ignored folder), where a missing file says nothing about the repository. Each folder
+    listed is recorded as an input (a folder's input is its listing)."""
     parts = PurePosixPath(rel).parts
     if len(parts) < 3:
         return None
     top = root / parts[0] / parts[1]
     suffix = PurePosixPath(rel).suffix or ".sh"
-    try:
-        found = [p.relative_to(root).as_posix() for p in top.rglob(f"*{suffix}")
-                 if p.is_file()]
-    except OSError:
-        return None
-    return found or None
+    folders = [top, root / PurePosixPath(rel).parent]
+    found: list[str] = []
+    seen: set[Path] = set()
+    while folders:
+        folder = folders.pop(0)
+        if folder in seen:
+            continue
+        seen.add(folder)
+        ctx.depends_on.add(str(folder))
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and folder == top:
+                folders.append(Path(entry.path))
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                found.append(Path(entry.path).relative_to(root).as_posix())
+    return sorted(found) or None
 
 
 def _targets(lines: list[BashLine]) -> Iterator[tuple[int, int, int, str, str]]:
@@ -112,8 +126,9 @@ def project_file_missing(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
     Paths through other variables, globs, files under `tmp/`, files the command writes,
     copies or tests for (`[ -f x ] && source x`), blocks that are templates or transcripts,
     and trees whose folder holds no such file at all (a partial copy: the folder is synced
-    or ignored) are not checked. When a file of the same name exists elsewhere under the same folder
-    (`.claude/lib/core/x.sh`), the message names it. Fix: correct the path or add the file.
+    or ignored) are not checked. When a file of the same name sits in the top folder or one
+    folder below it (`.claude/lib/core/x.sh`), the message names it. Fix: correct the path
+    or add the file.
 
     Reported:
 
@@ -154,9 +169,7 @@ def project_file_missing(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
             target = ctx.root / rel
             if ctx.exists(target) or _handled_elsewhere(doc, path):
                 continue
-            top = "/".join(PurePosixPath(rel).parts[:2])
-            ctx.depends_on.add(str(ctx.root / top))
-            present = _folder_files(ctx.root, rel)
+            present = _folder_files(ctx, ctx.root, rel)
             if present is None:
                 continue
             what = "sources" if verb in ("source", ".") else "runs"
