@@ -38,6 +38,12 @@ fi
 echo "PLAN_PATH=$PLAN_PATH" >> "${CLAUDE_PROJECT_DIR}/.claude/tmp/debug_state_$$.txt"
 grep PLAN_PATH "${CLAUDE_PROJECT_DIR}/.claude/tmp/debug_state_$$.txt"
 ```
+
+## Cleanup
+
+```bash
+rm -f "${CLAUDE_PROJECT_DIR}/.claude/tmp/debug_state_$$.txt"
+```
 """
 
 SETUP = """\
@@ -84,7 +90,8 @@ def test_pid_path_read_in_a_later_block(tmp_path: Path) -> None:
     assert [(f.range.start_line, f.range.start_char) for f in found] == [(15, 8)]
     assert "debug_state_$$.txt` is built from `$$` again in bash block 2, after block 1" \
         in found[0].message
-    # block 3 appends first, then reads what it wrote itself: not reported
+    # block 3 appends first, then reads what it wrote itself; block 4's `rm` removes nothing,
+    # which leaves a stray file but reads nothing wrong: neither is reported
 
 
 def test_pid_path_reassigned_and_written_first_is_fine(tmp_path: Path) -> None:

@@ -970,6 +970,8 @@ def _runs_command(ctx: RuleContext, block: BashBlock, no: int, col: int, what: s
 
 _PID_PATH_RE = re.compile(r"[\w.~/{}$-]*\$\$[\w.{}/-]*")
 _WRITE_BEFORE_RE = re.compile(r"(?:>>?\s*|\btee\s+(?:-a\s+)?|\btouch\s+|\bmktemp\s+)[\"']?$")
+_REMOVE_BEFORE_RE = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+)*[\"']?$")
+"""`rm -f /tmp/x_$$.txt`: a cleanup that removes nothing leaves a stray file, no wrong read."""
 _ASSIGNED_BEFORE_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?$")
 
 
@@ -987,6 +989,7 @@ def _pid_paths(lines: list[BashLine]) -> list[tuple[int, int, int, str, str]]:
                 continue
             before = line.text[:m.start()]
             how = ("write" if _WRITE_BEFORE_RE.search(before)
+                   else "cleanup" if _REMOVE_BEFORE_RE.search(before)
                    else "assign" if _ASSIGNED_BEFORE_RE.search(before) else "read")
             out.append((no, m.start(), m.end(), path, how))
     return out
@@ -1002,8 +1005,9 @@ def pid_path_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
     was never written: the block reads nothing, or an old run's file. The seeds document
     this pitfall (formats.md §3.3); BTN320 follows a variable built from `$$`, this rule the
     same path written out again. Not reported when the later block writes the file before
-    reading it. Fix: build the name once from something stable (`date +%s%N`, the
-    workflow id), persist it, and read it back in each block.
+    reading it, nor for a later `rm` of it (a stray temp file, not a wrong read). Fix: build
+    the name once from something stable (`date +%s%N`, the workflow id), persist it, and
+    read it back in each block.
 
     Reported:
 
@@ -1055,6 +1059,8 @@ def pid_path_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
         for no, start, end, path, how in here:
             if how == "write":
                 written.add(path)
+            elif how == "cleanup":
+                continue
             elif path in seen and path not in written and path not in reported:
                 if how == "assign":
                     var = next((v for v, p in aliases.items() if p == path), None)
