@@ -115,3 +115,11 @@ def test_export_persisted_or_restored_is_not_reported(tmp_path: Path) -> None:
     assert _check(tmp_path, "setup.md", persisted, "BTN318") == []
     restored = SETUP.replace('case "$MODE" in', 'source .claude/tmp/setup.env\ncase "$MODE" in')
     assert _check(tmp_path, "setup.md", restored, "BTN318") == []
+
+
+def test_export_of_a_pid_value_is_left_to_btn320(tmp_path: Path) -> None:
+    text = ("---\ndescription: Build\n---\n```bash\nsource .claude/lib/state-persistence.sh\n"
+            "export WORKFLOW_ID=\"build_$$\"\n```\n\n```bash\n"
+            "STATE_FILE=\".claude/tmp/workflow_${WORKFLOW_ID}.sh\"\n```\n")
+    assert _check(tmp_path, "build.md", text, "BTN318") == []
+    assert [f.range.start_line for f in _check(tmp_path, "build.md", text, "BTN320")] == [5]

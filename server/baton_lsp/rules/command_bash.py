@@ -1108,8 +1108,9 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
     anywhere, restores saved state before the use (`source` of a state file,
     `load_workflow_state`, `eval`), uses a default (`${VAR:-x}`), or the file persists the
     variable (`append_workflow_state "VAR"`, `CLAUDE_ENV_FILE`); nor for the user's own
-    environment (`PATH`, `HOME`, `CLAUDE_*`). Fix: persist the value (a state file) and read
-    it back, or compute it again in the later block.
+    environment (`PATH`, `HOME`, `CLAUDE_*`), nor a value built from `$$` (BTN320). Fix:
+    persist the value (a state file) and read it back, or compute it again in the later
+    block.
 
     Reported:
 
@@ -1154,6 +1155,7 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
         if kind not in ("script", "fragment"):
             continue
         info = _block_vars(lines)
+        from_pid = {a.var for a in info.assigns if a.pid}
         for var, (origin, _line) in list(exported.items()):
             use = info.uses.get(var)
             if use is None or var in info.defines:
@@ -1186,8 +1188,8 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
                     continue  # `export -n` un-exports, `export -f` exports functions
                 for word in m.group(2).split():
                     var = word.split("=", 1)[0]
-                    if var in _ENVIRONMENT or var.startswith("CLAUDE_"):
-                        continue
+                    if var in _ENVIRONMENT or var.startswith("CLAUDE_") or var in from_pid:
+                        continue  # a value built from `$$` is BTN320's finding
                     exported.setdefault(var, (block, no))
         for var in list(exported):
             if var in info.defines and exported[var][0] is not block:
