@@ -139,3 +139,39 @@ def test_paths_too_long_for_the_system_are_missing_files_not_internal_errors(
     assert not only(findings, "BTN000"), findings
     assert "plan_path does not exist" in " ".join(f.message for f in only(findings, "BTN414"))
     assert "continuation file missing" in " ".join(f.message for f in only(findings, "BTN415"))
+
+
+def test_v2_checkpoint_without_identity_fields_is_reported(tmp_path: Path) -> None:
+    """Seed 003's 2.0 example carries `workflow_type` but not `project_name`, `created_at` or
+    `status`; seed 001's keeps some under `metadata`. Both were read without a word."""
+    seed3 = {"schema_version": "2.0", "checkpoint_id": "coordinate_auth_20251114_143000",
+             "workflow_type": "coordinate",
+             "state_machine": {"current_state": "research", "completed_states": ["initialize"],
+                               "workflow_config": {"scope": "full-implementation",
+                                                   "description": "Add user authentication",
+                                                   "command": "coordinate"}},
+             "phase_data": {}, "supervisor_state": {},
+             "error_state": {"last_error": None, "retry_count": 0, "failed_state": None}}
+    _, fs = check(tmp_path, f"{CK}/coordinate_auth.json", json.dumps(seed3, indent=2))
+    (f,) = only(fs, "BTN417")
+    assert f.range.start_line == 1
+    assert f.message.startswith("checkpoint lacks project_name, created_at, status:")
+    assert "status = 'in_progress'" in f.message
+    seed1 = {"version": "2.0",
+             "state_machine": {"current_state": "research",
+                               "workflow_config": {"scope": "research-and-plan",
+                                                   "command": "coordinate"}},
+             "metadata": {"checkpoint_id": "coordinate_20251107_143022",
+                          "project_name": "claude-config", "created_at": "2025-11-07T14:30:22Z"}}
+    _, fs = check(tmp_path, f"{CK}/coordinate.json", json.dumps(seed1, indent=2))
+    (f,) = only(fs, "BTN417")
+    assert f.message.startswith("checkpoint lacks workflow_type, status:")
+
+
+def test_engine_and_1x_checkpoints_have_no_identity_finding(corpus: Path, tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    path = CheckpointStore(tmp_path, "wf_1").save({"status": "in_progress"}, "created")
+    assert only(check_file(WorkspaceIndex(tmp_path), path), "BTN417") == []
+    text = (corpus / ".claude/checkpoints/test_524747/test_checkpoint.json").read_text()
+    _, fs = check(tmp_path, f"{CK}/old.json", text)
+    assert only(fs, "BTN417") == []

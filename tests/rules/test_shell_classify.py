@@ -237,3 +237,42 @@ def test_near_miss_scripts_with_colons_and_dashes_stay_scripts(body: str) -> Non
 ])
 def test_crontab_entries(line: str, cron: bool) -> None:
     assert cron_line(line) is cron
+
+
+WHILE_THEN = """\
+source .claude/lib/util.sh
+ATTEMPT=0
+while [ "$ATTEMPT" -lt 5 ]; then
+  ATTEMPT=$((ATTEMPT + 1))
+  if [ -f build.done ]; then
+    break
+  fi
+  sleep 1
+done"""
+"""A loop header mistyped with `then`: its `break` is inside the loop, so the block is a
+script with one syntax error, not a loop body shown alone."""
+
+
+@pytest.mark.parametrize("body", [
+    WHILE_THEN,
+    WHILE_THEN.replace("while [ \"$ATTEMPT\" -lt 5 ]; then", "until [ -f build.done ]; then"),
+    "for f in a b\nthen\n  [ -f \"$f\" ] || continue\ndone",
+    "while read -r line\ndo\n  [ -n \"$line\" ] || break\ndone < list.txt",
+])
+def test_a_mistyped_loop_header_is_still_a_loop(body: str) -> None:
+    assert classify(body).kind == SCRIPT, classify(body).describe()
+
+
+def test_the_syntax_error_a_fragment_hid_is_reported(tmp_path) -> None:
+    """Old code: the block was skipped as a fragment and nothing was reported."""
+    from baton_lsp.rules.engine import check_file
+    from baton_lsp.workspace.index import WorkspaceIndex
+    from tests.helpers import only
+
+    (tmp_path / ".claude/lib").mkdir(parents=True)
+    (tmp_path / ".claude/lib/util.sh").write_text("x() { :; }\n")
+    cmd = tmp_path / ".claude/commands/wait.md"
+    cmd.parent.mkdir(parents=True)
+    cmd.write_text(f"---\ndescription: Wait\n---\n```bash\n{WHILE_THEN}\n```\n")
+    found = only(check_file(WorkspaceIndex(tmp_path), cmd), "BTN330")
+    assert any("SC1058" in f.message and f.range.start_line == 6 for f in found), found

@@ -5,6 +5,12 @@ from __future__ import annotations
 from .base import Model, Range
 from .common import Frontmatter, Link, Suppression
 
+CLAUDE_BUILTIN_AGENTS = frozenset({
+    "general-purpose", "Explore", "Plan", "statusline-setup", "claude-code-guide", "claude",
+    "fork", "worker", "workflow-subagent", "comment-thread-analyst", "output-style-setup"})
+"""Claude Code's built-in subagent types (the `agentType` of its built-in agents in the
+pinned claude binary; `output-style-setup` from earlier releases)."""
+
 
 class StepHeading(Model):
     """`### STEP 2 (REQUIRED BEFORE STEP 3) - Title` and its parsed parts."""

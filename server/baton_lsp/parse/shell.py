@@ -223,6 +223,7 @@ _CRON_RE = re.compile(r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|h
 """`*/5 * * * * /path/check.sh`: a crontab entry shown for the user to add, not a command."""
 _LOOP_WORDS = frozenset({"do", "done", "continue", "break"})
 _PREFIX_WORDS = frozenset({"then", "else", "do", "!", "if", "elif", "while", "until", "time"})
+_LOOP_KEYWORDS = frozenset({"while", "until", "for", "select"})
 _FUNCTION_RE = re.compile(r"^\s*(?:function\s+[\w:.-]+|[\w:.-]+\s*\(\s*\))")
 
 
@@ -280,24 +281,40 @@ def _code_only(line: BashLine) -> str:
 def _loose_loop_word(lines: Sequence[BashLine]) -> tuple[int, str] | None:
     """(line, word) of a `continue`/`break` run outside any loop, the body of one shown alone.
 
-    Counts `do`/`done` at command position; blocks defining functions are left alone (a
-    function's `continue` acts on its caller's loop, and SC2104 there is a real finding).
+    A loop opens at its keyword (`while`, `until`, `for`, `select`), not at its `do`: a header
+    mistyped as `while [ … ]; then` still opens one, so its `break` is a real script's, and
+    the syntax error is reported rather than the block skipped as a fragment. A `do` with no
+    header before it (a loop body shown from its `do`) opens one too. Blocks defining
+    functions are left alone (a function's `continue` acts on its caller's loop, and SC2104
+    there is a real finding).
     """
     codes = [_code_only(line) for line in lines]
     if any(_FUNCTION_RE.match(code) for code in codes):
         return None
     depth = 0
+    headers = 0  # loop keywords still waiting for their `do`
     for no, code in enumerate(codes):
         for segment in _SEGMENT_RE.split(code):
             words = segment.split()
             while words and words[0] in _PREFIX_WORDS and words[0] not in _LOOP_WORDS:
-                words.pop(0)
+                if words.pop(0) in _LOOP_KEYWORDS:
+                    depth += 1
+                    headers += 1
+                    words = []
+            if words and words[0] in _LOOP_KEYWORDS:
+                depth += 1
+                headers += 1
+                continue
             while words and words[0] in _LOOP_WORDS:
                 word = words.pop(0)
                 if word == "do":
-                    depth += 1
+                    if headers:
+                        headers -= 1
+                    else:
+                        depth += 1
                 elif word == "done":
                     depth = max(0, depth - 1)
+                    headers = min(headers, depth)
                 elif depth == 0:
                     return no, word
                 else:

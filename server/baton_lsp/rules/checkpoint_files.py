@@ -620,3 +620,75 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     for problem in problems:
         yield ctx.finding(_resume_range(pos, ctx, problem, shaped, age_key),
                           _RESUME_PREFIX + problem)
+
+
+@rule("BTN417", "checkpoint-identity-missing", Severity.WARNING, CHECKPOINT)
+def checkpoint_identity_missing(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Finding]:
+    """A 2.x checkpoint lacks top-level fields its schema requires (`workflow_type`,
+    `created_at`, `status`, …), neither written nor under `metadata`.
+
+    The design documents show 2.x checkpoints with only their `state_machine` section, so
+    Baton reads such a file by deriving what is missing (the command, the file's date, the
+    state) — which left the gap silent. But the checkpoint schema (`baton schema`, the one
+    definition in `model.checkpoint`) requires those fields, and the seeds' own
+    `validate_checkpoint` rejects a file without `checkpoint_id`, `workflow_type`,
+    `project_name`, `created_at` or `status` (formats.md §4.3), so the bash `/implement`
+    cannot resume it, and the derived `created_at` (the file's date) makes the age checks
+    wrong. Fix: write the fields at the top level (`save_checkpoint` does), or move them
+    out of `metadata` if they are nested elsewhere.
+
+    Reported:
+
+        ==> .claude/data/checkpoints/coordinate_auth.json <==
+        {
+          "schema_version": "2.1",
+          "checkpoint_id": "coordinate_auth_20251114_143000",
+          "state_machine": {
+            "current_state": "plan",
+            "workflow_config": {"scope": "full-implementation", "command": "coordinate"},
+            "classification": {"workflow_type": "full-implementation"}
+          }
+        }
+
+    Not reported:
+
+        ==> .claude/data/checkpoints/coordinate_auth.json <==
+        {
+          "schema_version": "2.1",
+          "checkpoint_id": "coordinate_auth_20251114_143000",
+          "workflow_type": "coordinate",
+          "project_name": "auth",
+          "created_at": "2025-11-14T14:30:00Z",
+          "status": "in_progress",
+          "state_machine": {
+            "current_state": "plan",
+            "workflow_config": {"scope": "full-implementation", "command": "coordinate"},
+            "classification": {"workflow_type": "full-implementation"}
+          }
+        }
+    """
+    if doc.data is None:
+        return
+    from ..model.checkpoint import Checkpoint
+    from ..runs.checkpoint import IDENTITY_FIELDS, CheckpointError
+
+    try:
+        kind, _declared, _effective, _notes = _detect(doc)
+    except CheckpointError:
+        return
+    shaped = _shaped(doc)
+    if kind != "checkpoint" or shaped is doc.data:
+        return  # not the 2.x design shape: BTN411 reports what a 1.x file lacks
+    meta = doc.data.get("metadata")
+    nested = meta if isinstance(meta, dict) else {}
+    required = [k for k in IDENTITY_FIELDS if Checkpoint.model_fields[k].is_required()]
+    missing = [k for k in required if doc.data.get(k) is None and nested.get(k) is None]
+    if not missing:
+        return
+    pos = _positions(ctx)
+    where = pos.key_range(("schema_version",)) or pos.key_range(("version",)) \
+        or ctx.line_range(0)
+    derived = ", ".join(f"{k} = {shaped.get(k)!r}" for k in missing)
+    yield ctx.finding(
+        where, f"checkpoint lacks {', '.join(missing)}: the schema requires them and the bash "
+        f"validate_checkpoint rejects the file; Baton only derives them ({derived})")

@@ -25,6 +25,7 @@ from ..parse.shell import (
     HEREDOC_QUOTED,
     SQ,
     BashLine,
+    classify,
     lex_bash,
     lexed,
 )
@@ -963,3 +964,233 @@ def _runs_command(ctx: RuleContext, block: BashBlock, no: int, col: int, what: s
         f"{what} holds a literal `{text[col:col + width]}`: expected a value without command "
         f"substitution, since sourcing the state file in a later block runs it as a command",
     )
+
+
+# -- BTN317: a literal `$$` path in a later block ---------------------------------------------
+
+_PID_PATH_RE = re.compile(r"[\w.~/{}$-]*\$\$[\w.{}/-]*")
+_WRITE_BEFORE_RE = re.compile(r"(?:>>?\s*|\btee\s+(?:-a\s+)?|\btouch\s+|\bmktemp\s+)[\"']?$")
+_REMOVE_BEFORE_RE = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+)*[\"']?$")
+"""`rm -f /tmp/x_$$.txt`: a cleanup that removes nothing leaves a stray file, no wrong read."""
+_ASSIGNED_BEFORE_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?$")
+
+
+def _pid_paths(lines: list[BashLine]) -> list[tuple[int, int, int, str, str]]:
+    """(line, start, end, path, how) of each literal path built from `$$` in a block; `how` is
+    `write` (redirected into, touched), `assign` (`VAR=path`) or `read`."""
+    out: list[tuple[int, int, int, str, str]] = []
+    for no, line in enumerate(lines):
+        if "$$" not in line.text or line.classes[:1] in (HEREDOC, HEREDOC_QUOTED):
+            continue
+        for m in _PID_PATH_RE.finditer(line.text):
+            path = m.group(0)
+            pid = line.text.find("$$", m.start())
+            if "/" not in path or not _has_pid(line, pid, m.end()):
+                continue
+            before = line.text[:m.start()]
+            how = ("write" if _WRITE_BEFORE_RE.search(before)
+                   else "cleanup" if _REMOVE_BEFORE_RE.search(before)
+                   else "assign" if _ASSIGNED_BEFORE_RE.search(before) else "read")
+            out.append((no, m.start(), m.end(), path, how))
+    return out
+
+
+@rule("BTN317", "bash-pid-path-across-blocks", Severity.WARNING, COMMAND, convention=GENERIC)
+def pid_path_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A literal path built from `$$` (`/tmp/plan_$$.md`) is written in one bash block and
+    read again, spelt the same way, in a later one.
+
+    Each bash fence runs in a new shell ("Shell state does not persist", Claude Code's Bash
+    tool), so `$$` is another process id in the later block and the path names a file that
+    was never written: the block reads nothing, or an old run's file. The seeds document
+    this pitfall (formats.md §3.3); BTN320 follows a variable built from `$$`, this rule the
+    same path written out again. Not reported when the later block writes the file before
+    reading it, nor for a later `rm` of it (a stray temp file, not a wrong read). Fix: build
+    the name once from something stable (`date +%s%N`, the workflow id), persist it, and
+    read it back in each block.
+
+    Reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Plan
+        ---
+        ```bash
+        echo "$FEATURE" > /tmp/plan_feature_$$.txt
+        ```
+
+        Then:
+
+        ```bash
+        FEATURE=$(cat /tmp/plan_feature_$$.txt)
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/plan.md <==
+        ---
+        description: Plan
+        ---
+        ```bash
+        echo "$FEATURE" > /tmp/plan_feature_$$.txt
+        wc -c /tmp/plan_feature_$$.txt
+        ```
+
+        Then:
+
+        ```bash
+        echo "done" > /tmp/plan_feature_$$.txt
+        cat /tmp/plan_feature_$$.txt
+        ```
+    """
+    seen: dict[str, BashBlock] = {}
+    for block, lines in _lexed(ctx, doc):
+        if not classify(block.content).is_script and classify(block.content).kind != "fragment":
+            continue
+        here = _pid_paths(lines)
+        aliases = {}
+        for no, _s, _e, path, how in here:
+            if how == "assign":
+                m = _ASSIGNED_BEFORE_RE.search(lines[no].text[:_s])
+                if m:
+                    aliases[m.group(1)] = path
+        written: set[str] = set()
+        reported: set[str] = set()
+        for no, start, end, path, how in here:
+            if how == "write":
+                written.add(path)
+            elif how == "cleanup":
+                continue
+            elif path in seen and path not in written and path not in reported:
+                if how == "assign":
+                    var = next((v for v, p in aliases.items() if p == path), None)
+                    if var is None or _var_written_first(lines, no, var):
+                        continue
+                reported.add(path)
+                first = seen[path]
+                yield ctx.finding(
+                    Range.of_line(_md_line(block, no), start, end),
+                    f"`{path}` is built from `$$` again in bash block {block.index + 1}, "
+                    f"after block {first.index + 1} used it: each block is a new shell with "
+                    f"another `$$`, so this names a file that block never wrote; expected a "
+                    f"name persisted once and read back")
+        for _no, _s, _e, path, _how in here:
+            seen.setdefault(path, block)
+
+
+def _var_written_first(lines: list[BashLine], after: int, var: str) -> bool:
+    """Whether the block writes `$var` (redirect, touch, tee) before it reads it again."""
+    ref = re.compile(rf"\$\{{?{re.escape(var)}\b")
+    for line in lines[after + 1:]:
+        m = ref.search(line.text)
+        if m is None:
+            continue
+        return bool(_WRITE_BEFORE_RE.search(line.text[:m.start()]))
+    return True  # never used again: nothing is read
+
+
+# -- BTN318: `export VAR` expected in a later block -------------------------------------------
+
+_EXPORT_RE = re.compile(r"(?:^|(?<=[\s;&|(]))export\s+((?:-\w+\s+)*)((?:[A-Za-z_]\w*(?:=\S*)?"
+                        r"\s*)+)")
+_ENVIRONMENT = frozenset({"PATH", "HOME", "USER", "SHELL", "PWD", "LANG", "LC_ALL", "TERM",
+                          "TMPDIR", "TZ", "EDITOR", "PYTHONPATH", "NODE_OPTIONS"})
+"""Variables the Bash tool's shell has anyway (from the user's profile)."""
+
+
+@rule("BTN318", "bash-export-across-blocks", Severity.WARNING, COMMAND, convention=GENERIC)
+def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A variable `export`ed in one bash block is used in a later block that never sets it.
+
+    `export` passes a variable to the block's child processes, not to the next block: each
+    fence runs in a new shell ("Shell state does not persist", Claude Code's Bash tool), so
+    the later block sees it empty. Not reported when the later block sets the variable
+    anywhere, restores saved state before the use (`source` of a state file,
+    `load_workflow_state`, `eval`), uses a default (`${VAR:-x}`), or the file persists the
+    variable (`append_workflow_state "VAR"`, `CLAUDE_ENV_FILE`); nor for the user's own
+    environment (`PATH`, `HOME`, `CLAUDE_*`), nor a value built from `$$` (BTN320). Fix:
+    persist the value (a state file) and read it back, or compute it again in the later
+    block.
+
+    Reported:
+
+        ==> .claude/commands/release.md <==
+        ---
+        description: Release
+        ---
+        ```bash
+        export VERSION=$(git describe --tags --abbrev=0)
+        ```
+
+        Then:
+
+        ```bash
+        gh release create "$VERSION" --generate-notes
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/release.md <==
+        ---
+        description: Release
+        ---
+        ```bash
+        export VERSION=$(git describe --tags --abbrev=0)
+        echo "VERSION=$VERSION" > .claude/tmp/release.env
+        ```
+
+        Then:
+
+        ```bash
+        source .claude/tmp/release.env
+        gh release create "$VERSION" --generate-notes
+        ```
+    """
+    whole = "\n".join(b.content for b in doc.bash_blocks)
+    if "CLAUDE_ENV_FILE" in whole:
+        return
+    exported: dict[str, tuple[BashBlock, int]] = {}
+    for block, lines in _lexed(ctx, doc):
+        kind = classify(block.content).kind
+        if kind not in ("script", "fragment"):
+            continue
+        info = _block_vars(lines)
+        from_pid = {a.var for a in info.assigns if a.pid}
+        for var, (origin, _line) in list(exported.items()):
+            use = info.uses.get(var)
+            if use is None or var in info.defines:
+                continue
+            no, start, end = use
+            if info.restore_line is not None and info.restore_line < no:
+                continue
+            text = lines[no].text
+            if re.match(rf"\$\{{{re.escape(var)}:?[-=+]", text[start:]):
+                continue  # `${VAR:-default}`: the block does without it
+            if re.search(rf"(?:append_workflow_state|save_\w+)\s+[\"']?{re.escape(var)}\b",
+                         whole) or re.search(rf"\b{re.escape(var)}=[^\n]*>>?", whole):
+                continue  # persisted to a file the later block may read back
+            del exported[var]
+            yield ctx.finding(
+                Range.of_line(_md_line(block, no), start, end),
+                f"`${var}` is exported in bash block {origin.index + 1} and used in block "
+                f"{block.index + 1} (line {_md_line(block, no) + 1}), which never sets it: "
+                f"`export` does not reach the next block (each is a new shell), so it is "
+                f"empty here; expected it persisted and read back, or computed again",
+                related=[Related(path=ctx.path, range=Range.of_line(_md_line(origin, _line)),
+                                 message=f"`{var}` exported here")])
+        for no, line in enumerate(lines):
+            if "export" not in line.text:
+                continue
+            for m in _EXPORT_RE.finditer(line.text):
+                if not line.is_code(m.start()) or not _command_position(line.text, m.start()):
+                    continue
+                if "n" in m.group(1) or "f" in m.group(1):
+                    continue  # `export -n` un-exports, `export -f` exports functions
+                for word in m.group(2).split():
+                    var = word.split("=", 1)[0]
+                    if var in _ENVIRONMENT or var.startswith("CLAUDE_") or var in from_pid:
+                        continue  # a value built from `$$` is BTN320's finding
+                    exported.setdefault(var, (block, no))
+        for var in list(exported):
+            if var in info.defines and exported[var][0] is not block:
+                del exported[var]  # set again here: later blocks are this block's business

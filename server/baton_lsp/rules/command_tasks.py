@@ -359,8 +359,12 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
     Callers verify a subagent's work by grepping its output for a completion signal such as
     `REPORT_CREATED:` or `PLAN_CREATED:`. When the prompt asks for a signal the agent's own
     file never mentions, the agent follows its file and returns something else, and the
-    caller's check fails (or, worse, silently falls back). `TASK_ERROR`, `ERROR_CONTEXT` and
-    `PROGRESS` are generic and never required.
+    caller's check fails (or, worse, silently falls back). Any name the prompt asks for after
+    `Return`, `Emit` or `signal` counts (`REVISION_COMPLETED:`, `TESTS_PASSED:`), not only
+    the `*_CREATED`/`*_COMPLETE` forms; such a name counts as documented when the agent's
+    file mentions it anywhere. `TASK_ERROR`, `ERROR_CONTEXT` and `PROGRESS` are generic and
+    never required. The agent is the one the prompt injects (`Read and follow … from:
+    .claude/agents/x.md`), else the workspace agent `subagent_type` names.
 
     Fix: ask for the signal the agent documents (listed in the message), or document the new
     signal in the agent's completion section.
@@ -410,7 +414,13 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
     for block in _blocks(doc):
         names = [i.agent_name for i in block.injections if i.agent_name]
         if not names:
-            continue
+            # No injection line: the agent is the one `subagent_type` starts, when it is a
+            # file of this workspace (a built-in or user-level agent has no file to read).
+            field = block.field("subagent_type")
+            value = field.value.split("#", 1)[0].strip().strip("\"'`") if field else ""
+            if not value or value == "general-purpose" or ctx.agent(value) is None:
+                continue
+            names = [value]
         agents = [(n, ctx.agent(n)) for n in dict.fromkeys(names)]
         found = [(n, a) for n, a in agents if a is not None]
         if not found or len(found) != len(agents):
@@ -419,17 +429,264 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
         for _, agent in found:
             emitted |= agent.emitted_signals
         reported: set[str] = set()
-        for sig in block.signals:
-            if sig.name in GENERIC_SIGNALS or sig.name in emitted or sig.name in reported:
+        expected = [(sig.name, sig.range) for sig in block.signals]
+        named = {sig.name for sig in block.signals}
+        texts: list[str] | None = None
+        for name, rng in _other_signals(block, ctx):
+            if name in named or name in GENERIC_SIGNALS:
                 continue
-            reported.add(sig.name)
+            if texts is None:
+                texts = [ctx.index.text_of(a.path) or "" for _, a in found]
+            if not any(re.search(rf"\b{name}\b", t) for t in texts):
+                expected.append((name, rng))
+        for name, rng in expected:
+            if name in GENERIC_SIGNALS or name in emitted or name in reported:
+                continue
+            reported.add(name)
             who = ", ".join(f"`{n}`" for n, _ in found)
             documented = sorted(emitted - GENERIC_SIGNALS)
             listed = ", ".join(documented) if documented else "no completion signal"
             yield ctx.finding(
-                sig.range,
-                f"prompt expects `{sig.name}:` but agent {who} never documents it "
+                rng,
+                f"prompt expects `{name}:` but agent {who} never documents it "
                 f"(it documents: {listed})",
                 related=[Related(path=a.path, range=a.title_range or Range.of_line(0),
                                  message=f"agent `{n}`") for n, a in found],
             )
+
+
+_RETURN_SIGNAL_RE = re.compile(
+    r"\b(?:[Rr]eturn|RETURN|[Ee]mit|[Ss]ignal)\b[^:\n]{0,40}:\s*[`*]*"
+    r"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+):")
+"""`Return completion signal: REVISION_COMPLETED: <path>`: a signal the prompt asks for by
+any name, not only the `*_CREATED`/`*_COMPLETE` forms `parse.agent.SIGNAL_RE` knows."""
+
+
+def _other_signals(block: TaskBlock, ctx: RuleContext) -> Iterator[tuple[str, Range]]:
+    """Signals a Task prompt asks for after `Return`/`Emit`/`signal`, whatever their form."""
+    for no in range(block.range.start_line, block.range.end_line + 1):
+        line = ctx.lines[no] if no < len(ctx.lines) else ""
+        if ":" not in line:
+            continue
+        for m in _RETURN_SIGNAL_RE.finditer(line):
+            yield m.group(1), Range.of_line(no, m.start(1), m.end(1))
+
+
+_SUBAGENT_RE = re.compile(
+    r"""\bsubagent_type\s*[=:]\s*(["'`]?)([A-Za-z0-9_.-]+)\1(?=\s*[,)}\n#]|\s*$)""")
+"""`subagent_type: "x"`, `subagent_type="x"` (a Task call written out), quoted or bare."""
+
+
+def _workspace_agents(ctx: RuleContext) -> set[str] | None:
+    """Every name an agent of the workspace answers to (front-matter `name` and file stem),
+    or None when the workspace has no agent at all (its agents live elsewhere)."""
+    if ctx.index is None:
+        return None
+    ctx.depends_on.add(str(ctx.index.agents_dir))
+    names: set[str] = set()
+    for path, kind in ctx.index.files().items():
+        if kind is not Kind.AGENT:
+            continue
+        names.add(Path(path).stem)
+        doc = ctx.index.document(path, kind)
+        fm = getattr(doc, "frontmatter", None)
+        entry = fm.get("name") if fm is not None else None
+        if entry is not None and isinstance(entry.value, str):
+            names.add(entry.value.strip())
+    return names or None
+
+
+@rule("BTN319", "task-unknown-subagent", Severity.WARNING, (*TASK_KINDS, Kind.SKILL),
+      cross_file=True, convention=Convention.CLAUDE_CODE)
+def task_unknown_subagent(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A Task call's `subagent_type` names no agent of the workspace and no built-in one.
+
+    Claude Code's Task (Agent) tool starts the subagent whose `name` the `subagent_type`
+    gives, among its built-in agents (`general-purpose`, `Explore`, `Plan`, …, from the
+    pinned claude binary) and the `.claude/agents/` files; any other name fails the call
+    ("Agent type '…' not found"), so the step never runs. Names are matched to agents' `name`
+    front matter and file names. Not checked: plugin agents (`plugin:agent`), placeholders
+    and workspaces with no agent at all (the agents then live in the user's `~/.claude/`).
+    Fix: correct the name (a close agent name is suggested) or add the agent.
+
+    Reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        ---
+        name: research-specialist
+        description: Research a topic
+        ---
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research
+        ---
+        Task {
+          subagent_type: "research-specialst"
+          description: "Research the topic"
+          prompt: "Research it"
+        }
+
+    Not reported:
+
+        ==> .claude/agents/research-specialist.md <==
+        ---
+        name: research-specialist
+        description: Research a topic
+        ---
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research
+        ---
+        Task {
+          subagent_type: "research-specialist"
+          description: "Research the topic"
+          prompt: "Research it"
+        }
+        Then `Task(subagent_type="Explore", prompt="Find the tests")`.
+    """
+    from ..model.agent import CLAUDE_BUILTIN_AGENTS
+
+    known: set[str] | None = None
+    seen: set[tuple[int, int]] = set()
+    hits: list[tuple[int, int, int, str]] = []
+    for block in _blocks(doc):
+        field = block.field("subagent_type")
+        if field is not None:
+            value = field.value.strip().split("#", 1)[0].strip().strip("\"'`")
+            rng = field.value_range
+            hits.append((rng.start_line, rng.start_char, rng.end_char, value))
+            seen.add((rng.start_line, rng.start_char))
+    for no, line in enumerate(ctx.lines):
+        if "subagent_type" not in line:
+            continue
+        for m in _SUBAGENT_RE.finditer(line):
+            if (no, m.start(2) - len(m.group(1))) in seen or (no, m.start(2)) in seen:
+                continue
+            hits.append((no, m.start(2), m.end(2), m.group(2)))
+    for no, start, end, name in hits:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", name) or name in CLAUDE_BUILTIN_AGENTS:
+            continue
+        if known is None:
+            known = _workspace_agents(ctx)
+            if known is None:
+                return
+        if name in known:
+            continue
+        guess = closest(name, sorted(known | CLAUDE_BUILTIN_AGENTS), cutoff=0.75)
+        hint = f"; did you mean `{guess}`?" if guess else ""
+        yield ctx.finding(Range.of_line(no, start, end),
+                          f"subagent_type `{name}` is neither an agent of this workspace nor a "
+                          f"built-in Claude Code agent{hint}")
+
+
+_ARTIFACT_VAR = (r"(?=[A-Z])[A-Z0-9_]*"
+                 r"(?:REPORT|PLAN|SUMMARY|OUTPUT|ARTIFACT|RESULT|ANALYSIS|OVERVIEW)"
+                 r"[A-Z0-9_]*(?:_PATH|_FILE)")
+_EXISTS_CHECK_RE = re.compile(r"(?:\[\[?|\btest)\s+(?:!\s+)?-[fse]\s+\"?\$\{?(" + _ARTIFACT_VAR
+                              + r")\}?\"?")
+"""`[ ! -f "$REPORT_PATH" ]`, `[[ -s "${PLAN_FILE}" ]]`: a block verifying an artifact."""
+
+
+def _assignment(blocks: list[Any], var: str) -> str | None:
+    """The value `var` is given in one of `blocks` (the last assignment), or None."""
+    value = None
+    pattern = re.compile(rf"(?:^|[\s;&|(])(?:export\s+|local\s+)?{var}=(\S.*)?$", re.MULTILINE)
+    for block in blocks:
+        for m in pattern.finditer(block.content):
+            value = (m.group(1) or "").strip()
+    return value
+
+
+@rule("BTN331", "task-artifact-path-not-passed", Severity.WARNING, (Kind.COMMAND,),
+      convention=WORKFLOW)
+def task_artifact_path_not_passed(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """The command checks an artifact path after a Task call whose prompt never passes it.
+
+    The hard-barrier contract: the command pre-calculates where the agent must write
+    (`REPORT_PATH=...` in a bash block), passes that path in the Task prompt, and verifies
+    the file in the next block (`[ ! -f "$REPORT_PATH" ]`). When the prompt does not carry
+    the path — neither the variable nor any variable it is built from — the agent writes
+    wherever it chooses and the verification fails (or passes on a stale file). Reported
+    only for literal artifact variables (`*REPORT*_PATH`, `*PLAN*_FILE`, `*SUMMARY*`,
+    `*OUTPUT*`, `*OVERVIEW*`, …) assigned in a block before the Task call and tested in the
+    first block after it. Fix: pass the path in the prompt (`- Report Path: ${REPORT_PATH}`).
+
+    Reported:
+
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research
+        ---
+        ```bash
+        REPORT_PATH="${TOPIC_DIR}/reports/001_analysis.md"
+        append_workflow_state "REPORT_PATH" "$REPORT_PATH"
+        ```
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "Read and follow .claude/agents/research-specialist.md. Research the topic."
+        }
+
+        ```bash
+        if [ ! -f "$REPORT_PATH" ]; then
+          echo "ERROR: report missing"; exit 1
+        fi
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/research.md <==
+        ---
+        description: Research
+        ---
+        ```bash
+        REPORT_PATH="${TOPIC_DIR}/reports/001_analysis.md"
+        append_workflow_state "REPORT_PATH" "$REPORT_PATH"
+        ```
+
+        Task {
+          subagent_type: "general-purpose"
+          description: "Research the topic"
+          prompt: "Read and follow .claude/agents/research-specialist.md.
+            Report Path: ${REPORT_PATH}"
+        }
+
+        ```bash
+        if [ ! -f "$REPORT_PATH" ]; then
+          echo "ERROR: report missing"; exit 1
+        fi
+        ```
+    """
+    tasks = [t for t in _blocks(doc) if t.closed]
+    if not tasks or not doc.bash_blocks:
+        return
+    blocks = doc.bash_blocks
+    for i, block in enumerate(blocks):
+        prev_end = blocks[i - 1].end_line if i else -1
+        group = [t for t in tasks if prev_end < t.range.start_line and
+                 t.range.end_line < block.start_line]
+        if not group or i == 0:
+            continue
+        prompts = "\n".join(ctx.lines[n] for t in group
+                            for n in range(t.range.start_line, t.range.end_line + 1)
+                            if n < len(ctx.lines))
+        for no, line in enumerate(block.content.splitlines()):
+            for m in _EXISTS_CHECK_RE.finditer(line):
+                var = m.group(1)
+                value = _assignment(blocks[:i], var)
+                if value is None or re.search(rf"\b{var}\b", prompts):
+                    continue
+                parts = set(re.findall(r"\$\{?([A-Za-z_]\w*)", value))
+                literal = value.strip("\"'")
+                if any(re.search(rf"\b{p}\b", prompts) for p in parts) or (
+                        literal and literal in prompts):
+                    continue
+                first = group[0]
+                yield ctx.finding(
+                    Range.of_line(block.start_line + 1 + no, m.start(1) - 1, m.end(1)),
+                    f"`${var}` is verified after the Task call, but no Task prompt before this "
+                    f"block passes it (nor what it is built from): the agent cannot know where "
+                    f"to write; expected the path in the prompt",
+                    related=[Related(path=ctx.path, range=first.open_range,
+                                     message="the Task call whose prompt lacks the path")])

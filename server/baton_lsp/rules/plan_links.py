@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import unquote
 
 from ..model.base import Convention, Finding, Kind, Severity
 from ..model.common import Link
 from ..model.plan import Plan, PlanRole
 from .base import RuleContext, rule
+from .links import display, missing_links
 
 PLAN = (Kind.PLAN,)
-_PLACEHOLDER_TARGET = re.compile(r"[A-Za-z_-]+")
-_PLACEHOLDER_PART = re.compile(r"NNN|XXX|YYYY|(?<!\$)\{|\*|\.\.\.|\[|\]")
-"""`./NNN_previous.md`, `{topic}/plan.md`, `reports/*.md`: a link in a template or example."""
 _MD_LINK_RE = re.compile(r"\[[^\[\]]*\]\(([^)\s]+)\)")  # no `[` in the text: linear
-
-
-def _display(path: Path, ctx: RuleContext) -> str:
-    path = Path(os.path.normpath(path))
-    if ctx.root is not None:
-        try:
-            return str(path.relative_to(ctx.root))
-        except ValueError:
-            pass
-    return str(path)
 
 
 @rule("BTN130", "broken-link", Severity.WARNING, PLAN, cross_file=True, convention=Convention.PLAN)
@@ -70,30 +56,7 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """
     links: list[Link] = [*plan.links, *(p.expanded_link for p in plan.phases
                                         if p.expanded_link is not None)]
-    seen: set[tuple[int, int]] = set()
-    exists: dict[str, bool] = {}  # plans repeat targets (`report.md#a`, `report.md#b`)
-    for link in links:
-        key = (link.target_range.start_line, link.target_range.start_char)
-        if key in seen:
-            continue
-        seen.add(key)
-        target = link.target.strip()
-        if _PLACEHOLDER_TARGET.fullmatch(target) or _PLACEHOLDER_PART.search(target):
-            continue  # `[Full Doc](path)`: prose describing a link, not a link
-        resolved = ctx.resolve(link.target)
-        if resolved is None:
-            continue
-        where = str(resolved)
-        if where not in exists:
-            exists[where] = ctx.exists(resolved)
-            if not exists[where] and "%" in target:  # `Hooks%20Best%20Practices.md`
-                decoded = ctx.resolve(unquote(link.target))
-                exists[where] = decoded is not None and ctx.exists(decoded)
-        if exists[where]:
-            continue
-        yield ctx.finding(link.target_range,
-                          f"link target '{link.target}' does not exist "
-                          f"(looked for {_display(resolved, ctx)})")
+    yield from missing_links(links, ctx)
 
 
 @rule("BTN131", "parent-plan-missing", Severity.WARNING, PLAN, cross_file=True,
@@ -156,7 +119,7 @@ def parent_plan_missing(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             continue
         yield ctx.finding(entry.value_range,
                           f"{key} '{value}' does not resolve to a file (looked for "
-                          + " and ".join(_display(c, ctx) for c in candidates) + ")")
+                          + " and ".join(display(c, ctx) for c in candidates) + ")")
 
 
 @rule("BTN132", "phase-number-mismatch", Severity.WARNING, PLAN, fixable=True,
