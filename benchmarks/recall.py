@@ -5,8 +5,9 @@
     python benchmarks/recall.py --per-kind 12 --seed 7 --tsv out.tsv
     python benchmarks/recall.py --subprocess  # one `baton check` process per mutation
 
-Each tree (../shared/corpus, the author's trees of scripts/author-trees.sh, /work/unseen/*) is
-copied once to a temporary directory. For each injection one file of the copy is rewritten,
+Each tree (../shared/corpus, the author's trees of scripts/author-trees.sh, the trees of
+benchmarks/recall_trees.txt, and $BATON_RECALL_UNSEEN/* (default /work/unseen/*)) is copied
+once to a temporary directory. For each injection one file of the copy is rewritten,
 `baton check --format json --no-cache` checks the files it touches (in this process through
 the CLI's own `main`, or as a real subprocess), and the file is put back. An injection is
 *found* when a finding that the un-mutated file did not have lies within 3 lines of the
@@ -38,9 +39,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
-UNSEEN = Path("/work/unseen")
+UNSEEN = Path(os.environ.get("BATON_RECALL_UNSEEN") or "/work/unseen")
+RECALL_TREES = Path(__file__).with_name("recall_trees.txt")
+"""Further public trees (owner/name commit), extracted by `AUTHOR_TREES_LIST=benchmarks/
+recall_trees.txt scripts/author-trees.sh ~/.cache/baton-recall-trees`."""
 NEAR = 3
 """An injection counts as found by a finding at most this many lines from its spot."""
 SKIP_DIRS = frozenset({".git", ".lake", "node_modules", ".venv", "__pycache__", ".cache"})
@@ -61,6 +67,9 @@ class Fence:
     open: int
     close: int | None
     info: str
+    indent: int = 0
+    """Spaces before the opening fence: an indented one may sit in a list item, which closes
+    it when the item ends."""
 
 
 def fences(lines: Sequence[str]) -> list[Fence]:
@@ -80,7 +89,7 @@ def fences(lines: Sequence[str]) -> list[Fence]:
             if c and c.group(1)[0] == mark[0] and len(c.group(1)) >= len(mark):
                 close = j
                 break
-        out.append(Fence(i, close, info))
+        out.append(Fence(i, close, info, len(m.group(1))))
         if close is None:
             break
         i = close + 1
@@ -179,6 +188,8 @@ class Injection:
     found: bool = False
     found_by_code: bool = False
     false_found: bool = False
+    elsewhere: bool = False
+    """Not found, but a new finding lies further away in a file it touches."""
     codes: list[str] = field(default_factory=list)
 
 
@@ -211,22 +222,33 @@ def is_plan(rel: str) -> bool:
     return rel.endswith(".md") and "plans" in p and ".opencode" not in p
 
 
+def _under(p: list[str], folder: str) -> bool:
+    """`.claude/<folder>/...` or a plugin's `plugins/<name>/<folder>/...`."""
+    if folder not in p:
+        return False
+    k = p.index(folder)
+    return k > 0 and (p[k - 1] == ".claude" or "plugins" in p[:k - 1])
+
+
 def is_agent(rel: str) -> bool:
     p = _parts(rel)
-    return rel.endswith(".md") and ".claude" in p and "agents" in p \
-        and p.index("agents") == p.index(".claude") + 1 and "templates" not in p \
+    return rel.endswith(".md") and _under(p, "agents") and "templates" not in p \
         and p[-1] != "README.md"
 
 
 def is_command(rel: str) -> bool:
     p = _parts(rel)
-    return rel.endswith(".md") and ".claude" in p and "commands" in p \
-        and p.index("commands") == p.index(".claude") + 1 and p[-1] != "README.md"
+    return rel.endswith(".md") and _under(p, "commands") and p[-1] != "README.md"
+
+
+def is_task_file(rel: str) -> bool:
+    """Where `Task {` blocks are read: commands and agents."""
+    return is_command(rel) or is_agent(rel)
 
 
 def is_skill(rel: str) -> bool:
     p = _parts(rel)
-    return p[-1] == "SKILL.md" and ".claude" in p and "skills" in p
+    return p[-1] == "SKILL.md" and "skills" in p
 
 
 def is_settings(rel: str) -> bool:
@@ -380,7 +402,7 @@ def _last_fence_unclosed(src: Source, heading: re.Pattern[str]) -> Iterator[Edit
     """Delete the closing fence of the file's last block when a heading matching `heading`
     follows it: the block is never closed and swallows that heading."""
     fs = fences(src.lines)
-    if fs and fs[-1].close is not None:
+    if fs and fs[-1].close is not None and fs[-1].indent == 0:
         f = fs[-1]
         assert f.close is not None
         if any(heading.match(src.lines[k]) for k in range(f.close + 1, len(src.lines))):
@@ -403,7 +425,8 @@ def find_fence_swallows_phase(src: Source) -> Iterator[Edit]:
     for n, f in enumerate(fs[:-1]):
         if f.close is None:
             return
-        if any(_PHASE.match(src.lines[k]) for k in range(f.close + 1, fs[n + 1].open)):
+        between = range(f.close + 1, fs[n + 1].open)
+        if f.indent == 0 and any(_PHASE.match(src.lines[k]) for k in between):
             yield Edit(deleted(src, f.close), (f.open, f.close),
                        what=f"closing fence of line {f.open + 1} removed (a later one closes it)")
 
@@ -441,8 +464,21 @@ def find_broken_link(src: Source) -> Iterator[Edit]:
 # --------------------------------------------------------------------------- front matter
 
 
-def _fm_key(src: Source, key: str) -> Iterator[tuple[int, re.Match[str]]]:
+def readable_frontmatter(src: Source) -> tuple[int, int] | None:
+    """The front matter's fences when it is a YAML mapping (a defect injected into one that
+    is already unreadable would be no new defect)."""
     fm = frontmatter(src.lines)
+    if fm is None:
+        return None
+    try:
+        data = yaml.safe_load("".join(src.lines[fm[0] + 1:fm[1]]))
+    except yaml.YAMLError:
+        return None
+    return fm if isinstance(data, dict) else None
+
+
+def _fm_key(src: Source, key: str) -> Iterator[tuple[int, re.Match[str]]]:
+    fm = readable_frontmatter(src)
     if fm is None:
         return
     for i in range(fm[0] + 1, fm[1]):
@@ -502,7 +538,7 @@ def find_missing_description(src: Source) -> Iterator[Edit]:
 
 
 def find_unclosed_frontmatter(src: Source) -> Iterator[Edit]:
-    fm = frontmatter(src.lines)
+    fm = readable_frontmatter(src)
     if fm is not None and fm[1] > 1:
         yield Edit(deleted(src, fm[1]), (fm[0], fm[1]), what="closing --- removed")
 
@@ -518,7 +554,7 @@ def find_duplicate_key(src: Source) -> Iterator[Edit]:
 
 def find_agent_hook_event(src: Source) -> Iterator[Edit]:
     """Add a `hooks:` block whose event name Claude Code does not have (an agent without one)."""
-    fm = frontmatter(src.lines)
+    fm = readable_frontmatter(src)
     if fm is None or any(re.match(r"^hooks\s*:", src.lines[k]) for k in range(1, fm[1])):
         return
     block = ["hooks:\n", "  PostToolUses:\n", "    - matcher: \"Bash\"\n", "      hooks:\n",
@@ -572,7 +608,7 @@ def find_command_key_typo(src: Source) -> Iterator[Edit]:
 def find_dependent_agent_typo(src: Source) -> Iterator[Edit]:
     for i, m in _fm_key(src, "dependent-agents"):
         names = [n.strip() for n in m.group(3).split(",") if n.strip()]
-        agents = src.tree / Path(src.rel).parents[1] / "agents"
+        agents = _project_root(src) / ".claude" / "agents"
         for name in names:
             bad = typo(name)
             if (agents / f"{name}.md").is_file() and not (agents / f"{bad}.md").exists():
@@ -584,7 +620,29 @@ def find_dependent_agent_typo(src: Source) -> Iterator[Edit]:
 # --------------------------------------------------------------------------- commands
 
 
+_SCRIPT_BLOCKS = re.compile(
+    r"^\s*(?:source|\.)\s+[\"']?(?:\$\{?CLAUDE_PROJECT_DIR\}?/)?\.claude/lib/|"
+    r"\b(?:init|load|append)_workflow_state\b", re.MULTILINE)
+
+
+def scripted(src: Source) -> bool:
+    """Whether a command's bash blocks are scripts by the seeds' convention (it sources a
+    library of the project's `.claude/lib/` or uses the state library), the files BTN330
+    reads; elsewhere a bash fence may be an example."""
+    return bool(_SCRIPT_BLOCKS.search("".join(src.lines)))
+
+
 def find_bash_syntax_error(src: Source) -> Iterator[Edit]:
+    if scripted(src):
+        yield from _bash_syntax_error(src)
+
+
+def find_bash_syntax_error_elsewhere(src: Source) -> Iterator[Edit]:
+    if not scripted(src):
+        yield from _bash_syntax_error(src)
+
+
+def _bash_syntax_error(src: Source) -> Iterator[Edit]:
     """`if ...; then` written `if ...; do`: bash refuses the whole block."""
     for b in bash_blocks(src.lines):
         assert b.close is not None
@@ -599,7 +657,8 @@ def find_bash_syntax_error(src: Source) -> Iterator[Edit]:
 def find_unclosed_bash_fence(src: Source) -> Iterator[Edit]:
     """Remove the closing fence of the last bash block when no fence follows it."""
     fs = fences(src.lines)
-    if fs and fs[-1].close is not None and fs[-1].info.split()[:1] == ["bash"]:
+    if fs and fs[-1].close is not None and fs[-1].info.split()[:1] == ["bash"] \
+            and fs[-1].indent == 0:
         f = fs[-1]
         assert f.close is not None
         yield Edit(deleted(src, f.close), (f.open, f.close), what="last ```bash never closed")
@@ -612,24 +671,41 @@ def find_arguments_in_bash(src: Source) -> Iterator[Edit]:
         return
 
 
-_SOURCE = re.compile(r"^(\s*(?:source|\.)\s+[\"']?(?:\$\{?CLAUDE_PROJECT_DIR\}?/)?)"
-                     r"(\.claude/lib/[\w./-]+\.sh)")
+_RUN = re.compile(r"^(\s*(?:source|\.|bash|sh)\s+[\"']?(?:\$\{?CLAUDE_PROJECT_DIR\}?/)?)"
+                  r"(\.claude/[\w./-]+\.sh)\b")
+
+
+def _project_root(src: Source) -> Path:
+    """The directory holding the file's `.claude/` (else the tree's root)."""
+    parts = _parts(src.rel)
+    if ".claude" in parts:
+        return src.tree.joinpath(*parts[:parts.index(".claude")])
+    return src.tree
+
+
+def _find_script(src: Source, verbs: tuple[str, ...]) -> Iterator[Edit]:
+    """A fenced line that runs or sources a project script that exists, the script's name
+    given a typo."""
+    mask = fenced_mask(src.lines)
+    for i, line in enumerate(src.lines):
+        m = _RUN.match(line)
+        if not m or not mask[i] or m.group(1).split()[0] not in verbs:
+            continue
+        script = m.group(2)
+        root = _project_root(src)
+        head, _, base = script.rpartition("/")
+        bad = f"{head}/{typo(base[:-3])}.sh"
+        if (root / script).is_file() and not (root / bad).exists():
+            new = line[:m.start(2)] + bad + line[m.end(2):]
+            yield Edit(replaced(src, i, new), (i,), what=f"{script} -> {bad}")
 
 
 def find_missing_source(src: Source) -> Iterator[Edit]:
-    mask = fenced_mask(src.lines)
-    for i, line in enumerate(src.lines):
-        m = _SOURCE.match(line)
-        if not m or not mask[i]:
-            continue
-        lib = m.group(2)
-        root = src.path.parents[len(Path(src.rel).parts) - 1 - _parts(src.rel).index(".claude")]
-        head, _, base = lib.rpartition("/")
-        bad = f"{head}/{typo(base[:-3])}.sh"
-        if (root / lib).is_file() and not (root / bad).exists():
-            new = line[:m.start(2)] + bad + line[m.end(2):]
-            yield Edit(replaced(src, i, new), (i,), what=f"{lib} -> {bad}")
-            return
+    return _find_script(src, ("source", "."))
+
+
+def find_missing_script(src: Source) -> Iterator[Edit]:
+    return _find_script(src, ("bash", "sh"))
 
 
 def _task_blocks(src: Source) -> Iterator[tuple[int, int]]:
@@ -661,7 +737,7 @@ def find_task_unclosed(src: Source) -> Iterator[Edit]:
 
 
 def find_unknown_subagent(src: Source) -> Iterator[Edit]:
-    agents = {p.stem for p in (src.tree / Path(src.rel).parents[1] / "agents").glob("*.md")}
+    agents = {p.stem for p in (_project_root(src) / ".claude" / "agents").rglob("*.md")}
     for start, end in _task_blocks(src):
         for k in range(start + 1, end):
             m = re.match(r"^(\s*subagent_type:\s*\")([\w-]+)(\".*)$", src.lines[k], re.DOTALL)
@@ -682,7 +758,7 @@ def find_injected_agent_missing(src: Source) -> Iterator[Edit]:
             m = _INJECTED.search(src.lines[k])
             if not m:
                 continue
-            root = src.tree / Path(src.rel).parents[2]
+            root = _project_root(src)
             bad = typo(m.group(2))
             if (root / ".claude/agents" / f"{m.group(2)}.md").is_file() and \
                     not (root / ".claude/agents" / f"{bad}.md").exists():
@@ -767,25 +843,52 @@ def find_registry_wrong_type(src: Source) -> Iterator[Edit]:
                        what=f"project_number {m.group(2)} as a string")
 
 
+_IMPORT = re.compile(r"(?<![\w`/@])@([\w.-][\w./-]*\.\w+)")
+
+
 def find_claude_md_import(src: Source) -> Iterator[Edit]:
+    """An `@path` import outside code whose file exists (from the importing file's folder or
+    the project root), given a typo that exists under neither."""
     mask = fenced_mask(src.lines)
+    root = _project_root(src)
     for i, line in enumerate(src.lines):
-        m = re.match(r"^@([\w./-]+\.md)\s*$", line)
-        if m and not mask[i] and resolves(src, m.group(1)).is_file():
-            head, _, base = m.group(1).rpartition("/")
-            bad = (head + "/" if head else "") + typo(base[:-3]) + ".md"
-            if not resolves(src, bad).exists():
-                yield Edit(replaced(src, i, f"@{bad}{eol(line)}"), (i,),
-                           what=f"@{m.group(1)} -> @{bad}")
+        if mask[i]:
+            continue
+        spans = [m.span() for m in re.finditer(r"`[^`]*`", line)]
+        for m in _IMPORT.finditer(line):
+            target = m.group(1)
+            if any(a <= m.start() < b for a, b in spans):
+                continue
+            if not (resolves(src, target).is_file() or (root / target).is_file()):
+                continue
+            head, _, base = target.rpartition("/")
+            stem, _, ext = base.rpartition(".")
+            bad = (head + "/" if head else "") + typo(stem) + "." + ext
+            if bad == target or resolves(src, bad).exists() or (root / bad).exists():
+                continue
+            yield Edit(replaced(src, i, line[:m.start(1)] + bad + line[m.end(1):]), (i,),
+                       what=f"@{target} -> @{bad}")
+            break
 
 
-def find_opencode_model(src: Source) -> Iterator[Edit]:
-    for i, m in _fm_key(src, "model"):
-        value = m.group(3).strip("'\"")
-        if "/" in value:
-            bare = value.split("/", 1)[1]
-            yield Edit(replaced(src, i, f"model: {bare}{eol(src.lines[i])}"), (i,),
-                       what=f"model {value} -> {bare}")
+_OPENCODE_TOOLS = ("read", "write", "edit", "glob", "grep", "bash", "list", "patch",
+                   "webfetch", "todowrite", "todoread", "task")
+
+
+def find_opencode_tool(src: Source) -> Iterator[Edit]:
+    """A key of an OpenCode agent's `tools:` map given a typo."""
+    fm = frontmatter(src.lines)
+    for i, _m in _fm_key(src, "tools"):
+        assert fm is not None
+        for k in range(i + 1, fm[1]):
+            m = re.match(r"^(\s+)(\w+)(\s*:.*)$", src.lines[k], re.DOTALL)
+            if not m:
+                break
+            if m.group(2) in _OPENCODE_TOOLS and typo(m.group(2)) != m.group(2):
+                bad = typo(m.group(2))
+                yield Edit(replaced(src, k, m.group(1) + bad + m.group(3)), (k,),
+                           what=f"tool {m.group(2)} -> {bad}")
+                return
 
 
 # --------------------------------------------------------------------------- the table
@@ -837,22 +940,30 @@ KINDS: tuple[DefectKind, ...] = (
                is_command, find_command_key_typo, ("BTN301",), "command"),
     DefectKind("command-dependent-agent", "`dependent-agents` names an agent with a typo",
                is_command, find_dependent_agent_typo, ("BTN305",), "command"),
-    DefectKind("command-bash-syntax", "`if ...; then` written `if ...; do` in a bash block",
-               is_command, find_bash_syntax_error, ("BTN330", *NEW_BASH), "command"),
+    DefectKind("command-bash-syntax", "`if ...; then` written `if ...; do` in a bash block "
+               "of a command whose blocks are scripts", is_command, find_bash_syntax_error,
+               ("BTN330", *NEW_BASH), "command"),
+    DefectKind("command-bash-syntax-elsewhere", "the same in a command that neither sources "
+               ".claude/lib nor uses the state library", is_command,
+               find_bash_syntax_error_elsewhere, NEW_BASH, "command"),
     DefectKind("command-unclosed-bash-fence", "the last ```bash block never closed",
                is_command, find_unclosed_bash_fence, ("BTN325", "BTN003"), "command"),
     DefectKind("command-arguments-in-bash", "`${ARGUMENTS}` inside a bash block",
                is_command, find_arguments_in_bash, NEW_BASH, "command"),
     DefectKind("command-missing-source", "`source .claude/lib/x.sh` of a library not there",
                is_command, find_missing_source, NEW_BASH, "command"),
+    DefectKind("command-missing-script", "`bash .claude/scripts/x.sh` of a script not there",
+               is_command, find_missing_script, NEW_BASH, "command"),
+    DefectKind("skill-missing-script", "a skill runs `bash .claude/scripts/x.sh`, not there",
+               is_skill, find_missing_script, NEW_BASH, "skill"),
     DefectKind("task-missing-field", "a `Task {` block's `description:` removed",
-               is_command, find_task_missing_field, ("BTN310",), "command"),
+               is_task_file, find_task_missing_field, ("BTN310",), "command"),
     DefectKind("task-unclosed", "a `Task {` block's closing `}` removed",
-               is_command, find_task_unclosed, ("BTN311",), "command"),
+               is_task_file, find_task_unclosed, ("BTN311",), "command"),
     DefectKind("task-unknown-subagent", "`subagent_type` names an agent that does not exist",
-               is_command, find_unknown_subagent, ("BTN315-BTN319",), "command"),
+               is_task_file, find_unknown_subagent, ("BTN315-BTN319",), "command"),
     DefectKind("task-injected-agent-missing", "a Task prompt's agent file path with a typo",
-               is_command, find_injected_agent_missing, ("BTN313",), "command"),
+               is_task_file, find_injected_agent_missing, ("BTN313",), "command"),
     DefectKind("skill-broken-link", "a relative link in a skill to a file that is not there",
                is_skill, find_broken_link, LINK_CODES, "skill"),
     DefectKind("skill-name-mismatch", "a skill's `name:` no longer its folder's name",
@@ -878,8 +989,8 @@ KINDS: tuple[DefectKind, ...] = (
                is_registry, find_json_comma, ("BTN600",), "registry"),
     DefectKind("registry-wrong-type", "a registry `project_number` written as a string",
                is_registry, find_registry_wrong_type, (), "registry"),
-    DefectKind("opencode-model-id", "an OpenCode agent `model:` without its provider",
-               is_opencode_agent, find_opencode_model, ("BTN705",), "opencode-agent"),
+    DefectKind("opencode-unknown-tool", "a key of an OpenCode agent's `tools:` with a typo",
+               is_opencode_agent, find_opencode_tool, ("BTN710",), "opencode-agent"),
 )
 
 
@@ -913,6 +1024,15 @@ def default_trees(sample: bool) -> list[Tree]:
         for child in sorted(root.iterdir()):
             if child.is_dir():
                 trees.append(Tree(child.name, child, lambda _r, n=child.name: f"author:{n}"))
+    base = Path(os.environ.get("BATON_RECALL_TREES") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+        "baton-recall-trees"))
+    for line in RECALL_TREES.read_text(encoding="utf-8").splitlines():
+        repo, commit = line.split()
+        path = base / repo.split("/", 1)[1]
+        stamp = path / ".baton-tree"
+        if stamp.is_file() and stamp.read_text(encoding="utf-8").strip() == f"{repo}@{commit}":
+            trees.append(Tree(path.name, path, lambda _r, r=repo: r))
     if UNSEEN.is_dir():
         for child in sorted(UNSEEN.iterdir()):
             if child.is_dir():
@@ -1182,9 +1302,11 @@ def judge(kind: DefectKind, c: Candidate, path: Path, old: Sequence[str],
         near = [k for k in fresh if any(abs(k[1] - s_) <= NEAR for s_ in mine)]
         naive |= any(abs(line - s_) <= NEAR for _c, line in after.get(file, []) for s_ in mine)
         inj.codes += [code for code, _ in near]
+        inj.elsewhere |= bool(fresh) and not near
         inj.found |= bool(near)
         inj.found_by_code |= any(claimed(code) for code, _ in near)
     inj.false_found = naive and not inj.found
+    inj.elsewhere = inj.elsewhere and not inj.found
     return inj
 
 
@@ -1199,6 +1321,7 @@ class Row:
     found: int = 0
     by_code: int = 0
     false_found: int = 0
+    elsewhere: int = 0
     authors: set[str] = field(default_factory=set)
 
 
@@ -1211,6 +1334,7 @@ def summarize(results: Sequence[Injection], kinds: Sequence[DefectKind],
         row.found += inj.found
         row.by_code += inj.found_by_code
         row.false_found += inj.false_found
+        row.elsewhere += inj.elsewhere
         row.authors.add(inj.author)
     return list(rows.values())
 
@@ -1225,11 +1349,12 @@ def recall(rows: Sequence[Row], status: str) -> tuple[int, int, int]:
 def render(rows: Sequence[Row], kinds: Sequence[DefectKind]) -> str:
     claims = {k.name: ", ".join(k.claims) or "—" for k in kinds}
     out = ["| kind | claimed by | status | authors | injected | found | by code | recall "
-           "| false found |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+           "| false found | farther |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         rate = f"{r.by_code / r.injected:.0%}" if r.injected else "—"
         out.append(f"| {r.kind} | {claims[r.kind]} | {r.status} | {len(r.authors)} "
-                   f"| {r.injected} | {r.found} | {r.by_code} | {rate} | {r.false_found} |")
+                   f"| {r.injected} | {r.found} | {r.by_code} | {rate} | {r.false_found} "
+                   f"| {r.elsewhere} |")
     out.append("")
     for status in ("claimed", "pending", "unclaimed"):
         n, found, by_code = recall(rows, status)
@@ -1279,12 +1404,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(render(rows, kinds), end="")
     if args.tsv:
         with args.tsv.open("w", encoding="utf-8") as fh:
-            fh.write("kind\tauthor\tfile\tspots\tmutation\tfound\tby_code\tfalse_found\tcodes\n")
+            fh.write("kind\tauthor\tfile\tspots\tmutation\tfound\tby_code\tfalse_found\t"
+                     "farther\tcodes\n")
             for inj in results:
                 spots = ",".join(f"{n}:{line}" for n, line in inj.spots)
                 fh.write(f"{inj.kind}\t{inj.author}\t{inj.rel}\t{spots}\t{inj.what}\t"
                          f"{int(inj.found)}\t{int(inj.found_by_code)}\t{int(inj.false_found)}\t"
-                         f"{','.join(inj.codes)}\n")
+                         f"{int(inj.elsewhere)}\t{','.join(inj.codes)}\n")
     return 0
 
 
