@@ -665,6 +665,8 @@ def find_unclosed_bash_fence(src: Source) -> Iterator[Edit]:
 
 
 def find_arguments_in_bash(src: Source) -> Iterator[Edit]:
+    """`${ARGUMENTS}` in a bash block: the pinned claude replaces only the literal `$ARGUMENTS`
+    (`replaceAll("$ARGUMENTS", ...)`), so the shell sees an empty variable."""
     for b in bash_blocks(src.lines):
         yield Edit(inserted(src, b.open + 1, ['DESCRIPTION="${ARGUMENTS}"\n']), (b.open + 1,),
                    what="${ARGUMENTS} in a bash block")
@@ -950,7 +952,7 @@ KINDS: tuple[DefectKind, ...] = (
                is_command, find_unclosed_bash_fence, ("BTN325", "BTN003"), "command"),
     DefectKind("command-arguments-in-bash", "`${ARGUMENTS}` inside a bash block",
                is_command, find_arguments_in_bash, NEW_BASH, "command"),
-    DefectKind("command-missing-source", "`source .claude/lib/x.sh` of a library not there",
+    DefectKind("command-missing-source", "`source .claude/.../x.sh` of a file not there",
                is_command, find_missing_source, NEW_BASH, "command"),
     DefectKind("command-missing-script", "`bash .claude/scripts/x.sh` of a script not there",
                is_command, find_missing_script, NEW_BASH, "command"),
