@@ -620,16 +620,29 @@ def find_dependent_agent_typo(src: Source) -> Iterator[Edit]:
 # --------------------------------------------------------------------------- commands
 
 
-_SCRIPT_BLOCKS = re.compile(
-    r"^\s*(?:source|\.)\s+[\"']?(?:\$\{?CLAUDE_PROJECT_DIR\}?/)?\.claude/lib/|"
-    r"\b(?:init|load|append)_workflow_state\b", re.MULTILINE)
+_STATE_LIBRARY = re.compile(
+    r"\b(?:append_workflow_state|load_workflow_state|init_workflow_state|"
+    r"state-persistence\.sh|STATE_FILE)\b")
+_PROJECT_LIBRARY = re.compile(r"^\s*(?:source|\.)\s+[\"']?\S*\.(?:claude|opencode)/\S+",
+                              re.MULTILINE)
+
+
+def _bash_text(src: Source) -> list[str]:
+    return ["".join(src.lines[b.open + 1:b.close]) for b in bash_blocks(src.lines)]
+
+
+def stateful(src: Source) -> bool:
+    """The seeds' workflow-bash convention as README states it: a bash block uses the state
+    library (`append_workflow_state`, `STATE_FILE`, …). BTN320 reads these commands."""
+    return any(_STATE_LIBRARY.search(text) for text in _bash_text(src))
 
 
 def scripted(src: Source) -> bool:
-    """Whether a command's bash blocks are scripts by the seeds' convention (it sources a
-    library of the project's `.claude/lib/` or uses the state library), the files BTN330
-    reads; elsewhere a bash fence may be an example."""
-    return bool(_SCRIPT_BLOCKS.search("".join(src.lines)))
+    """The script-blocks convention: a bash block uses the state library or sources a file of
+    the project's `.claude/` (or `.opencode/`) tree; BTN330 reads these commands' blocks as
+    scripts, elsewhere a bash fence may be an example."""
+    return any(_STATE_LIBRARY.search(text) or _PROJECT_LIBRARY.search(text)
+               for text in _bash_text(src))
 
 
 def find_bash_syntax_error(src: Source) -> Iterator[Edit]:
@@ -652,6 +665,35 @@ def _bash_syntax_error(src: Source) -> Iterator[Edit]:
                 yield Edit(replaced(src, k, m.group(1) + "do" + m.group(2)), (k,),
                            what="if ...; do")
                 break
+
+
+def _two_blocks(src: Source, follows: Callable[[Source], bool]) -> tuple[Fence, Fence] | None:
+    blocks = bash_blocks(src.lines)
+    return (blocks[0], blocks[1]) if len(blocks) >= 2 and follows(src) else None
+
+
+def find_pid_var_across_blocks(src: Source) -> Iterator[Edit]:
+    """A state-file path built from `$$` at the top of the first bash block, read at the top
+    of the second (a new shell: the variable is empty there)."""
+    pair = _two_blocks(src, stateful)
+    if pair:
+        first, second = pair
+        lines = inserted(src, second.open + 1, ['cat "$RECALL_STATE_FILE"\n'])
+        lines = (*lines[:first.open + 1], 'RECALL_STATE_FILE="/tmp/recall_state_$$.txt"\n',
+                 *lines[first.open + 1:])
+        yield Edit(lines, (second.open + 2, first.open + 1), what="$$ path used a block later")
+
+
+def find_pid_path_rebuilt(src: Source) -> Iterator[Edit]:
+    """A literal `/tmp/x_$$.sh` written in the first bash block and sourced again in the
+    second, where `$$` is another process's number."""
+    pair = _two_blocks(src, scripted)
+    if pair:
+        first, second = pair
+        lines = inserted(src, second.open + 1, ['source "/tmp/recall_vars_$$.sh"\n'])
+        lines = (*lines[:first.open + 1], 'echo "PHASE=1" > "/tmp/recall_vars_$$.sh"\n',
+                 *lines[first.open + 1:])
+        yield Edit(lines, (second.open + 2, first.open + 1), what="/tmp/x_$$.sh rebuilt")
 
 
 def find_unclosed_bash_fence(src: Source) -> Iterator[Edit]:
@@ -948,6 +990,12 @@ KINDS: tuple[DefectKind, ...] = (
     DefectKind("command-bash-syntax-elsewhere", "the same in a command that neither sources "
                ".claude/lib nor uses the state library", is_command,
                find_bash_syntax_error_elsewhere, NEW_BASH, "command"),
+    DefectKind("command-pid-var-across-blocks", "a `$$` state path set in one bash block, "
+               "read in the next (commands that use the state library)", is_command,
+               find_pid_var_across_blocks, ("BTN320", *NEW_BASH), "command"),
+    DefectKind("command-pid-path-rebuilt", "`/tmp/x_$$.sh` written in one bash block, sourced "
+               "in the next (commands whose blocks are scripts)", is_command,
+               find_pid_path_rebuilt, NEW_BASH, "command"),
     DefectKind("command-unclosed-bash-fence", "the last ```bash block never closed",
                is_command, find_unclosed_bash_fence, ("BTN325", "BTN003"), "command"),
     DefectKind("command-arguments-in-bash", "`${ARGUMENTS}` inside a bash block",
