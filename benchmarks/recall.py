@@ -696,6 +696,18 @@ def find_pid_path_rebuilt(src: Source) -> Iterator[Edit]:
         yield Edit(lines, (second.open + 2, first.open + 1), what="/tmp/x_$$.sh rebuilt")
 
 
+def find_export_across_blocks(src: Source) -> Iterator[Edit]:
+    """`export VAR=...` in the first bash block, `$VAR` used at the top of the second: an
+    export does not outlive the shell of its block."""
+    pair = _two_blocks(src, scripted)
+    if pair:
+        first, second = pair
+        lines = inserted(src, second.open + 1, ['echo "Mode: $RECALL_MODE"\n'])
+        lines = (*lines[:first.open + 1], 'export RECALL_MODE="full"\n',
+                 *lines[first.open + 1:])
+        yield Edit(lines, (second.open + 2, first.open + 1), what="export used a block later")
+
+
 def find_unclosed_bash_fence(src: Source) -> Iterator[Edit]:
     """Remove the closing fence of the last bash block when no fence follows it."""
     fs = fences(src.lines)
@@ -838,6 +850,26 @@ def find_settings_hook_event(src: Source) -> Iterator[Edit]:
             bad = typo(event)
             yield Edit(replaced(src, i, src.lines[i].replace(f'"{event}"', f'"{bad}"', 1)),
                        (i,), what=f"{event} -> {bad}")
+            break
+
+
+def find_settings_ignored_matcher(src: Source) -> Iterator[Edit]:
+    """A tool-name `matcher` on a `Stop` or `UserPromptSubmit` hook (events that take no
+    matcher): the hook still runs on every stop or prompt."""
+    for event in ("Stop", "UserPromptSubmit"):
+        for i in _json_key_lines(src, event):
+            window = range(i + 1, min(len(src.lines), i + 4))
+            hit = next((k for k in window
+                        if re.match(r'^\s*"matcher"\s*:\s*"[^"]*"', src.lines[k])), None)
+            if hit is not None:
+                m = re.match(r'^(\s*"matcher"\s*:\s*)"[^"]*"(.*)$', src.lines[hit], re.DOTALL)
+                assert m is not None
+                yield Edit(replaced(src, hit, f'{m.group(1)}"Write|Edit"{m.group(2)}'), (hit,),
+                           what=f"{event} matcher Write|Edit")
+            elif i + 1 < len(src.lines) and re.match(r"^\s*\{\s*$", src.lines[i + 1]):
+                indent = src.lines[i + 1][:len(src.lines[i + 1]) - len(src.lines[i + 1].lstrip())]
+                yield Edit(inserted(src, i + 2, [f'{indent}  "matcher": "Write|Edit",\n']),
+                           (i + 2,), what=f"{event} matcher Write|Edit added")
             break
 
 
@@ -996,6 +1028,9 @@ KINDS: tuple[DefectKind, ...] = (
     DefectKind("command-pid-path-rebuilt", "`/tmp/x_$$.sh` written in one bash block, sourced "
                "in the next (commands whose blocks are scripts)", is_command,
                find_pid_path_rebuilt, NEW_BASH, "command"),
+    DefectKind("command-export-across-blocks", "`export VAR` in one bash block, `$VAR` in "
+               "the next (commands whose blocks are scripts)", is_command,
+               find_export_across_blocks, NEW_BASH, "command"),
     DefectKind("command-unclosed-bash-fence", "the last ```bash block never closed",
                is_command, find_unclosed_bash_fence, ("BTN325", "BTN003"), "command"),
     DefectKind("command-arguments-in-bash", "`${ARGUMENTS}` inside a bash block",
@@ -1022,6 +1057,8 @@ KINDS: tuple[DefectKind, ...] = (
                is_settings, find_settings_hook_event, SETTINGS),
     DefectKind("settings-invalid-json", "a comma removed from settings.json",
                is_settings, find_json_comma, SETTINGS),
+    DefectKind("settings-ignored-matcher", "a tool `matcher` on a Stop/UserPromptSubmit hook",
+               is_settings, find_settings_ignored_matcher, SETTINGS),
     DefectKind("settings-permission-tool", "a permission rule's tool name with a typo",
                is_settings, find_settings_permission_typo, SETTINGS),
     DefectKind("mcp-invalid-json", "a comma removed from .mcp.json",
