@@ -19,7 +19,9 @@ how many injections a naive "any finding nearby" would have counted is reported 
 Adding a kind is one `DefectKind(...)` entry in KINDS: a name, which files it applies to, a
 function yielding candidate edits of one file's lines, and the codes that claim it. A kind is
 *claimed* when one of its codes is a registered rule for that file kind; kinds whose codes are
-planned but not yet registered show as `pending`.
+planned but not yet registered show as `pending`. A range claims a kind as soon as any code in
+it is registered, so when a branch's rules land, narrow the range to the code that reports the
+kind (a kind another code of the range does not cover otherwise shows as claimed and missed).
 """
 
 from __future__ import annotations
