@@ -1479,8 +1479,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--subprocess", action="store_true",
                         help="run a `baton check` process per mutation (slower)")
     parser.add_argument("--tsv", type=Path, default=None, help="write every injection here")
+    parser.add_argument("--list", action="store_true",
+                        help="print the kinds, what they inject and the codes that claim them")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
+    if args.list:
+        status = registered_rules()
+        for k in KINDS:
+            print(f"{k.name:32} {claim_status(k, status):9} {', '.join(k.claims) or '—':40} "
+                  f"{k.description}")
+        return 0
     trees = ([Tree(p.name, p.resolve(), lambda _r, n=p.name: n) for p in args.tree]
              if args.tree else default_trees(args.sample))
     if not trees:
