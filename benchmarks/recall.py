@@ -1489,6 +1489,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{k.name:32} {claim_status(k, status):9} {', '.join(k.claims) or '—':40} "
                   f"{k.description}")
         return 0
+    missing = [str(p) for p in args.tree or () if not p.is_dir()]
+    if missing:
+        print(f"recall: not a directory: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    if args.per_kind is not None and args.per_kind < 1:
+        print("recall: --per-kind must be at least 1", file=sys.stderr)
+        return 2
     trees = ([Tree(p.name, p.resolve(), lambda _r, n=p.name: n) for p in args.tree]
              if args.tree else default_trees(args.sample))
     if not trees:
