@@ -5,6 +5,8 @@
 # repository under $AUTHOR_TREES_MIRROR/<owner>+<name>/repo. A tree already extracted at its
 # commit (DIR/<name>/.baton-tree) is kept. tests/test_author_labels.py skips when DIR is
 # absent; `python benchmarks/fidelity.py --trees` measures precision on it.
+# With AUTHOR_TREES_LIST=benchmarks/recall_trees.txt and DIR ~/.cache/baton-recall-trees it
+# extracts the further trees `benchmarks/recall.py` injects defects into.
 set -euo pipefail
 dir=${1:-${BATON_AUTHOR_TREES:-${XDG_CACHE_HOME:-$HOME/.cache}/baton-author-trees}}
 mkdir -p "$dir"
@@ -32,4 +34,4 @@ while read -r repo commit; do
   mv "$tmp" "$out"
   echo "$repo@$commit" > "$out/.baton-tree"
   echo "author trees: $name at ${commit:0:7}"
-done < tests/author_trees.txt
+done < "${AUTHOR_TREES_LIST:-tests/author_trees.txt}"
