@@ -29,6 +29,7 @@ Nothing is written into the trees (claude-code-lint runs with `--no-cache`).
 from __future__ import annotations
 
 import argparse
+import compileall
 import csv
 import json
 import os
@@ -212,8 +213,11 @@ def only(found: list[Finding]) -> dict[str, list[Finding]]:
 # -- time -----------------------------------------------------------------------------------
 
 
-def time_tree(tree: Path, rounds: int, tools: Iterable[str]) -> dict[str, Any]:
-    """Median wall and CPU per tool and Baton mode over `rounds`, and ratios to agnix."""
+def time_tree(tree: Path, rounds: int, tools: Iterable[str],
+              baseline: Path | None = None) -> dict[str, Any]:
+    """Median wall and CPU per tool and Baton mode over `rounds`, and ratios to agnix. With
+    `baseline` (the `server/` directory of another Baton checkout) that Baton's cold checks
+    run in the same rounds, through `PYTHONPATH`."""
     cache = Path(tempfile.mkdtemp(prefix="baton-bench-peers-cache-"))
     env = {"BATON_CACHE_DIR": str(cache)}
     baton = [*BATON, str(tree)]
@@ -235,6 +239,11 @@ def time_tree(tree: Path, rounds: int, tools: Iterable[str]) -> dict[str, Any]:
 
     order: list[tuple[str, Callable[[], tuple[float, float, int]]]] = [
         *runs.items(), ("baton cold", cold), ("baton cold, ShellCheck off", cold_off)]
+    if baseline is not None:
+        old = {**env, "PYTHONPATH": str(baseline)}
+        order += [("baseline cold", lambda: timed([*baton, "--no-cache"], env=old)),
+                  ("baseline cold, ShellCheck off",
+                   lambda: timed([*baton, "--no-cache", "--no-shellcheck"], env=old))]
     rows: dict[str, list[tuple[float, float]]] = defaultdict(list)
     try:
         timed(baton, env=env)  # the OS file cache warm for every tool
@@ -254,8 +263,9 @@ def time_tree(tree: Path, rounds: int, tools: Iterable[str]) -> dict[str, Any]:
         out[name] = {"wall_s": statistics.median(v[0] for v in values),
                      "cpu_s": statistics.median(v[1] for v in values)}
         if "agnix" in rows:
-            out[name]["ratio_wall"] = statistics.median(
-                v[0] / a[0] for v, a in zip(values, rows["agnix"], strict=True))
+            pairs = list(zip(values, rows["agnix"], strict=True))
+            out[name]["ratio_wall"] = statistics.median(v[0] / a[0] for v, a in pairs)
+            out[name]["ratio_cpu"] = statistics.median(v[1] / a[1] for v, a in pairs)
     return out
 
 
@@ -293,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peers", default="agnix,skilllint",
                         help=f"comma list of peers beside Baton (of {', '.join(PEERS)})")
     parser.add_argument("--no-findings", action="store_true", help="time only")
+    parser.add_argument("--baseline", type=Path,
+                        help="the server/ directory of another Baton checkout (e.g. a `git "
+                        "worktree` of an older commit): its cold checks are timed too")
     parser.add_argument("--out", type=Path, default=Path("bench-peers-out"),
                         help="where findings.tsv, only.tsv and results.json go")
     args = parser.parse_args(argv)
@@ -303,9 +316,13 @@ def main(argv: list[str] | None = None) -> int:
     tools = ["baton", *dict.fromkeys(["agnix", *chosen])]
     trees = args.tree or default_trees()
     missing = [str(t) for t in trees if not t.is_dir()]
+    if args.baseline is not None and not (args.baseline / "baton_lsp").is_dir():
+        parser.error(f"--baseline {args.baseline}: no baton_lsp package there")
     if missing:
         parser.error(f"not a directory: {', '.join(missing)}")
     use_bytecode()
+    if args.baseline is not None:
+        compileall.compile_dir(str(args.baseline / "baton_lsp"), quiet=1)
     try:
         versions = peers.versions(python_peers=True)
     except peers.PeersUnavailable as exc:
@@ -320,10 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     for tree in trees:
         print(f"\n{tree} ({count_files(tree)} files)", flush=True)
         row: dict[str, Any] = {"files": count_files(tree), "time": (
-            time_tree(tree, args.rounds, tools) if args.rounds > 0 else {})}
+            time_tree(tree, args.rounds, tools, args.baseline) if args.rounds > 0 else {})}
         for name, fig in row["time"].items():
-            ratio = f"  ×{fig['ratio_wall']:.1f} agnix" if "ratio_wall" in fig else ""
-            print(f"  {name:<28} wall {fig['wall_s']:6.2f} s  cpu {fig['cpu_s']:6.2f} s{ratio}",
+            ratio = (f"  ×{fig['ratio_wall']:.1f} agnix's wall, ×{fig['ratio_cpu']:.1f} its CPU"
+                     if "ratio_wall" in fig else "")
+            print(f"  {name:<31} wall {fig['wall_s']:6.2f} s  cpu {fig['cpu_s']:6.2f} s{ratio}",
                   flush=True)
         if not args.no_findings:
             found, errors = findings(tree, tools)
