@@ -19,9 +19,10 @@ Two parts:
   tools (`CLASSES` below: one tool's code for "agent has no `name`" and another's for the
   same thing are one class); a code not in the table keeps a class of its own. A finding of
   tool X is *also found* by tool Y when Y reports the same class in the same file within
-  `NEAR` lines (either side without a line counts as near). The rest are "only-X" findings,
-  written to `only.tsv` with empty `label` and `reason` columns for judging (TRUE/FALSE as
-  in tests/labels.py); `findings.tsv` has all of them, `results.json` the figures.
+  `NEAR` lines (either side without a line, or on line 1, counts as near). The rest are
+  "only-X" findings, written to `only.tsv` with empty `label` and `reason` columns for judging
+  (TRUE/FALSE as in tests/labels.py); `findings.tsv` has all of them, `results.json` the
+  figures.
 
 Nothing is written into the trees (claude-code-lint runs with `--no-cache`).
 """
@@ -53,6 +54,9 @@ import peers  # type: ignore[import-not-found]  # noqa: E402
 from bench_check import machine, timed, use_bytecode  # type: ignore[import-not-found]  # noqa: E402
 
 NEAR = 3
+FILE_LEVEL = (None, 1)
+"""Lines that stand for the whole file: agnix reports a front-matter finding on line 1 (where
+Baton names the key's line), skilllint most findings without a line."""
 TIMEOUT_S = 900
 BATON = [sys.executable, "-m", "baton_lsp", "check"]
 PEERS = ("agnix", "skilllint", "skillsaw", "claudelint")
@@ -88,12 +92,18 @@ CLASSES: dict[str, str] = {
     "OC-007": "opencode-agent-description-missing", "OC-AG-010":
     "opencode-agent-description-missing", "BTN706": "opencode-agent-description-missing",
     "OC-CFG-001": "opencode-model-id", "BTN705": "opencode-model-id",
-    "OC-DEP-002": "opencode-tools-key", "BTN703": "opencode-tools-key",
+    "OC-008": "opencode-permissions-key", "BTN703": "opencode-permissions-key",
     "AS-012": "too-long", "SK006": "too-long", "SK007": "too-long", "context-budget": "too-long",
     "content-progressive-disclosure": "too-long", "CC-MEM-014": "too-long",
     "AS-020": "skill-description-no-trigger", "SK005:description":
     "skill-description-no-trigger",
 }
+
+
+BY_MESSAGE: dict[tuple[str, str], str] = {
+    ("REF-001", "Import target not found"): "import-missing",
+}
+"""Codes that stand for several things, told apart by the message's start."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +117,9 @@ class Finding:
 
     @property
     def kind(self) -> str:
+        for (code, start), kind in BY_MESSAGE.items():
+            if self.code == code and self.message.startswith(start):
+                return kind
         return CLASSES.get(self.code) or f"{self.tool}:{self.code}"
 
 
@@ -196,6 +209,10 @@ def findings(tree: Path, tools: Iterable[str]) -> tuple[list[Finding], dict[str,
     return got, errors
 
 
+def _near(a: int | None, b: int | None) -> bool:
+    return a is None or b is None or a in FILE_LEVEL or b in FILE_LEVEL or abs(a - b) <= NEAR
+
+
 def only(found: list[Finding]) -> dict[str, list[Finding]]:
     """Per tool, its findings no other tool also has (same file and class, lines near)."""
     by_key: dict[tuple[str, str], list[Finding]] = defaultdict(list)
@@ -204,8 +221,7 @@ def only(found: list[Finding]) -> dict[str, list[Finding]]:
     out: dict[str, list[Finding]] = defaultdict(list)
     for f in found:
         others = [g for g in by_key[(f.file, f.kind)] if g.tool != f.tool]
-        if not any(f.line is None or g.line is None or abs(f.line - g.line) <= NEAR
-                   for g in others):
+        if not any(_near(f.line, g.line) for g in others):
             out[f.tool].append(f)
     return out
 
