@@ -273,3 +273,24 @@ def test_a_failing_rule_is_one_line_on_stderr_never_a_traceback(tmp_path: Path,
     verbose = subprocess.run([*argv[:3], "-v", *argv[3:]], capture_output=True, text=True,
                              timeout=120)
     assert "Traceback" in verbose.stderr
+
+
+def test_a_check_loads_no_workflow_command_nor_markdown_it(make_workspace) -> None:
+    """`baton check` parses its own options only: the workflow commands' module and
+    markdown-it-py are start-up a check never uses (a small tree's check is mostly start-up).
+    Its help and usage errors are unchanged."""
+    root = make_workspace({".claude/agents/a.md": "---\nname: a\ndescription: A.\n---\n\n"
+                                                    "# A\n\n<div>\nx\n</div>\n"})
+    probe = ("import sys\nfrom baton_lsp.cli.main import main\n"
+             "code = main(['check', '--no-cache', '--no-shellcheck', sys.argv[1]])\n"
+             "print(code, sorted(m for m in sys.modules if m == 'baton_lsp.cli.workflow' "
+             "or m.split('.')[0] == 'markdown_it'))\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(root)], capture_output=True,
+                         text=True, check=False, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] in ("0 []", "1 []"), out.stdout + out.stderr
+    bad = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--format", "yaml"],
+                         capture_output=True, text=True, check=False, timeout=300)
+    assert bad.returncode == 2 and "baton check: error: argument --format" in bad.stderr
+    usage = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--help"],
+                           capture_output=True, text=True, check=False, timeout=300)
+    assert usage.returncode == 0 and "--no-shellcheck" in usage.stdout

@@ -9,6 +9,8 @@ generated and real documents, so the scanner cannot drift from the behaviour it 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
 from baton_lsp.parse.markdown import (
     _HEADING_RE,
+    _HTML_BLOCKS,
     Comment,
     Fence,
     Heading,
@@ -189,3 +193,24 @@ def test_scanner_matches_markdown_it_on_edge_cases(text: str) -> None:
     source = Source.from_text(text)
     for frontmatter in (True, False):
         assert scanned(source, frontmatter) == oracle(source, frontmatter)
+
+
+def test_html_block_conditions_are_markdown_its() -> None:
+    """The scanner's copy of the seven HTML block conditions is markdown-it-py's, pattern for
+    pattern and flag for flag (it is written out so a check need not import markdown-it-py)."""
+    ours = [(o.pattern, o.flags, c.pattern, c.flags, i) for o, c, i in _HTML_BLOCKS]
+    theirs = [(o.pattern, o.flags, c.pattern, c.flags, i) for o, c, i in HTML_SEQUENCES]
+    assert ours == theirs
+
+
+def test_parsing_markdown_imports_no_markdown_it() -> None:
+    """Scanning a document with every block type loads no markdown-it-py module."""
+    probe = ("import sys\nfrom baton_lsp.parse.markdown import parse_markdown\n"
+             "from baton_lsp.parse.text import Source\n"
+             "text = '# T\\n<div>\\nx\\n</div>\\n\\n```bash\\nls\\n```\\n'\n"
+             "doc = parse_markdown(Source.from_text(text))\n"
+             "assert doc.fences and doc.opaque[2], doc\n"
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'markdown_it'))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.strip() == "[]"

@@ -65,15 +65,8 @@ def add_lsp_arguments(lsp: argparse.ArgumentParser) -> None:
                      help="where the result cache lives (as for check)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="baton",
-        description="Validate and run .claude/ agent workflows (plans, agents, commands).")
-    parser.add_argument("--version", action="version", version=f"baton {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    check = sub.add_parser("check", help="check plans, agents, commands and data files")
+def add_check_arguments(check: argparse.ArgumentParser) -> None:
+    """`baton check`'s options (also parsed alone: see `main`)."""
     check.add_argument("paths", nargs="*", type=Path, help="files or directories (default: .)")
     check.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
     check.add_argument("--select", type=_codes, help="comma list of codes or prefixes to enable")
@@ -94,6 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--cache-dir", type=Path, default=None,
                        help="where the result cache lives (default: $BATON_CACHE_DIR, else "
                        "the user cache directory, e.g. ~/.cache/baton)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="baton",
+        description="Validate and run .claude/ agent workflows (plans, agents, commands).")
+    parser.add_argument("--version", action="version", version=f"baton {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    add_check_arguments(sub.add_parser("check", help="check plans, agents, commands and "
+                                       "data files"))
 
     clean = sub.add_parser("clean", help="remove the result cache (every workspace's)")
     clean.add_argument("--cache-dir", type=Path, default=None,
@@ -423,13 +428,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["lsp"] and not {"-h", "--help"} & set(argv):
-        # The language server's start-up: only its own options, not every command's
-        # parser (an editor waits for `initialize`).
-        parser = argparse.ArgumentParser(prog="baton lsp")
-        add_lsp_arguments(parser)
+    alone = {"lsp": add_lsp_arguments, "check": add_check_arguments}
+    if argv[:1] and argv[0] in alone and not {"-h", "--help"} & set(argv):
+        # The language server's start-up and a check: only the command's own options, not
+        # every command's parser (which imports the workflow commands' module): an editor
+        # waits for `initialize`, and a check of a small tree is mostly start-up.
+        parser = argparse.ArgumentParser(prog=f"baton {argv[0]}")
+        alone[argv[0]](parser)
         args = parser.parse_args(argv[1:])
-        args.command, args.verbose = "lsp", False
+        args.command, args.verbose = argv[0], False
     else:
         parser = build_parser()
         args = parser.parse_args(argv)

@@ -239,6 +239,6 @@ def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
         parts = Path(path).parts
         if ".claude" in parts:
             root = Path(*parts[: parts.index(".claude")])
-    ctx = RuleContext(path=path, kind=kind, config=config or BatonConfig(), index=index,
+    ctx = RuleContext(path=path, kind=kind, config=config or BatonConfig.defaults(), index=index,
                       root=root, lines=split_lines(text))
     return check_document(doc, ctx)

@@ -77,6 +77,8 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> B
             raise ConfigError(f"{src}: [tool.baton] must be a table")
         merged = merge(merged, data)
     merged = merge(merged, overrides or {})  # editor/CLI overrides last
+    if not merged:
+        return BatonConfig.defaults()
     try:
         return BatonConfig.model_validate(merged)
     except ValidationError as exc:

@@ -96,7 +96,7 @@ class WorkspaceIndex:
     def __init__(self, root: Path, config: BatonConfig | None = None) -> None:
         self.root = Path(norm(root))
         self._prefix = str(self.root).rstrip(os.sep) + os.sep
-        self.config = config or BatonConfig()
+        self.config = config or BatonConfig.defaults()
         self.claude_dir = self.root / ".claude"
         self._read_layout()
         self._lock = threading.RLock()
