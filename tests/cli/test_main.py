@@ -101,7 +101,8 @@ def test_a_plugin_repository_is_checked_like_a_claude_tree(capsys, tmp_path: Pat
     """A marketplace repository: no `.claude/`, each plugin's components at its own root."""
     plugin = tmp_path / "plugins" / "review-kit"
     files = {
-        ".claude-plugin/marketplace.json": '{"name": "m", "plugins": []}',
+        ".claude-plugin/marketplace.json":
+            '{"name": "m", "owner": {"name": "Team"}, "plugins": []}',
         "plugins/review-kit/.claude-plugin/plugin.json": '{"name": "review-kit"}',
         "plugins/review-kit/agents/reviewer.md":
             "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Reed\n---\n# R\n",
@@ -118,7 +119,8 @@ def test_a_plugin_repository_is_checked_like_a_claude_tree(capsys, tmp_path: Pat
     # the plugin's agents are where its commands' agent references resolve
     assert "`reviewr` does not exist: expected agents/reviewr.md; did you mean `reviewer`" in out
     assert "`reviewer` does not" not in out
-    assert code == 1 and "in 2 of 3 files" in out
+    # the two manifests are checked too (and are clean)
+    assert code == 1 and "in 2 of 5 files" in out
 
 
 def test_missing_path_and_bad_config_exit_2(capsys, make_workspace) -> None:
