@@ -239,6 +239,35 @@ def test_keys_claude_code_does_not_read_are_reported(key: str) -> None:
         assert f"Claude Code does not read `{key}`" in found[0].message
 
 
+USER_ONLY_SKILL = (
+    "---\nname: skill-tag\n"
+    "description: Create and push semantic version tags for CI/CD deployment. User-only "
+    "command - agents cannot invoke.\n"
+    "allowed-tools: Bash, AskUserQuestion, Read\nuser-only: true\n---\n\n"
+    "# Tag Skill (Direct Execution)\n\nThis command is **user-only** - agents MUST NOT "
+    "invoke it.\n")
+"""From a public tree: a skill that means to keep the model from invoking it."""
+
+
+def test_user_only_is_reported_with_the_real_key_as_fix() -> None:
+    path = "/ws/.claude/skills/skill-tag/SKILL.md"
+    found = [f for f in check_text(Kind.SKILL, USER_ONLY_SKILL, path) if f.code == "BTN301"]
+    assert codes(found) == [("BTN301", 4)]
+    assert "Claude Code does not read `user-only`" in found[0].message
+    assert "disable-model-invocation: true" in found[0].message
+    assert found[0].fix is not None
+    assert "disable-model-invocation: true\n" in apply(USER_ONLY_SKILL, found[0].fix)
+
+
+def test_user_only_false_or_beside_the_real_key_has_no_rename() -> None:
+    text = "---\ndescription: d\nuser-only: false\n---\n"
+    found = check(text)
+    assert codes(found) == [("BTN301", 2)] and found[0].fix is None
+    text = "---\ndescription: d\ndisable-model-invocation: true\nuser-only: true\n---\n"
+    found = check(text)
+    assert codes(found) == [("BTN301", 3)] and found[0].fix is None
+
+
 ARG_SCHEMA = ("args:\n  - name: topic\n    description: \"Design topic\"\n    required: true\n"
               "  - name: --dry-run\n    description: \"Skip ticket creation\"\n")
 

@@ -206,6 +206,11 @@ CLI_FRONTMATTER_KEYS = (
 commands, agents and plugins), undocumented ones such as `hide-from-slash-command-tool`
 included."""
 
+_USER_ONLY = ("the model can still invoke it; `disable-model-invocation: true` is the key that "
+              "leaves it to the user's `/name`")
+"""Claude Code 2.1.331 reads `disable-model-invocation` (and `user-invocable`) and no
+`user-only`; unknown keys only land in `declaredFields`, which nothing enforces."""
+
 MISTAKEN_KEYS = {
     "thinking": "Claude Code has no `thinking` key; set `effort` (low, medium, high, max)",
     "max_thinking_tokens": "Claude Code has no such key; set `effort`",
@@ -223,6 +228,9 @@ MISTAKEN_KEYS = {
     "denied_tools": "no tool is blocked by it; the key is `disallowed-tools`",
     "denied-tools": "no tool is blocked by it; the key is `disallowed-tools`",
     "permission-mode": "commands have no permission mode; agents take `permissionMode`",
+    "user-only": _USER_ONLY,
+    "user_only": _USER_ONLY,
+    "useronly": _USER_ONLY,
 }
 """Keys people write believing Claude Code reads them (settings of other tools or APIs);
 any other unknown key is the project's own metadata and is left alone."""

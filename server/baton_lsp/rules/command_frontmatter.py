@@ -10,9 +10,9 @@ from pathlib import PurePath
 from typing import Any
 
 from ..model.agent import CommandFile
-from ..model.base import Convention, Finding, Kind, Range, Related, Severity
+from ..model.base import Convention, Finding, Fix, Kind, Range, Related, Severity
 from ..model.claude_models import CLI_FRONTMATTER_KEYS, MISTAKEN_KEYS, SKILL_KEYS
-from ..model.common import FrontmatterEntry, ListItem
+from ..model.common import Frontmatter, FrontmatterEntry, ListItem
 from ..parse.markdown import blank_code_spans
 from .base import RuleContext, closest, rule
 
@@ -73,6 +73,19 @@ def _own_argument_schema(key: str, value: Any, lines: list[str]) -> bool:
     return not any(filled.search(line) for line in lines)
 
 
+_USER_ONLY_KEYS = frozenset({"user-only", "user_only", "useronly"})
+
+
+def _user_only_fix(entry: FrontmatterEntry, fm: Frontmatter, ctx: RuleContext) -> Fix | None:
+    """`user-only: true` means `disable-model-invocation: true`; certain only for a true value
+    and when the real key is not set already."""
+    if entry.key.lower() not in _USER_ONLY_KEYS or entry.value is not True \
+            or fm.get("disable-model-invocation") is not None:
+        return None
+    return ctx.fix(f"Rename `{entry.key}` to `disable-model-invocation`",
+                   ctx.edit(entry.key_range, "disable-model-invocation"))
+
+
 @rule("BTN301", "command-unknown-frontmatter-key", Severity.WARNING, COMMAND_OR_SKILL,
       fixable=True, convention=CC)
 def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
@@ -88,7 +101,8 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     `library-requirements` and `documentation`. Reported are misspellings of those
     (`allowed_tools`, `argument_hint`, `descripton`: the setting silently never applies) and
     settings of other tools people expect Claude Code to honour (`thinking`, `temperature`,
-    `args` as a string). Any other key is the project's own metadata, read by its own
+    `args` as a string, `user-only: true` where `disable-model-invocation: true` was meant:
+    the model can still invoke the skill). Any other key is the project's own metadata, read by its own
     scripts, and is left alone; so is `args` as a list of `{name, description}` records (a
     project's argument schema) unless the body uses one of them as `{{name}}`, which Claude
     Code never fills in.
@@ -125,7 +139,8 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         if mistaken is not None:
             if not _own_argument_schema(entry.key, entry.value, ctx.lines):
                 yield ctx.finding(entry.key_range,
-                                  f"Claude Code does not read `{entry.key}`: {mistaken}")
+                                  f"Claude Code does not read `{entry.key}`: {mistaken}",
+                                  fix=_user_only_fix(entry, fm, ctx))
             continue
         guess = _misspelling_of(entry.key)
         if guess is None:
