@@ -92,20 +92,19 @@ def unknown_key(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """Command front matter has a misspelled key, or one Claude Code is believed to read but
     does not.
 
-    Claude Code reads the keys of its skills frontmatter reference (commands take the same
-    keys since commands and skills merged in 2.1.3): `name`, `description`, `when_to_use`,
-    `argument-hint`, `arguments`, `disable-model-invocation`, `user-invocable`,
-    `allowed-tools`, `disallowed-tools`, `model`, `effort`, `context`, `agent`, `hooks`,
-    `paths`, `shell`, … (and the undocumented keys its binary recognises); the seeds' tooling
-    adds `command-type`, `dependent-agents`, `dependent-commands`, `parent-commands`,
-    `library-requirements` and `documentation`. Reported are misspellings of those
-    (`allowed_tools`, `argument_hint`, `descripton`: the setting silently never applies) and
-    settings of other tools people expect Claude Code to honour (`thinking`, `temperature`,
-    `args` as a string, `user-only: true` where `disable-model-invocation: true` was meant:
-    the model can still invoke the skill). Any other key is the project's own metadata, read by its own
-    scripts, and is left alone; so is `args` as a list of `{name, description}` records (a
-    project's argument schema) unless the body uses one of them as `{{name}}`, which Claude
-    Code never fills in.
+    Claude Code reads the keys of its skills frontmatter reference (commands take the same keys
+    since commands and skills merged in 2.1.3): `name`, `description`, `when_to_use`,
+    `argument-hint`, `arguments`, `disable-model-invocation`, `user-invocable`, `allowed-tools`,
+    `disallowed-tools`, `model`, `effort`, `context`, `agent`, `hooks`, `paths`, `shell`, … (and
+    the undocumented keys its binary recognises); the seeds' tooling adds `command-type`,
+    `dependent-agents`, `dependent-commands`, `parent-commands`, `library-requirements` and
+    `documentation`. Reported are misspellings of those (`allowed_tools`, `argument_hint`,
+    `descripton`: the setting silently never applies) and settings of other tools people expect
+    Claude Code to honour (`thinking`, `temperature`, `args` as a string, `user-only: true`
+    where `disable-model-invocation: true` was meant: the model can still invoke the skill). Any
+    other key is the project's own metadata, read by its own scripts, and is left alone; so is
+    `args` as a list of `{name, description}` records (a project's argument schema) unless the
+    body uses one of them as `{{name}}`, which Claude Code never fills in.
 
     Fix: rename the key to the suggested spelling (a quick fix), or drop the setting.
 
