@@ -13,6 +13,7 @@ from baton_lsp.model.base import Finding, Kind
 from baton_lsp.rules.engine import check_file
 from baton_lsp.workspace.config import load_config
 from baton_lsp.workspace.index import WorkspaceIndex
+from tests.helpers import apply_fix
 
 # ModelChecker/.opencode/agent/subagents/lean-implementation-agent.md (head)
 LEAN_AGENT = """---
@@ -388,6 +389,48 @@ def test_btn721_and_btn722_config_agents(tmp_path: Path) -> None:
                                           "opencode.json") if f.code == "BTN722")
     assert len(got) == 3 and "`model`" in got[0] and "`template`" in got[1] \
         and "`subtask`" in got[2]
+
+
+# From a public tree's .opencode/opencode.json: its context7 key is sent as typed.
+MCP_CONFIG = """{
+  "model": "aigateway/code---anthropic-claude-sonnet",
+  "mcp": {
+    "context7": {
+      "type": "remote",
+      "url": "https://mcp.context7.com/mcp",
+      "headers": {
+        "CONTEXT7_API_KEY": "${CONTEXT7_API_KEY}"
+      }
+    },
+    "sequential-thinking": {
+      "type": "local",
+      "command": [
+        "npx",
+        "-y",
+        "@modelcontextprotocol/server-sequential-thinking"
+      ]
+    }
+  }
+}
+"""
+
+
+def test_btn723_shell_variable_in_mcp_header(tmp_path: Path) -> None:
+    [f] = [f for f in check(tmp_path, {".opencode/opencode.json": MCP_CONFIG},
+                            ".opencode/opencode.json") if f.code == "BTN723"]
+    assert (f.range.start_line, f.range.start_char) == (7, 29)
+    assert "`{env:CONTEXT7_API_KEY}`" in f.message
+    assert f.fix is not None
+    fixed = apply_fix(MCP_CONFIG, f.fix)
+    assert '"CONTEXT7_API_KEY": "{env:CONTEXT7_API_KEY}"' in fixed
+    found = check(tmp_path, {".opencode/opencode.json": fixed}, ".opencode/opencode.json")
+    assert "BTN723" not in codes(found)
+    # a local server's environment is passed to its process as written too
+    env = '{"mcp": {"db": {"type": "local", "command": ["db-mcp"], ' \
+          '"environment": {"DB_URL": "postgres://u:${DB_PASS}@h/db"}}}}'
+    [g] = [f for f in check(tmp_path, {"opencode.json": env}, "opencode.json")
+           if f.code == "BTN723"]
+    assert "`${DB_PASS}`" in g.message and "`environment`" in g.message
 
 
 # nvim/.opencode/commands/plan.md, step 4's block (a real bug: `| not` inside `[ ]`)

@@ -1,4 +1,4 @@
-"""BTN720-BTN722: OpenCode's project configuration (`opencode.json`, `opencode.jsonc`).
+"""BTN720-BTN723: OpenCode's project configuration (`opencode.json`, `opencode.jsonc`).
 
 OpenCode reads the file as JSONC, substitutes `{file:path}` tokens with the files' content
 and validates its `agent` section with the same agent schema as `.opencode/agent/` files
@@ -9,6 +9,7 @@ OpenCode from loading its configuration at all.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,12 @@ from .opencode_frontmatter import agent_problems, command_problems, model_proble
 
 OC = Convention.OPENCODE
 CONFIG = (Kind.OPENCODE_CONFIG,)
+
+_SHELL_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""`${NAME}`: what people write for an environment variable; OpenCode keeps it as typed."""
+_MCP_LITERAL_KEYS = ("headers", "environment")
+"""An MCP server's maps whose values OpenCode passes on as they are: the remote server's
+request headers and the local server's process environment."""
 
 
 @rule("BTN720", "opencode-config-bad-file-reference", Severity.ERROR, CONFIG, cross_file=True,
@@ -175,3 +182,80 @@ def config_invalid_entry(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Find
         if problem is not None:
             pos = pos or Positions("\n".join(ctx.lines))
             yield ctx.finding(pos.value_range((key,)) or Range.of_line(0), f"`{key}`: {problem}")
+
+
+@rule("BTN723", "opencode-config-shell-variable", Severity.ERROR, CONFIG, fixable=True,
+      convention=OC)
+def shell_variable(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
+    """An MCP server's header or environment value holds `${VAR}`, which OpenCode never
+    substitutes.
+
+    OpenCode replaces `{env:VAR}` (and `{file:path}`) in the text of its configuration and
+    nothing else (opencode 1.18.33, `ConfigVariable.substitute`: `/\\{env:([^}]+)\\}/g`);
+    an MCP server's `headers` go to the server and its `environment` to the process as
+    written. So `"Authorization": "Bearer ${API_KEY}"` sends the literal text `${API_KEY}`,
+    and the server refuses the request or runs unauthenticated. (Claude Code's `.mcp.json`
+    does expand `${VAR}`, which is where the habit comes from.)
+
+    Fix: write `{env:VAR}` (a quick fix).
+
+    Reported:
+
+        ==> .opencode/opencode.json <==
+        {
+          "mcp": {
+            "context7": {
+              "type": "remote",
+              "url": "https://mcp.context7.com/mcp",
+              "headers": {
+                "CONTEXT7_API_KEY": "${CONTEXT7_API_KEY}"
+              }
+            }
+          }
+        }
+
+    Not reported:
+
+        ==> .opencode/opencode.json <==
+        {
+          "mcp": {
+            "context7": {
+              "type": "remote",
+              "url": "https://mcp.context7.com/mcp",
+              "headers": {
+                "CONTEXT7_API_KEY": "{env:CONTEXT7_API_KEY}"
+              }
+            }
+          }
+        }
+    """
+    data = doc.data
+    servers = data.get("mcp") if data is not None else None
+    if not isinstance(servers, dict):
+        return
+    pos: Positions | None = None
+    for name, server in servers.items():
+        if not isinstance(server, dict):
+            continue
+        for section in _MCP_LITERAL_KEYS:
+            values = server.get(section)
+            if not isinstance(values, dict):
+                continue
+            for key, value in values.items():
+                if not isinstance(value, str) or not _SHELL_VAR.search(value):
+                    continue
+                pos = pos or Positions("\n".join(ctx.lines))
+                span = pos.spans.get(("mcp", name, section, key))
+                if span is None:
+                    continue
+                raw = pos.text[span.start:span.end]
+                for m in _SHELL_VAR.finditer(raw):
+                    var = m.group(1)
+                    rng = pos.range(span.start + m.start(), span.start + m.end())
+                    yield ctx.finding(
+                        rng,
+                        f"MCP server `{name}`: OpenCode does not substitute `${{{var}}}` in "
+                        f"`{section}`, so `{key}` is sent as that literal text; write "
+                        f"`{{env:{var}}}`",
+                        fix=ctx.fix(f"Write `{{env:{var}}}`",
+                                    ctx.edit(rng, f"{{env:{var}}}")))
