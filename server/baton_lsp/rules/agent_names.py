@@ -16,6 +16,7 @@ from typing import Any
 
 from ..model.agent import AgentFile
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
+from ..workspace.discovery import plugin_layout
 from .agent_frontmatter import newer_format
 from .base import RuleContext, rule
 
@@ -68,6 +69,51 @@ def _claude_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile]]:
             found.append((Path(path), doc))
     ctx.memo["claude-agents"] = found
     return list(found)
+
+
+def _plugin_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile, tuple[str, ...]]]:
+    """Every agent file of the plugin the workspace is (its `agents/` and the manifest's
+    extra agent paths, nested too), parsed, in path order, each with its namespace: the
+    folders between the agents path and the file. Claude Code 2.1.331 names a plugin agent
+    `plugin:<folders…>:<name>` (`[pluginName, ...namespace, name].join(":")`), so only agents
+    of one folder of one plugin can collide. Empty when the workspace is no plugin."""
+    if ctx.index is None or ctx.root is None:
+        return []
+    memo = ctx.memo.get("plugin-agents")
+    if memo is not None:
+        return list(memo)
+    root = os.path.normpath(ctx.root)
+    layout = plugin_layout(root)
+    found: list[tuple[Path, AgentFile, tuple[str, ...]]] = []
+    for rel_base in layout.get("agents", ()) if layout is not None else ():
+        base = os.path.join(root, rel_base)
+        paths: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(base):
+            ctx.depends_on.add(dirpath)
+            dirnames.sort()
+            paths += [os.path.join(dirpath, f) for f in filenames if f.endswith(".md")]
+        for path in sorted(paths):
+            if ctx.index.kind_of(path) is not Kind.AGENT:
+                continue
+            ctx.depends_on.add(path)
+            doc = ctx.index.document(path, Kind.AGENT)
+            if _loaded(doc):
+                folders = os.path.relpath(os.path.dirname(path), base)
+                namespace = () if folders == "." else tuple(folders.split(os.sep))
+                found.append((Path(path), doc, namespace))
+    ctx.memo["plugin-agents"] = found
+    return list(found)
+
+
+def _same_name(doc: AgentFile, ctx: RuleContext, mine: str) -> list[tuple[Path, AgentFile]]:
+    """The agent files Claude Code registers under the same name as `doc`, in path order:
+    the project's `.claude/agents/`, or `doc`'s folder of the plugin the workspace is."""
+    here = os.path.normpath(ctx.path)
+    plugin = _plugin_agents(ctx)
+    spaces = [ns for p, _d, ns in plugin if os.path.normpath(str(p)) == here]
+    if spaces:
+        return [(p, d) for p, d, ns in plugin if ns == spaces[0] and _name(d) == mine]
+    return [(p, d) for p, d in _claude_agents(ctx) if _name(d) == mine]
 
 
 def _name(doc: AgentFile) -> str | None:
@@ -123,8 +169,11 @@ def name_duplicate(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
 
     Claude Code keys agents by their front-matter `name`; when two files under
     `.claude/agents/` (nested folders included) declare one name, one definition replaces
-    the other and the replaced file is never used. Reported on the second file in path
-    order, linking the first. (BTN222 reports file names that differ only by `-`/`_`.)
+    the other and the replaced file is never used. A plugin's agents are compared within
+    the plugin, folder by folder: Claude Code names them `plugin:folder:name` (its plugin
+    agent loader), so the same name in two plugins or two folders is two agents. Reported
+    on the second file in path order, linking the first. (BTN222 reports file names that
+    differ only by `-`/`_`.)
 
     Fix: give each agent its own name, or delete the copy that is out of date.
 
@@ -158,7 +207,7 @@ def name_duplicate(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
     if mine is None:
         return
     here = os.path.normpath(ctx.path)
-    earlier = [(p, d) for p, d in _claude_agents(ctx) if _name(d) == mine]
+    earlier = _same_name(doc, ctx, mine)
     if len(earlier) < 2 or os.path.normpath(str(earlier[0][0])) == here:
         return
     first_path, first = earlier[0]
