@@ -764,3 +764,82 @@ def test_agents_of_the_projects_own_orchestrator_are_not_subagents(tmp_path: Pat
             f"---\nname: {role}\ndescription: The {role} of the team\n---\n# {role}\n",
             encoding="utf-8")
     assert btn204() == ["orchestrator.md", "planner.md"] == btn204("BTN205")
+
+
+# -- BTN242 MCP servers where Claude Code does not read them --------------------------------
+
+# A public tree's Copilot-format test planner (its `mcp-servers` block), as a Claude subagent.
+REACT_PLANNER = """---
+name: react-test-planner
+description: Plans React tests with Jest and React Testing Library
+model: sonnet
+mcp-servers:
+  react-test:
+    type: stdio
+    command: npx
+    args:
+      - react-test
+      - run-mcp-server
+    tools:
+      - "*"
+---
+
+You are an expert React test planner.
+"""
+
+
+def _btn242(text: str) -> list[Finding]:
+    return [f for f in check_text(Kind.AGENT, text, AGENT_PATH) if f.code == "BTN242"]
+
+
+def test_btn242_inline_server_under_a_key_claude_code_ignores() -> None:
+    [f] = _btn242(REACT_PLANNER)
+    assert f.range.start_line == 4 and "`react-test`" in f.message and "`mcpServers`" in f.message
+    assert f.fix is None  # a mapping must become a list: no blind rename
+    as_list = REACT_PLANNER.replace("  react-test:\n    type", "  - react-test:\n      type")
+    as_list = as_list.replace("\n    command", "\n      command").replace(
+        "\n    args", "\n      args").replace("\n      - react", "\n        - react").replace(
+        "\n      - run", "\n        - run").replace("\n    tools:\n      - ",
+                                                    "\n      tools:\n        - ")
+    [g] = _btn242(as_list)
+    assert g.fix is not None
+    assert _btn242(apply(as_list, g.fix)) == []
+
+
+def test_btn242_mcp_servers_as_a_mapping_is_skipped_by_claude_code() -> None:
+    [f] = _btn242(REACT_PLANNER.replace("mcp-servers:", "mcpServers:"))
+    assert "only as a list" in f.message and f.fix is None
+
+
+def test_btn242_server_names_and_empty_lists_are_left_alone() -> None:
+    # a public tree's agents: `mcp-servers: []` and a list of configured servers' names
+    assert _btn242(REACT_PLANNER.split("mcp-servers:")[0] + "mcp-servers: []\n---\n") == []
+    names = REACT_PLANNER.split("mcp-servers:")[0] + "mcp-servers:\n  - sec-edgar\n---\n"
+    assert _btn242(names) == []
+
+
+def test_btn242_claude_code_names_the_key_it_ignores(tmp_path: Path) -> None:
+    """The pinned claude's debug log says it does not apply `mcp-servers`; BTN242's claim."""
+    import os
+    import subprocess
+
+    from tests.agents.clis import cli_path
+    from tests.agents.fake_anthropic import FakeAnthropic, reply_text
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / ".claude" / "agents").mkdir(parents=True)
+    home.mkdir()
+    (ws / ".claude/agents/react-test-planner.md").write_text(REACT_PLANNER, encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "HOME": str(home), "TMPDIR": str(tmp_path), "ANTHROPIC_API_KEY": "test-key",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+    api = FakeAnthropic(reply_text("ok"))
+    with api:
+        proc = subprocess.run([cli_path("claude"), "-p", "hi", "--debug"], cwd=ws,
+                              capture_output=True, text=True, timeout=300, check=False,
+                              env={**env, "ANTHROPIC_BASE_URL": api.url})
+    assert proc.returncode == 0, proc.stderr
+    logs = "".join(p.read_text(encoding="utf-8", errors="replace")
+                   for p in (home / ".claude" / "debug").glob("*.txt"))
+    assert 'does not recognize or apply: "mcp-servers" (did you mean "mcpServers"?)' in logs

@@ -1,4 +1,4 @@
-"""BTN201-BTN209, BTN240: the YAML front matter of agent files (`.claude/agents/*.md`)."""
+"""BTN201-BTN209, BTN240, BTN242: the YAML front matter of agent files (`.claude/agents/*.md`)."""
 
 from __future__ import annotations
 
@@ -840,3 +840,86 @@ def allowed_tools_ignored(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]
         f"agent `{doc.name}` lists its tools under `{entry.key}`, a command/skill key "
         "Claude Code does not read in a subagent: the agent gets every tool; expected "
         "`tools:`", fix=fix)
+
+
+def _inline_servers(value: object) -> list[str]:
+    """The names of the MCP servers `value` defines inline (not those it names): a mapping
+    of name → config, or list items that are such mappings."""
+    if isinstance(value, dict):
+        return [str(k) for k, v in value.items() if isinstance(v, dict)]
+    if isinstance(value, list):
+        return [str(k) for item in value if isinstance(item, dict)
+                for k, v in item.items() if isinstance(v, dict)]
+    return []
+
+
+@rule("BTN242", "agent-mcp-servers-ignored", Severity.WARNING, AGENT, fixable=True,
+      convention=CC)
+def mcp_servers_ignored(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A subagent defines MCP servers where Claude Code does not read them: they never start.
+
+    Claude Code's subagent loader reads `mcpServers` and only as a list, each item a server
+    name or a `name: {config}` mapping (claude 2.1.331: `Vn=o.mcpServers; if
+    (Array.isArray(Vn)) …`); `mcp-servers` (GitHub Copilot's agent key) or `mcp_servers` is
+    an unknown key, and `mcpServers` written as a mapping (the shape of `.mcp.json`) is
+    skipped without a word. Reported only when the value defines a server inline: that
+    server then exists for nobody. A list of names of servers the session already has is
+    left alone, since the subagent inherits those tools anyway.
+
+    Fix: `mcpServers:` with one list item per server (`- react-test: {type: stdio, …}`);
+    the quick fix renames a misspelt key whose value is already a list.
+
+    Reported:
+
+        ==> .claude/agents/react-test-planner.md <==
+        ---
+        name: react-test-planner
+        description: Plans React tests with Jest and React Testing Library
+        mcp-servers:
+          react-test:
+            type: stdio
+            command: npx
+            args:
+              - react-test
+              - run-mcp-server
+        ---
+
+    Not reported:
+
+        ==> .claude/agents/react-test-planner.md <==
+        ---
+        name: react-test-planner
+        description: Plans React tests with Jest and React Testing Library
+        mcpServers:
+          - react-test:
+              type: stdio
+              command: npx
+              args:
+                - react-test
+                - run-mcp-server
+        ---
+    """
+    fm = doc.frontmatter
+    if fm is None or fm.error is not None or not _is_agent(doc) or not _is_subagent(fm):
+        return
+    for entry in fm.entries:
+        if re.sub(r"[-_]", "", entry.key).lower() != "mcpservers":
+            continue
+        servers = _inline_servers(entry.value)
+        if not servers:
+            continue
+        names = ", ".join(f"`{n}`" for n in servers)
+        if entry.key != "mcpServers":
+            fix = ctx.fix(f"Rename `{entry.key}` to `mcpServers`",
+                          ctx.edit(entry.key_range, "mcpServers")) \
+                if isinstance(entry.value, list) and fm.get("mcpServers") is None else None
+            yield ctx.finding(
+                entry.key_range,
+                f"agent `{doc.name}` defines {names} under `{entry.key}`, which Claude Code "
+                "does not read (it reads `mcpServers`, a list): the server never starts",
+                fix=fix)
+        elif not isinstance(entry.value, list):
+            yield ctx.finding(
+                entry.key_range,
+                f"agent `{doc.name}` writes `mcpServers` as a mapping; Claude Code reads it "
+                f"only as a list (`- name: {{…}}`), so {names} never start")
