@@ -9,11 +9,13 @@ import os
 import subprocess
 from pathlib import Path
 
+from baton_lsp.model.base import Finding
 from baton_lsp.rules.engine import check_file
 from baton_lsp.workspace.config import load_config
 from baton_lsp.workspace.index import WorkspaceIndex
 from tests.agents.clis import cli_path
 from tests.agents.fake_anthropic import FakeAnthropic, Recorded, Reply, Text, ToolUse
+from tests.helpers import apply_fix
 
 CLAUDE = cli_path("claude")
 
@@ -138,3 +140,88 @@ def test_only_skills_given_arguments(tmp_path: Path) -> None:
                      '  - args: "mode=task, task_number={task_number}"\n</input>\n')
     assert _found(ws, ".claude/skills/skill-memory/SKILL.md") == [10]
     assert _found(ws, ".claude/skills/gstack-upgrade/SKILL.md") == []
+
+
+# -- BTN231 `agent` without `context: fork` --------------------------------------------------
+
+# A public tree's skill head, with its `context: fork` line taken out (the defect injected).
+PATENT = """---
+name: patent-fetch
+description: "Fetch complete patent details from Google Patents including title, abstract, \
+claims, description, images, assignee, filing dates, and legal status."
+metadata:
+  author: sonesuke
+  version: 1.0.0
+agent: general-purpose
+---
+
+# Patent Fetch
+
+Fetch detailed patent information by patent ID from Google Patents using the \
+google-patent-cli MCP server.
+"""
+PROMPT = "fetch patent US1234567 please"
+
+
+def _btn231(ws: Path, text: str) -> list[Finding]:
+    skill = ws / ".claude" / "skills" / "patent-fetch" / "SKILL.md"
+    skill.parent.mkdir(parents=True, exist_ok=True)
+    skill.write_text(text, encoding="utf-8")
+    index = WorkspaceIndex(ws, load_config(ws))
+    return [f for f in check_file(index, skill) if f.code == "BTN231"]
+
+
+def _skill_requests(tmp_path: Path, ws: Path) -> list[str]:
+    """Every request the pinned claude sends that carries the skill's text, as JSON."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+
+    def respond(req: Recorded) -> Reply:
+        if "Fetch detailed patent" in json.dumps(req.body) or req.last_tool_results():
+            return Text("done")
+        return ToolUse("Skill", {"skill": "patent-fetch"})
+
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    api = FakeAnthropic(respond)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+           "HOME": str(home), "TMPDIR": str(tmp_path), "ANTHROPIC_API_KEY": "test-key",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+    with api:
+        proc = subprocess.run([CLAUDE, "-p", PROMPT, "--allowedTools", "Skill"], cwd=ws,
+                              capture_output=True, text=True, timeout=300, check=False,
+                              env={**env, "ANTHROPIC_BASE_URL": api.url})
+        assert proc.returncode == 0, proc.stderr
+        seen = [json.dumps(m.body) for m in api.messages]
+    return [s for s in seen if "Fetch detailed patent" in s]
+
+
+def test_btn231_agent_without_fork_runs_inline(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    [f] = _btn231(ws, PATENT)
+    assert f.range.start_line == 6 and "`agent: general-purpose`" in f.message
+    assert f.fix is not None
+    fixed = apply_fix(PATENT, f.fix)
+    assert "agent: general-purpose\ncontext: fork\n---" in fixed
+    # what claude does with each: inline, the skill's text joins the user's conversation;
+    # forked, it is the first message of a subagent's own conversation
+    inline = _skill_requests(tmp_path, ws)
+    assert inline and all(PROMPT in s for s in inline)
+    fork_ws = tmp_path / "fork"
+    assert _btn231(fork_ws, fixed) == []
+    forked = _skill_requests(tmp_path, fork_ws)
+    assert forked and PROMPT not in forked[0]
+
+
+def test_btn231_a_skill_that_spawns_its_agent_itself(tmp_path: Path) -> None:
+    # a public tree's skill-meta: `agent:` notes the target its own Agent call spawns
+    text = ("---\nname: skill-meta\ndescription: Interactive system builder. Invoke for /meta "
+            "command to create tasks for .claude/ system changes.\nallowed-tools: Agent, Bash, "
+            "Edit, Read, Write\nagent: meta-builder-agent\n---\n\n# Meta Skill\n\nThin wrapper "
+            "that delegates system building to `meta-builder-agent` subagent.\n\n"
+            "  - subagent_type: \"meta-builder-agent\"\n")
+    assert _btn231(tmp_path / "ws", text) == []
+    other = text.replace("agent: meta", "context: forked\nagent: meta").replace(
+        "`meta-builder-agent` subagent", "its subagent").replace(
+        "  - subagent_type: \"meta-builder-agent\"\n", "")
+    [f] = _btn231(tmp_path / "other", other)
+    assert "`context: forked`" in f.message and f.fix is None

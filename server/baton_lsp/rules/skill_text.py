@@ -1,4 +1,4 @@
-"""BTN230: text of a skill (`.claude/skills/<name>/SKILL.md`) that Claude Code rewrites when
+"""BTN230-BTN231: text of a skill (`.claude/skills/<name>/SKILL.md`) that Claude Code rewrites when
 the skill is invoked.
 
 Claude Code 2.1 fills a skill's arguments into its text before the model reads it (its
@@ -177,3 +177,73 @@ def positional_substituted(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
                 f"`{m.group(0)}` in {where}: when the skill is invoked with arguments, "
                 f"Claude Code replaces it with the {_ordinal(n + 1)} word of the arguments "
                 f"before the model reads it; write `{fix}`")
+
+
+@rule("BTN231", "skill-agent-without-fork", Severity.WARNING, (Kind.SKILL, Kind.COMMAND),
+      fixable=True, convention=CC)
+def agent_without_fork(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A skill names an `agent` to run in but not `context: fork`: it runs inline instead.
+
+    Claude Code starts a skill in a subagent only when its front matter says `context: fork`
+    (claude 2.1.331 keeps `context` only as `e.context==="fork"?"fork":void 0`, and a
+    skill without it is expanded into the main conversation); `agent` picks which subagent
+    type that fork uses and is read for nothing else. So `agent: security-reviewer` alone
+    leaves the skill running in the main conversation, with its tools and context, not in
+    the agent it names. Not reported when the skill's own text names that agent (it spawns
+    it itself, `subagent_type: "…"`, and keeps `agent` as a note of its target).
+
+    Fix: add `context: fork` (a quick fix), or remove `agent`.
+
+    Reported:
+
+        ==> .claude/skills/patent-fetch/SKILL.md <==
+        ---
+        name: patent-fetch
+        description: "Fetch complete patent details from Google Patents."
+        agent: general-purpose
+        ---
+
+        # Patent Fetch
+
+        Fetch detailed patent information by patent ID from Google Patents.
+
+    Not reported:
+
+        ==> .claude/skills/skill-meta/SKILL.md <==
+        ---
+        name: skill-meta
+        description: Interactive system builder.
+        allowed-tools: Agent, Bash, Edit, Read, Write
+        agent: meta-builder-agent
+        ---
+
+        # Meta Skill
+
+        Thin wrapper that delegates system building to `meta-builder-agent` subagent.
+    """
+    fm = doc.frontmatter
+    if fm is None or fm.error is not None:
+        return
+    entry = fm.get("agent")
+    if entry is None or not isinstance(entry.value, str) or not entry.value.strip():
+        return
+    context = fm.get("context")
+    if context is not None and context.value == "fork":
+        return
+    agent = entry.value.strip()
+    named = re.compile(r"(?<![\w-])" + re.escape(agent) + r"(?![\w-])", re.IGNORECASE)
+    if any(named.search(line) for line in ctx.lines[fm.range.end_line + 1:]):
+        return  # the skill spawns the agent itself
+    if context is None:
+        said = "has no `context: fork`"
+        line = entry.range.end_line
+        fix = ctx.fix("Add `context: fork`",
+                      ctx.edit(Range.of_line(line + 1), "context: fork\n")) \
+            if entry.range.start_line == line else None
+    else:
+        said = f"has `context: {context.value}`, and only `fork` means a subagent"
+        fix = None
+    yield ctx.finding(
+        entry.key_range,
+        f"`agent: {agent}` applies only with `context: fork`, and this skill {said}: Claude "
+        f"Code runs it inline in the main conversation, not in `{agent}`", fix=fix)
