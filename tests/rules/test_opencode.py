@@ -433,6 +433,47 @@ def test_btn723_shell_variable_in_mcp_header(tmp_path: Path) -> None:
     assert "`${DB_PASS}`" in g.message and "`environment`" in g.message
 
 
+# ProofChecker/opencode.json: an agent entry that only sets tools (its agent file gives the
+# description; without that file the entry is an agent of its own).
+LEAN_ENTRY = """{
+  "$schema": "https://opencode.ai/config.json",
+  "agent": {
+    "lean-research-agent": {
+      "mode": "subagent",
+      "tools": {
+        "lean-lsp-mcp_loogle": true,
+        "lean-lsp-mcp_leansearch": true
+      }
+    }
+  }
+}
+"""
+LEAN_FILE = """---
+name: "lean-research-agent"
+description: "Lean 4 library research agent with LeanExplore/Loogle/LeanSearch integration"
+mode: subagent
+---
+Research Lean libraries.
+"""
+
+
+def test_btn724_config_subagent_without_description(tmp_path: Path) -> None:
+    [f] = [f for f in check(tmp_path / "a", {"opencode.json": LEAN_ENTRY}, "opencode.json")
+           if f.code == "BTN724"]
+    assert f.range.start_line == 3 and "`lean-research-agent`" in f.message
+    # the agent file of that name gives it its description: OpenCode merges the two
+    files = {"opencode.json": LEAN_ENTRY,
+             ".opencode/agent/subagents/lean-research-agent.md": LEAN_FILE}
+    assert "BTN724" not in codes(check(tmp_path / "b", files, "opencode.json"))
+    # so does the other configuration file; a primary agent is never a subagent
+    files = {"opencode.json": LEAN_ENTRY, ".opencode/opencode.json":
+             '{"agent": {"lean-research-agent": {"description": "Lean research"}}}'}
+    assert "BTN724" not in codes(check(tmp_path / "c", files, "opencode.json"))
+    primary = LEAN_ENTRY.replace('"mode": "subagent"', '"mode": "primary"')
+    assert "BTN724" not in codes(check(tmp_path / "d", {"opencode.json": primary},
+                                       "opencode.json"))
+
+
 # nvim/.opencode/commands/plan.md, step 4's block (a real bug: `| not` inside `[ ]`)
 PLAN_BLOCK = """---
 description: Create a phased implementation plan for a task

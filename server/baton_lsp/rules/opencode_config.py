@@ -1,4 +1,4 @@
-"""BTN720-BTN723: OpenCode's project configuration (`opencode.json`, `opencode.jsonc`).
+"""BTN720-BTN724: OpenCode's project configuration (`opencode.json`, `opencode.jsonc`).
 
 OpenCode reads the file as JSONC, substitutes `{file:path}` tokens with the files' content
 and validates its `agent` section with the same agent schema as `.opencode/agent/` files
@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
-from ..model.opencode import OpenCodeConfig
+from ..model.opencode import BUILTIN_AGENTS, OpenCodeConfig
 from ..parse.jsonpos import Positions
 from .base import RuleContext, rule
+from .opencode_common import config_data
 from .opencode_frontmatter import agent_problems, command_problems, model_problem
 
 OC = Convention.OPENCODE
@@ -259,3 +260,73 @@ def shell_variable(doc: OpenCodeConfig, ctx: RuleContext) -> Iterator[Finding]:
                         f"`{{env:{var}}}`",
                         fix=ctx.fix(f"Write `{{env:{var}}}`",
                                     ctx.edit(rng, f"{{env:{var}}}")))
+
+
+def _described(entry: object) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("description"), str) \
+        and bool(entry["description"].strip())
+
+
+@rule("BTN724", "opencode-config-subagent-missing-description", Severity.WARNING, CONFIG,
+      cross_file=True, convention=OC)
+def config_subagent_missing_description(doc: OpenCodeConfig,
+                                        ctx: RuleContext) -> Iterator[Finding]:
+    """An agent defined in the configuration can be a subagent but has no `description`.
+
+    The configuration's `agent` entries are agents as much as `.opencode/agent/` files are.
+    OpenCode's task tool lists every agent that is not `mode: primary` with its description,
+    and one without as "This subagent should only be called manually by the user"
+    (opencode 1.18.33, `ToolRegistry.describeTask`), so the model never delegates to it
+    (BTN706 reports the same for agent files). Not reported when an agent file, a built-in
+    agent or another configuration file of the workspace gives that name a description
+    (OpenCode merges them).
+
+    Fix: add a `description` saying when to use the agent, or key the entry by the name of
+    the agent file it was meant to configure.
+
+    Reported:
+
+        ==> opencode.json <==
+        {
+          "agent": {
+            "lean-research-agent": {
+              "mode": "subagent",
+              "tools": {"lean-lsp-mcp_loogle": true}
+            }
+          }
+        }
+
+    Not reported:
+
+        ==> opencode.json <==
+        {
+          "agent": {
+            "lean-research-agent": {
+              "mode": "subagent",
+              "description": "Lean 4 library research with Loogle",
+              "tools": {"lean-lsp-mcp_loogle": true}
+            }
+          }
+        }
+    """
+    data = doc.data
+    section = data.get("agent") if data is not None else None
+    if not isinstance(section, dict):
+        return
+    files = ctx.index.opencode_agents() if ctx.index is not None else {}
+    others: list[dict[str, object]] = []
+    pos: Positions | None = None
+    for name, entry in section.items():
+        if not isinstance(entry, dict) or entry.get("mode") == "primary" \
+                or entry.get("disable") is True or _described(entry):
+            continue
+        if name in BUILTIN_AGENTS or name in files:
+            continue
+        if not others:
+            others = [d.get("agent") or {} for d in config_data(ctx)]
+        if any(isinstance(o, dict) and _described(o.get(name)) for o in others):
+            continue
+        pos = pos or Positions("\n".join(ctx.lines))
+        rng = pos.key_range(("agent", name)) or Range.of_line(0)
+        yield ctx.finding(rng, f"agent `{name}` can be a subagent but has no `description`: "
+                               "the task tool lists it as one to be called manually only")
