@@ -179,8 +179,8 @@ def positional_substituted(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
                 f"before the model reads it; write `{fix}`")
 
 
-@rule("BTN231", "skill-agent-without-fork", Severity.WARNING, (Kind.SKILL, Kind.COMMAND),
-      fixable=True, convention=CC)
+@rule("BTN231", "skill-agent-without-fork", Severity.WARNING, SKILL, fixable=True,
+      convention=CC)
 def agent_without_fork(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """A skill names an `agent` to run in but not `context: fork`: it runs inline instead.
 
