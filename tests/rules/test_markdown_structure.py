@@ -237,3 +237,21 @@ def test_markdown_in_a_heredoc_of_a_block_left_open_is_the_heredoc_s() -> None:
     assert btn003(Kind.AGENT, text, AGENT) == []
     unquoted = text.replace("<<'EOF'", "").replace("Tasks:\n", "")
     assert [f.range.start_line for f in btn003(Kind.AGENT, unquoted, AGENT)] == [7]
+
+
+def test_a_whole_skill_shown_in_a_yaml_fence_is_an_example() -> None:
+    """A guide shows a complete SKILL.md in a ```yaml fence whose ```bash block CommonMark
+    cannot nest (from a public tree's creating-skills guide, shortened): its headings are the
+    example's, not sections swallowed by a fence left open."""
+    text = ("---\nname: creating-skills\ndescription: How to write a skill\n---\n"
+            "# Creating Skills\n\n## Complete Example\n\n"
+            "Here is a complete skill for Rust research:\n\n```yaml\n---\n"
+            "name: skill-rust-research\nallowed-tools: Agent\n---\n\n# Rust Research Skill\n\n"
+            "Thin wrapper that delegates Rust research to `rust-research-agent` subagent.\n\n"
+            "## Trigger Conditions\n\nThis skill activates when:\n- Task language is \"rust\"\n\n"
+            "```bash\n# Lookup task\njq '.tasks' specs/state.json\n```\n")
+    assert btn003(Kind.SKILL, text, SKILL) == []
+    # Without its front matter, the example's own `# Title` after the guide's still says so.
+    bare = text.replace("---\nname: skill-rust-research\nallowed-tools: Agent\n---\n",
+                        "name: skill-rust-research\n")
+    assert btn003(Kind.SKILL, bare, SKILL) == []

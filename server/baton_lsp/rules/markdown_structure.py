@@ -49,12 +49,13 @@ _CHAR_NAMES = {"`": "backticks", "~": "tildes"}
 
 
 def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
-                   to_eof: set[int]) -> list[bool]:
+                   to_eof: set[int], title: int | None = None) -> list[bool]:
     """Per line: inside a fence as the author nested them. Where the author's fence has no
     closing line (left open, or open when the next one starts) its lines count as code
     unless its language cannot hold a `#` line (`NO_MARKDOWN_LANGS`), or up to a heading
     that reads as the document's own (`_markdown_heading`). `to_eof`: the lines of fences
-    that run to the end of the file as rendered."""
+    that run to the end of the file as rendered; `title`: the line of the document's first
+    level-1 heading."""
     code = [False] * len(lines)
     for fence in authored:
         if fence.end_line is not None and not fence.by_opener:
@@ -65,13 +66,14 @@ def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
             end = len(lines) - 1 if fence.end_line is None else fence.end_line - 1
             if fence.lang not in NESTING_LANGS or (
                     fence.end_line is None and fence.start_line in to_eof):
-                heading = _markdown_heading(lines, fence, end)
+                heading = _markdown_heading(lines, fence, end, title)
                 end = end if heading is None else heading - 1
         code[fence.start_line:end + 1] = [True] * (end + 1 - fence.start_line)
     return code
 
 
-def _markdown_heading(lines: list[str], fence: AuthoredFence, end: int) -> int | None:
+def _markdown_heading(lines: list[str], fence: AuthoredFence, end: int,
+                      title: int | None) -> int | None:
     """The first `#` line of a fence left open that is a markdown heading, not a comment.
 
     It follows a blank line, no heredoc, doc string, block comment or string is open where
@@ -80,15 +82,22 @@ def _markdown_heading(lines: list[str], fence: AuthoredFence, end: int) -> int |
     lead-ins, rules or sentences that show no code (and the wrapped lines of their
     paragraphs) — never the code a `# step` comment precedes. A markdown example
     (```` ```markdown ````, a bare fence) holds such text itself, so one is read only when
-    it runs to the end of the file (the caller's check)."""
+    it runs to the end of the file (the caller's check). A whole markdown file shown in a
+    ```` ```yaml ```` fence (front matter first, or a second `# Title` after the document's
+    own) is an example too: none of its headings is taken."""
     example = fence.lang in NESTING_LANGS
     text = _OpenText()
+    body = next((line.strip() for line in lines[fence.start_line + 1:end + 1] if line.strip()),
+                "")
+    if not example and body == "---":
+        return None
     for no in range(fence.start_line + 1, end + 1):
         line = lines[no]
         if (_SWALLOWED_HEADING.match(line) and not lines[no - 1].strip()
                 and no > fence.start_line + 1 and (example or not text.open)
                 and _reads_as_markdown(lines, no + 1, end)):
-            return no
+            titled = title is not None and title < fence.start_line
+            return None if titled and line.startswith("# ") else no
         if not example:
             text.read(line)
     return None
@@ -292,7 +301,8 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     lines = ctx.lines
     authored = authored_fences(md)
     to_eof = {f.start_line for f in md.fences if not f.closed}
-    code = _meant_as_code(lines, authored, to_eof)
+    title = next((h.line for h in md.headings if h.level == 1), None)
+    code = _meant_as_code(lines, authored, to_eof, title)
     rendered = {f.start_line: f for f in md.fences}
     owned_by_btn140 = bool(getattr(doc, "swallowed_phases", None))
     confirmed: set[int] | None = None
