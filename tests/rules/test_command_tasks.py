@@ -125,9 +125,14 @@ def test_yaml_block_prompt_is_not_read_as_fields() -> None:
     assert block.fields[2].value_range.end_line == 14
 
 
-def test_task_inside_bash_fence_is_ignored() -> None:
+def test_task_call_inside_bash_fence_is_read() -> None:
+    # A Task call in a ```bash loop is one the model makes (the seeds' /debug): its unclosed
+    # quote is reported like anywhere else. Code that only says `Task {` is not read
+    # (tests/rules/test_fenced_tasks.py).
     text = HEAD + "```bash\nfor x in 1; do\n  Task {\n    prompt: \"\n  }\ndone\n```\n"
-    assert check(text) == []
+    assert codes(check(text)) == [("BTN312", 9)]
+    swift = HEAD + "```bash\nfor x in 1; do\n  Task {\n    await run()\n  }\ndone\n```\n"
+    assert check(swift) == []
 
 
 def test_agent_kind_task_block() -> None:

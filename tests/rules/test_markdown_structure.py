@@ -80,8 +80,15 @@ def test_an_unclosed_fence_names_its_line_and_the_headings_it_swallows() -> None
     assert found.range.start_line == 8
     assert "never closed" in found.message and '"Usage" (line 12)' in found.message
     assert '"Notes" (line 16)' in found.message
-    # in bash, `## Usage` may be a comment: no proof the author meant a heading
-    assert btn003(Kind.SKILL, text.replace("```json", "```bash"), SKILL) == []
+    # In bash `## Usage` may be a comment; here the bash block is left open and only
+    # markdown follows it to the end of the file: sections, not comments.
+    in_bash = text.replace("```json", "```bash").replace("None.", "None so far.")
+    [found] = btn003(Kind.SKILL, in_bash, SKILL)
+    assert '"Usage" (line 12)' in found.message
+    # A comment code follows is a comment.
+    code = in_bash.replace("Run it on Mondays.", "run_report --weekly").replace(
+        "None so far.", "exit 0")
+    assert btn003(Kind.SKILL, code, SKILL) == []
 
 
 def test_a_fence_left_open_before_the_next_one_swallows_a_phase() -> None:
@@ -131,3 +138,120 @@ def test_the_authored_pairing_nests_examples() -> None:
     assert (7, 19, "markdown", False) in got  # the example, closed where its author did
     assert (11, 15, "{language}", False) in got
     assert [(f.start_line, f.end_line) for f in md.fences][:2] == [(7, 15), (19, 27)]
+
+
+# The last fence of an agent left open: a ```bash block whose multi-line string closes before
+# the next section (from a public tree's finalize-reporter agent, shortened).
+REPORTER = """---
+name: finalize-reporter
+description: Writes the final report
+---
+# Finalize Reporter
+
+### 4. Gemini 실행 예시
+
+```bash
+gemini exec -m gemini-2.5-pro "
+Generate a comprehensive final report for this GCX v6 project.
+
+Input files:
+- .gcx/state/project_context.json (Context Baton)
+- .gcx/00_requirements/*.md
+"
+```
+
+## 출력
+
+- `.gcx/output/FINAL_REPORT.md`
+- Console output: 커밋 명령어
+"""
+
+
+def test_a_bash_block_left_open_swallows_the_next_section() -> None:
+    assert btn003(Kind.AGENT, REPORTER, AGENT) == []
+    left_open = REPORTER.replace('"\n```\n', '"\n', 1)
+    [found] = btn003(Kind.AGENT, left_open, AGENT)
+    assert found.range.start_line == 8
+    assert "never closed" in found.message and '"출력" (line 18)' in found.message
+
+
+def test_a_tree_diagram_left_open_swallows_the_prose_after_it() -> None:
+    """A bare fence runs to the end of the file: the section after it is the agent's own
+    (from a public tree's training-engineer agent, shortened)."""
+    text = ("---\nname: trainer\ndescription: Trains models\n---\n# Trainer\n\n"
+            "## Run Directory Layout\n\n```\nruns/<date>-<slug>/\n├── training-brief.md\n"
+            "└── roadbook.md\n\n## Failure Triage\n\nThree failure classes, each with an "
+            "exact response. Diagnose which\nclass you're in before touching a config value.\n\n"
+            "1. **Environment failure** — a launch-time crash, driver mismatch,\n"
+            "   or resource error traceable to the platform.\n")
+    [found] = btn003(Kind.AGENT, text, AGENT)
+    assert found.range.start_line == 8 and '"Failure Triage" (line 14)' in found.message
+
+
+def test_a_python_block_not_closed_before_the_next_swallows_a_phase() -> None:
+    """Doc strings closed before the phase heading leave it a heading (from a public tree's
+    plan, shortened)."""
+    text = ("# Cache Fix\n\n### Phase 1: Invalidate Caches [NOT STARTED]\n\n```python\n"
+            "def _invalidate_expression_caches() -> None:\n"
+            '    """Invalidate expression caches when backend changes.\n\n'
+            "    Three caches hold backend-specific types that must be reset:\n"
+            '    """\n    _reset_backend()\n\n'
+            "**Verification**:\n- `reset_registry()` also clears expression caches\n\n---\n\n"
+            "### Phase 2: Set Backend Early in Example Construction [NOT STARTED]\n\n"
+            "**Goal**: Ensure backend is set from settings before any expression construction."
+            "\n\n**Code Change** (in `BuildExample.__init__`):\n"
+            "```python\nself._set_backend(settings)\n```\n")
+    [found] = btn003(Kind.PLAN, text, PLAN)
+    assert found.range.start_line == 4
+    assert "not closed before the ```python on line 23" in found.message
+    assert '"Phase 2: Set Backend Early in Example Construction [NOT STARTED]" (line 18)' \
+        in found.message
+    # The same lines inside a doc string left open are the doc string's text.
+    in_doc = text.replace('    """\n    _reset_backend()', "    _reset_backend()")
+    assert btn003(Kind.PLAN, in_doc, PLAN) == []
+
+
+def test_a_stray_closing_fence_swallows_the_sections_after_it() -> None:
+    """Unchanged in a public tree's skill: a bare fence after the code opens a block that runs
+    to the end of the file."""
+    text = ("---\nname: data-quality-frameworks\ndescription: Data quality checks\n---\n"
+            "# Data Quality Frameworks\n\n## Detailed patterns\n\n"
+            '## Summary: {total_passed}/{total_tables} tables passed")\n'
+            '        report.append("")\n'
+            '    raise ValueError("Data quality checks failed!")\n```\n\n## Best Practices\n\n'
+            "### Do's\n\n- **Test early** - Validate source data before transformations\n\n"
+            "### Don'ts\n\n- **Don't test everything** - Focus on critical columns\n")
+    [found] = btn003(Kind.SKILL, text, SKILL)
+    assert found.range.start_line == 11
+    assert "3 headings render as code" in found.message
+
+
+def test_markdown_in_a_heredoc_of_a_block_left_open_is_the_heredoc_s() -> None:
+    """A bash block writing a markdown file through a heredoc (from a public tree's plan,
+    shortened), its closing fence gone: the heredoc's headings are its text."""
+    text = ("---\nname: tester\ndescription: Tests markers\n---\n# Tester\n\n"
+            "**Validation**:\n```bash\n# Create test plan with 3 simple phases\n"
+            "cat > /tmp/test-phase-markers.md <<'EOF'\n# Test Phase Marker Updates\n\n"
+            "## Metadata\n- **Date**: 2025-12-09\n- **Status**: [IN PROGRESS]\n\n"
+            "## Implementation Phases\n\nTasks:\n- [x] Prove: theorem test1 : True := trivial\n")
+    assert btn003(Kind.AGENT, text, AGENT) == []
+    unquoted = text.replace("<<'EOF'", "").replace("Tasks:\n", "")
+    assert [f.range.start_line for f in btn003(Kind.AGENT, unquoted, AGENT)] == [7]
+
+
+def test_a_whole_skill_shown_in_a_yaml_fence_is_an_example() -> None:
+    """A guide shows a complete SKILL.md in a ```yaml fence whose ```bash block CommonMark
+    cannot nest (from a public tree's creating-skills guide, shortened): its headings are the
+    example's, not sections swallowed by a fence left open."""
+    text = ("---\nname: creating-skills\ndescription: How to write a skill\n---\n"
+            "# Creating Skills\n\n## Complete Example\n\n"
+            "Here is a complete skill for Rust research:\n\n```yaml\n---\n"
+            "name: skill-rust-research\nallowed-tools: Agent\n---\n\n# Rust Research Skill\n\n"
+            "Thin wrapper that delegates Rust research to `rust-research-agent` subagent.\n\n"
+            "## Trigger Conditions\n\nThis skill activates when:\n- Task language is \"rust\"\n\n"
+            "```bash\n# Lookup task\njq '.tasks' specs/state.json\n```\n")
+    assert btn003(Kind.SKILL, text, SKILL) == []
+    # Without its front matter, the example's own `# Title` after the guide's still says so.
+    bare = text.replace("---\nname: skill-rust-research\nallowed-tools: Agent\n---\n",
+                        "name: skill-rust-research\n")
+    assert btn003(Kind.SKILL, bare, SKILL) == []

@@ -18,7 +18,7 @@ from ..model.agent import (
 from ..model.base import Range
 from .common import line_links, suppressions
 from .frontmatter import parse_frontmatter
-from .markdown import MarkdownDoc, blank_code_spans, parse_markdown
+from .markdown import Fence, MarkdownDoc, blank_code_spans, parse_markdown
 from .text import MAX_INT_DIGITS, Source
 
 SIGNAL_RE = re.compile(
@@ -42,7 +42,15 @@ _ELISION_RE = re.compile(r"^(?://|#)?\s*(?:\.\.\.|…|\[\.\.\.\]|\[…\])\s*$")
 _TASK_FIELD_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*((?:.*\S)?)\s*$")
 _BLOCK_SCALAR_RE = re.compile(r"^[|>][+-]?[1-9]?[+-]?\s*(?:#.*)?$")
 _BASH_LANGS = {"bash", "sh", "shell", "zsh"}
-_OPAQUE_TASK_LANGS = _BASH_LANGS | {"json", "python", "py", "javascript", "js", "lua", "yaml"}
+_OPAQUE_TASK_LANGS = {"json", "python", "py", "javascript", "js", "lua"}
+"""Fence languages whose `Task {` is never the pseudo-call (a JSON key, a Python/JS/Lua line)."""
+_PLAIN_FENCE_LANGS = {"", "markdown", "md", "text", "txt", "plaintext"}
+"""Fences whose text is prose the model reads: a `Task {` there is the pseudo-call."""
+_TASK_CALL_FIELDS = frozenset({"subagent_type", "description", "prompt"})
+"""The Task tool's own parameters (the pinned claude's schema: `description`, `prompt`,
+`subagent_type`): in a fence of another language, a `Task {` opens the pseudo-call only when
+its first line is one of them. The seeds hold Task calls in ```yaml fences and inside ```bash
+loops and heredocs; Swift's `Task { await … }` or an ERD's `Task { string id PK }` is code."""
 _AGENT_PATH_RE = re.compile(r"\.claude/agents/((?:[\w.-]+/)*)([\w.-]+)\.md$")
 
 
@@ -179,31 +187,45 @@ def parse_agent(source: Source, path: str = "") -> AgentFile:
 
 def _task_blocks(md: MarkdownDoc) -> list[TaskBlock]:
     lines = md.lines
-    fence_lang: dict[int, str] = {}
+    n = len(lines)
+    fence_of: dict[int, Fence] = {}
     for fence in md.fences:
-        lang = fence.lang  # computed, once per fence rather than per line
-        for no in range(fence.start_line, fence.end_line + 1):
-            fence_lang[no] = lang
+        for no in fence.body:
+            fence_of[no] = fence
     blocks: list[TaskBlock] = []
     no = 0
-    n = len(lines)
     while no < n:
         line = lines[no]
         if "Task" not in line or not _TASK_OPEN_RE.match(line):
             no += 1
             continue
-        if fence_lang.get(no, "") in _OPAQUE_TASK_LANGS:
-            no += 1
-            continue
-        block, no = _read_task_block(md, no)
+        fence = fence_of.get(no)
+        stop = n
+        if fence is not None:
+            lang = fence.lang
+            if lang in _OPAQUE_TASK_LANGS or (
+                    lang not in _PLAIN_FENCE_LANGS and not _opens_task_call(lines, no, fence)):
+                no += 1
+                continue
+            stop = fence.body.stop  # the call ends in its fence: a `}` after it closes nothing
+        block, no = _read_task_block(md, no, stop)
         blocks.append(block)
     return blocks
 
 
-def _read_task_block(md: MarkdownDoc, start: int) -> tuple[TaskBlock, int]:
-    """Read fields up to the closing `}` on its own line, tracking quote balance."""
+def _opens_task_call(lines: list[str], start: int, fence: Fence) -> bool:
+    """The first non-blank line after `Task {` is one of the Task tool's own fields."""
+    for no in range(start + 1, fence.body.stop):
+        if lines[no].strip():
+            m = _TASK_FIELD_RE.match(lines[no])
+            return m is not None and m.group(1) in _TASK_CALL_FIELDS
+    return False
+
+
+def _read_task_block(md: MarkdownDoc, start: int, stop: int) -> tuple[TaskBlock, int]:
+    """Read fields up to the closing `}` on its own line (before line `stop`), tracking quote
+    balance."""
     lines = md.lines
-    n = len(lines)
     open_line = lines[start]
     block = TaskBlock(range=Range.of_line(start, 0, len(open_line)),
                       open_range=Range.of_line(start, open_line.index("Task"), len(open_line)),
@@ -213,7 +235,7 @@ def _read_task_block(md: MarkdownDoc, start: int) -> tuple[TaskBlock, int]:
     quote_start: Range | None = None
     block_indent = -1  # indentation of a `key: |` field whose YAML block scalar is being read
     no = start + 1
-    limit = min(n, start + 2000)
+    limit = min(stop, start + 2000)
     while no < limit:
         line = lines[no]
         stripped = line.strip()
@@ -264,7 +286,7 @@ def _read_task_block(md: MarkdownDoc, start: int) -> tuple[TaskBlock, int]:
                                                  current.value_range.start_char, no, len(line))
         no += 1
     end = max(start, no - 1)
-    block.range = Range.span(start, 0, end, len(lines[end]) if end < n else 0)
+    block.range = Range.span(start, 0, end, len(lines[end]) if end < len(lines) else 0)
     if in_quote:
         block.unbalanced_quote = quote_start
     return _finish_task(md, block, start, end), no

@@ -36,7 +36,9 @@ def task_missing_field(doc: CommandFile | AgentFile, ctx: RuleContext) -> Iterat
     model improvise it, or skip the call.
 
     A block with a line that is only an ellipsis (`...`, `…`) is an abbreviated example:
-    its missing fields are left out on purpose and not reported.
+    its missing fields are left out on purpose and not reported. Calls in a ```yaml or
+    ```bash fence (a loop, a heredoc the agent prints) are read when the line after `Task {`
+    is one of the three fields; Swift's `Task { await … }` in a fence is code, not a call.
 
     Fix: add the missing field inside the braces. For `subagent_type` the quick fix inserts
     `subagent_type: "general-purpose"`.

@@ -13,9 +13,11 @@ from typing import Any
 
 from ..model.base import Convention, Finding, Kind, Related, Severity
 from ..parse.markdown import (
+    NESTING_LANGS,
     AuthoredFence,
     Fence,
     authored_fences,
+    blank_code_spans,
     rendered_fence_lines,
 )
 from .base import RuleContext, rule
@@ -26,14 +28,34 @@ NO_MARKDOWN_LANGS = frozenset({"json", "jsonl", "json5", "csv", "tsv"})
 """Languages with no comments or doc strings: a `## Usage` line in one cannot be meant as
 code. Anywhere else (a bash `## step` comment, a Lean or Python doc string, which holds
 markdown and nested fences) it may be, so a fence of theirs left open proves nothing."""
+_SWALLOWED_HEADING = re.compile(r"^#{1,6}[ \t]+\S")
+_HEREDOC = re.compile(r"<<-?[ \t]*['\"]?([A-Za-z_]\w*)")
+_BLOCK_COMMENT = re.compile(r"<!--|(?:^|\s)(?:/-|/\*|\{-)")
+_COMMENT_CLOSERS = {"<!--": "-->", "/-": "-/", "/*": "*/", "{-": "-}"}
+_MARKDOWN_LINE = re.compile(
+    r"^(?:#{1,6}[ \t]+\S"            # a heading
+    r"|[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S"  # a list item
+    r"|[ \t]*>"                       # a block quote
+    r"|[ \t]*\|"                      # a table row
+    r"|[ \t]*(?:\*\*|__)\S"           # a bold lead-in
+    r"|[ \t]*(?:-{3,}|\*{3,}|_{3,})[ \t]*$"  # a rule
+    r"|[A-Z](?:[a-z'’][\w'’-]*)?[:,]?(?:[ \t]+\S+)+)"  # a sentence (not `FROM x`, `RUN y`)
+)
+_CODE_SHAPE = re.compile(r"[{};\\]\s*$|\s=\s|^\w+=|\$\(")
+"""What a sentence-shaped line of code still shows: a brace, `;` or `\\` at its end, an
+assignment, a command substitution."""
 _SHOWN = 4
 _CHAR_NAMES = {"`": "backticks", "~": "tildes"}
 
 
-def _meant_as_code(lines: list[str], authored: list[AuthoredFence]) -> list[bool]:
+def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
+                   to_eof: set[int], title: int | None = None) -> list[bool]:
     """Per line: inside a fence as the author nested them. Where the author's fence has no
     closing line (left open, or open when the next one starts) its lines count as code
-    unless its language cannot hold a `#` line (`NO_MARKDOWN_LANGS`)."""
+    unless its language cannot hold a `#` line (`NO_MARKDOWN_LANGS`), or up to a heading
+    that reads as the document's own (`_markdown_heading`). `to_eof`: the lines of fences
+    that run to the end of the file as rendered; `title`: the line of the document's first
+    level-1 heading."""
     code = [False] * len(lines)
     for fence in authored:
         if fence.end_line is not None and not fence.by_opener:
@@ -42,8 +64,97 @@ def _meant_as_code(lines: list[str], authored: list[AuthoredFence]) -> list[bool
             end = fence.start_line
         else:
             end = len(lines) - 1 if fence.end_line is None else fence.end_line - 1
+            if fence.lang not in NESTING_LANGS or (
+                    fence.end_line is None and fence.start_line in to_eof):
+                heading = _markdown_heading(lines, fence, end, title)
+                end = end if heading is None else heading - 1
         code[fence.start_line:end + 1] = [True] * (end + 1 - fence.start_line)
     return code
+
+
+def _markdown_heading(lines: list[str], fence: AuthoredFence, end: int,
+                      title: int | None) -> int | None:
+    """The first `#` line of a fence left open that is a markdown heading, not a comment.
+
+    It follows a blank line, no heredoc, doc string, block comment or string is open where
+    it stands (`_OpenText`), and every non-blank line from it to where
+    the fence's text ends (`end`) is markdown: headings, list items, quotes, tables, bold
+    lead-ins, rules or sentences that show no code (and the wrapped lines of their
+    paragraphs) — never the code a `# step` comment precedes. A markdown example
+    (```` ```markdown ````, a bare fence) holds such text itself, so one is read only when
+    it runs to the end of the file (the caller's check). A whole markdown file shown in a
+    ```` ```yaml ```` fence (front matter first, or a second `# Title` after the document's
+    own) is an example too: none of its headings is taken."""
+    example = fence.lang in NESTING_LANGS
+    text = _OpenText()
+    body = next((line.strip() for line in lines[fence.start_line + 1:end + 1] if line.strip()),
+                "")
+    if not example and body == "---":
+        return None
+    for no in range(fence.start_line + 1, end + 1):
+        line = lines[no]
+        if (_SWALLOWED_HEADING.match(line) and not lines[no - 1].strip()
+                and no > fence.start_line + 1 and (example or not text.open)
+                and _reads_as_markdown(lines, no + 1, end)):
+            titled = title is not None and title < fence.start_line
+            return None if titled and line.startswith("# ") else no
+        if not example:
+            text.read(line)
+    return None
+
+
+class _OpenText:
+    """Whether a heredoc, a doc string, a block comment or a `"` string is open after the
+    lines read so far: a `#` line inside one is its text, perhaps markdown meant as code."""
+
+    def __init__(self) -> None:
+        self.heredoc: str | None = None
+        self.closer: str | None = None
+        self.triple = {'"""': False, "'''": False}
+        self.quote = False
+
+    @property
+    def open(self) -> bool:
+        return bool(self.heredoc or self.closer or self.quote or any(self.triple.values()))
+
+    def read(self, line: str) -> None:
+        if self.heredoc is not None:
+            if line.strip() == self.heredoc:
+                self.heredoc = None
+            return
+        if self.closer is not None:
+            if self.closer in line:
+                self.closer = None
+            return
+        for mark in self.triple:
+            if line.count(mark) % 2:
+                self.triple[mark] = not self.triple[mark]
+        if line.replace('"""', "").count('"') % 2:
+            self.quote = not self.quote
+        if (m := _BLOCK_COMMENT.search(line)) is not None:
+            opener = m.group().strip()
+            if _COMMENT_CLOSERS[opener] not in line[m.end():]:
+                self.closer = _COMMENT_CLOSERS[opener]
+        if (h := _HEREDOC.search(line)) is not None:
+            self.heredoc = h.group(1)
+
+
+def _reads_as_markdown(lines: list[str], start: int, end: int) -> bool:
+    """Lines `start`..`end` hold text, and all of it is markdown-shaped (see above)."""
+    text = False
+    paragraph = False  # the line before is text a wrapped line may continue
+    for no in range(start, end + 1):
+        line = lines[no]
+        if not line.strip():
+            paragraph = False
+            continue
+        if _CODE_SHAPE.search(blank_code_spans(line)) or not (
+                paragraph or _MARKDOWN_LINE.match(line)):
+            return False
+        heading = _SWALLOWED_HEADING.match(line) is not None
+        text = text or not heading
+        paragraph = not heading
+    return text
 
 
 def _marker(line: str) -> str:
@@ -104,10 +215,14 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     every reader of the plan. Reported on the fence that swallows them, when a heading its
     author wrote as prose (outside every fence as the author nested them) is inside it as
     markdown-it renders the file (list items included: a fence in a list item ends with the
-    item); a fence that only renders code as code is not reported, nor a fence left open of
-    a language whose `#` lines may be code (a bash comment, a Lean or Python doc string):
-    only JSON and CSV cannot hold one. In plans an unclosed fence that swallows phases is
-    BTN140's.
+    item); a fence that only renders code as code is not reported. In a fence left open
+    whose language may hold `#` lines (a bash comment, a Lean or Python doc string; only
+    JSON and CSV cannot), a `#` line is taken for a swallowed heading only when it follows a
+    blank line, no heredoc, doc string, block comment or string is open there, and all that
+    follows it up to where the fence's text ends reads as markdown (headings, list items,
+    tables, bold lead-ins, sentences showing no code); a ```` ```markdown ```` or bare
+    example is read so only when it runs to the end of the file. In plans an unclosed fence
+    that swallows phases is BTN140's.
 
     Fix: give the outer fence more backticks than any fence inside it (```` ````markdown ````
     … ```` ```` ````), or close the block that was left open.
@@ -147,13 +262,47 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
         ## Return Format
 
         Return only the report path.
+
+    Reported (the last ```` ```bash ```` block lost its closing fence):
+
+        ==> .claude/agents/qa-validator.md <==
+        # QA Validator
+
+        ```bash
+        # Run the test suite
+        npm test
+        OUTPUT_PATH=".claude/qa/report.md"
+
+        ## Return Format
+
+        - **Status**: PASS or FAIL
+        - **Report**: the path of the written report
+
+    Not reported (comments in a block left open: code follows them):
+
+        ==> .claude/agents/qa-validator.md <==
+        # QA Validator
+
+        ```bash
+        # Run the test suite
+        npm test
+
+        ## Write the report
+        OUTPUT_PATH=".claude/qa/report.md"
+        cat > "$OUTPUT_PATH" <<EOF
+        ## Summary
+
+        All checks passed.
+        EOF
     """
     md = ctx.markdown()
     if not md.fences:
         return
     lines = ctx.lines
     authored = authored_fences(md)
-    code = _meant_as_code(lines, authored)
+    to_eof = {f.start_line for f in md.fences if not f.closed}
+    title = next((h.line for h in md.headings if h.level == 1), None)
+    code = _meant_as_code(lines, authored, to_eof, title)
     rendered = {f.start_line: f for f in md.fences}
     owned_by_btn140 = bool(getattr(doc, "swallowed_phases", None))
     confirmed: set[int] | None = None
