@@ -11,7 +11,10 @@ from .convert import to_lsp_range
 from .server import BatonServer, guard
 
 if TYPE_CHECKING:
+    from ..model.base import Kind
     from ..model.plan import Phase, Plan
+    from ..parse.jsonpos import Path as JsonPath
+    from ..parse.jsonpos import Positions
     from ..workspace.index import WorkspaceIndex
 
 _STATUS_DOCS = {
@@ -178,23 +181,18 @@ def register(server: BatonServer) -> None:
                            range=to_lsp_range(el.range, lines))
 
 
-def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> types.Hover | None:
-    """In a checkpoint JSON file: what a state (or scope) name means and where it can go;
-    on `current_state` of a workflow's history, that workflow's live status too."""
-    import json
-
-    from ..model.base import Kind
-    from ..model.states import Scope, State
+def _json_at(ls: BatonServer, uri: str, position: types.Position, kind: Kind
+             ) -> tuple[str, list[str], Positions, JsonPath, bool] | None:
+    """The JSON path under `position` in a `.json` file of `kind` — (path, lines, positions,
+    JSON path, on a key) — or None: the lookup the JSON hovers share."""
     from ..parse.jsonpos import Positions
-    from ..workflow.state_machine import HAPPY_PATHS, state_markdown
     from .convert import from_lsp_range
     from .server import uri_path
 
     path = uri_path(uri)
     if path is None or not path.endswith(".json"):
         return None
-    idx = ls.index_for(path)
-    if idx.kind_of(path) is not Kind.CHECKPOINT:
+    if ls.index_for(path).kind_of(path) is not kind:
         return None
     lines = ls.lines_of(path)
     here = from_lsp_range(types.Range(start=position, end=position), lines)
@@ -204,6 +202,23 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
     if hit is None:
         return None
     where, on_key = hit
+    return path, lines, pos, where, on_key
+
+
+def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> types.Hover | None:
+    """In a checkpoint JSON file: what a state (or scope) name means and where it can go;
+    on `current_state` of a workflow's history, that workflow's live status too."""
+    import json
+
+    from ..model.base import Kind
+    from ..model.states import Scope, State
+    from ..workflow.state_machine import HAPPY_PATHS, state_markdown
+
+    found = _json_at(ls, uri, position, Kind.CHECKPOINT)
+    if found is None:
+        return None
+    path, lines, pos, where, on_key = found
+    idx = ls.index_for(path)
     span = pos.spans[where]
     try:
         value = json.loads(pos.text[span.start:span.end])
@@ -250,23 +265,11 @@ def settings_hover(ls: BatonServer, uri: str, position: types.Position) -> types
     """In a Claude Code settings file, on a hook event's name: what its matcher matches."""
     from ..model.base import Kind
     from ..model.claude_settings import HOOK_EVENTS
-    from ..parse.jsonpos import Positions
-    from .convert import from_lsp_range
-    from .server import uri_path
 
-    path = uri_path(uri)
-    if path is None or not path.endswith(".json"):
+    found = _json_at(ls, uri, position, Kind.SETTINGS)
+    if found is None:
         return None
-    if ls.index_for(path).kind_of(path) is not Kind.SETTINGS:
-        return None
-    lines = ls.lines_of(path)
-    here = from_lsp_range(types.Range(start=position, end=position), lines)
-    pos = Positions("\n".join(lines))
-    offset = pos.starts[min(here.start_line, len(pos.starts) - 1)] + here.start_char
-    hit = pos.path_at(offset)
-    if hit is None:
-        return None
-    where, on_key = hit
+    _path, lines, pos, where, on_key = found
     if not on_key or len(where) != 2 or where[0] != "hooks" or where[1] not in HOOK_EVENTS:
         return None
     rng = pos.key_range(where)
