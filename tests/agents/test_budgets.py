@@ -217,9 +217,8 @@ def test_parallel_siblings_share_the_budget(tmp_path: Path) -> None:
     for step in research:
         assert step["status"] == "failed" and step["failure"] == "fatal", step
         assert step["message"].startswith("budget reached while research."), step["message"]
-        # a sibling stopped before its first request finished has nothing to record
-        usage = step.get("usage", {"turns": 0, "cost_usd": 0})
-        assert usage["turns"] >= 0 and usage["cost_usd"] >= 0, step
+    # one agent paid its way to the budget (a sibling stopped before its first request
+    # finished has nothing to record)
     assert any(step.get("usage", {}).get("turns") for step in research), research
     total = cp["baton"]["usage"]["total"]
     at = crossing("claude-sonnet-5-5", budget)
