@@ -48,9 +48,11 @@ def _claude_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile]]:
     """Every agent file under `.claude/agents/` (nested too), parsed, in path order."""
     if ctx.index is None or ctx.root is None:
         return []
-    memo = ctx.memo.get("claude-agents")
-    if memo is not None:
-        return list(memo)
+    return list(ctx.shared("claude-agents", _list_claude_agents))
+
+
+def _list_claude_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile]]:
+    assert ctx.index is not None and ctx.root is not None
     base = os.path.join(os.path.normpath(ctx.root), ".claude", "agents")
     # Only `.claude/agents/` is listed (not the whole workspace), and every folder and file
     # of it is recorded: an agent added, renamed or edited anywhere under it re-checks.
@@ -67,8 +69,7 @@ def _claude_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile]]:
         doc = ctx.index.document(path, Kind.AGENT)
         if _loaded(doc):
             found.append((Path(path), doc))
-    ctx.memo["claude-agents"] = found
-    return list(found)
+    return found
 
 
 def _plugin_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile, tuple[str, ...]]]:
@@ -79,9 +80,11 @@ def _plugin_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile, tuple[str, .
     of one folder of one plugin can collide. Empty when the workspace is no plugin."""
     if ctx.index is None or ctx.root is None:
         return []
-    memo = ctx.memo.get("plugin-agents")
-    if memo is not None:
-        return list(memo)
+    return list(ctx.shared("plugin-agents", _list_plugin_agents))
+
+
+def _list_plugin_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile, tuple[str, ...]]]:
+    assert ctx.index is not None and ctx.root is not None
     root = os.path.normpath(ctx.root)
     layout = plugin_layout(root)
     found: list[tuple[Path, AgentFile, tuple[str, ...]]] = []
@@ -101,8 +104,7 @@ def _plugin_agents(ctx: RuleContext) -> list[tuple[Path, AgentFile, tuple[str, .
                 folders = os.path.relpath(os.path.dirname(path), base)
                 namespace = () if folders == "." else tuple(folders.split(os.sep))
                 found.append((Path(path), doc, namespace))
-    ctx.memo["plugin-agents"] = found
-    return list(found)
+    return found
 
 
 def _same_name(doc: AgentFile, ctx: RuleContext, mine: str) -> list[tuple[Path, AgentFile]]:

@@ -13,9 +13,9 @@ import inspect
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model.base import (
     Convention,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
 
 
+_T = TypeVar("_T")
 CheckFn = Callable[[Any, "RuleContext"], Iterable[Finding]]
 
 
@@ -189,6 +190,27 @@ class RuleContext:
             self.memo["markdown"] = doc
         assert isinstance(doc, MarkdownDoc)
         return doc
+
+    def shared(self, key: str, compute: Callable[[RuleContext], _T]) -> _T:
+        """What `compute` derives from many files of the workspace (every agent of a folder),
+        done once per state of the workspace for all files of a check instead of once per
+        file (`WorkspaceIndex.derived`), with the inputs it recorded added to this file's.
+        `compute` gets a context of its own and must read only the workspace, never this
+        file's path, kind or text; the value is shared, so callers copy before changing it."""
+        def run() -> tuple[_T, frozenset[str], frozenset[str], float | None]:
+            own = replace(self, depends_on=set(), memo={}, trees=set(), expires=None)
+            value = compute(own)
+            return value, frozenset(own.depends_on), frozenset(own.trees), own.expires
+
+        if self.index is None:
+            value, deps, trees, expires = run()
+        else:
+            value, deps, trees, expires = self.index.derived(f"rules:{key}", run)
+        self.depends_on |= deps
+        self.trees |= trees
+        if expires is not None:
+            self.valid_until(expires)
+        return value
 
     def valid_until(self, when: float) -> None:
         """The findings hold until `when` (epoch seconds) even if no input changes."""

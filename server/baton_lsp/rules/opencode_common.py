@@ -26,10 +26,17 @@ skipped = logging.getLogger(SKIPPED_LOG)
 
 
 def config_data(ctx: RuleContext) -> Iterator[dict[str, Any]]:
-    """Each of the workspace's OpenCode configuration files that parses to an object."""
+    """Each of the workspace's OpenCode configuration files that parses to an object (read
+    once per check, not once per agent file asking)."""
+    if ctx.root is not None:
+        yield from ctx.shared("opencode-config-data", _read_config_data)
+
+
+def _read_config_data(ctx: RuleContext) -> list[dict[str, Any]]:
     root = ctx.root
+    found: list[dict[str, Any]] = []
     if root is None:
-        return
+        return found
     for rel in CONFIG_FILES:
         path = root / rel
         if not ctx.exists(path):
@@ -41,7 +48,8 @@ def config_data(ctx: RuleContext) -> Iterator[dict[str, Any]]:
             skipped.info("%s: not read (%s)", path, exc)
             continue
         if isinstance(data, dict):
-            yield data
+            found.append(data)
+    return found
 
 
 def plugins_installed(ctx: RuleContext) -> bool:

@@ -13,8 +13,9 @@ import os
 import stat
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model.base import Kind
 from ..model.config import BatonConfig
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from ..model.agent import AgentFile
     from ..model.plan import Plan
     from ..runs.follow import RunIndex
+
+_T = TypeVar("_T")
 
 
 def _parse(kind: Kind, text: str, path: str) -> Any:
@@ -108,6 +111,7 @@ class WorkspaceIndex:
         self._deps: dict[str, set[str]] = {}
         self._rdeps: dict[str, set[str]] = {}
         self._runs: RunIndex | None = None
+        self._derived: dict[str, tuple[int, Any]] = {}
         self.generation = 0
         """Bumped on every change the index is told of: the result cache's memo of input
         fingerprints is valid only within one generation."""
@@ -380,8 +384,29 @@ class WorkspaceIndex:
         OpenCode skips (front matter it cannot read at all) is no agent to it: left out."""
         return {name: paths[0] for name, paths in self.opencode_agent_files().items()}
 
+    def derived(self, key: str, compute: Callable[[], _T]) -> _T:
+        """`compute()`, done once per generation: a value read from many files (every agent
+        of a folder) that the check of each file asks for again, which made a workspace
+        check quadratic in the number of such files. The caller gets the shared value and
+        must not change it."""
+        with self._lock:
+            generation = self.generation
+            hit = self._derived.get(key)
+        if hit is not None and hit[0] == generation:
+            value: _T = hit[1]
+            return value
+        value = compute()
+        with self._lock:
+            if self.generation == generation:  # nothing changed meanwhile: keep it
+                self._derived[key] = (generation, value)
+        return value
+
     def opencode_agent_files(self) -> dict[str, list[str]]:
         """OpenCode's name for each agent → every file that defines it (sorted)."""
+        found = self.derived("opencode-agent-files", self._opencode_agent_files)
+        return {name: list(paths) for name, paths in found.items()}
+
+    def _opencode_agent_files(self) -> dict[str, list[str]]:
         from ..model.opencode import OpenCodeAgent  # with the parser (see `_parse`)
 
         found: dict[str, list[str]] = {}
