@@ -214,3 +214,37 @@ def test_parsing_markdown_imports_no_markdown_it() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "[]"
+
+
+def _fenced_upto(text: str, upto: int) -> tuple[set[int], set[int]]:
+    from baton_lsp.parse.markdown import rendered_fence_lines
+
+    doc = parse_markdown(Source.from_text(text))
+    lines = doc.source.lines
+    whole = {no for no in rendered_fence_lines(doc) if no <= upto and lines[no].strip()}
+    return whole, {no for no in rendered_fence_lines(doc, upto=upto) if lines[no].strip()}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(markdownish, st.integers(min_value=0, max_value=80))
+def test_fence_lines_of_a_prefix_are_those_of_the_whole(text: str, upto: int) -> None:
+    """BTN003 parses only up to its last candidate heading: whether a line with text renders
+    inside a fence must not depend on the lines after it (list items, quotes and fences
+    included)."""
+    whole, prefix = _fenced_upto(text, upto)
+    assert prefix == whole
+
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not here")
+def test_fence_lines_of_a_prefix_on_real_files() -> None:
+    files = sorted(CORPUS.rglob("*.md"))
+    assert files
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        count = text.count("\n") + 1
+        for upto in sorted({count // 4, count // 2, (3 * count) // 4, count - 1}):
+            whole, prefix = _fenced_upto(text, upto)
+            assert prefix == whole, (path, upto)

@@ -324,12 +324,15 @@ def _block_parser() -> MarkdownIt:
     return MarkdownIt("commonmark").disable(["inline", "text_join"], ignoreInvalid=True)
 
 
-def rendered_fence_lines(doc: MarkdownDoc) -> set[int]:
+def rendered_fence_lines(doc: MarkdownDoc, upto: int | None = None) -> set[int]:
     """Lines inside fenced code as markdown-it renders `doc`, list items and block quotes
     included (a fence in a list item ends with the item): the scanner above leaves
     containers out, so what it finds swallowed is confirmed here, where it is rare enough to
-    afford a full parse."""
-    lines = list(doc.source.lines)
+    afford a full parse. With `upto`, only the lines up to that one are parsed, and the
+    answer holds for the non-blank ones among them: whether a line with text is in a fence
+    depends on the lines before it alone (a fence or list item is closed by a later line,
+    never reopened by one); a blank line's depends on whether the block goes on after it."""
+    lines = list(doc.source.lines if upto is None else doc.source.lines[:upto + 1])
     lines[:doc.frontmatter_end + 1] = [""] * (doc.frontmatter_end + 1)
     inside: set[int] = set()
     for token in _block_parser().parse("\n".join(lines)):

@@ -305,16 +305,18 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     code = _meant_as_code(lines, authored, to_eof, title)
     rendered = {f.start_line: f for f in md.fences}
     owned_by_btn140 = bool(getattr(doc, "swallowed_phases", None))
-    confirmed: set[int] | None = None
+    candidates: list[tuple[Any, list[tuple[int, str]]]] = []
     for fence in md.fences:
         if not fence.closed and owned_by_btn140:
             continue
         headings = [(no, (m.group(1) or "").strip()) for no in fence.body
                     if not code[no] and (m := _HEADING.match(lines[no])) is not None]
-        if not headings:
-            continue
-        if confirmed is None:
-            confirmed = rendered_fence_lines(md)
+        if headings:
+            candidates.append((fence, headings))
+    if not candidates:
+        return
+    confirmed = rendered_fence_lines(md, upto=max(no for _, hs in candidates for no, _ in hs))
+    for fence, headings in candidates:
         headings = [(no, text) for no, text in headings if no in confirmed]
         if not headings:
             continue  # a list item's end closed the fence before them
