@@ -56,6 +56,12 @@ class YAMLLimitError(yaml.YAMLError):
         self.col = col
 
 
+def _where(event: yaml.Event) -> tuple[int, int]:
+    """(line, column) where `event` starts; PyYAML's parser always sets the mark."""
+    mark = event.start_mark
+    return (mark.line, mark.column) if mark is not None else (0, 0)
+
+
 def _events(text: str, loader: Any) -> Iterator[yaml.Event]:
     """PyYAML events with our limits applied as they stream (never a composed tree)."""
     depth = 0
@@ -66,13 +72,11 @@ def _events(text: str, loader: Any) -> Iterator[yaml.Event]:
             raise _FrontmatterError(
                 "YAML aliases (*name) are not allowed in front matter: they can expand "
                 "exponentially",
-                event.start_mark.line,
-                event.start_mark.column,
+                *_where(event),
             )
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             if depth >= MAX_DEPTH:
-                raise _FrontmatterError(DEPTH_MESSAGE, event.start_mark.line,
-                                        event.start_mark.column)
+                raise _FrontmatterError(DEPTH_MESSAGE, *_where(event))
             depth += 1
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
@@ -242,8 +246,7 @@ def _compose_events(events: Iterator[yaml.Event], text: str, line_offset: int) -
             if not stack and not is_map:
                 raise _FrontmatterError(
                     "front matter must be a mapping of `key: value` lines, not a list",
-                    event.start_mark.line,
-                    event.start_mark.column,
+                    *_where(event),
                 )
             if (len(stack) == 1 and top_key is not None and value_start is None
                     and stack[0][1] is not _NO_KEY):
@@ -263,8 +266,7 @@ def _compose_events(events: Iterator[yaml.Event], text: str, line_offset: int) -
                 if event.value.strip():
                     raise _FrontmatterError(
                         "front matter must be a mapping of `key: value` lines",
-                        event.start_mark.line,
-                        event.start_mark.column,
+                        *_where(event),
                     )
                 continue
             last_end = event.end_mark

@@ -294,7 +294,8 @@ def subdirectories(root: Path, path: str | os.PathLike[str]) -> tuple[list[str],
     writes are: a directory that is a link leaving the workspace is refused (`UnsafePath`),
     never listed — the names in it would be shown as workflows and checkpoints."""
     with directory(root, path, create=False, verb="read") as fd, os.scandir(fd) as it:
-        dirs, others = [], []
+        dirs: list[str] = []
+        others: list[str] = []
         for entry in it:
             (dirs if entry.is_dir() else others).append(entry.name)
         return dirs, others

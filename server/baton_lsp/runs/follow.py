@@ -33,9 +33,9 @@ from ..model.data import ErrorRecord, LoggedError
 from ..paths import settled
 from . import confine
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
+from .places import checkpoints_root, errors_log_path
 from .record import PhaseGit, RecordError, StepRecord, read_record
-from .records import errors_log_path
-from .store import CheckpointStore, checkpoints_root, valid_id
+from .store import CheckpointStore, valid_id
 
 log = logging.getLogger(__name__)
 
@@ -501,7 +501,7 @@ class DirWatcher:
             self._fd = None
 
     def _add(self, path: Path) -> bool:
-        if path in self._watched or self._fd is None:
+        if path in self._watched or self._fd is None or self._lib is None:
             return path in self._watched
         wd = self._lib.inotify_add_watch(self._fd, os.fsencode(path), _DIR_MASK | (
             _IN_MODIFY if path == self.logs else 0))

@@ -35,8 +35,9 @@ from .checkpoint import (
     read_json_object,
     safe_resume_problems,
 )
+from .places import checkpoints_root
 from .record import RecordError, RunRecord, read_record
-from .store import CheckpointStore, checkpoints_root, list_workflows, verify_file
+from .store import CheckpointStore, list_workflows, verify_file
 
 ID_PREFIX = "bash:"
 """Marks a run of the bash system; never part of a Baton workflow id (`store.valid_id`)."""
@@ -80,13 +81,13 @@ def bash_state(loaded: LoadedCheckpoint) -> BashState:
     sm = cp.state_machine
     real = loaded.effective_version in ("2.0", "2.1")
     plan_phases = cp.workflow_type.strip().lower() in PLAN_PHASE_TYPES
-    phases = {"current_phase": cp.current_phase, "total_phases": cp.total_phases,
-              "completed_phases": tuple(cp.completed_phases)}
+    done = tuple(cp.completed_phases)
     if plan_phases and not real:
         return BashState(State.IMPLEMENT, Scope.IMPLEMENT_ONLY, (State.IMPLEMENT,), True,
-                         False, **phases)
+                         False, cp.current_phase, cp.total_phases, done)
     return BashState(sm.current_state, sm.workflow_config.scope,
-                     tuple(dict.fromkeys(sm.completed_states)), plan_phases, real, **phases)
+                     tuple(dict.fromkeys(sm.completed_states)), plan_phases, real,
+                     cp.current_phase, cp.total_phases, done)
 
 
 @dataclass(frozen=True)

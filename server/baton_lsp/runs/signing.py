@@ -179,7 +179,7 @@ def verdict(text: bytes, mac: object, context: bytes) -> tuple[str, str | None]:
         return UNSIGNED, ("it carries no signature (written by hand, by another tool, or by "
                           "a Baton from before signatures)")
     parsed = parse(mac)
-    if parsed is None:
+    if parsed is None or not isinstance(mac, str):  # parse() accepts only a str
         return EDITED, "its signature field is malformed (the file was edited)"
     kid, _ = parsed
     key = user_key()
