@@ -59,6 +59,8 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
         "topics": [t.get("short_name") if isinstance(t, dict) else t
                    for t in cls.get("research_topics") or []],
         "source": cls.get("source"), "confidence": cls.get("confidence")}
+    if record.status == "complete" and baton.outcome is not None:
+        out["outcome"] = baton.outcome.model_dump(mode="json")
     if baton.adopted_from is not None:
         out["adopted_from"] = baton.adopted_from.model_dump(mode="json", exclude_unset=True)
     if baton.context:
