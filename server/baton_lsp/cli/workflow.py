@@ -393,6 +393,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                 if ending.get(key):
                     show(f"  {key}: {ending[key]}")
             show(f"  then re-run: {ending.get('rerun')}")
+        if (info.get("diagnosis") or {}).get("text"):  # the seeds' five-part error
+            for line in str(info["diagnosis"]["text"]).splitlines():
+                show(f"  {line}" if line else "")
         if info.get("untrusted"):
             show(f"  not trusted ({info.get('signature')}): {info['untrusted']}; resume needs "
                  "--trust-checkpoint")

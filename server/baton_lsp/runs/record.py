@@ -72,6 +72,8 @@ class StepRecord(_Open):
     brief: dict[str, Any] | None = None
     via: str | None = None
     """Written on behalf of another step (a research worker of the supervisor agent)."""
+    barrier: dict[str, Any] | None = None
+    """A failed hard barrier's kind (`error`) and the path the agent reported, if any."""
     git: PhaseGit | None = None
 
     @property
@@ -203,6 +205,9 @@ class BatonSection(_Open):
     """What this run found another (or an earlier) run left in the repository when it died
     and what it did about it ({at, what}), for `baton status` and the editor."""
     outcome: OutcomeRecord | None = None
+    state_failures: dict[str, int] = {}
+    """Times the workflow failed in each state, over its runs and resumes (the seeds'
+    per-state retry counter behind "Retry k/2 available")."""
     """Set when the workflow ended `complete` but needs attention (tests still failing)."""
     identity: IdentityRecord | None = None
     """None in checkpoints of a Baton before run identities were pinned."""

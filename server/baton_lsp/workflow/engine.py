@@ -438,12 +438,15 @@ class Engine(Run):
         self.baton["failure"] = {"step": exc.step_id, "class": exc.failure,
                                  "message": exc.message, "type": exc.error_type,
                                  "context": exc.context}
+        counts = self.baton.setdefault("state_failures", {})  # "Retry k/2 available"
+        counts[state] = int(counts.get(state, 0)) + 1
         unrecorded: StoreFailure | None = None
         if self.steps.get(exc.step_id, {}).get("status") != "failed":
             with contextlib.suppress(StoreFailure):  # step failures were logged already
                 self.log_error("sm_transition" if exc.error_type == "state_error" else
                                exc.step_id, exc.error_type, exc.message,
-                               {**exc.context, "failure_class": exc.failure, "state": state})
+                               {**exc.context, "failure_class": exc.failure, "state": state,
+                                **self.diagnosis(exc, pending=False)})
         before = self.last_checkpoint
         try:
             self.save(f"failed in {state}: {exc.step_id}")

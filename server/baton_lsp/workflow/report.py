@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 
 from ..model.checkpoint import WaveResult
+from ..runs.diagnosis import diagnose
 from ..runs.record import RunRecord
 from ..terminal import terminal_safe
 from .accounting import format_usage
@@ -95,6 +96,10 @@ def render(record: RunRecord, root: Path | None = None) -> str:
                      "gave no dollars for priced from [workflow.prices])")
     if status == "failed" and record.last_error:
         lines.append(f"  error: {terminal_safe(record.last_error)}")
+    found = diagnose(root, record) if status == "failed" and root is not None else None
+    if found is not None:  # the seeds' five-part error
+        lines.append("━━ Error " + "━" * 52)
+        lines += [f"  {line}" if line else "" for line in found.text().splitlines()]
     lines.append("━━ Phases " + "━" * 51)
     states_ctx = (baton.context or {}).get("states") or {}
     for state in STATE_ORDER:
