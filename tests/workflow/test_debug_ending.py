@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +146,42 @@ def test_the_editor_lens_says_needs_attention(ws: Workspace) -> None:
         {"path": view.outcome["debug_report"]}]
     assert any(t.startswith("then re-run: baton run") for t in titles)
     assert not any(t.startswith("✓") for t in titles)
+
+
+SEED_AGENT = '''\
+import os, pathlib, sys
+role, artifact = sys.argv[1], pathlib.Path(sys.argv[2])
+sys.stdin.read()
+artifact.parent.mkdir(parents=True, exist_ok=True)
+if role == "debug":  # seed 000's /debug: a report, then its one signal
+    artifact.write_text("# Debug Analysis\\n\\nRoot cause: the login test expects 200.\\n")
+    print(f"DEBUG_REPORT_CREATED: {artifact}")
+else:
+    artifact.write_text("# Phase summary\\n\\nDone.\\n")
+    print(f"PHASE_COMPLETE: {os.environ.get('BATON_PHASE', '1')}")
+    print(f"SUMMARY_CREATED: {artifact}")
+'''
+"""A `--runner command` agent that behaves as the seeds' agents do: it writes its artifact
+at the path it is given and prints the seed's signal (`DEBUG_REPORT_CREATED: [absolute
+path to debug report]` for the debug agent)."""
+
+
+def test_a_seed_shaped_command_agent_ends_the_seeds_way(ws: Workspace) -> None:
+    agent = ws.root / ".claude" / "seed_agent.py"
+    agent.write_text(SEED_AGENT)
+    ws.config('runner = "command"\n'
+              f'command = ["{sys.executable}", "{agent}", "{{role}}", "{{artifact}}"]\n'
+              'test-command = ["{python}", "-c", "import sys; print(\'1 failed\'); '
+              'sys.exit(1)"]\n'
+              'debug-mode = "report"\n')
+    plan = ws.write_plan([[]])
+    r = ws.baton("run", "Fix the login tests", "--scope", "test-and-debug", "--plan",
+                 str(plan))
+    assert r.returncode == 4, r.stdout + r.stderr
+    cp = _checkpoint(ws, ws.only_workflow())
+    assert cp["status"] == "complete"
+    assert cp["state_machine"]["completed_states"] == ["implement", "test", "debug",
+                                                       "complete"]
+    report = Path(cp["baton"]["outcome"]["debug_report"])
+    assert "Root cause" in report.read_text()
+    assert cp["baton"]["steps"]["debug.1"]["signals"] and "DEBUG_REPORT_CREATED" in r.stdout
