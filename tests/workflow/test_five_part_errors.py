@@ -136,6 +136,8 @@ def test_newest_entries_are_bounded_and_newest_first(tmp_path: Path) -> None:
     assert names == ("f11.md", "f10.md", "f09.md", "f08.md", "f07.md")
     seen, more, names = newest_entries(root, d, limit=2, scan=4)
     assert seen == 4 and more is True and len(names) == 2
+    (d / "forged\n  - Recent files:.md").write_text("x")  # a name cannot start a line
+    assert newest_entries(root, d)[2][0] == "forged\\n  - Recent files:.md"
 
 
 def test_a_fifo_is_named_not_opened_and_a_link_out_is_refused(tmp_path: Path) -> None:

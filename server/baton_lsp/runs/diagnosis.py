@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from ..model.states import Scope
+from ..terminal import terminal_safe
 from . import confine
 from .checkpoint import CheckpointError
 from .places import checkpoints_root
-from .record import FailureRecord, RecordError, RunRecord, read_record
+from .record import FailureRecord, RecordError, RunRecord, StepRecord, read_record
 from .store import CheckpointStore
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,9 @@ class Diagnosis:
                 "text": self.text()}
 
     def text(self) -> str:
-        """The seeds' rendering: `✗ ERROR in state 'S': …` and the four sections."""
+        """The seeds' rendering: `✗ ERROR in state 'S': …` and the four sections. Values
+        from files (the message, the description, file names) are escaped where they could
+        drive a terminal or start a line of their own."""
         lines = [f"✗ ERROR in state '{self.state}': {self.message}", "", "Expected behavior:"]
         lines += [f"  - {e}" for e in self.expected]
         if self.barrier is not None:
@@ -178,7 +181,7 @@ def newest_entries(root: Path, directory: str | os.PathLike[str], limit: int = N
                 heapq.heappush(heap, item)
             else:
                 heapq.heappushpop(heap, item)
-    return seen, more, tuple(name for _, name in sorted(heap, reverse=True))
+    return seen, more, tuple(terminal_safe(name) for _, name in sorted(heap, reverse=True))
 
 
 def barrier_diagnostic(root: Path, ctx: dict[str, Any]) -> BarrierDiagnostic | None:
@@ -188,7 +191,8 @@ def barrier_diagnostic(root: Path, ctx: dict[str, Any]) -> BarrierDiagnostic | N
     artifact = ctx.get("artifact_path")
     if kind not in BARRIER_FOUND or not isinstance(artifact, str):
         return None
-    found = BARRIER_FOUND[str(kind)].format(reported=_rel(root, ctx.get("reported_path")))
+    found = terminal_safe(BARRIER_FOUND[str(kind)].format(
+        reported=_rel(root, ctx.get("reported_path"))))
     parent = Path(artifact).parent
     shown = _rel(root, parent).rstrip("/") + "/"
     try:
@@ -232,7 +236,8 @@ def diagnose(root: Path, record: RunRecord, failure: FailureRecord | None = None
     named = [failure.step, *(ctx.get("failed_steps") or [])]  # a wave names its phases
     failed = [(str(s), record.baton.steps[str(s)]) for s in named
               if s is not None and str(s) in record.baton.steps]
-    sid, step = failed[0] if failed else (failure.step, None)
+    sid: str | None = failed[0][0] if failed else failure.step
+    step: StepRecord | None = failed[0][1] if failed else None
     barrier = barrier_diagnostic(root, ctx)
     for _, one in failed:  # a wave's (or state's) failure: its first phase's barrier
         if barrier is None and one.barrier:
@@ -254,7 +259,7 @@ def diagnose(root: Path, record: RunRecord, failure: FailureRecord | None = None
     commands += [f"cat {shlex.quote(f'.claude/tmp/workflow_{wid}.sh')}",
                  f"baton status {shlex.quote(wid)}"]
     cls = failure.failure_class or (step.failure if step is not None else None) or "?"
-    context = [("Workflow", (record.workflow_description or "")[:200]),
+    context = [("Workflow", terminal_safe((record.workflow_description or "")[:200])),
                ("Workflow ID", wid), ("Scope", record.scope), ("Current State", state)]
     with contextlib.suppress(ValueError):
         context.append(("Terminal State", Scope(record.scope).terminal_state.value))
@@ -281,9 +286,11 @@ def diagnose(root: Path, record: RunRecord, failure: FailureRecord | None = None
                    "required", f"Fix the cause first; then {resume} still resumes from the "
                    "failed state"]
     if cls == "transient":
-        actions.append("Baton already retried it automatically (attempts per step, "
-                       "re-runs of the state, with backoff); the cause outlasted them")
-    return Diagnosis(state, failure.message or "no message", tuple(expected), tuple(commands),
+        actions.append("Transient: Baton retries it by itself first (attempts per step, "
+                       "re-runs of the state, with backoff); a workflow that stopped on it "
+                       "outlasted them")
+    return Diagnosis(state, terminal_safe(failure.message or "no message"), tuple(expected),
+                     tuple(commands),
                      tuple(context), tuple(actions), barrier)
 
 
