@@ -185,3 +185,18 @@ def test_a_seed_shaped_command_agent_ends_the_seeds_way(ws: Workspace) -> None:
     report = Path(cp["baton"]["outcome"]["debug_report"])
     assert "Root cause" in report.read_text()
     assert cp["baton"]["steps"]["debug.1"]["signals"] and "DEBUG_REPORT_CREATED" in r.stdout
+
+
+def test_a_loop_that_ran_out_can_end_the_seeds_way_on_resume(ws: Workspace) -> None:
+    ws.config('max-debug-iterations = 1\n')
+    ws.behave(FAILING)
+    plan = ws.write_plan([[]])
+    r = ws.baton("run", "Fix it", "--scope", "test-and-debug", "--plan", str(plan))
+    assert r.returncode == 1
+    wid = ws.only_workflow()
+    again = ws.baton("resume", wid, "--set", "workflow.debug-mode=report")
+    assert again.returncode == 4, again.stdout + again.stderr
+    cp = _checkpoint(ws, wid)
+    assert ws.started("debug") == ["debug.1", "debug.2"]
+    assert cp["status"] == "complete" and cp["baton"]["outcome"]["debug_report"].endswith(
+        "002_debug_report.md")

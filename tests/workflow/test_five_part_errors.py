@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from baton_lsp.runs import confine
-from baton_lsp.runs.diagnosis import newest_entries
+from baton_lsp.runs.diagnosis import barrier_diagnostic, newest_entries
 
 from .conftest import Workspace
 
@@ -158,3 +158,29 @@ def test_a_fifo_is_named_not_opened_and_a_link_out_is_refused(tmp_path: Path) ->
     (root / "linked").symlink_to(outside)
     with pytest.raises(confine.UnsafePath):
         newest_entries(root, root / "linked")
+
+
+def test_the_barrier_block_says_when_the_parent_is_missing_or_a_link_out(tmp_path: Path
+                                                                         ) -> None:
+    root = Path(os.path.realpath(tmp_path)) / "ws"
+    root.mkdir()
+    gone = barrier_diagnostic(root, {"error": "missing",
+                                     "artifact_path": str(root / "specs/x/reports/001.md")})
+    assert gone is not None and gone.parent == "specs/x/reports/" and not gone.parent_exists
+    assert "Directory status: ✗ Does not exist" in "\n".join(
+        ln for ln in _render(gone).splitlines())
+    outside = Path(os.path.realpath(tmp_path)) / "elsewhere"
+    outside.mkdir()
+    (outside / "secret.md").write_text("x")
+    (root / "reports").symlink_to(outside)
+    refused = barrier_diagnostic(root, {"error": "missing",
+                                        "artifact_path": str(root / "reports/001.md")})
+    assert refused is not None and refused.newest == () and refused.problem
+    assert "outside the workspace" in refused.problem and "secret.md" not in _render(refused)
+    assert barrier_diagnostic(root, {"artifact_path": str(root / "x.md")}) is None
+
+
+def _render(barrier: Any) -> str:
+    from baton_lsp.runs.diagnosis import Diagnosis
+
+    return Diagnosis("research", "m", (), (), (), (), barrier).text()
