@@ -251,7 +251,9 @@ def _drive(engine: Any, coro_factory: Any) -> int:
         print(terminal_safe(render(read_record(engine.data), engine.root), multiline=True),
               flush=True)
     if engine.events is None:
-        show(f"{outcome.workflow_id}: {outcome.status} ({outcome.state.value})"
+        show(f"{outcome.workflow_id}: {outcome.status}"
+             + (", needs attention" if outcome.attention else "")
+             + f" ({outcome.state.value})"
              + (f" — checkpoint {outcome.checkpoint}" if outcome.checkpoint else ""))
     return outcome.exit_code
 
@@ -384,6 +386,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         for key in ("description", "topic_dir", "plan", "last_error", "checkpoint_path"):
             if info.get(key):
                 show(f"  {key}: {info[key]}")
+        ending = info.get("outcome") or {}
+        if ending:  # complete, but tests still failing (debug-mode = "report")
+            show(f"  outcome: {ending.get('status')} — {ending.get('reason')}")
+            for key in ("debug_report", "test_output"):
+                if ending.get(key):
+                    show(f"  {key}: {ending[key]}")
+            show(f"  then re-run: {ending.get('rerun')}")
+        if (info.get("diagnosis") or {}).get("text"):  # the seeds' five-part error
+            for line in str(info["diagnosis"]["text"]).splitlines():
+                show(f"  {line}" if line else "")
         if info.get("untrusted"):
             show(f"  not trusted ({info.get('signature')}): {info['untrusted']}; resume needs "
                  "--trust-checkpoint")
@@ -447,7 +459,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         live = f"  [{len(r['worktrees'])} live worktree{'s' if len(r['worktrees']) > 1 else ''}]" \
             if r["worktrees"] else ""
         trust = f"  [not trusted: {r['signature']}]" if r.get("untrusted") else ""
-        show(f"{r['workflow_id']:<44} {r.get('status')!s:<12} {r.get('state')!s:<10} "
+        state = "needs-attention" if r.get("outcome") else r.get("status")
+        show(f"{r['workflow_id']:<44} {state!s:<12} {r.get('state')!s:<10} "
              f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}{live}"
              f"{trust}")
     if bash:

@@ -125,6 +125,13 @@ def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
         return [lens("● " + describe(view) + (f" · updated {age}" if age else ""),
                      CHECKPOINT_OPEN, _args(view)), lens("Cancel", CANCEL, _args(view))]
     cost = format_usage(view.usage)
+    if view.status == "complete" and view.outcome:  # tests still failing: not a success
+        report = view.outcome.get("debug_report") or view.outcome.get("test_output")
+        return [lens(f"⚠ complete — needs attention: {view.outcome.get('reason')}"
+                     + (f" · {_ago(view.updated_at)}" if view.updated_at else ""),
+                     OPEN if report else CHECKPOINT_OPEN,
+                     [{"path": report}] if report else _args(view)),
+                lens(f"then re-run: {view.outcome.get('rerun')}"), show]
     if view.status == "complete":
         return [lens(f"✓ complete · {view.done_phases()}/{view.total_phases()} phases"
                      + (f" · {cost}" if cost else "")

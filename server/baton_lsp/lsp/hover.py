@@ -245,6 +245,16 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
             text += (f"\n\nWorkflow `{view.workflow_id}`: **{view.status}**"
                      + (" (engine running)" if view.running else "")
                      + f", newest checkpoint {view.sequence}")
+            if view.status == "failed":  # the seeds' five-part error, as `baton status` says
+                from ..runs.diagnosis import of_workflow
+
+                found = of_workflow(view.root, view.workflow_id)
+                if found is not None:
+                    text += "\n\n" + found.markdown()
+            elif view.outcome:  # complete, but the tests still fail
+                text += (f"\n\n⚠ needs attention: {view.outcome.get('reason')}; review "
+                         f"`{view.outcome.get('debug_report') or view.outcome.get('test_output')}`"
+                         f", then re-run: `{view.outcome.get('rerun')}`")
     rng = pos.key_range(where) if on_key else pos.value_range(where)
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
                        range=to_lsp_range(rng, lines) if rng else None)

@@ -368,7 +368,8 @@ class Runs:
         elif kind == "reconciled":  # what a dead run left in the repository, and what was done
             run.latest = f"reconciled: {event.get('what')}"
         elif kind == "finished":
-            run.status = str(event.get("status"))
+            run.status = str(event.get("status")) + (
+                ", needs attention" if event.get("outcome") else "")
             run.state = event.get("state") or run.state
             run.latest = event.get("message") or run.latest
         if run.seen:

@@ -241,8 +241,17 @@ class WorkflowSettings(BaseModel):
     backoff: float = Field(2.0, ge=0, description="First retry delay in seconds (doubles, "
                            "with jitter).")
     backoff_max: float = Field(60.0, ge=0, description="Longest retry delay.")
-    max_debug_iterations: int = Field(2, ge=0, le=20, description="test → debug loops before "
-                                      "the workflow fails with tests still failing.")
+    debug_mode: Literal["loop", "report"] = Field(
+        "loop", description="What failing tests lead to (full-implementation, test-and-debug). "
+        "`loop`: debug → test again, up to max-debug-iterations times, then the workflow fails "
+        "in test (resumable). `report`: the seeds' ending — one debug report, then the workflow "
+        "ends `complete` with the outcome `needs_attention` (the report under Artifacts, a "
+        "re-run hint); nothing is tested again.")
+    max_debug_iterations: int = Field(2, ge=0, le=20, description="`loop`: test → debug loops "
+                                      "before the workflow fails with tests still failing; 0 "
+                                      "runs no debug agent. `report`: 0 ends the workflow "
+                                      "`needs_attention` without a debug report (the test "
+                                      "output is the artifact); any other value: one report.")
     kill_grace: float = Field(5.0, ge=0, description="Seconds between SIGTERM and SIGKILL.")
     version_timeout: float = Field(
         90.0, gt=0, description="Seconds preflight waits for each agent CLI to answer "

@@ -20,6 +20,7 @@ from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
 from ..runs.confine import read_head
+from ..runs.diagnosis import BARRIER_FOUND
 from ..runs.digest import plan_edited
 from ..runs.places import checkpoints_root, errors_log_path, run_sources
 from .base import RuleContext, rule
@@ -30,13 +31,6 @@ CONFLICT_PREFIX = "conflict in "
 """How BTN506 names each conflicting file among its related locations (the editor's
 "open merge conflict" actions look for it)."""
 
-_FOUND = {
-    "missing": "nothing at that path",
-    "empty": "an empty file (0 bytes)",
-    "elsewhere": "no file there; the agent wrote {reported} instead",
-    "outside": "the path resolves outside the workspace",
-    "not-a-file": "something that is not a regular file",
-}
 
 
 def _runs(ctx: RuleContext, *, any_workflow: bool = False) -> Any:
@@ -121,7 +115,7 @@ def _related(ctx: RuleContext, view: Any, step: Any) -> list[Related]:
 def barrier_message(ctx: RuleContext, view: Any, step: Any) -> str:
     """Expected path, what was found, and the agent's own report."""
     kind = view.barrier_kind(step) or "missing"
-    found = _FOUND.get(kind, kind).format(reported=_rel(ctx, view.reported_path(step)))
+    found = BARRIER_FOUND.get(kind, kind).format(reported=_rel(ctx, view.reported_path(step)))
     what = f"Phase {step.phase}" if step.phase is not None else f"step {step.id}"
     report = view.agent_report(step)
     return (f"Hard barrier failed ({what}, workflow {view.workflow_id}): expected "

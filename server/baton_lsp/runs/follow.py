@@ -96,6 +96,8 @@ class RunView:
     waves: list[list[str]] = field(default_factory=list)
     current_wave: int | None = None
     failure: dict[str, Any] | None = None
+    outcome: dict[str, Any] | None = None
+    """A `complete` run's `baton.outcome` (`needs_attention`: tests still failing)."""
     problem: str | None = None
     errors: tuple[LoggedError, ...] = ()
     stamp: tuple[Any, ...] = ()
@@ -235,6 +237,8 @@ def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()
         waves=record.waves(), current_wave=ws.current_wave if ws else None,
         failure=baton.failure.model_dump(by_alias=True, exclude_unset=True)
         if status == "failed" and baton.failure else None,
+        outcome=baton.outcome.model_dump(mode="json")
+        if status == "complete" and baton.outcome is not None else None,
         errors=errors, usage=baton.usage_total(), adoption=adoption_of(workflow_id, record))
 
 

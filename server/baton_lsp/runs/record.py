@@ -72,6 +72,8 @@ class StepRecord(_Open):
     brief: dict[str, Any] | None = None
     via: str | None = None
     """Written on behalf of another step (a research worker of the supervisor agent)."""
+    barrier: dict[str, Any] | None = None
+    """A failed hard barrier's kind (`error`) and the path the agent reported, if any."""
     git: PhaseGit | None = None
 
     @property
@@ -162,6 +164,23 @@ class IdentityRecord(_Open):
     """The `--set workflow.*` values given to the run and to each resume."""
 
 
+NEEDS_ATTENTION = "needs_attention"
+"""The outcome of a workflow that ended `complete` with its tests still failing (`debug-mode
+= "report"`, the seeds' ending): finished, nothing to resume, not a success."""
+
+
+class OutcomeRecord(_Open):
+    """How a `complete` workflow ended when that is not plain success (`baton.outcome`)."""
+
+    status: str = NEEDS_ATTENTION
+    reason: str = ""
+    debug_report: str | None = None
+    """The debug report to review (None: `max-debug-iterations = 0`, no debug agent ran)."""
+    test_output: str | None = None
+    rerun: str = ""
+    """The command that runs the workflow again once the issues are fixed."""
+
+
 class BatonSection(_Open):
     version: str | None = None
     request: RequestRecord = Field(default_factory=RequestRecord)
@@ -185,6 +204,11 @@ class BatonSection(_Open):
     reconciled: list[dict[str, Any]] = []
     """What this run found another (or an earlier) run left in the repository when it died
     and what it did about it ({at, what}), for `baton status` and the editor."""
+    outcome: OutcomeRecord | None = None
+    state_failures: dict[str, int] = {}
+    """Times the workflow failed in each state, over its runs and resumes (the seeds'
+    per-state retry counter behind "Retry k/2 available")."""
+    """Set when the workflow ended `complete` but needs attention (tests still failing)."""
     identity: IdentityRecord | None = None
     """None in checkpoints of a Baton before run identities were pinned."""
     event: str | None = None

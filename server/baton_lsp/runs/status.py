@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .diagnosis import diagnose
 from .foreign import Adoption, adopted_by, discover
 from .record import RecordError, read_record
 from .store import CheckpointStore, list_workflows
@@ -59,6 +60,12 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
         "topics": [t.get("short_name") if isinstance(t, dict) else t
                    for t in cls.get("research_topics") or []],
         "source": cls.get("source"), "confidence": cls.get("confidence")}
+    if record.status == "failed":
+        found = diagnose(root, record)
+        if found is not None:  # the seeds' five-part error, as the summary and hover show it
+            out["diagnosis"] = found.as_dict()
+    if record.status == "complete" and baton.outcome is not None:
+        out["outcome"] = baton.outcome.model_dump(mode="json")
     if baton.adopted_from is not None:
         out["adopted_from"] = baton.adopted_from.model_dump(mode="json", exclude_unset=True)
     if baton.context:

@@ -26,6 +26,7 @@ from ..errors import PathError
 from ..model.config import WorkflowSettings
 from ..model.states import Scope, State
 from ..runs import confine
+from ..runs.record import NEEDS_ATTENTION
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
 from . import preflight, resume
@@ -54,6 +55,10 @@ from .runners import AUTO_RUNNER
 from .state_machine import HAPPY_PATHS, InvalidTransition, WorkflowStateMachine
 from .states import HANDLERS
 
+EXIT_NEEDS_ATTENTION = 4
+"""`baton run`/`resume`'s exit code for a workflow that ended `complete` with tests still
+failing: a script must not take it for success, nor for a failure to resume."""
+
 
 @dataclass
 class Outcome:
@@ -62,9 +67,14 @@ class Outcome:
     state: State
     message: str
     checkpoint: Path | None = None
+    attention: bool = False
+    """Complete, but with the outcome `needs_attention` (tests still failing)."""
 
     @property
     def exit_code(self) -> int:
+        """0 complete, 1 failed, 4 complete but needing attention, 130 cancelled."""
+        if self.status == "complete" and self.attention:
+            return EXIT_NEEDS_ATTENTION
         return {"complete": 0, "cancelled": 130}.get(self.status, 1)
 
 
@@ -403,11 +413,19 @@ class Engine(Run):
         self.data["status"] = status
         self.data["last_error"] = None
         self.data["error_state"] = {"last_error": None, "retry_count": 0, "failed_state": None}
+        ending = self.baton.get("outcome") or {}
+        attention = ending.get("status") == NEEDS_ATTENTION
+        if attention:
+            review = ending.get("debug_report") or ending.get("test_output") or "the test output"
+            message = (f"needs attention — {ending.get('reason')}; review {review} and fix "
+                       f"the issues, then re-run: {ending.get('rerun')}")
         path = self.save(f"{status}: {message}")
         self.say(f"workflow {self.workflow_id} {status}: {message}")
         self.emit("finished", status=status, state=self.machine.current.value,
-                  message=message, checkpoint=str(path))
-        return Outcome(self.workflow_id, status, self.machine.current, message, path)
+                  message=message, checkpoint=str(path),
+                  **({"outcome": NEEDS_ATTENTION} if attention else {}))
+        return Outcome(self.workflow_id, status, self.machine.current, message, path,
+                       attention)
 
     def _fail(self, exc: StepFailure) -> Outcome:
         """Record the failure (error log, a `failed` checkpoint) as far as the disk lets us:
@@ -420,12 +438,15 @@ class Engine(Run):
         self.baton["failure"] = {"step": exc.step_id, "class": exc.failure,
                                  "message": exc.message, "type": exc.error_type,
                                  "context": exc.context}
+        counts = self.baton.setdefault("state_failures", {})  # "Retry k/2 available"
+        counts[state] = int(counts.get(state, 0)) + 1
         unrecorded: StoreFailure | None = None
         if self.steps.get(exc.step_id, {}).get("status") != "failed":
             with contextlib.suppress(StoreFailure):  # step failures were logged already
                 self.log_error("sm_transition" if exc.error_type == "state_error" else
                                exc.step_id, exc.error_type, exc.message,
-                               {**exc.context, "failure_class": exc.failure, "state": state})
+                               {**exc.context, "failure_class": exc.failure, "state": state,
+                                **self.diagnosis(exc, pending=False)})
         before = self.last_checkpoint
         try:
             self.save(f"failed in {state}: {exc.step_id}")

@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 
 from ..model.checkpoint import WaveResult
+from ..runs.diagnosis import diagnose
 from ..runs.record import RunRecord
 from ..terminal import terminal_safe
 from .accounting import format_usage
@@ -71,6 +72,9 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     saved = parallel_savings(record)
     ctx = (baton.context or {}).get("total") or {}
     mark = {"complete": "✓", "failed": "✗", "cancelled": "■"}.get(status, "•")
+    ending = baton.outcome if status == "complete" else None
+    if ending is not None:  # the seeds' debug ending: complete, but tests still failing
+        mark, status = "⚠", f"{status}, NEEDS ATTENTION ({ending.reason})"
     lines = ["", "━━ Summary " + "━" * 50,
              f"{mark} {wid}: {status} ({record.scope}, stopped in {record.state})",
              f"  {terminal_safe((record.workflow_description or '')[:200])}"]
@@ -92,6 +96,10 @@ def render(record: RunRecord, root: Path | None = None) -> str:
                      "gave no dollars for priced from [workflow.prices])")
     if status == "failed" and record.last_error:
         lines.append(f"  error: {terminal_safe(record.last_error)}")
+    found = diagnose(root, record) if status == "failed" and root is not None else None
+    if found is not None:  # the seeds' five-part error
+        lines.append("━━ Error " + "━" * 52)
+        lines += [f"  {line}" if line else "" for line in found.text().splitlines()]
     lines.append("━━ Phases " + "━" * 51)
     states_ctx = (baton.context or {}).get("states") or {}
     for state in STATE_ORDER:
@@ -137,6 +145,8 @@ def render(record: RunRecord, root: Path | None = None) -> str:
         lines.append(f"  summaries {len(summaries)} in {_rel(root, paths.summaries_dir)}")
     if record.debug_report_path:
         lines.append(f"  debug     {_rel(root, record.debug_report_path)}")
+    if ending is not None and ending.test_output and not ending.debug_report:
+        lines.append(f"  tests     {_rel(root, ending.test_output)}")
     if paths.topic_dir:
         lines.append(f"  topic     {_rel(root, paths.topic_dir)}")
     lines.append("━━ Next steps " + "━" * 47)
@@ -197,6 +207,12 @@ def next_steps(record: RunRecord, root: Path | None) -> list[str]:
             out.append("fix the cause above (details in .claude/data/logs/errors.jsonl)")
         out.append(f"baton resume {wid}   (finished steps are skipped)")
         return out
+    if status == "complete" and baton.outcome is not None:  # seed 000's debug ending
+        what = (f"the debug report {_rel(root, baton.outcome.debug_report)}"
+                if baton.outcome.debug_report else
+                f"the test output {_rel(root, baton.outcome.test_output)}")
+        return [f"NOTE: review {what} and fix the issues manually",
+                f"then re-run: {baton.outcome.rerun}"]
     plan = _rel(root, baton.paths.plan)
     if record.scope == "research-only":
         return ["read the reports above", f"plan from them: baton run {desc} --scope "

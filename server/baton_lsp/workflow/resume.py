@@ -91,7 +91,12 @@ def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> lis
     reason (what `iteration_problems` says of the bash side's iteration checkpoints)."""
     record = read_record(data)
     out = []
-    if record.status == "complete":
+    if record.status == "complete" and record.baton.outcome is not None:
+        ending = record.baton.outcome
+        out.append(f"the workflow is already complete but needs attention ({ending.reason}): "
+                   f"review {ending.debug_report or ending.test_output}, fix the issues, "
+                   f"then re-run: {ending.rerun}")
+    elif record.status == "complete":
         out.append("the workflow is already complete")
     with contextlib.suppress(ValueError):
         age = (now or dt.datetime.now(dt.UTC)) - dt.datetime.fromisoformat(

@@ -17,8 +17,9 @@ from typing import Any
 
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.states import PHASE_STATES
+from ..runs.diagnosis import BARRIER_FOUND, diagnose, failure_record
 from ..runs.digest import sha256_file
-from ..runs.record import read_record
+from ..runs.record import RecordError, read_record
 from ..runs.records import (
     append_error,
     error_record,
@@ -309,9 +310,27 @@ class Run:
     def record_failure(self, step: dict[str, Any], failure: StepFailure) -> None:
         """A step's failure: on the step, in the error log and in a checkpoint."""
         step.update(failure=failure.failure, message=failure.message)
+        if failure.context.get("error") in BARRIER_FOUND:  # for the five-part diagnosis
+            step["barrier"] = {k: failure.context[k] for k in ("error", "reported_path")
+                               if k in failure.context}
+        else:
+            step.pop("barrier", None)
         self.log_error(failure.step_id, failure.error_type, failure.message,
                        {**failure.context, "failure_class": failure.failure,
-                        "attempt": step.get("attempts")})
+                        "attempt": step.get("attempts"), **self.diagnosis(failure)})
+
+    def diagnosis(self, failure: StepFailure, pending: bool = True) -> dict[str, Any]:
+        """`{"diagnosis": …}`, the seeds' five-part error for the error log's context (the
+        formatter `baton status` and the editor use too); `{}` if the record cannot be
+        read as one — the failure itself must be recorded whatever happens here."""
+        try:
+            found = diagnose(self.root, read_record(self.data), failure_record(
+                failure.step_id, failure.failure, failure.message, failure.error_type,
+                failure.context), state=self.machine.current.value, pending=pending)
+        except (RecordError, OSError, ValueError) as exc:
+            log.warning("no five-part diagnosis for %s: %s", failure.step_id, exc)
+            return {}
+        return {"diagnosis": found.as_dict()} if found is not None else {}
         self.save(f"step {failure.step_id} failed ({failure.failure})")
 
     # == waiting ================================================================================

@@ -123,8 +123,9 @@ STATE_DOCS: dict[State, str] = {
                      "each phase must write its summary",
     State.TEST: "the configured test command runs; failure goes to debug, success to "
                 "document",
-    State.DEBUG: "the debug analyst writes a debug report, then the tests run again (bounded "
-                 "by max-debug-iterations)",
+    State.DEBUG: "the debug analyst writes a debug report; then the tests run again "
+                 "(debug-mode `loop`, bounded by max-debug-iterations) or the workflow ends "
+                 "complete, needing attention (debug-mode `report`, the seeds' ending)",
     State.DOCUMENT: "the doc writer writes the workflow summary",
     State.COMPLETE: "terminal: the workflow finished; nothing leaves this state",
     State.ABANDONED: "terminal: the workflow was given up; nothing leaves this state",

@@ -1,16 +1,49 @@
 """The debug state: a debug agent reads the failing test output and writes a debug report
-(and its fix); then the workflow tests again."""
+(and its fix). With `debug-mode = "loop"` the workflow then tests again; with `"report"`
+(the seeds' ending) it ends `complete` with the outcome `needs_attention`: the report is
+for a person to act on, and the run says how to run it again."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 from ...model.states import Scope, State
 from ...runs.digest import sha256_file
+from ...runs.record import NEEDS_ATTENTION
 from ..agent_step import StepSpec, agent_step
 from ..run import Run
 from .base import StateHandler
+
+DEBUGGING_SCOPES = (Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG)
+"""Scopes whose failing tests go to debug (the others fail in test)."""
+
+
+def reports_and_ends(run: Run) -> bool:
+    """Failing tests end the workflow `needs_attention` instead of looping (seeds' ending)."""
+    return run.settings.debug_mode == "report" and run.machine.scope in DEBUGGING_SCOPES
+
+
+def rerun_command(run: Run) -> str:
+    """The seeds' "Then re-run: /coordinate \"$WORKFLOW_DESCRIPTION\"", as a baton command:
+    the same description and scope (and the plan it was given)."""
+    request = run.baton.get("request") or {}
+    argv = ["baton", "run", str(run.data.get("workflow_description") or ""), "--scope",
+            run.machine.scope.value]
+    if request.get("plan_path"):
+        plan = Path(str(request["plan_path"]))
+        argv += ["--plan", str(plan.relative_to(run.root) if plan.is_relative_to(run.root)
+                               else plan)]
+    return shlex.join(argv)
+
+
+def end_needing_attention(run: Run, reason: str, report: Path | None,
+                          test_output: str | None) -> None:
+    """Record the `needs_attention` outcome the workflow will end `complete` with."""
+    run.baton["outcome"] = {"status": NEEDS_ATTENTION, "reason": reason,
+                            "debug_report": str(report) if report else None,
+                            "test_output": test_output, "rerun": rerun_command(run)}
 
 
 async def debug(run: Run) -> None:
@@ -25,14 +58,23 @@ async def debug(run: Run) -> None:
     await agent_step(run, StepSpec(f"debug.{it}", State.DEBUG, "debug", report, extra, inputs))
     run.data["debug_iteration_count"] = it
     run.data["debug_report_path"] = str(report)
+    if reports_and_ends(run) and run.data.get("tests_passing") is False:
+        end_needing_attention(run, "tests failed; the debug report says why",
+                              report, str(test_log) if test_log.is_file() else None)
 
 
 def after_debug(run: Run) -> State | None:
-    """Full implementation and test-and-debug test again; other scopes follow their path."""
-    if run.machine.scope in (Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG):
-        return State.TEST
+    """Full implementation and test-and-debug test again (`loop`) or end (`report`); other
+    scopes follow their path."""
+    if run.machine.scope in DEBUGGING_SCOPES:
+        return State.COMPLETE if reports_and_ends(run) else State.TEST
     return run.machine.next_on_happy_path()
 
 
-HANDLER = StateHandler(State.DEBUG, debug, next_state=after_debug,
-                       reason=lambda run: "fix applied, testing again")
+def debug_reason(run: Run) -> str:
+    if reports_and_ends(run):
+        return "debug report written; tests still failing (needs attention)"
+    return "fix applied, testing again"
+
+
+HANDLER = StateHandler(State.DEBUG, debug, next_state=after_debug, reason=debug_reason)

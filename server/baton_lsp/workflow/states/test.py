@@ -15,6 +15,7 @@ from ..failures import PERMANENT, Cancelled, StepFailure
 from ..process import run_process
 from ..run import Run
 from .base import StateHandler
+from .debug import DEBUGGING_SCOPES, end_needing_attention, reports_and_ends
 
 SKIPPED = "skipped"
 """The status of a test step that ran nothing (neither passed nor failed)."""
@@ -57,6 +58,7 @@ async def test(run: Run) -> None:
         "\n" + out.stderr_tail if out.stderr_tail else "") + "\n").encode("utf-8"))
     passed = out.exit_code == 0 and not out.timed_out
     run.data["tests_passing"] = passed
+    run.baton.pop("outcome", None)  # tested again: whatever the last ending said is old
     steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 1,
                   "artifact": str(log_path), "exit_code": out.exit_code,
                   "duration_ms": int((time.monotonic() - start) * 1000), "passed": passed}
@@ -66,7 +68,12 @@ async def test(run: Run) -> None:
         run.log_error(sid, "execution_error", f"tests failed (exit {out.exit_code})",
                       {"artifact_path": str(log_path), "exit_code": out.exit_code})
     run.save(f"step {sid} done")  # a failing run is tested again on resume, a passing one not
-    debugging = run.machine.scope in (Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG)
+    debugging = run.machine.scope in DEBUGGING_SCOPES
+    if not passed and reports_and_ends(run):
+        if run.settings.max_debug_iterations == 0:  # no debug agent: the output is the report
+            end_needing_attention(run, "tests failed (max-debug-iterations = 0: no debug "
+                                  "report)", None, str(log_path))
+        return
     if not passed and (it >= run.settings.max_debug_iterations or not debugging):
         raise StepFailure(sid, PERMANENT, f"tests still failing after {it} debug "
                           f"iteration(s); see {log_path}", "execution_error",
@@ -82,6 +89,8 @@ def tests_skipped(run: Run) -> bool:
 def after_test(run: Run) -> State | None:
     """Failing tests go to debug; passing ones to document (full implementation) or done."""
     if run.data.get("tests_passing") is False:
+        if reports_and_ends(run) and run.settings.max_debug_iterations == 0:
+            return State.COMPLETE
         return State.DEBUG
     return State.DOCUMENT if run.machine.scope == Scope.FULL_IMPLEMENTATION else State.COMPLETE
 
@@ -89,6 +98,8 @@ def after_test(run: Run) -> State | None:
 def test_reason(run: Run) -> str:
     if tests_skipped(run):
         return "tests skipped: no test command configured"
+    if run.data.get("tests_passing") is False and run.baton.get("outcome"):
+        return "tests failed; no debug agent (max-debug-iterations = 0): needs attention"
     return "tests passed" if run.data.get("tests_passing") is not False else "tests failed"
 
 
