@@ -248,9 +248,9 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
             if view.status == "failed":  # the seeds' five-part error, as `baton status` says
                 from ..runs.diagnosis import of_workflow
 
-                found = of_workflow(view.root, view.workflow_id)
-                if found is not None:
-                    text += "\n\n" + found.markdown()
+                diagnosis = of_workflow(view.root, view.workflow_id)
+                if diagnosis is not None:
+                    text += "\n\n" + diagnosis.markdown()
             elif view.outcome:  # complete, but the tests still fail
                 text += (f"\n\n⚠ needs attention: {view.outcome.get('reason')}; review "
                          f"`{view.outcome.get('debug_report') or view.outcome.get('test_output')}`"

@@ -229,8 +229,8 @@ def diagnose(root: Path, record: RunRecord, failure: FailureRecord | None = None
     failure = failure or record.baton.failure
     if failure is None:
         return None
-    failed = record.error_state.failed_state
-    state = state or (failed.value if failed is not None else record.state)
+    failed_state = record.error_state.failed_state
+    state = state or (failed_state.value if failed_state is not None else record.state)
     wid = record.checkpoint_id or "?"
     ctx = failure.context or {}
     named = [failure.step, *(ctx.get("failed_steps") or [])]  # a wave names its phases
