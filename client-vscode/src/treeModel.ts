@@ -3,7 +3,7 @@
 import type { StepRow, WorkflowRow } from "./workflows";
 import { failureReason, isResumable, isRunning } from "./workflows";
 
-export type NodeStatus = "done" | "running" | "failed" | "pending" | "cancelled" | "interrupted" | "note" | "unknown";
+export type NodeStatus = "done" | "attention" | "running" | "failed" | "pending" | "cancelled" | "interrupted" | "note" | "unknown";
 
 export interface TreeNode {
   /** Stable across refreshes, so expansion and selection survive. */
@@ -37,13 +37,18 @@ export function stepStatus(step: StepRow | undefined): NodeStatus {
 export function workflowStatus(row: WorkflowRow): NodeStatus {
   if (row.running) return "running";
   switch (row.status) {
-    case "complete": return "done";
+    case "complete": return needsAttention(row) ? "attention" : "done";
     case "failed": return "failed";
     case "cancelled": return "cancelled";
     case "interrupted": return "interrupted";
     case "in_progress": return "running";
     default: return "unknown";
   }
+}
+
+/** Complete, but its tests still fail: the seeds' debug report-and-end (not a success). */
+export function needsAttention(row: WorkflowRow): boolean {
+  return row.status === "complete" && row.outcome?.status === "needs_attention";
 }
 
 export function formatDuration(ms: number | null | undefined): string {
@@ -173,7 +178,7 @@ function stateNodes(row: WorkflowRow, base: string): TreeNode[] {
     let status = aggregate(children.map((c) => c.status));
     if (state === failedState) status = "failed";
     else if (row.running && state === current && status !== "failed") status = "running";
-    else if (children.length === 0) status = row.running ? "running" : workflowStatus(row) === "done" ? "done" : "pending";
+    else if (children.length === 0) status = row.running ? "running" : row.status === "complete" ? "done" : "pending";
     const ms = stateMs(state, ids, steps, waves);
     const count = ids.length;
     return {
@@ -214,11 +219,13 @@ export function workflowNode(row: WorkflowRow, now: number): TreeNode {
   if (row.plan) flags.push("plan");
   if (row.status === "failed") flags.push("error");
   const where = row.status === "complete" || !row.state || row.state === row.status ? "" : ` in ${row.state}`;
-  const statusText = row.running ? `running${row.state ? ` · ${row.state}` : ""}` : `${row.status}${where}`;
+  const statusText = row.running ? `running${row.state ? ` · ${row.state}` : ""}`
+    : needsAttention(row) ? "complete · needs attention" : `${row.status}${where}`;
   const description = [statusText, relativeTime(row.updated_at, now)].filter(Boolean).join(" · ");
   const tooltip = [
     row.description ?? row.workflow_id, `${row.workflow_id} · ${row.scope ?? ""}`, statusText,
     row.status === "failed" || row.status === "cancelled" || row.status === "interrupted" ? failureReason(row) : "",
+    needsAttention(row) ? attentionText(row) : "",
     row.checkpoint !== null && row.checkpoint !== undefined ? `checkpoint ${row.checkpoint}` : "",
   ].filter(Boolean).join("\n");
   return {
@@ -226,6 +233,13 @@ export function workflowNode(row: WorkflowRow, now: number): TreeNode {
     contextValue: flags.join(":"), expanded: status === "running" || status === "failed",
     children: [...stateNodes(row, base), ...reconciledNode(row, base, now)], row,
   };
+}
+
+function attentionText(row: WorkflowRow): string {
+  const o = row.outcome ?? {};
+  const review = o.debug_report ?? o.test_output;
+  return [o.reason ?? "the tests still fail", review ? `review ${review}` : "",
+    o.rerun ? `then re-run: ${o.rerun}` : ""].filter(Boolean).join("\n");
 }
 
 /** Newest first: running workflows, then by last update. */
@@ -242,6 +256,7 @@ export function buildTree(rows: WorkflowRow[], now: number): TreeNode[] {
 export function iconFor(status: NodeStatus): { id: string; color?: string } {
   switch (status) {
     case "done": return { id: "pass-filled", color: "testing.iconPassed" };
+    case "attention": return { id: "warning", color: "list.warningForeground" };
     case "running": return { id: "sync~spin", color: "charts.blue" };
     case "failed": return { id: "error", color: "testing.iconFailed" };
     case "cancelled": return { id: "circle-slash", color: "disabledForeground" };

@@ -33,6 +33,8 @@ export interface WorkflowRow {
   followed?: boolean;
   /** What this run found a dead run had left in the repository, and what it did about it. */
   reconciled?: { at?: string; what?: string }[] | null;
+  /** A `complete` run whose tests still fail (`debug-mode = "report"`): what to review and re-run. */
+  outcome?: { status?: string; reason?: string; debug_report?: string | null; test_output?: string | null; rerun?: string | null } | null;
 }
 
 export interface ScopeChoice { id: string; label: string; detail: string; needsPlan: boolean }

@@ -120,6 +120,24 @@ describe("helpers", () => {
     expect(buildTree([rows[1]], now)[0].children.some((c) => c.kind === "note")).toBe(false);
   });
 
+  it("marks a complete run whose tests still fail as needing attention, not done", () => {
+    // `baton status --json`'s `outcome` of a `debug-mode = "report"` run (runs/record.py OutcomeRecord)
+    const done = rows.find((r) => r.status === "complete")!;
+    const row = { ...done, outcome: {
+      status: "needs_attention", reason: "the tests still fail after one debug report",
+      debug_report: "specs/001_greeting/debug/001_debug_report.md", test_output: null,
+      rerun: "baton run 'add a greeting' --scope full-implementation",
+    } };
+    const node = buildTree([row], now)[0];
+    expect(node.status).toBe("attention");
+    expect(node.description).toBe("complete · needs attention · 3 min ago");
+    expect(node.tooltip).toContain("review specs/001_greeting/debug/001_debug_report.md");
+    expect(node.tooltip).toContain("then re-run: baton run 'add a greeting' --scope full-implementation");
+    expect(iconFor(node.status)).toEqual({ id: "warning", color: "list.warningForeground" });
+    expect(node.children.every((s) => s.status === "done")).toBe(true);
+    expect(buildTree([done], now)[0].status).toBe("done");
+  });
+
   it("has an icon per status", () => {
     expect(iconFor("failed")).toEqual({ id: "error", color: "testing.iconFailed" });
     expect(iconFor("running").id).toBe("sync~spin");
