@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +85,38 @@ def test_a_seeds_script_linked_out_of_the_workspace_is_not_run(ws: Workspace,
     out = r.stdout + r.stderr
     assert "not running the seeds' test script" in out
     assert "run_all_tests.sh" in out and "Traceback" not in out
+
+
+# -- context reduction: a report smaller than what is passed up ---------------------------------
+
+TINY_AGENT = """\
+import os, sys
+path = sys.argv[1]
+os.makedirs(os.path.dirname(path), exist_ok=True)
+with open(path, "w") as f:
+    f.write("# Auth\\nOK.\\n")
+print(f"REPORT_CREATED: {path}", flush=True)
+"""
+
+
+def test_metadata_larger_than_the_report_is_not_a_negative_reduction(ws: Workspace) -> None:
+    """A research-specialist as the seeds write it (`REPORT_CREATED: [absolute path]`) whose
+    report is two lines: the signal and metadata passed up are larger than the report."""
+    agent = ws.root / "tiny_agent.py"
+    agent.write_text(TINY_AGENT)
+    ws.config(f'runner = "command"\ncommand = ["{sys.executable}", "{agent}", "{{artifact}}"]\n')
+    r = ws.baton("run", "Research auth patterns", "--scope", "research-only", "--topic",
+                 "auth", check=True)
+    wid = ws.only_workflow()
+    total = _checkpoint(ws, wid)["baton"]["context"]["total"]
+    assert total["passed_tokens"] > total["artifact_tokens"]  # the case at hand
+    assert total["reduction_pct"] < 0  # the JSON keeps the measured figure
+    status = ws.baton("status", wid, check=True).stdout
+    for out in (r.stdout, status):
+        assert "reduction -" not in out, out
+    expected = (f"no reduction: the {total['passed_tokens']} tokens passed up are more than "
+                f"the {total['artifact_tokens']} tokens of the artifacts")
+    assert f"context passed up: {total['passed_tokens']} of {total['artifact_tokens']} tokens " \
+           f"in the artifacts ({expected})" in r.stdout
+    assert "no context reduction: the" in r.stdout  # the research state's line
+    assert expected in status

@@ -366,7 +366,7 @@ def _summary(root: Path, wid: str) -> dict[str, Any]:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from ..runs.store import list_workflows, valid_id
-    from ..workflow.accounting import format_usage
+    from ..workflow.accounting import format_usage, reduction_text
     from ..workflow.isolation import live_worktrees
 
     root = _root(args)
@@ -422,8 +422,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         for name, row in [*(ctx.get("states") or {}).items(), ("workflow", ctx.get("total"))]:
             if row and row.get("artifact_tokens"):
                 show(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
-                     f"{row['artifact_tokens']:>6} tokens  reduction "
-                     f"{row.get('reduction_pct')} %")
+                     f"{row['artifact_tokens']:>6} tokens  {reduction_text(row)}")
         return EXIT_OK
     from ..runs.status import summaries
 
