@@ -632,3 +632,38 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 
 HANDLERS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "status": cmd_status,
             "checkpoints": cmd_checkpoints, "adopt": cmd_adopt}
+
+
+def cmd_clean_runs(args: argparse.Namespace) -> int:
+    """`baton clean --runs`: remove finished workflows' histories past the retention
+    settings; every resumable workflow stays (runs.retention)."""
+    from ..runs import confine
+    from ..runs.retention import KEPT, REMOVED, SKIPPED, clean_runs
+    from ..workspace.config import load_config
+
+    root = _root(args)
+    settings = load_config(root).workflow
+    keep = settings.keep_runs if args.keep is None else args.keep
+    days = settings.keep_runs_days if args.older_than is None else args.older_than
+    if keep < 0 or days < 0:
+        show("baton: error: --keep and --older-than must be 0 or more", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        verdicts = clean_runs(root, keep, days, dry_run=args.dry_run)
+    except OSError as exc:
+        show(f"baton: error: {confine.describe(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    for v in verdicts:
+        if v.action == REMOVED and args.dry_run:
+            show(f"would remove {v.workflow_id}: {v.reason.removeprefix('would be removed: ')}")
+        elif v.action == REMOVED:
+            show(f"removed {v.workflow_id}: {v.reason}")
+        elif v.action == SKIPPED:
+            show(f"skipped {v.workflow_id}: {v.reason}")
+        elif v.action == KEPT:
+            show(f"kept {v.workflow_id}: {v.reason}")
+    removed = sum(v.action == REMOVED for v in verdicts)
+    what = "finished workflow's history" if removed == 1 else "finished workflows' histories"
+    show(f"{'would remove' if args.dry_run else 'removed'} {removed} {what} (keep-runs {keep}, "
+         f"keep-runs-days {days:g}); {sum(v.action == KEPT for v in verdicts)} kept")
+    return EXIT_OK
