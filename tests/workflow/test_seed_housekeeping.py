@@ -253,3 +253,19 @@ def test_clean_runs_never_follows_a_symlink(ws: Workspace, tmp_path: Path) -> No
     assert r.returncode == 1
     assert "outside the workspace" in r.stderr and "Traceback" not in r.stderr
     assert (store / "done-b" / "run.json").exists()
+
+
+def test_clean_runs_finishes_what_a_killed_clean_left(ws: Workspace, tmp_path: Path) -> None:
+    """A clean killed between renaming a history aside and removing it leaves
+    `.removing-<id>-…`; the next clean removes it (a link of that name is left alone)."""
+    _research(ws, "done-a")
+    store = ws.root / ".claude" / "data" / "checkpoints"
+    os.rename(store / "done-a", store / ".removing-done-a-1-2")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("precious\n")
+    os.symlink(outside, store / ".removing-link-1-2")
+    assert ws.status() == []
+    ws.baton("clean", "--runs", check=True)
+    assert sorted(os.listdir(store)) == [".removing-link-1-2"]
+    assert (outside / "precious.txt").read_text() == "precious\n"

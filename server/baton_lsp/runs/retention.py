@@ -38,6 +38,8 @@ from .store import CheckpointStore, WorkflowBusy, valid_id
 log = logging.getLogger(__name__)
 
 REMOVED, KEPT, SKIPPED = "removed", "kept", "skipped"
+_ASIDE = ".removing-"
+"""Prefix of a history renamed aside for removal: not a workflow id, so no run sees it."""
 _DAY = 86400.0
 
 
@@ -67,6 +69,8 @@ def clean_runs(root: Path, keep: int, max_age_days: float, dry_run: bool = False
     now = time.time() if now is None else now
     verdicts: list[Verdict] = []
     finished: list[_Finished] = []
+    if not dry_run:
+        _finish_interrupted(root)
     for name, is_link in _entries(root):
         if is_link:
             verdicts.append(Verdict(name, SKIPPED, "a symbolic link, not a workflow "
@@ -91,6 +95,22 @@ def clean_runs(root: Path, keep: int, max_age_days: float, dry_run: bool = False
             continue
         verdicts.append(_remove(root, run.workflow_id, why))
     return verdicts
+
+
+def _finish_interrupted(root: Path) -> None:
+    """Remove what a clean killed half-way left: directories it had renamed aside (never a
+    workflow id, never a link), so no history lingers half-deleted."""
+    with contextlib.suppress(FileNotFoundError), \
+            confine.directory(root, checkpoints_root(root), create=False) as fd:
+        for name in os.listdir(fd):
+            if not name.startswith(_ASIDE):
+                continue
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                try:
+                    shutil.rmtree(name, dir_fd=fd)
+                except OSError as exc:  # another clean removing it too
+                    log.info("leftover %s: %s", name, exc)
 
 
 def _entries(root: Path) -> list[tuple[str, bool]]:
@@ -147,7 +167,7 @@ def _remove(root: Path, wid: str, why: str) -> Verdict:
         if status != "complete":
             return Verdict(wid, KEPT, reason)
         base = checkpoints_root(root)
-        aside = f".removing-{wid}-{os.getpid()}-{time.monotonic_ns()}"
+        aside = f"{_ASIDE}{wid}-{os.getpid()}-{time.monotonic_ns()}"
         with confine.directory(root, base, create=False) as fd:
             os.rename(wid, aside, src_dir_fd=fd, dst_dir_fd=fd)
             shutil.rmtree(aside, dir_fd=fd)
