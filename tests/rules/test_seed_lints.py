@@ -180,3 +180,81 @@ def test_home_checkpoints_keep_the_project_message(tmp_path: Path) -> None:
     assert [f.message for f in found] == [
         "state path `${HOME}/.claude/data` is under the user's home directory: expected "
         "`${CLAUDE_PROJECT_DIR}/.claude/...` so state stays with the project"]
+
+
+# Seed 000, "Issue #2: Variable Scoping with Sourced Libraries". Root cause
+# (`workflow-state-machine.sh:76`): `WORKFLOW_DESCRIPTION=""  # Overwrites parent's ...!`
+STATE_MACHINE_LIB = """\
+#!/usr/bin/env bash
+if [ -n "${WORKFLOW_STATE_MACHINE_SOURCED:-}" ]; then
+  return 0
+fi
+export WORKFLOW_STATE_MACHINE_SOURCED=1
+
+WORKFLOW_DESCRIPTION=""  # Overwrites parent's WORKFLOW_DESCRIPTION!
+CURRENT_STATE="${CURRENT_STATE:-initialize}"
+
+sm_init() {
+  WORKFLOW_SCOPE="$2"
+}
+"""
+
+SEED000_SOURCE_BEFORE = HEAD + """\
+```bash
+LIB_DIR="${CLAUDE_PROJECT_DIR}/.claude/lib"
+source "${LIB_DIR}/state-persistence.sh"
+COORDINATE_DESC_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/coordinate_workflow_desc.txt"
+WORKFLOW_DESCRIPTION=$(cat "$COORDINATE_DESC_FILE")  # Set correctly
+source "${LIB_DIR}/workflow-state-machine.sh"  # OVERWRITES to ""!
+sm_init "$WORKFLOW_DESCRIPTION" "coordinate"  # Empty string ❌
+```
+"""
+
+SEED000_SOURCE_AFTER = HEAD + """\
+```bash
+LIB_DIR="${CLAUDE_PROJECT_DIR}/.claude/lib"
+source "${LIB_DIR}/state-persistence.sh"
+COORDINATE_DESC_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/coordinate_workflow_desc.txt"
+WORKFLOW_DESCRIPTION=$(cat "$COORDINATE_DESC_FILE")
+# CRITICAL: Save BEFORE sourcing
+SAVED_WORKFLOW_DESC="$WORKFLOW_DESCRIPTION"
+source "${LIB_DIR}/workflow-state-machine.sh"  # Overwrites WORKFLOW_DESCRIPTION
+sm_init "$SAVED_WORKFLOW_DESC" "coordinate"  # Uses saved value ✅
+```
+"""
+
+
+def _with_library(root: Path, where: str = ".claude/lib/workflow-state-machine.sh") -> None:
+    lib = root / where
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    lib.write_text(STATE_MACHINE_LIB, encoding="utf-8")
+
+
+def test_seed000_variable_overwritten_by_a_sourced_library(tmp_path: Path) -> None:
+    _with_library(tmp_path)
+    found = _check(tmp_path, SEED000_SOURCE_BEFORE, "BTN329")
+    assert [(f.range.start_line, f.range.start_char) for f in found] == [(9, 9)]
+    assert found[0].message == (
+        "`$WORKFLOW_DESCRIPTION` is used after bash block 1 sources "
+        "`workflow-state-machine.sh` (line 9), which sets `WORKFLOW_DESCRIPTION=\"\"` when it "
+        "loads: the value assigned on line 8 is gone; expected it saved before the `source` "
+        "(`SAVED_WORKFLOW_DESCRIPTION=\"$WORKFLOW_DESCRIPTION\"`) and the copy used, as seed "
+        "000 does")
+    assert _check(tmp_path, SEED000_SOURCE_AFTER, "BTN329") == []
+
+
+def test_the_library_is_found_in_a_folder_below_lib_and_must_exist(tmp_path: Path) -> None:
+    # The newer layout (`.claude/lib/workflow/workflow-state-machine.sh`, formats.md).
+    _with_library(tmp_path, ".claude/lib/workflow/workflow-state-machine.sh")
+    assert len(_check(tmp_path, SEED000_SOURCE_BEFORE, "BTN329")) == 1
+    # Without the library Baton cannot know what it sets: nothing is reported.
+    other = tmp_path / "other"
+    other.mkdir()
+    assert _check(other, SEED000_SOURCE_BEFORE, "BTN329") == []
+
+
+def test_a_library_keeping_the_callers_value_is_fine(tmp_path: Path) -> None:
+    _with_library(tmp_path)
+    text = SEED000_SOURCE_BEFORE.replace("WORKFLOW_DESCRIPTION=$(cat", "CURRENT_STATE=$(cat") \
+        .replace('sm_init "$WORKFLOW_DESCRIPTION"', 'sm_init "$CURRENT_STATE"')
+    assert _check(tmp_path, text, "BTN329") == []

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
@@ -30,6 +30,7 @@ from ..parse.shell import (
     lex_bash,
     lexed,
 )
+from ..runs import confine
 from .base import RuleContext, rule
 
 __all__ = ["CODE", "COMMENT", "DQ", "ESC", "HEREDOC", "HEREDOC_QUOTED", "SQ", "BashLine",
@@ -1270,6 +1271,177 @@ def library_function_before_source(doc: CommandFile, ctx: RuleContext) -> Iterat
                 f"each block is a new shell, so the function is not defined yet (`command not "
                 f"found`); expected `source .../{lib}` at the top of the block")
             break
+
+
+# -- BTN329: a variable set before `source` of a library that resets it ------------------------
+
+_LIB_GLOBAL_RE = re.compile(
+    r"^(?:export\s+|readonly\s+|declare\s+(?:-[A-Za-z]+\s+)*)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_LIB_FUNC_START_RE = re.compile(r"^(?:function\s+)?[A-Za-z_][\w:-]*\s*\(\s*\)\s*\{?\s*$|"
+                                r"^function\s+[A-Za-z_][\w:-]*\s*\{?\s*$")
+
+
+def library_globals(text: str) -> dict[str, tuple[int, str]]:
+    """Variables a library assigns unconditionally when it is sourced: `NAME=value` at the
+    top level (column 0, outside function bodies) whose value does not read the variable
+    itself (`${NAME:-default}` keeps a caller's value), with (line, the line's text)."""
+    out: dict[str, tuple[int, str]] = {}
+    in_function = False
+    for no, line in enumerate(lexed(text)):
+        raw = line.text
+        if in_function:
+            if raw.startswith("}"):
+                in_function = False
+            continue
+        if _LIB_FUNC_START_RE.match(raw):
+            in_function = not raw.rstrip().endswith("}")
+            continue
+        m = _LIB_GLOBAL_RE.match(raw)
+        if m is None or not line.is_code(0):
+            continue
+        var, value = m.group(1), m.group(2)
+        if re.search(rf"\$\{{?{var}\b", value):
+            continue
+        out.setdefault(var, (no, raw.split("#", 1)[0].rstrip() if "#" in raw else raw))
+    return out
+
+
+def _library_file(ctx: RuleContext, path: str, literals: dict[str, str]) -> Path | None:
+    """The workspace file a `source` of `path` loads: `${VAR}` replaced by a literal value
+    the block gave it, else a file of that name in `.claude/lib/` or one folder below."""
+    spelled = re.sub(r"\$\{?([A-Za-z_]\w*)\}?",
+                     lambda m: literals.get(m.group(1), m.group(0)), path)
+    found = ctx.resolve(spelled)
+    if found is not None and ctx.exists(found):
+        return found
+    if ctx.root is None:
+        return None
+    name = PurePosixPath(path).name
+    lib = ctx.root / ".claude" / "lib"
+    candidates = [lib / name]
+    if ctx.exists(lib):
+        try:  # listed as the run side lists: never through a link out of the workspace
+            dirs, _ = confine.subdirectories(ctx.root, lib)
+        except OSError:
+            dirs = []
+        candidates += [lib / d / name for d in sorted(dirs)]
+    hits = [c for c in candidates if ctx.exists(c)]
+    return hits[0] if len(hits) == 1 else None
+
+
+@rule("BTN329", "bash-variable-reset-by-source", Severity.WARNING, COMMAND, cross_file=True,
+      convention=WORKFLOW)
+def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A bash block sets a variable, then `source`s a library that assigns the same
+    variable when it loads, then uses the variable: it holds the library's value by then.
+
+    Seed 000's issue 2: `workflow-state-machine.sh` starts with `WORKFLOW_DESCRIPTION=""`,
+    so `WORKFLOW_DESCRIPTION=$(cat "$COORDINATE_DESC_FILE")`, then `source
+    "${LIB_DIR}/workflow-state-machine.sh"`, then `sm_init "$WORKFLOW_DESCRIPTION"` passes an
+    empty description. The seed's fix is the save-before-source pattern (copy the value to
+    `SAVED_WORKFLOW_DESC` before sourcing, use the copy after), and its risk 2 asks for a
+    linter check because the pattern is "easy to forget when adding new libraries". The
+    library is read from the workspace (the `source` path, `${VAR}`s the block set to a
+    literal filled in, else a file of that name in `.claude/lib/` or one folder below);
+    only its top-level assignments count, and not those that keep a caller's value
+    (`NAME="${NAME:-default}"`). Not reported when the block assigns the variable again
+    after the `source`, nor when the library cannot be found.
+
+    Fix: save the value before sourcing and use the saved copy, or source the libraries
+    first and set the variable after; better, make the library keep a caller's value
+    (`NAME="${NAME:-}"`).
+
+    Reported:
+
+        ==> .claude/lib/workflow-state-machine.sh <==
+        WORKFLOW_DESCRIPTION=""
+        sm_init() { :; }
+        ==> .claude/commands/coordinate.md <==
+        ---
+        description: Coordinate
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/state-persistence.sh"
+        WORKFLOW_DESCRIPTION=$(cat "$COORDINATE_DESC_FILE")
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/workflow-state-machine.sh"
+        sm_init "$WORKFLOW_DESCRIPTION" "coordinate"
+        ```
+
+    Not reported:
+
+        ==> .claude/lib/workflow-state-machine.sh <==
+        WORKFLOW_DESCRIPTION=""
+        CURRENT_STATE="${CURRENT_STATE:-initialize}"
+        ==> .claude/commands/coordinate.md <==
+        ---
+        description: Coordinate
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/state-persistence.sh"
+        WORKFLOW_DESCRIPTION=$(cat "$COORDINATE_DESC_FILE")
+        SAVED_WORKFLOW_DESC="$WORKFLOW_DESCRIPTION"
+        CURRENT_STATE="research"
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/workflow-state-machine.sh"
+        sm_init "$SAVED_WORKFLOW_DESC" "$CURRENT_STATE"
+        ```
+    """
+    libraries: dict[Path, dict[str, tuple[int, str]]] = {}
+    for block, lines in _lexed(ctx, doc):
+        if "source" not in block.content and ". " not in block.content:
+            continue
+        assigned: dict[str, int] = {}
+        literals: dict[str, str] = {}
+        lost: dict[str, tuple[int, int, Path, str]] = {}
+        reported: set[str] = set()
+        for no, line in enumerate(lines):
+            text = line.text
+            if line.classes[:1] not in (HEREDOC, HEREDOC_QUOTED):
+                for var in _used_vars(line):
+                    if var in lost and var not in reported:
+                        reported.add(var)
+                        set_at, src_at, lib, shown = lost.pop(var)
+                        col = _use_col(line, var)
+                        yield ctx.finding(
+                            Range.of_line(_md_line(block, no), col, col + len(var) + 1),
+                            f"`${var}` is used after bash block {block.index + 1} sources "
+                            f"`{lib.name}` (line {_md_line(block, src_at) + 1}), which sets "
+                            f"`{shown}` when it loads: the value assigned on line "
+                            f"{_md_line(block, set_at) + 1} is gone; expected it saved before "
+                            f"the `source` (`SAVED_{var}=\"${var}\"`) and the copy used, "
+                            f"as seed 000 does")
+            for m in _ASSIGN_RE.finditer(text) if "=" in text else ():
+                if line.is_code(m.start()) and _command_position(text, m.start()):
+                    var = m.group(1)
+                    assigned[var] = no
+                    lost.pop(var, None)
+                    end = _value_end(line, m.end())
+                    value = text[m.end():end].strip("\"'")
+                    if "$(" not in value and "`" not in value:
+                        literals[var] = value
+            for m in _SOURCE_ANY_RE.finditer(text) if "source" in text or ". " in text else ():
+                if not (line.is_code(m.start()) and _command_position(text, m.start())):
+                    continue
+                lib = _library_file(ctx, m.group(1), literals)
+                if lib is None:
+                    continue
+                if lib not in libraries:
+                    ctx.depends_on.add(str(lib))
+                    body = ctx.index.text_of(lib) if ctx.index is not None else None
+                    libraries[lib] = library_globals(body or "")
+                for var, (_lno, shown) in libraries[lib].items():
+                    if var in assigned:
+                        lost[var] = (assigned[var], no, lib, shown)
+
+
+def _used_vars(line: BashLine) -> Iterator[str]:
+    for m in _USE_RE.finditer(line.text):
+        if line.expands(m.start()) and not (m.start() > 0 and line.text[m.start() - 1] == "\\"):
+            yield m.group(1) or m.group(2)
+
+
+def _use_col(line: BashLine, var: str) -> int:
+    m = re.search(rf"\$\{{?{re.escape(var)}\b", line.text)
+    return m.start() if m else 0
 
 
 # -- BTN318: `export VAR` expected in a later block -------------------------------------------
