@@ -166,13 +166,17 @@ def _remove(root: Path, wid: str, why: str) -> Verdict:
         status, reason = _status_locked(root, wid)
         if status != "complete":
             return Verdict(wid, KEPT, reason)
+        try:  # first, while the lock still guards this id (a new run's would be its own)
+            confine.unlink(root, state_file_path(root, wid))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:  # `.claude/tmp` linked out of the workspace, say
+            why += f"; its state file was left: {confine.describe(exc)}"
         base = checkpoints_root(root)
         aside = f"{_ASIDE}{wid}-{os.getpid()}-{time.monotonic_ns()}"
         with confine.directory(root, base, create=False) as fd:
             os.rename(wid, aside, src_dir_fd=fd, dst_dir_fd=fd)
             shutil.rmtree(aside, dir_fd=fd)
-        with contextlib.suppress(FileNotFoundError):
-            confine.unlink(root, state_file_path(root, wid))
     except OSError as exc:
         log.warning("removing workflow %s: %s", wid, exc)
         return Verdict(wid, KEPT, f"could not be removed: {confine.describe(exc)}")
