@@ -269,3 +269,15 @@ def test_clean_runs_finishes_what_a_killed_clean_left(ws: Workspace, tmp_path: P
     ws.baton("clean", "--runs", check=True)
     assert sorted(os.listdir(store)) == [".removing-link-1-2"]
     assert (outside / "precious.txt").read_text() == "precious\n"
+
+
+def test_clean_runs_bad_input_is_a_message(ws: Workspace) -> None:
+    _research(ws, "done-a")
+    for args, says in ((["--older-than", "nan"], "must be 0 or more"),
+                       (["--keep", "-1"], "must be 0 or more")):
+        r = ws.baton("clean", "--runs", *args)
+        assert r.returncode == 2 and says in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+    r = ws.baton("clean", "--keep", "3")
+    assert r.returncode == 2 and "go with --runs" in r.stderr
+    assert _workflows(ws) == ["done-a"]

@@ -645,7 +645,7 @@ def cmd_clean_runs(args: argparse.Namespace) -> int:
     settings = load_config(root).workflow
     keep = settings.keep_runs if args.keep is None else args.keep
     days = settings.keep_runs_days if args.older_than is None else args.older_than
-    if keep < 0 or days < 0:
+    if keep < 0 or not days >= 0:  # `not >=` refuses nan too
         show("baton: error: --keep and --older-than must be 0 or more", file=sys.stderr)
         return EXIT_ERROR
     try:
