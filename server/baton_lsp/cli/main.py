@@ -100,9 +100,23 @@ def build_parser() -> argparse.ArgumentParser:
     add_check_arguments(sub.add_parser("check", help="check plans, agents, commands and "
                                        "data files"))
 
-    clean = sub.add_parser("clean", help="remove the result cache (every workspace's)")
+    clean = sub.add_parser("clean", help="remove the result cache (every workspace's), or "
+                           "with --runs finished workflows' checkpoint histories")
     clean.add_argument("--cache-dir", type=Path, default=None,
                        help="the cache directory to empty (default: as for check)")
+    clean.add_argument("--runs", action="store_true", help="remove the histories of finished "
+                       "workflows of this workspace past [workflow] keep-runs / keep-runs-days "
+                       "(never a failed, cancelled, interrupted or running one)")
+    clean.add_argument("--keep", type=int, default=None, metavar="N",
+                       help="with --runs: finished workflows to keep (default: keep-runs, 20)")
+    clean.add_argument("--older-than", type=float, default=None, metavar="DAYS",
+                       help="with --runs: remove finished workflows older than this "
+                       "(default: keep-runs-days, 30)")
+    clean.add_argument("--dry-run", action="store_true", help="with --runs: say what would "
+                       "be removed, remove nothing")
+    clean.add_argument("--workspace", "-w", type=Path, default=None,
+                       help="with --runs: workspace root (default: the one containing the "
+                       "current directory)")
 
     rule = sub.add_parser("rule", help="show the documentation of one rule or all rules")
     rule.add_argument("code", nargs="?", help="rule code (BTN101) or name")
@@ -202,6 +216,14 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_clean(args: argparse.Namespace) -> int:
     from ..rules.cache import clean, default_dir
+
+    if args.runs:
+        from .workflow import cmd_clean_runs
+
+        return cmd_clean_runs(args)
+    if args.keep is not None or args.older_than is not None or args.dry_run:
+        print("baton: --keep, --older-than and --dry-run go with --runs", file=sys.stderr)
+        return EXIT_ERROR
 
     directory = args.cache_dir or default_dir()
     removed = clean(directory)

@@ -368,7 +368,7 @@ def _summary(root: Path, wid: str) -> dict[str, Any]:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from ..runs.store import list_workflows, valid_id
-    from ..workflow.accounting import format_usage
+    from ..workflow.accounting import format_usage, reduction_text
     from ..workflow.isolation import live_worktrees
 
     root = _root(args)
@@ -434,8 +434,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         for name, row in [*(ctx.get("states") or {}).items(), ("workflow", ctx.get("total"))]:
             if row and row.get("artifact_tokens"):
                 show(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
-                     f"{row['artifact_tokens']:>6} tokens  reduction "
-                     f"{row.get('reduction_pct')} %")
+                     f"{row['artifact_tokens']:>6} tokens  {reduction_text(row)}")
         return EXIT_OK
     from ..runs.status import summaries
 
@@ -646,3 +645,38 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
 
 HANDLERS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "status": cmd_status,
             "checkpoints": cmd_checkpoints, "adopt": cmd_adopt}
+
+
+def cmd_clean_runs(args: argparse.Namespace) -> int:
+    """`baton clean --runs`: remove finished workflows' histories past the retention
+    settings; every resumable workflow stays (runs.retention)."""
+    from ..runs import confine
+    from ..runs.retention import KEPT, REMOVED, SKIPPED, clean_runs
+    from ..workspace.config import load_config
+
+    root = _root(args)
+    settings = load_config(root).workflow
+    keep = settings.keep_runs if args.keep is None else args.keep
+    days = settings.keep_runs_days if args.older_than is None else args.older_than
+    if keep < 0 or not days >= 0:  # `not >=` refuses nan too
+        show("baton: error: --keep and --older-than must be 0 or more", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        verdicts = clean_runs(root, keep, days, dry_run=args.dry_run)
+    except OSError as exc:
+        show(f"baton: error: {confine.describe(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    for v in verdicts:
+        if v.action == REMOVED and args.dry_run:
+            show(f"would remove {v.workflow_id}: {v.reason.removeprefix('would be removed: ')}")
+        elif v.action == REMOVED:
+            show(f"removed {v.workflow_id}: {v.reason}")
+        elif v.action == SKIPPED:
+            show(f"skipped {v.workflow_id}: {v.reason}")
+        elif v.action == KEPT:
+            show(f"kept {v.workflow_id}: {v.reason}")
+    removed = sum(v.action == REMOVED for v in verdicts)
+    what = "finished workflow's history" if removed == 1 else "finished workflows' histories"
+    show(f"{'would remove' if args.dry_run else 'removed'} {removed} {what} (keep-runs {keep}, "
+         f"keep-runs-days {days:g}); {sum(v.action == KEPT for v in verdicts)} kept")
+    return EXIT_OK

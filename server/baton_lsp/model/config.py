@@ -221,7 +221,15 @@ class WorkflowSettings(BaseModel):
         "loop's brief summaries before it halts with halt_reason context_threshold.")
     test_command: list[str] = Field(
         default_factory=list, description="argv of the test state; exit 0 = tests pass. "
-        "Empty: the test state records `no test command` and passes.")
+        "Empty: `bash .claude/tests/run_all_tests.sh` when the workspace has it (the seeds' "
+        "fallback), else the test state is skipped (never reported as passed).")
+    keep_runs: int = Field(
+        20, ge=0, description="`baton clean --runs` keeps the histories of this many finished "
+        "(complete) workflows, the newest; failed, cancelled, interrupted and running ones "
+        "are always kept.")
+    keep_runs_days: float = Field(
+        30.0, ge=0, description="`baton clean --runs` removes a finished workflow's history "
+        "once it finished more than this many days ago, even among the newest `keep-runs`.")
     max_parallel: int = Field(3, ge=1, le=64, description="Phases of one wave run at once.")
     isolation: Literal["worktree", "none"] = Field(
         "worktree", description="In a git repository, `worktree` runs each phase in its own "

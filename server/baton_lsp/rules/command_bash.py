@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
@@ -29,6 +30,7 @@ from ..parse.shell import (
     lex_bash,
     lexed,
 )
+from ..runs import confine
 from .base import RuleContext, rule
 
 __all__ = ["CODE", "COMMENT", "DQ", "ESC", "HEREDOC", "HEREDOC_QUOTED", "SQ", "BashLine",
@@ -558,8 +560,18 @@ def home_state_path(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     state (`ls -t` recovery picks the newest file of any project). `.claude/commands/errors.md`
     still writes its temp state there (formats.md §3.3).
 
-    Fix: use `${CLAUDE_PROJECT_DIR}/.claude/tmp/...` (quick fix); make sure the block detects
-    `CLAUDE_PROJECT_DIR` first, and update prompts that pass the same path to agents.
+    The seeds and this rule: seed 000 fixes the `$$` pitfall (its issue 1) with fixed-name
+    files such as `${HOME}/.claude/tmp/coordinate_workflow_desc.txt` and
+    `coordinate_state_id.txt`, while its state file stays at
+    `${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_<id>.sh`. The rule keeps the seeds' fix - a
+    fixed semantic name, written once and read back in every block - and differs only in
+    the folder: under `$HOME` one project's `/coordinate` overwrites another's id file, and
+    the seeds' own clean-up (`rm -f ~/.claude/tmp/coordinate_*`, seed 000 risk 5) removes
+    every project's. The message says so for `.claude/tmp` files.
+
+    Fix: use `${CLAUDE_PROJECT_DIR}/.claude/tmp/...` with the same file name (quick fix);
+    make sure the block detects `CLAUDE_PROJECT_DIR` first, and update prompts that pass the
+    same path to agents.
 
     Reported:
 
@@ -608,6 +620,18 @@ def home_state_path(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         related = [Related(path=ctx.path, range=r, message=f"`{path}` used here too")
                    for r in ranges[1:]]
         more = f" (and {len(ranges) - 1} more lines)" if len(ranges) > 1 else ""
+        if path.endswith("/.claude/tmp"):
+            yield ctx.finding(
+                ranges[0],
+                f"state path `{path}` is under the user's home directory{more}: seed 000 "
+                f"keeps its fixed-name files there (its fix for `$$`), but every project on "
+                f"the machine shares them, so two projects running this command overwrite "
+                f"each other's; expected the same fixed names under "
+                f"`${{CLAUDE_PROJECT_DIR}}/.claude/tmp/`, where the seeds keep the state file "
+                f"itself (`workflow_<id>.sh`)",
+                fix=fix, related=related,
+            )
+            continue
         yield ctx.finding(
             ranges[0],
             f"state path `{path}` is under the user's home directory{more}: expected "
@@ -973,6 +997,10 @@ _WRITE_BEFORE_RE = re.compile(r"(?:>>?\s*|\btee\s+(?:-a\s+)?|\btouch\s+|\bmktemp
 _REMOVE_BEFORE_RE = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+)*[\"']?$")
 """`rm -f /tmp/x_$$.txt`: a cleanup that removes nothing leaves a stray file, no wrong read."""
 _ASSIGNED_BEFORE_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?$")
+_STATE_ID_BEFORE_RE = re.compile(
+    r"(?:^|(?<=[\s;&|(`{]))(init_workflow_state|load_workflow_state)\s+[\"']?$")
+"""The state library's id argument: `init_workflow_state "coordinate_$$"` writes the state
+file `.claude/tmp/workflow_coordinate_<pid>.sh`, `load_workflow_state` reads it (seed 001)."""
 
 
 def _pid_paths(lines: list[BashLine]) -> list[tuple[int, int, int, str, str]]:
@@ -985,9 +1013,16 @@ def _pid_paths(lines: list[BashLine]) -> list[tuple[int, int, int, str, str]]:
         for m in _PID_PATH_RE.finditer(line.text):
             path = m.group(0)
             pid = line.text.find("$$", m.start())
-            if "/" not in path or not _has_pid(line, pid, m.end()):
+            if not _has_pid(line, pid, m.end()):
                 continue
             before = line.text[:m.start()]
+            if "/" not in path:
+                state = _STATE_ID_BEFORE_RE.search(before)
+                if state is None or not line.is_code(state.start(1)):
+                    continue
+                how = "write" if state.group(1) == "init_workflow_state" else "read"
+                out.append((no, m.start(), m.end(), path, how))
+                continue
             how = ("write" if _WRITE_BEFORE_RE.search(before)
                    else "cleanup" if _REMOVE_BEFORE_RE.search(before)
                    else "assign" if _ASSIGNED_BEFORE_RE.search(before) else "read")
@@ -997,17 +1032,24 @@ def _pid_paths(lines: list[BashLine]) -> list[tuple[int, int, int, str, str]]:
 
 @rule("BTN317", "bash-pid-path-across-blocks", Severity.WARNING, COMMAND, convention=GENERIC)
 def pid_path_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
-    """A literal path built from `$$` (`/tmp/plan_$$.md`) is written in one bash block and
-    read again, spelt the same way, in a later one.
+    """A literal path built from `$$` (`/tmp/plan_$$.md`), or a state id built from it
+    (`load_workflow_state "coordinate_$$"`), is used in one bash block and spelt the same
+    way again in a later one.
 
     Each bash fence runs in a new shell ("Shell state does not persist", Claude Code's Bash
     tool), so `$$` is another process id in the later block and the path names a file that
     was never written: the block reads nothing, or an old run's file. The seeds document
-    this pitfall (formats.md §3.3); BTN320 follows a variable built from `$$`, this rule the
-    same path written out again. Not reported when the later block writes the file before
-    reading it, nor for a later `rm` of it (a stray temp file, not a wrong read). Fix: build
-    the name once from something stable (`date +%s%N`, the workflow id), persist it, and
-    read it back in each block.
+    this pitfall with their own example (seed 000, issue 1: `echo "description" >
+    /tmp/coordinate_workflow_$$.txt`, then `cat` of the same path in the next block), and
+    seed 001 passes `"coordinate_$$"` to `init_workflow_state` in block 1 and to
+    `load_workflow_state` in block 2: the id names the state file
+    (`.claude/tmp/workflow_<id>.sh`), so block 2 finds none and the library silently starts
+    a fresh one, losing every appended value. BTN320 follows a variable built from `$$`,
+    this rule the same path or id written out again. Not reported when the later block
+    writes the file (or `init_workflow_state`s the id) before reading it, nor for a later
+    `rm` of it (a stray temp file, not a wrong read). Fix: build the name once from
+    something stable (`date +%s%N`, the workflow id), persist it to a fixed-name state-ID
+    file, and read it back in each block.
 
     Reported:
 
@@ -1023,6 +1065,24 @@ def pid_path_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
 
         ```bash
         FEATURE=$(cat /tmp/plan_feature_$$.txt)
+        ```
+
+    Reported (the state id of seed 001's orchestrator):
+
+        ==> .claude/commands/coordinate.md <==
+        ---
+        description: Coordinate
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/state-persistence.sh"
+        STATE_FILE=$(init_workflow_state "coordinate_$$")
+        ```
+
+        Then:
+
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/state-persistence.sh"
+        load_workflow_state "coordinate_$$"
         ```
 
     Not reported:
@@ -1068,11 +1128,13 @@ def pid_path_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
                         continue
                 reported.add(path)
                 first = seen[path]
+                what = ("a file" if "/" in path else
+                        "a state file (`load_workflow_state` then silently starts a new one)")
                 yield ctx.finding(
                     Range.of_line(_md_line(block, no), start, end),
                     f"`{path}` is built from `$$` again in bash block {block.index + 1}, "
                     f"after block {first.index + 1} used it: each block is a new shell with "
-                    f"another `$$`, so this names a file that block never wrote; expected a "
+                    f"another `$$`, so this names {what} that block never wrote; expected a "
                     f"name persisted once and read back")
         for _no, _s, _e, path, _how in here:
             seen.setdefault(path, block)
@@ -1087,6 +1149,299 @@ def _var_written_first(lines: list[BashLine], after: int, var: str) -> bool:
             continue
         return bool(_WRITE_BEFORE_RE.search(line.text[:m.start()]))
     return True  # never used again: nothing is read
+
+
+# -- BTN328: a state-library function called before its library is sourced --------------------
+
+LIBRARY_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "state-persistence.sh": ("init_workflow_state", "load_workflow_state",
+                             "append_workflow_state", "save_json_checkpoint",
+                             "load_json_checkpoint", "append_jsonl_log"),
+    "workflow-state-machine.sh": ("sm_init", "sm_transition", "sm_load", "sm_save",
+                                  "sm_execute", "sm_is_terminal", "sm_current_state",
+                                  "sm_save_with_classification",
+                                  "sm_load_with_classification"),
+    "workflow-initialization.sh": ("initialize_workflow_paths",
+                                   "reconstruct_report_paths_array"),
+    "error-handling.sh": ("classify_error", "retry_with_backoff", "handle_state_error"),
+    "verification-helpers.sh": ("verify_file_created",),
+    "library-sourcing.sh": ("source_required_libraries",),
+}
+"""The seeds' libraries and the functions each defines (seed 000, "Library Dependencies")."""
+_OWNER = {fn: lib for lib, fns in LIBRARY_FUNCTIONS.items() for fn in fns}
+_LIB_CALL_RE = re.compile(
+    r"(?:^|(?<=[\s;&|(`{!]))(" + "|".join(sorted(_OWNER, key=len, reverse=True)) + r")\b(?!\s*\()")
+_SOURCE_ANY_RE = re.compile(r"(?:^|(?<=[\s;&|(]))(?:source|\.)\s+[\"']?([^\s\"';|&)]+)")
+_FUNC_DEF_RE = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\s*\)|"
+                          r"^\s*function\s+([A-Za-z_][\w-]*)\b")
+_STATE_SOURCE_RE = re.compile(r"/tmp/|^\$\{?(?:STATE_FILE|state_file)\b|\.env$")
+"""A `source` of saved state (the state file), which defines no function."""
+
+
+def _block_sources(lines: list[BashLine]) -> tuple[list[tuple[int, str]], set[str]]:
+    """(line, sourced path) of every `source`/`.` in command position, and the functions the
+    block defines itself."""
+    sources: list[tuple[int, str]] = []
+    defined: set[str] = set()
+    for no, line in enumerate(lines):
+        text = line.text
+        d = _FUNC_DEF_RE.match(text)
+        if d and line.is_code(d.start(1) if d.group(1) else d.start(2)):
+            defined.add(d.group(1) or d.group(2))
+        if "source" not in text and ". " not in text:
+            continue
+        for m in _SOURCE_ANY_RE.finditer(text):
+            if line.is_code(m.start()) and _command_position(text, m.start()):
+                sources.append((no, m.group(1)))
+    return sources, defined
+
+
+@rule("BTN328", "bash-library-function-before-source", Severity.WARNING, COMMAND,
+      convention=WORKFLOW)
+def library_function_before_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A bash block calls a function of the seeds' state libraries before it `source`s the
+    library that defines it, or without sourcing any library at all.
+
+    Each bash fence runs in a new shell, so the functions an earlier block loaded are gone:
+    seed 000 says "Functions don't persist (must re-source libraries)" and re-sources its five
+    libraries (`workflow-state-machine.sh`, `state-persistence.sh`,
+    `workflow-initialization.sh`, `error-handling.sh`, `verification-helpers.sh`) at the top
+    of every block; its risk 2 warns that the sourcing order is "easy to forget when adding
+    new libraries" with "no compile-time checks". A call that comes first fails with
+    `command not found` (and under `set -e` stops the block), or in an `if` quietly takes the
+    failure branch. Reported when the call precedes the block's `source` of the defining
+    library (by file name, any folder), or when the block sources no library at all before
+    the call; not when the block defines the function itself, nor when it sources a library
+    whose functions Baton does not know (through a variable, or one that may load the others,
+    such as `library-sourcing.sh`). Fix: move the `source` lines to the top of the block.
+
+    Reported:
+
+        ==> .claude/commands/coordinate.md <==
+        ---
+        description: Coordinate
+        ---
+        ```bash
+        load_workflow_state "$WORKFLOW_ID"
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/state-persistence.sh"
+        ```
+
+    Not reported:
+
+        ==> .claude/commands/coordinate.md <==
+        ---
+        description: Coordinate
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/state-persistence.sh"
+        load_workflow_state "$WORKFLOW_ID"
+        ```
+    """
+    for block, lines in _lexed(ctx, doc):
+        if not any(fn in block.content for fn in _OWNER):
+            continue
+        sources, defined = _block_sources(lines)
+        for no, line in enumerate(lines):
+            text = line.text
+            found = None
+            for m in _LIB_CALL_RE.finditer(text):
+                if line.is_code(m.start()) and _command_position(text, m.start()):
+                    found = m
+                    break
+            if found is None:
+                continue
+            fn = found.group(1)
+            lib = _OWNER[fn]
+            if fn in defined:
+                continue
+            before = [p for n, p in sources if n < no]
+            if any(PurePosixPath(p).name == lib for p in before):
+                continue
+            later = next((n for n, p in sources if n > no and PurePosixPath(p).name == lib),
+                         None)
+            if later is None and any(not _STATE_SOURCE_RE.search(p) for p in before):
+                continue  # another library (or one through a variable) may define it
+            if later is None and any(PurePosixPath(p).name == lib for _n, p in sources):
+                continue
+            where = (f"the block sources `{lib}` only on line {_md_line(block, later) + 1}"
+                     if later is not None else "the block sources no library before it")
+            yield ctx.finding(
+                Range.of_line(_md_line(block, no), found.start(1), found.end(1)),
+                f"`{fn}` (from `{lib}`) is called in bash block {block.index + 1} but {where}: "
+                f"each block is a new shell, so the function is not defined yet (`command not "
+                f"found`); expected `source .../{lib}` at the top of the block")
+            break
+
+
+# -- BTN329: a variable set before `source` of a library that resets it ------------------------
+
+_LIB_GLOBAL_RE = re.compile(
+    r"^(?:export\s+|readonly\s+|declare\s+(?:-[A-Za-z]+\s+)*)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_LIB_FUNC_START_RE = re.compile(r"^(?:function\s+)?[A-Za-z_][\w:-]*\s*\(\s*\)\s*\{?\s*$|"
+                                r"^function\s+[A-Za-z_][\w:-]*\s*\{?\s*$")
+
+
+def library_globals(text: str) -> dict[str, tuple[int, str]]:
+    """Variables a library assigns unconditionally when it is sourced: `NAME=value` at the
+    top level (column 0, outside function bodies) whose value does not read the variable
+    itself (`${NAME:-default}` keeps a caller's value), with (line, the line's text)."""
+    out: dict[str, tuple[int, str]] = {}
+    in_function = False
+    for no, line in enumerate(lexed(text)):
+        raw = line.text
+        if in_function:
+            if raw.startswith("}"):
+                in_function = False
+            continue
+        if _LIB_FUNC_START_RE.match(raw):
+            in_function = not raw.rstrip().endswith("}")
+            continue
+        m = _LIB_GLOBAL_RE.match(raw)
+        if m is None or not line.is_code(0):
+            continue
+        var, value = m.group(1), m.group(2)
+        if re.search(rf"\$\{{?{var}\b", value):
+            continue
+        out.setdefault(var, (no, raw.split("#", 1)[0].rstrip() if "#" in raw else raw))
+    return out
+
+
+def _library_file(ctx: RuleContext, path: str, literals: dict[str, str]) -> Path | None:
+    """The workspace file a `source` of `path` loads: `${VAR}` replaced by a literal value
+    the block gave it, else a file of that name in `.claude/lib/` or one folder below."""
+    spelled = re.sub(r"\$\{?([A-Za-z_]\w*)\}?",
+                     lambda m: literals.get(m.group(1), m.group(0)), path)
+    found = ctx.resolve(spelled)
+    if found is not None and ctx.exists(found):
+        return found
+    if ctx.root is None:
+        return None
+    name = PurePosixPath(path).name
+    lib = ctx.root / ".claude" / "lib"
+    candidates = [lib / name]
+    if ctx.exists(lib):
+        try:  # listed as the run side lists: never through a link out of the workspace
+            dirs, _ = confine.subdirectories(ctx.root, lib)
+        except OSError:
+            dirs = []
+        candidates += [lib / d / name for d in sorted(dirs)]
+    hits = [c for c in candidates if ctx.exists(c)]
+    return hits[0] if len(hits) == 1 else None
+
+
+@rule("BTN329", "bash-variable-reset-by-source", Severity.WARNING, COMMAND, cross_file=True,
+      convention=WORKFLOW)
+def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A bash block sets a variable, then `source`s a library that assigns the same
+    variable when it loads, then uses the variable: it holds the library's value by then.
+
+    Seed 000's issue 2: `workflow-state-machine.sh` starts with `WORKFLOW_DESCRIPTION=""`,
+    so `WORKFLOW_DESCRIPTION=$(cat "$COORDINATE_DESC_FILE")`, then `source
+    "${LIB_DIR}/workflow-state-machine.sh"`, then `sm_init "$WORKFLOW_DESCRIPTION"` passes an
+    empty description. The seed's fix is the save-before-source pattern (copy the value to
+    `SAVED_WORKFLOW_DESC` before sourcing, use the copy after), and its risk 2 asks for a
+    linter check because the pattern is "easy to forget when adding new libraries". The
+    library is read from the workspace (the `source` path, `${VAR}`s the block set to a
+    literal filled in, else a file of that name in `.claude/lib/` or one folder below);
+    only its top-level assignments count, and not those that keep a caller's value
+    (`NAME="${NAME:-default}"`). Not reported when the block assigns the variable again
+    after the `source`, nor when the library cannot be found.
+
+    Fix: save the value before sourcing and use the saved copy, or source the libraries
+    first and set the variable after; better, make the library keep a caller's value
+    (`NAME="${NAME:-}"`).
+
+    Reported:
+
+        ==> .claude/lib/workflow-state-machine.sh <==
+        WORKFLOW_DESCRIPTION=""
+        sm_init() { :; }
+        ==> .claude/commands/coordinate.md <==
+        ---
+        description: Coordinate
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/state-persistence.sh"
+        WORKFLOW_DESCRIPTION=$(cat "$COORDINATE_DESC_FILE")
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/workflow-state-machine.sh"
+        sm_init "$WORKFLOW_DESCRIPTION" "coordinate"
+        ```
+
+    Not reported:
+
+        ==> .claude/lib/workflow-state-machine.sh <==
+        WORKFLOW_DESCRIPTION=""
+        CURRENT_STATE="${CURRENT_STATE:-initialize}"
+        ==> .claude/commands/coordinate.md <==
+        ---
+        description: Coordinate
+        ---
+        ```bash
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/state-persistence.sh"
+        WORKFLOW_DESCRIPTION=$(cat "$COORDINATE_DESC_FILE")
+        SAVED_WORKFLOW_DESC="$WORKFLOW_DESCRIPTION"
+        CURRENT_STATE="research"
+        source "${CLAUDE_PROJECT_DIR}/.claude/lib/workflow-state-machine.sh"
+        sm_init "$SAVED_WORKFLOW_DESC" "$CURRENT_STATE"
+        ```
+    """
+    libraries: dict[Path, dict[str, tuple[int, str]]] = {}
+    for block, lines in _lexed(ctx, doc):
+        if "source" not in block.content and ". " not in block.content:
+            continue
+        assigned: dict[str, int] = {}
+        literals: dict[str, str] = {}
+        lost: dict[str, tuple[int, int, Path, str]] = {}
+        reported: set[str] = set()
+        for no, line in enumerate(lines):
+            text = line.text
+            if line.classes[:1] not in (HEREDOC, HEREDOC_QUOTED):
+                for var in _used_vars(line):
+                    if var in lost and var not in reported:
+                        reported.add(var)
+                        set_at, src_at, lib, shown = lost.pop(var)
+                        col = _use_col(line, var)
+                        yield ctx.finding(
+                            Range.of_line(_md_line(block, no), col, col + len(var) + 1),
+                            f"`${var}` is used after bash block {block.index + 1} sources "
+                            f"`{lib.name}` (line {_md_line(block, src_at) + 1}), which sets "
+                            f"`{shown}` when it loads: the value assigned on line "
+                            f"{_md_line(block, set_at) + 1} is gone; expected it saved before "
+                            f"the `source` (`SAVED_{var}=\"${var}\"`) and the copy used, "
+                            f"as seed 000 does")
+            for m in _ASSIGN_RE.finditer(text) if "=" in text else ():
+                if line.is_code(m.start()) and _command_position(text, m.start()):
+                    var = m.group(1)
+                    assigned[var] = no
+                    lost.pop(var, None)
+                    end = _value_end(line, m.end())
+                    value = text[m.end():end].strip("\"'")
+                    if "$(" not in value and "`" not in value:
+                        literals[var] = value
+            for m in _SOURCE_ANY_RE.finditer(text) if "source" in text or ". " in text else ():
+                if not (line.is_code(m.start()) and _command_position(text, m.start())):
+                    continue
+                lib = _library_file(ctx, m.group(1), literals)
+                if lib is None:
+                    continue
+                if lib not in libraries:
+                    ctx.depends_on.add(str(lib))
+                    body = ctx.index.text_of(lib) if ctx.index is not None else None
+                    libraries[lib] = library_globals(body or "")
+                for var, (_lno, shown) in libraries[lib].items():
+                    if var in assigned:
+                        lost[var] = (assigned[var], no, lib, shown)
+
+
+def _used_vars(line: BashLine) -> Iterator[str]:
+    for m in _USE_RE.finditer(line.text):
+        if line.expands(m.start()) and not (m.start() > 0 and line.text[m.start() - 1] == "\\"):
+            yield m.group(1) or m.group(2)
+
+
+def _use_col(line: BashLine, var: str) -> int:
+    m = re.search(rf"\$\{{?{re.escape(var)}\b", line.text)
+    return m.start() if m else 0
 
 
 # -- BTN318: `export VAR` expected in a later block -------------------------------------------

@@ -134,22 +134,43 @@ class CheckpointStore:
     # -- lock -------------------------------------------------------------------------------
 
     def acquire(self) -> None:
-        """Take the engine lock or raise `WorkflowBusy` naming who holds it."""
-        fd = confine.open_lock(self.root, self.dir / "lock", own=True)
-        try:
-            _flock_patiently(fd)
-        except OSError as exc:
+        """Take the engine lock or raise `WorkflowBusy` naming who holds it. A lock file
+        that is no longer at its name once taken (`baton clean --runs` moved the finished
+        workflow's directory away meanwhile) is given up and the lock taken again there."""
+        for _ in range(5):
+            fd = confine.open_lock(self.root, self.dir / "lock", own=True)
+            try:
+                _flock_patiently(fd)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    owner = self.owner()
+                    who = f" by pid {owner.get('pid')} since {owner.get('started_at')}" \
+                        if owner else ""
+                    raise WorkflowBusy(
+                        f"workflow {self.workflow_id} is already running{who}; one engine per "
+                        f"workflow — wait for it or stop it with "
+                        f"`baton cancel {self.workflow_id}`") from None
+                raise
+            if self._still_the_lock(fd):
+                self._lock_fd = fd
+                return
             os.close(fd)
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                owner = self.owner()
-                who = f" by pid {owner.get('pid')} since {owner.get('started_at')}" if owner \
-                    else ""
-                raise WorkflowBusy(
-                    f"workflow {self.workflow_id} is already running{who}; one engine per "
-                    f"workflow — wait for it or stop it with `baton cancel {self.workflow_id}`"
-                ) from None
-            raise
-        self._lock_fd = fd
+        raise WorkflowBusy(f"workflow {self.workflow_id}'s directory keeps being replaced "
+                           "while its lock is taken; try again")
+
+    def _still_the_lock(self, fd: int) -> bool:
+        """Whether the file `fd` holds is still the one at the lock's name."""
+        held = os.fstat(fd)
+        try:
+            now = confine.open_lock(self.root, self.dir / "lock", os.O_RDONLY, own=True)
+        except OSError:
+            return False
+        try:
+            st = os.fstat(now)
+        finally:
+            os.close(now)
+        return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
     def release(self) -> None:
         if self._lock_fd is not None:

@@ -59,6 +59,21 @@ def reduction(passed: int, full: int) -> float | None:
     return round(100.0 * (1.0 - passed / full), 1)
 
 
+def reduction_text(row: Mapping[str, Any], noun: str = "") -> str:
+    """How a context row reads to a person: `reduction 63.6 %` (`context reduction …` with
+    `noun`), or, when what was passed up (signal lines and extracted metadata) is larger
+    than the artifact itself — a report of a few lines — what that means, never a negative
+    reduction: the metadata-only passing the seeds count on saved nothing there."""
+    label = f"{noun} reduction" if noun else "reduction"
+    pct = row.get("reduction_pct")
+    if pct is None:
+        return f"no {label} measured"
+    if pct >= 0:
+        return f"{label} {pct} %"
+    return (f"no {label}: the {row.get('passed_tokens')} tokens passed up are more than "
+            f"the {row.get('artifact_tokens')} tokens of the artifacts")
+
+
 def aggregate(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Per-state and whole-workflow totals over the steps that carry a `context` record."""
     by_state: dict[str, list[int]] = {}

@@ -14,7 +14,7 @@ from ..model.checkpoint import WaveResult
 from ..runs.diagnosis import diagnose
 from ..runs.record import RunRecord
 from ..terminal import terminal_safe
-from .accounting import format_usage
+from .accounting import format_usage, reduction_text
 
 STATE_ORDER = ("initialize", "research", "plan", "implement", "test", "debug", "document")
 
@@ -89,7 +89,7 @@ def render(record: RunRecord, root: Path | None = None) -> str:
         + (f", {100 * (seq - wall) / seq:.0f} %)" if seq > 0 else ")") if saved else ""))
     if ctx.get("artifact_tokens"):
         lines.append(f"  context passed up: {ctx['passed_tokens']} of {ctx['artifact_tokens']} "
-                     f"tokens in the artifacts (reduction {ctx.get('reduction_pct')} %)")
+                     f"tokens in the artifacts ({reduction_text(ctx)})")
     usage = baton.usage or {}
     if cost := format_usage(usage.get("total")):
         lines.append(f"  agent cost: {cost} (as the agent CLIs reported it; tokens they "
@@ -124,7 +124,7 @@ def render(record: RunRecord, root: Path | None = None) -> str:
             v = saved[state]
             notes.append(f"parallel {_s(v['wall_ms'])} vs {_s(v['sequential_ms'])} sequential")
         if state in states_ctx and states_ctx[state].get("reduction_pct") is not None:
-            notes.append(f"context reduction {states_ctx[state]['reduction_pct']} %")
+            notes.append(reduction_text(states_ctx[state], "context"))
         if cost := format_usage((usage.get("states") or {}).get(state)):
             notes.append(cost)
         lines.append(f"  {state:<11} {_s(timing[state]):>9}  " + "; ".join(notes))

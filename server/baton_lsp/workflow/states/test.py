@@ -20,6 +20,25 @@ from .debug import DEBUGGING_SCOPES, end_needing_attention, reports_and_ends
 SKIPPED = "skipped"
 """The status of a test step that ran nothing (neither passed nor failed)."""
 NO_TEST_COMMAND = "no test command configured ([workflow] test-command)"
+SEEDS_TEST_SCRIPT = Path(".claude/tests/run_all_tests.sh")
+"""The seeds' test suite: their test phase falls back to `bash
+"${CLAUDE_PROJECT_DIR}/.claude/tests/run_all_tests.sh"` when nothing else runs the tests."""
+
+
+def seeds_test_script(root: Path, sid: str) -> list[str] | None:
+    """`bash <workspace>/.claude/tests/run_all_tests.sh` when the workspace has that script
+    as a regular file inside it, None when it has none. A script that is a link out of the
+    workspace, a FIFO or a directory is refused (StepFailure naming it), never run: the
+    repository chose what runs, Baton only chose to run it."""
+    try:
+        with confine.open_read(root, SEEDS_TEST_SCRIPT):
+            pass
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StepFailure(sid, PERMANENT, f"not running the seeds' test script: "
+                          f"{confine.describe(exc)}", "file_error") from None
+    return ["bash", str(root / SEEDS_TEST_SCRIPT)]
 
 
 async def test(run: Run) -> None:
@@ -27,6 +46,10 @@ async def test(run: Run) -> None:
     sid = f"test.{it + 1}"
     argv = [sys.executable if a == "{python}" else a for a in run.settings.test_command]
     steps = run.steps
+    fallback = False
+    if not argv:
+        argv = seeds_test_script(run.root, sid) or []
+        fallback = bool(argv)
     if not argv:  # skipped, and never reported as passed: nothing was tested
         run.data["tests_passing"] = None
         steps[sid] = {"state": "test", "role": "test", "status": SKIPPED, "attempts": 0,
@@ -42,7 +65,11 @@ async def test(run: Run) -> None:
     lines: list[str] = []
     env = dict(os.environ)
     env.update(run.contract(sid, "test", log_path, {}))
-    run.say(f"test: running {' '.join(argv)}")
+    if fallback:
+        run.say(f"test: running bash {SEEDS_TEST_SCRIPT} (no test-command configured: the "
+                f"seeds' fallback)")
+    else:
+        run.say(f"test: running {' '.join(argv)}")
     start = time.monotonic()
     try:
         out = await run_process(argv, cwd=run.root, env=env, stdin=None,
@@ -61,7 +88,8 @@ async def test(run: Run) -> None:
     run.baton.pop("outcome", None)  # tested again: whatever the last ending said is old
     steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 1,
                   "artifact": str(log_path), "exit_code": out.exit_code,
-                  "duration_ms": int((time.monotonic() - start) * 1000), "passed": passed}
+                  "duration_ms": int((time.monotonic() - start) * 1000), "passed": passed,
+                  "command": argv}
     run.say(f"test: {'passed' if passed else 'FAILED'} (exit {out.exit_code}"
             f"{', timed out' if out.timed_out else ''}); output in {log_path}")
     if not passed:
