@@ -1421,9 +1421,10 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
             for m in _SOURCE_ANY_RE.finditer(text) if "source" in text or ". " in text else ():
                 if not (line.is_code(m.start()) and _command_position(text, m.start())):
                     continue
-                lib = _library_file(ctx, m.group(1), literals)
-                if lib is None:
+                lib_or_none = _library_file(ctx, m.group(1), literals)
+                if lib_or_none is None:
                     continue
+                lib = lib_or_none
                 if lib not in libraries:
                     ctx.depends_on.add(str(lib))
                     body = ctx.index.text_of(lib) if ctx.index is not None else None
