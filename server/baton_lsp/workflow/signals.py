@@ -15,9 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_SIGNAL = re.compile(
-    r"^\s*(?:[-*>]\s*)?(?:\*\*)?((?:[A-Z][A-Z0-9]*_)*(?:CREATED|COMPLETE|REVISED|ERROR|CONTEXT|"
-    r"READY|PROGRESS))(?:\*\*)?:\s?(.*)$")
+from ..parse.signals import SIGNAL_LINE_RE
+
 PATH_SIGNALS = ("REPORT_CREATED", "PLAN_CREATED", "PLAN_REVISED", "SUMMARY_CREATED",
                 "DEBUG_REPORT_CREATED", "IMPLEMENTATION_COMPLETE", "DOCUMENTATION_COMPLETE")
 _MAX_CONTEXT_LINES = 200
@@ -64,11 +63,11 @@ class SignalReader:
                 self._close_context()
             return None
         if self._open is not None:
-            if not _SIGNAL.match(line):
+            if not SIGNAL_LINE_RE.match(line):
                 self._continue(line)
                 return None
             self._finish_open()  # a new signal: the value was not JSON after all
-        m = _SIGNAL.match(line)
+        m = SIGNAL_LINE_RE.match(line)
         if not m:
             f = _FIELD.match(line)
             if f and f.group(1) in BRIEF_KEYS:
