@@ -5,6 +5,8 @@ full-implementation workflow."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from baton_lsp.parse import agent as parse_agent_module
 from baton_lsp.parse.agent import parse_agent
 from baton_lsp.parse.text import Source
@@ -12,9 +14,12 @@ from baton_lsp.rules import command_tasks
 from baton_lsp.workflow import signals as engine_signals
 from baton_lsp.workflow.signals import SignalReader
 
+from .conftest import Workspace
+
 # Names this change adds are imported in the tests using them, so every other test runs
 # (and fails on its assertions) against the code before it.
 
+SEED_AGENT = Path(__file__).parent / "data" / "seed_agent.sh"
 
 # Seed 004, "Error Return Protocol" (the context first, then the error):
 SEED_004_ERROR = """\
@@ -75,3 +80,66 @@ def test_the_engine_no_longer_takes_bare_words_for_signals() -> None:
                  "- **PLAN_CREATED**: /ws/p.md"]:
         reader.feed(line)
     assert [s.name for s in reader.signals] == ["PLAN_CREATED"]
+
+
+# -- item 6: ERROR_CONTEXT before TASK_ERROR -------------------------------------------------
+
+
+def test_the_seeds_error_order_keeps_the_structured_details() -> None:
+    reader = SignalReader()
+    for line in SEED_004_ERROR.splitlines():
+        reader.feed(line)
+    assert len(reader.errors) == 1, reader.errors
+    err = reader.errors[0]
+    assert (err.error_type, err.message) == ("file_error",
+                                             "Cannot access codebase directory: /invalid/path")
+    assert err.context["details"] == {"path": "/invalid/path"}
+
+
+def test_each_error_gets_its_own_context_in_either_order() -> None:
+    reader = SignalReader()
+    for line in ['ERROR_CONTEXT: {"n": 1}', "TASK_ERROR: file_error - first",
+                 "PROGRESS: going on", "TASK_ERROR: agent_error - second",
+                 'ERROR_CONTEXT: {"n": 2}']:
+        reader.feed(line)
+    assert [(e.error_type, e.context) for e in reader.errors] == [
+        ("file_error", {"n": 1}), ("agent_error", {"n": 2})]
+
+
+def test_a_seed_agent_failing_the_seeds_way_logs_the_details(ws: Workspace) -> None:
+    """The agent prints seed 004's text and exits 1: errors.jsonl has `details.path`."""
+    ws.config(f'runner = "command"\ncommand = ["bash", "{SEED_AGENT}"]\n')
+    r = ws.baton("run", "Research auth", "--scope", "research-only", "--complexity", "1",
+                 env={"SEED_AGENT_FAIL": "research"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    err = next(e for e in ws.errors() if e["source"] == "research.1")
+    assert err["error_type"] == "file_error", err
+    assert err["context"]["details"] == {"path": "/invalid/path"}
+    assert err["context"]["error_type"] == "file_error"
+
+
+def test_an_agent_that_exits_0_without_its_artifact_logs_its_error_context(
+        ws: Workspace) -> None:
+    """Seed 004's text then exit 0 and no report: the barrier fails, and the agent's own
+    account (type, message, details) is in errors.jsonl beside it."""
+    ws.config(f'runner = "command"\ncommand = ["bash", "{SEED_AGENT}"]\n')
+    r = ws.baton("run", "Research auth", "--scope", "research-only", "--complexity", "1",
+                 env={"SEED_AGENT_FAIL": "research", "SEED_AGENT_EXIT": "0"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    err = next(e for e in ws.errors() if e["source"] == "research.1")
+    assert err["error_type"] == "validation_error" and "HARD BARRIER" in err["error_message"]
+    assert err["context"]["task_error"] == ("file_error - Cannot access codebase directory: "
+                                            "/invalid/path")
+    assert err["context"]["error_context"]["details"] == {"path": "/invalid/path"}
+
+
+def test_the_scripted_agent_prints_the_seeds_order(ws: Workspace) -> None:
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1")
+    assert r.returncode == 1
+    wid = ws.only_workflow()
+    log = (ws.root / ".claude/data/checkpoints" / wid / "logs" / "plan.attempt-1.log")
+    lines = [ln.split(":")[0] for ln in log.read_text().splitlines()]
+    assert lines.index("ERROR_CONTEXT") < lines.index("TASK_ERROR")
+    err = ws.errors()[-1]
+    assert err["error_type"] == "validation_error" and err["context"]["injected"] is True

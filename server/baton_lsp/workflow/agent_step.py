@@ -407,7 +407,7 @@ def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunRe
         return StepFailure(sid, TRANSIENT, f"agent stalled: no output for "
                            f"{run.settings.stall_timeout:.0f} s", "timeout_error",
                            {"stalled": True})
-    task_error = reader.errors[-1] if reader.errors else None
+    task_error = reader.last_error()
     if out.exit_code != 0 or (result is not None and not result.ok):
         if run.cancel_event.is_set():
             raise Cancelled()  # `baton cancel` signalled the group from outside
@@ -429,6 +429,8 @@ def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunRe
         message = barrier.message
         if task_error:
             ctx["task_error"] = f"{task_error.error_type} - {task_error.message}"
+            if task_error.context:  # the agent's ERROR_CONTEXT says why it wrote nothing
+                ctx["error_context"] = task_error.context
         denials = refusals(runner, result, out.stderr_tail)
         if denials:
             ctx["permission_denials"] = list(denials)

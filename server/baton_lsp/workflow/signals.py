@@ -39,6 +39,9 @@ class TaskError:
     error_type: str
     message: str
     context: dict[str, Any] = field(default_factory=dict)
+    reported: bool = True
+    """False while only an `ERROR_CONTEXT:` stands for it: the `TASK_ERROR:` that follows
+    (the seeds' order) names it instead of starting another error."""
 
 
 @dataclass
@@ -87,7 +90,12 @@ class SignalReader:
             return sig
         if name == "TASK_ERROR":
             etype, _, msg = value.partition(" - ")
-            self.errors.append(TaskError(etype.strip() or "agent_error", msg.strip() or value))
+            etype, msg = etype.strip() or "agent_error", msg.strip() or value
+            pending = self.errors[-1] if self.errors else None
+            if pending is not None and not pending.reported:  # its context came first
+                pending.error_type, pending.message, pending.reported = etype, msg, True
+            else:
+                self.errors.append(TaskError(etype, msg))
         elif name == "ERROR_CONTEXT":
             self._context = [value]
             self._depth = _balance(value)
@@ -130,10 +138,18 @@ class SignalReader:
             data = {"raw": text[:2000]}
         if not isinstance(data, dict):
             data = {"value": data}
-        if self.errors:
-            self.errors[-1].context.update(data)
-        else:
-            self.errors.append(TaskError("agent_error", "agent reported an error context", data))
+        last = self.errors[-1] if self.errors else None
+        if last is not None and last.reported and not last.context:
+            last.context.update(data)  # TASK_ERROR first, then its context
+        else:  # the seeds' order: the context first, its TASK_ERROR next (if ever)
+            self.errors.append(TaskError("agent_error", "agent reported an error context", data,
+                                         reported=False))
+
+    def last_error(self) -> TaskError | None:
+        """The error the step fails with: the last `TASK_ERROR:` (with its context, in either
+        order), else a context no `TASK_ERROR:` named."""
+        named = [e for e in self.errors if e.reported]
+        return named[-1] if named else (self.errors[-1] if self.errors else None)
 
     def first(self, *names: str) -> Signal | None:
         for sig in self.signals:
