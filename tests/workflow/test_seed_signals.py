@@ -5,12 +5,14 @@ full-implementation workflow."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from baton_lsp.parse import agent as parse_agent_module
 from baton_lsp.parse.agent import parse_agent
 from baton_lsp.parse.text import Source
 from baton_lsp.rules import command_tasks
+from baton_lsp.runs.records import state_file_path, write_state_file
 from baton_lsp.workflow import signals as engine_signals
 from baton_lsp.workflow.signals import SignalReader
 
@@ -143,3 +145,94 @@ def test_the_scripted_agent_prints_the_seeds_order(ws: Workspace) -> None:
     assert lines.index("ERROR_CONTEXT") < lines.index("TASK_ERROR")
     err = ws.errors()[-1]
     assert err["error_type"] == "validation_error" and err["context"]["injected"] is True
+
+
+# -- item 5: values appended the seeds' way survive --------------------------------------------
+
+# Seed 001, "state-persistence.sh" (verbatim)
+APPEND = '''append_workflow_state() {
+  local key="$1"
+  local value="$2"
+  echo "export ${key}=\\"${value}\\"" >> "$STATE_FILE"
+}
+'''
+
+VALUES = {"PLAN_FILE": "/ws/specs/001_x/plans/001_plan.md",
+          "CONTINUATION_CONTEXT": "phase 1 done; it's phase 2's turn",
+          "RESEARCH_TOPICS_X": '["auth","db"]',  # unescaped quotes: bash reads [auth,db]
+          "BACKSLASH": r"C:\temp\new",
+          "CURRENT_STATE": "agent-says-research"}
+
+
+def _bash_values(state_file: Path, keys: list[str], cwd: Path) -> dict[str, str]:
+    """What `source "$STATE_FILE"` gives each key, asked of real bash."""
+    script = f'source "{state_file}"\n' + "".join(
+        f'printf "%s\\0" "${{{k}-<unset>}}"\n' for k in keys)
+    out = subprocess.run(["bash", "-c", script], capture_output=True, check=True, cwd=cwd)
+    return dict(zip(keys, out.stdout.decode().split("\0")[:-1], strict=True))
+
+
+def test_values_appended_the_seeds_way_read_as_bash_reads_them(tmp_path: Path) -> None:
+    from baton_lsp.parse.exports import read_exports
+    state = tmp_path / "state.sh"
+    state.write_text('export WORKFLOW_ID="w1"\n')
+    script = f'STATE_FILE="{state}"\n{APPEND}' + "".join(
+        f"append_workflow_state {k} {_sq(v)}\n" for k, v in VALUES.items())
+    subprocess.run(["bash", "-c", script], check=True)
+    keys = list(VALUES)
+    assert read_exports(state.read_text()) == {"WORKFLOW_ID": "w1",
+                                               **_bash_values(state, keys, tmp_path)}
+
+
+def test_the_state_file_rewrite_keeps_keys_baton_does_not_own(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    path = write_state_file(root, "w1", {"CURRENT_STATE": "research", "WORKFLOW_STATUS": None})
+    assert path == state_file_path(root, "w1")
+    script = f'source "{path}"\n{APPEND}' + "".join(
+        f"append_workflow_state {k} {_sq(v)}\n" for k, v in VALUES.items()) + \
+        'append_workflow_state WORKFLOW_STATUS "agent"\n'
+    subprocess.run(["bash", "-c", script], check=True, cwd=root)
+    before = _bash_values(path, list(VALUES), root)
+    write_state_file(root, "w1", {"CURRENT_STATE": "plan", "WORKFLOW_STATUS": None})
+    after = _bash_values(path, [*VALUES, "WORKFLOW_STATUS"], root)
+    for key in ("PLAN_FILE", "CONTINUATION_CONTEXT", "RESEARCH_TOPICS_X", "BACKSLASH"):
+        assert after[key] == before[key], key
+    assert after["RESEARCH_TOPICS_X"] == "[auth,db]"
+    assert after["CURRENT_STATE"] == "plan"  # Baton's own keys win
+    assert after["WORKFLOW_STATUS"] == "<unset>"  # Baton's key, not set now: not the agent's
+
+
+def test_numbered_keys_of_baton_are_never_carried(tmp_path: Path) -> None:
+    """`REPORT_PATH_<n>` is Baton's whatever the number: one it no longer writes goes."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    path = write_state_file(root, "w1", {"REPORT_PATH_0": "/r0", "REPORT_PATH_1": "/r1"},
+                            ("REPORT_PATH_",))
+    with path.open("a") as f:
+        f.write('export REPORT_PATH_7="/stale"\nexport REPORT_PATHS_NOTE="kept"\n')
+    write_state_file(root, "w1", {"REPORT_PATH_0": "/r0"}, ("REPORT_PATH_",))
+    assert _bash_values(path, ["REPORT_PATH_0", "REPORT_PATH_1", "REPORT_PATH_7",
+                               "REPORT_PATHS_NOTE"], root) == {
+        "REPORT_PATH_0": "/r0", "REPORT_PATH_1": "<unset>", "REPORT_PATH_7": "<unset>",
+        "REPORT_PATHS_NOTE": "kept"}
+
+
+def test_an_expansion_left_in_a_carried_value_stays_text(tmp_path: Path) -> None:
+    """A value holding `$(…)` (a state file a repository planted, or a line written by hand)
+    is carried as text: Baton's rewrite never makes a sourced file run it."""
+    root = tmp_path / "ws"
+    (root / ".claude" / "tmp").mkdir(parents=True)
+    path = state_file_path(root, "w1")
+    path.write_text('export PLANTED="$(touch pwned)"\nexport OK=\'single quoted\'\n'
+                    'export BAD="x"; touch pwned2\nexport BASH_ENV="/tmp/x"\n'
+                    'export LD_PRELOAD="/tmp/x.so"\n')
+    write_state_file(root, "w1", {"CURRENT_STATE": "plan"})
+    got = _bash_values(path, ["PLANTED", "OK", "BAD", "BASH_ENV", "LD_PRELOAD"], root)
+    assert got == {"PLANTED": "$(touch pwned)", "OK": "single quoted", "BAD": "<unset>",
+                   "BASH_ENV": "<unset>", "LD_PRELOAD": "<unset>"}
+    assert not (root / "pwned").exists() and not (root / "pwned2").exists()
+
+
+def _sq(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
