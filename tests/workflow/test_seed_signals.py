@@ -5,8 +5,12 @@ full-implementation workflow."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from baton_lsp.parse import agent as parse_agent_module
 from baton_lsp.parse.agent import parse_agent
@@ -14,6 +18,7 @@ from baton_lsp.parse.text import Source
 from baton_lsp.rules import command_tasks
 from baton_lsp.runs.records import state_file_path, write_state_file
 from baton_lsp.workflow import signals as engine_signals
+from baton_lsp.workflow.plans import PlanFiles
 from baton_lsp.workflow.signals import SignalReader
 
 from .conftest import Workspace
@@ -147,6 +152,52 @@ def test_the_scripted_agent_prints_the_seeds_order(ws: Workspace) -> None:
     assert err["error_type"] == "validation_error" and err["context"]["injected"] is True
 
 
+# -- item 3: DOCUMENTATION_UPDATED --------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "paths"), [
+    ("[/ws/README.md, /ws/docs/api.md]", ["/ws/README.md", "/ws/docs/api.md"]),
+    ('["README.md", "docs/my guide.md"]', ["README.md", "docs/my guide.md"]),
+    ("[\n  README.md,\n  `docs/api.md`\n]", ["README.md", "docs/api.md"]),
+    ("README.md, docs/api.md", ["README.md", "docs/api.md"]),
+    ("/ws/README.md", ["/ws/README.md"]),
+    ("[]", []),
+])
+def test_documentation_updated_lists_in_the_seeds_shapes(value: str, paths: list[str]) -> None:
+    from baton_lsp.workflow.signals import listed_paths
+    assert listed_paths(value) == paths
+
+
+def test_a_multi_line_list_is_one_signal() -> None:
+    reader = SignalReader()
+    for line in ["DOCUMENTATION_UPDATED: [", "  /ws/README.md,", "  /ws/docs/api.md", "]",
+                 "PROGRESS: done"]:
+        reader.feed(line)
+    from baton_lsp.workflow.signals import listed_paths
+    sig = reader.first("DOCUMENTATION_UPDATED")
+    assert sig is not None and listed_paths(sig.value) == ["/ws/README.md", "/ws/docs/api.md"]
+
+
+def test_listed_files_must_be_regular_non_empty_and_inside(tmp_path: Path) -> None:
+    from baton_lsp.workflow.barrier import check_listed
+    root = tmp_path / "ws"
+    (root / "docs").mkdir(parents=True)
+    (root / "README.md").write_text("# Readme\n")
+    (root / "docs" / "empty.md").write_text("")
+    os.mkfifo(root / "docs" / "fifo.md")
+    (tmp_path / "outside.md").write_text("x\n")
+    (root / "docs" / "link.md").symlink_to(tmp_path / "outside.md")
+    files, failure = check_listed(root, ["README.md"], "DOCUMENTATION_UPDATED")
+    assert files == [root / "README.md"] and failure is None
+    for listed, kind in [(["README.md", "docs/missing.md"], "missing"),
+                         (["docs/empty.md"], "empty"), (["docs/fifo.md"], "not-a-file"),
+                         (["docs"], "not-a-file"), ([str(tmp_path / "outside.md")], "outside"),
+                         (["../outside.md"], "outside"), (["docs/link.md"], "outside")]:
+        _, failure = check_listed(root, listed, "DOCUMENTATION_UPDATED")
+        assert failure is not None and failure.kind == kind, (listed, failure)
+        assert "DOCUMENTATION_UPDATED" in failure.message
+
+
 # -- item 5: values appended the seeds' way survive --------------------------------------------
 
 # Seed 001, "state-persistence.sh" (verbatim)
@@ -236,3 +287,67 @@ def test_an_expansion_left_in_a_carried_value_stays_text(tmp_path: Path) -> None
 
 def _sq(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
+
+
+# -- the seeds' agents, end to end ---------------------------------------------------------
+
+
+def _checkpoint(ws: Workspace, wid: str) -> dict:
+    files = sorted((ws.root / ".claude" / "data" / "checkpoints" / wid).glob("[0-9]*.json"))
+    return json.loads(files[-1].read_text())
+
+
+def test_a_seed_style_command_agent_completes_a_full_implementation(ws: Workspace) -> None:
+    """Research, plan, two phases, test and a documentation agent returning
+    `DOCUMENTATION_UPDATED: [files]` (no workflow summary), with values appended to the
+    state file by the seeds' function surviving every transition."""
+    ws.config(f'runner = "command"\ncommand = ["bash", "{SEED_AGENT}"]\n')
+    (ws.root / "README.md").write_text("# Project\n")
+    r = ws.baton("run", "Add a login flow", "--scope", "full-implementation",
+                 "--complexity", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    wid = ws.only_workflow()
+    cp = _checkpoint(ws, wid)
+    assert cp["status"] == "complete"
+    assert cp["state_machine"]["completed_states"] == [
+        "research", "plan", "implement", "test", "document", "complete"]
+    readme, usage = ws.root / "README.md", ws.root / "docs" / "usage.md"
+    doc = cp["baton"]["steps"]["document"]
+    assert doc["updated_files"] == [str(readme), str(usage)]
+    assert doc["artifact"] == str(readme) and doc["status"] == "done"
+    assert not list(Path(cp["baton"]["paths"]["summaries_dir"]).glob("*workflow_summary*"))
+    status = ws.status(wid)
+    assert status["steps"]["document"]["updated_files"] == [str(readme), str(usage)]
+    assert "updated   README.md" in r.stdout and "updated   docs/usage.md" in r.stdout
+    assert ws.errors() == []
+    state = state_file_path(ws.root, wid)
+    got = _bash_values(state, ["PLAN_FILE", "IMPLEMENTATION_STATUS", "SEED_TOPICS_JSON",
+                               "SUPERVISOR_METADATA_PATH", "CONTINUATION_CONTEXT",
+                               "CURRENT_STATE"], ws.root)
+    assert got == {"PLAN_FILE": cp["baton"]["paths"]["plan"], "IMPLEMENTATION_STATUS":
+                   "complete", "SEED_TOPICS_JSON": "[auth,sessions]",
+                   "SUPERVISOR_METADATA_PATH": f"{ws.root}/.claude/tmp/supervisor_metadata.json",
+                   "CONTINUATION_CONTEXT": "phase 1 first, then phase 2's routes",
+                   "CURRENT_STATE": "complete"}
+    # the listed files stand for the step's artifact: deleting one makes it run again
+    plans = PlanFiles(ws.root)
+    assert plans.invalid_reason(doc) is None
+    usage.unlink()
+    assert plans.invalid_reason(doc) == f"the file {usage} it updated was deleted"
+
+
+@pytest.mark.parametrize(("docs", "expect"), [
+    ("[/etc/hostname]", "lies outside the workspace"),
+    ("[README.md, docs/never-written.md]", "docs/never-written.md listed in "
+                                           "DOCUMENTATION_UPDATED does not exist"),
+    ("[]", "DOCUMENTATION_UPDATED listed no files"),
+])
+def test_a_documentation_list_that_fails_the_barrier(ws: Workspace, docs: str,
+                                                     expect: str) -> None:
+    ws.config(f'runner = "command"\ncommand = ["bash", "{SEED_AGENT}"]\n')
+    (ws.root / "README.md").write_text("# Project\n")
+    r = ws.baton("run", "Add a login flow", "--scope", "full-implementation",
+                 "--complexity", "1", env={"SEED_AGENT_DOCS": docs})
+    assert r.returncode == 1 and "FAILED in document" in r.stdout, r.stdout
+    cp = _checkpoint(ws, ws.only_workflow())
+    assert expect in cp["baton"]["steps"]["document"]["message"]

@@ -73,6 +73,8 @@ class StepRecord(_Open):
     via: str | None = None
     """Written on behalf of another step (a research worker of the supervisor agent)."""
     git: PhaseGit | None = None
+    updated_files: list[str] | None = None
+    """The files a document agent listed in `DOCUMENTATION_UPDATED:` (its artifacts)."""
 
     @property
     def done(self) -> bool:

@@ -137,6 +137,9 @@ def render(record: RunRecord, root: Path | None = None) -> str:
         lines.append(f"  summaries {len(summaries)} in {_rel(root, paths.summaries_dir)}")
     if record.debug_report_path:
         lines.append(f"  debug     {_rel(root, record.debug_report_path)}")
+    for _, s in sorted(steps.items()):
+        if s.role == "document" and s.done:
+            lines += [f"  updated   {_rel(root, f)}" for f in s.updated_files or []]
     if paths.topic_dir:
         lines.append(f"  topic     {_rel(root, paths.topic_dir)}")
     lines.append("━━ Next steps " + "━" * 47)

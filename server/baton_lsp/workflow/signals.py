@@ -167,5 +167,26 @@ class SignalReader:
         return out
 
 
+def listed_paths(value: str) -> list[str]:
+    """The files a list-valued signal names: seed 000's `DOCUMENTATION_UPDATED: [list of
+    updated files]` as a JSON array, a bracketed list (`[README.md, docs/api.md]`, one line
+    or several) or plain (`README.md, docs/api.md`, or one path). Quotes and backticks around
+    an item are dropped; a path with spaces needs the JSON form."""
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, list):
+            return [str(x).strip() for x in data if str(x).strip()]
+        text = text[1:-1] if text.endswith("]") else text[1:]
+    items = (item.strip().strip("\"'`") for item in _LIST_SEP.split(text))
+    return [item for item in items if item]
+
+
+_LIST_SEP = re.compile(r"[,\s]+")
+
+
 def _balance(text: str) -> int:
     return text.count("{") + text.count("[") - text.count("}") - text.count("]")
