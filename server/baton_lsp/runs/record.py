@@ -248,6 +248,8 @@ def named_paths(record: RunRecord) -> Iterator[tuple[str, str]]:
     for sid, step in baton.steps.items():
         if step.artifact:
             yield f"baton.steps.{sid}.artifact", step.artifact
+        for i, name in enumerate(step.updated_files or []):
+            yield f"baton.steps.{sid}.updated_files[{i}]", name
         for i, name in enumerate(step.inputs):
             yield f"baton.steps.{sid}.inputs[{i}]", name
         if step.git is not None and step.git.worktree:
