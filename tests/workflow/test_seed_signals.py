@@ -179,6 +179,17 @@ def test_a_multi_line_list_is_one_signal() -> None:
     assert sig is not None and listed_paths(sig.value) == ["/ws/README.md", "/ws/docs/api.md"]
 
 
+def test_a_bullet_list_after_the_signal_is_its_list() -> None:
+    from baton_lsp.workflow.signals import listed_paths
+    reader = SignalReader()
+    for line in ["DOCUMENTATION_UPDATED:", "", "- README.md", "* `docs/my guide.md`", "",
+                 "- not part of it", "PROGRESS: done"]:
+        reader.feed(line)
+    sig = reader.first("DOCUMENTATION_UPDATED")
+    assert sig is not None and listed_paths(sig.value) == ["README.md", "docs/my guide.md"]
+    assert [s.name for s in reader.signals] == ["DOCUMENTATION_UPDATED", "PROGRESS"]
+
+
 def test_listed_files_must_be_regular_non_empty_and_inside(tmp_path: Path) -> None:
     from baton_lsp.workflow.barrier import check_listed
     root = tmp_path / "ws"

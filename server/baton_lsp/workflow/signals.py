@@ -19,6 +19,12 @@ from ..parse.signals import SIGNAL_LINE_RE
 
 PATH_SIGNALS = ("REPORT_CREATED", "PLAN_CREATED", "PLAN_REVISED", "SUMMARY_CREATED",
                 "DEBUG_REPORT_CREATED", "IMPLEMENTATION_COMPLETE", "DOCUMENTATION_COMPLETE")
+DOCUMENTATION_UPDATED = "DOCUMENTATION_UPDATED"
+"""Seed 000's documentation agent's return: `DOCUMENTATION_UPDATED: [list of updated files]`."""
+LIST_SIGNALS = frozenset({DOCUMENTATION_UPDATED})
+"""Signals whose value is a list of files: printed with nothing after the colon, the bullet
+lines that follow (`- README.md`) are the list."""
+_ITEM = re.compile(r"^\s*[-*]\s+(\S.*?)\s*$")
 _MAX_CONTEXT_LINES = 200
 _FIELD = re.compile(r"^\s*(?:[-*]\s*)?([a-z][a-z0-9_]*):\s?(.*)$")
 BRIEF_KEYS = frozenset((
@@ -56,8 +62,13 @@ class SignalReader:
     _context: list[str] | None = None
     _depth: int = 0
     _open: tuple[Signal | None, str, list[str], int] | None = None
+    _items: tuple[Signal, list[str]] | None = None
 
     def feed(self, line: str) -> Signal | None:
+        if self._items is not None:
+            if self._item(line):
+                return None
+            self._items = None
         if self._context is not None:
             self._context.append(line)
             self.lines.append(line)
@@ -84,6 +95,9 @@ class SignalReader:
         sig = Signal(name, value)
         self.signals.append(sig)
         self.lines.append(line)
+        if name in LIST_SIGNALS and not value:
+            self._items = (sig, [])
+            return sig
         if name not in ("ERROR_CONTEXT", "PROGRESS", "TASK_ERROR") and \
                 value.startswith(("{", "[")) and _balance(value) > 0:
             self._open = (sig, name, [value], _balance(value))
@@ -104,6 +118,19 @@ class SignalReader:
         elif name == "PROGRESS":
             self.progress.append(value)
         return sig
+
+    def _item(self, line: str) -> bool:
+        """Whether `line` continues a list signal's bullet list (blank lines only before
+        its first item); the value becomes the items as a JSON array."""
+        assert self._items is not None
+        sig, items = self._items
+        m = _ITEM.match(line)
+        if m is None:
+            return not items and not line.strip()
+        items.append(m.group(1).strip("`"))
+        sig.value = json.dumps(items, ensure_ascii=False)
+        self.lines.append(line)
+        return True
 
     def _continue(self, line: str) -> None:
         """One more line of a multi-line JSON signal value or field."""

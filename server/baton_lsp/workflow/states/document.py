@@ -12,9 +12,8 @@ from ...model.states import State
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step
 from ..run import Run
+from ..signals import DOCUMENTATION_UPDATED
 from .base import StateHandler
-
-DOCUMENTATION_UPDATED = "DOCUMENTATION_UPDATED"
 
 
 async def document(run: Run) -> None:
