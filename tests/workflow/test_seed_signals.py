@@ -141,6 +141,20 @@ def test_an_agent_that_exits_0_without_its_artifact_logs_its_error_context(
     assert err["context"]["error_context"]["details"] == {"path": "/invalid/path"}
 
 
+def test_the_seeds_trap_handler_context_on_stderr_reaches_the_log(ws: Workspace) -> None:
+    """Seed 002's ERR trap prints ERROR_CONTEXT on stderr (with a trailing comma) and
+    TASK_ERROR on stdout: the logged error carries the context's fields."""
+    ws.config(f'runner = "command"\ncommand = ["bash", "{SEED_AGENT}"]\n')
+    r = ws.baton("run", "Research auth", "--scope", "research-only", "--complexity", "1",
+                 env={"SEED_AGENT_TRAP": "research"})
+    assert r.returncode == 1, r.stdout + r.stderr
+    err = next(e for e in ws.errors() if e["source"] == "research.1")
+    assert err["error_type"] == "agent_error" and \
+        "Research coordinator failed" in err["error_message"]
+    assert err["context"]["message"].startswith("Research coordinator failed at line ")
+    assert err["context"]["exit_code"] == 1
+
+
 def test_the_scripted_agent_prints_the_seeds_order(ws: Workspace) -> None:
     ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
     r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1")

@@ -35,7 +35,7 @@ from .runners import (
     refusals,
 )
 from .runners.base import str_or_none
-from .signals import SignalReader, listed_paths
+from .signals import SignalReader, error_context_in, listed_paths
 
 Verify = Callable[[Path, SignalReader], "str | None"]
 
@@ -436,6 +436,8 @@ def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunRe
                            f"{run.settings.stall_timeout:.0f} s", "timeout_error",
                            {"stalled": True})
     task_error = reader.last_error()
+    if task_error is not None and not task_error.context:
+        task_error.context.update(error_context_in(out.stderr_tail))
     if out.exit_code != 0 or (result is not None and not result.ok):
         if run.cancel_event.is_set():
             raise Cancelled()  # `baton cancel` signalled the group from outside

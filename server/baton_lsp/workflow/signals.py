@@ -152,6 +152,13 @@ class SignalReader:
         else:
             self.fields[key] = "\n".join(parts)
 
+    def finish(self) -> None:
+        """The output ended: a context or JSON value still open is taken as it stands."""
+        if self._context is not None:
+            self._close_context()
+        if self._open is not None:
+            self._finish_open()
+
     def passed_text(self) -> str:
         """What the agent passed up: its signal and brief-summary lines, nothing else."""
         return "\n".join(self.lines)
@@ -162,7 +169,10 @@ class SignalReader:
         try:
             data = json.loads(text)
         except ValueError:
-            data = {"raw": text[:2000]}
+            try:  # seed 002's own trap handler leaves a comma before the closing brace
+                data = json.loads(_TRAILING_COMMA.sub(r"\1", text))
+            except ValueError:
+                data = {"raw": text[:2000]}
         if not isinstance(data, dict):
             data = {"value": data}
         last = self.errors[-1] if self.errors else None
@@ -194,6 +204,19 @@ class SignalReader:
         return out
 
 
+def error_context_in(text: str) -> dict[str, Any]:
+    """The `ERROR_CONTEXT:` in `text` (an agent's stderr: seed 002's trap handler prints the
+    context there and its `TASK_ERROR:` on stdout), or {}."""
+    if "ERROR_CONTEXT:" not in text:
+        return {}
+    reader = SignalReader()
+    for line in text.splitlines():
+        reader.feed(line)
+    reader.finish()
+    found = [e.context for e in reader.errors if e.context]
+    return found[-1] if found else {}
+
+
 def listed_paths(value: str) -> list[str]:
     """The files a list-valued signal names: seed 000's `DOCUMENTATION_UPDATED: [list of
     updated files]` as a JSON array, a bracketed list (`[README.md, docs/api.md]`, one line
@@ -213,6 +236,7 @@ def listed_paths(value: str) -> list[str]:
 
 
 _LIST_SEP = re.compile(r"[,\s]+")
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 
 
 def _balance(text: str) -> int:

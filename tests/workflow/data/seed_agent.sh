@@ -6,8 +6,8 @@
 # PLAN_CREATED, PHASE_COMPLETE, DOCUMENTATION_UPDATED: [files] (seed 000, "Documentation
 # Phase") — and reports errors with ERROR_CONTEXT first, then TASK_ERROR (seed 004, "Error
 # Return Protocol"). SEED_AGENT_FAIL=<role> makes that role fail the seeds' way;
-# SEED_AGENT_EXIT is its exit code then (default 1); SEED_AGENT_DOCS replaces the document
-# agent's list.
+# SEED_AGENT_EXIT is its exit code then (default 1); SEED_AGENT_TRAP=<role> fails through
+# seed 002's ERR trap handler; SEED_AGENT_DOCS replaces the document agent's list.
 set -euo pipefail
 
 STATE_FILE="$BATON_STATE_FILE"
@@ -35,6 +35,23 @@ ERROR_CONTEXT: {
 TASK_ERROR: file_error - Cannot access codebase directory: /invalid/path
 EOF
   exit "${SEED_AGENT_EXIT:-1}"
+fi
+
+if [ "${SEED_AGENT_TRAP:-}" = "$role" ]; then
+  # Seed 002, "Error Trap Handler" (research-coordinator.md:98-144); the two `local` lines
+  # are the ones the seed's excerpt leaves out (it uses both names)
+  handle_coordinator_error() {
+    local exit_code=$1
+    local line_number=$2
+    echo "ERROR_CONTEXT: {" >&2
+    echo "  \"error_type\": \"agent_error\"," >&2
+    echo "  \"message\": \"Research coordinator failed at line $line_number\"," >&2
+    echo "}" >&2
+    echo "TASK_ERROR: agent_error - Research coordinator failed"
+    exit $exit_code
+  }
+  trap 'handle_coordinator_error $? $LINENO' ERR
+  false
 fi
 
 case "$role" in
