@@ -13,7 +13,7 @@ from ..model.base import Kind, Range
 from ..model.common import Frontmatter, Link
 from ..model.opencode import OpenCodeAgent, OpenCodeCommand
 from ..model.plan import DependencyRef, Phase, Plan
-from ..parse.agent import SIGNAL_RE
+from ..parse.signals import SIGNAL_RE
 from ..rules.base import RuleContext
 from ..rules.opencode_refs import SUBAGENT_RE
 from ..workspace.index import WorkspaceIndex

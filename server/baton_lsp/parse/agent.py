@@ -19,12 +19,9 @@ from ..model.base import Range
 from .common import line_links, suppressions
 from .frontmatter import parse_frontmatter
 from .markdown import Fence, MarkdownDoc, blank_code_spans, parse_markdown
+from .signals import SIGNAL_RE
 from .text import MAX_INT_DIGITS, Source
 
-SIGNAL_RE = re.compile(
-    r"\b((?:[A-Z][A-Z0-9]*_)+(?:CREATED|COMPLETE|REVISED|GENERATED|READY|FAILED)"
-    r"|TASK_ERROR|ERROR_CONTEXT|PROGRESS|COMMIT_MESSAGE|ORCHESTRATION_COMPLETE):"
-)
 _STEP_RE = re.compile(rf"^STEP\s+(\d{{1,{MAX_INT_DIGITS}}})\b(.*)$")
 """Upper-case `STEP N`: the orchestration convention. `## Step 2: Install` in an agent is a
 tutorial or example the agent is shown, not its own numbered workflow."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..model.agent import AgentFile, CommandFile, Injection, TaskBlock
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
+from ..parse.signals import RETURN_SIGNAL_RE
 from .base import RuleContext, closest, rule
 
 TASK_KINDS = (Kind.COMMAND, Kind.AGENT)
@@ -457,20 +458,13 @@ def task_signal_not_emitted(doc: CommandFile | AgentFile, ctx: RuleContext) -> I
             )
 
 
-_RETURN_SIGNAL_RE = re.compile(
-    r"\b(?:[Rr]eturn|RETURN|[Ee]mit|[Ss]ignal)\b[^:\n]{0,40}:\s*[`*]*"
-    r"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+):")
-"""`Return completion signal: REVISION_COMPLETED: <path>`: a signal the prompt asks for by
-any name, not only the `*_CREATED`/`*_COMPLETE` forms `parse.agent.SIGNAL_RE` knows."""
-
-
 def _other_signals(block: TaskBlock, ctx: RuleContext) -> Iterator[tuple[str, Range]]:
     """Signals a Task prompt asks for after `Return`/`Emit`/`signal`, whatever their form."""
     for no in range(block.range.start_line, block.range.end_line + 1):
         line = ctx.lines[no] if no < len(ctx.lines) else ""
         if ":" not in line:
             continue
-        for m in _RETURN_SIGNAL_RE.finditer(line):
+        for m in RETURN_SIGNAL_RE.finditer(line):
             yield m.group(1), Range.of_line(no, m.start(1), m.end(1))
 
 

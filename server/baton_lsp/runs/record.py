@@ -75,6 +75,8 @@ class StepRecord(_Open):
     barrier: dict[str, Any] | None = None
     """A failed hard barrier's kind (`error`) and the path the agent reported, if any."""
     git: PhaseGit | None = None
+    updated_files: list[str] | None = None
+    """The files a document agent listed in `DOCUMENTATION_UPDATED:` (its artifacts)."""
 
     @property
     def done(self) -> bool:
@@ -270,6 +272,8 @@ def named_paths(record: RunRecord) -> Iterator[tuple[str, str]]:
     for sid, step in baton.steps.items():
         if step.artifact:
             yield f"baton.steps.{sid}.artifact", step.artifact
+        for i, name in enumerate(step.updated_files or []):
+            yield f"baton.steps.{sid}.updated_files[{i}]", name
         for i, name in enumerate(step.inputs):
             yield f"baton.steps.{sid}.inputs[{i}]", name
         if step.git is not None and step.git.worktree:

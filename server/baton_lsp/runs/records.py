@@ -8,21 +8,34 @@ and fsynced, rotated at 10 MB keeping five backups; and a sourceable
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import fcntl
 import json
+import logging
 import os
 import platform
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..model.data import ErrorRecord
+from ..parse.exports import read_exports
 from . import confine
 from .places import errors_log_path
 
+log = logging.getLogger(__name__)
+
 ROTATE_BYTES = 10 * 1024 * 1024
 BACKUPS = 5
+STATE_FILE_LIMIT = 4 * 1024 * 1024
+"""The most of a state file read back to carry appended values over."""
+SHELL_HOOKS = frozenset({"PATH", "IFS", "HOME", "ENV", "BASH_ENV", "PROMPT_COMMAND",
+                         "SHELLOPTS", "BASHOPTS", "CDPATH", "GLOBIGNORE", "PS1", "PS2", "PS3",
+                         "PS4", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS"})
+"""Names a sourced state file must not set for whoever sources it (with `LD_*`): a line
+for them is not carried over, whoever appended it."""
 
 
 def utc_now() -> str:
@@ -91,9 +104,17 @@ def shell_quote(value: str) -> str:
     return f'"{out}"'
 
 
-def write_state_file(root: Path, workflow_id: str, values: Mapping[str, Any]) -> Path:
+def write_state_file(root: Path, workflow_id: str, values: Mapping[str, Any],
+                     families: tuple[str, ...] = ()) -> Path:
     """Rewrite the state file with the current values, the first three lines as init
-    writes them; lists become `<KEY>_COUNT` + `<KEY>_<i>` like COMPLETED_STATE_i."""
+    writes them; lists become `<KEY>_COUNT` + `<KEY>_<i>` like COMPLETED_STATE_i.
+
+    Keys Baton does not own — what an agent or a bash block appended the seeds' way
+    (`append_workflow_state`: `export KEY="value"`) — are carried over after Baton's own,
+    re-quoted as Baton quotes (an expansion left in a value stays text). Baton owns the
+    header's keys, every key of `values` (None included: Baton's key, not set now) and
+    `<family><digits>` for each of `families` (`REPORT_PATH_` …): those always win. A line
+    appended while the file is replaced is read from the old file and appended after."""
     path = state_file_path(root, workflow_id)
     lines = [f"export CLAUDE_PROJECT_DIR={shell_quote(str(root))}",
              f"export WORKFLOW_ID={shell_quote(workflow_id)}",
@@ -108,6 +129,45 @@ def write_state_file(root: Path, workflow_id: str, values: Mapping[str, Any]) ->
         else:
             text = str(value)
         lines.append(f"export {key}={shell_quote(text)}")
-    confine.write_atomic(root, path, ("\n".join(lines) + "\n").encode("utf-8"),
-                         durable=False)
+    owned = {"CLAUDE_PROJECT_DIR", "WORKFLOW_ID", "STATE_FILE", *values}
+    family = re.compile(f"(?:{'|'.join(map(re.escape, families))})[0-9]+") if families \
+        else None
+
+    def foreign(raw: bytes) -> list[str]:
+        found = read_exports(raw.decode("utf-8", errors="replace"))
+        hooks = sorted(k for k in found if k in SHELL_HOOKS or k.startswith("LD_"))
+        if hooks:
+            log.warning("not carrying %s over in the state file: variables the shell or the "
+                        "loader act on are never a workflow's values", ", ".join(hooks))
+        return [f"export {k}={shell_quote(v)}" for k, v in found.items()
+                if k not in owned and k not in hooks and not (family and family.fullmatch(k))]
+
+    fd: int | None = None
+    with contextlib.ExitStack() as stack:
+        try:
+            fd = stack.enter_context(confine.open_read(root, path))[0]
+        except FileNotFoundError:
+            pass
+        except OSError as exc:  # a FIFO or a link out planted there: replaced, never read
+            log.warning("not carrying values over from the state file: %s",
+                        confine.describe(exc))
+        seen = _read_more(fd) if fd is not None else b""
+        lines += foreign(seen)
+        confine.write_atomic(root, path, ("\n".join(lines) + "\n").encode("utf-8"),
+                             durable=False)
+        late = _read_more(fd) if fd is not None else b""
+        if late:  # appended to the old file between the read and the rename
+            tail = foreign(seen[seen.rfind(b"\n") + 1:] + late)
+            if tail:
+                with confine.open_append(root, path) as out:
+                    _append(out, ("\n".join(tail) + "\n").encode("utf-8"))
     return path
+
+
+def _read_more(fd: int) -> bytes:
+    """What is left to read from `fd`, at most `STATE_FILE_LIMIT` bytes."""
+    chunks, total = [], 0
+    while total < STATE_FILE_LIMIT and (chunk := os.read(fd, 1 << 16)):
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)

@@ -19,7 +19,7 @@ from ..runs.digest import sha256_file
 from ..runs.records import utc_now
 from ..terminal import terminal_safe
 from . import accounting, otlp
-from .barrier import check_artifact
+from .barrier import check_artifact, check_listed
 from .failures import FATAL, PERMANENT, TRANSIENT, Cancelled, EngineError, StepFailure
 from .layout import contained
 from .process import AgentLaunchError, ProcessOutcome, run_process
@@ -35,7 +35,7 @@ from .runners import (
     refusals,
 )
 from .runners.base import str_or_none
-from .signals import SignalReader
+from .signals import SignalReader, error_context_in, listed_paths
 
 Verify = Callable[[Path, SignalReader], "str | None"]
 
@@ -60,6 +60,10 @@ class StepSpec:
     cwd: Path | None = None
     """The agent's working directory (default: the workspace; a phase's own worktree)."""
     extra_dirs: tuple[Path, ...] = ()
+    listed_by: str | None = None
+    """A signal whose listed files stand for the artifact when the agent prints it with
+    files (the document agent's `DOCUMENTATION_UPDATED: [files]`, seed 000): the hard
+    barrier is then those files, recorded as the step's `updated_files`."""
 
 
 async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
@@ -96,10 +100,12 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                 open(fd, "w", encoding="utf-8", closefd=False) as log_file:
             runner, out, final, hopeless = await _attempt(run, spec, step, artifact, attempt,
                                                           reader, log_file)
-        last = judge(run, sid, runner, out, final, reader, artifact, spec.verify, hopeless)
+        last = judge(run, sid, runner, out, final, reader, artifact, spec.verify, hopeless,
+                     spec.listed_by)
         if last is None:
             try:
-                _record_done(run, spec, step, artifact, reader, attempt)
+                _record_done(run, spec, step, artifact, reader, attempt,
+                             updated_files(run.root, reader, spec.listed_by))
             except StepFailure as exc:  # what the handler does with the result failed
                 run.record_failure(step, exc)
                 step["status"] = "failed"
@@ -364,8 +370,28 @@ def _finished_unrecorded(run: Run, spec: StepSpec, artifact: Path) -> SignalRead
     return reader
 
 
+def updated_files(root: Path, reader: SignalReader, signal: str | None) -> list[Path]:
+    """The files the agent listed in `signal` (every time it printed it, in order), as
+    absolute paths; [] without the signal or when it listed nothing."""
+    listed = _listed(reader, signal)
+    if signal is None or not listed:
+        return []
+    files, _ = check_listed(root, listed, signal)
+    return list(dict.fromkeys(files))
+
+
+def _listed(reader: SignalReader, signal: str | None) -> list[str]:
+    """Every path the agent's `signal` lines list, in order, once each."""
+    return list(dict.fromkeys(p for sig in reader.signals if sig.name == signal
+                              for p in listed_paths(sig.value))) if signal else []
+
+
 def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
-                 reader: SignalReader, attempt: int) -> None:
+                 reader: SignalReader, attempt: int, updated: list[Path] | None = None
+                 ) -> None:
+    if updated:  # the listed files passed the barrier: they are what the step made
+        artifact = updated[0]
+        step.update(artifact=str(artifact), updated_files=[str(p) for p in updated])
     meta = spec.metadata(artifact) if spec.metadata is not None else None
     learnt = spec.fields() if spec.fields is not None else {}  # may fail: before "done"
     step.update(status="done", finished_at=utc_now(), sha256=sha256_file(artifact, run.root),
@@ -394,8 +420,10 @@ def over_budget(run: Run) -> str | None:
 
 def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunResult | None,
           reader: SignalReader, artifact: Path, verify: Verify | None,
-          hopeless: HopelessRetry | None = None) -> StepFailure | None:
-    """How the attempt ended: None when the artifact passed every check."""
+          hopeless: HopelessRetry | None = None, listed_by: str | None = None
+          ) -> StepFailure | None:
+    """How the attempt ended: None when the artifact (or the files the agent listed in
+    `listed_by`) passed every check."""
     if hopeless is not None:
         return StepFailure(sid, FATAL, hopeless.message, "agent_error",
                            {"http_status": hopeless.status, "api_error": hopeless.error,
@@ -407,7 +435,9 @@ def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunRe
         return StepFailure(sid, TRANSIENT, f"agent stalled: no output for "
                            f"{run.settings.stall_timeout:.0f} s", "timeout_error",
                            {"stalled": True})
-    task_error = reader.errors[-1] if reader.errors else None
+    task_error = reader.last_error()
+    if task_error is not None and not task_error.context:
+        task_error.context.update(error_context_in(out.stderr_tail))
     if out.exit_code != 0 or (result is not None and not result.ok):
         if run.cancel_event.is_set():
             raise Cancelled()  # `baton cancel` signalled the group from outside
@@ -423,12 +453,22 @@ def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunRe
             msg, ctx["fix"] = f"{msg} — fix: {fix}", fix
         return StepFailure(sid, cls, f"agent exited with code {out.exit_code}: {msg}",
                            task_error.error_type if task_error else "agent_error", ctx)
-    barrier = check_artifact(run.root, artifact, reader.reported_paths())
+    listed = _listed(reader, listed_by)
+    if listed:
+        _, barrier = check_listed(run.root, listed, str(listed_by))
+    else:
+        barrier = check_artifact(run.root, artifact, reader.reported_paths())
     if barrier is not None:
         ctx = barrier.context()
         message = barrier.message
+        if listed:
+            ctx["listed_by"] = listed_by
+        elif listed_by and reader.first(listed_by) is not None:
+            message += f" ({listed_by} listed no files)"
         if task_error:
             ctx["task_error"] = f"{task_error.error_type} - {task_error.message}"
+            if task_error.context:  # the agent's ERROR_CONTEXT says why it wrote nothing
+                ctx["error_context"] = task_error.context
         denials = refusals(runner, result, out.stderr_tail)
         if denials:
             ctx["permission_denials"] = list(denials)

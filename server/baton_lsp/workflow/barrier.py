@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..runs import confine
 from .layout import inside
 
 
@@ -57,6 +58,39 @@ def check_artifact(root: Path, expected: Path, reported: list[str],
     return BarrierFailure("missing", expected,
                           f"HARD BARRIER FAILED: {what} not found at {expected}{hint}",
                           elsewhere[0] if elsewhere else None)
+
+
+def check_listed(root: Path, listed: list[str], signal: str
+                 ) -> tuple[list[Path], BarrierFailure | None]:
+    """The hard barrier over the files an agent's signal lists (`DOCUMENTATION_UPDATED:`
+    names what it changed): each, relative to the workspace or absolute, must lie inside the
+    workspace and be a non-empty regular file there, reached as Baton reads every workspace
+    file (`confine`: no link leaving it, no FIFO waited on). Returns the files as absolute
+    paths and the first failure, or None."""
+    files = [Path(_norm(root, p)) for p in listed]
+    for path in files:
+        what = f"file {path} listed in {signal}"
+        if not inside(root, path):
+            return files, BarrierFailure("outside", path,
+                                         f"HARD BARRIER FAILED: {what} lies outside the "
+                                         f"workspace {root}")
+        try:
+            with confine.open_read(root, path) as (_, size, _):
+                pass
+        except FileNotFoundError:
+            return files, BarrierFailure("missing", path,
+                                         f"HARD BARRIER FAILED: {what} does not exist")
+        except confine.NotRegular:
+            return files, BarrierFailure("not-a-file", path,
+                                         f"HARD BARRIER FAILED: {what} is not a regular file")
+        except OSError as exc:  # reached through a link leaving the workspace, unreadable
+            return files, BarrierFailure("outside", path,
+                                         f"HARD BARRIER FAILED: {what} cannot be accepted: "
+                                         f"{confine.describe(exc)}")
+        if size == 0:
+            return files, BarrierFailure("empty", path,
+                                         f"HARD BARRIER FAILED: {what} is empty (0 bytes)")
+    return files, None
 
 
 def _norm(root: Path, p: str) -> str:

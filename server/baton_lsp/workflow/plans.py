@@ -150,6 +150,9 @@ class PlanFiles:
         art = step.get("artifact")
         if art and step.get("role") != "test" and not Path(art).is_file():
             return f"its artifact {art} was deleted"
+        for updated in step.get("updated_files") or []:
+            if not Path(updated).is_file():
+                return f"the file {updated} it updated was deleted"
         for key, digest in (step.get("inputs") or {}).items():
             path, _, phase = key.partition("#phase-")
             if phase:

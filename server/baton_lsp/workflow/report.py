@@ -147,6 +147,9 @@ def render(record: RunRecord, root: Path | None = None) -> str:
         lines.append(f"  debug     {_rel(root, record.debug_report_path)}")
     if ending is not None and ending.test_output and not ending.debug_report:
         lines.append(f"  tests     {_rel(root, ending.test_output)}")
+    for _, s in sorted(steps.items()):
+        if s.role == "document" and s.done:
+            lines += [f"  updated   {_rel(root, f)}" for f in s.updated_files or []]
     if paths.topic_dir:
         lines.append(f"  topic     {_rel(root, paths.topic_dir)}")
     lines.append("━━ Next steps " + "━" * 47)

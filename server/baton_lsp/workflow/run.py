@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 STATE_INDEX = {s: i for i, s in enumerate(PHASE_STATES)}
 HIERARCHICAL_TOPICS = 4  # the seeds: four or more research agents go through a supervisor
+STATE_FAMILIES = ("REPORT_PATH_", "COMPLETED_STATE_")
+"""Numbered state-file keys Baton writes (`REPORT_PATH_0` …): every number is Baton's."""
 
 
 class Run:
@@ -264,7 +266,7 @@ class Run:
         if values == self._state_values and state_file_path(self.root, wid).is_file():
             return  # most checkpoints (a phase done) change nothing the state file says
         try:
-            write_state_file(self.root, wid, values)
+            write_state_file(self.root, wid, values, STATE_FAMILIES)
             self._state_values = values
         except OSError as exc:  # bash blocks would read a stale state: not ignorable
             raise StoreFailure(f"the state file {state_file_path(self.root, wid)}",

@@ -456,8 +456,9 @@ def run() -> int:
         while not gate.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
     if how.get("task_error"):
-        say(f"TASK_ERROR: {how['task_error']}")
+        # the seeds' error return protocol: the context first, then the error it details
         say("ERROR_CONTEXT: " + json.dumps({"step": step, "injected": True}))
+        say(f"TASK_ERROR: {how['task_error']}")
     if "exit" in how:
         return int(how["exit"])
 

@@ -1,5 +1,7 @@
 """The document state: a document agent writes the workflow summary from the plan, the
-reports and the phase summaries."""
+reports and the phase summaries — or, as seed 000's documentation agent does, updates the
+project's documentation and returns `DOCUMENTATION_UPDATED: [files]`, in which case those
+files are the hard barrier and the step's artifacts."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from ...model.states import State
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step
 from ..run import Run
+from ..signals import DOCUMENTATION_UPDATED
 from .base import StateHandler
 
 
@@ -23,7 +26,8 @@ async def document(run: Run) -> None:
     await agent_step(run, StepSpec("document", State.DOCUMENT, "document", target,
                                    {"BATON_PLAN_PATH": paths["plan"],
                                     "BATON_REPORT_PATHS": json.dumps(run.good_reports()),
-                                    "BATON_SUMMARY_PATHS": json.dumps(summaries)}, inputs))
+                                    "BATON_SUMMARY_PATHS": json.dumps(summaries)}, inputs,
+                                   listed_by=DOCUMENTATION_UPDATED))
 
 
 HANDLER = StateHandler(State.DOCUMENT, document)
