@@ -26,9 +26,10 @@ from ..errors import PathError
 from ..model.config import WorkflowSettings
 from ..model.states import Scope, State
 from ..runs import confine
+from ..runs.record import nest_supervisor_state
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
-from . import preflight, resume
+from . import accounting, preflight, resume
 from .failures import (
     FATAL,
     PERMANENT,
@@ -138,6 +139,9 @@ class Engine(Run):
             entry = self.store.latest(at)
             resume.check_trust(self.root, workflow_id, entry, trust, self.say)
             self.data = copy.deepcopy(entry.data) or {}
+            if nest_supervisor_state(self.data):
+                self.say("supervisor_state: the research supervisor's section moved under "
+                         "research_supervisor (the seeds' shape)")
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
             self.topic = resume.topic_of(self.data)
             problems = resume.resume_problems(self.data)
@@ -375,6 +379,8 @@ class Engine(Run):
                     timing[state.value] = timing.get(state.value, 0) + int(
                         (time.monotonic() - start) * 1000)
                     start = time.monotonic()
+                    self.data.setdefault("phase_data", {})[state.value] = \
+                        accounting.phase_data(self.steps, state.value, timing[state.value])
                 self.data["error_state"]["retry_count"] = 0
                 return
             except StepFailure as exc:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import confine
+from ..runs.places import tmp_json_path
+from ..runs.record import nest_supervisor_state
 
 SUMMARY_HEADINGS = re.compile(r"^(executive summary|summary|overview|abstract|tl;?dr)\b", re.I)
 FINDINGS_HEADINGS = re.compile(r"^(key findings|findings|results|recommendations?)\b", re.I)
@@ -100,8 +102,11 @@ def extract_metadata(path: Path) -> dict[str, Any]:
 def supervisor_section(*, supervisor_id: str, mode: str, at: str,
                        workers: list[dict[str, Any]], total_ms: int | None = None
                        ) -> dict[str, Any]:
-    """The supervisor checkpoint: workers and the aggregate the supervisor passes up.
-    `total_ms` when the workers' own durations are unknown (an agent ran them)."""
+    """The supervisor checkpoint: workers and the aggregate the supervisor passes up, in
+    seed 001's shape (`worker_status`, `aggregated_metadata.topics_researched`; the count
+    also at the top, SUPERVISOR_COMPLETE's place, for `.research_supervisor.topics_researched`)
+    with the real SUPERVISOR_CHECKPOINT.json's `reports_count` beside it. `total_ms` when the
+    workers' own durations are unknown (an agent ran them)."""
     done = [w for w in workers if w.get("status") == "completed"]
     key_findings: list[str] = []
     for w in done:
@@ -118,15 +123,37 @@ def supervisor_section(*, supervisor_id: str, mode: str, at: str,
                     counts.get("total_" + k.removesuffix("_count"), 0) + v
     return {
         "supervisor_id": supervisor_id, "supervisor_name": f"research-{mode}", "mode": mode,
-        "timestamp": at, "worker_count": len(workers), "workers": workers,
+        "timestamp": at, "worker_count": len(workers),
+        "worker_status": [str(w.get("status")) for w in workers], "workers": workers,
+        "topics_researched": len(done),
         "aggregated_metadata": {
-            "reports_count": len(done), "reports_created": [w["output_path"] for w in done],
+            "topics_researched": len(done), "reports_count": len(done),
+            "reports_created": [w["output_path"] for w in done],
             "reports_failed": [w["output_path"] for w in workers if w not in done],
             "summary": _clip(summary, 1200), "key_findings": key_findings[:10],
             "total_duration_ms": total_ms if total_ms is not None else sum(
                 int(w.get("duration_ms") or 0) for w in workers),
             "context_tokens": sum(int(w.get("context_tokens") or 0) for w in done),
             **counts}}
+
+
+def write_json(root: Path, path: Path, data: dict[str, Any]) -> None:
+    """One JSON file the bash side reads, written atomically inside the workspace."""
+    confine.write_atomic(root, path,
+                         (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+
+
+def record_section(root: Path, data: dict[str, Any], tier: str, section: dict[str, Any]
+                   ) -> None:
+    """A supervisor tier's section: `supervisor_state.<tier>` in the checkpoint `data`, and
+    `.claude/tmp/<tier>.json`, where the seeds' `load_json_checkpoint "<tier>"` reads it.
+    Other tiers' sections are kept (an old record's flat research section is nested)."""
+    nest_supervisor_state(data)
+    state = data.get("supervisor_state")
+    if not isinstance(state, dict):
+        state = data["supervisor_state"] = {}
+    state[tier] = section
+    write_json(root, tmp_json_path(root, tier), section)
 
 
 def check_invocation_plan(count: str | None, invocations: str | None, topics: list[str],
