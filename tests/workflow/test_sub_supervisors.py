@@ -115,6 +115,9 @@ def test_three_domains_go_through_the_implementation_supervisor(ws: Workspace) -
     assert on_disk == sup
     status = ws.status(wid)
     assert status["supervisor_state"]["implementation_supervisor"]["tracks"] == tracks
+    text = ws.baton("status", wid, check=True).stdout
+    assert "implementation supervisor: frontend completed (1 phase(s)), backend completed" \
+        in text
 
 
 def test_complexity_ten_triggers_it_with_fewer_domains(ws: Workspace) -> None:
@@ -178,6 +181,8 @@ def test_two_test_types_go_through_the_testing_supervisor(ws: Workspace) -> None
         "tests/test_feature.py::test_login - AssertionError: 401 != 200"]
     assert json.loads((ws.root / ".claude" / "tmp" / "testing_supervisor.json").read_text()) \
         == sup
+    text = ws.baton("status", ws.only_workflow(), check=True).stdout
+    assert "testing supervisor: 4 test(s), 4 passed, 0 failed" in text
 
 
 def test_twenty_tests_of_one_type_trigger_it_and_nineteen_do_not(ws: Workspace) -> None:

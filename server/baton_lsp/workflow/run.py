@@ -197,7 +197,8 @@ class Run:
         left in the repository and what was done; field what) (plus `log` lines from the CLI)
         and, for the
         coordination tiers, classification, classification_mismatch, supervisor (status
-        running | done) and iteration (status running | done | halted, with halt_reason)."""
+        running | done; `tier` implementation or testing for those tiers) and iteration
+        (status running | done | halted, with halt_reason)."""
         if self.events is not None:
             wid = fields.pop("workflow_id", None) or (
                 self.store.workflow_id if self.store else None)  # given: before the store

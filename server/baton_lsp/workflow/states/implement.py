@@ -130,7 +130,7 @@ async def implement(run: Run) -> None:
                 timeout=run.settings.implement_timeout, saved_as=f"phase {pid} complete",
                 fields=fields, cwd=tree.cwd if tree else None,
                 extra_dirs=extra_dirs if tree else (),
-                metadata=supervisor.extract_metadata if supervised else None))
+                metadata=phase_metadata if supervised else None))
         if reader is not None and tree is None:
             # after the checkpoint that records the phase done: a kill in between leaves a
             # done phase reading [IN PROGRESS], which the resume marks (never the reverse)
@@ -217,6 +217,12 @@ def implementation_checkpoint(run: Run, iso: Isolation | None, decision: dict[st
              workers=section["worker_count"], status="done",
              completed=len(agg["phases_completed"]), context_tokens=agg["context_tokens"])
     run.save("implementation supervisor aggregated")
+
+
+def phase_metadata(summary: Path) -> dict[str, Any]:
+    """What the implementation supervisor passes up for a phase: its summary's metadata
+    (`supervisor.extract_metadata`, as for a research report), the empty parts left out."""
+    return {k: v for k, v in supervisor.extract_metadata(summary).items() if v not in ("", [])}
 
 
 def _wave_key(item: tuple[str, Any]) -> tuple[int, str]:

@@ -94,8 +94,9 @@ def testing_checkpoint(run: Run, sid: str, inventory: dict[str, Any],
     context), and the test files the implementation supervisor's testing track changed."""
     step = run.steps[sid]
     metrics = tiers.test_metrics(output)
-    step["metadata"] = metrics
-    step["context"] = accounting.step_context("", metrics, log_path)
+    # what goes up: the counts, and coverage and failures only when the output had them
+    step["metadata"] = {k: v for k, v in metrics.items() if v is not None and v != []}
+    step["context"] = accounting.step_context("", step["metadata"], log_path)
     run.baton["context"] = accounting.aggregate(run.steps)
     impl = supervisor_sections(run.data.get("supervisor_state") or {}).get(
         IMPLEMENTATION_SUPERVISOR) or {}
