@@ -192,3 +192,5 @@ def test_an_old_flat_supervisor_section_is_read_and_resumed_in_the_seeds_shape(
     assert set(cp["supervisor_state"]) == {"research_supervisor"}
     assert nested["worker_status"] == ["completed"] * 4 and nested["topics_researched"] == 4
     assert cp["phase_data"]["plan"]["reports_created"] == [cp["baton"]["paths"]["plan"]]
+    # research did not run again: its phase_data is filled from the old record's steps
+    assert cp["phase_data"]["research"]["reports_created"] == cp["baton"]["paths"]["reports"]

@@ -12,6 +12,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from baton_lsp.model.base import Kind
+from baton_lsp.model.plan import Plan
+from baton_lsp.parse import parse_bytes
 from baton_lsp.workflow import tiers
 
 from .conftest import Workspace
@@ -215,3 +218,18 @@ def test_track_and_metrics_readers() -> None:
     assert m["failures"] == ["tests/a.py::t - boom"]
     jest = tiers.test_metrics("Tests:       1 failed, 9 passed, 10 total\n")
     assert (jest["passed"], jest["failed"], jest["total_tests"]) == (9, 1, 10)
+
+
+def test_ten_tasks_are_complexity_ten_without_a_score() -> None:
+    """No numeric `Complexity` in the metadata (`Medium` is a word): the tasks count."""
+    text = AUTH_PLAN.format(extra="- **Complexity**: Medium\n").replace(
+        "- [ ] Build the form", "- [ ] a\n- [ ] b\n- [ ] c\n- [ ] d\n- [ ] e\n- [ ] f\n"
+        "- [ ] g\n- [ ] Build the form")
+    plan = parse_bytes(Kind.PLAN, text.encode(), "plan.md")
+    assert isinstance(plan, Plan)
+    sections = {"1": "`server/api/auth.py`", "2": "", "3": ""}
+    decision = tiers.implementation_decision(plan, sections, ["1", "2", "3"])
+    assert (decision["complexity"], decision["complexity_source"]) == (10, "tasks")
+    assert decision["domain_count"] == 1 and decision["hierarchical"] is True
+    fewer = tiers.implementation_decision(plan, sections, ["1", "3"])
+    assert fewer["complexity"] == 2 and fewer["hierarchical"] is False

@@ -142,6 +142,10 @@ class Engine(Run):
             if nest_supervisor_state(self.data):
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")
+            phases = self.data.setdefault("phase_data", {})
+            for name, ms in (self.baton.get("timing") or {}).items():
+                if name not in phases:  # a record from before phase_data was filled
+                    phases[name] = accounting.phase_data(self.steps, name, int(ms))
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
             self.topic = resume.topic_of(self.data)
             problems = resume.resume_problems(self.data)
