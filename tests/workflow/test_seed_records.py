@@ -183,6 +183,10 @@ def test_an_old_flat_supervisor_section_is_read_and_resumed_in_the_seeds_shape(
     status = ws.status(wid)
     assert status["supervisor_state"]["research_supervisor"]["topics_researched"] == 4
     assert status["supervisor"]["reports_count"] == 4
+    # another workflow of the workspace wrote the seeds' one-per-workspace files since
+    tmp = ws.root / ".claude" / "tmp"
+    (tmp / "supervisor_metadata.json").write_text('{"topics_researched": 99}')
+    (tmp / "research_supervisor.json").unlink()
     ws.behave({})
     r = ws.baton("resume", wid)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -191,6 +195,8 @@ def test_an_old_flat_supervisor_section_is_read_and_resumed_in_the_seeds_shape(
     nested = cp["supervisor_state"]["research_supervisor"]
     assert set(cp["supervisor_state"]) == {"research_supervisor"}
     assert nested["worker_status"] == ["completed"] * 4 and nested["topics_researched"] == 4
+    assert json.loads((tmp / "research_supervisor.json").read_text()) == nested
+    assert json.loads((tmp / "supervisor_metadata.json").read_text())["topics_researched"] == 4
     assert cp["phase_data"]["plan"]["reports_created"] == [cp["baton"]["paths"]["plan"]]
     # research did not run again: its phase_data is filled from the old record's steps
     assert cp["phase_data"]["research"]["reports_created"] == cp["baton"]["paths"]["reports"]

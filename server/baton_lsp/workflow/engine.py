@@ -29,7 +29,7 @@ from ..runs import confine
 from ..runs.record import nest_supervisor_state
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
-from . import accounting, preflight, resume
+from . import accounting, preflight, resume, supervisor
 from .failures import (
     FATAL,
     PERMANENT,
@@ -174,6 +174,7 @@ class Engine(Run):
             try:
                 if self.topic is not None:
                     make_topic(self.root, self.topic.path)
+                supervisor.republish(self.root, self.data)
                 resume.check_classification(self)
                 self.launched = resume.launched_before(self)
                 resume.kill_orphans(self)

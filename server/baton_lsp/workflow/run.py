@@ -35,14 +35,12 @@ from .plans import PlanFiles
 from .process import GROUP_START_TICKS, START_TICKS, start_ticks
 from .runners import CLI_RUNNERS, Runner, own_runner, registered_runner
 from .state_machine import WorkflowStateMachine
+from .supervisor import SUPERVISOR_METADATA
 
 log = logging.getLogger(__name__)
 
 STATE_INDEX = {s: i for i, s in enumerate(PHASE_STATES)}
 HIERARCHICAL_TOPICS = 4  # the seeds: four or more research agents go through a supervisor
-SUPERVISOR_METADATA = "supervisor_metadata"
-"""`.claude/tmp/supervisor_metadata.json`: seed 001's SUPERVISOR_COMPLETE payload, named by
-SUPERVISOR_METADATA_PATH."""
 
 
 class Run:

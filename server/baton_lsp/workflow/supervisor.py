@@ -16,13 +16,16 @@ from typing import Any
 
 from ..runs import confine
 from ..runs.places import tmp_json_path
-from ..runs.record import nest_supervisor_state
+from ..runs.record import RESEARCH_SUPERVISOR, nest_supervisor_state, supervisor_sections
 
 SUMMARY_HEADINGS = re.compile(r"^(executive summary|summary|overview|abstract|tl;?dr)\b", re.I)
 FINDINGS_HEADINGS = re.compile(r"^(key findings|findings|results|recommendations?)\b", re.I)
 MAX_FINDINGS = 5
 MAX_FINDING = 120
 MAX_SUMMARY = 400
+SUPERVISOR_METADATA = "supervisor_metadata"
+"""`.claude/tmp/supervisor_metadata.json`: seed 001's SUPERVISOR_COMPLETE payload, named by
+SUPERVISOR_METADATA_PATH."""
 MAX_REPORT = 1 << 24
 """Bytes of a report read for its metadata at most."""
 _META_BULLET = re.compile(r"^\s*[-*]\s+\*\*([^*]+)\*\*:\s*(.+)$")
@@ -154,6 +157,29 @@ def record_section(root: Path, data: dict[str, Any], tier: str, section: dict[st
         state = data["supervisor_state"] = {}
     state[tier] = section
     write_json(root, tmp_json_path(root, tier), section)
+
+
+def handoff(section: dict[str, Any]) -> dict[str, Any]:
+    """What the research supervisor returns to the orchestrator (seed 001's
+    `SUPERVISOR_COMPLETE: {supervisor_id, topics_researched, reports_created, summary,
+    key_findings}`): the aggregate, never the reports."""
+    agg = section.get("aggregated_metadata") or {}
+    return {"supervisor_id": section.get("supervisor_id"), **{k: agg.get(k) for k in (
+        "topics_researched", "reports_created", "summary", "key_findings")}}
+
+
+def publish_research(root: Path, section: dict[str, Any]) -> None:
+    """The research aggregate where SUPERVISOR_METADATA_PATH points."""
+    write_json(root, tmp_json_path(root, SUPERVISOR_METADATA), handoff(section))
+
+
+def republish(root: Path, data: dict[str, Any]) -> None:
+    """A resumed run's supervisor files as its checkpoint has them: they have one name per
+    workspace (the seeds'), and another workflow may have written its own since."""
+    for tier, section in supervisor_sections(data.get("supervisor_state") or {}).items():
+        write_json(root, tmp_json_path(root, tier), section)
+        if tier == RESEARCH_SUPERVISOR:
+            publish_research(root, section)
 
 
 def check_invocation_plan(count: str | None, invocations: str | None, topics: list[str],

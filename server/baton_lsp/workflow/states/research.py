@@ -15,14 +15,13 @@ from typing import Any
 
 from ...model.states import State
 from ...runs.digest import sha256_file
-from ...runs.places import tmp_json_path
 from ...runs.record import RESEARCH_SUPERVISOR
 from ...runs.records import utc_now
 from .. import accounting, supervisor
 from ..agent_step import StepSpec, agent_step
 from ..barrier import check_artifact
 from ..failures import PERMANENT, StepFailure, reraise_cancel, worst
-from ..run import HIERARCHICAL_TOPICS, SUPERVISOR_METADATA, Run
+from ..run import HIERARCHICAL_TOPICS, Run
 from ..signals import SignalReader
 from .base import StateHandler
 
@@ -166,10 +165,8 @@ def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
     supervisor.record_section(run.root, run.data, RESEARCH_SUPERVISOR, section)
     # the seeds' supervisor-to-orchestrator hand-off: SUPERVISOR_COMPLETE's payload,
     # named by SUPERVISOR_METADATA_PATH in the state file and every later agent's env
+    supervisor.publish_research(run.root, section)
     agg = section["aggregated_metadata"]
-    supervisor.write_json(run.root, tmp_json_path(run.root, SUPERVISOR_METADATA), {
-        "supervisor_id": section["supervisor_id"], **{k: agg[k] for k in (
-            "topics_researched", "reports_created", "summary", "key_findings")}})
     target = Path(run.paths["reports_dir"]) / "SUPERVISOR_CHECKPOINT.json"
     supervisor.write_json(run.root, target, section)
     run.say(f"research supervisor: {agg['reports_count']}/{section['worker_count']} "
