@@ -209,8 +209,9 @@ def test_track_and_metrics_readers() -> None:
                                          "tests/api/test_user.py", "README.md")] == [
         "frontend", "backend", "testing", None]
     assert tiers.paths_in("- [ ] Edit `server/api/auth.py` (see https://x.io/a/b.py), e.g. "
-                          "Login.tsx and tests/.") == ["server/api/auth.py", "Login.tsx",
-                                                       "tests/"]
+                          "Login.tsx and tests/. `src/components`, src/app/ui, and/or the "
+                          "frontend/backend split") == [
+        "server/api/auth.py", "Login.tsx", "tests/", "src/components", "src/app/ui"]
     m = tiers.test_metrics("== 3 failed, 17 passed, 2 skipped in 1.2s ==\n"
                            "TOTAL      120     12    90%\nFAILED tests/a.py::t - boom\n")
     assert (m["passed"], m["failed"], m["skipped"], m["total_tests"], m["coverage_pct"]) == (

@@ -44,7 +44,7 @@ _DOMAIN_PATTERNS = (  # first match wins: a test of the API is testing work, not
 _EXTENSIONS = ("py", "ts", "tsx", "js", "jsx", "mjs", "vue", "svelte", "css", "scss", "sass",
                "less", "html", "htm", "go", "rs", "java", "rb", "php", "sql", "cs", "kt", "ex",
                "exs", "sh", "bats")
-_TOKEN = re.compile(r"[^\s`'\"()\[\]<>,;|*]+")
+_TOKEN = re.compile(r"`([^`\n]+)`|([^\s`'\"()\[\]<>,;|*]+)")
 _HAS_EXTENSION = re.compile(r"\.(" + "|".join(_EXTENSIONS) + r")$", re.I)
 
 
@@ -57,15 +57,19 @@ def domain_of(path: str) -> str | None:
 
 
 def paths_in(text: str) -> list[str]:
-    """The file paths a plan section names (`src/api/auth.py`, `tests/`, `Login.tsx`):
-    tokens with a directory or a source extension, URLs left out, in order, once each."""
+    """The file paths a plan section names (`src/api/auth.py`, `tests/`, Login.tsx): a
+    quoted token with a directory or a source extension; a bare one with an extension, a
+    trailing slash or two directories (so prose such as "and/or" or "frontend/backend" is
+    not a path); URLs left out; in order, once each."""
     out: list[str] = []
-    for token in _TOKEN.findall(text):
-        token = token.rstrip(".:")
-        if "://" in token or token.startswith(("http", "www.")) or len(token) < 3:
+    for quoted, bare in _TOKEN.findall(text):
+        token = (quoted or bare).strip().rstrip(".:")
+        if "://" in token or token.startswith("www.") or len(token) < 3 or " " in token:
             continue
-        named = ("/" in token and re.search(r"[A-Za-z]", token)) or \
-            _HAS_EXTENSION.search(token)
+        if not re.search(r"[A-Za-z]", token):
+            continue
+        named = bool(_HAS_EXTENSION.search(token)) or (
+            "/" in token if quoted else token.endswith("/") or token.count("/") >= 2)
         if named and token not in out:
             out.append(token)
     return out
@@ -188,6 +192,8 @@ _TEST_CASE = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\(|^\s*(?:it|test)\s*
 _SKIP_DIRS = {".git", ".hg", ".svn", ".claude", "node_modules", ".venv", "venv", "__pycache__",
               "dist", "build", "target", ".tox", ".mypy_cache", ".pytest_cache", "site-packages"}
 MAX_TEST_FILES = 2000
+MAX_WALKED = 200_000
+"""Directory entries looked at for test files, at most (the test state does this each time)."""
 MAX_TEST_FILE = 1 << 20
 """Bytes of one test file read to count its tests, at most."""
 
@@ -207,8 +213,11 @@ def test_inventory(root: Path) -> dict[str, Any]:
     in them (counted by their definitions: `def test_…`, `it(`/`test(`, `func Test…`,
     bats `@test`), hidden directories, dependencies and build output left out."""
     by_type: dict[str, dict[str, int]] = {}
-    files = 0
+    files = seen = 0
     for top, dirs, names in os.walk(root):
+        seen += len(names) + len(dirs)
+        if seen > MAX_WALKED:
+            break  # a giant tree: what was found so far decides
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
         for name in sorted(names):
             rel = os.path.relpath(os.path.join(top, name), root).replace(os.sep, "/")

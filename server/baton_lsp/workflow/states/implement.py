@@ -87,6 +87,7 @@ async def implement(run: Run) -> None:
             if pid not in done_in_plan or f"implement.phase-{pid}" in run.steps]
     decision = tiers.implementation_decision(plan, run.plans.phase_texts(plan_path), mine)
     supervised = bool(decision["hierarchical"])
+    diffs: dict[str, list[str]] = {}  # a phase commit's files, asked of git once
     if supervised:
         run.say(f"implement: {decision['domain_count']} domain(s) "
                 f"({', '.join(decision['tracks']) or 'none'}), complexity "
@@ -169,7 +170,7 @@ async def implement(run: Run) -> None:
                 else "complete", "duration_ms": int((time.monotonic() - start) * 1000),
                 "parallel": len(todo) > 1}
             if supervised:
-                implementation_checkpoint(run, iso, decision, mine, graph.titles)
+                implementation_checkpoint(run, iso, decision, mine, graph.titles, diffs)
             if failures:
                 raise wave_failure(w, failures)
     finally:
@@ -185,22 +186,27 @@ async def implement(run: Run) -> None:
                 run.save("plan markers committed")
     ws["current_wave"] = total
     if supervised and not waves:  # nothing left to run: the record still says what ran
-        implementation_checkpoint(run, iso, decision, mine, graph.titles)
+        implementation_checkpoint(run, iso, decision, mine, graph.titles, diffs)
 
 
 def implementation_checkpoint(run: Run, iso: Isolation | None, decision: dict[str, Any],
-                              order: list[str], titles: dict[str, str]) -> None:
+                              order: list[str], titles: dict[str, str],
+                              diffs: dict[str, list[str]]) -> None:
     """The implementation supervisor's section after each wave: tracks by domain, each
     phase's summary as metadata, the files each phase changed (its commit, when it ran in
     its own worktree) and the time the waves saved."""
     modified: dict[str, list[str]] = {}
     for pid in order:
         record = (run.steps.get(f"implement.phase-{pid}") or {}).get("git") or {}
-        if iso is not None and record.get("base") and record.get("commit"):
-            out = iso.repo.run("diff", "--name-only", "-z", str(record["base"]),
-                               str(record["commit"]), check=False)
-            if out.returncode == 0:
-                modified[pid] = sorted(p for p in out.stdout.split("\0") if p)
+        base, commit = str(record.get("base") or ""), str(record.get("commit") or "")
+        if iso is None or not base or not commit:
+            continue
+        if commit not in diffs:
+            out = iso.repo.run("diff", "--name-only", "-z", base, commit, check=False)
+            if out.returncode != 0:
+                continue
+            diffs[commit] = sorted(p for p in out.stdout.split("\0") if p)
+        modified[pid] = diffs[commit]
     results = run.data["workflow_state"].get("wave_results") or {}
     section = tiers.implementation_section(
         supervisor_id=f"implementation_supervisor_{run.workflow_id}", at=utc_now(),
