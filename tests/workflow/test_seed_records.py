@@ -200,3 +200,21 @@ def test_an_old_flat_supervisor_section_is_read_and_resumed_in_the_seeds_shape(
     assert cp["phase_data"]["plan"]["reports_created"] == [cp["baton"]["paths"]["plan"]]
     # research did not run again: its phase_data is filled from the old record's steps
     assert cp["phase_data"]["research"]["reports_created"] == cp["baton"]["paths"]["reports"]
+
+
+def test_a_planted_link_at_the_supervisor_file_is_replaced_not_followed(
+        ws: Workspace, tmp_path: Path) -> None:
+    """`.claude/tmp/research_supervisor.json` is written through `confine`: a link a
+    repository planted there is renamed over, its target outside the workspace untouched."""
+    outside = tmp_path / "outside.json"
+    outside.write_text("keep\n")
+    tmp = ws.root / ".claude" / "tmp"
+    tmp.mkdir(parents=True)
+    (tmp / "research_supervisor.json").symlink_to(outside)
+    (tmp / "supervisor_metadata.json").symlink_to(outside)
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
+             check=True)
+    assert outside.read_text() == "keep\n"
+    for name in ("research_supervisor.json", "supervisor_metadata.json"):
+        assert not (tmp / name).is_symlink()
+        assert json.loads((tmp / name).read_text())["topics_researched"] == 4
