@@ -211,8 +211,9 @@ def test_four_topics_go_through_the_supervisor(ws: Workspace) -> None:
     ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
              check=True)
     cp = _checkpoint(ws, ws.only_workflow())
-    sup = SupervisorCheckpoint.model_validate(cp["supervisor_state"])
-    assert cp["supervisor_state"]["mode"] == "supervisor"
+    research = cp["supervisor_state"]["research_supervisor"]  # seed 001's nesting
+    sup = SupervisorCheckpoint.model_validate(research)
+    assert research["mode"] == "supervisor"
     assert sup.worker_count == 4 and [w.status for w in sup.workers] == ["completed"] * 4
     reports = cp["baton"]["paths"]["reports"]
     for w, report in zip(sup.workers, reports, strict=True):
@@ -221,16 +222,16 @@ def test_four_topics_go_through_the_supervisor(ws: Workspace) -> None:
         assert len(w.metadata.key_findings) == 5
         text = Path(report).read_text()
         assert "findings_count: 5" in text
-        meta = json.dumps(cp["supervisor_state"]["workers"][0]["metadata"])
+        meta = json.dumps(research["workers"][0]["metadata"])
         assert len(meta) < len(text) / 2  # metadata, not the report
     agg = sup.aggregated_metadata
     assert agg is not None and agg.reports_count == 4 and agg.reports_created == reports
     assert agg.context_tokens == sum(cp["baton"]["steps"][f"research.{i}"]["context"][
         "passed_tokens"] for i in range(1, 5))
-    assert cp["supervisor_state"]["aggregated_metadata"]["total_findings"] == 20
+    assert research["aggregated_metadata"]["total_findings"] == 20
     on_disk = json.loads((Path(cp["baton"]["paths"]["reports_dir"]) /
                           "SUPERVISOR_CHECKPOINT.json").read_text())
-    assert on_disk == cp["supervisor_state"]
+    assert on_disk == research
     # the four workers overlapped: parallel, not one after another
     runs = ws.runs()
     starts = [t for k, s, _, t in runs if k == "start" and s.startswith("research.")]
@@ -244,7 +245,7 @@ def test_supervisor_partial_success_is_recorded(ws: Workspace, failing: int) -> 
     ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
              check=True)
     cp = _checkpoint(ws, ws.only_workflow())
-    sup = cp["supervisor_state"]
+    sup = cp["supervisor_state"]["research_supervisor"]
     statuses = [w["status"] for w in sup["workers"]]
     assert statuses == ["failed"] * failing + ["completed"] * (4 - failing)
     assert all("exited with code 1" in w["error"] for w in sup["workers"][:failing])
@@ -259,7 +260,7 @@ def test_supervisor_with_three_of_four_failing_is_an_error(ws: Workspace) -> Non
     assert r.returncode == 1
     cp = _checkpoint(ws, ws.only_workflow())
     assert "only 1/4 research reports were created" in cp["last_error"]
-    assert [w["status"] for w in cp["supervisor_state"]["workers"]] == [
+    assert [w["status"] for w in cp["supervisor_state"]["research_supervisor"]["workers"]] == [
         "failed", "failed", "failed", "completed"]
 
 
@@ -274,7 +275,7 @@ def test_planning_mode_runs_the_coordinators_invocation_plan(ws: Workspace) -> N
     assert Path(steps["research.coordinator"]["artifact"]).name == ".invocation-plan.txt"
     assert ws.started()[0] == "research.coordinator"  # the plan before any worker
     assert ws.started("research.coordinator") == ["research.coordinator"]
-    assert cp["supervisor_state"]["mode"] == "planning"
+    assert cp["supervisor_state"]["research_supervisor"]["mode"] == "planning"
     assert all(Path(r).is_file() for r in reports)
 
 
@@ -547,8 +548,8 @@ def test_agent_mode_supervisor_runs_the_workers_and_baton_checks_them(ws: Worksp
     assert [steps[f"research.{i}"]["status"] for i in range(1, 5)] == [
         "done", "failed", "done", "done"]
     assert "HARD BARRIER FAILED" in steps["research.2"]["message"]
-    sup = SupervisorCheckpoint.model_validate(cp["supervisor_state"])
-    assert cp["supervisor_state"]["mode"] == "agent"
+    sup = SupervisorCheckpoint.model_validate(cp["supervisor_state"]["research_supervisor"])
+    assert cp["supervisor_state"]["research_supervisor"]["mode"] == "agent"
     assert [w.status for w in sup.workers] == ["completed", "failed", "completed", "completed"]
     assert sup.aggregated_metadata is not None and sup.aggregated_metadata.reports_count == 3
     for i in (1, 3, 4):  # metadata extracted by Baton from the files, not taken from the agent
@@ -580,7 +581,8 @@ def test_agent_mode_three_failures_then_resume_asks_only_for_the_missing(ws: Wor
     assert sorted(workers[4:]) == [f"research.{i}" for i in (1, 2, 3)]
     cp = _checkpoint(ws, wid)
     assert cp["status"] == "complete"
-    assert cp["supervisor_state"]["aggregated_metadata"]["reports_count"] == 4
+    agg = cp["supervisor_state"]["research_supervisor"]["aggregated_metadata"]
+    assert agg["reports_count"] == 4
 
 
 def test_iterations_follow_the_plan_dependencies(ws: Workspace) -> None:

@@ -409,6 +409,16 @@ def cmd_status(args: argparse.Namespace) -> int:
             show(f"  research supervisor ({sup.get('mode')}): {sup.get('reports_count')}/"
                  f"{sup.get('worker_count')} workers completed, {sup.get('context_tokens')} "
                  "tokens of metadata passed up")
+        tiers = info.get("supervisor_state") or {}
+        impl = tiers.get("implementation_supervisor") or {}
+        if impl.get("tracks"):
+            show("  implementation supervisor: " + ", ".join(
+                f"{d} {t.get('status')} ({len(t.get('phases') or [])} phase(s))"
+                for d, t in impl["tracks"].items()))
+        tested = (tiers.get("testing_supervisor") or {}).get("aggregated_metadata") or {}
+        if tested:
+            show(f"  testing supervisor: {tested.get('total_tests')} test(s), "
+                 f"{tested.get('passed')} passed, {tested.get('failed')} failed")
         it = info.get("iteration") or {}
         if it:
             show(f"  iteration: {it.get('iteration')}/{it.get('max_iterations')}"

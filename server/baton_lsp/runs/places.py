@@ -19,3 +19,9 @@ def run_sources(root: Path) -> list[Path]:
     """The directories whose contents decide every run of the workspace: Baton's checkpoint
     store and where the bash system keeps its checkpoints (what a result cache must watch)."""
     return [checkpoints_root(root), root / ".claude" / "checkpoints", root / ".claude" / "tmp"]
+
+
+def tmp_json_path(root: Path, name: str) -> Path:
+    """`.claude/tmp/<name>.json`, where the seeds' `save_json_checkpoint NAME` writes and
+    `load_json_checkpoint NAME` reads (research_supervisor, supervisor_metadata, …)."""
+    return root / ".claude" / "tmp" / f"{name}.json"

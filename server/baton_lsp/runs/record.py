@@ -295,6 +295,47 @@ def paths_outside(root: Path, record: RunRecord) -> list[str]:
     return out
 
 
+RESEARCH_SUPERVISOR = "research_supervisor"
+"""`supervisor_state`'s key for the research tier, as seed 001's schema v2.0 names it."""
+IMPLEMENTATION_SUPERVISOR = "implementation_supervisor"
+TESTING_SUPERVISOR = "testing_supervisor"
+SUPERVISOR_TIERS = (RESEARCH_SUPERVISOR, IMPLEMENTATION_SUPERVISOR, TESTING_SUPERVISOR)
+
+
+def supervisor_sections(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """`supervisor_state` by tier. Baton before the seeds' nesting wrote the research
+    supervisor's section flat (its `supervisor_id` at the top): read as the research tier."""
+    if isinstance(state.get("supervisor_id"), str):
+        return {RESEARCH_SUPERVISOR: seed_fields(state)}
+    return {k: v for k, v in state.items() if isinstance(v, dict)}
+
+
+def seed_fields(section: dict[str, Any]) -> dict[str, Any]:
+    """A research section with seed 001's `worker_status` and `topics_researched` filled in
+    from Baton's own fields where an older Baton wrote only those (`workers`,
+    `reports_count`)."""
+    out = dict(section)
+    agg = dict(out.get("aggregated_metadata") or {})
+    workers = [w for w in out.get("workers") or [] if isinstance(w, dict)]
+    out.setdefault("worker_status", [str(w.get("status")) for w in workers])
+    count = agg.get("topics_researched", agg.get("reports_count",
+                                                 len(agg.get("reports_created") or [])))
+    agg.setdefault("topics_researched", count)
+    out.setdefault("topics_researched", count)
+    out["aggregated_metadata"] = agg
+    return out
+
+
+def nest_supervisor_state(data: dict[str, Any]) -> bool:
+    """Move an old record's flat research section under `research_supervisor` (in place),
+    so a resumed run writes the seeds' shape; True when something moved."""
+    state = data.get("supervisor_state")
+    if not isinstance(state, dict) or not isinstance(state.get("supervisor_id"), str):
+        return False
+    data["supervisor_state"] = {RESEARCH_SUPERVISOR: seed_fields(state)}
+    return True
+
+
 class RecordError(Exception):
     """A checkpoint that is not a readable run record; the message names the field."""
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .diagnosis import diagnose
 from .foreign import Adoption, adopted_by, discover
-from .record import RecordError, read_record
+from .record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_sections
 from .store import CheckpointStore, list_workflows
 
 STEP_FIELDS = {"state", "status", "attempts", "artifact", "message", "duration_ms", "usage",
@@ -76,7 +76,13 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
         out["usage"] = baton.usage
     if baton.iteration is not None:
         out["iteration"] = baton.iteration.model_dump(mode="json", include=ITERATION_FIELDS)
-    sup = record.supervisor_state
+    # the seeds' own paths: .supervisor_state.research_supervisor.…, .phase_data.<state>.…
+    tiers = supervisor_sections(record.supervisor_state)
+    if tiers:
+        out["supervisor_state"] = tiers
+    if record.phase_data:
+        out["phase_data"] = record.phase_data
+    sup = tiers.get(RESEARCH_SUPERVISOR) or {}
     if sup.get("supervisor_id"):
         agg = sup.get("aggregated_metadata") or {}
         out["supervisor"] = {"mode": sup.get("mode"), "worker_count": sup.get("worker_count"),

@@ -92,6 +92,29 @@ def aggregate(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return {"states": states, "total": _row(total_p, total_f, total_n)}
 
 
+def phase_data(steps: dict[str, dict[str, Any]], state: str, duration_ms: int
+               ) -> dict[str, Any]:
+    """Seed 001's `phase_data.<state>` from what the engine measured: the artifacts the
+    state's finished steps created (its own scratch files, named with a leading dot, left
+    out), the tokens those steps passed up into the orchestrator's context (metadata and
+    signals, the seeds' context usage) and the state's wall time, summed over resumes.
+    `agent_tokens` adds what the agent CLIs reported using, when they did."""
+    mine = [s for s in steps.values() if s.get("state") == state]
+    done = [s for s in mine if s.get("status") == "done"]
+    out: dict[str, Any] = {
+        "reports_created": [str(s["artifact"]) for s in done if s.get("artifact")
+                            and not Path(str(s["artifact"])).name.startswith(".")],
+        "context_usage_tokens": sum(int((s.get("context") or {}).get("passed_tokens", 0))
+                                    for s in done),
+        "duration_ms": duration_ms}
+    used: dict[str, Any] = {}
+    for s in mine:
+        used = add_usage(used, s.get("usage"))
+    if used:
+        out["agent_tokens"] = tokens_of(used)
+    return out
+
+
 # -- cost and token usage as the agent CLIs report it ------------------------------------
 
 USAGE_KEYS = ("cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",

@@ -26,10 +26,10 @@ from ..errors import PathError
 from ..model.config import WorkflowSettings
 from ..model.states import Scope, State
 from ..runs import confine
-from ..runs.record import NEEDS_ATTENTION
+from ..runs.record import NEEDS_ATTENTION, nest_supervisor_state
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
-from . import preflight, resume
+from . import accounting, preflight, resume, supervisor
 from .failures import (
     FATAL,
     PERMANENT,
@@ -148,6 +148,13 @@ class Engine(Run):
             entry = self.store.latest(at)
             resume.check_trust(self.root, workflow_id, entry, trust, self.say)
             self.data = copy.deepcopy(entry.data) or {}
+            if nest_supervisor_state(self.data):
+                self.say("supervisor_state: the research supervisor's section moved under "
+                         "research_supervisor (the seeds' shape)")
+            phases = self.data.setdefault("phase_data", {})
+            for name, ms in (self.baton.get("timing") or {}).items():
+                if name not in phases:  # a record from before phase_data was filled
+                    phases[name] = accounting.phase_data(self.steps, name, int(ms))
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
             self.topic = resume.topic_of(self.data)
             problems = resume.resume_problems(self.data)
@@ -176,6 +183,7 @@ class Engine(Run):
             try:
                 if self.topic is not None:
                     make_topic(self.root, self.topic.path)
+                supervisor.republish(self.root, self.data)
                 resume.check_classification(self)
                 self.launched = resume.launched_before(self)
                 resume.kill_orphans(self)
@@ -385,6 +393,8 @@ class Engine(Run):
                     timing[state.value] = timing.get(state.value, 0) + int(
                         (time.monotonic() - start) * 1000)
                     start = time.monotonic()
+                    self.data.setdefault("phase_data", {})[state.value] = \
+                        accounting.phase_data(self.steps, state.value, timing[state.value])
                 self.data["error_state"]["retry_count"] = 0
                 return
             except StepFailure as exc:

@@ -131,6 +131,16 @@ class PlanFiles:
             self._hashes = {"key": key, "hashes": hashes, "raw": raw}
         return self._hashes["hashes"], self._hashes["raw"]
 
+    def phase_texts(self, plan_path: Path) -> dict[str, str]:
+        """Each phase's section as written (heading to last line), for what reads the
+        phases' words (the implementation supervisor's track detection)."""
+        plan = self.load(plan_path)
+        if isinstance(plan, str) or self._plan is None:
+            return {}
+        lines = self._plan[1].decode("utf-8", errors="replace").splitlines()
+        return {p.id: "\n".join(lines[p.range.start_line:p.range.end_line + 1])
+                for p in plan.phases}
+
     def progress_free(self, path: Path) -> str | None:
         """The plan's fingerprint without progress (`plan_fingerprint`), computed once per
         version of its bytes: every checkpoint records it."""

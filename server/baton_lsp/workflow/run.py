@@ -19,7 +19,8 @@ from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.states import PHASE_STATES
 from ..runs.diagnosis import BARRIER_FOUND, diagnose, failure_record
 from ..runs.digest import sha256_file
-from ..runs.record import RecordError, read_record
+from ..runs.places import tmp_json_path
+from ..runs.record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_sections
 from ..runs.records import (
     append_error,
     error_record,
@@ -35,6 +36,7 @@ from .plans import PlanFiles
 from .process import GROUP_START_TICKS, START_TICKS, start_ticks
 from .runners import CLI_RUNNERS, Runner, own_runner, registered_runner
 from .state_machine import WorkflowStateMachine
+from .supervisor import SUPERVISOR_METADATA
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +151,19 @@ class Run:
                "BATON_TOPIC_DIR": self.paths.get("topic_dir", ""),
                "BATON_DESCRIPTION": self.data.get("workflow_description", ""),
                "BATON_STATE_FILE": str(state_file_path(self.root, wid))}
+        meta = self.supervisor_metadata_path()
+        if meta is not None:
+            env["SUPERVISOR_METADATA_PATH"] = str(meta)
         env.update(extra)
         return env
+
+    def supervisor_metadata_path(self) -> Path | None:
+        """Where a supervisor of this run left its aggregate (seed 001's
+        SUPERVISOR_METADATA_PATH), once one has."""
+        if RESEARCH_SUPERVISOR not in supervisor_sections(
+                self.data.get("supervisor_state") or {}):
+            return None
+        return tmp_json_path(self.root, SUPERVISOR_METADATA)
 
     def runner(self, name: str | None) -> Runner:
         """The configured runner of that name (one instance per run)."""
@@ -185,7 +198,8 @@ class Run:
         left in the repository and what was done; field what) (plus `log` lines from the CLI)
         and, for the
         coordination tiers, classification, classification_mismatch, supervisor (status
-        running | done) and iteration (status running | done | halted, with halt_reason)."""
+        running | done; `tier` implementation or testing for those tiers) and iteration
+        (status running | done | halted, with halt_reason)."""
         if self.events is not None:
             wid = fields.pop("workflow_id", None) or (
                 self.store.workflow_id if self.store else None)  # given: before the store
@@ -259,6 +273,13 @@ class Run:
             values["CONTINUATION_CONTEXT"] = it.get("continuation_context")
             values["WORK_REMAINING"] = it.get("work_remaining")
             values["HALT_REASON"] = it.get("halt_reason")
+        values["SUPERVISOR_METADATA_PATH"] = self.supervisor_metadata_path()
+        tests = [st for sid, st in self.steps.items()
+                 if sid.startswith("test.") and "exit_code" in st]
+        if tests:  # seed 000's test state: append_workflow_state "TEST_EXIT_CODE" …
+            values["TEST_EXIT_CODE"] = tests[-1]["exit_code"]
+        values["TESTS_PASSING"] = d.get("tests_passing")
+        values["DEBUG_REPORT"] = d.get("debug_report_path")
         values["COMPLETED_STATES_COUNT"] = len(sm.completed)
         for i, s in enumerate(sm.completed):
             values[f"COMPLETED_STATE_{i}"] = s.value

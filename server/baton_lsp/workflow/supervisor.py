@@ -15,12 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from ..runs import confine
+from ..runs.places import tmp_json_path
+from ..runs.record import RESEARCH_SUPERVISOR, nest_supervisor_state, supervisor_sections
 
 SUMMARY_HEADINGS = re.compile(r"^(executive summary|summary|overview|abstract|tl;?dr)\b", re.I)
 FINDINGS_HEADINGS = re.compile(r"^(key findings|findings|results|recommendations?)\b", re.I)
 MAX_FINDINGS = 5
 MAX_FINDING = 120
 MAX_SUMMARY = 400
+SUPERVISOR_METADATA = "supervisor_metadata"
+"""`.claude/tmp/supervisor_metadata.json`: seed 001's SUPERVISOR_COMPLETE payload, named by
+SUPERVISOR_METADATA_PATH."""
 MAX_REPORT = 1 << 24
 """Bytes of a report read for its metadata at most."""
 _META_BULLET = re.compile(r"^\s*[-*]\s+\*\*([^*]+)\*\*:\s*(.+)$")
@@ -100,8 +105,11 @@ def extract_metadata(path: Path) -> dict[str, Any]:
 def supervisor_section(*, supervisor_id: str, mode: str, at: str,
                        workers: list[dict[str, Any]], total_ms: int | None = None
                        ) -> dict[str, Any]:
-    """The supervisor checkpoint: workers and the aggregate the supervisor passes up.
-    `total_ms` when the workers' own durations are unknown (an agent ran them)."""
+    """The supervisor checkpoint: workers and the aggregate the supervisor passes up, in
+    seed 001's shape (`worker_status`, `aggregated_metadata.topics_researched`; the count
+    also at the top, SUPERVISOR_COMPLETE's place, for `.research_supervisor.topics_researched`)
+    with the real SUPERVISOR_CHECKPOINT.json's `reports_count` beside it. `total_ms` when the
+    workers' own durations are unknown (an agent ran them)."""
     done = [w for w in workers if w.get("status") == "completed"]
     key_findings: list[str] = []
     for w in done:
@@ -118,15 +126,60 @@ def supervisor_section(*, supervisor_id: str, mode: str, at: str,
                     counts.get("total_" + k.removesuffix("_count"), 0) + v
     return {
         "supervisor_id": supervisor_id, "supervisor_name": f"research-{mode}", "mode": mode,
-        "timestamp": at, "worker_count": len(workers), "workers": workers,
+        "timestamp": at, "worker_count": len(workers),
+        "worker_status": [str(w.get("status")) for w in workers], "workers": workers,
+        "topics_researched": len(done),
         "aggregated_metadata": {
-            "reports_count": len(done), "reports_created": [w["output_path"] for w in done],
+            "topics_researched": len(done), "reports_count": len(done),
+            "reports_created": [w["output_path"] for w in done],
             "reports_failed": [w["output_path"] for w in workers if w not in done],
             "summary": _clip(summary, 1200), "key_findings": key_findings[:10],
             "total_duration_ms": total_ms if total_ms is not None else sum(
                 int(w.get("duration_ms") or 0) for w in workers),
             "context_tokens": sum(int(w.get("context_tokens") or 0) for w in done),
             **counts}}
+
+
+def write_json(root: Path, path: Path, data: dict[str, Any]) -> None:
+    """One JSON file the bash side reads, written atomically inside the workspace."""
+    confine.write_atomic(root, path,
+                         (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+
+
+def record_section(root: Path, data: dict[str, Any], tier: str, section: dict[str, Any]
+                   ) -> None:
+    """A supervisor tier's section: `supervisor_state.<tier>` in the checkpoint `data`, and
+    `.claude/tmp/<tier>.json`, where the seeds' `load_json_checkpoint "<tier>"` reads it.
+    Other tiers' sections are kept (an old record's flat research section is nested)."""
+    nest_supervisor_state(data)
+    state = data.get("supervisor_state")
+    if not isinstance(state, dict):
+        state = data["supervisor_state"] = {}
+    state[tier] = section
+    write_json(root, tmp_json_path(root, tier), section)
+
+
+def handoff(section: dict[str, Any]) -> dict[str, Any]:
+    """What the research supervisor returns to the orchestrator (seed 001's
+    `SUPERVISOR_COMPLETE: {supervisor_id, topics_researched, reports_created, summary,
+    key_findings}`): the aggregate, never the reports."""
+    agg = section.get("aggregated_metadata") or {}
+    return {"supervisor_id": section.get("supervisor_id"), **{k: agg.get(k) for k in (
+        "topics_researched", "reports_created", "summary", "key_findings")}}
+
+
+def publish_research(root: Path, section: dict[str, Any]) -> None:
+    """The research aggregate where SUPERVISOR_METADATA_PATH points."""
+    write_json(root, tmp_json_path(root, SUPERVISOR_METADATA), handoff(section))
+
+
+def republish(root: Path, data: dict[str, Any]) -> None:
+    """A resumed run's supervisor files as its checkpoint has them: they have one name per
+    workspace (the seeds'), and another workflow may have written its own since."""
+    for tier, section in supervisor_sections(data.get("supervisor_state") or {}).items():
+        write_json(root, tmp_json_path(root, tier), section)
+        if tier == RESEARCH_SUPERVISOR:
+            publish_research(root, section)
 
 
 def check_invocation_plan(count: str | None, invocations: str | None, topics: list[str],

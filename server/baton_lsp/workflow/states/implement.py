@@ -18,6 +18,9 @@ from ...model.plan import FINISHED, STARTED
 from ...model.states import State
 from ...parse.plan_marks import mark_phase
 from ...runs.digest import sha256_file
+from ...runs.record import IMPLEMENTATION_SUPERVISOR
+from ...runs.records import utc_now
+from .. import supervisor, tiers
 from ..agent_step import StepSpec, agent_step, unrecorded_work
 from ..failures import PERMANENT, TRANSIENT, Cancelled, LoopDone, StepFailure, reraise_cancel, worst
 from ..isolation import Isolation, PhaseTree, PlanEdit
@@ -79,6 +82,19 @@ async def implement(run: Run) -> None:
         with contextlib.suppress(LoopDone):
             await implement_iterations(run, plan_path, todo)
         return
+    # the phases this workflow runs or ran (not those the plan had done before it)
+    mine = [pid for pid in graph.order
+            if pid not in done_in_plan or f"implement.phase-{pid}" in run.steps]
+    decision = tiers.implementation_decision(plan, run.plans.phase_texts(plan_path), mine)
+    supervised = bool(decision["hierarchical"])
+    diffs: dict[str, list[str]] = {}  # a phase commit's files, asked of git once
+    if supervised:
+        run.say(f"implement: {decision['domain_count']} domain(s) "
+                f"({', '.join(decision['tracks']) or 'none'}), complexity "
+                f"{decision['complexity']} ({decision['complexity_source']}): through the "
+                "implementation supervisor")
+        run.emit("supervisor", tier="implementation", mode="supervisor", workers=len(mine),
+                 status="running")
     summaries = Path(paths["summaries_dir"])
     sem = asyncio.Semaphore(run.settings.max_parallel)
     topic = Path(paths["topic_dir"])  # an isolated agent reads the plan, writes its summary
@@ -114,7 +130,8 @@ async def implement(run: Run) -> None:
                 sid, State.IMPLEMENT, "implement", summary_of(pid), extra, inputs,
                 timeout=run.settings.implement_timeout, saved_as=f"phase {pid} complete",
                 fields=fields, cwd=tree.cwd if tree else None,
-                extra_dirs=extra_dirs if tree else ()))
+                extra_dirs=extra_dirs if tree else (),
+                metadata=phase_metadata if supervised else None))
         if reader is not None and tree is None:
             # after the checkpoint that records the phase done: a kill in between leaves a
             # done phase reading [IN PROGRESS], which the resume marks (never the reverse)
@@ -152,6 +169,8 @@ async def implement(run: Run) -> None:
                 "phases": [phase_number(p) for p in todo], "status": "failed" if failures
                 else "complete", "duration_ms": int((time.monotonic() - start) * 1000),
                 "parallel": len(todo) > 1}
+            if supervised:
+                implementation_checkpoint(run, iso, decision, mine, graph.titles, diffs)
             if failures:
                 raise wave_failure(w, failures)
     finally:
@@ -166,6 +185,50 @@ async def implement(run: Run) -> None:
                     f"Baton-Workflow: {run.workflow_id}\n")):
                 run.save("plan markers committed")
     ws["current_wave"] = total
+    if supervised and not waves:  # nothing left to run: the record still says what ran
+        implementation_checkpoint(run, iso, decision, mine, graph.titles, diffs)
+
+
+def implementation_checkpoint(run: Run, iso: Isolation | None, decision: dict[str, Any],
+                              order: list[str], titles: dict[str, str],
+                              diffs: dict[str, list[str]]) -> None:
+    """The implementation supervisor's section after each wave: tracks by domain, each
+    phase's summary as metadata, the files each phase changed (its commit, when it ran in
+    its own worktree) and the time the waves saved."""
+    modified: dict[str, list[str]] = {}
+    for pid in order:
+        record = (run.steps.get(f"implement.phase-{pid}") or {}).get("git") or {}
+        base, commit = str(record.get("base") or ""), str(record.get("commit") or "")
+        if iso is None or not base or not commit:
+            continue
+        if commit not in diffs:
+            out = iso.repo.run("diff", "--name-only", "-z", base, commit, check=False)
+            if out.returncode != 0:
+                continue
+            diffs[commit] = sorted(p for p in out.stdout.split("\0") if p)
+        modified[pid] = diffs[commit]
+    results = run.data["workflow_state"].get("wave_results") or {}
+    section = tiers.implementation_section(
+        supervisor_id=f"implementation_supervisor_{run.workflow_id}", at=utc_now(),
+        decision=decision, steps=run.steps, titles=titles, order=order,
+        wall_ms=sum(int(r.get("duration_ms") or 0) for r in results.values()),
+        modified=modified)
+    supervisor.record_section(run.root, run.data, IMPLEMENTATION_SUPERVISOR, section)
+    agg = section["aggregated_metadata"]
+    run.say(f"implementation supervisor: {len(agg['phases_completed'])}/"
+            f"{section['worker_count']} phases, tracks "
+            + ", ".join(f"{d} {t['status']}" for d, t in section["tracks"].items())
+            + f"; {agg['context_tokens']} tokens of metadata passed up")
+    run.emit("supervisor", tier="implementation", mode="supervisor",
+             workers=section["worker_count"], status="done",
+             completed=len(agg["phases_completed"]), context_tokens=agg["context_tokens"])
+    run.save("implementation supervisor aggregated")
+
+
+def phase_metadata(summary: Path) -> dict[str, Any]:
+    """What the implementation supervisor passes up for a phase: its summary's metadata
+    (`supervisor.extract_metadata`, as for a research report), the empty parts left out."""
+    return {k: v for k, v in supervisor.extract_metadata(summary).items() if v not in ("", [])}
 
 
 def _wave_key(item: tuple[str, Any]) -> tuple[int, str]:

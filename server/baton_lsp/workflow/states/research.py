@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ...model.states import State
-from ...runs import confine
 from ...runs.digest import sha256_file
+from ...runs.record import RESEARCH_SUPERVISOR
 from ...runs.records import utc_now
 from .. import accounting, supervisor
 from ..agent_step import StepSpec, agent_step
@@ -136,7 +136,8 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
 
 def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
                           index: dict[str, int], failures: list[StepFailure]) -> None:
-    """The supervisor section of the checkpoint (and the real layout's
+    """The supervisor section of the checkpoint (`supervisor_state.research_supervisor`,
+    also the seeds' `.claude/tmp/research_supervisor.json` and the real layout's
     `reports/SUPERVISOR_CHECKPOINT.json`): per worker its status, duration and metadata,
     and the aggregate passed up."""
     steps = run.steps
@@ -161,11 +162,13 @@ def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
         supervisor_id=f"research_supervisor_{run.workflow_id}", mode=mode,
         at=utc_now(), workers=workers,
         total_ms=own.get("duration_ms") if own else None)
-    run.data["supervisor_state"] = section
-    target = Path(run.paths["reports_dir"]) / "SUPERVISOR_CHECKPOINT.json"
-    confine.write_atomic(run.root, target,
-                         (json.dumps(section, indent=2, ensure_ascii=False) + "\n").encode())
+    supervisor.record_section(run.root, run.data, RESEARCH_SUPERVISOR, section)
+    # the seeds' supervisor-to-orchestrator hand-off: SUPERVISOR_COMPLETE's payload,
+    # named by SUPERVISOR_METADATA_PATH in the state file and every later agent's env
+    supervisor.publish_research(run.root, section)
     agg = section["aggregated_metadata"]
+    target = Path(run.paths["reports_dir"]) / "SUPERVISOR_CHECKPOINT.json"
+    supervisor.write_json(run.root, target, section)
     run.say(f"research supervisor: {agg['reports_count']}/{section['worker_count']} "
             f"workers completed; {agg['context_tokens']} tokens of metadata passed up")
     run.emit("supervisor", mode=mode, workers=section["worker_count"], status="done",

@@ -8,9 +8,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ...model.states import Scope, State
 from ...runs import confine
+from ...runs.record import IMPLEMENTATION_SUPERVISOR, TESTING_SUPERVISOR, supervisor_sections
+from ...runs.records import utc_now
+from .. import accounting, supervisor, tiers
 from ..failures import PERMANENT, Cancelled, StepFailure
 from ..process import run_process
 from ..run import Run
@@ -62,6 +66,13 @@ async def test(run: Run) -> None:
         run.say(f"[{sid}] tests already passed; skipped")
         return
     log_path = Path(run.paths["debug_dir"]) / f"test_output_{it + 1}.log"
+    inventory = tiers.test_inventory(run.root)  # the generation stage: what is there to run
+    decision = tiers.testing_decision(inventory)
+    if decision["hierarchical"]:
+        run.say(f"test: {inventory['total_tests']} test(s) of {len(inventory['test_types'])} "
+                f"type(s) ({', '.join(inventory['test_types'])}): through the testing "
+                "supervisor")
+        run.emit("supervisor", tier="testing", mode="supervisor", workers=3, status="running")
     lines: list[str] = []
     env = dict(os.environ)
     env.update(run.contract(sid, "test", log_path, {}))
@@ -92,6 +103,9 @@ async def test(run: Run) -> None:
                   "command": argv}
     run.say(f"test: {'passed' if passed else 'FAILED'} (exit {out.exit_code}"
             f"{', timed out' if out.timed_out else ''}); output in {log_path}")
+    if decision["hierarchical"]:
+        testing_checkpoint(run, sid, inventory, decision, log_path,
+                           "\n".join([*lines, out.stderr_tail]))
     if not passed:
         run.log_error(sid, "execution_error", f"tests failed (exit {out.exit_code})",
                       {"artifact_path": str(log_path), "exit_code": out.exit_code})
@@ -106,6 +120,36 @@ async def test(run: Run) -> None:
         raise StepFailure(sid, PERMANENT, f"tests still failing after {it} debug "
                           f"iteration(s); see {log_path}", "execution_error",
                           {"artifact_path": str(log_path)})
+
+
+def testing_checkpoint(run: Run, sid: str, inventory: dict[str, Any],
+                       decision: dict[str, Any], log_path: Path, output: str) -> None:
+    """The testing supervisor's section: generation → execution → validation, the test
+    metrics read from the output passed up in place of the log (accounted as the step's
+    context), and the test files the implementation supervisor's testing track changed."""
+    step = run.steps[sid]
+    metrics = tiers.test_metrics(output)
+    # what goes up: the counts, and coverage and failures only when the output had them
+    step["metadata"] = {k: v for k, v in metrics.items() if v is not None and v != []}
+    step["context"] = accounting.step_context("", step["metadata"], log_path)
+    run.baton["context"] = accounting.aggregate(run.steps)
+    impl = supervisor_sections(run.data.get("supervisor_state") or {}).get(
+        IMPLEMENTATION_SUPERVISOR) or {}
+    section = tiers.testing_section(
+        supervisor_id=f"testing_supervisor_{run.workflow_id}", at=utc_now(),
+        decision=decision, inventory=inventory, step_id=sid, exit_code=step["exit_code"],
+        passed=bool(step["passed"]), duration_ms=int(step["duration_ms"]),
+        output_path=str(log_path), metrics=metrics,
+        context_tokens=int(step["context"]["passed_tokens"]),
+        from_implementation=list(((impl.get("tracks") or {}).get("testing") or {}).get(
+            "files_modified") or []))
+    supervisor.record_section(run.root, run.data, TESTING_SUPERVISOR, section)
+    agg = section["aggregated_metadata"]
+    run.say(f"testing supervisor: {agg['total_tests']} test(s), {agg['passed']} passed, "
+            f"{agg['failed']} failed" + (f", coverage {agg['coverage_pct']}%"
+                                         if agg["coverage_pct"] is not None else ""))
+    run.emit("supervisor", tier="testing", mode="supervisor", workers=3, status="done",
+             completed=3, context_tokens=agg["context_tokens"])
 
 
 def tests_skipped(run: Run) -> bool:
