@@ -273,13 +273,16 @@ class Run:
             values["CONTINUATION_CONTEXT"] = it.get("continuation_context")
             values["WORK_REMAINING"] = it.get("work_remaining")
             values["HALT_REASON"] = it.get("halt_reason")
-        values["SUPERVISOR_METADATA_PATH"] = self.supervisor_metadata_path()
+        # The seeds' keys below are Baton's only once it knows them: until then a value an
+        # agent or bash block appended the seeds' way is the one there is, and is kept.
+        seed_keys = {"SUPERVISOR_METADATA_PATH": self.supervisor_metadata_path(),
+                     "TESTS_PASSING": d.get("tests_passing"),
+                     "DEBUG_REPORT": d.get("debug_report_path")}
+        values.update((k, v) for k, v in seed_keys.items() if v is not None)
         tests = [st for sid, st in self.steps.items()
                  if sid.startswith("test.") and "exit_code" in st]
         if tests:  # seed 000's test state: append_workflow_state "TEST_EXIT_CODE" …
             values["TEST_EXIT_CODE"] = tests[-1]["exit_code"]
-        values["TESTS_PASSING"] = d.get("tests_passing")
-        values["DEBUG_REPORT"] = d.get("debug_report_path")
         values["COMPLETED_STATES_COUNT"] = len(sm.completed)
         for i, s in enumerate(sm.completed):
             values[f"COMPLETED_STATE_{i}"] = s.value
