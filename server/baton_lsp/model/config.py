@@ -63,14 +63,17 @@ _S = TypeVar("_S", bound="Settings")
 _ADAPTERS: dict[type, Any] = {}
 
 
-def _plain(value: Any, as_json: bool) -> Any:
+def _plain(value: Any, as_json: bool, by_alias: bool) -> Any:
+    """What pydantic's `model_dump` gave: nested settings as dicts (keys kebab-case with
+    `by_alias`, as the files write them), enums as their values in JSON mode."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name), as_json)
+        return {(_kebab(f.name) if by_alias else f.name):
+                _plain(getattr(value, f.name), as_json, by_alias)
                 for f in dataclasses.fields(value)}
     if isinstance(value, (list, tuple)):
-        return [_plain(v, as_json) for v in value]
+        return [_plain(v, as_json, by_alias) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v, as_json) for k, v in value.items()}
+        return {k: _plain(v, as_json, by_alias) for k, v in value.items()}
     if as_json and isinstance(value, Enum):
         return value.value
     return value
@@ -115,8 +118,8 @@ class Settings:
         """The settings of a workspace that sets nothing."""
         return cls()
 
-    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
-        return _plain(self, mode == "json")  # type: ignore[no-any-return]
+    def model_dump(self, *, mode: str = "python", by_alias: bool = False) -> dict[str, Any]:
+        return _plain(self, mode == "json", by_alias)  # type: ignore[no-any-return]
 
     def model_copy(self: _S, *, update: dict[str, Any] | None = None) -> _S:
         return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
