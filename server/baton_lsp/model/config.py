@@ -464,10 +464,12 @@ class BatonConfig(Settings):
 
     def __post_init__(self) -> None:
         """ShellCheck codes normalised and checked, convention names checked (pydantic
-        reports a ValueError raised here with the message as is)."""
+        reports a ValueError raised here with the message as is); severities as `Severity`
+        also where Python code builds the settings (`BatonConfig(severity={...: "error"})`)."""
         if not isinstance(self.shellcheck_checks, list) or not isinstance(self.conventions,
                                                                           dict):
             return  # pydantic refuses the type itself
+        self.severity = {code: Severity(level) for code, level in self.severity.items()}
         out = [v.strip().lower() if v.strip().lower() in ("default", "all")
                else v.strip().upper() for v in self.shellcheck_checks]
         bad = [v for v in out if v not in ("default", "all") and not re.fullmatch(r"SC\d{4}", v)]
