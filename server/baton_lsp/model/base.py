@@ -78,6 +78,7 @@ class Model:
     run records, configuration) use pydantic, imported when such a file is read."""
 
     __slots__ = ("__dict__", "_fields_set")
+    _fields_set: frozenset[str]
 
     model_config: ClassVar[dict[str, Any]] = {}
     model_fields: ClassVar[dict[str, FieldSpec]] = {}
@@ -105,7 +106,7 @@ class Model:
         cls._frozen = bool(cls.model_config.get("frozen", False))
         cls._hints = None
         if cls._frozen:
-            cls.__hash__ = Model._frozen_hash  # type: ignore[method-assign]
+            cls.__hash__ = Model._frozen_hash  # type: ignore[assignment,method-assign]
 
     def __init__(self, **data: Any) -> None:
         fields = self.model_fields
@@ -157,7 +158,7 @@ class Model:
 
     @property
     def model_fields_set(self) -> frozenset[str]:
-        return self._fields_set  # type: ignore[no-any-return]
+        return self._fields_set
 
     def model_dump(self, *, mode: str = "python", exclude_none: bool = False,
                    exclude_unset: bool = False,
@@ -298,7 +299,7 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
         accepted = _SCALARS.get(tp)
         if accepted is not None:
             if isinstance(value, accepted) and (tp is bool or not isinstance(value, bool)):
-                return float(value) if tp is float else value
+                return float(value) if tp is float else value  # type: ignore[arg-type]
             raise RecordError(f"{where}: expected {tp.__name__}, got {type(value).__name__}")
         if isinstance(value, tp):
             return value

@@ -91,10 +91,11 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
 
     `overrides` are the CLI's own flags (`--select`, `--ignore`, `--shellcheck`), already
     checked by its argument parser: put over each workspace's configuration unvalidated
-    (`load_config`'s `flags`). `jobs` is the number of worker processes (None: one per core once there are enough
-    files to pay for starting them; 1: in this process). With `cache`, files whose stored
-    results still hold are not checked again (looked up here, before any worker starts),
-    what was checked is stored and saved, and `reads` tells what the check read."""
+    (`load_config`'s `flags`). `jobs` is the number of worker processes (None: one per core
+    once there are enough files to pay for starting them; 1: in this process). With
+    `cache`, files whose stored results still hold are not checked again (looked up here,
+    before any worker starts), what was checked is stored and saved, and `reads` tells what
+    the check read."""
     started = time.time_ns()
     result = CheckResult()
     with recording_looks() as looked:
