@@ -1,11 +1,13 @@
-"""A workspace that configures nothing gets `BatonConfig.defaults()`, built without validators.
+"""A workspace that configures nothing gets `BatonConfig.defaults()`, built without pydantic.
 
 Equal to a validated `BatonConfig()` field for field, nested settings included, and a check of
-such a tree builds no validator of the configuration's models (most trees have no
-`[tool.baton]`; building those validators was a measurable part of a small tree's check)."""
+such a tree (with the CLI's own flags too) never imports pydantic: importing it cost a small
+tree's cold check more than its rules. A configuration file is still validated by it."""
 
 from __future__ import annotations
 
+import ast
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,26 +21,57 @@ def test_defaults_equal_a_validated_empty_configuration() -> None:
     assert built == validated
     assert built.model_dump() == validated.model_dump()
     assert built.workflow.claude == WorkflowSettings.model_validate({}).claude
-    assert built.model_fields_set == validated.model_fields_set == set()
     # A setting still goes through validation, nested defaults and all.
     tuned = BatonConfig.model_validate({"workflow": {"timeout": 5}})
     assert tuned.workflow.timeout == 5 and tuned.workflow.codex == validated.workflow.codex
 
 
-def test_an_unconfigured_tree_builds_no_configuration_validator(tmp_path: Path) -> None:
-    (tmp_path / ".claude" / "agents").mkdir(parents=True)
-    (tmp_path / ".claude" / "agents" / "a.md").write_text(
-        "---\nname: a\ndescription: Reviews code.\n---\n\nReview the code.\n")
-    assert load_config(tmp_path) == BatonConfig()
-    probe = ("import sys\nfrom pydantic._internal._mock_val_ser import MockValSer\n"
-             "from baton_lsp.cli.main import main\n"
-             "from baton_lsp.model import config\n"
-             "code = main(['check', '--no-cache', sys.argv[1]])\n"
-             "print(sorted(n for n in ('BatonConfig', 'WorkflowSettings', 'ClaudeSettings') if "
-             "not isinstance(getattr(config, n).__pydantic_validator__, MockValSer)))\n")
-    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True,
+PROBE = """import sys
+from baton_lsp.cli.main import main
+code = main(['check', '--no-cache', '--format', 'json', *sys.argv[2:], sys.argv[1]])
+print(code, sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core')))
+"""
+
+
+def _check_imports(root: Path, *flags: str) -> tuple[str, list[str]]:
+    """`baton check` of `root` in a fresh interpreter: its exit code, the pydantic modules
+    it imported."""
+    out = subprocess.run([sys.executable, "-c", PROBE, str(root), *flags], capture_output=True,
                          text=True, check=False, timeout=300)
-    assert out.stdout.strip().splitlines()[-1:] == ["[]"], out.stdout + out.stderr
+    last = out.stdout.strip().splitlines()[-1:]
+    assert last, out.stdout + out.stderr
+    code, _, mods = last[0].partition(" ")
+    return code, ast.literal_eval(mods)
+
+
+def _tree(root: Path) -> Path:
+    (root / ".claude" / "agents").mkdir(parents=True)
+    (root / ".claude" / "agents" / "a.md").write_text(
+        "---\nname: a\ndescription: Reviews code.\n---\n\nReview the code.\n")
+    (root / ".claude" / "commands").mkdir()
+    (root / ".claude" / "commands" / "c.md").write_text(
+        "---\ndescription: Runs it.\n---\n\n```bash\necho $UNSET\n```\n")
+    return root
+
+
+def test_an_unconfigured_tree_is_checked_without_pydantic(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    assert load_config(root) == BatonConfig()
+    for flags in ((), ("--no-shellcheck",), ("--select", "BTN2", "--shellcheck", "all"),
+                  ("--ignore", "BTN1")):
+        code, imported = _check_imports(root, *flags)
+        assert code in ("0", "1") and imported == [], (flags, code, imported)
+
+
+def test_the_cli_flags_apply_as_a_later_file_would(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    (root / ".claude" / "baton.toml").write_text('shellcheck = true\nselect = ["BTN3"]\n')
+    flagged = load_config(root, flags={"shellcheck": "off", "ignore": ["BTN301"]})
+    merged = load_config(root, {"shellcheck": "off", "ignore": ["BTN301"]})
+    assert flagged == merged and flagged.shellcheck == "off" and flagged.select == ["BTN3"]
+    # A configured tree is validated, by pydantic, imported then.
+    code, imported = _check_imports(root, "--no-shellcheck")
+    assert code in ("0", "1") and "pydantic" in imported
 
 
 def test_a_bad_setting_is_still_refused(tmp_path: Path) -> None:
@@ -50,3 +83,15 @@ def test_a_bad_setting_is_still_refused(tmp_path: Path) -> None:
         assert "workflow.timeout" in str(exc)
     else:
         raise AssertionError("a negative timeout was accepted")
+
+
+def test_real_agents_and_commands_are_checked_without_pydantic(corpus: Path,
+                                                              tmp_path: Path) -> None:
+    """Real files of the shared corpus (its agents and commands, no checkpoint): the parse
+    records, the rules and the default configuration, none of them pydantic's."""
+    for kind in ("agents", "commands"):
+        (tmp_path / ".claude" / kind).mkdir(parents=True)
+        for src in sorted((corpus / ".claude" / kind).glob("*.md"))[:12]:
+            shutil.copyfile(src, tmp_path / ".claude" / kind / src.name)
+    code, imported = _check_imports(tmp_path, "--no-shellcheck")
+    assert code in ("0", "1") and imported == [], (code, imported)

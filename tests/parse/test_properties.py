@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
 
 from baton_lsp.model import BatonConfig, Kind, Plan, Range, Unreadable
+from baton_lsp.model.base import Model
 from baton_lsp.model.graph import build_graph
 from baton_lsp.parse import _parsers, parse_bytes, parse_text
 from baton_lsp.parse.frontmatter import parse_frontmatter
@@ -164,7 +164,7 @@ def _ranges(obj: Any, where: str = "doc") -> list[tuple[str, Range]]:
         path, value = stack.pop()
         if isinstance(value, Range):
             found.append((path, value))
-        elif isinstance(value, BaseModel):
+        elif isinstance(value, Model):
             for name in type(value).model_fields:
                 stack.append((f"{path}.{name}", getattr(value, name)))
         elif isinstance(value, (list, tuple)):
@@ -185,7 +185,7 @@ def assert_ranges_inside(obj: Any, text: str) -> None:
 
 
 def _dump(doc: Any) -> Any:
-    return doc.model_dump(mode="json") if isinstance(doc, BaseModel) else doc
+    return doc.model_dump(mode="json") if isinstance(doc, Model) else doc
 
 
 # -- parse_text / parse_bytes -----------------------------------------------------------

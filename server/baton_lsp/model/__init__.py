@@ -1,4 +1,4 @@
-"""Pydantic document model: every element carries a 0-based source `Range`.
+"""Document model: light `base.Model` records, each element with its 0-based `Range`.
 
 Names are loaded from their modules on first use (PEP 562): importing one light module of
 the package (`model.states`, `model.base`) must not build every document model, which is

@@ -130,5 +130,5 @@ class CommandFile(Model):
     line_count: int = 0
 
 
-# `task_blocks` refers to TaskBlock, defined below it: pydantic resolves it when the schema
-# is first built (defer_build), so no `model_rebuild()` here (it would build at import).
+# `task_blocks` refers to TaskBlock, defined below it: `Model.model_validate` resolves the
+# annotations (in this module's namespace) on first use, not at import.

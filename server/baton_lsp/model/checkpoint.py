@@ -15,9 +15,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from .base import Model
 from .states import (
     STATE_NAMES,
     STORED_TRANSITIONS,
@@ -37,10 +36,12 @@ class HaltReason(StrEnum):
     ERROR = "error"
 
 
-class _Open(Model):
-    """Keeps unknown keys so that load → migrate → write loses nothing."""
+class _Open(BaseModel):
+    """Keeps unknown keys so that load → migrate → write loses nothing. Pydantic, not the
+    light `base.Model`: checkpoints are untrusted JSON to validate (this module is imported
+    only when a checkpoint is read or written)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 # --- pieces of the 1.x layout ---------------------------------------------------------------

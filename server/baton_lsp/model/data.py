@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from pydantic import ConfigDict, model_validator
+from typing import Any, ClassVar
 
 from .base import Model, Range
 from .common import Link
@@ -54,7 +52,7 @@ class ErrorRecord(Model):
     the BTN4xx rules check and the language server follows. Older records lack `status`
     and the two fields after it."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config: ClassVar[dict[str, Any]] = {"frozen": True}
 
     timestamp: str | None = None
     environment: str | None = None
@@ -70,7 +68,10 @@ class ErrorRecord(Model):
     status_updated_at: str | None = None
     repair_plan_path: str | None = None
 
-    @model_validator(mode="before")
+    @classmethod
+    def model_validate(cls, obj: Any) -> ErrorRecord:
+        return super().model_validate(cls._lenient(obj))
+
     @classmethod
     def _lenient(cls, data: Any) -> Any:
         """Hand-edited and foreign lines vary: unknown keys are dropped, a scalar `stack`
@@ -109,7 +110,7 @@ class ErrorRecord(Model):
 class LoggedError(Model):
     """An `ErrorRecord` where it sits in the log: its 0-based line and that line's span."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config: ClassVar[dict[str, Any]] = {"frozen": True}
 
     line: int
     range: Range

@@ -48,9 +48,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# `TaskBlock`: `AgentFile.task_blocks` names it before its definition, and pydantic resolves
-# that reference in the module of the subclass that builds the schema, so it is here too.
-from .agent import AgentFile, CommandFile, TaskBlock  # noqa: F401
+from .agent import AgentFile, CommandFile
 from .base import Model, Range
 
 OPENCODE_DIR = ".opencode"

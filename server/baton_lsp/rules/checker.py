@@ -89,10 +89,13 @@ def check_paths(paths: list[Path], overrides: dict[str, Any] | None = None,
                 jobs: int | None = None, cache: ResultCache | None = None) -> CheckResult:
     """Check files and directories; raises PathError / ConfigError for unusable input.
 
-    `jobs` is the number of worker processes (None: one per core once there are enough
-    files to pay for starting them; 1: in this process). With `cache`, files whose stored
-    results still hold are not checked again (looked up here, before any worker starts),
-    what was checked is stored and saved, and `reads` tells what the check read."""
+    `overrides` are the CLI's own flags (`--select`, `--ignore`, `--shellcheck`), already
+    checked by its argument parser: put over each workspace's configuration unvalidated
+    (`load_config`'s `flags`). `jobs` is the number of worker processes (None: one per core
+    once there are enough files to pay for starting them; 1: in this process). With
+    `cache`, files whose stored results still hold are not checked again (looked up here,
+    before any worker starts), what was checked is stored and saved, and `reads` tells what
+    the check read."""
     started = time.time_ns()
     result = CheckResult()
     with recording_looks() as looked:
@@ -151,7 +154,7 @@ class _Indexes:
     def get(self, root: Path) -> WorkspaceIndex:
         key = norm(root)
         if key not in self.known:
-            self.known[key] = WorkspaceIndex(root, load_config(root, self.overrides))
+            self.known[key] = WorkspaceIndex(root, load_config(root, flags=self.overrides))
             self.result.workspaces.append(Path(key))
         return self.known[key]
 

@@ -15,16 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..model.base import Model
 from ..model.checkpoint import Checkpoint
 from . import confine
 from .checkpoint import format_validation_error
 
 
-class _Open(Model):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, defer_build=True)
 
 
 class PhaseGit(_Open):

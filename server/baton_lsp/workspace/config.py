@@ -8,8 +8,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..errors import ConfigError
 from ..model.config import BatonConfig
 from ..paths import look
@@ -62,8 +60,12 @@ def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> BatonConfig:
-    """Merge pyproject `[tool.baton]`, then `.claude/baton.toml`, then `overrides`."""
+def load_config(root: Path | None, overrides: dict[str, Any] | None = None,
+                flags: dict[str, Any] | None = None) -> BatonConfig:
+    """Merge pyproject `[tool.baton]`, then `.claude/baton.toml`, then `overrides` (an
+    editor's settings: validated like the files), then `flags`: settings the CLI's argument
+    parser already checked (`--select`, `--ignore`, `--shellcheck`), put over the result
+    without validation. A tree that configures nothing is checked without pydantic."""
     merged: dict[str, Any] = {}
     sources: list[Path] = []
     read: list[dict[str, Any]] = []
@@ -77,13 +79,31 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None) -> B
             raise ConfigError(f"{src}: [tool.baton] must be a table")
         merged = merge(merged, data)
     merged = merge(merged, overrides or {})  # editor/CLI overrides last
-    if not merged:
-        return BatonConfig.defaults()
+    config = _validated(merged, sources) if merged else BatonConfig.defaults()
+    if not flags:
+        return config
+    try:
+        return config.with_flags({k: v for k, v in flags.items() if v is not None})
+    except ValueError as exc:
+        raise ConfigError(f"command line: invalid baton configuration: {exc}") from None
+
+
+def _validated(merged: dict[str, Any], sources: list[Path]) -> BatonConfig:
+    from pydantic import ValidationError
+
     try:
         return BatonConfig.model_validate(merged)
     except ValidationError as exc:
         where = ", ".join(str(s) for s in sources) or "settings"
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(_problem(err) for err in exc.errors())
         raise ConfigError(f"{where}: invalid baton configuration: {problems}") from None
+
+
+def _problem(err: Any) -> str:
+    """One of pydantic's errors as the user reads it: the setting's path, then what is
+    wrong (a check of several settings names them in its message)."""
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "unexpected_keyword_argument":
+        msg = "not a Baton setting"
+    loc = ".".join(str(p) for p in err["loc"])
+    return f"{loc}: {msg}" if loc else msg
