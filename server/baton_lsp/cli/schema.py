@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
+from typing import Any, Literal, Protocol
 
 from ..model.checkpoint import Checkpoint, IterationCheckpoint, SupervisorCheckpoint
 from ..model.config import BatonConfig
 from ..model.frontmatter_schema import AgentFrontmatter, CommandFrontmatter
 
-SCHEMAS: dict[str, type[BaseModel]] = {
+
+class SchemaSource(Protocol):
+    """A model class that describes itself as JSON Schema (pydantic's, or the configuration's
+    dataclasses, which pydantic describes for it)."""
+
+    def model_json_schema(self, *, by_alias: bool = ...,
+                          mode: Literal["validation", "serialization"] = ...
+                          ) -> dict[str, Any]: ...
+
+
+SCHEMAS: dict[str, SchemaSource] = {
     "baton-config.schema.json": BatonConfig,
     "agent-frontmatter.schema.json": AgentFrontmatter,
     "command-frontmatter.schema.json": CommandFrontmatter,
 }
 
 
-def register(name: str, model: type[BaseModel]) -> None:
+def register(name: str, model: SchemaSource) -> None:
     """Later layers (checkpoints) add their models here."""
     SCHEMAS[name] = model
 
