@@ -19,8 +19,8 @@ from typing import Any
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
+from ..runs.barriers import BARRIER_FOUND
 from ..runs.confine import read_head
-from ..runs.diagnosis import BARRIER_FOUND
 from ..runs.digest import plan_edited
 from ..runs.places import checkpoints_root, errors_log_path, run_sources
 from .base import RuleContext, rule

@@ -27,6 +27,7 @@ from typing import Any
 from ..model.states import Scope
 from ..terminal import terminal_safe
 from . import confine
+from .barriers import BARRIER_FOUND
 from .checkpoint import CheckpointError
 from .places import checkpoints_root
 from .record import FailureRecord, RecordError, RunRecord, StepRecord, read_record
@@ -40,15 +41,6 @@ SCAN_LIMIT = 4096
 """Entries of that directory looked at, at most (a huge directory is not read whole)."""
 DEFAULT_STATE_RETRIES = 2
 """The seeds' "max 2 retries per state" (`state-retries` when the run recorded none)."""
-
-BARRIER_FOUND = {
-    "missing": "nothing at that path",
-    "empty": "an empty file (0 bytes)",
-    "elsewhere": "no file there; the agent wrote {reported} instead",
-    "outside": "the path resolves outside the workspace",
-    "not-a-file": "something that is not a regular file",
-}
-"""What a hard barrier found, by the barrier's failure kind (`error` in its context)."""
 
 EXPECTED: dict[str, tuple[str, ...]] = {
     "initialize": ("The workflow is classified and every artifact path pre-calculated",

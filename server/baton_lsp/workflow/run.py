@@ -17,7 +17,8 @@ from typing import Any
 
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.states import PHASE_STATES
-from ..runs.diagnosis import BARRIER_FOUND, diagnose, failure_record
+from ..runs.barriers import BARRIER_FOUND
+from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
 from ..runs.places import tmp_json_path
 from ..runs.record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_sections
