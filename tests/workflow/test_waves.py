@@ -3,6 +3,7 @@ waves (1 | 2,3,4 | 5,6 | 7 | 8), phases of a wave overlap, `max_parallel` bounds
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -21,7 +22,11 @@ def _intervals(ws: Workspace) -> dict[str, tuple[float, float]]:
 
 def test_the_seed_example_runs_in_five_waves(ws: Workspace) -> None:
     plan = ws.write_plan(SEED_PLAN)
-    ws.behave({"implement.*": {"sleep": 0.5}})
+    # each phase of a wave waits until its siblings have started (a phase left waiting fails
+    # the run): the waves' phases overlap however slow the machine, and no timing is read
+    waves = (("2", "3", "4"), ("5", "6"))
+    ws.behave({f"implement.phase-{p}": {"meet": [f"implement.phase-{q}" for q in wave]}
+               for wave in waves for p in wave})
     ws.baton("run", "Implement", "--scope", "implement-only", "--plan", str(plan),
              "--max-parallel", "4", check=True)
     cp = json.loads(sorted((ws.root / ".claude/data/checkpoints").glob("*/0*.json"))[-1]
@@ -29,17 +34,25 @@ def test_the_seed_example_runs_in_five_waves(ws: Workspace) -> None:
     assert cp["workflow_state"]["wave_structure"] == {
         "1": [1], "2": [2, 3, 4], "3": [5, 6], "4": [7], "5": [8]}
     iv = _intervals(ws)
-    # phases of one wave overlap; a wave starts only after the previous one ended
-    for a, b in (("2", "3"), ("3", "4"), ("5", "6")):
-        assert iv[a][0] < iv[b][1] and iv[b][0] < iv[a][1], (a, b, iv)
-    for before, after in (("1", "2"), ("4", "5"), ("6", "7"), ("7", "8")):
-        assert iv[after][0] >= iv[before][1]
-    # the waves together took less than the phases one after the other would: measured
-    # against the phases' own durations on this run, so a busy machine slows both sides
-    # (the precise figure is a benchmark); it catches serialised waves only
-    waves_ms = sum(w["duration_ms"] for w in cp["workflow_state"]["wave_results"].values())
-    phases_ms = sum(end - start for start, end in iv.values()) * 1000
-    assert 2500 <= waves_ms < phases_ms, (waves_ms, phases_ms)
+    # a wave starts only after every phase of the one before it ended (journal order); how
+    # much time the waves save is a benchmark's figure, not a test's
+    order = [["1"], ["2", "3", "4"], ["5", "6"], ["7"], ["8"]]
+    for earlier, later in itertools.pairwise(order):
+        for before in earlier:
+            for after in later:
+                assert iv[after][0] >= iv[before][1], (before, after, iv)
+
+
+def test_phases_run_one_after_another_never_meet(ws: Workspace) -> None:
+    """The check above can fail: with one phase at a time, a phase waiting for its sibling
+    to start waits in vain and fails the run."""
+    plan = ws.write_plan([[], [], []])
+    ws.behave({"implement.phase-1": {"meet": ["implement.phase-2"], "meet_within": 3}})
+    r = ws.baton("run", "Implement", "--scope", "implement-only", "--plan", str(plan),
+                 "--max-parallel", "1")
+    assert r.returncode != 0
+    assert "implement.phase-2 never started while implement.phase-1 ran" in \
+        r.stdout + r.stderr + json.dumps(ws.errors())
 
 
 def test_max_parallel_bounds_a_wave(ws: Workspace) -> None:

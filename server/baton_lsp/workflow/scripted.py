@@ -17,6 +17,8 @@ out of the workspace or hang the agent. A refused path ends the step with
 Failure injection (for tests and demos) comes from `BATON_SCRIPT_BEHAVIOUR` (a JSON file) or
 `<workspace>/.claude/baton-script.json`: `{"<step-id glob>": {...}}` with keys
 `sleep` (seconds), `exit` (code), `hang` (never returns), `stall` (prints once, then hangs),
+`meet` (step ids: wait until each has started, up to `meet_within` seconds (600), then fail:
+a test sees steps overlap without timing),
 `outlive` (keep working when the engine is gone: its stdout closed),
 `write` (`nothing` | `empty` | `elsewhere`), `fail_attempts` (fail transiently — a rate-limit
 message and exit 75 — on the first N attempts), `task_error` (`type - message`),
@@ -84,6 +86,17 @@ def behaviour(step: str, workspace: Path) -> dict:
             if isinstance(spec, dict) and fnmatch.fnmatchcase(step, pattern):
                 out.update(spec)
     return out
+
+
+def started(workspace: Path) -> set[str]:
+    """The steps the journal says have started."""
+    path = workspace / ".claude" / "tmp" / "scripted_runs.log"
+    try:
+        text = confine.read_bytes(workspace, path).decode("utf-8", errors="replace")
+    except OSError:
+        return set()
+    return {parts[1] for line in text.splitlines()
+            if len(parts := line.split()) >= 2 and parts[0] == "start"}
 
 
 def journal(workspace: Path, line: str) -> None:
@@ -451,6 +464,15 @@ def run() -> int:
         time.sleep(3600)
     if how.get("sleep"):
         time.sleep(float(how["sleep"]))
+    if how.get("meet"):  # hold until every sibling named has started: they overlap
+        others = {str(s) for s in how["meet"]} - {step}
+        deadline = time.monotonic() + float(how.get("meet_within", 600))
+        while not others <= started(workspace) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if missing := others - started(workspace):
+            say(f"TASK_ERROR: execution_error - {', '.join(sorted(missing))} never started "
+                f"while {step} ran")
+            return 1
     if how.get("until"):  # hold until a test says so: no test depends on the machine's speed
         gate, deadline = workspace / str(how["until"]), time.monotonic() + 600
         while not gate.exists() and time.monotonic() < deadline:
