@@ -67,6 +67,37 @@ _YAML_KEY = re.compile(r"""^\s+(["']?)(?P<key>[^\s"':#][^"':]*?)\1\s*:(?:\s|$)""
 """An indented `key:` (optionally quoted) of a front-matter block."""
 
 
+def hook_scripts(command: str) -> list[str]:
+    """The project scripts a hook command runs, as paths relative to the project directory
+    (where hook commands run), each once: `$CLAUDE_PROJECT_DIR/x.sh` or a relative path with
+    a directory before any `cd`; build output is left out (see `_SCRIPT`)."""
+    found: list[str] = []
+    cd = _CD.search(command)
+    cd_at = cd.start() if cd else len(command)
+    for m in itertools.islice(_SCRIPT.finditer(command), MAX_SCRIPTS):
+        rel = m["path"]
+        relative = m["var"] is None
+        if rel in found or (relative and "/" not in rel) \
+                or BUILT_DIRS.intersection(rel.split("/")[:-1]) \
+                or (relative and m.start() > cd_at):
+            continue
+        found.append(rel)
+    return found
+
+
+def command_hooks(hooks: Hooks) -> Iterator[tuple[str, tuple[str | int, ...], str]]:
+    """(event, path of the entry below `hooks`, command) of every command hook of a known
+    event."""
+    for event, i, group in _groups(hooks):
+        entries = group.get("hooks")
+        if not isinstance(entries, list):
+            continue
+        for j, hook in enumerate(entries):
+            command = hook.get("command") if isinstance(hook, dict) else None
+            if isinstance(command, str) and hook.get("type", "command") == "command":
+                yield event, (event, i, "hooks", j, "command"), command
+
+
 # -- where the hooks are -----------------------------------------------------------------
 
 
@@ -337,32 +368,14 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     if hooks is None or ctx.root is None:
         return
     root = os.path.normpath(ctx.root)
-    for event, i, group in _groups(hooks):
-        entries = group.get("hooks")
-        if not isinstance(entries, list):
-            continue
-        for j, hook in enumerate(entries):
-            command = hook.get("command") if isinstance(hook, dict) else None
-            if not isinstance(command, str) or hook.get("type", "command") != "command":
+    for event, where, command in command_hooks(hooks):
+        for rel in hook_scripts(command):
+            target = os.path.normpath(os.path.join(root, rel))
+            if not target.startswith(root + os.sep) or ctx.exists(target):
                 continue
-            seen: set[str] = set()
-            cd = _CD.search(command)
-            cd_at = cd.start() if cd else len(command)
-            for m in itertools.islice(_SCRIPT.finditer(command), MAX_SCRIPTS):
-                rel = m["path"]
-                relative = m["var"] is None
-                if rel in seen or (relative and "/" not in rel) \
-                        or BUILT_DIRS.intersection(rel.split("/")[:-1]) \
-                        or (relative and m.start() > cd_at):
-                    continue
-                seen.add(rel)
-                target = os.path.normpath(os.path.join(root, rel))
-                if not target.startswith(root + os.sep) or ctx.exists(target):
-                    continue
-                yield ctx.finding(hooks.part((event, i, "hooks", j, "command"), rel),
-                                  f"`{event}` hook runs `{rel}`, which does not exist in this "
-                                  "project: the hook fails or does nothing on every "
-                                  f"{event}")
+            yield ctx.finding(hooks.part(where, rel),
+                              f"`{event}` hook runs `{rel}`, which does not exist in this "
+                              f"project: the hook fails or does nothing on every {event}")
 
 
 @rule("BTN805", "hook-malformed-entry", Severity.ERROR, HOOKED, convention=CC)
