@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 from baton_lsp.model.base import Kind
@@ -290,3 +291,29 @@ def test_rules_scoped_by_a_key_claude_ignores_load_everywhere(tmp_path: Path) ->
     got = {rel: [f.code for f in _check(ws, f".claude/rules/{rel}", "BTN834")]
            for rel in ("database.md", "api.md", "tests.md")}
     assert got == {"database.md": ["BTN834"], "api.md": ["BTN834"], "tests.md": []}
+
+
+def test_imports_of_a_fifo_or_a_link_out_are_reported_unread(tmp_path: Path) -> None:
+    # the author's `.claude/CLAUDE.md` import list; one rule file a FIFO, one a link out
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "git-workflow.md").write_text("OUTSIDE_SECRET\n@deeper.md\n", encoding="utf-8")
+    ws = tmp_path / "ws"
+    _write(ws, {".claude/CLAUDE.md":
+                "# Project\n\n## Rules\n"
+                "- @rules/state-management.md - Task state patterns (specs/**)\n"
+                "- @rules/git-workflow.md - Commit conventions\n"
+                "- @rules/error-handling.md - Error recovery (.claude/**)\n",
+                ".claude/rules/error-handling.md": "Recover.\n"})
+    os.mkfifo(ws / ".claude/rules/state-management.md")
+    (ws / ".claude/rules/git-workflow.md").symlink_to(outside / "git-workflow.md")
+    got: list = []
+    worker = threading.Thread(target=lambda: got.extend(
+        _check(ws, ".claude/CLAUDE.md", "BTN83")), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "an import that is a FIFO made the check wait for a writer"
+    assert [(f.code, f.range.start_line + 1) for f in got] == [("BTN835", 4), ("BTN835", 5)]
+    assert "a FIFO" in got[0].message
+    assert str(outside / "git-workflow.md") in got[1].message
+    assert not any("OUTSIDE_SECRET" in f.message or "deeper" in f.message for f in got)
