@@ -25,6 +25,7 @@ from ..model.claude_settings import (
     HOOK_EVENTS,
     HOOK_TYPES,
     MATCHERLESS_EVENTS,
+    STRAY_HOOKS_FILE,
     TOO_DEEP,
     TOOL_EVENTS,
     WILDCARD_MATCHERS,
@@ -32,6 +33,7 @@ from ..model.claude_settings import (
 )
 from ..model.common import FrontmatterEntry
 from ..parse.jsonpos import Positions
+from ..workspace.discovery import PLUGIN_MANIFEST
 from .base import RuleContext, closest, rule
 
 CC = Convention.CLAUDE_CODE
@@ -496,6 +498,72 @@ def hook_matcher_rule_syntax(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
                           f"`{event}` matcher `{matcher}` is permission-rule syntax: Claude Code "
                           "matches it against the tool name only, so these hooks never run "
                           f"(match `{tool}` and put the pattern in each hook's `if`)")
+
+
+def _stray_hooks_file(ctx: RuleContext) -> bool:
+    """`.claude/hooks/hooks.json` of a project that is no plugin (neither the root nor
+    `.claude/` holds a `.claude-plugin/plugin.json` that could name it)."""
+    if ctx.root is None:
+        return False
+    rel = os.path.relpath(ctx.path, ctx.root).replace(os.sep, "/")
+    if rel != "/".join((".claude", *STRAY_HOOKS_FILE)):
+        return False
+    return not any(ctx.exists(base / PLUGIN_MANIFEST) for base in (ctx.root,
+                                                                    ctx.root / ".claude"))
+
+
+@rule("BTN812", "hooks-file-never-loaded", Severity.WARNING, SETTINGS, cross_file=True,
+      convention=CC)
+def hooks_file_never_loaded(doc: ClaudeSettings, ctx: RuleContext) -> Iterator[Finding]:
+    """Hooks written in `.claude/hooks/hooks.json` of a project: Claude Code never reads it.
+
+    `hooks/hooks.json` is a plugin's hooks file, read at a plugin's root (or where its
+    `plugin.json` `hooks` points; the 2.1.331 bundle's plugin loader joins the plugin root,
+    "hooks", "hooks.json"). A project's hooks are read from `.claude/settings.json` and
+    `.claude/settings.local.json` only, so hooks kept in `.claude/hooks/hooks.json` never run.
+    Not reported when the root or `.claude/` is a plugin (`.claude-plugin/plugin.json`).
+
+    Fix: move the `hooks` object into `.claude/settings.json`.
+
+    Reported:
+
+        ==> .claude/hooks/hooks.json <==
+        {
+          "hooks": {
+            "PreToolUse": [
+              {
+                "matcher": "Write|Edit",
+                "hooks": [{"type": "command", "command": "echo '{}'", "timeout": 5000}]
+              }
+            ]
+          }
+        }
+
+    Not reported:
+
+        ==> .claude-plugin/plugin.json <==
+        {"name": "forge", "hooks": "./.claude/hooks/hooks.json"}
+        ==> .claude/hooks/hooks.json <==
+        {
+          "hooks": {
+            "PreToolUse": [
+              {
+                "matcher": "Write|Edit",
+                "hooks": [{"type": "command", "command": "echo '{}'", "timeout": 5000}]
+              }
+            ]
+          }
+        }
+    """
+    hooks = doc.data.get("hooks") if doc.data is not None else None
+    if not isinstance(hooks, dict) or not hooks or not _stray_hooks_file(ctx):
+        return
+    pos = Positions("\n".join(ctx.lines))
+    events = ", ".join(f"`{e}`" for e in list(hooks)[:4]) + (" …" if len(hooks) > 4 else "")
+    yield ctx.finding(pos.key_range(("hooks",)) or Range.of_line(0),
+                      f"Claude Code never reads .claude/hooks/hooks.json (a plugin's hooks "
+                      f"file; a project's hooks live in .claude/settings.json): the {events} "
+                      "hooks here never run; move them into .claude/settings.json")
 
 
 # -- permissions ----------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ..model.claude_files import (
     PLUGIN_MANIFESTS,
     RULES_DIR,
 )
-from ..model.claude_settings import SETTINGS_FILES
+from ..model.claude_settings import SETTINGS_FILES, STRAY_HOOKS_FILE
 from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
@@ -363,7 +363,7 @@ def classify(rel: str, root: Path | None = None,
         return None
     if not in_claude:
         return None
-    if len(sub) == 1 and name in SETTINGS_FILES:
+    if (len(sub) == 1 and name in SETTINGS_FILES) or sub == STRAY_HOOKS_FILE:
         return Kind.SETTINGS
     if name.endswith(".jsonl") and "error" in name.lower():
         # not every JSON Lines log (`events.jsonl` has its own records), nor every file
