@@ -298,3 +298,52 @@ def test_a_projects_hooks_json_is_never_loaded(tmp_path: Path) -> None:
         '{"name": "forge", "hooks": "./.claude/hooks/hooks.json"}', encoding="utf-8")
     assert [f for f in check_file(WorkspaceIndex(tmp_path), path)
             if f.code.startswith("BTN8")] == []
+
+
+# -- a plugin's hooks/hooks.json --------------------------------------------------------------
+
+PLUGIN_HOOKS = """{
+  "description": "statusline hooks",
+  "hooks": {
+    "UserPromptSubmit": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "bash \\"${CLAUDE_PLUGIN_ROOT}/hooks/install.sh\\"",
+            "timeout": 5
+          },
+          {
+            "type": "command",
+            "command": "bash \\"${CLAUDE_PLUGIN_ROOT}/hooks/topic.sh\\"",
+            "timeout": 5
+          }
+        ]
+      }
+    ]
+  }
+}
+"""
+"""A public plugin's hooks (from its plan's "wire the hook" step)."""
+
+
+def test_a_plugins_hooks_file_is_checked_with_its_scripts(tmp_path: Path) -> None:
+    from baton_lsp.model.base import Kind
+
+    files = {".claude-plugin/plugin.json": '{"name": "fancy-statusline"}\n',
+             "hooks/hooks.json": PLUGIN_HOOKS,
+             "hooks/install.sh": "#!/bin/bash\nINPUT=$(cat)\necho 'Prompt denied: install "
+                                 "first'\nexit 1\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    index = WorkspaceIndex(tmp_path)
+    assert index.kind_of(tmp_path / "hooks/hooks.json") is Kind.SETTINGS
+    got = [f for f in check_file(index, tmp_path / "hooks/hooks.json")
+           if f.code.startswith("BTN8")]
+    assert sorted((f.code, f.range.start_line + 1) for f in got) == [
+        ("BTN804", 14), ("BTN810", 9)]
+    assert "hooks/topic.sh" in next(f.message for f in got if f.code == "BTN804")
+    # without a plugin manifest the folder is nobody's hooks file
+    (tmp_path / ".claude-plugin/plugin.json").unlink()
+    assert WorkspaceIndex(tmp_path).kind_of(tmp_path / "hooks/hooks.json") is None

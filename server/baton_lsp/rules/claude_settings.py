@@ -33,7 +33,7 @@ from ..model.claude_settings import (
 )
 from ..model.common import FrontmatterEntry
 from ..parse.jsonpos import Positions
-from ..workspace.discovery import PLUGIN_MANIFEST
+from ..workspace.discovery import PLUGIN_HOOKS, PLUGIN_MANIFEST
 from .base import RuleContext, closest, rule
 
 CC = Convention.CLAUDE_CODE
@@ -48,7 +48,8 @@ FIX_CUTOFF = 0.85
 
 _SCRIPT = re.compile(
     r"(?<![^\s'\"`;&|(=])"
-    r"(?P<var>\"?\$(?:\{CLAUDE_PROJECT_DIR(?::-[^}\s]*)?\}|CLAUDE_PROJECT_DIR\b)\"?/)?"
+    r"(?P<var>\"?\$(?:\{(?P<name>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)(?::-[^}\s]*)?\}"
+    r"|(?P<bare>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)\b)\"?/)?"
     r"(?P<path>(?:\./)?[\w.-]+(?:/[\w.-]+)*\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl))"
     r"(?=$|[\s'\"`;&|)<>])")
 """A script a hook command runs from the project: `$CLAUDE_PROJECT_DIR/...`,
@@ -69,16 +70,21 @@ _YAML_KEY = re.compile(r"""^\s+(["']?)(?P<key>[^\s"':#][^"':]*?)\1\s*:(?:\s|$)""
 """An indented `key:` (optionally quoted) of a front-matter block."""
 
 
-def hook_scripts(command: str) -> list[str]:
+def hook_scripts(command: str, plugin: bool = False) -> list[str]:
     """The project scripts a hook command runs, as paths relative to the project directory
     (where hook commands run), each once: `$CLAUDE_PROJECT_DIR/x.sh` or a relative path with
-    a directory before any `cd`; build output is left out (see `_SCRIPT`)."""
+    a directory before any `cd`; build output is left out (see `_SCRIPT`). In a plugin's
+    hooks file (`plugin`, checked with the plugin as workspace) `${CLAUDE_PLUGIN_ROOT}/x.sh`
+    too, and no relative path: a plugin's hooks run in the user's project."""
     found: list[str] = []
     cd = _CD.search(command)
     cd_at = cd.start() if cd else len(command)
     for m in itertools.islice(_SCRIPT.finditer(command), MAX_SCRIPTS):
         rel = m["path"]
         relative = m["var"] is None
+        if (m["name"] or m["bare"]) == ("CLAUDE_PROJECT_DIR" if plugin
+                                        else "CLAUDE_PLUGIN_ROOT") or (plugin and relative):
+            continue
         if rel in found or (relative and "/" not in rel) \
                 or BUILT_DIRS.intersection(rel.split("/")[:-1]) \
                 or (relative and m.start() > cd_at):
@@ -371,7 +377,7 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
         return
     root = os.path.normpath(ctx.root)
     for event, where, command in command_hooks(hooks):
-        for rel in hook_scripts(command):
+        for rel in hook_scripts(command, plugin_hooks_file(ctx)):
             target = os.path.normpath(os.path.join(root, rel))
             if not target.startswith(root + os.sep) or ctx.exists(target):
                 continue
@@ -498,6 +504,13 @@ def hook_matcher_rule_syntax(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
                           f"`{event}` matcher `{matcher}` is permission-rule syntax: Claude Code "
                           "matches it against the tool name only, so these hooks never run "
                           f"(match `{tool}` and put the pattern in each hook's `if`)")
+
+
+def plugin_hooks_file(ctx: RuleContext) -> bool:
+    """The file is a plugin's `hooks/hooks.json` (the workspace is the plugin)."""
+    if ctx.root is None:
+        return False
+    return os.path.relpath(ctx.path, ctx.root).replace(os.sep, "/") == PLUGIN_HOOKS
 
 
 def _stray_hooks_file(ctx: RuleContext) -> bool:

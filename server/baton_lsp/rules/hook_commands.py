@@ -23,7 +23,7 @@ from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.claude_settings import ClaudeSettings
 from ..runs.confine import read_head
 from .base import RuleContext, rule
-from .claude_settings import Hooks, command_hooks, hook_scripts, hooks_of
+from .claude_settings import Hooks, command_hooks, hook_scripts, hooks_of, plugin_hooks_file
 
 CC = Convention.CLAUDE_CODE
 HOOKED = (Kind.SETTINGS, Kind.AGENT, Kind.SKILL)
@@ -105,7 +105,7 @@ def hook_texts(doc: Any, ctx: RuleContext) -> list[HookText]:
     if hooks is not None:
         for event, where, command in command_hooks(hooks):
             found.append(HookText(event, where, command, None, None, command.splitlines()))
-            for rel in hook_scripts(command):
+            for rel in hook_scripts(command, plugin_hooks_file(ctx)):
                 lines = _read_script(ctx, rel)
                 if lines is not None and ctx.root is not None:
                     found.append(HookText(event, where, command, rel,

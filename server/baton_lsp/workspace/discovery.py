@@ -92,6 +92,8 @@ def opencode_root(directory: Path) -> bool:
 
 PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
 MARKETPLACE_MANIFEST = ".claude-plugin/marketplace.json"
+PLUGIN_HOOKS = "hooks/hooks.json"
+"""A plugin's hooks file, at its root: read as a settings file, so its hooks are checked."""
 PLUGIN_COMPONENTS = ("agents", "commands", "skills")
 """Component directories Claude Code discovers at a plugin's root (plugins reference)."""
 _MANIFEST_MAX = 1 << 20
@@ -385,6 +387,8 @@ def classify(rel: str, root: Path | None = None,
     sub = parts[1:] if in_claude else parts
     if not sub:
         return None
+    if plugin is not None and rel == PLUGIN_HOOKS:
+        return Kind.SETTINGS
     if (in_claude or len(parts) == 1) and unloaded(rel, root):
         return Kind.UNLOADED
     if plugin is not None and not in_claude and name.endswith(".md"):
@@ -527,6 +531,7 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
     tops = [".claude", OPENCODE_DIR, "specs", "docs", PLUGIN_DIR]
     layout = component_layout(root_str)
     if layout is not None:
+        tops.append(PLUGIN_HOOKS)
         for comp in PLUGIN_COMPONENTS:
             tops += [p for p in layout[comp] if p.split("/", 1)[0] not in tops]
     seen: set[str] = set()
