@@ -347,3 +347,46 @@ def test_a_plugins_hooks_file_is_checked_with_its_scripts(tmp_path: Path) -> Non
     # without a plugin manifest the folder is nobody's hooks file
     (tmp_path / ".claude-plugin/plugin.json").unlink()
     assert WorkspaceIndex(tmp_path).kind_of(tmp_path / "hooks/hooks.json") is None
+
+
+# -- BTN813 (rules/claude_settings.py) -------------------------------------------------------
+
+
+def test_bare_mcp_tool_names_and_lower_case_tools_in_a_matcher(tmp_path: Path) -> None:
+    # a public tree's settings: an energy check meant for MCP tools, named without prefix
+    settings = json.dumps({"hooks": {
+        "PreToolUse": [
+            {"matcher": "thinkdeep|morph|batch_edit|refactor|deep_research",
+             "hooks": [{"type": "command", "command": "echo checked"}]},
+            {"matcher": "bash|Edit", "hooks": [{"type": "command", "command": "echo b"}]},
+            {"matcher": "Edit|Write|MultiEdit", "hooks": [{"type": "command",
+                                                           "command": "echo ok"}]},
+            {"matcher": "mcp__github__.*|mcp__zen__thinkdeep",
+             "hooks": [{"type": "command", "command": "echo ok"}]}],
+        "PostToolUse": [{"matcher": ".*", "hooks": [{"type": "command", "command": "echo"}]}],
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command",
+                                                           "command": "echo"}]}],
+        "Notification": [{"matcher": "permission_prompt|idle_prompt",
+                          "hooks": [{"type": "command", "command": "echo"}]}]}}, indent=2)
+    path = tmp_path / ".claude/settings.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(settings, encoding="utf-8")
+    got = [f for f in check_file(WorkspaceIndex(tmp_path), path) if f.code == "BTN813"]
+    assert len(got) == 2
+    assert "`thinkdeep`" in got[0].message and "mcp__.*__thinkdeep" in got[0].message
+    assert "did you mean `Bash`?" in got[1].message and "`Edit`" not in got[1].message
+
+
+def test_a_plugin_commands_matcher_of_mcp_tools_without_their_prefix(tmp_path: Path) -> None:
+    # a public plugin's command front matter (cut): its own MCP server's tools, unprefixed
+    command = ("---\ndescription: Merge an approved pull request\nhooks:\n  PreToolUse:\n"
+               "    - matcher: \"ralph_hero__update_workflow_state|ralph_hero__advance_children\"\n"
+               "      hooks:\n        - type: command\n"
+               "          command: \"${CLAUDE_PLUGIN_ROOT}/hooks/scripts/merge-state-gate.sh\"\n"
+               "---\nMerge.\n")
+    path = tmp_path / ".claude/skills/merge/SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(command.replace("description:", "name: merge\ndescription:"),
+                    encoding="utf-8")
+    got = [f for f in check_file(WorkspaceIndex(tmp_path), path) if f.code == "BTN813"]
+    assert len(got) == 1 and got[0].range.start_line == 5  # the matcher line

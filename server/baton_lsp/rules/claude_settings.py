@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
+from ..model.claude_models import TOOL_INDEX
 from ..model.claude_permissions import file_rule_instead, rule_problem
 from ..model.claude_settings import (
     HOOK_EVENTS,
@@ -577,6 +578,76 @@ def hooks_file_never_loaded(doc: ClaudeSettings, ctx: RuleContext) -> Iterator[F
                       f"Claude Code never reads .claude/hooks/hooks.json (a plugin's hooks "
                       f"file; a project's hooks live in .claude/settings.json): the {events} "
                       "hooks here never run; move them into .claude/settings.json")
+
+
+_SIMPLE_MATCHER = re.compile(r"^[A-Za-z0-9_|]+$")
+"""A matcher Claude Code reads as a list of exact tool names (`Edit|Write`), not a regex."""
+_LOWER_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _bare_names(matcher: str) -> list[str]:
+    """The alternatives of an exact-name matcher that no tool can be named: lower-case names
+    (Claude Code's tools are `Bash`, `Edit`, …; an MCP tool is `mcp__server__tool`)."""
+    if not _SIMPLE_MATCHER.match(matcher):
+        return []
+    return [n for n in matcher.split("|") if _LOWER_NAME.match(n) and not n.startswith("mcp__")]
+
+
+@rule("BTN813", "hook-matcher-bare-tool-name", Severity.WARNING, HOOKED, convention=CC)
+def hook_matcher_bare_tool_name(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A tool hook's matcher names a tool without its MCP prefix (`thinkdeep`), or a built-in
+    tool in lower case: no tool has that name, so the hooks never run for it.
+
+    A matcher of letters, digits, `_` and `|` is a list of exact tool names (anything else is
+    a regex). Claude Code compares it with the tool's full name: `Bash`, `Edit`, or for an
+    MCP tool `mcp__<server>__<tool>` — the 2.1.331 bundle adds no short name for an MCP tool
+    (`hookMatcherFamilyNames` only for tools standing in for a built-in), so `thinkdeep` or
+    `github__create_issue` never equals `mcp__zen__thinkdeep`. Names are case-sensitive:
+    `bash` is not `Bash`.
+
+    Fix: write the full name (`mcp__zen__thinkdeep`), a regex over it (`mcp__.*__thinkdeep`),
+    or the built-in's exact name.
+
+    Reported:
+
+        ==> .claude/hooks/check_energy.sh <==
+        exit 0
+        ==> .claude/settings.json <==
+        {"hooks": {"PreToolUse": [{"matcher": "thinkdeep|morph|batch_edit|refactor",
+          "hooks": [{"type": "command", "command": "bash .claude/hooks/check_energy.sh"}]}]}}
+
+    Not reported:
+
+        ==> .claude/hooks/check_energy.sh <==
+        exit 0
+        ==> .claude/settings.json <==
+        {"hooks": {"PreToolUse": [{"matcher": "mcp__zen__thinkdeep|mcp__morph__.*|Edit",
+          "hooks": [{"type": "command", "command": "bash .claude/hooks/check_energy.sh"}]}]}}
+    """
+    hooks = hooks_of(doc, ctx)
+    if hooks is None:
+        return
+    builtin = {name.lower(): name for name in TOOL_INDEX}
+    for event, i, group in _groups(hooks):
+        matcher = group.get("matcher")
+        if event not in TOOL_EVENTS or not isinstance(matcher, str):
+            continue
+        names = _bare_names(matcher.strip())
+        if not names:
+            continue
+        parts: list[str] = []
+        bare = [n for n in names if n not in builtin]
+        if bare:
+            parts.append(f"{', '.join(f'`{n}`' for n in bare)}: an MCP tool is named "
+                         f"`mcp__<server>__<tool>` (match `mcp__.*__{bare[0]}`)")
+        cased = [n for n in names if n in builtin]
+        if cased:
+            parts.append(", ".join(f"`{n}` (did you mean `{builtin[n]}`?)" for n in cased)
+                         + ": names are case-sensitive")
+        what = "; ".join(parts)
+        yield ctx.finding(hooks.part((event, i, "matcher"), matcher),
+                          f"`{event}` matcher `{matcher}` names no tool Claude Code has, so "
+                          f"these hooks never run for them: {what}")
 
 
 # -- permissions ----------------------------------------------------------------------------
