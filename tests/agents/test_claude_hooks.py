@@ -160,3 +160,15 @@ def test_the_variables_guides_name_are_never_set(tmp_path: Path) -> None:
     ran, codes = _run(tmp_path, json.dumps(settings), write_then_report(str(notes), "x\n", "OK"))
     assert ran == {"stdin_has_path", "project_dir"}
     assert codes == {"BTN809"}
+
+
+def test_a_matcher_of_exact_names_is_case_sensitive(tmp_path: Path) -> None:
+    # BTN813: `write` and a bare name match no tool; `Write` does
+    settings = {"hooks": {"PreToolUse": [
+        {"matcher": "write|thinkdeep", "hooks": _hook("lower_case")},
+        {"matcher": "Write", "hooks": _hook("exact")}]}}
+    notes = tmp_path / "ws" / "notes.md"
+    ran, codes = _run(tmp_path, json.dumps(settings), write_then_report(str(notes), "x\n", "OK"))
+    assert notes.is_file()
+    assert ran == {"exact"}
+    assert codes == {"BTN813"}
