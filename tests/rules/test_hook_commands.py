@@ -390,3 +390,25 @@ def test_a_plugin_commands_matcher_of_mcp_tools_without_their_prefix(tmp_path: P
                     encoding="utf-8")
     got = [f for f in check_file(WorkspaceIndex(tmp_path), path) if f.code == "BTN813"]
     assert len(got) == 1 and got[0].range.start_line == 5  # the matcher line
+
+
+def test_scripts_run_from_the_git_top_level_are_read(tmp_path: Path) -> None:
+    # a public tree's hooks: scripts "set by Claude Code" variables, run by the git root
+    energy = ("#!/bin/bash\n# Read tool name from environment (set by Claude Code)\n"
+              "TOOL_NAME=\"${CLAUDE_TOOL_NAME:-unknown}\"\n"
+              "COMPLEX_TOOLS=\"thinkdeep|morph|batch_edit|refactor|deep_research\"\n"
+              "if [[ \"$TOOL_NAME\" =~ ($COMPLEX_TOOLS) ]]; then\n    echo heavy\nfi\n")
+    settings = json.dumps({"hooks": {
+        "PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command":
+            "bash \"$(git rev-parse --show-toplevel)/.claude/hooks/check_energy.sh\""}]}],
+        "PostToolUse": [{"matcher": ".*", "hooks": [{"type": "command", "command":
+            "bash \"$(git rev-parse --show-toplevel)/.claude/hooks/log_progress.sh\""}]}]}},
+        indent=2)
+    path = tmp_path / ".claude/settings.json"
+    (tmp_path / ".claude/hooks").mkdir(parents=True)
+    (tmp_path / ".claude/hooks/check_energy.sh").write_text(energy, encoding="utf-8")
+    path.write_text(settings, encoding="utf-8")
+    got = sorted((f.code, f.message.split("`")[3]) for f in
+                 check_file(WorkspaceIndex(tmp_path), path) if f.code in ("BTN804", "BTN809"))
+    assert got == [("BTN804", ".claude/hooks/log_progress.sh"),
+                   ("BTN809", ".claude/hooks/check_energy.sh")]

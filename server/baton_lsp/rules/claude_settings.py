@@ -50,11 +50,14 @@ FIX_CUTOFF = 0.85
 _SCRIPT = re.compile(
     r"(?<![^\s'\"`;&|(=])"
     r"(?P<var>\"?\$(?:\{(?P<name>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)(?::-[^}\s]*)?\}"
-    r"|(?P<bare>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)\b)\"?/)?"
+    r"|(?P<bare>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)\b|\(git rev-parse --show-toplevel\))"
+    r"\"?/)?"
     r"(?P<path>(?:\./)?[\w.-]+(?:/[\w.-]+)*\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl))"
     r"(?=$|[\s'\"`;&|)<>])")
 """A script a hook command runs from the project: `$CLAUDE_PROJECT_DIR/...`,
-`"${CLAUDE_PROJECT_DIR}"/...`, `${CLAUDE_PROJECT_DIR:-.}/...` or a relative path with a
+`"${CLAUDE_PROJECT_DIR}"/...`, `${CLAUDE_PROJECT_DIR:-.}/...`,
+`"$(git rev-parse --show-toplevel)/..."` (the repository's root), a plugin's
+`${CLAUDE_PLUGIN_ROOT}/...` (see `hook_scripts`) or a relative path with a
 directory (`.claude/hooks/x.sh`, `./scripts/x.py`). Hook commands run in the project
 directory. A bare `x.sh` may be on PATH, and `~/`, absolute and other-variable paths are
 outside what Baton reads."""
@@ -83,8 +86,8 @@ def hook_scripts(command: str, plugin: bool = False) -> list[str]:
     for m in itertools.islice(_SCRIPT.finditer(command), MAX_SCRIPTS):
         rel = m["path"]
         relative = m["var"] is None
-        if (m["name"] or m["bare"]) == ("CLAUDE_PROJECT_DIR" if plugin
-                                        else "CLAUDE_PLUGIN_ROOT") or (plugin and relative):
+        in_plugin = (m["name"] or m["bare"]) == "CLAUDE_PLUGIN_ROOT"
+        if in_plugin != plugin:
             continue
         if rel in found or (relative and "/" not in rel) \
                 or BUILT_DIRS.intersection(rel.split("/")[:-1]) \
