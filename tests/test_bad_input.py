@@ -214,9 +214,33 @@ ADVERSARIAL_LINES = [
 ]
 
 
+JSON_KINDS = {Kind.OPENCODE_CONFIG, Kind.SETTINGS, Kind.MCP_CONFIG, Kind.PLUGIN_MANIFEST}
+
+
+def _json_texts(kind: Kind, line: str) -> list[str]:
+    """The line as every string a JSON kind's rules read (paths, commands, env, hooks), so
+    their regexes see it: a file that is not JSON at all is refused before any of them."""
+    if kind is Kind.MCP_CONFIG:
+        server = {"command": line, "args": [line, "node", line], "env": {"K": line},
+                  "headers": {"Authorization": line}, "url": line}
+        return [json.dumps({"mcpServers": {"s": server, "t": {"type": "http", "url": line,
+                                                              "headers": {"X": line}}}})]
+    if kind is Kind.PLUGIN_MANIFEST:
+        return [json.dumps({"name": line, "commands": [line, "./" + line], "hooks": line,
+                            "skills": line, "plugins": [{"name": line, "source": line,
+                                                         "skills": [line]}]})]
+    if kind is Kind.SETTINGS:
+        hook = {"type": "command", "command": line}
+        return [json.dumps({"permissions": {"allow": [line], "deny": [line]},
+                            "hooks": {"PreToolUse": [{"matcher": line, "hooks": [hook]}],
+                                      "Stop": [{"matcher": line, "hooks": [hook]}]}})]
+    return []
+
+
 @pytest.mark.parametrize("kind", [Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.STATE,
                                   Kind.OPENCODE_AGENT, Kind.OPENCODE_COMMAND,
-                                  Kind.OPENCODE_CONFIG, Kind.SETTINGS], ids=str)
+                                  Kind.OPENCODE_CONFIG, Kind.SETTINGS, Kind.MCP_CONFIG,
+                                  Kind.MEMORY, Kind.PLUGIN_MANIFEST], ids=str)
 @pytest.mark.parametrize("line", ADVERSARIAL_LINES, ids=lambda line: repr(line[:14]))
 def test_adversarial_long_lines_do_not_backtrack(kind: Kind, line: str) -> None:
     assert len(line) < MAX_LINE_CHARS, "the line must be parsed, not blanked"
@@ -226,9 +250,17 @@ def test_adversarial_long_lines_do_not_backtrack(kind: Kind, line: str) -> None:
             Kind.OPENCODE_AGENT: "/ws/.opencode/agent/a.md",
             Kind.OPENCODE_COMMAND: "/ws/.opencode/commands/c.md",
             Kind.OPENCODE_CONFIG: "/ws/opencode.json",
-            Kind.SETTINGS: "/ws/.claude/settings.json"}[kind]
-    # In a phase body, in front matter and in a Task block, so every line regex sees it.
-    for text in (f"# P\n## Phase 1\n{line}\n", f"---\n{line}\n---\nTask {{\n{line}\n}}\n"):
+            Kind.SETTINGS: "/ws/.claude/settings.json",
+            Kind.MCP_CONFIG: "/ws/.mcp.json",
+            Kind.MEMORY: "/ws/CLAUDE.md",
+            Kind.PLUGIN_MANIFEST: "/ws/.claude-plugin/plugin.json"}[kind]
+    # In a phase body, in front matter and in a Task block, so every line regex sees it;
+    # a JSON kind's values too. A memory file's `@` imports read the line as a path.
+    texts = [f"# P\n## Phase 1\n{line}\n", f"---\n{line}\n---\nTask {{\n{line}\n}}\n",
+             *_json_texts(kind, line)]
+    if kind is Kind.MEMORY:
+        texts.append(f"# Project\nSee @{line} and @docs/{line}.md\n")
+    for text in texts:
         findings = within(WATCHDOG_SECONDS, check_text, kind, text, path, config=config)
         assert not [f for f in findings if f.code in INTERNAL], findings
 

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 from baton_lsp.model.base import Kind
@@ -290,3 +291,90 @@ def test_rules_scoped_by_a_key_claude_ignores_load_everywhere(tmp_path: Path) ->
     got = {rel: [f.code for f in _check(ws, f".claude/rules/{rel}", "BTN834")]
            for rel in ("database.md", "api.md", "tests.md")}
     assert got == {"database.md": ["BTN834"], "api.md": ["BTN834"], "tests.md": []}
+
+
+def test_imports_of_a_fifo_or_a_link_out_are_reported_unread(tmp_path: Path) -> None:
+    # the author's `.claude/CLAUDE.md` import list; one rule file a FIFO, one a link out
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "git-workflow.md").write_text("OUTSIDE_SECRET\n@deeper.md\n", encoding="utf-8")
+    ws = tmp_path / "ws"
+    _write(ws, {".claude/CLAUDE.md":
+                "# Project\n\n## Rules\n"
+                "- @rules/state-management.md - Task state patterns (specs/**)\n"
+                "- @rules/git-workflow.md - Commit conventions\n"
+                "- @rules/error-handling.md - Error recovery (.claude/**)\n",
+                ".claude/rules/error-handling.md": "Recover.\n"})
+    os.mkfifo(ws / ".claude/rules/state-management.md")
+    (ws / ".claude/rules/git-workflow.md").symlink_to(outside / "git-workflow.md")
+    got: list = []
+    worker = threading.Thread(target=lambda: got.extend(
+        _check(ws, ".claude/CLAUDE.md", "BTN83")), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "an import that is a FIFO made the check wait for a writer"
+    assert [(f.code, f.range.start_line + 1) for f in got] == [("BTN835", 4), ("BTN835", 5)]
+    assert "a FIFO" in got[0].message
+    assert str(outside / "git-workflow.md") in got[1].message
+    assert not any("OUTSIDE_SECRET" in f.message or "deeper" in f.message for f in got)
+
+
+ATHANOR_MCP = """{
+  "mcpServers": {
+    "athanor-agents": {
+      "type": "stdio",
+      "command": "python3",
+      "args": [
+        "scripts/mcp-athanor-agents.py"
+      ],
+      "env": {
+        "ATHANOR_AGENT_URL": "http://192.168.1.244:9000",
+        "ATHANOR_AGENT_API_TOKEN": "Zq3Vb8xNw1Kd0Lp-7RtYe5Gm2Hc9Fa4Ju6SiOoPlMnB"
+      }
+    },
+    "github": {
+      "type": "stdio",
+      "command": "npx",
+      "args": [
+        "@modelcontextprotocol/server-github"
+      ],
+      "env": {
+        "GITHUB_TOKEN": "os.environ/GITHUB_TOKEN"
+      }
+    }
+  }
+}
+"""
+"""A public tree's `.mcp.json` (its committed token replaced by one of the same shape)."""
+
+
+def test_mcp_committed_secret_and_litellm_syntax(tmp_path: Path) -> None:
+    _write(tmp_path, {".claude/settings.json": "{}\n", "scripts/mcp-athanor-agents.py": "\n",
+                      ".mcp.json": ATHANOR_MCP})
+    got = _check(tmp_path, ".mcp.json", "BTN82")
+    assert [(f.code, f.range.start_line + 1) for f in got] == [("BTN825", 11), ("BTN826", 21)]
+    assert "Zq3Vb8" not in got[0].message and "ATHANOR_AGENT_API_TOKEN" in got[0].message
+    fixed = ATHANOR_MCP.splitlines(keepends=True)
+    edit = got[1].fix.edits[0]
+    line = fixed[edit.range.start_line]
+    fixed[edit.range.start_line] = (line[:edit.range.start_char] + edit.new_text
+                                    + line[edit.range.end_char:])
+    assert json.loads("".join(fixed))["mcpServers"]["github"]["env"] == {
+        "GITHUB_TOKEN": "${GITHUB_TOKEN}"}
+
+
+def test_mcp_values_that_are_no_committed_secret(tmp_path: Path) -> None:
+    servers = {"a": {"command": "npx", "args": ["-y", "a-mcp"], "env": {
+        "API_KEY": "${API_KEY}", "GITHUB_TOKEN": "your_github_token_here",
+        "OPENAI_API_KEY": "sk-...", "KEY_FILE": "/etc/keys/service-account-2024.json",
+        "SECRET_NAME": "prod-db-password", "PORT": "8080",
+        "ANTHROPIC_API_KEY": "${ANTHROPIC_API_KEY:-sk-ant-placeholder}"}},
+        "b": {"type": "http", "url": "https://example.com/mcp", "headers": {
+            "Authorization": "Bearer ${API_TOKEN}", "X-Client": "claude-code-2024"}},
+        "c": {"command": "npx", "args": ["-y", "c-mcp"], "env": {
+            "SLACK_BOT": "xoxb-" + "1234567890-abcdefghijkl"}}}
+    _write(tmp_path, {".claude/settings.json": "{}\n",
+                      ".mcp.json": json.dumps({"mcpServers": servers}, indent=2)})
+    got = _check(tmp_path, ".mcp.json", "BTN82")
+    assert [f.code for f in got] == ["BTN825"]  # only the Slack token, by its format
+    assert "`SLACK_BOT`" in got[0].message and "xoxb" not in got[0].message

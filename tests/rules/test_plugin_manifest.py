@@ -152,3 +152,74 @@ def test_marketplace_errors_are_the_validators(tmp_path: Path) -> None:
     assert len(sources) == 1 and "(2 entries write their source this way)" in sources[0].message
     missing = [f for f in found if f.code == "BTN841"]
     assert len(missing) == 1 and "./plugins/team-security" in missing[0].message
+
+
+SKILLS_MARKETPLACE = """{
+\t"name": "anthropic-agent-skills",
+\t"owner": {
+\t\t"name": "Keith Lazuka",
+\t\t"email": "klazuka@anthropic.com"
+\t},
+\t"plugins": [
+\t\t{
+\t\t\t"name": "document-skills",
+\t\t\t"source": "./",
+\t\t\t"strict": false,
+\t\t\t"skills": [
+\t\t\t\t"./skills/xlsx",
+\t\t\t\t"./skills/docx"
+\t\t\t]
+\t\t},
+\t\t{
+\t\t\t"name": "outside",
+\t\t\t"source": "./../elsewhere",
+\t\t\t"strict": false,
+\t\t\t"skills": ["./skills/x"]
+\t\t}
+\t]
+}
+"""
+"""A public marketplace of manifest-less plugins (`strict: false`): each entry lists the
+skill folders it ships (cut to two; the second entry added to leave the workspace)."""
+
+
+def test_a_marketplaces_skills_are_discovered_and_their_links_checked(tmp_path: Path) -> None:
+    root = tmp_path / "skills-repo"
+    files = {
+        ".claude-plugin/marketplace.json": SKILLS_MARKETPLACE,
+        "skills/xlsx/SKILL.md": "---\nname: xlsx\ndescription: Spreadsheets\n---\n"
+                                "For editing, read [the guide](edtiing.md).\n",
+        "skills/xlsx/editing.md": "# Editing\n",
+        "skills/docx/SKILL.md": "---\nname: docx\ndescription: Documents\n---\n"
+                                "See [OOXML](ooxml.md).\n",
+        "skills/docx/ooxml.md": "# OOXML\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    (tmp_path / "elsewhere/skills/x").mkdir(parents=True)
+    (tmp_path / "elsewhere/skills/x/SKILL.md").write_text("[a](gone.md)\n", encoding="utf-8")
+    assert find_workspaces(root) == [root]
+    index = WorkspaceIndex(root, load_config(root))
+    kinds = {os.path.relpath(p, root): k for p, k in index.files().items()}
+    assert kinds["skills/xlsx/SKILL.md"] is Kind.SKILL
+    assert kinds["skills/docx/SKILL.md"] is Kind.SKILL
+    assert not any("elsewhere" in p for p in kinds)  # `./../elsewhere` is never walked
+    got = [f for f in check_file(index, root / "skills/xlsx/SKILL.md") if f.code == "BTN133"]
+    assert [(f.range.start_line + 1, "edtiing.md" in f.message) for f in got] == [(5, True)]
+    assert check_file(index, root / "skills/docx/SKILL.md") == []
+
+
+def test_a_plugin_skills_path_naming_one_skill_folder(tmp_path: Path) -> None:
+    # Claude Code reads `<path>/SKILL.md` when the path holds one, else `<path>/*/SKILL.md`
+    manifest = {"name": "cc-observer", "skills": ["./extra/semantic-search"]}
+    files = {".claude-plugin/plugin.json": json.dumps(manifest),
+             "extra/semantic-search/SKILL.md": "---\nname: semantic-search\ndescription: "
+                                               "Search\n---\nRead [the index](idx.md).\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    index = WorkspaceIndex(tmp_path, load_config(tmp_path))
+    assert index.kind_of(tmp_path / "extra/semantic-search/SKILL.md") is Kind.SKILL
+    got = [f.code for f in check_file(index, tmp_path / "extra/semantic-search/SKILL.md")]
+    assert got == ["BTN133"]

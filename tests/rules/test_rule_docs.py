@@ -38,6 +38,10 @@ def test_rule_examples(rule, tmp_path: Path) -> None:
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
+        for rel, to in case.links:
+            link = root / rel
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(to)
         index = WorkspaceIndex(root, load_config(root))  # a `.claude/baton.toml` applies
         last = root / case.files[-1][0]
         got = [f for f in check_file(index, last) if f.code == rule.code]

@@ -248,6 +248,7 @@ def test_a_plugin_is_a_workspace_and_its_components_are_found(tmp_path: Path) ->
         "cmds/ship.md": Kind.COMMAND, "skills/tdd/SKILL.md": Kind.SKILL,
         "docs/plans/refactor.md": Kind.PLAN,
         ".claude-plugin/plugin.json": Kind.PLUGIN_MANIFEST,  # checked by BTN840/BTN841
+        "hooks/hooks.json": Kind.SETTINGS,  # its hooks are checked as a settings file's
     }
     assert classify("agents/reviewer.md", root) is None  # without its layout: not a plugin's
     assert classify("agents/reviewer.md", root, plugin_layout(root)) is Kind.AGENT

@@ -17,6 +17,11 @@ from .base import Model, Range
 SETTINGS_FILES = ("settings.json", "settings.local.json")
 """The project's settings files, directly under `.claude/` (shared, then personal)."""
 
+STRAY_HOOKS_FILE = ("hooks", "hooks.json")
+"""`.claude/hooks/hooks.json`: a plugin's hooks file (`hooks/hooks.json` at a plugin root)
+written into a project's `.claude/`, where Claude Code never reads it. Read as a settings
+file so its hooks are checked and BTN812 can say it is never loaded."""
+
 HOOK_EVENTS = (
     "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
     "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop",

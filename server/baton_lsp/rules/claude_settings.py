@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
+from ..model.claude_models import TOOL_INDEX
 from ..model.claude_permissions import file_rule_instead, rule_problem
 from ..model.claude_settings import (
     HOOK_EVENTS,
     HOOK_TYPES,
     MATCHERLESS_EVENTS,
+    STRAY_HOOKS_FILE,
     TOO_DEEP,
     TOOL_EVENTS,
     WILDCARD_MATCHERS,
@@ -32,6 +34,7 @@ from ..model.claude_settings import (
 )
 from ..model.common import FrontmatterEntry
 from ..parse.jsonpos import Positions
+from ..workspace.discovery import PLUGIN_HOOKS, PLUGIN_MANIFEST
 from .base import RuleContext, closest, rule
 
 CC = Convention.CLAUDE_CODE
@@ -46,11 +49,15 @@ FIX_CUTOFF = 0.85
 
 _SCRIPT = re.compile(
     r"(?<![^\s'\"`;&|(=])"
-    r"(?P<var>\"?\$(?:\{CLAUDE_PROJECT_DIR(?::-[^}\s]*)?\}|CLAUDE_PROJECT_DIR\b)\"?/)?"
+    r"(?P<var>\"?\$(?:\{(?P<name>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)(?::-[^}\s]*)?\}"
+    r"|(?P<bare>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)\b|\(git rev-parse --show-toplevel\))"
+    r"\"?/)?"
     r"(?P<path>(?:\./)?[\w.-]+(?:/[\w.-]+)*\.(?:sh|bash|zsh|py|js|mjs|cjs|ts|rb|pl))"
     r"(?=$|[\s'\"`;&|)<>])")
 """A script a hook command runs from the project: `$CLAUDE_PROJECT_DIR/...`,
-`"${CLAUDE_PROJECT_DIR}"/...`, `${CLAUDE_PROJECT_DIR:-.}/...` or a relative path with a
+`"${CLAUDE_PROJECT_DIR}"/...`, `${CLAUDE_PROJECT_DIR:-.}/...`,
+`"$(git rev-parse --show-toplevel)/..."` (the repository's root), a plugin's
+`${CLAUDE_PLUGIN_ROOT}/...` (see `hook_scripts`) or a relative path with a
 directory (`.claude/hooks/x.sh`, `./scripts/x.py`). Hook commands run in the project
 directory. A bare `x.sh` may be on PATH, and `~/`, absolute and other-variable paths are
 outside what Baton reads."""
@@ -65,6 +72,42 @@ a build makes, which a repository does not commit."""
 
 _YAML_KEY = re.compile(r"""^\s+(["']?)(?P<key>[^\s"':#][^"':]*?)\1\s*:(?:\s|$)""")
 """An indented `key:` (optionally quoted) of a front-matter block."""
+
+
+def hook_scripts(command: str, plugin: bool = False) -> list[str]:
+    """The project scripts a hook command runs, as paths relative to the project directory
+    (where hook commands run), each once: `$CLAUDE_PROJECT_DIR/x.sh` or a relative path with
+    a directory before any `cd`; build output is left out (see `_SCRIPT`). In a plugin's
+    hooks file (`plugin`, checked with the plugin as workspace) `${CLAUDE_PLUGIN_ROOT}/x.sh`
+    too, and no relative path: a plugin's hooks run in the user's project."""
+    found: list[str] = []
+    cd = _CD.search(command)
+    cd_at = cd.start() if cd else len(command)
+    for m in itertools.islice(_SCRIPT.finditer(command), MAX_SCRIPTS):
+        rel = m["path"]
+        relative = m["var"] is None
+        in_plugin = (m["name"] or m["bare"]) == "CLAUDE_PLUGIN_ROOT"
+        if in_plugin != plugin:
+            continue
+        if rel in found or (relative and "/" not in rel) \
+                or BUILT_DIRS.intersection(rel.split("/")[:-1]) \
+                or (relative and m.start() > cd_at):
+            continue
+        found.append(rel)
+    return found
+
+
+def command_hooks(hooks: Hooks) -> Iterator[tuple[str, tuple[str | int, ...], str]]:
+    """(event, path of the entry below `hooks`, command) of every command hook of a known
+    event."""
+    for event, i, group in _groups(hooks):
+        entries = group.get("hooks")
+        if not isinstance(entries, list):
+            continue
+        for j, hook in enumerate(entries):
+            command = hook.get("command") if isinstance(hook, dict) else None
+            if isinstance(command, str) and hook.get("type", "command") == "command":
+                yield event, (event, i, "hooks", j, "command"), command
 
 
 # -- where the hooks are -----------------------------------------------------------------
@@ -337,32 +380,14 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     if hooks is None or ctx.root is None:
         return
     root = os.path.normpath(ctx.root)
-    for event, i, group in _groups(hooks):
-        entries = group.get("hooks")
-        if not isinstance(entries, list):
-            continue
-        for j, hook in enumerate(entries):
-            command = hook.get("command") if isinstance(hook, dict) else None
-            if not isinstance(command, str) or hook.get("type", "command") != "command":
+    for event, where, command in command_hooks(hooks):
+        for rel in hook_scripts(command, plugin_hooks_file(ctx)):
+            target = os.path.normpath(os.path.join(root, rel))
+            if not target.startswith(root + os.sep) or ctx.exists(target):
                 continue
-            seen: set[str] = set()
-            cd = _CD.search(command)
-            cd_at = cd.start() if cd else len(command)
-            for m in itertools.islice(_SCRIPT.finditer(command), MAX_SCRIPTS):
-                rel = m["path"]
-                relative = m["var"] is None
-                if rel in seen or (relative and "/" not in rel) \
-                        or BUILT_DIRS.intersection(rel.split("/")[:-1]) \
-                        or (relative and m.start() > cd_at):
-                    continue
-                seen.add(rel)
-                target = os.path.normpath(os.path.join(root, rel))
-                if not target.startswith(root + os.sep) or ctx.exists(target):
-                    continue
-                yield ctx.finding(hooks.part((event, i, "hooks", j, "command"), rel),
-                                  f"`{event}` hook runs `{rel}`, which does not exist in this "
-                                  "project: the hook fails or does nothing on every "
-                                  f"{event}")
+            yield ctx.finding(hooks.part(where, rel),
+                              f"`{event}` hook runs `{rel}`, which does not exist in this "
+                              f"project: the hook fails or does nothing on every {event}")
 
 
 @rule("BTN805", "hook-malformed-entry", Severity.ERROR, HOOKED, convention=CC)
@@ -483,6 +508,149 @@ def hook_matcher_rule_syntax(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
                           f"`{event}` matcher `{matcher}` is permission-rule syntax: Claude Code "
                           "matches it against the tool name only, so these hooks never run "
                           f"(match `{tool}` and put the pattern in each hook's `if`)")
+
+
+def plugin_hooks_file(ctx: RuleContext) -> bool:
+    """The file is a plugin's `hooks/hooks.json` (the workspace is the plugin)."""
+    if ctx.root is None:
+        return False
+    return os.path.relpath(ctx.path, ctx.root).replace(os.sep, "/") == PLUGIN_HOOKS
+
+
+def _stray_hooks_file(ctx: RuleContext) -> bool:
+    """`.claude/hooks/hooks.json` of a project that is no plugin (neither the root nor
+    `.claude/` holds a `.claude-plugin/plugin.json` that could name it)."""
+    if ctx.root is None:
+        return False
+    rel = os.path.relpath(ctx.path, ctx.root).replace(os.sep, "/")
+    if rel != "/".join((".claude", *STRAY_HOOKS_FILE)):
+        return False
+    return not any(ctx.exists(base / PLUGIN_MANIFEST) for base in (ctx.root,
+                                                                    ctx.root / ".claude"))
+
+
+@rule("BTN812", "hooks-file-never-loaded", Severity.WARNING, SETTINGS, cross_file=True,
+      convention=CC)
+def hooks_file_never_loaded(doc: ClaudeSettings, ctx: RuleContext) -> Iterator[Finding]:
+    """Hooks written in `.claude/hooks/hooks.json` of a project: Claude Code never reads it.
+
+    `hooks/hooks.json` is a plugin's hooks file, read at a plugin's root (or where its
+    `plugin.json` `hooks` points; the 2.1.331 bundle's plugin loader joins the plugin root,
+    "hooks", "hooks.json"). A project's hooks are read from `.claude/settings.json` and
+    `.claude/settings.local.json` only, so hooks kept in `.claude/hooks/hooks.json` never run.
+    Not reported when the root or `.claude/` is a plugin (`.claude-plugin/plugin.json`).
+
+    Fix: move the `hooks` object into `.claude/settings.json`.
+
+    Reported:
+
+        ==> .claude/hooks/hooks.json <==
+        {
+          "hooks": {
+            "PreToolUse": [
+              {
+                "matcher": "Write|Edit",
+                "hooks": [{"type": "command", "command": "echo '{}'", "timeout": 5000}]
+              }
+            ]
+          }
+        }
+
+    Not reported:
+
+        ==> .claude-plugin/plugin.json <==
+        {"name": "forge", "hooks": "./.claude/hooks/hooks.json"}
+        ==> .claude/hooks/hooks.json <==
+        {
+          "hooks": {
+            "PreToolUse": [
+              {
+                "matcher": "Write|Edit",
+                "hooks": [{"type": "command", "command": "echo '{}'", "timeout": 5000}]
+              }
+            ]
+          }
+        }
+    """
+    hooks = doc.data.get("hooks") if doc.data is not None else None
+    if not isinstance(hooks, dict) or not hooks or not _stray_hooks_file(ctx):
+        return
+    pos = Positions("\n".join(ctx.lines))
+    events = ", ".join(f"`{e}`" for e in list(hooks)[:4]) + (" …" if len(hooks) > 4 else "")
+    yield ctx.finding(pos.key_range(("hooks",)) or Range.of_line(0),
+                      f"Claude Code never reads .claude/hooks/hooks.json (a plugin's hooks "
+                      f"file; a project's hooks live in .claude/settings.json): the {events} "
+                      "hooks here never run; move them into .claude/settings.json")
+
+
+_SIMPLE_MATCHER = re.compile(r"^[A-Za-z0-9_|]+$")
+"""A matcher Claude Code reads as a list of exact tool names (`Edit|Write`), not a regex."""
+_LOWER_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _bare_names(matcher: str) -> list[str]:
+    """The alternatives of an exact-name matcher that no tool can be named: lower-case names
+    (Claude Code's tools are `Bash`, `Edit`, …; an MCP tool is `mcp__server__tool`)."""
+    if not _SIMPLE_MATCHER.match(matcher):
+        return []
+    return [n for n in matcher.split("|") if _LOWER_NAME.match(n) and not n.startswith("mcp__")]
+
+
+@rule("BTN813", "hook-matcher-bare-tool-name", Severity.WARNING, HOOKED, convention=CC)
+def hook_matcher_bare_tool_name(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
+    """A tool hook's matcher names a tool without its MCP prefix (`thinkdeep`), or a built-in
+    tool in lower case: no tool has that name, so the hooks never run for it.
+
+    A matcher of letters, digits, `_` and `|` is a list of exact tool names (anything else is
+    a regex). Claude Code compares it with the tool's full name: `Bash`, `Edit`, or for an
+    MCP tool `mcp__<server>__<tool>` — the 2.1.331 bundle adds no short name for an MCP tool
+    (`hookMatcherFamilyNames` only for tools standing in for a built-in), so `thinkdeep` or
+    `github__create_issue` never equals `mcp__zen__thinkdeep`. Names are case-sensitive:
+    `bash` is not `Bash`.
+
+    Fix: write the full name (`mcp__zen__thinkdeep`), a regex over it (`mcp__.*__thinkdeep`),
+    or the built-in's exact name.
+
+    Reported:
+
+        ==> .claude/hooks/check_energy.sh <==
+        exit 0
+        ==> .claude/settings.json <==
+        {"hooks": {"PreToolUse": [{"matcher": "thinkdeep|morph|batch_edit|refactor",
+          "hooks": [{"type": "command", "command": "bash .claude/hooks/check_energy.sh"}]}]}}
+
+    Not reported:
+
+        ==> .claude/hooks/check_energy.sh <==
+        exit 0
+        ==> .claude/settings.json <==
+        {"hooks": {"PreToolUse": [{"matcher": "mcp__zen__thinkdeep|mcp__morph__.*|Edit",
+          "hooks": [{"type": "command", "command": "bash .claude/hooks/check_energy.sh"}]}]}}
+    """
+    hooks = hooks_of(doc, ctx)
+    if hooks is None:
+        return
+    builtin = {name.lower(): name for name in TOOL_INDEX}
+    for event, i, group in _groups(hooks):
+        matcher = group.get("matcher")
+        if event not in TOOL_EVENTS or not isinstance(matcher, str):
+            continue
+        names = _bare_names(matcher.strip())
+        if not names:
+            continue
+        parts: list[str] = []
+        bare = [n for n in names if n not in builtin]
+        if bare:
+            parts.append(f"{', '.join(f'`{n}`' for n in bare)}: an MCP tool is named "
+                         f"`mcp__<server>__<tool>` (match `mcp__.*__{bare[0]}`)")
+        cased = [n for n in names if n in builtin]
+        if cased:
+            parts.append(", ".join(f"`{n}` (did you mean `{builtin[n]}`?)" for n in cased)
+                         + ": names are case-sensitive")
+        what = "; ".join(parts)
+        yield ctx.finding(hooks.part((event, i, "matcher"), matcher),
+                          f"`{event}` matcher `{matcher}` names no tool Claude Code has, so "
+                          f"these hooks never run for them: {what}")
 
 
 # -- permissions ----------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 Every rule's docstring shows one case it reports and one near miss it must not report, as
 indented blocks after a `Reported:` / `Not reported:` line. A block holds one or more files,
 each opened by a `==> path <==` line (the paths are relative to a workspace root), so
-cross-file rules can show the files they look at. Running them keeps the docs honest.
+cross-file rules can show the files they look at. A `==> path -> target <==` line makes `path`
+a symbolic link to `target` instead (for rules about links). Running them keeps the docs
+honest.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 _HEAD = re.compile(r"^(Reported|Not reported)(?: \([^)]*\))?:\s*$")
 """`Reported:` or `Not reported:`, optionally saying which case: `Not reported (…):`."""
 _FILE = re.compile(r"^==> (\S.*?) <==$")
+_LINK = re.compile(r"^(\S.*?) -> (\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -21,6 +24,8 @@ class Example:
     reported: bool
     files: tuple[tuple[str, str], ...]
     """(workspace-relative path, text) in order; the last file is the one checked."""
+    links: tuple[tuple[str, str], ...] = ()
+    """(workspace-relative path, link target) of the symbolic links to make."""
 
 
 def examples(doc: str) -> list[Example]:
@@ -42,13 +47,18 @@ def examples(doc: str) -> list[Example]:
         while block and not block[-1].strip():
             block.pop()
         files: list[tuple[str, list[str]]] = []
+        links: list[tuple[str, str]] = []
         for line in block:
             fm = _FILE.match(line)
-            if fm:
+            link = _LINK.match(fm.group(1)) if fm else None
+            if link:
+                links.append((link.group(1), link.group(2)))
+            elif fm:
                 files.append((fm.group(1), []))
             elif files:
                 files[-1][1].append(line)
         if files:
             found.append(Example(m.group(1) == "Reported",
-                                 tuple((p, "\n".join(t) + "\n") for p, t in files)))
+                                 tuple((p, "\n".join(t) + "\n") for p, t in files),
+                                 tuple(links)))
     return found

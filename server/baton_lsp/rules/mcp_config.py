@@ -437,3 +437,153 @@ def config_misplaced(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
                       f"Claude Code reads project MCP servers from .mcp.json at the repository "
                       f"root, not from .claude/: {names}{more} never start; move the file to "
                       "the root")
+
+
+SECRET_KEY = re.compile(r"(?:^|[_-])(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|PAT|CREDENTIALS?)(?:$|[_-])"
+                        r"|^(?:authorization|x-api-key|api-key|apikey)$", re.IGNORECASE)
+"""An `env` or `headers` name that holds a credential (`GITHUB_TOKEN`, `API_KEY`,
+`Authorization`); `KEY_FILE`-style paths are told apart by their value."""
+SECRET_SHAPE = re.compile(
+    r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{30,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|glpat-[\w-]{20,}"
+    r"|[sr]k_live_[A-Za-z0-9]{20,})")
+"""Token formats whose prefix says what they are (OpenAI/Anthropic, GitHub, Slack, AWS,
+Google, GitLab, Stripe): a secret under any name."""
+_OPAQUE = re.compile(r"^(?:Bearer\s+|Basic\s+|token\s+)?(?P<v>[A-Za-z0-9+/_.=-]{20,})$")
+_PLACEHOLDER = re.compile(r"your|xxx|\.\.\.|<|>|change.?me|example|placeholder|replace|dummy|"
+                          r"fake|test|sample|redacted|\*\*\*|none|null|token_here|secret_here",
+                          re.IGNORECASE)
+LITELLM_ENV = re.compile(r"^os\.environ/(?P<var>[A-Za-z_][A-Za-z0-9_]*)$")
+"""LiteLLM's reference to an environment variable in its config (`os.environ/GITHUB_TOKEN`)."""
+
+
+def _secret(name: str, value: str) -> bool:
+    """A committed credential: a value in a known token format, or under a credential's name
+    a long opaque string of letters and digits (not a path, a URL, a placeholder or a
+    `${VAR}`)."""
+    if "${" in value or _PLACEHOLDER.search(value):
+        return False
+    if SECRET_SHAPE.search(value):
+        return True
+    m = _OPAQUE.match(value.strip())
+    if m is None or SECRET_KEY.search(name) is None:
+        return False
+    token = m["v"]
+    return (any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+            and "/" not in token.strip("/") and len(set(token)) >= 10)
+
+
+def _named_values(server: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """(field, name, value) of a server's `env` and `headers` strings."""
+    for field in ("env", "headers"):
+        values = server.get(field)
+        if isinstance(values, dict):
+            for name, value in values.items():
+                if isinstance(value, str):
+                    yield field, str(name), value
+
+
+@rule("BTN825", "mcp-literal-secret", Severity.WARNING, MCP, convention=CC)
+def literal_secret(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A server's `env` or `headers` in the shared `.mcp.json` holds a literal credential.
+
+    `.mcp.json` is committed and read by everyone who clones the project; a token written
+    into it is published with the repository. Claude Code expands `${VAR}` (and
+    `${VAR:-default}`) in `env` and `headers` when it starts a server, so the value can stay
+    in each user's environment. Reported: a value in a known token format (`sk-…`, `ghp_…`,
+    `xoxb-…`, `AKIA…`) or, under a credential's name (`…_TOKEN`, `…_KEY`, `Authorization`),
+    a long opaque string; placeholders (`your-token-here`) and `${VAR}` are not. The message
+    names the field, never the value.
+
+    Fix: replace the value with `${NAME}`, set it in your environment, and revoke the token
+    that was committed.
+
+    Reported:
+
+        ==> .mcp.json <==
+        {
+          "mcpServers": {
+            "athanor-agents": {
+              "command": "python3", "args": ["scripts/mcp-athanor-agents.py"],
+              "env": {"ATHANOR_AGENT_URL": "http://192.168.1.244:9000",
+                      "ATHANOR_AGENT_API_TOKEN": "Q7vNw2kLp9RtXe4ZbHs8JmYc3FgUa6Di"}
+            }
+          }
+        }
+
+    Not reported:
+
+        ==> .mcp.json <==
+        {
+          "mcpServers": {
+            "athanor-agents": {
+              "command": "python3", "args": ["scripts/mcp-athanor-agents.py"],
+              "env": {"ATHANOR_AGENT_URL": "http://192.168.1.244:9000",
+                      "ATHANOR_AGENT_API_TOKEN": "${ATHANOR_AGENT_API_TOKEN}",
+                      "GITHUB_TOKEN": "your-github-token-here"}
+            }
+          }
+        }
+    """
+    servers = _servers(doc, ctx)
+    if servers is None:
+        return
+    for name, server in servers.items():
+        if not isinstance(server, dict):
+            continue
+        for field, key, value in _named_values(server):
+            if _secret(key, value):
+                yield ctx.finding(_at(ctx, ("mcpServers", name, field, key)),
+                                  f"MCP server `{name}` has a literal credential in `{field}` "
+                                  f"`{key}`: it is published with the shared .mcp.json; write "
+                                  f"`${{{key if field == 'env' else 'VAR'}}}` and set it in the "
+                                  "environment (and revoke the committed one)")
+
+
+@rule("BTN826", "mcp-litellm-env-syntax", Severity.ERROR, MCP, fixable=True, convention=CC)
+def litellm_env_syntax(doc: JsonFile, ctx: RuleContext) -> Iterator[Finding]:
+    """A value written `os.environ/NAME` (LiteLLM's syntax): Claude Code passes it literally.
+
+    LiteLLM's proxy config reads `os.environ/GITHUB_TOKEN` as "the variable GITHUB_TOKEN";
+    Claude Code does not: it expands only `${NAME}` and `${NAME:-default}` (its expansion
+    returns a string without `${` unchanged, in the 2.1.331 bundle), so the server gets the
+    text `os.environ/GITHUB_TOKEN` as its token and every call is refused.
+
+    Fix: write `${NAME}`.
+
+    Reported:
+
+        ==> .mcp.json <==
+        {
+          "mcpServers": {
+            "github": {"type": "stdio", "command": "npx",
+                       "args": ["@modelcontextprotocol/server-github"],
+                       "env": {"GITHUB_TOKEN": "os.environ/GITHUB_TOKEN"}}
+          }
+        }
+
+    Not reported:
+
+        ==> .mcp.json <==
+        {
+          "mcpServers": {
+            "github": {"type": "stdio", "command": "npx",
+                       "args": ["@modelcontextprotocol/server-github"],
+                       "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}}
+          }
+        }
+    """
+    servers = _servers(doc, ctx)
+    if servers is None:
+        return
+    for name, server in servers.items():
+        for path, text in _strings_in(server, ("mcpServers", name)):
+            m = LITELLM_ENV.match(text.strip())
+            if m is None:
+                continue
+            fix = ctx.fix(f"Write `${{{m['var']}}}`",
+                          ctx.edit(_at(ctx, path), f"\"${{{m['var']}}}\""))
+            yield ctx.finding(_at(ctx, path),
+                              f"`{text}` is LiteLLM's syntax: Claude Code expands only "
+                              f"`${{{m['var']}}}`, so MCP server `{name}` gets this text "
+                              f"literally; write `${{{m['var']}}}`", fix=fix)

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.claude_files import IMPORT_MAX_DEPTH, MemoryFile, MemoryImport
 from ..parse.claude_files import parse_memory
-from ..parse.text import Source, decode
-from ..runs.confine import read_head
+from ..parse.text import Source, UnreadableError, decode
+from ..runs.confine import NotRegular, OutsideLink, read_head
 from .base import RuleContext, rule
 from .mcp_config import home_path
 
@@ -209,7 +210,7 @@ def _imports_of(ctx: RuleContext, path: Path) -> list[MemoryImport] | None:
             data = read_head(ctx.root, path, _READ_LIMIT)[0]
             cache[key] = parse_memory(Source.from_text(decode(data, _READ_LIMIT)),
                                       key).imports
-        except Exception:  # unreadable, outside, not text: Claude Code skips it as well
+        except (OSError, UnreadableError):  # missing, a link out, a FIFO, not text
             cache[key] = None
     result: list[MemoryImport] | None = cache[key]
     return result
@@ -294,6 +295,73 @@ def _too_deep(ctx: RuleContext, chain: list[Path]) -> list[Path] | None:
             seen.add(nxt)
             stack.append([*path, nxt])
     return None
+
+
+def _unreadable(ctx: RuleContext, target: Path) -> str | None:
+    """Why the import target that exists cannot be read as a file of instructions: a link out
+    of the workspace or a FIFO, socket or device (None: a regular file, or a directory).
+    Opened confined and non-blocking, never read."""
+    if ctx.root is None:
+        return None
+    try:
+        read_head(ctx.root, target, 0)
+    except OutsideLink as exc:
+        return (f"is a symbolic link to a file outside the workspace ({exc.target}); it was "
+                "not read, and Claude Code loads it only on a machine that has that file")
+    except NotRegular:
+        try:
+            mode = os.stat(target).st_mode
+        except OSError:
+            return None
+        if stat.S_ISDIR(mode):
+            return None
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) \
+            else "a device"
+        return (f"is {what}, not a file: it was not read (reading it waits for a writer or "
+                "never ends), and it holds no instructions to import")
+    except OSError:
+        return None  # missing or unreadable: BTN830 or nothing to say
+    return None
+
+
+@rule("BTN835", "memory-import-unreadable", Severity.WARNING, MEMORY, cross_file=True,
+      convention=CC)
+def import_unreadable(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
+    """An `@path` import names a link out of the workspace, or a FIFO, socket or device.
+
+    An import is a file of the repository whose text joins the instructions. A symbolic link
+    to an absolute path outside the workspace (`docs/style.md -> /home/alice/style.md`)
+    works only on the machine that made it; a FIFO or device is no file at all (reading a
+    pipe waits for a writer). Baton opens neither: it says what it found. Directories and
+    missing targets are left to the other rules (BTN830).
+
+    Fix: commit the file itself in place of the link, or import a regular file.
+
+    Reported:
+
+        ==> ../shared/style.md <==
+        Style kept outside the repository.
+        ==> docs/style.md -> ../../shared/style.md <==
+        ==> CLAUDE.md <==
+        # Project
+        See @docs/style.md for style.
+
+    Not reported:
+
+        ==> .claude/rules/style.md <==
+        Style.
+        ==> CLAUDE.md <==
+        # Project
+        See @.claude/rules/style.md for style.
+    """
+    base = Path(ctx.path).parent
+    for imp in doc.imports:
+        target = _resolve(ctx, base, imp)
+        if target is None or not _inside(ctx, target) or not ctx.exists(target):
+            continue
+        why = _unreadable(ctx, target)
+        if why is not None:
+            yield ctx.finding(imp.range, f"`@{imp.target}` {why}")
 
 
 SCOPE_KEYS = ("globs", "applyTo", "path_patterns", "path", "patterns", "files", "include")

@@ -30,7 +30,7 @@ from ..model.claude_files import (
     PLUGIN_MANIFESTS,
     RULES_DIR,
 )
-from ..model.claude_settings import SETTINGS_FILES
+from ..model.claude_settings import SETTINGS_FILES, STRAY_HOOKS_FILE
 from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
@@ -92,6 +92,8 @@ def opencode_root(directory: Path) -> bool:
 
 PLUGIN_MANIFEST = ".claude-plugin/plugin.json"
 MARKETPLACE_MANIFEST = ".claude-plugin/marketplace.json"
+PLUGIN_HOOKS = "hooks/hooks.json"
+"""A plugin's hooks file, at its root: read as a settings file, so its hooks are checked."""
 PLUGIN_COMPONENTS = ("agents", "commands", "skills")
 """Component directories Claude Code discovers at a plugin's root (plugins reference)."""
 _MANIFEST_MAX = 1 << 20
@@ -152,12 +154,68 @@ def _read_layout(root: Path, manifest: str) -> PluginLayout:
     return layout
 
 
+def _marketplace_skills(root: Path) -> list[str]:
+    """Skill paths (relative to `root`) of the plugins a marketplace at `root` holds locally
+    without a manifest of their own: each entry's `source` directory's `skills/` and the
+    paths its `skills` list adds (`"source": "./", "strict": false, "skills":
+    ["./skills/xlsx"]`). A plugin with its own `plugin.json` is a workspace of its own."""
+    manifest = os.path.join(os.fspath(root), MARKETPLACE_MANIFEST)
+    look(manifest)
+    try:  # not through a link out of the workspace, never waiting on a FIFO
+        data = json.loads(read_head(root, manifest, _MANIFEST_MAX)[0]
+                          .decode("utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return []
+    plugins = data.get("plugins") if isinstance(data, dict) else None
+    found: list[str] = []
+    for entry in plugins if isinstance(plugins, list) else []:
+        source = entry.get("source") if isinstance(entry, dict) else None
+        if not isinstance(source, str) or not source.startswith("./"):
+            continue
+        base = os.path.normpath(source).replace(os.sep, "/")
+        if base.startswith("../") or base == "..":
+            continue  # never outside the workspace
+        if base != "." and os.path.isfile(os.path.join(root, base, PLUGIN_MANIFEST)):
+            continue
+        extra = entry.get("skills")
+        items = [extra] if isinstance(extra, str) else extra if isinstance(extra, list) else []
+        for item in ["./skills", *items]:
+            if not isinstance(item, str):
+                continue
+            rel = os.path.normpath(os.path.join(base, item.strip())).replace(os.sep, "/")
+            if rel in (".", "") or rel.startswith("../") or os.path.isabs(rel):
+                continue
+            if rel not in found:
+                found.append(rel)
+    return found
+
+
+def component_layout(root: Path | str) -> PluginLayout | None:
+    """Where a workspace's plugin components are, for `classify`: the plugin's layout, plus
+    the skills of the manifest-less plugins a marketplace at the root holds. None when the
+    root is neither a plugin nor a marketplace."""
+    layout = plugin_layout(root)
+    look(os.path.join(os.fspath(root), MARKETPLACE_MANIFEST), KIND)
+    if not os.path.isfile(os.path.join(os.fspath(root), MARKETPLACE_MANIFEST)):
+        return layout
+    skills = _marketplace_skills(Path(root))
+    if not skills:
+        return layout
+    merged = dict(layout) if layout is not None else {c: () for c in PLUGIN_COMPONENTS}
+    merged["skills"] = tuple(dict.fromkeys((*merged["skills"], *skills)))
+    return merged
+
+
 def _plugin_kind(rel: str, layout: PluginLayout) -> Kind | None:
     """The kind of `rel` inside a plugin: judged as the same file under `.claude/<component>/`
-    would be (templates, READMEs and fragment directories excluded alike)."""
+    would be (templates, READMEs and fragment directories excluded alike). A skills path may
+    name one skill's folder (`./skills/xlsx` holding `SKILL.md`) or a folder of skills, as
+    Claude Code reads it."""
     for comp in PLUGIN_COMPONENTS:
         for base in layout[comp]:
-            if rel == base:  # the manifest names the file itself
+            if comp == "skills" and rel == f"{base}/SKILL.md":
+                inner = f"{base.rsplit('/', 1)[-1]}/SKILL.md"
+            elif rel == base:  # the manifest names the file itself
                 inner = rel.rsplit("/", 1)[-1]
             elif rel.startswith(base + "/"):
                 inner = rel[len(base) + 1:]
@@ -329,6 +387,8 @@ def classify(rel: str, root: Path | None = None,
     sub = parts[1:] if in_claude else parts
     if not sub:
         return None
+    if plugin is not None and rel == PLUGIN_HOOKS:
+        return Kind.SETTINGS
     if (in_claude or len(parts) == 1) and unloaded(rel, root):
         return Kind.UNLOADED
     if plugin is not None and not in_claude and name.endswith(".md"):
@@ -363,7 +423,7 @@ def classify(rel: str, root: Path | None = None,
         return None
     if not in_claude:
         return None
-    if len(sub) == 1 and name in SETTINGS_FILES:
+    if (len(sub) == 1 and name in SETTINGS_FILES) or sub == STRAY_HOOKS_FILE:
         return Kind.SETTINGS
     if name.endswith(".jsonl") and "error" in name.lower():
         # not every JSON Lines log (`events.jsonl` has its own records), nor every file
@@ -469,8 +529,9 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
         if kind is not None and not (patterns and excluded(fname, patterns)):
             yield os.path.join(root_str, fname), kind
     tops = [".claude", OPENCODE_DIR, "specs", "docs", PLUGIN_DIR]
-    layout = plugin_layout(root_str)
+    layout = component_layout(root_str)
     if layout is not None:
+        tops.append(PLUGIN_HOOKS)
         for comp in PLUGIN_COMPONENTS:
             tops += [p for p in layout[comp] if p.split("/", 1)[0] not in tops]
     seen: set[str] = set()

@@ -23,7 +23,7 @@ from ..model.data import Unreadable
 from ..parse.text import scrub, text_problem, too_large
 from ..paths import KIND, look, norm
 from ..runs.confine import NotRegular, OutsideLink, UnsafePath, read_head
-from .discovery import classify, excluded, plugin_layout, walk_files
+from .discovery import classify, component_layout, excluded, plugin_layout, walk_files
 from .symbols import SymbolSummary, summarize
 
 if TYPE_CHECKING:
@@ -119,6 +119,9 @@ class WorkspaceIndex:
     def _read_layout(self) -> None:
         """The plugin layout (None for a plain workspace), read once per configuration."""
         self.plugin = plugin_layout(self.root)
+        self.components = component_layout(self.root)
+        """`plugin` plus the skills of a marketplace's manifest-less plugins: what
+        `classify` reads."""
         look(self.claude_dir, KIND)
         in_plugin = self.plugin is not None and not self.claude_dir.is_dir()
         self.agents_dir = self.root / "agents" if in_plugin else self.claude_dir / "agents"
@@ -164,7 +167,7 @@ class WorkspaceIndex:
             return None
         if self.config.exclude and excluded(rel, self.config.exclude):
             return None
-        return classify(rel, self.root, self.plugin)
+        return classify(rel, self.root, self.components)
 
     def files(self) -> dict[str, Kind]:
         with self._lock:
