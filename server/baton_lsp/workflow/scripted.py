@@ -49,6 +49,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from baton_lsp.runs import confine
 
@@ -68,7 +69,7 @@ def read(path: Path) -> str:
     return confine.read_bytes(workspace_root(), path).decode("utf-8")
 
 
-def behaviour(step: str, workspace: Path) -> dict:
+def behaviour(step: str, workspace: Path) -> dict[str, Any]:
     given = ENV.get("BATON_SCRIPT_BEHAVIOUR")  # the test harness's own file, anywhere
     try:
         text = confine.read_regular(given).decode("utf-8") if given else \
@@ -80,7 +81,7 @@ def behaviour(step: str, workspace: Path) -> dict:
         raise
     except (OSError, ValueError):
         return {}
-    out: dict = {}
+    out: dict[str, Any] = {}
     if isinstance(table, dict):
         for pattern, spec in table.items():
             if isinstance(spec, dict) and fnmatch.fnmatchcase(step, pattern):
@@ -189,7 +190,7 @@ def report(topic: str, description: str) -> str:
     return "\n".join(lines)
 
 
-def implement_code(phase: str, title: str, description: str, how: dict) -> list[str]:
+def implement_code(phase: str, title: str, description: str, how: dict[str, Any]) -> list[str]:
     """The phase's code change, in the agent's working directory (its worktree when the
     phase is isolated): `files` ({relative path: content}) or one module per phase; with
     `commit` (a message) the agent also commits it itself, as real agents often do;
@@ -254,7 +255,7 @@ ASPECT_TOPICS = [
 ]
 
 
-def classifier(artifact: Path, description: str, how: dict) -> int:
+def classifier(artifact: Path, description: str, how: dict[str, Any]) -> int:
     """A deterministic classifier: scope and complexity from the contract or its behaviour
     (default 3 topics, so its answer is distinguishable from the keyword fallback's 2)."""
     low = description.lower()
@@ -297,7 +298,7 @@ def classifier(artifact: Path, description: str, how: dict) -> int:
     return 0
 
 
-def research_coordinator(artifact: Path, description: str, how: dict) -> int:
+def research_coordinator(artifact: Path, description: str, how: dict[str, Any]) -> int:
     """Planning-only mode: the invocation plan, never the research itself."""
     topics = json.loads(ENV.get("BATON_TOPICS_JSON") or "[]")
     reports = json.loads(ENV.get("BATON_REPORT_PATHS") or "[]")
@@ -329,7 +330,7 @@ def plan_phases(text: str) -> list[tuple[str, str, list[str], bool]]:
     return out
 
 
-def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
+def implement_coordinator(artifact: Path, description: str, how: dict[str, Any]) -> int:
     """One iteration: implement the plan's remaining phases (those without a phase summary)
     wave by wave — a phase only once its dependencies are done — up to
     `phases_per_iteration`, then the brief summary."""
@@ -394,7 +395,7 @@ def implement_coordinator(artifact: Path, description: str, how: dict) -> int:
     return 0
 
 
-def research_supervisor(artifact: Path, description: str, how: dict) -> int:
+def research_supervisor(artifact: Path, description: str, how: dict[str, Any]) -> int:
     """Supervisor mode run by the agent itself: one scripted research worker per topic, all
     at once (they are this script again, in the research role, each with its own step id so
     per-worker behaviours apply), then the REPORT_CREATED lines of those that succeeded."""
@@ -469,8 +470,8 @@ def run() -> int:
         deadline = time.monotonic() + float(how.get("meet_within", 600))
         while not others <= started(workspace) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if missing := others - started(workspace):
-            say(f"TASK_ERROR: execution_error - {', '.join(sorted(missing))} never started "
+        if absent := others - started(workspace):
+            say(f"TASK_ERROR: execution_error - {', '.join(sorted(absent))} never started "
                 f"while {step} ran")
             return 1
     if how.get("until"):  # hold until a test says so: no test depends on the machine's speed
@@ -521,9 +522,9 @@ def run() -> int:
                 "\n\nAll phases implemented and tested.\n")
     elif role == "test":  # used as a test command: `python -m baton_lsp.workflow.scripted`
         mode = how.get("tests", "pass")
-        fixed = os.path.isfile(workspace / ".claude" / "tmp" / "scripted_tests_fixed") and \
-            not os.path.islink(workspace / ".claude" / "tmp" / "scripted_tests_fixed")
-        if mode == "fail" or (mode == "pass-after-debug" and not fixed):
+        was_fixed = os.path.isfile(workspace / ".claude" / "tmp" / "scripted_tests_fixed") \
+            and not os.path.islink(workspace / ".claude" / "tmp" / "scripted_tests_fixed")
+        if mode == "fail" or (mode == "pass-after-debug" and not was_fixed):
             say("FAILED tests/test_feature.py::test_login - AssertionError: 401 != 200")
             return 1
         say("4 passed")

@@ -130,7 +130,7 @@ def plugin_layout(root: Path | str) -> PluginLayout | None:
 
 
 def _read_layout(root: Path, manifest: str) -> PluginLayout:
-    layout = {c: (c,) for c in PLUGIN_COMPONENTS}
+    layout: dict[str, tuple[str, ...]] = {c: (c,) for c in PLUGIN_COMPONENTS}
     try:  # not through a link out of the plugin, never waiting on a FIFO
         data = json.loads(read_head(root, manifest, _MANIFEST_MAX)[0]
                           .decode("utf-8", errors="replace"))
@@ -201,7 +201,8 @@ def component_layout(root: Path | str) -> PluginLayout | None:
     skills = _marketplace_skills(Path(root))
     if not skills:
         return layout
-    merged = dict(layout) if layout is not None else {c: () for c in PLUGIN_COMPONENTS}
+    merged: dict[str, tuple[str, ...]] = dict(layout) if layout is not None \
+        else {c: () for c in PLUGIN_COMPONENTS}
     merged["skills"] = tuple(dict.fromkeys((*merged["skills"], *skills)))
     return merged
 
