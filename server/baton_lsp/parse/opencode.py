@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import yaml
@@ -244,8 +245,23 @@ def parse_opencode_command(source: Source, path: str = "") -> OpenCodeCommand:
     return OpenCodeCommand.model_construct(**doc.__dict__, load=load, command_name=name)
 
 
-_FILE_REF_RE = re.compile(r"\{file:[^}\n]+\}")
-"""OpenCode's `{file:path}` token (`config/variable.ts`), within one line."""
+_FILE_REF_OPEN = "{file:"
+
+
+def file_refs(line: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each of OpenCode's `{file:path}` tokens in `line` (`config/variable.ts`:
+    `{file:` and a non-empty path up to the next `}`), found in linear time: the regex
+    `\\{file:[^}]+\\}` scans to the end of the line from every `{file:` when no `}` follows,
+    which took seconds on a long line of them. Once one has no `}` after it, none after it
+    has either."""
+    at = line.find(_FILE_REF_OPEN)
+    while at >= 0:
+        close = line.find("}", at + len(_FILE_REF_OPEN))
+        if close < 0:
+            return
+        if close > at + len(_FILE_REF_OPEN):
+            yield at, close + 1
+        at = line.find(_FILE_REF_OPEN, close + 1)
 
 
 def blank_jsonc(text: str) -> str:
@@ -292,11 +308,13 @@ def parse_opencode_config(source: Source, path: str = "") -> OpenCodeConfig:
     for no, line in enumerate(source.lines):
         if "{file:" not in line:
             continue
-        for m in _FILE_REF_RE.finditer(line):
-            if line[:m.start()].lstrip().startswith("//"):
+        commented = line.lstrip().startswith("//")
+        for start, end in file_refs(line):
+            if commented and line[:start].lstrip().startswith("//"):
                 continue  # OpenCode leaves a commented-out reference alone
-            refs.append(FileRef(token=m.group(0), target=m.group(0)[6:-1],
-                                range=Range.of_line(no, m.start(), m.end())))
+            token = line[start:end]
+            refs.append(FileRef(token=token, target=token[len(_FILE_REF_OPEN):-1],
+                                range=Range.of_line(no, start, end)))
     try:
         data: Any = json.loads(blank_jsonc(source.text))
     except RecursionError:
