@@ -104,7 +104,8 @@ def test_parallel_phases_run_in_worktrees_and_land_as_one_commit_each(ws: Worksp
     assert [p for p in git(ws, "diff", "--name-only", "HEAD~4", "HEAD").split()
             if p.startswith((".claude/data", ".claude/tmp", ".claude/specs"))] == [
         str(plan.relative_to(ws.root))]
-    assert "/.claude/worktrees/" in (ws.root / ".git/info/exclude").read_text()
+    excluded = (ws.root / ".git/info/exclude").read_text().splitlines()
+    assert "/.claude/worktrees/" in excluded and "/.claude/tmp/workflow_*.sh" in excluded
 
 
 def test_a_planted_exclude_link_is_not_written_through(ws: Workspace, tmp_path: Path) -> None:

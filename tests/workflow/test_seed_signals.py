@@ -366,6 +366,36 @@ def test_a_seed_style_command_agent_completes_a_full_implementation(ws: Workspac
     assert [p for p in outside if p.startswith("baton.steps.document.updated_files[0]:")]
 
 
+GIT_ID = ["-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
+
+
+def test_the_seed_style_agent_finds_its_state_from_a_phase_worktree(ws: Workspace) -> None:
+    """In a git repository each phase runs in its own worktree, whose `CLAUDE_PROJECT_DIR`
+    is the worktree: the seeds' `load_workflow_state "$WORKFLOW_ID"` finds the run's values
+    there (a copy that keeps the agent in its tree), and `append_workflow_state` reaches the
+    run's own state file through `STATE_FILE`. Before, agents had neither `WORKFLOW_ID` nor
+    `STATE_FILE`, and the worktree had no state file."""
+    ws.config(f'runner = "command"\ncommand = ["bash", "{SEED_AGENT}"]\n')
+    (ws.root / "README.md").write_text("# Project\n")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *GIT_ID, *args], cwd=ws.root, check=True, capture_output=True)
+    r = ws.baton("run", "Add a login flow", "--scope", "full-implementation",
+                 "--complexity", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    wid = ws.only_workflow()
+    cp = _checkpoint(ws, wid)
+    assert cp["status"] == "complete"
+    phase = cp["baton"]["steps"]["implement.phase-1"]
+    assert phase["git"]["mode"] == "worktree"
+    state = state_file_path(ws.root, wid)
+    got = _bash_values(state, ["IMPLEMENTATION_STATUS", "CLAUDE_PROJECT_DIR"], ws.root)
+    assert got == {"IMPLEMENTATION_STATUS": "complete", "CLAUDE_PROJECT_DIR": str(ws.root)}
+    assert (ws.root / "src" / "phase_2.txt").read_text() == "phase 2\n"  # merged back
+    tracked = subprocess.run(["git", "ls-files", ".claude/tmp", ".claude/worktrees"],
+                             cwd=ws.root, check=True, capture_output=True, text=True).stdout
+    assert tracked == ""  # the copies are Baton's, never in a phase's commit
+
+
 @pytest.mark.parametrize(("docs", "expect"), [
     ("[/etc/hostname]", "lies outside the workspace"),
     ("[README.md, docs/never-written.md]", "docs/never-written.md listed in "

@@ -435,24 +435,28 @@ class Isolation:
         return PhaseTree(pid, path, branch, base, path / self.prefix)
 
     def exclude_worktrees(self) -> None:
-        """Keep `.claude/worktrees/` out of the user's `git status` (the clone's own
-        info/exclude, never their .gitignore). Appended through `confine` rooted at the git
-        directory: an `info` or `exclude` planted as a symlink (a repository shipped as an
-        archive can carry them) is refused, not written through."""
+        """Keep `.claude/worktrees/` and the run state files (`.claude/tmp/workflow_*.sh`,
+        which each phase's worktree gets a copy of) out of the user's `git status` and out
+        of an agent's own `git add -A` (the clone's own info/exclude, never their
+        .gitignore). Appended through `confine` rooted at the git directory: an `info` or
+        `exclude` planted as a symlink (a repository shipped as an archive can carry them) is
+        refused, not written through."""
         common = self.repo.common_dir
         exclude = common / "info" / "exclude"
-        line = f"/{self.rel(self.root / WORKTREES)}/"
+        lines = [f"/{self.rel(self.root / WORKTREES)}/",
+                 f"/{self.rel(self.root / '.claude' / 'tmp')}/workflow_*.sh"]
         try:
             with confine.open_append(common, "info/exclude") as fd:
                 size = os.fstat(fd).st_size
                 text = confine.read_regular(exclude).decode("utf-8", "replace") if size else ""
-                if line not in text.splitlines():
+                new = [line for line in lines if line not in text.splitlines()]
+                if new:
                     sep = "" if not text or text.endswith("\n") else "\n"
-                    os.write(fd, (sep + line + "\n").encode())
+                    os.write(fd, (sep + "\n".join(new) + "\n").encode())
         except confine.UnsafePath as exc:
-            log.warning("not adding %s to the git exclude file: %s", line, exc)
+            log.warning("not adding %s to the git exclude file: %s", ", ".join(lines), exc)
         except OSError as exc:
-            log.info("cannot add %s to %s: %s", line, exclude, exc)
+            log.info("cannot add %s to %s: %s", ", ".join(lines), exclude, exc)
 
     def copy_included(self, tree: Path) -> list[str]:
         """Copy the ignored files `.worktreeinclude` (gitignore syntax, Claude Code's file)

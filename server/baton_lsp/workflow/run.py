@@ -144,14 +144,18 @@ class Run:
 
     def contract(self, sid: str, role: str, artifact: Path, extra: dict[str, str]
                  ) -> dict[str, str]:
-        """The environment every step gets: who it is, where it writes, the workspace."""
+        """The environment every step gets: who it is, where it writes, the workspace — and
+        the seeds' `WORKFLOW_ID` and `STATE_FILE`, which their `append_workflow_state` and
+        `load_workflow_state` read."""
         wid = self.workflow_id
+        state_file = str(state_file_path(self.root, wid))
         env = {"BATON_WORKFLOW_ID": wid, "BATON_STEP_ID": sid, "BATON_ROLE": role,
+               "WORKFLOW_ID": wid, "STATE_FILE": state_file,
                "BATON_ARTIFACT_PATH": str(artifact), "BATON_WORKSPACE": str(self.root),
                "CLAUDE_PROJECT_DIR": str(self.root),
                "BATON_TOPIC_DIR": self.paths.get("topic_dir", ""),
                "BATON_DESCRIPTION": self.data.get("workflow_description", ""),
-               "BATON_STATE_FILE": str(state_file_path(self.root, wid))}
+               "BATON_STATE_FILE": state_file}
         meta = self.supervisor_metadata_path()
         if meta is not None:
             env["SUPERVISOR_METADATA_PATH"] = str(meta)

@@ -10,13 +10,27 @@
 # seed 002's ERR trap handler; SEED_AGENT_DOCS replaces the document agent's list.
 set -euo pipefail
 
-STATE_FILE="$BATON_STATE_FILE"
+# WORKFLOW_ID and STATE_FILE come from Baton's environment, as the seeds' blocks have them.
 
 # Append state (GitHub Actions $GITHUB_OUTPUT pattern) — seed 001, verbatim
 append_workflow_state() {
   local key="$1"
   local value="$2"
   echo "export ${key}=\"${value}\"" >> "$STATE_FILE"
+}
+
+# Load state — seed 001, "Selective State Persistence", verbatim but for the fallback: the
+# seed recalculates with init_workflow_state, which this agent does not have
+load_workflow_state() {
+  local workflow_id="${1:-$$}"
+  local state_file="${CLAUDE_PROJECT_DIR:-$HOME}/.claude/tmp/workflow_${workflow_id}.sh"
+
+  if [ -f "$state_file" ]; then
+    source "$state_file"
+    return 0
+  else
+    return 1
+  fi
 }
 
 cat >/dev/null  # the prompt; a real agent would follow it
@@ -93,7 +107,10 @@ EOF
     echo "PLAN_CREATED: $artifact"
     ;;
   implement)
-    source "$STATE_FILE"  # load_workflow_state: the plan step's values are still there
+    # the plan step's values are still there, also from a phase's own worktree
+    load_workflow_state "$WORKFLOW_ID" || {
+      echo "TASK_ERROR: state_error - no state file for ${WORKFLOW_ID} in ${CLAUDE_PROJECT_DIR}"
+      exit 1; }
     [ "${PLAN_FILE:-}" = "$BATON_PLAN_PATH" ] || {
       echo "TASK_ERROR: state_error - PLAN_FILE lost: '${PLAN_FILE:-}'"; exit 1; }
     mkdir -p "$(dirname "$artifact")" src

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -17,9 +18,10 @@ from ...model.graph import waves_after
 from ...model.plan import FINISHED, STARTED
 from ...model.states import State
 from ...parse.plan_marks import mark_phase
+from ...runs import confine
 from ...runs.digest import sha256_file
 from ...runs.record import IMPLEMENTATION_SUPERVISOR
-from ...runs.records import utc_now
+from ...runs.records import shell_quote, state_file_path, utc_now
 from .. import supervisor, tiers
 from ..agent_step import StepSpec, agent_step, unrecorded_work
 from ..failures import PERMANENT, TRANSIENT, Cancelled, LoopDone, StepFailure, reraise_cancel, worst
@@ -29,6 +31,8 @@ from ..repolock import LockTimeout
 from ..run import Run
 from .base import StateHandler
 from .iterations import implement_iterations
+
+log = logging.getLogger(__name__)
 
 
 def phase_number(pid: str) -> int | str:
@@ -122,6 +126,7 @@ async def implement(run: Run) -> None:
         if iso is not None and tree is not None:
             extra.update(BATON_WORKTREE=str(tree.cwd), BATON_BRANCH=tree.branch,
                          CLAUDE_PROJECT_DIR=str(tree.cwd))
+            await asyncio.to_thread(state_in_tree, run, tree)
             message = commit_message(run, pid, title, "in its own worktree")
             # marked complete when it lands: the merge commit carries the marker edit
             fields = lambda: {"git": iso.commit_tree(sid, tree, message)}  # noqa: E731
@@ -187,6 +192,27 @@ async def implement(run: Run) -> None:
     ws["current_wave"] = total
     if supervised and not waves:  # nothing left to run: the record still says what ran
         implementation_checkpoint(run, iso, decision, mine, graph.titles, diffs)
+
+
+def state_in_tree(run: Run, tree: PhaseTree) -> None:
+    """A copy of the run's state file where the seeds' `load_workflow_state "$WORKFLOW_ID"`
+    looks from a phase's worktree (`${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_<id>.sh`, the
+    worktree being the agent's project directory), taken as the agent starts. Its first line
+    names the worktree as `CLAUDE_PROJECT_DIR`, so sourcing it keeps the agent in its tree;
+    what the agent appends goes to `STATE_FILE`, the run's own file. `.claude/tmp` is Baton's
+    and never part of a phase's commit."""
+    source = state_file_path(run.root, run.workflow_id)
+    target = tree.cwd / source.relative_to(run.root)
+    try:
+        text = confine.read_bytes(run.root, source)
+        first, sep, rest = text.partition(b"\n")
+        if first.startswith(b"export CLAUDE_PROJECT_DIR="):
+            text = f"export CLAUDE_PROJECT_DIR={shell_quote(str(tree.cwd))}".encode() + sep + rest
+        confine.write_atomic(run.root, target, text, durable=False)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # a link or FIFO the checkout planted there: not written through
+        log.warning("no copy of the state file in %s: %s", tree.cwd, confine.describe(exc))
 
 
 def implementation_checkpoint(run: Run, iso: Isolation | None, decision: dict[str, Any],
