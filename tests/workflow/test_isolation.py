@@ -355,3 +355,23 @@ def test_a_conflict_in_the_last_wave_leaves_the_plan_committed(ws: Workspace) ->
     assert git(ws, "status", "--porcelain", "--untracked-files=no") == ""
     assert git(ws, "show", f"HEAD:{plan.relative_to(ws.root).as_posix()}") == plan.read_text()
     assert first_parent(ws)[0] == f"Mark phases merged by hand complete ({wid})"
+
+
+def test_waves_of_one_phase_claim_no_time_saved(ws: Workspace) -> None:
+    """Two waves of one phase each, in worktrees: nothing ran side by side, so the summary
+    makes no claim about parallel time (it printed "saved 0.00 s, -94 %", the worktrees'
+    and merges' cost counted as a negative saving)."""
+    plan = repo(ws, [[], [1]])
+    r = implement(ws, plan)
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = r.stdout[r.stdout.index("━━ Summary"):]
+    assert "parallel steps took" not in summary and "saved" not in summary
+    assert " -" not in summary.split("━━ Phases")[0]
+
+
+def test_a_wave_slower_than_its_phases_says_so() -> None:
+    from baton_lsp.workflow.report import savings_text
+
+    assert savings_text(4000, 1000) == "saved 3.00 s, 75 %"
+    slower = savings_text(1000, 1900)
+    assert slower.startswith("no time saved") and "-" not in slower

@@ -25,7 +25,9 @@ def _s(ms: float) -> str:
 
 def parallel_savings(record: RunRecord) -> dict[str, dict[str, int]]:
     """Per state, the sum of its parallel steps' durations (sequential) against the wall
-    time they took together: research workers and implement waves."""
+    time they took together: research workers and the implement waves of more than one
+    phase (a wave of one phase runs nothing beside it; its worktree and merge would count
+    as time parallel work lost)."""
     steps = record.baton.steps
     out: dict[str, dict[str, int]] = {}
     research = record.baton.research
@@ -36,13 +38,23 @@ def parallel_savings(record: RunRecord) -> dict[str, dict[str, int]]:
         out["research"] = {"sequential_ms": seq, "wall_ms": research.wall_ms}
     waves = _wave_results(record)
     seq = wall = 0
-    for result in waves.values():
+    parallel = [r for r in waves.values() if len(r.phases) > 1]
+    for result in parallel:
         seq += sum((steps[f"implement.phase-{p}"].duration_ms or 0)
                    if f"implement.phase-{p}" in steps else 0 for p in result.phases)
         wall += int(result.duration_ms or 0)
-    if waves:
+    if parallel:
         out["implement"] = {"sequential_ms": seq, "wall_ms": wall}
     return out
+
+
+def savings_text(seq_ms: int, wall_ms: int) -> str:
+    """What running steps at once saved, in words; never a negative saving: when the waves'
+    worktrees and merges cost more than running side by side gained, that is what it says."""
+    if seq_ms > wall_ms:
+        return f"saved {_s(seq_ms - wall_ms)}, {100 * (seq_ms - wall_ms) / seq_ms:.0f} %"
+    return ("no time saved: starting, isolating and merging them took longer than running "
+            "them side by side gained")
 
 
 def _wave_results(record: RunRecord) -> dict[str, WaveResult]:
@@ -85,8 +97,7 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     wall = sum(v["wall_ms"] for v in saved.values())
     lines.append(f"  wall time {_s(total_ms)}" + (
         f"; parallel steps took {_s(wall)} instead of {_s(seq)} one after another "
-        f"(saved {_s(max(0, seq - wall))}"
-        + (f", {100 * (seq - wall) / seq:.0f} %)" if seq > 0 else ")") if saved else ""))
+        f"({savings_text(seq, wall)})" if saved else ""))
     if ctx.get("artifact_tokens"):
         lines.append(f"  context passed up: {ctx['passed_tokens']} of {ctx['artifact_tokens']} "
                      f"tokens in the artifacts ({reduction_text(ctx)})")
