@@ -565,6 +565,51 @@ def test_agent_mode_supervisor_runs_the_workers_and_baton_checks_them(ws: Worksp
     assert sorted(starts) == workers
 
 
+SEED_SUPERVISOR = r"""#!/usr/bin/env bash
+# The seeds' research-sub-supervisor (seed 001, "Hierarchical Supervisor Checkpoint
+# Coordination"): its workers write the reports; it returns SUPERVISOR_COMPLETE with the
+# aggregated metadata and writes no summary file of its own.
+set -euo pipefail
+cat >/dev/null
+[ "$BATON_ROLE" = "research-supervisor" ] || {
+  echo "TASK_ERROR: validation_error - $BATON_ROLE"; exit 2; }
+python3 - <<'PY'
+import json, os
+for i, path in enumerate(json.loads(os.environ["BATON_REPORT_PATHS"]), 1):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as fh:
+        fh.write(f"# Report {i}\n\n## Findings\n\n- finding {i}\n")
+PY
+cat <<END
+SUPERVISOR_COMPLETE: {
+  "supervisor_id": "research_sub_supervisor_$$",
+  "worker_count": 4,
+  "reports_created": $BATON_REPORT_PATHS,
+  "summary": "four topics researched"
+}
+END
+"""
+
+
+def test_a_seed_supervisor_that_only_returns_its_metadata_completes(ws: Workspace,
+                                                                     tmp_path: Path) -> None:
+    """The seeds' supervisor returns `SUPERVISOR_COMPLETE: {…}` and writes no summary file:
+    its step is done (Baton writes the returned payload as its artifact), not failed with a
+    HARD BARRIER and a `validation_error` in errors.jsonl as before."""
+    agent = tmp_path / "seed_supervisor.sh"
+    agent.write_text(SEED_SUPERVISOR)
+    ws.config(f'research-mode = "agent"\nrunner = "command"\ncommand = ["bash", "{agent}"]')
+    r = ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4")
+    assert r.returncode == 0, r.stdout + r.stderr
+    cp = _checkpoint(ws, ws.only_workflow())
+    step = cp["baton"]["steps"]["research.supervisor"]
+    assert step["status"] == "done", step
+    summary = Path(step["artifact"]).read_text()
+    assert "SUPERVISOR_COMPLETE" in summary and '"summary": "four topics researched"' in summary
+    assert [cp["baton"]["steps"][f"research.{i}"]["status"] for i in range(1, 5)] == ["done"] * 4
+    assert ws.errors() == []
+
+
 def test_agent_mode_three_failures_then_resume_asks_only_for_the_missing(ws: Workspace
                                                                           ) -> None:
     ws.config('research-mode = "agent"')

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +39,8 @@ from .runners import (
 from .runners.base import str_or_none
 from .signals import SignalReader, error_context_in, listed_paths
 
+log = logging.getLogger(__name__)
+
 Verify = Callable[[Path, SignalReader], "str | None"]
 
 
@@ -64,6 +68,37 @@ class StepSpec:
     """A signal whose listed files stand for the artifact when the agent prints it with
     files (the document agent's `DOCUMENTATION_UPDATED: [files]`, seed 000): the hard
     barrier is then those files, recorded as the step's `updated_files`."""
+    returned_by: str | None = None
+    """A signal whose JSON object is the artifact when the agent returns it instead of
+    writing the file (the seeds' research supervisor returns `SUPERVISOR_COMPLETE: {…}`
+    and writes no summary): Baton then writes the payload at the artifact's path, so the
+    barrier, the checkpoint and a resume see one file as for any other step."""
+
+
+def write_returned(root: Path, artifact: Path, reader: SignalReader, signal: str) -> bool:
+    """Write the JSON object the agent returned in `signal` as `artifact` when it left that
+    path empty (never over a file, never through a link); whether it did."""
+    sig = reader.first(signal)
+    if sig is None:
+        return False
+    try:
+        payload = json.loads(sig.value)
+    except ValueError:
+        return False
+    if not isinstance(payload, dict):
+        return False
+    text = (f"# {signal.replace('_', ' ').title()}\n\nWhat the agent returned in `{signal}` "
+            "(written by Baton: the agent wrote no file of its own).\n\n```json\n"
+            f"{json.dumps(payload, indent=2, ensure_ascii=False)}\n```\n")
+    try:
+        confine.write_new(root, artifact, text.encode("utf-8"))
+    except FileExistsError:
+        return False
+    except OSError as exc:  # a link or FIFO planted at the name: the barrier says so
+        log.warning("not writing %s's payload at %s: %s", signal, artifact,
+                    confine.describe(exc))
+        return False
+    return True
 
 
 async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
@@ -100,6 +135,9 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                 open(fd, "w", encoding="utf-8", closefd=False) as log_file:
             runner, out, final, hopeless = await _attempt(run, spec, step, artifact, attempt,
                                                           reader, log_file)
+        if spec.returned_by is not None and out.exit_code == 0 and not out.timed_out \
+                and not out.stalled and hopeless is None:
+            write_returned(run.root, artifact, reader, spec.returned_by)
         last = judge(run, sid, runner, out, final, reader, artifact, spec.verify, hopeless,
                      spec.listed_by)
         if last is None:

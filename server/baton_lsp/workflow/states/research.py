@@ -106,7 +106,8 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
     reader: SignalReader | None = None
     try:
         reader = await agent_step(run, StepSpec(sid, State.RESEARCH, "research-supervisor",
-                                                summary, extra))
+                                                summary, extra,
+                                                returned_by="SUPERVISOR_COMPLETE"))
     except StepFailure as exc:
         failure = exc  # reports it did write still count
     reported = reader.reported_paths() if reader is not None else []
