@@ -218,3 +218,28 @@ def test_a_planted_link_at_the_supervisor_file_is_replaced_not_followed(
     for name in ("research_supervisor.json", "supervisor_metadata.json"):
         assert not (tmp / name).is_symlink()
         assert json.loads((tmp / name).read_text())["topics_researched"] == 4
+
+
+def test_state_file_carries_the_research_outcome(ws: Workspace) -> None:
+    """Seed 000's research state leaves RESEARCH_COMPLETE, REPORTS_CREATED and the verified
+    reports (`SUCCESSFUL_REPORT_PATHS`, exported as count + `_i` as the seed exports
+    REPORT_PATHS) for the blocks after it; a failed report is not among them."""
+    ws.behave({"research.2": {"exit": 1}})
+    ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "3",
+             check=True)  # 2 of 3 reports: the seeds' >= 50 % partial success
+    wid = ws.only_workflow()
+    cp = json.loads(_checkpoint_file(ws, wid).read_text())
+    steps = cp["baton"]["steps"]
+    ok = [steps[f"research.{i}"]["artifact"] for i in (1, 3)]
+    state = ws.root / ".claude" / "tmp" / f"workflow_{wid}.sh"
+    got = _bash(f"""source "{state}"
+echo "RESEARCH_COMPLETE=$RESEARCH_COMPLETE"
+echo "REPORTS_CREATED=$REPORTS_CREATED"
+SUCCESSFUL_REPORT_PATHS=()
+for i in $(seq 0 $((SUCCESSFUL_REPORT_PATHS_COUNT - 1))); do
+  var_name="SUCCESSFUL_REPORT_PATH_$i"
+  SUCCESSFUL_REPORT_PATHS+=("${{!var_name}}")
+done
+echo "paths=${{SUCCESSFUL_REPORT_PATHS[*]}}"
+""")
+    assert got == {"RESEARCH_COMPLETE": "true", "REPORTS_CREATED": "2", "paths": " ".join(ok)}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
-from ..model.states import PHASE_STATES
+from ..model.states import PHASE_STATES, State
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 STATE_INDEX = {s: i for i, s in enumerate(PHASE_STATES)}
 HIERARCHICAL_TOPICS = 4  # the seeds: four or more research agents go through a supervisor
-STATE_FAMILIES = ("REPORT_PATH_", "COMPLETED_STATE_")
+STATE_FAMILIES = ("REPORT_PATH_", "COMPLETED_STATE_", "SUCCESSFUL_REPORT_PATH_")
 """Numbered state-file keys Baton writes (`REPORT_PATH_0` …): every number is Baton's."""
 
 
@@ -271,6 +271,16 @@ class Run:
         classification = d["state_machine"].get("classification") or {}
         values["RESEARCH_TOPICS_JSON"] = classification.get("research_topics") or []
         values["USE_HIERARCHICAL_RESEARCH"] = len(reports) >= HIERARCHICAL_TOPICS
+        if State.RESEARCH in sm.completed:  # seed 000's research outcome, once there is one
+            done = {s.get("artifact") for sid, s in self.steps.items()
+                    if sid.startswith("research.") and s.get("status") == "done"}
+            ok = [r for r in reports if r in done]  # in the topics' order
+            values["RESEARCH_COMPLETE"] = True
+            values["REPORTS_CREATED"] = len(ok)
+            values["SUCCESSFUL_REPORT_PATHS_COUNT"] = len(ok)  # the seeds' array, exported
+            for i, r in enumerate(ok):
+                values[f"SUCCESSFUL_REPORT_PATH_{i}"] = r
+            values["SUCCESSFUL_REPORT_PATHS_JSON"] = ok
         it = d["baton"].get("iteration")
         if it:
             values["ITERATION"] = it.get("iteration")
