@@ -411,3 +411,18 @@ def test_a_documentation_list_that_fails_the_barrier(ws: Workspace, docs: str,
     assert r.returncode == 1 and "FAILED in document" in r.stdout, r.stdout
     cp = _checkpoint(ws, ws.only_workflow())
     assert expect in cp["baton"]["steps"]["document"]["message"]
+
+
+@pytest.mark.parametrize(("role", "signal"), [("document", "DOCUMENTATION_UPDATED: [file, ...]"),
+                                              ("research-supervisor", "SUPERVISOR_COMPLETE:")])
+def test_the_prompt_offers_the_seeds_return_for_the_role(tmp_path: Path, role: str,
+                                                         signal: str) -> None:
+    """A real agent whose own file follows the seeds (DOCUMENTATION_UPDATED, or a supervisor
+    returning SUPERVISOR_COMPLETE) is not told only the opposite by Baton's contract."""
+    from baton_lsp.model.config import WorkflowSettings
+    from baton_lsp.workflow.prompt import build_prompt
+
+    contract = {"BATON_WORKFLOW_ID": "w1", "BATON_DESCRIPTION": "Document the login flow"}
+    text = build_prompt(tmp_path, WorkflowSettings(), None, role, "s1",
+                        tmp_path / "artifact.md", contract).text
+    assert signal in text

@@ -11,6 +11,14 @@ from ..runs import confine
 from .preflight import MAX_AGENT, agent_use
 
 ROLE_CONTRACT = {
+    "document": [
+        "- Or, as the seeds' documentation agent does: update the project's documentation "
+        "files instead and print DOCUMENTATION_UPDATED: [file, ...] naming every file you "
+        "changed (inside the workspace); those files are then your artifact"],
+    "research-supervisor": [
+        "- Or, as the seeds' research supervisor does: once your workers wrote their reports, "
+        "print SUPERVISOR_COMPLETE: {json of the aggregated metadata} instead of writing the "
+        "file; Baton writes it at the artifact path for you"],
     "classifier": [
         "- Classify the task: write the JSON to the artifact path and print it on one line as "
         "CLASSIFICATION_COMPLETE: {\"workflow_type\": <scope>, \"research_complexity\": 1-4, "
