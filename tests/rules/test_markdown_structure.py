@@ -255,3 +255,84 @@ def test_a_whole_skill_shown_in_a_yaml_fence_is_an_example() -> None:
     bare = text.replace("---\nname: skill-rust-research\nallowed-tools: Agent\n---\n",
                         "name: skill-rust-research\n")
     assert btn003(Kind.SKILL, bare, SKILL) == []
+
+
+# A plan whose ```lean block lost its closing line, then a later phase whose list item holds
+# its own indented fence (from a public tree's plan, shortened; quoted lines kept).
+LEAN_LEFT_OPEN = """# Implementation Plan
+
+### Phase 3: Complete Backward all_past Case (Conditional)
+
+**Status**: [BLOCKED]
+
+**Approach** (if Phase 2 succeeds):
+
+```lean
+· -- Backward: (∀ s ≤ t, truth_at s psi) → H psi ∈ mcs t
+  intro h_all_past
+  by_contra h_not_H
+
+**Verification**:
+- [ ] `lake build` succeeds
+
+---
+
+### Phase 4: Update Documentation
+
+**Status**: [NOT STARTED]
+
+**Documentation Updates**:
+
+1. **CoherentConstruction.lean header**: Add to the gaps table:
+   ```
+   | forward_H Case 4 | line 681 | PROVEN - uses H-persistence |
+   ```
+
+2. **CrossOriginCases.lean**: Note that forward_H Case 4 was proven
+"""
+
+
+def test_a_list_items_fence_does_not_close_a_code_block_left_open() -> None:
+    """The ```lean block left open runs (as CommonMark renders it) to the list item's
+    indented ```, which closes it: Phase 4's heading renders as code. The authored pairing
+    read that ``` as the lean block's own closing line, so nothing was reported."""
+    lines = LEAN_LEFT_OPEN.splitlines()
+    found = [f for f in btn003(Kind.PLAN, LEAN_LEFT_OPEN, PLAN) if f.range.start_line == 8]
+    assert len(found) == 1, found
+    assert '"Phase 4: Update Documentation"' in found[0].message
+    item_fence = lines.index("   ```") + 1
+    assert f"the list item whose ``` on line {item_fence} opens" in found[0].message
+    pairs = [(a.start_line, a.end_line, a.by_opener)
+             for a in authored_fences(parse_markdown(Source.from_text(LEAN_LEFT_OPEN)))]
+    assert pairs[0] == (8, item_fence - 1, True)
+    assert pairs[1] == (item_fence - 1, item_fence + 1, False)
+
+
+def test_a_list_items_indented_markdown_fence_after_a_bash_block_left_open() -> None:
+    """The same with a ```bash block left open and a ```markdown example indented under a
+    task's list item (from a public tree's plan, shortened)."""
+    text = ("# Plan\n\n### Phase 1: Add model field [COMPLETED]\n\n**Verification**:\n"
+            "```bash\n# All 6 agents should have model field\n"
+            'grep -l "^model:" .claude/agents/*.md | wc -l\n# Expected: 6\n\n---\n\n'
+            "### Phase 2: Update CLAUDE.md Documentation [NOT STARTED]\n\n**Tasks**:\n\n"
+            "- [ ] **2.2** Add Model column to the table:\n  ```markdown\n"
+            "  ### Skill-to-Agent Mapping\n\n  | Skill | Agent | Model |\n  |---|---|---|\n"
+            "  ```\n\n- [ ] **2.3** Add Model Selection section:\n  ```markdown\n"
+            "  ### Model Selection\n\n  Agents specify their model via YAML frontmatter:\n\n"
+            "  ```yaml\n  ---\n  name: agent-name\n  model: sonnet  # sonnet | opus | haiku\n"
+            "  ---\n  ```\n  ```\n\n**Verification**:\n```bash\ngrep -c model CLAUDE.md\n```\n")
+    [found] = btn003(Kind.PLAN, text, PLAN)
+    assert found.range.start_line == 5
+    assert '"Phase 2: Update CLAUDE.md Documentation [NOT STARTED]"' in found.message
+
+
+def test_a_list_item_inside_code_without_a_heading_before_it_stays_code() -> None:
+    """Near miss: a bash block whose here-document holds a list item with an indented fence
+    and no heading between is code: its indented fences pair as before (the first bare one
+    closes the block, as CommonMark reads it too), none taken for a list item's own."""
+    text = ("# Plan\n\n### Phase 1: Notes [NOT STARTED]\n\n```bash\ncat > notes.md <<'EOF'\n"
+            "- step one:\n  ```\n  make\n  ```\nEOF\n```\n\n### Phase 2: Done [NOT STARTED]\n")
+    assert btn003(Kind.PLAN, text, PLAN) == []
+    pairs = [(a.start_line, a.end_line, a.by_opener)
+             for a in authored_fences(parse_markdown(Source.from_text(text)))]
+    assert pairs == [(4, 7, False), (9, 11, False)]

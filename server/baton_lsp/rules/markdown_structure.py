@@ -188,6 +188,13 @@ def _what(fence: Fence, authored: list[AuthoredFence], rendered: dict[int, Fence
                 "opens a new code block", "balance the fences before it")
     own = next((a for a in authored if a.start_line == fence.start_line), None)
     if own is not None and own.by_opener and own.end_line is not None:
+        after = lines[own.end_line].strip()
+        if not after.lstrip(after[0]).strip():  # a bare one: a list item's fence
+            return (f"the {line} fence opened here is not closed before the list item whose "
+                    f"{after} on line {own.end_line + 1} opens the item's own block (a bare "
+                    "fence line indented up to 3 spaces closes any open fence), so it runs on "
+                    f"to line {fence.end_line + 1}",
+                    f"close it with {marker} before line {own.end_line + 1}")
         return (f"the {line} fence opened here is not closed before the "
                 f"{lines[own.end_line].strip()} on line {own.end_line + 1} (a fence line "
                 f"with an info string cannot close a fence), so it runs on to line "
