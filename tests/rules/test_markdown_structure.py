@@ -336,3 +336,92 @@ def test_a_list_item_inside_code_without_a_heading_before_it_stays_code() -> Non
     pairs = [(a.start_line, a.end_line, a.by_opener)
              for a in authored_fences(parse_markdown(Source.from_text(text)))]
     assert pairs == [(4, 7, False), (9, 11, False)]
+
+
+# A plan whose ```markdown example lost its closing line; a later phase holds another
+# ```markdown example (from a public tree's plan, shortened; quoted lines kept).
+EXAMPLE_LEFT_OPEN = """# Implementation Plan: Task #726
+
+## Implementation Phases
+
+### Phase 1: Update EXTENSION.md [COMPLETED]
+
+Change B -- Append after line 60 (end of CI Verification Pipeline section):
+```markdown
+
+### Commands
+
+| Command | Usage | Description |
+|---------|-------|-------------|
+| `/pr` | `/pr --review <sources...>` | Create pr-type review task from GitHub PR URLs |
+
+**Verification**:
+- EXTENSION.md table renders correctly (pipe alignment, no broken rows)
+
+---
+
+### Phase 2: Update pr-prohibition.md [COMPLETED]
+
+**Tasks**:
+- [x] Add a new `## CSLib Extension: /pr --review Workflow` section *(completed)*
+
+**Concrete content to add** -- Append after line 61 (end of file):
+```markdown
+
+## CSLib Extension: /pr --review Workflow
+
+The `--review` flag to `/pr` creates tasks with `task_type: "pr"`.
+```
+
+## Testing & Validation
+
+- [ ] Tables render
+"""
+
+
+def test_an_example_left_open_swallows_the_next_phase() -> None:
+    """CommonMark closes the first example at the second one's bare ```, so "Phase 2"
+    renders as code. As the author nested the fences the first example never closes (the
+    second nests in it), which read every line after it as code: nothing was reported. The
+    next numbered heading of the same level (`### Phase 2` under `### Phase 1`) is where
+    the example's text stopped."""
+    lines = EXAMPLE_LEFT_OPEN.splitlines()
+    [found] = btn003(Kind.PLAN, EXAMPLE_LEFT_OPEN, PLAN)
+    assert found.range.start_line == lines.index("```markdown")
+    assert found.message.count("render") == 1
+    assert '"Phase 2: Update pr-prohibition.md [COMPLETED]"' in found.message
+    assert '"Commands"' not in found.message  # the example's own heading
+    closer = lines.index("```") + 1
+    inner = [no for no, line in enumerate(lines) if line == "```markdown"][1] + 1
+    assert f"is never closed, so the ``` on line {closer}, meant to close the ```markdown " \
+           f"fence of line {inner}, closes it instead" in found.message
+
+
+def test_a_closed_example_may_show_the_next_phase() -> None:
+    """Near miss: an example its author closes may hold a `### Phase 2` of its own; and an
+    example left open under an unnumbered heading is left alone."""
+    closed = ("# Plan\n\n### Phase 1: Template [COMPLETED]\n\n````markdown\n"
+              "### Phase 1: Setup\n\n- [ ] a\n\n### Phase 2: Build\n\n```bash\nmake\n```\n"
+              "````\n\n### Phase 2: Real [NOT STARTED]\n\n- [ ] b\n")
+    assert btn003(Kind.PLAN, closed, PLAN) == []
+    unnumbered = EXAMPLE_LEFT_OPEN.replace("### Phase 1: Update EXTENSION.md [COMPLETED]",
+                                           "### Update EXTENSION.md").replace(
+        "### Phase 2: Update", "### Then update")
+    assert btn003(Kind.PLAN, unnumbered, PLAN) == []
+
+
+def test_a_bare_fence_right_after_a_closed_block_opens_one() -> None:
+    """A ```bash block holding a nested ```bash closes at the nested one's ```; the next ```,
+    meant to close the outer one, opens a block that swallows the next fix (from a public
+    tree's debug plan, shortened)."""
+    text = ("# Fix Plan\n\n### Fix 2: Usage Examples\n\n**Current block**:\n```bash\n"
+            "**Usage Examples**:\n\n```bash\n# Basic debugging\n"
+            '/debug "authentication timeout errors in production"\n```\n```\n\n'
+            "**Expected**: This block should NOT have a trap.\n\n"
+            "### Fix 3: Reduce debug.md Line Count\n\n**Consolidation Strategy**:\n\n"
+            "**Example 1** (Block 2, ~lines 170-172):\n```bash\n# Before (3 lines):\n"
+            "declare -a _EARLY_ERROR_BUFFER=()\n```\n")
+    [found] = btn003(Kind.PLAN, text, PLAN)
+    assert found.range.start_line == 12
+    assert "comes right after the block closed on line 12" in found.message
+    assert '"Fix 3: Reduce debug.md Line Count"' in found.message

@@ -16,6 +16,7 @@ from ..parse.markdown import (
     NESTING_LANGS,
     AuthoredFence,
     Fence,
+    Heading,
     authored_fences,
     blank_code_spans,
     rendered_fence_lines,
@@ -49,13 +50,15 @@ _CHAR_NAMES = {"`": "backticks", "~": "tildes"}
 
 
 def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
-                   to_eof: set[int], title: int | None = None) -> list[bool]:
+                   to_eof: set[int], title: int | None = None,
+                   sections: list[Heading] | None = None) -> list[bool]:
     """Per line: inside a fence as the author nested them. Where the author's fence has no
     closing line (left open, or open when the next one starts) its lines count as code
     unless its language cannot hold a `#` line (`NO_MARKDOWN_LANGS`), or up to a heading
-    that reads as the document's own (`_markdown_heading`). `to_eof`: the lines of fences
-    that run to the end of the file as rendered; `title`: the line of the document's first
-    level-1 heading."""
+    that reads as the document's own (`_markdown_heading`; for an example left open that
+    CommonMark closes, `_next_section`). `to_eof`: the lines of fences that run to the end
+    of the file as rendered; `title`: the line of the document's first level-1 heading;
+    `sections`: the document's own headings."""
     code = [False] * len(lines)
     for fence in authored:
         if fence.end_line is not None and not fence.by_opener:
@@ -68,8 +71,40 @@ def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
                     fence.end_line is None and fence.start_line in to_eof):
                 heading = _markdown_heading(lines, fence, end, title)
                 end = end if heading is None else heading - 1
+            elif fence.end_line is None and sections:
+                heading = _next_section(lines, fence, end, sections)
+                end = end if heading is None else heading - 1
         code[fence.start_line:end + 1] = [True] * (end + 1 - fence.start_line)
     return code
+
+
+_NUMBERED = re.compile(r"^(\w+)[ \t]+(\d+)(?!\d)")
+_LEVEL_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*)$")
+
+
+def _next_section(lines: list[str], fence: AuthoredFence, end: int,
+                  sections: list[Heading]) -> int | None:
+    """The heading that goes on numbering the document's sections inside a ```` ```markdown ````
+    (or bare) example its author never closed, or None: under `### Phase 1: …`, the first
+    `### Phase 2` (or later) at the same level, after a blank line. An example that holds
+    such a heading and is closed in its turn is left alone; this one never is, as the author
+    nested the fences, so that heading is where its text stopped."""
+    under = next((h for h in reversed(sections) if h.line < fence.start_line
+                  and _NUMBERED.match(h.text)), None)
+    if under is None:
+        return None
+    m = _NUMBERED.match(under.text)
+    assert m is not None
+    word, number = m.group(1).lower(), int(m.group(2))
+    for no in range(fence.start_line + 2, end + 1):
+        line = lines[no]
+        if not line.startswith("#") or lines[no - 1].strip():
+            continue
+        hm = _LEVEL_HEADING.match(line)
+        nm = _NUMBERED.match(hm.group(2)) if hm and len(hm.group(1)) == under.level else None
+        if nm and nm.group(1).lower() == word and int(nm.group(2)) > number:
+            return no
+    return None
 
 
 def _markdown_heading(lines: list[str], fence: AuthoredFence, end: int,
@@ -203,6 +238,22 @@ def _what(fence: Fence, authored: list[AuthoredFence], rendered: dict[int, Fence
     if not fence.closed:
         return (f"the {line} fence opened here is never closed, so it runs to the end of "
                 "the file", f"close it with {marker} after its last line")
+    before = next((f for f in rendered.values() if f.closed and f.end_line < fence.start_line
+                   and not any(x.strip() for x in lines[f.end_line + 1:fence.start_line])),
+                  None)
+    if before is not None and not line.lstrip(marker[0]).strip():
+        return (f"this {line} comes right after the block closed on line "
+                f"{before.end_line + 1}, so it opens a new code block (a second closing "
+                "fence, or one meant for an outer fence that line already closed)",
+                f"delete it if it is a stray, or give the outer fence more "
+                f"{_CHAR_NAMES[marker[0]]} than the fences inside it")
+    inner = next((a for a in authored if a.end_line == fence.end_line and not a.by_opener),
+                 None)
+    if own is not None and own.end_line is None and inner is not None:
+        return (f"the {line} fence opened here is never closed, so the "
+                f"{lines[fence.end_line].strip()} on line {fence.end_line + 1}, meant to close "
+                f"the {lines[inner.start_line].strip()} fence of line {inner.start_line + 1}, "
+                "closes it instead", f"close it with {marker} where its text ends")
     return (f"the {line} fence opened here runs to line {fence.end_line + 1}, past where "
             "its author meant it to end", "balance the fences")
 
@@ -228,8 +279,11 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     blank line, no heredoc, doc string, block comment or string is open there, and all that
     follows it up to where the fence's text ends reads as markdown (headings, list items,
     tables, bold lead-ins, sentences showing no code); a ```` ```markdown ```` or bare
-    example is read so only when it runs to the end of the file. In plans an unclosed fence
-    that swallows phases is BTN140's.
+    example is read so only when it runs to the end of the file, and one the author's
+    nesting never closes (while CommonMark does) ends at the heading that goes on numbering
+    the section it stands in (`### Phase 2` under `### Phase 1`). A list item's indented
+    fence is the item's own, not the closing line of a code block left open before it. In
+    plans an unclosed fence that swallows phases is BTN140's.
 
     Fix: give the outer fence more backticks than any fence inside it (```` ````markdown ````
     … ```` ```` ````), or close the block that was left open.
@@ -309,7 +363,7 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     authored = authored_fences(md)
     to_eof = {f.start_line for f in md.fences if not f.closed}
     title = next((h.line for h in md.headings if h.level == 1), None)
-    code = _meant_as_code(lines, authored, to_eof, title)
+    code = _meant_as_code(lines, authored, to_eof, title, md.headings)
     rendered = {f.start_line: f for f in md.fences}
     owned_by_btn140 = bool(getattr(doc, "swallowed_phases", None))
     confirmed: set[int] | None = None
