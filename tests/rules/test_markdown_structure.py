@@ -425,3 +425,27 @@ def test_a_bare_fence_right_after_a_closed_block_opens_one() -> None:
     assert found.range.start_line == 12
     assert "comes right after the block closed on line 12" in found.message
     assert '"Fix 3: Reduce debug.md Line Count"' in found.message
+
+
+def test_a_bash_block_left_open_before_the_next_one_swallows_the_next_phase() -> None:
+    """A ```bash block not closed before the next ```bash runs over `### Phase 4`, whose
+    body (`dependencies: [2, 3]`, `Tasks:`) does not read as prose throughout: the heading
+    that goes on numbering the phases is where the block's text stopped (from the shared
+    corpus's plan-command repair plan, shortened)."""
+    text = ("# Plan\n\n### Phase 3: Topic Naming [NOT STARTED]\ndependencies: [1]\n\n"
+            "Testing:\n```bash\n# Run topic naming tests\n"
+            "bash .claude/tests/topic-naming/test_topic_naming_agent.sh\n\n"
+            "**Expected Duration**: 1.5 hours\n\n"
+            "### Phase 4: Integration Testing and Validation [NOT STARTED]\n"
+            "dependencies: [2, 3]\n\n"
+            "**Objective**: Validate all fixes work together and no regressions introduced.\n\n"
+            "Tasks:\n- [ ] Run full test suite to verify no regressions\n\n"
+            "Testing:\n```bash\n# Run full test suite\nbash .claude/tests/run_all_tests.sh\n```\n")
+    [found] = btn003(Kind.PLAN, text, PLAN)
+    assert found.range.start_line == 6
+    assert '"Phase 4: Integration Testing and Validation [NOT STARTED]"' in found.message
+    commented = text.replace("### Phase 4: Integration", "### Step 4: Integration")
+    assert btn003(Kind.PLAN, commented, PLAN) == []  # not the plan's numbering: a comment
+    heredoc = text.replace("# Run topic naming tests\n", "cat > notes.md <<'EOF'\n").replace(
+        "**Expected Duration**", "EOF2\n**Expected Duration**")
+    assert btn003(Kind.PLAN, heredoc, PLAN) == []  # inside a here-document left open

@@ -70,6 +70,8 @@ def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
             if fence.lang not in NESTING_LANGS or (
                     fence.end_line is None and fence.start_line in to_eof):
                 heading = _markdown_heading(lines, fence, end, title)
+                if heading is None and sections and fence.lang not in NESTING_LANGS:
+                    heading = _next_section(lines, fence, end, sections, code=True)
                 end = end if heading is None else heading - 1
             elif fence.end_line is None and sections:
                 heading = _next_section(lines, fence, end, sections)
@@ -83,12 +85,14 @@ _LEVEL_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*)$")
 
 
 def _next_section(lines: list[str], fence: AuthoredFence, end: int,
-                  sections: list[Heading]) -> int | None:
+                  sections: list[Heading], code: bool = False) -> int | None:
     """The heading that goes on numbering the document's sections inside a ```` ```markdown ````
     (or bare) example its author never closed, or None: under `### Phase 1: …`, the first
     `### Phase 2` (or later) at the same level, after a blank line. An example that holds
     such a heading and is closed in its turn is left alone; this one never is, as the author
-    nested the fences, so that heading is where its text stopped."""
+    nested the fences, so that heading is where its text stopped. In a `code` block left
+    open (a ```` ```bash ```` not closed before the next) the heading counts only where no
+    heredoc, doc string, block comment or string is open (`_OpenText`)."""
     under = next((h for h in reversed(sections) if h.line < fence.start_line
                   and _NUMBERED.match(h.text)), None)
     if under is None:
@@ -96,14 +100,18 @@ def _next_section(lines: list[str], fence: AuthoredFence, end: int,
     m = _NUMBERED.match(under.text)
     assert m is not None
     word, number = m.group(1).lower(), int(m.group(2))
-    for no in range(fence.start_line + 2, end + 1):
+    text = _OpenText()
+    for no in range(fence.start_line + 1, end + 1):
         line = lines[no]
-        if not line.startswith("#") or lines[no - 1].strip():
-            continue
-        hm = _LEVEL_HEADING.match(line)
-        nm = _NUMBERED.match(hm.group(2)) if hm and len(hm.group(1)) == under.level else None
-        if nm and nm.group(1).lower() == word and int(nm.group(2)) > number:
-            return no
+        if (line.startswith("#") and no > fence.start_line + 1 and not lines[no - 1].strip()
+                and not (code and text.open)):
+            hm = _LEVEL_HEADING.match(line)
+            nm = _NUMBERED.match(hm.group(2)) if hm and len(hm.group(1)) == under.level \
+                else None
+            if nm and nm.group(1).lower() == word and int(nm.group(2)) > number:
+                return no
+        if code:
+            text.read(line)
     return None
 
 
@@ -281,7 +289,8 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     tables, bold lead-ins, sentences showing no code); a ```` ```markdown ```` or bare
     example is read so only when it runs to the end of the file, and one the author's
     nesting never closes (while CommonMark does) ends at the heading that goes on numbering
-    the section it stands in (`### Phase 2` under `### Phase 1`). A list item's indented
+    the section it stands in (`### Phase 2` under `### Phase 1`), as a code block left open
+    does where its text is not all prose. A list item's indented
     fence is the item's own, not the closing line of a code block left open before it. In
     plans an unclosed fence that swallows phases is BTN140's.
 
