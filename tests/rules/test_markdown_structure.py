@@ -449,3 +449,19 @@ def test_a_bash_block_left_open_before_the_next_one_swallows_the_next_phase() ->
     heredoc = text.replace("# Run topic naming tests\n", "cat > notes.md <<'EOF'\n").replace(
         "**Expected Duration**", "EOF2\n**Expected Duration**")
     assert btn003(Kind.PLAN, heredoc, PLAN) == []  # inside a here-document left open
+
+
+def test_indented_fences_in_a_block_left_open_are_paired_in_linear_time() -> None:
+    """Tens of thousands of indented fences inside one ```bash block: each is looked at for
+    a list item above it within a bounded window, not back to the block's opening line
+    (that took minutes)."""
+    import threading
+
+    text = "# T\n\n```bash\nx\n" + "   ```x\n      y\n   ```\n" * 40_000
+    got: list[int] = []
+    worker = threading.Thread(target=lambda: got.append(len(authored_fences(
+        parse_markdown(Source.from_text(text))))), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "pairing indented fences took minutes"
+    assert got == [40_001]
