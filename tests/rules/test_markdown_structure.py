@@ -465,3 +465,18 @@ def test_indented_fences_in_a_block_left_open_are_paired_in_linear_time() -> Non
     worker.join(60)
     assert not worker.is_alive(), "pairing indented fences took minutes"
     assert got == [40_001]
+
+
+def test_examples_nested_without_end_are_checked_in_linear_time() -> None:
+    """Tens of thousands of ```markdown openers, none closed: only the outermost is read for
+    the heading that ends it, not each nested one to the end of the file."""
+    import threading
+
+    text = "# P\n\n### Phase 1: A\n\n" + "```markdown\n\n" * 30_000 + "```\n\n### Phase 2: B\n"
+    got: list[Finding] = []
+    worker = threading.Thread(target=lambda: got.extend(btn003(Kind.PLAN, text, PLAN)),
+                              daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "nested examples took minutes"
+    assert got == []

@@ -7,6 +7,7 @@ CommonMark way; this family compares that pairing with the one the author meant
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -60,6 +61,8 @@ def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
     of the file as rendered; `title`: the line of the document's first level-1 heading;
     `sections`: the document's own headings."""
     code = [False] * len(lines)
+    numbered = [h for h in sections or () if _NUMBERED.match(h.text)]
+    starts = [h.line for h in numbered]
     for fence in authored:
         if fence.end_line is not None and not fence.by_opener:
             end = fence.end_line
@@ -70,11 +73,12 @@ def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
             if fence.lang not in NESTING_LANGS or (
                     fence.end_line is None and fence.start_line in to_eof):
                 heading = _markdown_heading(lines, fence, end, title)
-                if heading is None and sections and fence.lang not in NESTING_LANGS:
-                    heading = _next_section(lines, fence, end, sections, code=True)
+                if heading is None and fence.depth == 0 and fence.lang not in NESTING_LANGS:
+                    heading = _next_section(lines, fence, end, _under(numbered, starts, fence),
+                                            code=True)
                 end = end if heading is None else heading - 1
-            elif fence.end_line is None and sections:
-                heading = _next_section(lines, fence, end, sections)
+            elif fence.end_line is None and fence.depth == 0:
+                heading = _next_section(lines, fence, end, _under(numbered, starts, fence))
                 end = end if heading is None else heading - 1
         code[fence.start_line:end + 1] = [True] * (end + 1 - fence.start_line)
     return code
@@ -84,17 +88,22 @@ _NUMBERED = re.compile(r"^(\w+)[ \t]+(\d+)(?!\d)")
 _LEVEL_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*)$")
 
 
+def _under(numbered: list[Heading], starts: list[int], fence: AuthoredFence) -> Heading | None:
+    """The last numbered heading (`### Phase 1: …`) before `fence` (`starts`: their lines)."""
+    k = bisect.bisect_left(starts, fence.start_line)
+    return numbered[k - 1] if k else None
+
+
 def _next_section(lines: list[str], fence: AuthoredFence, end: int,
-                  sections: list[Heading], code: bool = False) -> int | None:
+                  under: Heading | None, code: bool = False) -> int | None:
     """The heading that goes on numbering the document's sections inside a ```` ```markdown ````
     (or bare) example its author never closed, or None: under `### Phase 1: …`, the first
     `### Phase 2` (or later) at the same level, after a blank line. An example that holds
     such a heading and is closed in its turn is left alone; this one never is, as the author
     nested the fences, so that heading is where its text stopped. In a `code` block left
     open (a ```` ```bash ```` not closed before the next) the heading counts only where no
-    heredoc, doc string, block comment or string is open (`_OpenText`)."""
-    under = next((h for h in reversed(sections) if h.line < fence.start_line
-                  and _NUMBERED.match(h.text)), None)
+    heredoc, doc string, block comment or string is open (`_OpenText`). `under`: the
+    numbered heading the fence stands under; only a fence no other encloses is read."""
     if under is None:
         return None
     m = _NUMBERED.match(under.text)
