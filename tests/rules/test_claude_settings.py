@@ -492,6 +492,19 @@ def test_a_misspelt_tool_name_is_reported_only_when_clear(tmp_path: Path) -> Non
     assert "did you mean `Agent(reviewer)`?" in got[-1].message
 
 
+def test_a_huge_unknown_tool_name_is_not_compared(tmp_path: Path) -> None:
+    """A name of a million letters is no misspelling: it is skipped at once, not compared
+    letter by letter with every tool (minutes)."""
+    text = json.dumps({"permissions": {"allow": ["B" * 1_000_000, "Bsah"]}})
+    got: list[Finding] = []
+    worker = threading.Thread(target=lambda: got.extend(
+        _check(tmp_path, ".claude/settings.json", text)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "a huge tool name made the check hang"
+    assert [f.code for f in got] == ["BTN809"] and "`Bsah`" in got[0].message
+
+
 def test_a_misspelt_deny_rule_denies_nothing(tmp_path: Path) -> None:
     text = json.dumps({"permissions": {"deny": ["Reed(./.env)", "Bash(sudo *)"]}}, indent=2)
     [found] = _check(tmp_path, ".claude/settings.json", text)

@@ -579,6 +579,10 @@ _COLON_FORM = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_]*):(?P<spec>.+)$", re.D
 _WHOLE = frozenset({"*", "**"})
 
 
+_LONGEST = 40
+"""Longer names are not compared (the longest tool name has 24 letters)."""
+
+
 def _typo_limit(name: str) -> int:
     """Edits a misspelling of the tool `name` may show: one in a short name (`Bsah`, `Reed`),
     two in a longer one (`WebFecth`, `TodoWirte`); more and it may be a name of its own."""
@@ -588,8 +592,8 @@ def _typo_limit(name: str) -> int:
 def misspelt_tool(tool: str, known: frozenset[str]) -> str | None:
     """The one Claude Code tool `tool` (not itself one) clearly misspells, or None: the same
     name in other case, or the only tool within `_typo_limit` edits of it."""
-    if tool in known or not _TOOL_NAME.match(tool) or len(tool) < 3:
-        return None
+    if tool in known or len(tool) < 3 or len(tool) > _LONGEST or not _TOOL_NAME.match(tool):
+        return None  # a name much longer than every tool is no misspelling of one
     same = [k for k in known if k.lower() == tool.lower()]
     if same:
         return same[0] if len(same) == 1 else None
