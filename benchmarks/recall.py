@@ -1059,9 +1059,8 @@ KINDS: tuple[DefectKind, ...] = (
                is_settings, find_json_comma, ("BTN801",)),
     DefectKind("settings-ignored-matcher", "a tool `matcher` on a Stop/UserPromptSubmit hook",
                is_settings, find_settings_ignored_matcher, ("BTN803",)),
-    DefectKind("settings-permission-tool", "a permission rule's tool name with a typo (tool "
-               "names are an open set to Claude Code's validator: unclaimed)",
-               is_settings, find_settings_permission_typo, ()),
+    DefectKind("settings-permission-tool", "a permission rule's tool name with two letters "
+               "swapped", is_settings, find_settings_permission_typo, ("BTN814",)),
     DefectKind("mcp-invalid-json", "a comma removed from .mcp.json",
                is_mcp, find_json_comma, ("BTN820",)),
     DefectKind("claude-md-missing-import", "a CLAUDE.md `@path` import of a missing file",

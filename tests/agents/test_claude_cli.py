@@ -360,6 +360,31 @@ def test_deny_rules_refuse_writes_as_preflight_reads_them(
     assert (not target.exists()) is predicted, run.tool_results
 
 
+@pytest.mark.parametrize("rule", ["Write", "Wirte", "Write:**"])
+def test_a_misspelt_allow_rule_allows_nothing_as_btn809_says(
+    box: Box, serve: Callable[..., FakeAnthropic], rule: str
+) -> None:
+    """Claude Code's validator keeps any tool name, and a rule naming no tool never matches:
+    in dontAsk mode the project's `allow: ["Wirte"]` or `["Write:**"]` leaves Write refused,
+    while `["Write"]` lets it write. BTN814 reports exactly the rules the binary ignores."""
+    from baton_lsp.rules.engine import check_file
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    settings = box.ws / ".claude/settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"permissions": {"allow": [rule]}}))
+    target = box.ws / REPORT
+    api = serve(write_then_report(str(target), "# R\n", "REPORT_CREATED"))
+    # observed: in this untrusted tmp project the file alone allowed nothing; --settings loads it
+    run = box.run(api, "--permission-mode", "dontAsk", "--settings", str(settings))
+    assert run.code == 0, run.stderr[-2000:]
+    reported = [f for f in check_file(WorkspaceIndex(box.ws), settings) if f.code == "BTN814"]
+    assert target.exists() is (rule == "Write"), run.tool_results
+    assert bool(reported) is (rule != "Write")
+    if reported:
+        assert DONT_ASK in json.dumps(run.tool_results)
+
+
 # --- a phase in its own git worktree (Baton's isolation) -------------------------------------
 
 

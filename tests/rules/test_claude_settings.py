@@ -1,4 +1,5 @@
-"""BTN801-BTN807: Claude Code settings files and the hooks of settings, agents and skills.
+"""BTN801-BTN808 and BTN812-BTN814:
+Claude Code settings files and the hooks of settings, agents and skills.
 
 The texts are excerpts of real trees: the seeds' author's `.claude/settings.json` (copied
 between several of his repositories) and agent and settings files from public trees.
@@ -16,7 +17,7 @@ from baton_lsp.rules.engine import check_file
 from baton_lsp.workspace.discovery import classify
 from baton_lsp.workspace.index import WorkspaceIndex
 
-CODES = {f"BTN80{n}" for n in range(1, 9)}
+CODES = {f"BTN80{n}" for n in range(1, 10)}
 
 AUTHOR_SETTINGS = """{
   "permissions": {
@@ -452,6 +453,64 @@ def test_malformed_permission_rules(tmp_path: Path) -> None:
     assert sorted(f.range.start_line for f in got) == sorted(
         [_line(text, json.dumps(r)) for r in rules if r] + [_line(text, '""')])
     assert {f.code for f in got} == {"BTN807"}
+
+
+# -- BTN814 -----------------------------------------------------------------------------
+
+
+def test_the_colon_form_names_no_tool(tmp_path: Path) -> None:
+    """`Tool:pattern` is read as one tool name, never matched (lines of a public tree's
+    settings.json); the fix writes the call form, or the bare tool for `**`/`*`."""
+    rules = ["Read:**", "Edit:**", "Bash:npm *", "Bash:ts-node *", "WebFetch:**", "TodoWrite",
+             "Task:*"]
+    text = json.dumps({"alwaysThinkingEnabled": True,
+                       "permissions": {"allow": rules, "deny": [], "ask": []}}, indent=2)
+    got = _check(tmp_path, ".claude/settings.json", text)
+    assert [(f.code, f.range.start_line) for f in got] == [
+        ("BTN814", _line(text, json.dumps(r))) for r in rules if r != "TodoWrite"]
+    fixed = text
+    for f in reversed(got):
+        fixed = _apply(fixed, f)
+    assert json.loads(fixed)["permissions"]["allow"] == [
+        "Read", "Edit", "Bash(npm *)", "Bash(ts-node *)", "WebFetch", "TodoWrite", "Task"]
+    assert _check(tmp_path, ".claude/settings.json", fixed) == []
+
+
+def test_a_misspelt_tool_name_is_reported_only_when_clear(tmp_path: Path) -> None:
+    """The author's rules with one tool misspelt each way; names far from every tool,
+    legacy names, MCP tools and wildcards are left alone."""
+    bad = ["Bsah(git:*)", "Bassh(lake *)", "Reed", "Webfetch(domain:github.com)",
+           "TodoWirte", "Agents(reviewer)"]
+    good = ["Bash(git:*)", "Bash(lake *)", "TaskCreate", "KillShell", "Task",
+            "mcp__lean-lsp__*", "mcp__nixos__nix", "Deploy", "Notebook", "Lint(*)",
+            "ExitPlanMode", "propose_skills"]
+    text = json.dumps({"permissions": {"allow": bad + good, "deny": ["*"]}}, indent=2)
+    got = _check(tmp_path, ".claude/settings.json", text)
+    assert [(f.code, f.range.start_line) for f in got] == [
+        ("BTN814", _line(text, json.dumps(r))) for r in bad]
+    assert "did you mean `Bash(git:*)`?" in got[0].message
+    assert "allows nothing" in got[0].message
+    assert "did you mean `Agent(reviewer)`?" in got[-1].message
+
+
+def test_a_huge_unknown_tool_name_is_not_compared(tmp_path: Path) -> None:
+    """A name of a million letters is no misspelling: it is skipped at once, not compared
+    letter by letter with every tool (minutes)."""
+    text = json.dumps({"permissions": {"allow": ["B" * 1_000_000, "Bsah"]}})
+    got: list[Finding] = []
+    worker = threading.Thread(target=lambda: got.extend(
+        _check(tmp_path, ".claude/settings.json", text)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "a huge tool name made the check hang"
+    assert [f.code for f in got] == ["BTN814"] and "`Bsah`" in got[0].message
+
+
+def test_a_misspelt_deny_rule_denies_nothing(tmp_path: Path) -> None:
+    text = json.dumps({"permissions": {"deny": ["Reed(./.env)", "Bash(sudo *)"]}}, indent=2)
+    [found] = _check(tmp_path, ".claude/settings.json", text)
+    assert found.code == "BTN814" and "denies nothing" in found.message
+    assert "`Read(./.env)`" in found.message
 
 
 def test_binary_and_nesting_bomb_settings(tmp_path: Path) -> None:

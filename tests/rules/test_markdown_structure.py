@@ -255,3 +255,228 @@ def test_a_whole_skill_shown_in_a_yaml_fence_is_an_example() -> None:
     bare = text.replace("---\nname: skill-rust-research\nallowed-tools: Agent\n---\n",
                         "name: skill-rust-research\n")
     assert btn003(Kind.SKILL, bare, SKILL) == []
+
+
+# A plan whose ```lean block lost its closing line, then a later phase whose list item holds
+# its own indented fence (from a public tree's plan, shortened; quoted lines kept).
+LEAN_LEFT_OPEN = """# Implementation Plan
+
+### Phase 3: Complete Backward all_past Case (Conditional)
+
+**Status**: [BLOCKED]
+
+**Approach** (if Phase 2 succeeds):
+
+```lean
+· -- Backward: (∀ s ≤ t, truth_at s psi) → H psi ∈ mcs t
+  intro h_all_past
+  by_contra h_not_H
+
+**Verification**:
+- [ ] `lake build` succeeds
+
+---
+
+### Phase 4: Update Documentation
+
+**Status**: [NOT STARTED]
+
+**Documentation Updates**:
+
+1. **CoherentConstruction.lean header**: Add to the gaps table:
+   ```
+   | forward_H Case 4 | line 681 | PROVEN - uses H-persistence |
+   ```
+
+2. **CrossOriginCases.lean**: Note that forward_H Case 4 was proven
+"""
+
+
+def test_a_list_items_fence_does_not_close_a_code_block_left_open() -> None:
+    """The ```lean block left open runs (as CommonMark renders it) to the list item's
+    indented ```, which closes it: Phase 4's heading renders as code. The authored pairing
+    read that ``` as the lean block's own closing line, so nothing was reported."""
+    lines = LEAN_LEFT_OPEN.splitlines()
+    found = [f for f in btn003(Kind.PLAN, LEAN_LEFT_OPEN, PLAN) if f.range.start_line == 8]
+    assert len(found) == 1, found
+    assert '"Phase 4: Update Documentation"' in found[0].message
+    item_fence = lines.index("   ```") + 1
+    assert f"the list item whose ``` on line {item_fence} opens" in found[0].message
+    pairs = [(a.start_line, a.end_line, a.by_opener)
+             for a in authored_fences(parse_markdown(Source.from_text(LEAN_LEFT_OPEN)))]
+    assert pairs[0] == (8, item_fence - 1, True)
+    assert pairs[1] == (item_fence - 1, item_fence + 1, False)
+
+
+def test_a_list_items_indented_markdown_fence_after_a_bash_block_left_open() -> None:
+    """The same with a ```bash block left open and a ```markdown example indented under a
+    task's list item (from a public tree's plan, shortened)."""
+    text = ("# Plan\n\n### Phase 1: Add model field [COMPLETED]\n\n**Verification**:\n"
+            "```bash\n# All 6 agents should have model field\n"
+            'grep -l "^model:" .claude/agents/*.md | wc -l\n# Expected: 6\n\n---\n\n'
+            "### Phase 2: Update CLAUDE.md Documentation [NOT STARTED]\n\n**Tasks**:\n\n"
+            "- [ ] **2.2** Add Model column to the table:\n  ```markdown\n"
+            "  ### Skill-to-Agent Mapping\n\n  | Skill | Agent | Model |\n  |---|---|---|\n"
+            "  ```\n\n- [ ] **2.3** Add Model Selection section:\n  ```markdown\n"
+            "  ### Model Selection\n\n  Agents specify their model via YAML frontmatter:\n\n"
+            "  ```yaml\n  ---\n  name: agent-name\n  model: sonnet  # sonnet | opus | haiku\n"
+            "  ---\n  ```\n  ```\n\n**Verification**:\n```bash\ngrep -c model CLAUDE.md\n```\n")
+    [found] = btn003(Kind.PLAN, text, PLAN)
+    assert found.range.start_line == 5
+    assert '"Phase 2: Update CLAUDE.md Documentation [NOT STARTED]"' in found.message
+
+
+def test_a_list_item_inside_code_without_a_heading_before_it_stays_code() -> None:
+    """Near miss: a bash block whose here-document holds a list item with an indented fence
+    and no heading between is code: its indented fences pair as before (the first bare one
+    closes the block, as CommonMark reads it too), none taken for a list item's own."""
+    text = ("# Plan\n\n### Phase 1: Notes [NOT STARTED]\n\n```bash\ncat > notes.md <<'EOF'\n"
+            "- step one:\n  ```\n  make\n  ```\nEOF\n```\n\n### Phase 2: Done [NOT STARTED]\n")
+    assert btn003(Kind.PLAN, text, PLAN) == []
+    pairs = [(a.start_line, a.end_line, a.by_opener)
+             for a in authored_fences(parse_markdown(Source.from_text(text)))]
+    assert pairs == [(4, 7, False), (9, 11, False)]
+
+
+# A plan whose ```markdown example lost its closing line; a later phase holds another
+# ```markdown example (from a public tree's plan, shortened; quoted lines kept).
+EXAMPLE_LEFT_OPEN = """# Implementation Plan: Task #726
+
+## Implementation Phases
+
+### Phase 1: Update EXTENSION.md [COMPLETED]
+
+Change B -- Append after line 60 (end of CI Verification Pipeline section):
+```markdown
+
+### Commands
+
+| Command | Usage | Description |
+|---------|-------|-------------|
+| `/pr` | `/pr --review <sources...>` | Create pr-type review task from GitHub PR URLs |
+
+**Verification**:
+- EXTENSION.md table renders correctly (pipe alignment, no broken rows)
+
+---
+
+### Phase 2: Update pr-prohibition.md [COMPLETED]
+
+**Tasks**:
+- [x] Add a new `## CSLib Extension: /pr --review Workflow` section *(completed)*
+
+**Concrete content to add** -- Append after line 61 (end of file):
+```markdown
+
+## CSLib Extension: /pr --review Workflow
+
+The `--review` flag to `/pr` creates tasks with `task_type: "pr"`.
+```
+
+## Testing & Validation
+
+- [ ] Tables render
+"""
+
+
+def test_an_example_left_open_swallows_the_next_phase() -> None:
+    """CommonMark closes the first example at the second one's bare ```, so "Phase 2"
+    renders as code. As the author nested the fences the first example never closes (the
+    second nests in it), which read every line after it as code: nothing was reported. The
+    next numbered heading of the same level (`### Phase 2` under `### Phase 1`) is where
+    the example's text stopped."""
+    lines = EXAMPLE_LEFT_OPEN.splitlines()
+    [found] = btn003(Kind.PLAN, EXAMPLE_LEFT_OPEN, PLAN)
+    assert found.range.start_line == lines.index("```markdown")
+    assert found.message.count("render") == 1
+    assert '"Phase 2: Update pr-prohibition.md [COMPLETED]"' in found.message
+    assert '"Commands"' not in found.message  # the example's own heading
+    closer = lines.index("```") + 1
+    inner = [no for no, line in enumerate(lines) if line == "```markdown"][1] + 1
+    assert f"is never closed, so the ``` on line {closer}, meant to close the ```markdown " \
+           f"fence of line {inner}, closes it instead" in found.message
+
+
+def test_a_closed_example_may_show_the_next_phase() -> None:
+    """Near miss: an example its author closes may hold a `### Phase 2` of its own; and an
+    example left open under an unnumbered heading is left alone."""
+    closed = ("# Plan\n\n### Phase 1: Template [COMPLETED]\n\n````markdown\n"
+              "### Phase 1: Setup\n\n- [ ] a\n\n### Phase 2: Build\n\n```bash\nmake\n```\n"
+              "````\n\n### Phase 2: Real [NOT STARTED]\n\n- [ ] b\n")
+    assert btn003(Kind.PLAN, closed, PLAN) == []
+    unnumbered = EXAMPLE_LEFT_OPEN.replace("### Phase 1: Update EXTENSION.md [COMPLETED]",
+                                           "### Update EXTENSION.md").replace(
+        "### Phase 2: Update", "### Then update")
+    assert btn003(Kind.PLAN, unnumbered, PLAN) == []
+
+
+def test_a_bare_fence_right_after_a_closed_block_opens_one() -> None:
+    """A ```bash block holding a nested ```bash closes at the nested one's ```; the next ```,
+    meant to close the outer one, opens a block that swallows the next fix (from a public
+    tree's debug plan, shortened)."""
+    text = ("# Fix Plan\n\n### Fix 2: Usage Examples\n\n**Current block**:\n```bash\n"
+            "**Usage Examples**:\n\n```bash\n# Basic debugging\n"
+            '/debug "authentication timeout errors in production"\n```\n```\n\n'
+            "**Expected**: This block should NOT have a trap.\n\n"
+            "### Fix 3: Reduce debug.md Line Count\n\n**Consolidation Strategy**:\n\n"
+            "**Example 1** (Block 2, ~lines 170-172):\n```bash\n# Before (3 lines):\n"
+            "declare -a _EARLY_ERROR_BUFFER=()\n```\n")
+    [found] = btn003(Kind.PLAN, text, PLAN)
+    assert found.range.start_line == 12
+    assert "comes right after the block closed on line 12" in found.message
+    assert '"Fix 3: Reduce debug.md Line Count"' in found.message
+
+
+def test_a_bash_block_left_open_before_the_next_one_swallows_the_next_phase() -> None:
+    """A ```bash block not closed before the next ```bash runs over `### Phase 4`, whose
+    body (`dependencies: [2, 3]`, `Tasks:`) does not read as prose throughout: the heading
+    that goes on numbering the phases is where the block's text stopped (from the shared
+    corpus's plan-command repair plan, shortened)."""
+    text = ("# Plan\n\n### Phase 3: Topic Naming [NOT STARTED]\ndependencies: [1]\n\n"
+            "Testing:\n```bash\n# Run topic naming tests\n"
+            "bash .claude/tests/topic-naming/test_topic_naming_agent.sh\n\n"
+            "**Expected Duration**: 1.5 hours\n\n"
+            "### Phase 4: Integration Testing and Validation [NOT STARTED]\n"
+            "dependencies: [2, 3]\n\n"
+            "**Objective**: Validate all fixes work together and no regressions introduced.\n\n"
+            "Tasks:\n- [ ] Run full test suite to verify no regressions\n\n"
+            "Testing:\n```bash\n# Run full test suite\nbash .claude/tests/run_all_tests.sh\n```\n")
+    [found] = btn003(Kind.PLAN, text, PLAN)
+    assert found.range.start_line == 6
+    assert '"Phase 4: Integration Testing and Validation [NOT STARTED]"' in found.message
+    commented = text.replace("### Phase 4: Integration", "### Step 4: Integration")
+    assert btn003(Kind.PLAN, commented, PLAN) == []  # not the plan's numbering: a comment
+    heredoc = text.replace("# Run topic naming tests\n", "cat > notes.md <<'EOF'\n").replace(
+        "**Expected Duration**", "EOF2\n**Expected Duration**")
+    assert btn003(Kind.PLAN, heredoc, PLAN) == []  # inside a here-document left open
+
+
+def test_indented_fences_in_a_block_left_open_are_paired_in_linear_time() -> None:
+    """Tens of thousands of indented fences inside one ```bash block: each is looked at for
+    a list item above it within a bounded window, not back to the block's opening line
+    (that took minutes)."""
+    import threading
+
+    text = "# T\n\n```bash\nx\n" + "   ```x\n      y\n   ```\n" * 40_000
+    got: list[int] = []
+    worker = threading.Thread(target=lambda: got.append(len(authored_fences(
+        parse_markdown(Source.from_text(text))))), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "pairing indented fences took minutes"
+    assert got == [40_001]
+
+
+def test_examples_nested_without_end_are_checked_in_linear_time() -> None:
+    """Tens of thousands of ```markdown openers, none closed: only the outermost is read for
+    the heading that ends it, not each nested one to the end of the file."""
+    import threading
+
+    text = "# P\n\n### Phase 1: A\n\n" + "```markdown\n\n" * 30_000 + "```\n\n### Phase 2: B\n"
+    got: list[Finding] = []
+    worker = threading.Thread(target=lambda: got.extend(btn003(Kind.PLAN, text, PLAN)),
+                              daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "nested examples took minutes"
+    assert got == []

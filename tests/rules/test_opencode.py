@@ -583,3 +583,51 @@ def test_btn720_looks_only_inside_the_workspace(tmp_path: Path) -> None:
             ' "b": {"prompt": "{file:~/p.md}"}}}')
     found = check(tmp_path / "ws", {"opencode.json": text}, "opencode.json")
     assert "BTN720" not in codes(found)
+
+
+# A mode file (from a public tree's `.opencode/mode/code-qa.md`, shortened; quoted lines kept).
+CODE_QA = """---
+description: "Code QA Workflow - Automated Code Quality Assurance"
+model: qwen-coder/Qwen3-Coder-Next-FP8
+mode: all
+color: "#E74C3C"
+---
+
+You are the Code QA Workflow Orchestrator.
+
+### STEP 1: Environment Setup (User Input Required)
+- subagent_type = env-setup
+- description = Environment setup check
+"""
+
+
+def test_a_mode_file_is_checked_as_an_agent(tmp_path: Path) -> None:
+    """`.opencode/mode/*.md` holds agents in the agent schema (OpenCode's `loadMode`): the
+    same front-matter findings as `.opencode/agent/`, and the file alone makes the
+    `.opencode/` a workspace. Unchecked before: no finding at all."""
+    rel = ".opencode/mode/code-qa.md"
+    assert "BTN702" not in codes(check(tmp_path, {rel: CODE_QA}, rel))
+    bad = CODE_QA.replace("model: qwen-coder/Qwen3-Coder-Next-FP8", "model: opus")
+    bad = bad.replace('color: "#E74C3C"', "color: crimson")
+    found = codes(check(tmp_path, {rel: bad}, rel))
+    assert "BTN705" in found and "BTN702" in found
+    assert WorkspaceIndex(tmp_path).kind_of(tmp_path / rel) is Kind.OPENCODE_AGENT
+
+
+def test_a_mode_is_a_primary_agent_named_by_its_file(tmp_path: Path) -> None:
+    """A mode needs no description (OpenCode forces `mode: primary`, so the task tool never
+    lists it), a command may name it as its agent, and a mode of an agent's name is merged
+    into that agent, not a duplicate of it."""
+    rel = ".opencode/modes/code-qa.md"
+    no_desc = CODE_QA.replace('description: "Code QA Workflow - Automated Code Quality '
+                              'Assurance"\n', "")
+    assert "BTN706" not in codes(check(tmp_path, {rel: no_desc}, rel))
+    cmd = ".opencode/command/qa.md"
+    files = {rel: CODE_QA, cmd: "---\ndescription: Run QA\nagent: code-qa\n---\nGo.\n"}
+    assert "BTN711" not in codes(check(tmp_path, files, cmd))
+    agent = ".opencode/agent/code-qa.md"
+    both = {rel: CODE_QA, agent: CODE_QA.replace("mode: all", "mode: subagent")}
+    assert "BTN712" not in codes(check(tmp_path, both, rel))
+    two = {rel: CODE_QA, ".opencode/mode/qa.md": CODE_QA.replace(
+        "description:", "name: code-qa\ndescription:")}
+    assert "BTN712" in codes(check(tmp_path, two, rel))

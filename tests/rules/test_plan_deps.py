@@ -134,3 +134,78 @@ def test_circular_fixture_from_corpus_when_present(corpus: Path) -> None:
     path = corpus / ".claude/lib/fixtures/wave_execution/diamond_plan.md"
     findings = check_text(Kind.PLAN, path.read_text(), str(path))
     assert [f for f in findings if f.code.startswith("BTN10")] == []
+
+
+# A plan whose one ordering line is a `**Prerequisite**:` (from a public tree's plan,
+# shortened; quoted lines kept).
+PREREQUISITE = """# Implementation Plan: Task #179
+
+## Phases
+
+### Phase 1: Derivation Tree Benchmarks
+
+**Status**: [COMPLETED]
+
+### Phase 2: Semantic Evaluation Benchmarks
+
+**Status**: [COMPLETED]
+
+### Phase 3a: Project-Wide Benchmarking Documentation
+
+**Status**: [COMPLETED]
+
+### Phase 3b: Theory-Specific Performance Targets
+
+**Estimated effort**: 1 hour
+
+**Prerequisite**: Phase 1 and 2 must be complete (needs actual measurements).
+
+### Phase 4: CI Integration (Minimal)
+
+**Status**: [COMPLETED]
+
+**Prerequisites**: Task should exist (ideally researched first, but not required).
+"""
+
+
+def test_a_prerequisite_line_naming_phases_orders_the_waves() -> None:
+    """Phase 3b waits for 1 and 2 and no longer for 3a; phases without the line follow the
+    ones before them, as in a `**Depends on**:` plan; a prerequisite naming no phase is no
+    dependency line."""
+    from baton_lsp.model.graph import build_graph
+    from baton_lsp.model.plan import DependencyForm
+    from baton_lsp.parse.plan import parse_plan_text
+
+    plan = parse_plan_text(PREREQUISITE, PATH)
+    deps = {p.id: p.dependencies for p in plan.phases}
+    assert deps["3b"] is not None and deps["3b"].form is DependencyForm.PREREQUISITE
+    assert [r.id for r in deps["3b"].refs] == ["1", "2"]
+    assert deps["4"] is None
+    graph = build_graph(plan)
+    assert graph.deps["3b"] == ["1", "2"] and graph.deps["4"] == ["3a", "3b"]
+    assert [sorted(w) for w in graph.waves] == [["1"], ["2"], ["3a", "3b"], ["4"]]
+    assert only(check(PREREQUISITE), "BTN101") == []
+    assert only(check(PREREQUISITE), "BTN105") == []
+
+
+def test_a_prerequisite_naming_a_missing_phase_or_closing_a_cycle_is_reported() -> None:
+    missing = PREREQUISITE.replace("Phase 1 and 2 must", "Phase 1 and 7 must")
+    [unknown] = only(check(missing), "BTN101")
+    line = missing.splitlines()[unknown.range.start_line]
+    assert line.startswith("**Prerequisite**:") and "7" in unknown.message
+    assert unknown.fix is None  # a sentence: no list item to cut
+    cycle = PREREQUISITE.replace(
+        "### Phase 1: Derivation Tree Benchmarks\n",
+        "### Phase 1: Derivation Tree Benchmarks\n\n**Prerequisite**: Phase 4 (CI) first.\n")
+    [found] = only(check(cycle), "BTN103")
+    assert "1 → 4" in found.message
+
+
+def test_a_dependency_line_wins_over_a_prerequisite() -> None:
+    text = PREREQUISITE.replace("**Estimated effort**: 1 hour",
+                                "**Dependencies**: [2]")
+    from baton_lsp.parse.plan import parse_plan_text
+
+    [phase] = [p for p in parse_plan_text(text, PATH).phases if p.id == "3b"]
+    assert phase.dependencies is not None and [r.id for r in phase.dependencies.refs] == ["2"]
+    assert only(check(text), "BTN106") == []  # the prerequisite is no second line

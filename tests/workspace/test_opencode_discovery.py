@@ -37,6 +37,10 @@ AGENT = "---\nname: planner\ndescription: Plans\nmode: subagent\nmodel: opus\n--
     (".opencode/skills/skill-meta/SKILL.md", None),
     (".opencode/context/index.md", None),
     (".opencode/agent.md", None),
+    (".opencode/mode/code-qa.md", Kind.OPENCODE_AGENT),
+    (".opencode/modes/review.md", Kind.OPENCODE_AGENT),
+    (".opencode/mode/old/code-qa.md", None),  # `{mode,modes}/*.md`: one level only
+    (".opencode/mode/README.md", None),
 ])
 def test_classify(rel: str, kind: Kind | None) -> None:
     assert classify(rel) is kind
@@ -71,6 +75,14 @@ def test_a_workspace_of_opencode_alone(tmp_path: Path) -> None:
     (root / ".opencode/command/review.md").write_text("---\ndescription: R\n---\nGo\n")
     assert find_workspaces(tmp_path) == [root]
     assert find_root(root / ".opencode/command/review.md") == root
+
+
+def test_a_workspace_of_opencode_modes_alone(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / ".opencode/mode").mkdir(parents=True)
+    (root / ".opencode/mode/review.md").write_text("---\nmodel: a/b\n---\nReview.\n")
+    assert find_workspaces(tmp_path) == [root]
+    assert find_root(root / ".opencode/mode/review.md") == root
 
 
 def test_a_bare_opencode_directory_is_no_workspace(tmp_path: Path) -> None:

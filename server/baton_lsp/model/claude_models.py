@@ -149,6 +149,11 @@ TOOLS: tuple[Known, ...] = (
     *_tools("Artifact ReportFindings ScheduleWakeup RemoteTrigger SendUserFile SendUserMessage "
             "ShareOnboardingGuide WaitForMcpServers SetGoal"),
     Known("Brief", alias_of="SendUserMessage"),
+    *(Known(n, note="in the 2.1.331 binary's tool list; first release not checked")
+      for n in ("ClaudeDesign", "OfferChromeSetup", "Projects", "propose_skills",
+                "ReadNotifications", "SendFeedback", "ShowOnboardingRolePicker",
+                "SubagentHandback")),
+    Known("ProposeGoal", alias_of="SetGoal"),
 )
 """Every tool name Claude Code has had. Versions marked ≈ in `note` are estimates."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from .plan import DependencyForm, Plan
+from .plan import SEQUENTIAL_FORMS, Plan
 
 
 @dataclass
@@ -53,7 +53,7 @@ def build_graph(plan: Plan) -> PlanGraph:
         titles[phase.id] = phase.title
         if phase.dependencies is not None:
             declared = True
-            sequential_default |= phase.dependencies.form is DependencyForm.DEPENDS
+            sequential_default |= phase.dependencies.form in SEQUENTIAL_FORMS
             raw_deps[phase.id] = [r.id for r in phase.dependencies.refs if r.id is not None]
     known = set(order)
     deps: dict[str, list[str]] = {}

@@ -55,6 +55,10 @@ OPENCODE_DIR = ".opencode"
 CONFIG_NAMES = ("opencode.json", "opencode.jsonc")
 """Project configuration files, at the root or in `.opencode/`."""
 AGENT_DIRS = ("agent", "agents")
+MODE_DIRS = ("mode", "modes")
+"""Where OpenCode reads its older "modes": `{mode,modes}/*.md`, one level only, with the
+agent schema, the name from the path below `mode/`, and `mode` forced to `primary`
+(`loadMode` in `packages/opencode/src/config/agent.ts`, commit 05988800; the modes docs)."""
 COMMAND_DIRS = ("command", "commands")
 
 AGENT_KEYS: dict[str, str] = {
@@ -134,11 +138,13 @@ class OpenCodeLoad(Model):
 
 
 class OpenCodeAgent(AgentFile):
-    """An agent under `.opencode/agent(s)/`."""
+    """An agent under `.opencode/agent(s)/`, or a mode under `.opencode/mode(s)/`."""
 
     load: OpenCodeLoad = OpenCodeLoad()
     agent_name: str = ""
     """The name OpenCode gives the agent (front matter `name`, else the path)."""
+    is_mode: bool = False
+    """A `.opencode/mode(s)/` file: a primary agent whatever its `mode:` says."""
 
 
 class OpenCodeCommand(CommandFile):
@@ -165,6 +171,16 @@ class OpenCodeConfig(Model):
     error: str | None = None
     error_range: Range | None = None
     file_refs: list[FileRef] = []
+
+
+def mode_file(path: str) -> bool:
+    """Whether `path` is a mode file, `.opencode/mode(s)/x.md` (the last `.opencode/` in
+    it counts)."""
+    parts = path.replace("\\", "/").split("/")
+    if OPENCODE_DIR not in parts:
+        return False
+    idx = len(parts) - 1 - parts[::-1].index(OPENCODE_DIR)
+    return len(parts) == idx + 3 and parts[idx + 1] in MODE_DIRS
 
 
 def entry_name(rel: str, dirs: tuple[str, ...]) -> str:

@@ -53,6 +53,12 @@ class DependencyForm(StrEnum):
     DEPENDS_ON = "depends_on"  # depends_on: [phase_1]
     PROSE = "prose"  # **Dependencies**: Phase 1 (completed ...)
     DEPENDS = "depends"  # **Depends on**: 1, 3 (the task-based trees' plan-format.md)
+    PREREQUISITE = "prerequisite"  # **Prerequisite**: Phase 1 and 2 must be complete
+
+
+SEQUENTIAL_FORMS = frozenset({DependencyForm.DEPENDS, DependencyForm.PREREQUISITE})
+"""Forms a plan writes on the phases that wait for more than the one before: a phase
+without the line follows every earlier phase, as the plan's order says."""
 
 
 class DependencyRef(Model):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -270,8 +271,10 @@ def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
     (or bare) fence, or indented deeper than the fence it is in (a ```json example inside
     an ```xml prompt), opens a nested one, and a bare one closes the innermost (in an example,
     a bare one indented deeper than the example opens a block of it); otherwise a line of
-    the same character with an info string starts the next block. Lines CommonMark
-    reads as HTML blocks or front matter are not read.
+    the same character with an info string starts the next block. A fence indented under a
+    list item that follows a heading inside a code fence opened at the margin
+    (`_list_item_fence`) is the item's own: the code fence was left open before the heading.
+    Lines CommonMark reads as HTML blocks or front matter are not read.
     """
     lines = doc.source.lines
     fenced = [False] * len(lines)
@@ -279,6 +282,7 @@ def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
         fenced[fence.start_line:fence.end_line + 1] = [True] * (
             fence.end_line + 1 - fence.start_line)
     stack: list[tuple[int, str, int, str, int]] = []  # (line, marker, length, info, indent)
+    headings: list[int] | None = None  # read on first need
     done: list[AuthoredFence] = []
     for no in range(doc.frontmatter_end + 1, len(lines)):
         if doc.opaque[no] and not fenced[no]:
@@ -298,6 +302,18 @@ def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
         top_line, top_marker, top_length, top_info, top_indent = stack[-1]
         example = (top_info.strip().split(" ", 1)[0].lower() if top_info.strip() else "") \
             in NESTING_LANGS
+        if not example and top_indent == 0 and indent > 0:
+            if headings is None:
+                headings = _prose_headings(lines)
+            item_fence = _list_item_fence(lines, no, indent, top_line, headings)
+        else:
+            item_fence = False
+        if item_fence:
+            # a code block left open before a list item whose own fence this is
+            stack.pop()
+            done.append(AuthoredFence(top_line, no, top_info, by_opener=True, depth=len(stack)))
+            stack.append((no, marker, length, info, indent))
+            continue
         nests = indent > top_indent or example
         if bare and marker == top_marker and length >= top_length and not (
                 example and indent > top_indent):  # deeper in an example: its own block
@@ -313,6 +329,44 @@ def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
         top_line, _, _, top_info, _ = stack.pop()
         done.append(AuthoredFence(top_line, None, top_info, depth=len(stack)))
     return sorted(done, key=lambda f: f.start_line)
+
+
+_LIST_ITEM = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+)\S")
+_PROSE_HEADING = re.compile(r"^#{1,6}[ \t]+\S")
+_ITEM_LOOKBACK = 100
+"""Most lines between a list item and its fence that are read back (a hostile file of
+indented fences must stay linear)."""
+
+
+def _prose_headings(lines: Sequence[str]) -> list[int]:
+    """Lines of `# …` headings at the margin after a blank line, in order."""
+    return [k for k in range(1, len(lines)) if lines[k].startswith("#")
+            and _PROSE_HEADING.match(lines[k]) and not lines[k - 1].strip()]
+
+
+def _list_item_fence(lines: Sequence[str], no: int, indent: int, top_line: int,
+                     headings: list[int]) -> bool:
+    """Whether the fence line `no`, indented `indent` inside a code fence opened at the
+    margin on `top_line`, is a list item's own fence: the first line above it indented less
+    is a list item whose text starts at most at `indent`, and a heading at the margin, after
+    a blank line (`headings`), stands between them. Code does not hold that shape (a `- `
+    line and a `# ` line of a script, then a fence indented under the `- `); a plan whose
+    ```` ```lean ```` lost its closing line does, and the later item's fence then belongs
+    to the item, not to the code block left open."""
+    item = no - 1
+    while item > max(top_line, no - _ITEM_LOOKBACK):
+        text = lines[item]
+        rest = text.lstrip(" \t")
+        if rest and _indent(text, len(text) - len(rest)) < indent:
+            break
+        item -= 1
+    if item <= top_line:
+        return False
+    m = _LIST_ITEM.match(lines[item])
+    if m is None or _indent(lines[item], len(m.group(1))) > indent:
+        return False
+    k = bisect.bisect_left(headings, top_line + 2)
+    return k < len(headings) and headings[k] < item
 
 
 @lru_cache(maxsize=1)

@@ -21,6 +21,7 @@ from ..model.base import Range
 from ..model.opencode import (
     AGENT_DIRS,
     COMMAND_DIRS,
+    MODE_DIRS,
     OPENCODE_DIR,
     FileRef,
     OpenCodeAgent,
@@ -28,6 +29,7 @@ from ..model.opencode import (
     OpenCodeConfig,
     OpenCodeLoad,
     entry_name,
+    mode_file,
 )
 from .agent import parse_agent, parse_command
 from .frontmatter import LOADER, PURE_LOADER, YAMLLimitError, check_limits
@@ -227,12 +229,14 @@ def parse_opencode_agent(source: Source, path: str = "") -> OpenCodeAgent:
     """Parse an OpenCode agent file. Never raises on any text input."""
     doc = parse_agent(source, path)
     load = opencode_load(source.text, source.lines)
-    name = entry_name(_rel(path), AGENT_DIRS)
+    is_mode = mode_file(path)
+    name = entry_name(_rel(path), MODE_DIRS if is_mode else AGENT_DIRS)
     if load.data is not None and isinstance(load.data.get("name"), str):
         name = load.data["name"]
     elif load.unchecked is not None:
         name = _plain_name(source.lines) or name
-    return OpenCodeAgent.model_construct(**doc.__dict__, load=load, agent_name=name)
+    return OpenCodeAgent.model_construct(**doc.__dict__, load=load, agent_name=name,
+                                         is_mode=is_mode)
 
 
 def parse_opencode_command(source: Source, path: str = "") -> OpenCodeCommand:

@@ -72,6 +72,11 @@ _DEP_RES: tuple[tuple[DependencyForm, re.Pattern[str]], ...] = (
     (DependencyForm.DEPENDS_ON,
      re.compile(r"^\s*(?:[-*+]\s+)?depends_on\s*:\s*((?:.*\S)?)\s*$", re.I)),
 )
+_PREREQ_RE = re.compile(
+    r"^\s*(?:[-*+]\s+)?\*\*Prerequisites?(?::\*\*|\*\*\s*:)\s*((?:.*\S)?)\s*$", re.I)
+"""`**Prerequisite**: Phase 1 and 2 must be complete`: how the seeds' author says what a
+phase waits for where he writes no dependency line (ProofChecker's task 179 plans); also
+what a task needs (`Task should exist`, `Task 121 completed`), which names no phase."""
 _BODY_STATUS_RE = re.compile(
     r"^\s*(?:[-*+]\s+)?\*\*Status(?::\*\*|\*\*\s*:?)\s*((?:.*\S)?)\s*$", re.I)
 _FILE_LINE_RE = re.compile(r"^\s*(?:[-*+]\s+)?\*\*File(?::\*\*|\*\*\s*:?)\s*(\S+\.md)\s*$", re.I)
@@ -203,6 +208,21 @@ def _dependencies(form: DependencyForm, line_no: int, line: str, value: str,
         if not _TASK_BEFORE_RE.search(value, max(0, m.start() - _TASK_LOOKBACK), m.start()):
             deps.refs.extend(_prose_refs(m, line_no, value_col))
     return deps
+
+
+def _prerequisites(line_no: int, line: str, value: str, value_col: int) -> Dependencies | None:
+    """The phases a `**Prerequisite**:` line names (`Phase 1 and 2 must be complete`), or
+    None when it names none: a prerequisite of another kind is no phase order."""
+    refs: list[DependencyRef] = []
+    for m in _PROSE_PHASES_RE.finditer(value):
+        if not _TASK_BEFORE_RE.search(value, max(0, m.start() - _TASK_LOOKBACK), m.start()):
+            refs.extend(_prose_refs(m, line_no, value_col))
+    if not refs:
+        return None
+    return Dependencies(form=DependencyForm.PREREQUISITE, raw=value,
+                        range=Range.of_line(line_no, len(line) - len(line.lstrip()), len(line)),
+                        value_range=Range.of_line(line_no, value_col, value_col + len(value)),
+                        refs=refs)
 
 
 def _prose_refs(m: re.Match[str], line_no: int, value_col: int) -> list[DependencyRef]:
@@ -534,6 +554,7 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int
         if h.line >= stop or h.text.strip().lower() != "metadata":
             sub_heading = min(h.line, stop)
             break
+    prerequisite: Dependencies | None = None
     for no, line in cleaned:
         low = line.lower()
         if no < sub_heading and "task" in low and _TASK_LABEL_RE.match(line):
@@ -556,12 +577,18 @@ def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int
                     else:
                         phase.extra_dependency_lines.append(Range.of_line(no, 0, len(line)))
                     break
+        elif prerequisite is None and "prerequisite" in low:
+            m = _PREREQ_RE.match(line)
+            if m and m.group(1):
+                prerequisite = _prerequisites(no, line, m.group(1), m.start(1))
         if "status" in low and phase.body_status is None:
             m = _BODY_STATUS_RE.match(line)
             if m and m.group(1):
                 phase.body_status = _status_from(m.group(1), no, m.start(1))
         if phase.expanded_link is None and ".md" in low:
             _expanded_link_line(phase, no, line, low)
+    if phase.dependencies is None:  # a dependency line, where there is one, says it all
+        phase.dependencies = prerequisite
 
 
 def _expanded_link_line(phase: Phase, no: int, line: str, low: str) -> None:

@@ -55,6 +55,22 @@ def closest(word: str, choices: Sequence[str], cutoff: float = 0.6) -> str | Non
     return folded[match[0]] if match else None
 
 
+def edit_distance(a: str, b: str) -> int:
+    """Insertions, deletions, substitutions and swaps of neighbours that turn `a` into `b`
+    (optimal string alignment): how far a typo is from the word meant, where `closest`'s
+    ratio only ranks candidates."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
 SKIPPED_LOG = "baton_lsp.rules.skipped"
 """Logger saying why a rule, block or file was not checked; `baton check --verbose` shows it."""
 NOT_CHECKED = "not-checked"

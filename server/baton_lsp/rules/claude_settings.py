@@ -1,4 +1,5 @@
-"""BTN801-BTN808: Claude Code's project settings and the hooks of settings, agents and skills.
+"""BTN801-BTN808 and BTN812-BTN814:
+Claude Code's project settings and the hooks of settings, agents and skills.
 
 Hooks live in `.claude/settings.json` / `.claude/settings.local.json` under `hooks`, and in
 an agent's or skill's front matter under `hooks:`, in one shape: event name → list of
@@ -35,7 +36,7 @@ from ..model.claude_settings import (
 from ..model.common import FrontmatterEntry
 from ..parse.jsonpos import Positions
 from ..workspace.discovery import PLUGIN_HOOKS, PLUGIN_MANIFEST
-from .base import RuleContext, closest, rule
+from .base import RuleContext, closest, edit_distance, rule
 
 CC = Convention.CLAUDE_CODE
 SETTINGS = (Kind.SETTINGS,)
@@ -739,3 +740,100 @@ def permission_rule_malformed(doc: ClaudeSettings, ctx: RuleContext) -> Iterator
         problem = rule_problem(text)
         if problem is not None:
             yield ctx.finding(rng, f"`{text}` in `{name}`: {problem}; Claude Code skips it")
+
+
+_TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_COLON_FORM = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_]*):(?P<spec>.+)$", re.DOTALL)
+_WHOLE = frozenset({"*", "**"})
+
+
+_LONGEST = 40
+"""Longer names are not compared (the longest tool name has 24 letters)."""
+
+
+def _typo_limit(name: str) -> int:
+    """Edits a misspelling of the tool `name` may show: one in a short name (`Bsah`, `Reed`),
+    two in a longer one (`WebFecth`, `TodoWirte`); more and it may be a name of its own."""
+    return 1 if len(name) <= 5 else 2
+
+
+def misspelt_tool(tool: str, known: frozenset[str]) -> str | None:
+    """The one Claude Code tool `tool` (not itself one) clearly misspells, or None: the same
+    name in other case, or the only tool within `_typo_limit` edits of it."""
+    if tool in known or len(tool) < 3 or len(tool) > _LONGEST or not _TOOL_NAME.match(tool):
+        return None  # a name much longer than every tool is no misspelling of one
+    same = [k for k in known if k.lower() == tool.lower()]
+    if same:
+        return same[0] if len(same) == 1 else None
+    near = [(edit_distance(tool, k), k) for k in known]
+    best = min(d for d, _ in near)
+    meant = [k for d, k in near if d == best]
+    if len(meant) != 1 or best > _typo_limit(meant[0]):
+        return None
+    return meant[0]
+
+
+def _rule_meant(text: str, known: frozenset[str]) -> tuple[str, str] | None:
+    """(tool name as written, the rule meant) for a permission rule naming no tool; None
+    when the rule names a tool, an MCP tool or a name of no clear intent."""
+    if rule_problem(text) is not None or "\\" in text or text.startswith("mcp_"):
+        return None
+    head, paren, rest = text.partition("(")
+    if not paren and (m := _COLON_FORM.match(text)) is not None and m["tool"] in known:
+        spec = m["spec"].strip()
+        return text, m["tool"] if spec in _WHOLE else f"{m['tool']}({spec})"
+    if "*" in head:
+        return None
+    meant = misspelt_tool(head, known)
+    if meant is None:
+        return None
+    return head, f"{meant}{paren}{rest}"
+
+
+@rule("BTN814", "permission-unknown-tool", Severity.WARNING, SETTINGS, fixable=True,
+      convention=CC)
+def permission_unknown_tool(doc: ClaudeSettings, ctx: RuleContext) -> Iterator[Finding]:
+    """A permission rule names a tool Claude Code does not have: a misspelt tool name.
+
+    Claude Code's rule validator accepts any tool name, and a rule is matched against a
+    tool by its exact name (legacy names such as `Task` or `KillShell` mapped first), so
+    `Bsah(npm test:*)` in `allow` allows nothing and `Reed(.env)` in `deny` denies
+    nothing, with no message anywhere. Reported only where the intent is clear: a name
+    that is the same as a Claude Code tool in other case, or within one edit (a short
+    name) or two edits (a longer one) of exactly one tool (edits: a letter added, dropped,
+    changed, or two swapped); and the `Tool:pattern` form (`Bash:npm *`), which Claude Code
+    reads as one tool name `Bash:npm *`. The tool list is the versioned table in
+    `model/claude_models.py`, checked against the tool list and legacy-name map compiled
+    into the pinned claude 2.1.331 binary. MCP tools (`mcp__server__tool`), wildcards
+    (`mcp__github__*`, deny rules' `*`), names in `extra-tools` of `[tool.baton]` and names
+    far from every tool are not judged; rules Claude Code skips are BTN807's.
+
+    Fix: spell the tool as Claude Code names it (`Bash(npm test:*)`, `Bash(npm *)`); the
+    quick fix does.
+
+    Reported:
+
+        ==> .claude/settings.json <==
+        {"permissions": {"allow": ["Bsah(npm test:*)", "WebFetch(domain:github.com)"],
+                         "deny": ["Reed(.env)", "Bash:rm *"]}}
+
+    Not reported:
+
+        ==> .claude/settings.json <==
+        {"permissions": {"allow": ["Bash(npm test:*)", "Task(reviewer)", "KillShell",
+                                   "mcp__lean-lsp__lean_goal", "mcp__github__*"],
+                         "deny": ["Read(.env)", "Deploy", "Notebook"]}}
+    """
+    known = frozenset({*TOOL_INDEX, *ctx.config.extra_tools})
+    for name, _i, text, rng in _permission_rules(doc, ctx):
+        meant = _rule_meant(text, known)
+        if meant is None:
+            continue
+        written, better = meant
+        fix = ctx.fix(f"Use `{better}`", ctx.edit(rng, json.dumps(better)), safe=False)
+        yield ctx.finding(rng, f"`{text}` in `{name}` names no Claude Code tool (`{written}`"
+                               f"), so it never matches and {_USELESS[name]}; did you mean "
+                               f"`{better}`?", fix=fix)
+
+
+_USELESS = {"allow": "allows nothing", "deny": "denies nothing", "ask": "never asks"}

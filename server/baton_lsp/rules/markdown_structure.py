@@ -7,6 +7,7 @@ CommonMark way; this family compares that pairing with the one the author meant
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ from ..parse.markdown import (
     NESTING_LANGS,
     AuthoredFence,
     Fence,
+    Heading,
     authored_fences,
     blank_code_spans,
     rendered_fence_lines,
@@ -49,14 +51,18 @@ _CHAR_NAMES = {"`": "backticks", "~": "tildes"}
 
 
 def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
-                   to_eof: set[int], title: int | None = None) -> list[bool]:
+                   to_eof: set[int], title: int | None = None,
+                   sections: list[Heading] | None = None) -> list[bool]:
     """Per line: inside a fence as the author nested them. Where the author's fence has no
     closing line (left open, or open when the next one starts) its lines count as code
     unless its language cannot hold a `#` line (`NO_MARKDOWN_LANGS`), or up to a heading
-    that reads as the document's own (`_markdown_heading`). `to_eof`: the lines of fences
-    that run to the end of the file as rendered; `title`: the line of the document's first
-    level-1 heading."""
+    that reads as the document's own (`_markdown_heading`; for an example left open that
+    CommonMark closes, `_next_section`). `to_eof`: the lines of fences that run to the end
+    of the file as rendered; `title`: the line of the document's first level-1 heading;
+    `sections`: the document's own headings."""
     code = [False] * len(lines)
+    numbered = [h for h in sections or () if _NUMBERED.match(h.text)]
+    starts = [h.line for h in numbered]
     for fence in authored:
         if fence.end_line is not None and not fence.by_opener:
             end = fence.end_line
@@ -67,9 +73,55 @@ def _meant_as_code(lines: list[str], authored: list[AuthoredFence],
             if fence.lang not in NESTING_LANGS or (
                     fence.end_line is None and fence.start_line in to_eof):
                 heading = _markdown_heading(lines, fence, end, title)
+                if heading is None and fence.depth == 0 and fence.lang not in NESTING_LANGS:
+                    heading = _next_section(lines, fence, end, _under(numbered, starts, fence),
+                                            code=True)
+                end = end if heading is None else heading - 1
+            elif fence.end_line is None and fence.depth == 0:
+                heading = _next_section(lines, fence, end, _under(numbered, starts, fence))
                 end = end if heading is None else heading - 1
         code[fence.start_line:end + 1] = [True] * (end + 1 - fence.start_line)
     return code
+
+
+_NUMBERED = re.compile(r"^(\w+)[ \t]+(\d+)(?!\d)")
+_LEVEL_HEADING = re.compile(r"^(#{1,6})[ \t]+(\S.*)$")
+
+
+def _under(numbered: list[Heading], starts: list[int], fence: AuthoredFence) -> Heading | None:
+    """The last numbered heading (`### Phase 1: …`) before `fence` (`starts`: their lines)."""
+    k = bisect.bisect_left(starts, fence.start_line)
+    return numbered[k - 1] if k else None
+
+
+def _next_section(lines: list[str], fence: AuthoredFence, end: int,
+                  under: Heading | None, code: bool = False) -> int | None:
+    """The heading that goes on numbering the document's sections inside a ```` ```markdown ````
+    (or bare) example its author never closed, or None: under `### Phase 1: …`, the first
+    `### Phase 2` (or later) at the same level, after a blank line. An example that holds
+    such a heading and is closed in its turn is left alone; this one never is, as the author
+    nested the fences, so that heading is where its text stopped. In a `code` block left
+    open (a ```` ```bash ```` not closed before the next) the heading counts only where no
+    heredoc, doc string, block comment or string is open (`_OpenText`). `under`: the
+    numbered heading the fence stands under; only a fence no other encloses is read."""
+    if under is None:
+        return None
+    m = _NUMBERED.match(under.text)
+    assert m is not None
+    word, number = m.group(1).lower(), int(m.group(2))
+    text = _OpenText()
+    for no in range(fence.start_line + 1, end + 1):
+        line = lines[no]
+        if (line.startswith("#") and no > fence.start_line + 1 and not lines[no - 1].strip()
+                and not (code and text.open)):
+            hm = _LEVEL_HEADING.match(line)
+            nm = _NUMBERED.match(hm.group(2)) if hm and len(hm.group(1)) == under.level \
+                else None
+            if nm and nm.group(1).lower() == word and int(nm.group(2)) > number:
+                return no
+        if code:
+            text.read(line)
+    return None
 
 
 def _markdown_heading(lines: list[str], fence: AuthoredFence, end: int,
@@ -188,6 +240,13 @@ def _what(fence: Fence, authored: list[AuthoredFence], rendered: dict[int, Fence
                 "opens a new code block", "balance the fences before it")
     own = next((a for a in authored if a.start_line == fence.start_line), None)
     if own is not None and own.by_opener and own.end_line is not None:
+        after = lines[own.end_line].strip()
+        if not after.lstrip(after[0]).strip():  # a bare one: a list item's fence
+            return (f"the {line} fence opened here is not closed before the list item whose "
+                    f"{after} on line {own.end_line + 1} opens the item's own block (a bare "
+                    "fence line indented up to 3 spaces closes any open fence), so it runs on "
+                    f"to line {fence.end_line + 1}",
+                    f"close it with {marker} before line {own.end_line + 1}")
         return (f"the {line} fence opened here is not closed before the "
                 f"{lines[own.end_line].strip()} on line {own.end_line + 1} (a fence line "
                 f"with an info string cannot close a fence), so it runs on to line "
@@ -196,6 +255,22 @@ def _what(fence: Fence, authored: list[AuthoredFence], rendered: dict[int, Fence
     if not fence.closed:
         return (f"the {line} fence opened here is never closed, so it runs to the end of "
                 "the file", f"close it with {marker} after its last line")
+    before = next((f for f in rendered.values() if f.closed and f.end_line < fence.start_line
+                   and not any(x.strip() for x in lines[f.end_line + 1:fence.start_line])),
+                  None)
+    if before is not None and not line.lstrip(marker[0]).strip():
+        return (f"this {line} comes right after the block closed on line "
+                f"{before.end_line + 1}, so it opens a new code block (a second closing "
+                "fence, or one meant for an outer fence that line already closed)",
+                f"delete it if it is a stray, or give the outer fence more "
+                f"{_CHAR_NAMES[marker[0]]} than the fences inside it")
+    inner = next((a for a in authored if a.end_line == fence.end_line and not a.by_opener),
+                 None)
+    if own is not None and own.end_line is None and inner is not None:
+        return (f"the {line} fence opened here is never closed, so the "
+                f"{lines[fence.end_line].strip()} on line {fence.end_line + 1}, meant to close "
+                f"the {lines[inner.start_line].strip()} fence of line {inner.start_line + 1}, "
+                "closes it instead", f"close it with {marker} where its text ends")
     return (f"the {line} fence opened here runs to line {fence.end_line + 1}, past where "
             "its author meant it to end", "balance the fences")
 
@@ -221,8 +296,12 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     blank line, no heredoc, doc string, block comment or string is open there, and all that
     follows it up to where the fence's text ends reads as markdown (headings, list items,
     tables, bold lead-ins, sentences showing no code); a ```` ```markdown ```` or bare
-    example is read so only when it runs to the end of the file. In plans an unclosed fence
-    that swallows phases is BTN140's.
+    example is read so only when it runs to the end of the file, and one the author's
+    nesting never closes (while CommonMark does) ends at the heading that goes on numbering
+    the section it stands in (`### Phase 2` under `### Phase 1`), as a code block left open
+    does where its text is not all prose. A list item's indented
+    fence is the item's own, not the closing line of a code block left open before it. In
+    plans an unclosed fence that swallows phases is BTN140's.
 
     Fix: give the outer fence more backticks than any fence inside it (```` ````markdown ````
     … ```` ```` ````), or close the block that was left open.
@@ -302,7 +381,7 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     authored = authored_fences(md)
     to_eof = {f.start_line for f in md.fences if not f.closed}
     title = next((h.line for h in md.headings if h.level == 1), None)
-    code = _meant_as_code(lines, authored, to_eof, title)
+    code = _meant_as_code(lines, authored, to_eof, title, md.headings)
     rendered = {f.start_line: f for f in md.fences}
     owned_by_btn140 = bool(getattr(doc, "swallowed_phases", None))
     candidates: list[tuple[Any, list[tuple[int, str]]]] = []

@@ -454,8 +454,9 @@ def missing_description(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Findin
         Route the request.
     """
     data = doc.load.data
-    if data is None or data.get("mode") == "primary" or data.get("disable") is True:
-        return
+    if data is None or doc.is_mode or data.get("mode") == "primary" \
+            or data.get("disable") is True:
+        return  # a mode (`.opencode/mode/`) is a primary agent whatever its `mode:` says
     if isinstance(data.get("description"), str) and data["description"].strip():
         return
     rng = key_range(doc, "description") if "description" in data else \

@@ -19,9 +19,11 @@ from ..model.opencode import (
     AGENT_DIRS,
     BUILTIN_AGENTS,
     BUILTIN_TOOLS,
+    MODE_DIRS,
     OPENCODE_DIR,
     OpenCodeAgent,
     OpenCodeCommand,
+    mode_file,
 )
 from .base import SKIPPED_LOG, RuleContext, closest, rule
 from .opencode_common import config_data
@@ -53,7 +55,7 @@ def workspace_agents(ctx: RuleContext) -> set[str]:
     names = set(BUILTIN_AGENTS) | config_agents(ctx)
     if ctx.index is None or ctx.root is None:
         return names
-    for sub in AGENT_DIRS:
+    for sub in (*AGENT_DIRS, *MODE_DIRS):
         ctx.depends_on.add(str(ctx.root / OPENCODE_DIR / sub))
     agents = ctx.index.opencode_agents()
     ctx.depends_on.update(agents.values())  # and their directories: a new agent beside them
@@ -260,10 +262,13 @@ def duplicate_agent(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
     if doc.load.data is None or ctx.index is None or ctx.root is None:
         return
     files = ctx.index.opencode_agent_files().get(doc.agent_name, [])
-    for sub in AGENT_DIRS:
+    for sub in (*AGENT_DIRS, *MODE_DIRS):
         ctx.depends_on.add(str(ctx.root / OPENCODE_DIR / sub))
     ctx.depends_on.update(files)
     ctx.depends_on.update(str(Path(p).parent) for p in files)
+    # A mode of an agent's name is merged into it (OpenCode deep-merges its modes over its
+    # agents): only two agents, or two modes, of one name leave a file out.
+    files = [p for p in files if mode_file(p) == doc.is_mode]
     mine = str(Path(ctx.path))
     others = [p for p in files if p != mine]
     if len(files) < 2 or mine not in files:

@@ -7,7 +7,14 @@ from collections.abc import Iterator
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.graph import build_graph
-from ..model.plan import DependencyForm, DependencyRef, Phase, Plan, PlanRole
+from ..model.plan import (
+    SEQUENTIAL_FORMS,
+    DependencyForm,
+    DependencyRef,
+    Phase,
+    Plan,
+    PlanRole,
+)
 from .base import RuleContext, rule
 from .plan_common import phase_label
 
@@ -17,7 +24,7 @@ PLAN = (Kind.PLAN,)
 def _remove_ref_edit(ctx: RuleContext, phase: Phase, ref: DependencyRef) -> Range | None:
     """Range covering `ref` plus one adjoining comma, for list forms only."""
     deps = phase.dependencies
-    if deps is None or deps.form is DependencyForm.PROSE:
+    if deps is None or deps.form in (DependencyForm.PROSE, DependencyForm.PREREQUISITE):
         return None
     line = ctx.lines[ref.range.start_line] if ref.range.start_line < len(ctx.lines) else ""
     start, end = ref.range.start_char, ref.range.end_char
@@ -69,7 +76,8 @@ def unknown_dependency(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     Ids may be written `3`, `phase_3` or `Phase 3`; dotted ids such as `2.5` or `1.10` (the
     tenth phase of part 1, not `1.1`), lettered ones such as `2A` and phase `0` are valid when
     such phases exist. For expanded phase files the ids are checked against the
-    parent plan. Fix: correct the id or remove it.
+    parent plan. A `**Prerequisite**: Phase 1 and 2 must be complete` line of a phase with
+    no dependency line is read as one. Fix: correct the id or remove it.
 
     Reported:
 
@@ -275,8 +283,9 @@ def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     first wave, in parallel with everything else. Where most phases carry a list, the one
     without is usually forgotten; where most carry none (only a final phase lists the
     others, say) the author orders by position and nothing is reported. Plans that write
-    `**Depends on**:` are not reported: their format reads a phase without the line as
-    depending on every earlier phase, and so does Baton. Fix: add `dependencies: []` to say
+    `**Depends on**:` (or a `**Prerequisite**:` naming phases) are not reported: their
+    format reads a phase without the line as depending on every earlier phase, and so does
+    Baton. Fix: add `dependencies: []` to say
     "none" explicitly, or list the phases it needs.
 
     Reported:
@@ -305,9 +314,10 @@ def undeclared_dependencies(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     """
     if plan.role is not PlanRole.PLAN or not any(p.dependencies for p in plan.phases):
         return
-    if any(p.dependencies is not None and p.dependencies.form is DependencyForm.DEPENDS
+    if any(p.dependencies is not None and p.dependencies.form in SEQUENTIAL_FORMS
            for p in plan.phases):
-        return  # `**Depends on**:` plans: a phase without the line follows every earlier one
+        return  # `**Depends on**:` / `**Prerequisite**:` plans: a phase without the line
+        # follows every earlier one
     later = plan.phases[1:]
     if 2 * sum(p.dependencies is None for p in later) > len(later):
         return  # most phases declare none: the author orders by position, not by lists

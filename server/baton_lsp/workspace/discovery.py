@@ -31,7 +31,7 @@ from ..model.claude_files import (
     RULES_DIR,
 )
 from ..model.claude_settings import SETTINGS_FILES, STRAY_HOOKS_FILE
-from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, OPENCODE_DIR
+from ..model.opencode import AGENT_DIRS, COMMAND_DIRS, CONFIG_NAMES, MODE_DIRS, OPENCODE_DIR
 from ..paths import KIND, WORKTREES, in_worktrees, list_dir, look, look_listing
 from ..runs.confine import OutsideLink, read_head
 
@@ -78,11 +78,11 @@ def specs_root(directory: Path) -> bool:
 
 
 def opencode_root(directory: Path) -> bool:
-    """True when `directory/.opencode/` holds OpenCode agents, commands or a `specs/` with
+    """True when `directory/.opencode/` holds OpenCode agents, modes, commands or a `specs/` with
     plans or a registry. A bare `.opencode/` is not enough: OpenCode's installer puts its
     binary in `~/.opencode/bin`."""
     base = directory / OPENCODE_DIR
-    for sub in (*AGENT_DIRS, *COMMAND_DIRS):
+    for sub in (*AGENT_DIRS, *MODE_DIRS, *COMMAND_DIRS):
         look(base / sub, KIND)
         if (base / sub).is_dir():
             return True
@@ -470,7 +470,8 @@ def _specs_kind(sub: tuple[str, ...], name: str) -> Kind | None:
 
 def _opencode_kind(sub: tuple[str, ...], name: str) -> Kind | None:
     """A file under `.opencode/`: agents and commands as OpenCode finds them (any depth,
-    `agent/` or `agents/`, `command/` or `commands/`), and its `specs/` like the root's.
+    `agent/` or `agents/`, `command/` or `commands/`; modes, `mode/` or `modes/`, one level
+    deep, are agents too), and its `specs/` like the root's.
     READMEs, templates and fragment directories are skipped as on the Claude Code side."""
     if not sub:
         return None
@@ -484,6 +485,8 @@ def _opencode_kind(sub: tuple[str, ...], name: str) -> Kind | None:
         if _is_template(name) or "templates" in sub[1:-1]:
             return None
         return Kind.OPENCODE_AGENT
+    if sub[0] in MODE_DIRS:  # `{mode,modes}/*.md`: agents too, one level only
+        return Kind.OPENCODE_AGENT if len(sub) == 2 and not _is_template(name) else None
     if sub[0] in COMMAND_DIRS:
         if _is_template(name) or (len(sub) > 2 and sub[1] in _NOT_COMMAND_DIRS):
             return None
