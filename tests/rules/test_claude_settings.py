@@ -17,7 +17,7 @@ from baton_lsp.rules.engine import check_file
 from baton_lsp.workspace.discovery import classify
 from baton_lsp.workspace.index import WorkspaceIndex
 
-CODES = {f"BTN80{n}" for n in range(1, 10)}
+CODES = {f"BTN80{n}" for n in range(1, 9)} | {"BTN814"}
 
 AUTHOR_SETTINGS = """{
   "permissions": {
