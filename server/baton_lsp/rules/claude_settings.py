@@ -487,14 +487,15 @@ def hook_matcher_rule_syntax(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     Reported:
 
         ==> .claude/settings.json <==
-        {"hooks": {"PostToolUse": [{"matcher": "Write(*.py)",
-          "hooks": [{"type": "command", "command": "ruff check --fix $CLAUDE_FILE_PATHS"}]}]}}
+        {"hooks": {"PostToolUse": [{"matcher": "Write(*.py)", "hooks": [{"type": "command",
+          "command": "jq -r .tool_input.file_path | xargs ruff check --fix"}]}]}}
 
     Not reported:
 
         ==> .claude/settings.json <==
         {"hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command",
-          "if": "Write(*.py)", "command": "ruff check --fix $CLAUDE_FILE_PATHS"}]}]}}
+          "if": "Write(*.py)",
+          "command": "jq -r .tool_input.file_path | xargs ruff check --fix"}]}]}}
     """
     hooks = hooks_of(doc, ctx)
     if hooks is None:
