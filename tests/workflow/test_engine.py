@@ -506,3 +506,17 @@ def test_a_non_utf8_description_is_kept_readable(ws: Workspace) -> None:
     cp = _checkpoint(ws, ws.only_workflow())
     assert cp["workflow_description"] == "Research \ufffd\ufffd caching"
     assert ws.baton("status", check=True).returncode == 0
+
+
+def test_a_failed_step_is_checkpointed_before_its_state_fails(ws: Workspace) -> None:
+    """A step's failure is saved as it happens (its own checkpoint, before the state's
+    failure): a merge once left the save unreachable after a `return`, and a kill between
+    the two lost the step's failure."""
+    ws.behave({"research.*": {"exit": 1}})
+    r = ws.baton("run", "Look at logging", "--scope", "research-only", "--complexity", "1")
+    assert r.returncode == 1
+    cps = sorted((ws.root / ".claude" / "data" / "checkpoints" / ws.only_workflow())
+                 .glob("0*.json"))
+    events = [json.loads(p.read_text())["baton"]["event"] for p in cps]
+    assert "step research.1 failed (permanent)" in events, events
+    assert events.index("step research.1 failed (permanent)") < len(events) - 1

@@ -359,6 +359,7 @@ class Run:
         self.log_error(failure.step_id, failure.error_type, failure.message,
                        {**failure.context, "failure_class": failure.failure,
                         "attempt": step.get("attempts"), **self.diagnosis(failure)})
+        self.save(f"step {failure.step_id} failed ({failure.failure})")
 
     def diagnosis(self, failure: StepFailure, pending: bool = True) -> dict[str, Any]:
         """`{"diagnosis": …}`, the seeds' five-part error for the error log's context (the
@@ -372,7 +373,6 @@ class Run:
             log.warning("no five-part diagnosis for %s: %s", failure.step_id, exc)
             return {}
         return {"diagnosis": found.as_dict()} if found is not None else {}
-        self.save(f"step {failure.step_id} failed ({failure.failure})")
 
     # == waiting ================================================================================
 
