@@ -774,3 +774,37 @@ def test_resume_after_passing_tests_does_not_run_them_again(ws: Workspace) -> No
     assert "[test.1] tests already passed; skipped" in r.stdout
     assert "test: running" not in r.stdout
     assert _checkpoint(ws, wid)["status"] == "complete"
+
+
+def test_a_link_planted_at_the_supervisor_summary_is_not_written_through(
+        ws: Workspace, tmp_path: Path) -> None:
+    """Baton writes a returned SUPERVISOR_COMPLETE payload at the step's artifact path only
+    when nothing is there: a link planted at that name is neither followed nor replaced,
+    and the step fails its barrier."""
+    outside = tmp_path / "outside.md"
+    outside.write_text("not Baton's\n")
+    agent = tmp_path / "seed_supervisor.sh"  # it plants the link at its own artifact path
+    agent.write_text(SEED_SUPERVISOR.replace(
+        "cat <<END", f'ln -s "{outside}" "$BATON_ARTIFACT_PATH"\ncat <<END'))
+    ws.config(f'research-mode = "agent"\nrunner = "command"\ncommand = ["bash", "{agent}"]')
+    r = ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4")
+    assert "Traceback" not in r.stdout + r.stderr
+    assert outside.read_text() == "not Baton's\n"
+    cp = _checkpoint(ws, ws.only_workflow())
+    step = cp["baton"]["steps"]["research.supervisor"]
+    assert step["status"] == "failed" and Path(step["artifact"]).is_symlink(), step
+
+
+def test_a_supervisor_that_writes_its_summary_and_returns_keeps_its_own(
+        ws: Workspace, tmp_path: Path) -> None:
+    """The returned payload stands in only for a summary the agent did not write: one it
+    wrote itself is its artifact, never replaced by Baton's."""
+    agent = tmp_path / "seed_supervisor.sh"
+    agent.write_text(SEED_SUPERVISOR.replace(
+        "cat <<END", 'printf "# My own summary\\n" > "$BATON_ARTIFACT_PATH"\ncat <<END'))
+    ws.config(f'research-mode = "agent"\nrunner = "command"\ncommand = ["bash", "{agent}"]')
+    r = ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4")
+    assert r.returncode == 0, r.stdout + r.stderr
+    step = _checkpoint(ws, ws.only_workflow())["baton"]["steps"]["research.supervisor"]
+    assert step["status"] == "done"
+    assert Path(step["artifact"]).read_text() == "# My own summary\n"

@@ -376,6 +376,18 @@ def open_new(root: Path, path: str | os.PathLike[str], mode: int = 0o644) -> Ite
         os.close(fd)
 
 
+def create_exclusive(root: Path, path: str | os.PathLike[str], payload: bytes) -> None:
+    """Write `payload` to `path` only if nothing has that name: an existing file, link or
+    FIFO raises `FileExistsError` and is left as it is (unlike `open_new`, which replaces)."""
+    with _parent(root, path) as (dfd, name, _):
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644, dir_fd=dfd)
+        try:
+            _write_all(fd, payload)
+        finally:
+            os.close(fd)
+
+
 def write_new(root: Path, path: str | os.PathLike[str], payload: bytes) -> None:
     """`open_new` and write `payload` (not fsynced: a log)."""
     with open_new(root, path) as fd:

@@ -91,7 +91,7 @@ def write_returned(root: Path, artifact: Path, reader: SignalReader, signal: str
             "(written by Baton: the agent wrote no file of its own).\n\n```json\n"
             f"{json.dumps(payload, indent=2, ensure_ascii=False)}\n```\n")
     try:
-        confine.write_new(root, artifact, text.encode("utf-8"))
+        confine.create_exclusive(root, artifact, text.encode("utf-8"))
     except FileExistsError:
         return False
     except OSError as exc:  # a link or FIFO planted at the name: the barrier says so
