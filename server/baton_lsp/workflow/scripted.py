@@ -4,9 +4,9 @@ baton_lsp.workflow.scripted`).
 It honours exactly the contract a real agent gets — the prompt on stdin, the contract in
 `BATON_*` environment variables — writes its artifact at `BATON_ARTIFACT_PATH` and prints the
 return signals, so a workspace runs end to end offline and tests exercise the real engine,
-subprocesses and files. Standard library plus Baton's `runs.confine`: it is also shipped as
-`examples/agents/scripted_agent.py` for people writing their own script agents (run with
-the interpreter Baton runs in).
+subprocesses and files. Standard library plus Baton's `runs.confine`;
+`examples/agents/scripted_agent.py` runs this module, for people writing their own script
+agents (run with the interpreter Baton runs in).
 
 Every file it writes goes through `confine` below the workspace root the engine hands it in
 `BATON_WORKSPACE`: a repository can plant symlinks, FIFOs or temp names where it writes
