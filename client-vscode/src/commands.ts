@@ -6,7 +6,7 @@ import { which } from "./server";
 import type { TreeNode } from "./treeModel";
 import type { WorkflowsProvider } from "./treeView";
 import {
-  ResumePreview, SCOPES, WorkflowChanged, WorkflowRow, describePreview, endedSince, failureReason, idArgs,
+  ResumePreview, SCOPES, WorkflowRow, describePreview, endedSince, failureReason, idArgs,
   isResumable, isRunning, progressMessage, runnerChoices, startArgs,
 } from "./workflows";
 
@@ -34,11 +34,19 @@ function rowOf(arg: unknown, rows: WorkflowRow[]): WorkflowRow | undefined {
   return undefined;
 }
 
+/** How a followed workflow ended: its `finished` event, or what the Workflows view shows once
+ * the server lost track of it (a restart; a server that stopped). */
+interface Ending {
+  readonly status: string;
+  readonly message?: string | null;
+  readonly state?: string | null;
+}
+
 export class WorkflowCommands {
   /** Final `finished` events by workflow id, kept so a run that ends before we start
    * waiting for it is not missed. */
-  private readonly finished = new Map<string, WorkflowChanged["event"]>();
-  private readonly waiters = new Map<string, ((e: WorkflowChanged["event"]) => void)[]>();
+  private readonly finished = new Map<string, Ending>();
+  private readonly waiters = new Map<string, ((e: Ending) => void)[]>();
   private readonly progress = new Map<string, (message: string) => void>();
 
   constructor(private readonly server: BatonServer, private readonly tree: WorkflowsProvider) {
@@ -48,10 +56,11 @@ export class WorkflowCommands {
       const message = progressMessage(change.event);
       if (message) this.progress.get(id)?.(message);
       if (change.event.event === "finished") {
-        this.finished.set(id, change.event);
+        const ending: Ending = { status: change.event.status, message: change.event.message, state: change.event.state };
+        this.finished.set(id, ending);
         // Only the latest few matter (a run that ended just before we waited for it).
         for (const old of [...this.finished.keys()].slice(0, Math.max(0, this.finished.size - 50))) this.finished.delete(old);
-        for (const resolve of this.waiters.get(id) ?? []) resolve(change.event);
+        for (const resolve of this.waiters.get(id) ?? []) resolve(ending);
         this.waiters.delete(id);
       }
     });
@@ -231,19 +240,19 @@ export class WorkflowCommands {
 
   /** Resolves on the `finished` notification, or — when the server lost track of the run
    * (restarted while it ran) — on a refreshed row that shows it ended. */
-  private async waitFinished(id: string, baseline?: number | null): Promise<WorkflowChanged["event"]> {
+  private async waitFinished(id: string, baseline?: number | null): Promise<Ending> {
     const early = this.finished.get(id);
     this.finished.delete(id);
     if (early) return early;
-    return new Promise<WorkflowChanged["event"]>((resolve) => {
-      const done = (e: WorkflowChanged["event"]) => { sub.dispose(); down.dispose(); this.finished.delete(id); resolve(e); };
+    return new Promise<Ending>((resolve) => {
+      const done = (e: Ending) => { sub.dispose(); down.dispose(); this.finished.delete(id); resolve(e); };
       // A restart keeps following (the rows tell); a server that is gone cannot.
       const down = this.server.onDidChangeState((state) => {
-        if (state === "failed") done({ event: "finished", status: "unknown", message: "the language server stopped; the workflow keeps running on its own (see the Workflows view)" });
+        if (state === "failed") done({ status: "unknown", message: "the language server stopped; the workflow keeps running on its own (see the Workflows view)" });
       });
       const sub = this.tree.onDidChangeRows((rows) => {
         const row = rows.find((r) => r.workflow_id === id);
-        if (row && endedSince(row, baseline)) done({ event: "finished", status: row.status, state: row.state ?? undefined });
+        if (row && endedSince(row, baseline)) done({ status: row.status, state: row.state ?? undefined });
       });
       this.waiters.set(id, [...(this.waiters.get(id) ?? []), done]);
     });

@@ -1,6 +1,8 @@
 // Workflow rows from `baton.server.workflow.list` and the arguments of the server's workflow
 // commands. Pure: validated here, shown by the adapters.
 
+import { EVENT_KINDS, type BatonEvent } from "./events";
+
 export type WorkflowStatus = "in_progress" | "complete" | "failed" | "cancelled" | "interrupted" | "unreadable";
 
 export interface StepRow {
@@ -189,7 +191,7 @@ export function describePreview(p: ResumePreview): { message: string; detail: st
 export interface WorkflowChanged {
   workflow_id: string | null;
   workspace?: string;
-  event: { event?: string; status?: string; state?: string; target?: string; message?: string; step?: string; [k: string]: unknown };
+  event: BatonEvent;
 }
 
 export function parseWorkflowChanged(params: unknown): WorkflowChanged | undefined {
@@ -197,21 +199,25 @@ export function parseWorkflowChanged(params: unknown): WorkflowChanged | undefin
   const p = params as Record<string, unknown>;
   const event = p.event;
   if (typeof event !== "object" || event === null) return undefined;
+  // The server sends the engine's events as `model/events.py` defines them (these types are
+  // generated from it): a kind this extension does not know is ignored, never guessed at.
+  const kind = (event as Record<string, unknown>).event;
+  if (typeof kind !== "string" || !(EVENT_KINDS as readonly string[]).includes(kind)) return undefined;
   const id = typeof p.workflow_id === "string" ? p.workflow_id : null;
-  return { workflow_id: id, workspace: typeof p.workspace === "string" ? p.workspace : undefined, event: event as WorkflowChanged["event"] };
+  return { workflow_id: id, workspace: typeof p.workspace === "string" ? p.workspace : undefined, event: event as BatonEvent };
 }
 
 /** Progress text for one event of a followed workflow. */
-export function progressMessage(e: WorkflowChanged["event"]): string | undefined {
+export function progressMessage(e: BatonEvent): string | undefined {
   switch (e.event) {
-    case "transition": return e.target ? `${e.target}` : undefined;
-    case "step": return e.step ? `${e.step} ${e.status ?? ""}`.trim() : undefined;
-    case "finished": return `${e.status ?? "finished"}`;
+    case "transition": return e.target;
+    case "step": return `${e.step} ${e.status}`;
+    case "finished": return e.status;
     case "waiting": {
-      const who = typeof e.holder === "string" && e.holder ? `workflow ${e.holder}` : "another run";
-      return `waiting for ${who}${typeof e.holder_what === "string" && e.holder_what ? ` (${e.holder_what})` : ""}`;
+      const who = e.holder ? `workflow ${e.holder}` : "another run";
+      return `waiting for ${who}${e.holder_what ? ` (${e.holder_what})` : ""}`;
     }
-    case "reconciled": return typeof e.what === "string" ? `reconciled: ${e.what}` : undefined;
+    case "reconciled": return `reconciled: ${e.what}`;
     default: return undefined;
   }
 }

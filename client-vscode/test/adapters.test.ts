@@ -329,7 +329,7 @@ describe("Workflows view", () => {
     vi.useFakeTimers();
     try {
       const { server } = setup({});
-      for (let i = 0; i < 5; i++) server.fireWorkflow({ workflow_id: "w", event: { event: "step" } });
+      for (let i = 0; i < 5; i++) server.fireWorkflow({ workflow_id: "w", event: { event: "step", step: "research.1", state: "research", status: "running" } });
       await vi.advanceTimersByTimeAsync(500);
       expect(server.calls.filter(([c]) => c === "baton.server.workflow.list")).toHaveLength(1);
     } finally {

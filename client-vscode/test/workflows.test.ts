@@ -101,16 +101,19 @@ describe("baton/workflowChanged", () => {
     expect(p).toEqual({ workflow_id: "w", workspace: "/ws", event: { event: "finished", status: "complete" } });
     expect(parseWorkflowChanged(null)).toBeUndefined();
     expect(parseWorkflowChanged({ workflow_id: "w" })).toBeUndefined();
-    expect(parseWorkflowChanged({ workflow_id: 3, event: {} })?.workflow_id).toBeNull();
+    expect(parseWorkflowChanged({ workflow_id: 3, event: { event: "log", text: "x" } })?.workflow_id).toBeNull();
+    // A kind the generated types do not list is ignored, not guessed at.
+    expect(parseWorkflowChanged({ workflow_id: "w", event: {} })).toBeUndefined();
+    expect(parseWorkflowChanged({ workflow_id: "w", event: { event: "nosuch" } })).toBeUndefined();
   });
 
   it("turns events into progress text", () => {
-    expect(progressMessage({ event: "transition", target: "implement" })).toBe("implement");
-    expect(progressMessage({ event: "step", step: "implement.phase-2", status: "done" })).toBe("implement.phase-2 done");
-    expect(progressMessage({ event: "log" })).toBeUndefined();
-    expect(progressMessage({ event: "waiting", holder: "w-2", holder_what: "merging wave 2" }))
+    expect(progressMessage({ event: "transition", source: "plan", target: "implement" })).toBe("implement");
+    expect(progressMessage({ event: "step", step: "implement.phase-2", state: "implement", status: "done" })).toBe("implement.phase-2 done");
+    expect(progressMessage({ event: "log", text: "a line" })).toBeUndefined();
+    expect(progressMessage({ event: "waiting", what: "merging wave 1", holder: "w-2", holder_what: "merging wave 2" }))
       .toBe("waiting for workflow w-2 (merging wave 2)");
-    expect(progressMessage({ event: "waiting" })).toBe("waiting for another run");
+    expect(progressMessage({ event: "waiting", what: "merging wave 1" })).toBe("waiting for another run");
     expect(progressMessage({ event: "reconciled", what: "removed the half-made worktree of phase 3" }))
       .toBe("reconciled: removed the half-made worktree of phase 3");
   });

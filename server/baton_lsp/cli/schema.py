@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol
 
 from ..model.checkpoint import Checkpoint, IterationCheckpoint, SupervisorCheckpoint
 from ..model.config import BatonConfig
+from ..model.events import EventSchema
 from ..model.frontmatter_schema import AgentFrontmatter, CommandFrontmatter
 
 
@@ -24,6 +25,7 @@ SCHEMAS: dict[str, SchemaSource] = {
     "baton-config.schema.json": BatonConfig,
     "agent-frontmatter.schema.json": AgentFrontmatter,
     "command-frontmatter.schema.json": CommandFrontmatter,
+    "events.schema.json": EventSchema,
 }
 
 

@@ -194,6 +194,7 @@ def emit(line: str) -> None:
 
 
 def _engine(args: argparse.Namespace, root: Path) -> Any:
+    from ..model.events import Event, LogEvent, to_json
     from ..workflow.engine import Engine
     from ..workspace.config import load_config
 
@@ -206,12 +207,12 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
 
     def say(line: str) -> None:
         if events:
-            emit(json.dumps({"event": "log", "text": line}))
+            emit(to_json(LogEvent(event="log", text=line)))
         elif not quiet:  # engine lines quote plans, agents and agent output; some are several
             emit(terminal_safe(line, multiline=True))
 
-    def event(data: dict[str, Any]) -> None:
-        emit(json.dumps(data, default=str))
+    def event(data: Event) -> None:
+        emit(to_json(data))
 
     engine = Engine(root, config, runner=getattr(args, "runner", None), say=say,
                     command=f"baton {args.command}", events=event if events else None,

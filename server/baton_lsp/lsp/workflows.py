@@ -31,6 +31,7 @@ from .runs import CHANGED, tracker
 from .server import BatonServer
 
 if TYPE_CHECKING:
+    from ..model.events import Event
     from .workflow_args import AtArgs, IdArgs, NoArgs, OpenArgs, ResumeArgs, StartArgs
 
 log = logging.getLogger(__name__)
@@ -261,16 +262,15 @@ class Runs:
         return {"workflow_id": wid, "pid": proc.pid}
 
     async def follow(self, run: Run) -> None:
+        from ..model.events import read_event  # pydantic: loaded when a run is followed
+
         stderr_task = asyncio.create_task(self._drain(run))
         await self._begin(run)
         try:
             assert run.proc.stdout is not None
             async for raw in run.proc.stdout:
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(event, dict):
+                event = read_event(raw)
+                if event is not None:
                     self._on_event(run, event)
         except asyncio.CancelledError:
             stderr_task.cancel()  # the server is exiting: leave the workflow running
@@ -339,52 +339,57 @@ class Runs:
         assert wid is not None
         return await cancel_process(run.root, wid)
 
-    def _on_event(self, run: Run, event: dict[str, Any]) -> None:
-        kind = event.get("event")
-        run.name(event.get("workflow_id"))
+    def _on_event(self, run: Run, event: Event) -> None:
+        from ..model import events as ev  # pydantic: loaded when a run is followed, not at start
+
+        run.name(event.workflow_id)
         if run.workflow_id and run.workflow_id not in self.live and run.status is None:
             self.live[run.workflow_id] = run
-        if kind == "log":
-            return
-        if kind == "transition":
-            run.state = event.get("target")
-            run.wave = None
-        elif kind == "wave":
-            run.wave = f"wave {event.get('wave')}/{event.get('total')}"
-        elif kind == "step":
-            sid = str(event.get("step"))
-            run.state = event.get("state") or run.state
-            run.seen.add(sid)
-            if event.get("status") == "done":
-                run.done.add(sid)
-            elif event.get("status") == "failed":
-                run.latest = f"{sid} failed: {event.get('message')}"
-        elif kind == "signal":
-            run.latest = f"{event.get('step')} {event.get('name')}: {event.get('value')}"
-        elif kind == "waiting":  # another run of the repository is merging: say whom for
-            who = event.get("holder")
-            run.latest = (f"waiting for workflow {who}" if who else "waiting for another run") \
-                + (f" ({event.get('holder_what')})" if event.get("holder_what") else "")
-        elif kind == "reconciled":  # what a dead run left in the repository, and what was done
-            run.latest = f"reconciled: {event.get('what')}"
-        elif kind == "finished":
-            run.status = str(event.get("status")) + (
-                ", needs attention" if event.get("outcome") else "")
-            run.state = event.get("state") or run.state
-            run.latest = event.get("message") or run.latest
+        match event:
+            case ev.LogEvent():
+                return
+            case ev.TransitionEvent():
+                run.state = event.target
+                run.wave = None
+            case ev.WaveEvent():
+                run.wave = f"wave {event.wave}/{event.total}"
+            case ev.StepEvent():
+                run.state = event.state or run.state
+                run.seen.add(event.step)
+                if event.status == "done":
+                    run.done.add(event.step)
+                elif event.status == "failed":
+                    run.latest = f"{event.step} failed: {event.message}"
+            case ev.SignalEvent():
+                run.latest = f"{event.step} {event.name}: {event.value}"
+            case ev.WaitingEvent():  # another run of the repository is merging: say whom for
+                who = event.holder
+                run.latest = (f"waiting for workflow {who}" if who
+                              else "waiting for another run") \
+                    + (f" ({event.holder_what})" if event.holder_what else "")
+            case ev.ReconciledEvent():  # what a dead run left in the repository, and what was done
+                run.latest = f"reconciled: {event.what}"
+            case ev.FinishedEvent():
+                run.status = event.status + (", needs attention" if event.outcome else "")
+                run.state = event.state or run.state
+                run.latest = event.message or run.latest
         if run.seen:
             run.percentage = max(run.percentage, int(100 * len(run.done) / len(run.seen)))
         if run.token and run.status is None:
             self.ls.work_done_progress.report(run.token, types.WorkDoneProgressReport(
                 message=run.message(), percentage=min(run.percentage, 99), cancellable=True))
-        if kind in ("checkpoint", "finished") and run.workflow_id:
+        if isinstance(event, ev.CheckpointEvent | ev.FinishedEvent) and run.workflow_id:
             tracker(self.ls).poke(run.root, run.workflow_id)
-        if kind in ("transition", "step", "finished", "waiting", "reconciled"):
+        if isinstance(event, ev.TransitionEvent | ev.StepEvent | ev.FinishedEvent
+                      | ev.WaitingEvent | ev.ReconciledEvent):
             self._changed(run, event)
 
-    def _changed(self, run: Run, event: dict[str, Any]) -> None:
+    def _changed(self, run: Run, event: Event) -> None:
+        from ..model import events as ev
+
         self.ls.protocol.notify(CHANGED, {"workflow_id": run.workflow_id,
-                                          "workspace": str(run.root), "event": event})
+                                          "workspace": str(run.root),
+                                          "event": json.loads(ev.to_json(event))})
 
     def _end(self, run: Run) -> None:
         if run.token is None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
+from ..model.events import EVENTS, Event
 from ..model.states import PHASE_STATES, State
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
@@ -53,7 +54,7 @@ class Run:
     def __init__(self, root: Path, config: BatonConfig | None = None, *,
                  runner: str | None = None, say: Callable[[str], None] | None = None,
                  command: str = "baton run",
-                 events: Callable[[dict[str, Any]], None] | None = None,
+                 events: Callable[[Event], None] | None = None,
                  overrides: dict[str, Any] | None = None) -> None:
         self.root = Path(os.path.realpath(root))
         self.config = config or BatonConfig()
@@ -197,18 +198,14 @@ class Run:
 
     def emit(self, event: str, **fields: Any) -> None:
         """A structured progress event (`baton run --events` prints them as JSON lines, so
-        the language server follows a run live without polling). Kinds: transition, wave,
-        step, signal, checkpoint, finished, merge, waiting (for another run of the repository
-        to finish merging; fields what, holder, holder_what), reconciled (what a dead run
-        left in the repository and what was done; field what) (plus `log` lines from the CLI)
-        and, for the
-        coordination tiers, classification, classification_mismatch, supervisor (status
-        running | done; `tier` implementation or testing for those tiers) and iteration
-        (status running | done | halted, with halt_reason)."""
+        the language server follows a run live without polling). Each is built through the
+        one union of `model.events`, which lists the kinds and their fields: an event the
+        union does not describe fails here, where it is emitted."""
         if self.events is not None:
             wid = fields.pop("workflow_id", None) or (
                 self.store.workflow_id if self.store else None)  # given: before the store
-            self.events({"event": event, "workflow_id": wid, "at": utc_now(), **fields})
+            self.events(EVENTS.validate_python(
+                {"event": event, "workflow_id": wid, "at": utc_now(), **fields}))
 
     # == durability =============================================================================
 
