@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import ConfigError, PathError
 from ..terminal import terminal_safe
 
+TYPE_CHECKING = False
+"""`typing.TYPE_CHECKING` without importing `typing` (a replayed check never needs it);
+mypy takes any `TYPE_CHECKING` as true."""
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
     from ..model.graph import PlanGraph
     from ..model.plan import Plan
@@ -24,27 +25,11 @@ if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-class BriefFormatter(logging.Formatter):
-    """One line per record: an exception is named (`: RecursionError: …`), its traceback is
-    printed only with `-v`. A rule that fails on a hostile file is already a BTN000 finding;
-    its 3,000-line traceback on stderr helped nobody."""
+def configure_logging(verbose: bool) -> None:
+    """`cli/logs.py`'s set-up, imported only when called: a replayed check logs nothing."""
+    from .logs import configure_logging as configure
 
-    def __init__(self, fmt: str, tracebacks: bool = False) -> None:
-        super().__init__(fmt)
-        self.tracebacks = tracebacks
-
-    def format(self, record: logging.LogRecord) -> str:
-        """The record made terminal-safe: log messages quote paths and file content."""
-        if self.tracebacks or not (record.exc_info or record.exc_text or record.stack_info):
-            return terminal_safe(super().format(record), multiline=True)
-        exc = record.exc_info[1] if record.exc_info else None
-        brief = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None,
-                                       "stack_info": None})
-        line = super().format(brief)
-        if exc is not None:
-            text = str(exc).splitlines()[0] if str(exc) else ""
-            line += f": {type(exc).__name__}" + (f": {text}" if text else "")
-        return terminal_safe(line, multiline=True)
+    configure(verbose)
 
 
 def _codes(value: str) -> list[str]:
@@ -169,6 +154,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         if isinstance(replayed, replay.Replayed):
             sys.stdout.write(replayed.output)
             return EXIT_FINDINGS if replayed.errors and not args.exit_zero else EXIT_OK
+    configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
+    import logging
 
     from ..model.base import Severity
     from ..rules.base import SKIPPED_LOG
@@ -462,11 +449,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         parser = build_parser()
         args = parser.parse_args(argv)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(BriefFormatter("baton: %(levelname)s: %(message)s",
-                                        tracebacks=args.verbose))
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        handlers=[handler])
+    if args.command != "check" or args.verbose:  # else `cmd_check`, once it has to check
+        configure_logging(args.verbose)
     handlers = {"check": cmd_check, "clean": cmd_clean, "rule": cmd_rule, "graph": cmd_graph,
                 "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}
@@ -487,6 +471,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # last line of defence: a message, never a traceback
+        import logging
+
+        configure_logging(args.verbose)
         logging.getLogger(__name__).debug("internal error", exc_info=True)
         print(terminal_safe(f"baton: internal error: {type(exc).__name__}: {exc} (run with -v "
                             "and report it)"), file=sys.stderr)
