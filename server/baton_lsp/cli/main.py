@@ -154,38 +154,38 @@ def cmd_check(args: argparse.Namespace) -> int:
         if isinstance(replayed, replay.Replayed):
             sys.stdout.write(replayed.output)
             return EXIT_FINDINGS if replayed.errors and not args.exit_zero else EXIT_OK
-    configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
-    import logging
-
-    from ..model.base import Severity
-    from ..rules.base import SKIPPED_LOG
-    from ..rules.checker import check_paths, recheck
-    from . import output
-
-    overrides: dict[str, object] = {}
-    if args.select:
-        overrides["select"] = args.select
-    if args.ignore:
-        overrides["ignore"] = args.ignore
-    if args.shellcheck:
-        overrides["shellcheck"] = args.shellcheck
-    if args.explain_skips:  # worker processes are forked, so they inherit this level
-        logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
-    cache = None
-    if cache_dir is not None:
-        from ..rules.cache import ResultCache
-
-        cache = ResultCache(cache_dir)
-    # A one-shot check leaves the cyclic collector off to the end: the checker pauses it for
-    # the bulk of the work anyway, and turning it back on made the next allocation walk every
-    # object the check had made (acyclic, freed by reference counts: a collection there
-    # found nothing), a twentieth of a corpus's check. Frozen, they are never walked again,
-    # not even by the collection at the interpreter's exit.
+    # A one-shot check leaves the cyclic collector off from its imports to its output: the
+    # checker pauses it for the bulk of the work anyway, and turning it back on made the next
+    # allocation walk every object the check had made (acyclic, freed by reference counts:
+    # that collection found nothing), a twentieth of a corpus's check. Frozen, they are never
+    # walked again, not even by the collection at the interpreter's exit.
     import gc
 
     collecting = gc.isenabled()
     gc.disable()
     try:
+        configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
+        import logging
+
+        from ..model.base import Severity
+        from ..rules.base import SKIPPED_LOG
+        from ..rules.checker import check_paths, recheck
+        from . import output
+
+        overrides: dict[str, object] = {}
+        if args.select:
+            overrides["select"] = args.select
+        if args.ignore:
+            overrides["ignore"] = args.ignore
+        if args.shellcheck:
+            overrides["shellcheck"] = args.shellcheck
+        if args.explain_skips:  # worker processes are forked, so they inherit this level
+            logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
+        cache = None
+        if cache_dir is not None:
+            from ..rules.cache import ResultCache
+
+            cache = ResultCache(cache_dir)
         result = None
         if isinstance(replayed, replay.Partial):
             result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
