@@ -120,3 +120,23 @@ def test_toml_and_difflib_are_imported_only_when_needed(tmp_path: Path) -> None:
     (root / ".claude" / "agents" / "b.md").write_text(
         "---\nname: b\ndescription: Reviews code.\ntools: Raed\n---\n\nReview the code.\n")
     assert _lazy_imports(root) == ["difflib", "tomllib"]
+
+
+def test_shellcheck_off_imports_no_runner(tmp_path: Path) -> None:
+    """With ShellCheck off, BTN330's module is loaded (a command is checked) but not the
+    runner behind it: its threads, `concurrent.futures` and `subprocess`."""
+    from baton_lsp.rules.shellcheck_tool import find_shellcheck
+
+    root = _tree(tmp_path)
+    runner = ("baton_lsp.rules.shellcheck_run", "concurrent.futures", "subprocess")
+    probe = PROBE.replace("m.split('.')[0] in ('pydantic', 'pydantic_core')",
+                          f"m in {runner!r}")
+    assert probe != PROBE
+    for flags, expected in ((("--no-shellcheck",), []),
+                            (("--shellcheck", "all"), sorted(runner))):
+        if expected and find_shellcheck() is None:
+            continue
+        out = subprocess.run([sys.executable, "-c", probe, str(root), *flags],
+                             capture_output=True, text=True, check=False, timeout=300)
+        code, _, mods = out.stdout.strip().splitlines()[-1].partition(" ")
+        assert code in ("0", "1") and ast.literal_eval(mods) == expected, out.stdout + out.stderr
