@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+try:  # `hashlib.blake2b` is this type; importing `hashlib` loads OpenSSL too (a warm check's
+    from _blake2 import blake2b as blake2b  # third-largest import): nothing here needs it
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b as blake2b
 
 
 def norm(path: str | Path) -> str:
@@ -92,8 +96,8 @@ def kind_of_path(path: str) -> str:
 def listing_print(dirs: Iterable[str], files: Iterable[str]) -> str:
     """A hash of a directory's names, its subdirectories told apart."""
     names = sorted(d + "/" for d in dirs) + sorted(files)
-    return hashlib.blake2b("\0".join(names).encode("utf-8", "surrogateescape"),
-                           digest_size=16).hexdigest()
+    return blake2b("\0".join(names).encode("utf-8", "surrogateescape"),
+                   digest_size=16).hexdigest()
 
 
 def list_dir(path: str) -> tuple[list[os.DirEntry[str]], list[str]] | None:

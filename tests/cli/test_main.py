@@ -296,3 +296,32 @@ def test_a_check_loads_no_workflow_command_nor_markdown_it(make_workspace) -> No
     usage = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--help"],
                            capture_output=True, text=True, check=False, timeout=300)
     assert usage.returncode == 0 and "--no-shellcheck" in usage.stdout
+
+
+GC_PROBE = """import gc, sys
+import baton_lsp.rules.checker as checker
+from baton_lsp.cli.main import main
+seen = []
+gc.callbacks.append(lambda phase, info: seen.append(info["generation"])
+                    if phase == "start" and checking else None)
+checking = False
+real = checker.check_paths
+def check_paths(*args, **kwargs):
+    global checking
+    checking = True
+    return real(*args, **kwargs)
+checker.check_paths = check_paths
+code = main(['check', '--no-cache', '--no-shellcheck', sys.argv[1]])
+checking = False
+print(code, seen, gc.isenabled(), gc.get_freeze_count() > 0)
+"""
+
+
+def test_a_one_shot_check_never_runs_the_cyclic_collector(corpus: Path) -> None:
+    """From the check's start to its output no collection runs: the one that followed the
+    checker's pause walked every object the check had made and freed none (parse records are
+    acyclic). The collector is on again afterwards, those objects frozen out of its way."""
+    out = subprocess.run([sys.executable, "-c", GC_PROBE, str(corpus)], capture_output=True,
+                         text=True, check=False, timeout=300)
+    assert out.stdout.strip().splitlines()[-1] in ("0 [] True True", "1 [] True True"), \
+        out.stdout + out.stderr

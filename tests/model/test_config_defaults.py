@@ -95,3 +95,48 @@ def test_real_agents_and_commands_are_checked_without_pydantic(corpus: Path,
             shutil.copyfile(src, tmp_path / ".claude" / kind / src.name)
     code, imported = _check_imports(tmp_path, "--no-shellcheck")
     assert code in ("0", "1") and imported == [], (code, imported)
+
+
+LAZY = ("tomllib", "difflib")
+"""Imported by a check only when needed: TOML for a configuration file (with `datetime`),
+difflib for a "did you mean" suggestion."""
+
+
+def _lazy_imports(root: Path) -> list[str]:
+    probe = PROBE.replace("('pydantic', 'pydantic_core')", repr(LAZY))
+    assert probe != PROBE
+    out = subprocess.run([sys.executable, "-c", probe, str(root), "--no-shellcheck"],
+                         capture_output=True, text=True, check=False, timeout=300)
+    code, _, mods = out.stdout.strip().splitlines()[-1].partition(" ")
+    assert code in ("0", "1"), out.stdout + out.stderr
+    return sorted({m.split(".")[0] for m in ast.literal_eval(mods)})
+
+
+def test_toml_and_difflib_are_imported_only_when_needed(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "plain")
+    assert _lazy_imports(root) == []
+    # A configuration file is read (TOML); a misspelt tool name gets a suggestion.
+    (root / "pyproject.toml").write_text("[tool.baton]\nignore = []\n")
+    (root / ".claude" / "agents" / "b.md").write_text(
+        "---\nname: b\ndescription: Reviews code.\ntools: Raed\n---\n\nReview the code.\n")
+    assert _lazy_imports(root) == ["difflib", "tomllib"]
+
+
+def test_shellcheck_off_imports_no_runner(tmp_path: Path) -> None:
+    """With ShellCheck off, BTN330's module is loaded (a command is checked) but not the
+    runner behind it: its threads, `concurrent.futures` and `subprocess`."""
+    from baton_lsp.rules.shellcheck_tool import find_shellcheck
+
+    root = _tree(tmp_path)
+    runner = ("baton_lsp.rules.shellcheck_run", "concurrent.futures", "subprocess")
+    probe = PROBE.replace("m.split('.')[0] in ('pydantic', 'pydantic_core')",
+                          f"m in {runner!r}")
+    assert probe != PROBE
+    for flags, expected in ((("--no-shellcheck",), []),
+                            (("--shellcheck", "all"), sorted(runner))):
+        if expected and find_shellcheck() is None:
+            continue
+        out = subprocess.run([sys.executable, "-c", probe, str(root), *flags],
+                             capture_output=True, text=True, check=False, timeout=300)
+        code, _, mods = out.stdout.strip().splitlines()[-1].partition(" ")
+        assert code in ("0", "1") and ast.literal_eval(mods) == expected, out.stdout + out.stderr

@@ -553,15 +553,19 @@ def test_a_bulk_check_starts_shellcheck_before_it_checks_anything(
             HEAD + f"```bash\n{script}if [ \"$N{i}\" > {i} ]; then :; fi\n{extra}```\n")
     (root / ".claude/specs/001_x/plans/p.md").write_text("# P\n### Phase 1: A\n- [ ] t\n")
     events: list[str] = []
-    submit, check_file = sc.submit, checker.check_file
-    monkeypatch.setattr(sc, "submit", lambda runs, *a, **k: (
+    # BTN330 imports the runner where ShellCheck runs: its `submit` is watched there.
+    submit, check_file = shellcheck_run.submit, checker.check_file
+    monkeypatch.setattr(shellcheck_run, "submit", lambda runs, *a, **k: (
         events.append("shellcheck " + ",".join(s.split("\n")[1][6:9] for _, s in runs)),
         submit(runs, *a, **k))[1])
     monkeypatch.setattr(checker, "check_file", lambda idx, file, *a, **k: (
         events.append("check " + Path(file).name), check_file(idx, file, *a, **k))[1])
     found = checker.check_paths([root], jobs=1)
     assert events[:2] == ["shellcheck $N1", "shellcheck $N0"]
-    assert events[2:] == ["check p.md", "check c1.md", "check c0.md"]
+    # (The rule's own `run_many` hands the same blocks over again: already running, they
+    # are not started twice, `test_a_block_already_running_is_not_run_again`.)
+    assert [e for e in events[2:] if e.startswith("check")] == \
+        ["check p.md", "check c1.md", "check c0.md"]
     assert sorted(f.message.split(":")[0] for f in found.findings if f.code == "BTN330") == \
         ["SC2071", "SC2071"]
 

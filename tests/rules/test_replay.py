@@ -251,6 +251,43 @@ def test_a_replay_needs_no_models(tree: Path, tmp_path: Path) -> None:
     assert out.stderr.strip() == "[]"
 
 
+UNNEEDED = ("dataclasses", "inspect", "logging", "typing", "hashlib", "subprocess")
+"""What a replay does without: together about 20 ms of a warm check that takes ~40."""
+
+
+def test_a_replay_imports_only_what_it_needs(tree: Path, tmp_path: Path) -> None:
+    """A replayed check imports none of `UNNEEDED` (whatever the interpreter loaded before
+    `main` ran is not counted); a check that has to check still logs as before."""
+    cache = tmp_path / "cache"
+    settle(tree, cache)
+    probe = ("import sys\nbefore = set(sys.modules)\n"
+             "from baton_lsp.cli.main import main\n"
+             "code = main(['check', sys.argv[1]])\n"
+             f"print(sorted(m for m in set(sys.modules) - before if m in {UNNEEDED!r}),"
+             " file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(tree)], capture_output=True,
+                         text=True, timeout=120, check=False,
+                         env={**os.environ, "BATON_CACHE_DIR": str(cache)})
+    assert out.stdout == fresh(tree).stdout
+    assert out.stderr.strip() == "[]"
+    # Not replayed (a new cache): it checks, and imports what checking needs.
+    out = subprocess.run([sys.executable, "-c", probe, str(tree)], capture_output=True,
+                         text=True, timeout=120, check=False,
+                         env={**os.environ, "BATON_CACHE_DIR": str(tmp_path / "other")})
+    assert out.stdout == fresh(tree).stdout
+    assert "logging" in out.stderr
+
+
+def test_a_warning_before_the_check_is_told_as_before(tree: Path, tmp_path: Path) -> None:
+    """Logging is set up after the replay is tried, but before anything a check warns about:
+    a cache directory that cannot be created is still one brief warning line."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory\n")
+    out = run_baton("check", str(tree), cache=blocker / "cache")
+    assert out.stdout == fresh(tree).stdout
+    assert out.stderr.startswith("baton: WARNING: cannot create the cache directory"), out.stderr
+
+
 def request_for(path: Path) -> Request:
     return Request(paths=(str(path),), options=("test",), cwd=str(path))
 

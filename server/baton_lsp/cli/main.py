@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import ConfigError, PathError
 from ..terminal import terminal_safe
 
+TYPE_CHECKING = False
+"""`typing.TYPE_CHECKING` without importing `typing` (a replayed check never needs it);
+mypy takes any `TYPE_CHECKING` as true."""
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
     from ..model.graph import PlanGraph
     from ..model.plan import Plan
@@ -24,27 +25,11 @@ if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-class BriefFormatter(logging.Formatter):
-    """One line per record: an exception is named (`: RecursionError: …`), its traceback is
-    printed only with `-v`. A rule that fails on a hostile file is already a BTN000 finding;
-    its 3,000-line traceback on stderr helped nobody."""
+def configure_logging(verbose: bool) -> None:
+    """`cli/logs.py`'s set-up, imported only when called: a replayed check logs nothing."""
+    from .logs import configure_logging as configure
 
-    def __init__(self, fmt: str, tracebacks: bool = False) -> None:
-        super().__init__(fmt)
-        self.tracebacks = tracebacks
-
-    def format(self, record: logging.LogRecord) -> str:
-        """The record made terminal-safe: log messages quote paths and file content."""
-        if self.tracebacks or not (record.exc_info or record.exc_text or record.stack_info):
-            return terminal_safe(super().format(record), multiline=True)
-        exc = record.exc_info[1] if record.exc_info else None
-        brief = logging.makeLogRecord({**record.__dict__, "exc_info": None, "exc_text": None,
-                                       "stack_info": None})
-        line = super().format(brief)
-        if exc is not None:
-            text = str(exc).splitlines()[0] if str(exc) else ""
-            line += f": {type(exc).__name__}" + (f": {text}" if text else "")
-        return terminal_safe(line, multiline=True)
+    configure(verbose)
 
 
 def _codes(value: str) -> list[str]:
@@ -169,46 +154,63 @@ def cmd_check(args: argparse.Namespace) -> int:
         if isinstance(replayed, replay.Replayed):
             sys.stdout.write(replayed.output)
             return EXIT_FINDINGS if replayed.errors and not args.exit_zero else EXIT_OK
+    # A one-shot check leaves the cyclic collector off from its imports to its output: the
+    # checker pauses it for the bulk of the work anyway, and turning it back on made the next
+    # allocation walk every object the check had made (acyclic, freed by reference counts:
+    # that collection found nothing), a twentieth of a corpus's check. Frozen, they are never
+    # walked again, not even by the collection at the interpreter's exit.
+    import gc
 
-    from ..model.base import Severity
-    from ..rules.base import SKIPPED_LOG
-    from ..rules.checker import check_paths, recheck
-    from . import output
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
+        import logging
 
-    overrides: dict[str, object] = {}
-    if args.select:
-        overrides["select"] = args.select
-    if args.ignore:
-        overrides["ignore"] = args.ignore
-    if args.shellcheck:
-        overrides["shellcheck"] = args.shellcheck
-    if args.explain_skips:  # worker processes are forked, so they inherit this level
-        logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
-    cache = None
-    if cache_dir is not None:
-        from ..rules.cache import ResultCache
+        from ..model.base import Severity
+        from ..rules.base import SKIPPED_LOG
+        from ..rules.checker import check_paths, recheck
+        from . import output
 
-        cache = ResultCache(cache_dir)
-    result = None
-    if isinstance(replayed, replay.Partial):
-        result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
-    if result is None:
-        result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
-    if not result.workspaces and fmt == "text":
-        print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
-              "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)
-    if fmt == "text":
-        text = output.render_text(result.findings, result.files, color)
-    elif fmt == "json":
-        text = output.render_json(result.findings)
-    elif fmt == "sarif":
-        text = output.render_sarif(result.findings)
-    else:
-        text = output.render_github(result.findings)
-    sys.stdout.write(text)
-    errors = any(f.severity is Severity.ERROR for f in result.findings)
-    if cache is not None and request is not None and result.reads is not None:
-        replay.record(cache.directory, request, result.reads, text, errors, cache.strict)
+        overrides: dict[str, object] = {}
+        if args.select:
+            overrides["select"] = args.select
+        if args.ignore:
+            overrides["ignore"] = args.ignore
+        if args.shellcheck:
+            overrides["shellcheck"] = args.shellcheck
+        if args.explain_skips:  # worker processes are forked, so they inherit this level
+            logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
+        cache = None
+        if cache_dir is not None:
+            from ..rules.cache import ResultCache
+
+            cache = ResultCache(cache_dir)
+        result = None
+        if isinstance(replayed, replay.Partial):
+            result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
+        if result is None:
+            result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs,
+                                 cache=cache)
+        if not result.workspaces and fmt == "text":
+            print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
+                  "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)
+        if fmt == "text":
+            text = output.render_text(result.findings, result.files, color)
+        elif fmt == "json":
+            text = output.render_json(result.findings)
+        elif fmt == "sarif":
+            text = output.render_sarif(result.findings)
+        else:
+            text = output.render_github(result.findings)
+        sys.stdout.write(text)
+        errors = any(f.severity is Severity.ERROR for f in result.findings)
+        if cache is not None and request is not None and result.reads is not None:
+            replay.record(cache.directory, request, result.reads, text, errors, cache.strict)
+    finally:
+        if collecting:
+            gc.freeze()
+            gc.enable()
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if errors else EXIT_OK
@@ -462,11 +464,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         parser = build_parser()
         args = parser.parse_args(argv)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(BriefFormatter("baton: %(levelname)s: %(message)s",
-                                        tracebacks=args.verbose))
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        handlers=[handler])
+    if args.command != "check" or args.verbose:  # else `cmd_check`, once it has to check
+        configure_logging(args.verbose)
     handlers = {"check": cmd_check, "clean": cmd_clean, "rule": cmd_rule, "graph": cmd_graph,
                 "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}
@@ -487,6 +486,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # last line of defence: a message, never a traceback
+        import logging
+
+        configure_logging(args.verbose)
         logging.getLogger(__name__).debug("internal error", exc_info=True)
         print(terminal_safe(f"baton: internal error: {type(exc).__name__}: {exc} (run with -v "
                             "and report it)"), file=sys.stderr)

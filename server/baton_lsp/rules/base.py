@@ -8,7 +8,6 @@ with `ctx.finding(...)` so code, name, severity and path are always filled in co
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import os
 import threading
@@ -51,6 +50,8 @@ def closest(word: str, choices: Sequence[str], cutoff: float = 0.6) -> str | Non
         key = key.replace("_", "-")
         if key in folded:
             return folded[key]
+    import difflib  # here: a check of a tree with no misspelling never needs it
+
     match = difflib.get_close_matches(key, list(folded), n=1, cutoff=cutoff)
     return folded[match[0]] if match else None
 

@@ -30,28 +30,29 @@ record (`WorkspaceCache.reads_of`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import logging
 import os
 import stat
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..paths import settled
+from ..lazylog import LazyLogger
+from ..paths import blake2b, settled
 from ..runs.confine import UnsafePath, outside, read_head
 
+TYPE_CHECKING = False
+"""`typing.TYPE_CHECKING` without importing `typing` (on a replayed check's path)."""
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..model.base import Finding, Kind
     from ..model.config import BatonConfig
     from ..workspace.index import WorkspaceIndex
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 CACHE_DIR_ENV = "BATON_CACHE_DIR"
 """Overrides where the cache lives (tests point it at a temporary directory)."""
@@ -79,7 +80,7 @@ def default_dir() -> Path:
 
 
 def _hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=20).hexdigest()
+    return blake2b(data, digest_size=20).hexdigest()
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
@@ -96,13 +97,16 @@ _isabs = (lambda p: p.startswith("/")) if os.sep == "/" else os.path.isabs
 """`os.path.isabs`, without its overhead where that is all it does (a lookup per input)."""
 
 
-@dataclass
 class Digest:
-    """The content hash of a file about to be checked, and when it was taken."""
+    """The content hash of a file about to be checked, and when it was taken. A plain
+    class: this module is on a warm check's path, which must not import `dataclasses`."""
 
-    sha: str
-    started_ns: int
-    overlay: bool
+    __slots__ = ("overlay", "sha", "started_ns")
+
+    def __init__(self, sha: str, started_ns: int, overlay: bool) -> None:
+        self.sha = sha
+        self.started_ns = started_ns
+        self.overlay = overlay
 
 
 _code_fingerprint: list[str] = []

@@ -11,7 +11,6 @@ The vocabularies are in `model/claude_settings.py`; permission rule semantics ar
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 import os
@@ -293,6 +292,8 @@ def hook_unknown_event(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
         if event in HOOK_EVENTS:
             continue
         rng = hooks.event_range(event)
+        import difflib  # here: only an unknown event needs it
+
         near = closest(event, HOOK_EVENTS, HINT_CUTOFF)
         hint = f"; did you mean `{near}`?" if near else ""
         fix = None

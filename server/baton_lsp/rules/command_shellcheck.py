@@ -8,7 +8,7 @@ import re
 import sys
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
@@ -18,13 +18,14 @@ from .base import NOT_CHECKED, SKIPPED_LOG, RuleContext, registered, rule
 from .cache import ShellcheckResults
 from .engine import will_run
 from .shellcheck_cfg import gated, needs_graph
-from .shellcheck_run import FILE_LIMIT, Options, Result, file_limits, run_many, submit
-from .shellcheck_run import forget as forget_results
 from .shellcheck_tool import (
     find_shellcheck,
     forget,
     shellcheck_version,
 )
+
+if TYPE_CHECKING:  # the runner (threads, processes, `concurrent.futures`) is imported only
+    from .shellcheck_run import Options, Result  # where ShellCheck runs: not with it off
 
 log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
@@ -96,6 +97,8 @@ def selected(code: int, level: str, checks: list[str], exclude: list[str]) -> bo
 def reset() -> None:
     """Forget the binary lookup and results held in memory (tests, configuration changes)."""
     global _missing_logged
+    from .shellcheck_run import forget as forget_results
+
     forget()
     forget_results()
     _missing_logged = False
@@ -219,6 +222,8 @@ def _runs(binary: str, version: str, ctx: RuleContext, scripts: list[str]
     """How each script runs: a block none of the selected checks could read the control-flow
     graph on runs without it (`shellcheck_cfg`): a third less ShellCheck time, the same
     findings."""
+    from .shellcheck_run import Options
+
     exclude = tuple(ctx.config.shellcheck_exclude)
     gate = gated(version, ctx.config.shellcheck_checks)
     return [(Options(binary, exclude, graph=not gate or needs_graph(s)), s) for s in scripts]
@@ -236,6 +241,8 @@ def _work(doc: CommandFile, ctx: RuleContext
     binary = _binary()
     if binary is None:
         return [], [], None, set()
+    from .shellcheck_run import file_limits
+
     blocks = _script_blocks(doc, ctx)
     scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # once each
     over = file_limits(scripts)
@@ -263,6 +270,8 @@ def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
                 and will_run(this, doc, ctx):
             _, runs, store, _ = _work(doc, ctx)
             if runs:
+                from .shellcheck_run import submit
+
                 submit(runs, store, spread=1)
 
 
@@ -399,9 +408,13 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         ```
     """
     blocks, runs, store, over = _work(doc, ctx)
-    found = run_many(runs, store) if runs else {}
-    results: dict[str, Result] = {script: found[(options, script)] for options, script in runs}
-    results.update(dict.fromkeys(over, FILE_LIMIT))
+    results: dict[str, Result] = {}
+    if runs or over:  # ShellCheck ran, or would have
+        from .shellcheck_run import FILE_LIMIT, run_many
+
+        found = run_many(runs, store) if runs else {}
+        results = {script: found[(options, script)] for options, script in runs}
+        results.update(dict.fromkeys(over, FILE_LIMIT))
     checks = list(ctx.config.shellcheck_checks)
     exclude = list(ctx.config.shellcheck_exclude)
     for block, content, removed in blocks:

@@ -25,21 +25,23 @@ from __future__ import annotations
 
 import array
 import contextlib
-import hashlib
 import json
-import logging
 import os
 import stat
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from ..paths import KIND, LISTING, Look, kind_of_path, listing_now, settled
+from ..lazylog import LazyLogger
+from ..paths import KIND, LISTING, Look, blake2b, kind_of_path, listing_now, settled
 from .cache import FORMAT, TREE_MAX_ENTRIES, atomic_write, code_fingerprint, read_json
 from .shellcheck_tool import shellcheck_identity
 
-log = logging.getLogger(__name__)
+TYPE_CHECKING = False
+"""`typing.TYPE_CHECKING` without importing `typing` (this is a replayed check's path)."""
+if TYPE_CHECKING:
+    from typing import Any
+
+log = LazyLogger(__name__)
 
 MAX_RUNS = 64
 """Stored checks kept (each request has its own); the least recently written go first."""
@@ -52,72 +54,87 @@ _STAT_WIDTH = 4
 """Integers per path in the stored `stat`s: size, mtime, ctime, inode."""
 
 
-@dataclass(frozen=True)
 class Request:
-    """What was asked, as far as it shapes the output (not `--jobs`, not `-v`)."""
+    """What was asked, as far as it shapes the output (not `--jobs`, not `-v`).
 
-    paths: tuple[str, ...]
-    """Absolute, as given (their order names the workspaces in the output's order)."""
-    options: tuple[str, ...]
-    """`--select`, `--ignore`, `--shellcheck`, the output format and whether in colour."""
-    cwd: str
-    """Text output names files relative to it."""
+    The records here are plain classes, not dataclasses: `dataclasses` imports `inspect`
+    (with `ast` and `dis`), a third of a warm check's imports."""
+
+    __slots__ = ("cwd", "options", "paths")
+
+    def __init__(self, paths: tuple[str, ...], options: tuple[str, ...], cwd: str) -> None:
+        self.paths = paths
+        """Absolute, as given (their order names the workspaces in the output's order)."""
+        self.options = options
+        """`--select`, `--ignore`, `--shellcheck`, the output format and whether in colour."""
+        self.cwd = cwd
+        """Text output names files relative to it."""
 
     def key(self) -> str:
         """Hash of the request, Baton's code (version, sources, YAML parser, Python) and the
         ShellCheck that would run."""
         raw = json.dumps([FORMAT, code_fingerprint(), shellcheck_identity(), self.cwd,
                           list(self.paths), list(self.options)])
-        return hashlib.blake2b(raw.encode("utf-8", "surrogateescape"),
-                               digest_size=20).hexdigest()
+        return blake2b(raw.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
 
 
-@dataclass
 class Target:
     """One checked file as the result cache holds it: what its findings came from."""
 
-    path: str
-    kind: str
-    """A `Kind` value."""
-    root: str
-    """Its workspace root."""
-    inputs: list[str] = field(default_factory=list)
-    trees: list[str] = field(default_factory=list)
-    """Run stores (checkpoint and lock directories) whose every entry was an input."""
-    findings: list[Any] = field(default_factory=list)
-    """Encoded as the result cache stores them (`cache.encode_finding`)."""
-    expires: float | None = None
+    __slots__ = ("expires", "findings", "inputs", "kind", "path", "root", "trees")
+
+    def __init__(self, path: str, kind: str, root: str, inputs: list[str] | None = None,
+                 trees: list[str] | None = None, findings: list[Any] | None = None,
+                 expires: float | None = None) -> None:
+        self.path = path
+        self.kind = kind
+        """A `Kind` value."""
+        self.root = root
+        """Its workspace root."""
+        self.inputs: list[str] = [] if inputs is None else inputs
+        self.trees: list[str] = [] if trees is None else trees
+        """Run stores (checkpoint and lock directories) whose every entry was an input."""
+        self.findings: list[Any] = [] if findings is None else findings
+        """Encoded as the result cache stores them (`cache.encode_finding`)."""
+        self.expires = expires
 
 
-@dataclass
 class Reads:
     """Everything a check read, gathered while it ran; `None` in `CheckResult` when some
     file's result could not be tied to its inputs (then nothing is recorded)."""
 
-    started_ns: int
-    shape: list[Look] = field(default_factory=list)
-    """The tree's shape: what the discovery looked at, and how (`paths.look`)."""
-    targets: list[Target] = field(default_factory=list)
+    __slots__ = ("shape", "started_ns", "targets")
+
+    def __init__(self, started_ns: int, shape: list[Look] | None = None,
+                 targets: list[Target] | None = None) -> None:
+        self.started_ns = started_ns
+        self.shape: list[Look] = [] if shape is None else shape
+        """The tree's shape: what the discovery looked at, and how (`paths.look`)."""
+        self.targets: list[Target] = [] if targets is None else targets
 
 
-@dataclass(frozen=True)
 class Replayed:
-    output: str
-    errors: bool
-    """Whether the findings held an error (the exit status)."""
-    paths: int
+    __slots__ = ("errors", "output", "paths")
+
+    def __init__(self, output: str, errors: bool, paths: int) -> None:
+        self.output = output
+        self.errors = errors
+        """Whether the findings held an error (the exit status)."""
+        self.paths = paths
 
 
-@dataclass(frozen=True)
 class Partial:
     """Only files changed since the stored check: check `changed` again, keep `kept`."""
 
-    changed: list[Target]
-    """To check again (path, kind and root only)."""
-    kept: list[Target]
-    """Unchanged, with their stored findings and inputs."""
-    shape: list[Look]
-    """What the stored check's discovery looked at (as it still is)."""
+    __slots__ = ("changed", "kept", "shape")
+
+    def __init__(self, changed: list[Target], kept: list[Target], shape: list[Look]) -> None:
+        self.changed = changed
+        """To check again (path, kind and root only)."""
+        self.kept = kept
+        """Unchanged, with their stored findings and inputs."""
+        self.shape = shape
+        """What the stored check's discovery looked at (as it still is)."""
 
 
 def _stats(base: str, rels: list[str], settled_before: int | None = None,
@@ -148,7 +165,7 @@ def _stats(base: str, rels: list[str], settled_before: int | None = None,
 
 def _signature(flat: list[int]) -> str:
     """One hash over the `stat`s: equal only while none of the paths changed."""
-    return hashlib.blake2b(array.array("q", flat).tobytes(), digest_size=20).hexdigest()
+    return blake2b(array.array("q", flat).tobytes(), digest_size=20).hexdigest()
 
 
 def _runs_dir(directory: Path) -> Path:

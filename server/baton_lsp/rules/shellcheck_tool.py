@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -81,6 +80,8 @@ def shellcheck_version(binary: str) -> str:
 def _version_of(binary: str, stamp: tuple[str, int, int]) -> str:
     found = _versions.get(stamp)
     if found is None:
+        import subprocess  # only here: a warm check needs the binary's identity, never a run
+
         try:
             proc = subprocess.run([binary, "--version"], capture_output=True, text=True,
                                   timeout=TIMEOUT_SECONDS, check=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ def _read_toml(root: Path, path: Path) -> dict[str, Any]:
     """The TOML of the workspace file `path`, read without following a link out of the
     workspace (its text could end up in an error message: such a file is skipped with a
     warning) or waiting on a FIFO."""
+    import tomllib  # here: most trees have no such file, and it imports `datetime`
+
     try:
         data, size = read_head(root, path, _CONFIG_MAX + 1)
         if size > _CONFIG_MAX:
