@@ -610,7 +610,12 @@ class Isolation:
                     raise ShippingError(f"no bundle is kept for {sid} under key {key}")
             else:
                 path = self.keep_bundle(sid, bundle, key)
-            tip = self._checked_tip(path, branch, base)
+            try:
+                tip = self._checked_tip(path, branch, base)
+            except ShippingError:
+                # never kept: the same key must not land this bundle again
+                confine.unlink(self.root, path)
+                raise
             if self.repo.ref(f"refs/heads/{branch}") != tip:
                 self.repo.run("fetch", "-q", "--no-tags", "--no-write-fetch-head", str(path),
                               f"+refs/heads/{branch}:refs/heads/{branch}", hooks=False)

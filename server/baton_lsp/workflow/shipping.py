@@ -68,8 +68,8 @@ class Shipment:
     executor: what the worker needs (`bundle()` the base bundle, made once per base, then
     `checkout_bundle(bundle(), base, branch, into)`, the agent in `tree / prefix`, and
     `bundle_branch(tree, branch, base, message, exclude=exclude)`), and where the executor
-    puts the bundle the worker returned (`returned`, via `keep`), which lands it in the
-    step's checkpoint."""
+    puts the bundle the worker returned (`receive`), which the step's `fields` lands in the
+    checkpoint that records it done."""
 
     sid: str
     base: str
@@ -85,6 +85,13 @@ class Shipment:
     """Write the returned bundle durably under the run's directory (before anything else
     is done with it): a caller that dies after this imports it on resume."""
     returned: bytes | None = None
+
+    def receive(self, bundle: bytes) -> Path:
+        """What the executor calls the moment the worker's bundle arrives: kept durably
+        (under the run's directory), then held for the step's `fields` to land."""
+        path = self.keep(bundle)
+        self.returned = bundle
+        return path
 
 
 def bundle_key(inputs: Mapping[str, str | None], base: str) -> str:
