@@ -76,6 +76,7 @@ def run_waves(run: Run, iso: Isolation, plan: Path, waves: list[list[str]], ship
     phases of a wave on their workers at once), then merged by `merge_wave`."""
     names = titles(sum(len(w) for w in waves))
     prepare(run, iso, plan, names)
+    workers.mkdir(exist_ok=True)
     for todo in waves:
         base = iso.repo.head()
         assert base is not None
@@ -462,6 +463,18 @@ def test_worker_side_refusals_are_clear(tmp_path: Path) -> None:
     with pytest.raises(shipping.ShippingError, match=f"does not hold the base commit {other}"):
         shipping.checkout_bundle(shipment.bundle(), other, shipment.branch,
                                  tmp_path / "fresh")
+    with pytest.raises(shipping.ShippingError, match="cannot create"):
+        shipping.checkout_bundle(shipment.bundle(), base, shipment.branch,
+                                 tmp_path / "no-such-parent" / "tree")
+    assert not (tmp_path / "no-such-parent").exists()
+    # a tree whose `.git` is no longer the repository checkout_bundle made
+    moved = tmp_path / "moved.git"
+    os.rename(tree / ".git", moved)
+    (tree / ".git").write_text(f"gitdir: {moved}\n")
+    with pytest.raises(shipping.ShippingError, match="is not a directory"):
+        shipping.bundle_branch(tree, shipment.branch, base, shipment.message)
+    (tree / ".git").unlink()
+    os.rename(moved, tree / ".git")
     (tree / "src" / "phase_1.py").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
     with pytest.raises(shipping.ConflictMarkers) as caught:
         shipping.bundle_branch(tree, shipment.branch, base, shipment.message,

@@ -137,8 +137,10 @@ def checkout_bundle(bundle: bytes, base: str, branch: str, into: Path) -> Path:
     try:
         mode = os.lstat(into).st_mode
     except FileNotFoundError:
-        os.makedirs(into.parent, exist_ok=True)
-        os.mkdir(into, 0o755)
+        try:
+            os.mkdir(into, 0o755)  # its parent must exist: nothing is made outside `into`
+        except OSError as exc:
+            raise ShippingError(f"cannot create {into}: {confine.describe(exc)}") from None
     else:
         if not stat.S_ISDIR(mode) or os.listdir(into):
             raise ShippingError(f"cannot check the phase out into {into}: it exists and is "
@@ -179,6 +181,13 @@ def bundle_branch(cwd: Path, branch: str, base: str, message: str, *,
     repo = repo_of(cwd)
     if repo is None:
         raise ShippingError(f"{cwd} is not in a git repository")
+    try:  # the repository `checkout_bundle` made, not one a link or `.git` file leads to
+        own = stat.S_ISDIR(os.lstat(repo.top / ".git").st_mode)
+    except OSError:
+        own = False
+    if not own:
+        raise ShippingError(f"{repo.top}/.git is not a directory: not a tree checkout_bundle "
+                            "made")
     ref = f"refs/heads/{branch}"
     try:
         repo.stage_all(list(OWN_PATHS if exclude is None else exclude), cwd=repo.top)
