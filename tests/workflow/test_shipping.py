@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -479,6 +480,10 @@ def test_worker_side_refusals_are_clear(tmp_path: Path) -> None:
     with pytest.raises(shipping.ConflictMarkers) as caught:
         shipping.bundle_branch(tree, shipment.branch, base, shipment.message,
                                exclude=shipment.exclude)
-    failure = iso.shipped_failure(shipment.sid, caught.value)
-    assert failure.failure == PERMANENT and "phase 1 left conflict markers in " \
-        "src/phase_1.py" in failure.message
+    # as the executor brings it back from the worker (pickled), the step's fields fail
+    shipment.fail(pickle.loads(pickle.dumps(caught.value)))
+    with pytest.raises(StepFailure) as failed:
+        landing(iso, "1", shipment)()
+    assert failed.value.failure == PERMANENT and "phase 1 left conflict markers in " \
+        "src/phase_1.py (its tree on the worker " in failed.value.message
+    assert failed.value.context["conflict_markers"] == ["src/phase_1.py"]

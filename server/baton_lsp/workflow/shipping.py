@@ -61,6 +61,10 @@ class ConflictMarkers(ShippingError):
                                          else "")
         super().__init__(f"conflict markers in {shown} ({where})")
 
+    def __reduce__(self) -> tuple[type[ConflictMarkers], tuple[list[str], Path]]:
+        """Pickled as its files and place: a worker's failure crosses to the caller."""
+        return (type(self), (self.files, self.where))
+
 
 @dataclass
 class Shipment:
@@ -85,6 +89,13 @@ class Shipment:
     """Write the returned bundle durably under the run's directory (before anything else
     is done with it): a caller that dies after this imports it on resume."""
     returned: bytes | None = None
+    failed: ShippingError | None = None
+    """What the worker's `checkout_bundle`/`bundle_branch` raised (`fail`): the step fails
+    with it when it would land (conflict markers as for a local worktree)."""
+
+    def fail(self, exc: ShippingError) -> None:
+        """What the executor calls when the worker could not check out or bundle."""
+        self.failed = exc
 
     def receive(self, bundle: bytes) -> Path:
         """What the executor calls the moment the worker's bundle arrives: kept durably

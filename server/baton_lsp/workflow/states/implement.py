@@ -221,9 +221,16 @@ def landing(iso: Isolation, pid: str, shipment: Shipment) -> Callable[[], dict[s
     """The shipped phase's `fields`: its returned bundle landed as its branch, the git record
     stored in the checkpoint that records it done (as `commit_tree` for a local worktree).
     With nothing returned in this process — a resume keeping the work of an agent that
-    finished before the engine died — the bundle kept under the phase's key is landed."""
-    return lambda: {"git": iso.land_bundle(shipment.sid, pid, shipment.returned,
-                                           shipment.key, base=shipment.base)}
+    finished before the engine died — the bundle kept under the phase's key is landed. What
+    the worker could not commit (conflict markers) fails the step as a local phase's."""
+
+    def land() -> dict[str, Any]:
+        if shipment.failed is not None:
+            raise iso.shipped_failure(shipment.sid, shipment.failed)
+        return {"git": iso.land_bundle(shipment.sid, pid, shipment.returned, shipment.key,
+                                       base=shipment.base)}
+
+    return land
 
 
 def state_in_tree(run: Run, tree: PhaseTree) -> None:
