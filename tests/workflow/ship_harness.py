@@ -38,12 +38,16 @@ def git(root: Path, *args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
-def make_repo(root: Path, deps: list[list[int]], files: dict[str, str] | None = None) -> Path:
+PLAN = ".claude/specs/001_feature/plans/001_feature_plan.md"
+
+
+def make_repo(root: Path, deps: list[list[int]], files: dict[str, str] | None = None,
+              plan_at: str = PLAN) -> Path:
     """A workspace that is a git repository with one commit: the scripted configuration,
-    a plan of `deps` and `files`. Returns the plan."""
+    a plan of `deps` (in its topic directory, or `plan_at`) and `files`. Returns the plan."""
     (root / ".claude" / "agents").mkdir(parents=True)
     (root / ".claude" / "baton.toml").write_text(SCRIPTED_WORKFLOW_CONFIG)
-    plan = root / ".claude" / "specs" / "001_feature" / "plans" / "001_feature_plan.md"
+    plan = root / plan_at
     plan.parent.mkdir(parents=True)
     lines = ["# Feature Plan", "", "## Metadata", "- **Status**: [NOT STARTED]", "",
              "## Implementation Phases", ""]
@@ -133,7 +137,7 @@ def main(argv: list[str]) -> None:
     executor records a remote attempt: `launched`, the attempt's log, the summary the
     worker returned), its bundle received and kept, then it blocks until SIGKILL."""
     root, wid, worker, mark = Path(argv[0]), argv[1], Path(argv[2]), Path(argv[3])
-    plan = next((root / ".claude" / "specs").glob("*/plans/*_plan.md"))
+    plan = root / PLAN
     run, iso = open_run(root, wid, plan)
     assert iso.repo.head() is not None
     sid = "implement.phase-1"

@@ -37,6 +37,7 @@ from baton_lsp.workflow.states.implement import (
     state_in_tree,
 )
 from tests.workflow.ship_harness import (
+    PLAN,
     done_step,
     git,
     make_repo,
@@ -74,7 +75,9 @@ def run_waves(run: Run, iso: Isolation, plan: Path, waves: list[list[str]], ship
               ) -> StepFailure | None:
     """The implement state's waves, each phase run by the scripted change either in its
     local worktree (`open_tree` … `commit_tree`) or shipped (`ship` … `landing`, the
-    phases of a wave on their workers at once), then merged by `merge_wave`."""
+    phases of a wave on their workers at once), then merged by `merge_wave`. A shipped
+    phase's worker also gets the plan as the caller's tree holds it (its `[IN PROGRESS]`
+    markers), as an executor ships a step's input files."""
     names = titles(sum(len(w) for w in waves))
     prepare(run, iso, plan, names)
     workers.mkdir(exist_ok=True)
@@ -89,9 +92,10 @@ def run_waves(run: Run, iso: Isolation, plan: Path, waves: list[list[str]], ship
                          for pid in todo}
             errors: list[BaseException] = []
             start = threading.Barrier(len(todo))
+            shipped_plan = {iso.rel(plan): plan.read_text()}
             threads = [threading.Thread(target=remote, args=(
-                iso, shipments[p], workers / p, p, (files or {}).get(p), start, records,
-                errors)) for p in todo]
+                iso, shipments[p], workers / p, p, {**shipped_plan, **(files or {}).get(p, {})},
+                start, records, errors)) for p in todo]
             for t in threads:
                 t.start()
             for t in threads:
@@ -128,15 +132,15 @@ def remote(iso: Isolation, shipment: shipping.Shipment, into: Path, pid: str,
         errors.append(exc)
 
 
-def pair(tmp_path: Path, deps: list[list[int]], files: dict[str, str] | None = None
-         ) -> dict[str, tuple[Run, Isolation, Path]]:
+def pair(tmp_path: Path, deps: list[list[int]], files: dict[str, str] | None = None,
+         plan_at: str = PLAN) -> dict[str, tuple[Run, Isolation, Path]]:
     """The same repository twice (same content, same workflow id): one runs its phases
     locally, the other ships them."""
     out = {}
     for kind in ("local", "shipped"):
         root = tmp_path / kind / "ws"
         root.mkdir(parents=True)
-        plan = make_repo(root, deps, files)
+        plan = make_repo(root, deps, files, plan_at)
         run, iso = open_run(root, WID, plan)
         out[kind] = (run, iso, plan)
     return out
@@ -187,6 +191,25 @@ def test_a_shipped_phase_lands_as_a_local_one(tmp_path: Path) -> None:
     assert not list((run.store.dir / "bundles").glob(".check-*"))  # type: ignore[union-attr]
     assert not list(Path(shipped).glob("refs/baton/*"))
     assert git(shipped, "for-each-ref", "refs/baton/") == ""
+
+
+def test_a_tracked_plan_outside_the_topic_keeps_its_markers_out_of_shipped_commits(
+        tmp_path: Path) -> None:
+    """The plan tracked outside the topic directory: the worker's copy (with the caller's
+    `[IN PROGRESS]` markers) is never committed by the phase — each merge commit carries
+    its own `[COMPLETE]` marker edit, as for a local worktree."""
+    runs = pair(tmp_path, [[], [], [1, 2]], plan_at="docs/feature/plan.md")
+    for kind, (run, iso, plan) in runs.items():
+        assert iso.plan == "docs/feature/plan.md" and iso.plan not in iso.own
+        assert run_waves(run, iso, plan, [["1", "2"], ["3"]], kind == "shipped",
+                         tmp_path / "workers") is None
+    local, shipped = (runs[k][1].repo.top for k in ("local", "shipped"))
+    assert history(shipped) == history(local)
+    for pid in "123":
+        commit = runs["shipped"][0].steps[f"implement.phase-{pid}"]["git"]["commit"]
+        assert git(shipped, "show", "--name-only", "--format=", commit).split() == [
+            f"src/phase_{pid}.py"]
+    assert "### Phase 3: Step 3 [COMPLETE]" in git(shipped, "show", "HEAD:docs/feature/plan.md")
 
 
 def test_a_conflict_of_shipped_phases_is_btn506_as_locally(tmp_path: Path) -> None:

@@ -41,8 +41,9 @@ BASE_BUNDLE_FILE = "baton-base.bundle"
 git directory, removed afterwards)."""
 OWN_PATHS = (".claude/data", ".claude/tmp", ".claude/worktrees")
 """Baton's own places in a workspace at the repository's top, never in a phase's commit:
-what `bundle_branch` leaves out when the caller names nothing (`Isolation.own` is the exact
-list: it adds the topic directory and the agents' scratch directory)."""
+what `bundle_branch` leaves out when the caller names nothing (`Isolation.unlike_user` is
+the exact list: it adds the topic directory, the agents' scratch directory and a tracked
+plan, whose worker copy holds the caller's progress markers)."""
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 

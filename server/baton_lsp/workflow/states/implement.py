@@ -207,12 +207,15 @@ def ship(run: Run, iso: Isolation, pid: str, title: str, base: str,
     """A phase that runs on another machine (`Run.remote`), as the executor ships it: the
     base bundle (made once per base), the branch, the commit message and staging a local
     worktree would have, and the key its returned bundle is kept under (its inputs and
-    base: a resume that finds that bundle imports it instead of running the agent again)."""
+    base: a resume that finds that bundle imports it instead of running the agent again).
+    The worker leaves out Baton's own places and the plan: a local worktree's plan is the
+    base's, never edited there (agents mark the main tree's), while a worker's copy is the
+    caller's, with its `[IN PROGRESS]` markers; each merge commit carries its own edit."""
     sid = f"implement.phase-{pid}"
     key = bundle_key(inputs, base)
     return Shipment(sid=sid, base=base, branch=branch_name(run.workflow_id, pid),
                     message=commit_message(run, pid, title, "in its own worktree"), key=key,
-                    prefix=str(iso.prefix), exclude=tuple(iso.own),
+                    prefix=str(iso.prefix), exclude=tuple(iso.unlike_user),
                     bundle=lambda: iso.base_bundle(base),
                     keep=lambda data: iso.keep_bundle(sid, data, key))
 
