@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import pickle
 import signal
 import subprocess
 import sys
@@ -42,9 +43,10 @@ PLAN = ".claude/specs/001_feature/plans/001_feature_plan.md"
 
 
 def make_repo(root: Path, deps: list[list[int]], files: dict[str, str] | None = None,
-              plan_at: str = PLAN) -> Path:
-    """A workspace that is a git repository with one commit: the scripted configuration,
-    a plan of `deps` (in its topic directory, or `plan_at`) and `files`. Returns the plan."""
+              plan_at: str = PLAN, top: Path | None = None) -> Path:
+    """A workspace that is a git repository with one commit (or lies in one whose top is
+    `top`): the scripted configuration, a plan of `deps` (in its topic directory, or
+    `plan_at`) and `files`. Returns the plan."""
     (root / ".claude" / "agents").mkdir(parents=True)
     (root / ".claude" / "baton.toml").write_text(SCRIPTED_WORKFLOW_CONFIG)
     plan = root / plan_at
@@ -59,9 +61,9 @@ def make_repo(root: Path, deps: list[list[int]], files: dict[str, str] | None = 
     for rel, text in (files or {}).items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
+    git(top or root, "init", "-q", "-b", "main")
+    git(top or root, "add", "-A")
+    git(top or root, "commit", "-qm", "base")
     return plan
 
 
@@ -120,12 +122,11 @@ def work(tree: Path, pid: str, files: dict[str, str] | None = None) -> None:
 
 def shipped_worker(shipment: shipping.Shipment, into: Path, pid: str,
                    files: dict[str, str] | None = None) -> bytes:
-    """The worker's side of a shipped phase: check the base out in `into`, the scripted
-    change, commit and bundle."""
-    tree = shipping.checkout_bundle(shipment.bundle(), shipment.base, shipment.branch, into)
-    work(tree / shipment.prefix, pid, files)
-    return shipping.bundle_branch(tree, shipment.branch, shipment.base, shipment.message,
-                                  exclude=shipment.exclude)
+    """The worker's side of a shipped phase, from what a task carries (pickled, as Dask
+    sends it): check the base out in `into`, the scripted change, commit and bundle."""
+    task = pickle.loads(pickle.dumps(shipment.for_worker()))
+    work(task.checkout(into), pid, files)
+    return task.bring_back(into)
 
 
 def done_step(record: dict[str, Any]) -> dict[str, Any]:

@@ -92,7 +92,7 @@ def run_waves(run: Run, iso: Isolation, plan: Path, waves: list[list[str]], ship
                          for pid in todo}
             errors: list[BaseException] = []
             start = threading.Barrier(len(todo))
-            shipped_plan = {iso.rel(plan): plan.read_text()}
+            shipped_plan = {str(plan.relative_to(run.root)): plan.read_text()}
             threads = [threading.Thread(target=remote, args=(
                 iso, shipments[p], workers / p, p, {**shipped_plan, **(files or {}).get(p, {})},
                 start, records, errors)) for p in todo]
@@ -133,14 +133,15 @@ def remote(iso: Isolation, shipment: shipping.Shipment, into: Path, pid: str,
 
 
 def pair(tmp_path: Path, deps: list[list[int]], files: dict[str, str] | None = None,
-         plan_at: str = PLAN) -> dict[str, tuple[Run, Isolation, Path]]:
+         plan_at: str = PLAN, below: str = "") -> dict[str, tuple[Run, Isolation, Path]]:
     """The same repository twice (same content, same workflow id): one runs its phases
-    locally, the other ships them."""
+    locally, the other ships them; the workspace is the repository's top, or `below` it."""
     out = {}
     for kind in ("local", "shipped"):
-        root = tmp_path / kind / "ws"
+        top = tmp_path / kind / "ws"
+        root = top / below if below else top
         root.mkdir(parents=True)
-        plan = make_repo(root, deps, files, plan_at)
+        plan = make_repo(root, deps, files, plan_at, top=top)
         run, iso = open_run(root, WID, plan)
         out[kind] = (run, iso, plan)
     return out
@@ -191,6 +192,22 @@ def test_a_shipped_phase_lands_as_a_local_one(tmp_path: Path) -> None:
     assert not list((run.store.dir / "bundles").glob(".check-*"))  # type: ignore[union-attr]
     assert not list(Path(shipped).glob("refs/baton/*"))
     assert git(shipped, "for-each-ref", "refs/baton/") == ""
+
+
+def test_a_workspace_below_the_repository_top_ships_as_it_runs_locally(
+        tmp_path: Path) -> None:
+    """The workspace two directories below the top: the worker's agent works in the same
+    place of its checkout, Baton's places there stay out, the history is the local one."""
+    runs = pair(tmp_path, [[], []], below="apps/web")
+    for kind, (run, iso, plan) in runs.items():
+        assert str(iso.prefix) == "apps/web"
+        assert run_waves(run, iso, plan, [["1", "2"]], kind == "shipped",
+                         tmp_path / "workers") is None
+    local, shipped = (runs[k][1].repo.top for k in ("local", "shipped"))
+    assert history(shipped) == history(local)
+    commit = runs["shipped"][0].steps["implement.phase-1"]["git"]["commit"]
+    assert git(shipped, "show", "--name-only", "--format=", commit).split() == [
+        "apps/web/src/phase_1.py"]
 
 
 def test_a_tracked_plan_outside_the_topic_keeps_its_markers_out_of_shipped_commits(

@@ -67,6 +67,30 @@ class ConflictMarkers(ShippingError):
         return (type(self), (self.files, self.where))
 
 
+@dataclass(frozen=True)
+class WorkerTree:
+    """A shipped phase as a worker receives it: plain data, so a task can carry it (the
+    base bundle's bytes, no callables, nothing of the caller's environment)."""
+
+    bundle: bytes
+    base: str
+    branch: str
+    message: str
+    prefix: str
+    exclude: tuple[str, ...]
+
+    def checkout(self, into: Path) -> Path:
+        """Check the phase out in the new directory `into` (`checkout_bundle`); returns
+        the agent's working directory (the tree joined with the workspace's place)."""
+        top = checkout_bundle(self.bundle, self.base, self.branch, into)
+        return top / self.prefix if self.prefix not in ("", ".") else top
+
+    def bring_back(self, into: Path) -> bytes:
+        """Once the agent is done: its work committed and bundled (`bundle_branch`)."""
+        return bundle_branch(into, self.branch, self.base, self.message,
+                             exclude=self.exclude)
+
+
 @dataclass
 class Shipment:
     """A phase that runs on another machine, as the implement state hands it to the
@@ -93,6 +117,11 @@ class Shipment:
     failed: ShippingError | None = None
     """What the worker's `checkout_bundle`/`bundle_branch` raised (`fail`): the step fails
     with it when it would land (conflict markers as for a local worktree)."""
+
+    def for_worker(self) -> WorkerTree:
+        """What the executor's task carries to the worker."""
+        return WorkerTree(self.bundle(), self.base, self.branch, self.message, self.prefix,
+                          self.exclude)
 
     def fail(self, exc: ShippingError) -> None:
         """What the executor calls when the worker could not check out or bundle."""
