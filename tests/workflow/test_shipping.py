@@ -431,6 +431,21 @@ def test_a_truncated_bundle_is_refused(tmp_path: Path) -> None:
     assert "cannot be read in full" in message  # `git bundle verify` alone passes it
 
 
+def test_a_partial_bundle_is_refused(tmp_path: Path) -> None:
+    iso, shipment, tree, base = hostile_setup(tmp_path)
+    git(tree, "add", "-A")
+    git(tree, "commit", "-qm", "work")
+    data = subprocess.run(["git", "bundle", "create", "-q", "-", "--filter=blob:none",
+                           f"{base}..{shipment.branch}"], cwd=tree, capture_output=True,
+                          check=True).stdout
+    message = refused(iso, shipment, data, base, tmp_path,
+                      tip=git(tree, "rev-parse", "HEAD").strip())
+    assert "it is a partial bundle (@filter=blob:none)" in message
+    assert not iso.bundle_path(shipment.sid, shipment.key).exists()
+    message = refused(iso, shipment, b"PK\x03\x04 a zip file", base, tmp_path)
+    assert "does not start with a git bundle signature" in message
+
+
 @pytest.mark.parametrize("planted", ["fifo", "symlink", "directory-link"])
 def test_a_file_planted_at_the_bundle_path_is_refused(tmp_path: Path, planted: str) -> None:
     iso, shipment, tree, base = hostile_setup(tmp_path)

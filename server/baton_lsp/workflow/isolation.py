@@ -46,7 +46,14 @@ from .layout import AGENT_SCRATCH, inside
 from .reconcile import Reconcile, git_processes
 from .repolock import INTEGRATION_LOCK, WORKTREE_LOCK, LockTimeout, RepoLock
 from .run import Run
-from .shipping import MAX_BUNDLE, ConflictMarkers, ShippingError, heads, key_problem
+from .shipping import (
+    MAX_BUNDLE,
+    ConflictMarkers,
+    ShippingError,
+    header_problem,
+    heads,
+    key_problem,
+)
 
 log = logging.getLogger(__name__)
 
@@ -617,7 +624,8 @@ class Isolation:
                 confine.unlink(self.root, path)
                 raise
             if self.repo.ref(f"refs/heads/{branch}") != tip:
-                self.repo.run("fetch", "-q", "--no-tags", "--no-write-fetch-head", str(path),
+                self.repo.run("fetch", "-q", "--no-tags", "--no-recurse-submodules",
+                              "--no-write-fetch-head", str(path),
                               f"+refs/heads/{branch}:refs/heads/{branch}", hooks=False)
         except (ShippingError, OSError, GitError) as exc:
             why = confine.describe(exc) if isinstance(exc, OSError) else str(exc)
@@ -634,6 +642,9 @@ class Isolation:
     def _checked_tip(self, path: Path, branch: str, base: str) -> str:
         """The tip of the phase's branch in the kept bundle at `path`, once the bundle is
         shown sound without importing anything into the repository (`land_bundle`)."""
+        problem = header_problem(confine.read_head(self.root, path, 1 << 16)[0])
+        if problem is not None:
+            raise ShippingError(f"{path} cannot be landed: {problem}")
         try:
             self.repo.run("bundle", "verify", "-q", str(path))
         except GitError as exc:
@@ -653,8 +664,9 @@ class Isolation:
             confine.write_atomic(self.root, scratch / "objects" / "info" / "alternates",
                                  f"{self.repo.common_dir / 'objects'}\n".encode(),
                                  durable=False)
-            quarantine.run("fetch", "-q", "--no-tags", "--no-write-fetch-head", str(path),
-                           f"{want}:refs/heads/check", hooks=False)
+            quarantine.run("fetch", "-q", "--no-tags", "--no-recurse-submodules",
+                           "--no-write-fetch-head", str(path), f"{want}:refs/heads/check",
+                           hooks=False)
             if tip != base and not quarantine.contains(base, tip):
                 raise ShippingError(f"the tip {tip} of {path} does not descend from the "
                                     f"phase's base {base}")

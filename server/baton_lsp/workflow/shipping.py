@@ -153,6 +153,23 @@ def key_problem(key: str) -> str | None:
     return None
 
 
+def header_problem(head: bytes) -> str | None:
+    """Why a bundle whose first bytes are `head` cannot be landed, None when its header is
+    one Baton takes (gitformat-bundle(5)): a v2 or v3 signature, and no `@filter`
+    capability — a partial pack would leave the repository missing the objects it
+    filtered out (git's other capabilities: `object-format`, checked by git itself)."""
+    lines = head.split(b"\n")
+    if lines[0] not in (b"# v2 git bundle", b"# v3 git bundle"):
+        return "it does not start with a git bundle signature (# v2 or # v3 git bundle)"
+    for line in lines[1:]:
+        if not line.startswith(b"@"):
+            break
+        if line.startswith(b"@filter"):
+            return (f"it is a partial bundle ({line.decode('utf-8', 'replace')}): the "
+                    "objects it filtered out would be missing")
+    return None
+
+
 def heads(repo: Repo, bundle: Path) -> list[tuple[str, str]]:
     """(commit, ref) of every ref the bundle holds (`git bundle list-heads`)."""
     out = repo.run("bundle", "list-heads", str(bundle)).stdout
@@ -196,7 +213,8 @@ def checkout_bundle(bundle: bytes, base: str, branch: str, into: Path) -> Path:
             if base not in {sha for sha, _ in tips}:
                 raise ShippingError(f"the base bundle does not hold the base commit {base} "
                                     f"(it holds {', '.join(r for _, r in tips) or 'no ref'})")
-            repo.run("fetch", "-q", "--no-tags", "--no-write-fetch-head", str(file),
+            repo.run("fetch", "-q", "--no-tags", "--no-recurse-submodules",
+                     "--no-write-fetch-head", str(file),
                      *{ref for sha, ref in tips if sha == base}, hooks=False)
         finally:
             with contextlib.suppress(OSError):
