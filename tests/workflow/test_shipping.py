@@ -283,6 +283,27 @@ def test_landing_the_same_key_twice_imports_once(tmp_path: Path) -> None:
         f"implement.phase-1-{shipment.key}.bundle"]
 
 
+def test_what_a_killed_shipping_left_is_swept_on_resume(tmp_path: Path) -> None:
+    """A run killed while the base ref existed or a throw-away repository was checking a
+    bundle: the resume's `prepare` removes both (this workflow's only)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = make_repo(root, [[]])
+    run, iso = open_run(root, WID, plan)
+    base = iso.repo.head()
+    assert base is not None and run.store is not None
+    git(root, "update-ref", f"refs/baton/{WID}/base", base)
+    git(root, "update-ref", "refs/baton/other/base", base)
+    scratch = run.store.dir / "bundles" / ".check-0123456789ab"
+    (scratch / "objects").mkdir(parents=True)
+    kept = run.store.dir / "bundles" / "implement.phase-1-k.bundle"
+    kept.write_bytes(b"# v2 git bundle\n")
+    prepare(run, iso, plan, titles(1))
+    assert git(root, "for-each-ref", "--format=%(refname)", "refs/baton/").split() == [
+        "refs/baton/other/base"]
+    assert not scratch.exists() and kept.exists()
+
+
 def test_a_phase_that_changed_nothing_lands_empty(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()

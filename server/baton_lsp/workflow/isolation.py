@@ -919,7 +919,23 @@ class Isolation:
         removed = sorted(found - kept)
         self.discard([p for p in removed if pending(p)], branches=False)
         self.discard([p for p in removed if not pending(p)])
+        self.sweep_shipping()
         return removed
+
+    def sweep_shipping(self) -> None:
+        """What a run killed while it bundled a base or checked a returned bundle left: the
+        ref naming the base (`base_bundle`) and throw-away repositories (`land_bundle`).
+        Only this workflow's, and before any phase of this run lands (its lock is ours)."""
+        ref = f"refs/baton/{self.run.workflow_id}/base"
+        if self.repo.ref(ref) is not None:
+            self.repo.run("update-ref", "-d", ref, check=False)
+        assert self.run.store is not None
+        bundles = self.run.store.dir / "bundles"
+        with contextlib.suppress(OSError):
+            confine.check_dir(self.root, bundles)
+            for entry in os.scandir(bundles):
+                if entry.name.startswith(".check-") and entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def conflict_message(pid: str, record: dict[str, Any], pending: bool = False) -> str:
