@@ -271,16 +271,39 @@ def test_landing_the_same_key_twice_imports_once(tmp_path: Path) -> None:
     data = shipped_worker(shipment, tmp_path / "worker", "1")
     first = iso.land_bundle(shipment.sid, "1", data, shipment.key, base=base)
     again = iso.land_bundle(shipment.sid, "1", data, shipment.key, base=base)
-    # a different answer under the same key: the kept bundle (the same inputs) stands
-    other = iso.land_bundle(shipment.sid, "1", b"not a bundle", shipment.key, base=base)
-    kept = iso.land_bundle(shipment.sid, "1", None, shipment.key, base=base)
-    assert first == again == other == kept and first["status"] == "committed"
+    kept = iso.land_bundle(shipment.sid, "1", None, shipment.key, base=base)  # a resume's
+    assert first == again == kept and first["status"] == "committed"
     branch = f"refs/heads/baton/{WID}/phase-1"
     # one import: one update of the branch in its reflog
     assert git(root, "reflog", "show", "--format=%H", branch).split() == [first["commit"]]
     assert Path(first["shipped"]["bundle"]).read_bytes() == data
     assert sorted(p.name for p in Path(first["shipped"]["bundle"]).parent.iterdir()) == [
         f"implement.phase-1-{shipment.key}.bundle"]
+
+
+def test_a_later_attempts_bundle_is_the_one_landed(tmp_path: Path) -> None:
+    """Attempt 1's worker returned a bundle, then the step failed its checks: attempt 2's
+    bundle replaces it (`receive`), and a new attempt forgets the old one as it starts
+    (`start_attempt`), so a resume never lands an older attempt's work."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = make_repo(root, [[]])
+    run, iso = open_run(root, WID, plan)
+    base = iso.repo.head()
+    assert base is not None
+    shipment = ship(run, iso, "1", "Step 1", base, phase_inputs(run, plan, "1"))
+    shipment.receive(shipped_worker(shipment, tmp_path / "attempt-1", "1",
+                                    {"src/try.py": "attempt = 1\n"}))
+    shipment.start_attempt()
+    assert iso.kept_bundle(shipment.sid, shipment.key) is None and shipment.returned is None
+    shipment.receive(shipped_worker(shipment, tmp_path / "attempt-2", "1",
+                                    {"src/try.py": "attempt = 2\n"}))
+    shipment.receive(shipped_worker(shipment, tmp_path / "attempt-3", "1",
+                                    {"src/try.py": "attempt = 3\n"}))
+    record = landing(iso, "1", shipment)()["git"]
+    assert git(root, "show", f"{record['commit']}:src/try.py") == "attempt = 3\n"
+    resumed = iso.land_bundle(shipment.sid, "1", None, shipment.key, base=base)
+    assert resumed["commit"] == record["commit"]
 
 
 def test_what_a_killed_shipping_left_is_swept_on_resume(tmp_path: Path) -> None:

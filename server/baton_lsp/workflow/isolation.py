@@ -581,16 +581,23 @@ class Isolation:
         return path
 
     def keep_bundle(self, sid: str, bundle: bytes, key: str) -> Path:
-        """Write the bundle a worker returned durably (fsync, through `confine`) before
-        anything is done with it; a bundle already kept under the same key stays (the same
-        inputs and base: the same work) and is returned."""
-        kept = self.kept_bundle(sid, key)
-        if kept is not None:
-            return kept
+        """Write the bundle a worker returned durably (fsync, through `confine`, atomically)
+        before anything is done with it. It replaces a bundle kept under the key before: a
+        new answer for the same inputs comes only from a later attempt, whose work is the
+        one the step records (a planted link or FIFO at the name is refused, not replaced)."""
         if not bundle or len(bundle) > MAX_BUNDLE:
             raise ShippingError(f"the returned bundle has {len(bundle)} bytes (expected "
                                 f"1 to {MAX_BUNDLE})")
+        self.kept_bundle(sid, key)
         return confine.write_atomic(self.root, self.bundle_path(sid, key), bundle)
+
+    def discard_bundle(self, sid: str, key: str) -> None:
+        """Remove the bundle kept under the key (an earlier attempt's) as a new attempt
+        starts: a kept bundle is then always the latest attempt's, so a resume never lands
+        an older attempt's work beside a newer attempt's artifact."""
+        if self.kept_bundle(sid, key) is not None:
+            with contextlib.suppress(FileNotFoundError):
+                confine.unlink(self.root, self.bundle_path(sid, key))
 
     def land_bundle(self, sid: str, pid: str, bundle: bytes | None, key: str, *,
                     base: str | None = None) -> dict[str, Any]:
@@ -601,7 +608,7 @@ class Isolation:
         every phase of a wave's base) or a descendant, the pack read in full — in a
         throw-away repository borrowing this one's objects, so a bad bundle imports
         nothing; then fetched. Returns the git record `commit_tree` returns (`merge_wave`
-        merges it as a local phase's). Landing the same key again imports nothing new."""
+        merges it as a local phase's). Landing the same bundle again imports nothing new."""
         wid = self.run.workflow_id
         branch = branch_name(wid, pid)
         record: dict[str, Any] = {"mode": "worktree", "branch": branch, "worktree": None,

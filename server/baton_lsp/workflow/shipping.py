@@ -113,10 +113,20 @@ class Shipment:
     keep: Callable[[bytes], Path]
     """Write the returned bundle durably under the run's directory (before anything else
     is done with it): a caller that dies after this imports it on resume."""
+    discard: Callable[[], None]
+    """Remove the bundle an earlier attempt left kept under the key."""
     returned: bytes | None = None
     failed: ShippingError | None = None
     """What the worker's `checkout_bundle`/`bundle_branch` raised (`fail`): the step fails
     with it when it would land (conflict markers as for a local worktree)."""
+
+    def start_attempt(self) -> None:
+        """What the executor calls as each attempt starts (after it is recorded launched,
+        before the worker runs): the previous attempt's bundle and failure are forgotten,
+        so a kept bundle is always the work of the attempt a resume may keep."""
+        self.discard()
+        self.returned = None
+        self.failed = None
 
     def for_worker(self) -> WorkerTree:
         """What the executor's task carries to the worker."""
@@ -128,8 +138,9 @@ class Shipment:
         self.failed = exc
 
     def receive(self, bundle: bytes) -> Path:
-        """What the executor calls the moment the worker's bundle arrives: kept durably
-        (under the run's directory), then held for the step's `fields` to land."""
+        """What the executor calls the moment the worker's bundle arrives — before it
+        writes the step's artifact, so an artifact a resume finds implies the bundle is
+        kept: kept durably (under the run's directory), then held for `fields` to land."""
         path = self.keep(bundle)
         self.returned = bundle
         return path

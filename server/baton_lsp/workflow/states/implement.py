@@ -217,7 +217,8 @@ def ship(run: Run, iso: Isolation, pid: str, title: str, base: str,
                     message=commit_message(run, pid, title, "in its own worktree"), key=key,
                     prefix=str(iso.prefix), exclude=tuple(iso.unlike_user),
                     bundle=lambda: iso.base_bundle(base),
-                    keep=lambda data: iso.keep_bundle(sid, data, key))
+                    keep=lambda data: iso.keep_bundle(sid, data, key),
+                    discard=lambda: iso.discard_bundle(sid, key))
 
 
 def landing(iso: Isolation, pid: str, shipment: Shipment) -> Callable[[], dict[str, Any]]:
