@@ -327,6 +327,55 @@ def test_what_a_killed_shipping_left_is_swept_on_resume(tmp_path: Path) -> None:
     assert not scratch.exists() and kept.exists()
 
 
+def test_workers_fetching_from_the_remote_get_only_what_it_lacks(tmp_path: Path) -> None:
+    """With the repository's remote: the worker fetches the pushed history from it and the
+    bundle carries only the commits the remote lacks — nothing once the base is pushed."""
+    remote = tmp_path / "remote.git"
+    remote.mkdir()
+    git(remote, "init", "-q", "--bare")
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = make_repo(root, [[], [1]], {"lib/big.txt": os.urandom(30000).hex()})
+    git(root, "remote", "add", "origin", str(remote))
+    git(root, "push", "-q", "origin", "main")
+    (root / "local.txt").write_text("not pushed\n")
+    git(root, "add", "local.txt")
+    git(root, "commit", "-qm", "local only")
+    run, iso = open_run(root, WID, plan)
+    names = titles(2)
+    prepare(run, iso, plan, names)
+    base = iso.repo.head()
+    assert base is not None
+    shipment = ship(run, iso, "1", "Step 1", base, phase_inputs(run, plan, "1"), remote="origin")
+    source = shipment.source()
+    assert (source.remote, source.fetch) == (str(remote), ("refs/heads/main",))
+    assert 0 < len(source.bundle) < len(iso.base_bundle(base)) // 4
+    shipment.receive(shipped_worker(shipment, tmp_path / "worker-1", "1"))
+    assert git(tmp_path / "worker-1", "rev-parse", "origin/main") == git(
+        remote, "rev-parse", "main")
+    run.steps[shipment.sid] = done_step(landing(iso, "1", shipment)()["git"])
+    with iso.integrating_now("implement", "merging"):
+        assert merge_wave(run, iso, ["1"], names, plan)[0] is None
+    git(root, "push", "-q", "origin", "main")
+    git(root, "fetch", "-q", "origin")
+    base = iso.repo.head()
+    assert base is not None
+    second = ship(run, iso, "2", "Step 2", base, phase_inputs(run, plan, "2"), remote="origin")
+    assert second.source() == shipping.BaseSource(b"", str(remote), ("refs/heads/main",))
+    second.receive(shipped_worker(second, tmp_path / "worker-2", "2"))
+    run.steps[second.sid] = done_step(landing(iso, "2", second)()["git"])
+    with iso.integrating_now("implement", "merging"):
+        assert merge_wave(run, iso, ["2"], names, plan)[0] is None
+    assert git(root, "log", "--first-parent", "--format=%s").splitlines() == [
+        f"Merge phase 2: Step 2 ({WID})", f"Merge phase 1: Step 1 ({WID})", "local only",
+        "base"]
+    assert sorted(git(root, "ls-files", "src").split()) == ["src/phase_1.py", "src/phase_2.py"]
+    # a worker that cannot reach that remote says so
+    with pytest.raises(shipping.ShippingError, match="cannot check the base bundle out"):
+        shipping.checkout_bundle(b"", base, second.branch, tmp_path / "worker-3",
+                                 remote=str(tmp_path / "gone.git"), fetch=["refs/heads/main"])
+
+
 def test_a_phase_that_changed_nothing_lands_empty(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()

@@ -48,6 +48,7 @@ from .repolock import INTEGRATION_LOCK, WORKTREE_LOCK, LockTimeout, RepoLock
 from .run import Run
 from .shipping import (
     MAX_BUNDLE,
+    BaseSource,
     ConflictMarkers,
     ShippingError,
     header_problem,
@@ -250,8 +251,9 @@ class Isolation:
         self.carried: list[PlanEdit] = []
         """Marker edits of phases whose merge the user committed by hand (that commit is
         theirs): the next commit Baton makes carries them."""
-        self._bases: dict[str, bytes] = {}
-        """Base bundles made for shipped phases, by base commit (`base_bundle`)."""
+        self._bases: dict[tuple[str, str | None], BaseSource] = {}
+        """Where shipped phases' workers get their base, by base commit and remote
+        (`base_source`)."""
         self._bundling = threading.Lock()
 
     @classmethod
@@ -531,26 +533,61 @@ class Isolation:
 
     def base_bundle(self, base: str) -> bytes:
         """A bundle holding `base` and its history, for a worker's `checkout_bundle`; made
-        once per base within the run (every phase of a wave shares it). git bundles refs,
-        not commits: a ref of this workflow's names `base` for the moment it is bundled."""
+        once per base within the run (every phase of a wave shares it)."""
+        return self.base_source(base).bundle
+
+    def base_source(self, base: str, remote: str | None = None) -> BaseSource:
+        """Where a worker gets `base` (made once per base and remote within the run): a
+        bundle of it and its history; with `remote` (a remote's name), the remote's URL,
+        its branches whose history `base` builds on (as this clone last fetched them),
+        and a bundle of only the commits they lack — none when a branch there holds `base`.
+        git bundles refs, not commits: a ref of this workflow's names `base` for the moment
+        it is bundled."""
         with self._bundling:
-            found = self._bases.get(base)
+            found = self._bases.get((base, remote))
             if found is not None:
                 return found
             ref = f"refs/baton/{self.run.workflow_id}/base"
             try:
-                self.repo.run("update-ref", ref, base)
-                try:
-                    data = self.repo.output("bundle", "create", "-q", "-", ref)
-                finally:
-                    self.repo.run("update-ref", "-d", ref, check=False)
+                url, have, holding = self._remote_refs(base, remote) if remote else \
+                    ("", {}, [])
+                data = b""
+                if not holding:
+                    self.repo.run("update-ref", ref, base)
+                    try:
+                        data = self.repo.output("bundle", "create", "-q", "-", ref,
+                                                *(["--not", *have.values()] if have else []))
+                    finally:
+                        self.repo.run("update-ref", "-d", ref, check=False)
             except GitError as exc:
                 raise ShippingError(f"cannot bundle the base commit {base}: {exc}") from None
             if len(data) > MAX_BUNDLE:
                 raise ShippingError(f"the bundle of {base} has {len(data)} bytes, more than "
                                     f"{MAX_BUNDLE}: ship such a repository by its remote")
-            self._bases[base] = data
-            return data
+            fetch = tuple(holding or have)
+            source = BaseSource(data, url, fetch) if remote else BaseSource(data)
+            self._bases[(base, remote)] = source
+            return source
+
+    def _remote_refs(self, base: str, remote: str) -> tuple[str, dict[str, str], list[str]]:
+        """(the remote's URL, {its branch: commit} for the branches that are ancestors of
+        `base`, its branches that hold `base`), from this clone's remote-tracking refs."""
+        url = self.repo.run("remote", "get-url", remote).stdout.strip()
+        prefix = f"refs/remotes/{remote}/"
+
+        def branches(*how: str) -> dict[str, str]:
+            out = self.repo.run("for-each-ref", "--format=%(objectname) %(refname)", *how,
+                                prefix).stdout
+            found = {}
+            for line in out.splitlines():
+                sha, _, name = line.partition(" ")
+                short = name.removeprefix(prefix)
+                if short and short != "HEAD":
+                    found[f"refs/heads/{short}"] = sha
+            return found
+
+        holding = sorted(branches(f"--contains={base}"))
+        return url, branches(f"--merged={base}"), holding
 
     def bundle_path(self, sid: str, key: str) -> Path:
         """Where the bundle a worker returned for `sid` is kept: `bundles/<sid>-<key>.bundle`
