@@ -374,6 +374,11 @@ def test_workers_fetching_from_the_remote_get_only_what_it_lacks(tmp_path: Path)
     with pytest.raises(shipping.ShippingError, match="cannot check the base bundle out"):
         shipping.checkout_bundle(b"", base, second.branch, tmp_path / "worker-3",
                                  remote=str(tmp_path / "gone.git"), fetch=["refs/heads/main"])
+    with pytest.raises(shipping.ShippingError, match="would read it as an option"):
+        shipping.checkout_bundle(b"", base, second.branch, tmp_path / "worker-4",
+                                 remote=f"--upload-pack=touch {tmp_path / 'owned'}",
+                                 fetch=["refs/heads/main"])
+    assert not (tmp_path / "owned").exists() and not (tmp_path / "worker-4").exists()
 
 
 def test_a_phase_that_changed_nothing_lands_empty(tmp_path: Path) -> None:

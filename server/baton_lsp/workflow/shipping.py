@@ -224,6 +224,9 @@ def checkout_bundle(bundle: bytes, base: str, branch: str, into: Path, *, remote
     nothing). Nothing is written outside `into`."""
     if (not bundle and not remote) or len(bundle) > MAX_BUNDLE:
         raise ShippingError(f"the base bundle has {len(bundle)} bytes (at most {MAX_BUNDLE})")
+    if remote.startswith("-") or any(ref.startswith("-") for ref in fetch):
+        raise ShippingError(f"refusing to fetch {remote!r} {list(fetch)!r}: git would read "
+                            "it as an option")
     into = Path(os.path.abspath(into))
     try:
         mode = os.lstat(into).st_mode
