@@ -10,6 +10,7 @@ import os
 import select
 import signal
 import time
+from pathlib import Path
 
 from .conftest import Workspace, agent_started
 
@@ -103,3 +104,33 @@ def test_a_phase_finished_in_its_worktree_is_kept_despite_a_killed_git(ws: Works
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert log == ["Merge phase 1: Step 1 (tree)", "base"]
     assert (ws.root / "src" / "phase_1.py").is_file()
+
+
+def test_an_artifact_stamped_within_a_clock_tick_of_its_launch_counts_as_after_it(
+        tmp_path: Path) -> None:
+    """The kernel stamps files from a coarse clock, up to a tick behind `time.time()`: an
+    artifact written right after its launch (a caller writing what a worker returned) read
+    as older than the launch, and the finished phase was run again (1 run in 4 of
+    test_shipping's kill-and-resume test). One written well before the launch still is not
+    kept."""
+    from baton_lsp.runs import confine
+    from baton_lsp.workflow.agent_step import unrecorded_work
+    from tests.workflow.ship_harness import make_repo, open_run, summary_of
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = make_repo(root, [[]])
+    run, _iso = open_run(root, "implement_only_1_0000beef", plan)
+    sid = "implement.phase-1"
+    at = time.time()
+    run.launched[sid] = {"attempt": 1, "at": at}
+    assert run.store is not None
+    confine.write_new(run.root, run.store.dir / "logs" / f"{sid}.attempt-1.log",
+                      b"IMPLEMENTATION_COMPLETE: 1\n")
+    artifact = summary_of(run, "1")
+    confine.makedirs(run.root, artifact.parent)
+    artifact.write_text("# Phase 1 summary\n\nDone.\n")
+    os.utime(artifact, (at - 0.004, at - 0.004))  # stamped by the coarse clock
+    assert unrecorded_work(run, sid, artifact) is not None
+    os.utime(artifact, (at - 5, at - 5))  # an older file: not this launch's work
+    assert unrecorded_work(run, sid, artifact) is None

@@ -354,6 +354,13 @@ def _budget_failure(run: Run, sid: str, step: dict[str, Any], why: str) -> StepF
     return failure
 
 
+MTIME_SLACK = 0.05
+"""Seconds a file's modification time may read before the launch it followed: the kernel
+stamps files from a coarse clock (one tick, up to 10 ms, behind `time.time()`), so an
+artifact written within a tick of its launch (a caller writing what a worker returned)
+would otherwise look older than the launch and be run again."""
+
+
 def unrecorded_work(run: Run, sid: str, artifact: Path) -> tuple[int, str] | None:
     """(attempt, the agent's log) when the previous engine launched `sid`'s agent, did not
     record the step, and its artifact passes the hard barrier and was written after the
@@ -366,7 +373,7 @@ def unrecorded_work(run: Run, sid: str, artifact: Path) -> tuple[int, str] | Non
     assert run.store is not None
     try:
         if check_artifact(run.root, artifact, []) is not None or \
-                artifact.stat().st_mtime < float(launched["at"]):
+                artifact.stat().st_mtime < float(launched["at"]) - MTIME_SLACK:
             return None
         attempt = int(launched["attempt"])
         text = confine.read_bytes(run.root, run.store.dir / "logs" /
