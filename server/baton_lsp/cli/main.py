@@ -51,6 +51,17 @@ def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
 
+def _jobs(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, not {value!r}"
+                                         ) from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 process, not {n}")
+    return n
+
+
 def add_lsp_arguments(lsp: argparse.ArgumentParser) -> None:
     """`baton lsp`'s options (also parsed alone: see `main`)."""
     lsp.add_argument("--stdio", action="store_true", help="use stdio (the default)")
@@ -80,8 +91,10 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
                        help="say on stderr which blocks were not checked and why (e.g. a "
                        "bash block that is a template, not a script)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with errors")
-    check.add_argument("--jobs", "-j", type=int, default=None,
-                       help="worker processes (default: one per core for large trees)")
+    check.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
+                       help="worker processes that check files (default: one per core once "
+                       "a tree has enough files to pay for starting them; 1: check in this "
+                       "process)")
     check.add_argument("--no-cache", action="store_true",
                        help="check every file again and leave the result cache alone")
     check.add_argument("--cache-dir", type=Path, default=None,
@@ -170,6 +183,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             sys.stdout.write(replayed.output)
             return EXIT_FINDINGS if replayed.errors and not args.exit_zero else EXIT_OK
 
+    # After the replay: a stored check was recorded only once its options had passed this.
+    bad = _unknown_flag_selectors(args)
+    if bad:
+        print(terminal_safe(f"baton: error: {bad}"), file=sys.stderr)
+        return EXIT_ERROR
     from ..model.base import Severity
     from ..rules.base import SKIPPED_LOG
     from ..rules.checker import check_paths, recheck
@@ -194,9 +212,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
     if result is None:
         result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
-    if not result.workspaces and fmt == "text":
-        print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
-              "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)
+    if not result.workspaces:  # a typo'd path or the wrong directory: not "All checks passed"
+        print("baton: error: no workspace found at or below the given paths (a .claude/ tree, "
+              "a specs/ with plans or a registry, an .opencode/ tree, or a Claude Code "
+              "plugin); name a workspace or one of its files", file=sys.stderr)
+        return EXIT_ERROR
     if fmt == "text":
         text = output.render_text(result.findings, result.files, color)
     elif fmt == "json":
@@ -212,6 +232,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _unknown_flag_selectors(args: argparse.Namespace) -> str | None:
+    """The error for a `--select` / `--ignore` entry that names no rule (as ruff's "Unknown
+    rule selector"), else None."""
+    if not args.select and not args.ignore:
+        return None
+    from ..rules.base import unknown_selectors
+
+    for flag, values in (("--select", args.select), ("--ignore", args.ignore)):
+        bad = unknown_selectors(values or [])
+        if bad:
+            return (f"unknown rule selector {', '.join(bad)} in {flag}: no rule code starts "
+                    "with it (see `baton rule --list`)")
+    return None
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
@@ -283,7 +318,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from ..model.base import Kind
     from ..model.graph import build_graph, mermaid
-    from ..model.plan import Plan
+    from ..model.plan import Plan, PlanRole
     from ..parse import parse_bytes
     from ..parse.text import DEFAULT_MAX_BYTES
     from ..runs.confine import NotRegular, OutsideLink, read_head
@@ -309,20 +344,34 @@ def cmd_graph(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     graph = build_graph(doc)
+    missing = graph.missing if doc.role is PlanRole.PLAN else {}  # a phase file: the parent's
     if args.format == "mermaid":
         sys.stdout.write(mermaid(graph))
-        return EXIT_OK
+        for line in _missing_lines(graph, missing):  # stdout stays a diagram
+            print(terminal_safe(f"baton: warning: {line}"), file=sys.stderr)
+        return EXIT_OK  # the machine formats exit 0, with a cycle too
     if args.format == "json":
         print(json.dumps({"phases": graph.order, "titles": graph.titles, "deps": graph.deps,
+                          "missing": missing,
                           "implicit": graph.implicit, "waves": graph.waves,
                           "cycles": graph.cycles, "blocked": graph.blocked,
                           "critical_path": graph.critical_path}, indent=2))
         return EXIT_OK
-    sys.stdout.write(graph_text(doc, graph))
-    return EXIT_FINDINGS if graph.cycles else EXIT_OK
+    sys.stdout.write(graph_text(doc, graph, missing))
+    return EXIT_FINDINGS if graph.cycles or missing else EXIT_OK
 
 
-def graph_text(plan: Plan, graph: PlanGraph) -> str:
+def _missing_lines(graph: PlanGraph, missing: dict[str, list[str]]) -> list[str]:
+    """One line per phase that names phases the plan lacks (BTN101 reports each on its
+    dependency line): the waves leave those dependencies out, so say so."""
+    return [f"Phase {pid} ({graph.titles.get(pid, '')}) depends on phase"
+            f"{'s' if len(ids) > 1 else ''} {', '.join(ids)}, which "
+            f"do{'' if len(ids) > 1 else 'es'} not exist (BTN101): left out of the waves"
+            for pid, ids in missing.items()]
+
+
+def graph_text(plan: Plan, graph: PlanGraph,
+               missing: dict[str, list[str]] | None = None) -> str:
     from ..model.graph import mermaid
 
     lines = [f"Plan: {plan.title or Path(plan.path).name}"]
@@ -342,6 +391,7 @@ def graph_text(plan: Plan, graph: PlanGraph) -> str:
         lines.append(f"Cycle: {' → '.join(cycle)}")
     if graph.blocked:
         lines.append(f"Blocked by a cycle (never runs): {', '.join(graph.blocked)}")
+    lines += _missing_lines(graph, missing or {})
     lines += ["", "Mermaid:", mermaid(graph).rstrip("\n")]
     return terminal_safe("\n".join(lines), multiline=True) + "\n"
 
