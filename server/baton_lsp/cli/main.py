@@ -19,6 +19,7 @@ from ..terminal import terminal_safe
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
     from ..model.graph import PlanGraph
     from ..model.plan import Plan
+    from ..rules.checker import CheckResult
     from ..runs.checkpoint import LoadedCheckpoint
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -91,6 +92,15 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
                        help="say on stderr which blocks were not checked and why (e.g. a "
                        "bash block that is a template, not a script)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with errors")
+    check.add_argument("--fix", action="store_true",
+                       help="apply the fixes the editor's fix-all applies, again on the "
+                       "fixed text until none is left, then report what remains")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff: apply the fixes marked unsafe too (they "
+                       "may change what a file means)")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes --fix would make as a unified diff and write "
+                       "nothing (exit 1 when there is something to fix)")
     check.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
                        help="worker processes that check files (default: one per core once "
                        "a tree has enough files to pay for starting them; 1: check in this "
@@ -168,10 +178,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     cache_dir: Path | None = None
     request = replayed = None
+    fixing = args.fix or args.diff
     if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
         from ..rules.cache import default_dir
 
         cache_dir = args.cache_dir or default_dir()
+    if cache_dir is not None and not fixing:  # a stored output says nothing of fixes
         request = replay.Request(
             paths=tuple(os.path.abspath(p) for p in args.paths or [Path(".")]),
             options=(json.dumps([args.select, args.ignore, args.shellcheck]), fmt,
@@ -217,6 +229,16 @@ def cmd_check(args: argparse.Namespace) -> int:
               "a specs/ with plans or a registry, an .opencode/ tree, or a Claude Code "
               "plugin); name a workspace or one of its files", file=sys.stderr)
         return EXIT_ERROR
+    fixed_note = ""
+    if fixing:
+        done = _apply_fixes(args, result)
+        if args.diff:  # as ruff's: 1 when there is something to fix
+            return EXIT_FINDINGS if done is not None else EXIT_OK
+        if done is not None:
+            fixed_note = done
+            # What is left, checked afresh from disk (the cache sees the files changed).
+            result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs,
+                                 cache=cache)
     if fmt == "text":
         text = output.render_text(result.findings, result.files, color)
     elif fmt == "json":
@@ -225,6 +247,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         text = output.render_sarif(result.findings)
     else:
         text = output.render_github(result.findings)
+    if fixed_note and fmt == "text":
+        text = fixed_note + "\n" + text
+    elif fixed_note:
+        print(fixed_note, file=sys.stderr)  # stdout stays one JSON / SARIF document
     sys.stdout.write(text)
     errors = any(f.severity is Severity.ERROR for f in result.findings)
     if cache is not None and request is not None and result.reads is not None:
@@ -232,6 +258,34 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _apply_fixes(args: argparse.Namespace, result: CheckResult) -> str | None:
+    """`--fix` / `--diff`: fix-all over the checked files until nothing is left to fix (see
+    `rules.fixes`). `--diff` prints the diff and returns "" when there was something to fix;
+    `--fix` writes the files and returns the sentence saying how many problems it fixed.
+    None: nothing to fix."""
+    from ..rules.fixes import fix_paths, unified_diff, write_fixes
+    from .output import display_path
+
+    fixes = fix_paths(result.targets, result.findings, unsafe=args.unsafe_fixes)
+    for line in fixes.skipped:
+        print(terminal_safe(f"baton: warning: {line}"), file=sys.stderr)
+    if not fixes.converged:
+        print(f"baton: warning: fixes still applied after {fixes.passes} passes; the last "
+              "pass's text is kept (please report the files)", file=sys.stderr)
+    files = len(fixes.files)
+    counted = (f"{fixes.fixed} problem{'s' if fixes.fixed != 1 else ''} in {files} "
+               f"file{'s' if files != 1 else ''}")
+    if args.diff:
+        for path, fix in sorted(fixes.files.items()):
+            sys.stdout.write(unified_diff(path, display_path(path), fix))
+        print(f"Would fix {counted}." if files else "No fixes available.", file=sys.stderr)
+        return "" if files else None
+    problems = write_fixes(fixes)
+    for line in problems:
+        print(terminal_safe(f"baton: warning: {line}"), file=sys.stderr)
+    return f"Fixed {counted}." if files else None
 
 
 def _unknown_flag_selectors(args: argparse.Namespace) -> str | None:
