@@ -80,7 +80,9 @@ def add_lsp_arguments(lsp: argparse.ArgumentParser) -> None:
 def add_check_arguments(check: argparse.ArgumentParser) -> None:
     """`baton check`'s options (also parsed alone: see `main`)."""
     check.add_argument("paths", nargs="*", type=Path, help="files or directories (default: .)")
-    check.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
+    check.add_argument("--format", "--output-format", dest="format",
+                       choices=["text", "json", "sarif", "github"], default="text",
+                       help="how findings are printed (`--output-format` as in ruff)")
     check.add_argument("--select", type=_codes, help="comma list of codes or prefixes to enable")
     check.add_argument("--ignore", type=_codes, help="comma list of codes or prefixes to skip")
     check.add_argument("--shellcheck", choices=["auto", "all", "off"],
