@@ -422,10 +422,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def _missing_lines(graph: PlanGraph, missing: dict[str, list[str]]) -> list[str]:
     """One line per phase that names phases the plan lacks (BTN101 reports each on its
     dependency line): the waves leave those dependencies out, so say so."""
-    return [f"Phase {pid} ({graph.titles.get(pid, '')}) depends on phase"
-            f"{'s' if len(ids) > 1 else ''} {', '.join(ids)}, which "
-            f"do{'' if len(ids) > 1 else 'es'} not exist (BTN101): the waves ignore it"
-            for pid, ids in missing.items()]
+    lines = []
+    for pid, ids in missing.items():
+        many = len(ids) > 1
+        lines.append(f"Phase {pid} ({graph.titles.get(pid, '')}) depends on phase"
+                     f"{'s' if many else ''} {', '.join(ids)}, which do{'' if many else 'es'} "
+                     f"not exist (BTN101): the waves ignore {'them' if many else 'it'}")
+    return lines
 
 
 def graph_text(plan: Plan, graph: PlanGraph,
