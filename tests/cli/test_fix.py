@@ -17,16 +17,18 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from baton_lsp.lsp.convert import edits_to_workspace_edit
 from baton_lsp.lsp.wire import uri_path
-from baton_lsp.model.base import Finding
+from baton_lsp.model.base import Finding, Kind, Range, Severity, TextEdit
 from baton_lsp.parse.text import split_lines
+from baton_lsp.rules.base import RuleContext, rule, unregister
 from baton_lsp.rules.checker import check_paths
-from baton_lsp.rules.fixes import fix_all_edits
+from baton_lsp.rules.fixes import apply_edits, fix_all_edits, fix_paths
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -223,3 +225,53 @@ def test_nothing_to_fix(make_workspace, flag: str) -> None:
     r = baton("check", "--no-cache", flag, ".", cwd=root)
     assert r.returncode == 0 and "Traceback" not in r.stderr
     assert r.stdout == "" if flag == "--diff" else r.stdout.startswith("All checks passed")
+
+
+def _flip(doc: object, ctx: RuleContext) -> Iterator[Finding]:
+    """Test rule: `PING` is fixed to `PONG` and `PONG` back to `PING` (fixes that never
+    settle), `SAME` to itself (a fix that changes nothing)."""
+    for no, line in enumerate(ctx.lines):
+        for word, new in (("PING", "PONG"), ("PONG", "PING"), ("SAME", "SAME")):
+            at = line.find(word)
+            if at >= 0:
+                rng = Range.of_line(no, at, at + 4)
+                yield ctx.finding(rng, f"{word} here", fix=ctx.fix(f"Write {new}",
+                                                                    ctx.edit(rng, new)))
+
+
+@pytest.fixture
+def flip_rule() -> Iterator[None]:
+    rule("TST901", "test-flip", Severity.WARNING, (Kind.PLAN,))(_flip)
+    try:
+        yield
+    finally:
+        unregister("TST901")
+
+
+def test_fix_passes_stop_on_a_no_op_and_give_up_on_fixes_that_never_settle(
+        make_workspace, flip_rule: None) -> None:
+    root = make_workspace({PLAN_PATH: "# Plan\n\n### Phase 1: SAME\n- [ ] a\n"})
+    checked = check_paths([root], {"select": ["TST901"]}, jobs=1)
+    assert [f.code for f in checked.findings] == ["TST901"]
+    fixes = fix_paths(checked.targets, checked.findings)
+    assert fixes.converged and fixes.passes == 1 and fixes.files == {}
+    (root / PLAN_PATH).write_text("# Plan\n\n### Phase 1: PING\n- [ ] a\n", encoding="utf-8")
+    checked = check_paths([root], {"select": ["TST901"]}, jobs=1)
+    fixes = fix_paths(checked.targets, checked.findings, max_passes=5)
+    assert not fixes.converged and fixes.passes == 5
+    assert fixes.files[str(root / PLAN_PATH)].fixed.count("PONG") == 1  # odd passes
+    assert "PING" in (root / PLAN_PATH).read_text(encoding="utf-8")  # nothing written
+
+
+def test_apply_edits_counts_lines_as_the_rules_do() -> None:
+    """`\\r\\n`, a lone `\\r` and `\\n` each end a line; a column past a line's end is its end;
+    a CRLF file's inserted line ends are CRLF."""
+    def edit(line: int, start: int, end: int, text: str) -> TextEdit:
+        return TextEdit(path="/x", range=Range(start_line=line, start_char=start,
+                                               end_line=line, end_char=end), new_text=text)
+
+    assert apply_edits("a\rb\nc", [edit(1, 0, 1, "B"), edit(2, 0, 9, "C")]) == "a\rB\nC"
+    assert apply_edits("a\r\nb\r\n", [edit(0, 1, 1, "\nx")]) == "a\r\nx\r\nb\r\n"
+    assert apply_edits("ab", [edit(5, 0, 0, "!")]) == "ab!"
+    with pytest.raises(ValueError):
+        apply_edits("abcd", [edit(0, 0, 2, "x"), edit(0, 1, 3, "y")])

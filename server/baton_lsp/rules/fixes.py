@@ -181,12 +181,17 @@ def fix_paths(targets: Sequence[Target], findings: Sequence[Finding], unsafe: bo
         changed_roots: set[str] = set()
         for path, file_edits in edits.items():
             fix = result.files[path]
-            fix.fixed = apply_edits(fix.fixed, file_edits)
+            new = apply_edits(fix.fixed, file_edits)
+            if new == fix.fixed:
+                continue  # a fix that changes nothing: checking again would find it again
+            fix.fixed = new
             idx = index_of.get(path) or next(i for i in index_of.values()
                                               if str(i.root) == fix.root)
             idx.set_overlay(path, fix.fixed)
             idx.changed(path)
             changed_roots.add(fix.root)
+        if not changed_roots:
+            break
         again = [(idx, file, kind) for idx, file, kind in targets
                  if str(idx.root) in changed_roots]
         current = _check_here(list(again), None)
