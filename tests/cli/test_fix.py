@@ -240,7 +240,12 @@ def _flip(doc: object, ctx: RuleContext) -> Iterator[Finding]:
 
 
 @pytest.fixture
-def flip_rule() -> Iterator[None]:
+def flip_rule(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """TST901 registered for this test; the engine's per-kind rule lists (computed once per
+    process) start empty so that it is seen, and are restored after."""
+    from baton_lsp.rules import engine
+
+    monkeypatch.setattr(engine, "_BY_KIND", {})
     rule("TST901", "test-flip", Severity.WARNING, (Kind.PLAN,))(_flip)
     try:
         yield
