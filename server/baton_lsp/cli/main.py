@@ -300,8 +300,9 @@ def _unknown_flag_selectors(args: argparse.Namespace) -> str | None:
     for flag, values in (("--select", args.select), ("--ignore", args.ignore)):
         bad = unknown_selectors(values or [])
         if bad:
-            return (f"unknown rule selector {', '.join(bad)} in {flag}: no rule code starts "
-                    "with it (see `baton rule --list`)")
+            named = ", ".join(f"`{b}`" for b in bad)
+            return (f"unknown rule selector {named} in {flag}: no rule code starts with it "
+                    "(see `baton rule --list`)")
     return None
 
 

@@ -171,9 +171,9 @@ def _check_selectors(root: Path, select: list[str], ignore: list[str]) -> None:
         bad = unknown_selectors(values)
         if bad:
             where = ", ".join(str(s) for s in config_sources(root)) or str(root)
-            raise ConfigError(f"{where}: unknown rule selector {', '.join(bad)} in "
-                              f"`{setting}`: no rule code starts with it (see `baton rule "
-                              "--list`)")
+            named = ", ".join(f"`{b}`" for b in bad)
+            raise ConfigError(f"{where}: unknown rule selector {named} in `{setting}`: no rule "
+                              "code starts with it (see `baton rule --list`)")
 
 
 def _reads(cache: ResultCache, targets: list[tuple[WorkspaceIndex, str, Kind]],
