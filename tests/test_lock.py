@@ -19,14 +19,16 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / "requirements.lock.txt"
+RUNTIME_LOCK = ROOT / "requirements.runtime.lock.txt"
+"""What a user installs: the runtime dependencies only (`scripts/deps.sh runtime-lock`)."""
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^ ;\\]+)\s*(?:;\s*([^\\]+?))?\s*\\?$")
 
 
-def _locked() -> dict[str, tuple[str, list[str], str | None]]:
+def _locked(lock: Path = LOCK) -> dict[str, tuple[str, list[str], str | None]]:
     """{name: (version, hashes, marker)} of every pin in the lock."""
     pins: dict[str, tuple[str, list[str], str | None]] = {}
     current: str | None = None
-    for line in LOCK.read_text(encoding="utf-8").splitlines():
+    for line in lock.read_text(encoding="utf-8").splitlines():
         match = _PIN.match(line)
         if match:
             current = canonicalize_name(match.group(1))
@@ -81,3 +83,29 @@ def test_installed_environment_is_the_lock() -> None:
         if marker is not None and not Marker(marker).evaluate():
             continue  # e.g. colorama, Windows only
         assert version(name) == locked, f"{name} {version(name)} is installed, lock: {locked}"
+
+
+def test_the_runtime_lock_holds_no_test_tool_and_the_same_pins() -> None:
+    """A user's install (README) takes the runtime lock: Baton's dependencies and the build
+    backend, hashed, at exactly the development lock's versions, and nothing the test
+    extra alone brings in."""
+    runtime, full = _locked(RUNTIME_LOCK), _locked()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    tools = {canonicalize_name(Requirement(r).name)
+             for r in project["project"]["optional-dependencies"]["test"]}
+    assert not tools & set(runtime), f"test tools in the runtime lock: {tools & set(runtime)}"
+    assert not {"pluggy", "iniconfig", "mypy-extensions", "virtualenv"} & set(runtime)
+    for name, (pinned, hashes, _marker) in runtime.items():
+        assert name in full, f"{name} is in the runtime lock only"
+        assert pinned == full[name][0], (
+            f"{name}=={pinned} in the runtime lock, =={full[name][0]} in the full lock: run "
+            "scripts/deps.sh runtime-lock")
+        assert hashes and set(hashes) == set(full[name][1]), name
+    env = default_environment()
+    for raw in [*project["project"]["dependencies"], *project["build-system"]["requires"]]:
+        req = Requirement(raw)
+        if req.marker is None or req.marker.evaluate(env):
+            name = canonicalize_name(req.name)
+            assert name in runtime and req.specifier.contains(runtime[name][0]), raw
+    assert not re.search(r"(?i)(https?|file)://|--(extra-)?index-url|--find-links",
+                         RUNTIME_LOCK.read_text(encoding="utf-8"))

@@ -40,4 +40,6 @@ async def test_fix_all_source_action(client: LanguageClient) -> None:
         context=types.CodeActionContext(diagnostics=[], only=["source.fixAll.baton"])))
     assert [a.kind for a in actions] == ["source.fixAll.baton"]
     new_texts = sorted(e.new_text for e in actions[0].edit.changes[uri])
-    assert "[x]" in new_texts and "4" in new_texts and "[COMPLETED]" in new_texts
+    # [COMPLETD] in a plan that writes [COMPLETE] becomes [COMPLETE] (it became [COMPLETED],
+    # which raised BTN114 at once: fix-all did not converge, issue 38)
+    assert "[x]" in new_texts and "4" in new_texts and "[COMPLETE]" in new_texts

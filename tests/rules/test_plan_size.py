@@ -214,7 +214,8 @@ _spans = st.lists(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 4), st.in
 @given(_spans)
 def test_fix_all_skips_what_a_test_against_every_earlier_edit_skips(
         spans: list[list[tuple[int, int, int, int]]]) -> None:
-    from baton_lsp.lsp.code_actions import _non_overlapping, _overlaps
+    from baton_lsp.lsp.code_actions import _overlaps
+    from baton_lsp.rules.fixes import fix_all_edits as _non_overlapping
 
     findings = _fixed(spans)
     taken: list[Any] = []
@@ -229,7 +230,7 @@ def test_fix_all_skips_what_a_test_against_every_earlier_edit_skips(
 
 def test_fix_all_work_grows_linearly_with_fixes() -> None:
     """One safe fix per phase (a large plan's BTN105 fixes): counted, not timed."""
-    from baton_lsp.lsp.code_actions import _non_overlapping
+    from baton_lsp.rules.fixes import fix_all_edits as _non_overlapping
 
     def fixes(n: int) -> list[Any]:
         return _fixed([[(3 * i, 0, 3 * i, 0)] for i in range(n)])

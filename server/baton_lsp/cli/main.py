@@ -20,6 +20,7 @@ mypy takes any `TYPE_CHECKING` as true."""
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
     from ..model.graph import PlanGraph
     from ..model.plan import Plan
+    from ..rules.checker import CheckResult
     from ..runs.checkpoint import LoadedCheckpoint
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -34,6 +35,17 @@ def configure_logging(verbose: bool) -> None:
 
 def _codes(value: str) -> list[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def _jobs(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, not {value!r}"
+                                         ) from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 process, not {n}")
+    return n
 
 
 def add_lsp_arguments(lsp: argparse.ArgumentParser) -> None:
@@ -53,7 +65,9 @@ def add_lsp_arguments(lsp: argparse.ArgumentParser) -> None:
 def add_check_arguments(check: argparse.ArgumentParser) -> None:
     """`baton check`'s options (also parsed alone: see `main`)."""
     check.add_argument("paths", nargs="*", type=Path, help="files or directories (default: .)")
-    check.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
+    check.add_argument("--format", "--output-format", dest="format",
+                       choices=["text", "json", "sarif", "github"], default="text",
+                       help="how findings are printed (`--output-format` as in ruff)")
     check.add_argument("--select", type=_codes, help="comma list of codes or prefixes to enable")
     check.add_argument("--ignore", type=_codes, help="comma list of codes or prefixes to skip")
     check.add_argument("--shellcheck", choices=["auto", "all", "off"],
@@ -65,8 +79,19 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
                        help="say on stderr which blocks were not checked and why (e.g. a "
                        "bash block that is a template, not a script)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even with errors")
-    check.add_argument("--jobs", "-j", type=int, default=None,
-                       help="worker processes (default: one per core for large trees)")
+    check.add_argument("--fix", action="store_true",
+                       help="apply the fixes the editor's fix-all applies, again on the "
+                       "fixed text until none is left, then report what remains")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff: apply the fixes marked unsafe too (they "
+                       "may change what a file means)")
+    check.add_argument("--diff", action="store_true",
+                       help="print the fixes --fix would make as a unified diff and write "
+                       "nothing (exit 1 when there is something to fix)")
+    check.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
+                       help="worker processes that check files (default: one per core once "
+                       "a tree has enough files to pay for starting them; 1: check in this "
+                       "process)")
     check.add_argument("--no-cache", action="store_true",
                        help="check every file again and leave the result cache alone")
     check.add_argument("--cache-dir", type=Path, default=None,
@@ -140,10 +165,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     cache_dir: Path | None = None
     request = replayed = None
+    fixing = args.fix or args.diff
     if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
         from ..rules.cache import default_dir
 
         cache_dir = args.cache_dir or default_dir()
+    if cache_dir is not None and not fixing:  # a stored output says nothing of fixes
         request = replay.Request(
             paths=tuple(os.path.abspath(p) for p in args.paths or [Path(".")]),
             options=(json.dumps([args.select, args.ignore, args.shellcheck]), fmt,
@@ -154,6 +181,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         if isinstance(replayed, replay.Replayed):
             sys.stdout.write(replayed.output)
             return EXIT_FINDINGS if replayed.errors and not args.exit_zero else EXIT_OK
+
+    # After the replay: a stored check was recorded only once its options had passed this.
+    bad = _unknown_flag_selectors(args)
+    if bad:
+        print(terminal_safe(f"baton: error: {bad}"), file=sys.stderr)
+        return EXIT_ERROR
     # A one-shot check leaves the cyclic collector off from its imports to its output: the
     # checker pauses it for the bulk of the work anyway, and turning it back on made the next
     # allocation walk every object the check had made (acyclic, freed by reference counts:
@@ -164,56 +197,122 @@ def cmd_check(args: argparse.Namespace) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
-        import logging
-
-        from ..model.base import Severity
-        from ..rules.base import SKIPPED_LOG
-        from ..rules.checker import check_paths, recheck
-        from . import output
-
-        overrides: dict[str, object] = {}
-        if args.select:
-            overrides["select"] = args.select
-        if args.ignore:
-            overrides["ignore"] = args.ignore
-        if args.shellcheck:
-            overrides["shellcheck"] = args.shellcheck
-        if args.explain_skips:  # worker processes are forked, so they inherit this level
-            logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
-        cache = None
-        if cache_dir is not None:
-            from ..rules.cache import ResultCache
-
-            cache = ResultCache(cache_dir)
-        result = None
-        if isinstance(replayed, replay.Partial):
-            result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
-        if result is None:
-            result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs,
-                                 cache=cache)
-        if not result.workspaces and fmt == "text":
-            print("baton: no workspace found at or below the given paths (a .claude/ tree, a "
-                  "specs/ with plans or a registry, or a Claude Code plugin)", file=sys.stderr)
-        if fmt == "text":
-            text = output.render_text(result.findings, result.files, color)
-        elif fmt == "json":
-            text = output.render_json(result.findings)
-        elif fmt == "sarif":
-            text = output.render_sarif(result.findings)
-        else:
-            text = output.render_github(result.findings)
-        sys.stdout.write(text)
-        errors = any(f.severity is Severity.ERROR for f in result.findings)
-        if cache is not None and request is not None and result.reads is not None:
-            replay.record(cache.directory, request, result.reads, text, errors, cache.strict)
+        return _check(args, fmt, color, cache_dir, request, replayed, fixing)
     finally:
         if collecting:
             gc.freeze()
             gc.enable()
+
+
+def _check(args: argparse.Namespace, fmt: str, color: bool, cache_dir: Path | None,
+           request: object, replayed: object, fixing: bool) -> int:
+    """`cmd_check` once nothing could be replayed: check, fix, print, record."""
+    configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
+    import logging
+
+    from ..model.base import Severity
+    from ..rules import replay
+    from ..rules.base import SKIPPED_LOG
+    from ..rules.checker import check_paths, recheck
+    from . import output
+
+    overrides: dict[str, object] = {}
+    if args.select:
+        overrides["select"] = args.select
+    if args.ignore:
+        overrides["ignore"] = args.ignore
+    if args.shellcheck:
+        overrides["shellcheck"] = args.shellcheck
+    if args.explain_skips:  # worker processes are forked, so they inherit this level
+        logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
+    cache = None
+    if cache_dir is not None:
+        from ..rules.cache import ResultCache
+
+        cache = ResultCache(cache_dir)
+    result = None
+    if isinstance(replayed, replay.Partial):
+        result = recheck(replayed, overrides, jobs=args.jobs, cache=cache)
+    if result is None:
+        result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs, cache=cache)
+    if not result.workspaces:  # a typo'd path or the wrong directory: not "All checks passed"
+        print("baton: error: no workspace found at or below the given paths (a .claude/ tree, "
+              "a specs/ with plans or a registry, an .opencode/ tree, or a Claude Code "
+              "plugin); name a workspace or one of its files", file=sys.stderr)
+        return EXIT_ERROR
+    fixed_note = ""
+    if fixing:
+        done = _apply_fixes(args, result)
+        if args.diff:  # as ruff's: 1 when there is something to fix
+            return EXIT_FINDINGS if done is not None else EXIT_OK
+        if done is not None:
+            fixed_note = done
+            # What is left, checked afresh from disk (the cache sees the files changed).
+            result = check_paths(args.paths or [Path(".")], overrides, jobs=args.jobs,
+                                 cache=cache)
+    if fmt == "text":
+        text = output.render_text(result.findings, result.files, color)
+    elif fmt == "json":
+        text = output.render_json(result.findings)
+    elif fmt == "sarif":
+        text = output.render_sarif(result.findings)
+    else:
+        text = output.render_github(result.findings)
+    if fixed_note and fmt == "text":
+        text = fixed_note + "\n" + text
+    elif fixed_note:
+        print(fixed_note, file=sys.stderr)  # stdout stays one JSON / SARIF document
+    sys.stdout.write(text)
+    errors = any(f.severity is Severity.ERROR for f in result.findings)
+    if cache is not None and isinstance(request, replay.Request) and result.reads is not None:
+        replay.record(cache.directory, request, result.reads, text, errors, cache.strict)
     if args.exit_zero:
         return EXIT_OK
     return EXIT_FINDINGS if errors else EXIT_OK
+
+
+def _apply_fixes(args: argparse.Namespace, result: CheckResult) -> str | None:
+    """`--fix` / `--diff`: fix-all over the checked files until nothing is left to fix (see
+    `rules.fixes`). `--diff` prints the diff and returns "" when there was something to fix;
+    `--fix` writes the files and returns the sentence saying how many problems it fixed.
+    None: nothing to fix."""
+    from ..rules.fixes import fix_paths, unified_diff, write_fixes
+    from .output import display_path
+
+    fixes = fix_paths(result.targets, result.findings, unsafe=args.unsafe_fixes)
+    for line in fixes.skipped:
+        print(terminal_safe(f"baton: warning: {line}"), file=sys.stderr)
+    if not fixes.converged:
+        print(f"baton: warning: fixes still applied after {fixes.passes} passes; the last "
+              "pass's text is kept (please report the files)", file=sys.stderr)
+    files = len(fixes.files)
+    counted = (f"{fixes.fixed} problem{'s' if fixes.fixed != 1 else ''} in {files} "
+               f"file{'s' if files != 1 else ''}")
+    if args.diff:
+        for path, fix in sorted(fixes.files.items()):
+            sys.stdout.write(unified_diff(path, display_path(path), fix))
+        print(f"Would fix {counted}." if files else "No fixes available.", file=sys.stderr)
+        return "" if files else None
+    problems = write_fixes(fixes)
+    for line in problems:
+        print(terminal_safe(f"baton: warning: {line}"), file=sys.stderr)
+    return f"Fixed {counted}." if files else None
+
+
+def _unknown_flag_selectors(args: argparse.Namespace) -> str | None:
+    """The error for a `--select` / `--ignore` entry that names no rule (as ruff's "Unknown
+    rule selector"), else None."""
+    if not args.select and not args.ignore:
+        return None
+    from ..rules.base import unknown_selectors
+
+    for flag, values in (("--select", args.select), ("--ignore", args.ignore)):
+        bad = unknown_selectors(values or [])
+        if bad:
+            named = ", ".join(f"`{b}`" for b in bad)
+            return (f"unknown rule selector {named} in {flag}: no rule code starts with it "
+                    "(see `baton rule --list`)")
+    return None
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
@@ -285,7 +384,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from ..model.base import Kind
     from ..model.graph import build_graph, mermaid
-    from ..model.plan import Plan
+    from ..model.plan import Plan, PlanRole
     from ..parse import parse_bytes
     from ..parse.text import DEFAULT_MAX_BYTES
     from ..runs.confine import NotRegular, OutsideLink, read_head
@@ -311,20 +410,39 @@ def cmd_graph(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_ERROR
     graph = build_graph(doc)
+    missing = graph.missing if doc.role is PlanRole.PLAN else {}  # a phase file: the parent's
     if args.format == "mermaid":
         sys.stdout.write(mermaid(graph))
-        return EXIT_OK
+        for line in _missing_lines(graph, missing):  # stdout stays a diagram
+            print(terminal_safe(f"baton: warning: {line}"), file=sys.stderr)
+        return EXIT_OK  # the machine formats exit 0, with a cycle too
     if args.format == "json":
         print(json.dumps({"phases": graph.order, "titles": graph.titles, "deps": graph.deps,
+                          "missing": missing,
                           "implicit": graph.implicit, "waves": graph.waves,
                           "cycles": graph.cycles, "blocked": graph.blocked,
                           "critical_path": graph.critical_path}, indent=2))
         return EXIT_OK
-    sys.stdout.write(graph_text(doc, graph))
+    sys.stdout.write(graph_text(doc, graph, missing))
+    # A missing phase is left out and the rest still runs (BTN101 is check's to fail on);
+    # a cycle leaves phases that never run.
     return EXIT_FINDINGS if graph.cycles else EXIT_OK
 
 
-def graph_text(plan: Plan, graph: PlanGraph) -> str:
+def _missing_lines(graph: PlanGraph, missing: dict[str, list[str]]) -> list[str]:
+    """One line per phase that names phases the plan lacks (BTN101 reports each on its
+    dependency line): the waves leave those dependencies out, so say so."""
+    lines = []
+    for pid, ids in missing.items():
+        many = len(ids) > 1
+        lines.append(f"Phase {pid} ({graph.titles.get(pid, '')}) depends on phase"
+                     f"{'s' if many else ''} {', '.join(ids)}, which do{'' if many else 'es'} "
+                     f"not exist (BTN101): the waves ignore {'them' if many else 'it'}")
+    return lines
+
+
+def graph_text(plan: Plan, graph: PlanGraph,
+               missing: dict[str, list[str]] | None = None) -> str:
     from ..model.graph import mermaid
 
     lines = [f"Plan: {plan.title or Path(plan.path).name}"]
@@ -344,6 +462,7 @@ def graph_text(plan: Plan, graph: PlanGraph) -> str:
         lines.append(f"Cycle: {' → '.join(cycle)}")
     if graph.blocked:
         lines.append(f"Blocked by a cycle (never runs): {', '.join(graph.blocked)}")
+    lines += _missing_lines(graph, missing or {})
     lines += ["", "Mermaid:", mermaid(graph).rstrip("\n")]
     return terminal_safe("\n".join(lines), multiline=True) + "\n"
 

@@ -41,12 +41,16 @@ def summary(findings: list[Finding], files: int) -> str:
     counts = Counter(f.severity for f in findings)
     parts = [f"{counts[s]} {s.value}{'s' if counts[s] != 1 else ''}"
              for s in Severity if counts[s]]
-    fixable = sum(1 for f in findings if f.fix is not None)
+    safe = sum(1 for f in findings if f.fix is not None and f.fix.safe)
+    unsafe = sum(1 for f in findings if f.fix is not None and not f.fix.safe)
     nfiles = len({f.path for f in findings})
     text = (f"Found {len(findings)} problem{'s' if len(findings) != 1 else ''} "
             f"({', '.join(parts)}) in {nfiles} of {files} files.")
-    if fixable:
-        text += f" {fixable} have a quick fix in the editor."
+    if safe:  # as ruff's "[*] N fixable with the `--fix` option"
+        text += f" {safe} fixable with --fix (the editor's fix-all)"
+        text += f", {unsafe} more with --unsafe-fixes." if unsafe else "."
+    elif unsafe:
+        text += f" {unsafe} fixable with --fix --unsafe-fixes (quick fixes in the editor)."
     return text
 
 

@@ -6,13 +6,13 @@ it looks up the findings of the document's current version and turns their fixes
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 if TYPE_CHECKING:
     from ..model.base import Finding, Range, TextEdit
+from ..rules.fixes import fix_all_edits
 from .convert import edits_to_workspace_edit, from_lsp_range, to_diagnostic
 from .server import BatonServer, guard, uri_path
 
@@ -38,52 +38,6 @@ def _suppress_edit(path: str, finding: Finding, lines: list[str]) -> TextEdit | 
         else ""
     return TextEdit(path=path, range=Range.of_line(line, 0, 0),
                     new_text=f"{indent}<!-- baton: ignore {finding.code} -->\n")
-
-
-Position = tuple[int, int]
-
-
-class _Taken:
-    """The text spans already edited, as sorted disjoint closed intervals: an overlap test
-    is a bisection, where a test against every earlier edit made fix-all quadratic in the
-    number of fixes (a large plan has one per phase)."""
-
-    def __init__(self) -> None:
-        self.starts: list[Position] = []
-        self.ends: list[Position] = []
-
-    def overlaps(self, rng: Range) -> bool:
-        """As `_overlaps` against every span added so far."""
-        k = bisect_right(self.starts, (rng.end_line, rng.end_char)) - 1
-        return k >= 0 and self.ends[k] >= (rng.start_line, rng.start_char)
-
-    def add(self, rng: Range) -> None:
-        s, e = (rng.start_line, rng.start_char), (rng.end_line, rng.end_char)
-        i = bisect_right(self.starts, s)
-        if i > 0 and self.ends[i - 1] >= s:
-            i -= 1
-            s, e = self.starts[i], max(e, self.ends[i])
-        j = i
-        while j < len(self.starts) and self.starts[j] <= e:
-            e = max(e, self.ends[j])
-            j += 1
-        self.starts[i:j] = [s]
-        self.ends[i:j] = [e]
-
-
-def _non_overlapping(findings: list[Finding]) -> list[TextEdit]:
-    """Safe fixes of a document, skipping any whose edits overlap an earlier one."""
-    taken = _Taken()
-    out: list[TextEdit] = []
-    for f in findings:
-        if f.fix is None or not f.fix.safe:
-            continue
-        if any(taken.overlaps(e.range) for e in f.fix.edits):
-            continue
-        for e in f.fix.edits:
-            taken.add(e.range)
-        out.extend(f.fix.edits)
-    return out
 
 
 def register(server: BatonServer) -> None:
@@ -132,7 +86,7 @@ def register(server: BatonServer) -> None:
             actions.extend(_run_actions(ls, path, findings, from_lsp_range(params.range, lines),
                                         lines))
         if wants_fix_all:
-            edits = _non_overlapping(findings)
+            edits = fix_all_edits(findings)  # the one selection `baton check --fix` uses
             if edits:
                 actions.append(types.CodeAction(
                     title="Baton: fix all auto-fixable problems", kind=FIX_ALL,

@@ -32,6 +32,9 @@ class PlanGraph:
     phase, and a scan of the waves per phase is quadratic in a large plan."""
     users: dict[str, list[str]] = field(default_factory=dict)
     """id → ids that depend on it, in document order (the reverse of `deps`)."""
+    missing: dict[str, list[str]] = field(default_factory=dict)
+    """id → the ids it names that are no phase of this plan (BTN101's fact), left out of
+    `deps`: a graph that dropped them silently read as if the plan were sound."""
 
     def wave_of(self, phase_id: str) -> int | None:
         return self.wave_number.get(phase_id)
@@ -66,6 +69,10 @@ def build_graph(plan: Plan) -> PlanGraph:
     else:
         deps = {pid: ([order[i - 1]] if i else []) for i, pid in enumerate(order)}
     graph = PlanGraph(order=order, titles=titles, deps=deps, implicit=not declared)
+    for pid in order:
+        absent = [d for d in dict.fromkeys(raw_deps.get(pid, [])) if d not in known]
+        if absent:
+            graph.missing[pid] = absent
     graph.cycles = _cycles(order, deps)
     _layer(graph)
     return graph

@@ -151,6 +151,15 @@ def all_rules() -> list[Rule]:
     return [ _REGISTRY[c] for c in sorted(_REGISTRY)]
 
 
+def unknown_selectors(selectors: Iterable[str]) -> list[str]:
+    """The `select` / `ignore` entries that name no rule: no registered code starts with
+    them. Such an entry selects nothing, so a typo (`BTN1O1`) would silently turn every rule
+    off ("All checks passed"); ruff rejects an unknown selector, and so does Baton."""
+    codes = [r.code for r in all_rules()]
+    return [s for s in dict.fromkeys(selectors)
+            if not s or not any(code.startswith(s) for code in codes)]
+
+
 def rules_of_kind(kind: Kind) -> list[Rule]:
     """The rules that apply to `kind`, sorted by code, loading only their modules."""
     from . import load_for

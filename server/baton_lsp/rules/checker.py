@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import PathError
+from ..errors import ConfigError, PathError
 from ..model.base import Finding, Kind
 from ..paths import CONTENT, KIND, Look, look, norm, recording_looks
 from ..runs.confine import OutsideLink, read_head
-from ..workspace.config import load_config
+from ..workspace.config import config_sources, load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
+from .base import unknown_selectors
 from .cache import ResultCache
 from .engine import cached_files, check_file, read_for_rules, tools_key
 from .replay import Partial, Reads, Target
@@ -154,9 +155,25 @@ class _Indexes:
     def get(self, root: Path) -> WorkspaceIndex:
         key = norm(root)
         if key not in self.known:
-            self.known[key] = WorkspaceIndex(root, load_config(root, flags=self.overrides))
+            config = load_config(root, flags=self.overrides)
+            _check_selectors(root, config.select, config.ignore)
+            self.known[key] = WorkspaceIndex(root, config)
             self.result.workspaces.append(Path(key))
         return self.known[key]
+
+
+def _check_selectors(root: Path, select: list[str], ignore: list[str]) -> None:
+    """Raise ConfigError naming an unknown rule code or prefix in the workspace's `select` or
+    `ignore` (the CLI's own flags are checked before: what is left came from a file)."""
+    for setting, values in (("select", select), ("ignore", ignore)):
+        if not values:
+            continue
+        bad = unknown_selectors(values)
+        if bad:
+            where = ", ".join(str(s) for s in config_sources(root)) or str(root)
+            named = ", ".join(f"`{b}`" for b in bad)
+            raise ConfigError(f"{where}: unknown rule selector {named} in `{setting}`: no rule "
+                              "code starts with it (see `baton rule --list`)")
 
 
 def _reads(cache: ResultCache, targets: list[tuple[WorkspaceIndex, str, Kind]],

@@ -226,20 +226,23 @@ def _canonical(text: str) -> str:
 
 
 def _check_marker(ctx: RuleContext, marker: StatusMarker, where: str,
-                  bracketed: bool) -> Finding | None:
+                  bracketed: bool, style: str | None = None) -> Finding | None:
+    """`style`: the completion marker the plan's headings already use (`completion_style`),
+    or None: a misspelt complete marker is corrected to it, so fix-all converges (`[COMPLETD]`
+    corrected to `[COMPLETED]` in a `[COMPLETE]` plan raised BTN114 at once)."""
     known = KNOWN_STATUSES + EXTRA_STATUSES
     if marker.text in known:
         return None
     canon = _canonical(marker.text)
     if canon in known:
-        suggestion = canon
-        message = (f"{where}: status marker [{marker.text}] must be written [{canon}]; the "
-                   "marker utilities match it case-sensitively")
+        suggestion = style if style is not None and canon in COMPLETE else canon
+        message = (f"{where}: status marker [{marker.text}] must be written [{suggestion}]; "
+                   "the marker utilities match it case-sensitively")
     else:
         close = closest(canon, KNOWN_STATUSES, MISSPELLING)
         if close is None:
             return None  # a word of the author's own vocabulary ([CANCELLED], [DEFERRED])
-        suggestion = close
+        suggestion = style if style is not None and close in COMPLETE else close
         message = (f"{where}: status marker [{marker.text}] looks like a misspelling of "
                    f"[{suggestion}]; the marker utilities only recognise the exact word")
     new = f"[{suggestion}]" if bracketed else suggestion
@@ -280,15 +283,20 @@ def unknown_status_marker(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         ### Phase 2: Old approach [CANCELLED]
         - [ ] dropped
     """
+    # The plan's own spelling of "complete" (BTN114's majority), if its headings use one.
+    style = completion_style(plan) if any(
+        p.status is not None and status_word(p) in COMPLETE for p in plan.phases) else None
     for phase in plan.phases:
         if phase.status is not None:
-            f = _check_marker(ctx, phase.status, phase_label(phase), bracketed=True)
+            f = _check_marker(ctx, phase.status, phase_label(phase), bracketed=True,
+                              style=style)
             if f:
                 yield f
         body = phase.body_status
         if body is not None and (body.range.end_char - body.range.start_char) == len(
                 body.text) + 2:
-            f = _check_marker(ctx, body, f"{phase_label(phase)} status line", bracketed=True)
+            f = _check_marker(ctx, body, f"{phase_label(phase)} status line", bracketed=True,
+                              style=style)
             if f:
                 yield f
     status = plan.meta("Status")
@@ -297,7 +305,7 @@ def unknown_status_marker(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         start = status.value_range.start_char
         marker = StatusMarker(text=text, range=status.value_range.model_copy(
             update={"end_char": start + len(text) + 2}))
-        f = _check_marker(ctx, marker, "plan Status", bracketed=True)
+        f = _check_marker(ctx, marker, "plan Status", bracketed=True, style=style)
         if f:
             yield f
 
