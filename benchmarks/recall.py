@@ -253,6 +253,13 @@ def is_skill(rel: str) -> bool:
     return p[-1] == "SKILL.md" and "skills" in p
 
 
+def is_context(rel: str) -> bool:
+    """A context document: `.claude/context/**.md` or `.opencode/context/**.md`."""
+    p = _parts(rel)
+    return rel.endswith(".md") and "context" in p and p.index("context") > 0 \
+        and p[p.index("context") - 1] in (".claude", ".opencode")
+
+
 def is_settings(rel: str) -> bool:
     p = _parts(rel)
     return len(p) >= 2 and p[-2] == ".claude" and p[-1] in ("settings.json", "settings.local.json")
@@ -951,6 +958,34 @@ def find_claude_md_import(src: Source) -> Iterator[Edit]:
             break
 
 
+def find_context_reference(src: Source) -> Iterator[Edit]:
+    """A context document's `@.claude/...` (or `@.opencode/...`) reference outside code whose
+    file exists from the project root, where agents read it, given a typo that exists
+    neither there nor beside the file."""
+    mask = fenced_mask(src.lines)
+    parts = _parts(src.rel)
+    top = ".claude" if ".claude" in parts else ".opencode"
+    root = src.tree.joinpath(*parts[:parts.index(top)]) if top in parts else src.tree
+    for i, line in enumerate(src.lines):
+        if mask[i]:
+            continue
+        spans = [m.span() for m in re.finditer(r"`[^`]*`", line)]
+        for m in _IMPORT.finditer(line):
+            target = m.group(1)
+            if any(a <= m.start() < b for a, b in spans) \
+                    or not target.startswith((".claude/", ".opencode/")) \
+                    or not (root / target).is_file():
+                continue
+            head, _, base = target.rpartition("/")
+            stem, _, ext = base.rpartition(".")
+            bad = (head + "/" if head else "") + typo(stem) + "." + ext
+            if bad == target or resolves(src, bad).exists() or (root / bad).exists():
+                continue
+            yield Edit(replaced(src, i, line[:m.start(1)] + bad + line[m.end(1):]), (i,),
+                       what=f"@{target} -> @{bad}")
+            break
+
+
 _OPENCODE_TOOLS = ("read", "write", "edit", "glob", "grep", "bash", "list", "patch",
                    "webfetch", "todowrite", "todoread", "task")
 
@@ -1065,6 +1100,10 @@ KINDS: tuple[DefectKind, ...] = (
                is_mcp, find_json_comma, ("BTN820",)),
     DefectKind("claude-md-missing-import", "a CLAUDE.md `@path` import of a missing file",
                is_claude_md, find_claude_md_import, ("BTN830",)),
+    DefectKind("context-broken-link", "a relative link in a context document to a file that "
+               "is not there", is_context, find_broken_link, ("BTN133",), "context"),
+    DefectKind("context-missing-reference", "a context document's `@.claude/...` reference "
+               "to a missing file", is_context, find_context_reference, ("BTN836",), "context"),
     DefectKind("checkpoint-missing-field", "a checkpoint without `status`/`workflow_type`/…",
                is_checkpoint, find_checkpoint_missing_field,
                ("BTN410", "BTN411", "BTN417"), "checkpoint"),

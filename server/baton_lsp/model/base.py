@@ -384,7 +384,9 @@ class Kind(StrEnum):
     MEMORY = "memory"
     """`CLAUDE.md` (root, `.claude/`, nested), `CLAUDE.local.md`, `.claude/rules/**/*.md`:
     instruction files Claude Code loads into the session, with their `@path` imports."""
-    """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
+    CONTEXT = "context"
+    """`.claude/context/**/*.md`, `.opencode/context/**/*.md`: documents agents, commands and
+    skills point to (`@.claude/context/...`, relative links); only their links are checked."""
     SETTINGS = "settings"
     """`.claude/settings.json` and `.claude/settings.local.json`: Claude Code's project
     settings (permissions, hooks)."""

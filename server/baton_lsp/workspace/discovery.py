@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..model.base import Kind
 from ..model.claude_files import (
+    CONTEXT_DIR,
     MCP_CONFIG_NAME,
     MEMORY_NAMES,
     PLUGIN_DIR,
@@ -403,6 +404,8 @@ def classify(rel: str, root: Path | None = None,
     if plan_candidate(rel):
         return Kind.PLAN if root is not None and looks_like_plan(root / rel, root) else None
     if name.endswith(".md"):
+        if in_claude and sub[0] == CONTEXT_DIR and len(sub) >= 2:
+            return Kind.CONTEXT
         if name.lower() == "readme.md":
             return None
         if in_claude and sub[0] == "agents":
@@ -479,6 +482,8 @@ def _opencode_kind(sub: tuple[str, ...], name: str) -> Kind | None:
         return Kind.REGISTRY
     if len(sub) == 1 and name in CONFIG_NAMES:
         return Kind.OPENCODE_CONFIG
+    if sub[0] == CONTEXT_DIR and name.endswith(".md") and len(sub) >= 2:
+        return Kind.CONTEXT
     if not name.endswith(".md") or name.lower() == "readme.md" or len(sub) < 2:
         return None
     if sub[0] in AGENT_DIRS:
