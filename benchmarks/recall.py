@@ -736,6 +736,25 @@ def find_arguments_in_bash(src: Source) -> Iterator[Edit]:
         return
 
 
+def is_extension_skill(rel: str) -> bool:
+    """A skill of an extension (`.claude/extensions/<name>/skills/<skill>/SKILL.md`), which the
+    tree's loader copies into `.claude/skills/`."""
+    p = _parts(rel)
+    return is_skill(rel) and "extensions" in p and p.index("extensions") > 0 \
+        and p[p.index("extensions") - 1] == ".claude"
+
+
+def find_positional_in_function(src: Source) -> Iterator[Edit]:
+    """A shell function reading `$1` in the first bash block of a skill that reads
+    `$ARGUMENTS`: the pinned claude replaces `$1` with the invocation's argument."""
+    if not any("$ARGUMENTS" in line for line in src.lines):
+        return
+    for b in bash_blocks(src.lines):
+        yield Edit(inserted(src, b.open + 1, ["slug_of() {\n", '  local text="$1"\n', "}\n"]),
+                   (b.open + 2,), what="$1 in a shell function")
+        return
+
+
 _RUN = re.compile(r"^(\s*(?:source|\.|bash|sh)\s+[\"']?(?:\$\{?CLAUDE_PROJECT_DIR\}?/)?)"
                   r"(\.claude/[\w./-]+\.sh)\b")
 
@@ -1085,6 +1104,9 @@ KINDS: tuple[DefectKind, ...] = (
                is_task_file, find_injected_agent_missing, ("BTN313",), "command"),
     DefectKind("skill-broken-link", "a relative link in a skill to a file that is not there",
                is_skill, find_broken_link, ("BTN133",), "skill"),
+    DefectKind("extension-skill-positional", "`$1` in a shell function of an extension's "
+               "skill that reads $ARGUMENTS", is_extension_skill, find_positional_in_function,
+               ("BTN230",), "skill"),
     DefectKind("skill-name-mismatch", "a skill's `name:` no longer its folder's name (the "
                "pinned claude registers the skill by its folder and invokes it by either name: "
                "unclaimed by choice)", is_skill, find_skill_name, (), "skill"),

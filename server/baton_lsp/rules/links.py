@@ -19,6 +19,7 @@ from ..model.agent import AgentFile, CommandFile
 from ..model.base import Convention, Finding, Kind, Severity
 from ..model.claude_files import ContextFile
 from ..model.common import Link
+from ..workspace.discovery import extension_installed
 from .base import RuleContext, rule
 
 _PLACEHOLDER_TARGET = re.compile(r"[A-Za-z_-]+")
@@ -61,9 +62,21 @@ def _elsewhere(target: str, ctx: RuleContext) -> Path | None:
     return hits[0] if len(hits) == 1 else None
 
 
+def installed_dir(ctx: RuleContext) -> Path | None:
+    """For a file of an extension (`.claude/extensions/<name>/skills/x/SKILL.md`), the folder
+    its loaded copy sits in (`.claude/skills/x/`); None for any other file. A relative link
+    or reference in it may be written for either place: it is broken only when it resolves
+    in neither."""
+    if ctx.root is None:
+        return None
+    installed = extension_installed(os.path.relpath(ctx.path, ctx.root).replace(os.sep, "/"))
+    return None if installed is None else Path(os.path.normpath(ctx.root / installed)).parent
+
+
 def missing_links(links: Iterable[Link], ctx: RuleContext) -> Iterator[Finding]:
     """A finding for each relative link whose target does not exist."""
     seen: set[tuple[int, int]] = set()
+    loaded = installed_dir(ctx)
     exists: dict[str, bool] = {}  # files repeat targets (`report.md#a`, `report.md#b`)
     for link in links:
         key = (link.target_range.start_line, link.target_range.start_char)
@@ -84,6 +97,10 @@ def missing_links(links: Iterable[Link], ctx: RuleContext) -> Iterator[Finding]:
                 exists[where] = decoded is not None and ctx.exists(decoded)
         if exists[where]:
             continue
+        if loaded is not None:
+            alt = ctx.resolve(link.target, base=loaded)
+            if alt is not None and ctx.exists(alt):
+                continue
         message = (f"link target '{link.target}' does not exist "
                    f"(looked for {display(resolved, ctx)})")
         instead = _elsewhere(target.split("#", 1)[0], ctx)

@@ -22,7 +22,7 @@ from ..parse.claude_files import parse_memory
 from ..parse.text import Source, UnreadableError, decode
 from ..runs.confine import NotRegular, OutsideLink, read_head
 from .base import RuleContext, rule
-from .links import placeholder
+from .links import installed_dir, placeholder
 from .mcp_config import home_path
 
 CC = Convention.CLAUDE_CODE
@@ -398,10 +398,13 @@ def context_reference_missing(doc: ContextFile, ctx: RuleContext) -> Iterator[Fi
         `@.claude/context/missing.md` in code is not a reference.
     """
     base = Path(ctx.path).parent
+    loaded = installed_dir(ctx)
     for imp in doc.imports:
         target = imp.target.rstrip(_TRAILING)
         if not _local(target) or not _path_like(target) or placeholder(target):
             continue
+        if loaded is not None and ctx.exists(Path(os.path.normpath(loaded / target))):
+            continue  # an extension's document, read where the loader copies it
         here = Path(os.path.normpath(base / target))
         from_root = ctx.resolve(target) if target.startswith((".claude/", ".opencode/")) \
             else None
