@@ -99,3 +99,36 @@ def test_linked_install_is_checked_once(make_workspace) -> None:
                root / ".claude/agents/literature-agent.md")
     walked = [p for p, k in walk(root) if k is Kind.AGENT]
     assert walked == [root / ".claude/agents/literature-agent.md"]
+
+
+def test_extension_agent_answers_only_files_of_extensions(make_workspace) -> None:
+    """A skill of the lean extension delegates to the extension's agent (they load together);
+    a command outside the extensions naming that agent fails while it is not loaded."""
+    task = ("\n```\nTask {\n  subagent_type: \"lean-research-agent\"\n"
+            "  description: \"Research\"\n  prompt: \"Research the task\"\n}\n```\n")
+    skill = ("---\nname: skill-lean-research\ndescription: Research Lean tasks\n---\n"
+             "# Lean research\n" + task)
+    command = "---\ndescription: Research Lean\n---\n# /lean\n" + task
+    root = make_workspace({
+        ".claude/extensions/lean/agents/lean-research-agent.md":
+            PLANNER.replace("planner", "lean-research"),
+        ".claude/extensions/lean/skills/skill-lean-research/SKILL.md": skill,
+        ".claude/commands/lean.md": command,
+        ".claude/agents/planner-agent.md": PLANNER})
+    index = WorkspaceIndex(root)
+    assert only(check_file(index, root / ".claude/extensions/lean/skills/skill-lean-research/"
+                           "SKILL.md"), "BTN319") == []
+    assert len(only(check_file(index, root / ".claude/commands/lean.md"), "BTN319")) == 1
+
+
+def test_opencode_command_agent_only_in_an_extension(make_workspace) -> None:
+    agent = "---\nname: lean-agent\ndescription: Lean work\nmode: subagent\n---\n# Lean\n"
+    command = "---\ndescription: Build with Lean\nagent: lean-agent\n---\nBuild $ARGUMENTS\n"
+    root = make_workspace({".opencode/extensions/lean/agents/lean-agent.md": agent,
+                           ".opencode/extensions/lean/commands/lake.md": command,
+                           ".opencode/commands/lake.md": command,
+                           ".opencode/agent/subagents/planner-agent.md": PLANNER})
+    index = WorkspaceIndex(root)
+    assert only(check_file(index, root / ".opencode/extensions/lean/commands/lake.md"),
+                "BTN711") == []
+    assert len(only(check_file(index, root / ".opencode/commands/lake.md"), "BTN711")) == 1

@@ -61,6 +61,11 @@ def workspace_agents(ctx: RuleContext) -> set[str]:
     agents = ctx.index.opencode_agents()
     ctx.depends_on.update(agents.values())  # and their directories: a new agent beside them
     ctx.depends_on.update(str(Path(p).parent) for p in agents.values())
+    if extension_installed(ctx.index.rel(ctx.path)) is None:
+        # an extension's agent is OpenCode's only once loaded (copied into `agent/subagents/`)
+        loaded = {name for name, paths in ctx.index.opencode_agent_files().items()
+                  if any(extension_installed(ctx.index.rel(p)) is None for p in paths)}
+        return names | loaded
     return names | set(agents)
 
 
