@@ -132,3 +132,20 @@ def test_opencode_command_agent_only_in_an_extension(make_workspace) -> None:
     assert only(check_file(index, root / ".opencode/extensions/lean/commands/lake.md"),
                 "BTN711") == []
     assert len(only(check_file(index, root / ".opencode/commands/lake.md"), "BTN711")) == 1
+
+
+def test_extension_files_name_what_the_extension_installs(make_workspace) -> None:
+    """A skill of a not-loaded extension runs a script and injects an agent of its own
+    extension by their installed paths: they exist once the extension is loaded."""
+    skill = ("---\nname: skill-lake\ndescription: Repair the Lean build\n---\n# Lake\n\n"
+             "```bash\nbash .claude/scripts/lake-repair.sh \"$ARGUMENTS\"\n"
+             "bash .claude/scripts/not-anywhere.sh\n```\n")
+    root = make_workspace({
+        ".claude/extensions/lean/skills/skill-lake/SKILL.md": skill,
+        ".claude/extensions/lean/scripts/lake-repair.sh": "#!/bin/sh\n",
+        ".claude/scripts/update-task-status.sh": "#!/bin/sh\n",
+        ".claude/agents/planner-agent.md": PLANNER})
+    found = only(check_file(WorkspaceIndex(root),
+                            root / ".claude/extensions/lean/skills/skill-lake/SKILL.md"),
+                 "BTN315")
+    assert [f.range.start_line for f in found] == [8]
