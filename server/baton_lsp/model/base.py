@@ -370,6 +370,7 @@ class Kind(StrEnum):
     AGENT = "agent"
     COMMAND = "command"
     SKILL = "skill"
+    """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
     OPENCODE_AGENT = "opencode-agent"
     """`.opencode/agent(s)/**/*.md`: an OpenCode agent (its own format, not Claude Code's)."""
     OPENCODE_COMMAND = "opencode-command"
