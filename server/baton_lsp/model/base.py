@@ -387,7 +387,7 @@ class Kind(StrEnum):
     instruction files Claude Code loads into the session, with their `@path` imports."""
     CONTEXT = "context"
     """`.claude/context/**/*.md`, `.opencode/context/**/*.md`: documents agents, commands and
-    skills point to (`@.claude/context/...`, relative links); only their links are checked."""
+    skills point to; only their relative links and `@path` references are checked."""
     SETTINGS = "settings"
     """`.claude/settings.json` and `.claude/settings.local.json`: Claude Code's project
     settings (permissions, hooks)."""
