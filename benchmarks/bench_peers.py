@@ -81,8 +81,11 @@ CLASSES: dict[str, str] = {
     "BTN303": "frontmatter-unreadable", "BTN701": "frontmatter-unreadable",
     "CC-SK-002": "skill-context-invalid", "FM006:context": "skill-context-invalid",
     "CC-MEM-001": "import-missing", "claude-md-import-missing": "import-missing",
-    "instruction-imports-valid": "import-missing",
+    "instruction-imports-valid": "import-missing", "BTN830": "import-missing",
+    "BTN836": "import-missing", "BTN831": "import-duplicate",
+    "CC-SK-017": "frontmatter-key-unknown", "BTN301": "frontmatter-key-unknown",
     "content-broken-internal-reference": "broken-link", "BTN130": "broken-link",
+    "BTN133": "broken-link",
     "claude-md-file-reference-invalid": "broken-link", "CDX-AG-005": "broken-link",
     "content-unclosed-fence": "unclosed-fence", "BTN140": "unclosed-fence",
     "BTN325": "unclosed-fence",
@@ -95,6 +98,7 @@ CLASSES: dict[str, str] = {
     "OC-008": "opencode-permissions-key", "BTN703": "opencode-permissions-key",
     "AS-012": "too-long", "SK006": "too-long", "SK007": "too-long", "context-budget": "too-long",
     "content-progressive-disclosure": "too-long", "CC-MEM-014": "too-long",
+    "CC-SK-023": "skill-positional-substituted", "BTN230": "skill-positional-substituted",
     "AS-020": "skill-description-no-trigger", "SK005:description":
     "skill-description-no-trigger",
 }
@@ -102,6 +106,7 @@ CLASSES: dict[str, str] = {
 
 BY_MESSAGE: dict[tuple[str, str], str] = {
     ("REF-001", "Import target not found"): "import-missing",
+    ("REF-003", "Duplicate @import"): "import-duplicate",
 }
 """Codes that stand for several things, told apart by the message's start."""
 

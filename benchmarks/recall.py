@@ -253,6 +253,13 @@ def is_skill(rel: str) -> bool:
     return p[-1] == "SKILL.md" and "skills" in p
 
 
+def is_context(rel: str) -> bool:
+    """A context document: `.claude/context/**.md` or `.opencode/context/**.md`."""
+    p = _parts(rel)
+    return rel.endswith(".md") and "context" in p and p.index("context") > 0 \
+        and p[p.index("context") - 1] in (".claude", ".opencode")
+
+
 def is_settings(rel: str) -> bool:
     p = _parts(rel)
     return len(p) >= 2 and p[-2] == ".claude" and p[-1] in ("settings.json", "settings.local.json")
@@ -729,6 +736,25 @@ def find_arguments_in_bash(src: Source) -> Iterator[Edit]:
         return
 
 
+def is_extension_skill(rel: str) -> bool:
+    """A skill of an extension (`.claude/extensions/<name>/skills/<skill>/SKILL.md`), which the
+    tree's loader copies into `.claude/skills/`."""
+    p = _parts(rel)
+    return is_skill(rel) and "extensions" in p and p.index("extensions") > 0 \
+        and p[p.index("extensions") - 1] == ".claude"
+
+
+def find_positional_in_function(src: Source) -> Iterator[Edit]:
+    """A shell function reading `$1` in the first bash block of a skill that reads
+    `$ARGUMENTS`: the pinned claude replaces `$1` with the invocation's argument."""
+    if not any("$ARGUMENTS" in line for line in src.lines):
+        return
+    for b in bash_blocks(src.lines):
+        yield Edit(inserted(src, b.open + 1, ["slug_of() {\n", '  local text="$1"\n', "}\n"]),
+                   (b.open + 2,), what="$1 in a shell function")
+        return
+
+
 _RUN = re.compile(r"^(\s*(?:source|\.|bash|sh)\s+[\"']?(?:\$\{?CLAUDE_PROJECT_DIR\}?/)?)"
                   r"(\.claude/[\w./-]+\.sh)\b")
 
@@ -951,6 +977,34 @@ def find_claude_md_import(src: Source) -> Iterator[Edit]:
             break
 
 
+def find_context_reference(src: Source) -> Iterator[Edit]:
+    """A context document's `@.claude/...` (or `@.opencode/...`) reference outside code whose
+    file exists from the project root, where agents read it, given a typo that exists
+    neither there nor beside the file."""
+    mask = fenced_mask(src.lines)
+    parts = _parts(src.rel)
+    top = ".claude" if ".claude" in parts else ".opencode"
+    root = src.tree.joinpath(*parts[:parts.index(top)]) if top in parts else src.tree
+    for i, line in enumerate(src.lines):
+        if mask[i]:
+            continue
+        spans = [m.span() for m in re.finditer(r"`[^`]*`", line)]
+        for m in _IMPORT.finditer(line):
+            target = m.group(1)
+            if any(a <= m.start() < b for a, b in spans) \
+                    or not target.startswith((".claude/", ".opencode/")) \
+                    or not (root / target).is_file():
+                continue
+            head, _, base = target.rpartition("/")
+            stem, _, ext = base.rpartition(".")
+            bad = (head + "/" if head else "") + typo(stem) + "." + ext
+            if bad == target or resolves(src, bad).exists() or (root / bad).exists():
+                continue
+            yield Edit(replaced(src, i, line[:m.start(1)] + bad + line[m.end(1):]), (i,),
+                       what=f"@{target} -> @{bad}")
+            break
+
+
 _OPENCODE_TOOLS = ("read", "write", "edit", "glob", "grep", "bash", "list", "patch",
                    "webfetch", "todowrite", "todoread", "task")
 
@@ -1050,6 +1104,9 @@ KINDS: tuple[DefectKind, ...] = (
                is_task_file, find_injected_agent_missing, ("BTN313",), "command"),
     DefectKind("skill-broken-link", "a relative link in a skill to a file that is not there",
                is_skill, find_broken_link, ("BTN133",), "skill"),
+    DefectKind("extension-skill-positional", "`$1` in a shell function of an extension's "
+               "skill that reads $ARGUMENTS", is_extension_skill, find_positional_in_function,
+               ("BTN230",), "skill"),
     DefectKind("skill-name-mismatch", "a skill's `name:` no longer its folder's name (the "
                "pinned claude registers the skill by its folder and invokes it by either name: "
                "unclaimed by choice)", is_skill, find_skill_name, (), "skill"),
@@ -1065,6 +1122,10 @@ KINDS: tuple[DefectKind, ...] = (
                is_mcp, find_json_comma, ("BTN820",)),
     DefectKind("claude-md-missing-import", "a CLAUDE.md `@path` import of a missing file",
                is_claude_md, find_claude_md_import, ("BTN830",)),
+    DefectKind("context-broken-link", "a relative link in a context document to a file that "
+               "is not there", is_context, find_broken_link, ("BTN133",), "context"),
+    DefectKind("context-missing-reference", "a context document's `@.claude/...` reference "
+               "to a missing file", is_context, find_context_reference, ("BTN836",), "context"),
     DefectKind("checkpoint-missing-field", "a checkpoint without `status`/`workflow_type`/…",
                is_checkpoint, find_checkpoint_missing_field,
                ("BTN410", "BTN411", "BTN417"), "checkpoint"),

@@ -49,6 +49,7 @@ PATHS = {
     Kind.MCP_CONFIG: "/ws/.mcp.json",
     Kind.PLUGIN_MANIFEST: "/ws/.claude-plugin/plugin.json",
     Kind.MEMORY: "/ws/CLAUDE.md",
+    Kind.CONTEXT: "/ws/.claude/context/patterns/x.md",
     Kind.SETTINGS: "/ws/.claude/settings.json",
 }
 

@@ -35,7 +35,7 @@ AGENT = "---\nname: planner\ndescription: Plans\nmode: subagent\nmodel: opus\n--
     (".opencode/commands/templates/x.md", None),
     (".opencode/OPENCODE.md.backup", None),
     (".opencode/skills/skill-meta/SKILL.md", None),
-    (".opencode/context/index.md", None),
+    (".opencode/context/index.md", Kind.CONTEXT),  # its links and @references are checked
     (".opencode/agent.md", None),
     (".opencode/mode/code-qa.md", Kind.OPENCODE_AGENT),
     (".opencode/modes/review.md", Kind.OPENCODE_AGENT),

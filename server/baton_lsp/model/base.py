@@ -370,6 +370,7 @@ class Kind(StrEnum):
     AGENT = "agent"
     COMMAND = "command"
     SKILL = "skill"
+    """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
     OPENCODE_AGENT = "opencode-agent"
     """`.opencode/agent(s)/**/*.md`: an OpenCode agent (its own format, not Claude Code's)."""
     OPENCODE_COMMAND = "opencode-command"
@@ -384,7 +385,9 @@ class Kind(StrEnum):
     MEMORY = "memory"
     """`CLAUDE.md` (root, `.claude/`, nested), `CLAUDE.local.md`, `.claude/rules/**/*.md`:
     instruction files Claude Code loads into the session, with their `@path` imports."""
-    """`.claude/skills/<name>/SKILL.md`: front matter like a command's, plus `name`."""
+    CONTEXT = "context"
+    """`.claude/context/**/*.md`, `.opencode/context/**/*.md`: documents agents, commands and
+    skills point to; only their relative links and `@path` references are checked."""
     SETTINGS = "settings"
     """`.claude/settings.json` and `.claude/settings.local.json`: Claude Code's project
     settings (permissions, hooks)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import Model, Range
-from .common import Frontmatter
+from .common import Frontmatter, Link, Suppression
 
 MCP_CONFIG_NAME = ".mcp.json"
 """The project-scoped MCP server file Claude Code reads at the repository root."""
@@ -20,6 +20,9 @@ RULES_DIR = "rules"
 """`.claude/rules/**/*.md`: instruction files, optionally scoped by `paths:` globs."""
 IMPORT_MAX_DEPTH = 5
 """Claude Code follows `@path` imports at most this many hops from the file it loads."""
+CONTEXT_DIR = "context"
+"""`.claude/context/` (and `.opencode/context/`): the documents agents, commands and skills
+point to with `@.claude/context/...` references and links."""
 
 
 class JsonFile(Model):
@@ -46,3 +49,13 @@ class MemoryFile(Model):
     path: str
     imports: list[MemoryImport] = []
     frontmatter: Frontmatter | None = None
+
+
+class ContextFile(Model):
+    """A context document (`.claude/context/**/*.md`): no format of its own, only the `@path`
+    references and relative links through which it points to other files."""
+
+    path: str
+    imports: list[MemoryImport] = []
+    links: list[Link] = []
+    suppressions: list[Suppression] = []

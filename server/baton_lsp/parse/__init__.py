@@ -26,6 +26,7 @@ _PARSER_OF = {
     Kind.MCP_CONFIG: ("claude_files", "parse_json_file"),
     Kind.PLUGIN_MANIFEST: ("claude_files", "parse_json_file"),
     Kind.MEMORY: ("claude_files", "parse_memory"),
+    Kind.CONTEXT: ("claude_files", "parse_context"),
     Kind.SETTINGS: ("settings", "parse_settings"),
     Kind.REGISTRY: ("registry", "parse_registry"),
     Kind.STATE: ("data", "parse_state"),

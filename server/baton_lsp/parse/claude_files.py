@@ -10,7 +10,8 @@ import json
 import re
 
 from ..model.base import Range
-from ..model.claude_files import JsonFile, MemoryFile, MemoryImport
+from ..model.claude_files import ContextFile, JsonFile, MemoryFile, MemoryImport
+from .common import line_links, suppressions
 from .frontmatter import parse_frontmatter
 from .markdown import blank_code_spans, parse_markdown
 from .text import Source
@@ -82,3 +83,15 @@ def parse_memory(source: Source, path: str = "") -> MemoryFile:
                                         range=Range.of_line(no, m.start(1) - 1, m.end(1))))
     doc.imports = imports
     return doc
+
+
+def parse_context(source: Source, path: str = "") -> ContextFile:
+    """A context document's `@path` references (read as Claude Code reads imports) and its
+    relative links, both outside code fences and code spans."""
+    md = parse_markdown(source, frontmatter=True)
+    links = []
+    for no, line in md.text_lines(md.frontmatter_end + 1):
+        if "](" in line:
+            links.extend(line_links(no, line))
+    return ContextFile(path=path, imports=parse_memory(source, path).imports, links=links,
+                       suppressions=suppressions(md))

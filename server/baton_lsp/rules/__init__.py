@@ -58,6 +58,7 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "opencode-config": ("opencode_config", "data_files"),
     "mcp-config": ("mcp_config", "data_files"),
     "memory": ("memory_files", "data_files"),
+    "context": ("links", "memory_files", "data_files"),
     "plugin-manifest": ("plugin_manifest", "data_files"),
     "unloaded": ("unloaded_files", "data_files"),
 }

@@ -301,10 +301,35 @@ class RuleContext:
         return base_dir / target
 
     def exists(self, path: Path) -> bool:
+        """Whether `path` exists; for a file of an extension, also in that extension's folder
+        (see `_extension_twin`)."""
+        if self._exists(path):
+            return True
+        twin = self._extension_twin(path)
+        return twin is not None and self._exists(twin)
+
+    def _exists(self, path: Path) -> bool:
         self.depends_on.add(str(path))
         if self.index is not None:
             return self.index.exists(path)
         return os.path.exists(path)  # False, not OSError, for a name too long for the system
+
+    def _extension_twin(self, path: Path) -> Path | None:
+        """Where `.claude/x` (or `.opencode/x`) is in the extension this file belongs to
+        (`.claude/extensions/<name>/x`): the loader copies the extension's agents, skills,
+        scripts and context into `.claude/` together, so what the file names there exists
+        once it is loaded. None for a file outside an extension."""
+        if self.root is None:
+            return None
+        parts = os.path.relpath(self.path, self.root).split(os.sep)
+        if len(parts) < 4 or parts[0] not in (".claude", ".opencode") \
+                or parts[1] != "extensions":
+            return None
+        top = self.root / parts[0]
+        rel = os.path.relpath(os.path.normpath(path), top)
+        if rel.startswith("..") or rel.split(os.sep, 1)[0] == "extensions":
+            return None
+        return top / "extensions" / parts[2] / rel
 
     def agent_paths(self) -> dict[str, Path]:
         """Agent name (file stem) → path, for every agent of the workspace."""

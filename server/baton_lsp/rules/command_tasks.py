@@ -10,6 +10,7 @@ from typing import Any
 from ..model.agent import AgentFile, CommandFile, Injection, TaskBlock
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..parse.signals import RETURN_SIGNAL_RE
+from ..workspace.discovery import extension_installed
 from .base import RuleContext, closest, rule
 
 TASK_KINDS = (Kind.COMMAND, Kind.AGENT)
@@ -475,13 +476,18 @@ _SUBAGENT_RE = re.compile(
 
 def _workspace_agents(ctx: RuleContext) -> set[str] | None:
     """Every name an agent of the workspace answers to (front-matter `name` and file stem),
-    or None when the workspace has no agent at all (its agents live elsewhere)."""
+    or None when the workspace has no agent at all (its agents live elsewhere). Extensions'
+    agents count only for a file of an extension."""
     if ctx.index is None:
         return None
     ctx.depends_on.add(str(ctx.index.agents_dir))
+    # An extension's agents exist for Claude Code only once the extension is loaded (copied
+    # into `.claude/agents/`): they answer a file of an extension, which loads with them.
+    with_extensions = extension_installed(ctx.index.rel(ctx.path)) is not None
     names: set[str] = set()
     for path, kind in ctx.index.files().items():
-        if kind is not Kind.AGENT:
+        if kind is not Kind.AGENT or (not with_extensions
+                                      and extension_installed(ctx.index.rel(path)) is not None):
             continue
         names.add(Path(path).stem)
         doc = ctx.index.document(path, kind)

@@ -17,11 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
-from ..model.claude_files import IMPORT_MAX_DEPTH, MemoryFile, MemoryImport
+from ..model.claude_files import IMPORT_MAX_DEPTH, ContextFile, MemoryFile, MemoryImport
 from ..parse.claude_files import parse_memory
 from ..parse.text import Source, UnreadableError, decode
 from ..runs.confine import NotRegular, OutsideLink, read_head
 from .base import RuleContext, rule
+from .links import installed_dir, placeholder
 from .mcp_config import home_path
 
 CC = Convention.CLAUDE_CODE
@@ -362,6 +363,62 @@ def import_unreadable(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
         why = _unreadable(ctx, target)
         if why is not None:
             yield ctx.finding(imp.range, f"`@{imp.target}` {why}")
+
+
+@rule("BTN836", "context-reference-missing", Severity.WARNING, (Kind.CONTEXT,),
+      cross_file=True, convention=CC)
+def context_reference_missing(doc: ContextFile, ctx: RuleContext) -> Iterator[Finding]:
+    """An `@path` reference in a context document names a file that exists nowhere.
+
+    Context documents (`.claude/context/**/*.md`) send the reader on with `@path`
+    references. Claude Code reads `@path` as an import relative to the file that holds it
+    (its loader, 2.1.331: outside code, `#fragment` dropped); an agent that reads the
+    document with its Read tool takes `@.claude/...` from the project root, where it runs.
+    A reference that resolves in neither place sends the model to a file that is not there
+    (a folder renamed, a document never written). Targets read as mentions or package names
+    (as BTN830 reads them), `@~/…`, absolute paths, placeholders (`{topic}`, `NNN_x.md`,
+    `<name>.md`) and sentence punctuation after the path are not reported.
+
+    Fix: correct the path, or write the missing document.
+
+    Reported:
+
+        ==> .claude/context/templates/thin-wrapper-skill.md <==
+        # Thin wrapper skill
+        Delegate as in @.claude/context/patterns/fork-patterns.md
+
+    Not reported:
+
+        ==> .claude/context/patterns/fork-patterns.md <==
+        # Fork patterns
+        ==> .claude/context/templates/thin-wrapper-skill.md <==
+        # Thin wrapper skill
+        Delegate as in @.claude/context/patterns/fork-patterns.md, see
+        @../patterns/fork-patterns.md and @.claude/specs/{N}_{SLUG}/plan.md; ask @claude.
+        `@.claude/context/missing.md` in code is not a reference.
+    """
+    base = Path(ctx.path).parent
+    loaded = installed_dir(ctx)
+    for imp in doc.imports:
+        target = imp.target.rstrip(_TRAILING)
+        if not _local(target) or not _path_like(target) or placeholder(target):
+            continue
+        if loaded is not None and ctx.exists(Path(os.path.normpath(loaded / target))):
+            continue  # an extension's document, read where the loader copies it
+        here = Path(os.path.normpath(base / target))
+        from_root = ctx.resolve(target) if target.startswith((".claude/", ".opencode/")) \
+            else None
+        if ctx.root is not None and from_root is None:
+            from_root = Path(os.path.normpath(ctx.root / target))
+        candidates = [p for p in (here, from_root) if p is not None and _inside(ctx, p)]
+        if not candidates or any(ctx.exists(p) for p in candidates) \
+                or not _top_exists(ctx, base, target):
+            continue
+        shown = os.path.relpath(candidates[-1], ctx.root).replace(os.sep, "/") \
+            if ctx.root is not None else str(candidates[-1])
+        yield ctx.finding(imp.range,
+                          f"`@{target}` names a file that does not exist (looked for "
+                          f"{shown} and beside this file)")
 
 
 SCOPE_KEYS = ("globs", "applyTo", "path_patterns", "path", "patterns", "files", "include")

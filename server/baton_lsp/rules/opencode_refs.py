@@ -25,6 +25,7 @@ from ..model.opencode import (
     OpenCodeCommand,
     mode_file,
 )
+from ..workspace.discovery import extension_installed
 from .base import SKIPPED_LOG, RuleContext, closest, rule
 from .opencode_common import config_data
 from .opencode_frontmatter import key_range
@@ -60,6 +61,11 @@ def workspace_agents(ctx: RuleContext) -> set[str]:
     agents = ctx.index.opencode_agents()
     ctx.depends_on.update(agents.values())  # and their directories: a new agent beside them
     ctx.depends_on.update(str(Path(p).parent) for p in agents.values())
+    if extension_installed(ctx.index.rel(ctx.path)) is None:
+        # an extension's agent is OpenCode's only once loaded (copied into `agent/subagents/`)
+        loaded = {name for name, paths in ctx.index.opencode_agent_files().items()
+                  if any(extension_installed(ctx.index.rel(p)) is None for p in paths)}
+        return names | loaded
     return names | set(agents)
 
 
@@ -231,7 +237,8 @@ def duplicate_agent(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
     `.opencode/agent/`, and keeps one agent per name: when `agent/lean-research-agent.md`
     and `agent/subagents/lean-research-agent.md` both say `name: lean-research-agent`, one
     file's settings and prompt are silently ignored (which one depends on the order
-    OpenCode lists the files in).
+    OpenCode lists the files in). An extension's source and the copy its loader installs
+    are one agent, not two.
 
     Fix: delete the stale copy, or give the two agents different names.
 
@@ -268,7 +275,10 @@ def duplicate_agent(doc: OpenCodeAgent, ctx: RuleContext) -> Iterator[Finding]:
     ctx.depends_on.update(str(Path(p).parent) for p in files)
     # A mode of an agent's name is merged into it (OpenCode deep-merges its modes over its
     # agents): only two agents, or two modes, of one name leave a file out.
-    files = [p for p in files if mode_file(p) == doc.is_mode]
+    # An extension's agent (`.opencode/extensions/<name>/agents/`) is not loaded where it is:
+    # the loader copies it into `.opencode/agent/subagents/`, so it and its copy are one agent.
+    files = [p for p in files if mode_file(p) == doc.is_mode
+             and extension_installed(ctx.index.rel(p)) is None]
     mine = str(Path(ctx.path))
     others = [p for p in files if p != mine]
     if len(files) < 2 or mine not in files:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..model.base import Kind
 from ..model.claude_files import (
+    CONTEXT_DIR,
     MCP_CONFIG_NAME,
     MEMORY_NAMES,
     PLUGIN_DIR,
@@ -226,6 +227,56 @@ def _plugin_kind(rel: str, layout: PluginLayout) -> Kind | None:
     return None
 
 
+EXTENSIONS_DIR = "extensions"
+"""`.claude/extensions/<name>/` (and `.opencode/`'s): an extension's agents, commands, skills
+and context, which the tree's loader copies into `.claude/` when the extension is loaded."""
+_EXTENSION_KINDS = frozenset({Kind.AGENT, Kind.COMMAND, Kind.SKILL, Kind.CONTEXT,
+                              Kind.OPENCODE_AGENT, Kind.OPENCODE_COMMAND})
+
+
+def extension_installed(rel: str) -> str | None:
+    """Where the extension loader puts `rel` (`.claude/extensions/<name>/<component>/<rest>`
+    → `.claude/<component>/<rest>`; OpenCode's agents → `.opencode/agent/subagents/`), or None
+    for a path outside an extension's component folders.
+
+    The author's loader (its `extensions/README.md`: "Agent, skill, rule files are copied to
+    .claude/", "Context directories are copied to .claude/context/project/") copies each file
+    verbatim; Claude Code and OpenCode read the copy, never the extension's folder, so links
+    in an extension's file may be written for either place."""
+    parts = rel.split("/")
+    if len(parts) < 5 or parts[0] not in (".claude", OPENCODE_DIR) \
+            or parts[1] != EXTENSIONS_DIR:
+        return None
+    top, comp, rest = parts[0], parts[3], parts[4:]
+    if top == OPENCODE_DIR and comp == "agents":
+        return "/".join((top, "agent", "subagents", *rest))
+    return "/".join((top, comp, *rest))
+
+
+def _extension_kind(rel: str) -> Kind | None:
+    """An extension's file is checked as the agent, command, skill or context document it
+    becomes once loaded (`extension_installed`): the rules Claude Code (or OpenCode) applies
+    to the copy apply to the source, where the author edits it (the loader overwrites the
+    copy on every load). Rules, scripts, hooks and merge sources are not read."""
+    installed = extension_installed(rel)
+    if installed is None:
+        return None
+    kind = classify(installed)
+    return kind if kind in _EXTENSION_KINDS else None
+
+
+def _linked_from_install(root: str, rel: str) -> bool:
+    """An extension's file that its installed place links to (`.claude/agents/x.md ->
+    ../extensions/e/agents/x.md`): it is checked there, once. (A linked skill folder is not
+    walked into, so its skill is checked here.)"""
+    installed = extension_installed(rel)
+    if installed is None:
+        return False
+    there = os.path.join(root, installed)
+    return os.path.islink(there) and \
+        os.path.realpath(there) == os.path.realpath(os.path.join(root, rel))
+
+
 def find_root(start: Path) -> Path | None:
     """The nearest directory at or above `start` that holds `.claude/` or a `specs/` with
     plans or a registry (the nearest wins: a path is classified relative to its root)."""
@@ -376,6 +427,8 @@ def classify(rel: str, root: Path | None = None,
         return None  # stray nested copies such as .claude/tests/.claude/..., worktrees
     if _is_backup(name, parts):
         return None
+    if len(parts) > 2 and parts[1] == EXTENSIONS_DIR:
+        return _extension_kind(rel)
     if parts[0] == OPENCODE_DIR:
         return _opencode_kind(parts[1:], name)
     if len(parts) == 1 and name in CONFIG_NAMES:
@@ -403,6 +456,8 @@ def classify(rel: str, root: Path | None = None,
     if plan_candidate(rel):
         return Kind.PLAN if root is not None and looks_like_plan(root / rel, root) else None
     if name.endswith(".md"):
+        if in_claude and sub[0] == CONTEXT_DIR and len(sub) >= 2:
+            return Kind.CONTEXT
         if name.lower() == "readme.md":
             return None
         if in_claude and sub[0] == "agents":
@@ -479,6 +534,8 @@ def _opencode_kind(sub: tuple[str, ...], name: str) -> Kind | None:
         return Kind.REGISTRY
     if len(sub) == 1 and name in CONFIG_NAMES:
         return Kind.OPENCODE_CONFIG
+    if sub[0] == CONTEXT_DIR and name.endswith(".md") and len(sub) >= 2:
+        return Kind.CONTEXT
     if not name.endswith(".md") or name.lower() == "readme.md" or len(sub) < 2:
         return None
     if sub[0] in AGENT_DIRS:
@@ -576,6 +633,8 @@ def walk_files(root: Path | str, exclude: Iterable[str] = ()) -> Iterator[tuple[
                 seen.add(rel)
                 kind = classify(rel, root_path, layout)
                 if kind is None or (patterns and excluded(rel, patterns)):
+                    continue
+                if _linked_from_install(root_str, rel):
                     continue
                 yield os.path.join(dirpath, fname), kind
 
