@@ -1,6 +1,6 @@
 """The layer order of the README's architecture picture is a checked contract: import-linter
 runs the contracts in pyproject.toml (layers cli > lsp > workflow > rules > workspace > runs
-> parse > model, the core without pygls/lsprotocol, the early start without lsprotocol, no
+> parse > model, the core without pygls/lsprotocol, the session and wire format without lsprotocol, no
 cycle among a package's modules),
 and a planted upward import and a planted cycle show the check can fail."""
 
