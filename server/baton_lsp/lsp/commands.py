@@ -8,7 +8,6 @@ import logging
 import platform
 import sys
 from concurrent import futures
-from importlib.metadata import version
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
@@ -70,6 +69,8 @@ VALIDATE = "baton.server.validateWorkspace"
 def debug_info(ls: BatonServer) -> dict[str, Any]:
     """What a bug report needs: versions, workspaces, settings and the server's own load
     (`live_futures`: a handler's future kept for good was a pygls leak, see `server`)."""
+    from importlib.metadata import version  # 60 ms of imports, for this command only
+
     from .. import __version__
     from ..rules import load_all
     from ..rules.base import all_rules

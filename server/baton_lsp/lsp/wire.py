@@ -178,8 +178,8 @@ def diagnostic_data(f: Finding) -> dict[str, Any]:
 
 def diagnostic_json(f: Finding, lines: Sequence[str],
                     lines_of: Callable[[str], Sequence[str]] | None = None) -> dict[str, Any]:
-    """`f` as the JSON of an LSP `Diagnostic`, exactly as lsprotocol writes the one
-    `convert.to_diagnostic` builds (the test compares them on the whole corpus)."""
+    """`f` as the JSON of an LSP `Diagnostic`: the one encoding of a finding (typed, it is
+    `convert.to_diagnostic`; the test writes that back and compares on the whole corpus)."""
     out: dict[str, Any] = {"range": range_json(f.range, lines), "message": f.message,
                            "severity": SEVERITY[f.severity], "code": f.code,
                            "codeDescription": {"href": f.url}, "source": SOURCE}
