@@ -14,8 +14,9 @@ from cattrs import Converter
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from .wire import cp_col, diagnostic_json, path_to_uri, utf16_col
+from .wire import cp_col, diagnostic_json, utf16_col
 from .wire import fix_to_data as fix_to_data
+from .wire import path_to_uri as path_to_uri
 from .wire import uri_to_path as uri_to_path
 
 if TYPE_CHECKING:  # the core is imported on first use, after `initialize` was answered
@@ -25,7 +26,8 @@ if TYPE_CHECKING:  # the core is imported on first use, after `initialize` was a
 @functools.cache
 def converter() -> Converter:
     """The one lsprotocol converter of the process (the server's too: `server`)."""
-    return default_converter()
+    made: Converter = default_converter()  # type: ignore[no-untyped-call]
+    return made
 
 
 def to_lsp_range(r: Range, lines: Sequence[str]) -> types.Range:

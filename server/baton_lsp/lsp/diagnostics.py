@@ -254,7 +254,7 @@ def register(server: BatonServer) -> None:
 
 def _workspace_files(ls: BatonServer, token: CancelToken) -> list[tuple[str, str]]:
     """(path, uri) of every file of every workspace (on the pool: it walks the folders)."""
-    out = []
+    out: list[tuple[str, str]] = []
     for root in ls.session.discover_roots():
         token.check()
         out.extend((path, path_to_uri(path)) for path in ls.session.index_for_root(root).files())

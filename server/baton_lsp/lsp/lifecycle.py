@@ -17,7 +17,7 @@ from ..paths import norm
 from . import diagnostics
 from .runs import tracker
 from .server import BatonServer, ClientSettings, uri_path
-from .wire import log_message
+from .wire import log_message, path_to_uri
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +220,7 @@ def register(server: BatonServer) -> None:
             for path in [p for p in ls.session.results if p.startswith(prefix)]:
                 ls.session.withdraw(path)
                 if not ls.pull_diagnostics:
-                    diagnostics.send(ls, diagnostics.path_to_uri(path), None, [])
+                    diagnostics.send(ls, path_to_uri(path), None, [])
         if after - before:
             ls.session.reload_configs()
             tracker(ls).start()
@@ -256,7 +256,7 @@ def register(server: BatonServer) -> None:
                 elif idx.kind_of(path) is not None:
                     await diagnostics.validate(ls, uri, dependents=False)
             for other in sorted(others):
-                await diagnostics.validate(ls, diagnostics.path_to_uri(other), dependents=False)
+                await diagnostics.validate(ls, path_to_uri(other), dependents=False)
         if config_changed:
             await revalidate_all(ls)
 

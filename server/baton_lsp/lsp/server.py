@@ -43,7 +43,7 @@ from .session import config_finding as config_finding
 from .wire import uri_path as uri_path
 
 if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
-    from collections.abc import Generator
+    from collections.abc import Callable, Generator
 
     from ..model.base import Finding
 
@@ -78,31 +78,36 @@ class BatonProtocol(LanguageServerProtocol):
             general.position_encodings = None
         return (yield from super().lsp_initialize(params))
 
-    def run_feature(self, method: str, params: Any) -> None:
-        handler = self.fm.features.get(method)
-        if handler is not None:
-            try:
+    def document_event(self, method: str, params: Any, update: Callable[[Session], object]
+                       ) -> None:
+        """`update` the session's document store, then run the feature registered for
+        `method` (unless `update` found no document of ours); a failure is logged."""
+        try:
+            if update(self.baton.session) is None:
+                return
+            handler = self.fm.features.get(method)
+            if handler is not None:
                 handler(params)
-            except Exception:
-                log.exception("handling %s failed", method)
+        except Exception:
+            log.exception("handling %s failed", method)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
         doc = params.text_document
-        if self.baton.session.open(doc.uri, doc.text, doc.version, doc.language_id):
-            self.run_feature(types.TEXT_DOCUMENT_DID_OPEN, params)
+        self.document_event(types.TEXT_DOCUMENT_DID_OPEN, params, lambda session: session.open(
+            doc.uri, doc.text, doc.version, doc.language_id))
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams
                                       ) -> None:
         doc = params.text_document
-        if self.baton.session.change(doc.uri, doc.version, params.content_changes):
-            self.run_feature(types.TEXT_DOCUMENT_DID_CHANGE, params)
+        self.document_event(types.TEXT_DOCUMENT_DID_CHANGE, params, lambda session: session.change(
+            doc.uri, doc.version, params.content_changes))
 
     @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        if self.baton.session.close(params.text_document.uri) is not None:
-            self.run_feature(types.TEXT_DOCUMENT_DID_CLOSE, params)
+        self.document_event(types.TEXT_DOCUMENT_DID_CLOSE, params,
+                            lambda session: session.close(params.text_document.uri))
 
 
 class BatonServer(LanguageServer):

@@ -121,7 +121,7 @@ def _symbol_files(ls: BatonServer, token: CancelToken) -> list[_File]:
     finding the workspaces walks the folders)."""
     from ..model.base import Kind
 
-    out = []
+    out: list[_File] = []
     for root in ls.session.discover_roots():
         token.check()
         idx = ls.session.index_for_root(root)

@@ -115,8 +115,8 @@ def _offset(source: str, line: int, char16: int) -> int:
                     break
             else:
                 return len(source)
-    m = _LINE_BREAK.search(source, start)
-    end = m.start() if m else len(source)
+    brk = _LINE_BREAK.search(source, start)
+    end = brk.start() if brk else len(source)
     return start + cp_col(source[start:end], char16)
 
 
