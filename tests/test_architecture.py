@@ -1,7 +1,7 @@
 """The layer order of the README's architecture picture is a checked contract: import-linter
 runs the contracts in pyproject.toml (layers cli > lsp > workflow > rules > workspace > runs
-> parse > model, the core without pygls/lsprotocol, the early start without lsprotocol, no
-cycle among a package's modules),
+> parse > model, the core without pygls/lsprotocol, the server's session and wire format
+without lsprotocol, no cycle among a package's modules),
 and a planted upward import and a planted cycle show the check can fail."""
 
 from __future__ import annotations

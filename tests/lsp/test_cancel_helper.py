@@ -10,19 +10,17 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from baton_lsp.lsp.cancel import CancelToken, map_cancellable, run_cancellable
+from baton_lsp.lsp.session import Session
 
 TIMEOUT = 30.0
 
 
 class FakeServer:
-    """What the helpers use of the server: its pool."""
+    """What the helpers use of the server: its pool and its session."""
 
     def __init__(self) -> None:
         self.executor = ThreadPoolExecutor(max_workers=1)
-
-    @staticmethod
-    def load_core() -> None:
-        pass
+        self.session = Session()
 
 
 async def _wait(event: threading.Event) -> None:

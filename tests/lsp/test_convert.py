@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol import types
 
-from baton_lsp.lsp.convert import apply_change, fix_to_data
+from baton_lsp.lsp.convert import fix_to_data
+from baton_lsp.lsp.wire import apply_change
 from baton_lsp.model.base import Fix, Range, TextEdit
 
 TEXT = st.lists(st.sampled_from(["a", "b", " ", "\n", "\r", "\r\n", "\u2028", "\x85", "\x0c",

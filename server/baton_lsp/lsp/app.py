@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .wire import CLIENT_LOG_FORMAT
 
-if TYPE_CHECKING:  # pygls and lsprotocol load after the early start (`early`)
+if TYPE_CHECKING:
     from .server import BatonServer
 
 FEATURES = (
@@ -71,39 +71,21 @@ def tune_threads() -> None:
     a `stat`) the loop thread must win the GIL back from the checker threads, which keep it
     for the switch interval (5 ms by default): under a burst of edits that put ~0.3 ms on
     every call the loop made. 1 ms costs the checks a few percent."""
-    import sys
-
     sys.setswitchinterval(0.001)
 
 
 def start(tcp: str | None = None, log_level: str = "INFO", log_file: Path | None = None,
           cache: bool = True, cache_dir: Path | None = None) -> int:
-    """Serve over stdio (after the early start where it can run: `early`) or TCP."""
-    from . import early
-
+    """Serve over stdio or TCP."""
     tune_threads()
-    begun: early.Start | None = None
-    if not tcp and early.enabled():
-        root = logging.getLogger("baton_lsp")
-        root.setLevel(getattr(logging, log_level.upper(), logging.INFO))
-        root.propagate = False
-        session = early.EarlySession()
-        session.use_cache, session.cache_dir = cache, cache_dir
-        begun = early.run(sys.stdin.buffer, sys.stdout.buffer, session)
     server = create_server()
-    if begun is not None:
-        server.carry_on(begun)  # with the session's cache settings
-    else:
-        server.use_cache, server.cache_dir = cache, cache_dir
+    server.session.use_cache, server.session.cache_dir = cache, cache_dir
     setup_logging(server, log_level, log_file)
-    if begun is not None:
-        for message in begun.session.config_messages:
-            server.config_error_found(message)
     if tcp:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
-        server.start_io(start=begun)
+        server.start_io()
         leave(server, 0)
     return 0
 

@@ -75,7 +75,7 @@ def _when_stopped(job: Future[Any], what: str, token: CancelToken, total: int | 
 
 async def _await_job(ls: BatonServer, fn: Callable[[], T], what: str, token: CancelToken,
                      total: int | None) -> T:
-    ls.load_core()
+    ls.session.load_core()
     job = ls.executor.submit(fn)
     try:
         return await asyncio.wrap_future(job)

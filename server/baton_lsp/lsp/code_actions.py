@@ -51,9 +51,9 @@ def register(server: BatonServer) -> None:
         path = uri_path(uri)
         if path is None:
             return []
-        lines = ls.lines_of(path)
-        version = ls.open_version(uri)
-        cached = ls.results.get(path)
+        lines = ls.session.lines_of(path)
+        version = ls.session.open_version(uri)
+        cached = ls.session.results.get(path)
         if cached is None or cached.version != version:
             from .diagnostics import run_check
 
@@ -70,18 +70,18 @@ def register(server: BatonServer) -> None:
             for f in findings:
                 if not _overlaps(f.range, target):
                     continue
-                diag = to_diagnostic(f, lines, ls.lines_of)
+                diag = to_diagnostic(f, lines, ls.session.lines_of)
                 if f.fix is not None:
                     actions.append(types.CodeAction(
                         title=f.fix.title, kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diag], is_preferred=f.fix.safe,
-                        edit=edits_to_workspace_edit(f.fix.edits, ls.lines_of)))
+                        edit=edits_to_workspace_edit(f.fix.edits, ls.session.lines_of)))
                 suppress = _suppress_edit(path, f, lines)
                 if suppress is not None:
                     actions.append(types.CodeAction(
                         title=f"Suppress {f.code} here", kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diag],
-                        edit=edits_to_workspace_edit([suppress], ls.lines_of)))
+                        edit=edits_to_workspace_edit([suppress], ls.session.lines_of)))
         if wants_quickfix and path.endswith(_MARKDOWN_SUFFIXES):
             actions.extend(_run_actions(ls, path, findings, from_lsp_range(params.range, lines),
                                         lines))
@@ -90,7 +90,7 @@ def register(server: BatonServer) -> None:
             if edits:
                 actions.append(types.CodeAction(
                     title="Baton: fix all auto-fixable problems", kind=FIX_ALL,
-                    edit=edits_to_workspace_edit(edits, ls.lines_of)))
+                    edit=edits_to_workspace_edit(edits, ls.session.lines_of)))
         return actions
 
 
@@ -107,7 +107,7 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
 
     here = [f for f in findings if f.code in _RUN_CODES and _overlaps(f.range, target)]
     views: dict[str, object] = {}
-    runs = ls.index_for(path).runs
+    runs = ls.session.index_for(path).runs
     from ..runs.store import valid_id
 
     for f in here:
@@ -122,7 +122,7 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
         if not getattr(view, "resumable", False):
             continue
         args = [{"id": wid, "workspace": str(view.root)}]  # type: ignore[attr-defined]
-        diags = [to_diagnostic(f, lines, ls.lines_of) for f in here if wid in f.tags]
+        diags = [to_diagnostic(f, lines, ls.session.lines_of) for f in here if wid in f.tags]
         out.append(types.CodeAction(
             title=f"Resume workflow {wid} (shows what is skipped and re-run first)",
             kind=types.CodeActionKind.QuickFix, diagnostics=diags or None,
@@ -137,7 +137,7 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
                 out.append(types.CodeAction(
                     title=f"Retry failed {what} and continue {wid}",
                     kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[to_diagnostic(f, lines, ls.lines_of)],
+                    diagnostics=[to_diagnostic(f, lines, ls.session.lines_of)],
                     command=types.Command(title="Retry failed phase", command=RESUME,
                                           arguments=args)))
         out.append(types.CodeAction(
@@ -154,7 +154,7 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
             out += [types.CodeAction(
                 title=f"Open merge conflict in {rel.message.removeprefix(CONFLICT_PREFIX)}",
                 kind=types.CodeActionKind.QuickFix,
-                diagnostics=[to_diagnostic(f, lines, ls.lines_of)],
+                diagnostics=[to_diagnostic(f, lines, ls.session.lines_of)],
                 is_preferred=n == 0,
                 command=types.Command(title="Open merge conflict", command=OPEN,
                                       arguments=[{"path": rel.path,
@@ -166,7 +166,7 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
                 out.append(types.CodeAction(
                     title=f"Open error log entry (line {rel.range.start_line + 1})",
                     kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[to_diagnostic(f, lines, ls.lines_of)],
+                    diagnostics=[to_diagnostic(f, lines, ls.session.lines_of)],
                     command=types.Command(title="Open error log entry", command=OPEN,
                                           arguments=[{"path": rel.path,
                                                       "line": rel.range.start_line}])))

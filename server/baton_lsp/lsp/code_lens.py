@@ -28,7 +28,7 @@ def register(server: BatonServer) -> None:
         path, plan, graph = found
         if not plan.phases:
             return []
-        lines = ls.lines_of(path)
+        lines = ls.session.lines_of(path)
         command = types.Command(title="", command=SHOW_GRAPH, arguments=[path_to_uri(path)])
         lenses: list[types.CodeLens] = []
         if plan.title_range is not None:
@@ -41,7 +41,7 @@ def register(server: BatonServer) -> None:
                 range=to_lsp_range(plan.title_range, lines),
                 command=types.Command(title=title, command=SHOW_GRAPH,
                                       arguments=command.arguments)))
-        view = ls.index_for(path).runs.for_plan(path)
+        view = ls.session.index_for(path).runs.for_plan(path)
         if view is not None:
             lenses = _run_lenses(view, plan, lines) + lenses
         seen: set[str] = set()

@@ -54,9 +54,9 @@ def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.Com
     from ..rules.command_frontmatter import KNOWN_KEYS as COMMAND_KEYS
 
     plan_keys = (*DEFAULT_REQUIRED_METADATA, *PLAN_KEYS_EXTRA)
-    idx = ls.index_for(path)
+    idx = ls.session.index_for(path)
     kind = idx.kind_of(path)
-    lines = ls.lines_of(path)
+    lines = ls.session.lines_of(path)
     prefix = lines[line][:char] if line < len(lines) else ""
     doc = idx.document(path)
     if kind is Kind.PLAN and isinstance(doc, Plan):
@@ -147,6 +147,6 @@ def register(server: BatonServer) -> None:
         path = uri_path(params.text_document.uri)
         if path is None:
             return types.CompletionList(is_incomplete=False, items=[])
-        lines = ls.lines_of(path)
+        lines = ls.session.lines_of(path)
         line, char = from_lsp_position(params.position, lines)
         return types.CompletionList(is_incomplete=False, items=complete(ls, path, line, char))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Location:
     from ..model.base import Range
 
-    lines = ls.lines_of(path)
+    lines = ls.session.lines_of(path)
     return types.Location(uri=path_to_uri(path),
                           range=to_lsp_range(rng or Range.of_line(0), lines))
 

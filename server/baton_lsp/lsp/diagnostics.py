@@ -26,31 +26,31 @@ log = logging.getLogger(__name__)
 
 async def run_check(ls: BatonServer, path: str, memo: bool = False) -> list[Finding]:
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(ls.executor, ls.check, path, memo)
+    return await loop.run_in_executor(ls.executor, ls.session.check, path, memo)
 
 
 def publish(ls: BatonServer, path: str, version: int | None, findings: list[Finding]) -> None:
     """Keep `findings` as `path`'s result and push them, unless the client already has
     exactly these for this version (a file re-checked because another changed)."""
-    previous = ls.results.get(path)
-    ls.results[path] = DocResult(version, findings)
+    previous = ls.session.results.get(path)
+    ls.session.results[path] = DocResult(version, findings)
     if ls.pull_diagnostics:
         if previous is None or previous.findings != findings:
             ls.checks_changed = True
         return
     if previous is not None and previous.version == version and previous.findings == findings \
-            and (path in ls.published or not findings):
+            and (path in ls.session.published or not findings):
         return
-    ls.published.add(path)
-    lines = ls.lines_of(path)
+    ls.session.published.add(path)
+    lines = ls.session.lines_of(path)
     send(ls, path_to_uri(path), version,
-         [diagnostic_json(f, lines, ls.lines_of) for f in findings])
+         [diagnostic_json(f, lines, ls.session.lines_of) for f in findings])
 
 
 def send(ls: BatonServer, uri: str, version: int | None,
          diagnostics: list[dict[str, Any]]) -> None:
     """Push `uri`'s diagnostics (already JSON, `wire.diagnostic_json`)."""
-    ls.protocol.send_message(publish_diagnostics(uri, version, diagnostics))
+    ls.send_json(publish_diagnostics(uri, version, diagnostics))
 
 
 async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
@@ -62,7 +62,7 @@ async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
         return
     if delay:
         await asyncio.sleep(delay)
-    version = ls.open_version(uri)
+    version = ls.session.open_version(uri)
     if ls.stopping:
         return  # after `shutdown`: nobody reads it, and the executor takes no more work
     try:
@@ -72,7 +72,7 @@ async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
             return
         log.exception("checking %s failed", path)
         return
-    if ls.open_version(uri) != version:
+    if ls.session.open_version(uri) != version:
         return  # superseded by a newer edit: that edit's own check publishes
     publish(ls, path, version, findings)
     if dependents:
@@ -84,19 +84,19 @@ def queue_dependents(ls: BatonServer, path: str) -> None:
     their dependencies changed before their check starts)."""
     from .scheduling import DEPENDENT
 
-    for other in sorted(ls.index_for(path).dependents(path)):
+    for other in sorted(ls.session.index_for(path).dependents(path)):
         ls.checks.add(other, path_to_uri(other), DEPENDENT, dependents=False)
 
 
 async def check_entry(ls: BatonServer, entry: Entry) -> None:
     """Run one queued check (the handler of `ls.checks`)."""
-    version = ls.open_version(entry.uri)
+    version = ls.session.open_version(entry.uri)
     try:
         findings = await run_check(ls, entry.path)
     except Exception:
         log.exception("checking %s failed", entry.path)
         return
-    if ls.open_version(entry.uri) != version:
+    if ls.session.open_version(entry.uri) != version:
         return  # edited meanwhile: queued again, that check publishes
     publish(ls, entry.path, version, findings)
     if entry.dependents:
@@ -121,14 +121,10 @@ def schedule(ls: BatonServer, uri: str, delay: float) -> None:
 
 
 async def index_workspace(ls: BatonServer) -> None:
-    """Check every file of every workspace once, with work-done progress (unless the early
-    start did it all from the result cache)."""
-    indexed, ls.indexed = ls.indexed, None
-    if indexed == tuple(ls.folders):
-        return
-    walked = ls.walk_workspaces()
+    """Check every file of every workspace once, with work-done progress."""
+    walked = ls.session.walk_workspaces()
     files = [path for _, path, _ in walked]
-    roots = ls.discover_roots()
+    roots = ls.session.discover_roots()
     token = str(uuid.uuid4())
     progress = False
     window = ls.client_capabilities.window
@@ -143,29 +139,28 @@ async def index_workspace(ls: BatonServer) -> None:
             title="Baton: indexing .claude/", message=f"{len(files)} files", percentage=0,
             cancellable=False))
     loop = asyncio.get_running_loop()
-    cache = ls.result_cache()
+    cache = ls.session.result_cache()
     if cache is not None:
         cache.new_pass()
-    open_paths = {uri_path(uri) for uri in ls.workspace.text_documents}
-    closed = [item for item in walked if item[1] not in open_paths]
+    closed = [item for item in walked if item[1] not in ls.session.documents]
     # Open documents are validated by their own events; the others come from the result
     # cache (`baton check`'s too) where it still holds, in one pass on the pool.
     try:
-        hits, todo = await loop.run_in_executor(ls.executor, ls.cached_findings, closed)
+        hits, todo = await loop.run_in_executor(ls.executor, ls.session.cached_findings, closed)
     except Exception:
         log.exception("reading the result cache failed; checking every file")
         hits, todo = {}, [path for _, path, _ in closed]
 
     def done(path: str, findings: list[Finding]) -> None:
-        if findings or path in ls.results:
+        if findings or path in ls.session.results:
             publish(ls, path, None, findings)
         else:
-            ls.results[path] = DocResult(None, findings)
+            ls.session.results[path] = DocResult(None, findings)
 
     for path, findings in hits.items():
         done(path, findings)
     for i, path in enumerate(todo, len(files) - len(todo) + 1):
-        if ls.open_document(path_to_uri(path)) is not None:
+        if path in ls.session.documents:
             continue  # opened meanwhile: its own events validate it
         try:
             findings = await run_check(ls, path, memo=True)
@@ -186,31 +181,21 @@ async def index_workspace(ls: BatonServer) -> None:
     log.info(INDEXED, len(files), len(roots), len(hits))
 
 
-
-
 def register(server: BatonServer) -> None:
     server.checks.handler = lambda entry: check_entry(server, entry)
     server.checks.idle = lambda: checks_idle(server)
 
+    # The session applied the document's open, edit or close before these run
+    # (`server.BatonProtocol`): here its check is queued.
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guard(None)
     def did_open(ls: BatonServer, params: types.DidOpenTextDocumentParams) -> None:
-        path = uri_path(params.text_document.uri)
-        if path is None:
-            return
-        ls.index_for(path).set_overlay(path, params.text_document.text)
         schedule(ls, params.text_document.uri, 0.0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guard(None)
     def did_change(ls: BatonServer, params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        path = uri_path(uri)
-        doc = ls.open_document(uri)
-        if path is None or doc is None:
-            return
-        ls.index_for(path).set_overlay(path, doc.source)
-        schedule(ls, uri, ls.settings.debounce_ms / 1000)
+        schedule(ls, params.text_document.uri, ls.session.settings.debounce_ms / 1000)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     @guard(None)
@@ -220,13 +205,7 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @guard(None)
     def did_close(ls: BatonServer, params: types.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        path = uri_path(uri)
-        if path is None:
-            return
-        ls.index_for(path).drop_overlay(path)
-        ls.index_for(path).changed(path)
-        schedule(ls, uri, 0.0)  # back to what is on disk; the tree stays checked
+        schedule(ls, params.text_document.uri, 0.0)  # back to what is on disk
 
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
         identifier="baton", inter_file_dependencies=True, workspace_diagnostics=True))
@@ -236,20 +215,20 @@ def register(server: BatonServer) -> None:
         path = uri_path(params.text_document.uri)
         if path is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
-        version = ls.open_version(params.text_document.uri)
-        cached = ls.results.get(path)
+        version = ls.session.open_version(params.text_document.uri)
+        cached = ls.session.results.get(path)
         if cached is not None and cached.version == version and version is not None:
             return types.RelatedFullDocumentDiagnosticReport(  # one file: quick enough here
                 items=ls.diagnostics_for(path, cached.findings))
 
         def check(token: CancelToken) -> tuple[list[Finding], list[types.Diagnostic]]:
             token.check()  # cancelled while queued behind other checks
-            findings = ls.check(path)
+            findings = ls.session.check(path)
             token.check()
             return findings, ls.diagnostics_for(path, findings)
 
         findings, items = await run_cancellable(ls, check, what="textDocument/diagnostic")
-        ls.results[path] = DocResult(version, findings)
+        ls.session.results[path] = DocResult(version, findings)
         return types.RelatedFullDocumentDiagnosticReport(items=items)
 
     @server.feature(types.WORKSPACE_DIAGNOSTIC)
@@ -259,12 +238,12 @@ def register(server: BatonServer) -> None:
         files = await run_cancellable(ls, lambda token: _workspace_files(ls, token),
                                       what="workspace/diagnostic")
         todo = [(path, uri) for path, uri in files
-                if ls.open_document(uri) is None]  # open ones are pulled per document
+                if ls.session.open_document(uri) is None]  # open ones are pulled per document
 
         def report(item: tuple[str, str]) -> types.WorkspaceDocumentDiagnosticReport:
             path, uri = item
-            cached = ls.results.get(path)  # kept current by indexing and file events
-            findings = cached.findings if cached is not None else ls.check(path)
+            cached = ls.session.results.get(path)  # kept current by indexing and file events
+            findings = cached.findings if cached is not None else ls.session.check(path)
             return types.WorkspaceFullDocumentDiagnosticReport(
                 uri=uri, items=ls.diagnostics_for(path, findings), version=None)
 
@@ -275,8 +254,8 @@ def register(server: BatonServer) -> None:
 
 def _workspace_files(ls: BatonServer, token: CancelToken) -> list[tuple[str, str]]:
     """(path, uri) of every file of every workspace (on the pool: it walks the folders)."""
-    out = []
-    for root in ls.discover_roots():
+    out: list[tuple[str, str]] = []
+    for root in ls.session.discover_roots():
         token.check()
-        out.extend((path, path_to_uri(path)) for path in ls.index_for_root(root).files())
+        out.extend((path, path_to_uri(path)) for path in ls.session.index_for_root(root).files())
     return out

@@ -21,10 +21,10 @@ def register(server: BatonServer) -> None:
             return []
         from ..model.data import Unreadable
 
-        doc = ls.index_for(path).document(path)
+        doc = ls.session.index_for(path).document(path)
         if isinstance(doc, Unreadable):  # over the size limit, binary: not parsed here either
             return []
-        lines = ls.lines_of(path)
+        lines = ls.session.lines_of(path)
         out: list[types.FoldingRange] = []
         if isinstance(doc, Plan):
             for phase in doc.phases:

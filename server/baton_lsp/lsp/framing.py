@@ -1,8 +1,7 @@
 """The byte level of the client connection: cutting the stream into JSON-RPC messages
 (`Framer`, which resynchronises after framing errors) and writing messages from a thread
-of its own (`QueuedWriter`). Free of pygls and lsprotocol: the early start (`early`) reads
-and answers the first messages with it before either is imported; `transport` serves the
-rest through pygls.
+of its own (`QueuedWriter`). Free of pygls and lsprotocol: `transport` hands what it frames
+to pygls.
 """
 
 from __future__ import annotations

@@ -192,9 +192,9 @@ def _json_at(ls: BatonServer, uri: str, position: types.Position, kind: Kind
     path = uri_path(uri)
     if path is None or not path.endswith(".json"):
         return None
-    if ls.index_for(path).kind_of(path) is not kind:
+    if ls.session.index_for(path).kind_of(path) is not kind:
         return None
-    lines = ls.lines_of(path)
+    lines = ls.session.lines_of(path)
     here = from_lsp_range(types.Range(start=position, end=position), lines)
     pos = Positions("\n".join(lines))
     offset = pos.starts[min(here.start_line, len(pos.starts) - 1)] + here.start_char
@@ -218,7 +218,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
     if found is None:
         return None
     path, lines, pos, where, on_key = found
-    idx = ls.index_for(path)
+    idx = ls.session.index_for(path)
     span = pos.spans[where]
     try:
         value = json.loads(pos.text[span.start:span.end])

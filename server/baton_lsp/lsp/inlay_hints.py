@@ -17,7 +17,7 @@ def register(server: BatonServer) -> None:
         if found is None:
             return []
         path, plan, graph = found
-        lines = ls.lines_of(path)
+        lines = ls.session.lines_of(path)
         window = from_lsp_range(params.range, lines)
         hints: list[types.InlayHint] = []
         for phase in plan.phases:

@@ -17,7 +17,7 @@ from ..paths import norm
 from . import diagnostics
 from .runs import tracker
 from .server import BatonServer, ClientSettings, uri_path
-from .wire import log_message
+from .wire import log_message, path_to_uri
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +46,9 @@ class ClientLogHandler(logging.Handler):
                 if self.loop is None:
                     with contextlib.suppress(RuntimeError):
                         self.loop = asyncio.get_running_loop()
-                self.server.protocol.send_message(message)
+                self.server.send_json(message)
             elif self.loop is not None:  # a checker thread: never write the transport here
-                self.loop.call_soon_threadsafe(self.server.protocol.send_message, message)
+                self.loop.call_soon_threadsafe(self.server.send_json, message)
         except Exception:  # logging must never take the server down
             pass
 
@@ -110,8 +110,8 @@ async def fetch_settings(ls: BatonServer) -> None:
         log.warning("could not read the `baton` settings from the client: %s", exc)
         return
     raw = result[0] if result else None
-    merged = {**ls.initialization_options.get("settings", {}), **(raw or {})}
-    ls.use_settings(ClientSettings.from_raw(merged))
+    merged = {**ls.session.initialization_options.get("settings", {}), **(raw or {})}
+    ls.session.use_settings(ClientSettings.from_raw(merged))
 
 
 def _engine_history(path: str) -> bool:
@@ -133,14 +133,13 @@ async def _index(ls: BatonServer) -> None:
 
 
 async def revalidate_all(ls: BatonServer) -> None:
-    ls.reload_configs()
-    for uri in list(ls.workspace.text_documents):
-        path = uri_path(uri)
-        if path is not None:
-            ls.index_for(path).set_overlay(path, ls.workspace.text_documents[uri].source)
+    ls.session.reload_configs()
+    documents = list(ls.session.documents.values())
+    for doc in documents:  # the indexes were configured anew: their overlays again
+        ls.session.index_for(doc.path).set_overlay(doc.path, doc.text)
     await _index(ls)
-    for uri in list(ls.workspace.text_documents):
-        await diagnostics.validate(ls, uri, dependents=False)
+    for doc in documents:
+        await diagnostics.validate(ls, doc.uri, dependents=False)
 
 
 FIRST_CHECKS_WAIT = 5.0
@@ -163,7 +162,7 @@ def register(server: BatonServer) -> None:
     def initialize(ls: BatonServer, params: types.InitializeParams) -> None:
         with contextlib.suppress(RuntimeError):  # handlers run on the event loop thread
             ls.event_loop = asyncio.get_running_loop()
-        ls.initialize(params.initialization_options,
+        ls.session.initialize(params.initialization_options,
                       [f.uri for f in params.workspace_folders or []],
                       params.root_uri, params.root_path)
 
@@ -184,7 +183,7 @@ def register(server: BatonServer) -> None:
             except Exception as exc:
                 log.info("file watching not registered: %s", exc)
         await first_checks(ls)
-        ls.reload_configs()
+        ls.session.reload_configs()
         tracker(ls).start()  # before indexing: no checkpoint written meanwhile is missed
         await _index(ls)
 
@@ -193,7 +192,7 @@ def register(server: BatonServer) -> None:
                                        params: types.DidChangeConfigurationParams) -> None:
         settings: Any = params.settings
         if isinstance(settings, dict) and isinstance(settings.get("baton"), dict):
-            ls.use_settings(ClientSettings.from_raw(settings["baton"]))
+            ls.session.use_settings(ClientSettings.from_raw(settings["baton"]))
         else:
             await fetch_settings(ls)
         await revalidate_all(ls)
@@ -203,28 +202,27 @@ def register(server: BatonServer) -> None:
             ls: BatonServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         """Folders added later are indexed and their workflows followed; a removed folder's
         diagnostics are withdrawn and its workflows no longer watched."""
-        ls.forget_roots()
-        before = set(ls.discover_roots())
+        ls.session.forget_roots()
+        before = set(ls.session.discover_roots())
         for folder in params.event.removed:
             path = uri_path(folder.uri)
             if path is not None:
-                ls.folders = [f for f in ls.folders if str(f) != path]
+                ls.session.folders = [f for f in ls.session.folders if str(f) != path]
         for folder in params.event.added:
             path = uri_path(folder.uri)
-            if path is not None and Path(path) not in ls.folders:
-                ls.folders.append(Path(path))
-        after = set(ls.discover_roots())
+            if path is not None and Path(path) not in ls.session.folders:
+                ls.session.folders.append(Path(path))
+        after = set(ls.session.discover_roots())
         for root in before - after:
             tracker(ls).unwatch(root)
-            ls.indexes.pop(norm(root), None)
+            ls.session.indexes.pop(norm(root), None)
             prefix = str(root) + os.sep
-            for path in [p for p in ls.results if p.startswith(prefix)]:
-                del ls.results[path]
-                ls.published.discard(path)
+            for path in [p for p in ls.session.results if p.startswith(prefix)]:
+                ls.session.withdraw(path)
                 if not ls.pull_diagnostics:
-                    diagnostics.send(ls, diagnostics.path_to_uri(path), None, [])
+                    diagnostics.send(ls, path_to_uri(path), None, [])
         if after - before:
-            ls.reload_configs()
+            ls.session.reload_configs()
             tracker(ls).start()
             await _index(ls)
 
@@ -233,12 +231,12 @@ def register(server: BatonServer) -> None:
                                        params: types.DidChangeWatchedFilesParams) -> None:
         config_changed = False
         if any(c.type != types.FileChangeType.Changed for c in params.changes):
-            ls.forget_roots()  # a `.claude/` or `specs/` may have come or gone
+            ls.session.forget_roots()  # a `.claude/` or `specs/` may have come or gone
         for change in params.changes:
             path = uri_path(change.uri)
             if path is None:
                 continue
-            if _engine_history(path) and ls.open_document(change.uri) is None:
+            if _engine_history(path) and ls.session.open_document(change.uri) is None:
                 continue  # the run tracker follows workflow directories itself
             name = os.path.basename(path)
             if name in ("pyproject.toml", "baton.toml") or (
@@ -246,27 +244,26 @@ def register(server: BatonServer) -> None:
                     and os.path.basename(os.path.dirname(path)) == ".claude-plugin"):
                 config_changed = True  # a plugin manifest decides what its files are
                 continue
-            idx = ls.index_for(path)
+            idx = ls.session.index_for(path)
             created_or_deleted = change.type != types.FileChangeType.Changed
             others = idx.changed(path, created_or_deleted=created_or_deleted)
             uri = change.uri
-            if ls.open_document(uri) is None:
+            if ls.session.open_document(uri) is None:
                 if change.type == types.FileChangeType.Deleted:
-                    ls.results.pop(path, None)
-                    ls.published.discard(path)
+                    ls.session.withdraw(path)
                     if not ls.pull_diagnostics:
                         diagnostics.send(ls, uri, None, [])
                 elif idx.kind_of(path) is not None:
                     await diagnostics.validate(ls, uri, dependents=False)
             for other in sorted(others):
-                await diagnostics.validate(ls, diagnostics.path_to_uri(other), dependents=False)
+                await diagnostics.validate(ls, path_to_uri(other), dependents=False)
         if config_changed:
             await revalidate_all(ls)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: BatonServer, params: Any) -> None:
         ls.stopping = True
-        ls.save_results()  # what was checked since indexing, for the next start
+        ls.session.save_results()  # what was checked since indexing, for the next start
         tracker(ls).stop()
         ls.checks.stop()
         ls.executor.shutdown(wait=False, cancel_futures=True)

@@ -139,8 +139,8 @@ def cursor_at(ls: Any, uri: str, position: Any) -> Cursor | None:
     path = uri_path(uri)
     if path is None:
         return None
-    idx = ls.index_for(path)
+    idx = ls.session.index_for(path)
     doc = idx.document(path)
-    lines = ls.lines_of(path)
+    lines = ls.session.lines_of(path)
     line, char = from_lsp_position(position, lines)
     return Cursor(path, idx, doc, lines, element_at(doc, lines, line, char))

@@ -18,7 +18,7 @@ def plan_for(ls: BatonServer, uri: str) -> tuple[str, Plan, PlanGraph] | None:
     path = uri_path(uri)
     if path is None:
         return None
-    doc = ls.index_for(path).document(path)
+    doc = ls.session.index_for(path).document(path)
     if not isinstance(doc, Plan):
         return None
     return path, doc, build_graph(doc)

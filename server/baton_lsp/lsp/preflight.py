@@ -122,9 +122,9 @@ def _check_root(root: Path, settings: WorkflowSettings,
 async def refresh(ls: BatonServer) -> None:
     """Re-run the checks for every workspace and publish BTN002 where they changed."""
     found: dict[str, list[Finding]] = {}
-    trusted = bool(ls.settings.trusted or ls.initialization_options.get("trusted"))
-    for root, idx in list(ls.indexes.items()):
-        if norm(root) in ls.config_errors:
+    trusted = bool(ls.session.settings.trusted or ls.session.initialization_options.get("trusted"))
+    for root, idx in list(ls.session.indexes.items()):
+        if norm(root) in ls.session.config_errors:
             continue  # BTN001 first: the defaults in use launch no agent CLI
         try:
             source, problems = await asyncio.to_thread(_check_root, Path(root),
@@ -143,7 +143,7 @@ async def refresh(ls: BatonServer) -> None:
                     message=f"Baton: `baton run` would stop before any agent runs: {text}"))
             continue
         found.setdefault(norm(source), []).extend(findings_for(source, problems))
-    ls.preflight_findings = found
+    ls.session.preflight_findings = found
     publish_config_errors(ls)
 
 
@@ -158,13 +158,13 @@ def schedule(ls: BatonServer) -> None:
 def publish_config_errors(ls: BatonServer) -> None:
     """BTN001 on each broken configuration file and BTN002 (preflight) on each configuration
     that would stop `baton run`; both cleared once fixed."""
-    broken = {norm(src): msg for src, msg in ls.config_errors.values() if src}
-    current = broken.keys() | ls.preflight_findings.keys()
+    broken = {norm(src): msg for src, msg in ls.session.config_errors.values() if src}
+    current = broken.keys() | ls.session.preflight_findings.keys()
     for path in sorted(current | ls.config_error_files):
-        findings = list(ls.preflight_findings.get(path, []))
+        findings = list(ls.session.preflight_findings.get(path, []))
         if path in broken:
-            findings.insert(0, config_finding(path, broken[path], ls.lines_of(path)))
-        publish(ls, path, ls.open_version(path_to_uri(path)), findings)
+            findings.insert(0, config_finding(path, broken[path], ls.session.lines_of(path)))
+        publish(ls, path, ls.session.open_version(path_to_uri(path)), findings)
     ls.config_error_files = set(current)
 
 

@@ -68,7 +68,7 @@ class Tracker:
 
     def start(self) -> None:
         """Watch every workspace root and pick up workflows already there."""
-        for root in self.ls.discover_roots():
+        for root in self.ls.session.discover_roots():
             self.watch(Path(root))
 
     def watch(self, root: Path) -> None:
@@ -160,13 +160,13 @@ class Tracker:
         self.scheduled[key] = loop.call_later(COALESCE_SECONDS, fire)
 
     async def scan(self, root: Path) -> None:
-        runs = self.ls.index_for_root(root).runs
+        runs = self.ls.session.index_for_root(root).runs
         for wid in await asyncio.to_thread(runs.workflow_ids):
             if (root, wid) not in self.seen:
                 await self.refresh(root, wid)
 
     async def refresh(self, root: Path, wid: str) -> None:
-        runs = self.ls.index_for_root(root).runs
+        runs = self.ls.session.index_for_root(root).runs
         try:
             view = await asyncio.to_thread(runs.view, wid)
         except Exception:
@@ -198,7 +198,7 @@ class Tracker:
         plan and whatever recorded the workflow's directory; agent files (they depend on
         every workflow) only when the run started, stopped or its failed agent steps
         changed — a failed run failing again elsewhere keeps its status."""
-        idx = self.ls.index_for_root(root)
+        idx = self.ls.session.index_for_root(root)
         targets = idx.direct_dependents(idx.runs.base / view.workflow_id)
         if old is None or old.status != view.status or old.running != view.running or \
                 _agent_failures(old) != _agent_failures(view):

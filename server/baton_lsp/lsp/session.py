@@ -1,9 +1,15 @@
-"""The language server's state that needs no pygls: workspaces, their configuration, the
-editor settings and the results of checks.
+"""The language server's state, free of pygls: the open documents, the workspaces, their
+configuration, the editor settings and the results of checks.
 
-The early start (`early`) checks the first opened document with a `Session` before pygls
-and lsprotocol are imported; the server (`server.BatonServer`, a `Session` too) then takes
-it over, so nothing the early start learnt is computed twice.
+The server (`server.BatonServer`) holds one `Session` and every handler reaches it as
+`ls.session`; documents change only through its named operations (`open`, `change`,
+`close`, `withdraw`).
+
+The one store of open documents is this one, not pygls' `Workspace`: pygls splits lines
+with `str.splitlines`, which also breaks at U+2028, U+0085 and form feeds, so every edit
+below such a character landed a line off, and keeping both meant two copies of every open
+text. A document's text reaches the checks as its workspace index's overlay, which only
+these operations set.
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..paths import norm
+from .wire import Change, apply_change, uri_path
 
 if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
     from ..model.base import Finding, Kind
@@ -92,6 +100,17 @@ class DocResult:
     findings: list[Finding]
 
 
+@dataclass
+class Document:
+    """A document open in the editor: its text as the editor has it."""
+
+    uri: str
+    path: str
+    version: int | None
+    text: str
+    language_id: str = ""
+
+
 INDEXED = "indexed %d files in %d workspace(s) (%d from the result cache)"
 """The line start-up indexing logs when it is done (clients and benchmarks wait for it)."""
 
@@ -99,7 +118,10 @@ INDEXED = "indexed %d files in %d workspace(s) (%d from the result cache)"
 class Session:
     """Workspaces, configuration, settings and check results: everything a check needs."""
 
-    def __init__(self) -> None:
+    def __init__(self, config_error_found: Callable[[str], None] | None = None) -> None:
+        self.documents: dict[str, Document] = {}
+        """Open documents by normalised path (a URI quoted one way or another is one file)."""
+        self.on_config_error = config_error_found
         self.settings = ClientSettings()
         self.initialization_options: dict[str, Any] = {}
         self.folders: list[Path] = []
@@ -116,28 +138,72 @@ class Session:
         self._result_cache: ResultCache | None = None
         self._roots: dict[str, Path] = {}
         self._discovered: tuple[tuple[Path, ...], list[Path]] | None = None
-        self.indexed: tuple[Path, ...] | None = None
-        """The folders whose every workspace the early start indexed from the result cache:
-        the server's first indexing pass of the same folders has nothing left to do."""
 
-    def take_over(self, other: Session) -> None:
-        """Adopt everything `other` (the early start's session) holds."""
-        mine = vars(self)
-        for name, value in vars(other).items():
-            if name in mine:
-                setattr(self, name, value)
+    # -- open documents -------------------------------------------------------------------
+
+    def open(self, uri: str, text: str, version: int | None,
+             language_id: str = "") -> Document | None:
+        """The editor opened `uri` (None: no file of ours)."""
+        path = uri_path(uri)
+        if path is None:
+            return None
+        doc = Document(uri, path, version, text, language_id)
+        self.documents[path] = doc
+        self.index_for(path).set_overlay(path, text)
+        return doc
+
+    def change(self, uri: str, version: int | None,
+               changes: Iterable[Change]) -> Document | None:
+        """Apply an edit's `contentChanges` with LSP's line rules (see `wire.apply_change`);
+        None when `uri` is not open (the edit is dropped and logged)."""
+        doc = self.open_document(uri)
+        if doc is None:
+            log.warning("didChange for %s, which is not open: ignored", uri)
+            return None
+        text = doc.text
+        for item in changes:
+            text = apply_change(text, item)
+        doc.text, doc.version = text, version
+        self.index_for(doc.path).set_overlay(doc.path, text)
+        return doc
+
+    def close(self, uri: str) -> str | None:
+        """The editor closed `uri`: checks read the file on disk again. Its path, or None."""
+        path = uri_path(uri)
+        if path is None:
+            return None
+        self.documents.pop(path, None)
+        index = self.index_for(path)
+        index.drop_overlay(path)
+        index.changed(path)
+        return path
+
+    def withdraw(self, path: str) -> None:
+        """Forget `path`'s results: its file or its workspace is gone (the server clears the
+        client's diagnostics of it)."""
+        self.results.pop(path, None)
+        self.published.discard(path)
+
+    def open_document(self, uri: str) -> Document | None:
+        path = uri_path(uri)
+        return self.documents.get(path) if path is not None else None
+
+    def open_version(self, uri: str) -> int | None:
+        doc = self.open_document(uri)
+        return doc.version if doc is not None else None
 
     def open_text(self, path: str) -> str | None:
         """The editor's text of `path`, None if it is not open there."""
-        return None
+        doc = self.documents.get(path)
+        if doc is None and self.documents:
+            doc = self.documents.get(norm(path))
+        return doc.text if doc is not None else None
 
     def initialize(self, options: Any, folders: list[str], root_uri: str | None,
                    root_path: str | None) -> None:
         """What `initialize` tells: the initialization options (with the `baton` settings)
         and the workspace folders: `workspaceFolders`, else `rootUri`, else the deprecated
         `rootPath`."""
-        from .wire import uri_path
-
         self.initialization_options = options if isinstance(options, dict) else {}
         self.use_settings(ClientSettings.from_raw(self.initialization_options.get("settings")))
         found = [uri_path(uri) for uri in folders]
@@ -229,6 +295,8 @@ class Session:
 
     def config_error_found(self, message: str) -> None:
         """A project's configuration is invalid (the server tells the user at once)."""
+        if self.on_config_error is not None:
+            self.on_config_error(message)
 
     def reload_configs(self) -> None:
         for root, idx in list(self.indexes.items()):

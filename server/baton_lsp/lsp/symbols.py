@@ -74,7 +74,8 @@ def register(server: BatonServer) -> None:
         path = uri_path(params.text_document.uri)
         if path is None:
             return []
-        return document_symbols(ls.index_for(path).document(path), ls.lines_of(path))
+        session = ls.session
+        return document_symbols(session.index_for(path).document(path), session.lines_of(path))
 
     @server.feature(types.WORKSPACE_SYMBOL)
     @guard(list)
@@ -120,10 +121,10 @@ def _symbol_files(ls: BatonServer, token: CancelToken) -> list[_File]:
     finding the workspaces walks the folders)."""
     from ..model.base import Kind
 
-    out = []
-    for root in ls.discover_roots():
+    out: list[_File] = []
+    for root in ls.session.discover_roots():
         token.check()
-        idx = ls.index_for_root(root)
+        idx = ls.session.index_for_root(root)
         for path, kind in sorted(idx.files().items()):
             if kind in (Kind.PLAN, Kind.AGENT, Kind.COMMAND, Kind.OPENCODE_AGENT,
                         Kind.OPENCODE_COMMAND):

@@ -23,6 +23,13 @@ client:
 Every repair or drop is logged (`window/logMessage`), so the server is never alive and
 silent; end of input in the middle of a message is logged before the server exits.
 
+pygls is handed each framed message through its protocol's public entry points
+(`structure_message`, then `handle_message`) rather than through `start_io` with a stream
+that drops broken frames: such a stream could only drop, while a broken body must be
+answered (a parse error with id null, an invalid request with its id), a `start_io` stream
+is stdio only (TCP is served the same way here), and pygls' reader would parse each header
+a second time.
+
 Reading and writing happen on threads of their own (`_pump`, `QueuedWriter`), so neither a
 silent client nor a slow reader holds up the event loop, and messages are dispatched as
 they are framed (see `serve` for when the loop turns between them).
@@ -36,8 +43,8 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, BinaryIO, Protocol
 
 from pygls.exceptions import JsonRpcException
 
@@ -51,22 +58,23 @@ from .framing import (
     QueuedWriter,
 )
 
-if TYPE_CHECKING:
-    from .early import Start
-
 
 class RpcProtocol(Protocol):
-    """What the reader needs of the server's protocol (`server.BatonProtocol`)."""
+    """What the reader needs of pygls' protocol: its public `structure_message` and
+    `handle_message`."""
 
     def structure_message(self, data: dict[str, Any]) -> Any: ...
     def handle_message(self, message: Any) -> None: ...
-    def send_error(self, msg_id: int | str | None, code: int, message: str) -> None: ...
-    def set_writer(self, writer: Any, include_headers: bool = True) -> None: ...
 
 
 class RpcServer(Protocol):
-    protocol: Any
+    """What the reader needs of the server (`server.BatonServer`)."""
 
+    @property
+    def protocol(self) -> RpcProtocol: ...
+
+    def connect(self, writer: Any) -> None: ...
+    def send_error(self, msg_id: int | str | None, code: int, message: str) -> None: ...
     def shutdown(self) -> None: ...
 
 
@@ -105,33 +113,34 @@ def malformed(raw: dict[str, Any]) -> str | None:
     return None
 
 
-def dispatch(protocol: RpcProtocol, frame: Frame) -> None:
+def dispatch(server: RpcServer, frame: Frame) -> None:
     """Hand one frame to pygls, answering what it would leave unanswered."""
+    protocol = server.protocol
     if frame.problem:
         level = logging.WARNING if frame.message is not None else logging.ERROR
         log.log(level, "message framing: %s", frame.problem)
     if frame.message is None:
         if frame.unparsable:
-            protocol.send_error(None, PARSE_ERROR, f"Parse error: {frame.problem}")
+            server.send_error(None, PARSE_ERROR, f"Parse error: {frame.problem}")
         return
     raw = frame.message
     if not isinstance(raw, dict) or raw.get("jsonrpc") != "2.0":
         msg_id = raw.get("id") if isinstance(raw, dict) else None
         log.error("dropped a message that is not JSON-RPC 2.0: %.200s", json.dumps(raw))
         if not isinstance(raw, dict) or "method" in raw or "id" in raw:
-            protocol.send_error(msg_id if _valid_id(msg_id) else None, INVALID_REQUEST,
+            server.send_error(msg_id if _valid_id(msg_id) else None, INVALID_REQUEST,
                                 "Invalid Request: not a JSON-RPC 2.0 message")
         return
     if "id" in raw and not _valid_id(raw["id"]) and raw["id"] is not None:
         log.error("dropped a message whose id is neither a number nor a string")
-        protocol.send_error(None, INVALID_REQUEST, "Invalid Request: bad id")
+        server.send_error(None, INVALID_REQUEST, "Invalid Request: bad id")
         return
     problem = malformed(raw)
     if problem is not None:
         msg_id = raw.get("id")
         log.error("dropped an invalid JSON-RPC message (%s): %.200s", problem, json.dumps(raw))
         if "method" in raw or not ("result" in raw or "error" in raw):  # never answer a reply
-            protocol.send_error(msg_id if _valid_id(msg_id) else None, INVALID_REQUEST,
+            server.send_error(msg_id if _valid_id(msg_id) else None, INVALID_REQUEST,
                                 f"Invalid Request: {problem}")
         return
     try:
@@ -140,7 +149,7 @@ def dispatch(protocol: RpcProtocol, frame: Frame) -> None:
         method = raw.get("method")
         log.error("cannot read %s: %s", method or "a response", exc)
         if method is not None and _valid_id(raw.get("id")):
-            protocol.send_error(raw["id"], exc.code, f"{exc.message}: {method}")
+            server.send_error(raw["id"], exc.code, f"{exc.message}: {method}")
         return
     try:
         protocol.handle_message(message)
@@ -150,23 +159,21 @@ def dispatch(protocol: RpcProtocol, frame: Frame) -> None:
         log.exception("handling %s failed", raw.get("method") or "a response")
 
 
-async def serve(protocol: RpcProtocol, next_chunk: Callable[[], Awaitable[bytes]],
-                framer: Framer | None = None, backlog: Sequence[Frame] = ()) -> None:
-    """Read messages until end of input, dispatching each as soon as it is framed;
-    `framer` and `backlog` carry on from what the early start read (`early`)."""
-    framer = framer or Framer()
-    frames = list(backlog)
+async def serve(server: RpcServer, next_chunk: Callable[[], Awaitable[bytes]]) -> None:
+    """Read messages until end of input, dispatching each as soon as it is framed."""
+    framer = Framer()
+    frames: list[Frame] = []
     while True:
         for frame in frames:
-            dispatch(protocol, frame)
+            dispatch(server, frame)
             if not isinstance(frame.message, dict) or \
                     frame.message.get("method") != "textDocument/didChange":
                 # An async handler starts before the next message is read: a setting it
                 # applies holds for the requests behind it, and a `$/cancelRequest` right
-                # behind a request finds it running. didChange is handled at once (see
-                # `server.BatonProtocol`) and needs no turn of the loop: each turn polls
-                # the selector, a system call that gives the GIL away to the checker
-                # threads (~0.5 ms per keystroke under a burst of edits).
+                # behind a request finds it running. didChange is handled at once (a plain
+                # handler, see `server.BatonProtocol`) and needs no turn of the loop: each
+                # turn polls the selector, a system call that gives the GIL away to the
+                # checker threads (~0.5 ms per keystroke under a burst of edits).
                 await asyncio.sleep(0)
         await asyncio.sleep(0)
         try:
@@ -179,7 +186,7 @@ async def serve(protocol: RpcProtocol, next_chunk: Callable[[], Awaitable[bytes]
         else:
             if not data:
                 for frame in framer.eof():
-                    dispatch(protocol, frame)
+                    dispatch(server, frame)
                 log.info("the client closed the connection; exiting")
                 return
             frames = framer.feed(data)
@@ -217,10 +224,8 @@ def _client_gone() -> None:
     raise SystemExit(0)  # on the event loop: ends `asyncio.run`, then the server
 
 
-def run_stdio(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO,
-              start: Start | None = None) -> None:
-    """Serve over a pair of byte streams (the client's pipes), carrying on from the early
-    start when there was one (its writer, its framer, the messages it read)."""
+def run_stdio(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Serve over a pair of byte streams (the client's pipes)."""
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -229,17 +234,13 @@ def run_stdio(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO,
             with contextlib.suppress(RuntimeError):  # the loop may be closed already
                 loop.call_soon_threadsafe(_client_gone)
 
-        writer = start.writer if start is not None else QueuedWriter(stdout)
-        writer.on_broken = broken
-        server.protocol.set_writer(writer)
+        writer = QueuedWriter(stdout, on_broken=broken)
+        server.connect(writer)
         queue: asyncio.Queue[bytes] = asyncio.Queue()
         # A daemon thread: a read blocked on a silent client must not hold up the exit.
         threading.Thread(target=_pump, args=(stdin, loop, queue), name="baton-stdin",
                          daemon=True).start()
-        if start is None:
-            await serve(server.protocol, queue.get)
-        else:
-            await serve(server.protocol, queue.get, start.framer, start.frames)
+        await serve(server, queue.get)
 
     try:
         asyncio.run(main())
@@ -258,8 +259,8 @@ def run_tcp(server: RpcServer, host: str, port: int) -> None:
     listening: list[asyncio.Server] = []
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        server.protocol.set_writer(writer)  # type: ignore[arg-type]
-        await serve(server.protocol, lambda: reader.read(READ_BYTES))
+        server.connect(writer)
+        await serve(server, lambda: reader.read(READ_BYTES))
         server.shutdown()
         for tcp in listening:  # like pygls: the server ends with its client
             tcp.close()

@@ -1,8 +1,9 @@
-"""LSP on the wire without lsprotocol: URIs ↔ paths, UTF-16 columns, findings as the JSON of
-a `Diagnostic` and their publication. Every push of diagnostics is written with these (the
-early start's before lsprotocol is imported, the server's without cattrs, whose first
-publication generated converters on the way to indexing); `convert` builds its typed values
-(pull reports, code actions) from the same tables.
+"""LSP on the wire without lsprotocol: URIs ↔ paths, UTF-16 columns, edits applied with
+LSP's line rules, findings as the JSON of a `Diagnostic` and their publication.
+
+`diagnostic_json` is the one encoder of findings: pushes are written with it directly (no
+cattrs on the way to the first diagnostics), and `convert.to_diagnostic` structures its
+output where a typed `Diagnostic` is needed (pull reports, code actions).
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls import uris  # plain functions over urllib: no lsprotocol behind them
 
@@ -80,6 +82,67 @@ def utf16_col(line: str, char: int) -> int:
     return len(prefix) + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
 
 
+def cp_col(line: str, col16: int) -> int:
+    """The code point index of UTF-16 column `col16` on `line` (clamped to the line)."""
+    if line.isascii():
+        return min(col16, len(line))
+    units = 0
+    for i, ch in enumerate(line):
+        if units >= col16:
+            return i
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _offset(source: str, line: int, char16: int) -> int:
+    """Index into `source` of an LSP position: lines end at \n, \r\n or \r only, the
+    column counts UTF-16 units; both are clamped to the text (LSP: a column past the end
+    of its line means the end of the line)."""
+    start = 0
+    if line > 0:
+        if "\r" not in source:
+            parts = source.split("\n", line)  # the first `line` lines, cut in C
+            if len(parts) <= line:
+                return len(source)
+            start = len(source) - len(parts[-1])
+        else:
+            for seen, m in enumerate(_LINE_BREAK.finditer(source), 1):
+                if seen == line:
+                    start = m.end()
+                    break
+            else:
+                return len(source)
+    brk = _LINE_BREAK.search(source, start)
+    end = brk.start() if brk else len(source)
+    return start + cp_col(source[start:end], char16)
+
+
+class Change(Protocol):
+    """One `contentChanges` item as lsprotocol structures it (a range replacement when it
+    has a `range`, else the whole text)."""
+
+    @property
+    def text(self) -> str: ...
+
+
+def apply_change(source: str, change: Change) -> str:
+    """`source` after one `contentChanges` item (a range replacement or the whole text).
+
+    LSP's lines end at \n, \r\n or \r only: pygls' `str.splitlines` also breaks at
+    U+2028, U+0085 and form feeds, which put every edit below one a line off."""
+    rng = getattr(change, "range", None)
+    if rng is None:
+        return change.text
+    a = _offset(source, rng.start.line, rng.start.character)
+    b = _offset(source, rng.end.line, rng.end.character)
+    if b < a:
+        a, b = b, a
+    return source[:a] + change.text + source[b:]
+
+
 def position(line: int, char: int, lines: Sequence[str]) -> tuple[int, int]:
     """(line, UTF-16 column) of a core position, both clamped at 0."""
     text = lines[line] if 0 <= line < len(lines) else ""
@@ -115,8 +178,8 @@ def diagnostic_data(f: Finding) -> dict[str, Any]:
 
 def diagnostic_json(f: Finding, lines: Sequence[str],
                     lines_of: Callable[[str], Sequence[str]] | None = None) -> dict[str, Any]:
-    """`f` as the JSON of an LSP `Diagnostic`, exactly as lsprotocol writes the one
-    `convert.to_diagnostic` builds (the test compares them on the whole corpus)."""
+    """`f` as the JSON of an LSP `Diagnostic`: the one encoding of a finding (typed, it is
+    `convert.to_diagnostic`; the test writes that back and compares on the whole corpus)."""
     out: dict[str, Any] = {"range": range_json(f.range, lines), "message": f.message,
                            "severity": SEVERITY[f.severity], "code": f.code,
                            "codeDescription": {"href": f.url}, "source": SOURCE}

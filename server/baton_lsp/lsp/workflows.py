@@ -74,8 +74,8 @@ def parse(command: str, model: str, args: tuple[Any, ...]) -> Any:
 
 
 def _roots(ls: BatonServer) -> list[Path]:
-    roots = ls.discover_roots()
-    return roots or list(ls.folders)
+    roots = ls.session.discover_roots()
+    return roots or list(ls.session.folders)
 
 
 def _root(ls: BatonServer, command: str, workspace: str | None) -> Path:
@@ -129,7 +129,7 @@ def bash_status(ls: BatonServer, run_id: str, workspace: str | None) -> dict[str
 
 
 def _trusted(ls: BatonServer) -> bool:
-    return bool(ls.settings.trusted or ls.initialization_options.get("trusted"))
+    return bool(ls.session.settings.trusted or ls.session.initialization_options.get("trusted"))
 
 
 def _require_trust(ls: BatonServer, command: str) -> None:
@@ -425,7 +425,7 @@ def editor_settings(ls: BatonServer) -> list[str]:
     (camelCase keys become the kebab-case of the files; unset values are left out)."""
     import re
 
-    raw = ls.settings.overrides.get("workflow")
+    raw = ls.session.settings.overrides.get("workflow")
     if not isinstance(raw, dict):
         return []
     out: list[str] = []
