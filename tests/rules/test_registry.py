@@ -39,3 +39,11 @@ def test_a_first_check_loads_only_its_kind() -> None:
                          timeout=120, check=True).stdout.splitlines()
     assert out[0] == "[]"
     assert "BTN101" in out[1]
+
+
+def test_the_code_index_names_every_registered_rule() -> None:
+    """`RULE_CODES` lets `select` / `ignore` be checked without importing every rule module:
+    it must be exactly the registry's codes (add a new rule's code there)."""
+    from baton_lsp.rules import RULE_CODES
+
+    assert {r.code for r in all_rules()} == set(RULE_CODES)

@@ -67,6 +67,30 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
 document is checked before the rest of the rules load. `tests/rules/test_registry.py`
 checks this map against the full registry."""
 
+RULE_CODES: frozenset[str] = frozenset((
+    'BTN000', 'BTN001', 'BTN002', 'BTN003', 'BTN101', 'BTN102', 'BTN103', 'BTN104', 'BTN105',
+    'BTN106', 'BTN110', 'BTN111', 'BTN112', 'BTN113', 'BTN114', 'BTN115', 'BTN116', 'BTN117',
+    'BTN120', 'BTN121', 'BTN122', 'BTN123', 'BTN124', 'BTN130', 'BTN131', 'BTN132', 'BTN133',
+    'BTN140', 'BTN141', 'BTN142', 'BTN143', 'BTN201', 'BTN202', 'BTN203', 'BTN204', 'BTN205',
+    'BTN206', 'BTN207', 'BTN208', 'BTN209', 'BTN210', 'BTN211', 'BTN212', 'BTN220', 'BTN221',
+    'BTN222', 'BTN230', 'BTN231', 'BTN240', 'BTN241', 'BTN242', 'BTN301', 'BTN302', 'BTN303',
+    'BTN304', 'BTN305', 'BTN306', 'BTN307', 'BTN308', 'BTN310', 'BTN311', 'BTN312', 'BTN313',
+    'BTN314', 'BTN315', 'BTN316', 'BTN317', 'BTN318', 'BTN319', 'BTN320', 'BTN321', 'BTN322',
+    'BTN323', 'BTN324', 'BTN325', 'BTN326', 'BTN327', 'BTN328', 'BTN329', 'BTN330', 'BTN331',
+    'BTN400', 'BTN401', 'BTN402', 'BTN403', 'BTN404', 'BTN405', 'BTN406', 'BTN407', 'BTN410',
+    'BTN411', 'BTN412', 'BTN413', 'BTN414', 'BTN415', 'BTN416', 'BTN417', 'BTN501', 'BTN502',
+    'BTN503', 'BTN504', 'BTN505', 'BTN506', 'BTN600', 'BTN601', 'BTN602', 'BTN603', 'BTN604',
+    'BTN605', 'BTN701', 'BTN702', 'BTN703', 'BTN704', 'BTN705', 'BTN706', 'BTN710', 'BTN711',
+    'BTN712', 'BTN713', 'BTN720', 'BTN721', 'BTN722', 'BTN723', 'BTN724', 'BTN801', 'BTN802',
+    'BTN803', 'BTN804', 'BTN805', 'BTN806', 'BTN807', 'BTN808', 'BTN809', 'BTN810', 'BTN811',
+    'BTN812', 'BTN813', 'BTN814', 'BTN820', 'BTN821', 'BTN822', 'BTN823', 'BTN824', 'BTN825',
+    'BTN826', 'BTN830', 'BTN831', 'BTN832', 'BTN833', 'BTN834', 'BTN835', 'BTN836', 'BTN840',
+    'BTN841',
+))
+"""Every registered rule's code, known without importing a rule module: `select` / `ignore`
+are checked against it before a check (the checkpoint rules' modules import pydantic).
+`tests/rules/test_registry.py` checks it against the full registry."""
+
 _loaded = False
 _kinds_loaded: set[str] = set()
 _lock = threading.Lock()
