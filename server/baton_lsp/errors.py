@@ -7,3 +7,9 @@ class ConfigError(Exception):
 
 class PathError(Exception):
     """A path given on the command line does not exist or cannot be checked."""
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be read, parsed, validated, migrated or written. Defined here,
+    not beside the checkpoint models, so reading the run store (`baton cancel`, a lock's
+    owner) never imports pydantic; `runs.checkpoint` re-exports it."""

@@ -370,7 +370,7 @@ def _summary(root: Path, wid: str) -> dict[str, Any]:
 def cmd_status(args: argparse.Namespace) -> int:
     from ..runs.store import list_workflows, valid_id
     from ..workflow.accounting import format_usage, reduction_text
-    from ..workflow.isolation import live_worktrees
+    from ..workflow.worktrees import live_worktrees
 
     root = _root(args)
     if args.workflow_id:

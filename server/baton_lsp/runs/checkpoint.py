@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..errors import CheckpointError as CheckpointError
 from ..model.checkpoint import (
     VERSION_MODELS,
     Checkpoint,
@@ -45,10 +46,6 @@ MAX_ERRORS_SHOWN = 8
 M = TypeVar("M", bound=BaseModel)
 CheckpointKind = Literal["checkpoint", "iteration", "supervisor"]
 AnyCheckpoint = Checkpoint | IterationCheckpoint | SupervisorCheckpoint
-
-
-class CheckpointError(Exception):
-    """A checkpoint that cannot be read, parsed, validated, migrated or written."""
 
 
 @dataclass

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import CheckpointError
 from . import confine, signing
-from .checkpoint import CheckpointError
 from .places import checkpoints_root
 
 log = logging.getLogger(__name__)

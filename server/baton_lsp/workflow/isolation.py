@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .. import paths
 from ..model.config import WorkflowSettings
 from ..parse.plan_marks import plan_fingerprint
 from ..runs import confine
@@ -55,15 +54,14 @@ from .shipping import (
     heads,
     key_problem,
 )
+from .worktrees import TREE_NAME, WORKTREES
 
 log = logging.getLogger(__name__)
 
-WORKTREES = Path(*paths.WORKTREES)
 INCLUDE_FILE = ".worktreeinclude"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 ADMIN_WAIT = 120.0
 """Seconds a run blocks for another's worktree administration or merge (each takes moments)."""
-_TREE = re.compile(r"^baton-(?P<wid>.+)-phase-(?P<pid>[A-Za-z0-9._-]+)$")
 
 PlanEdit = Callable[[bytes], "bytes | None"]
 """A phase's marker edit of the plan's bytes (None: nothing to mark)."""
@@ -196,23 +194,6 @@ class PhaseTree:
     branch: str
     base: str
     cwd: Path
-
-
-def live_worktrees(root: Path) -> list[dict[str, str | None]]:
-    """Baton's phase worktrees in the workspace (`baton status`): path, branch, workflow
-    id and phase of each."""
-    repo = repo_of(root)
-    if repo is None or not os.path.isdir(root / WORKTREES):
-        return []
-    base = os.path.realpath(root / WORKTREES)
-    out: list[dict[str, str | None]] = []
-    with contextlib.suppress(GitError):
-        for path, branch in repo.worktrees()[1:]:
-            m = _TREE.match(path.name)
-            if m and os.path.realpath(path.parent) == base:
-                out.append({"path": str(path), "branch": branch, "workflow_id": m["wid"],
-                            "phase": m["pid"]})
-    return out
 
 
 class Isolation:
@@ -946,7 +927,7 @@ class Isolation:
         found: set[str] = set()
         with contextlib.suppress(OSError):
             for entry in os.scandir(self.root / WORKTREES):
-                m = _TREE.match(entry.name)
+                m = TREE_NAME.match(entry.name)
                 if m and m["wid"] == wid:
                     found.add(m["pid"])
         prefix = f"baton/{wid}/phase-"
