@@ -42,7 +42,7 @@ case "$mode" in
     # Universal: one file for every platform and Python >= 3.11. setuptools is the build
     # backend, locked too so the editable install needs nothing unpinned.
     printf 'setuptools>=68\n' > "$venv/build.in"
-    "$uv" pip compile pyproject.toml "$venv/build.in" --extra test --universal \
+    "$uv" pip compile pyproject.toml "$venv/build.in" --extra test --extra dask --universal \
       --python-version 3.11 --generate-hashes --no-header --quiet \
       -o requirements.lock.txt
     sed -i "s|$venv/build.in|build backend (scripts/deps.sh)|" requirements.lock.txt
