@@ -30,6 +30,7 @@ from ..runs.record import NEEDS_ATTENTION, nest_supervisor_state
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
 from . import accounting, preflight, resume, supervisor
+from .executors import check_executor
 from .failures import (
     FATAL,
     PERMANENT,
@@ -88,6 +89,7 @@ class Engine(Run):
         leaves the workspace as it was (EngineError: usage, exit 2; StartRefused: exit 1)."""
         validate_runners(self.settings, self.runner_name)
         validate_request(self.root, self.settings, req)
+        self._check_executor()
         self._choose_runner()
         self._check_runners()
         if self.runner_from != AUTO_RUNNER:
@@ -165,6 +167,7 @@ class Engine(Run):
                 self.say(f"resuming despite: {p}")
             self._restore_identity(entry.sequence)
             self._check_runners()
+            self._check_executor()
             classifier = not self.baton.get("classify", {}).get("done", True)
             try:
                 versions = self._preflight(
@@ -259,6 +262,7 @@ class Engine(Run):
                                                   sorted(s.value for s in exc.valid)),
                                               "transition_reason": exc.reason}))
         finally:
+            await self.close_executor()
             self.pgids.clear()
             with contextlib.suppress(StoreFailure):
                 self.write_owner()
@@ -285,6 +289,13 @@ class Engine(Run):
         self.runner_name = cli
         self.runner_from = AUTO_RUNNER
         self.say(f"runner: {cli} (auto: the first agent CLI installed and logged in)")
+
+    def _check_executor(self) -> None:
+        """`[workflow] executor` can work (Dask installed, a scheduler address Baton uses)."""
+        try:
+            check_executor(self.settings)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
 
     def _check_runners(self) -> None:
         try:
