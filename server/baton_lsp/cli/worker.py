@@ -79,7 +79,7 @@ async def _serve(args: argparse.Namespace, resources: dict[str, float]) -> int:
     from distributed.security import Security
 
     from ..workflow.executors import parse_scheduler
-    from ..workflow.executors.task import sweep_orphans, worker_dir
+    from ..workflow.executors.task import stop_own_groups, sweep_orphans, worker_dir
 
     local, address = parse_scheduler(args.address)
     if local is not None:
@@ -102,6 +102,8 @@ async def _serve(args: argparse.Namespace, resources: dict[str, float]) -> int:
                               "security": security, "name": args.name,
                               "dashboard": False,
                               "host": "127.0.0.1" if _on_this_machine(address) else None}
+    if _on_this_machine(address):
+        kwargs["dashboard_address"] = "127.0.0.1:0"
     if args.local_directory is not None:
         kwargs["local_directory"] = str(args.local_directory)
     if args.death_timeout is not None:
@@ -113,7 +115,13 @@ async def _serve(args: argparse.Namespace, resources: dict[str, float]) -> int:
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(worker.close()))
     print(f"baton worker {worker.address}: {', '.join(f'{k}={v:g}' for k, v in resources.items())}",
           file=sys.stderr, flush=True)
-    await worker.finished()
+    try:
+        await worker.finished()
+    finally:
+        left = await asyncio.to_thread(stop_own_groups, worker_dir())
+        if left:
+            print(f"baton worker: stopped {len(left)} agent group(s) still running as it left",
+                  file=sys.stderr)
     return EXIT_OK
 
 

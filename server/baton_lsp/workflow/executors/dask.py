@@ -167,6 +167,7 @@ class DaskExecutor:
         with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
             self._scheduler = await Scheduler(host=f"{protocol}127.0.0.1", port=0,
                                               dashboard=False, security=self.security,
+                                              dashboard_address="127.0.0.1:0",
                                               allowed_failures=0)
         address = str(self._scheduler.address)
         argv = [sys.executable, "-m", "baton_lsp", "worker", address,

@@ -30,6 +30,7 @@ from typing import Any
 from ...runs import confine
 from ..process import (
     ProcessOutcome,
+    alive_as_recorded,
     group_alive,
     kill_group,
     prove_agent_group,
@@ -191,7 +192,7 @@ def sweep_orphans(base: Path, grace: float = 3.0) -> list[int]:
             pgid, owner = int(rec["pgid"]), int(rec["owner"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if owner != os.getpid() and start_ticks(owner) == rec.get("owner_ticks"):
+        if owner != os.getpid() and alive_as_recorded(owner, rec.get("owner_ticks")):
             continue  # its worker is alive: the group is that worker's to stop
         if owner == os.getpid():
             continue  # ours: run_process stops its own groups
@@ -203,6 +204,33 @@ def sweep_orphans(base: Path, grace: float = 3.0) -> list[int]:
         elif why is not None:
             log.warning("agent group %d of a dead worker not stopped: %s", pgid, why)
             continue
+        if not group_alive(pgid):
+            forget_group(base, pgid)
+    return stopped
+
+
+def stop_own_groups(base: Path, grace: float = 3.0) -> list[int]:
+    """Stop the agent groups this worker process started and that still run: a worker
+    that leaves the cluster (its scheduler gone with a killed `baton run`, a SIGTERM)
+    leaves no agent behind."""
+    stopped: list[int] = []
+    groups = base / "groups"
+    try:
+        names = sorted(os.listdir(groups))
+    except OSError:
+        return stopped
+    for name in names:
+        try:
+            rec = json.loads(confine.read_bytes(base, groups / name, 1 << 16))
+            pgid, owner = int(rec["pgid"]), int(rec["owner"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if owner != os.getpid():
+            continue
+        ok, _ = prove_agent_group(pgid, str(rec.get("workflow_id")), Path(str(rec["root"])),
+                                  rec.get("start_ticks"))
+        if ok and kill_group(pgid, grace):
+            stopped.append(pgid)
         if not group_alive(pgid):
             forget_group(base, pgid)
     return stopped
@@ -222,8 +250,9 @@ def run_attempt(payload: Payload) -> Returned:
         f"{payload.key}-{os.urandom(4).hex()}"
     scratch.mkdir(parents=True)
     try:
-        return _run_in(payload, scratch, base, worker, event(payload.cancel),
-                       event(payload.stop))
+        client = distributed.get_client()  # here: the watcher thread is not a task's
+        return _run_in(payload, scratch, base, worker, event(payload.cancel, client=client),
+                       event(payload.stop, client=client))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
