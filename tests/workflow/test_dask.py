@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import pickle
+import shutil
 import signal
 import subprocess
 import sys
@@ -277,3 +278,29 @@ def test_sigkill_of_a_worker_mid_step_gives_exactly_one_more_attempt(
     assert done["research.2"]["worker"] in cluster.info()
     errors = [e for e in dws.errors() if e.get("context", {}).get("worker_lost")]
     assert len(errors) == 1 and errors[0]["context"]["failure_class"] == "transient"
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
+def test_a_tls_cluster_with_throw_away_certificates_runs_steps(tmp_path: Path) -> None:
+    """`local:1` with TLS files: Baton's own scheduler and `baton worker` speak tls:// with
+    one throw-away self-signed certificate for every role, as `Security.temporary()` makes
+    (made here with openssl: `temporary` needs the cryptography package)."""
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=dask-internal", "-addext", "subjectAltName=DNS:dask-internal",
+                    "-keyout", str(certs / "key.pem"), "-out", str(certs / "cert.pem")],
+                   check=True, capture_output=True, timeout=120)
+    ws = make_ws(tmp_path)
+    cert, key = certs / "cert.pem", certs / "key.pem"
+    ws.config(f'executor = "dask"\n\n[workflow.dask]\nscheduler = "local:1"\n'
+              f'ca = "{cert}"\ncert = "{cert}"\nkey = "{key}"\n')
+    r = ws.baton("run", "research caching", "--scope", "research-only", "--complexity", "1",
+                 timeout=300, env={"BATON_WORKER_DIR": str(tmp_path / "worker-dir")})
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    step = steps(ws, ws.only_workflow())["research.1"]
+    assert step["status"] == "done" and step["worker"].startswith("tls://127.0.0.1:")
+    # half the TLS files, or tls:// without them: said before anything runs
+    ws.config('executor = "dask"\n\n[workflow.dask]\nscheduler = "tls://127.0.0.1:8786"\n')
+    r = ws.baton("run", "research caching", "--scope", "research-only")
+    assert r.returncode == 2 and "tls:// needs ca, cert and key" in r.stderr, r.stderr

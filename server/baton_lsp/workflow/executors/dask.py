@@ -54,7 +54,8 @@ WORKER_DEATH_TIMEOUT = 60
 
 
 def security_of(settings: DaskSettings) -> Any:
-    """The `distributed.Security` of the TLS files configured, or None without any."""
+    """The `distributed.Security` of the TLS files configured, or None without any: this
+    process's certificate for its client and, with `local:N`, for its own scheduler."""
     files = (settings.ca, settings.cert, settings.key)
     if not any(files):
         return None
@@ -64,7 +65,8 @@ def security_of(settings: DaskSettings) -> Any:
 
     secure: Any = Security
     return secure(tls_ca_file=settings.ca, tls_client_cert=settings.cert,
-                    tls_client_key=settings.key, require_encryption=True)
+                  tls_client_key=settings.key, tls_scheduler_cert=settings.cert,
+                  tls_scheduler_key=settings.key, require_encryption=True)
 
 
 def scheduler_allowed_failures(dask_scheduler: Any) -> int:
@@ -138,7 +140,11 @@ class DaskExecutor:
         """The client, connected on first use (a `local:N` cluster started first)."""
         async with self._ready:
             if self._client is None:
-                self._client = await self._connect()
+                try:
+                    self._client = await self._connect()
+                except BaseException:
+                    await self._stop_cluster()  # a retry starts afresh, nothing leaks
+                    raise
             return self._client
 
     async def _connect(self) -> Any:
@@ -148,16 +154,22 @@ class DaskExecutor:
             address = await self._start_local()
         client = await Client(address, asynchronous=True, security=self.security,
                               timeout=timeout, set_as_default=False)
-        client.subscribe_topic(self.topic, self._deliver)
-        if self.local_workers is not None:
-            await client.wait_for_workers(self.local_workers, timeout=timeout)
-            self.say(f"dask: scheduler {address} with {self.local_workers} worker(s)")
-        else:
-            allowed = await client.run_on_scheduler(scheduler_allowed_failures)
-            if allowed:
-                self.say(f"dask: warning: the scheduler at {address} lets {allowed} worker(s) "
-                         "die under one task and runs it again elsewhere: an agent may run "
-                         "twice; set distributed.scheduler.allowed-failures: 0 there")
+        try:
+            client.subscribe_topic(self.topic, self._deliver)
+            if self.local_workers is not None:
+                await client.wait_for_workers(self.local_workers, timeout=timeout)
+                self.say(f"dask: scheduler {address} with {self.local_workers} worker(s)")
+            else:
+                allowed = await client.run_on_scheduler(scheduler_allowed_failures)
+                if allowed:
+                    self.say(f"dask: warning: the scheduler at {address} lets {allowed} "
+                             "worker(s) die under one task and runs it again elsewhere: an "
+                             "agent may run twice; set distributed.scheduler.allowed-failures: "
+                             "0 there")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await client.close()
+            raise
         return client
 
     async def _start_local(self) -> str:
@@ -207,6 +219,10 @@ class DaskExecutor:
                     await Event(self.cancel_name, client=client).clear()
             with contextlib.suppress(Exception):
                 await client.close()
+        await self._stop_cluster()
+
+    async def _stop_cluster(self) -> None:
+        """Stop the `local:N` workers and scheduler this executor started, if any."""
         for proc in self._workers:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGTERM)
@@ -255,7 +271,8 @@ class DaskExecutor:
             return Executed(out)
         try:
             client = await self.client()
-        except (OSError, TimeoutError, CommClosedError) as exc:
+        except (OSError, TimeoutError, CommClosedError, RuntimeError, ValueError) as exc:
+            # Dask says "Scheduler failed to start" (RuntimeError) for a bad certificate
             raise WorkerLost(f"cannot reach the Dask scheduler {self.settings.scheduler}: "
                              f"{exc}") from None
         key = f"baton-{launch.workflow_id}-{launch.sid}-a{launch.attempt}-{uuid.uuid4().hex[:8]}"
