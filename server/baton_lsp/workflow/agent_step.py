@@ -38,6 +38,7 @@ from .runners import (
     refusals,
 )
 from .runners.base import str_or_none
+from .shipping import Shipment
 from .signals import SignalReader, error_context_in, listed_paths
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,10 @@ class StepSpec:
     writing the file (the seeds' research supervisor returns `SUPERVISOR_COMPLETE: {…}`
     and writes no summary): Baton then writes the payload at the artifact's path, so the
     barrier, the checkpoint and a resume see one file as for any other step."""
+    shipment: Shipment | None = None
+    """An implement phase that runs on another machine (`Run.remote`): what its worker
+    checks out and commits, and where the executor puts the bundle it returns
+    (`Shipment.receive`); `fields` lands it."""
 
 
 def write_returned(root: Path, artifact: Path, reader: SignalReader, signal: str) -> bool:

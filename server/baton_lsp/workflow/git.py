@@ -276,6 +276,10 @@ class Repo:
         sha = self._bytes(["hash-object", "-w", "--no-filters", "--stdin"], data)
         self.run("update-index", "--cacheinfo", f"{mode},{sha.decode().strip()},{rel}")
 
+    def output(self, *args: str) -> bytes:
+        """A git call whose output is bytes (a bundle written to stdout), never decoded."""
+        return self._bytes(list(args))
+
     def _bytes(self, args: list[str], data: bytes = b"") -> bytes:
         """A git call whose input or output is file content: bytes, never decoded."""
         try:
@@ -358,6 +362,13 @@ def _shown(byte: int) -> str:
 
 def _text(part: bytes) -> str:
     return repr(part.decode("utf-8", "replace"))
+
+
+def init_repo(path: Path, bare: bool = False) -> Repo:
+    """A new, empty repository at the existing directory `path` (git init), run with the
+    same clean environment as every other call."""
+    _git(["init", "-q", *(["--bare"] if bare else []), str(path)], path)
+    return Repo(Path(os.path.realpath(path)))
 
 
 def repo_of(path: Path) -> Repo | None:

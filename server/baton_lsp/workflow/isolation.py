@@ -24,6 +24,7 @@ import glob
 import logging
 import os
 import re
+import secrets
 import shutil
 import stat
 import threading
@@ -40,11 +41,19 @@ from ..runs import confine
 from ..runs.records import utc_now
 from ..runs.store import valid_id
 from .failures import PERMANENT, TRANSIENT, StepFailure
-from .git import GitError, Repo, ref_format_problem, repo_of
+from .git import GitError, Repo, init_repo, ref_format_problem, repo_of
 from .layout import AGENT_SCRATCH, inside
 from .reconcile import Reconcile, git_processes
 from .repolock import INTEGRATION_LOCK, WORKTREE_LOCK, LockTimeout, RepoLock
 from .run import Run
+from .shipping import (
+    MAX_BUNDLE,
+    ConflictMarkers,
+    ShippingError,
+    header_problem,
+    heads,
+    key_problem,
+)
 
 log = logging.getLogger(__name__)
 
@@ -241,6 +250,9 @@ class Isolation:
         self.carried: list[PlanEdit] = []
         """Marker edits of phases whose merge the user committed by hand (that commit is
         theirs): the next commit Baton makes carries them."""
+        self._bases: dict[str, bytes] = {}
+        """Base bundles made for shipped phases, by base commit (`base_bundle`)."""
+        self._bundling = threading.Lock()
 
     @classmethod
     def of(cls, run: Run) -> Isolation | None:
@@ -514,6 +526,166 @@ class Isolation:
         else:
             record.update(status="committed", commit=head)
         return record
+
+    # == phases shipped to other machines (`shipping`) ============================================
+
+    def base_bundle(self, base: str) -> bytes:
+        """A bundle holding `base` and its history, for a worker's `checkout_bundle`; made
+        once per base within the run (every phase of a wave shares it). git bundles refs,
+        not commits: a ref of this workflow's names `base` for the moment it is bundled."""
+        with self._bundling:
+            found = self._bases.get(base)
+            if found is not None:
+                return found
+            ref = f"refs/baton/{self.run.workflow_id}/base"
+            try:
+                self.repo.run("update-ref", ref, base)
+                try:
+                    data = self.repo.output("bundle", "create", "-q", "-", ref)
+                finally:
+                    self.repo.run("update-ref", "-d", ref, check=False)
+            except GitError as exc:
+                raise ShippingError(f"cannot bundle the base commit {base}: {exc}") from None
+            if len(data) > MAX_BUNDLE:
+                raise ShippingError(f"the bundle of {base} has {len(data)} bytes, more than "
+                                    f"{MAX_BUNDLE}: ship such a repository by its remote")
+            self._bases[base] = data
+            return data
+
+    def bundle_path(self, sid: str, key: str) -> Path:
+        """Where the bundle a worker returned for `sid` is kept: `bundles/<sid>-<key>.bundle`
+        in the run's directory."""
+        why = key_problem(key)
+        if why is not None:
+            raise ShippingError(why)
+        assert self.run.store is not None
+        return self.run.store.dir / "bundles" / f"{_UNSAFE.sub('_', sid)}-{key}.bundle"
+
+    def kept_bundle(self, sid: str, key: str) -> Path | None:
+        """The bundle kept for `sid` under `key` (by an earlier `keep_bundle`, maybe of a
+        run that died), None when there is none. Anything but a regular file of its own at
+        the name (a link, a FIFO) is refused, naming it, never read or replaced."""
+        path = self.bundle_path(sid, key)
+        confine.check_dir(self.root, path.parent)  # never through a link leaving
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            what = _what_is(path) if not stat.S_ISREG(st.st_mode) else \
+                f"a file with {st.st_nlink} hard links"
+            raise confine.UnsafePath(f"refusing to use {path} as the bundle of {sid}: "
+                                     f"{what} is in its place (remove it)", path)
+        if st.st_size > MAX_BUNDLE:
+            raise ShippingError(f"{path} has {st.st_size} bytes, more than {MAX_BUNDLE}")
+        return path
+
+    def keep_bundle(self, sid: str, bundle: bytes, key: str) -> Path:
+        """Write the bundle a worker returned durably (fsync, through `confine`) before
+        anything is done with it; a bundle already kept under the same key stays (the same
+        inputs and base: the same work) and is returned."""
+        kept = self.kept_bundle(sid, key)
+        if kept is not None:
+            return kept
+        if not bundle or len(bundle) > MAX_BUNDLE:
+            raise ShippingError(f"the returned bundle has {len(bundle)} bytes (expected "
+                                f"1 to {MAX_BUNDLE})")
+        return confine.write_atomic(self.root, self.bundle_path(sid, key), bundle)
+
+    def land_bundle(self, sid: str, pid: str, bundle: bytes | None, key: str, *,
+                    base: str | None = None) -> dict[str, Any]:
+        """Land the bundle a worker returned for phase `pid` as its branch
+        `baton/<workflow>/phase-<pid>`: kept durably first (`keep_bundle`; with `bundle`
+        None, only a bundle kept earlier under `key` is landed), then checked — `git bundle
+        verify`, exactly the phase's branch as its only ref, its tip `base` (default HEAD,
+        every phase of a wave's base) or a descendant, the pack read in full — in a
+        throw-away repository borrowing this one's objects, so a bad bundle imports
+        nothing; then fetched. Returns the git record `commit_tree` returns (`merge_wave`
+        merges it as a local phase's). Landing the same key again imports nothing new."""
+        wid = self.run.workflow_id
+        branch = branch_name(wid, pid)
+        record: dict[str, Any] = {"mode": "worktree", "branch": branch, "worktree": None,
+                                  "target": self.target, "top": str(self.repo.top)}
+        try:
+            base = base or self.repo.head()
+            if base is None:
+                raise ShippingError(f"{self.repo.top} has no commit to land on")
+            record["base"] = base
+            if bundle is None:
+                path = self.kept_bundle(sid, key)
+                if path is None:
+                    raise ShippingError(f"no bundle is kept for {sid} under key {key}")
+            else:
+                path = self.keep_bundle(sid, bundle, key)
+            try:
+                tip = self._checked_tip(path, branch, base)
+            except ShippingError:
+                # never kept: the same key must not land this bundle again
+                confine.unlink(self.root, path)
+                raise
+            if self.repo.ref(f"refs/heads/{branch}") != tip:
+                self.repo.run("fetch", "-q", "--no-tags", "--no-recurse-submodules",
+                              "--no-write-fetch-head", str(path),
+                              f"+refs/heads/{branch}:refs/heads/{branch}", hooks=False)
+        except (ShippingError, OSError, GitError) as exc:
+            why = confine.describe(exc) if isinstance(exc, OSError) else str(exc)
+            raise StepFailure(sid, PERMANENT, f"phase {pid}'s work returned from another "
+                              f"machine cannot be landed: {why}", "validation_error",
+                              {"phase": pid, "bundle_key": key}) from None
+        record["shipped"] = {"bundle": str(path), "key": key}
+        if tip == base:
+            record.update(status="empty", commit=None)
+        else:
+            record.update(status="committed", commit=tip)
+        return record
+
+    def _checked_tip(self, path: Path, branch: str, base: str) -> str:
+        """The tip of the phase's branch in the kept bundle at `path`, once the bundle is
+        shown sound without importing anything into the repository (`land_bundle`)."""
+        problem = header_problem(confine.read_head(self.root, path, 1 << 16)[0])
+        if problem is not None:
+            raise ShippingError(f"{path} cannot be landed: {problem}")
+        try:
+            self.repo.run("bundle", "verify", "-q", str(path))
+        except GitError as exc:
+            raise ShippingError(f"{path} is not a bundle this repository can read: "
+                                f"{exc.output[-300:]}") from None
+        found = heads(self.repo, path)
+        want = f"refs/heads/{branch}"
+        if len(found) != 1 or found[0][1] != want:
+            raise ShippingError(f"{path} holds {', '.join(r for _, r in found) or 'no ref'}; "
+                                f"exactly {want} was expected")
+        tip = found[0][0]
+        assert self.run.store is not None
+        scratch = self.run.store.dir / "bundles" / f".check-{secrets.token_hex(6)}"
+        confine.makedirs(self.root, scratch)
+        try:
+            quarantine = init_repo(scratch, bare=True)
+            confine.write_atomic(self.root, scratch / "objects" / "info" / "alternates",
+                                 f"{self.repo.common_dir / 'objects'}\n".encode(),
+                                 durable=False)
+            quarantine.run("fetch", "-q", "--no-tags", "--no-recurse-submodules",
+                           "--no-write-fetch-head", str(path), f"{want}:refs/heads/check",
+                           hooks=False)
+            if tip != base and not quarantine.contains(base, tip):
+                raise ShippingError(f"the tip {tip} of {path} does not descend from the "
+                                    f"phase's base {base}")
+        except GitError as exc:
+            raise ShippingError(f"{path} cannot be read in full: {exc.output[-300:]}"
+                                ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                if stat.S_ISDIR(os.lstat(scratch).st_mode):
+                    shutil.rmtree(scratch, ignore_errors=True)
+        return tip
+
+    def shipped_failure(self, sid: str, exc: ShippingError) -> StepFailure:
+        """The step's failure for what a worker's `checkout_bundle`/`bundle_branch` raised:
+        conflict markers as for a local worktree, anything else permanent, named."""
+        if isinstance(exc, ConflictMarkers):
+            return self._marked(sid, exc.files, f"its tree on the worker {exc.where}")
+        return StepFailure(sid, PERMANENT, f"git on the worker: {exc}", "execution_error",
+                           {"phase": sid.removeprefix("implement.phase-")})
 
     def _marked(self, sid: str, files: list[str], where: str) -> StepFailure:
         pid = sid.removeprefix("implement.phase-")

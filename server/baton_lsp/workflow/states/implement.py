@@ -25,10 +25,11 @@ from ...runs.records import shell_quote, state_file_path, utc_now
 from .. import supervisor, tiers
 from ..agent_step import StepSpec, agent_step, unrecorded_work
 from ..failures import PERMANENT, TRANSIENT, Cancelled, LoopDone, StepFailure, reraise_cancel, worst
-from ..isolation import Isolation, PhaseTree, PlanEdit
+from ..isolation import Isolation, PhaseTree, PlanEdit, branch_name
 from ..plans import edit_plan
 from ..repolock import LockTimeout
 from ..run import Run
+from ..shipping import Shipment, bundle_key
 from .base import StateHandler
 from .iterations import implement_iterations
 
@@ -110,7 +111,9 @@ async def implement(run: Run) -> None:
     async def phase(pid: str, base: str | None) -> None:
         sid = f"implement.phase-{pid}"
         tree: PhaseTree | None = None
-        if iso is not None and base is not None and not run.skippable(sid):
+        # a phase another machine runs gets no worktree here: it is shipped as bundles
+        remote = iso is not None and base is not None and run.remote(State.IMPLEMENT)
+        if iso is not None and base is not None and not run.skippable(sid) and not remote:
             if unrecorded_work(run, sid, summary_of(pid)) is not None:
                 tree = iso.reuse_tree(pid)  # its agent finished there: kept, not redone
             if tree is None:  # each in its own thread: its agent starts when it is ready
@@ -123,7 +126,12 @@ async def implement(run: Run) -> None:
                  "BATON_PLAN_PATH": str(plan_path)}
         title = graph.titles.get(pid, "")
         fields: Callable[[], dict[str, Any]] | None = None
-        if iso is not None and tree is not None:
+        shipment: Shipment | None = None
+        if remote and iso is not None and base is not None:
+            shipment = ship(run, iso, pid, title, base, inputs)
+            extra.update(BATON_BRANCH=shipment.branch)
+            fields = landing(iso, pid, shipment)
+        elif iso is not None and tree is not None:
             extra.update(BATON_WORKTREE=str(tree.cwd), BATON_BRANCH=tree.branch,
                          CLAUDE_PROJECT_DIR=str(tree.cwd))
             await asyncio.to_thread(state_in_tree, run, tree)
@@ -136,8 +144,8 @@ async def implement(run: Run) -> None:
                 timeout=run.settings.implement_timeout, saved_as=f"phase {pid} complete",
                 fields=fields, cwd=tree.cwd if tree else None,
                 extra_dirs=extra_dirs if tree else (),
-                metadata=phase_metadata if supervised else None))
-        if reader is not None and tree is None:
+                metadata=phase_metadata if supervised else None, shipment=shipment))
+        if reader is not None and tree is None and shipment is None:
             # after the checkpoint that records the phase done: a kill in between leaves a
             # done phase reading [IN PROGRESS], which the resume marks (never the reverse)
             mark_plan(run, plan_path, pid, FINISHED)
@@ -192,6 +200,40 @@ async def implement(run: Run) -> None:
     ws["current_wave"] = total
     if supervised and not waves:  # nothing left to run: the record still says what ran
         implementation_checkpoint(run, iso, decision, mine, graph.titles, diffs)
+
+
+def ship(run: Run, iso: Isolation, pid: str, title: str, base: str,
+         inputs: dict[str, str | None]) -> Shipment:
+    """A phase that runs on another machine (`Run.remote`), as the executor ships it: the
+    base bundle (made once per base), the branch, the commit message and staging a local
+    worktree would have, and the key its returned bundle is kept under (its inputs and
+    base: a resume that finds that bundle imports it instead of running the agent again).
+    The worker leaves out Baton's own places and the plan: a local worktree's plan is the
+    base's, never edited there (agents mark the main tree's), while a worker's copy is the
+    caller's, with its `[IN PROGRESS]` markers; each merge commit carries its own edit."""
+    sid = f"implement.phase-{pid}"
+    key = bundle_key(inputs, base)
+    return Shipment(sid=sid, base=base, branch=branch_name(run.workflow_id, pid),
+                    message=commit_message(run, pid, title, "in its own worktree"), key=key,
+                    prefix=str(iso.prefix), exclude=tuple(iso.unlike_user),
+                    bundle=lambda: iso.base_bundle(base),
+                    keep=lambda data: iso.keep_bundle(sid, data, key))
+
+
+def landing(iso: Isolation, pid: str, shipment: Shipment) -> Callable[[], dict[str, Any]]:
+    """The shipped phase's `fields`: its returned bundle landed as its branch, the git record
+    stored in the checkpoint that records it done (as `commit_tree` for a local worktree).
+    With nothing returned in this process — a resume keeping the work of an agent that
+    finished before the engine died — the bundle kept under the phase's key is landed. What
+    the worker could not commit (conflict markers) fails the step as a local phase's."""
+
+    def land() -> dict[str, Any]:
+        if shipment.failed is not None:
+            raise iso.shipped_failure(shipment.sid, shipment.failed)
+        return {"git": iso.land_bundle(shipment.sid, pid, shipment.returned, shipment.key,
+                                       base=shipment.base)}
+
+    return land
 
 
 def state_in_tree(run: Run, tree: PhaseTree) -> None:
