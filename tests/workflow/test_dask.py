@@ -304,3 +304,36 @@ def test_a_tls_cluster_with_throw_away_certificates_runs_steps(tmp_path: Path) -
     ws.config('executor = "dask"\n\n[workflow.dask]\nscheduler = "tls://127.0.0.1:8786"\n')
     r = ws.baton("run", "research caching", "--scope", "research-only")
     assert r.returncode == 2 and "tls:// needs ca, cert and key" in r.stderr, r.stderr
+
+
+def test_a_full_implementation_through_dask_makes_the_local_history(
+        tmp_path: Path, cluster: Cluster) -> None:
+    """The same request in two copies of one repository, once locally and once with
+    research and implement on the cluster (parallel phases 2 and 3 shipped as git bundles):
+    the same first-parent history, message for message and tree for tree."""
+    from tests.workflow.ship_harness import git, make_repo
+    from tests.workflow.test_shipping import history
+
+    cluster.revive()
+    results = {}
+    for where in ("local", "dask"):
+        root = tmp_path / where
+        root.mkdir()
+        make_repo(root, [[]], files={"README.md": "# app\n"})
+        ws = Workspace(Path(os.path.realpath(root)))
+        ws.config(f'executor = "dask"\n\n[workflow.dask]\nscheduler = "{cluster.address}"\n')
+        git(root, "commit", "-qam", "the cluster's configuration")  # the same in both
+        r = ws.baton("run", "add a login throttle", "--scope", "full-implementation",
+                     "--complexity", "2", "--id", "full_implementation_1_dask",
+                     "--set", f"workflow.executor={where}", timeout=600)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        done = steps(ws, "full_implementation_1_dask")
+        results[where] = (history(ws.root)[:-2], done)  # minus the two base commits
+    (local, lsteps), (remote, rsteps) = results["local"], results["dask"]
+    assert len(local) >= 4 and local == remote
+    phases = [s for s in rsteps if s.startswith("implement.phase-")]
+    assert len(phases) == 4
+    addresses = set(cluster.info())
+    for sid in [*phases, "research.1", "research.2"]:
+        assert rsteps[sid]["worker"] in addresses and "worker" not in lsteps[sid], sid
+    assert "worker" not in rsteps["plan"]  # not a remote state: ran here

@@ -293,7 +293,8 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
                            timeout=spec.timeout or run.settings.timeout,
                            stall_timeout=run.settings.stall_timeout,
                            grace=run.settings.kill_grace,
-                           inputs=input_files(run.root, spec, launch.temp_files)),
+                           inputs=input_files(run.root, spec, launch.temp_files),
+                           shipment=spec.shipment),
                 on_line=on_line, on_start=lambda pid: run.started(pid, sid, attempt),
                 cancel=run.cancel_event, stop=stop)
         except AgentLaunchError as exc:

@@ -119,11 +119,11 @@ class Run:
         return self.data["baton"]["paths"]
 
     def remote(self, state: State) -> bool:
-        """Whether `state`'s agent steps run on another machine (the executor of issue 36
-        decides; here everything runs on this one). An implement phase that runs remotely
-        gets no local worktree: it is shipped and brought back as git bundles
+        """Whether `state`'s agent steps run on another machine (`[workflow] executor =
+        "dask"` and the state in `[workflow.dask] remote-states`). An implement phase that
+        runs remotely gets no local worktree: it is shipped and brought back as git bundles
         (`shipping`, `states.implement.ship`)."""
-        return False
+        return self.executor().remote(state.value)
 
     def skippable(self, sid: str) -> bool:
         """Done and still valid: a resumed run does not launch it again."""

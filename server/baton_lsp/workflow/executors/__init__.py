@@ -17,6 +17,7 @@ from typing import Protocol
 
 from ...model.config import WorkflowSettings
 from ..process import ProcessOutcome
+from ..shipping import Shipment
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class StepLaunch:
     inputs: tuple[Path, ...] = ()
     """Workspace files the step reads (its declared inputs, the runner's temp files): what a
     worker without a checkout receives."""
+    shipment: Shipment | None = None
+    """An implement phase shipped as git bundles (`shipping`): the worker checks its base
+    out, the agent works there, and the branch comes back to `Shipment.receive`."""
 
 
 @dataclass

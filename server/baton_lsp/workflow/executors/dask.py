@@ -39,6 +39,7 @@ from distributed.comm.core import CommClosedError
 from ...model.config import DaskSettings
 from ...runs import confine
 from ..process import run_process
+from ..shipping import WorkerTree
 from . import Executed, StepLaunch, WorkerLost, parse_scheduler
 from .task import PROJECT_FILES, Payload, Returned, gather_files, run_attempt, shipped_env
 
@@ -241,11 +242,15 @@ class DaskExecutor:
 
     # == one attempt ================================================================
 
-    def payload(self, launch: StepLaunch, key: str) -> tuple[Payload, list[str]]:
+    def payload(self, launch: StepLaunch, key: str, tree: WorkerTree | None = None
+                ) -> tuple[Payload, list[str]]:
         """The task of `launch`: its argv, contract, prompt and input files, relative to the
         workspace; no variable of this process's environment."""
         root = launch.root
-        paths = [*launch.inputs, *(root / p for p in PROJECT_FILES)]
+        # a shipped phase's checkout has the repository's own project files: what is not
+        # committed there stays out of it (the worker would commit it into the phase)
+        own = () if launch.shipment is not None else PROJECT_FILES
+        paths = [*launch.inputs, *(root / p for p in own)]
         state_file = launch.contract.get("STATE_FILE")
         if state_file:
             paths.append(Path(state_file))
@@ -258,7 +263,7 @@ class DaskExecutor:
             argv=tuple(launch.argv), env=shipped_env(launch.env, launch.contract, os.environ),
             stdin=launch.stdin, files=files, timeout=launch.timeout,
             stall_timeout=launch.stall_timeout, grace=launch.grace, topic=self.topic,
-            cancel=self.cancel_name, stop=f"baton-stop-{key}"), skipped
+            cancel=self.cancel_name, stop=f"baton-stop-{key}", tree=tree), skipped
 
     async def execute(self, launch: StepLaunch, *, on_line: Callable[[str], None],
                       on_start: Callable[[int], None], cancel: asyncio.Event,
@@ -276,7 +281,10 @@ class DaskExecutor:
             raise WorkerLost(f"cannot reach the Dask scheduler {self.settings.scheduler}: "
                              f"{exc}") from None
         key = f"baton-{launch.workflow_id}-{launch.sid}-a{launch.attempt}-{uuid.uuid4().hex[:8]}"
-        payload, skipped = self.payload(launch, key)
+        tree = None
+        if launch.shipment is not None:  # the base bundle: made once per base, off the loop
+            tree = await asyncio.to_thread(launch.shipment.for_worker)
+        payload, skipped = self.payload(launch, key, tree)
         for line in skipped:
             self.say(f"[{launch.sid}] not shipped to the worker: {line}")
         lines = self._lines[key] = _Lines(on_line)
@@ -289,6 +297,11 @@ class DaskExecutor:
             raise lines.error
         if returned.artifact is not None:
             confine.write_atomic(self.root, launch.artifact, returned.artifact, mode=0o644)
+        if launch.shipment is not None:
+            if returned.shipping_error is not None:
+                launch.shipment.fail(returned.shipping_error)
+            elif returned.bundle is not None:  # durable before anything else is done
+                await asyncio.to_thread(launch.shipment.receive, returned.bundle)
         return Executed(returned.outcome, returned.worker, list(returned.notes))
 
     async def _run(self, client: Any, payload: Payload, runner: str,

@@ -37,6 +37,7 @@ from ..process import (
     run_process,
     start_ticks,
 )
+from ..shipping import ShippingError, WorkerTree
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,9 @@ class Payload:
     """The `distributed.Event` the caller sets to cancel the workflow."""
     stop: str = ""
     """The `distributed.Event` the caller sets to stop this attempt (a budget crossed)."""
+    tree: WorkerTree | None = None
+    """An implement phase shipped as a git bundle: checked out, and the workspace's place
+    in it is the agent's workspace; its branch goes back as a bundle."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,10 @@ class Returned:
     lines: int
     worker: str
     notes: tuple[str, ...] = ()
+    bundle: bytes | None = None
+    """A shipped phase's branch, committed and bundled (`WorkerTree.bring_back`)."""
+    shipping_error: ShippingError | None = None
+    """Why the phase's tree could not be checked out or brought back."""
 
 
 def shipped_env(launch_env: Mapping[str, str], contract: Mapping[str, str],
@@ -260,6 +268,13 @@ def run_attempt(payload: Payload) -> Returned:
 def _run_in(payload: Payload, scratch: Path, base: Path, worker: Any, cancel_ev: Any,
             stop_ev: Any) -> Returned:
     notes: list[str] = []
+    top = scratch / "tree"
+    if payload.tree is not None:
+        try:
+            scratch = payload.tree.checkout(top)  # the workspace's place in the checkout
+        except ShippingError as exc:
+            return Returned(_not_started(str(exc)), None, 0, str(worker.address),
+                            shipping_error=exc)
     for rel, data in payload.files.items():
         try:
             confine.write_atomic(scratch, scratch / rel, data, mode=0o644, durable=False)
@@ -326,4 +341,18 @@ def _run_in(payload: Payload, scratch: Path, base: Path, worker: Any, cancel_ev:
         pass
     except (OSError, ValueError) as exc:
         notes.append(f"artifact not returned: {exc}")
-    return Returned(out, artifact, count[0], str(worker.address), tuple(notes))
+    bundle: bytes | None = None
+    failed: ShippingError | None = None
+    if payload.tree is not None and out.exit_code == 0 and not out.killed_by_us:
+        try:  # committed as a local worktree's is, only once the agent succeeded
+            bundle = payload.tree.bring_back(top)
+        except ShippingError as exc:
+            failed = exc
+    return Returned(out, artifact, count[0], str(worker.address), tuple(notes), bundle,
+                    failed)
+
+
+def _not_started(why: str) -> ProcessOutcome:
+    """The outcome of an attempt whose agent never started (its tree could not be made)."""
+    return ProcessOutcome(exit_code=1, timed_out=False, stalled=False, cancelled=False,
+                          duration=0.0, stderr_tail=f"baton worker: {why}", signal=None)
