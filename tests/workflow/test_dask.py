@@ -173,6 +173,16 @@ def test_plain_tcp_to_another_host_is_refused_before_anything_is_written(
     assert not (ws.root / ".claude" / "data" / "checkpoints").exists()
 
 
+def test_a_state_whose_changes_would_stay_on_the_worker_is_refused(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path)
+    ws.config('executor = "dask"\n\n[workflow.dask]\nscheduler = "local:1"\n'
+              'remote-states = ["research", "debug"]\n')
+    r = ws.baton("run", "research caching", "--scope", "research-only")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "remote-states: debug cannot run on a worker" in r.stderr
+    assert not (ws.root / ".claude" / "data" / "checkpoints").exists()
+
+
 def test_no_api_key_of_the_caller_is_in_a_task_payload(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The launch environment a runner builds holds the caller's whole environment; the

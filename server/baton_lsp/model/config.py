@@ -249,8 +249,9 @@ class DaskSettings(Settings):
     key: str | None = _f(None, description="This client's private key (PEM, tls:// only).")
     remote_states: list[str] = _f(
         factory=lambda: list(REMOTE_STATES_DEFAULT), description="States whose agent steps "
-        "run on workers (research, plan, implement, test, debug, document); the others "
-        "run on this machine as with the local executor.")
+        "run on workers: research, plan (their artifact comes back) and implement (each "
+        "phase shipped as a git bundle and brought back as its branch; in a repository with "
+        "`isolation = \"worktree\"` only). The others run on this machine.")
     connect_timeout: float = _f(60.0, gt=0, description="Seconds to wait for the scheduler "
                                    "and, for `local:N`, its workers to be ready.")
 

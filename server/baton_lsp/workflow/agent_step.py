@@ -282,8 +282,11 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         start = time.monotonic()
         run.live_halts[sid] = halt
         executor = run.executor()
+        # an implement step runs remotely only shipped as a bundle: its code comes back
+        remote = executor.remote(spec.state.value) and (
+            spec.state != State.IMPLEMENT or spec.shipment is not None)
         try:
-            if executor.remote(spec.state.value):
+            if remote:
                 run.started_remote(sid, attempt)
             executed = await executor.execute(
                 StepLaunch(workflow_id=run.workflow_id, sid=sid, state=spec.state.value,
@@ -294,7 +297,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
                            stall_timeout=run.settings.stall_timeout,
                            grace=run.settings.kill_grace,
                            inputs=input_files(run.root, spec, launch.temp_files),
-                           shipment=spec.shipment),
+                           remote=remote, shipment=spec.shipment),
                 on_line=on_line, on_start=lambda pid: run.started(pid, sid, attempt),
                 cancel=run.cancel_event, stop=stop)
         except AgentLaunchError as exc:

@@ -44,6 +44,9 @@ class StepLaunch:
     inputs: tuple[Path, ...] = ()
     """Workspace files the step reads (its declared inputs, the runner's temp files): what a
     worker without a checkout receives."""
+    remote: bool = False
+    """Whether it runs on a worker (`Executor.remote` of its state; an implement step only
+    when it is shipped as a bundle: without a repository its code would stay there)."""
     shipment: Shipment | None = None
     """An implement phase shipped as git bundles (`shipping`): the worker checks its base
     out, the agent works there, and the branch comes back to `Shipment.receive`."""
@@ -110,6 +113,11 @@ def _loopback(host: str) -> bool:
         return False
 
 
+REMOTE_CAPABLE = ("research", "plan", "implement")
+"""States whose steps can run on a worker: what they make comes back (the artifact; an
+implement phase's branch as a git bundle)."""
+
+
 def check_executor(settings: WorkflowSettings) -> None:
     """Refuse, before a run writes anything, an executor that cannot work: `dask` without
     the extra installed, a scheduler address Baton will not use, TLS files half given.
@@ -123,6 +131,12 @@ def check_executor(settings: WorkflowSettings) -> None:
                          "'baton-lsp[dask]'")
     dask = settings.dask
     _, address = parse_scheduler(dask.scheduler)
+    other = sorted(set(dask.remote_states) - set(REMOTE_CAPABLE))
+    if other:
+        raise ValueError(f"[workflow.dask] remote-states: {', '.join(other)} cannot run on a "
+                         f"worker (only {', '.join(REMOTE_CAPABLE)}: a worker returns the "
+                         "step's artifact and an implement phase's branch, and the changes "
+                         "a debug or document agent makes elsewhere would be lost)")
     files = (dask.ca, dask.cert, dask.key)
     if any(files) and not all(files):
         raise ValueError("[workflow.dask] TLS needs all of ca, cert and key")
@@ -143,5 +157,5 @@ def make_executor(settings: WorkflowSettings, root: Path, say: Callable[[str], N
     return LocalExecutor()
 
 
-__all__ = ["Executed", "Executor", "StepLaunch", "WorkerLost", "check_executor",
+__all__ = ["REMOTE_CAPABLE", "Executed", "Executor", "StepLaunch", "WorkerLost", "check_executor",
            "make_executor", "parse_scheduler"]

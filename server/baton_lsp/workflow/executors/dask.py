@@ -268,7 +268,7 @@ class DaskExecutor:
     async def execute(self, launch: StepLaunch, *, on_line: Callable[[str], None],
                       on_start: Callable[[int], None], cancel: asyncio.Event,
                       stop: asyncio.Event) -> Executed:
-        if not self.remote(launch.state):
+        if not launch.remote:
             out = await run_process(
                 launch.argv, cwd=launch.cwd, env=launch.env, stdin=launch.stdin,
                 on_line=on_line, timeout=launch.timeout, stall_timeout=launch.stall_timeout,
