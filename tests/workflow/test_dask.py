@@ -347,3 +347,51 @@ def test_a_full_implementation_through_dask_makes_the_local_history(
     for sid in [*phases, "research.1", "research.2"]:
         assert rsteps[sid]["worker"] in addresses and "worker" not in lsteps[sid], sid
     assert "worker" not in rsteps["plan"]  # not a remote state: ran here
+
+
+def test_the_real_claude_cli_runs_a_step_on_a_worker_with_the_workers_key(
+        tmp_path: Path, cluster: Cluster) -> None:
+    """A research step through the real `claude` binary on a worker that offers `claude`
+    (its own key and API endpoint, the fake model); the caller's key differs and its
+    environment has no endpoint: every request the model saw carried the worker's key."""
+    from tests.agents.clis import cli_path
+    from tests.agents.fake_anthropic import FakeAnthropic
+    from tests.agents.model import anthropic_agent
+    from tests.agents.workspace import Box
+
+    cluster.revive()
+    claude = cli_path("claude")
+    quiet = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+             "CLAUDE_CODE_MAX_RETRIES": "1"}
+    box = Box.create(tmp_path, "claude", claude, ANTHROPIC_API_KEY="caller-key", **quiet)
+    with FakeAnthropic(anthropic_agent()) as api:
+        env = {**box.env, "ANTHROPIC_API_KEY": "worker-key", "ANTHROPIC_BASE_URL": api.url,
+               "BATON_WORKER_DIR": str(tmp_path / "worker-dir")}
+        log = tmp_path / "claude-worker.log"
+        with open(log, "wb") as out:
+            worker = subprocess.Popen(
+                [sys.executable, "-m", "baton_lsp", "worker", cluster.address, "--name",
+                 "claude-worker", "--local-directory", str(tmp_path / "cw")],
+                env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
+        try:
+            deadline = time.monotonic() + READY
+            while not any(w.get("resources", {}).get("claude")
+                          for w in cluster.info().values()):
+                assert worker.poll() is None and time.monotonic() < deadline, \
+                    log.read_text()[-3000:]
+                time.sleep(0.2)
+            with open(box.ws / ".claude" / "baton.toml", "a") as f:
+                f.write(f'\n[workflow.dask]\nscheduler = "{cluster.address}"\n'
+                        'remote-states = ["research"]\n')
+            box.settings = ("workflow.executor=dask",)
+            r = box.run("Research rate limiting", "--scope", "research-only",
+                        "--complexity", "1")
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            worker.wait(60)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        step = box.steps()["research.1"]
+        assert step["status"] == "done" and step["worker"], step
+        keys = {req.headers.get("x-api-key") or req.headers.get("X-Api-Key")
+                for req in api.requests if req.path.startswith("/v1/messages")}
+    assert keys == {"worker-key"}
