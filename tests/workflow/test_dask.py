@@ -395,3 +395,33 @@ def test_the_real_claude_cli_runs_a_step_on_a_worker_with_the_workers_key(
         keys = {req.headers.get("x-api-key") or req.headers.get("X-Api-Key")
                 for req in api.requests if req.path.startswith("/v1/messages")}
     assert keys == {"worker-key"}
+
+
+def test_sigkill_of_baton_run_stops_its_agent_on_the_worker_and_resume_keeps_finished_steps(
+        dws: Workspace, cluster: Cluster, tmp_path: Path) -> None:
+    """`baton run` SIGKILLed while research.2 runs on a worker: the scheduler drops the dead
+    client's task and the worker stops its agent (Dask cannot interrupt a task; the worker
+    checks) long before any timeout would; the resume runs research.2 once more and keeps
+    research.1 as it was."""
+    dws.config(f'timeout = 3600\nstall-timeout = 3600\nexecutor = "dask"\n\n[workflow.dask]\n'
+               f'scheduler = "{cluster.address}"\n')
+    gate = tmp_path / "gate"
+    dws.behave({"research.2": {"until": str(gate)}})
+    run = dws.popen("run", "research caching", "--scope", "research-only", "--complexity", "2")
+    wid = started_id(run)
+    run.wait_event(lambda e: e.get("event") == "step" and e.get("step") == "research.1"
+                   and e.get("status") == "done", READY)
+    run.wait_event(agent_started("research.2"), READY)
+    [agent] = agents_of(wid, "research.2", 1)
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait(READY)
+    deadline = time.monotonic() + READY
+    while group_alive(agent):
+        assert time.monotonic() < deadline, "the dead engine's agent still runs on the worker"
+        time.sleep(0.1)
+    before = steps(dws, wid)["research.1"]
+    gate.write_text("go")
+    r = dws.baton("resume", wid, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    after = steps(dws, wid)
+    assert after["research.1"] == before and after["research.2"]["status"] == "done"

@@ -308,7 +308,7 @@ def _run_in(payload: Payload, scratch: Path, base: Path, worker: Any, cancel_ev:
         def watch() -> None:  # the caller's events, polled on the scheduler
             while not done.is_set():
                 try:
-                    if cancel_ev.is_set():
+                    if cancel_ev.is_set() or not _wanted(worker, payload.key):
                         loop.call_soon_threadsafe(cancel.set)
                     if stop_ev.is_set():
                         loop.call_soon_threadsafe(stop.set)
@@ -350,6 +350,14 @@ def _run_in(payload: Payload, scratch: Path, base: Path, worker: Any, cancel_ev:
             failed = exc
     return Returned(out, artifact, count[0], str(worker.address), tuple(notes), bundle,
                     failed)
+
+
+def _wanted(worker: Any, key: str) -> bool:
+    """Whether the scheduler still wants the task: a caller that died (`baton run` killed)
+    or released its future leaves it `cancelled` here, and its agent is then stopped rather
+    than paid for until it ends on its own (Dask cannot interrupt a running task)."""
+    ts = worker.state.tasks.get(key)
+    return ts is not None and ts.state not in ("cancelled", "released", "forgotten")
 
 
 def _not_started(why: str) -> ProcessOutcome:
