@@ -173,6 +173,16 @@ def test_plain_tcp_to_another_host_is_refused_before_anything_is_written(
     assert not (ws.root / ".claude" / "data" / "checkpoints").exists()
 
 
+@pytest.mark.parametrize(("address", "said"), [
+    ("tcp://10.1.2.3:8786", "plain tcp:// is refused"),
+    ("local:2", "needs a scheduler address, not local:N"),
+    ("http://127.0.0.1:8786", "expected `local:N`, `tls://host:port`")])
+def test_baton_worker_refuses_a_bad_address_clearly(address: str, said: str) -> None:
+    r = subprocess.run([sys.executable, "-m", "baton_lsp", "worker", address],
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 2 and said in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 def test_a_state_whose_changes_would_stay_on_the_worker_is_refused(tmp_path: Path) -> None:
     ws = make_ws(tmp_path)
     ws.config('executor = "dask"\n\n[workflow.dask]\nscheduler = "local:1"\n'

@@ -81,9 +81,7 @@ async def _serve(args: argparse.Namespace, resources: dict[str, float]) -> int:
     from ..workflow.executors import parse_scheduler
     from ..workflow.executors.task import stop_own_groups, sweep_orphans, worker_dir
 
-    local, address = parse_scheduler(args.address)
-    if local is not None:
-        raise ValueError("baton worker needs a scheduler address, not local:N")
+    _, address = parse_scheduler(args.address)
     tls = (args.tls_ca, args.tls_cert, args.tls_key)
     if any(tls) and not all(tls):
         raise ValueError("--tls-ca, --tls-cert and --tls-key go together")
@@ -141,6 +139,14 @@ def cmd_worker(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if args.slots < 1:
         print("baton worker: error: --slots must be 1 or more", file=sys.stderr)
+        return EXIT_ERROR
+    from ..workflow.executors import parse_scheduler
+
+    try:  # the address first: a refused one is said before preflight runs the CLIs
+        if parse_scheduler(args.address)[0] is not None:
+            raise ValueError("baton worker needs a scheduler address, not local:N")
+    except ValueError as exc:
+        print(terminal_safe(f"baton worker: error: {exc}"), file=sys.stderr)
         return EXIT_ERROR
     resources, passed = advertised(args.slots, args.version_timeout)
     for line in passed:
