@@ -435,3 +435,36 @@ def test_sigkill_of_baton_run_stops_its_agent_on_the_worker_and_resume_keeps_fin
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     after = steps(dws, wid)
     assert after["research.1"] == before and after["research.2"]["status"] == "done"
+
+
+def test_a_runner_no_worker_offers_fails_the_step_at_once(tmp_path: Path,
+                                                        cluster: Cluster) -> None:
+    """The workers offer `script` and `command` only (no agent CLI is logged in on them):
+    a claude step is refused with the fix named, instead of waiting in the scheduler for a
+    worker that never comes."""
+    import asyncio
+
+    from baton_lsp.model.config import DaskSettings
+    from baton_lsp.workflow.executors import StepLaunch
+    from baton_lsp.workflow.executors.dask import DaskExecutor
+    from baton_lsp.workflow.process import AgentLaunchError
+
+    cluster.revive()
+    assert not any(w.get("resources", {}).get("claude") for w in cluster.info().values())
+    root = make_ws(tmp_path).root
+    executor = DaskExecutor(DaskSettings(scheduler=cluster.address), root, print)
+    launch = StepLaunch(workflow_id="wf_1", sid="research.1", state="research", attempt=1,
+                        runner="claude", root=root, cwd=root, artifact=root / "r.md",
+                        argv=["claude", "-p"], env={}, stdin=None, contract={},
+                        timeout=60, stall_timeout=60, grace=1, remote=True)
+
+    async def attempt() -> None:
+        try:
+            await executor.execute(launch, on_line=print, on_start=print,
+                                   cancel=asyncio.Event(), stop=asyncio.Event())
+        finally:
+            await executor.close()
+
+    with pytest.raises(AgentLaunchError, match=r"no worker of the Dask cluster .* offers "
+                       r"`claude`"):
+        asyncio.run(asyncio.wait_for(attempt(), READY))

@@ -38,7 +38,7 @@ from distributed.comm.core import CommClosedError
 
 from ...model.config import DaskSettings
 from ...runs import confine
-from ..process import run_process
+from ..process import AgentLaunchError, run_process
 from ..shipping import WorkerTree
 from . import Executed, StepLaunch, WorkerLost, parse_scheduler
 from .task import PROJECT_FILES, Payload, Returned, gather_files, run_attempt, shipped_env
@@ -68,6 +68,11 @@ def security_of(settings: DaskSettings) -> Any:
     return secure(tls_ca_file=settings.ca, tls_client_cert=settings.cert,
                   tls_client_key=settings.key, tls_scheduler_cert=settings.cert,
                   tls_scheduler_key=settings.key, require_encryption=True)
+
+
+def offered_resources(dask_scheduler: Any) -> list[dict[str, float]]:
+    """Run on the scheduler: the resources each worker offers now."""
+    return [dict(ws.resources) for ws in dask_scheduler.workers.values()]
 
 
 def scheduler_allowed_failures(dask_scheduler: Any) -> int:
@@ -280,6 +285,13 @@ class DaskExecutor:
             # Dask says "Scheduler failed to start" (RuntimeError) for a bad certificate
             raise WorkerLost(f"cannot reach the Dask scheduler {self.settings.scheduler}: "
                              f"{exc}") from None
+        offered = await client.run_on_scheduler(offered_resources)
+        if not any(r.get(launch.runner) for r in offered):
+            # Dask would hold the task until such a worker joins: said now, not a hang
+            raise AgentLaunchError(
+                f"cannot start agent: no worker of the Dask cluster {self.settings.scheduler} "
+                f"offers `{launch.runner}` ({len(offered)} worker(s); start `baton worker` on "
+                f"a machine where the {launch.runner} CLI is installed and logged in)")
         key = f"baton-{launch.workflow_id}-{launch.sid}-a{launch.attempt}-{uuid.uuid4().hex[:8]}"
         tree = None
         if launch.shipment is not None:  # the base bundle: made once per base, off the loop
