@@ -362,8 +362,9 @@ def test_a_full_implementation_through_dask_makes_the_local_history(
 def test_the_real_claude_cli_runs_a_step_on_a_worker_with_the_workers_key(
         tmp_path: Path, cluster: Cluster) -> None:
     """A research step through the real `claude` binary on a worker that offers `claude`
-    (its own key and API endpoint, the fake model); the caller's key differs and its
-    environment has no endpoint: every request the model saw carried the worker's key."""
+    (its own key and API endpoint, the fake model); the caller has no key and no endpoint
+    (its preflight leaves the remote roles' credentials to the workers; the debug role it
+    would check runs the scripted agent here): every request carried the worker's key."""
     from tests.agents.clis import cli_path
     from tests.agents.fake_anthropic import FakeAnthropic
     from tests.agents.model import anthropic_agent
@@ -373,7 +374,8 @@ def test_the_real_claude_cli_runs_a_step_on_a_worker_with_the_workers_key(
     claude = cli_path("claude")
     quiet = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
              "CLAUDE_CODE_MAX_RETRIES": "1"}
-    box = Box.create(tmp_path, "claude", claude, ANTHROPIC_API_KEY="caller-key", **quiet)
+    box = Box.create(tmp_path, "claude", claude, **quiet)
+    box.env.pop("ANTHROPIC_API_KEY", None)
     with FakeAnthropic(anthropic_agent()) as api:
         env = {**box.env, "ANTHROPIC_API_KEY": "worker-key", "ANTHROPIC_BASE_URL": api.url,
                "BATON_WORKER_DIR": str(tmp_path / "worker-dir")}
@@ -391,11 +393,12 @@ def test_the_real_claude_cli_runs_a_step_on_a_worker_with_the_workers_key(
                     log.read_text()[-3000:]
                 time.sleep(0.2)
             with open(box.ws / ".claude" / "baton.toml", "a") as f:
-                f.write(f'\n[workflow.dask]\nscheduler = "{cluster.address}"\n'
+                f.write('debug = { agent = "research-specialist", runner = "script" }\n\n'
+                        f'[workflow.dask]\nscheduler = "{cluster.address}"\n'
                         'remote-states = ["research"]\n')
             box.settings = ("workflow.executor=dask",)
             r = box.run("Research rate limiting", "--scope", "research-only",
-                        "--complexity", "1")
+                        "--topic", "rate limiting")  # settled: no classifier agent here
         finally:
             worker.send_signal(signal.SIGTERM)
             worker.wait(60)

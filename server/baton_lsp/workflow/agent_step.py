@@ -22,7 +22,7 @@ from ..runs.records import utc_now
 from ..terminal import terminal_safe
 from . import accounting, otlp
 from .barrier import check_artifact, check_listed
-from .executors import StepLaunch, WorkerLost
+from .executors import REMOTE_ROLES, StepLaunch, WorkerLost
 from .failures import FATAL, PERMANENT, TRANSIENT, Cancelled, EngineError, StepFailure
 from .layout import contained
 from .process import AgentLaunchError, ProcessOutcome
@@ -283,7 +283,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
         run.live_halts[sid] = halt
         executor = run.executor()
         # an implement step runs remotely only shipped as a bundle: its code comes back
-        remote = executor.remote(spec.state.value) and (
+        remote = executor.remote(spec.state.value) and spec.role in REMOTE_ROLES and (
             spec.state != State.IMPLEMENT or spec.shipment is not None)
         try:
             if remote:

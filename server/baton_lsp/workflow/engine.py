@@ -30,7 +30,7 @@ from ..runs.record import NEEDS_ATTENTION, nest_supervisor_state
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
 from . import accounting, preflight, resume, supervisor
-from .executors import check_executor
+from .executors import REMOTE_CAPABLE, REMOTE_ROLES, check_executor
 from .failures import (
     FATAL,
     PERMANENT,
@@ -41,6 +41,7 @@ from .failures import (
     StepFailure,
     StoreFailure,
 )
+from .git import repo_of
 from .isolation import dirty_tree_problem
 from .layout import make_topic, planned_topic
 from .request import (
@@ -290,6 +291,21 @@ class Engine(Run):
         self.runner_from = AUTO_RUNNER
         self.say(f"runner: {cli} (auto: the first agent CLI installed and logged in)")
 
+    def _remote_roles(self) -> set[str]:
+        """Roles whose agents run on the workers of a Dask cluster: their CLIs and
+        credentials are the workers' (`baton worker` checks them there), not this
+        machine's. An implement phase runs there only shipped from a repository with
+        worktree isolation, in waves."""
+        dask = self.settings.dask
+        if self.settings.executor != "dask":
+            return set()
+        roles = set(preflight.roles_ahead(self.settings, [
+            State(s) for s in dask.remote_states if s in REMOTE_CAPABLE])) & REMOTE_ROLES
+        repo = repo_of(self.root)
+        if self.settings.isolation != "worktree" or repo is None or repo.head() is None:
+            roles.discard("implement")
+        return roles
+
     def _check_executor(self) -> None:
         """`[workflow] executor` can work (Dask installed, a scheduler address Baton uses)."""
         try:
@@ -375,8 +391,9 @@ class Engine(Run):
         record."""
         states = (*((State.INITIALIZE,) if classifier else ()), *HAPPY_PATHS[scope],
                   State.DEBUG)
+        remote = self._remote_roles()
         uses = [preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
-                for role in preflight.roles_ahead(self.settings, states)]
+                for role in preflight.roles_ahead(self.settings, states) if role not in remote]
         if not any(u.runner in preflight.CLI_PACKAGES for u in uses):
             return {}
         notes: list[str] = []

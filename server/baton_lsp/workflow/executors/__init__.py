@@ -113,6 +113,9 @@ def _loopback(host: str) -> bool:
         return False
 
 
+REMOTE_ROLES = frozenset({"research", "plan", "revise", "implement"})
+"""Roles whose agent makes only its artifact (an implement phase: its branch): what a worker
+can run. Supervisors and coordinators that launch or stand for other agents run here."""
 REMOTE_CAPABLE = ("research", "plan", "implement")
 """States whose steps can run on a worker: what they make comes back (the artifact; an
 implement phase's branch as a git bundle)."""
@@ -157,5 +160,5 @@ def make_executor(settings: WorkflowSettings, root: Path, say: Callable[[str], N
     return LocalExecutor()
 
 
-__all__ = ["REMOTE_CAPABLE", "Executed", "Executor", "StepLaunch", "WorkerLost", "check_executor",
-           "make_executor", "parse_scheduler"]
+__all__ = ["REMOTE_CAPABLE", "REMOTE_ROLES", "Executed", "Executor", "StepLaunch", "WorkerLost",
+           "check_executor", "make_executor", "parse_scheduler"]
