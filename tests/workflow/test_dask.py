@@ -471,3 +471,31 @@ def test_a_runner_no_worker_offers_fails_the_step_at_once(tmp_path: Path,
     with pytest.raises(AgentLaunchError, match=r"no worker of the Dask cluster .* offers "
                        r"`claude`"):
         asyncio.run(asyncio.wait_for(attempt(), READY))
+
+
+def test_a_scheduler_that_would_rerun_a_task_is_warned_about(tmp_path: Path) -> None:
+    """Connecting to a scheduler Baton did not start: its `allowed-failures` is asked, and a
+    value above 0 (Dask's default is 3: a task whose workers die is run again elsewhere, a
+    paid agent twice) is named with the setting that fixes it."""
+    import asyncio
+
+    from distributed import Scheduler
+
+    from baton_lsp.model.config import DaskSettings
+    from baton_lsp.workflow.executors.dask import DaskExecutor
+
+    said: list[str] = []
+
+    async def connect() -> None:
+        async with Scheduler(host="127.0.0.1", port=0, dashboard_address="127.0.0.1:0",
+                             allowed_failures=3) as scheduler:
+            executor = DaskExecutor(DaskSettings(scheduler=str(scheduler.address)),
+                                    tmp_path, said.append)
+            try:
+                await executor.client()
+            finally:
+                await executor.close()
+
+    asyncio.run(asyncio.wait_for(connect(), READY))
+    assert any("lets 3 worker(s) die" in line and "allowed-failures: 0" in line
+               for line in said), said
