@@ -293,11 +293,13 @@ def test_sigkill_of_a_worker_mid_step_gives_exactly_one_more_attempt(
     done = steps(dws, wid)
     assert done["research.1"]["attempts"] == 1
     assert done["research.2"]["attempts"] == 2 and done["research.2"]["status"] == "done"
-    # attempt 1's worker never answered; attempt 2 ran on a worker alive now
-    assert set(done["research.2"]["workers"]) == {"2"}
-    assert done["research.2"]["worker"] in cluster.info()
+    # attempt 1 on the worker killed (Dask's KilledWorker names it), attempt 2 on one alive
+    killed = done["research.2"]["workers"]["1"]
+    assert set(done["research.2"]["workers"]) == {"1", "2"}
+    assert killed not in cluster.info() and done["research.2"]["worker"] in cluster.info()
     errors = [e for e in dws.errors() if e.get("context", {}).get("worker_lost")]
     assert len(errors) == 1 and errors[0]["context"]["failure_class"] == "transient"
+    assert errors[0]["context"]["worker"] == killed
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")

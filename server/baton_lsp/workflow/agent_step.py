@@ -143,8 +143,11 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                 runner, out, final, hopeless = await _attempt(run, spec, step, artifact,
                                                               attempt, reader, log_file)
         except WorkerLost as exc:  # the cluster's fault: Baton's own attempts retry it
+            if exc.worker is not None:
+                step.setdefault("workers", {})[str(attempt)] = exc.worker
             last = StepFailure(sid, TRANSIENT, str(exc), "execution_error",
-                               {"worker_lost": True})
+                               {"worker_lost": True, **({"worker": exc.worker}
+                                                        if exc.worker else {})})
             run.record_failure(step, last)
             run.launched.pop(sid, None)
             if attempt == attempts:

@@ -64,7 +64,11 @@ class Executed:
 class WorkerLost(Exception):
     """The attempt's worker died or became unreachable while it ran (Dask's `KilledWorker`,
     a closed comm): no fault of the step, retried as a transient failure by Baton's own
-    attempts, never by the cluster."""
+    attempts, never by the cluster. `worker`: the lost worker's address, when known."""
+
+    def __init__(self, message: str, worker: str | None = None) -> None:
+        super().__init__(message)
+        self.worker = worker
 
 
 class Executor(Protocol):

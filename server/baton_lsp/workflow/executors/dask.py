@@ -345,7 +345,10 @@ class DaskExecutor:
             returned = result.result()
         except (Exception, asyncio.CancelledError) as exc:
             if _lost(exc):
-                raise WorkerLost(f"the Dask worker running it was lost: {exc}") from None
+                last = getattr(getattr(exc, "last_worker", None), "address", None)
+                where = f" {last}" if last else ""
+                raise WorkerLost(f"the Dask worker{where} running it was lost: {exc}",
+                                 str(last) if last else None) from None
             raise
         finally:
             if not result.done():
