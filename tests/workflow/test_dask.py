@@ -343,7 +343,8 @@ def test_a_full_implementation_through_dask_makes_the_local_history(
         root.mkdir()
         make_repo(root, [[]], files={"README.md": "# app\n"})
         ws = Workspace(Path(os.path.realpath(root)))
-        ws.config(f'executor = "dask"\n\n[workflow.dask]\nscheduler = "{cluster.address}"\n')
+        ws.config(f'executor = "dask"\n\n[workflow.dask]\nscheduler = "{cluster.address}"\n'
+                  'remote-states = ["research", "plan", "implement"]\n')
         git(root, "commit", "-qam", "the cluster's configuration")  # the same in both
         r = ws.baton("run", "add a login throttle", "--scope", "full-implementation",
                      "--complexity", "2", "--id", "full_implementation_1_dask",
@@ -356,9 +357,9 @@ def test_a_full_implementation_through_dask_makes_the_local_history(
     phases = [s for s in rsteps if s.startswith("implement.phase-")]
     assert len(phases) == 4
     addresses = set(cluster.info())
-    for sid in [*phases, "research.1", "research.2"]:
+    for sid in [*phases, "research.1", "research.2", "plan"]:
         assert rsteps[sid]["worker"] in addresses and "worker" not in lsteps[sid], sid
-    assert "worker" not in rsteps["plan"]  # not a remote state: ran here
+    assert "worker" not in rsteps["document"]  # not a remote state: ran here
 
 
 def test_the_real_claude_cli_runs_a_step_on_a_worker_with_the_workers_key(

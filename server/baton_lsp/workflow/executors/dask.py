@@ -255,7 +255,8 @@ class DaskExecutor:
         # a shipped phase's checkout has the repository's own project files: what is not
         # committed there stays out of it (the worker would commit it into the phase)
         own = () if launch.shipment is not None else PROJECT_FILES
-        paths = [*launch.inputs, *(root / p for p in own)]
+        # the artifact too when it is there: a revise agent edits the plan it is given
+        paths = [*launch.inputs, launch.artifact, *(root / p for p in own)]
         state_file = launch.contract.get("STATE_FILE")
         if state_file:
             paths.append(Path(state_file))
