@@ -502,3 +502,19 @@ def test_a_scheduler_that_would_rerun_a_task_is_warned_about(tmp_path: Path) -> 
     asyncio.run(asyncio.wait_for(connect(), READY))
     assert any("lets 3 worker(s) die" in line and "allowed-failures: 0" in line
                for line in said), said
+
+
+def test_a_revise_step_on_a_worker_edits_the_plan_it_is_given(dws: Workspace,
+                                                              cluster: Cluster) -> None:
+    dws.config(f'executor = "dask"\n\n[workflow.dask]\nscheduler = "{cluster.address}"\n'
+               'remote-states = ["research", "plan"]\n')
+    plan = dws.write_plan([[], [1]])
+    before = plan.read_text()
+    r = dws.baton("run", "add rate limits", "--scope", "research-and-revise", "--plan",
+                  str(plan), "--complexity", "1", timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    done = steps(dws, dws.only_workflow())
+    revised = [done[sid] for sid in done if sid.startswith(("plan", "revise"))]
+    assert revised and all(s.get("worker") in cluster.info() for s in revised), done
+    text = plan.read_text()
+    assert text.startswith(before.rstrip("\n")) and "## Revision" in text
