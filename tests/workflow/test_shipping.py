@@ -271,16 +271,114 @@ def test_landing_the_same_key_twice_imports_once(tmp_path: Path) -> None:
     data = shipped_worker(shipment, tmp_path / "worker", "1")
     first = iso.land_bundle(shipment.sid, "1", data, shipment.key, base=base)
     again = iso.land_bundle(shipment.sid, "1", data, shipment.key, base=base)
-    # a different answer under the same key: the kept bundle (the same inputs) stands
-    other = iso.land_bundle(shipment.sid, "1", b"not a bundle", shipment.key, base=base)
-    kept = iso.land_bundle(shipment.sid, "1", None, shipment.key, base=base)
-    assert first == again == other == kept and first["status"] == "committed"
+    kept = iso.land_bundle(shipment.sid, "1", None, shipment.key, base=base)  # a resume's
+    assert first == again == kept and first["status"] == "committed"
     branch = f"refs/heads/baton/{WID}/phase-1"
     # one import: one update of the branch in its reflog
     assert git(root, "reflog", "show", "--format=%H", branch).split() == [first["commit"]]
     assert Path(first["shipped"]["bundle"]).read_bytes() == data
     assert sorted(p.name for p in Path(first["shipped"]["bundle"]).parent.iterdir()) == [
         f"implement.phase-1-{shipment.key}.bundle"]
+
+
+def test_a_later_attempts_bundle_is_the_one_landed(tmp_path: Path) -> None:
+    """Attempt 1's worker returned a bundle, then the step failed its checks: attempt 2's
+    bundle replaces it (`receive`), and a new attempt forgets the old one as it starts
+    (`start_attempt`), so a resume never lands an older attempt's work."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = make_repo(root, [[]])
+    run, iso = open_run(root, WID, plan)
+    base = iso.repo.head()
+    assert base is not None
+    shipment = ship(run, iso, "1", "Step 1", base, phase_inputs(run, plan, "1"))
+    shipment.receive(shipped_worker(shipment, tmp_path / "attempt-1", "1",
+                                    {"src/try.py": "attempt = 1\n"}))
+    shipment.start_attempt()
+    assert iso.kept_bundle(shipment.sid, shipment.key) is None and shipment.returned is None
+    shipment.receive(shipped_worker(shipment, tmp_path / "attempt-2", "1",
+                                    {"src/try.py": "attempt = 2\n"}))
+    shipment.receive(shipped_worker(shipment, tmp_path / "attempt-3", "1",
+                                    {"src/try.py": "attempt = 3\n"}))
+    record = landing(iso, "1", shipment)()["git"]
+    assert git(root, "show", f"{record['commit']}:src/try.py") == "attempt = 3\n"
+    resumed = iso.land_bundle(shipment.sid, "1", None, shipment.key, base=base)
+    assert resumed["commit"] == record["commit"]
+
+
+def test_what_a_killed_shipping_left_is_swept_on_resume(tmp_path: Path) -> None:
+    """A run killed while the base ref existed or a throw-away repository was checking a
+    bundle: the resume's `prepare` removes both (this workflow's only)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = make_repo(root, [[]])
+    run, iso = open_run(root, WID, plan)
+    base = iso.repo.head()
+    assert base is not None and run.store is not None
+    git(root, "update-ref", f"refs/baton/{WID}/base", base)
+    git(root, "update-ref", "refs/baton/other/base", base)
+    scratch = run.store.dir / "bundles" / ".check-0123456789ab"
+    (scratch / "objects").mkdir(parents=True)
+    kept = run.store.dir / "bundles" / "implement.phase-1-k.bundle"
+    kept.write_bytes(b"# v2 git bundle\n")
+    prepare(run, iso, plan, titles(1))
+    assert git(root, "for-each-ref", "--format=%(refname)", "refs/baton/").split() == [
+        "refs/baton/other/base"]
+    assert not scratch.exists() and kept.exists()
+
+
+def test_workers_fetching_from_the_remote_get_only_what_it_lacks(tmp_path: Path) -> None:
+    """With the repository's remote: the worker fetches the pushed history from it and the
+    bundle carries only the commits the remote lacks — nothing once the base is pushed."""
+    remote = tmp_path / "remote.git"
+    remote.mkdir()
+    git(remote, "init", "-q", "--bare")
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = make_repo(root, [[], [1]], {"lib/big.txt": os.urandom(30000).hex()})
+    git(root, "remote", "add", "origin", str(remote))
+    git(root, "push", "-q", "origin", "main")
+    (root / "local.txt").write_text("not pushed\n")
+    git(root, "add", "local.txt")
+    git(root, "commit", "-qm", "local only")
+    run, iso = open_run(root, WID, plan)
+    names = titles(2)
+    prepare(run, iso, plan, names)
+    base = iso.repo.head()
+    assert base is not None
+    shipment = ship(run, iso, "1", "Step 1", base, phase_inputs(run, plan, "1"), remote="origin")
+    source = shipment.source()
+    assert (source.remote, source.fetch) == (str(remote), ("refs/heads/main",))
+    assert 0 < len(source.bundle) < len(iso.base_bundle(base)) // 4
+    shipment.receive(shipped_worker(shipment, tmp_path / "worker-1", "1"))
+    assert git(tmp_path / "worker-1", "rev-parse", "origin/main") == git(
+        remote, "rev-parse", "main")
+    run.steps[shipment.sid] = done_step(landing(iso, "1", shipment)()["git"])
+    with iso.integrating_now("implement", "merging"):
+        assert merge_wave(run, iso, ["1"], names, plan)[0] is None
+    git(root, "push", "-q", "origin", "main")
+    git(root, "fetch", "-q", "origin")
+    base = iso.repo.head()
+    assert base is not None
+    second = ship(run, iso, "2", "Step 2", base, phase_inputs(run, plan, "2"), remote="origin")
+    assert second.source() == shipping.BaseSource(b"", str(remote), ("refs/heads/main",))
+    second.receive(shipped_worker(second, tmp_path / "worker-2", "2"))
+    run.steps[second.sid] = done_step(landing(iso, "2", second)()["git"])
+    with iso.integrating_now("implement", "merging"):
+        assert merge_wave(run, iso, ["2"], names, plan)[0] is None
+    assert git(root, "log", "--first-parent", "--format=%s").splitlines() == [
+        f"Merge phase 2: Step 2 ({WID})", f"Merge phase 1: Step 1 ({WID})", "local only",
+        "base"]
+    assert sorted(git(root, "ls-files", "src").split()) == ["src/phase_1.py", "src/phase_2.py"]
+    # a worker that cannot reach that remote says so
+    with pytest.raises(shipping.ShippingError, match="cannot check the base bundle out"):
+        shipping.checkout_bundle(b"", base, second.branch, tmp_path / "worker-3",
+                                 remote=str(tmp_path / "gone.git"), fetch=["refs/heads/main"])
+    with pytest.raises(shipping.ShippingError, match="would read it as an option"):
+        shipping.checkout_bundle(b"", base, second.branch, tmp_path / "worker-4",
+                                 remote=f"--upload-pack=touch {tmp_path / 'owned'}",
+                                 fetch=["refs/heads/main"])
+    assert not (tmp_path / "owned").exists() and not (tmp_path / "worker-4").exists()
 
 
 def test_a_phase_that_changed_nothing_lands_empty(tmp_path: Path) -> None:

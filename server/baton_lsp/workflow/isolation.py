@@ -48,6 +48,7 @@ from .repolock import INTEGRATION_LOCK, WORKTREE_LOCK, LockTimeout, RepoLock
 from .run import Run
 from .shipping import (
     MAX_BUNDLE,
+    BaseSource,
     ConflictMarkers,
     ShippingError,
     header_problem,
@@ -250,8 +251,9 @@ class Isolation:
         self.carried: list[PlanEdit] = []
         """Marker edits of phases whose merge the user committed by hand (that commit is
         theirs): the next commit Baton makes carries them."""
-        self._bases: dict[str, bytes] = {}
-        """Base bundles made for shipped phases, by base commit (`base_bundle`)."""
+        self._bases: dict[tuple[str, str | None], BaseSource] = {}
+        """Where shipped phases' workers get their base, by base commit and remote
+        (`base_source`)."""
         self._bundling = threading.Lock()
 
     @classmethod
@@ -531,26 +533,61 @@ class Isolation:
 
     def base_bundle(self, base: str) -> bytes:
         """A bundle holding `base` and its history, for a worker's `checkout_bundle`; made
-        once per base within the run (every phase of a wave shares it). git bundles refs,
-        not commits: a ref of this workflow's names `base` for the moment it is bundled."""
+        once per base within the run (every phase of a wave shares it)."""
+        return self.base_source(base).bundle
+
+    def base_source(self, base: str, remote: str | None = None) -> BaseSource:
+        """Where a worker gets `base` (made once per base and remote within the run): a
+        bundle of it and its history; with `remote` (a remote's name), the remote's URL,
+        its branches whose history `base` builds on (as this clone last fetched them),
+        and a bundle of only the commits they lack — none when a branch there holds `base`.
+        git bundles refs, not commits: a ref of this workflow's names `base` for the moment
+        it is bundled."""
         with self._bundling:
-            found = self._bases.get(base)
+            found = self._bases.get((base, remote))
             if found is not None:
                 return found
             ref = f"refs/baton/{self.run.workflow_id}/base"
             try:
-                self.repo.run("update-ref", ref, base)
-                try:
-                    data = self.repo.output("bundle", "create", "-q", "-", ref)
-                finally:
-                    self.repo.run("update-ref", "-d", ref, check=False)
+                url, have, holding = self._remote_refs(base, remote) if remote else \
+                    ("", {}, [])
+                data = b""
+                if not holding:
+                    self.repo.run("update-ref", ref, base)
+                    try:
+                        data = self.repo.output("bundle", "create", "-q", "-", ref,
+                                                *(["--not", *have.values()] if have else []))
+                    finally:
+                        self.repo.run("update-ref", "-d", ref, check=False)
             except GitError as exc:
                 raise ShippingError(f"cannot bundle the base commit {base}: {exc}") from None
             if len(data) > MAX_BUNDLE:
                 raise ShippingError(f"the bundle of {base} has {len(data)} bytes, more than "
                                     f"{MAX_BUNDLE}: ship such a repository by its remote")
-            self._bases[base] = data
-            return data
+            fetch = tuple(holding or have)
+            source = BaseSource(data, url, fetch) if remote else BaseSource(data)
+            self._bases[(base, remote)] = source
+            return source
+
+    def _remote_refs(self, base: str, remote: str) -> tuple[str, dict[str, str], list[str]]:
+        """(the remote's URL, {its branch: commit} for the branches that are ancestors of
+        `base`, its branches that hold `base`), from this clone's remote-tracking refs."""
+        url = self.repo.run("remote", "get-url", remote).stdout.strip()
+        prefix = f"refs/remotes/{remote}/"
+
+        def branches(*how: str) -> dict[str, str]:
+            out = self.repo.run("for-each-ref", "--format=%(objectname) %(refname)", *how,
+                                prefix).stdout
+            found = {}
+            for line in out.splitlines():
+                sha, _, name = line.partition(" ")
+                short = name.removeprefix(prefix)
+                if short and short != "HEAD":
+                    found[f"refs/heads/{short}"] = sha
+            return found
+
+        holding = sorted(branches(f"--contains={base}"))
+        return url, branches(f"--merged={base}"), holding
 
     def bundle_path(self, sid: str, key: str) -> Path:
         """Where the bundle a worker returned for `sid` is kept: `bundles/<sid>-<key>.bundle`
@@ -581,16 +618,23 @@ class Isolation:
         return path
 
     def keep_bundle(self, sid: str, bundle: bytes, key: str) -> Path:
-        """Write the bundle a worker returned durably (fsync, through `confine`) before
-        anything is done with it; a bundle already kept under the same key stays (the same
-        inputs and base: the same work) and is returned."""
-        kept = self.kept_bundle(sid, key)
-        if kept is not None:
-            return kept
+        """Write the bundle a worker returned durably (fsync, through `confine`, atomically)
+        before anything is done with it. It replaces a bundle kept under the key before: a
+        new answer for the same inputs comes only from a later attempt, whose work is the
+        one the step records (a planted link or FIFO at the name is refused, not replaced)."""
         if not bundle or len(bundle) > MAX_BUNDLE:
             raise ShippingError(f"the returned bundle has {len(bundle)} bytes (expected "
                                 f"1 to {MAX_BUNDLE})")
+        self.kept_bundle(sid, key)
         return confine.write_atomic(self.root, self.bundle_path(sid, key), bundle)
+
+    def discard_bundle(self, sid: str, key: str) -> None:
+        """Remove the bundle kept under the key (an earlier attempt's) as a new attempt
+        starts: a kept bundle is then always the latest attempt's, so a resume never lands
+        an older attempt's work beside a newer attempt's artifact."""
+        if self.kept_bundle(sid, key) is not None:
+            with contextlib.suppress(FileNotFoundError):
+                confine.unlink(self.root, self.bundle_path(sid, key))
 
     def land_bundle(self, sid: str, pid: str, bundle: bytes | None, key: str, *,
                     base: str | None = None) -> dict[str, Any]:
@@ -601,7 +645,7 @@ class Isolation:
         every phase of a wave's base) or a descendant, the pack read in full — in a
         throw-away repository borrowing this one's objects, so a bad bundle imports
         nothing; then fetched. Returns the git record `commit_tree` returns (`merge_wave`
-        merges it as a local phase's). Landing the same key again imports nothing new."""
+        merges it as a local phase's). Landing the same bundle again imports nothing new."""
         wid = self.run.workflow_id
         branch = branch_name(wid, pid)
         record: dict[str, Any] = {"mode": "worktree", "branch": branch, "worktree": None,
@@ -919,7 +963,23 @@ class Isolation:
         removed = sorted(found - kept)
         self.discard([p for p in removed if pending(p)], branches=False)
         self.discard([p for p in removed if not pending(p)])
+        self.sweep_shipping()
         return removed
+
+    def sweep_shipping(self) -> None:
+        """What a run killed while it bundled a base or checked a returned bundle left: the
+        ref naming the base (`base_bundle`) and throw-away repositories (`land_bundle`).
+        Only this workflow's, and before any phase of this run lands (its lock is ours)."""
+        ref = f"refs/baton/{self.run.workflow_id}/base"
+        if self.repo.ref(ref) is not None:
+            self.repo.run("update-ref", "-d", ref, check=False)
+        assert self.run.store is not None
+        bundles = self.run.store.dir / "bundles"
+        with contextlib.suppress(OSError):
+            confine.check_dir(self.root, bundles)
+            for entry in os.scandir(bundles):
+                if entry.name.startswith(".check-") and entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def conflict_message(pid: str, record: dict[str, Any], pending: bool = False) -> str:

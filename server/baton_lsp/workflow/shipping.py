@@ -68,6 +68,18 @@ class ConflictMarkers(ShippingError):
 
 
 @dataclass(frozen=True)
+class BaseSource:
+    """Where a worker gets a phase's base: a bundle of it and its history; or, when the
+    workers fetch from the repository's remote (`remote`, the URL, and `fetch`, the refs
+    there whose history the base builds on), a bundle of only the commits the remote lacks
+    (empty: none)."""
+
+    bundle: bytes
+    remote: str = ""
+    fetch: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class WorkerTree:
     """A shipped phase as a worker receives it: plain data, so a task can carry it (the
     base bundle's bytes, no callables, nothing of the caller's environment)."""
@@ -78,11 +90,15 @@ class WorkerTree:
     message: str
     prefix: str
     exclude: tuple[str, ...]
+    remote: str = ""
+    fetch: tuple[str, ...] = ()
+    """`BaseSource.remote` and `fetch`: the history the worker fetches before the bundle."""
 
     def checkout(self, into: Path) -> Path:
         """Check the phase out in the new directory `into` (`checkout_bundle`); returns
         the agent's working directory (the tree joined with the workspace's place)."""
-        top = checkout_bundle(self.bundle, self.base, self.branch, into)
+        top = checkout_bundle(self.bundle, self.base, self.branch, into, remote=self.remote,
+                              fetch=self.fetch)
         return top / self.prefix if self.prefix not in ("", ".") else top
 
     def bring_back(self, into: Path) -> bytes:
@@ -110,26 +126,40 @@ class Shipment:
     directory and CLAUDE_PROJECT_DIR are the checked-out tree joined with it."""
     exclude: tuple[str, ...]
     bundle: Callable[[], bytes]
+    """The base bundle (`BaseSource.bundle` of `source`)."""
+    source: Callable[[], BaseSource]
     keep: Callable[[bytes], Path]
     """Write the returned bundle durably under the run's directory (before anything else
     is done with it): a caller that dies after this imports it on resume."""
+    discard: Callable[[], None]
+    """Remove the bundle an earlier attempt left kept under the key."""
     returned: bytes | None = None
     failed: ShippingError | None = None
     """What the worker's `checkout_bundle`/`bundle_branch` raised (`fail`): the step fails
     with it when it would land (conflict markers as for a local worktree)."""
 
+    def start_attempt(self) -> None:
+        """What the executor calls as each attempt starts (after it is recorded launched,
+        before the worker runs): the previous attempt's bundle and failure are forgotten,
+        so a kept bundle is always the work of the attempt a resume may keep."""
+        self.discard()
+        self.returned = None
+        self.failed = None
+
     def for_worker(self) -> WorkerTree:
         """What the executor's task carries to the worker."""
-        return WorkerTree(self.bundle(), self.base, self.branch, self.message, self.prefix,
-                          self.exclude)
+        source = self.source()
+        return WorkerTree(source.bundle, self.base, self.branch, self.message, self.prefix,
+                          self.exclude, source.remote, source.fetch)
 
     def fail(self, exc: ShippingError) -> None:
         """What the executor calls when the worker could not check out or bundle."""
         self.failed = exc
 
     def receive(self, bundle: bytes) -> Path:
-        """What the executor calls the moment the worker's bundle arrives: kept durably
-        (under the run's directory), then held for the step's `fields` to land."""
+        """What the executor calls the moment the worker's bundle arrives — before it
+        writes the step's artifact, so an artifact a resume finds implies the bundle is
+        kept: kept durably (under the run's directory), then held for `fields` to land."""
         path = self.keep(bundle)
         self.returned = bundle
         return path
@@ -184,13 +214,19 @@ def heads(repo: Repo, bundle: Path) -> list[tuple[str, str]]:
 # == worker side ================================================================================
 
 
-def checkout_bundle(bundle: bytes, base: str, branch: str, into: Path) -> Path:
+def checkout_bundle(bundle: bytes, base: str, branch: str, into: Path, *, remote: str = "",
+                    fetch: Sequence[str] = ()) -> Path:
     """A fresh repository at `into` (a new or empty directory) from the base bundle, with
     `branch` created at `base` and checked out; returns the work tree's path, the top of
     the repository (the agent's working directory is that joined with the workspace's
-    place in it, `Shipment.prefix`). Nothing is written outside `into`."""
-    if not bundle or len(bundle) > MAX_BUNDLE:
+    place in it, `Shipment.prefix`). With `remote`, the refs `fetch` names are fetched from
+    it first (as `origin/…`), and the bundle holds only what the remote lacks (empty:
+    nothing). Nothing is written outside `into`."""
+    if (not bundle and not remote) or len(bundle) > MAX_BUNDLE:
         raise ShippingError(f"the base bundle has {len(bundle)} bytes (at most {MAX_BUNDLE})")
+    if remote.startswith("-") or any(ref.startswith("-") for ref in fetch):
+        raise ShippingError(f"refusing to fetch {remote!r} {list(fetch)!r}: git would read "
+                            "it as an option")
     into = Path(os.path.abspath(into))
     try:
         mode = os.lstat(into).st_mode
@@ -205,20 +241,16 @@ def checkout_bundle(bundle: bytes, base: str, branch: str, into: Path) -> Path:
                                 "not an empty directory")
     try:
         repo = init_repo(into)
-        file = repo.top / ".git" / BASE_BUNDLE_FILE
-        confine.create_exclusive(repo.top, file, bundle)
-        try:
-            repo.run("bundle", "verify", "-q", str(file))
-            tips = heads(repo, file)
-            if base not in {sha for sha, _ in tips}:
-                raise ShippingError(f"the base bundle does not hold the base commit {base} "
-                                    f"(it holds {', '.join(r for _, r in tips) or 'no ref'})")
+        if remote:
             repo.run("fetch", "-q", "--no-tags", "--no-recurse-submodules",
-                     "--no-write-fetch-head", str(file),
-                     *{ref for sha, ref in tips if sha == base}, hooks=False)
-        finally:
-            with contextlib.suppress(OSError):
-                confine.unlink(repo.top, file)
+                     "--no-write-fetch-head", remote,
+                     *[f"+{ref}:refs/remotes/origin/{ref.removeprefix('refs/heads/')}"
+                       for ref in fetch], hooks=False)
+        if bundle:
+            _fetch_base(repo, bundle, base)
+        elif repo.ref(base) != base:
+            raise ShippingError(f"the remote {remote} does not hold the base commit {base} "
+                                f"in {', '.join(fetch) or 'the refs named'}")
         repo.run("checkout", "-q", "-b", branch, base, hooks=False)
     except GitError as exc:
         raise ShippingError(f"cannot check the base bundle out into {into}: {exc}") from None
@@ -226,6 +258,25 @@ def checkout_bundle(bundle: bytes, base: str, branch: str, into: Path) -> Path:
         raise ShippingError(f"cannot check the base bundle out into {into}: "
                             f"{confine.describe(exc)}") from None
     return repo.top
+
+
+def _fetch_base(repo: Repo, bundle: bytes, base: str) -> None:
+    """The base bundle's objects into the new repository (its prerequisites, when it has
+    any, fetched from the remote before)."""
+    file = repo.top / ".git" / BASE_BUNDLE_FILE
+    confine.create_exclusive(repo.top, file, bundle)
+    try:
+        repo.run("bundle", "verify", "-q", str(file))
+        tips = heads(repo, file)
+        if base not in {sha for sha, _ in tips}:
+            raise ShippingError(f"the base bundle does not hold the base commit {base} "
+                                f"(it holds {', '.join(r for _, r in tips) or 'no ref'})")
+        repo.run("fetch", "-q", "--no-tags", "--no-recurse-submodules",
+                 "--no-write-fetch-head", str(file),
+                 *{ref for sha, ref in tips if sha == base}, hooks=False)
+    finally:
+        with contextlib.suppress(OSError):
+            confine.unlink(repo.top, file)
 
 
 def bundle_branch(cwd: Path, branch: str, base: str, message: str, *,

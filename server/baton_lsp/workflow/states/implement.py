@@ -203,21 +203,25 @@ async def implement(run: Run) -> None:
 
 
 def ship(run: Run, iso: Isolation, pid: str, title: str, base: str,
-         inputs: dict[str, str | None]) -> Shipment:
+         inputs: dict[str, str | None], remote: str | None = None) -> Shipment:
     """A phase that runs on another machine (`Run.remote`), as the executor ships it: the
     base bundle (made once per base), the branch, the commit message and staging a local
     worktree would have, and the key its returned bundle is kept under (its inputs and
     base: a resume that finds that bundle imports it instead of running the agent again).
     The worker leaves out Baton's own places and the plan: a local worktree's plan is the
     base's, never edited there (agents mark the main tree's), while a worker's copy is the
-    caller's, with its `[IN PROGRESS]` markers; each merge commit carries its own edit."""
+    caller's, with its `[IN PROGRESS]` markers; each merge commit carries its own edit.
+    With `remote` (a remote's name) the worker fetches the history from there and the
+    bundle holds only the commits it lacks (`Isolation.base_source`)."""
     sid = f"implement.phase-{pid}"
     key = bundle_key(inputs, base)
     return Shipment(sid=sid, base=base, branch=branch_name(run.workflow_id, pid),
                     message=commit_message(run, pid, title, "in its own worktree"), key=key,
                     prefix=str(iso.prefix), exclude=tuple(iso.unlike_user),
-                    bundle=lambda: iso.base_bundle(base),
-                    keep=lambda data: iso.keep_bundle(sid, data, key))
+                    bundle=lambda: iso.base_source(base, remote).bundle,
+                    source=lambda: iso.base_source(base, remote),
+                    keep=lambda data: iso.keep_bundle(sid, data, key),
+                    discard=lambda: iso.discard_bundle(sid, key))
 
 
 def landing(iso: Isolation, pid: str, shipment: Shipment) -> Callable[[], dict[str, Any]]:
