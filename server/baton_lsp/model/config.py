@@ -252,6 +252,10 @@ class DaskSettings(Settings):
         "run on workers: research, plan (their artifact comes back) and implement (each "
         "phase shipped as a git bundle and brought back as its branch; in a repository with "
         "`isolation = \"worktree\"` only). The others run on this machine.")
+    remote: str | None = _f(
+        None, description="A git remote of your repository (e.g. \"origin\") the workers "
+        "fetch an implement phase's base history from: each phase's bundle then holds only "
+        "the commits that remote lacks. Unset: the bundle holds the whole history.")
     connect_timeout: float = _f(60.0, gt=0, description="Seconds to wait for the scheduler "
                                    "and, for `local:N`, its workers to be ready.")
 

@@ -39,9 +39,17 @@ from distributed.comm.core import CommClosedError
 from ...model.config import DaskSettings
 from ...runs import confine
 from ..process import AgentLaunchError, run_process
-from ..shipping import WorkerTree
+from ..shipping import ShippingError, WorkerTree
 from . import Executed, StepLaunch, WorkerLost, parse_scheduler
-from .task import PROJECT_FILES, Payload, Returned, gather_files, run_attempt, shipped_env
+from .task import (
+    PROJECT_FILES,
+    Payload,
+    Returned,
+    gather_files,
+    not_started,
+    run_attempt,
+    shipped_env,
+)
 
 log = logging.getLogger(__name__)
 
@@ -295,8 +303,15 @@ class DaskExecutor:
                 f"a machine where the {launch.runner} CLI is installed and logged in)")
         key = f"baton-{launch.workflow_id}-{launch.sid}-a{launch.attempt}-{uuid.uuid4().hex[:8]}"
         tree = None
-        if launch.shipment is not None:  # the base bundle: made once per base, off the loop
-            tree = await asyncio.to_thread(launch.shipment.for_worker)
+        if launch.shipment is not None:
+            # an earlier attempt's bundle is forgotten; the base bundle is made once per
+            # base (off the event loop): a base that cannot be bundled fails the attempt
+            await asyncio.to_thread(launch.shipment.start_attempt)
+            try:
+                tree = await asyncio.to_thread(launch.shipment.for_worker)
+            except ShippingError as exc:
+                launch.shipment.fail(exc)
+                return Executed(not_started(str(exc)))
         payload, skipped = self.payload(launch, key, tree)
         for line in skipped:
             self.say(f"[{launch.sid}] not shipped to the worker: {line}")
@@ -308,13 +323,13 @@ class DaskExecutor:
             self._lines.pop(key, None)
         if lines.error is not None:
             raise lines.error
+        if launch.shipment is not None:  # before the artifact: a resume that finds the
+            if returned.shipping_error is not None:  # artifact finds the bundle kept
+                launch.shipment.fail(returned.shipping_error)
+            elif returned.bundle is not None:
+                await asyncio.to_thread(launch.shipment.receive, returned.bundle)
         if returned.artifact is not None:
             confine.write_atomic(self.root, launch.artifact, returned.artifact, mode=0o644)
-        if launch.shipment is not None:
-            if returned.shipping_error is not None:
-                launch.shipment.fail(returned.shipping_error)
-            elif returned.bundle is not None:  # durable before anything else is done
-                await asyncio.to_thread(launch.shipment.receive, returned.bundle)
         return Executed(returned.outcome, returned.worker, list(returned.notes))
 
     async def _run(self, client: Any, payload: Payload, runner: str,

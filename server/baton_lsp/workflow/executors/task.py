@@ -273,7 +273,7 @@ def _run_in(payload: Payload, scratch: Path, base: Path, worker: Any, cancel_ev:
         try:
             scratch = payload.tree.checkout(top)  # the workspace's place in the checkout
         except ShippingError as exc:
-            return Returned(_not_started(str(exc)), None, 0, str(worker.address),
+            return Returned(not_started(str(exc)), None, 0, str(worker.address),
                             shipping_error=exc)
     for rel, data in payload.files.items():
         try:
@@ -360,7 +360,7 @@ def _wanted(worker: Any, key: str) -> bool:
     return ts is not None and ts.state not in ("cancelled", "released", "forgotten")
 
 
-def _not_started(why: str) -> ProcessOutcome:
+def not_started(why: str) -> ProcessOutcome:
     """The outcome of an attempt whose agent never started (its tree could not be made)."""
     return ProcessOutcome(exit_code=1, timed_out=False, stalled=False, cancelled=False,
                           duration=0.0, stderr_tail=f"baton worker: {why}", signal=None)
