@@ -518,3 +518,32 @@ def test_a_revise_step_on_a_worker_edits_the_plan_it_is_given(dws: Workspace,
     assert revised and all(s.get("worker") in cluster.info() for s in revised), done
     text = plan.read_text()
     assert text.startswith(before.rstrip("\n")) and "## Revision" in text
+
+
+def test_workers_fetch_the_base_from_the_repositorys_remote_when_configured(
+        tmp_path: Path, cluster: Cluster) -> None:
+    """`[workflow.dask] remote = "origin"`: the phases' bundles hold only what the remote
+    lacks, the workers fetch the rest there; parallel phases land and merge as usual."""
+    from tests.workflow.ship_harness import git, make_repo
+
+    cluster.revive()
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = make_repo(root, [[], []])
+    ws = Workspace(Path(os.path.realpath(root)))
+    ws.config(f'executor = "dask"\n\n[workflow.dask]\nscheduler = "{cluster.address}"\n'
+              'remote = "origin"\n')
+    git(root, "commit", "-qam", "the cluster's configuration")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(root, "remote", "add", "origin", str(bare))
+    git(root, "push", "-q", "origin", "main")
+    r = ws.baton("run", "implement it", "--scope", "implement-only", "--plan", str(plan),
+                 timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    done = steps(ws, ws.only_workflow())
+    for pid in ("1", "2"):
+        assert done[f"implement.phase-{pid}"]["worker"] in cluster.info()
+        assert git(root, "show", f"HEAD:src/phase_{pid}.py").startswith('"""Phase')
+    merges = git(root, "log", "--first-parent", "--format=%s").splitlines()[:2]
+    assert all(m.startswith("Merge phase") for m in merges), merges
