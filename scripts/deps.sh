@@ -60,7 +60,7 @@ write_runtime_lock() {
 
 case "$mode" in
   lock)
-    "$uv" pip compile pyproject.toml "$venv/build.in" --extra test --universal \
+    "$uv" pip compile pyproject.toml "$venv/build.in" --extra test --extra dask --universal \
       --python-version 3.11 --generate-hashes --no-header --quiet \
       -o requirements.lock.txt
     sed -i "s|$venv/build.in|build backend (scripts/deps.sh)|" requirements.lock.txt

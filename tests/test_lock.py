@@ -45,6 +45,7 @@ def _declared() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     reqs = [*project["project"]["dependencies"],
             *project["project"]["optional-dependencies"]["test"],
+            *project["project"]["optional-dependencies"]["dask"],
             *project["build-system"]["requires"]]
     return [Requirement(r) for r in reqs]
 

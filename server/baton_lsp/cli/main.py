@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .workflow import add_parsers
 
     add_parsers(sub)
+    from .worker import add_worker_parser
+
+    add_worker_parser(sub)
     migrate = sub.add_parser("migrate", help="migrate a checkpoint file to schema 2.1 in place "
                              "(the original is kept as FILE.backup)")
     migrate.add_argument("file", type=Path, help="checkpoint JSON file")
@@ -588,6 +591,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {"check": cmd_check, "clean": cmd_clean, "rule": cmd_rule, "graph": cmd_graph,
                 "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}
+    if args.command == "worker":
+        from .worker import cmd_worker
+
+        handlers["worker"] = cmd_worker
     if args.command in ("run", "resume", "cancel", "status", "checkpoints", "adopt"):
         from .workflow import HANDLERS
 

@@ -429,8 +429,9 @@ def cmd_status(args: argparse.Namespace) -> int:
             extra = f" — {step['message']}" if step.get("message") and \
                 step.get("status") != "done" else ""
             cost = format_usage(step.get("usage"))
+            where = f"  on {step['worker']}" if step.get("worker") else ""
             show(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
-                 f"{'  ' + cost if cost else ''}{_git_mark(step.get('git'))}{extra}")
+                 f"{where}{'  ' + cost if cost else ''}{_git_mark(step.get('git'))}{extra}")
             for note in step.get("notes") or []:
                 show(f"  {'':<24} note: {note}")
         for tree in info["worktrees"]:

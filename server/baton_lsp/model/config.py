@@ -229,6 +229,37 @@ class OpencodeSettings(CliSettings):
         "configuration decides).")
 
 
+REMOTE_STATES_DEFAULT = ["implement", "research"]
+"""The states whose agent steps the Dask executor runs on workers unless configured."""
+
+
+@dataclasses.dataclass(kw_only=True)
+class DaskSettings(Settings):
+    """`[workflow.dask]`: where the `dask` executor sends agent steps (`baton worker`)."""
+
+    scheduler: str = _f(
+        "local:2", description="`local:N` starts a scheduler and N `baton worker` processes "
+        "on 127.0.0.1 for the run's lifetime; `tls://host:port` connects to a cluster with "
+        "mutual TLS (ca, cert, key); `tcp://127.0.0.1:port` to a cluster on this machine "
+        "(plain tcp:// to any other host is refused: agents' work would cross the network "
+        "unauthenticated).")
+    ca: str | None = _f(None, description="CA certificate (PEM) the cluster's certificates "
+                           "are signed with (tls:// only).")
+    cert: str | None = _f(None, description="This client's certificate (PEM, tls:// only).")
+    key: str | None = _f(None, description="This client's private key (PEM, tls:// only).")
+    remote_states: list[str] = _f(
+        factory=lambda: list(REMOTE_STATES_DEFAULT), description="States whose agent steps "
+        "run on workers: research, plan (their artifact comes back) and implement (each "
+        "phase shipped as a git bundle and brought back as its branch; in a repository with "
+        "`isolation = \"worktree\"` only). The others run on this machine.")
+    remote: str | None = _f(
+        None, description="A git remote of your repository (e.g. \"origin\") the workers "
+        "fetch an implement phase's base history from: each phase's bundle then holds only "
+        "the commits that remote lacks. Unset: the bundle holds the whole history.")
+    connect_timeout: float = _f(60.0, gt=0, description="Seconds to wait for the scheduler "
+                                   "and, for `local:N`, its workers to be ready.")
+
+
 @dataclasses.dataclass(kw_only=True)
 class ModelPrice(Settings):
     """What one model costs, in US dollars per million tokens (`[workflow.prices]`)."""
@@ -327,6 +358,13 @@ class WorkflowSettings(Settings):
         "it into your branch when the wave ends, one run at a time; every phase becomes a "
         "merge commit. `none`: every phase runs in the working tree and nothing is committed "
         "(as outside git).")
+    executor: Literal["local", "dask"] = _f(
+        "local", description="Where agent steps run: `local` on this machine; `dask` on the "
+        "workers of a Dask cluster ([workflow.dask], the `baton-lsp[dask]` extra, `baton "
+        "worker`) for the states in [workflow.dask] remote-states.")
+    dask: DaskSettings = _f(factory=DaskSettings,
+                            description="[workflow.dask]: the Dask cluster of `executor = "
+                            "\"dask\"`.")
     research_parallel: int = _f(4, ge=1, le=64, description="Research topics run at once.")
     timeout: float = _f(300.0, gt=0, description="Seconds an agent step may take.")
     implement_timeout: float = _f(600.0, gt=0, description="Seconds for an implement step.")

@@ -76,6 +76,10 @@ class StepRecord(_Open):
     git: PhaseGit | None = None
     updated_files: list[str] | None = None
     """The files a document agent listed in `DOCUMENTATION_UPDATED:` (its artifacts)."""
+    worker: str | None = None
+    """The Dask worker that ran its last attempt (`executor = "dask"`); None: this machine."""
+    workers: dict[str, str] | None = None
+    """{attempt: the Dask worker's address} of every attempt a worker ran."""
 
     @property
     def done(self) -> bool:

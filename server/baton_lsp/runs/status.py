@@ -13,7 +13,7 @@ from .record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_se
 from .store import CheckpointStore, list_workflows
 
 STEP_FIELDS = {"state", "status", "attempts", "artifact", "message", "duration_ms", "usage",
-               "attempt_usage", "notes", "git", "updated_files"}
+               "attempt_usage", "notes", "git", "updated_files", "worker", "workers"}
 ITERATION_FIELDS = {"iteration", "max_iterations", "work_remaining", "last_work_remaining",
                     "continuation_context", "halt_reason"}
 

@@ -22,9 +22,10 @@ from ..runs.records import utc_now
 from ..terminal import terminal_safe
 from . import accounting, otlp
 from .barrier import check_artifact, check_listed
+from .executors import REMOTE_ROLES, StepLaunch, WorkerLost
 from .failures import FATAL, PERMANENT, TRANSIENT, Cancelled, EngineError, StepFailure
 from .layout import contained
-from .process import AgentLaunchError, ProcessOutcome, run_process
+from .process import AgentLaunchError, ProcessOutcome
 from .prompt import build_prompt
 from .run import Run
 from .runners import (
@@ -136,10 +137,25 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
             raise last
         step["attempts"] = attempt
         reader = SignalReader()
-        with confine.open_new(run.root, log_dir / f"{sid}.attempt-{attempt}.log") as fd, \
-                open(fd, "w", encoding="utf-8", closefd=False) as log_file:
-            runner, out, final, hopeless = await _attempt(run, spec, step, artifact, attempt,
-                                                          reader, log_file)
+        try:
+            with confine.open_new(run.root, log_dir / f"{sid}.attempt-{attempt}.log") as fd, \
+                    open(fd, "w", encoding="utf-8", closefd=False) as log_file:
+                runner, out, final, hopeless = await _attempt(run, spec, step, artifact,
+                                                              attempt, reader, log_file)
+        except WorkerLost as exc:  # the cluster's fault: Baton's own attempts retry it
+            if exc.worker is not None:
+                step.setdefault("workers", {})[str(attempt)] = exc.worker
+            last = StepFailure(sid, TRANSIENT, str(exc), "execution_error",
+                               {"worker_lost": True, **({"worker": exc.worker}
+                                                        if exc.worker else {})})
+            run.record_failure(step, last)
+            run.launched.pop(sid, None)
+            if attempt == attempts:
+                break
+            delay = run.delay(attempt)
+            run.say(f"[{sid}] {last.message}; retrying in {delay:.1f} s")
+            await run.sleep(delay)
+            continue
         if spec.returned_by is not None and out.exit_code == 0 and not out.timed_out \
                 and not out.stalled and hopeless is None:
             write_returned(run.root, artifact, reader, spec.returned_by)
@@ -268,13 +284,25 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
                 f"{run.settings.attempts})")
         start = time.monotonic()
         run.live_halts[sid] = halt
+        executor = run.executor()
+        # an implement step runs remotely only shipped as a bundle: its code comes back
+        remote = executor.remote(spec.state.value) and spec.role in REMOTE_ROLES and (
+            spec.state != State.IMPLEMENT or spec.shipment is not None)
         try:
-            out = await run_process(
-                launch.argv, cwd=cwd, env=launch.env, stdin=launch.stdin, on_line=on_line,
-                timeout=spec.timeout or run.settings.timeout,
-                stall_timeout=run.settings.stall_timeout, cancel=run.cancel_event,
-                grace=run.settings.kill_grace,
-                on_start=lambda pid: run.started(pid, sid, attempt), stop=stop)
+            if remote:
+                run.started_remote(sid, attempt)
+            executed = await executor.execute(
+                StepLaunch(workflow_id=run.workflow_id, sid=sid, state=spec.state.value,
+                           attempt=attempt, runner=runner.name, root=run.root, cwd=cwd,
+                           artifact=artifact, argv=launch.argv, env=launch.env,
+                           stdin=launch.stdin, contract=contract,
+                           timeout=spec.timeout or run.settings.timeout,
+                           stall_timeout=run.settings.stall_timeout,
+                           grace=run.settings.kill_grace,
+                           inputs=input_files(run.root, spec, launch.temp_files),
+                           remote=remote, shipment=spec.shipment),
+                on_line=on_line, on_start=lambda pid: run.started(pid, sid, attempt),
+                cancel=run.cancel_event, stop=stop)
         except AgentLaunchError as exc:
             failure = StepFailure(sid, FATAL, str(exc), "agent_error")
             run.record_failure(step, failure)
@@ -283,6 +311,12 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
             launch.cleanup()
             run.live_usage.pop(sid, None)
             run.live_halts.pop(sid, None)
+    out = executed.outcome
+    if executed.worker is not None:
+        step["worker"] = executed.worker
+        step.setdefault("workers", {})[str(attempt)] = executed.worker
+    for note in executed.notes:
+        run.say(f"[{sid}] {note}")
     step["duration_ms"] = int((time.monotonic() - start) * 1000)
     step["process_ms"] = round(out.duration * 1000, 2)
     final = results[-1] if results else None
@@ -294,6 +328,17 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     if out.stopped and breach and not hopeless:
         raise _budget_failure(run, sid, step, breach[0])
     return runner, out, final, (hopeless[0] if hopeless else None)
+
+
+def input_files(root: Path, spec: StepSpec, temp_files: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The workspace files a step reads: its declared inputs that are files (a plan
+    section's `plan.md#phase-N` is the plan) and the runner's own temp files (a prompt
+    file); what a worker without the workspace receives."""
+    paths: list[Path] = []
+    for name in spec.inputs:
+        path = Path(name.split("#", 1)[0])
+        paths.append(path if path.is_absolute() else root / path)
+    return tuple(dict.fromkeys([*paths, *temp_files]))
 
 
 def budget_now(run: Run, sid: str, meter: accounting.Meter | None) -> str | None:

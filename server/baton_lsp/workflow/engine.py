@@ -30,6 +30,7 @@ from ..runs.record import NEEDS_ATTENTION, nest_supervisor_state
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
 from . import accounting, preflight, resume, supervisor
+from .executors import REMOTE_CAPABLE, REMOTE_ROLES, check_executor
 from .failures import (
     FATAL,
     PERMANENT,
@@ -40,6 +41,7 @@ from .failures import (
     StepFailure,
     StoreFailure,
 )
+from .git import repo_of
 from .isolation import dirty_tree_problem
 from .layout import make_topic, planned_topic
 from .request import (
@@ -88,6 +90,7 @@ class Engine(Run):
         leaves the workspace as it was (EngineError: usage, exit 2; StartRefused: exit 1)."""
         validate_runners(self.settings, self.runner_name)
         validate_request(self.root, self.settings, req)
+        self._check_executor()
         self._choose_runner()
         self._check_runners()
         if self.runner_from != AUTO_RUNNER:
@@ -165,6 +168,7 @@ class Engine(Run):
                 self.say(f"resuming despite: {p}")
             self._restore_identity(entry.sequence)
             self._check_runners()
+            self._check_executor()
             classifier = not self.baton.get("classify", {}).get("done", True)
             try:
                 versions = self._preflight(
@@ -259,6 +263,7 @@ class Engine(Run):
                                                   sorted(s.value for s in exc.valid)),
                                               "transition_reason": exc.reason}))
         finally:
+            await self.close_executor()
             self.pgids.clear()
             with contextlib.suppress(StoreFailure):
                 self.write_owner()
@@ -285,6 +290,28 @@ class Engine(Run):
         self.runner_name = cli
         self.runner_from = AUTO_RUNNER
         self.say(f"runner: {cli} (auto: the first agent CLI installed and logged in)")
+
+    def _remote_roles(self) -> set[str]:
+        """Roles whose agents run on the workers of a Dask cluster: their CLIs and
+        credentials are the workers' (`baton worker` checks them there), not this
+        machine's. An implement phase runs there only shipped from a repository with
+        worktree isolation, in waves."""
+        dask = self.settings.dask
+        if self.settings.executor != "dask":
+            return set()
+        roles = set(preflight.roles_ahead(self.settings, [
+            State(s) for s in dask.remote_states if s in REMOTE_CAPABLE])) & REMOTE_ROLES
+        repo = repo_of(self.root)
+        if self.settings.isolation != "worktree" or repo is None or repo.head() is None:
+            roles.discard("implement")
+        return roles
+
+    def _check_executor(self) -> None:
+        """`[workflow] executor` can work (Dask installed, a scheduler address Baton uses)."""
+        try:
+            check_executor(self.settings)
+        except ValueError as exc:
+            raise EngineError(str(exc)) from None
 
     def _check_runners(self) -> None:
         try:
@@ -364,8 +391,9 @@ class Engine(Run):
         record."""
         states = (*((State.INITIALIZE,) if classifier else ()), *HAPPY_PATHS[scope],
                   State.DEBUG)
+        remote = self._remote_roles()
         uses = [preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
-                for role in preflight.roles_ahead(self.settings, states)]
+                for role in preflight.roles_ahead(self.settings, states) if role not in remote]
         if not any(u.runner in preflight.CLI_PACKAGES for u in uses):
             return {}
         notes: list[str] = []

@@ -587,6 +587,18 @@ def start_ticks(pid: int) -> int | None:
         return None
 
 
+def alive_as_recorded(pid: int, recorded: object) -> bool:
+    """Whether process `pid` runs (a zombie does not) and started at the recorded tick: the
+    same process, not a later one with its pid."""
+    fields = _stat_fields(pid)
+    if not _alive(fields) or fields is None:
+        return False
+    try:
+        return int(fields[19]) == recorded
+    except (IndexError, ValueError):
+        return False
+
+
 def _recorded(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 

@@ -32,6 +32,7 @@ from ..runs.records import (
     write_state_file,
 )
 from ..runs.store import CheckpointStore
+from .executors import Executor, make_executor
 from .failures import Cancelled, StepFailure, StoreFailure
 from .layout import TopicDir, contained, specs_dir
 from .plans import PlanFiles
@@ -91,6 +92,7 @@ class Run:
         """How to stop each agent attempt running now, by step id, with the reason: a budget
         one sibling's usage crosses stops them all at once."""
         self._state_values: dict[str, Any] | None = None
+        self._executor: Executor | None = None
 
     # == what the handlers read =================================================================
 
@@ -118,11 +120,11 @@ class Run:
         return self.data["baton"]["paths"]
 
     def remote(self, state: State) -> bool:
-        """Whether `state`'s agent steps run on another machine (the executor of issue 36
-        decides; here everything runs on this one). An implement phase that runs remotely
-        gets no local worktree: it is shipped and brought back as git bundles
+        """Whether `state`'s agent steps run on another machine (`[workflow] executor =
+        "dask"` and the state in `[workflow.dask] remote-states`). An implement phase that
+        runs remotely gets no local worktree: it is shipped and brought back as git bundles
         (`shipping`, `states.implement.ship`)."""
-        return False
+        return self.executor().remote(state.value)
 
     def skippable(self, sid: str) -> bool:
         """Done and still valid: a resumed run does not launch it again."""
@@ -184,6 +186,20 @@ class Run:
         if key not in self._runners:
             self._runners[key] = registered_runner(key, self.settings, self.root)
         return self._runners[key]
+
+    def executor(self) -> Executor:
+        """Where this run's agent attempts run (`[workflow] executor`), made on first use:
+        a Dask cluster is reached (or started) only once a step needs it."""
+        if self._executor is None:
+            logs = self.store.dir / "logs" if self.store is not None else None
+            self._executor = make_executor(self.settings, self.root, self.say, logs)
+        return self._executor
+
+    async def close_executor(self) -> None:
+        """Disconnect from (or stop) the run's cluster, if it has one."""
+        executor, self._executor = self._executor, None
+        if executor is not None:
+            await executor.close()
 
     def check_runners(self) -> None:
         """Configure now the runners the run's roles use (the run's own and any role's) that
@@ -339,6 +355,12 @@ class Run:
         self.pgids[pid] = start_ticks(pid)
         if step is not None:
             self.launched[step] = {"attempt": attempt, "at": time.time()}
+        self.write_owner(durable=True)
+
+    def started_remote(self, step: str, attempt: int) -> None:
+        """An attempt of `step` was sent to a worker of the run's cluster: recorded as
+        launched (no process group here: the worker records and sweeps its own)."""
+        self.launched[step] = {"attempt": attempt, "at": time.time(), "remote": True}
         self.write_owner(durable=True)
 
     def log_error(self, source: str, error_type: str, message: str,

@@ -128,7 +128,7 @@ async def implement(run: Run) -> None:
         fields: Callable[[], dict[str, Any]] | None = None
         shipment: Shipment | None = None
         if remote and iso is not None and base is not None:
-            shipment = ship(run, iso, pid, title, base, inputs)
+            shipment = ship(run, iso, pid, title, base, inputs, run.settings.dask.remote)
             extra.update(BATON_BRANCH=shipment.branch)
             fields = landing(iso, pid, shipment)
         elif iso is not None and tree is not None:
