@@ -108,7 +108,9 @@ function stepNode(row: WorkflowRow, base: string, id: string, step: StepRow | un
   const bits = [step?.status ?? "pending"];
   if (step?.duration_ms !== undefined && step?.duration_ms !== null) bits.push(formatDuration(step.duration_ms));
   if (step?.attempts && step.attempts > 1) bits.push(`${step.attempts} attempts`);
-  const tooltip = [id, step?.message ?? "", step?.artifact ? `artifact: ${step.artifact}` : ""].filter(Boolean).join("\n");
+  if (step?.worker) bits.push(`on ${step.worker.replace(/^[a-z]+:\/\//, "")}`);
+  const tooltip = [id, step?.message ?? "", step?.artifact ? `artifact: ${step.artifact}` : "",
+    step?.worker ? `worker: ${step.worker}` : ""].filter(Boolean).join("\n");
   return {
     id: `${base}/step:${id}`, kind: "step", label: stepLabel(id), description: bits.join(" · "), tooltip, status,
     contextValue: `step${step?.artifact && status === "done" ? ":artifact" : ""}`,

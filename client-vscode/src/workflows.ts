@@ -12,6 +12,8 @@ export interface StepRow {
   artifact?: string | null;
   message?: string | null;
   duration_ms?: number | null;
+  /** The Dask worker that ran the step's last attempt (`executor = "dask"`). */
+  worker?: string | null;
 }
 
 export interface WorkflowRow {

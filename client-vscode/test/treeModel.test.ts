@@ -51,6 +51,16 @@ describe("buildTree from real `baton status --json` rows", () => {
     expect(implement.description).toBe("done · 4 steps · 118 ms"); // 35 + max(34, 48) + 35
   });
 
+  it("names the Dask worker that ran a step", () => {
+    const row = rows[1];
+    const steps = { ...row.steps, "implement.phase-2": { ...row.steps?.["implement.phase-2"], worker: "tls://10.0.0.7:40211" } };
+    const implement = find(buildTree([{ ...row, steps }], now)[0].children, "implement");
+    const phase2 = implement.children[1].children[0];
+    expect(phase2.description).toContain("on 10.0.0.7:40211");
+    expect(phase2.tooltip).toContain("worker: tls://10.0.0.7:40211");
+    expect(implement.children[1].children[1].description).not.toContain(" on ");
+  });
+
   it("opens a failed workflow down to the failed phase; later waves are pending", () => {
     const failed = tree[0];
     expect(failed.expanded).toBe(true);

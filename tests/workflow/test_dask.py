@@ -360,6 +360,16 @@ def test_a_full_implementation_through_dask_makes_the_local_history(
     for sid in [*phases, "research.1", "research.2", "plan"]:
         assert rsteps[sid]["worker"] in addresses and "worker" not in lsteps[sid], sid
     assert "worker" not in rsteps["document"]  # not a remote state: ran here
+    # the editor names the worker too: each phase's lens on the plan (and the Workflows
+    # view's step rows, which carry the same field: client-vscode/test/treeModel.test.ts)
+    from baton_lsp.lsp.code_lens import _phase_command
+    from baton_lsp.runs.follow import read_view
+
+    view = read_view(Path(os.path.realpath(tmp_path / "dask")), "full_implementation_1_dask")
+    for sid in phases:
+        title = _phase_command(view, sid.removeprefix("implement.phase-")).title
+        assert title.startswith("✓ done in") and title.endswith(
+            " · on " + rsteps[sid]["worker"].split("://", 1)[1]), title
 
 
 def test_the_real_claude_cli_runs_a_step_on_a_worker_with_the_workers_key(

@@ -146,6 +146,14 @@ def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
                  _args(view))]
 
 
+def _on(step: Any) -> str:
+    """Where a phase's last attempt ran when a Dask worker ran it (` · on host:port`)."""
+    worker = getattr(step, "worker", None)
+    if not worker:
+        return ""
+    return f" · on {str(worker).split('://', 1)[-1]}"
+
+
 def _phase_command(view: Any, phase_id: str) -> types.Command:
     if view.foreign is not None and view.foreign.plan_phases:
         run = view.foreign
@@ -174,7 +182,7 @@ def _phase_command(view: Any, phase_id: str) -> types.Command:
         cost = format_usage(step.usage)
         merged = f" · merged {git.merged[:7]}" if git is not None and git.merged else ""
         return types.Command(title=f"✓ done in {_duration(secs) if secs >= 1 else f'{secs:.1f} s'}"
-                             + (f" · {cost}" if cost else "") + merged,
+                             + (f" · {cost}" if cost else "") + merged + _on(step),
                              command=OPEN if step.artifact else "",
                              arguments=[{"path": step.artifact}] if step.artifact else None)
     if step.status == "running" and view.running:
@@ -189,7 +197,7 @@ def _phase_command(view: Any, phase_id: str) -> types.Command:
             title = f"✗ hard barrier: {what}"
         else:
             title = f"✗ failed: {(step.message or 'error')[:60]}"
-        return types.Command(title=title, command=OPEN if open_log else "",
+        return types.Command(title=title + _on(step), command=OPEN if open_log else "",
                              arguments=open_log)
     return types.Command(title=f"⏸ {step.status}" if step.status != "running" else
                          "⏸ interrupted", command=OPEN if open_log else "",

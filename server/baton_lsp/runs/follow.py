@@ -64,6 +64,8 @@ class StepView:
     """Cost and tokens the agent CLI reported for this step (all attempts)."""
     git: PhaseGit | None = None
     """Where a phase's work is in git (its commit, merge or conflict)."""
+    worker: str | None = None
+    """The Dask worker that ran its last attempt (`executor = "dask"`); None: this machine."""
 
     @property
     def phase(self) -> str | None:
@@ -204,7 +206,8 @@ def _step(sid: str, step: StepRecord) -> StepView:
     return StepView(id=sid, state=step.state, role=step.role, status=step.status,
                     attempts=step.attempts, artifact=step.artifact, message=step.message,
                     failure=step.failure, duration_ms=step.duration_ms,
-                    signals=tuple(step.signals), usage=step.usage, git=step.git)
+                    signals=tuple(step.signals), usage=step.usage, git=step.git,
+                    worker=step.worker)
 
 
 def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()) -> RunView:
