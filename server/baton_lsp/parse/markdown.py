@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -433,8 +434,30 @@ def find_frontmatter_end(lines: list[str]) -> int:
     return -1
 
 
+_RECENT_SIZE = 8
+_recent_lock = threading.Lock()
+_recent: dict[tuple[tuple[str, ...], bool], MarkdownDoc] = {}
+
+
 def parse_markdown(source: Source, frontmatter: bool = True) -> MarkdownDoc:
-    """Tokenise `source` into headings, fences and comments, masking opaque lines."""
+    """Tokenise `source` into headings, fences and comments, masking opaque lines.
+
+    The last few results are kept by content: a file's parser (plan, agent, command) and
+    the rules' `RuleContext.markdown` read the same lines one after the other, and the
+    scan is a large part of a check. Safe to share because nothing changes a
+    `MarkdownDoc` once it is made, and its `source` is only read for its lines."""
+    key = (tuple(source.lines), frontmatter)
+    doc = _recent.get(key)
+    if doc is None:
+        doc = _parse_markdown(source, frontmatter)
+        with _recent_lock:  # the language server checks files on several threads
+            while len(_recent) >= _RECENT_SIZE:
+                del _recent[next(iter(_recent))]
+            _recent[key] = doc
+    return doc
+
+
+def _parse_markdown(source: Source, frontmatter: bool) -> MarkdownDoc:
     lines = source.lines
     n = len(lines)
     doc = MarkdownDoc(source=source, opaque=[False] * n)
