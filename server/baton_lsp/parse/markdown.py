@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from .fences import fence_lines
 from .text import Source
 
 if TYPE_CHECKING:
@@ -382,14 +383,19 @@ def _block_parser() -> MarkdownIt:
 def rendered_fence_lines(doc: MarkdownDoc, upto: int | None = None) -> set[int]:
     """Lines inside fenced code as markdown-it renders `doc`, list items and block quotes
     included (a fence in a list item ends with the item): the scanner above leaves
-    containers out, so what it finds swallowed is confirmed here, where it is rare enough to
-    afford a full parse. With `upto`, only the lines up to that one are parsed, and the
-    answer holds for the non-blank ones among them: whether a line with text is in a fence
-    depends on the lines before it alone (a fence or list item is closed by a later line,
-    never reopened by one); a blank line's depends on whether the block goes on after it."""
+    containers out, so what it finds swallowed is confirmed here, by markdown-it's block
+    rules run without markdown-it (`parse.fences`) or, for what they leave out (block
+    quotes, HTML blocks, link reference definitions, tabs), by markdown-it. With `upto`,
+    only the lines up to that one are parsed, and the answer holds for the non-blank ones
+    among them: whether a line with text is in a fence depends on the lines before it alone
+    (a fence or list item is closed by a later line, never reopened by one); a blank line's
+    depends on whether the block goes on after it."""
     lines = list(doc.source.lines if upto is None else doc.source.lines[:upto + 1])
     lines[:doc.frontmatter_end + 1] = [""] * (doc.frontmatter_end + 1)
-    inside: set[int] = set()
+    inside = fence_lines(lines)  # markdown-it's rules without markdown-it, where they cover
+    if inside is not None:
+        return inside
+    inside = set()
     for token in _block_parser().parse("\n".join(lines)):
         if token.type == "fence" and token.map:
             inside.update(range(token.map[0], token.map[1]))
