@@ -284,7 +284,8 @@ def test_the_syntax_error_a_fragment_hid_is_reported(tmp_path) -> None:
 _LOOP_PIECES = ["while true; do", "for f in *; do", "do", "done", "continue", "break",
                 "  continue 2", "echo break", "# continue", "'break'", "f() {", "}",
                 "if x; then break; fi", "until y", "select s in a b", "x=continue",
-                "echo \"$(break)\"", "cat <<EOF", "EOF", "time break", "! continue", ""]
+                "echo \"$(break)\"", "cat <<EOF", "EOF", "time break", "! continue", "",
+                "echo breakfast", "a;break", "x=\"continue\" break"]
 
 
 @settings(max_examples=400, deadline=None)
