@@ -140,3 +140,26 @@ def test_shellcheck_off_imports_no_runner(tmp_path: Path) -> None:
                              capture_output=True, text=True, check=False, timeout=300)
         code, _, mods = out.stdout.strip().splitlines()[-1].partition(" ")
         assert code in ("0", "1") and ast.literal_eval(mods) == expected, out.stdout + out.stderr
+
+
+MARKDOWN_IT_PROBE = """import sys
+from baton_lsp.cli.main import main
+code = main(['check', '--no-cache', '--format', 'json', '--no-shellcheck', sys.argv[1]])
+print(code, sorted(m for m in sys.modules if m.split('.')[0] == 'markdown_it'))
+"""
+
+
+def test_a_swallowed_heading_is_confirmed_without_markdown_it(tmp_path: Path) -> None:
+    """BTN003 confirms a heading a fence swallows (here past a list item) by markdown-it's
+    block rules without importing markdown-it; a block quote still needs markdown-it."""
+    root = _tree(tmp_path)
+    agent = root / ".claude" / "agents" / "a.md"
+    body = ("---\nname: a\ndescription: Reviews code.\n---\n\n# A\n\n- step one\n\n"
+            "```markdown\n## Report\n```bash\nls\n```\n```\n\n## Return Format\n\nReturn it.\n")
+    for quote, expected in (("", "[]"), ("> a quote\n\n", "['markdown_it'")):
+        agent.write_text(body.replace("# A\n\n", "# A\n\n" + quote))
+        out = subprocess.run([sys.executable, "-c", MARKDOWN_IT_PROBE, str(root)],
+                             capture_output=True, text=True, check=False, timeout=300)
+        report, _, code_and_mods = out.stdout.strip().rpartition("\n")
+        assert "BTN003" in report and "Return Format" in report, out.stdout + out.stderr
+        assert code_and_mods.split(" ", 1)[1].startswith(expected), code_and_mods
