@@ -163,3 +163,28 @@ def test_a_swallowed_heading_is_confirmed_without_markdown_it(tmp_path: Path) ->
         report, _, code_and_mods = out.stdout.strip().rpartition("\n")
         assert "BTN003" in report and "Return Format" in report, out.stdout + out.stderr
         assert code_and_mods.split(" ", 1)[1].startswith(expected), code_and_mods
+
+
+STORE_PROBE = """import sys
+from baton_lsp.cli.main import main
+code = main(['check', '--no-cache', '--format', 'json', '--no-shellcheck', sys.argv[1]])
+print(code, 'baton_lsp.runs.store' in sys.modules)
+"""
+
+
+def test_a_checkpoint_outside_a_run_history_is_checked_without_the_run_store(
+        tmp_path: Path) -> None:
+    """BTN416 opens the run store (and with it hashlib's OpenSSL) only for an entry of a
+    Baton run's history, not for a checkpoint the bash `save_checkpoint` wrote."""
+    root = tmp_path
+    saved = root / ".claude" / "data" / "checkpoints"
+    saved.mkdir(parents=True)
+    (saved / "implement_auth_20251112_091403.json").write_text(
+        '{"schema_version": "1.2", "checkpoint_id": "implement_auth_001", "workflow_type": '
+        '"implement", "project_name": "auth", "created_at": "2025-11-12T09:14:03Z", '
+        '"status": "in_progress", "current_phase": 2, "completed_phases": [1]}\n')
+    out = subprocess.run([sys.executable, "-c", STORE_PROBE, str(root)], capture_output=True,
+                         text=True, check=False, timeout=300)
+    report, _, last = out.stdout.strip().rpartition("\n")
+    assert "BTN412" in report, out.stdout + out.stderr
+    assert last.split()[1:] == ["False"], last
