@@ -140,3 +140,51 @@ def test_shellcheck_off_imports_no_runner(tmp_path: Path) -> None:
                              capture_output=True, text=True, check=False, timeout=300)
         code, _, mods = out.stdout.strip().splitlines()[-1].partition(" ")
         assert code in ("0", "1") and ast.literal_eval(mods) == expected, out.stdout + out.stderr
+
+
+MARKDOWN_IT_PROBE = """import sys
+from baton_lsp.cli.main import main
+code = main(['check', '--no-cache', '--format', 'json', '--no-shellcheck', sys.argv[1]])
+print(code, sorted(m for m in sys.modules if m.split('.')[0] == 'markdown_it'))
+"""
+
+
+def test_a_swallowed_heading_is_confirmed_without_markdown_it(tmp_path: Path) -> None:
+    """BTN003 confirms a heading a fence swallows (here past a list item) by markdown-it's
+    block rules without importing markdown-it; a block quote still needs markdown-it."""
+    root = _tree(tmp_path)
+    agent = root / ".claude" / "agents" / "a.md"
+    body = ("---\nname: a\ndescription: Reviews code.\n---\n\n# A\n\n- step one\n\n"
+            "```markdown\n## Report\n```bash\nls\n```\n```\n\n## Return Format\n\nReturn it.\n")
+    for quote, expected in (("", "[]"), ("> a quote\n\n", "['markdown_it'")):
+        agent.write_text(body.replace("# A\n\n", "# A\n\n" + quote))
+        out = subprocess.run([sys.executable, "-c", MARKDOWN_IT_PROBE, str(root)],
+                             capture_output=True, text=True, check=False, timeout=300)
+        report, _, code_and_mods = out.stdout.strip().rpartition("\n")
+        assert "BTN003" in report and "Return Format" in report, out.stdout + out.stderr
+        assert code_and_mods.split(" ", 1)[1].startswith(expected), code_and_mods
+
+
+STORE_PROBE = """import sys
+from baton_lsp.cli.main import main
+code = main(['check', '--no-cache', '--format', 'json', '--no-shellcheck', sys.argv[1]])
+print(code, 'baton_lsp.runs.store' in sys.modules)
+"""
+
+
+def test_a_checkpoint_outside_a_run_history_is_checked_without_the_run_store(
+        tmp_path: Path) -> None:
+    """BTN416 opens the run store (and with it hashlib's OpenSSL) only for an entry of a
+    Baton run's history, not for a checkpoint the bash `save_checkpoint` wrote."""
+    root = tmp_path
+    saved = root / ".claude" / "data" / "checkpoints"
+    saved.mkdir(parents=True)
+    (saved / "implement_auth_20251112_091403.json").write_text(
+        '{"schema_version": "1.2", "checkpoint_id": "implement_auth_001", "workflow_type": '
+        '"implement", "project_name": "auth", "created_at": "2025-11-12T09:14:03Z", '
+        '"status": "in_progress", "current_phase": 2, "completed_phases": [1]}\n')
+    out = subprocess.run([sys.executable, "-c", STORE_PROBE, str(root)], capture_output=True,
+                         text=True, check=False, timeout=300)
+    report, _, last = out.stdout.strip().rpartition("\n")
+    assert "BTN412" in report, out.stdout + out.stderr
+    assert last.split()[1:] == ["False"], last

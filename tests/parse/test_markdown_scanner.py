@@ -248,3 +248,19 @@ def test_fence_lines_of_a_prefix_on_real_files() -> None:
         for upto in sorted({count // 4, count // 2, (3 * count) // 4, count - 1}):
             whole, prefix = _fenced_upto(text, upto)
             assert prefix == whole, (path, upto)
+
+
+def test_the_same_lines_are_scanned_once() -> None:
+    """A file's parser and the rules' `RuleContext.markdown` scan the same lines one after
+    the other (each through a `Source` of its own): the second gets the first's result,
+    and other lines or the other frontmatter setting get their own."""
+    text = "---\nname: x\n---\n# T\n\n```bash\nls\n```\n"
+    first = parse_markdown(Source.from_text(text))
+    lines = list(first.source.lines)
+    again = parse_markdown(Source(text="\n".join(lines), lines=lines))
+    assert again is first
+    assert parse_markdown(Source(text="\n".join(lines), lines=lines), frontmatter=False) \
+        is not first
+    other = parse_markdown(Source.from_text(text + "# U\n"))
+    assert other is not first and [h.text for h in other.headings] == ["T", "U"]
+    assert parse_markdown(Source.from_text(text)).frontmatter_end == 2

@@ -209,6 +209,27 @@ def test_pid_value_used_in_later_block() -> None:
         (line_of(text, "source"), 8)]
 
 
+def test_pid_values_of_two_equal_blocks_are_reported_apart() -> None:
+    """Equal blocks share their analysis (BTN318 and BTN320 read it once per content), so
+    the same assignment object stands for both: each is still reported on its own block."""
+    text = blocks('WORKFLOW_ID="wf_$$"', 'echo "$WORKFLOW_ID"', 'WORKFLOW_ID="wf_$$"',
+                  'echo "$WORKFLOW_ID" >&2')
+    found = check(text)
+    assert codes(found) == [("BTN320", 7), ("BTN320", line_of(text, "WORKFLOW_ID=", 1))]
+    assert [[r.range.start_line for r in f.related] for f in found] == [
+        [line_of(text, 'echo "$WORKFLOW_ID"')], [line_of(text, "echo", 1)]]
+
+
+def test_a_block_is_analysed_once_for_both_rules() -> None:
+    from baton_lsp.rules.command_bash import _vars_of
+
+    text = blocks('RUN_ID="r_$$"\nexport RUN_ID', 'echo "$RUN_ID" once')
+    before = _vars_of.cache_info()
+    check_text(Kind.COMMAND, text, CMD, config=WORKFLOW_ON)
+    after = _vars_of.cache_info()
+    assert after.misses - before.misses == 2 and after.hits - before.hits >= 2
+
+
 def test_pid_library_source_does_not_restore() -> None:
     text = blocks(
         'WORKFLOW_ID="coordinate_$$"',

@@ -4,6 +4,8 @@ bash could not run it as written (the gate in front of BTN330)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from baton_lsp.parse.shell import (
     FRAGMENT,
@@ -14,6 +16,7 @@ from baton_lsp.parse.shell import (
     TRANSCRIPT,
     classify,
     cron_line,
+    lexed,
 )
 
 
@@ -276,3 +279,21 @@ def test_the_syntax_error_a_fragment_hid_is_reported(tmp_path) -> None:
     cmd.write_text(f"---\ndescription: Wait\n---\n```bash\n{WHILE_THEN}\n```\n")
     found = only(check_file(WorkspaceIndex(tmp_path), cmd), "BTN330")
     assert any("SC1058" in f.message and f.range.start_line == 6 for f in found), found
+
+
+_LOOP_PIECES = ["while true; do", "for f in *; do", "do", "done", "continue", "break",
+                "  continue 2", "echo break", "# continue", "'break'", "f() {", "}",
+                "if x; then break; fi", "until y", "select s in a b", "x=continue",
+                "echo \"$(break)\"", "cat <<EOF", "EOF", "time break", "! continue", "",
+                "echo breakfast", "a;break", "x=\"continue\" break"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_LOOP_PIECES), max_size=12))
+def test_loose_loop_word_skips_only_blocks_it_cannot_report(pieces: list[str]) -> None:
+    """`_loose_loop_word` skips the scan of a block with no `continue` or `break` in it: the
+    answer is the full scan's for every block."""
+    from baton_lsp.parse.shell import _loose_loop_word, _scan_loop_words
+
+    lines = lexed("\n".join(pieces))
+    assert _loose_loop_word(lines) == _scan_loop_words(lines)

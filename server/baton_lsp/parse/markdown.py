@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from .fences import fence_lines
 from .text import Source
 
 if TYPE_CHECKING:
@@ -381,14 +383,19 @@ def _block_parser() -> MarkdownIt:
 def rendered_fence_lines(doc: MarkdownDoc, upto: int | None = None) -> set[int]:
     """Lines inside fenced code as markdown-it renders `doc`, list items and block quotes
     included (a fence in a list item ends with the item): the scanner above leaves
-    containers out, so what it finds swallowed is confirmed here, where it is rare enough to
-    afford a full parse. With `upto`, only the lines up to that one are parsed, and the
-    answer holds for the non-blank ones among them: whether a line with text is in a fence
-    depends on the lines before it alone (a fence or list item is closed by a later line,
-    never reopened by one); a blank line's depends on whether the block goes on after it."""
+    containers out, so what it finds swallowed is confirmed here, by markdown-it's block
+    rules run without markdown-it (`parse.fences`) or, for what they leave out (block
+    quotes, HTML blocks, link reference definitions, tabs), by markdown-it. With `upto`,
+    only the lines up to that one are parsed, and the answer holds for the non-blank ones
+    among them: whether a line with text is in a fence depends on the lines before it alone
+    (a fence or list item is closed by a later line, never reopened by one); a blank line's
+    depends on whether the block goes on after it."""
     lines = list(doc.source.lines if upto is None else doc.source.lines[:upto + 1])
     lines[:doc.frontmatter_end + 1] = [""] * (doc.frontmatter_end + 1)
-    inside: set[int] = set()
+    inside = fence_lines(lines)  # markdown-it's rules without markdown-it, where they cover
+    if inside is not None:
+        return inside
+    inside = set()
     for token in _block_parser().parse("\n".join(lines)):
         if token.type == "fence" and token.map:
             inside.update(range(token.map[0], token.map[1]))
@@ -433,8 +440,30 @@ def find_frontmatter_end(lines: list[str]) -> int:
     return -1
 
 
+_RECENT_SIZE = 8
+_recent_lock = threading.Lock()
+_recent: dict[tuple[tuple[str, ...], bool], MarkdownDoc] = {}
+
+
 def parse_markdown(source: Source, frontmatter: bool = True) -> MarkdownDoc:
-    """Tokenise `source` into headings, fences and comments, masking opaque lines."""
+    """Tokenise `source` into headings, fences and comments, masking opaque lines.
+
+    The last few results are kept by content: a file's parser (plan, agent, command) and
+    the rules' `RuleContext.markdown` read the same lines one after the other, and the
+    scan is a large part of a check. Safe to share because nothing changes a
+    `MarkdownDoc` once it is made, and its `source` is only read for its lines."""
+    key = (tuple(source.lines), frontmatter)
+    doc = _recent.get(key)
+    if doc is None:
+        doc = _parse_markdown(source, frontmatter)
+        with _recent_lock:  # the language server checks files on several threads
+            while len(_recent) >= _RECENT_SIZE:
+                del _recent[next(iter(_recent))]
+            _recent[key] = doc
+    return doc
+
+
+def _parse_markdown(source: Source, frontmatter: bool) -> MarkdownDoc:
     lines = source.lines
     n = len(lines)
     doc = MarkdownDoc(source=source, opaque=[False] * n)

@@ -288,6 +288,20 @@ def _loose_loop_word(lines: Sequence[BashLine]) -> tuple[int, str] | None:
     functions are left alone (a function's `continue` acts on its caller's loop, and SC2104
     there is a real finding).
     """
+    if not any(_has_loop_exit(line) for line in lines):
+        return None  # the only words it reports: most blocks need no scan
+    return _scan_loop_words(lines)
+
+
+def _has_loop_exit(line: BashLine) -> bool:
+    """A `continue` or `break` word in the line's code, as `_scan_loop_words` splits it."""
+    if "continue" not in line.text and "break" not in line.text:
+        return False
+    return any(word in ("continue", "break") for segment in _SEGMENT_RE.split(_code_only(line))
+               for word in segment.split())
+
+
+def _scan_loop_words(lines: Sequence[BashLine]) -> tuple[int, str] | None:
     codes = [_code_only(line) for line in lines]
     if any(_FUNCTION_RE.match(code) for code in codes):
         return None

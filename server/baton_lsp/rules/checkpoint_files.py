@@ -417,11 +417,12 @@ def _not_resumed_from(path: Path, ctx: RuleContext) -> bool:
     """Whether a resume would read another file than this one: an older entry of a Baton
     run's history (or any entry of a run still going), or an older `save_checkpoint` file of
     the same workflow (restore takes the newest by mtime). Both depend on the directory."""
-    from ..runs.checkpoint import CheckpointError
-    from ..runs.store import CheckpointStore, valid_id
     from ..workspace.discovery import engine_history_dir
 
     if _STORE_FILE.match(path.name) and engine_history_dir(str(path.parent)):
+        from ..runs.checkpoint import CheckpointError
+        from ..runs.store import CheckpointStore, valid_id  # with hashlib: a run's history only
+
         ctx.depends_on.add(str(path.parent))
         ctx.trees.add(str(path.parent))  # which entry is the newest sound one
         if not valid_id(path.parent.name):

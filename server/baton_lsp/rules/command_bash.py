@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from ..model.agent import BashBlock, CommandFile
@@ -185,6 +186,13 @@ def _block_vars(lines: list[BashLine]) -> _BlockVars:
     return info
 
 
+@lru_cache(maxsize=1024)
+def _vars_of(content: str) -> _BlockVars:
+    """`_block_vars` of a block, remembered by content like `lexed`: BTN318 and BTN320 read
+    the same blocks. Shared by both, so read only."""
+    return _block_vars(list(lexed(content)))
+
+
 def _record_uses(info: _BlockVars, no: int, line: BashLine) -> None:
     for m in _USE_RE.finditer(line.text):
         if not line.expands(m.start()):
@@ -252,10 +260,11 @@ def pid_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
         ```
     """
     origins: dict[str, tuple[BashBlock, _Assign]] = {}
-    later: dict[int, tuple[str, BashBlock, _Assign, list[tuple[BashBlock, tuple[int, int, int]]]]]
+    later: dict[tuple[int, int],
+               tuple[str, BashBlock, _Assign, list[tuple[BashBlock, tuple[int, int, int]]]]]
     later = {}
-    for block, lines in _lexed(ctx, doc):
-        info = _block_vars(lines)
+    for block, _lines in _lexed(ctx, doc):
+        info = _vars_of(block.content)
         for var, (origin_block, origin) in origins.items():
             use = info.uses.get(var)
             if use is None:
@@ -266,7 +275,8 @@ def pid_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                 continue
             if info.restore_line is not None and info.restore_line < line:
                 continue
-            entry = later.setdefault(id(origin), (var, origin_block, origin, []))
+            entry = later.setdefault((id(origin_block), id(origin)),  # two equal blocks
+                                  (var, origin_block, origin, []))  # share an origin
             entry[3].append((block, use))
         for a in info.assigns:
             if a.pid:
@@ -1510,7 +1520,7 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
         kind = classify(block.content).kind
         if kind not in ("script", "fragment"):
             continue
-        info = _block_vars(lines)
+        info = _vars_of(block.content)
         from_pid = {a.var for a in info.assigns if a.pid}
         for var, (origin, _line) in list(exported.items()):
             use = info.uses.get(var)
