@@ -7,10 +7,13 @@ tree's cold check more than its rules. A configuration file is still validated b
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from baton_lsp.model.config import BatonConfig, WorkflowSettings
 from baton_lsp.workspace.config import load_config
@@ -188,3 +191,31 @@ def test_a_checkpoint_outside_a_run_history_is_checked_without_the_run_store(
     report, _, last = out.stdout.strip().rpartition("\n")
     assert "BTN412" in report, out.stdout + out.stderr
     assert last.split()[1:] == ["False"], last
+
+
+def test_a_check_with_checkpoints_does_not_scan_for_pydantic_plugins(tmp_path: Path) -> None:
+    """The checkpoint rules build pydantic models; pydantic looks for plugins in every
+    installed distribution's entry points on the first one unless told not to. A check needs
+    none, so it tells pydantic not to look."""
+    from tests.conftest import REPO
+
+    corpus = REPO.parent / "shared" / "corpus"
+    if not corpus.is_dir():
+        pytest.skip("the shared corpus is not here")
+    probe = (
+        "import sys, importlib.metadata as md\n"
+        "seen = []\n"
+        "real = md.entry_points\n"
+        "def spy(**kw):\n"
+        "    seen.append(kw.get('group'))\n"
+        "    return real(**kw)\n"
+        "md.entry_points = spy\n"
+        "from baton_lsp.cli.main import main\n"
+        "main(['check', '--no-cache', '--no-shellcheck', sys.argv[1]])\n"
+        "print('PYDANTIC' in ' '.join(map(str, sys.modules)).upper(), seen, file=sys.stderr)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe, str(corpus)], capture_output=True,
+                         text=True, timeout=300, env={k: v for k, v in os.environ.items()
+                                                      if k != "PYDANTIC_DISABLE_PLUGINS"})
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("True") and "pydantic" not in last.split(" ", 1)[1], last

@@ -210,6 +210,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace, fmt: str, color: bool, cache_dir: Path | None,
            request: object, replayed: object, fixing: bool) -> int:
     """`cmd_check` once nothing could be replayed: check, fix, print, record."""
+    # Baton's own checkpoint models need no pydantic plugin, and looking for one scans every
+    # installed distribution's entry points on the first model built (pydantic's documented
+    # switch; a check starts no process that could miss a plugin: ShellCheck only).
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
     import logging
 
