@@ -157,8 +157,9 @@ def unknown_selectors(selectors: Iterable[str]) -> list[str]:
     off ("All checks passed"); ruff rejects an unknown selector, and so does Baton."""
     from . import RULE_CODES
 
+    codes = RULE_CODES | _REGISTRY.keys()  # and rules registered at run time (plugins, tests)
     return [s for s in dict.fromkeys(selectors)
-            if not s or not any(code.startswith(s) for code in RULE_CODES)]
+            if not s or not any(code.startswith(s) for code in codes)]
 
 
 def rules_of_kind(kind: Kind) -> list[Rule]:
