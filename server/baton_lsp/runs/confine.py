@@ -305,45 +305,39 @@ GITIGNORE = ".gitignore"
 def makedirs_own(root: Path, path: str | os.PathLike[str], ignore: bytes = IGNORE_ALL
                  ) -> Path:
     """`makedirs`, and when this call creates `path` itself, `ignore` (`IGNORE_ALL` unless
-    Baton owns only some names in it) as its `.gitignore`: a directory Baton made for its
-    own files ignores itself. A directory the user already had (a tree that tracks
-    `.claude/data/` or `.claude/tmp/`) is never given one, nor is a parent created on the
-    way (it may hold the user's files later)."""
-    parts = list(relative(root, path))
+    Baton owns only some names in it) as its `.gitignore` (`write_ignore`): a directory
+    Baton made for its own files ignores itself. A directory the user already had (a tree
+    that tracks `.claude/data/` or `.claude/tmp/`) is never given one, nor is a parent
+    created on the way (it may hold the user's files later)."""
+    parts = relative(root, path)
     if not parts:
         raise UnsafePath(f"refusing to write {root}: it is the workspace itself", root)
-    walk = _Walk(root)
-    try:
-        walk.walk(parts[:-1], create=True)
-        name = parts[-1]
-        created = False
-        if name not in (os.curdir, os.pardir):
-            try:
-                os.mkdir(name, 0o777, dir_fd=walk.fd)
-                created = True
-            except FileExistsError:
-                pass
-        walk.walk([name], create=True)
-        if created:
-            _write_ignore(walk.fd, root / walk.shown(GITIGNORE), ignore)
-    finally:
-        walk.close()
+    with directory(root, os.path.join(root, *parts[:-1])) as fd:
+        try:
+            os.mkdir(parts[-1], 0o777, dir_fd=fd)
+        except FileExistsError:  # the user's (or a link, followed as any write follows it)
+            return makedirs(root, path)
+    write_ignore(root, path, ignore)
     return Path(os.path.join(root, *parts))
 
 
-def ignore_own(root: Path, path: str | os.PathLike[str], ignore: bytes = IGNORE_ALL
-               ) -> bool:
-    """Write `ignore` as the `.gitignore` of the existing directory `path` (reached as
-    writes are); False, with a warning, when something already has that name."""
-    with directory(root, path, create=False) as fd:
-        return _write_ignore(fd, Path(os.path.join(root, *relative(root, path), GITIGNORE)),
-                             ignore)
+def write_ignore(root: Path, path: str | os.PathLike[str], ignore: bytes = IGNORE_ALL
+                 ) -> bool:
+    """Create `<path>/.gitignore` holding `ignore` only if nothing has that name
+    (`O_EXCL | O_NOFOLLOW`, in the directory held open): a link, FIFO or file planted there
+    is left alone, never written through or opened, and the caller goes on with its files
+    visible to git — False, and a warning saying so."""
+    shown = Path(os.path.join(root, *relative(root, path), GITIGNORE))
+    try:
+        with directory(root, path, create=False) as dfd:
+            return _write_ignore(dfd, shown, ignore)
+    except OSError as exc:
+        log.warning("not writing %s: %s; git will list Baton's run files in %s", shown,
+                    describe(exc), shown.parent)
+        return False
 
 
 def _write_ignore(dfd: int, shown: Path, ignore: bytes) -> bool:
-    """Create `.gitignore` holding `ignore` in `dfd` only if nothing has the name (`O_EXCL |
-    O_NOFOLLOW`): a link, FIFO or file planted there is left alone, never written through
-    or opened, and the run goes on with its files visible to git (a warning says so)."""
     try:
         fd = os.open(GITIGNORE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                      | os.O_CLOEXEC, 0o644, dir_fd=dfd)
@@ -352,15 +346,8 @@ def _write_ignore(dfd: int, shown: Path, ignore: bytes) -> bool:
                     "only a file of its own there); git will list Baton's run files in %s",
                     shown, shown.parent)
         return False
-    except OSError as exc:
-        log.warning("not writing %s: %s; git will list Baton's run files in %s", shown,
-                    describe(exc), shown.parent)
-        return False
     try:
         _write_all(fd, ignore)
-    except OSError as exc:
-        log.warning("could not write %s: %s", shown, describe(exc))
-        return False
     finally:
         os.close(fd)
     return True
