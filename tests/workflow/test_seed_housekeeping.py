@@ -133,7 +133,9 @@ def _research(ws: Workspace, wid: str, check: bool = True) -> None:
 
 
 def _workflows(ws: Workspace) -> list[str]:
-    return sorted(os.listdir(ws.root / ".claude" / "data" / "checkpoints"))
+    """The workflow directories in the store (its `.gitignore` is no workflow)."""
+    return sorted(n for n in os.listdir(ws.root / ".claude" / "data" / "checkpoints")
+                  if n != ".gitignore")
 
 
 def _age(ws: Workspace, wid: str, days: float) -> None:
@@ -245,6 +247,7 @@ def test_clean_runs_never_follows_a_symlink(ws: Workspace, tmp_path: Path) -> No
     assert _workflows(ws) == ["linked"]
     # the whole store reached through a link out of the workspace: refused, nothing removed
     os.unlink(ws.root / ".claude/data/checkpoints/linked")
+    os.unlink(ws.root / ".claude/data/checkpoints/.gitignore")  # Baton's, made with the store
     os.rmdir(ws.root / ".claude/data/checkpoints")
     store = tmp_path / "store"
     shutil.copytree(outside / "done-b-copy", store / "done-b")
@@ -267,7 +270,7 @@ def test_clean_runs_finishes_what_a_killed_clean_left(ws: Workspace, tmp_path: P
     os.symlink(outside, store / ".removing-link-1-2")
     assert ws.status() == []
     ws.baton("clean", "--runs", check=True)
-    assert sorted(os.listdir(store)) == [".removing-link-1-2"]
+    assert sorted(os.listdir(store)) == [".gitignore", ".removing-link-1-2"]
     assert (outside / "precious.txt").read_text() == "precious\n"
 
 

@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
@@ -287,6 +290,67 @@ def makedirs(root: Path, path: str | os.PathLike[str]) -> Path:
     with directory(root, path, create=True):
         pass
     return Path(os.path.join(root, *relative(root, path)))
+
+
+IGNORE_ALL = (b"# Baton created this directory and alone writes in it (run records, logs,\n"
+              b"# locks, scratch): machine-local, never committed. Delete this file to commit\n"
+              b"# them anyway; Baton writes it only when it creates the directory.\n*\n")
+"""The `.gitignore` of a directory Baton owns entirely, as `.pytest_cache` or a venv has
+one: `*` ignores every file in it, this one too, so `git status` stays clean with nothing
+added to the user's own ignore files."""
+
+GITIGNORE = ".gitignore"
+
+
+def makedirs_own(root: Path, path: str | os.PathLike[str], ignore: bytes = IGNORE_ALL
+                 ) -> Path:
+    """`makedirs`, and when this call creates `path` itself, `ignore` (`IGNORE_ALL` unless
+    Baton owns only some names in it) as its `.gitignore` (`write_ignore`): a directory
+    Baton made for its own files ignores itself. A directory the user already had (a tree
+    that tracks `.claude/data/` or `.claude/tmp/`) is never given one, nor is a parent
+    created on the way (it may hold the user's files later)."""
+    parts = relative(root, path)
+    if not parts:
+        raise UnsafePath(f"refusing to write {root}: it is the workspace itself", root)
+    with directory(root, os.path.join(root, *parts[:-1])) as fd:
+        try:
+            os.mkdir(parts[-1], 0o777, dir_fd=fd)
+        except FileExistsError:  # the user's (or a link, followed as any write follows it)
+            return makedirs(root, path)
+    write_ignore(root, path, ignore)
+    return Path(os.path.join(root, *parts))
+
+
+def write_ignore(root: Path, path: str | os.PathLike[str], ignore: bytes = IGNORE_ALL
+                 ) -> bool:
+    """Create `<path>/.gitignore` holding `ignore` only if nothing has that name
+    (`O_EXCL | O_NOFOLLOW`, in the directory held open): a link, FIFO or file planted there
+    is left alone, never written through or opened, and the caller goes on with its files
+    visible to git — False, and a warning saying so."""
+    shown = Path(os.path.join(root, *relative(root, path), GITIGNORE))
+    try:
+        with directory(root, path, create=False) as dfd:
+            return _write_ignore(dfd, shown, ignore)
+    except OSError as exc:
+        log.warning("not writing %s: %s; git will list Baton's run files in %s", shown,
+                    describe(exc), shown.parent)
+        return False
+
+
+def _write_ignore(dfd: int, shown: Path, ignore: bytes) -> bool:
+    try:
+        fd = os.open(GITIGNORE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+    except FileExistsError:
+        log.warning("not writing %s: something else already has that name (Baton writes "
+                    "only a file of its own there); git will list Baton's run files in %s",
+                    shown, shown.parent)
+        return False
+    try:
+        _write_all(fd, ignore)
+    finally:
+        os.close(fd)
+    return True
 
 
 def subdirectories(root: Path, path: str | os.PathLike[str]) -> tuple[list[str], list[str]]:

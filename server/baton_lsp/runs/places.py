@@ -25,3 +25,11 @@ def tmp_json_path(root: Path, name: str) -> Path:
     """`.claude/tmp/<name>.json`, where the seeds' `save_json_checkpoint NAME` writes and
     `load_json_checkpoint NAME` reads (research_supervisor, supervisor_metadata, …)."""
     return root / ".claude" / "tmp" / f"{name}.json"
+
+
+SCRIPTED_JOURNAL = "scripted_runs.log"
+"""The scripted agents' journal in `.claude/tmp/`: one line per step started or finished."""
+
+
+def scripted_journal_path(root: Path) -> Path:
+    return root / ".claude" / "tmp" / SCRIPTED_JOURNAL

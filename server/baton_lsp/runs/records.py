@@ -63,6 +63,7 @@ def append_error(root: Path, record: ErrorRecord) -> None:
     is reached inside the workspace only (`confine`): never through a link leaving it."""
     path = errors_log_path(root)
     line = (record.json_line() + "\n").encode("utf-8", "replace")
+    confine.makedirs_own(root, path.parent)
     with confine.open_append(root, path) as fd:
         fcntl.flock(fd, fcntl.LOCK_EX)
         if os.fstat(fd).st_size + len(line) > ROTATE_BYTES:
@@ -116,6 +117,7 @@ def write_state_file(root: Path, workflow_id: str, values: Mapping[str, Any],
     `<family><digits>` for each of `families` (`REPORT_PATH_` …): those always win. A line
     appended while the file is replaced is read from the old file and appended after."""
     path = state_file_path(root, workflow_id)
+    confine.makedirs_own(root, path.parent)
     lines = [f"export CLAUDE_PROJECT_DIR={shell_quote(str(root))}",
              f"export WORKFLOW_ID={shell_quote(workflow_id)}",
              f"export STATE_FILE={shell_quote(str(path))}"]

@@ -137,6 +137,7 @@ class CheckpointStore:
         """Take the engine lock or raise `WorkflowBusy` naming who holds it. A lock file
         that is no longer at its name once taken (`baton clean --runs` moved the finished
         workflow's directory away meanwhile) is given up and the lock taken again there."""
+        confine.makedirs_own(self.root, checkpoints_root(self.root))
         for _ in range(5):
             fd = confine.open_lock(self.root, self.dir / "lock", own=True)
             try:

@@ -37,6 +37,7 @@ from typing import Any
 from ..model.config import WorkflowSettings
 from ..parse.plan_marks import plan_fingerprint
 from ..runs import confine
+from ..runs.places import SCRIPTED_JOURNAL
 from ..runs.records import utc_now
 from ..runs.store import valid_id
 from .failures import PERMANENT, TRANSIENT, StepFailure
@@ -430,16 +431,17 @@ class Isolation:
         return PhaseTree(pid, path, branch, base, path / self.prefix)
 
     def exclude_worktrees(self) -> None:
-        """Keep `.claude/worktrees/` and the run state files (`.claude/tmp/workflow_*.sh`,
-        which each phase's worktree gets a copy of) out of the user's `git status` and out
-        of an agent's own `git add -A` (the clone's own info/exclude, never their
-        .gitignore). Appended through `confine` rooted at the git directory: an `info` or
-        `exclude` planted as a symlink (a repository shipped as an archive can carry them) is
-        refused, not written through."""
+        """Keep `.claude/worktrees/`, the run state files (`.claude/tmp/workflow_*.sh`,
+        which each phase's worktree gets a copy of) and the scripted agents' journal out of
+        the user's `git status` and out of an agent's own `git add -A` (the clone's own
+        info/exclude, never their .gitignore). Appended through `confine` rooted at the git
+        directory: an `info` or `exclude` planted as a symlink (a repository shipped as an
+        archive can carry them) is refused, not written through."""
         common = self.repo.common_dir
         exclude = common / "info" / "exclude"
-        lines = [f"/{self.rel(self.root / WORKTREES)}/",
-                 f"/{self.rel(self.root / '.claude' / 'tmp')}/workflow_*.sh"]
+        tmp = self.rel(self.root / ".claude" / "tmp")
+        lines = [f"/{self.rel(self.root / WORKTREES)}/", f"/{tmp}/workflow_*.sh",
+                 f"/{tmp}/{SCRIPTED_JOURNAL}"]
         try:
             with confine.open_append(common, "info/exclude") as fd:
                 size = os.fstat(fd).st_size

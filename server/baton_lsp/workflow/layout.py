@@ -22,6 +22,13 @@ from ..errors import PathError
 from ..runs import confine
 
 SUBDIRS = ("reports", "plans", "summaries", "debug")
+TEST_LOG = "test_output_{}.log"
+"""In a topic's `debug/`: the test command's raw output of test iteration N."""
+IGNORE_TEST_LOGS = (b"# Baton created this directory: the test command's raw output it writes\n"
+                    b"# here is machine-local; the debug reports beside it are for review.\n"
+                    b"/" + TEST_LOG.format("*").encode() + b"\n/.gitignore\n")
+"""`debug/`'s `.gitignore`: the test logs only (and itself), so the topic directory's
+deliverables (reports, plans, summaries, debug reports) stay visible to git."""
 _SLUG_STOP = frozenset(
     ["a", "an", "the", "and", "or", "of", "to", "for", "in", "on", "with", "into", "from", "by"])
 _NNN = re.compile(r"^(\d{3,})_")
@@ -58,7 +65,9 @@ def contained(root: Path, path: str | Path, what: str = "path") -> Path:
 @contextlib.contextmanager
 def file_lock(root: Path, path: Path, blocking: bool = True) -> Iterator[int]:
     """An exclusive `flock` on `path` inside the workspace `root` (created if needed);
-    released on exit or process death."""
+    released on exit or process death. Its directory, made here, is Baton's own (it ignores
+    itself in git: `confine.makedirs_own`)."""
+    confine.makedirs_own(root, path.parent)
     fd = confine.open_lock(root, path)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
@@ -149,8 +158,7 @@ def allocate_topic(root: Path, description: str, base: Path | None = None) -> To
         path = base / f"{number:03d}_{slug}"
         with confine.directory(root, base) as fd:
             os.mkdir(path.name, dir_fd=fd)  # a new number: never an existing directory
-        for sub in SUBDIRS:
-            confine.makedirs(root, path / sub)
+        make_topic(root, path)
     return TopicDir(number, slug, path)
 
 
@@ -175,9 +183,13 @@ def topic_of_plan(root: Path, plan: Path, base: Path | None = None) -> TopicDir:
 
 def make_topic(root: Path, topic: Path) -> None:
     """The topic directory's sub-directories, each made (or found) inside the workspace: a
-    repository shipping `<topic>/debug` as a link elsewhere is refused here."""
+    repository shipping `<topic>/debug` as a link elsewhere is refused here. A `debug/` made
+    here ignores the test logs Baton writes in it (`IGNORE_TEST_LOGS`)."""
     for sub in SUBDIRS:
-        confine.makedirs(root, topic / sub)
+        if sub == "debug":
+            confine.makedirs_own(root, topic / sub, IGNORE_TEST_LOGS)
+        else:
+            confine.makedirs(root, topic / sub)
 
 
 def run_paths(root: Path, topic: TopicDir, slugs: list[str], plan_path: str | None

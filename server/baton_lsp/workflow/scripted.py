@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from baton_lsp.runs import confine
+from baton_lsp.runs.places import scripted_journal_path
 
 ENV = os.environ
 _OUTLIVE = False
@@ -91,7 +92,7 @@ def behaviour(step: str, workspace: Path) -> dict[str, Any]:
 
 def started(workspace: Path) -> set[str]:
     """The steps the journal says have started."""
-    path = workspace / ".claude" / "tmp" / "scripted_runs.log"
+    path = scripted_journal_path(workspace)
     try:
         text = confine.read_bytes(workspace, path).decode("utf-8", errors="replace")
     except OSError:
@@ -103,8 +104,9 @@ def started(workspace: Path) -> set[str]:
 def journal(workspace: Path, line: str) -> None:
     """One line per start/finish in `.claude/tmp/scripted_runs.log`, so tests can see which
     steps ran, how often and how they overlapped."""
-    path = workspace / ".claude" / "tmp" / "scripted_runs.log"
+    path = scripted_journal_path(workspace)
     try:
+        confine.makedirs_own(workspace, path.parent)
         with confine.open_append(workspace, path) as fd:
             os.write(fd, (line + "\n").encode("utf-8"))
     except confine.UnsafePath:

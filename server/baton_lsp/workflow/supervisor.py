@@ -146,6 +146,14 @@ def write_json(root: Path, path: Path, data: dict[str, Any]) -> None:
                          (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
 
 
+def write_tmp(root: Path, name: str, data: dict[str, Any]) -> None:
+    """`write_json` to `.claude/tmp/<name>.json`, that directory made as Baton's own (it
+    ignores itself in git when Baton creates it)."""
+    path = tmp_json_path(root, name)
+    confine.makedirs_own(root, path.parent)
+    write_json(root, path, data)
+
+
 def record_section(root: Path, data: dict[str, Any], tier: str, section: dict[str, Any]
                    ) -> None:
     """A supervisor tier's section: `supervisor_state.<tier>` in the checkpoint `data`, and
@@ -156,7 +164,7 @@ def record_section(root: Path, data: dict[str, Any], tier: str, section: dict[st
     if not isinstance(state, dict):
         state = data["supervisor_state"] = {}
     state[tier] = section
-    write_json(root, tmp_json_path(root, tier), section)
+    write_tmp(root, tier, section)
 
 
 def handoff(section: dict[str, Any]) -> dict[str, Any]:
@@ -170,14 +178,14 @@ def handoff(section: dict[str, Any]) -> dict[str, Any]:
 
 def publish_research(root: Path, section: dict[str, Any]) -> None:
     """The research aggregate where SUPERVISOR_METADATA_PATH points."""
-    write_json(root, tmp_json_path(root, SUPERVISOR_METADATA), handoff(section))
+    write_tmp(root, SUPERVISOR_METADATA, handoff(section))
 
 
 def republish(root: Path, data: dict[str, Any]) -> None:
     """A resumed run's supervisor files as its checkpoint has them: they have one name per
     workspace (the seeds'), and another workflow may have written its own since."""
     for tier, section in supervisor_sections(data.get("supervisor_state") or {}).items():
-        write_json(root, tmp_json_path(root, tier), section)
+        write_tmp(root, tier, section)
         if tier == RESEARCH_SUPERVISOR:
             publish_research(root, section)
 

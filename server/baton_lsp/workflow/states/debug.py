@@ -13,6 +13,7 @@ from ...model.states import Scope, State
 from ...runs.digest import sha256_file
 from ...runs.record import NEEDS_ATTENTION
 from ..agent_step import StepSpec, agent_step
+from ..layout import TEST_LOG
 from ..run import Run
 from .base import StateHandler
 
@@ -50,7 +51,7 @@ async def debug(run: Run) -> None:
     it = int(run.data.get("debug_iteration_count") or 0) + 1
     debug_dir = Path(run.paths["debug_dir"])
     report = debug_dir / f"{it:03d}_debug_report.md"
-    test_log = debug_dir / f"test_output_{it}.log"
+    test_log = debug_dir / TEST_LOG.format(it)
     extra = {"BATON_PLAN_PATH": run.paths["plan"],
              "BATON_TEST_OUTPUT": str(test_log) if test_log.is_file() else "",
              "BATON_REPORT_PATHS": json.dumps(run.good_reports())}

@@ -106,7 +106,7 @@ async def classify_with_agent(run: Run) -> None:
              if explicit.get("complexity") else "",
              "BATON_TOPICS_JSON": json.dumps(req["topics"]) if explicit.get("topics") else "",
              "BATON_PLAN_PATH": req.get("plan_path") or ""}
-    confine.makedirs(run.root, artifact.parent)
+    confine.makedirs_own(run.root, artifact.parent)
     done = baton["steps"].get("classify") or {}
     if done.get("status") == "done" and "classification" not in done:
         baton["steps"].pop("classify")  # recorded by an older Baton without its answer

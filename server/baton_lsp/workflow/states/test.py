@@ -16,6 +16,7 @@ from ...runs.record import IMPLEMENTATION_SUPERVISOR, TESTING_SUPERVISOR, superv
 from ...runs.records import utc_now
 from .. import accounting, supervisor, tiers
 from ..failures import PERMANENT, Cancelled, StepFailure
+from ..layout import TEST_LOG
 from ..process import run_process
 from ..run import Run
 from .base import StateHandler
@@ -65,7 +66,7 @@ async def test(run: Run) -> None:
         run.data["tests_passing"] = True  # passed before the engine stopped: not again
         run.say(f"[{sid}] tests already passed; skipped")
         return
-    log_path = Path(run.paths["debug_dir"]) / f"test_output_{it + 1}.log"
+    log_path = Path(run.paths["debug_dir"]) / TEST_LOG.format(it + 1)
     inventory = tiers.test_inventory(run.root)  # the generation stage: what is there to run
     decision = tiers.testing_decision(inventory)
     if decision["hierarchical"]:
