@@ -115,8 +115,9 @@ def agent_use(root: Path, settings: WorkflowSettings, role: str,
     from ..parse import parse_bytes
 
     rs = settings.role(role)
-    path = agent_file(root, rs.agent)
-    model, fallback, line, tools = rs.model, None, None, ()
+    path = agent_file(root, rs.agent) if rs.agent else None  # `role` always names one
+    model, fallback, line = rs.model, None, None
+    tools: tuple[str, ...] = ()
     if path is not None:
         try:
             doc = parse_bytes(Kind.AGENT, confine.read_bytes(root, path, MAX_AGENT),
