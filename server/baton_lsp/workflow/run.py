@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
@@ -108,18 +108,18 @@ class Run:
     @property
     def baton(self) -> dict[str, Any]:
         """Baton's own section of the checkpoint: request, steps, paths, history, usage."""
-        section: dict[str, Any] = self.data["baton"]
-        return section
+        # cast: the checkpoint is JSON read as `dict[str, Any]`; baton's section is a mapping.
+        return cast("dict[str, Any]", self.data["baton"])
 
     @property
     def steps(self) -> dict[str, dict[str, Any]]:
-        steps: dict[str, dict[str, Any]] = self.baton["steps"]
-        return steps
+        # cast: `steps` is a mapping of step id to step record in every checkpoint baton writes.
+        return cast("dict[str, dict[str, Any]]", self.baton["steps"])
 
     @property
     def paths(self) -> dict[str, Any]:
-        paths: dict[str, Any] = self.baton["paths"]
-        return paths
+        # cast: `paths` is a mapping of path names in every checkpoint baton writes.
+        return cast("dict[str, Any]", self.baton["paths"])
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
