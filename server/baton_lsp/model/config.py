@@ -96,7 +96,7 @@ class Settings:
     def _adapter(cls) -> Any:
         adapter = _ADAPTERS.get(cls)
         if adapter is None:
-            from pydantic import TypeAdapter
+            from pydantic import TypeAdapter  # lazy: an unconfigured check never needs it
 
             adapter = _ADAPTERS[cls] = TypeAdapter(cls)
         return adapter

@@ -67,12 +67,12 @@ def parse_text(kind: Kind, text: str, path: str = "") -> Document | None:
     try:
         return parser(Source.from_text(text), path)
     except RecursionError:
-        from ..model.data import Unreadable
+        from ..model.data import Unreadable  # lazy (pydantic): only a parse that failed
 
         return Unreadable(path=path, reason="file nests too deeply to parse")
     except Exception as exc:  # a parser bug must never reach the user as a traceback
         log.exception("parser for %s failed on %s", kind, path)
-        from ..model.data import Unreadable
+        from ..model.data import Unreadable  # lazy (pydantic): only a parse that failed
 
         return Unreadable(path=path, reason=f"internal parser error ({type(exc).__name__}: {exc})")
 
@@ -82,7 +82,7 @@ def parse_bytes(kind: Kind, data: bytes, path: str = "",
     try:
         text = decode(data, max_bytes)
     except UnreadableError as exc:
-        from ..model.data import Unreadable
+        from ..model.data import Unreadable  # lazy (pydantic): only an unreadable file
 
         return Unreadable(path=path, reason=str(exc))
     return parse_text(kind, text, path)
