@@ -58,7 +58,7 @@ ANY_CEILING = {
     "lsp": (124, 42),
     "model": (90, 35),
     "parse": (35, 1),
-    "rules": (121, 33),
+    "rules": (120, 33),
     "runs": (82, 67),
     "workflow": (207, 162),
     "workspace": (24, 9),
