@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "baton_lsp"
 PENDING = Path(__file__).with_name("mypy_pending.txt")
 ERROR = re.compile(r"^(server/\S+?\.py):\d+(?::\d+)?: error: ")
-STRICT = ("model", "parse", "rules", "runs", "workflow", "workspace")
+STRICT = ("cli", "model", "parse", "rules", "runs", "workflow", "workspace")
 """Packages held to mypy --strict with no exception: none of their modules may be pending."""
 
 
@@ -55,7 +55,7 @@ def test_the_strict_packages_have_nothing_pending() -> None:
 
 
 ANY_CEILING = {
-    "cli": (25, 18),
+    "cli": (22, 18),
     "lsp": (124, 42),
     "model": (90, 35),
     "parse": (35, 1),
