@@ -18,11 +18,11 @@ class LazyLogger:
         """Dropped unseen while `logging` was never imported: then nothing has configured a
         handler or lowered the root's default level (WARNING), so `logging` would drop it."""
         if "logging" in sys.modules:
-            import logging
+            import logging  # already loaded: this binds the name, it costs nothing
 
             logging.getLogger(self.name).info(msg, *args, stacklevel=2)
 
     def warning(self, msg: str, *args: object) -> None:
-        import logging
+        import logging  # lazy: a replayed check never warns, and never pays for `logging`
 
         logging.getLogger(self.name).warning(msg, *args, stacklevel=2)

@@ -658,3 +658,22 @@ def test_blocks_of_a_markdown_template_are_not_scripts_of_this_file(binary: str)
     bare = text.replace("```markdown\n", "").replace("\n```\n\n## ", "\n\n## ")
     assert [f for f in check_text(Kind.COMMAND, bare, CMD, config=BatonConfig())
             if f.code == "BTN330"]
+
+
+def test_own_workers_run_the_batches_and_end_when_closed(binary: str) -> None:
+    """The threads that run ShellCheck belong to a `Workers` with a lifetime: they start
+    with its first batch, run it for real, and end when it is closed."""
+    workers = shellcheck_run.Workers(threads=2)
+    assert workers.threads() == []
+    options = shellcheck_run.Options(binary)
+    blocks = [(options, f"echo $unset_{i}\n") for i in range(3)]
+    futures = shellcheck_run.submit(blocks, None, workers=workers)
+    results = {block: future.result(timeout=300) for block, future in futures.items()}
+    assert all(isinstance(found, list) and 2154 in {c["code"] for c in found}
+               for found in results.values()), results  # "referenced but not assigned"
+    threads = workers.threads()
+    assert len(threads) == 2 and all(t.is_alive() for t in threads)
+    workers.close(timeout=300)
+    assert not any(t.is_alive() for t in threads)
+    with pytest.raises(RuntimeError, match="closed"):
+        workers.put((options, ["echo\n"], ["k"], [], None))

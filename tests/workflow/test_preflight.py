@@ -12,6 +12,9 @@ import pytest
 
 from baton_lsp.model.config import WorkflowSettings
 from baton_lsp.workflow import preflight
+from baton_lsp.workflow.failures import EngineError
+from baton_lsp.workflow.request import RunRequest, validate_request
+from baton_lsp.workspace.config import load_config
 from tests.workflow.conftest import Workspace
 
 
@@ -211,3 +214,18 @@ def test_opencode_credentials(tmp_path: Path, how: str) -> None:
     found = preflight.has_credentials("opencode", root, env)
     assert found is (how not in ("none", "no_provider", "fifo"))
     assert time.monotonic() - start < 30  # a FIFO is refused, never waited on
+
+
+def test_a_role_table_without_an_agent_is_not_looked_up_as_a_file(tmp_path: Path) -> None:
+    """`[workflow.agents.research]` with only a model keeps the role's default agent file;
+    request validation used to look the agent file `None` up (a TypeError traceback)."""
+    root = tmp_path / "ws"
+    (root / ".claude").mkdir(parents=True)
+    config = root / ".claude" / "baton.toml"
+    config.write_text('[workflow.agents.research]\nmodel = "opus"\n', encoding="utf-8")
+    settings = load_config(root).workflow
+    assert settings.role("research").model == "opus"
+    validate_request(root, settings, RunRequest("add a login page"))
+    config.write_text('[workflow.agents.research]\nagent = "nowhere"\n', encoding="utf-8")
+    with pytest.raises(EngineError, match="no such agent file"):
+        validate_request(root, load_config(root).workflow, RunRequest("add a login page"))

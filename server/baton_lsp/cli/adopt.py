@@ -242,7 +242,7 @@ def _classification(run: ForeignRun, loaded: LoadedCheckpoint, scope: Scope,
     """The checkpoint's classification kept where it has one (topics, confidence), else the
     engine's keyword derivation, as `classification_record` writes it."""
     sm = loaded.data.get("state_machine") or {}
-    old = sm.get("classification") if isinstance(sm.get("classification"), dict) else {}
+    old = found if isinstance(found := sm.get("classification"), dict) else {}
     topics = []
     for t in old.get("research_topics") or []:
         if isinstance(t, dict) and isinstance(t.get("short_name"), str) and t["short_name"]:

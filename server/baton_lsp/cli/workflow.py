@@ -15,10 +15,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..model.states import Scope
 from ..terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from ..workflow.engine import Engine, Outcome
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_BUSY, EXIT_CANCELLED = 0, 1, 2, 3, 130
 
@@ -221,13 +226,13 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
     return engine
 
 
-def _drive(engine: Any, coro_factory: Any) -> int:
+def _drive(engine: Engine, coro_factory: Callable[[], Awaitable[Outcome]]) -> int:
     from ..runs.store import WorkflowBusy
     from ..workflow.cancel import install_signal_handlers
     from ..workflow.engine import EngineError
     from ..workflow.failures import StartRefused
 
-    async def main() -> Any:
+    async def main() -> Outcome:
         install_signal_handlers(engine.cancel)
         return await coro_factory()
 

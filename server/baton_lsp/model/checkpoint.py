@@ -221,8 +221,8 @@ class CheckpointV20(CheckpointV13):
 class Checkpoint(CheckpointV20):
     """Schema 2.1, the canonical in-memory checkpoint every older version migrates to."""
 
-    schema_version: Literal["2.1"]  # type: ignore[assignment]
-    state_machine: StateMachine  # type: ignore[assignment]
+    schema_version: Literal["2.1"]
+    state_machine: StateMachine
 
 
 CheckpointV21 = Checkpoint

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import PurePosixPath
+from typing import Literal
 
 _RULE = re.compile(r"^\s*(?P<tool>[A-Za-z_][\w-]*)\s*(?:\((?P<spec>.*)\))?\s*$", re.DOTALL)
 _PATH_TOOLS = frozenset({"Edit", "Read"})
@@ -175,7 +176,7 @@ only Edit(path) / Read(path) rules are" (Edit rules cover every file-editing too
 every file-reading one)."""
 
 
-def _call(text: str) -> tuple[str, str] | bool | None:
+def _call(text: str) -> tuple[str, str] | Literal[False] | None:
     """(tool, content) of `Tool(content)`; False for a bare `Tool`; None when malformed (the
     validator's split: the first `(` and the last `)`, which must end the rule, and no
     parenthesis in the tool name)."""

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import importlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from ..model.base import Kind
 from .text import DEFAULT_MAX_BYTES, Source, UnreadableError, decode
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..model import Document
+
+    Parser = Callable[[Source, str], Document]
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +45,16 @@ parsed: `parse.text` alone (line splitting, decoding) is on start-up paths that 
 (a warm check, the server's start), and the first document parses with its own parser only."""
 
 
-def parser_for(kind: Kind) -> Any:
+def parser_for(kind: Kind) -> Parser | None:
     """The parser of `kind` (None for kinds without one), importing its module."""
     where = _PARSER_OF.get(kind)
     if where is None:
         return None
-    return getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1])
+    # cast: `_PARSER_OF` names only parser functions, looked up by name to import lazily.
+    return cast("Parser", getattr(importlib.import_module(f"{__name__}.{where[0]}"), where[1]))
 
 
-def _parsers() -> dict[Kind, Any]:
+def _parsers() -> dict[Kind, Parser | None]:
     """Every parser, by kind (tests and tools that want them all)."""
     return {kind: parser_for(kind) for kind in _PARSER_OF}
 
@@ -62,12 +67,12 @@ def parse_text(kind: Kind, text: str, path: str = "") -> Document | None:
     try:
         return parser(Source.from_text(text), path)
     except RecursionError:
-        from ..model.data import Unreadable
+        from ..model.data import Unreadable  # lazy (pydantic): only a parse that failed
 
         return Unreadable(path=path, reason="file nests too deeply to parse")
     except Exception as exc:  # a parser bug must never reach the user as a traceback
         log.exception("parser for %s failed on %s", kind, path)
-        from ..model.data import Unreadable
+        from ..model.data import Unreadable  # lazy (pydantic): only a parse that failed
 
         return Unreadable(path=path, reason=f"internal parser error ({type(exc).__name__}: {exc})")
 
@@ -77,7 +82,7 @@ def parse_bytes(kind: Kind, data: bytes, path: str = "",
     try:
         text = decode(data, max_bytes)
     except UnreadableError as exc:
-        from ..model.data import Unreadable
+        from ..model.data import Unreadable  # lazy (pydantic): only an unreadable file
 
         return Unreadable(path=path, reason=str(exc))
     return parse_text(kind, text, path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
+from typing import TypedDict
 
 from ..model.agent import (
     AgentFile,
@@ -16,6 +17,7 @@ from ..model.agent import (
     TaskField,
 )
 from ..model.base import Range
+from ..model.common import Frontmatter, Link, Suppression
 from .common import line_links, suppressions
 from .frontmatter import parse_frontmatter
 from .markdown import Fence, MarkdownDoc, blank_code_spans, parse_markdown
@@ -146,11 +148,24 @@ def _steps(md: MarkdownDoc) -> list[StepHeading]:
     return steps
 
 
-def _common(source: Source, path: str) -> tuple[MarkdownDoc, dict]:
+class _Common(TypedDict):
+    """The fields `AgentFile` and `CommandFile` share, read the same way for both."""
+
+    path: str
+    name: str
+    frontmatter: Frontmatter | None
+    title: str | None
+    title_range: Range | None
+    links: list[Link]
+    suppressions: list[Suppression]
+    line_count: int
+
+
+def _common(source: Source, path: str) -> tuple[MarkdownDoc, _Common]:
     md = parse_markdown(source, frontmatter=True)
     fm = parse_frontmatter(source.lines, md.frontmatter_end) if md.frontmatter_end > 0 else None
     title, title_range = _title(md)
-    links = []
+    links: list[Link] = []
     for no, line in md.text_lines():
         if "](" in line:
             links.extend(line_links(no, line))
@@ -186,9 +201,9 @@ def _task_blocks(md: MarkdownDoc) -> list[TaskBlock]:
     lines = md.lines
     n = len(lines)
     fence_of: dict[int, Fence] = {}
-    for fence in md.fences:
-        for no in fence.body:
-            fence_of[no] = fence
+    for each in md.fences:
+        for no in each.body:
+            fence_of[no] = each
     blocks: list[TaskBlock] = []
     no = 0
     while no < n:

@@ -10,6 +10,7 @@ exhaust the stack.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -107,8 +108,6 @@ class _Walker:
 
 
 def _unquote(token: str) -> str:
-    import json
-
     try:
         value = json.loads(token)
     except ValueError:

@@ -375,7 +375,7 @@ def _list_item_fence(lines: Sequence[str], no: int, indent: int, top_line: int,
 def _block_parser() -> MarkdownIt:
     """markdown-it's CommonMark block parser, without inline parsing (a third of its time,
     and nothing a fence depends on); built once, on first need."""
-    from markdown_it import MarkdownIt
+    from markdown_it import MarkdownIt  # lazy: a warm check never parses markdown
 
     return MarkdownIt("commonmark").disable(["inline", "text_join"], ignoreInvalid=True)
 

@@ -84,10 +84,7 @@ def lex_bash(content: str) -> list[BashLine]:
             ch = text[i]
             quoted = top in ("q", "{")
             here = DQ if quoted else CODE
-            if in_sq:
-                classes.append(SQ)
-                in_sq = ch != "'"
-            elif ch == "\\" and i + 1 < n:
+            if ch == "\\" and i + 1 < n:
                 classes += [here, ESC]
                 i += 2
                 continue

@@ -118,8 +118,8 @@ def load_all() -> None:
     if _loaded:
         return
     with _lock:
-        if _loaded:
-            return
+        if _loaded:  # mypy narrows the global, but another thread may have set it meanwhile
+            return  # type: ignore[unreachable]
         for name in RULE_MODULES:
             try:
                 importlib.import_module(f"{__name__}.{name}")

@@ -30,6 +30,8 @@ record (`WorkspaceCache.reads_of`).
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
 import json
 import os
 import stat
@@ -109,16 +111,11 @@ class Digest:
         self.overlay = overlay
 
 
-_code_fingerprint: list[str] = []
-
-
+@functools.cache
 def code_fingerprint() -> str:
     """Baton's version plus a `stat` of its own source files and of the YAML parser: an
-    edited checkout (same version number) never reuses results of the old code."""
-    if _code_fingerprint:
-        return _code_fingerprint[0]
-    import importlib.util
-
+    edited checkout (same version number) never reuses results of the old code. Once per
+    process: the files it stats are the ones this process imported."""
     parts = [__version__, sys.version]
     package = Path(__file__).resolve().parent.parent
     for dirpath, dirnames, filenames in os.walk(package):
@@ -144,8 +141,7 @@ def code_fingerprint() -> str:
             for path in files:
                 st = os.stat(path)
                 parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
-    _code_fingerprint.append(_hash("\n".join(parts).encode()))
-    return _code_fingerprint[0]
+    return _hash("\n".join(parts).encode())
 
 
 def atomic_write(path: Path, data: bytes) -> None:

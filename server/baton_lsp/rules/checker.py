@@ -7,7 +7,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,7 +249,7 @@ def _check_targets(result: CheckResult, targets: list[tuple[WorkspaceIndex, str,
     result.findings.sort(key=Finding.sort_key)
 
 
-def _check_here(todo: list[tuple[WorkspaceIndex, str, Kind | None]],
+def _check_here(todo: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
                 cache: ResultCache | None) -> list[Finding]:
     """Check `todo` in this process: ShellCheck is started first on every command's blocks
     (in the background, on the other cores), the commands are checked last."""
@@ -340,7 +340,7 @@ def _size(path: str) -> int:
         return 0
 
 
-def _check_parallel(targets: list[tuple[WorkspaceIndex, str, Kind | None]],
+def _check_parallel(targets: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
                     workers: int, cache: ResultCache | None = None) -> list[Finding]:
     """Split the files across processes (interleaved, so big and small files mix)."""
     import functools

@@ -297,7 +297,8 @@ def _iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], list[st
     any other file; once per check for BTN414 and BTN415."""
     if "iteration" not in ctx.memo:
         ctx.memo["iteration"] = _judge_iteration(doc, ctx)
-    return ctx.memo["iteration"]
+    judged: tuple[list[str], list[str]] = ctx.memo["iteration"]
+    return judged
 
 
 def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], list[str]]:

@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..model.base import Convention, Finding, Kind, Range, Severity
@@ -385,7 +386,7 @@ def hook_script_missing(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     for event, where, command in command_hooks(hooks):
         for rel in hook_scripts(command, plugin_hooks_file(ctx)):
             target = os.path.normpath(os.path.join(root, rel))
-            if not target.startswith(root + os.sep) or ctx.exists(target):
+            if not target.startswith(root + os.sep) or ctx.exists(Path(target)):
                 continue
             yield ctx.finding(hooks.part(where, rel),
                               f"`{event}` hook runs `{rel}`, which does not exist in this "

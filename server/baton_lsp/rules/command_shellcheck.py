@@ -457,8 +457,9 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                 if m and _used_elsewhere(m.group(1), doc, block, ctx):
                     continue
             rng = _md_range(block, int(c.get("line", 1)), int(c.get("column", 1)),
-                            int(c.get("endLine", c.get("line", 1))),
-                            int(c.get("endColumn", c.get("column", 1))), ctx.lines, removed)
+                            int(c["endLine"] if "endLine" in c else c.get("line", 1)),
+                            int(c["endColumn"] if "endColumn" in c else c.get("column", 1)),
+                            ctx.lines, removed)
             finding = ctx.finding(rng, f"SC{code}: {message}", fix=_fix(c, block, ctx, removed),
                                   tags=[f"SC{code}"])
             finding.severity = LEVELS.get(level, Severity.WARNING)

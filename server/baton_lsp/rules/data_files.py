@@ -108,8 +108,6 @@ def errors_log_malformed(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Finding]:
 
         {"timestamp": "2025-11-12T09:14Z", "error_type": "agent_error", "error_message": "gone"}
     """
-    if not isinstance(doc, ErrorsLog):
-        return
     runs: list[list[BadLine]] = []
     for bad in doc.bad_lines:  # a pretty-printed record is one defect, not one per line
         if runs and bad.line == runs[-1][-1].line + 1:
@@ -158,8 +156,6 @@ def errors_log_missing_field(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findi
         ==> .claude/data/logs/errors.jsonl <==
         {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "error_message": "no state"}
     """
-    if not isinstance(doc, ErrorsLog):
-        return
     for entry in doc.records:
         missing = [f for f in REQUIRED_ERROR_FIELDS
                    if not (getattr(entry.record, f) or "").strip()]
@@ -193,8 +189,6 @@ def errors_log_unknown_type(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Findin
         ==> .claude/data/logs/errors.jsonl <==
         {"timestamp": "2025-11-12T09:14Z", "error_type": "llm_timeout", "error_message": "no state"}
     """
-    if not isinstance(doc, ErrorsLog):
-        return
     for entry in doc.records:
         value = entry.record.error_type
         if value and value not in ERROR_TYPES and not value.startswith("llm_"):
@@ -225,8 +219,6 @@ def errors_log_unknown_status(doc: ErrorsLog, ctx: RuleContext) -> Iterator[Find
         {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "error_message": "no state"}
         {"timestamp": "2025-11-12T09:14Z", "error_type": "state_error", "status": "FIX_PLANNED"}
     """
-    if not isinstance(doc, ErrorsLog):
-        return
     for entry in doc.records:
         value = entry.record.status
         if value is not None and value not in KNOWN_STATUSES:
@@ -279,8 +271,6 @@ def state_unbalanced_quote(doc: StateFile, ctx: RuleContext) -> Iterator[Finding
           \\"/specs/672_auth/reports/001_patterns.md\\"
         ]"
     """
-    if not isinstance(doc, StateFile):
-        return
     for problem in doc.problems:
         yield ctx.finding(problem.range, f"{problem.message}: expected every value to be one "
                                          "quoted string with inner quotes escaped")
@@ -318,8 +308,6 @@ def state_json_value(doc: StateFile, ctx: RuleContext) -> Iterator[Finding]:
         export REPORT_PATHS_JSON="[\\"/specs/672_auth/reports/001_patterns.md\\"]"
         export WORK_REMAINING="[2, 3]"
     """
-    if not isinstance(doc, StateFile):
-        return
     for entry in doc.entries:
         if entry.key.endswith("_JSON") or entry.key in JSON_STATE_KEYS:
             continue
@@ -385,8 +373,6 @@ def state_value_runs_command(doc: StateFile, ctx: RuleContext) -> Iterator[Findi
         export STARTED='$(date)'
         export STATE_FILE="${CLAUDE_PROJECT_DIR}/.claude/tmp/workflow_plan_1762902471.sh"
     """
-    if not isinstance(doc, StateFile):
-        return
     for entry in doc.entries:
         hits = _command_substitutions(ctx, entry.value_range)
         if not hits:

@@ -16,6 +16,7 @@ import stat
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..model.base import Finding, Kind, Range, TextEdit
 from ..paths import norm
@@ -238,8 +239,6 @@ def write_fixes(result: FixResult) -> list[str]:
     """Write each fixed file in place through `runs.confine` (a temp file renamed over it:
     never through a link, never outside its workspace), keeping its mode; a file changed
     on disk since it was read is left alone. Returns the problems, one line each."""
-    from pathlib import Path
-
     problems: list[str] = []
     for path, fix in result.files.items():
         root = Path(fix.root)

@@ -67,8 +67,8 @@ def _servers(doc: JsonFile, ctx: RuleContext | None = None) -> dict[str, Any] | 
     if ctx is not None and misplaced(ctx):
         return None  # never read: BTN824 reports the file, not its contents
     data = doc.data
-    if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
-        return data["mcpServers"]
+    if isinstance(data, dict) and isinstance(servers := data.get("mcpServers"), dict):
+        return servers
     return None
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -106,11 +107,9 @@ _memfd_failed = False
 """Set when ShellCheck could not read its `/dev/fd` inputs here: one process per block."""
 _inflight: dict[str, Future[Result]] = {}
 """Blocks being checked now, by result key: a second request waits for the first run."""
-_jobs: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
-_workers: list[threading.Thread] = []
-_workers_lock = threading.Lock()
 _running: set[subprocess.Popen[bytes]] = set()
 """ShellCheck processes running now, killed when this process exits."""
+_running_lock = threading.Lock()
 
 
 def forget() -> None:
@@ -292,12 +291,12 @@ def _execute_memfd(argv: list[str], pass_fds: Sequence[int], timeout: float) -> 
 @contextlib.contextmanager
 def _tracked(proc: subprocess.Popen[bytes]) -> Iterator[None]:
     """`proc` is in `_running` (killed at exit) while it is waited for."""
-    with _workers_lock:
+    with _running_lock:
         _running.add(proc)
     try:
         yield
     finally:
-        with _workers_lock:
+        with _running_lock:
             _running.discard(proc)
 
 
@@ -422,21 +421,61 @@ def _check_group(options: Options, group: list[str], keys: list[str],
     return [_alone(options, script, key, store) for script, key in zip(group, keys, strict=True)]
 
 
-def _work() -> None:
-    while True:
-        _run_job(*_jobs.get())
+_Job = tuple[Options, list[str], list[str], list[Future[Result]], ShellcheckResults | None]
+"""(options, scripts, their result keys, their futures, the persistent store): one batch."""
 
 
-def _start_workers() -> None:
-    """Daemon threads that run the batches: they spend their time blocked on a pidfd or
+class Workers:
+    """The threads that run ShellCheck batches, and their queue: started on the first
+    batch, ended by `close`. Daemon threads: they spend their time blocked on a pidfd or
     on a process slot, and never hold up the interpreter's exit (the processes they wait
     for are killed then, see `kill_running`). A few more than there are processes lets
     the next batch wait for a slot, ready."""
-    with _workers_lock:
-        while len(_workers) < PROCESSES * 3:
-            worker = threading.Thread(target=_work, name="baton-shellcheck", daemon=True)
-            worker.start()
-            _workers.append(worker)
+
+    def __init__(self, threads: int = PROCESSES * 3) -> None:
+        self.size = threads
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def put(self, job: _Job) -> None:
+        """Queue `job`, starting the threads first if they are not running yet."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the ShellCheck workers are closed")
+            while len(self._threads) < self.size:
+                thread = threading.Thread(target=self._work, name="baton-shellcheck",
+                                          daemon=True)
+                thread.start()
+                self._threads.append(thread)
+        self._jobs.put(job)
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            _run_job(*job)
+
+    def threads(self) -> list[threading.Thread]:
+        with self._lock:
+            return list(self._threads)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Refuse new jobs; each thread ends after the jobs queued before (their futures
+        are all settled); wait up to `timeout` seconds for each."""
+        with self._lock:
+            self._closed = True
+            threads = list(self._threads)
+        for _ in threads:
+            self._jobs.put(None)
+        for thread in threads:
+            thread.join(timeout)
+
+
+@functools.cache
+def _workers() -> Workers:
+    """This process's workers, made on the first batch (not at import: a check that
+    runs no ShellCheck starts no thread)."""
+    return Workers()
 
 
 @atexit.register
@@ -444,7 +483,7 @@ def kill_running() -> None:
     """At exit (the editor closed the server, Ctrl-C on `baton check`), no ShellCheck
     process is left to finish a batch nobody will read. Public: a process that ends with
     `os._exit` (the language server) calls it itself."""
-    with _workers_lock:
+    with _running_lock:
         running = list(_running)
     for proc in running:
         with contextlib.suppress(OSError):
@@ -452,11 +491,13 @@ def kill_running() -> None:
 
 
 def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | None,
-           spread: int | None = None) -> dict[tuple[Options, str], Future[Result]]:
+           spread: int | None = None, workers: Workers | None = None
+           ) -> dict[tuple[Options, str], Future[Result]]:
     """Start checking each distinct (options, script) in the background: results known in
     memory or `store` are ready at once, a block already running is shared, the rest go in
     about `spread` processes (one per core by default), largest first (a batch over its
-    limit is run again one block per process)."""
+    limit is run again one block per process), on `workers` (this process's own by
+    default)."""
     futures: dict[tuple[Options, str], Future[Result]] = {}
     keys = {block: block[0].key(block[1]) for block in dict.fromkeys(blocks)}
     todo: dict[Options, list[str]] = {}
@@ -482,10 +523,10 @@ def submit(blocks: Sequence[tuple[Options, str]], store: ShellcheckResults | Non
             _settle(key, futures[(options, script)], found)
         jobs += [(options, group) for group in batches(waiting, spread or PROCESSES)]
     if jobs:
-        _start_workers()
-    for options, group in sorted(jobs, key=lambda job: -sum(map(len, job[1]))):
-        _jobs.put((options, group, [keys[(options, s)] for s in group],
-                   [futures[(options, s)] for s in group], store))
+        pool = workers or _workers()
+        for options, group in sorted(jobs, key=lambda job: -sum(map(len, job[1]))):
+            pool.put((options, group, [keys[(options, s)] for s in group],
+                      [futures[(options, s)] for s in group], store))
     return futures
 
 

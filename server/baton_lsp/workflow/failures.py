@@ -64,7 +64,7 @@ class StepFailure(Exception):
 
 def worst(failures: list[StepFailure]) -> StepFailure:
     """The failure that decides for a group: fatal before permanent before transient."""
-    rank = {FATAL: 0, PERMANENT: 1, TRANSIENT: 2}
+    rank: dict[str, int] = {FATAL: 0, PERMANENT: 1, TRANSIENT: 2}
     return min(failures, key=lambda f: rank.get(f.failure, 1))
 
 

@@ -164,7 +164,8 @@ class Repo:
         ignored), outside the excluded pathspecs, relative to the top: one `git status`."""
         out = self.run("status", "--porcelain=v1", "-z", "--untracked-files=all",
                        "--no-renames", "--", ".", *_excluded(excludes)).stdout
-        tracked, untracked = [], []
+        tracked: list[str] = []
+        untracked: list[str] = []
         for entry in _paths(out):
             (untracked if entry.startswith("??") else tracked).append(entry[3:])
         return tracked, untracked

@@ -18,7 +18,7 @@ STUCK_AFTER = 2  # iterations with an unchanged work_remaining
 _EMPTY = {"", "0", "[]", "none", "null", "nothing", "-"}
 
 
-def normalize_work(value: str | list[object] | None) -> str:
+def normalize_work(value: str | list[str] | list[object] | None) -> str:
     """`[Phase 4, Phase 5]`, `Phase_4 Phase_5`, `4, 5` → `Phase_4 Phase_5`; empty → ``."""
     if value is None:
         return ""

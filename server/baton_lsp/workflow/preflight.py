@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..errors import PathError
+from ..model.agent import AgentFile
 from ..model.base import Kind
 from ..model.claude_models import claude_model_arg, looks_like_claude_model
 from ..model.claude_permissions import DenyRule, Roots, SettingsScope, covers, parse_deny
 from ..model.config import DEFAULT_ROLE_AGENTS, WorkflowSettings
 from ..model.states import State
+from ..parse import parse_bytes
 from ..runs import confine
 from .layout import AGENT_SCRATCH, contained, inside, specs_dir
 from .runners import own_runner
@@ -111,12 +113,10 @@ def agent_use(root: Path, settings: WorkflowSettings, role: str,
     """The agent file a role runs, its runner, the model, fallback model and tools its
     front matter asks for (the role's `model` setting wins); `runner` is the run's own
     choice (`baton run --runner`), below a role's and above the configuration's."""
-    from ..model.agent import AgentFile
-    from ..parse import parse_bytes
-
     rs = settings.role(role)
-    path = agent_file(root, rs.agent)
-    model, fallback, line, tools = rs.model, None, None, ()
+    path = agent_file(root, rs.agent) if rs.agent else None  # `role` always names one
+    model, fallback, line = rs.model, None, None
+    tools: tuple[str, ...] = ()
     if path is not None:
         try:
             doc = parse_bytes(Kind.AGENT, confine.read_bytes(root, path, MAX_AGENT),

@@ -145,8 +145,8 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     paths = baton.paths
     reports = [s.artifact for sid, s in sorted(steps.items())
                if sid.startswith("research.") and s.role == "research" and s.done]
-    for r in reports:
-        lines.append(f"  report    {_rel(root, r)}")
+    for artifact in reports:
+        lines.append(f"  report    {_rel(root, artifact)}")
     plan_done = "plan" in steps and steps["plan"].done
     if paths.plan and (plan_done or baton.request.plan_path):
         lines.append(f"  plan      {_rel(root, paths.plan)}")

@@ -92,6 +92,8 @@ def validate_request(root: Path, settings: WorkflowSettings, req: RunRequest) ->
             raise EngineError(f"plan {plan} does not exist")
     for role, value in settings.agents.items():  # a configured file that is missing
         name = value if isinstance(value, str) else value.agent
+        if name is None:  # a table with no `agent` keeps the role's default file
+            continue
         if agent_file(root, name) is None:
             raise EngineError(f"[workflow.agents] {role} = {name!r}: no such agent file "
                               f"(looked for .claude/agents/{name}.md)")

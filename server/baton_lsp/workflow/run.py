@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
@@ -21,12 +21,11 @@ from ..model.states import PHASE_STATES, State
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
-from ..runs.places import tmp_json_path
+from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_sections
 from ..runs.records import (
     append_error,
     error_record,
-    errors_log_path,
     state_file_path,
     utc_now,
     write_state_file,
@@ -109,15 +108,18 @@ class Run:
     @property
     def baton(self) -> dict[str, Any]:
         """Baton's own section of the checkpoint: request, steps, paths, history, usage."""
-        return self.data["baton"]
+        # cast: the checkpoint is JSON read as `dict[str, Any]`; baton's section is a mapping.
+        return cast("dict[str, Any]", self.data["baton"])
 
     @property
     def steps(self) -> dict[str, dict[str, Any]]:
-        return self.data["baton"]["steps"]
+        # cast: `steps` is a mapping of step id to step record in every checkpoint baton writes.
+        return cast("dict[str, dict[str, Any]]", self.baton["steps"])
 
     @property
     def paths(self) -> dict[str, Any]:
-        return self.data["baton"]["paths"]
+        # cast: `paths` is a mapping of path names in every checkpoint baton writes.
+        return cast("dict[str, Any]", self.baton["paths"])
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
@@ -129,7 +131,7 @@ class Run:
     def skippable(self, sid: str) -> bool:
         """Done and still valid: a resumed run does not launch it again."""
         step = self.steps.get(sid)
-        return bool(step) and step.get("status") == "done" and \
+        return step is not None and step.get("status") == "done" and \
             self.plans.invalid_reason(step) is None
 
     def good_reports(self) -> list[str]:
@@ -404,7 +406,7 @@ class Run:
 
     def delay(self, attempt: int) -> float:
         """Exponential back-off with jitter, capped."""
-        base = self.settings.backoff * (2 ** (attempt - 1))
+        base = self.settings.backoff * (2.0 ** (attempt - 1))
         return min(self.settings.backoff_max, base) * random.uniform(0.5, 1.0)
 
     async def sleep(self, seconds: float) -> None:

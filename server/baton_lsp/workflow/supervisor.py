@@ -68,7 +68,9 @@ def extract_metadata(path: Path) -> dict[str, Any]:
     for key, value in front.items():
         if key.endswith("_count") and isinstance(value, int):
             meta[key] = value
-    section, summary, para, findings = "", "", [], []
+    section, summary = "", ""
+    para: list[str] = []
+    findings: list[str] = []
     for line in lines[start:]:
         stripped = line.strip()
         if stripped.startswith("# ") and "title" not in meta:

@@ -90,7 +90,7 @@ def load_config(root: Path | None, overrides: dict[str, Any] | None = None,
 
 
 def _validated(merged: dict[str, Any], sources: list[Path]) -> BatonConfig:
-    from pydantic import ValidationError
+    from pydantic import ValidationError  # lazy: only a configured tree is validated
 
     try:
         return BatonConfig.model_validate(merged)

@@ -37,7 +37,7 @@ _T = TypeVar("_T")
 def _parse(kind: Kind, text: str, path: str) -> Any:
     """`parse.parse_text`, imported on the first parse: a warm check answered from the
     result cache lists and hashes files but never parses one (start-up speed)."""
-    from ..parse import parse_text
+    from ..parse import parse_text  # lazy: a warm check never parses
 
     return parse_text(kind, text, path)
 

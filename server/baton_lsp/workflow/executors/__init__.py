@@ -9,6 +9,7 @@ and only when the configuration asks for it: the check and editor paths never lo
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -131,8 +132,6 @@ def check_executor(settings: WorkflowSettings) -> None:
     Raises ValueError with the fix."""
     if settings.executor != "dask":
         return
-    import importlib.util
-
     if importlib.util.find_spec("distributed") is None:
         raise ValueError("[workflow] executor = \"dask\" needs Dask: pip install "
                          "'baton-lsp[dask]'")
@@ -156,10 +155,10 @@ def make_executor(settings: WorkflowSettings, root: Path, say: Callable[[str], N
                   logs: Path | None = None) -> Executor:
     """The executor `[workflow] executor` names; `dask` is imported only here, on demand."""
     if settings.executor == "dask":
-        from .dask import DaskExecutor
+        from .dask import DaskExecutor  # lazy: Dask is an optional extra, and slow to import
 
         return DaskExecutor(settings.dask, root, say, logs)
-    from .local import LocalExecutor
+    from .local import LocalExecutor  # here, not at the top: `local` imports this package
 
     return LocalExecutor()
 

@@ -34,7 +34,10 @@ from typing import Any
 import dask
 import distributed
 from distributed import Scheduler
+from distributed.client import FutureCancelledError
 from distributed.comm.core import CommClosedError
+from distributed.scheduler import KilledWorker
+from distributed.security import Security
 
 from ...model.config import DaskSettings
 from ...runs import confine
@@ -70,8 +73,6 @@ def security_of(settings: DaskSettings) -> Any:
         return None
     if not all(files):
         raise ValueError("[workflow.dask] TLS needs all of ca, cert and key")
-    from distributed.security import Security
-
     secure: Any = Security
     return secure(tls_ca_file=settings.ca, tls_client_cert=settings.cert,
                   tls_client_key=settings.key, tls_scheduler_cert=settings.cert,
@@ -393,9 +394,6 @@ class DaskExecutor:
 
 def _lost(exc: BaseException) -> bool:
     """Whether an attempt's failure is the cluster's (its worker died or went away)."""
-    from distributed.client import FutureCancelledError
-    from distributed.scheduler import KilledWorker
-
     return isinstance(exc, (KilledWorker, CommClosedError, FutureCancelledError)) or (
         isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError))
 

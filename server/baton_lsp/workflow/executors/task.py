@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import distributed
+import platformdirs
+
 from ...runs import confine
 from ..process import (
     ProcessOutcome,
@@ -162,8 +165,6 @@ def worker_dir() -> Path:
     given = os.environ.get(WORKER_DIR_ENV)
     if given:
         return Path(given)
-    import platformdirs
-
     return Path(platformdirs.user_cache_dir("baton", appauthor=False)) / "worker"
 
 
@@ -248,8 +249,6 @@ def stop_own_groups(base: Path, grace: float = 3.0) -> list[int]:
 
 def run_attempt(payload: Payload) -> Returned:
     """The Dask task of one agent attempt (a module-level function: workers import it)."""
-    import distributed
-
     event: Any = distributed.Event  # untyped
     worker = distributed.get_worker()
     base = worker_dir()
