@@ -14,9 +14,15 @@ import {
  * a checkpoint, resume). The client library's automatic registration of server commands is
  * off (see BatonLanguageClient), so without these the editor answers "command not found". */
 export const FORWARDED = [
-  "baton.server.open", "baton.server.checkpoint.open", "baton.server.workflow.resume",
-  "baton.server.workflow.resumeWithPreview", "baton.server.workflow.resumeFromCheckpoint",
+  "baton.server.open", "baton.server.checkpoint.open", "baton.server.workflow.resumeFromCheckpoint",
 ];
+
+/** Server commands of code actions and lenses that the client runs itself, through the same
+ * path as the palette and the tree (a modal preview, progress, a completion message): the
+ * server's own versions ask with a toast that hides in the notification centre, and
+ * `resume` asks nothing at all. Other LSP clients still get the server's versions. */
+export const RESUME_PREVIEW = "baton.server.workflow.resumeWithPreview";
+export const RETRY = "baton.server.workflow.resume";
 
 const UNTRUSTED = "Baton: starting or resuming a workflow runs agents and commands from this workspace's configuration, so it needs a trusted workspace.";
 
@@ -31,7 +37,18 @@ function rowOf(arg: unknown, rows: WorkflowRow[]): WorkflowRow | undefined {
   const node = arg as Partial<TreeNode> & Partial<WorkflowRow>;
   if (node.row) return node.row;
   if (typeof node.workflow_id === "string") return node as WorkflowRow;
+  // A server command's argument (code actions, lenses): {id, workspace?}.
+  const cmd = arg as { id?: unknown; workspace?: unknown };
+  if (typeof cmd.id === "string") {
+    return rows.find((r) => r.workflow_id === cmd.id && (typeof cmd.workspace !== "string" || !r.workspace || r.workspace === cmd.workspace));
+  }
   return undefined;
+}
+
+/** The checkpoint a server command's argument names (`at`), if any. */
+function atOf(arg: unknown): number | undefined {
+  const at = (arg as { at?: unknown } | undefined)?.at;
+  return typeof at === "number" && Number.isInteger(at) ? at : undefined;
 }
 
 /** How a followed workflow ended: its `finished` event, or what the Workflows view shows once
@@ -84,6 +101,8 @@ export class WorkflowCommands {
     reg("baton.openCheckpoint", (arg) => this.openCheckpoint(arg));
     reg("baton.openPlan", (arg) => this.openPlan(arg));
     reg("baton.openError", (arg) => this.openError(arg));
+    reg(RESUME_PREVIEW, (arg) => this.resume(arg));
+    reg(RETRY, (arg) => this.resume(arg, "Retry"));
     for (const id of FORWARDED) reg(id, (...args) => this.server.requestArgs(id, args));
   }
 
@@ -93,8 +112,10 @@ export class WorkflowCommands {
   }
 
   private async pick(arg: unknown, filter: (r: WorkflowRow) => boolean, placeHolder: string, none: string): Promise<WorkflowRow | undefined> {
-    const given = rowOf(arg, this.tree.rows) ?? (typeof arg === "string" ? rowOf(arg, await this.rows()) : undefined);
+    const named = typeof arg === "string" || typeof (arg as { id?: unknown } | undefined)?.id === "string";
+    const given = rowOf(arg, this.tree.rows) ?? (named ? rowOf(arg, await this.rows()) : undefined);
     if (given) return given;
+    if (named) throw new Error(`no workflow ${typeof arg === "string" ? arg : String((arg as { id: string }).id)} in the open workspaces.`);
     const candidates = (await this.rows()).filter(filter);
     if (candidates.length === 0) {
       void vscode.window.showInformationMessage(`Baton: ${none}`);
@@ -166,25 +187,29 @@ export class WorkflowCommands {
     return picked ? picked.folder.uri.fsPath : null;
   }
 
-  async resume(arg?: unknown): Promise<void> {
+  /** Resume (palette, tree, the code actions' *Resume workflow* and *Retry failed phase*, the
+   * plan's lens): the server's preview in a modal, then the run under progress. */
+  async resume(arg?: unknown, verb: "Resume" | "Retry" = "Resume"): Promise<void> {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showWarningMessage(UNTRUSTED);
       return;
     }
     const row = await this.pick(arg, isResumable, "Workflow to resume", "no failed, cancelled or interrupted workflow to resume.");
     if (!row) return;
-    const preview = await this.server.request<ResumePreview>("baton.server.workflow.previewResume", idArgs(row));
-    const text = describePreview(preview);
+    const at = atOf(arg);
+    const target = at === undefined ? idArgs(row) : { ...idArgs(row), at };
+    const preview = await this.server.request<ResumePreview>("baton.server.workflow.previewResume", target);
+    const text = describePreview(preview, verb);
     if (text.blocked) {
-      void vscode.window.showWarningMessage(`Baton: ${row.workflow_id} is still running.`);
+      void vscode.window.showWarningMessage(`Baton: ${row.description || row.workflow_id} is still running.`);
       return;
     }
     const choice = await vscode.window.showInformationMessage(text.message, { modal: true, detail: text.detail }, text.action);
     if (choice !== text.action) return;
-    const args: Record<string, unknown> = { ...idArgs(row) };
+    const args: Record<string, unknown> = { ...target };
     if (text.force) args.force = true;
     if (text.trust) args.trust = true;
-    await this.runFollowed(`Baton: resume ${row.description || row.workflow_id}`, "baton.server.workflow.resume", args,
+    await this.runFollowed(`Baton: ${verb.toLowerCase()} ${row.description || row.workflow_id}`, "baton.server.workflow.resume", args,
       row.checkpoint ?? -1);
   }
 

@@ -275,17 +275,94 @@ describe("commands carried by the server's code actions and lenses", () => {
   it("are VS Code commands that forward their arguments to the server as they are", async () => {
     const { server, run } = setup({
       "baton.server.open": () => ({ shown: true }),
-      "baton.server.workflow.resumeWithPreview": () => ({ resumed: true }),
+      "baton.server.checkpoint.open": () => ({ shown: true }),
     });
     await run("baton.server.open", { path: "/ws/src/shared.py", line: 3 });
-    await run("baton.server.workflow.resumeWithPreview", { id: "w1", workspace: "/ws" });
+    await run("baton.server.checkpoint.open", { id: "w1", workspace: "/ws" });
     expect(server.calls).toEqual([
       ["baton.server.open", { path: "/ws/src/shared.py", line: 3 }],
-      ["baton.server.workflow.resumeWithPreview", { id: "w1", workspace: "/ws" }],
+      ["baton.server.checkpoint.open", { id: "w1", workspace: "/ws" }],
     ]);
-    for (const id of ["baton.server.checkpoint.open", "baton.server.workflow.resume",
+    for (const id of ["baton.server.workflow.resume", "baton.server.workflow.resumeWithPreview",
       "baton.server.workflow.resumeFromCheckpoint"]) expect(vscode.commands.registered.has(id)).toBe(true);
     expect(vscode.commands.registered.has("baton.showGraph")).toBe(false); // the client's own
+  });
+
+  /** Answers for a resume that ends `complete` right after it starts. */
+  function resuming(server: () => ReturnType<typeof fakeServer>) {
+    return {
+      "baton.server.workflow.previewResume": () => previewJson,
+      "baton.server.workflow.resume": (arg: Record<string, unknown>) => {
+        queueMicrotask(() => server().fireWorkflow({ workflow_id: String(arg.id), event: { event: "finished", status: "complete" } }));
+        return { workflow_id: arg.id, pid: 2 };
+      },
+    };
+  }
+
+  it("Resume workflow asks in a modal, runs under progress and says when it is done, as the palette does", async () => {
+    let srv!: ReturnType<typeof fakeServer>;
+    const { server, run } = setup(resuming(() => srv));
+    srv = server;
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Resume");
+    await run("baton.server.workflow.resumeWithPreview", { id: failed.workflow_id, workspace: "/ws" });
+    // Never the server's own version, whose question is a toast that hides itself.
+    expect(server.calls.map(([c]) => c)).not.toContain("baton.server.workflow.resumeWithPreview");
+    const [message, options, action] = vscode.window.showInformationMessage.mock.calls[0] as [string, { modal: boolean; detail: string }, string];
+    expect(message).toBe(`Resume ${failed.workflow_id} from implement?`);
+    expect(options.modal).toBe(true);
+    expect(options.detail).toContain("implement.phase-2");
+    expect(action).toBe("Resume");
+    expect(vscode.window.withProgress).toHaveBeenCalledWith(
+      expect.objectContaining({ location: vscode.ProgressLocation.Notification, cancellable: true, title: "Baton: resume add a farewell" }),
+      expect.any(Function));
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.resume")?.[1]).toEqual({ id: failed.workflow_id });
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
+  });
+
+  it("Retry failed phase asks first, and starts nothing when declined", async () => {
+    let srv!: ReturnType<typeof fakeServer>;
+    const { server, run } = setup(resuming(() => srv));
+    srv = server;
+    vscode.window.showInformationMessage.mockResolvedValueOnce(undefined); // Cancel on the modal
+    await run("baton.server.workflow.resume", { id: failed.workflow_id, workspace: "/ws" });
+    expect(server.calls.map(([c]) => c)).not.toContain("baton.server.workflow.resume");
+    const [message, options, action] = vscode.window.showInformationMessage.mock.calls[0] as [string, { modal: boolean; detail: string }, string];
+    expect(message).toBe(`Retry implement.phase-2 of ${failed.workflow_id} and continue?`);
+    expect(options.modal).toBe(true);
+    expect(action).toBe("Retry");
+    expect(vscode.window.withProgress).not.toHaveBeenCalled();
+
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Retry");
+    await run("baton.server.workflow.resume", { id: failed.workflow_id, workspace: "/ws" });
+    expect(vscode.window.withProgress).toHaveBeenCalledWith(
+      expect.objectContaining({ cancellable: true, title: "Baton: retry add a farewell" }), expect.any(Function));
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
+  });
+
+  it("cancelling the progress of a code action's resume cancels the workflow", async () => {
+    const { server, run } = setup({
+      "baton.server.workflow.previewResume": () => previewJson,
+      "baton.server.workflow.resume": (arg) => ({ workflow_id: arg.id, pid: 2 }),
+      "baton.server.workflow.cancel": (arg) => {
+        queueMicrotask(() => server.fireWorkflow({ workflow_id: String(arg.id), event: { event: "finished", status: "cancelled", state: "implement" } }));
+        return { code: 0, message: "cancelled" };
+      },
+    });
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Resume");
+    const done = run("baton.server.workflow.resumeWithPreview", { id: failed.workflow_id, workspace: "/ws" });
+    await vi.waitFor(() => expect(server.calls.map(([c]) => c)).toContain("baton.server.workflow.resume"));
+    await vi.waitFor(() => expect(vscode.window.lastProgress).toBeDefined());
+    vscode.window.lastProgress!.cancel();
+    await done;
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.cancel")?.[1]).toEqual({ id: failed.workflow_id });
+  });
+
+  it("says which workflow a stale code action names instead of asking for another", async () => {
+    const { server, run } = setup({});
+    await run("baton.server.workflow.resumeWithPreview", { id: "gone_1", workspace: "/ws" });
+    expect(vscode.window.showQuickPick).not.toHaveBeenCalled();
+    expect(server.calls.map(([c]) => c)).toEqual(["baton.server.workflow.list"]);
+    expect(vscode.window.showErrorMessage).toHaveBeenCalledWith("Baton: no workflow gone_1 in the open workspaces.");
   });
 
   it("shows what the server refused instead of failing silently", async () => {
