@@ -1,6 +1,7 @@
 // Palette and tree commands: they ask the few questions a command needs, then call the
 // server's `baton.server.*` command with one validated object.
 import * as vscode from "vscode";
+import { ReadOnlyDocs, errorMarkdown, statusMarkdown } from "./documents";
 import type { BatonServer } from "./server";
 import { which } from "./server";
 import type { TreeNode } from "./treeModel";
@@ -65,6 +66,7 @@ export class WorkflowCommands {
   private readonly finished = new Map<string, Ending>();
   private readonly waiters = new Map<string, ((e: Ending) => void)[]>();
   private readonly progress = new Map<string, (message: string) => void>();
+  private readonly docs = new ReadOnlyDocs();
 
   constructor(private readonly server: BatonServer, private readonly tree: WorkflowsProvider) {
     server.onWorkflowChanged((change) => {
@@ -92,6 +94,7 @@ export class WorkflowCommands {
           void vscode.window.showErrorMessage(`Baton: ${errorText(err)}`);
         }
       }));
+    this.docs.register(context);
     reg("baton.startWorkflow", () => this.start());
     reg("baton.resumeWorkflow", (arg) => this.resume(arg));
     reg("baton.cancelWorkflow", (arg) => this.cancel(arg));
@@ -295,9 +298,8 @@ export class WorkflowCommands {
   async status(arg?: unknown): Promise<void> {
     const row = await this.pick(arg, () => true, "Workflow to show", "no workflows in this workspace yet.");
     if (!row) return;
-    const info = await this.server.request<unknown>("baton.server.workflow.status", idArgs(row));
-    const doc = await vscode.workspace.openTextDocument({ language: "json", content: JSON.stringify(info, null, 2) + "\n" });
-    await vscode.window.showTextDocument(doc, { preview: true });
+    const info = await this.server.request<Record<string, unknown>>("baton.server.workflow.status", idArgs(row));
+    await this.docs.show(`status-${row.workflow_id}`, statusMarkdown(info));
   }
 
   async validate(): Promise<void> {
@@ -328,7 +330,8 @@ export class WorkflowCommands {
     await vscode.window.showTextDocument(vscode.Uri.file(row.plan));
   }
 
-  /** The workflow's last record in `.claude/data/logs/errors.jsonl`, else its failure as JSON. */
+  /** The workflow's last record in `.claude/data/logs/errors.jsonl`, at its line and rendered
+   * beside it, else its failure rendered. */
   async openError(arg?: unknown): Promise<void> {
     const row = await this.required(arg);
     if (!row) return;
@@ -343,11 +346,17 @@ export class WorkflowCommands {
         if (line >= 0) {
           const range = doc.lineAt(line).range;
           await vscode.window.showTextDocument(doc, { selection: range });
+          let record: Record<string, unknown>;
+          try {
+            record = JSON.parse(doc.lineAt(line).text) as Record<string, unknown>;
+          } catch {
+            return; // not JSON: the line itself is all there is to show
+          }
+          await this.docs.show(`error-${row.workflow_id}-L${line + 1}`, errorMarkdown(record, log.fsPath, line), true);
           return;
         }
       } catch { /* no log yet: show the failure record instead */ }
     }
-    const content = JSON.stringify({ workflow_id: row.workflow_id, status: row.status, state: row.state, failure: row.failure, last_error: row.last_error }, null, 2);
-    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: "json", content: content + "\n" }));
+    await this.docs.show(`failure-${row.workflow_id}`, statusMarkdown({ ...row }));
   }
 }

@@ -468,3 +468,37 @@ describe("interpreter discovery in the adapter", () => {
     server.dispose();
   });
 });
+
+describe("logs, readable", () => {
+  it("Show Workflow Status renders the status as a read-only Markdown page, not JSON in an untitled buffer", async () => {
+    const { run } = setup({ "baton.server.workflow.status": () => failed });
+    await run("baton.showWorkflowStatus", failed.workflow_id);
+    expect(vscode.workspace.openTextDocument).not.toHaveBeenCalled();
+    const [command, uri] = vscode.commands.executeCommand.mock.calls.at(-1) as unknown as [string, vscode.Uri];
+    expect(command).toBe("markdown.showPreview");
+    expect(uri.scheme).toBe("baton-doc");
+    const page = vscode.workspace.providers.get("baton-doc")!.provideTextDocumentContent(uri);
+    expect(page).toMatch(/^# add a farewell\n\n\*\*failed\*\* in implement · full-implementation/);
+    expect(page).toContain("| implement.phase-2 | implement | failed | 1 | 0.1 s | HARD BARRIER FAILED: artifact not found at");
+    expect(page).toContain("## Record");
+  });
+
+  it("Open Error opens errors.jsonl at the workflow's line and renders that record beside it", async () => {
+    const { run } = setup({});
+    const record = { timestamp: "2026-11-21T07:07:19Z", workflow_id: failed.workflow_id, error_type: "validation_error",
+      error_message: "wave 2: HARD BARRIER FAILED", source: "implement", context: { wave: 2, failed_steps: ["implement.phase-2"] } };
+    const lines = [JSON.stringify({ workflow_id: "other", error_type: "x" }), JSON.stringify(record)];
+    vscode.workspace.openTextDocument.mockImplementationOnce((async (arg: unknown) => ({
+      arg, lineCount: lines.length, lineAt: (i: number) => ({ text: lines[i], range: { line: i } }),
+    })) as never);
+    await run("baton.openError", { ...failed, workspace: "/ws" });
+    expect(vscode.window.showTextDocument).toHaveBeenCalledWith(expect.anything(), { selection: { line: 1 } });
+    const [command, uri] = vscode.commands.executeCommand.mock.calls.at(-1) as unknown as [string, vscode.Uri];
+    expect(command).toBe("markdown.showPreviewToSide");
+    const page = vscode.workspace.providers.get("baton-doc")!.provideTextDocumentContent(uri);
+    expect(page).toContain(`# validation_error: ${failed.workflow_id}`);
+    expect(page).toContain("> wave 2: HARD BARRIER FAILED");
+    expect(page).toContain("| Source | implement |");
+    expect(page).toContain("errors.jsonl line 2");
+  });
+});
