@@ -104,6 +104,7 @@ export class WorkflowCommands {
     reg("baton.openCheckpoint", (arg) => this.openCheckpoint(arg));
     reg("baton.openPlan", (arg) => this.openPlan(arg));
     reg("baton.openError", (arg) => this.openError(arg));
+    reg("baton.openAgentLog", (arg) => this.openAgentLog(arg));
     reg(RESUME_PREVIEW, (arg) => this.resume(arg));
     reg(RETRY, (arg) => this.resume(arg, "Retry"));
     for (const id of FORWARDED) reg(id, (...args) => this.server.requestArgs(id, args));
@@ -328,6 +329,16 @@ export class WorkflowCommands {
     if (!row) return;
     if (!row.plan) throw new Error(`${row.workflow_id} has no plan yet.`);
     await vscode.window.showTextDocument(vscode.Uri.file(row.plan));
+  }
+
+  /** A step's agent log (its last attempt), from the step's menu in the Workflows view. The
+   * server resolves the path, inside the workspace. */
+  async openAgentLog(arg?: unknown): Promise<void> {
+    const node = arg as Partial<TreeNode> | undefined;
+    if (!node?.row || !node.step) throw new Error("Open Agent Log needs a step of the Workflows view.");
+    const log = await this.server.request<{ path: string; attempt: number }>("baton.server.step.log",
+      { ...idArgs(node.row), step: node.step });
+    await vscode.window.showTextDocument(vscode.Uri.file(log.path), { preview: true });
   }
 
   /** The workflow's last record in `.claude/data/logs/errors.jsonl`, at its line and rendered

@@ -20,6 +20,8 @@ export interface TreeNode {
   row: WorkflowRow;
   /** The file a click opens (an artifact), when it exists in the model. */
   open?: string;
+  /** A step node's step id (`implement.phase-2`), for its menu (Open Agent Log). */
+  step?: string;
 }
 
 const STATE_ORDER = ["initialize", "research", "plan", "revise", "implement", "test", "debug", "document", "complete"];
@@ -113,8 +115,9 @@ function stepNode(row: WorkflowRow, base: string, id: string, step: StepRow | un
     step?.worker ? `worker: ${step.worker}` : ""].filter(Boolean).join("\n");
   return {
     id: `${base}/step:${id}`, kind: "step", label: stepLabel(id), description: bits.join(" · "), tooltip, status,
-    contextValue: `step${step?.artifact && status === "done" ? ":artifact" : ""}`,
-    expanded: false, children: [], row, open: status === "done" ? step?.artifact ?? undefined : undefined,
+    // `:log`: an attempt ran, so there is an agent log to open; `:failed`: offered inline.
+    contextValue: `step${step?.artifact && status === "done" ? ":artifact" : ""}${step?.attempts ? ":log" : ""}${status === "failed" ? ":failed" : ""}`,
+    expanded: false, children: [], row, open: status === "done" ? step?.artifact ?? undefined : undefined, step: id,
   };
 }
 

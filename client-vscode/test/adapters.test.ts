@@ -502,3 +502,19 @@ describe("logs, readable", () => {
     expect(page).toContain("errors.jsonl line 2");
   });
 });
+
+describe("Open Agent Log", () => {
+  it("asks the server for the step's log path and opens it", async () => {
+    const { server, tree, run } = setup({
+      "baton.server.step.log": (arg) => ({ path: `/ws/.claude/data/checkpoints/${String(arg.id)}/logs/${String(arg.step)}.attempt-1.log`, attempt: 1 }),
+    });
+    await tree.refresh();
+    const wf = tree.getChildren().find((n) => n.row.workflow_id === failed.workflow_id)!;
+    const implement = wf.children.find((n) => n.label === "implement")!;
+    const phase2 = implement.children.flatMap((w) => w.children).find((n) => n.label === "Phase 2")!;
+    await run("baton.openAgentLog", phase2);
+    expect(server.calls.at(-1)).toEqual(["baton.server.step.log", { id: failed.workflow_id, step: "implement.phase-2" }]);
+    const [uri] = vscode.window.showTextDocument.mock.calls.at(-1) as unknown as [vscode.Uri];
+    expect(uri.fsPath).toBe(`/ws/.claude/data/checkpoints/${failed.workflow_id}/logs/implement.phase-2.attempt-1.log`);
+  });
+});

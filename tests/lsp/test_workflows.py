@@ -351,3 +351,24 @@ async def test_what_a_run_reconciles_reaches_the_editor(trusted: LanguageClient)
     status = await command(trusted, "workflow.status", {"id": wid})
     assert any("packed-refs.lock" in r["what"] for r in status["reconciled"])
     assert not (root / ".git/packed-refs.lock").exists()
+
+
+@pytest.mark.workspace_files({BEHAVIOUR: json.dumps(
+    {"plan": {"exit": 3, "task_error": "validation_error - Empty prompt"}})})
+async def test_step_log_resolves_the_failed_steps_agent_log(trusted: LanguageClient) -> None:
+    started = await command(trusted, "workflow.start",
+                            {"description": "Plan auth", "scope": "research-and-plan",
+                             "complexity": 1})
+    wid = started["workflow_id"]
+    assert (await wait_changed(trusted, finished(wid)))["event"]["status"] == "failed"
+    log = await command(trusted, "step.log", {"id": wid, "step": "plan"})
+    assert log["attempt"] >= 1
+    path = Path(log["path"])
+    assert path.name == f"plan.attempt-{log['attempt']}.log" and path.is_file()
+    assert path.is_relative_to(trusted.workspace_root.resolve())
+    with pytest.raises(JsonRpcException) as err:  # a step the run never had
+        await command(trusted, "step.log", {"id": wid, "step": "implement.phase-9"})
+    assert "no step" in err.value.message
+    with pytest.raises(JsonRpcException) as err:  # no path out of the logs directory
+        await command(trusted, "step.log", {"id": wid, "step": "../../../../etc/passwd"})
+    assert err.value.code == -32602 and "step" in err.value.message

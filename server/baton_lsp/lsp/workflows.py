@@ -32,7 +32,7 @@ from .server import BatonServer
 
 if TYPE_CHECKING:
     from ..model.events import Event
-    from .workflow_args import AtArgs, IdArgs, NoArgs, OpenArgs, ResumeArgs, StartArgs
+    from .workflow_args import AtArgs, IdArgs, NoArgs, OpenArgs, ResumeArgs, StartArgs, StepArgs
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,7 @@ RESUME_PREVIEW = "baton.server.workflow.resumeWithPreview"
 RESUME_FROM = "baton.server.workflow.resumeFromCheckpoint"
 CHECKPOINT_OPEN = "baton.server.checkpoint.open"
 OPEN = "baton.server.open"
+STEP_LOG = "baton.server.step.log"
 MAX_CHOICES = 8  # checkpoints offered by "Resume from an earlier checkpoint…"
 
 ID_TIMEOUT = 30.0  # seconds to wait for a launched workflow to name itself
@@ -616,6 +617,34 @@ def register(server: BatonServer) -> None:
         """Open the workflow's newest sound checkpoint (or number `at`) in the editor."""
         entry = await checkpoint_entry(ls, CHECKPOINT_OPEN, args)
         return await show(ls, entry.path, None)
+
+    @server.command(STEP_LOG)
+    async def step_log(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """The agent log of a step's last attempt (or attempt `attempt`):
+        `{path, attempt}`, the path resolved inside the workflow's workspace."""
+        import os
+
+        a: StepArgs = parse(STEP_LOG, "StepArgs", args)
+        root = _find(ls, STEP_LOG, a.id, a.workspace)
+        entry = await checkpoint_entry(ls, STEP_LOG, ({"id": a.id, "workspace": str(root)},))
+        from ..runs.record import RecordError, read_record
+
+        try:
+            record = read_record(entry.data or {}, str(entry.path))
+        except RecordError as exc:
+            raise WorkflowRefused(f"{STEP_LOG}: {exc}") from None
+        step = record.baton.steps.get(a.step)
+        if step is None:
+            raise WorkflowRefused(f"{STEP_LOG}: workflow {a.id} has no step {a.step!r}")
+        attempt = a.attempt or max(step.attempts, 1)
+        log_file = entry.path.parent / "logs" / f"{a.step}.attempt-{attempt}.log"
+        real, top = os.path.realpath(log_file), os.path.realpath(root)
+        if not real.startswith(top + os.sep):  # a link out of the workspace is not followed
+            raise WorkflowRefused(f"{STEP_LOG}: {log_file} is outside the workspace")
+        if not os.path.isfile(real):
+            raise WorkflowRefused(f"{STEP_LOG}: step {a.step} of {a.id} has no log for "
+                                  f"attempt {attempt} ({log_file} does not exist)")
+        return {"path": real, "attempt": attempt}
 
     @server.command(OPEN)
     async def open_file(ls: BatonServer, *args: Any) -> dict[str, Any]:
