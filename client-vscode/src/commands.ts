@@ -8,7 +8,7 @@ import type { TreeNode } from "./treeModel";
 import type { WorkflowsProvider } from "./treeView";
 import {
   ResumePreview, SCOPES, WorkflowRow, describePreview, endedSince, failureReason, idArgs,
-  isResumable, isRunning, progressMessage, runnerChoices, startArgs,
+  isFinished, isResumable, isRunning, progressMessage, runnerChoices, startArgs,
 } from "./workflows";
 
 /** Server commands the server's own code actions and code lenses carry (open a file at a line,
@@ -98,6 +98,7 @@ export class WorkflowCommands {
     reg("baton.startWorkflow", () => this.start());
     reg("baton.resumeWorkflow", (arg) => this.resume(arg));
     reg("baton.cancelWorkflow", (arg) => this.cancel(arg));
+    reg("baton.rerunWorkflow", (arg) => this.rerun(arg));
     reg("baton.showWorkflowStatus", (arg) => this.status(arg));
     reg("baton.validateWorkspace", () => this.validate());
     reg("baton.refreshWorkflows", () => this.tree.refresh());
@@ -215,6 +216,23 @@ export class WorkflowCommands {
     if (text.trust) args.trust = true;
     await this.runFollowed(`Baton: ${verb.toLowerCase()} ${row.description || row.workflow_id}`, "baton.server.workflow.resume", args,
       row.checkpoint ?? -1);
+  }
+
+  /** GitHub Actions' *Re-run*: a new run of a finished workflow with its recorded request and
+   * pinned settings (the server reads them from the checkpoint), followed like a start. */
+  async rerun(arg?: unknown): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage(UNTRUSTED);
+      return;
+    }
+    const row = await this.pick(arg, isFinished, "Workflow to re-run", "no finished workflow to re-run.");
+    if (!row) return;
+    const name = row.description || row.workflow_id;
+    const choice = await vscode.window.showInformationMessage(`Re-run "${name}"?`,
+      { modal: true, detail: `A new workflow with the same description, scope${row.plan ? ", plan" : ""}, runner and settings as ${row.workflow_id}.` },
+      "Re-run");
+    if (choice !== "Re-run") return;
+    await this.runFollowed(`Baton: re-run ${name}`, "baton.server.workflow.rerun", idArgs(row));
   }
 
   /** Start/resume under a cancellable notification that lasts until the workflow finishes;

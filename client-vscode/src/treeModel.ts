@@ -1,7 +1,7 @@
 // Workflows view model: workflows → states → waves → phases (and other steps), built from
 // `baton.server.workflow.list` rows. Pure; treeView.ts turns nodes into TreeItems.
 import type { StepRow, WorkflowRow } from "./workflows";
-import { failureReason, isResumable, isRunning } from "./workflows";
+import { failureReason, isFinished, isResumable, isRunning } from "./workflows";
 
 export type NodeStatus = "done" | "attention" | "running" | "failed" | "pending" | "cancelled" | "interrupted" | "note" | "unknown";
 
@@ -223,6 +223,7 @@ export function workflowNode(row: WorkflowRow, now: number): TreeNode {
   if (isRunning(row)) flags.push("running");
   if (row.plan) flags.push("plan");
   if (row.status === "failed") flags.push("error");
+  if (isFinished(row)) flags.push("finished");
   const where = row.status === "complete" || !row.state || row.state === row.status ? "" : ` in ${row.state}`;
   const statusText = row.running ? `running${row.state ? ` · ${row.state}` : ""}`
     : needsAttention(row) ? "complete · needs attention" : `${row.status}${where}`;

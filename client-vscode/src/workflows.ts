@@ -119,6 +119,11 @@ export function isResumable(row: WorkflowRow): boolean {
   return !row.running && ["failed", "cancelled", "interrupted"].includes(row.status);
 }
 
+/** A workflow that ended one way or another: it can be re-run (a new run, same request). */
+export function isFinished(row: WorkflowRow): boolean {
+  return !isRunning(row) && ["complete", "failed", "cancelled", "interrupted"].includes(row.status);
+}
+
 export function isRunning(row: WorkflowRow): boolean {
   return row.running || row.status === "in_progress" && Boolean(row.followed);
 }

@@ -379,7 +379,7 @@ describe("Workflows view", () => {
     const [farewell] = tree.getChildren();
     const item = tree.getTreeItem(farewell) as unknown as vscode.TreeItem;
     expect(item.label).toBe("add a farewell");
-    expect(item.contextValue).toBe("workflow:resumable:plan:error");
+    expect(item.contextValue).toBe("workflow:resumable:plan:error:finished");
     expect(item.collapsibleState).toBe(vscode.TreeItemCollapsibleState.Expanded);
     expect((item.iconPath as vscode.ThemeIcon).id).toBe("error");
     expect(item.accessibilityInformation?.label).toMatch(/^workflow add a farewell: failed in implement · /);
@@ -516,5 +516,40 @@ describe("Open Agent Log", () => {
     expect(server.calls.at(-1)).toEqual(["baton.server.step.log", { id: failed.workflow_id, step: "implement.phase-2" }]);
     const [uri] = vscode.window.showTextDocument.mock.calls.at(-1) as unknown as [vscode.Uri];
     expect(uri.fsPath).toBe(`/ws/.claude/data/checkpoints/${failed.workflow_id}/logs/implement.phase-2.attempt-1.log`);
+  });
+});
+
+describe("Baton: Re-run Workflow", () => {
+  it("confirms in a modal, starts the server's re-run and follows the new run to its end", async () => {
+    const { server, tree, run } = setup({
+      "baton.server.workflow.rerun": (arg) => {
+        queueMicrotask(() => server.fireWorkflow({ workflow_id: "w_new", event: { event: "finished", status: "complete" } }));
+        return { workflow_id: "w_new", pid: 3, rerun_of: arg.id };
+      },
+    });
+    await tree.refresh();
+    const node = tree.getChildren().find((n) => n.row.workflow_id === failed.workflow_id)!;
+    expect(node.contextValue).toMatch(/:finished/);
+    vscode.window.showInformationMessage.mockResolvedValueOnce(undefined);
+    await run("baton.rerunWorkflow", node);
+    expect(server.calls.map(([c]) => c)).not.toContain("baton.server.workflow.rerun");
+    const [message, options] = vscode.window.showInformationMessage.mock.calls[0] as [string, { modal: boolean; detail: string }];
+    expect(message).toBe('Re-run "add a farewell"?');
+    expect(options.modal).toBe(true);
+
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Re-run");
+    await run("baton.rerunWorkflow", node);
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.rerun")?.[1]).toEqual({ id: failed.workflow_id });
+    expect(vscode.window.withProgress).toHaveBeenCalledWith(
+      expect.objectContaining({ cancellable: true, title: "Baton: re-run add a farewell" }), expect.any(Function));
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith("Baton: workflow w_new complete.", "Show Status");
+  });
+
+  it("offers finished workflows in the palette's quick pick", async () => {
+    const { run } = setup({});
+    vscode.window.showQuickPick.mockResolvedValueOnce(undefined);
+    await run("baton.rerunWorkflow");
+    const items = vscode.window.showQuickPick.mock.calls[0][0] as { label: string }[];
+    expect(items.map((i) => i.label).sort()).toEqual(["add a farewell", "add a greeting"]);
   });
 });

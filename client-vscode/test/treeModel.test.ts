@@ -27,8 +27,8 @@ describe("buildTree from real `baton status --json` rows", () => {
   });
 
   it("sets the context flags the menus match on", () => {
-    expect(tree[0].contextValue).toBe("workflow:resumable:plan:error");
-    expect(tree[1].contextValue).toBe("workflow:plan");
+    expect(tree[0].contextValue).toBe("workflow:resumable:plan:error:finished");
+    expect(tree[1].contextValue).toBe("workflow:plan:finished");
     const running = buildTree([{ ...rows[0], running: true, status: "in_progress" }], now)[0];
     expect(running.contextValue).toBe("workflow:running:plan");
     expect(running.status).toBe("running");
