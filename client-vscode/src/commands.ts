@@ -309,8 +309,16 @@ export class WorkflowCommands {
     const row = await this.pick(arg, isRunning, "Workflow to cancel", "no workflow is running.");
     if (!row) return;
     const result = await this.server.request<{ code: number; message: string }>("baton.server.workflow.cancel", idArgs(row));
-    if (result.code === 0) void vscode.window.showInformationMessage(`Baton: ${result.message || `cancelled ${row.workflow_id}`}`);
-    else void vscode.window.showErrorMessage(`Baton: cancel ${row.workflow_id} failed: ${result.message}`);
+    const name = row.description || row.workflow_id;
+    // One notification per cancel: a run this window follows says how it ended itself; the
+    // engine's message ends with a terminal instruction, and Resume is a button here.
+    if (result.code === 0) {
+      if (!this.progress.has(row.workflow_id)) {
+        void vscode.window.showInformationMessage(`Baton: cancelled "${name}"; it can be resumed.`, "Resume").then((p) => {
+          if (p === "Resume") void vscode.commands.executeCommand("baton.resumeWorkflow", row.workflow_id);
+        });
+      }
+    } else void vscode.window.showErrorMessage(`Baton: cancel "${name}" failed: ${result.message}`);
     this.tree.schedule(0);
   }
 

@@ -148,6 +148,41 @@ describe("Baton: Start Workflow", () => {
   });
 });
 
+describe("Baton: Cancel Workflow", () => {
+  const cancelMessage = "workflow w7 cancelled; resume with `baton resume w7`"; // the engine's words
+
+  it("says it once, without a terminal instruction, for a run this window follows", async () => {
+    const { server, run } = setup({
+      "baton.server.workflow.start": () => ({ workflow_id: "w7", pid: 1 }),
+      "baton.server.workflow.cancel": (arg) => {
+        queueMicrotask(() => server.fireWorkflow({ workflow_id: String(arg.id), event: { event: "finished", status: "cancelled", state: "research" } }));
+        return { workflow_id: arg.id, code: 0, message: cancelMessage };
+      },
+    });
+    vscode.window.showQuickPick
+      .mockImplementationOnce(async (items: { scope: { id: string } }[]) => items[0])
+      .mockImplementationOnce(async (items: { id: string }[]) => items.find((i) => i.id === "script"));
+    vscode.window.showInputBox.mockResolvedValueOnce("x");
+    const done = run("baton.startWorkflow");
+    await vi.waitFor(() => expect(vscode.window.lastProgress).toBeDefined());
+    await vi.waitFor(() => expect(server.calls.some(([c]) => c === "baton.server.workflow.start")).toBe(true));
+    await new Promise((r) => setTimeout(r, 0));
+    await run("baton.cancelWorkflow", { workflow_id: "w7", status: "in_progress", running: true, description: "x" });
+    await done;
+    const shown = [vscode.window.showInformationMessage, vscode.window.showWarningMessage, vscode.window.showErrorMessage]
+      .flatMap((m) => m.mock.calls.map((c) => String(c[0])));
+    expect(shown.filter((m) => /cancel/.test(m))).toEqual(["Baton: workflow w7 cancelled"]);
+    expect(shown.some((m) => m.includes("baton resume"))).toBe(false);
+  });
+
+  it("says it once, by description, for a run started elsewhere", async () => {
+    const { run } = setup({ "baton.server.workflow.cancel": (arg) => ({ workflow_id: arg.id, code: 0, message: cancelMessage }) });
+    await run("baton.cancelWorkflow", { workflow_id: "w7", status: "in_progress", running: true, description: "add a pause" });
+    expect(vscode.window.showInformationMessage.mock.calls.map((c) => c[0])).toEqual(['Baton: cancelled "add a pause"; it can be resumed.']);
+    expect(vscode.window.showInformationMessage.mock.calls[0][1]).toBe("Resume");
+  });
+});
+
 describe("following a run", () => {
   function startWith(answers: Record<string, (arg: Record<string, unknown>) => unknown>) {
     const env = setup(answers);
