@@ -7,7 +7,7 @@ import { which } from "./server";
 import type { TreeNode } from "./treeModel";
 import type { WorkflowsProvider } from "./treeView";
 import {
-  ResumePreview, SCOPES, WorkflowRow, describePreview, endedSince, failureReason, idArgs,
+  ResumePreview, SCOPES, WorkflowChanged, WorkflowRow, describePreview, endedSince, failureReason, idArgs,
   isFinished, isResumable, isRunning, progressMessage, runnerChoices, startArgs,
 } from "./workflows";
 
@@ -74,6 +74,7 @@ export class WorkflowCommands {
       if (!id) return;
       const message = progressMessage(change.event);
       if (message) this.progress.get(id)?.(message);
+      this.logEvent(id, change.event);
       if (change.event.event === "finished") {
         const ending: Ending = { status: change.event.status, message: change.event.message, state: change.event.state };
         this.finished.set(id, ending);
@@ -83,6 +84,19 @@ export class WorkflowCommands {
         this.waiters.delete(id);
       }
     });
+  }
+
+  /** Workflows in the output channel: transitions and step ends at info, a failed step or
+   * run at warning/error, everything else at debug (shown when the level asks for it). */
+  private logEvent(id: string, event: WorkflowChanged["event"]): void {
+    const e = event as { event: string; status?: string; state?: string | null; message?: string | null };
+    const text = `${id}: ${progressMessage(event) ?? e.event}${e.message ? ` (${e.message})` : ""}`;
+    if (e.event === "finished") {
+      const line = `${id}: finished ${e.status ?? "?"}${e.state ? ` in ${e.state}` : ""}${e.message ? `: ${e.message}` : ""}`;
+      if (e.status === "complete") this.server.output.info(line); else this.server.output.error(line);
+    } else if (e.event === "step" && e.status === "failed") this.server.output.warn(text);
+    else if (e.event === "transition" || e.event === "step") this.server.output.info(text);
+    else this.server.output.debug(text);
   }
 
   register(context: vscode.ExtensionContext): void {

@@ -35,7 +35,7 @@ function fakeServer(answers: Record<string, (arg: Record<string, unknown>) => un
   const calls: [string, Record<string, unknown>][] = [];
   return {
     state: "running",
-    output: { appendLine: vi.fn() },
+    output: { appendLine: vi.fn(), debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn(), show: vi.fn() },
     onWorkflowChanged: workflow.event,
     onDidChangeState: state.event,
     calls,
@@ -586,5 +586,20 @@ describe("Baton: Re-run Workflow", () => {
     await run("baton.rerunWorkflow");
     const items = vscode.window.showQuickPick.mock.calls[0][0] as { label: string }[];
     expect(items.map((i) => i.label).sort()).toEqual(["add a farewell", "add a greeting"]);
+  });
+});
+
+describe("the output channel", () => {
+  it("is a log channel with levels that tells what workflows do", async () => {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    new BatonServer({ subscriptions: [], extensionPath: "/ext" } as any, "0.1.0");
+    expect(vscode.window.createOutputChannel).toHaveBeenCalledWith("Baton", { log: true });
+    const { server } = setup({});
+    server.fireWorkflow({ workflow_id: "w1", event: { event: "transition", source: "research", target: "plan" } as never });
+    server.fireWorkflow({ workflow_id: "w1", event: { event: "step", step: "implement.phase-2", state: "implement", status: "failed", message: "summary missing" } as never });
+    server.fireWorkflow({ workflow_id: "w1", event: { event: "finished", status: "failed", state: "implement", message: "wave 2" } });
+    expect(server.output.info).toHaveBeenCalledWith("w1: plan");
+    expect(server.output.warn).toHaveBeenCalledWith("w1: implement.phase-2 failed (summary missing)");
+    expect(server.output.error).toHaveBeenCalledWith("w1: finished failed in implement: wave 2");
   });
 });

@@ -104,7 +104,10 @@ export const window = {
     return task(window.lastProgress, source.token);
   }),
   lastProgress: undefined as undefined | { report: ReturnType<typeof vi.fn>; cancel: () => void },
-  createOutputChannel: vi.fn(() => ({ appendLine: vi.fn(), append: vi.fn(), show: vi.fn(), dispose: vi.fn() })),
+  createOutputChannel: vi.fn((_name: string, _opts?: { log: true }) => ({
+    appendLine: vi.fn(), append: vi.fn(), show: vi.fn(), dispose: vi.fn(),
+    trace: vi.fn(), debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn(),
+  })),
   activeTextEditor: undefined,
 };
 
