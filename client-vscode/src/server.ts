@@ -14,6 +14,7 @@ import {
   withLogLevel,
 } from "./interpreter";
 import { initializationOptions, needsRestart, serverSettings } from "./settings";
+import { lensTitle } from "./status";
 import { WorkflowChanged, parseWorkflowChanged } from "./workflows";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
@@ -237,6 +238,11 @@ export class BatonServer implements vscode.Disposable {
         closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
       },
       middleware: {
+        provideCodeLenses: async (document, token, next) => {
+          const lenses = await next(document, token);
+          for (const lens of lenses ?? []) if (lens.command) lens.command.title = lensTitle(lens.command.title);
+          return lenses;
+        },
         workspace: {
           // The server pulls `baton`; answer with the same filtered view as the init options.
           configuration: async (params, token, next) => {
