@@ -185,7 +185,7 @@ export class WorkflowCommands {
       { title: "Baton: Start Workflow (3/3)", placeHolder: "Agent runner (installed agent CLIs, or the offline script agents)" });
     if (!runner) return;
     const args = startArgs({ description, scope: scope.scope.id, runner: runner.id, plan, workspace });
-    await this.runFollowed(`Baton: ${description.trim()}`, "baton.server.workflow.start", args);
+    await this.runFollowed(`Baton: ${description.trim()}`, "baton.server.workflow.start", args, undefined, description.trim());
   }
 
   /** The folder to run in when several open folders have a `.claude/` directory: undefined
@@ -218,7 +218,7 @@ export class WorkflowCommands {
     const at = atOf(arg);
     const target = at === undefined ? idArgs(row) : { ...idArgs(row), at };
     const preview = await this.server.request<ResumePreview>("baton.server.workflow.previewResume", target);
-    const text = describePreview(preview, verb);
+    const text = describePreview(preview, verb, row.description || row.workflow_id);
     if (text.blocked) {
       void vscode.window.showWarningMessage(`Baton: ${row.description || row.workflow_id} is still running.`);
       return;
@@ -229,7 +229,7 @@ export class WorkflowCommands {
     if (text.force) args.force = true;
     if (text.trust) args.trust = true;
     await this.runFollowed(`Baton: ${verb.toLowerCase()} ${row.description || row.workflow_id}`, "baton.server.workflow.resume", args,
-      row.checkpoint ?? -1);
+      row.checkpoint ?? -1, row.description ?? undefined);
   }
 
   /** GitHub Actions' *Re-run*: a new run of a finished workflow with its recorded request and
@@ -246,12 +246,12 @@ export class WorkflowCommands {
       { modal: true, detail: `A new workflow with the same description, scope${row.plan ? ", plan" : ""}, runner and settings as ${row.workflow_id}.` },
       "Re-run");
     if (choice !== "Re-run") return;
-    await this.runFollowed(`Baton: re-run ${name}`, "baton.server.workflow.rerun", idArgs(row));
+    await this.runFollowed(`Baton: re-run ${name}`, "baton.server.workflow.rerun", idArgs(row), undefined, row.description ?? undefined);
   }
 
   /** Start/resume under a cancellable notification that lasts until the workflow finishes;
    * cancelling it cancels the workflow (which stays resumable). */
-  private async runFollowed(title: string, command: string, args: Record<string, unknown>, baseline?: number | null): Promise<void> {
+  private async runFollowed(title: string, command: string, args: Record<string, unknown>, baseline?: number | null, description?: string): Promise<void> {
     const outcome = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title, cancellable: true },
       async (progress, token) => {
@@ -279,6 +279,8 @@ export class WorkflowCommands {
     const row = this.tree.rows.find((r) => r.workflow_id === outcome.id);
     const status = String(outcome.event.status ?? row?.status ?? "finished");
     const id = outcome.id;
+    // Messages name the workflow by its description (the id is in the view's tooltip).
+    const name = `"${row?.description || description || id}"`;
     const act = (p: string | undefined) => {
       if (p === "Resume") void vscode.commands.executeCommand("baton.resumeWorkflow", id);
       else if (p === "Open Error") void this.openError(id);
@@ -289,13 +291,13 @@ export class WorkflowCommands {
       : `${status}${outcome.event.message ? `: ${String(outcome.event.message)}` : ""}`;
     // Decided from the event, not the row: the row may still say "running" while the engine exits.
     if (status === "complete") {
-      void vscode.window.showInformationMessage(`Baton: workflow ${id} complete.`, "Show Status").then(act);
+      void vscode.window.showInformationMessage(`Baton: ${name} complete.`, "Show Status").then(act);
     } else if (status === "cancelled") {
-      void vscode.window.showWarningMessage(`Baton: workflow ${id} ${reason}`, "Resume", "Show Status").then(act);
+      void vscode.window.showWarningMessage(`Baton: ${name} ${reason}`, "Resume", "Show Status").then(act);
     } else if (status === "failed" || status === "interrupted") {
-      void vscode.window.showErrorMessage(`Baton: workflow ${id} ${reason}`, "Resume", "Open Error").then(act);
+      void vscode.window.showErrorMessage(`Baton: ${name} ${reason}`, "Resume", "Open Error").then(act);
     } else {
-      void vscode.window.showWarningMessage(`Baton: lost track of workflow ${id}: ${String(outcome.event.message ?? status)}`, "Show Output").then(act);
+      void vscode.window.showWarningMessage(`Baton: lost track of ${name}: ${String(outcome.event.message ?? status)}`, "Show Output").then(act);
     }
   }
 

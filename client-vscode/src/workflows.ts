@@ -160,7 +160,7 @@ export interface ResumePreview {
 
 /** The modal text shown before a resume (or a retry of the failed step, which is a resume) is
  * confirmed. */
-export function describePreview(p: ResumePreview, verb: "Resume" | "Retry" = "Resume"): { message: string; detail: string; blocked: boolean; action: string; force: boolean; trust: boolean } {
+export function describePreview(p: ResumePreview, verb: "Resume" | "Retry" = "Resume", name: string = p.workflow_id): { message: string; detail: string; blocked: boolean; action: string; force: boolean; trust: boolean } {
   const rerun = p.rerun ?? [];
   const skip = p.skip ?? [];
   const problems = p.problems ?? [];
@@ -183,8 +183,8 @@ export function describePreview(p: ResumePreview, verb: "Resume" | "Retry" = "Re
   }
   return {
     message: verb === "Retry"
-      ? `Retry ${(p.rerun ?? []).map((r) => r.step).join(", ") || "the failed step"} of ${p.workflow_id} and continue?`
-      : `Resume ${p.workflow_id} from ${p.resume_state ?? "its checkpoint"}?`,
+      ? `Retry ${(p.rerun ?? []).map((r) => r.step).join(", ") || "the failed step"} of "${name}" and continue?`
+      : `Resume "${name}" from ${p.resume_state ?? "its checkpoint"}?`,
     detail: lines.join("\n"),
     blocked: Boolean(p.running),
     // The server resumes over problems (an edited plan, a changed input) only when forced,

@@ -88,7 +88,7 @@ describe("Baton: Start Workflow", () => {
     expect(server.calls.find(([c]) => c === "baton.server.workflow.start")?.[1])
       .toEqual({ description: "plan the login flow", scope: "research-and-plan", runner: "script" });
     expect(vscode.window.withProgress.mock.calls[0][0]).toMatchObject({ cancellable: true, location: vscode.ProgressLocation.Notification, title: "Baton: plan the login flow" });
-    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith("Baton: workflow w9 complete.", "Show Status");
+    expect(vscode.window.showInformationMessage).toHaveBeenCalledWith('Baton: "plan the login flow" complete.', "Show Status");
   });
 
   it("asks which folder when several open folders have .claude/", async () => {
@@ -144,7 +144,7 @@ describe("Baton: Start Workflow", () => {
     vscode.window.lastProgress!.cancel();
     await done;
     expect(server.calls.find(([c]) => c === "baton.server.workflow.cancel")?.[1]).toEqual({ id: "w7" });
-    expect(vscode.window.showWarningMessage).toHaveBeenCalledWith("Baton: workflow w7 cancelled", "Resume", "Show Status");
+    expect(vscode.window.showWarningMessage).toHaveBeenCalledWith('Baton: "x" cancelled', "Resume", "Show Status");
   });
 });
 
@@ -171,7 +171,7 @@ describe("Baton: Cancel Workflow", () => {
     await done;
     const shown = [vscode.window.showInformationMessage, vscode.window.showWarningMessage, vscode.window.showErrorMessage]
       .flatMap((m) => m.mock.calls.map((c) => String(c[0])));
-    expect(shown.filter((m) => /cancel/.test(m))).toEqual(["Baton: workflow w7 cancelled"]);
+    expect(shown.filter((m) => /cancel/.test(m))).toEqual(['Baton: "x" cancelled']);
     expect(shown.some((m) => m.includes("baton resume"))).toBe(false);
   });
 
@@ -201,7 +201,7 @@ describe("following a run", () => {
     server.state = "failed";
     server.fireState("failed");
     await done;
-    expect(String(vscode.window.showWarningMessage.mock.calls[0][0])).toMatch(/^Baton: lost track of workflow w5: the language server stopped/);
+    expect(String(vscode.window.showWarningMessage.mock.calls[0][0])).toMatch(/^Baton: lost track of "x": the language server stopped/);
   });
 
   it("reports a failure with Resume and Open Error", async () => {
@@ -213,7 +213,7 @@ describe("following a run", () => {
     });
     await run("baton.startWorkflow");
     const [message, ...buttons] = vscode.window.showErrorMessage.mock.calls[0] as string[];
-    expect(message).toMatch(/^Baton: workflow \S+ failed in implement: wave 2: HARD BARRIER FAILED/);
+    expect(message).toMatch(/^Baton: "add a farewell" failed in implement: wave 2: HARD BARRIER FAILED/);
     expect(buttons).toEqual(["Resume", "Open Error"]);
   });
 
@@ -235,7 +235,7 @@ describe("following a run", () => {
     expect(vscode.window.showErrorMessage).not.toHaveBeenCalled();
     finish();
     await done;
-    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith('Baton: "add a farewell" complete.', "Show Status");
   });
 });
 
@@ -254,7 +254,7 @@ describe("Baton: Resume Workflow", () => {
     await run("baton.resumeWorkflow", node);
     expect(server.calls.some(([c]) => c === "baton.server.workflow.resume")).toBe(false);
     const [message, options] = vscode.window.showInformationMessage.mock.calls[0] as [string, { modal: boolean; detail: string }];
-    expect(message).toBe(`Resume ${failed.workflow_id} from implement?`);
+    expect(message).toBe('Resume "add a farewell" from implement?');
     expect(options.modal).toBe(true);
     expect(options.detail).toContain("implement.phase-2");
 
@@ -279,7 +279,7 @@ describe("Baton: Resume Workflow", () => {
     vscode.window.showInformationMessage.mockResolvedValueOnce("Resume");
     await run("baton.resumeWorkflow", failed.workflow_id);
     expect(vscode.window.showErrorMessage).not.toHaveBeenCalled();
-    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith('Baton: "add a farewell" complete.', "Show Status");
   });
 
   it("forces the resume only after the user confirmed the preview's problems", async () => {
@@ -343,7 +343,7 @@ describe("commands carried by the server's code actions and lenses", () => {
     // Never the server's own version, whose question is a toast that hides itself.
     expect(server.calls.map(([c]) => c)).not.toContain("baton.server.workflow.resumeWithPreview");
     const [message, options, action] = vscode.window.showInformationMessage.mock.calls[0] as [string, { modal: boolean; detail: string }, string];
-    expect(message).toBe(`Resume ${failed.workflow_id} from implement?`);
+    expect(message).toBe('Resume "add a farewell" from implement?');
     expect(options.modal).toBe(true);
     expect(options.detail).toContain("implement.phase-2");
     expect(action).toBe("Resume");
@@ -351,7 +351,7 @@ describe("commands carried by the server's code actions and lenses", () => {
       expect.objectContaining({ location: vscode.ProgressLocation.Notification, cancellable: true, title: "Baton: resume add a farewell" }),
       expect.any(Function));
     expect(server.calls.find(([c]) => c === "baton.server.workflow.resume")?.[1]).toEqual({ id: failed.workflow_id });
-    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith('Baton: "add a farewell" complete.', "Show Status");
   });
 
   it("Retry failed phase asks first, and starts nothing when declined", async () => {
@@ -362,7 +362,7 @@ describe("commands carried by the server's code actions and lenses", () => {
     await run("baton.server.workflow.resume", { id: failed.workflow_id, workspace: "/ws" });
     expect(server.calls.map(([c]) => c)).not.toContain("baton.server.workflow.resume");
     const [message, options, action] = vscode.window.showInformationMessage.mock.calls[0] as [string, { modal: boolean; detail: string }, string];
-    expect(message).toBe(`Retry implement.phase-2 of ${failed.workflow_id} and continue?`);
+    expect(message).toBe('Retry implement.phase-2 of "add a farewell" and continue?');
     expect(options.modal).toBe(true);
     expect(action).toBe("Retry");
     expect(vscode.window.withProgress).not.toHaveBeenCalled();
@@ -371,7 +371,7 @@ describe("commands carried by the server's code actions and lenses", () => {
     await run("baton.server.workflow.resume", { id: failed.workflow_id, workspace: "/ws" });
     expect(vscode.window.withProgress).toHaveBeenCalledWith(
       expect.objectContaining({ cancellable: true, title: "Baton: retry add a farewell" }), expect.any(Function));
-    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith(`Baton: workflow ${failed.workflow_id} complete.`, "Show Status");
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith('Baton: "add a farewell" complete.', "Show Status");
   });
 
   it("cancelling the progress of a code action's resume cancels the workflow", async () => {
@@ -577,7 +577,7 @@ describe("Baton: Re-run Workflow", () => {
     expect(server.calls.find(([c]) => c === "baton.server.workflow.rerun")?.[1]).toEqual({ id: failed.workflow_id });
     expect(vscode.window.withProgress).toHaveBeenCalledWith(
       expect.objectContaining({ cancellable: true, title: "Baton: re-run add a farewell" }), expect.any(Function));
-    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith("Baton: workflow w_new complete.", "Show Status");
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith('Baton: "add a farewell" complete.', "Show Status");
   });
 
   it("offers finished workflows in the palette's quick pick", async () => {
