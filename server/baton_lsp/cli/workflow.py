@@ -79,6 +79,13 @@ def add_parsers(sub: Any) -> None:
     settable(res)
     common(res)
 
+    rer = sub.add_parser("rerun", help="run a finished workflow again as a new workflow: the "
+                         "same request, runner and settings as recorded in its checkpoint")
+    rer.add_argument("workflow_id")
+    rer.add_argument("--quiet", "-q", action="store_true", help="only the final line")
+    rer.add_argument("--events", action="store_true", help="progress as JSON lines")
+    common(rer)
+
     can = sub.add_parser("cancel", help="stop a running workflow (resumable)")
     can.add_argument("workflow_id")
     can.add_argument("--grace", type=float, default=10.0, help="seconds before SIGKILL")
@@ -292,6 +299,22 @@ def _latest_unfinished(root: Path) -> str | None:
             if best is None or mtime > best[0]:
                 best = (mtime, wid)
     return best[1] if best else None
+
+
+def cmd_rerun(args: argparse.Namespace) -> int:
+    """`baton run` with what the workflow's checkpoint recorded (runs/rerun.py), through the
+    same parser and handler as a typed `baton run`."""
+    from ..runs.rerun import NotRerunnable, rerun_args
+    from .main import main
+
+    root = _root(args)
+    try:
+        opts, description = rerun_args(root, args.workflow_id)
+    except NotRerunnable as exc:
+        print(terminal_safe(f"baton: cannot re-run: {exc}"), file=sys.stderr)
+        return EXIT_ERROR
+    flags = [f for f, on in (("--quiet", args.quiet), ("--events", args.events)) if on]
+    return main([*opts, *flags, f"--workspace={root}", "--", description])
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -655,7 +678,8 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-HANDLERS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "status": cmd_status,
+HANDLERS = {"run": cmd_run, "rerun": cmd_rerun, "resume": cmd_resume, "cancel": cmd_cancel,
+            "status": cmd_status,
             "checkpoints": cmd_checkpoints, "adopt": cmd_adopt}
 
 

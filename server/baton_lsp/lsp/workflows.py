@@ -49,7 +49,6 @@ CHECKPOINT_OPEN = "baton.server.checkpoint.open"
 OPEN = "baton.server.open"
 STEP_LOG = "baton.server.step.log"
 RERUN = "baton.server.workflow.rerun"
-FINISHED = ("complete", "failed", "cancelled", "interrupted")  # statuses a re-run starts from
 MAX_CHOICES = 8  # checkpoints offered by "Resume from an earlier checkpoint…"
 
 ID_TIMEOUT = 30.0  # seconds to wait for a launched workflow to name itself
@@ -413,23 +412,12 @@ class Runs:
         self.ls.work_done_progress.tokens.pop(token, None)
 
 
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, dict):  # an inline table; quoted keys (model names have dots)
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml(v)}"
-                               for k, v in value.items() if v is not None) + "}"
-    return json.dumps(str(value))  # a TOML basic string is a JSON string
-
-
 def editor_settings(ls: BatonServer) -> list[str]:
     """The editor's `baton.workflow.*` settings as `--set workflow.key=value` for a run
     (camelCase keys become the kebab-case of the files; unset values are left out)."""
     import re
+
+    from ..runs.rerun import toml_value
 
     raw = ls.session.settings.overrides.get("workflow")
     if not isinstance(raw, dict):
@@ -439,32 +427,8 @@ def editor_settings(ls: BatonServer) -> list[str]:
         if value is None or value == "" or isinstance(value, dict):
             continue
         kebab = re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", str(key)).lower().replace("_", "-")
-        out += ["--set", f"workflow.{kebab}={_toml(value)}"]
+        out += ["--set", f"workflow.{kebab}={toml_value(value)}"]
     return out
-
-
-def rerun_argv(record: Any) -> list[str]:
-    """`baton run` arguments that repeat a recorded run: its request (description, scope,
-    complexity, topics, plan) and its pinned identity (runner and every `[workflow]` setting
-    as it ran), so a changed configuration does not change the re-run."""
-    req = record.baton.request
-    argv = ["run"]
-    scope = req.scope or record.scope
-    if scope:
-        argv.append(f"--scope={scope}")
-    if req.complexity is not None:
-        argv.append(f"--complexity={req.complexity}")
-    argv += [f"--topic={t}" for t in req.topics]
-    if req.plan_path:
-        argv.append(f"--plan={req.plan_path}")
-    identity = record.baton.identity
-    if identity is not None:
-        if identity.runner:
-            argv.append(f"--runner={identity.runner}")
-        for key, value in identity.settings.items():  # tables as inline tables: their
-            if value is not None:  # keys may hold dots (model names)
-                argv += ["--set", f"workflow.{key}={_toml(value)}"]
-    return argv
 
 
 def preview_text(p: dict[str, Any]) -> str:
@@ -654,22 +618,16 @@ def register(server: BatonServer) -> None:
         a: IdArgs = parse(RERUN, "IdArgs", args)
         root = _find(ls, RERUN, a.id, a.workspace)
         _require_trust(ls, RERUN)
-        entry = await checkpoint_entry(ls, RERUN, ({"id": a.id, "workspace": str(root)},))
-        from ..runs.record import RecordError, read_record
+        from ..runs.rerun import NotRerunnable, rerun_args
 
-        try:
-            record = read_record(entry.data or {}, str(entry.path))
-        except RecordError as exc:
-            raise WorkflowRefused(f"{RERUN}: {exc}") from None
         live = runs.live.get(a.id)
-        if record.status not in FINISHED or (live is not None and live.status is None):
-            raise WorkflowRefused(f"{RERUN}: workflow {a.id} has not finished "
-                                  f"({record.status}); cancel it first")
-        description = record.baton.request.description or record.workflow_description
-        if not description:
-            raise WorkflowRefused(f"{RERUN}: workflow {a.id} recorded no description")
-        argv = [*engine_argv(), *rerun_argv(record), f"--workspace={root}", "--events",
-                "--", description]
+        if live is not None and live.status is None:
+            raise WorkflowRefused(f"{RERUN}: workflow {a.id} is running; cancel it first")
+        try:
+            opts, description = await asyncio.to_thread(rerun_args, root, a.id)
+        except NotRerunnable as exc:
+            raise WorkflowRefused(f"{RERUN}: {exc}") from None
+        argv = [*engine_argv(), *opts, f"--workspace={root}", "--events", "--", description]
         return {**await runs.launch(root, description, argv), "rerun_of": a.id}
 
     @server.command(STEP_LOG)
