@@ -14,9 +14,7 @@ import {
 /** Server commands the server's own code actions and code lenses carry (open a file at a line,
  * a checkpoint, resume). The client library's automatic registration of server commands is
  * off (see BatonLanguageClient), so without these the editor answers "command not found". */
-export const FORWARDED = [
-  "baton.server.open", "baton.server.checkpoint.open", "baton.server.workflow.resumeFromCheckpoint",
-];
+export const FORWARDED = ["baton.server.open", "baton.server.checkpoint.open"];
 
 /** Server commands of code actions and lenses that the client runs itself, through the same
  * path as the palette and the tree (a modal preview, progress, a completion message): the
@@ -24,6 +22,11 @@ export const FORWARDED = [
  * `resume` asks nothing at all. Other LSP clients still get the server's versions. */
 export const RESUME_PREVIEW = "baton.server.workflow.resumeWithPreview";
 export const RETRY = "baton.server.workflow.resume";
+export const RESUME_FROM = "baton.server.workflow.resumeFromCheckpoint";
+/** Checkpoints offered by *Resume from an earlier checkpoint…* (the server's choice too). */
+const MAX_CHOICES = 8;
+
+interface HistoryRow { n: number; ok: boolean; state?: string | null; status?: string | null; event?: string | null; at?: string | null }
 
 const UNTRUSTED = "Baton: starting or resuming a workflow runs agents and commands from this workspace's configuration, so it needs a trusted workspace.";
 
@@ -122,6 +125,7 @@ export class WorkflowCommands {
     reg("baton.openAgentLog", (arg) => this.openAgentLog(arg));
     reg(RESUME_PREVIEW, (arg) => this.resume(arg));
     reg(RETRY, (arg) => this.resume(arg, "Retry"));
+    reg(RESUME_FROM, (arg) => this.resumeFrom(arg));
     for (const id of FORWARDED) reg(id, (...args) => this.server.requestArgs(id, args));
   }
 
@@ -247,6 +251,25 @@ export class WorkflowCommands {
       "Re-run");
     if (choice !== "Re-run") return;
     await this.runFollowed(`Baton: re-run ${name}`, "baton.server.workflow.rerun", idArgs(row), undefined, row.description ?? undefined);
+  }
+
+  /** *Resume from an earlier checkpoint…*: the newest sound checkpoints in a quick pick, then
+   * the same preview, dialog and progress as any resume. */
+  async resumeFrom(arg?: unknown): Promise<void> {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showWarningMessage(UNTRUSTED);
+      return;
+    }
+    const row = await this.pick(arg, isResumable, "Workflow to resume", "no failed, cancelled or interrupted workflow to resume.");
+    if (!row) return;
+    const history = await this.server.request<HistoryRow[]>("baton.server.workflow.checkpoints", idArgs(row));
+    const sound = history.filter((h) => h.ok).slice(-MAX_CHOICES).reverse();
+    if (sound.length === 0) throw new Error(`"${row.description || row.workflow_id}" has no usable checkpoint.`);
+    const picked = await vscode.window.showQuickPick(sound.map((h) => ({
+      label: `#${h.n} ${h.state ?? ""}`, description: h.event ?? "", detail: [h.status, h.at].filter(Boolean).join(" · "), n: h.n,
+    })), { title: `Baton: resume "${row.description || row.workflow_id}" from`, placeHolder: "Checkpoint to resume from (newest first)" });
+    if (!picked) return;
+    await this.resume({ ...idArgs(row), at: picked.n });
   }
 
   /** Start/resume under a cancellable notification that lasts until the workflow finishes;

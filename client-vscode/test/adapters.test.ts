@@ -374,6 +374,30 @@ describe("commands carried by the server's code actions and lenses", () => {
     expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith('Baton: "add a farewell" complete.', "Show Status");
   });
 
+  it("Resume from an earlier checkpoint offers sound checkpoints, newest first, then resumes from the one picked as any resume does", async () => {
+    let srv!: ReturnType<typeof fakeServer>;
+    const { server, run } = setup({
+      ...resuming(() => srv),
+      "baton.server.workflow.checkpoints": () => [
+        { n: 1, ok: true, state: "initialize", status: "in_progress", event: "start" },
+        { n: 2, ok: false, state: null },
+        { n: 3, ok: true, state: "research", status: "in_progress", event: "step research.1 done" },
+        { n: 4, ok: true, state: "implement", status: "failed", event: "failed" },
+      ],
+    });
+    srv = server;
+    vscode.window.showQuickPick.mockImplementationOnce(async (items: { label: string; n: number }[]) => items.find((i) => i.n === 3));
+    vscode.window.showInformationMessage.mockResolvedValueOnce("Resume");
+    await run("baton.server.workflow.resumeFromCheckpoint", { id: failed.workflow_id, workspace: "/ws" });
+    const items = vscode.window.showQuickPick.mock.calls[0][0] as { label: string }[];
+    expect(items.map((i) => i.label)).toEqual(["#4 implement", "#3 research", "#1 initialize"]);
+    expect(server.calls.map(([c]) => c)).not.toContain("baton.server.workflow.resumeFromCheckpoint");
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.previewResume")?.[1]).toEqual({ id: failed.workflow_id, at: 3 });
+    expect((vscode.window.showInformationMessage.mock.calls[0][1] as { modal: boolean }).modal).toBe(true);
+    expect(server.calls.find(([c]) => c === "baton.server.workflow.resume")?.[1]).toEqual({ id: failed.workflow_id, at: 3 });
+    expect(vscode.window.showInformationMessage).toHaveBeenLastCalledWith('Baton: "add a farewell" complete.', "Show Status");
+  });
+
   it("cancelling the progress of a code action's resume cancels the workflow", async () => {
     const { server, run } = setup({
       "baton.server.workflow.previewResume": () => previewJson,

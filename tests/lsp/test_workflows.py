@@ -388,6 +388,9 @@ async def test_rerun_repeats_the_request_with_the_pinned_settings(
     config = trusted.workspace_root / ".claude" / "baton.toml"
     config.write_text(config.read_text().replace("timeout = 30\n", "timeout = 77\n")
                       .replace('runner = "script"', 'runner = "codex"'))
+    history = await command(trusted, "workflow.checkpoints", {"id": wid})
+    assert [row["n"] for row in history] == sorted(row["n"] for row in history)
+    assert all(row["ok"] for row in history) and history[-1]["status"] == "complete"
     again = await command(trusted, "workflow.rerun", {"id": wid})
     new = again["workflow_id"]
     assert again["rerun_of"] == wid and new != wid

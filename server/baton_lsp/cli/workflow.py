@@ -642,30 +642,17 @@ def cmd_adopt(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
-    from ..runs.record import RecordError, read_record
-    from ..runs.store import CheckpointStore, valid_id
+    from ..runs.status import history
+    from ..runs.store import valid_id
 
     root = _root(args)
     if not valid_id(args.workflow_id):
         show(f"baton: error: invalid workflow id {args.workflow_id!r}", file=sys.stderr)
         return EXIT_ERROR
-    entries = CheckpointStore(root, args.workflow_id).entries()
-    if not entries:
+    rows = history(root, args.workflow_id)
+    if not rows:
         show(f"baton: error: no checkpoints for {args.workflow_id}", file=sys.stderr)
         return EXIT_ERROR
-    rows = []
-    for e in entries:
-        row: dict[str, Any] = {"n": e.sequence, "ok": e.ok, "problem": e.problem,
-                               "path": str(e.path), "event": None, "status": None,
-                               "state": None, "at": None}
-        if e.data is not None:
-            try:
-                record = read_record(e.data, str(e.path))
-                row.update(event=record.baton.event, status=record.status, state=record.state,
-                           at=record.updated_at)
-            except RecordError as exc:
-                row.update(ok=False, problem=str(exc))
-        rows.append(row)
     if args.json:
         print(json.dumps(rows, indent=2))
         return EXIT_OK

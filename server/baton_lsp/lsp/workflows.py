@@ -49,6 +49,7 @@ CHECKPOINT_OPEN = "baton.server.checkpoint.open"
 OPEN = "baton.server.open"
 STEP_LOG = "baton.server.step.log"
 RERUN = "baton.server.workflow.rerun"
+HISTORY = "baton.server.workflow.checkpoints"
 MAX_CHOICES = 8  # checkpoints offered by "Resume from an earlier checkpoint…"
 
 ID_TIMEOUT = 30.0  # seconds to wait for a launched workflow to name itself
@@ -629,6 +630,15 @@ def register(server: BatonServer) -> None:
             raise WorkflowRefused(f"{RERUN}: {exc}") from None
         argv = [*engine_argv(), *opts, f"--workspace={root}", "--events", "--", description]
         return {**await runs.launch(root, description, argv), "rerun_of": a.id}
+
+    @server.command(HISTORY)
+    async def checkpoints(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
+        """The workflow's checkpoint history, oldest first (`baton checkpoints ID --json`)."""
+        a: IdArgs = parse(HISTORY, "IdArgs", args)
+        root = _find(ls, HISTORY, a.id, a.workspace)
+        from ..runs.status import history
+
+        return await asyncio.to_thread(history, root, a.id)
 
     @server.command(STEP_LOG)
     async def step_log(ls: BatonServer, *args: Any) -> dict[str, Any]:
