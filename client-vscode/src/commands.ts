@@ -11,8 +11,8 @@ import {
   isFinished, isResumable, isRunning, progressMessage, runnerChoices, startArgs,
 } from "./workflows";
 
-/** Server commands the server's own code actions and code lenses carry (open a file at a line,
- * a checkpoint, resume). The client library's automatic registration of server commands is
+/** Server commands the server's own code actions and code lenses carry that the client passes
+ * on as they are (open a file at a line, a checkpoint). The client library's automatic registration of server commands is
  * off (see BatonLanguageClient), so without these the editor answers "command not found". */
 export const FORWARDED = ["baton.server.open", "baton.server.checkpoint.open"];
 
