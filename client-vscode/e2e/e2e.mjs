@@ -159,6 +159,14 @@ async function inputBox(title, text) {
   await widget.locator("input.input").press("Enter");
 }
 
+/** The id of the workflow with this description (the notifications name descriptions). */
+function idOf(ws, description) {
+  const rows = JSON.parse(execFileSync(PYTHON, ["-m", "baton_lsp", "status", "--json", "--workspace", ws], { encoding: "utf8" }));
+  const row = rows.find((r) => r.description === description);
+  if (!row) throw new Error(`baton status lists no workflow "${description}": ${JSON.stringify(rows.map((r) => r.description))}`);
+  return row.workflow_id;
+}
+
 /** Waits for a notification toast matching `re` and returns its text. */
 async function toast(re, timeout = STEP_TIMEOUT) {
   const loc = page.locator(".notifications-toasts .notification-toast", { hasText: re }).first();
@@ -316,8 +324,8 @@ async function main() {
   await palette("Baton: Focus on Workflows View");
   await page.locator(".welcome-view-content", { hasText: "No Baton workflows" }).waitFor({ state: "visible" });
   await startWorkflow("add a greeting");
-  const done = await toast(/Baton: workflow \S+ complete\./);
-  const firstId = /workflow (\S+) complete/.exec(done)[1];
+  const done = await toast(/Baton: "add a greeting" complete\./);
+  const firstId = idOf(ws, "add a greeting");
   log(`completion notification: ${done}`);
 
   // 3. The Workflows view: the run, complete, with its states, waves and phases.
@@ -385,8 +393,8 @@ async function main() {
   // 4. Break an agent: phase 2 writes nothing, a hard-barrier failure.
   writeFileSync(join(ws, ".claude", "baton-script.json"), JSON.stringify({ "implement.phase-2": { write: "nothing" } }));
   await startWorkflow("add a farewell");
-  const failure = await toast(/Baton: workflow \S+ failed in implement/);
-  const secondId = /workflow (\S+) failed/.exec(failure)[1];
+  const failure = await toast(/Baton: "add a farewell" failed in implement/);
+  const secondId = idOf(ws, "add a farewell");
   log(`failure notification: ${failure}`);
   const wf2 = treeRow("workflow add a farewell: failed in implement");
   await wf2.waitFor({ state: "visible" });
@@ -415,7 +423,7 @@ async function main() {
   if (!preview.includes("implement.phase-2")) throw new Error(`resume preview does not name the failed phase: ${preview}`);
   log(`resume preview: ${preview.slice(0, 200)}`);
   await dialog.locator(".monaco-button", { hasText: /^Resume$/ }).click();
-  const resumed = await toast(new RegExp(`Baton: workflow ${secondId} complete\\.`));
+  const resumed = await toast(/Baton: "add a farewell" complete\./);
   log(`completion after resume: ${resumed}`);
   await treeRow("workflow add a farewell: complete").waitFor({ state: "visible" });
   const statusRow = JSON.parse(execFileSync(PYTHON, ["-m", "baton_lsp", "status", secondId, "--json", "--workspace", ws], { encoding: "utf8" }));
@@ -430,7 +438,7 @@ async function main() {
   await shot("3-running-workflow");
   const progressToast = page.locator(".notifications-toasts .notification-toast", { hasText: "Baton: add a pause" }).first();
   await progressToast.locator(".monaco-button", { hasText: /^Cancel$/ }).click();
-  const cancelled = await toast(/Baton: workflow \S+ cancelled in implement/);
+  const cancelled = await toast(/Baton: "add a pause" cancelled in implement/);
   log(`cancel notification: ${cancelled}`);
   await treeRow("workflow add a pause: cancelled in implement").waitFor({ state: "visible" });
   unlinkSync(join(ws, ".claude", "baton-script.json"));
@@ -448,8 +456,8 @@ async function main() {
   }));
   await palette("Notifications: Clear All Notifications");
   await startWorkflow("add a conflict");
-  const conflictFail = await toast(/Baton: workflow \S+ failed in implement/);
-  const thirdId = /workflow (\S+) failed/.exec(conflictFail)[1];
+  const conflictFail = await toast(/Baton: "add a conflict" failed in implement/);
+  const thirdId = idOf(ws, "add a conflict");
   log(`conflict notification: ${conflictFail}`);
   await treeRow("workflow add a conflict: failed in implement").waitFor({ state: "visible" });
   await contextMenu(treeRow("workflow add a conflict: failed in implement"), "Open Plan");
@@ -480,7 +488,7 @@ async function main() {
   await contextMenu(treeRow("workflow add a conflict: failed in implement"), "Resume Workflow");
   await dialog.waitFor({ state: "visible" });
   await dialog.locator(".monaco-button", { hasText: /^Resume$/ }).click();
-  await toast(new RegExp(`Baton: workflow ${thirdId} complete\\.`));
+  await toast(/Baton: "add a conflict" complete\./);
   const afterFix = git(ws, "log", "--first-parent", "--format=%s").trim().split("\n");
   if (afterFix[0] !== `Merge phase 4: Integration (${thirdId})` || afterFix[1] !== "resolve the conflict") throw new Error(`git log after the resume: ${JSON.stringify(afterFix.slice(0, 4))}`);
   if (readFileSync(join(ws, "src", "shared.py"), "utf8") !== "value = 5\n") throw new Error("the resolution was not kept");

@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 import { WorkflowCommands } from "./commands";
 import { GraphPanel } from "./graphPanel";
+import { offerMarkdownValidateFix } from "./markdownValidate";
 import { BatonServer, DOCUMENT_SELECTOR } from "./server";
 import { statusView } from "./status";
 import { WorkflowsProvider } from "./treeView";
@@ -45,6 +46,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   };
   context.subscriptions.push(item, s.onDidChangeState(update), tree.onDidChangeRows(update));
   update();
+  // VS Code's Markdown validation would flag Baton's markers: offer the workspace setting.
+  const offer = () => void offerMarkdownValidateFix(context.workspaceState).catch(() => undefined);
+  context.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration("markdown.validate")) offer();
+  }));
+  offer();
 
   await s.start();
 }

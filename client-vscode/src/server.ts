@@ -14,6 +14,7 @@ import {
   withLogLevel,
 } from "./interpreter";
 import { initializationOptions, needsRestart, serverSettings } from "./settings";
+import { lensTitle } from "./status";
 import { WorkflowChanged, parseWorkflowChanged } from "./workflows";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
@@ -99,7 +100,8 @@ export class BatonServer implements vscode.Disposable {
   rules: number | undefined;
   command: ServerCommand | undefined;
   lastError: string | undefined;
-  readonly output: vscode.OutputChannel;
+  /** A log channel (levels, timestamps, the user's log-level filter), not a plain one. */
+  readonly output: vscode.LogOutputChannel;
   private readonly stateEmitter = new vscode.EventEmitter<ServerState>();
   readonly onDidChangeState = this.stateEmitter.event;
   private readonly workflowEmitter = new vscode.EventEmitter<WorkflowChanged>();
@@ -110,7 +112,7 @@ export class BatonServer implements vscode.Disposable {
   private pythonWatch: vscode.Disposable | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext, private readonly clientVersion: string) {
-    this.output = vscode.window.createOutputChannel("Baton");
+    this.output = vscode.window.createOutputChannel("Baton", { log: true });
     this.disposables.push(this.output, this.stateEmitter, this.workflowEmitter);
     this.disposables.push(vscode.workspace.onDidChangeConfiguration((e) => {
       if (needsRestart((s) => e.affectsConfiguration(s))) this.scheduleRestart("settings changed");
@@ -151,7 +153,7 @@ export class BatonServer implements vscode.Disposable {
       const env = await envs.resolveEnvironment(envs.getActiveEnvironmentPath(folder));
       return env?.executable.uri?.fsPath;
     } catch (err) {
-      this.output.appendLine(`Python extension: could not read the active environment: ${String(err)}`);
+      this.output.warn(`Python extension: could not read the active environment: ${String(err)}`);
       return undefined;
     }
   }
@@ -178,7 +180,7 @@ export class BatonServer implements vscode.Disposable {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     return this.enqueue(async () => {
-      this.output.appendLine(`Restarting the server: ${reason}`);
+      this.output.info(`Restarting the server: ${reason}`);
       await this.doStop();
       await this.doStart();
     });
@@ -207,11 +209,11 @@ export class BatonServer implements vscode.Disposable {
       void this.offerFix(message, undefined);
       return;
     }
-    this.output.appendLine(`Server: ${cmd.command} ${withLogLevel(cmd, vscode.workspace.getConfiguration("baton").get<string>("logLevel")).join(" ")} (from ${cmd.source})`);
+    this.output.info(`Server: ${cmd.command} ${withLogLevel(cmd, vscode.workspace.getConfiguration("baton").get<string>("logLevel")).join(" ")} (from ${cmd.source})`);
     const probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, 30_000);
     const diagnosis: Diagnosis = diagnose(cmd, probe, this.clientVersion);
     if (!diagnosis.ok) {
-      if (probe.stderr.trim()) this.output.appendLine(probe.stderr.trim());
+      if (probe.stderr.trim()) this.output.warn(probe.stderr.trim());
       this.setState("failed", diagnosis.message);
       void this.offerFix(diagnosis.message, diagnosis.canInstall ? cmd : undefined);
       return;
@@ -236,6 +238,11 @@ export class BatonServer implements vscode.Disposable {
         closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
       },
       middleware: {
+        provideCodeLenses: async (document, token, next) => {
+          const lenses = await next(document, token);
+          for (const lens of lenses ?? []) if (lens.command) lens.command.title = lensTitle(lens.command.title);
+          return lenses;
+        },
         workspace: {
           // The server pulls `baton`; answer with the same filtered view as the init options.
           configuration: async (params, token, next) => {
@@ -277,7 +284,7 @@ export class BatonServer implements vscode.Disposable {
       const info = await this.request<{ rules?: number; baton?: string }>("baton.server.debugInfo", {});
       this.rules = typeof info?.rules === "number" ? info.rules : undefined;
     } catch (err) {
-      this.output.appendLine(`debugInfo failed: ${String(err)}`);
+      this.output.warn(`debugInfo failed: ${String(err)}`);
     }
     this.setState("running");
   }
@@ -289,7 +296,7 @@ export class BatonServer implements vscode.Disposable {
       try {
         await client.stop(5000);
       } catch (err) {
-        this.output.appendLine(`Stopping the server: ${String(err)}`);
+        this.output.warn(`Stopping the server: ${String(err)}`);
       }
     }
     this.setState("stopped");
@@ -304,11 +311,11 @@ export class BatonServer implements vscode.Disposable {
     if (!client || this.state !== "running") return;
     void client.sendNotification(DidChangeConfigurationNotification.type, {
       settings: { baton: serverSettings(this.rawSettings(), vscode.workspace.isTrusted) },
-    }).catch((err: unknown) => this.output.appendLine(`didChangeConfiguration failed: ${String(err)}`));
+    }).catch((err: unknown) => this.output.error(`didChangeConfiguration failed: ${String(err)}`));
   }
 
   private async offerFix(message: string, installable: ServerCommand | undefined): Promise<void> {
-    this.output.appendLine(message);
+    this.output.error(message);
     const buttons = [...(installable ? ["Install baton-lsp"] : []), "Select Interpreter", "Show Output"];
     const pick = await vscode.window.showErrorMessage(message, ...buttons);
     await this.handleFixPick(pick, installable);
@@ -323,12 +330,12 @@ export class BatonServer implements vscode.Disposable {
 
   async install(python: string): Promise<void> {
     const args = installArgs(this.clientVersion);
-    this.output.appendLine(`$ ${python} ${args.join(" ")}`);
+    this.output.info(`$ ${python} ${args.join(" ")}`);
     const result = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Baton: installing baton-lsp ${this.clientVersion} into ${python}` },
       () => run(python, args, this.context.extensionPath, 300_000));
-    this.output.append(result.stdout);
-    this.output.append(result.stderr);
+    if (result.stdout.trim()) this.output.info(result.stdout.trimEnd());
+    if (result.stderr.trim()) this.output.warn(result.stderr.trimEnd());
     if (result.exitCode === 0) {
       void vscode.window.showInformationMessage(`Baton: installed baton-lsp ${this.clientVersion}.`);
       await this.restart("baton-lsp installed");

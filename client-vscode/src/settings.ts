@@ -3,6 +3,8 @@
 
 /** Keys only the client uses; the server ignores them, so they are not sent at all. */
 const CLIENT_ONLY = new Set(["interpreter", "server", "trace", "trustWorkspace"]);
+/** `baton.workflow.runner`'s default: no override, the project's `[workflow] runner`. */
+export const PROJECT_RUNNER = "project";
 /** Workflow keys that only the palette uses. */
 const CLIENT_ONLY_WORKFLOW = new Set(["defaultScope"]);
 
@@ -24,6 +26,7 @@ export function serverSettings(raw: Record<string, unknown>, trusted: boolean): 
       const wf: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
         if (v === null || v === undefined || v === "" || CLIENT_ONLY_WORKFLOW.has(k)) continue;
+        if (k === "runner" && v === PROJECT_RUNNER) continue; // the project's `[workflow] runner`
         wf[k] = v;
       }
       if (Object.keys(wf).length > 0) out.workflow = wf;

@@ -1,4 +1,4 @@
-// Text of the language status item. Pure; extension.ts owns the vscode item.
+// Text of the language status item and of the plan lenses. Pure; extension.ts and server.ts own the vscode objects.
 import type { WorkflowRow } from "./workflows";
 
 export interface StatusView {
@@ -26,4 +26,17 @@ export function statusView(state: "stopped" | "starting" | "running" | "failed",
     };
   }
   return { text: "$(check) Baton", detail: parts.join(" · "), severity: "information", busy: false };
+}
+
+/** The server's lens marks (plain Unicode, for every editor) → VS Code codicons, which render
+ * in code lens titles where a glyph such as ⏸ may be missing from the editor font. */
+const LENS_ICONS: Record<string, string> = {
+  "✓": "$(check)", "✗": "$(error)", "⏸": "$(debug-pause)", "⟳": "$(sync~spin)",
+  "●": "$(circle-filled)", "○": "$(circle-outline)", "⚠": "$(warning)",
+};
+
+export function lensTitle(title: string): string {
+  const mark = [...title][0] ?? "";
+  const icon = LENS_ICONS[mark];
+  return icon ? icon + title.slice(mark.length) : title;
 }

@@ -1,7 +1,7 @@
 // Workflows view model: workflows → states → waves → phases (and other steps), built from
 // `baton.server.workflow.list` rows. Pure; treeView.ts turns nodes into TreeItems.
 import type { StepRow, WorkflowRow } from "./workflows";
-import { failureReason, isResumable, isRunning } from "./workflows";
+import { failureReason, isFinished, isResumable, isRunning } from "./workflows";
 
 export type NodeStatus = "done" | "attention" | "running" | "failed" | "pending" | "cancelled" | "interrupted" | "note" | "unknown";
 
@@ -20,6 +20,8 @@ export interface TreeNode {
   row: WorkflowRow;
   /** The file a click opens (an artifact), when it exists in the model. */
   open?: string;
+  /** A step node's step id (`implement.phase-2`), for its menu (Open Agent Log). */
+  step?: string;
 }
 
 const STATE_ORDER = ["initialize", "research", "plan", "revise", "implement", "test", "debug", "document", "complete"];
@@ -113,8 +115,9 @@ function stepNode(row: WorkflowRow, base: string, id: string, step: StepRow | un
     step?.worker ? `worker: ${step.worker}` : ""].filter(Boolean).join("\n");
   return {
     id: `${base}/step:${id}`, kind: "step", label: stepLabel(id), description: bits.join(" · "), tooltip, status,
-    contextValue: `step${step?.artifact && status === "done" ? ":artifact" : ""}`,
-    expanded: false, children: [], row, open: status === "done" ? step?.artifact ?? undefined : undefined,
+    // `:log`: an attempt ran, so there is an agent log to open; `:failed`: offered inline.
+    contextValue: `step${step?.artifact && status === "done" ? ":artifact" : ""}${step?.attempts ? ":log" : ""}${status === "failed" ? ":failed" : ""}`,
+    expanded: false, children: [], row, open: status === "done" ? step?.artifact ?? undefined : undefined, step: id,
   };
 }
 
@@ -220,6 +223,7 @@ export function workflowNode(row: WorkflowRow, now: number): TreeNode {
   if (isRunning(row)) flags.push("running");
   if (row.plan) flags.push("plan");
   if (row.status === "failed") flags.push("error");
+  if (isFinished(row)) flags.push("finished");
   const where = row.status === "complete" || !row.state || row.state === row.status ? "" : ` in ${row.state}`;
   const statusText = row.running ? `running${row.state ? ` · ${row.state}` : ""}`
     : needsAttention(row) ? "complete · needs attention" : `${row.status}${where}`;

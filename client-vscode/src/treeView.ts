@@ -47,7 +47,7 @@ export class WorkflowsProvider implements vscode.TreeDataProvider<TreeNode>, vsc
           const rows = await this.server.request<WorkflowRow[]>("baton.server.workflow.list", {});
           this.rows = Array.isArray(rows) ? rows : [];
         } catch (err) {
-          this.server.output.appendLine(`Workflows view: ${err instanceof Error ? err.message : String(err)}`);
+          this.server.output.warn(`Workflows view: ${err instanceof Error ? err.message : String(err)}`);
         }
         const roots = buildTree(this.rows, Date.now());
         const signature = JSON.stringify(roots, (key, value: unknown) => (key === "row" ? undefined : value));

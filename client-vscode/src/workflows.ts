@@ -119,6 +119,11 @@ export function isResumable(row: WorkflowRow): boolean {
   return !row.running && ["failed", "cancelled", "interrupted"].includes(row.status);
 }
 
+/** A workflow that ended one way or another: it can be re-run (a new run, same request). */
+export function isFinished(row: WorkflowRow): boolean {
+  return !isRunning(row) && ["complete", "failed", "cancelled", "interrupted"].includes(row.status);
+}
+
 export function isRunning(row: WorkflowRow): boolean {
   return row.running || row.status === "in_progress" && Boolean(row.followed);
 }
@@ -153,8 +158,9 @@ export interface ResumePreview {
   signature?: string;
 }
 
-/** The modal text shown before a resume is confirmed. */
-export function describePreview(p: ResumePreview): { message: string; detail: string; blocked: boolean; action: string; force: boolean; trust: boolean } {
+/** The modal text shown before a resume (or a retry of the failed step, which is a resume) is
+ * confirmed. */
+export function describePreview(p: ResumePreview, verb: "Resume" | "Retry" = "Resume", name: string = p.workflow_id): { message: string; detail: string; blocked: boolean; action: string; force: boolean; trust: boolean } {
   const rerun = p.rerun ?? [];
   const skip = p.skip ?? [];
   const problems = p.problems ?? [];
@@ -176,14 +182,16 @@ export function describePreview(p: ResumePreview): { message: string; detail: st
     lines.push("Its paths and steps decide what the resume writes and runs: resume only if you know where it came from.");
   }
   return {
-    message: `Resume ${p.workflow_id} from ${p.resume_state ?? "its checkpoint"}?`,
+    message: verb === "Retry"
+      ? `Retry ${(p.rerun ?? []).map((r) => r.step).join(", ") || "the failed step"} of "${name}" and continue?`
+      : `Resume "${name}" from ${p.resume_state ?? "its checkpoint"}?`,
     detail: lines.join("\n"),
     blocked: Boolean(p.running),
     // The server resumes over problems (an edited plan, a changed input) only when forced,
     // so the user confirms that explicitly.
     // A checkpoint this user's Baton did not sign is resumed only when the user says they
     // trust it (`--trust-checkpoint`): the button names that.
-    action: untrusted ? "Trust and Resume" : problems.length ? "Resume Anyway" : "Resume",
+    action: untrusted ? `Trust and ${verb}` : problems.length ? `${verb} Anyway` : verb,
     force: problems.length > 0,
     trust: untrusted,
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { initializationOptions, needsRestart, serverSettings } from "../src/settings";
+import pkg from "../package.json";
 
 const raw = {
   interpreter: "/venv/bin/python",
@@ -47,5 +48,30 @@ describe("needsRestart", () => {
     expect(needsRestart((s) => s === "baton.server.path")).toBe(true);
     expect(needsRestart((s) => s === "baton.logLevel")).toBe(true);
     expect(needsRestart((s) => s === "baton.select" || s === "baton")).toBe(false);
+  });
+});
+
+describe("the settings as the Settings editor shows them", () => {
+  const props = (pkg.contributes.configuration as { properties: Record<string, { type: unknown; default: unknown; enum?: unknown[]; enumDescriptions?: string[] }> }).properties;
+
+  it("offers the runner as named choices with descriptions and a default, never a literal null", () => {
+    const runner = props["baton.workflow.runner"];
+    expect(runner.enum).not.toContain(null);
+    expect(runner.type).toBe("string");
+    expect(runner.enum).toContain(runner.default);
+    expect(runner.enumDescriptions).toHaveLength(runner.enum!.length);
+    expect(runner.enum).toEqual(expect.arrayContaining(["auto", "claude", "codex", "gemini", "script"]));
+  });
+
+  it("gives the interpreter and the server path a text field (a plain string)", () => {
+    for (const key of ["baton.interpreter", "baton.server.path"]) {
+      expect(props[key].type).toBe("string");
+      expect(props[key].default).toBe("");
+    }
+  });
+
+  it("sends no runner for the default choice, so the project's [workflow] runner applies", () => {
+    expect(serverSettings({ workflow: { runner: "project", timeout: 60 } }, true)).toEqual({ workflow: { timeout: 60 }, trustWorkspace: true });
+    expect(serverSettings({ workflow: { runner: "codex" } }, true).workflow).toEqual({ runner: "codex" });
   });
 });

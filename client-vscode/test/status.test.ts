@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { statusView } from "../src/status";
+import { lensTitle, statusView } from "../src/status";
 import type { WorkflowRow } from "../src/workflows";
 
 const row = (over: Partial<WorkflowRow>): WorkflowRow => ({ workflow_id: "w1", running: false, status: "complete", ...over });
@@ -24,5 +24,16 @@ describe("language status item", () => {
     expect(statusView("failed", { error: "Baton: no Python found.", rows: [] }))
       .toMatchObject({ text: "$(error) Baton", detail: "Baton: no Python found.", severity: "error" });
     expect(statusView("starting", { source: "PATH", rows: [] })).toMatchObject({ busy: true, detail: "from PATH" });
+  });
+});
+
+describe("lens titles", () => {
+  it("turn the server's marks into codicons, which VS Code renders in lens titles", () => {
+    expect(lensTitle("⏸ interrupted")).toBe("$(debug-pause) interrupted");
+    expect(lensTitle("⏸ cancelled here (bash system)")).toBe("$(debug-pause) cancelled here (bash system)");
+    expect(lensTitle("✗ hard barrier: summary missing")).toBe("$(error) hard barrier: summary missing");
+    expect(lensTitle("✓ done in 41 s")).toBe("$(check) done in 41 s");
+    expect(lensTitle("⟳ running (attempt 2)")).toBe("$(sync~spin) running (attempt 2)");
+    expect(lensTitle("4 phases · 3 waves")).toBe("4 phases · 3 waves");
   });
 });

@@ -27,8 +27,8 @@ describe("buildTree from real `baton status --json` rows", () => {
   });
 
   it("sets the context flags the menus match on", () => {
-    expect(tree[0].contextValue).toBe("workflow:resumable:plan:error");
-    expect(tree[1].contextValue).toBe("workflow:plan");
+    expect(tree[0].contextValue).toBe("workflow:resumable:plan:error:finished");
+    expect(tree[1].contextValue).toBe("workflow:plan:finished");
     const running = buildTree([{ ...rows[0], running: true, status: "in_progress" }], now)[0];
     expect(running.contextValue).toBe("workflow:running:plan");
     expect(running.status).toBe("running");
@@ -173,5 +173,24 @@ describe("plan graph colours", () => {
     expect(out).toContain("    class P3 running\n");
     expect(out).toContain("    class P4 pending\n");
     expect(nodeId("2.1")).toBe("P2_1");
+  });
+});
+
+describe("step menus", () => {
+  it("flags steps that ran (an agent log to open) and failed steps, and names the step", () => {
+    const implement = find(buildTree(rows, now)[0].children, "implement");
+    const phases = implement.children.flatMap((w) => w.children);
+    const phase2 = find(phases, "Phase 2");
+    expect(phase2.status).toBe("failed");
+    expect(phase2.contextValue).toBe("step:log:failed");
+    expect(phase2.step).toBe("implement.phase-2");
+    expect(find(phases, "Phase 1").contextValue).toBe("step:artifact:log");
+    const menus = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      contributes: { menus: Record<string, { command: string; when: string; group?: string }[]> } }).contributes.menus["view/item/context"];
+    const matches = (node: TreeNode, command: string) => menus.some((m) => m.command === command &&
+      new RegExp(/viewItem =~ \/(.+?)\//.exec(m.when)?.[1] ?? "^$").test(node.contextValue));
+    expect(matches(phase2, "baton.openAgentLog")).toBe(true);
+    expect(matches(phase2, "baton.showWorkflowStatus")).toBe(true);
+    expect(menus.find((m) => m.command === "baton.openAgentLog" && m.group?.startsWith("inline"))?.when).toMatch(/:failed/);
   });
 });

@@ -20,7 +20,8 @@ export class Uri {
   static file(p: string): Uri { return new Uri("file", p); }
   static parse(s: string): Uri { return new Uri("file", decodeURIComponent(s.replace(/^file:\/\//, ""))); }
   static joinPath(base: Uri, ...parts: string[]): Uri { return new Uri(base.scheme, [base.fsPath, ...parts].join("/")); }
-  toString(): string { return `file://${this.fsPath}`; }
+  static from(c: { scheme: string; path: string }): Uri { return new Uri(c.scheme, c.path); }
+  toString(): string { return `${this.scheme}://${this.fsPath}`; }
 }
 
 export class ThemeIcon { constructor(readonly id: string, readonly color?: ThemeColor) {} }
@@ -73,6 +74,12 @@ export const workspace = {
     onDidChange: new EventEmitter<Uri>().event, dispose: () => undefined,
   })),
   findFiles: vi.fn(async () => [] as Uri[]),
+  /** Content providers by scheme (read-only virtual documents). */
+  providers: new Map<string, { provideTextDocumentContent(u: Uri): string }>(),
+  registerTextDocumentContentProvider: vi.fn((scheme: string, p: { provideTextDocumentContent(u: Uri): string }) => {
+    workspace.providers.set(scheme, p);
+    return { dispose: () => workspace.providers.delete(scheme) };
+  }),
   /** Paths that exist for `fs.stat`. */
   existing: new Set<string>(),
   fs: { stat: vi.fn(async (u: Uri) => {
@@ -97,7 +104,10 @@ export const window = {
     return task(window.lastProgress, source.token);
   }),
   lastProgress: undefined as undefined | { report: ReturnType<typeof vi.fn>; cancel: () => void },
-  createOutputChannel: vi.fn(() => ({ appendLine: vi.fn(), append: vi.fn(), show: vi.fn(), dispose: vi.fn() })),
+  createOutputChannel: vi.fn((_name: string, _opts?: { log: true }) => ({
+    appendLine: vi.fn(), append: vi.fn(), show: vi.fn(), dispose: vi.fn(),
+    trace: vi.fn(), debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn(),
+  })),
   activeTextEditor: undefined,
 };
 
@@ -122,6 +132,7 @@ export function reset(): void {
   workspace.isTrusted = true;
   workspace.workspaceFolders = [{ uri: Uri.file("/ws"), name: "ws", index: 0 }];
   workspace.existing.clear();
+  workspace.providers.clear();
   commands.registered.clear();
   vi.clearAllMocks();
   window.showQuickPick.mockReset();

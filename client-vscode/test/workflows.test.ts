@@ -72,7 +72,8 @@ describe("rows", () => {
 describe("describePreview", () => {
   it("names what runs again and what is kept, from the server's real preview", () => {
     const d = describePreview(previewJson as ResumePreview);
-    expect(d.message).toBe(`Resume ${failed.workflow_id} from implement?`);
+    expect(d.message).toBe(`Resume "${failed.workflow_id}" from implement?`);
+    expect(describePreview(previewJson as ResumePreview, "Resume", "add a farewell").message).toBe('Resume "add a farewell" from implement?');
     expect(d.detail).toContain("Runs again (1):\n  • implement.phase-2 — HARD BARRIER FAILED");
     expect(d.detail).toContain("Keeps 5 finished steps: research.1, research.2, plan, implement.phase-1, implement.phase-3");
     expect(d.blocked).toBe(false);

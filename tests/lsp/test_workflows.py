@@ -351,3 +351,62 @@ async def test_what_a_run_reconciles_reaches_the_editor(trusted: LanguageClient)
     status = await command(trusted, "workflow.status", {"id": wid})
     assert any("packed-refs.lock" in r["what"] for r in status["reconciled"])
     assert not (root / ".git/packed-refs.lock").exists()
+
+
+@pytest.mark.workspace_files({BEHAVIOUR: json.dumps(
+    {"plan": {"exit": 3, "task_error": "validation_error - Empty prompt"}})})
+async def test_step_log_resolves_the_failed_steps_agent_log(trusted: LanguageClient) -> None:
+    started = await command(trusted, "workflow.start",
+                            {"description": "Plan auth", "scope": "research-and-plan",
+                             "complexity": 1})
+    wid = started["workflow_id"]
+    assert (await wait_changed(trusted, finished(wid)))["event"]["status"] == "failed"
+    log = await command(trusted, "step.log", {"id": wid, "step": "plan"})
+    assert log["attempt"] >= 1
+    path = Path(log["path"])
+    assert path.name == f"plan.attempt-{log['attempt']}.log" and path.is_file()
+    assert path.is_relative_to(trusted.workspace_root.resolve())
+    with pytest.raises(JsonRpcException) as err:  # a step the run never had
+        await command(trusted, "step.log", {"id": wid, "step": "implement.phase-9"})
+    assert "no step" in err.value.message
+    with pytest.raises(JsonRpcException) as err:  # no path out of the logs directory
+        await command(trusted, "step.log", {"id": wid, "step": "../../../../etc/passwd"})
+    assert err.value.code == -32602 and "step" in err.value.message
+
+
+async def test_rerun_repeats_the_request_with_the_pinned_settings(
+        trusted: LanguageClient) -> None:
+    from baton_lsp.runs.record import read_record
+    from baton_lsp.runs.store import CheckpointStore
+
+    started = await command(trusted, "workflow.start",
+                            {"description": "Research auth", "scope": "research-only",
+                             "complexity": 1})
+    wid = started["workflow_id"]
+    assert (await wait_changed(trusted, finished(wid)))["event"]["status"] == "complete"
+    # The configuration changes afterwards: the re-run keeps what the run used.
+    config = trusted.workspace_root / ".claude" / "baton.toml"
+    config.write_text(config.read_text().replace("timeout = 30\n", "timeout = 77\n")
+                      .replace('runner = "script"', 'runner = "codex"'))
+    history = await command(trusted, "workflow.checkpoints", {"id": wid})
+    assert [row["n"] for row in history] == sorted(row["n"] for row in history)
+    assert all(row["ok"] for row in history) and history[-1]["status"] == "complete"
+    again = await command(trusted, "workflow.rerun", {"id": wid})
+    new = again["workflow_id"]
+    assert again["rerun_of"] == wid and new != wid
+    assert (await wait_changed(trusted, finished(new)))["event"]["status"] == "complete"
+
+    def record(w: str) -> Any:
+        entry = CheckpointStore(trusted.workspace_root, w).latest()
+        return read_record(entry.data or {}, str(entry.path))
+
+    old, rerun = record(wid), record(new)
+    assert rerun.workflow_description == "Research auth" and rerun.scope == "research-only"
+    assert rerun.baton.request.complexity == 1
+    assert rerun.baton.identity is not None and old.baton.identity is not None
+    assert rerun.baton.identity.runner == "script"
+    assert rerun.baton.identity.settings == old.baton.identity.settings
+    assert rerun.baton.identity.settings["timeout"] == 30
+    with pytest.raises(JsonRpcException) as err:
+        await command(trusted, "workflow.rerun", {"id": "nope_123"})
+    assert "no workflow" in err.value.message

@@ -599,7 +599,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .worker import cmd_worker
 
         handlers["worker"] = cmd_worker
-    if args.command in ("run", "resume", "cancel", "status", "checkpoints", "adopt"):
+    if args.command in ("run", "rerun", "resume", "cancel", "status", "checkpoints", "adopt"):
         from .workflow import HANDLERS
 
         handlers.update(HANDLERS)

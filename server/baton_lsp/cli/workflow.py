@@ -84,6 +84,13 @@ def add_parsers(sub: Any) -> None:
     settable(res)
     common(res)
 
+    rer = sub.add_parser("rerun", help="run a finished workflow again as a new workflow: the "
+                         "same request, runner and settings as recorded in its checkpoint")
+    rer.add_argument("workflow_id")
+    rer.add_argument("--quiet", "-q", action="store_true", help="only the final line")
+    rer.add_argument("--events", action="store_true", help="progress as JSON lines")
+    common(rer)
+
     can = sub.add_parser("cancel", help="stop a running workflow (resumable)")
     can.add_argument("workflow_id")
     can.add_argument("--grace", type=float, default=10.0, help="seconds before SIGKILL")
@@ -297,6 +304,22 @@ def _latest_unfinished(root: Path) -> str | None:
             if best is None or mtime > best[0]:
                 best = (mtime, wid)
     return best[1] if best else None
+
+
+def cmd_rerun(args: argparse.Namespace) -> int:
+    """`baton run` with what the workflow's checkpoint recorded (runs/rerun.py), through the
+    same parser and handler as a typed `baton run`."""
+    from ..runs.rerun import NotRerunnable, rerun_args
+    from .main import main
+
+    root = _root(args)
+    try:
+        opts, description = rerun_args(root, args.workflow_id)
+    except NotRerunnable as exc:
+        print(terminal_safe(f"baton: cannot re-run: {exc}"), file=sys.stderr)
+        return EXIT_ERROR
+    flags = [f for f, on in (("--quiet", args.quiet), ("--events", args.events)) if on]
+    return main([*opts, *flags, f"--workspace={root}", "--", description])
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -624,30 +647,17 @@ def cmd_adopt(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
-    from ..runs.record import RecordError, read_record
-    from ..runs.store import CheckpointStore, valid_id
+    from ..runs.status import history
+    from ..runs.store import valid_id
 
     root = _root(args)
     if not valid_id(args.workflow_id):
         show(f"baton: error: invalid workflow id {args.workflow_id!r}", file=sys.stderr)
         return EXIT_ERROR
-    entries = CheckpointStore(root, args.workflow_id).entries()
-    if not entries:
+    rows = history(root, args.workflow_id)
+    if not rows:
         show(f"baton: error: no checkpoints for {args.workflow_id}", file=sys.stderr)
         return EXIT_ERROR
-    rows = []
-    for e in entries:
-        row: dict[str, Any] = {"n": e.sequence, "ok": e.ok, "problem": e.problem,
-                               "path": str(e.path), "event": None, "status": None,
-                               "state": None, "at": None}
-        if e.data is not None:
-            try:
-                record = read_record(e.data, str(e.path))
-                row.update(event=record.baton.event, status=record.status, state=record.state,
-                           at=record.updated_at)
-            except RecordError as exc:
-                row.update(ok=False, problem=str(exc))
-        rows.append(row)
     if args.json:
         print(json.dumps(rows, indent=2))
         return EXIT_OK
@@ -660,7 +670,8 @@ def cmd_checkpoints(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-HANDLERS = {"run": cmd_run, "resume": cmd_resume, "cancel": cmd_cancel, "status": cmd_status,
+HANDLERS = {"run": cmd_run, "rerun": cmd_rerun, "resume": cmd_resume, "cancel": cmd_cancel,
+            "status": cmd_status,
             "checkpoints": cmd_checkpoints, "adopt": cmd_adopt}
 
 

@@ -51,6 +51,11 @@ class AtArgs(IdArgs):
     at: int | None = Field(None, ge=0)
 
 
+class StepArgs(IdArgs):
+    step: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+    attempt: int | None = Field(None, ge=1)
+
+
 class NoArgs(_Args):
     pass
 

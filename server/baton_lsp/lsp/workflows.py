@@ -32,7 +32,7 @@ from .server import BatonServer
 
 if TYPE_CHECKING:
     from ..model.events import Event
-    from .workflow_args import AtArgs, IdArgs, NoArgs, OpenArgs, ResumeArgs, StartArgs
+    from .workflow_args import AtArgs, IdArgs, NoArgs, OpenArgs, ResumeArgs, StartArgs, StepArgs
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +47,9 @@ RESUME_PREVIEW = "baton.server.workflow.resumeWithPreview"
 RESUME_FROM = "baton.server.workflow.resumeFromCheckpoint"
 CHECKPOINT_OPEN = "baton.server.checkpoint.open"
 OPEN = "baton.server.open"
+STEP_LOG = "baton.server.step.log"
+RERUN = "baton.server.workflow.rerun"
+HISTORY = "baton.server.workflow.checkpoints"
 MAX_CHOICES = 8  # checkpoints offered by "Resume from an earlier checkpoint…"
 
 ID_TIMEOUT = 30.0  # seconds to wait for a launched workflow to name itself
@@ -410,20 +413,12 @@ class Runs:
         self.ls.work_done_progress.tokens.pop(token, None)
 
 
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    return json.dumps(str(value))  # a TOML basic string is a JSON string
-
-
 def editor_settings(ls: BatonServer) -> list[str]:
     """The editor's `baton.workflow.*` settings as `--set workflow.key=value` for a run
     (camelCase keys become the kebab-case of the files; unset values are left out)."""
     import re
+
+    from ..runs.rerun import toml_value
 
     raw = ls.session.settings.overrides.get("workflow")
     if not isinstance(raw, dict):
@@ -433,7 +428,7 @@ def editor_settings(ls: BatonServer) -> list[str]:
         if value is None or value == "" or isinstance(value, dict):
             continue
         kebab = re.sub(r"(?<=[a-z0-9])([A-Z])", r"-\1", str(key)).lower().replace("_", "-")
-        out += ["--set", f"workflow.{kebab}={_toml(value)}"]
+        out += ["--set", f"workflow.{kebab}={toml_value(value)}"]
     return out
 
 
@@ -616,6 +611,62 @@ def register(server: BatonServer) -> None:
         """Open the workflow's newest sound checkpoint (or number `at`) in the editor."""
         entry = await checkpoint_entry(ls, CHECKPOINT_OPEN, args)
         return await show(ls, entry.path, None)
+
+    @server.command(RERUN)
+    async def rerun(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """Start a new run of a finished workflow with the same request and pinned settings
+        (GitHub Actions' *Re-run*); returns {workflow_id, pid, rerun_of}."""
+        a: IdArgs = parse(RERUN, "IdArgs", args)
+        root = _find(ls, RERUN, a.id, a.workspace)
+        _require_trust(ls, RERUN)
+        from ..runs.rerun import NotRerunnable, rerun_args
+
+        live = runs.live.get(a.id)
+        if live is not None and live.status is None:
+            raise WorkflowRefused(f"{RERUN}: workflow {a.id} is running; cancel it first")
+        try:
+            opts, description = await asyncio.to_thread(rerun_args, root, a.id)
+        except NotRerunnable as exc:
+            raise WorkflowRefused(f"{RERUN}: {exc}") from None
+        argv = [*engine_argv(), *opts, f"--workspace={root}", "--events", "--", description]
+        return {**await runs.launch(root, description, argv), "rerun_of": a.id}
+
+    @server.command(HISTORY)
+    async def checkpoints(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
+        """The workflow's checkpoint history, oldest first (`baton checkpoints ID --json`)."""
+        a: IdArgs = parse(HISTORY, "IdArgs", args)
+        root = _find(ls, HISTORY, a.id, a.workspace)
+        from ..runs.status import history
+
+        return await asyncio.to_thread(history, root, a.id)
+
+    @server.command(STEP_LOG)
+    async def step_log(ls: BatonServer, *args: Any) -> dict[str, Any]:
+        """The agent log of a step's last attempt (or attempt `attempt`):
+        `{path, attempt}`, the path resolved inside the workflow's workspace."""
+        import os
+
+        a: StepArgs = parse(STEP_LOG, "StepArgs", args)
+        root = _find(ls, STEP_LOG, a.id, a.workspace)
+        entry = await checkpoint_entry(ls, STEP_LOG, ({"id": a.id, "workspace": str(root)},))
+        from ..runs.record import RecordError, read_record
+
+        try:
+            record = read_record(entry.data or {}, str(entry.path))
+        except RecordError as exc:
+            raise WorkflowRefused(f"{STEP_LOG}: {exc}") from None
+        step = record.baton.steps.get(a.step)
+        if step is None:
+            raise WorkflowRefused(f"{STEP_LOG}: workflow {a.id} has no step {a.step!r}")
+        attempt = a.attempt or max(step.attempts, 1)
+        log_file = entry.path.parent / "logs" / f"{a.step}.attempt-{attempt}.log"
+        real, top = os.path.realpath(log_file), os.path.realpath(root)
+        if not real.startswith(top + os.sep):  # a link out of the workspace is not followed
+            raise WorkflowRefused(f"{STEP_LOG}: {log_file} is outside the workspace")
+        if not os.path.isfile(real):
+            raise WorkflowRefused(f"{STEP_LOG}: step {a.step} of {a.id} has no log for "
+                                  f"attempt {attempt} ({log_file} does not exist)")
+        return {"path": real, "attempt": attempt}
 
     @server.command(OPEN)
     async def open_file(ls: BatonServer, *args: Any) -> dict[str, Any]:

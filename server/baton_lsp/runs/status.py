@@ -91,3 +91,23 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
     if out["running"] is False and out["status"] == "in_progress":
         out["status"] = "interrupted"  # the engine died without writing its final state
     return out
+
+
+def history(root: Path, wid: str) -> list[dict[str, Any]]:
+    """Every checkpoint of workflow `wid`, oldest first: `{n, ok, problem, path, event,
+    status, state, at}` (`baton checkpoints ID --json` and the editor's *Resume from an
+    earlier checkpoint…*)."""
+    rows = []
+    for e in CheckpointStore(root, wid).entries():
+        row: dict[str, Any] = {"n": e.sequence, "ok": e.ok, "problem": e.problem,
+                               "path": str(e.path), "event": None, "status": None,
+                               "state": None, "at": None}
+        if e.data is not None:
+            try:
+                record = read_record(e.data, str(e.path))
+                row.update(event=record.baton.event, status=record.status, state=record.state,
+                           at=record.updated_at)
+            except RecordError as exc:
+                row.update(ok=False, problem=str(exc))
+        rows.append(row)
+    return rows
