@@ -55,13 +55,13 @@ def test_the_strict_packages_have_nothing_pending() -> None:
 
 
 ANY_CEILING = {
-    "cli": (22, 18),
-    "lsp": (124, 42),
+    "cli": (21, 17),
+    "lsp": (123, 42),
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),
     "runs": (82, 67),
-    "workflow": (207, 162),
+    "workflow": (206, 161),
     "workspace": (24, 9),
 }
 """Package → (`Any` in annotations, of which `dict[str, Any]`): the most each may hold (issue

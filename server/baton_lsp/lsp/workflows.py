@@ -613,7 +613,7 @@ def register(server: BatonServer) -> None:
         return await show(ls, entry.path, None)
 
     @server.command(RERUN)
-    async def rerun(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def rerun(ls: BatonServer, *args: object) -> dict[str, object]:
         """Start a new run of a finished workflow with the same request and pinned settings
         (GitHub Actions' *Re-run*); returns {workflow_id, pid, rerun_of}."""
         a: IdArgs = parse(RERUN, "IdArgs", args)
@@ -632,7 +632,7 @@ def register(server: BatonServer) -> None:
         return {**await runs.launch(root, description, argv), "rerun_of": a.id}
 
     @server.command(HISTORY)
-    async def checkpoints(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
+    async def checkpoints(ls: BatonServer, *args: object) -> list[dict[str, object]]:
         """The workflow's checkpoint history, oldest first (`baton checkpoints ID --json`)."""
         a: IdArgs = parse(HISTORY, "IdArgs", args)
         root = _find(ls, HISTORY, a.id, a.workspace)
@@ -641,7 +641,7 @@ def register(server: BatonServer) -> None:
         return await asyncio.to_thread(history, root, a.id)
 
     @server.command(STEP_LOG)
-    async def step_log(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def step_log(ls: BatonServer, *args: object) -> dict[str, object]:
         """The agent log of a step's last attempt (or attempt `attempt`):
         `{path, attempt}`, the path resolved inside the workflow's workspace."""
         import os

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from ..errors import CheckpointError
 
@@ -21,7 +20,7 @@ class NotRerunnable(Exception):
     """The workflow cannot be re-run: no readable checkpoint, not finished, no description."""
 
 
-def toml_value(value: Any) -> str:
+def toml_value(value: object) -> str:
     """`value` as a TOML value for `--set table.key=VALUE`; tables become inline tables with
     quoted keys (model names hold dots)."""
     if isinstance(value, bool):

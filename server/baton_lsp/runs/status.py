@@ -93,15 +93,15 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
     return out
 
 
-def history(root: Path, wid: str) -> list[dict[str, Any]]:
+def history(root: Path, wid: str) -> list[dict[str, object]]:
     """Every checkpoint of workflow `wid`, oldest first: `{n, ok, problem, path, event,
     status, state, at}` (`baton checkpoints ID --json` and the editor's *Resume from an
     earlier checkpoint…*)."""
     rows = []
     for e in CheckpointStore(root, wid).entries():
-        row: dict[str, Any] = {"n": e.sequence, "ok": e.ok, "problem": e.problem,
-                               "path": str(e.path), "event": None, "status": None,
-                               "state": None, "at": None}
+        row: dict[str, object] = {"n": e.sequence, "ok": e.ok, "problem": e.problem,
+                                  "path": str(e.path), "event": None, "status": None,
+                                  "state": None, "at": None}
         if e.data is not None:
             try:
                 record = read_record(e.data, str(e.path))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -142,13 +143,13 @@ def supervisor_section(*, supervisor_id: str, mode: str, at: str,
             **counts}}
 
 
-def write_json(root: Path, path: Path, data: dict[str, Any]) -> None:
+def write_json(root: Path, path: Path, data: Mapping[str, object]) -> None:
     """One JSON file the bash side reads, written atomically inside the workspace."""
     confine.write_atomic(root, path,
                          (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
 
 
-def write_tmp(root: Path, name: str, data: dict[str, Any]) -> None:
+def write_tmp(root: Path, name: str, data: Mapping[str, object]) -> None:
     """`write_json` to `.claude/tmp/<name>.json`, that directory made as Baton's own (it
     ignores itself in git when Baton creates it)."""
     path = tmp_json_path(root, name)
