@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import logging
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from ..lazylog import LazyLogger
+
+log = LazyLogger(__name__)  # not `logging`: a replayed check imports this module
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
