@@ -154,6 +154,7 @@ def main(argv: list[str]) -> None:
                          b"# Phase 1 summary\n\nShipped to a worker.\n")
     shipment.receive(shipped_worker(shipment, worker, "1"))
     mark.write_text("kept\n")
+    print("kept", flush=True)  # the test waits on this line, not on a poll
     signal.pause()  # killed here: nothing imported, nothing recorded
 
 

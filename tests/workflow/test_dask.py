@@ -5,14 +5,14 @@ cancel. No timing: steps wait on files the tests create, tests wait on events.""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import pickle
+import select
 import shutil
 import signal
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from importlib.util import find_spec
 from pathlib import Path
@@ -37,23 +37,37 @@ class Cluster:
         self.tmp = tmp
         self.env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0",
                     "BATON_WORKER_DIR": str(tmp / "worker-dir")}
-        info = tmp / "scheduler.json"
-        with open(tmp / "scheduler.log", "wb") as log:
-            self.scheduler = subprocess.Popen(
-                [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
-                 "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address",
-                 "127.0.0.1:0", "--scheduler-file", str(info)],
-                env=self.env, stdout=subprocess.DEVNULL, stderr=log)
-        deadline = time.monotonic() + READY
-        while not info.is_file() or not info.read_text().strip():
-            assert time.monotonic() < deadline and self.scheduler.poll() is None, \
-                (tmp / "scheduler.log").read_text()[-2000:]
-            time.sleep(0.1)
-        self.address = str(json.loads(info.read_text())["address"])
+        self.scheduler = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host",
+             "127.0.0.1", "--port", "0", "--no-dashboard", "--dashboard-address",
+             "127.0.0.1:0"], env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.address = self._scheduler_address(tmp / "scheduler.log")
         self.workers: dict[str, subprocess.Popen[bytes]] = {}
         for name in ("w1", "w2"):
             self.start_worker(name)
         self.wait_workers(2)
+
+    def _scheduler_address(self, log: Path) -> str:
+        """The address the scheduler logs once it listens ("Scheduler at: tcp://…"), read
+        from its stderr as it comes; a thread then copies the rest into `log`."""
+        assert self.scheduler.stderr is not None
+        stream, seen = self.scheduler.stderr, b""
+        while True:
+            ready, _, _ = select.select([stream], [], [], READY)
+            line = stream.readline() if ready else b""
+            seen += line
+            assert line, f"the scheduler never listened: {seen.decode()[-2000:]}"
+            if b"Scheduler at:" in line:
+                break
+
+        def drain() -> None:
+            with open(log, "wb") as out:
+                out.write(seen)
+                for rest in stream:
+                    out.write(rest)
+
+        threading.Thread(target=drain, daemon=True).start()
+        return line.decode().split("Scheduler at:", 1)[1].strip()
 
     def start_worker(self, name: str) -> None:
         log = open(self.tmp / f"{name}.log", "ab")  # noqa: SIM115
@@ -70,13 +84,12 @@ class Cluster:
             return dict(client.scheduler_info(n_workers=-1)["workers"])
 
     def wait_workers(self, n: int) -> dict[str, Any]:
-        deadline = time.monotonic() + READY
-        while True:
-            workers = self.info()
-            if len(workers) >= n:
-                return workers
-            assert time.monotonic() < deadline, f"{len(workers)} of {n} workers joined"
-            time.sleep(0.2)
+        """Until `n` workers have joined (the scheduler tells the client: no polling)."""
+        from distributed import Client
+
+        with Client(self.address, timeout=READY) as client:
+            client.wait_for_workers(n, timeout=READY)
+            return dict(client.scheduler_info(n_workers=-1)["workers"])
 
     def revive(self) -> None:
         """Restart a worker a test killed: every test starts with two."""
@@ -399,12 +412,9 @@ def test_the_real_claude_cli_runs_a_step_on_a_worker_with_the_workers_key(
                  "claude-worker", "--local-directory", str(tmp_path / "cw")],
                 env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
         try:
-            deadline = time.monotonic() + READY
-            while not any(w.get("resources", {}).get("claude")
-                          for w in cluster.info().values()):
-                assert worker.poll() is None and time.monotonic() < deadline, \
-                    log.read_text()[-3000:]
-                time.sleep(0.2)
+            joined = cluster.wait_workers(3)  # the two of the module and this one
+            assert any(w.get("resources", {}).get("claude") for w in joined.values()), \
+                log.read_text()[-3000:]
             with open(box.ws / ".claude" / "baton.toml", "a") as f:
                 f.write('debug = { agent = "research-specialist", runner = "script" }\n\n'
                         f'[workflow.dask]\nscheduler = "{cluster.address}"\n'
@@ -441,10 +451,14 @@ def test_sigkill_of_baton_run_stops_its_agent_on_the_worker_and_resume_keeps_fin
     [agent] = agents_of(wid, "research.2", 1)
     os.kill(run.pid, signal.SIGKILL)
     run.wait(READY)
-    deadline = time.monotonic() + READY
-    while group_alive(agent):
-        assert time.monotonic() < deadline, "the dead engine's agent still runs on the worker"
-        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):  # gone already: nothing to wait for
+        fd = os.pidfd_open(agent)  # readable once the agent has exited: an event, no poll
+        try:
+            assert select.select([fd], [], [], READY)[0], \
+                "the dead engine's agent still runs on the worker"
+        finally:
+            os.close(fd)
+    assert not group_alive(agent)
     before = steps(dws, wid)["research.1"]
     gate.write_text("go")
     r = dws.baton("resume", wid, timeout=300)

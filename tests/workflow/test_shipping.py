@@ -10,11 +10,11 @@ import asyncio
 import json
 import os
 import pickle
+import select
 import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -398,14 +398,14 @@ def test_a_phase_that_changed_nothing_lands_empty(tmp_path: Path) -> None:
 
 
 def wait_for(path: Path, proc: subprocess.Popen[bytes], deadline: float = 120.0) -> None:
-    """Until `path` exists (the child wrote it) or the child ended."""
-    end = time.monotonic() + deadline
-    while not path.exists():
-        if proc.poll() is not None:
-            raise AssertionError(f"the caller exited ({proc.returncode}): "
-                                 f"{proc.stderr.read().decode() if proc.stderr else ''}")
-        assert time.monotonic() < end, f"{path} never appeared"
-        time.sleep(0.02)
+    """Until the child says it wrote `path` (its "kept" line on stdout) or ends."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], deadline)
+    line = proc.stdout.readline() if ready else b""
+    if line.strip() != b"kept":
+        raise AssertionError(f"the caller exited ({proc.poll()}) or never kept: "
+                             f"{proc.stderr.read().decode() if proc.stderr else ''}")
+    assert path.exists()
 
 
 def test_a_bundle_kept_before_the_caller_is_killed_is_imported_on_resume(
@@ -419,7 +419,7 @@ def test_a_bundle_kept_before_the_caller_is_killed_is_imported_on_resume(
     mark = tmp_path / "kept"
     proc = subprocess.Popen([sys.executable, "-m", "tests.workflow.ship_harness", str(root),
                              WID, str(tmp_path / "worker"), str(mark)], cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     try:
         wait_for(mark, proc)
