@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -186,35 +186,59 @@ def forget_group(base: Path, pgid: int) -> None:
         confine.unlink(base, _record_path(base, pgid))
 
 
-def sweep_orphans(base: Path, grace: float = 3.0) -> list[int]:
-    """Stop the agent groups whose worker process is gone (killed while its agent ran):
-    only those /proc proves to be the recorded agent (`prove_agent_group`). Returns them."""
-    stopped: list[int] = []
+@dataclass(frozen=True)
+class _Group:
+    """One agent group record a worker process wrote (`record_group`)."""
+
+    pgid: int
+    owner: int
+    owner_ticks: object
+    workflow_id: str
+    root: Path
+    start_ticks: int | None
+
+    def proven(self) -> tuple[bool, str | None]:
+        """Whether /proc shows the recorded agent (`prove_agent_group`)."""
+        return prove_agent_group(self.pgid, self.workflow_id, self.root, self.start_ticks)
+
+
+def _groups(base: Path) -> Iterator[_Group]:
+    """Every readable group record under `base`; damaged ones are skipped."""
     groups = base / "groups"
     try:
         names = sorted(os.listdir(groups))
     except OSError:
-        return stopped
+        return
     for name in names:
         try:
             rec = json.loads(confine.read_bytes(base, groups / name, 1 << 16))
-            pgid, owner = int(rec["pgid"]), int(rec["owner"])
-        except (OSError, ValueError, KeyError, TypeError):
+            ticks = rec.get("start_ticks")
+            yield _Group(int(rec["pgid"]), int(rec["owner"]), rec.get("owner_ticks"),
+                         str(rec.get("workflow_id")), Path(str(rec["root"])),
+                         ticks if isinstance(ticks, int) else None)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-        if owner != os.getpid() and alive_as_recorded(owner, rec.get("owner_ticks")):
-            continue  # its worker is alive: the group is that worker's to stop
-        if owner == os.getpid():
+
+
+def sweep_orphans(base: Path, grace: float = 3.0) -> list[int]:
+    """Stop the agent groups whose worker process is gone (killed while its agent ran):
+    only those /proc proves to be the recorded agent (`prove_agent_group`). Returns them."""
+    stopped: list[int] = []
+    for g in _groups(base):
+        if g.owner == os.getpid():
             continue  # ours: run_process stops its own groups
-        ok, why = prove_agent_group(pgid, str(rec.get("workflow_id")), Path(str(rec["root"])),
-                                    rec.get("start_ticks"))
-        if ok and kill_group(pgid, grace):
-            log.warning("stopped agent group %d left by dead worker process %d", pgid, owner)
-            stopped.append(pgid)
+        if alive_as_recorded(g.owner, g.owner_ticks):
+            continue  # its worker is alive: the group is that worker's to stop
+        ok, why = g.proven()
+        if ok and kill_group(g.pgid, grace):
+            log.warning("stopped agent group %d left by dead worker process %d", g.pgid,
+                        g.owner)
+            stopped.append(g.pgid)
         elif why is not None:
-            log.warning("agent group %d of a dead worker not stopped: %s", pgid, why)
+            log.warning("agent group %d of a dead worker not stopped: %s", g.pgid, why)
             continue
-        if not group_alive(pgid):
-            forget_group(base, pgid)
+        if not group_alive(g.pgid):
+            forget_group(base, g.pgid)
     return stopped
 
 
@@ -223,25 +247,14 @@ def stop_own_groups(base: Path, grace: float = 3.0) -> list[int]:
     that leaves the cluster (its scheduler gone with a killed `baton run`, a SIGTERM)
     leaves no agent behind."""
     stopped: list[int] = []
-    groups = base / "groups"
-    try:
-        names = sorted(os.listdir(groups))
-    except OSError:
-        return stopped
-    for name in names:
-        try:
-            rec = json.loads(confine.read_bytes(base, groups / name, 1 << 16))
-            pgid, owner = int(rec["pgid"]), int(rec["owner"])
-        except (OSError, ValueError, KeyError, TypeError):
+    for g in _groups(base):
+        if g.owner != os.getpid():
             continue
-        if owner != os.getpid():
-            continue
-        ok, _ = prove_agent_group(pgid, str(rec.get("workflow_id")), Path(str(rec["root"])),
-                                  rec.get("start_ticks"))
-        if ok and kill_group(pgid, grace):
-            stopped.append(pgid)
-        if not group_alive(pgid):
-            forget_group(base, pgid)
+        ok, _ = g.proven()
+        if ok and kill_group(g.pgid, grace):
+            stopped.append(g.pgid)
+        if not group_alive(g.pgid):
+            forget_group(base, g.pgid)
     return stopped
 
 
