@@ -1,4 +1,4 @@
-"""The layer order of the README's architecture picture is a checked contract: import-linter
+"""The layer order of docs/architecture.md's picture is a checked contract: import-linter
 runs the contracts in pyproject.toml (layers cli > lsp > workflow > rules > workspace > runs
 > parse > model, the core without pygls/lsprotocol, the server's session and wire format
 without lsprotocol, no cycle among a package's modules),

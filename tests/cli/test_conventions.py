@@ -103,8 +103,8 @@ def test_jobs_is_documented_and_checked(capsys) -> None:
     proc = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--help"],
                           capture_output=True, text=True, timeout=120)
     assert "--jobs N" in proc.stdout and "worker processes" in proc.stdout
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "-j, --jobs N" in readme
+    cli_doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert "-j, --jobs N" in cli_doc
     with pytest.raises(SystemExit) as exited:
         main(["check", "--jobs", "0", str(EXAMPLE)])
     assert exited.value.code == EXIT_ERROR
