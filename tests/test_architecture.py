@@ -6,9 +6,11 @@ and a planted upward import and a planted cycle show the check can fail."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,3 +68,39 @@ def test_an_upward_import_and_a_cycle_break_the_contracts(tmp_path: Path) -> Non
     assert "baton_lsp.rules.conventions -> baton_lsp.workflow.layout" in out
     assert "baton_lsp.runs.store -> lsprotocol" in out
     assert ".preflight -> .diagnostics" in out or ".diagnostics -> .preflight" in out
+
+
+def _picture() -> list[str]:
+    """The layer picture of docs/architecture.md: its first ```text block."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    return text.split("```text\n", 1)[1].split("\n```", 1)[0].split("\n")
+
+
+def test_the_picture_names_the_checked_layers_in_order() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    (layers,) = [c["layers"] for c in config["tool"]["importlinter"]["contracts"]
+                 if c["id"] == "layers"]
+    checked = [{name.strip().removeprefix("baton_lsp.") for name in layer.split("|")}
+               for layer in layers]
+    drawn = []
+    for line in _picture():
+        if line and not line[0].isspace():
+            head = line.split("  ", 1)[0].split(" (", 1)[0]
+            drawn.append({name.strip().rstrip("/") for name in head.split(",")})
+    assert drawn == checked
+
+
+def test_the_picture_lists_every_cli_command() -> None:
+    help_text = subprocess.run([sys.executable, "-m", "baton_lsp", "--help"], capture_output=True,
+                               text=True, timeout=120, check=True).stdout
+    commands = set(re.findall(r"^    ([a-z]+)  ", help_text, re.MULTILINE))
+    assert {"check", "run", "lsp"} <= commands, help_text
+    lines = _picture()
+    start = next(i for i, line in enumerate(lines) if line.startswith("cli/"))
+    entry = lines[start][len("cli/"):]
+    for line in lines[start + 1:]:
+        if line and not line[0].isspace():
+            break
+        entry += " " + line
+    drawn = {part.strip().removeprefix("baton ").strip() for part in entry.split("|")}
+    assert drawn == commands, sorted(commands ^ drawn)
