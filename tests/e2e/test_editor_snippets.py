@@ -28,8 +28,9 @@ DEADLINE_S = 60.0
 def _block(language: str, marker: str) -> str:
     blocks = re.findall(rf"```{language}\n(.*?)```", EDITORS_DOC.read_text(encoding="utf-8"),
                         re.DOTALL)
-    (block,) = [b for b in blocks if marker in b]
-    return block
+    found: list[str] = [b for b in blocks if marker in b]
+    assert len(found) == 1, f"{len(found)} {language} blocks in docs/editors.md hold {marker}"
+    return found[0]
 
 
 def _serve(argv: list[str], root: Path) -> None:
@@ -42,8 +43,9 @@ def _serve(argv: list[str], root: Path) -> None:
     proc = subprocess.Popen([exe, *argv[1:]], cwd=root, env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
+    out = proc.stdout.fileno()
     try:
-        reader = Reader(proc.stdout.fileno(), lambda n: os.read(proc.stdout.fileno(), n))
+        reader = Reader(out, lambda n: os.read(out, n))
         deadline = time.monotonic() + DEADLINE_S
 
         def send(message: dict[str, object]) -> None:
