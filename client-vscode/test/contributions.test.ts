@@ -7,8 +7,10 @@
 // is `baton check .` and `baton check --format json .`; test/fixtures/records holds a
 // checkpoint, run.json and an iteration checkpoint of `baton run … --set
 // workflow.implement-mode=iterations`, research_supervisor.json and supervisor_metadata.json of
-// `--complexity 4 --set workflow.research-mode=supervisor`, and a schema 1.2 checkpoint the
-// seeds' bash system wrote (../shared/corpus).
+// `--complexity 4 --set workflow.research-mode=supervisor`, implementation_supervisor.json and
+// testing_supervisor.json of tests/workflow/test_sub_supervisors.py's three-domain and
+// two-test-type runs, and a schema 1.2 checkpoint the seeds' bash system wrote
+// (../shared/corpus).
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,6 +60,10 @@ describe("jsonValidation: each file Baton writes gets its own schema, and passes
     [`.claude/data/checkpoints/build_${WID}_iteration_1.json`, "iteration.json",
       "iteration-checkpoint.schema.json"],
     [".claude/tmp/research_supervisor.json", "research_supervisor.json",
+      "supervisor-checkpoint.schema.json"],
+    [".claude/tmp/implementation_supervisor.json", "implementation_supervisor.json",
+      "supervisor-checkpoint.schema.json"],
+    [".claude/tmp/testing_supervisor.json", "testing_supervisor.json",
       "supervisor-checkpoint.schema.json"],
   ])("%s", async (path, fixture, schema) => {
     expect(await validate(path, fixture)).toEqual({ schemas: [schema], problems: [] });
