@@ -18,6 +18,10 @@ from .server import BatonServer, guard, uri_path
 
 FIX_ALL = "source.fixAll.baton"
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
+_RUN_CODES = ("BTN501", "BTN502", "BTN503", "BTN504", "BTN505", "BTN506")
+"""What a workflow run reports (its checkpoints and errors log), not the file's text: they get
+the run's actions (resume, retry, open), never a suppression comment, which would only hide
+a failure the next run clears or repeats."""
 
 
 def _overlaps(a: Range, b: Range) -> bool:
@@ -76,7 +80,7 @@ def register(server: BatonServer) -> None:
                         title=f.fix.title, kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diag], is_preferred=f.fix.safe,
                         edit=edits_to_workspace_edit(f.fix.edits, ls.session.lines_of)))
-                suppress = _suppress_edit(path, f, lines)
+                suppress = None if f.code in _RUN_CODES else _suppress_edit(path, f, lines)
                 if suppress is not None:
                     actions.append(types.CodeAction(
                         title=f"Suppress {f.code} here", kind=types.CodeActionKind.QuickFix,
@@ -92,10 +96,6 @@ def register(server: BatonServer) -> None:
                     title="Baton: fix all auto-fixable problems", kind=FIX_ALL,
                     edit=edits_to_workspace_edit(edits, ls.session.lines_of)))
         return actions
-
-
-
-_RUN_CODES = ("BTN501", "BTN502", "BTN503", "BTN504", "BTN505", "BTN506")
 
 
 def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Range,
