@@ -24,6 +24,19 @@ the run's actions (resume, retry, open), never a suppression comment, which woul
 a failure the next run clears or repeats."""
 
 
+_NAME_WIDTH = 60
+
+
+def _name(view: object, wid: str) -> str:
+    """How an action names a workflow: its description, quoted and cut to one short line (the
+    Quick Fix menu is one line per action), as the editor's messages do; the id only when
+    there is no description."""
+    text = " ".join(str(getattr(view, "description", None) or "").split())
+    if not text:
+        return wid
+    return f'"{text if len(text) <= _NAME_WIDTH else text[:_NAME_WIDTH - 1] + "…"}"'
+
+
 def _overlaps(a: Range, b: Range) -> bool:
     return (a.start_line, a.start_char) <= (b.end_line, b.end_char) and \
         (b.start_line, b.start_char) <= (a.end_line, a.end_char)
@@ -122,9 +135,10 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
         if not getattr(view, "resumable", False):
             continue
         args = [{"id": wid, "workspace": str(view.root)}]  # type: ignore[attr-defined]
+        name = _name(view, wid)
         diags = [to_diagnostic(f, lines, ls.session.lines_of) for f in here if wid in f.tags]
         out.append(types.CodeAction(
-            title=f"Resume workflow {wid} (shows what is skipped and re-run first)",
+            title=f"Resume workflow {name} (shows what is skipped and re-run first)",
             kind=types.CodeActionKind.QuickFix, diagnostics=diags or None,
             is_preferred=not any(f.code == "BTN506" for f in here),  # resolve, then resume
             command=types.Command(title="Resume workflow", command=RESUME_PREVIEW,
@@ -135,18 +149,18 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
             if f.code in ("BTN501", "BTN502") and wid in f.tags and step:
                 what = f"Phase {phase}" if phase != step else f"step {step}"
                 out.append(types.CodeAction(
-                    title=f"Retry failed {what} and continue {wid}",
+                    title=f"Retry failed {what} and continue {name}",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[to_diagnostic(f, lines, ls.session.lines_of)],
                     command=types.Command(title="Retry failed phase", command=RESUME,
                                           arguments=args)))
         out.append(types.CodeAction(
-            title=f"Resume workflow {wid} from an earlier checkpoint…",
+            title=f"Resume workflow {name} from an earlier checkpoint…",
             kind=types.CodeActionKind.QuickFix,
             command=types.Command(title="Resume from an earlier checkpoint", command=RESUME_FROM,
                                   arguments=args)))
         out.append(types.CodeAction(
-            title=f"Open checkpoint of {wid}", kind=types.CodeActionKind.QuickFix,
+            title=f"Open checkpoint of {name}", kind=types.CodeActionKind.QuickFix,
             command=types.Command(title="Open checkpoint", command=CHECKPOINT_OPEN,
                                   arguments=args)))
     for f in here:
