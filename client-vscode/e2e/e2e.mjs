@@ -545,8 +545,11 @@ async function main() {
   log(`conflict notification: ${conflictFail}`);
   await treeRow("workflow add a conflict: failed in implement").waitFor({ state: "visible" });
   await contextMenu(treeRow("workflow add a conflict: failed in implement"), "Open Plan");
+  // As in 5: the plan's editor first, or it may take the focus (and the filter's text) late.
+  await page.locator(".monaco-editor .view-lines", { hasText: "# Implementation Plan: add a conflict" }).first().waitFor({ state: "visible" });
   await page.keyboard.press("Control+Shift+M");
   const filter = page.getByPlaceholder(/^Filter \(e\.g\. text/);
+  await filter.click();
   await filter.fill("does not merge cleanly");
   const conflictRow = page.locator(".markers-panel .monaco-list-row", { hasText: `baton/${thirdId}/phase-3` }).first();
   await conflictRow.waitFor({ state: "visible" });
