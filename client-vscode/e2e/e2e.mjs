@@ -602,9 +602,10 @@ async function main() {
   const fixable = beforeFix.filter((f) => f.safe).map((f) => f.key);
   if (!fixable.some((k) => k.startsWith("BTN113 "))) throw new Error(`the example plan has no fixable BTN113: ${JSON.stringify(beforeFix)}`);
   await palette("Go to File...");
-  await quickOpen.fill(fixPlan);
+  const goToFile = page.locator(".quick-input-widget input.input");
+  await goToFile.fill(fixPlan);
   await page.locator(".quick-input-list .monaco-list-row", { hasText: "001-payment-retry-plan.md" }).first().waitFor({ state: "visible" });
-  await quickOpen.press("Enter");
+  await goToFile.press("Enter");
   await page.locator(".monaco-editor .view-lines", { hasText: "Backoff Worker [COMPLETD]" }).first().waitFor({ state: "visible" });
   // The server has the document (its plan lens is there) before Fix All asks for its fixes.
   await page.locator(".monaco-editor .codelens-decoration", { hasText: "4 phases" }).first().waitFor({ state: "visible" });
