@@ -128,6 +128,12 @@ async def test_hard_barrier_diagnostic_lenses_and_resume_action(editor: Language
     assert any(t.startswith("Retry failed Phase 2") for t in by_title)
     assert any("earlier checkpoint" in t for t in by_title)
     assert any(t.startswith("Open checkpoint") for t in by_title)
+    # A run's failure is not a finding in the plan's text: a suppression comment would only
+    # hide the failure until the next run, so none is offered for it.
+    assert not [t for t in by_title if t.startswith("Suppress")], sorted(by_title)
+    # Named as the editor's messages name the workflow: by its description, not its id.
+    assert 'Retry failed Phase 2 and continue "Add a farewell"' in by_title, sorted(by_title)
+    assert not [t for t in by_title if wid in t], sorted(by_title)
     log_entry = next(a for t, a in by_title.items() if t.startswith("Open error log entry"))
     await run_action(editor, log_entry)
     assert editor.shown_documents[-1].uri.endswith("errors.jsonl")  # type: ignore[attr-defined]

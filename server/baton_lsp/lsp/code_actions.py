@@ -18,6 +18,23 @@ from .server import BatonServer, guard, uri_path
 
 FIX_ALL = "source.fixAll.baton"
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
+_RUN_CODES = ("BTN501", "BTN502", "BTN503", "BTN504", "BTN505", "BTN506")
+"""What a workflow run reports (its checkpoints and errors log), not the file's text: they get
+the run's actions (resume, retry, open), never a suppression comment, which would only hide
+a failure the next run clears or repeats."""
+
+
+_NAME_WIDTH = 60
+
+
+def _name(view: object, wid: str) -> str:
+    """How an action names a workflow: its description, quoted and cut to one short line (the
+    Quick Fix menu is one line per action), as the editor's messages do; the id only when
+    there is no description."""
+    text = " ".join(str(getattr(view, "description", None) or "").split())
+    if not text:
+        return wid
+    return f'"{text if len(text) <= _NAME_WIDTH else text[:_NAME_WIDTH - 1] + "…"}"'
 
 
 def _overlaps(a: Range, b: Range) -> bool:
@@ -76,7 +93,7 @@ def register(server: BatonServer) -> None:
                         title=f.fix.title, kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diag], is_preferred=f.fix.safe,
                         edit=edits_to_workspace_edit(f.fix.edits, ls.session.lines_of)))
-                suppress = _suppress_edit(path, f, lines)
+                suppress = None if f.code in _RUN_CODES else _suppress_edit(path, f, lines)
                 if suppress is not None:
                     actions.append(types.CodeAction(
                         title=f"Suppress {f.code} here", kind=types.CodeActionKind.QuickFix,
@@ -92,10 +109,6 @@ def register(server: BatonServer) -> None:
                     title="Baton: fix all auto-fixable problems", kind=FIX_ALL,
                     edit=edits_to_workspace_edit(edits, ls.session.lines_of)))
         return actions
-
-
-
-_RUN_CODES = ("BTN501", "BTN502", "BTN503", "BTN504", "BTN505", "BTN506")
 
 
 def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Range,
@@ -122,9 +135,10 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
         if not getattr(view, "resumable", False):
             continue
         args = [{"id": wid, "workspace": str(view.root)}]  # type: ignore[attr-defined]
+        name = _name(view, wid)
         diags = [to_diagnostic(f, lines, ls.session.lines_of) for f in here if wid in f.tags]
         out.append(types.CodeAction(
-            title=f"Resume workflow {wid} (shows what is skipped and re-run first)",
+            title=f"Resume workflow {name} (shows what is skipped and re-run first)",
             kind=types.CodeActionKind.QuickFix, diagnostics=diags or None,
             is_preferred=not any(f.code == "BTN506" for f in here),  # resolve, then resume
             command=types.Command(title="Resume workflow", command=RESUME_PREVIEW,
@@ -135,18 +149,18 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
             if f.code in ("BTN501", "BTN502") and wid in f.tags and step:
                 what = f"Phase {phase}" if phase != step else f"step {step}"
                 out.append(types.CodeAction(
-                    title=f"Retry failed {what} and continue {wid}",
+                    title=f"Retry failed {what} and continue {name}",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[to_diagnostic(f, lines, ls.session.lines_of)],
                     command=types.Command(title="Retry failed phase", command=RESUME,
                                           arguments=args)))
         out.append(types.CodeAction(
-            title=f"Resume workflow {wid} from an earlier checkpoint…",
+            title=f"Resume workflow {name} from an earlier checkpoint…",
             kind=types.CodeActionKind.QuickFix,
             command=types.Command(title="Resume from an earlier checkpoint", command=RESUME_FROM,
                                   arguments=args)))
         out.append(types.CodeAction(
-            title=f"Open checkpoint of {wid}", kind=types.CodeActionKind.QuickFix,
+            title=f"Open checkpoint of {name}", kind=types.CodeActionKind.QuickFix,
             command=types.Command(title="Open checkpoint", command=CHECKPOINT_OPEN,
                                   arguments=args)))
     for f in here:
