@@ -362,7 +362,7 @@ async function main() {
   // The end: the lens says what the tree says, and the status item shows no running workflow.
   await page.locator(".monaco-editor .codelens-decoration a", { hasText: "complete · 4/4 phases" }).first().waitFor({ state: "visible" });
   await treeRow("workflow add a greeting: complete").waitFor({ state: "visible" });
-  await page.waitForFunction(() => /^\$\(check\) Baton/.test(document.querySelector("#status\\.languageStatus")?.getAttribute("aria-label") ?? ""));
+  await page.waitForFunction(() => /\$\(check\) Baton/.test(document.querySelector("#status\\.languageStatus")?.getAttribute("aria-label") ?? ""));
   log(`complete: tree, lens and status item agree (${(await langStatusOf()).slice(0, 40)})`);
   rmSync(join(ws, ".claude", "baton-script.json"), { force: true });
   rmSync(gates, { recursive: true, force: true });
