@@ -339,23 +339,28 @@ async function main() {
       .includes(`Baton: ${want}`), text);
     log(`${moment}: tree, progress and status item say "${text}" (${(await langStatusOf()).slice(0, 80)})`);
   };
-  await startWorkflow("add a greeting");
-  // The language status item shows for Baton files: open one (the example plan) meanwhile.
-  await palette("Go to File...");
-  await page.locator(".quick-input-widget input.input").fill("001-auth-login-plan.md");
-  await page.locator(".quick-input-list .monaco-list-row", { hasText: "001-auth-login-plan.md" }).first().waitFor({ state: "visible" });
-  await page.locator(".quick-input-widget input.input").press("Enter");
-  await sameState("research", "researching");
-  writeFileSync(join(gates, "research"), "");
-  // Wave 2: phase 3 done beside phase 2, which is held. The run's own plan is open now.
-  await treeRow("workflow add a greeting: running · implementing · wave 2/3 · 2/4 phases").waitFor({ state: "visible" });
-  await contextMenu(treeRow("workflow add a greeting: running"), "Open Plan");
-  const runLens = page.locator(".monaco-editor .codelens-decoration a", { hasText: "implementing · wave 2/3 · 2/4 phases" }).first();
-  await runLens.waitFor({ state: "visible" });
-  await sameState("wave 2", "implementing · wave 2/3 · 2/4 phases");
-  await page.locator(".monaco-editor .codelens-decoration a", { hasText: "running (attempt 1)" }).first().waitFor({ state: "visible" });
-  log(`wave 2: the plan's lens says "${(await runLens.innerText()).trim()}"`);
-  writeFileSync(join(gates, "implement"), "");
+  // A failure while a gate is shut must not leave the run's engine and agent waiting on it.
+  const release = () => { for (const gate of ["research", "implement"]) writeFileSync(join(gates, gate), ""); };
+  try {
+    await startWorkflow("add a greeting");
+    // The language status item shows for Baton files: open one (the example plan) meanwhile.
+    await palette("Go to File...");
+    await page.locator(".quick-input-widget input.input").fill("001-auth-login-plan.md");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "001-auth-login-plan.md" }).first().waitFor({ state: "visible" });
+    await page.locator(".quick-input-widget input.input").press("Enter");
+    await sameState("research", "researching");
+    writeFileSync(join(gates, "research"), "");
+    // Wave 2: phase 3 done beside phase 2, which is held. The run's own plan is open now.
+    await treeRow("workflow add a greeting: running · implementing · wave 2/3 · 2/4 phases").waitFor({ state: "visible" });
+    await contextMenu(treeRow("workflow add a greeting: running"), "Open Plan");
+    const runLens = page.locator(".monaco-editor .codelens-decoration a", { hasText: "implementing · wave 2/3 · 2/4 phases" }).first();
+    await runLens.waitFor({ state: "visible" });
+    await sameState("wave 2", "implementing · wave 2/3 · 2/4 phases");
+    await page.locator(".monaco-editor .codelens-decoration a", { hasText: "running (attempt 1)" }).first().waitFor({ state: "visible" });
+    log(`wave 2: the plan's lens says "${(await runLens.innerText()).trim()}"`);
+  } finally {
+    release();
+  }
   const done = await toast(/Baton: "add a greeting" complete\./);
   const firstId = idOf(ws, "add a greeting");
   log(`completion notification: ${done}`);
