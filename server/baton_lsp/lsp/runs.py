@@ -175,7 +175,7 @@ class RunState:
             case ev.FinishedEvent():
                 live.status = event.status
                 live.state = event.state or live.state
-                live.note = ", needs attention" if event.outcome else None
+                live.note = "needs attention" if event.outcome else None
                 if event.status != "complete" and event.message:
                     live.note = event.message
 
