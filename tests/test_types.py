@@ -56,7 +56,7 @@ def test_the_strict_packages_have_nothing_pending() -> None:
 
 ANY_CEILING = {
     "cli": (21, 17),
-    "lsp": (123, 42),
+    "lsp": (104, 42),
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),

@@ -341,13 +341,58 @@ async function main() {
   log(`validate workspace: ${totals}`);
   await palette("Notifications: Clear All Notifications");
 
-  // 2. A workflow from the palette with the script runner; completion notification.
+  // 2. A workflow from the palette with the script runner; completion notification. Its
+  // agents hold it twice (research, then phase 2 of wave 2, each until a file appears): at
+  // those moments and at the end, the Workflows view, the language status item, the plan's
+  // code lens and the progress notification name the same state (the server's one state of
+  // the run; they used to disagree).
   await palette("Baton: Focus on Workflows View");
   await page.locator(".welcome-view-content", { hasText: "No Baton workflows" }).waitFor({ state: "visible" });
-  await startWorkflow("add a greeting");
+  const gates = mkdtempSync(join(tmpdir(), "baton-e2e-gates-"));
+  writeFileSync(join(ws, ".claude", "baton-script.json"), JSON.stringify({
+    "research.1": { until: join(gates, "research") }, "implement.phase-2": { until: join(gates, "implement") } }));
+  const langStatusOf = () => page.locator("#status\\.languageStatus").getAttribute("aria-label");
+  const sameState = async (moment, text) => {
+    await treeRow(`workflow add a greeting: running · ${text}`).waitFor({ state: "visible" });
+    const progress = page.locator(".notifications-toasts .notification-toast", { hasText: "Baton: add a greeting" }).first();
+    await progress.filter({ hasText: text }).waitFor({ state: "visible" });
+    await page.waitForFunction((want) => (document.querySelector("#status\\.languageStatus")?.getAttribute("aria-label") ?? "")
+      .includes(`Baton: ${want}`), text);
+    log(`${moment}: tree, progress and status item say "${text}" (${(await langStatusOf()).slice(0, 80)})`);
+  };
+  // A failure while a gate is shut must not leave the run's engine and agent waiting on it.
+  const release = () => { for (const gate of ["research", "implement"]) writeFileSync(join(gates, gate), ""); };
+  try {
+    await startWorkflow("add a greeting");
+    // The language status item shows for Baton files: open one (the example plan) meanwhile.
+    await palette("Go to File...");
+    await page.locator(".quick-input-widget input.input").fill("001-auth-login-plan.md");
+    await page.locator(".quick-input-list .monaco-list-row", { hasText: "001-auth-login-plan.md" }).first().waitFor({ state: "visible" });
+    await page.locator(".quick-input-widget input.input").press("Enter");
+    await sameState("research", "researching");
+    writeFileSync(join(gates, "research"), "");
+    // Wave 2: phase 3 done beside phase 2, which is held. The run's own plan is open now.
+    await treeRow("workflow add a greeting: running · implementing · wave 2/3 · 2/4 phases").waitFor({ state: "visible" });
+    await contextMenu(treeRow("workflow add a greeting: running"), "Open Plan");
+    const runLens = page.locator(".monaco-editor .codelens-decoration a", { hasText: "implementing · wave 2/3 · 2/4 phases" }).first();
+    await runLens.waitFor({ state: "visible" });
+    await sameState("wave 2", "implementing · wave 2/3 · 2/4 phases");
+    await page.locator(".monaco-editor .codelens-decoration a", { hasText: "running (attempt 1)" }).first().waitFor({ state: "visible" });
+    log(`wave 2: the plan's lens says "${(await runLens.innerText()).trim()}"`);
+  } finally {
+    release();
+  }
   const done = await toast(/Baton: "add a greeting" complete\./);
   const firstId = idOf(ws, "add a greeting");
   log(`completion notification: ${done}`);
+  // The end: the lens says what the tree says, and the status item shows no running workflow.
+  await page.locator(".monaco-editor .codelens-decoration a", { hasText: "complete · 4/4 phases" }).first().waitFor({ state: "visible" });
+  await treeRow("workflow add a greeting: complete").waitFor({ state: "visible" });
+  await page.waitForFunction(() => /\$\(check\) Baton/.test(document.querySelector("#status\\.languageStatus")?.getAttribute("aria-label") ?? ""));
+  log(`complete: tree, lens and status item agree (${(await langStatusOf()).slice(0, 40)})`);
+  rmSync(join(ws, ".claude", "baton-script.json"), { force: true });
+  rmSync(gates, { recursive: true, force: true });
+  await palette("View: Close All Editors");
 
   // 3. The Workflows view: the run, complete, with its states, waves and phases.
   const wf1 = treeRow("workflow add a greeting: complete");

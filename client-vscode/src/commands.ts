@@ -8,7 +8,7 @@ import type { TreeNode } from "./treeModel";
 import type { WorkflowsProvider } from "./treeView";
 import {
   ResumePreview, SCOPES, WorkflowChanged, WorkflowRow, describePreview, endedSince, failureReason, idArgs,
-  isFinished, isResumable, isRunning, progressMessage, runnerChoices, startArgs,
+  isFinished, isResumable, isRunning, eventText, progressText, runnerChoices, startArgs,
 } from "./workflows";
 
 /** Server commands the server's own code actions and code lenses carry that the client passes
@@ -75,7 +75,7 @@ export class WorkflowCommands {
     server.onWorkflowChanged((change) => {
       const id = change.workflow_id;
       if (!id) return;
-      const message = progressMessage(change.event);
+      const message = progressText(change);
       if (message) this.progress.get(id)?.(message);
       this.logEvent(id, change.event);
       if (change.event.event === "finished") {
@@ -93,7 +93,7 @@ export class WorkflowCommands {
    * run at warning/error, everything else at debug (shown when the level asks for it). */
   private logEvent(id: string, event: WorkflowChanged["event"]): void {
     const e = event as { event: string; status?: string; state?: string | null; message?: string | null };
-    const text = `${id}: ${progressMessage(event) ?? e.event}${e.message ? ` (${e.message})` : ""}`;
+    const text = `${id}: ${eventText(event) ?? e.event}${e.message ? ` (${e.message})` : ""}`;
     if (e.event === "finished") {
       const line = `${id}: finished ${e.status ?? "?"}${e.state ? ` in ${e.state}` : ""}${e.message ? `: ${e.message}` : ""}`;
       if (e.status === "complete") this.server.output.info(line); else this.server.output.error(line);
@@ -146,7 +146,7 @@ export class WorkflowCommands {
     }
     const picked = await vscode.window.showQuickPick(candidates.map((r) => ({
       label: r.description || r.workflow_id,
-      description: `${r.workflow_id} · ${r.running ? `running · ${r.state ?? ""}` : r.status}`,
+      description: `${r.workflow_id} · ${r.running ? r.text ?? `running · ${r.state ?? ""}` : r.status}`,
       detail: r.status === "complete" || r.running ? `${r.scope ?? ""} · ${r.updated_at ?? ""}` : failureReason(r),
       row: r,
     })), { placeHolder, matchOnDescription: true, matchOnDetail: true });

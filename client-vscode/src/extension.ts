@@ -25,7 +25,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("baton.showOutput", () => s.output.show(true)),
     vscode.commands.registerCommand("baton.showGraph", async (arg: unknown) => {
       try {
-        await GraphPanel.show(context, s, tree, arg);
+        await GraphPanel.show(context, s, arg);
       } catch (err) {
         void vscode.window.showErrorMessage(`Baton: ${err instanceof Error ? err.message : String(err)}`);
       }

@@ -1,14 +1,12 @@
-// Show Plan Graph: the server's Mermaid graph in a webview, phases coloured by the live state
-// of the newest workflow that runs the plan. Mermaid is bundled in the .vsix (no CDN).
+// Show Plan Graph: the server's Mermaid graph in a webview, phases coloured as the server says
+// (the live run's state, else the plan's own markers), asked again on every
+// `baton/workflowChanged`. Mermaid is bundled in the .vsix (no CDN).
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { colourGraph } from "./graph";
+import { type GraphResult, colourGraph, graphSummary } from "./graph";
 import type { BatonServer } from "./server";
-import { TreeNode, phaseStatuses } from "./treeModel";
-import type { WorkflowsProvider } from "./treeView";
-
-interface GraphResult { mermaid: string; waves: string[][]; cycles: string[][]; critical_path: string[] }
+import type { TreeNode } from "./treeModel";
 
 /** A plan from a code lens (URI string), the explorer (Uri), the Workflows view (node) or the
  * active editor. */
@@ -20,17 +18,13 @@ export function planFromArg(arg: unknown): vscode.Uri | undefined {
   return undefined;
 }
 
-function samePath(a: string, b: string): boolean {
-  return path.resolve(a) === path.resolve(b);
-}
-
 export class GraphPanel {
   private static current: GraphPanel | undefined;
   private readonly panel: vscode.WebviewPanel;
   private readonly disposables: vscode.Disposable[] = [];
   private graph: GraphResult | undefined;
 
-  static async show(context: vscode.ExtensionContext, server: BatonServer, tree: WorkflowsProvider, arg: unknown): Promise<void> {
+  static async show(context: vscode.ExtensionContext, server: BatonServer, arg: unknown): Promise<void> {
     let plan = planFromArg(arg);
     const active = vscode.window.activeTextEditor?.document.uri;
     if (!plan && active && /\/plans\/[^/]+\.md$/.test(active.path)) plan = active;
@@ -46,14 +40,14 @@ export class GraphPanel {
       await GraphPanel.current.load(plan);
       return;
     }
-    GraphPanel.current = new GraphPanel(context, server, tree);
+    GraphPanel.current = new GraphPanel(context, server);
     await GraphPanel.current.load(plan);
   }
 
   private plan: vscode.Uri | undefined;
+  private timer: NodeJS.Timeout | undefined;
 
-  private constructor(context: vscode.ExtensionContext, private readonly server: BatonServer,
-    private readonly tree: WorkflowsProvider) {
+  private constructor(context: vscode.ExtensionContext, private readonly server: BatonServer) {
     const media = vscode.Uri.joinPath(context.extensionUri, "media");
     this.panel = vscode.window.createWebviewPanel("baton.graph", "Plan Graph", vscode.ViewColumn.Beside, {
       enableScripts: true, localResourceRoots: [media], retainContextWhenHidden: false,
@@ -72,7 +66,11 @@ export class GraphPanel {
 <script nonce="${nonce}" src="${mermaidJs}"></script><script nonce="${nonce}" src="${graphJs}"></script></body></html>`;
     this.disposables.push(
       this.panel.onDidDispose(() => this.dispose()),
-      tree.onDidChangeRows(() => this.render()),
+      // A run moved: ask the server again (coalesced), it holds the one state of the run.
+      server.onWorkflowChanged(() => {
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = setTimeout(() => { this.timer = undefined; if (this.plan) void this.load(this.plan); }, 200);
+      }),
       vscode.workspace.onDidSaveTextDocument((doc) => {
         if (this.plan && doc.uri.toString() === this.plan.toString()) void this.load(this.plan);
       }),
@@ -92,26 +90,20 @@ export class GraphPanel {
       void this.panel.webview.postMessage({ type: "error", message: err instanceof Error ? err.message : String(err) });
       return;
     }
-    if (this.tree.rows.length === 0) await this.tree.refresh();
     this.render();
   }
 
   private render(): void {
     if (!this.graph || !this.plan) return;
-    const statuses = phaseStatuses(this.tree.rows, this.plan.fsPath, samePath);
-    const waves = this.graph.waves ?? [];
-    const summary = [`${waves.length} wave${waves.length === 1 ? "" : "s"}`,
-      this.graph.critical_path?.length ? `critical path: ${this.graph.critical_path.join(" → ")}` : "",
-      this.graph.cycles?.length ? `${this.graph.cycles.length} dependency cycle(s): ${this.graph.cycles.map((c) => c.join(" → ")).join("; ")}` : "",
-      Object.keys(statuses).length ? "colours: the newest workflow of this plan" : "no workflow has run this plan yet"].filter(Boolean).join(" · ");
     void this.panel.webview.postMessage({
-      type: "render", title: vscode.workspace.asRelativePath(this.plan), summary,
-      mermaid: colourGraph(this.graph.mermaid, statuses),
+      type: "render", title: vscode.workspace.asRelativePath(this.plan), summary: graphSummary(this.graph),
+      mermaid: colourGraph(this.graph.mermaid, this.graph.phases ?? {}),
     });
   }
 
   private dispose(): void {
     GraphPanel.current = undefined;
+    if (this.timer) clearTimeout(this.timer);
     for (const d of this.disposables) d.dispose();
   }
 }

@@ -18,9 +18,11 @@ export function statusView(state: "stopped" | "starting" | "running" | "failed",
   const parts = [info.version ? `baton-lsp ${info.version}` : "", info.rules !== undefined ? `${info.rules} rules` : ""].filter(Boolean);
   if (running.length > 0) {
     const first = running[0];
-    const what = `${first.description || first.workflow_id}${first.state ? ` (${first.state})` : ""}`;
+    // The server's words for the run's state (`text`), the ones its lens and progress show.
+    const state = first.text ?? first.state;
+    const what = `${first.description || first.workflow_id}${state ? ` (${state})` : ""}`;
     return {
-      text: running.length > 1 ? `$(sync~spin) Baton: ${running.length} workflows` : `$(sync~spin) Baton: ${first.state ?? "running"}`,
+      text: running.length > 1 ? `$(sync~spin) Baton: ${running.length} workflows` : `$(sync~spin) Baton: ${state ?? "running"}`,
       detail: [`running: ${what}${running.length > 1 ? ` and ${running.length - 1} more` : ""}`, ...parts].join(" · "),
       severity: "information", busy: true,
     };

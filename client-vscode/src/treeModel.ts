@@ -225,7 +225,9 @@ export function workflowNode(row: WorkflowRow, now: number): TreeNode {
   if (row.status === "failed") flags.push("error");
   if (isFinished(row)) flags.push("finished");
   const where = row.status === "complete" || !row.state || row.state === row.status ? "" : ` in ${row.state}`;
-  const statusText = row.running ? `running${row.state ? ` · ${row.state}` : ""}`
+  // A running row words its state as the server does (`row.text`: the lens, progress and
+  // status bar say the same).
+  const statusText = row.running ? `running${row.text || row.state ? ` · ${row.text || row.state}` : ""}`
     : needsAttention(row) ? "complete · needs attention" : `${row.status}${where}`;
   const description = [statusText, relativeTime(row.updated_at, now)].filter(Boolean).join(" · ");
   const tooltip = [
@@ -271,18 +273,4 @@ export function iconFor(status: NodeStatus): { id: string; color?: string } {
     case "note": return { id: "tools", color: "charts.yellow" };
     default: return { id: "question" };
   }
-}
-
-/** Phase id → live status for the plan graph, from the newest workflow that ran `plan`. */
-export function phaseStatuses(rows: WorkflowRow[], plan: string, samePath: (a: string, b: string) => boolean): Record<string, NodeStatus> {
-  const runs = rows.filter((r) => r.plan && samePath(r.plan, plan))
-    .sort((a, b) => (Date.parse(b.updated_at ?? "") || 0) - (Date.parse(a.updated_at ?? "") || 0));
-  const out: Record<string, NodeStatus> = {};
-  const row = runs[0];
-  if (!row) return out;
-  for (const [id, step] of Object.entries(row.steps ?? {})) {
-    const phase = phaseOf(id);
-    if (phase) out[phase] = stepStatus(step);
-  }
-  return out;
 }

@@ -37,6 +37,10 @@ export interface WorkflowRow {
   followed?: boolean;
   /** What this run found a dead run had left in the repository, and what it did about it. */
   reconciled?: { at?: string; what?: string }[] | null;
+  /** The run's state as the server's run follower words it (`implementing · wave 2/3 · 1/4
+   * phases`): the text the lens, the progress and the status bar show too. */
+  text?: string | null;
+  current_wave?: number | null;
   /** A `complete` run whose tests still fail (`debug-mode = "report"`): what to review and re-run. */
   outcome?: { status?: string; reason?: string; debug_report?: string | null; test_output?: string | null; rerun?: string | null } | null;
 }
@@ -197,11 +201,31 @@ export function describePreview(p: ResumePreview, verb: "Resume" | "Retry" = "Re
   };
 }
 
+/** The server's one state of a run (`RunState.snapshot` in `lsp/runs.py`): every surface
+ * shows this, never its own reading of the events. */
+export interface RunSnapshot {
+  text: string;
+  state?: string | null;
+  status?: string | null;
+  running?: boolean;
+  wave?: number | null;
+  waves?: number;
+  plan?: string | null;
+  steps?: Record<string, string>;
+}
+
 /** `baton/workflowChanged` params, checked because they come from another process. */
 export interface WorkflowChanged {
   workflow_id: string | null;
   workspace?: string;
   event: BatonEvent;
+  run?: RunSnapshot;
+}
+
+function parseRun(value: unknown): RunSnapshot | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const run = value as Record<string, unknown>;
+  return typeof run.text === "string" ? (run as unknown as RunSnapshot) : undefined;
 }
 
 export function parseWorkflowChanged(params: unknown): WorkflowChanged | undefined {
@@ -214,11 +238,20 @@ export function parseWorkflowChanged(params: unknown): WorkflowChanged | undefin
   const kind = (event as Record<string, unknown>).event;
   if (typeof kind !== "string" || !(EVENT_KINDS as readonly string[]).includes(kind)) return undefined;
   const id = typeof p.workflow_id === "string" ? p.workflow_id : null;
-  return { workflow_id: id, workspace: typeof p.workspace === "string" ? p.workspace : undefined, event: event as BatonEvent };
+  const out: WorkflowChanged = { workflow_id: id, workspace: typeof p.workspace === "string" ? p.workspace : undefined, event: event as BatonEvent };
+  const run = parseRun(p.run);
+  if (run) out.run = run;
+  return out;
 }
 
-/** Progress text for one event of a followed workflow. */
-export function progressMessage(e: BatonEvent): string | undefined {
+/** The progress notification's text: the server's state of the run, the same words as the
+ * lens, the Workflows view and the status bar (an event's own wording would disagree). */
+export function progressText(change: WorkflowChanged): string | undefined {
+  return change.run?.text;
+}
+
+/** One event in words, for the output channel's log (not for any view of the state). */
+export function eventText(e: BatonEvent): string | undefined {
   switch (e.event) {
     case "transition": return e.target;
     case "step": return `${e.step} ${e.status}`;

@@ -20,6 +20,12 @@ describe("language status item", () => {
     expect(two.detail).toBe("running: w1 and 1 more");
   });
 
+  it("names the running workflow's state in the server's words", () => {
+    const v = statusView("running", { rows: [row({ running: true, state: "implement", text: "implementing · wave 2/3 · 2/4 phases", description: "add a greeting" })] });
+    expect(v.text).toBe("$(sync~spin) Baton: implementing · wave 2/3 · 2/4 phases");
+    expect(v.detail).toBe("running: add a greeting (implementing · wave 2/3 · 2/4 phases)");
+  });
+
   it("shows why the server is not running", () => {
     expect(statusView("failed", { error: "Baton: no Python found.", rows: [] }))
       .toMatchObject({ text: "$(error) Baton", detail: "Baton: no Python found.", severity: "error" });

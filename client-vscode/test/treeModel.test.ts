@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { colourGraph, nodeId } from "../src/graph";
+import { colourGraph, graphSummary, nodeId } from "../src/graph";
 import {
-  buildTree, formatDuration, iconFor, normaliseWaves, phaseStatuses, relativeTime, type TreeNode,
+  buildTree, formatDuration, iconFor, normaliseWaves, relativeTime, type TreeNode,
 } from "../src/treeModel";
 import type { WorkflowRow } from "../src/workflows";
 import { readFileSync } from "node:fs";
@@ -87,6 +87,13 @@ describe("buildTree from real `baton status --json` rows", () => {
     expect(new Set(ids).size).toBe(ids.length / 2);
   });
 
+  it("words a running workflow as the server does (its lens, progress and status bar too)", () => {
+    const row: WorkflowRow = { ...rows[1], running: true, status: "in_progress", state: "implement", text: "implementing · wave 2/3 · 2/4 phases", updated_at: null };
+    expect(buildTree([row], now)[0].description).toBe("running · implementing · wave 2/3 · 2/4 phases");
+    const { text: _, ...plain } = row;
+    expect(buildTree([plain], now)[0].description).toBe("running · implement");
+  });
+
   it("shows the current state of a running workflow before its first step", () => {
     const row: WorkflowRow = { workflow_id: "w", running: true, status: "in_progress", state: "research", steps: {}, description: "d" };
     const [node] = buildTree([row], now);
@@ -156,12 +163,14 @@ describe("helpers", () => {
 
 describe("plan graph colours", () => {
   const mermaid = readFileSync(new URL("./fixtures/plan.mmd", import.meta.url), "utf8");
-  const failed = rows.find((r) => r.status === "failed")!;
 
-  it("takes phase states from the newest workflow of that plan", () => {
-    const st = phaseStatuses(rows, failed.plan!, (a, b) => a === b);
-    expect(st).toEqual({ "1": "done", "2": "failed", "3": "done" });
-    expect(phaseStatuses(rows, "/elsewhere.md", (a, b) => a === b)).toEqual({});
+  it("says the run's state in the server's words, or that no workflow ran the plan", () => {
+    const graph = { mermaid, waves: [["1"], ["2", "3"]], cycles: [], critical_path: ["1", "2"] };
+    expect(graphSummary({ ...graph, run: null })).toBe("2 waves · critical path: 1 → 2 · no workflow has run this plan yet");
+    expect(graphSummary({ ...graph, run: { text: "implementing · wave 2/2 · 1/3 phases", running: true } }))
+      .toBe("2 waves · critical path: 1 → 2 · running: implementing · wave 2/2 · 1/3 phases");
+    expect(graphSummary({ ...graph, run: { text: "complete · 3/3 phases", running: false } }))
+      .toBe("2 waves · critical path: 1 → 2 · latest run: complete · 3/3 phases");
   });
 
   it("adds one class per phase node; phases without a run are pending", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   AGENT_CLIS, SCOPES, describePreview, endedSince, failureReason, idArgs, isResumable, parseWorkflowChanged,
-  progressMessage, runnerChoices, startArgs, type ResumePreview, type WorkflowRow,
+  eventText, progressText, runnerChoices, startArgs, type ResumePreview, type WorkflowRow,
 } from "../src/workflows";
 import previewJson from "./fixtures/preview.json";
 import rowsJson from "./fixtures/rows.json";
@@ -108,14 +108,25 @@ describe("baton/workflowChanged", () => {
     expect(parseWorkflowChanged({ workflow_id: "w", event: { event: "nosuch" } })).toBeUndefined();
   });
 
-  it("turns events into progress text", () => {
-    expect(progressMessage({ event: "transition", source: "plan", target: "implement" })).toBe("implement");
-    expect(progressMessage({ event: "step", step: "implement.phase-2", state: "implement", status: "done" })).toBe("implement.phase-2 done");
-    expect(progressMessage({ event: "log", text: "a line" })).toBeUndefined();
-    expect(progressMessage({ event: "waiting", what: "merging wave 1", holder: "w-2", holder_what: "merging wave 2" }))
+  it("keeps the server's state of the run, the progress notification's text", () => {
+    const run = { text: "implementing · wave 2/3 · 2/4 phases", state: "implement", running: true };
+    const p = parseWorkflowChanged({ workflow_id: "w", event: { event: "step", step: "implement.phase-4", state: "implement", status: "running" }, run });
+    expect(p?.run).toEqual(run);
+    // the event's own words (`implement.phase-4 running`) are not the progress any more
+    expect(progressText(p!)).toBe("implementing · wave 2/3 · 2/4 phases");
+    const bare = parseWorkflowChanged({ workflow_id: "w", event: { event: "finished", status: "complete" }, run: { state: "x" } });
+    expect(bare?.run).toBeUndefined();
+    expect(progressText(bare!)).toBeUndefined();
+  });
+
+  it("turns events into log lines", () => {
+    expect(eventText({ event: "transition", source: "plan", target: "implement" })).toBe("implement");
+    expect(eventText({ event: "step", step: "implement.phase-2", state: "implement", status: "done" })).toBe("implement.phase-2 done");
+    expect(eventText({ event: "log", text: "a line" })).toBeUndefined();
+    expect(eventText({ event: "waiting", what: "merging wave 1", holder: "w-2", holder_what: "merging wave 2" }))
       .toBe("waiting for workflow w-2 (merging wave 2)");
-    expect(progressMessage({ event: "waiting", what: "merging wave 1" })).toBe("waiting for another run");
-    expect(progressMessage({ event: "reconciled", what: "removed the half-made worktree of phase 3" }))
+    expect(eventText({ event: "waiting", what: "merging wave 1" })).toBe("waiting for another run");
+    expect(eventText({ event: "reconciled", what: "removed the half-made worktree of phase 3" }))
       .toBe("reconciled: removed the half-made worktree of phase 3");
   });
 });

@@ -1,19 +1,25 @@
 """Code lenses on plans: dependency waves per phase, totals on the title, and the live state
-of the plan's latest workflow (title: state, wave, phases, age or the failure with Resume /
-Show checkpoint; each phase: done in N s, running, hard barrier, pending)."""
+of the plan's latest workflow as the run follower holds it, so the lens names the state the
+progress, the Workflows view and the status bar name (title: `runs.describe`, age or the
+failure with Resume / Show checkpoint; each phase: done in N s, running, hard barrier,
+pending)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from ..workflow.accounting import format_usage
 from .convert import path_to_uri, to_lsp_range
 from .plans import plan_for
-from .runs import describe
+from .runs import follower
 from .server import BatonServer, guard
 from .workflows import CANCEL, CHECKPOINT_OPEN, OPEN, RESUME_PREVIEW
+
+if TYPE_CHECKING:
+    from ..model.plan import Plan
+    from ..runs.follow import RunView
 
 SHOW_GRAPH = "baton.showGraph"
 
@@ -41,9 +47,10 @@ def register(server: BatonServer) -> None:
                 range=to_lsp_range(plan.title_range, lines),
                 command=types.Command(title=title, command=SHOW_GRAPH,
                                       arguments=command.arguments)))
-        view = ls.session.index_for(path).runs.for_plan(path)
-        if view is not None:
-            lenses = _run_lenses(view, plan, lines) + lenses
+        state = follower(ls).for_plan(path)
+        view = state.view if state is not None else None
+        if state is not None and view is not None:
+            lenses = _run_lenses(view, state.text, plan, lines) + lenses
         seen: set[str] = set()
         for phase in plan.phases:
             if phase.id in seen:
@@ -102,7 +109,10 @@ def _args(view: Any, **extra: Any) -> list[Any]:
     return [{"id": view.workflow_id, "workspace": str(view.root), **extra}]
 
 
-def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
+def _run_lenses(view: RunView, text: str, plan: Plan,
+                lines: list[str]) -> list[types.CodeLens]:
+    """The run's lenses on the plan's title; `text` is the follower's state text, the one
+    the progress, the Workflows view and the status bar show."""
     if plan.title_range is None:
         return []
     where = to_lsp_range(plan.title_range, lines)
@@ -122,7 +132,7 @@ def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
     show = lens("Show checkpoint", CHECKPOINT_OPEN, _args(view))
     if view.running:
         age = _ago(view.updated_at)
-        return [lens("● " + describe(view) + (f" · updated {age}" if age else ""),
+        return [lens("● " + text + (f" · updated {age}" if age else ""),
                      CHECKPOINT_OPEN, _args(view)), lens("Cancel", CANCEL, _args(view))]
     cost = format_usage(view.usage)
     if view.status == "complete" and view.outcome:  # tests still failing: not a success
@@ -133,8 +143,7 @@ def _run_lenses(view: Any, plan: Any, lines: list[str]) -> list[types.CodeLens]:
                      [{"path": report}] if report else _args(view)),
                 lens(f"then re-run: {view.outcome.get('rerun')}"), show]
     if view.status == "complete":
-        return [lens(f"✓ complete · {view.done_phases()}/{view.total_phases()} phases"
-                     + (f" · {cost}" if cost else "")
+        return [lens("✓ " + text + (f" · {cost}" if cost else "")
                      + (f" · {_ago(view.updated_at)}" if view.updated_at else ""),
                      CHECKPOINT_OPEN, _args(view))]
     if view.resumable:

@@ -14,13 +14,16 @@ from pygls.exceptions import JsonRpcInvalidParams
 
 from .code_lens import SHOW_GRAPH
 from .plans import plan_for
+from .runs import follower, phase_statuses
 from .server import BatonServer
 
 
 def register(server: BatonServer) -> None:
     @server.command(SHOW_GRAPH)
     def show_graph(ls: BatonServer, *args: Any) -> dict[str, Any]:
-        """Return the plan's dependency graph as Mermaid text plus waves and cycles."""
+        """The plan's dependency graph as Mermaid text plus waves and cycles, each phase's
+        status (`phases`: the live run's, else the plan's own marker) and the run (`run`,
+        as the follower holds it; None: no workflow ran the plan)."""
         from ..model.graph import mermaid
 
         uri = args[0] if args else None
@@ -31,9 +34,13 @@ def register(server: BatonServer) -> None:
         found = plan_for(ls, uri)
         if found is None:
             raise JsonRpcInvalidParams(f"baton.showGraph: {uri} is not a plan")
-        _, _, graph = found
+        path, plan, graph = found
+        state = follower(ls).for_plan(path)
+        view = state.view if state is not None else None
+        run = None if state is None else state.snapshot()
         return {"mermaid": mermaid(graph), "waves": graph.waves, "cycles": graph.cycles,
-                "critical_path": graph.critical_path}
+                "critical_path": graph.critical_path,
+                "phases": phase_statuses(view, plan), "run": run}
 
     @server.command(VALIDATE)
     async def validate_workspace(ls: BatonServer, *args: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from lsprotocol import types
 
 from ..paths import norm
 from . import diagnostics
-from .runs import tracker
+from .runs import follower
 from .server import BatonServer, ClientSettings, uri_path
 from .wire import log_message, path_to_uri
 
@@ -184,7 +184,7 @@ def register(server: BatonServer) -> None:
                 log.info("file watching not registered: %s", exc)
         await first_checks(ls)
         ls.session.reload_configs()
-        tracker(ls).start()  # before indexing: no checkpoint written meanwhile is missed
+        follower(ls).start()  # before indexing: no checkpoint written meanwhile is missed
         await _index(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -214,7 +214,7 @@ def register(server: BatonServer) -> None:
                 ls.session.folders.append(Path(path))
         after = set(ls.session.discover_roots())
         for root in before - after:
-            tracker(ls).unwatch(root)
+            follower(ls).unwatch(root)
             ls.session.indexes.pop(norm(root), None)
             prefix = str(root) + os.sep
             for path in [p for p in ls.session.results if p.startswith(prefix)]:
@@ -223,7 +223,7 @@ def register(server: BatonServer) -> None:
                     diagnostics.send(ls, path_to_uri(path), None, [])
         if after - before:
             ls.session.reload_configs()
-            tracker(ls).start()
+            follower(ls).start()
             await _index(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -237,7 +237,7 @@ def register(server: BatonServer) -> None:
             if path is None:
                 continue
             if _engine_history(path) and ls.session.open_document(change.uri) is None:
-                continue  # the run tracker follows workflow directories itself
+                continue  # the run follower follows workflow directories itself
             name = os.path.basename(path)
             if name in ("pyproject.toml", "baton.toml") or (
                     name == "plugin.json"
@@ -264,6 +264,6 @@ def register(server: BatonServer) -> None:
     def shutdown(ls: BatonServer, params: Any) -> None:
         ls.stopping = True
         ls.session.save_results()  # what was checked since indexing, for the next start
-        tracker(ls).stop()
+        follower(ls).stop()
         ls.checks.stop()
         ls.executor.shutdown(wait=False, cancel_futures=True)

@@ -1,24 +1,31 @@
-"""Following every workflow of the open workspaces — including ones started by another
-server, the CLI, or before a restart — through their checkpoint directories.
+"""The one run follower: one state per workflow of the open workspaces, from which every
+surface the editor shows is derived — the `baton/workflowChanged` notification (the
+Workflows view and the status bar read its `run` and `workflow.list`'s rows), the plan's code
+lenses, `$/progress` and the plan graph — so they always name the same state.
 
-One `DirWatcher` per workspace (inotify: the server sleeps until the engine renames a new
-checkpoint into place; a 0.15 s `stat` poll where inotify is missing) feeds `refresh`, which
-re-reads the workflow's view off the loop and, when its checkpoint sequence, lock or error
-records changed: re-checks the files whose run findings depend on it (the plan, agent
-files), asks the client to refresh code lenses, notifies `baton/workflowChanged`, and keeps a
-work-done progress for runs this server did not launch (re-attached after a restart). A
-2 s lock probe runs only while some followed workflow is live, to notice an engine that died
-without writing its final checkpoint.
+Each state is a `RunView` built from the workflow's checkpoints (one `DirWatcher` per
+workspace: inotify, the server sleeps until the engine renames a new checkpoint into place; a
+0.15 s `stat` poll where inotify is missing) and, for a run this server launched
+(`workflows.Runs`), updated by the engine's typed events (`model/events.py`) as they arrive:
+the events are newer than any checkpoint, so they overlay the view until the run ends and its
+final checkpoint is read. A state that changed re-checks the files whose run findings depend
+on it (the plan, agent files), refreshes code lenses, notifies the client and reports
+progress (re-attached after a restart). A 2 s lock probe runs only while some followed
+workflow is live, to notice an engine that died without writing its final checkpoint.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import uuid
+from collections.abc import Callable, Coroutine, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -27,6 +34,11 @@ from .convert import path_to_uri
 from .engine_cli import cancel_process
 from .server import BatonServer
 
+if TYPE_CHECKING:
+    from ..model.events import Event
+    from ..model.plan import Plan
+    from ..runs.follow import DirWatcher, RunView
+
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.15  # only without inotify: a few stats per workflow, ~0.3 % CPU
@@ -34,31 +46,165 @@ LIVENESS_SECONDS = 2.0
 COALESCE_SECONDS = 0.005
 ADOPT_SECONDS = 0.5
 CHANGED = "baton/workflowChanged"
-"""Notification sent when a followed workflow moves (the extension refreshes its views)."""
+"""Notification sent when a followed workflow moves: `{workflow_id, workspace, event, run}`,
+`run` being the state every surface shows (`RunState.snapshot`)."""
 
 VERBS = {"initialize": "initializing", "research": "researching", "plan": "planning",
          "implement": "implementing", "test": "testing", "debug": "debugging",
          "document": "documenting", "complete": "completing"}
+NOTIFIED = ("transition", "wave", "step", "finished", "waiting", "reconciled")
+"""Engine event kinds forwarded to the client (the rest only change the state)."""
 
 
-def describe(view: Any) -> str:
-    """`implementing · wave 2/5 · 3/8 phases` for progress messages and lenses."""
-    parts = [VERBS.get(view.state or "", view.state or "starting")]
-    if view.waves and view.state == "implement" and view.current_wave:
-        parts.append(f"wave {view.current_wave}/{len(view.waves)}")
+def describe(view: RunView) -> str:
+    """The one text of a run's state: `implementing · wave 2/3 · 1/4 phases` while it runs,
+    `complete · 4/4 phases` or `failed in implement · 1/4 phases` once it stopped."""
+    if view.running or view.status == "in_progress":
+        parts = [VERBS.get(view.state or "", view.state or "starting")]
+        if view.waves and view.state == "implement" and view.current_wave:
+            parts.append(f"wave {view.current_wave}/{len(view.waves)}")
+    else:
+        where = "" if view.status == "complete" or not view.state else f" in {view.state}"
+        parts = [f"{view.status}{where}"]
     if view.waves:
         parts.append(f"{view.done_phases()}/{view.total_phases()} phases")
     return " · ".join(parts)
 
 
-class Tracker:
+def phase_statuses(view: RunView | None, plan: Plan) -> dict[str, str]:
+    """Phase id → `done | running | failed | pending` for the plan graph: what the run did
+    to the phase, else the plan's own marker (`[COMPLETE]` is done without any run)."""
+    from ..model.plan import is_complete
+
+    out: dict[str, str] = {}
+    for phase in plan.phases:
+        step = view.phase_step(phase.id) if view is not None else None
+        if step is not None and step.status == "running" and not (view and view.running):
+            status = "failed"  # the run stopped while the phase was at work
+        elif step is not None and step.status in ("done", "running", "failed"):
+            status = step.status
+        else:
+            status = "done" if is_complete(phase) else "pending"
+        out.setdefault(phase.id, status)
+    return out
+
+
+@dataclass
+class Overlay:
+    """What the engine's event stream said that the last checkpoint read may not show yet."""
+
+    state: str | None = None
+    wave: int | None = None
+    steps: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    """Step id → (state, status, attempt) of its latest step event."""
+    status: str | None = None
+    note: str | None = None
+    """The latest thing worth saying besides the state: waiting, reconciled, a failure."""
+
+
+@dataclass
+class RunState:
+    """One workflow as every surface shows it: the checkpoint's view with the live events
+    of a launched run laid over it (`view`), and the text all of them print (`text`)."""
+
+    root: Path
+    workflow_id: str
+    base: RunView | None = None
+    live: Overlay | None = None
+    launched: bool = False
+    description: str | None = None
+    token: str | None = None
+
+    @property
+    def view(self) -> RunView:
+        from ..runs.follow import RunView, StepView
+
+        base = self.base or RunView(self.root, self.workflow_id, "in_progress", True,
+                                    description=self.description)
+        live = self.live
+        if live is None:
+            return base
+        steps = dict(base.steps)
+        for sid, (state, status, attempt) in live.steps.items():
+            old = steps.get(sid)
+            steps[sid] = dataclasses.replace(old, status=status, attempts=max(
+                old.attempts, attempt)) if old is not None else StepView(
+                id=sid, state=state, role="", status=status, attempts=attempt, artifact=None,
+                message=None, failure=None, duration_ms=None, signals=())
+        running = live.status is None
+        return dataclasses.replace(
+            base, steps=steps, state=live.state or base.state,
+            current_wave=live.wave if live.wave is not None else base.current_wave,
+            running=running, status="in_progress" if running else live.status or base.status)
+
+    @property
+    def text(self) -> str:
+        note = self.live.note if self.live is not None else None
+        return describe(self.view) + (f" · {note}" if note else "")
+
+    def snapshot(self) -> dict[str, object]:
+        """The state as the client reads it (notification, list rows, graph)."""
+        view = self.view
+        return {"workflow_id": self.workflow_id, "workspace": str(self.root),
+                "state": view.state, "status": view.status, "running": view.running,
+                "wave": view.current_wave, "waves": len(view.waves), "text": self.text,
+                "plan": view.plan,
+                "steps": {sid: s.status for sid, s in view.steps.items()}}
+
+    def apply(self, event: Event) -> None:
+        """Lay one engine event over the view."""
+        from ..model import events as ev
+
+        live = self.live = self.live or Overlay()
+        match event:
+            case ev.TransitionEvent():
+                live.state, live.wave, live.note = event.target, None, None
+            case ev.WaveEvent():
+                live.wave, live.note = event.wave, None
+            case ev.StepEvent():
+                live.state = event.state or live.state
+                live.steps[event.step] = (event.state, event.status, event.attempt or 1)
+                live.note = f"{event.step} failed: {event.message}" \
+                    if event.status == "failed" else None
+            case ev.WaitingEvent():  # another run of the repository is merging: say whom for
+                who = event.holder
+                live.note = (f"waiting for workflow {who}" if who else "waiting for another run") \
+                    + (f" ({event.holder_what})" if event.holder_what else "")
+            case ev.ReconciledEvent():
+                live.note = f"reconciled: {event.what}"
+            case ev.FinishedEvent():
+                live.status = event.status
+                live.state = event.state or live.state
+                live.note = "needs attention" if event.outcome else None
+                if event.status != "complete" and event.message:
+                    live.note = event.message
+
+
+def row_overlay(row: dict[str, object], state: RunState | None) -> dict[str, object]:
+    """A `workflow.list`/`workflow.status` row with the follower's state laid over it: the
+    Workflows view and the status bar read the same state as the lenses and the progress."""
+    if state is None:
+        return row
+    view = state.view
+    steps = row.get("steps")
+    merged = {**steps} if isinstance(steps, dict) else {}
+    for sid, step in view.steps.items():
+        old = merged.get(sid)
+        merged[sid] = {**old, "status": step.status} if isinstance(old, dict) else \
+            {"state": step.state, "status": step.status}
+    return {**row, "state": view.state, "status": view.status, "running": view.running,
+            "steps": merged, "text": state.text, "current_wave": view.current_wave}
+
+
+class Follower:
     def __init__(self, ls: BatonServer) -> None:
         self.ls = ls
-        self.watchers: dict[Path, Any] = {}
-        self.seen: dict[tuple[Path, str], Any] = {}
-        self.progress: dict[str, str] = {}
+        self.watchers: dict[Path, DirWatcher] = {}
+        self.states: dict[tuple[Path, str], RunState] = {}
         self.scheduled: dict[tuple[Path, str | None], asyncio.TimerHandle] = {}
-        self.tasks: set[asyncio.Task[Any]] = set()
+        self.tasks: set[asyncio.Future[object]] = set()
+        self.cancellers: dict[tuple[Path, str], Callable[[], None]] = {}
+        self.beginning: set[tuple[Path, str]] = set()
         self._poller: asyncio.TimerHandle | None = None
         self._liveness: asyncio.TimerHandle | None = None
         self._lens_pending = False
@@ -95,8 +241,8 @@ class Tracker:
             with contextlib.suppress(Exception):
                 self.ls.event_loop.remove_reader(fd)
         watcher.close()
-        for key in [k for k in self.seen if k[0] == root]:
-            del self.seen[key]
+        for key in [k for k in self.states if k[0] == root]:
+            del self.states[key]
 
     def native(self, root: Path) -> bool:
         watcher = self.watchers.get(root)
@@ -115,10 +261,31 @@ class Tracker:
             if handle is not None:
                 handle.cancel()
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
+    def _spawn(self, coro: Coroutine[object, object, object]) -> None:
+        task: asyncio.Future[object] = asyncio.ensure_future(coro)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
+
+    # -- the states -----------------------------------------------------------------------
+
+    def state(self, root: Path, wid: str) -> RunState | None:
+        return self.states.get((root, wid))
+
+    def for_plan(self, plan: str) -> RunState | None:
+        """The state the lenses and the graph show for `plan`: its latest workflow, with
+        what a launched run's events said laid over it."""
+        runs = self.ls.session.index_for(plan).runs
+        found = runs.for_plan(plan)
+        if found is None:
+            return None
+        state = self.states.get((runs.root, found.workflow_id))
+        if state is not None and state.base is not None:
+            return state
+        return RunState(runs.root, found.workflow_id, base=found)  # not followed (yet)
+
+    def row(self, root: Path, row: dict[str, object]) -> dict[str, object]:
+        wid = row.get("workflow_id")
+        return row_overlay(row, self.states.get((root, wid)) if isinstance(wid, str) else None)
 
     # -- change detection -----------------------------------------------------------------
 
@@ -140,8 +307,9 @@ class Tracker:
             if kind == "checkpoint" and wid:
                 self.poke(root, wid)
             elif kind == "errors":
-                for (r, w), view in list(self.seen.items()):
-                    if r == root and (view.running or view.resumable):
+                for (r, w), st in list(self.states.items()):
+                    if r == root and st.base is not None and (st.base.running
+                                                               or st.base.resumable):
                         self.poke(root, w)
             elif kind == "workflows":
                 self.poke(root, None)
@@ -162,7 +330,8 @@ class Tracker:
     async def scan(self, root: Path) -> None:
         runs = self.ls.session.index_for_root(root).runs
         for wid in await asyncio.to_thread(runs.workflow_ids):
-            if (root, wid) not in self.seen:
+            st = self.states.get((root, wid))
+            if st is None or st.base is None:
                 await self.refresh(root, wid)
 
     async def refresh(self, root: Path, wid: str) -> None:
@@ -173,27 +342,91 @@ class Tracker:
             log.exception("reading workflow %s failed", wid)
             return
         self.refreshes += 1
-        old = self.seen.get((root, wid))
-        self.seen[(root, wid)] = view
-        if old is not None and _same(old, view):
+        st = self.states.setdefault((root, wid), RunState(root, wid))
+        old, before = st.base, (st.text, st.view.running, st.view.status)
+        st.base = view
+        if old is not None and _same(old, view) and before == (
+                st.text, st.view.running, st.view.status):
             return
-        await self._changed(root, old, view)
+        await self._changed(st, old, {
+            "event": "checkpoint", "status": st.view.status, "state": st.view.state,
+            "running": st.view.running, "checkpoint": view.checkpoint_path})
+
+    # -- a launched run's events ----------------------------------------------------------
+
+    def launched(self, root: Path, wid: str, description: str, token: str | None,
+                 cancel: Callable[[], None]) -> RunState:
+        """A run this server started named itself: its events overlay the state from now."""
+        st = self.states.setdefault((root, wid), RunState(root, wid))
+        st.launched, st.description, st.live = True, description, Overlay()
+        self.cancellers[(root, wid)] = cancel
+        if token is not None:
+            if st.token is not None and st.token != token:  # followed before it named itself
+                self._end_progress(st.token, st.text)
+            st.token = token
+        return st
+
+    def on_event(self, root: Path, wid: str, event: Event) -> None:
+        from ..model import events as ev
+
+        st = self.states.get((root, wid))
+        if st is None:
+            return
+        st.apply(event)
+        if isinstance(event, ev.CheckpointEvent | ev.TransitionEvent | ev.FinishedEvent):
+            self.poke(root, wid)  # the checkpoint it names: read it now, not on inotify's time
+        if event.event in NOTIFIED:
+            from ..model.events import to_json
+
+            self._report(st)
+            self._notify(st, to_json(event))
+
+    async def finished(self, root: Path, wid: str, ending: str | None) -> None:
+        """A launched run's engine exited (`ending`: how, when it printed no `finished`):
+        the final checkpoint is the state again, and its progress ends."""
+        st = self.states.get((root, wid))
+        if st is None:
+            return
+        if st.live is not None and st.live.status is None:
+            st.live.status = ending or "interrupted"
+        self.cancellers.pop((root, wid), None)
+        text = st.text
+        live, st.live = st.live, None
+        await self.refresh(root, wid)
+        if st.base is None or st.base.running:
+            st.live = live  # no final checkpoint (it never got that far): the events stand
+        if st.token is not None:
+            token, st.token = st.token, None
+            self._end_progress(token, st.text)
+        elif st.launched:
+            ok = (live is None or live.status == "complete")
+            self.ls.window_show_message(types.ShowMessageParams(  # no progress UI
+                type=types.MessageType.Info if ok else types.MessageType.Warning,
+                message=f"Baton: workflow {wid} {text}"))
+        st.launched = False
 
     # -- reactions ------------------------------------------------------------------------
 
-    async def _changed(self, root: Path, old: Any, view: Any) -> None:
-        self._progress(view)
+    async def _changed(self, st: RunState, old: RunView | None,
+                       event: Mapping[str, object]) -> None:
+        self._progress(st)
         self._refresh_lenses()
-        launched = getattr(self.ls, "workflow_runs", None)
-        if launched is None or view.workflow_id not in launched.live:
-            self.ls.protocol.notify(CHANGED, {
-                "workflow_id": view.workflow_id, "workspace": str(root),
-                "event": {"event": "checkpoint", "status": view.status, "state": view.state,
-                          "running": view.running, "checkpoint": view.checkpoint_path}})
-        await self._recheck(root, old, view)
+        self.ls.protocol.notify(CHANGED, {
+            "workflow_id": st.workflow_id, "workspace": str(st.root), "event": dict(event),
+            "run": st.snapshot()})
+        if st.base is not None:
+            await self._recheck(st.root, old, st.base)
         self._arm_liveness()
 
-    async def _recheck(self, root: Path, old: Any, view: Any) -> None:
+    def _notify(self, st: RunState, event_json: str) -> None:
+        import json
+
+        self._refresh_lenses()
+        self.ls.protocol.notify(CHANGED, {
+            "workflow_id": st.workflow_id, "workspace": str(st.root),
+            "event": json.loads(event_json), "run": st.snapshot()})
+
+    async def _recheck(self, root: Path, old: RunView | None, view: RunView) -> None:
         """Re-check and publish the files whose run findings `view` may have changed: its
         plan and whatever recorded the workflow's directory; agent files (they depend on
         every workflow) only when the run started, stopped or its failed agent steps
@@ -228,97 +461,127 @@ class Tracker:
     def _arm_liveness(self) -> None:
         if self._liveness is not None:
             return
-        if not any(v.running for v in self.seen.values()):
+        if not any(st.base is not None and st.base.running for st in self.states.values()):
             return
 
         def check() -> None:
             self._liveness = None
-            for (root, wid), view in list(self.seen.items()):
-                if view.running:
+            for (root, wid), st in list(self.states.items()):
+                if st.base is not None and st.base.running:
                     self.poke(root, wid)  # re-read: the view probes the lock when unchanged
             self._arm_liveness()
 
         self._liveness = asyncio.get_running_loop().call_later(LIVENESS_SECONDS, check)
 
-    # -- progress for workflows this server did not launch --------------------------------
+    # -- progress -------------------------------------------------------------------------
 
-    def _progress(self, view: Any) -> None:
-        launched = getattr(self.ls, "workflow_runs", None)
-        if launched is not None and view.workflow_id in launched.live:
-            return  # its launcher reports richer progress from the event stream
-        token = self.progress.get(view.workflow_id)
-        if view.running and token is None:
+    def _report(self, st: RunState) -> None:
+        if st.token is not None and st.view.running:
+            self.ls.work_done_progress.report(st.token, types.WorkDoneProgressReport(
+                message=st.text, percentage=_percent(st.view), cancellable=True))
+
+    def _progress(self, st: RunState) -> None:
+        running = st.view.running
+        if st.launched:
+            self._report(st)  # its launcher began the progress and ends it (`finished`)
+        elif running and st.token is None:
             # a run this server just launched names itself on its event stream, possibly
-            # after its first checkpoint: give it a moment before showing a second progress
+            # after its first checkpoint: give it a moment before beginning a progress
             asyncio.get_running_loop().call_later(
-                ADOPT_SECONDS, lambda: self._spawn(self._begin(view)))
-        elif token is not None and view.running:
-            self.ls.work_done_progress.report(token, types.WorkDoneProgressReport(
-                message=describe(view), percentage=_percent(view), cancellable=True))
-        elif token is not None:
-            del self.progress[view.workflow_id]
-            self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
-                message=f"{view.status} in {view.state}"))
-            self.ls.work_done_progress.tokens.pop(token, None)
+                ADOPT_SECONDS, lambda: self._spawn(self._begin(st)))
+        elif st.token is not None and running:
+            self._report(st)
+        elif st.token is not None:
+            token, st.token = st.token, None
+            self._end_progress(token, st.text)
 
-    async def _begin(self, view: Any) -> None:
+    async def begin(self, title: str, on_cancel: Callable[[], None]) -> str | None:
+        """A cancellable progress titled `title` (None: the client has no progress UI)."""
         ls = self.ls
         window = ls.client_capabilities.window
-        if not (window and window.work_done_progress) or view.workflow_id in self.progress:
-            return
-        launched = getattr(ls, "workflow_runs", None)
-        latest = self.seen.get((view.root, view.workflow_id))
-        if (launched is not None and view.workflow_id in launched.live) or \
-                latest is None or not latest.running:
-            return
-        token = f"baton-follow-{uuid.uuid4()}"
-        self.progress[view.workflow_id] = token
+        if not (window and window.work_done_progress):
+            return None
+        token = f"baton-workflow-{uuid.uuid4()}"
         try:
             await asyncio.wait_for(ls.work_done_progress.create_async(token), 5)
         except Exception:
-            self.progress.pop(view.workflow_id, None)
-            return
+            log.info("client refused a progress token; following the workflow silently")
+            return None
         ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title=f"Baton: {view.description or view.workflow_id}",
-            message=describe(view), percentage=_percent(view), cancellable=True))
+            title=title, message="starting", percentage=0, cancellable=True))
         future = ls.work_done_progress.tokens.get(token)
         if future is not None:
             loop = asyncio.get_running_loop()
-            root, wid = view.root, view.workflow_id
 
-            def on_cancel(fut: Any) -> None:
+            def cancelled(fut: Future[object]) -> None:
                 if fut.cancelled():
-                    loop.call_soon_threadsafe(self._cancel, root, wid)
+                    loop.call_soon_threadsafe(on_cancel)
 
-            future.add_done_callback(on_cancel)
-        latest = self.seen.get((view.root, view.workflow_id))
-        if latest is not None and not latest.running:
-            self._progress(latest)  # it finished while the client was creating the token
+            future.add_done_callback(cancelled)
+        return token
+
+    async def _begin(self, st: RunState) -> None:
+        key = (st.root, st.workflow_id)
+        if self._shown(st) or key in self.beginning or not st.view.running:
+            return
+        self.beginning.add(key)
+        try:
+            token = await self.begin(f"Baton: {st.view.description or st.workflow_id}",
+                                     lambda: self._cancel(*key))
+        finally:
+            self.beginning.discard(key)
+        if token is None:
+            return
+        if self._shown(st):  # launched meanwhile: its launcher's progress is the one
+            self._end_progress(token, st.text)
+            return
+        st.token = token
+        self._report(st)
+        latest = st.view
+        if not latest.running:  # it finished while the client was creating the token
+            self._progress(st)
+
+    @staticmethod
+    def _shown(st: RunState) -> bool:
+        """A progress shows `st` already (its launcher's, or the follower's)."""
+        return st.launched or st.token is not None
+
+    def _end_progress(self, token: str, message: str) -> None:
+        self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+        self.ls.work_done_progress.tokens.pop(token, None)
+
+    def end_unnamed(self, token: str, message: str) -> None:
+        """End the progress of a launched run that never named itself."""
+        self._end_progress(token, message)
 
     def _cancel(self, root: Path, wid: str) -> None:
-        self._spawn(cancel_process(root, wid))
+        canceller = self.cancellers.get((root, wid))
+        if canceller is not None:
+            canceller()
+        else:
+            self._spawn(cancel_process(root, wid))
 
 
-def _agent_failures(view: Any) -> frozenset[tuple[str, str, str | None]]:
+def _agent_failures(view: RunView) -> frozenset[tuple[str, str, str | None]]:
     """What BTN505 reports of `view` on agent files, to compare two views by."""
     from ..rules.run_state import agent_barrier_failures  # the core loads after initialize
 
     return frozenset((s.id, s.role, s.message) for s in agent_barrier_failures(view))
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: RunView, b: RunView) -> bool:
     return (a.sequence, a.running, a.status, len(a.errors)) == \
         (b.sequence, b.running, b.status, len(b.errors))
 
 
-def _percent(view: Any) -> int:
+def _percent(view: RunView) -> int:
     total = view.total_phases()
     return min(99, int(100 * view.done_phases() / total)) if total else 0
 
 
-def tracker(ls: BatonServer) -> Tracker:
-    found = getattr(ls, "run_tracker", None)
-    if found is None:
-        found = Tracker(ls)
-        ls.run_tracker = found  # type: ignore[attr-defined]
+def follower(ls: BatonServer) -> Follower:
+    found = getattr(ls, "run_follower", None)
+    if not isinstance(found, Follower):
+        found = Follower(ls)
+        ls.run_follower = found  # type: ignore[attr-defined]
     return found

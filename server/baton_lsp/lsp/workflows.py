@@ -2,9 +2,9 @@
 
 A workflow never runs in the server's event loop: `start` and `resume` spawn
 `baton run|resume … --events` as its own process (argv only, its own session, so a server
-crash leaves it running) and follow the JSON lines it prints: one work-done progress per
-workflow, a `workspace/codeLens/refresh` and a `baton/workflowChanged` notification on each
-transition, step and end. Cancelling the progress in the client runs `baton cancel`.
+crash leaves it running) and hand the typed events it prints to the run follower
+(`runs.Follower`), which owns the run's state and every surface showing it (progress, lenses,
+`baton/workflowChanged`). Cancelling the progress in the client runs `baton cancel`.
 Nothing is launched in an untrusted workspace.
 """
 
@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import subprocess
 import threading
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +25,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from .convert import path_to_uri
 from .engine_cli import cancel_process, engine_argv
-from .runs import CHANGED, tracker
+from .runs import follower
 from .server import BatonServer
 
 if TYPE_CHECKING:
@@ -210,6 +208,9 @@ class Child:
 
 @dataclass
 class Run:
+    """A launched engine process: what launching, cancelling and refusing need. What the run
+    is doing is the follower's (`runs.RunState`), not kept here."""
+
     root: Path
     description: str
     proc: Child
@@ -217,29 +218,25 @@ class Run:
     known: asyncio.Future[str | None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future())
     token: str | None = None
-    state: str | None = None
-    wave: str | None = None
-    latest: str | None = None
-    seen: set[str] = field(default_factory=set)
-    done: set[str] = field(default_factory=set)
-    percentage: int = 0
-    status: str | None = None
+    ended: str | None = None
+    """How the run ended (its `finished` status, or how the engine exited); None: running."""
     stderr: list[str] = field(default_factory=list)
     cancelling: bool = False
     task: asyncio.Task[None] | None = None
 
-    def message(self) -> str:
-        return " · ".join(p for p in (self.state, self.wave, self.latest) if p)
-
-    def name(self, wid: str | None) -> None:
-        if wid and self.workflow_id is None:
+    def name(self, wid: str | None) -> bool:
+        """Learn the workflow id; True the first time."""
+        first = bool(wid) and self.workflow_id is None
+        if first:
             self.workflow_id = wid
         if self.workflow_id and not self.known.done():
             self.known.set_result(self.workflow_id)
+        return first
 
 
 class Runs:
-    """The workflows this server launched and follows, by workflow id."""
+    """The workflows this server launched, by workflow id: it starts and cancels their
+    engines and hands their events to the follower (`runs.Follower`), which renders them."""
 
     def __init__(self, ls: BatonServer) -> None:
         self.ls = ls
@@ -250,8 +247,7 @@ class Runs:
                      workflow_id: str | None = None) -> dict[str, Any]:
         proc = await Child.spawn(argv, root)
         run = Run(root=root, description=description, proc=proc)
-        run.name(workflow_id)
-        task = run.task = asyncio.create_task(self.follow(run))
+        task = run.task = asyncio.create_task(self.follow(run, workflow_id))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
         try:
@@ -264,11 +260,14 @@ class Runs:
                                   f"workflow started: {tail or 'no output'}")
         return {"workflow_id": wid, "pid": proc.pid}
 
-    async def follow(self, run: Run) -> None:
+    async def follow(self, run: Run, workflow_id: str | None) -> None:
         from ..model.events import read_event  # pydantic: loaded when a run is followed
 
         stderr_task = asyncio.create_task(self._drain(run))
-        await self._begin(run)
+        # the progress begins before the first event: a client cancels it from the start
+        run.token = await follower(self.ls).begin(f"Baton: {run.description}",
+                                                  lambda: self._client_cancelled(run))
+        self._named(run, workflow_id)
         try:
             assert run.proc.stdout is not None
             async for raw in run.proc.stdout:
@@ -282,6 +281,12 @@ class Runs:
             log.exception("following workflow %s failed", run.workflow_id)
         await self._finish(run, stderr_task)
 
+    def _named(self, run: Run, wid: str | None) -> None:
+        if run.name(wid) and run.workflow_id is not None:
+            self.live[run.workflow_id] = run
+            follower(self.ls).launched(run.root, run.workflow_id, run.description, run.token,
+                                       lambda: self._client_cancelled(run))
+
     async def _finish(self, run: Run, stderr_task: asyncio.Task[None]) -> None:
         code = await run.proc.wait()
         with contextlib.suppress(Exception):
@@ -289,9 +294,12 @@ class Runs:
         run.name(None)
         if not run.known.done():
             run.known.set_result(None)
-        if run.status is None:
-            run.status = "cancelled" if run.cancelling else f"exited ({code})"
-        self._end(run)
+        if run.ended is None:
+            run.ended = "cancelled" if run.cancelling else f"exited ({code})"
+        if run.workflow_id is not None:
+            await follower(self.ls).finished(run.root, run.workflow_id, run.ended)
+        elif run.token is not None:
+            follower(self.ls).end_unnamed(run.token, run.ended)
         if run.workflow_id and self.live.get(run.workflow_id) is run:
             del self.live[run.workflow_id]
         if code not in (0, 1, 130) and run.workflow_id is None:
@@ -302,33 +310,8 @@ class Runs:
         async for raw in run.proc.stderr:
             run.stderr = [*run.stderr[-50:], raw.decode("utf-8", "replace").rstrip()]
 
-    async def _begin(self, run: Run) -> None:
-        ls = self.ls
-        window = ls.client_capabilities.window
-        if not (window and window.work_done_progress):
-            return
-        token = f"baton-workflow-{uuid.uuid4()}"
-        try:
-            await asyncio.wait_for(ls.work_done_progress.create_async(token), 5)
-        except Exception:
-            log.info("client refused a progress token; following the workflow silently")
-            return
-        run.token = token
-        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title=f"Baton: {run.description}", message=run.message() or "starting",
-            percentage=0, cancellable=True))
-        future = ls.work_done_progress.tokens.get(token)
-        if future is not None:
-            loop = asyncio.get_running_loop()
-
-            def on_cancel(fut: Any) -> None:
-                if fut.cancelled():
-                    loop.call_soon_threadsafe(self._client_cancelled, run)
-
-            future.add_done_callback(on_cancel)
-
     def _client_cancelled(self, run: Run) -> None:
-        if run.status is not None or run.cancelling:
+        if run.ended is not None or run.cancelling:
             return
         task = asyncio.create_task(self.cancel(run))
         self.tasks.add(task)
@@ -345,72 +328,11 @@ class Runs:
     def _on_event(self, run: Run, event: Event) -> None:
         from ..model import events as ev  # pydantic: loaded when a run is followed, not at start
 
-        run.name(event.workflow_id)
-        if run.workflow_id and run.workflow_id not in self.live and run.status is None:
-            self.live[run.workflow_id] = run
-        match event:
-            case ev.LogEvent():
-                return
-            case ev.TransitionEvent():
-                run.state = event.target
-                run.wave = None
-            case ev.WaveEvent():
-                run.wave = f"wave {event.wave}/{event.total}"
-            case ev.StepEvent():
-                run.state = event.state or run.state
-                run.seen.add(event.step)
-                if event.status == "done":
-                    run.done.add(event.step)
-                elif event.status == "failed":
-                    run.latest = f"{event.step} failed: {event.message}"
-            case ev.SignalEvent():
-                run.latest = f"{event.step} {event.name}: {event.value}"
-            case ev.WaitingEvent():  # another run of the repository is merging: say whom for
-                who = event.holder
-                run.latest = (f"waiting for workflow {who}" if who
-                              else "waiting for another run") \
-                    + (f" ({event.holder_what})" if event.holder_what else "")
-            case ev.ReconciledEvent():  # what a dead run left in the repository, and what was done
-                run.latest = f"reconciled: {event.what}"
-            case ev.FinishedEvent():
-                run.status = event.status + (", needs attention" if event.outcome else "")
-                run.state = event.state or run.state
-                run.latest = event.message or run.latest
-        if run.seen:
-            run.percentage = max(run.percentage, int(100 * len(run.done) / len(run.seen)))
-        if run.token and run.status is None:
-            self.ls.work_done_progress.report(run.token, types.WorkDoneProgressReport(
-                message=run.message(), percentage=min(run.percentage, 99), cancellable=True))
-        if isinstance(event, ev.CheckpointEvent | ev.FinishedEvent) and run.workflow_id:
-            tracker(self.ls).poke(run.root, run.workflow_id)
-        if isinstance(event, ev.TransitionEvent | ev.StepEvent | ev.FinishedEvent
-                      | ev.WaitingEvent | ev.ReconciledEvent):
-            self._changed(run, event)
-
-    def _changed(self, run: Run, event: Event) -> None:
-        from ..model import events as ev
-
-        self.ls.protocol.notify(CHANGED, {"workflow_id": run.workflow_id,
-                                          "workspace": str(run.root),
-                                          "event": json.loads(ev.to_json(event))})
-
-    def _end(self, run: Run) -> None:
-        if run.token is None:
-            if run.workflow_id and run.status not in (None, "complete"):
-                self.ls.window_show_message(types.ShowMessageParams(  # no progress UI
-                    type=types.MessageType.Warning,
-                    message=f"Baton: workflow {run.workflow_id} {run.status}"
-                            + (f" in {run.state}" if run.state else "")
-                            + (f": {run.latest}" if run.latest else "")))
-            elif run.workflow_id:
-                self.ls.window_show_message(types.ShowMessageParams(
-                    type=types.MessageType.Info,
-                    message=f"Baton: workflow {run.workflow_id} complete"))
-            return
-        token, run.token = run.token, None
-        self.ls.work_done_progress.end(token, types.WorkDoneProgressEnd(
-            message=f"{run.status}" + (f" in {run.state}" if run.state else "")))
-        self.ls.work_done_progress.tokens.pop(token, None)
+        self._named(run, event.workflow_id)
+        if isinstance(event, ev.FinishedEvent):
+            run.ended = event.status
+        if run.workflow_id is not None:
+            follower(self.ls).on_event(run.root, run.workflow_id, event)
 
 
 def editor_settings(ls: BatonServer) -> list[str]:
@@ -465,7 +387,6 @@ def resume_action(p: dict[str, Any]) -> str:
 
 def register(server: BatonServer) -> None:
     runs = Runs(server)
-    server.workflow_runs = runs  # type: ignore[attr-defined]
 
     @server.command(START)
     async def start(ls: BatonServer, *args: Any) -> dict[str, Any]:
@@ -489,7 +410,7 @@ def register(server: BatonServer) -> None:
         """Refuse a workflow this server is running; wait out one that has finished but
         whose engine is still exiting (it holds the lock until then)."""
         previous = runs.live.get(wid)
-        if previous is not None and previous.status is None:
+        if previous is not None and previous.ended is None:
             raise WorkflowRefused(f"{command}: workflow {wid} is running")
         if previous is not None and previous.task is not None:
             with contextlib.suppress(Exception):
@@ -622,7 +543,7 @@ def register(server: BatonServer) -> None:
         from ..runs.rerun import NotRerunnable, rerun_args
 
         live = runs.live.get(a.id)
-        if live is not None and live.status is None:
+        if live is not None and live.ended is None:
             raise WorkflowRefused(f"{RERUN}: workflow {a.id} is running; cancel it first")
         try:
             opts, description = await asyncio.to_thread(rerun_args, root, a.id)
@@ -706,7 +627,9 @@ def register(server: BatonServer) -> None:
             return [{**row, "workspace": str(root)}
                     for root in roots for row in summaries(root)]
 
-        out = await asyncio.to_thread(rows)
+        follow = follower(ls)
+
+        out = [follow.row(Path(row["workspace"]), row) for row in await asyncio.to_thread(rows)]
         for row in out:
             row["followed"] = row["workflow_id"] in runs.live
         return out
@@ -721,7 +644,7 @@ def register(server: BatonServer) -> None:
         root = _find(ls, STATUS, a.id, a.workspace)
         from ..runs.status import summary
 
-        info = await asyncio.to_thread(summary, root, a.id)
+        info = follower(ls).row(root, await asyncio.to_thread(summary, root, a.id))
         info["workspace"] = str(root)
         info["followed"] = a.id in runs.live
         return info
