@@ -82,7 +82,22 @@ def tree_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def build(target: str, out: Path, python: str, cache: Path) -> list[str]:
+COMPILED = (".so", ".pyd")
+
+
+def compiled(path: Path) -> bool:
+    """A package or module with a compiled extension, or the dist-info of one (its RECORD
+    names the extension): it belongs under `cpXY` even when only one version is built."""
+    if path.is_file():
+        return path.suffix in COMPILED
+    if path.name.endswith(".dist-info") and (path / "RECORD").is_file():
+        return any(line.split(",")[0].endswith(COMPILED)
+                   for line in (path / "RECORD").read_text(encoding="utf-8").splitlines())
+    return any(p.suffix in COMPILED for p in path.rglob("*"))
+
+
+def build(target: str, out: Path, python: str, cache: Path,
+          pythons: tuple[str, ...] = PYTHONS) -> list[str]:
     """Fills `out` (replaced) for `target`; returns the CPython versions it carries."""
     platforms = [arg for tag in TARGETS[target] for arg in ("--platform", tag)]
     with tempfile.TemporaryDirectory(prefix="baton-bundle-") as tmp_name:
@@ -93,7 +108,7 @@ def build(target: str, out: Path, python: str, cache: Path) -> list[str]:
             "--wheel-dir", str(tmp / "baton"), str(REPO))
         own = sorted((tmp / "baton").glob("baton_lsp-*.whl"))
         installed: dict[str, Path] = {}
-        for version in PYTHONS:
+        for version in pythons:
             abi = "cp" + version.replace(".", "")
             wheels = cache / target / abi
             wheels.mkdir(parents=True, exist_ok=True)
@@ -129,8 +144,8 @@ def build(target: str, out: Path, python: str, cache: Path) -> list[str]:
         names = sorted({p.name for d in installed.values() for p in d.iterdir()})
         for name in names:
             copies = [d / name for d in installed.values()]
-            same = all(c.exists() for c in copies) and len(
-                {tree_digest(c) for c in copies}) == 1
+            same = (all(c.exists() for c in copies) and not any(map(compiled, copies))
+                    and len({tree_digest(c) for c in copies}) == 1)
             for abi, d in installed.items():
                 src = d / name
                 if not src.exists():
@@ -167,10 +182,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="a Python with pip and setuptools (builds the wheel, runs pip)")
     parser.add_argument("--cache", type=Path, default=CLIENT / "build" / "wheels",
                         help="downloaded wheels, reused across builds (pip re-checks hashes)")
+    parser.add_argument("--pythons", nargs="+", choices=PYTHONS, default=list(PYTHONS),
+                        metavar="3.X", help="CPython versions (default: %(default)s)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="bundle_libs: %(message)s")
     target = args.target or host_target()
-    versions = build(target, args.out.resolve(), args.python, args.cache.resolve())
+    versions = build(target, args.out.resolve(), args.python, args.cache.resolve(),
+                     tuple(args.pythons))
     log.info("%s: %s for CPython %s", target, args.out, ", ".join(versions))
     return 0
 
