@@ -130,3 +130,20 @@ async def test_a_workflow_started_from_the_bundled_server_runs_on_the_bundle(
 
     end = await asyncio.wait_for(finished(), TIMEOUT)
     assert end["status"] == "complete", end
+
+
+def test_bootstrap_refuses_a_python_the_bundle_has_no_libraries_for(tmp_path: Path) -> None:
+    """A clear message and exit 3 (the extension shows it), never an ImportError."""
+    (tmp_path / "tool").mkdir()
+    boot = shutil.copy(BOOTSTRAP, tmp_path / "tool" / BOOTSTRAP.name)
+    for lib in ("common", "cp310", "cp399"):  # 3.10 is below what Baton supports
+        (tmp_path / "libs" / lib).mkdir(parents=True)
+    r = subprocess.run([sys.executable, "-I", str(boot), "-m", "baton_lsp", "--version"],
+                       capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 3, r.stderr
+    assert r.stderr == (f"Baton: the bundled server needs CPython 3.99; {sys.executable} "
+                        f"is cpython {VERSION}. Select another interpreter, or install baton-lsp "
+                        "into this one and set baton.interpreter.\n")
+    r = subprocess.run([sys.executable, "-I", str(boot), "lsp"], capture_output=True,
+                       text=True, timeout=60, check=False)
+    assert r.returncode == 3  # refused before the arguments are looked at

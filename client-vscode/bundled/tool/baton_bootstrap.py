@@ -28,7 +28,7 @@ def available() -> "list[str]":
         return []
     found = []
     for name in names:
-        if name.startswith("cp3") and name[3:].isdigit():
+        if name.startswith("cp3") and name[3:].isdigit() and int(name[3:]) >= 11:
             found.append((3, int(name[3:])))
     return ["%d.%d" % v for v in sorted(found)]
 
