@@ -58,19 +58,38 @@ export function bundledCommand(python: string, bundle: string, source: ServerSou
  * bundled server with the Python extension's environment, else `python3`/`python` on PATH.
  * Undefined when no Python is found. */
 export function discoverServer(input: DiscoveryInput): ServerCommand | undefined {
+  return discoverServers(input)[0];
+}
+
+/** Every candidate in that order: one for an explicit setting; else the Python extension's
+ * environment, `python3` and `python` on PATH (each once), so that when one cannot run the
+ * bundled server (too old, gone) the next is tried (see `tryNext`). */
+export function discoverServers(input: DiscoveryInput): ServerCommand[] {
   if (nonEmpty(input.serverPath)) {
-    return { command: expandPath(input.serverPath, input), args: ["lsp"], source: "baton.server.path" };
+    return [{ command: expandPath(input.serverPath, input), args: ["lsp"], source: "baton.server.path" }];
+  }
+  if (nonEmpty(input.interpreter)) {
+    const p = expandPath(input.interpreter, input);
+    return [{ command: p, args: ["-m", "baton_lsp", "lsp"], source: "baton.interpreter", python: p }];
   }
   const python = (p: string, source: ServerSource): ServerCommand => input.bundle
     ? bundledCommand(p, input.bundle, source)
     : { command: p, args: ["-m", "baton_lsp", "lsp"], source, python: p };
-  if (nonEmpty(input.interpreter)) {
-    const p = expandPath(input.interpreter, input);
-    return { command: p, args: ["-m", "baton_lsp", "lsp"], source: "baton.interpreter", python: p };
-  }
-  if (nonEmpty(input.pythonExtension)) return python(input.pythonExtension, "Python extension");
-  const onPath = input.which("python3") ?? input.which("python");
-  return onPath ? python(onPath, "PATH") : undefined;
+  const found: ServerCommand[] = [];
+  const add = (p: string | null | undefined, source: ServerSource): void => {
+    if (nonEmpty(p) && !found.some((c) => c.command === p)) found.push(python(p, source));
+  };
+  add(input.pythonExtension, "Python extension");
+  add(input.which("python3"), "PATH");
+  add(input.which("python"), "PATH");
+  return found;
+}
+
+/** Whether a failed automatic candidate gives way to the next one: a Python that is gone or
+ * that the bundle cannot serve. An explicit setting never does (its failure is reported). */
+export function tryNext(cmd: ServerCommand, diagnosis: Diagnosis): boolean {
+  return Boolean(cmd.bundled) && cmd.source !== "baton.interpreter" && !diagnosis.ok
+    && (diagnosis.reason === "missing" || diagnosis.reason === "unsupported");
 }
 
 /** `baton.interpreter` without baton_lsp: the bundled server with that interpreter, instead of

@@ -11,8 +11,8 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import {
-  Diagnosis, ProbeResult, ServerCommand, diagnose, discoverServer, fallbackToBundle, findOnPath, probeArgs,
-  withLogLevel,
+  Diagnosis, ProbeResult, ServerCommand, diagnose, discoverServers, fallbackToBundle, findOnPath, probeArgs,
+  tryNext, withLogLevel,
 } from "./interpreter";
 import { initializationOptions, needsRestart, serverSettings } from "./settings";
 import { lensTitle } from "./status";
@@ -166,12 +166,12 @@ export class BatonServer implements vscode.Disposable {
     return existsSync(bootstrap) && existsSync(join(this.context.extensionPath, "bundled", "libs", "common")) ? bootstrap : undefined;
   }
 
-  async discover(): Promise<ServerCommand | undefined> {
+  async discover(): Promise<ServerCommand[]> {
     const cfg = vscode.workspace.getConfiguration("baton");
     const serverPath = cfg.get<string | null>("server.path");
     const interpreter = cfg.get<string | null>("interpreter");
     const needExtension = !serverPath && !interpreter;
-    return discoverServer({
+    return discoverServers({
       serverPath, interpreter,
       pythonExtension: needExtension ? await this.pythonExtensionInterpreter() : undefined,
       workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
@@ -209,7 +209,8 @@ export class BatonServer implements vscode.Disposable {
   private async doStart(): Promise<void> {
     if (this.client) return;
     this.setState("starting");
-    let cmd = await this.discover();
+    const candidates = await this.discover();
+    let cmd = candidates[0];
     this.command = cmd;
     if (!cmd) {
       const message = this.bundle()
@@ -219,21 +220,34 @@ export class BatonServer implements vscode.Disposable {
       void this.offerFix(message);
       return;
     }
-    this.output.info(`Server: ${cmd.command} ${withLogLevel(cmd, vscode.workspace.getConfiguration("baton").get<string>("logLevel")).join(" ")} (from ${cmd.source})`);
-    let probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, 30_000);
-    let diagnosis: Diagnosis = diagnose(cmd, probe, this.clientVersion);
-    const fallback = fallbackToBundle(cmd, diagnosis, this.bundle());
-    if (fallback) {
-      this.output.info(`baton-lsp is not installed for ${cmd.command}: using the bundled server with it.`);
-      cmd = fallback;
-      this.command = cmd;
-      probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, 60_000);
+    let probe: ProbeResult | undefined;
+    let diagnosis: Diagnosis | undefined;
+    let firstFailure: Diagnosis | undefined;
+    for (const candidate of candidates) {
+      cmd = candidate;
+      this.output.info(`Server: ${cmd.command} ${withLogLevel(cmd, vscode.workspace.getConfiguration("baton").get<string>("logLevel")).join(" ")} (from ${cmd.source})`);
+      // The bundled server's first start compiles its bytecode: a longer limit.
+      probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, cmd.bundled ? 60_000 : 30_000);
       diagnosis = diagnose(cmd, probe, this.clientVersion);
+      const fallback = fallbackToBundle(cmd, diagnosis, this.bundle());
+      if (fallback) {
+        this.output.info(`baton-lsp is not installed for ${cmd.command}: using the bundled server with it.`);
+        cmd = fallback;
+        probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, 60_000);
+        diagnosis = diagnose(cmd, probe, this.clientVersion);
+      }
+      if (diagnosis.ok || !tryNext(cmd, diagnosis)) break;
+      this.output.warn(`${diagnosis.message} Trying the next Python.`);
+      firstFailure ??= diagnosis;
     }
-    if (!diagnosis.ok) {
-      if (probe.stderr.trim()) this.output.warn(probe.stderr.trim());
-      this.setState("failed", diagnosis.message);
-      void this.offerFix(diagnosis.message);
+    this.command = cmd;
+    if (!diagnosis?.ok) {
+      // Every Python skipped: the first (the preferred one) says why; else the one that broke.
+      const failure = diagnosis && cmd && !tryNext(cmd, diagnosis) ? diagnosis : firstFailure ?? diagnosis;
+      const message = failure && !failure.ok ? failure.message : "Baton: the server could not start.";
+      if (probe?.stderr.trim()) this.output.warn(probe.stderr.trim());
+      this.setState("failed", message);
+      void this.offerFix(message);
       return;
     }
     this.version = diagnosis.version;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
-  EXIT_UNSUPPORTED_PYTHON, bundledCommand, withLogLevel, diagnose, discoverServer, expandPath, fallbackToBundle, findOnPath,
-  parseVersion, probeArgs, versionCompatible,
+  EXIT_UNSUPPORTED_PYTHON, bundledCommand, withLogLevel, diagnose, discoverServer, discoverServers, expandPath, fallbackToBundle,
+  findOnPath, parseVersion, probeArgs, tryNext, versionCompatible,
 } from "../src/interpreter";
 
 const which = (found: Record<string, string>) => (name: string) => found[name];
@@ -47,6 +47,22 @@ describe("the bundled server", () => {
     expect(discoverServer({ interpreter: "/venv/bin/python", bundle, which: which({}) }))
       .toEqual({ command: "/venv/bin/python", args: ["-m", "baton_lsp", "lsp"], source: "baton.interpreter", python: "/venv/bin/python" });
     expect(discoverServer({ serverPath: "/opt/baton", bundle, which: which({}) })?.args).toEqual(["lsp"]);
+  });
+
+  it("lists every Python it found, once each, and tries the next when one cannot serve it", () => {
+    const all = discoverServers({ pythonExtension: "/usr/bin/python3", bundle,
+      which: which({ python3: "/usr/bin/python3", python: "/usr/local/bin/python" }) });
+    expect(all).toEqual([bundled("/usr/bin/python3", "Python extension"), bundled("/usr/local/bin/python", "PATH")]);
+    const tooOld = diagnose(all[0], { exitCode: EXIT_UNSUPPORTED_PYTHON, stdout: "", stderr: "Baton: needs CPython 3.11\n" }, "0.1.0");
+    expect(tryNext(all[0], tooOld)).toBe(true);
+    expect(tryNext(all[0], diagnose(all[0], { error: "ENOENT", exitCode: null, stdout: "", stderr: "" }, "0.1.0"))).toBe(true);
+    expect(tryNext(all[0], diagnose(all[0], { exitCode: 1, stdout: "", stderr: "SyntaxError: x\n" }, "0.1.0"))).toBe(false);
+    expect(tryNext(all[0], { ok: true, version: "0.1.0" })).toBe(false);
+    // An explicit interpreter is the user's choice: its failure is reported, not skipped.
+    expect(discoverServers({ interpreter: "/venv/bin/python", bundle, which: which({ python3: "/usr/bin/python3" }) })).toHaveLength(1);
+    const explicit = bundledCommand("/old/python", bundle, "baton.interpreter");
+    expect(tryNext(explicit, diagnose(explicit, { exitCode: EXIT_UNSUPPORTED_PYTHON, stdout: "", stderr: "x" }, "0.1.0"))).toBe(false);
+    expect(discoverServers({ bundle, which: which({}) })).toEqual([]);
   });
 
   it("takes over from baton.interpreter when baton_lsp is not installed there, and only then", () => {
