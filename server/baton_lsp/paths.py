@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -147,6 +147,16 @@ def python_module_argv(module: str, *flags: str) -> list[str]:
     if _bundle is None:
         return [sys.executable, *flags, "-m", module]
     return [sys.executable, *flags, _bundle[0], "-m", module]
+
+
+def python_command(argv: Sequence[str]) -> list[str]:
+    """A configured command with `{python}`, the Python running Baton, filled in; `{python} -m
+    baton_lsp…` (the example's scripted test suite) also goes through the bundle's bootstrap,
+    since that Python has nothing installed when Baton runs from the extension."""
+    if len(argv) >= 3 and argv[0] == "{python}" and argv[1] == "-m" and (
+            argv[2] == "baton_lsp" or argv[2].startswith("baton_lsp.")):
+        return [*python_module_argv(argv[2]), *argv[3:]]
+    return [sys.executable if a == "{python}" else a for a in argv]
 
 
 def bundled_scripts() -> list[Path]:

@@ -113,11 +113,12 @@ async def test_bundled_server_publishes_the_diagnostics_of_baton_check(
 
 async def test_a_workflow_started_from_the_bundled_server_runs_on_the_bundle(
         bundled: LanguageClient) -> None:
-    """The engine and its scripted agents are processes of their own: they start through
-    the bootstrap too (a plain `python -m baton_lsp` finds nothing to import)."""
+    """The engine, its scripted agents and the test command `{python} -m
+    baton_lsp.workflow.scripted` are processes of their own: they start through the bootstrap
+    too (a plain `python -m baton_lsp` finds nothing to import)."""
     started = await asyncio.wait_for(bundled.workspace_execute_command_async(
         types.ExecuteCommandParams(command="baton.server.workflow.start", arguments=[
-            {"description": "Add a thing", "scope": "research-only", "complexity": 4}])),
+            {"description": "Add a thing", "scope": "full-implementation", "complexity": 4}])),
         TIMEOUT)
     wid = started["workflow_id"]
 
