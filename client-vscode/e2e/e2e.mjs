@@ -1,6 +1,9 @@
 // End-to-end test in a real VS Code (code-server 4.100.3 = VS Code 1.100.3, web) driven headless
-// by playwright-core with Debian's Chromium. It installs the built .vsix, opens a COPY of the
-// example workspace and checks what a user sees: the Problems count and Validate Workspace
+// by playwright-core with Debian's Chromium. It installs the built .vsix for this machine
+// (the language server bundled in it) and first runs it as a user without baton-lsp would: a
+// bare Python on PATH (a venv without pip), `baton.interpreter` unset, diagnostics shown.
+// Then, with `baton.interpreter` set, it opens a COPY of the example workspace and checks what
+// a user sees: the Problems count and Validate Workspace
 // against `baton check`; a workflow started from the command palette (script runner) with its
 // completion notification and its states/waves in the Workflows view; Open Plan, the plan's
 // code lens opening the Mermaid graph, the language status item; Open Checkpoint and the
@@ -12,8 +15,8 @@
 // from the hard-barrier error's Quick Fix (modal, progress, completion; no Suppress offered);
 // Re-run of a finished workflow from the tree; Source Control (and git status) showing only
 // the run's topic reports after it; Fix All on the example plan leaving nothing new;
-// an interpreter without baton_lsp (restart,
-// Install/Select buttons) and back; a killed server (one
+// an interpreter that does not exist (restart,
+// Select Interpreter / Open Install Guide, no pip install) and back; a killed server (one
 // notification, Restart Server); and Restricted Mode.
 //
 // Env: CODE_SERVER (from scripts/e2e-setup.sh), BATON_PYTHON (a Python with baton_lsp),
@@ -32,7 +35,7 @@ const repo = resolve(extRoot, "..");
 const env = process.env;
 const CODE_SERVER = env.CODE_SERVER;
 const PYTHON = env.BATON_PYTHON;
-const VSIX = env.BATON_VSIX ?? join(extRoot, "baton-lsp-0.1.0.vsix");
+const VSIX = env.BATON_VSIX ?? join(extRoot, `baton-lsp-${process.platform}-${process.arch}-0.1.0.vsix`);
 const CHROMIUM = env.CHROMIUM ?? "/usr/bin/chromium";
 const ARTIFACTS = env.BATON_E2E_ARTIFACTS ?? join(extRoot, "e2e-artifacts");
 const STEP_TIMEOUT = Number(env.BATON_E2E_TIMEOUT_MS ?? 60_000);
@@ -310,7 +313,52 @@ async function openVSCode(folder, { restricted }) {
   log("workbench loaded");
 }
 
+/** 0. The bundled server: the .vsix for this machine on a machine whose only Python is a bare
+ * one on PATH (no pip, no baton_lsp), `baton.interpreter` unset. The problems appear, served
+ * by that Python running the extension's bundled/libs. */
+async function bundledServer() {
+  const bare = join(tmp, "machine-python");
+  execFileSync(PYTHON, ["-m", "venv", "--without-pip", bare]);
+  const barePython = join(bare, "bin", "python3");
+  try {
+    execFileSync(barePython, ["-I", "-c", "import baton_lsp"], { stdio: "ignore" });
+    throw new Error(`${barePython} can import baton_lsp: not a bare Python`);
+  } catch (err) {
+    if (!(err.status > 0)) throw err;
+  }
+  const folder = join(tmp, "bundled-workspace");
+  cpSync(join(repo, "examples", "workspace"), folder, { recursive: true });
+  mkdirSync(join(userData, "User"), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  writeSettings({}); // no baton.interpreter
+  log(`installing ${VSIX}`);
+  execFileSync(CODE_SERVER, ["--user-data-dir", userData, "--extensions-dir", extDir, "--install-extension", VSIX],
+    { env: csEnv, stdio: ["ignore", "pipe", "inherit"] });
+  // On the machine's PATH: code-server's own environment, and the login shell's, which VS Code
+  // resolves for the extension host (/etc/profile resets PATH; ~/.profile is read after it).
+  const machinePath = csEnv.PATH;
+  csEnv.PATH = `${join(bare, "bin")}:${machinePath}`;
+  const profile = join(home, ".profile");
+  writeFileSync(profile, `PATH="${join(bare, "bin")}:$PATH"\nexport PATH\n`);
+  try {
+    await openVSCode(folder, { restricted: false });
+    await waitForProblems(expectedProblems(folder));
+    const pid = languageServerPid();
+    const argv = pid ? readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0") : [];
+    if (!argv[0]?.startsWith(bare) || !argv.some((a) => a.endsWith(join("bundled", "tool", "baton_bootstrap.py")))) {
+      throw new Error(`the language server is not the bundled one on the bare Python: ${JSON.stringify(argv)}`);
+    }
+    log(`bundled server on a bare Python (${argv.slice(0, 3).join(" ")} …): ${await page.locator("#status\\.problems").getAttribute("aria-label")}`);
+    await shot("0-bundled-server");
+  } finally {
+    await cleanup();
+    csEnv.PATH = machinePath;
+    rmSync(profile, { force: true });
+  }
+}
+
 async function main() {
+  await bundledServer();
   cpSync(join(repo, "examples", "workspace"), ws, { recursive: true });
   rmSync(join(ws, ".claude", "baton-script.json"), { force: true });
   // A git repository: parallel phases run in their own worktrees and land as commits.
@@ -726,19 +774,20 @@ async function main() {
   await shot("6e-source-control");
   await palette("Baton: Focus on Workflows View");
 
-  // 7. An interpreter without baton_lsp: the server restarts on the setting change and says
-  // how to fix it; switching back restarts it and the problems come back.
-  const bare = join(tmp, "bare-venv");
-  execFileSync(PYTHON, ["-m", "venv", "--without-pip", bare]);
+  // 7. An interpreter that does not exist: the server restarts on the setting change and says
+  // how to fix it, offering only what can succeed (no pip install: baton-lsp is not on PyPI);
+  // switching back restarts it and the problems come back.
+  const missing = join(tmp, "no-such-venv", "bin", "python");
   await palette("Notifications: Clear All Notifications");
   mkdirSync(join(ws, ".vscode"), { recursive: true });
   // Workspace settings, as a project would check in: they override the user's interpreter.
-  writeFileSync(join(ws, ".vscode", "settings.json"), JSON.stringify({ "baton.interpreter": join(bare, "bin", "python") }));
-  const broken = await toast(/baton-lsp is not installed for the Python interpreter/);
-  for (const button of ["Install baton-lsp", "Select Interpreter"]) {
-    await page.locator(".notifications-toasts .notification-toast", { hasText: "baton-lsp is not installed" })
-      .locator(".monaco-button", { hasText: button }).waitFor({ state: "visible" });
+  writeFileSync(join(ws, ".vscode", "settings.json"), JSON.stringify({ "baton.interpreter": missing }));
+  const broken = await toast(/Python interpreter .* \(from baton.interpreter\) does not exist/);
+  const brokenToast = page.locator(".notifications-toasts .notification-toast", { hasText: "does not exist" });
+  for (const button of ["Select Interpreter", "Open Install Guide"]) {
+    await brokenToast.locator(".monaco-button", { hasText: button }).waitFor({ state: "visible" });
   }
+  if (await brokenToast.locator(".monaco-button", { hasText: "Install baton-lsp" }).count()) throw new Error("a pip install is still offered");
   log(`bad interpreter: ${broken}`);
   await shot("4-bad-interpreter");
   await waitForProblems({ error: 0, warning: 0, information: 0 }); // the old server is gone

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One command for the VS Code end-to-end test: set up code-server + chromium (cached), build
-# the .vsix, run e2e/e2e.mjs. BATON_PYTHON: a Python with baton_lsp installed (default: the
-# repo's .venv, else /tmp/venv). Extra runs: BATON_E2E_RUNS=3.
+# this machine's .vsix with the server bundled (npm run package: PyPI wheels pinned by the
+# runtime lock), run e2e/e2e.mjs. BATON_PYTHON: a Python with baton_lsp installed, for `baton
+# check` and the steps after the bundled server's (default: the repo's .venv, else /tmp/venv).
+# Extra runs: BATON_E2E_RUNS=3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(cd .. && pwd)

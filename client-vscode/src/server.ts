@@ -1,8 +1,9 @@
 // Language client lifecycle: find the interpreter, check baton_lsp, start/restart (coalesced),
 // and the language status item. The decisions are in interpreter.ts and settings.ts.
 import { execFile } from "node:child_process";
-import { accessSync, constants as fsConstants, statSync } from "node:fs";
+import { accessSync, existsSync, constants as fsConstants, statSync } from "node:fs";
 import { homedir } from "node:os";
+import { join } from "node:path";
 import * as vscode from "vscode";
 import {
   CancellationToken, CloseAction, DidChangeConfigurationNotification, DocumentDiagnosticRequest, DynamicFeature, ErrorAction,
@@ -10,14 +11,15 @@ import {
   TransportKind,
 } from "vscode-languageclient/node";
 import {
-  Diagnosis, ProbeResult, ServerCommand, diagnose, discoverServer, findOnPath, installArgs, probeArgs,
-  withLogLevel,
+  Diagnosis, ProbeResult, ServerCommand, diagnose, discoverServers, fallbackToBundle, findOnPath, probeArgs,
+  tryNext, withLogLevel,
 } from "./interpreter";
 import { initializationOptions, needsRestart, serverSettings } from "./settings";
 import { lensTitle } from "./status";
 import { WorkflowChanged, parseWorkflowChanged } from "./workflows";
 
 export type ServerState = "stopped" | "starting" | "running" | "failed";
+
 
 /** The files the server checks: markdown under `.claude/`, `.opencode/` and `specs/`,
  * checkpoints and other data files, state scripts, Claude Code's project settings, the
@@ -158,16 +160,22 @@ export class BatonServer implements vscode.Disposable {
     }
   }
 
-  async discover(): Promise<ServerCommand | undefined> {
+  /** The bundled server's bootstrap, when this .vsix carries bundled/libs (a platform build). */
+  bundle(): string | undefined {
+    const bootstrap = join(this.context.extensionPath, "bundled", "tool", "baton_bootstrap.py");
+    return existsSync(bootstrap) && existsSync(join(this.context.extensionPath, "bundled", "libs", "common")) ? bootstrap : undefined;
+  }
+
+  async discover(): Promise<ServerCommand[]> {
     const cfg = vscode.workspace.getConfiguration("baton");
     const serverPath = cfg.get<string | null>("server.path");
     const interpreter = cfg.get<string | null>("interpreter");
     const needExtension = !serverPath && !interpreter;
-    return discoverServer({
+    return discoverServers({
       serverPath, interpreter,
       pythonExtension: needExtension ? await this.pythonExtensionInterpreter() : undefined,
       workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
-      home: homedir(), env: process.env, which,
+      home: homedir(), env: process.env, which, bundle: this.bundle(),
     });
   }
 
@@ -201,21 +209,45 @@ export class BatonServer implements vscode.Disposable {
   private async doStart(): Promise<void> {
     if (this.client) return;
     this.setState("starting");
-    const cmd = await this.discover();
+    const candidates = await this.discover();
+    let cmd = candidates[0];
     this.command = cmd;
     if (!cmd) {
-      const message = "Baton: no Python found. Set `baton.interpreter` to a Python ≥ 3.11 with baton-lsp installed, or install python3.";
+      const message = this.bundle()
+        ? "Baton: no Python found. Install Python 3.11 or newer (python3 on PATH) or select an interpreter: the extension brings its own server."
+        : "Baton: no Python found. Set `baton.interpreter` to a Python ≥ 3.11 with baton-lsp installed.";
       this.setState("failed", message);
-      void this.offerFix(message, undefined);
+      void this.offerFix(message);
       return;
     }
-    this.output.info(`Server: ${cmd.command} ${withLogLevel(cmd, vscode.workspace.getConfiguration("baton").get<string>("logLevel")).join(" ")} (from ${cmd.source})`);
-    const probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, 30_000);
-    const diagnosis: Diagnosis = diagnose(cmd, probe, this.clientVersion);
-    if (!diagnosis.ok) {
-      if (probe.stderr.trim()) this.output.warn(probe.stderr.trim());
-      this.setState("failed", diagnosis.message);
-      void this.offerFix(diagnosis.message, diagnosis.canInstall ? cmd : undefined);
+    let probe: ProbeResult | undefined;
+    let diagnosis: Diagnosis | undefined;
+    let firstFailure: Diagnosis | undefined;
+    for (const candidate of candidates) {
+      cmd = candidate;
+      this.output.info(`Server: ${cmd.command} ${withLogLevel(cmd, vscode.workspace.getConfiguration("baton").get<string>("logLevel")).join(" ")} (from ${cmd.source})`);
+      // The bundled server's first start compiles its bytecode: a longer limit.
+      probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, cmd.bundled ? 60_000 : 30_000);
+      diagnosis = diagnose(cmd, probe, this.clientVersion);
+      const fallback = fallbackToBundle(cmd, diagnosis, this.bundle());
+      if (fallback) {
+        this.output.info(`baton-lsp is not installed for ${cmd.command}: using the bundled server with it.`);
+        cmd = fallback;
+        probe = await run(cmd.command, probeArgs(cmd), this.context.extensionPath, 60_000);
+        diagnosis = diagnose(cmd, probe, this.clientVersion);
+      }
+      if (diagnosis.ok || !tryNext(cmd, diagnosis)) break;
+      this.output.warn(`${diagnosis.message} Trying the next Python.`);
+      firstFailure ??= diagnosis;
+    }
+    this.command = cmd;
+    if (!diagnosis?.ok) {
+      // Every Python skipped: the first (the preferred one) says why; else the one that broke.
+      const failure = diagnosis && cmd && !tryNext(cmd, diagnosis) ? diagnosis : firstFailure ?? diagnosis;
+      const message = failure && !failure.ok ? failure.message : "Baton: the server could not start.";
+      if (probe?.stderr.trim()) this.output.warn(probe.stderr.trim());
+      this.setState("failed", message);
+      void this.offerFix(message);
       return;
     }
     this.version = diagnosis.version;
@@ -262,7 +294,7 @@ export class BatonServer implements vscode.Disposable {
         this.client = undefined;
         this.setState("failed", "Baton: the language server stopped.");
         void vscode.window.showErrorMessage("Baton: the language server stopped.", "Restart Server", "Show Output")
-          .then((pick) => this.handleFixPick(pick, undefined));
+          .then((pick) => this.handleFixPick(pick));
       }
     });
     // Registered before start so no early notification is dropped.
@@ -277,7 +309,7 @@ export class BatonServer implements vscode.Disposable {
       await client.dispose(2000).catch(() => undefined); // a half-started process must not linger
       const message = `Baton: the language server did not start: ${err instanceof Error ? err.message : String(err)}`;
       this.setState("failed", message);
-      void this.offerFix(message, cmd.python ? cmd : undefined);
+      void this.offerFix(message);
       return;
     }
     try {
@@ -314,36 +346,22 @@ export class BatonServer implements vscode.Disposable {
     }).catch((err: unknown) => this.output.error(`didChangeConfiguration failed: ${String(err)}`));
   }
 
-  private async offerFix(message: string, installable: ServerCommand | undefined): Promise<void> {
+  /** Only actions that can succeed: no pip install (baton-lsp is not on PyPI; the bundled
+   * server needs none), but another interpreter, the install guide, or the output. */
+  private async offerFix(message: string): Promise<void> {
     this.output.error(message);
-    const buttons = [...(installable ? ["Install baton-lsp"] : []), "Select Interpreter", "Show Output"];
-    const pick = await vscode.window.showErrorMessage(message, ...buttons);
-    await this.handleFixPick(pick, installable);
+    const pick = await vscode.window.showErrorMessage(message, "Select Interpreter", "Open Install Guide", "Show Output");
+    await this.handleFixPick(pick);
   }
 
-  private async handleFixPick(pick: string | undefined, installable: ServerCommand | undefined): Promise<void> {
-    if (pick === "Install baton-lsp" && installable?.python) await this.install(installable.python);
-    else if (pick === "Select Interpreter") await this.selectInterpreter();
+  private async handleFixPick(pick: string | undefined): Promise<void> {
+    if (pick === "Select Interpreter") await this.selectInterpreter();
+    // The extension's own README (in the .vsix, so it opens offline): its Requirements section.
+    else if (pick === "Open Install Guide") {
+      await vscode.commands.executeCommand("markdown.showPreview", vscode.Uri.file(join(this.context.extensionPath, "README.md")));
+    }
     else if (pick === "Show Output") this.output.show(true);
     else if (pick === "Restart Server") await this.restart("requested");
-  }
-
-  async install(python: string): Promise<void> {
-    const args = installArgs(this.clientVersion);
-    this.output.info(`$ ${python} ${args.join(" ")}`);
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Baton: installing baton-lsp ${this.clientVersion} into ${python}` },
-      () => run(python, args, this.context.extensionPath, 300_000));
-    if (result.stdout.trim()) this.output.info(result.stdout.trimEnd());
-    if (result.stderr.trim()) this.output.warn(result.stderr.trimEnd());
-    if (result.exitCode === 0) {
-      void vscode.window.showInformationMessage(`Baton: installed baton-lsp ${this.clientVersion}.`);
-      await this.restart("baton-lsp installed");
-    } else {
-      const pick = await vscode.window.showErrorMessage(
-        `Baton: pip failed (${result.error ?? `exit ${result.exitCode}`}). See the output for details.`, "Show Output", "Select Interpreter");
-      await this.handleFixPick(pick, undefined);
-    }
   }
 
   async selectInterpreter(): Promise<void> {
@@ -354,7 +372,7 @@ export class BatonServer implements vscode.Disposable {
     }
     const picked = await vscode.window.showOpenDialog({
       canSelectFiles: true, canSelectFolders: false, canSelectMany: false,
-      title: "Python interpreter with baton-lsp installed", openLabel: "Use this interpreter",
+      title: "Python interpreter (3.11 or newer) for the Baton server", openLabel: "Use this interpreter",
     });
     if (picked?.[0]) {
       await vscode.workspace.getConfiguration("baton").update("interpreter", picked[0].fsPath, vscode.ConfigurationTarget.Global);

@@ -1,5 +1,8 @@
 // The vscode adapters against the fake API: what the user is asked, what reaches the server.
 import { beforeEach, describe, expect, it, vi } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import * as vscode from "./vscode";
 import rowsJson from "./fixtures/rows.json";
 import previewJson from "./fixtures/preview.json";
@@ -498,12 +501,36 @@ describe("interpreter discovery in the adapter", () => {
       } },
     } : undefined);
     const server = new BatonServer(context, "0.1.0");
-    expect(await server.discover()).toMatchObject({ command: "/envs/a/bin/python", source: "Python extension" });
+    expect((await server.discover())[0]).toMatchObject({ command: "/envs/a/bin/python", source: "Python extension" });
     vscode.settings["baton.interpreter"] = "/venv/bin/python";
-    expect(await server.discover()).toMatchObject({ command: "/venv/bin/python", source: "baton.interpreter" });
+    expect(await server.discover()).toHaveLength(1);
+    expect((await server.discover())[0]).toMatchObject({ command: "/venv/bin/python", source: "baton.interpreter" });
     vscode.settings["baton.server.path"] = "/opt/bin/baton";
-    expect(await server.discover()).toMatchObject({ command: "/opt/bin/baton", args: ["lsp"], source: "baton.server.path" });
+    expect((await server.discover())[0]).toMatchObject({ command: "/opt/bin/baton", args: ["lsp"], source: "baton.server.path" });
     server.dispose();
+  });
+
+  it("runs the bundled server when the installed extension carries one (a platform .vsix)", async () => {
+    vscode.extensions.getExtension.mockImplementation(() => undefined);
+    const ext = mkdtempSync(join(tmpdir(), "baton-ext-"));
+    try {
+      const bare = new BatonServer({ extensionPath: ext, subscriptions: [] } as never, "0.1.0");
+      expect(bare.bundle()).toBeUndefined();
+      expect((await bare.discover()).every((c) => !c.bundled)).toBe(true);
+      bare.dispose();
+      mkdirSync(join(ext, "bundled", "tool"), { recursive: true });
+      mkdirSync(join(ext, "bundled", "libs", "common"), { recursive: true });
+      writeFileSync(join(ext, "bundled", "tool", "baton_bootstrap.py"), "");
+      const server = new BatonServer({ extensionPath: ext, subscriptions: [] } as never, "0.1.0");
+      const bootstrap = join(ext, "bundled", "tool", "baton_bootstrap.py");
+      expect(server.bundle()).toBe(bootstrap);
+      const found = await server.discover();
+      expect(found.length).toBeGreaterThan(0); // python3 or python on this machine's PATH
+      for (const c of found) expect(c).toMatchObject({ source: "PATH", bundled: true, args: ["-I", bootstrap, "-m", "baton_lsp", "lsp"] });
+      server.dispose();
+    } finally {
+      rmSync(ext, { recursive: true, force: true });
+    }
   });
 
   it("restarts when the Python extension's environment changes, unless a setting names the server", async () => {

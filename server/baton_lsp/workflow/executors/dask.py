@@ -25,7 +25,6 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +39,7 @@ from distributed.scheduler import KilledWorker
 from distributed.security import Security
 
 from ...model.config import DaskSettings
+from ...paths import python_module_argv
 from ...runs import confine
 from ..process import AgentLaunchError, run_process
 from ..shipping import ShippingError, WorkerTree
@@ -197,7 +197,7 @@ class DaskExecutor:
                                               dashboard_address="127.0.0.1:0",
                                               allowed_failures=0)
         address = str(self._scheduler.address)
-        argv = [sys.executable, "-m", "baton_lsp", "worker", address,
+        argv = [*python_module_argv("baton_lsp"), "worker", address,
                 "--death-timeout", str(WORKER_DEATH_TIMEOUT)]
         if self.security is not None:
             argv += ["--tls-ca", str(self.settings.ca), "--tls-cert", str(self.settings.cert),

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from ...model.config import WorkflowSettings
+from ...paths import python_module_argv
 from ..layout import contained
 from .base import (
     AgentEvent,
@@ -37,7 +38,7 @@ class ScriptRunner:
     def __init__(self, script: Path | None = None) -> None:
         self.script = script
         self.argv = ([sys.executable, str(script)] if script is not None
-                     else [sys.executable, "-P", "-m", SCRIPTED_MODULE])
+                     else python_module_argv(SCRIPTED_MODULE, "-P"))
 
     def __repr__(self) -> str:
         return f"ScriptRunner({self.script!r})"

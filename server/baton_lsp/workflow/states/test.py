@@ -5,12 +5,12 @@ soon as the command exits; a resume does not run tests that passed again."""
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from ...model.states import Scope, State
+from ...paths import python_command
 from ...runs import confine
 from ...runs.record import IMPLEMENTATION_SUPERVISOR, TESTING_SUPERVISOR, supervisor_sections
 from ...runs.records import utc_now
@@ -49,7 +49,7 @@ def seeds_test_script(root: Path, sid: str) -> list[str] | None:
 async def test(run: Run) -> None:
     it = int(run.data.get("debug_iteration_count") or 0)
     sid = f"test.{it + 1}"
-    argv = [sys.executable if a == "{python}" else a for a in run.settings.test_command]
+    argv = python_command(run.settings.test_command)
     steps = run.steps
     fallback = False
     if not argv:
