@@ -7,13 +7,12 @@ tree's cold check more than its rules. A configuration file is still validated b
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from baton_lsp.model.config import BatonConfig, WorkflowSettings
 from baton_lsp.workspace.config import load_config
@@ -98,6 +97,30 @@ def test_real_agents_and_commands_are_checked_without_pydantic(corpus: Path,
             shutil.copyfile(src, tmp_path / ".claude" / kind / src.name)
     code, imported = _check_imports(tmp_path, "--no-shellcheck")
     assert code in ("0", "1") and imported == [], (code, imported)
+
+
+def test_valid_checkpoints_are_checked_without_pydantic(corpus: Path, tmp_path: Path) -> None:
+    """The corpus's checkpoints (schema 1.2: BTN412 migrates them, BTN416 judges them) are
+    read through `model.checkpoint_shape`; only a checkpoint that does not conform to its
+    schema brings pydantic in, for BTN411's exact errors."""
+    found = sorted((corpus / ".claude" / "checkpoints").glob("*/*.json"))
+    assert found
+    folder = tmp_path / ".claude" / "checkpoints"
+    folder.mkdir(parents=True)
+    for i, src in enumerate(found):
+        shutil.copyfile(src, folder / f"{i}_{src.name}")
+    code, imported = _check_imports(tmp_path, "--no-shellcheck")
+    assert code == "0" and imported == [], (code, imported)
+    out = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--no-cache", "--format",
+                          "json", str(tmp_path)], capture_output=True, text=True, check=False,
+                         timeout=300)
+    codes = sorted({f["code"] for f in json.loads(out.stdout)})
+    assert codes == ["BTN412", "BTN416"], out.stdout + out.stderr  # checked, not skipped
+    (folder / "bad.json").write_text(
+        (folder / f"0_{found[0].name}").read_text().replace('"current_phase": 2,',
+                                                             '"current_phase": "two",', 1))
+    code, imported = _check_imports(tmp_path, "--no-shellcheck", "--select", "BTN411")
+    assert code == "1" and "pydantic" in imported
 
 
 LAZY = ("tomllib", "difflib")
@@ -194,14 +217,17 @@ def test_a_checkpoint_outside_a_run_history_is_checked_without_the_run_store(
 
 
 def test_a_check_with_checkpoints_does_not_scan_for_pydantic_plugins(tmp_path: Path) -> None:
-    """The checkpoint rules build pydantic models; pydantic looks for plugins in every
-    installed distribution's entry points on the first one unless told not to. A check needs
-    none, so it tells pydantic not to look."""
-    from tests.conftest import REPO
-
-    corpus = REPO.parent / "shared" / "corpus"
-    if not corpus.is_dir():
-        pytest.skip("the shared corpus is not here")
+    """The checkpoint rules build pydantic models for a checkpoint that does not conform to
+    its schema; pydantic looks for plugins in every installed distribution's entry points on
+    the first one unless told not to. A check needs none, so it tells pydantic not to look.
+    (A valid checkpoint, as the corpus's, no longer imports pydantic at all.)"""
+    saved = tmp_path / ".claude" / "data" / "checkpoints"
+    saved.mkdir(parents=True)
+    (saved / "implement_auth_20251112_091403.json").write_text(
+        '{"schema_version": "1.2", "checkpoint_id": "implement_auth_001", "workflow_type": '
+        '"implement", "project_name": "auth", "created_at": "2025-11-12T09:14:03Z", '
+        '"status": "in_progress", "current_phase": "two", "completed_phases": [1]}\n')
+    corpus = tmp_path
     probe = (
         "import sys, importlib.metadata as md\n"
         "seen = []\n"
