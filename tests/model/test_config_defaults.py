@@ -148,6 +148,26 @@ def test_toml_and_difflib_are_imported_only_when_needed(tmp_path: Path) -> None:
     assert _lazy_imports(root) == ["difflib", "tomllib"]
 
 
+def test_plans_are_checked_without_hashlib(corpus: Path) -> None:
+    """`hashlib` loads OpenSSL; a check hashes a plan only when a run's checkpoint recorded
+    its hash (BTN5xx) or a checkpoint's plan is compared (BTN416), so the corpus (62 plans,
+    no run history) is checked without it. The hash itself is unchanged."""
+    import hashlib
+
+    from baton_lsp.runs.digest import bytes_edited
+
+    probe = PROBE.replace("m.split('.')[0] in ('pydantic', 'pydantic_core')",
+                          "m in ('hashlib', '_hashlib')")
+    assert probe != PROBE
+    out = subprocess.run([sys.executable, "-c", probe, str(corpus), "--no-shellcheck"],
+                         capture_output=True, text=True, check=False, timeout=300)
+    code, _, mods = out.stdout.strip().splitlines()[-1].partition(" ")
+    assert code in ("0", "1") and ast.literal_eval(mods) == [], out.stdout + out.stderr
+    data = b"# Plan\n"
+    assert not bytes_edited(data, hashlib.sha256(data).hexdigest(), None)
+    assert bytes_edited(data + b"x", hashlib.sha256(data).hexdigest(), None)
+
+
 def test_shellcheck_off_imports_no_runner(tmp_path: Path) -> None:
     """With ShellCheck off, BTN330's module is loaded (a command is checked) but not the
     runner behind it: its threads, `concurrent.futures` and `subprocess`."""
