@@ -168,6 +168,45 @@ def test_plans_are_checked_without_hashlib(corpus: Path) -> None:
     assert bytes_edited(data + b"x", hashlib.sha256(data).hexdigest(), None)
 
 
+LAZY_PATTERN_MODULES = ("hook_commands", "claude_settings", "shellcheck_cfg")
+PATTERN_PROBE = """import re, sys
+from baton_lsp.cli.main import main
+code = main(['check', '--no-cache', '--format', 'json', *sys.argv[2:], sys.argv[1]])
+try:
+    from baton_lsp.rules.lazy_pattern import LazyPattern
+except ImportError:  # before it existed: every pattern a compiled `re.Pattern`
+    LazyPattern = type(None)
+found = [(m, k, v) for m in MODULES
+         for k, v in vars(sys.modules['baton_lsp.rules.' + m]).items()]
+print(code, sorted(f"{m}.{k}" for m, k, v in found if isinstance(v, re.Pattern)
+                   or (isinstance(v, LazyPattern) and v.is_compiled)))
+""".replace("MODULES", repr(LAZY_PATTERN_MODULES))
+
+
+def test_hook_and_shellcheck_gate_patterns_are_compiled_only_when_used(corpus: Path,
+                                                                      tmp_path: Path) -> None:
+    """The settings and hook rules are loaded for every agent and skill, the ShellCheck gate
+    for every command; their patterns are compiled when a file has hooks (or ShellCheck
+    runs), not for the corpus (no hooks) checked with ShellCheck off."""
+    out = subprocess.run([sys.executable, "-c", PATTERN_PROBE, str(corpus), "--no-shellcheck"],
+                         capture_output=True, text=True, check=False, timeout=300)
+    code, _, compiled = out.stdout.strip().splitlines()[-1].partition(" ")
+    assert code in ("0", "1") and ast.literal_eval(compiled) == [], out.stdout + out.stderr
+    agent = tmp_path / ".claude" / "agents" / "a.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("---\nname: a\ndescription: Reviews code.\nhooks:\n  PreToolUse:\n"
+                     "    - matcher: Bash\n      hooks:\n        - type: command\n"
+                     "          command: ./.claude/hooks/check.sh\n---\n\nReview the code.\n")
+    (tmp_path / ".claude" / "hooks").mkdir()
+    (tmp_path / ".claude" / "hooks" / "check.sh").write_text(
+        "#!/bin/bash\necho \"blocked: $TOOL_INPUT\"\nexit 1\n")
+    out = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--no-cache", "--format",
+                          "json", str(tmp_path)], capture_output=True, text=True, check=False,
+                         timeout=300)
+    codes = {f["code"] for f in json.loads(out.stdout)}
+    assert {"BTN809", "BTN810"} <= codes, out.stdout + out.stderr  # the patterns still work
+
+
 def test_shellcheck_off_imports_no_runner(tmp_path: Path) -> None:
     """With ShellCheck off, BTN330's module is loaded (a command is checked) but not the
     runner behind it: its threads, `concurrent.futures` and `subprocess`."""
