@@ -7,13 +7,12 @@ tree's cold check more than its rules. A configuration file is still validated b
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from baton_lsp.model.config import BatonConfig, WorkflowSettings
 from baton_lsp.workspace.config import load_config
@@ -100,6 +99,30 @@ def test_real_agents_and_commands_are_checked_without_pydantic(corpus: Path,
     assert code in ("0", "1") and imported == [], (code, imported)
 
 
+def test_valid_checkpoints_are_checked_without_pydantic(corpus: Path, tmp_path: Path) -> None:
+    """The corpus's checkpoints (schema 1.2: BTN412 migrates them, BTN416 judges them) are
+    read through `model.checkpoint_shape`; only a checkpoint that does not conform to its
+    schema brings pydantic in, for BTN411's exact errors."""
+    found = sorted((corpus / ".claude" / "checkpoints").glob("*/*.json"))
+    assert found
+    folder = tmp_path / ".claude" / "checkpoints"
+    folder.mkdir(parents=True)
+    for i, src in enumerate(found):
+        shutil.copyfile(src, folder / f"{i}_{src.name}")
+    code, imported = _check_imports(tmp_path, "--no-shellcheck")
+    assert code == "0" and imported == [], (code, imported)
+    out = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--no-cache", "--format",
+                          "json", str(tmp_path)], capture_output=True, text=True, check=False,
+                         timeout=300)
+    codes = sorted({f["code"] for f in json.loads(out.stdout)})
+    assert codes == ["BTN412", "BTN416"], out.stdout + out.stderr  # checked, not skipped
+    (folder / "bad.json").write_text(
+        (folder / f"0_{found[0].name}").read_text().replace('"current_phase": 2,',
+                                                             '"current_phase": "two",', 1))
+    code, imported = _check_imports(tmp_path, "--no-shellcheck", "--select", "BTN411")
+    assert code == "1" and "pydantic" in imported
+
+
 LAZY = ("tomllib", "difflib")
 """Imported by a check only when needed: TOML for a configuration file (with `datetime`),
 difflib for a "did you mean" suggestion."""
@@ -123,6 +146,65 @@ def test_toml_and_difflib_are_imported_only_when_needed(tmp_path: Path) -> None:
     (root / ".claude" / "agents" / "b.md").write_text(
         "---\nname: b\ndescription: Reviews code.\ntools: Raed\n---\n\nReview the code.\n")
     assert _lazy_imports(root) == ["difflib", "tomllib"]
+
+
+def test_plans_are_checked_without_hashlib(corpus: Path) -> None:
+    """`hashlib` loads OpenSSL; a check hashes a plan only when a run's checkpoint recorded
+    its hash (BTN5xx) or a checkpoint's plan is compared (BTN416), so the corpus (62 plans,
+    no run history) is checked without it. The hash itself is unchanged."""
+    import hashlib
+
+    from baton_lsp.runs.digest import bytes_edited
+
+    probe = PROBE.replace("m.split('.')[0] in ('pydantic', 'pydantic_core')",
+                          "m in ('hashlib', '_hashlib')")
+    assert probe != PROBE
+    out = subprocess.run([sys.executable, "-c", probe, str(corpus), "--no-shellcheck"],
+                         capture_output=True, text=True, check=False, timeout=300)
+    code, _, mods = out.stdout.strip().splitlines()[-1].partition(" ")
+    assert code in ("0", "1") and ast.literal_eval(mods) == [], out.stdout + out.stderr
+    data = b"# Plan\n"
+    assert not bytes_edited(data, hashlib.sha256(data).hexdigest(), None)
+    assert bytes_edited(data + b"x", hashlib.sha256(data).hexdigest(), None)
+
+
+LAZY_PATTERN_MODULES = ("hook_commands", "claude_settings", "shellcheck_cfg")
+PATTERN_PROBE = """import re, sys
+from baton_lsp.cli.main import main
+code = main(['check', '--no-cache', '--format', 'json', *sys.argv[2:], sys.argv[1]])
+try:
+    from baton_lsp.rules.lazy_pattern import LazyPattern
+except ImportError:  # before it existed: every pattern a compiled `re.Pattern`
+    LazyPattern = type(None)
+found = [(m, k, v) for m in MODULES
+         for k, v in vars(sys.modules['baton_lsp.rules.' + m]).items()]
+print(code, sorted(f"{m}.{k}" for m, k, v in found if isinstance(v, re.Pattern)
+                   or (isinstance(v, LazyPattern) and v.is_compiled)))
+""".replace("MODULES", repr(LAZY_PATTERN_MODULES))
+
+
+def test_hook_and_shellcheck_gate_patterns_are_compiled_only_when_used(corpus: Path,
+                                                                      tmp_path: Path) -> None:
+    """The settings and hook rules are loaded for every agent and skill, the ShellCheck gate
+    for every command; their patterns are compiled when a file has hooks (or ShellCheck
+    runs), not for the corpus (no hooks) checked with ShellCheck off."""
+    out = subprocess.run([sys.executable, "-c", PATTERN_PROBE, str(corpus), "--no-shellcheck"],
+                         capture_output=True, text=True, check=False, timeout=300)
+    code, _, compiled = out.stdout.strip().splitlines()[-1].partition(" ")
+    assert code in ("0", "1") and ast.literal_eval(compiled) == [], out.stdout + out.stderr
+    agent = tmp_path / ".claude" / "agents" / "a.md"
+    agent.parent.mkdir(parents=True)
+    agent.write_text("---\nname: a\ndescription: Reviews code.\nhooks:\n  PreToolUse:\n"
+                     "    - matcher: Bash\n      hooks:\n        - type: command\n"
+                     "          command: ./.claude/hooks/check.sh\n---\n\nReview the code.\n")
+    (tmp_path / ".claude" / "hooks").mkdir()
+    (tmp_path / ".claude" / "hooks" / "check.sh").write_text(
+        "#!/bin/bash\necho \"blocked: $TOOL_INPUT\"\nexit 1\n")
+    out = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--no-cache", "--format",
+                          "json", str(tmp_path)], capture_output=True, text=True, check=False,
+                         timeout=300)
+    codes = {f["code"] for f in json.loads(out.stdout)}
+    assert {"BTN809", "BTN810"} <= codes, out.stdout + out.stderr  # the patterns still work
 
 
 def test_shellcheck_off_imports_no_runner(tmp_path: Path) -> None:
@@ -194,14 +276,17 @@ def test_a_checkpoint_outside_a_run_history_is_checked_without_the_run_store(
 
 
 def test_a_check_with_checkpoints_does_not_scan_for_pydantic_plugins(tmp_path: Path) -> None:
-    """The checkpoint rules build pydantic models; pydantic looks for plugins in every
-    installed distribution's entry points on the first one unless told not to. A check needs
-    none, so it tells pydantic not to look."""
-    from tests.conftest import REPO
-
-    corpus = REPO.parent / "shared" / "corpus"
-    if not corpus.is_dir():
-        pytest.skip("the shared corpus is not here")
+    """The checkpoint rules build pydantic models for a checkpoint that does not conform to
+    its schema; pydantic looks for plugins in every installed distribution's entry points on
+    the first one unless told not to. A check needs none, so it tells pydantic not to look.
+    (A valid checkpoint, as the corpus's, no longer imports pydantic at all.)"""
+    saved = tmp_path / ".claude" / "data" / "checkpoints"
+    saved.mkdir(parents=True)
+    (saved / "implement_auth_20251112_091403.json").write_text(
+        '{"schema_version": "1.2", "checkpoint_id": "implement_auth_001", "workflow_type": '
+        '"implement", "project_name": "auth", "created_at": "2025-11-12T09:14:03Z", '
+        '"status": "in_progress", "current_phase": "two", "completed_phases": [1]}\n')
+    corpus = tmp_path
     probe = (
         "import sys, importlib.metadata as md\n"
         "seen = []\n"

@@ -14,6 +14,7 @@ from baton_lsp.parse.shell import (
     SCRIPT,
     TEMPLATE,
     TRANSCRIPT,
+    BashLine,
     classify,
     cron_line,
     lexed,
@@ -297,3 +298,52 @@ def test_loose_loop_word_skips_only_blocks_it_cannot_report(pieces: list[str]) -
 
     lines = lexed("\n".join(pieces))
     assert _loose_loop_word(lines) == _scan_loop_words(lines)
+
+
+def _placeholder_unguarded(line: BashLine) -> str | None:
+    """`shell._placeholder` as it was before its patterns were guarded by the brackets they
+    need (every pattern tried on every line)."""
+    from baton_lsp.parse.shell import (
+        _ANGLE_RE,
+        _BRACE_RE,
+        _ECHO_RE,
+        _OPTION_RE,
+        _PROSE_ANGLE_RE,
+        CODE,
+        DQ,
+    )
+
+    text = line.text
+    in_message = bool(_ECHO_RE.match(text))
+    for m in _BRACE_RE.finditer(text):
+        cls = line.classes[m.start()]
+        if cls == CODE or (cls == DQ and not in_message):
+            return m.group(0)
+    if "[[" not in text and "=~" not in text:
+        for m in _OPTION_RE.finditer(text):
+            if line.classes[m.start()] == CODE:
+                return m.group(0)
+    for pattern in (_ANGLE_RE, _PROSE_ANGLE_RE):
+        for m in pattern.finditer(text):
+            if line.classes[m.start()] == CODE:
+                return m.group(0)
+    return None
+
+
+_PLACEHOLDER_PIECES = ["echo ", "printf ", "cat ", "{name}", "{{ x }}", "${x}", "[OPTIONS]",
+                       "[--flag]", "[[ a ]]", "=~", "<file>", "<a b c>", " <specific files>",
+                       "\"", "'", "#", " ", "x", "[", "]", "{", "}", "<", ">", "$(", ")",
+                       "cmd", "<<EOF", "a=1;", "\\"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_PLACEHOLDER_PIECES), max_size=10),
+       st.lists(st.sampled_from(_PLACEHOLDER_PIECES), max_size=6))
+def test_placeholder_guards_change_no_answer(first: list[str], second: list[str]) -> None:
+    """`_placeholder` tries a pattern only on lines holding its brackets, and reads whether
+    the line prints a message only for a match inside double quotes: the same answers as
+    trying everything (the second line sees quoting carried over from the first)."""
+    from baton_lsp.parse.shell import _placeholder
+
+    for line in lexed("".join(first) + "\n" + "".join(second)):
+        assert _placeholder(line) == _placeholder_unguarded(line), line

@@ -305,3 +305,73 @@ class SupervisorCheckpoint(_Open):
     worker_count: int | None = None
     workers: list[SupervisorWorker] = []
     aggregated_metadata: AggregatedMetadata | None = None
+
+
+# --- the same models for a check without pydantic -------------------------------------------
+
+LIGHT_ROOTS: tuple[type[_Open], ...] = (*VERSION_MODELS.values(), IterationCheckpoint,
+                                        SupervisorCheckpoint)
+"""The documents `model.checkpoint_shape.conforms` is asked about (and every model they hold)."""
+
+
+def light_shapes() -> dict[str, dict[str, tuple[bool, tuple[object, ...]]]]:
+    """`model.checkpoint_shape.SHAPES` as these models define it; raises ValueError for what
+    that light check cannot mirror (a validator, an alias, a constraint other than ge/le, a
+    type it does not know), so a model changed that way fails its test rather than being
+    judged differently."""
+    import types
+    import typing
+
+    from annotated_types import Ge, Le
+
+    out: dict[str, dict[str, tuple[bool, tuple[object, ...]]]] = {}
+    todo: list[type[BaseModel]] = list(LIGHT_ROOTS)
+
+    def shape(ann: object, metadata: list[object]) -> tuple[object, ...]:
+        bounds = [m for m in metadata if not isinstance(m, Ge | Le)]
+        if bounds:
+            raise ValueError(f"constraint {bounds} has no light form")
+        ge = next((m.ge for m in metadata if isinstance(m, Ge)), None)
+        le = next((m.le for m in metadata if isinstance(m, Le)), None)
+        origin, args = typing.get_origin(ann), typing.get_args(ann)
+        if metadata and ann not in (int, float):
+            raise ValueError(f"bounds on {ann}")
+        if ann is Any:
+            return ("any",)
+        if ann is type(None):
+            return ("none",)
+        if ann in (str, bool):
+            return (ann.__name__,)
+        if ann in (int, float):
+            return (ann.__name__, ge, le)
+        if origin is Literal and all(isinstance(a, str) for a in args):
+            return ("choice", args)
+        if isinstance(ann, type) and issubclass(ann, StrEnum):
+            return ("choice", tuple(m.value for m in ann))
+        if origin is list:
+            return ("list", shape(args[0], []))
+        if origin is dict and args[0] is str:
+            return ("dict", shape(args[1], []))
+        if origin in (types.UnionType, typing.Union):
+            return ("union", tuple(shape(a, []) for a in args))
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            todo.append(ann)
+            return ("model", ann.__name__)
+        raise ValueError(f"type {ann!r} has no light form")
+
+    while todo:
+        model = todo.pop(0)
+        if model.__name__ in out:
+            continue
+        decorators = model.__pydantic_decorators__
+        if model.model_config.get("extra") != "allow" or any(
+                getattr(decorators, kind) for kind in ("validators", "field_validators",
+                                                       "root_validators", "model_validators")):
+            raise ValueError(f"{model.__name__}: validators or closed models have no light form")
+        fields: dict[str, tuple[bool, tuple[object, ...]]] = {}
+        for name, info in model.model_fields.items():
+            if info.alias not in (None, name) or info.validation_alias not in (None, name):
+                raise ValueError(f"{model.__name__}.{name}: aliases have no light form")
+            fields[name] = (info.is_required(), shape(info.annotation, list(info.metadata)))
+        out[model.__name__] = fields
+    return out

@@ -203,6 +203,7 @@ _PSEUDO_KEYWORD_RE = re.compile(
     r"|END\s*IF)(?=[\s:]|$)(?!\s*[\[(!])")
 """Upper-case control words opening a line; `IF [ -f x ]; then` is a script's typo, kept."""
 _ARROWS = "→⇒←"
+_ARROW_RE = re.compile(f"[{_ARROWS}]")
 _OUTPUT_GLYPH_RE = re.compile(r"^[✓✔✕✗×•●▶→├└│✅❌]")
 _OUTPUT_LINE_RE = re.compile(
     r"^(?:(?:PASS|FAIL)\s+\S"                                   # jest/vitest file lines
@@ -234,23 +235,30 @@ def _code_start(line: BashLine) -> int | None:
 
 
 def _placeholder(line: BashLine) -> str | None:
-    """A `{name}`, `<name>` or `[OPTIONS]` template token bash would not read as meant."""
+    """A `{name}`, `<name>` or `[OPTIONS]` template token bash would not read as meant.
+
+    Each pattern is tried only on a line holding the brackets it needs: most lines of a
+    script hold none, and this runs on every code line of every block."""
     text = line.text
-    in_message = bool(_ECHO_RE.match(text))
-    for m in _BRACE_RE.finditer(text):
-        cls = line.classes[m.start()]
-        if cls == CODE or (cls == DQ and not in_message):
-            return m.group(0)
-    if "[[" not in text and "=~" not in text:
+    if "{" in text and "}" in text:
+        in_message: bool | None = None
+        for m in _BRACE_RE.finditer(text):
+            cls = line.classes[m.start()]
+            if cls == DQ and in_message is None:
+                in_message = bool(_ECHO_RE.match(text))
+            if cls == CODE or (cls == DQ and not in_message):
+                return m.group(0)
+    if "[" in text and "]" in text and "[[" not in text and "=~" not in text:
         for m in _OPTION_RE.finditer(text):
             if line.classes[m.start()] == CODE:
                 return m.group(0)
-    for m in _ANGLE_RE.finditer(text):
-        if line.classes[m.start()] == CODE:
-            return m.group(0)
-    for m in _PROSE_ANGLE_RE.finditer(text):
-        if line.classes[m.start()] == CODE:
-            return m.group(0)
+    if "<" in text and ">" in text:
+        for m in _ANGLE_RE.finditer(text):
+            if line.classes[m.start()] == CODE:
+                return m.group(0)
+        for m in _PROSE_ANGLE_RE.finditer(text):
+            if line.classes[m.start()] == CODE:
+                return m.group(0)
     return None
 
 
@@ -346,17 +354,23 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
     if _EXAMPLE_RE.match(first):
         no = next(i for i, line in enumerate(lines) if line.text.strip())
         return BlockClass(PSEUDO_CODE, no, f"the block opens with `{first[:40]}`")
+    # Each pattern below is tried only where the characters it must match are (`(` for a
+    # call, a final `:` for Python): the passes run on every code line of every block.
     controls: list[int] = []
     for no, line, col in code_lines:
         text = line.text[col:].rstrip()
-        if _TOOL_CALL_RE.match(text):
-            return BlockClass(PSEUDO_CODE, no, f"a `{text[:12].strip()}` tool call, not shell")
-        if _CALL_RE.match(text) and not _FUNCTION_RE.match(text):
-            return BlockClass(PSEUDO_CODE, no, f"a function call with parentheses `{text[:30]}`")
-        if _PY_STRONG_RE.match(text):
-            return BlockClass(PSEUDO_CODE, no, f"Python-like `{text[:40]}`")
-        if _PY_CONTROL_RE.match(text) and not re.search(r"\b(?:then|do)\b", text):
-            controls.append(no)
+        if "(" in text or "{" in text:
+            if _TOOL_CALL_RE.match(text):
+                return BlockClass(PSEUDO_CODE, no,
+                                  f"a `{text[:12].strip()}` tool call, not shell")
+            if "(" in text and _CALL_RE.match(text) and not _FUNCTION_RE.match(text):
+                return BlockClass(PSEUDO_CODE, no,
+                                  f"a function call with parentheses `{text[:30]}`")
+        if text.endswith(":"):
+            if _PY_STRONG_RE.match(text):
+                return BlockClass(PSEUDO_CODE, no, f"Python-like `{text[:40]}`")
+            if _PY_CONTROL_RE.match(text) and not re.search(r"\b(?:then|do)\b", text):
+                controls.append(no)
     if len(controls) >= 2:
         text = lines[controls[0]].text.strip()
         return BlockClass(PSEUDO_CODE, controls[0], f"Python-like `{text[:40]}`")
@@ -364,25 +378,26 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
         text = line.text[col:].rstrip()
         if _PSEUDO_KEYWORD_RE.match(text) and not re.search(r";\s*(?:then|do)\b", text):
             return BlockClass(PSEUDO_CODE, no, f"the upper-case keyword line `{text[:40]}`")
-        if any(arrow in text for arrow in _ARROWS) and not _ECHO_RE.match(text) and any(
+        if _ARROW_RE.search(text) and not _ECHO_RE.match(text) and any(
                 ch in _ARROWS and cls == CODE
                 for ch, cls in zip(line.text, line.classes, strict=True)):
             return BlockClass(PSEUDO_CODE, no, f"an arrow outside quotes in `{text[:40]}`")
     for no, line, col in code_lines:
-        if _PROMPT_RE.match(line.text[col:]):
-            return BlockClass(TRANSCRIPT, no, f"a shell prompt `{line.text[col:][:30]}`")
-        if _BANG_MODE_RE.match(line.text[col:]):
-            return BlockClass(TRANSCRIPT, no,
-                              f"a Claude Code `!` bash-mode line `{line.text[col:][:30]}`")
-        if _HTTP_RE.match(line.text[col:]):
-            return BlockClass(TRANSCRIPT, no, f"an HTTP request `{line.text[col:][:30]}`")
+        rest = line.text[col:]
+        if _PROMPT_RE.match(rest):
+            return BlockClass(TRANSCRIPT, no, f"a shell prompt `{rest[:30]}`")
+        if rest.startswith("!") and _BANG_MODE_RE.match(rest):
+            return BlockClass(TRANSCRIPT, no, f"a Claude Code `!` bash-mode line `{rest[:30]}`")
+        if rest[:1].isupper() and _HTTP_RE.match(rest):
+            return BlockClass(TRANSCRIPT, no, f"an HTTP request `{rest[:30]}`")
     for no, line, col in code_lines:
         text = line.text[col:].rstrip()
-        if _SLASH_USAGE_RE.match(text):
+        if text.startswith("/") and _SLASH_USAGE_RE.match(text):
             return BlockClass(TEMPLATE, no, f"slash-command usage `{text[:40]}`")
         if text in _ELLIPSIS_LINES:
             return BlockClass(TEMPLATE, no, f"an elision `{text}`")
-        if _BRACKET_FILL_RE.match(text) or _LEADING_FILL_RE.match(text):
+        if text.startswith("[") and (_BRACKET_FILL_RE.match(text)
+                                     or _LEADING_FILL_RE.match(text)):
             return BlockClass(TEMPLATE, no, f"the fill-in `{text[:40]}`")
         token = _placeholder(line)
         if token:

@@ -16,9 +16,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from ..model.base import Finding, Kind, Range, Severity
 from ..model.data import CheckpointDoc
@@ -26,6 +24,9 @@ from ..model.states import State
 from ..parse.jsonpos import Positions
 from ..runs.confine import read_head
 from .base import RuleContext, rule
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 CHECKPOINT = (Kind.CHECKPOINT,)
 _STORE_FILE = re.compile(r"^\d{6}\.json$")
@@ -49,6 +50,17 @@ def _detect(doc: CheckpointDoc) -> tuple[str, str | None, str | None, list[str]]
     from ..runs.checkpoint import detect_kind
 
     return detect_kind(_shaped(doc), doc.path)
+
+
+def _model_name(kind: str, effective: str | None) -> str:
+    """The name of the model `_model` returns, for `conforms`."""
+    from ..runs.checkpoint import VERSION_MODEL_NAMES
+
+    if kind == "iteration":
+        return "IterationCheckpoint"
+    if kind == "supervisor":
+        return "SupervisorCheckpoint"
+    return VERSION_MODEL_NAMES[effective or "1.0"]
 
 
 def _model(kind: str, effective: str | None) -> type[BaseModel]:
@@ -177,8 +189,15 @@ def checkpoint_schema_violation(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
         kind, _declared, effective, _notes = _detect(doc)
     except CheckpointError:
         return
+    from ..model.checkpoint_shape import conforms
+
+    shaped = _shaped(doc)
+    if conforms(_model_name(kind, effective), shaped):
+        return  # valid as it is: no need to build the models (pydantic) to say so
+    from pydantic import ValidationError
+
     try:
-        _model(kind, effective).model_validate(_shaped(doc))
+        _model(kind, effective).model_validate(shaped)
     except ValidationError as exc:
         pos = _positions(ctx)
         errors = exc.errors(include_url=False)
@@ -234,7 +253,7 @@ def checkpoint_outdated_schema(doc: CheckpointDoc, ctx: RuleContext) -> Iterator
     """
     if doc.data is None:
         return
-    from ..runs.checkpoint import CheckpointError, dump_checkpoint, parse_checkpoint
+    from ..runs.checkpoint import CheckpointError, dump_checkpoint, parse_for_check
 
     try:
         kind, declared, effective, _notes = _detect(doc)
@@ -243,7 +262,7 @@ def checkpoint_outdated_schema(doc: CheckpointDoc, ctx: RuleContext) -> Iterator
     if kind != "checkpoint" or effective == "2.1":
         return
     try:
-        loaded = parse_checkpoint("\n".join(ctx.lines), doc.path)
+        loaded = parse_for_check("\n".join(ctx.lines), doc.path)
     except CheckpointError:
         return  # BTN411 explains why it cannot be migrated
     pos = _positions(ctx)
@@ -305,7 +324,6 @@ def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], l
     """Relative paths resolve against the workspace root."""
     if doc.data is None:
         return [], []
-    from ..model.checkpoint import IterationCheckpoint
     from ..runs.checkpoint import CheckpointError, iteration_problems
 
     try:
@@ -314,6 +332,10 @@ def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], l
         return [], []
     if kind != "iteration":
         return [], []
+    from pydantic import ValidationError
+
+    from ..model.checkpoint import IterationCheckpoint
+
     try:
         cp = IterationCheckpoint.model_validate(doc.data)
     except ValidationError:
@@ -564,23 +586,28 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     """
     if doc.data is None:
         return
-    from ..model.checkpoint import Checkpoint
     from ..runs.checkpoint import (
         CheckpointError,
-        parse_checkpoint,
+        DataFacts,
+        parse_for_check,
         resume_age_turns,
         safe_resume_problems,
     )
 
     path = Path(doc.path)
     try:
-        loaded = parse_checkpoint("\n".join(ctx.lines), doc.path, path)
+        loaded = parse_for_check("\n".join(ctx.lines), doc.path, path)
     except CheckpointError:
         return  # BTN410/BTN411 explain why
     cp = loaded.checkpoint
+    if not isinstance(cp, DataFacts):  # read by pydantic: its models are loaded already
+        from ..model.checkpoint import Checkpoint
+
+        if not isinstance(cp, Checkpoint):
+            return  # iteration and supervisor checkpoints have BTN414/BTN415
     shaped = _shaped(doc)
     sm = shaped.get("state_machine")
-    if not isinstance(cp, Checkpoint) or cp.status in _FINISHED or (
+    if cp.status in _FINISHED or (
             isinstance(sm, dict) and sm.get("current_state") in _TERMINAL_STATES):
         return  # iteration and supervisor checkpoints have BTN414/BTN415
     if _not_resumed_from(path, ctx):
@@ -589,7 +616,8 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     age_key = "created_at"
     if baton is not None and _STORE_FILE.match(path.name) and cp.updated_at:
         age_key = "updated_at"
-        cp = cp.model_copy(update={"created_at": cp.updated_at})
+        cp = cp.with_created_at(cp.updated_at) if isinstance(cp, DataFacts) else \
+            cp.model_copy(update={"created_at": cp.updated_at})
     raw_plan = cp.workflow_state.plan_path if cp.workflow_state is not None else None
     plan = _plan_file(ctx, raw_plan) if raw_plan else None
     if plan is not None:
@@ -671,7 +699,7 @@ def checkpoint_identity_missing(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     """
     if doc.data is None:
         return
-    from ..model.checkpoint import Checkpoint
+    from ..model.checkpoint_shape import SHAPES
     from ..runs.checkpoint import IDENTITY_FIELDS, CheckpointError
 
     try:
@@ -683,7 +711,7 @@ def checkpoint_identity_missing(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
         return  # not the 2.x design shape: BTN411 reports what a 1.x file lacks
     meta = doc.data.get("metadata")
     nested = meta if isinstance(meta, dict) else {}
-    required = [k for k in IDENTITY_FIELDS if Checkpoint.model_fields[k].is_required()]
+    required = [k for k in IDENTITY_FIELDS if SHAPES["Checkpoint"][k][0]]
     missing = [k for k in required if doc.data.get(k) is None and nested.get(k) is None]
     if not missing:
         return

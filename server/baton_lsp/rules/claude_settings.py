@@ -37,6 +37,7 @@ from ..model.common import FrontmatterEntry
 from ..parse.jsonpos import Positions
 from ..workspace.discovery import PLUGIN_HOOKS, PLUGIN_MANIFEST
 from .base import RuleContext, closest, edit_distance, rule
+from .lazy_pattern import LazyPattern
 
 CC = Convention.CLAUDE_CODE
 SETTINGS = (Kind.SETTINGS,)
@@ -48,7 +49,7 @@ HINT_CUTOFF = 0.72
 FIX_CUTOFF = 0.85
 """How close a misspelt event must be for the quick fix to rename it (case and `_` aside)."""
 
-_SCRIPT = re.compile(
+_SCRIPT = LazyPattern(
     r"(?<![^\s'\"`;&|(=])"
     r"(?P<var>\"?\$(?:\{(?P<name>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)(?::-[^}\s]*)?\}"
     r"|(?P<bare>CLAUDE_PROJECT_DIR|CLAUDE_PLUGIN_ROOT)\b|\(git rev-parse --show-toplevel\))"
@@ -62,7 +63,7 @@ _SCRIPT = re.compile(
 directory (`.claude/hooks/x.sh`, `./scripts/x.py`). Hook commands run in the project
 directory. A bare `x.sh` may be on PATH, and `~/`, absolute and other-variable paths are
 outside what Baton reads."""
-_CD = re.compile(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s")
+_CD = LazyPattern(r"(?:^|[;&|(]|\bthen|\bdo)\s*(?:cd|pushd)\s")
 """A directory change: relative paths after it are no longer the project's."""
 MAX_SCRIPTS = 64
 """Script paths looked at per hook command (a hostile command cannot make the check slow)."""
@@ -71,7 +72,7 @@ BUILT_DIRS = frozenset({"dist", "build", "out", "target", "node_modules", ".venv
 a build makes, which a repository does not commit."""
 
 
-_YAML_KEY = re.compile(r"""^\s+(["']?)(?P<key>[^\s"':#][^"':]*?)\1\s*:(?:\s|$)""")
+_YAML_KEY = LazyPattern(r"""^\s+(["']?)(?P<key>[^\s"':#][^"':]*?)\1\s*:(?:\s|$)""")
 """An indented `key:` (optionally quoted) of a front-matter block."""
 
 
@@ -459,8 +460,8 @@ def hook_malformed_entry(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
                                       "Claude Code ignores it")
 
 
-_RULE_SHAPED = re.compile(r"^\s*[A-Za-z_][\w-]*\(([^()]*)\)\s*$")
-_NAME_CHARS = re.compile(r"^[\w|]*$")
+_RULE_SHAPED = LazyPattern(r"^\s*[A-Za-z_][\w-]*\(([^()]*)\)\s*$")
+_NAME_CHARS = LazyPattern(r"^[\w|]*$")
 
 
 def _permission_shaped(matcher: str) -> bool:
@@ -587,9 +588,9 @@ def hooks_file_never_loaded(doc: ClaudeSettings, ctx: RuleContext) -> Iterator[F
                       "hooks here never run; move them into .claude/settings.json")
 
 
-_SIMPLE_MATCHER = re.compile(r"^[A-Za-z0-9_|]+$")
+_SIMPLE_MATCHER = LazyPattern(r"^[A-Za-z0-9_|]+$")
 """A matcher Claude Code reads as a list of exact tool names (`Edit|Write`), not a regex."""
-_LOWER_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_LOWER_NAME = LazyPattern(r"^[a-z][a-z0-9_]*$")
 
 
 def _bare_names(matcher: str) -> list[str]:
@@ -745,8 +746,8 @@ def permission_rule_malformed(doc: ClaudeSettings, ctx: RuleContext) -> Iterator
             yield ctx.finding(rng, f"`{text}` in `{name}`: {problem}; Claude Code skips it")
 
 
-_TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
-_COLON_FORM = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_]*):(?P<spec>.+)$", re.DOTALL)
+_TOOL_NAME = LazyPattern(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_COLON_FORM = LazyPattern(r"^(?P<tool>[A-Za-z][A-Za-z0-9_]*):(?P<spec>.+)$", re.DOTALL)
 _WHOLE = frozenset({"*", "**"})
 
 

@@ -24,6 +24,7 @@ from ..model.claude_settings import ClaudeSettings
 from ..runs.confine import read_head
 from .base import RuleContext, rule
 from .claude_settings import Hooks, command_hooks, hook_scripts, hooks_of, plugin_hooks_file
+from .lazy_pattern import LazyPattern
 
 CC = Convention.CLAUDE_CODE
 HOOKED = (Kind.SETTINGS, Kind.AGENT, Kind.SKILL)
@@ -32,7 +33,7 @@ _SCRIPT_LIMIT = 1 << 18
 LOOK_BACK = 12
 """Lines before an `exit` searched for the message it ends."""
 
-NEVER_SET = re.compile(
+NEVER_SET = LazyPattern(
     r"(?<!\\)\$\{?(?P<name>CLAUDE_TOOL(?:_[A-Z0-9_]+)?|CLAUDE_FILE_PATHS?|CLAUDE_USER_PROMPT"
     r"|CLAUDE_NOTIFICATION(?:_[A-Z0-9_]+)?|CLAUDE_HOOK_[A-Z0-9_]+|CLAUDE_EVENT(?:_[A-Z0-9_]+)?"
     r"|TOOL_INPUT|TOOL_NAME|TOOL_OUTPUT|TOOL_RESPONSE|TOOL_RESULT|TOOL_ARGS)\b")
@@ -42,27 +43,27 @@ names is in the 2.1.331 bundle (`CLAUDE_TOOL_INPUT`, `CLAUDE_FILE_PATHS`: 0 occu
 _ASSIGNED = r"(?:^|[\s;&|(`]|\bexport\s+|\blocal\s+|\bdeclare\s+(?:-\w+\s+)*){name}=" \
             r"|\bread\s+(?:-\w+\s+)*(?:\w+\s+)*{name}\b|\bfor\s+{name}\s+in\b"
 """The script sets the variable itself (`TOOL_NAME=$(jq …)`, `read -r TOOL_INPUT`)."""
-_READS_STDIN = re.compile(r"\$\(\s*cat\s*\)|\bcat\s*(?:-\s*)?\)|/dev/stdin|sys\.stdin"
+_READS_STDIN = LazyPattern(r"\$\(\s*cat\s*\)|\bcat\s*(?:-\s*)?\)|/dev/stdin|sys\.stdin"
                           r"|\bread\s+(?:-\w+\s+)*\w+|process\.stdin")
 """A script that reads its stdin (the event JSON): an env var read there is a fallback."""
 
 BLOCKING_EVENTS = frozenset({"PreToolUse", "PermissionRequest", "UserPromptSubmit", "Stop",
                              "SubagentStop"})
 """Events whose action a hook stops by exiting 2 (the hooks reference's exit-code table)."""
-_EXIT = re.compile(r"(?:^|[\s;&|{(])exit\s+(?P<code>\d+)\b|\bsys\.exit\(\s*(?P<py>\d+)\s*\)"
+_EXIT = LazyPattern(r"(?:^|[\s;&|{(])exit\s+(?P<code>\d+)\b|\bsys\.exit\(\s*(?P<py>\d+)\s*\)"
                    r"|\bprocess\.exit\(\s*(?P<js>\d+)\s*\)")
-_OUTPUT = re.compile(r"(?:^|[\s;&|{(])(?:echo|printf)\b|\bcat\s*<<|\bprint\(|console\."
+_OUTPUT = LazyPattern(r"(?:^|[\s;&|{(])(?:echo|printf)\b|\bcat\s*<<|\bprint\(|console\."
                      r"(?:log|error)\(|sys\.std(?:out|err)\.write\(")
-_TO_STDERR = re.compile(r"[0-9]?>&\s*2\b|>\s*/dev/stderr|file\s*=\s*sys\.stderr|sys\.stderr|"
+_TO_STDERR = LazyPattern(r"[0-9]?>&\s*2\b|>\s*/dev/stderr|file\s*=\s*sys\.stderr|sys\.stderr|"
                         r"console\.error")
-_ELSEWHERE = re.compile(r"(?<![0-9&])>{1,2}\s*(?!&)[\"'$\w./-]|\|")
+_ELSEWHERE = LazyPattern(r"(?<![0-9&])>{1,2}\s*(?!&)[\"'$\w./-]|\|")
 """Output written to a file or piped on: not the hook's stdout."""
-_ALL_TO_STDERR = re.compile(r"^\s*exec\s+(?:1?>&\s*2|1?>\s*/dev/stderr)", re.MULTILINE)
-_BLOCK_WORDS = re.compile(r"\b(?:block(?:ed|ing)?|denied|deny(?:ing)?|not allowed|forbidden|"
+_ALL_TO_STDERR = LazyPattern(r"^\s*exec\s+(?:1?>&\s*2|1?>\s*/dev/stderr)", re.MULTILINE)
+_BLOCK_WORDS = LazyPattern(r"\b(?:block(?:ed|ing)?|denied|deny(?:ing)?|not allowed|forbidden|"
                           r"refus(?:e|ed|ing)|prohibited|rejected)\b", re.IGNORECASE)
-_DECISION = re.compile(r"\b(?:decision|permissionDecision)\b")
+_DECISION = LazyPattern(r"\b(?:decision|permissionDecision)\b")
 """A hook answering in JSON (`"decision": "block"`): its exit status is not its verdict."""
-_STOP_LOOKING = re.compile(r"^\s*(?:fi|done|esac|return\b|exit\b|\}|;;)|\bthen\s*$|^\s*else\b"
+_STOP_LOOKING = LazyPattern(r"^\s*(?:fi|done|esac|return\b|exit\b|\}|;;)|\bthen\s*$|^\s*else\b"
                            r"|^\s*(?:def|function)\s|\(\)\s*\{\s*$")
 """A line that ends the statements an `exit` belongs to, looking back from it."""
 

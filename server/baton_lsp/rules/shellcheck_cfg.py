@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from .lazy_pattern import LazyPattern
+
 GATED_VERSIONS = ("0.10.", "0.11.")
 """ShellCheck releases whose control-flow users were read for this module (0.9 and older
 have no `--extended-analysis` option; a newer one may read the graph in more checks)."""
@@ -34,21 +36,21 @@ FUNCTION_CHARS = r"[\w#:+?\-./^@,]"
 _COMMAND_START = r"(?:^|[;&|(){}`!]|\b(?:then|do|else|elif|if|while|until|time))[ \t]*"
 """Where a command (so a function definition) may begin: over-approximated on purpose,
 matching inside strings too only means the analysis stays on."""
-_DEFINITION = re.compile(
+_DEFINITION = LazyPattern(
     _COMMAND_START + r"(?:function[ \t]+([^\s(){};&|<>]+)|([^\s(){};&|<>'\"`\\$=]+)[ \t]*\()",
     re.MULTILINE)
 _RESERVED = frozenset({"for", "while", "until", "if", "select", "case", "coproc", "time",
                        "then", "do", "else", "elif", "fi", "done", "esac", "in", "function"})
-_COMPARISON = re.compile(r"\[[^\]]*(?<![\d&<>])[<>](?![&(<>])")
+_COMPARISON = LazyPattern(r"\[[^\]]*(?<![\d&<>])[<>](?![&(<>])")
 """A `<` or `>` between `[` and the next `]` that is not `2>`, `&>`, `>&`, `<(` or `>>`."""
-_APPEND = re.compile(r"\+=(?![('\"\s]|$)", re.MULTILINE)
+_APPEND = LazyPattern(r"\+=(?![('\"\s]|$)", re.MULTILINE)
 """`x+=1`, `x+=$n`: an unquoted append SC2324 may take for a number."""
-_DECLARING = re.compile(_COMMAND_START + r"(?:local|declare|export|readonly|typeset|let)[ \t]",
+_DECLARING = LazyPattern(_COMMAND_START + r"(?:local|declare|export|readonly|typeset|let)[ \t]",
                         re.MULTILINE)
 """ShellCheck's `declaringCommands` (Data.hs), where SC2318 looks."""
-_ASSIGNED = re.compile(r"([A-Za-z_]\w*)(?:\[[^\]\n]*\])?\+?=")
-_ESCAPED = re.compile(r"\\.")
-_QUOTES = re.compile(r"[\\'\"]")
+_ASSIGNED = LazyPattern(r"([A-Za-z_]\w*)(?:\[[^\]\n]*\])?\+?=")
+_ESCAPED = LazyPattern(r"\\.")
+_QUOTES = LazyPattern(r"[\\'\"]")
 
 
 def gated(version: str, checks: Iterable[str]) -> bool:

@@ -21,21 +21,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from ..errors import CheckpointError as CheckpointError
-from ..model.checkpoint import (
-    VERSION_MODELS,
-    Checkpoint,
-    CheckpointV10,
-    HaltReason,
-    IterationCheckpoint,
-    SupervisorCheckpoint,
-)
 from ..model.states import MIGRATION_TRANSITIONS, PHASE_STATES, Scope, State
 from . import confine
+
+if TYPE_CHECKING:  # pydantic and the models are imported where a model is built
+    from pydantic import BaseModel, ValidationError
+
+    from ..model.checkpoint import (
+        Checkpoint,
+        IterationCheckpoint,
+        SupervisorCheckpoint,
+    )
 
 CURRENT_VERSION = "2.1"
 CHAIN: tuple[str, ...] = ("1.0", "1.1", "1.2", "1.3", "2.0", "2.1")
@@ -43,9 +42,10 @@ MIGRATED_REASONING = "Migrated from v2.0 (defaults applied, re-classification re
 MAX_RESUME_AGE = timedelta(days=7, hours=1)  # check_safe_resume_conditions' 1-hour buffer
 MAX_ERRORS_SHOWN = 8
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 CheckpointKind = Literal["checkpoint", "iteration", "supervisor"]
-AnyCheckpoint = Checkpoint | IterationCheckpoint | SupervisorCheckpoint
+if TYPE_CHECKING:
+    AnyCheckpoint = Checkpoint | IterationCheckpoint | SupervisorCheckpoint
 
 
 @dataclass
@@ -161,6 +161,8 @@ def _loc_path(loc: tuple[int | str, ...], data: Any, missing: bool) -> str:
 
 
 def _validate(model: type[M], data: dict[str, Any], source: str, what: str) -> M:
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -442,7 +444,10 @@ def parse_checkpoint(raw: bytes | str, source: str = "<checkpoint>",
         raise CheckpointError(f"{source}: nested too deeply to process") from None
 
 
-def _parse(raw: bytes | str, source: str, path: Path | None) -> LoadedCheckpoint:
+def _read(raw: bytes | str, source: str, path: Path | None
+          ) -> tuple[dict[str, object], dict[str, object], CheckpointKind, str | None,
+                     str | None, list[str]]:
+    """(original, data in the engine's shape, kind, declared, effective version, notes)."""
     original = read_json_object(raw, source)
     modified = None
     if path is not None:
@@ -450,7 +455,18 @@ def _parse(raw: bytes | str, source: str, path: Path | None) -> LoadedCheckpoint
             modified = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     data, shape_notes = design_shape(original, source, modified)
     kind, declared, effective, notes = detect_kind(data, source)
-    notes = shape_notes + notes
+    return original, data, kind, declared, effective, shape_notes + notes
+
+
+def _parse(raw: bytes | str, source: str, path: Path | None) -> LoadedCheckpoint:
+    from ..model.checkpoint import (
+        VERSION_MODELS,
+        Checkpoint,
+        IterationCheckpoint,
+        SupervisorCheckpoint,
+    )
+
+    original, data, kind, declared, effective, notes = _read(raw, source, path)
     if kind == "iteration":
         it = _validate(IterationCheckpoint, data, source, "invalid iteration checkpoint")
         return LoadedCheckpoint(path, kind, declared, effective, original, data, it, [], notes)
@@ -464,6 +480,134 @@ def _parse(raw: bytes | str, source: str, path: Path | None) -> LoadedCheckpoint
                            f"checkpoint invalid after migration {effective}->{CURRENT_VERSION}")
     return LoadedCheckpoint(path, kind, declared, effective, original, migrated, checkpoint,
                             steps, notes + step_notes)
+
+
+class _HasPlanPath(Protocol):
+    @property
+    def plan_path(self) -> str | None: ...
+
+
+class ResumeFacts(Protocol):
+    """What `safe_resume_problems` and `resume_age_turns` read of a checkpoint: a
+    `CheckpointV10` (or later) model, or `DataFacts`."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def created_at(self) -> str: ...
+
+    @property
+    def last_error(self) -> object: ...
+
+    @property
+    def workflow_state(self) -> _HasPlanPath | None: ...
+
+
+class _Section:
+    """A typed section of a conforming document (`workflow_state`, `error_state`)."""
+
+    __slots__ = ("last_error", "plan_path")
+
+    def __init__(self, section: object) -> None:
+        fields = section if isinstance(section, dict) else {}
+        plan = fields.get("plan_path")
+        self.plan_path: str | None = plan if isinstance(plan, str) else None
+        self.last_error: object = fields.get("last_error")
+
+
+class DataFacts:
+    """A 2.1 checkpoint's fields read from its migrated document, for a check without
+    pydantic: once `model.checkpoint_shape.conforms` vouched for the document, the model
+    would hold these very values (nothing is coerced), or its defaults for absent ones."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: dict[str, object]) -> None:
+        self.data = data
+
+    def _text(self, key: str) -> str | None:
+        value = self.data.get(key)
+        return value if isinstance(value, str) else None
+
+    @property
+    def status(self) -> str:
+        return self._text("status") or ""
+
+    @property
+    def created_at(self) -> str:
+        return self._text("created_at") or ""
+
+    @property
+    def updated_at(self) -> str | None:
+        return self._text("updated_at")
+
+    @property
+    def last_error(self) -> object:
+        return self.data.get("last_error")
+
+    @property
+    def tests_passing(self) -> bool | None:
+        value = self.data.get("tests_passing")
+        return value if isinstance(value, bool) else None
+
+    @property
+    def plan_modification_time(self) -> int | float | None:
+        value = self.data.get("plan_modification_time")
+        return value if isinstance(value, int | float) else None
+
+    @property
+    def workflow_state(self) -> _Section | None:
+        section = self.data.get("workflow_state")
+        return _Section(section) if isinstance(section, dict) else None
+
+    @property
+    def error_state(self) -> _Section:
+        return _Section(self.data.get("error_state"))
+
+    def with_created_at(self, value: str) -> DataFacts:
+        return DataFacts({**self.data, "created_at": value})
+
+
+@dataclass
+class CheckedCheckpoint:
+    """`LoadedCheckpoint` for a document `conforms` vouched for: the same reading, with
+    `DataFacts` where the model would be."""
+
+    path: Path | None
+    kind: CheckpointKind
+    source_version: str | None
+    effective_version: str | None
+    original: dict[str, object]
+    data: dict[str, object]
+    checkpoint: DataFacts
+    steps: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+VERSION_MODEL_NAMES = {"1.0": "CheckpointV10", "1.1": "CheckpointV11", "1.2": "CheckpointV12",
+                       "1.3": "CheckpointV13", "2.0": "CheckpointV20", "2.1": "Checkpoint"}
+"""`model.checkpoint.VERSION_MODELS` by class name, for `conforms` (a test holds them equal)."""
+
+
+def parse_for_check(raw: bytes | str, source: str = "<checkpoint>", path: Path | None = None
+                    ) -> LoadedCheckpoint | CheckedCheckpoint:
+    """`parse_checkpoint` for the checker: without pydantic when `conforms` vouches for the
+    document in its own version and, migrated, as 2.1 (the same reading: only valid documents
+    skip the models); else `parse_checkpoint` itself, whose errors are the ones reported."""
+    from ..model.checkpoint_shape import conforms
+
+    try:
+        original, data, kind, declared, effective, notes = _read(raw, source, path)
+        if kind == "checkpoint" and effective is not None and conforms(
+                VERSION_MODEL_NAMES[effective], data):
+            migrated, steps, step_notes = migrate_data(data, effective)
+            if conforms("Checkpoint", migrated):
+                return CheckedCheckpoint(path, kind, declared, effective, original, migrated,
+                                         DataFacts(migrated), steps, notes + step_notes)
+    except RecursionError:
+        pass  # parse_checkpoint says so
+    return parse_checkpoint(raw, source, path)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> LoadedCheckpoint:
@@ -539,7 +683,7 @@ def _short(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def resume_age_turns(checkpoint: CheckpointV10, now: datetime | None = None
+def resume_age_turns(checkpoint: ResumeFacts, now: datetime | None = None
                      ) -> datetime | None:
     """When `safe_resume_problems` will start reporting the checkpoint's age (after
     `MAX_RESUME_AGE`), or None when the clock will not change its answer any more (no
@@ -553,7 +697,7 @@ def resume_age_turns(checkpoint: CheckpointV10, now: datetime | None = None
     return turns if turns > moment else None
 
 
-def safe_resume_problems(checkpoint: CheckpointV10, plan_path: str | os.PathLike[str] | None
+def safe_resume_problems(checkpoint: ResumeFacts, plan_path: str | os.PathLike[str] | None
                          = None, now: datetime | None = None) -> list[str]:
     """Why a checkpoint may not be resumed without asking (`check_safe_resume_conditions`);
     empty means safe. Unlike `get_skip_reason` every failing condition is reported, so the
@@ -614,6 +758,8 @@ def iteration_problems(checkpoint: IterationCheckpoint, base: Path | None = None
             not os.path.exists(resolve(checkpoint.continuation_context)):
         warnings.append(f"continuation file missing: {checkpoint.continuation_context}")
     if checkpoint.halt_reason is not None and checkpoint.known_halt_reason is None:
+        from ..model.checkpoint import HaltReason
+
         known = ", ".join(r.value for r in HaltReason)
         warnings.append(f"unknown halt_reason {checkpoint.halt_reason!r} (expected: {known})")
     return errors, warnings

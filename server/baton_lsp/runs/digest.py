@@ -1,9 +1,11 @@
 """The plan hash a checkpoint records (`baton.plan_sha256`): one definition for the engine
-that writes it and the rules that compare a plan against it."""
+that writes it and the rules that compare a plan against it.
+
+`hashlib` (which loads OpenSSL) is imported where a hash is computed: a check imports this
+module for every plan, and only a plan some checkpoint recorded is ever hashed."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -15,6 +17,8 @@ def sha256_file(path: str | os.PathLike[str], root: Path | None = None) -> str |
     """Hex SHA-256 of a file's saved bytes (never an editor's unsaved buffer); None when it
     cannot be read — not a regular file (a FIFO is never waited on) or, with the workspace
     `root`, reached through a link leaving it (never read)."""
+    import hashlib
+
     h = hashlib.sha256()
     try:
         with confine.open_read(root, path) if root is not None else \
@@ -47,6 +51,10 @@ def plan_edited(plan: Path, sha256: str | None, progress_free: str | None,
 def bytes_edited(data: bytes, sha256: str | None, progress_free: str | None) -> bool:
     """`plan_edited` of a plan's bytes read already (by a reader that would not follow a
     link out of the workspace nor wait on a FIFO)."""
-    if sha256 is None or hashlib.sha256(data).hexdigest() == sha256:
+    if sha256 is None:
+        return False
+    import hashlib
+
+    if hashlib.sha256(data).hexdigest() == sha256:
         return False
     return progress_free is None or plan_fingerprint(data) != progress_free
