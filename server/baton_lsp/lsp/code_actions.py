@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..model.base import Finding, Range, TextEdit
 from ..rules.fixes import fix_all_edits
 from .convert import edits_to_workspace_edit, from_lsp_range, to_diagnostic
-from .server import BatonServer, guard, uri_path
+from .server import BatonServer, guard_async, uri_path
 
 FIX_ALL = "source.fixAll.baton"
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -44,7 +44,7 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll,
                            FIX_ALL], resolve_provider=False))
-    @guard(list)
+    @guard_async(list)
     async def code_action(ls: BatonServer,
                           params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri

@@ -75,6 +75,7 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
     from ..rules import load_all
     from ..rules.base import all_rules
 
+    load_all()  # every rule module registered, so the count below is all of them
     settings = ls.session.settings
     rss_kb = 0
     try:
@@ -89,7 +90,7 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "pygls": version("pygls"),
-        "rules": (load_all(), len(all_rules()))[1],
+        "rules": len(all_rules()),
         "lsprotocol": version("lsprotocol"),
         "workspaces": {root: {"files": len(idx.files()), "config": idx.config.model_dump(
             by_alias=True)} for root, idx in list(ls.session.indexes.items())},

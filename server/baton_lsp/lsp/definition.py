@@ -9,7 +9,7 @@ from lsprotocol import types
 
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri, to_lsp_range
-from .server import BatonServer, guard
+from .server import BatonServer, guard, guard_async
 
 if TYPE_CHECKING:
     from ..model.base import Kind, Range
@@ -52,7 +52,7 @@ def register(server: BatonServer) -> None:
         return None
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
-    @guard(None)
+    @guard_async(None)
     async def references(ls: BatonServer,
                          params: types.ReferenceParams) -> list[types.Location] | None:
         from ..model.agent import AgentFile, CommandFile

@@ -63,12 +63,12 @@ async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
     if delay:
         await asyncio.sleep(delay)
     version = ls.session.open_version(uri)
-    if ls.stopping:
+    if ls.stopping.is_set():
         return  # after `shutdown`: nobody reads it, and the executor takes no more work
     try:
         findings = await run_check(ls, path)
     except Exception:
-        if ls.stopping:  # shut down while this check waited for the executor
+        if ls.stopping.is_set():  # shut down while this check waited for the executor
             return
         log.exception("checking %s failed", path)
         return

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ConfigError
 from ..paths import norm
 from .wire import Change, apply_change, uri_path
 
@@ -275,7 +276,7 @@ class Session:
     def load_config(self, root: Path) -> BatonConfig:
         """Project files merged with editor overrides; errors are reported, not swallowed."""
         from ..model.config import BatonConfig
-        from ..workspace.config import ConfigError, config_sources, load_config
+        from ..workspace.config import config_sources, load_config
 
         key = norm(root)
         try:

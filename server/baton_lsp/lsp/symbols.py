@@ -9,7 +9,7 @@ from lsprotocol import types
 
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri, to_lsp_line_range, to_lsp_range
-from .server import BatonServer, guard, uri_path
+from .server import BatonServer, guard, guard_async, uri_path
 
 if TYPE_CHECKING:
     from ..model.base import Kind, Range
@@ -78,7 +78,7 @@ def register(server: BatonServer) -> None:
         return document_symbols(session.index_for(path).document(path), session.lines_of(path))
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    @guard(list)
+    @guard_async(list)
     async def workspace_symbol(
         ls: BatonServer, params: types.WorkspaceSymbolParams,
     ) -> list[types.WorkspaceSymbol]:
