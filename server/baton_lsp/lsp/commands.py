@@ -10,9 +10,11 @@ import sys
 from concurrent import futures
 from typing import Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from .code_lens import SHOW_GRAPH
+from .lifecycle import revalidate_all
 from .plans import plan_for
 from .server import BatonServer
 
@@ -21,7 +23,7 @@ def register(server: BatonServer) -> None:
     @server.command(SHOW_GRAPH)
     def show_graph(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Return the plan's dependency graph as Mermaid text plus waves and cycles."""
-        from ..model.graph import mermaid
+        from ..model.graph import mermaid  # loaded by `plan_for` on first use
 
         uri = args[0] if args else None
         if isinstance(uri, list):
@@ -39,10 +41,6 @@ def register(server: BatonServer) -> None:
     async def validate_workspace(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Re-read the configuration, re-check every file (published as usual) and return the
         totals the client shows: {files, errors, warnings, information, hints}."""
-        from lsprotocol import types
-
-        from .lifecycle import revalidate_all
-
         await revalidate_all(ls)
         counts = {types.DiagnosticSeverity.Error: 0, types.DiagnosticSeverity.Warning: 0,
                   types.DiagnosticSeverity.Information: 0, types.DiagnosticSeverity.Hint: 0}

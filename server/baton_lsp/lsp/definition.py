@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Location:
-    from ..model.base import Range
+    from ..model.base import Range  # the core loads on first use
 
     lines = ls.session.lines_of(path)
     return types.Location(uri=path_to_uri(path),
@@ -29,6 +29,7 @@ def register(server: BatonServer) -> None:
     @guard(None)
     def definition(ls: BatonServer,
                    params: types.DefinitionParams) -> list[types.Location] | None:
+        # the core loads on first use
         from ..model.plan import Plan
         from .lookup import cursor_at, link_target
 
@@ -55,6 +56,7 @@ def register(server: BatonServer) -> None:
     @guard_async(None)
     async def references(ls: BatonServer,
                          params: types.ReferenceParams) -> list[types.Location] | None:
+        # the core loads on first use
         from ..model.agent import AgentFile, CommandFile
         from ..model.base import Kind
         from ..model.plan import Plan
@@ -102,6 +104,7 @@ def register(server: BatonServer) -> None:
 def _agent_references(ls: BatonServer, idx: WorkspaceIndex, path: str, kind: Kind,
                       name: str) -> list[types.Location]:
     """Where agent or command `path` names agent `name` (runs on the pool)."""
+    # the core loads on first use
     from ..model.agent import AgentFile, CommandFile
     from .lookup import _agent_items
 

@@ -120,7 +120,7 @@ async def fetch_settings(ls: BatonServer) -> None:
 def _engine_history(path: str) -> bool:
     """A file the workflow engine writes into a workflow's checkpoint directory (its
     history, `run.json`, `lock`, `logs/…`)."""
-    from ..workspace.discovery import engine_history_dir
+    from ..workspace.discovery import engine_history_dir  # the core loads on first use
 
     parent = os.path.dirname(path)
     return engine_history_dir(parent) or (os.path.basename(parent) == "logs" and
@@ -130,7 +130,7 @@ def _engine_history(path: str) -> bool:
 async def _index(ls: BatonServer) -> None:
     """Index the workspaces and run the preflight; imports the core on first use, after the
     server answered `initialize`."""
-    from . import preflight
+    from . import preflight  # the core loads on first use
 
     await preflight.index_and_check(ls)
 

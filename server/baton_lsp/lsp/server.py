@@ -35,11 +35,13 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from .. import __version__
 from .convert import converter, to_diagnostic
+from .framing import QueuedWriter
 from .scheduling import CheckRunner
 from .session import ClientSettings as ClientSettings
 from .session import DocResult as DocResult
 from .session import Session
 from .session import config_finding as config_finding
+from .transport import run_stdio, run_tcp
 from .wire import uri_path as uri_path
 
 if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
@@ -163,21 +165,15 @@ class BatonServer(LanguageServer):
     def flush_writer(self, timeout: float) -> None:
         """Wait (at most `timeout` s) until what is queued for the client was written (by
         the stdio writer thread; a TCP stream is written as it goes)."""
-        from .framing import QueuedWriter
-
         if isinstance(self.writer, QueuedWriter):
             self.writer.flush(timeout)
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio with Baton's reader, which resynchronises after framing errors
         (pygls' own stops answering for good, see `transport`)."""
-        from .transport import run_stdio
-
         run_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
 
     def start_tcp(self, host: str, port: int) -> None:
-        from .transport import run_tcp
-
         run_tcp(self, host, port)
 
     def on_loop(self, fn: Callable[[*Ts], object], *args: *Ts) -> None:

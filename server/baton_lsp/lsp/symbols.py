@@ -32,6 +32,7 @@ def _sym(name: str, kind: types.SymbolKind, rng: Range, sel: Range, lines: list[
 
 
 def document_symbols(doc: object, lines: list[str]) -> list[types.DocumentSymbol]:
+    # the core loads on first use
     from ..model.agent import AgentFile, CommandFile
     from ..model.base import Range
     from ..model.plan import Plan
@@ -119,7 +120,7 @@ _Match = tuple[tuple[int, int], int, int, str, "SymbolSummary"]
 def _symbol_files(ls: BatonServer, token: CancelToken) -> list[_File]:
     """Plans, agents and commands of every workspace, in path order (runs on the pool:
     finding the workspaces walks the folders)."""
-    from ..model.base import Kind
+    from ..model.base import Kind  # the core loads on first use
 
     out: list[_File] = []
     for root in ls.session.discover_roots():
