@@ -38,7 +38,7 @@ def _positions(ctx: RuleContext) -> Positions:
 
 def _shaped(doc: CheckpointDoc) -> dict[str, Any]:
     """The document as the engine reads it (the design documents' 2.x shape normalised)."""
-    from ..runs.checkpoint import design_shape
+    from ..runs.checkpoint import design_shape  # only the rules that need it load it
 
     assert doc.data is not None
     return design_shape(doc.data, doc.path)[0]
@@ -46,12 +46,13 @@ def _shaped(doc: CheckpointDoc) -> dict[str, Any]:
 
 def _detect(doc: CheckpointDoc) -> tuple[str, str | None, str | None, list[str]]:
     """The engine's own detection of the checkpoint's kind and version."""
-    from ..runs.checkpoint import detect_kind
+    from ..runs.checkpoint import detect_kind  # only the rules that need it load it
 
     return detect_kind(_shaped(doc), doc.path)
 
 
 def _model(kind: str, effective: str | None) -> type[BaseModel]:
+    # only the rules that need it load it
     from ..model.checkpoint import VERSION_MODELS, IterationCheckpoint, SupervisorCheckpoint
 
     if kind == "iteration":
@@ -116,7 +117,7 @@ def checkpoint_unreadable(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Find
     if doc.error is not None:
         yield ctx.finding(doc.error_range or ctx.line_range(0), doc.error)
         return
-    from ..runs.checkpoint import CheckpointError
+    from ..runs.checkpoint import CheckpointError  # only the rules that need it load it
 
     try:
         _detect(doc)
@@ -171,7 +172,7 @@ def checkpoint_schema_violation(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     """
     if doc.data is None:
         return
-    from ..runs.checkpoint import CheckpointError
+    from ..runs.checkpoint import CheckpointError  # only the rules that need it load it
 
     try:
         kind, _declared, effective, _notes = _detect(doc)
@@ -234,6 +235,7 @@ def checkpoint_outdated_schema(doc: CheckpointDoc, ctx: RuleContext) -> Iterator
     """
     if doc.data is None:
         return
+    # only the rules that need it load it
     from ..runs.checkpoint import CheckpointError, dump_checkpoint, parse_checkpoint
 
     try:
@@ -277,7 +279,7 @@ def checkpoint_tampered(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Findin
     baton = doc.data.get("baton")
     if not isinstance(baton, dict) or "checksum" not in baton:
         return
-    from ..runs.store import verify_bytes
+    from ..runs.store import verify_bytes  # only the rules that need it load it
 
     try:  # read again as the store reads it: a FIFO swapped in is refused, not waited on
         raw, _ = read_head(ctx.root or Path(doc.path).parent, doc.path,
@@ -305,6 +307,7 @@ def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], l
     """Relative paths resolve against the workspace root."""
     if doc.data is None:
         return [], []
+    # only the rules that need it load it
     from ..model.checkpoint import IterationCheckpoint
     from ..runs.checkpoint import CheckpointError, iteration_problems
 
@@ -418,7 +421,7 @@ def _not_resumed_from(path: Path, ctx: RuleContext) -> bool:
     """Whether a resume would read another file than this one: an older entry of a Baton
     run's history (or any entry of a run still going), or an older `save_checkpoint` file of
     the same workflow (restore takes the newest by mtime). Both depend on the directory."""
-    from ..workspace.discovery import engine_history_dir
+    from ..workspace.discovery import engine_history_dir  # only the rules that need it load it
 
     if _STORE_FILE.match(path.name) and engine_history_dir(str(path.parent)):
         from ..runs.checkpoint import CheckpointError
@@ -564,6 +567,7 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     """
     if doc.data is None:
         return
+    # only the rules that need it load it
     from ..model.checkpoint import Checkpoint
     from ..runs.checkpoint import (
         CheckpointError,
@@ -602,7 +606,7 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     recorded = baton.get("plan_sha256") if baton is not None else None
     saved = _plan_bytes(ctx, plan) if isinstance(recorded, str) else None
     if saved is not None:
-        from ..runs.digest import bytes_edited
+        from ..runs.digest import bytes_edited  # only the rules that need it load it
 
         # Baton's record: the content decides (a touch or checkout is no edit, and an edit
         # in the checkpoint's own second is one); progress marked since is no edit either
@@ -671,6 +675,7 @@ def checkpoint_identity_missing(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     """
     if doc.data is None:
         return
+    # only the rules that need it load it
     from ..model.checkpoint import Checkpoint
     from ..runs.checkpoint import IDENTITY_FIELDS, CheckpointError
 
