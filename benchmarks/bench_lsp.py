@@ -3,7 +3,7 @@
 Runs the real server (`python -m baton_lsp lsp`) as a subprocess and talks JSON-RPC over its
 pipes, so every figure includes serialisation and process boundaries, as an editor sees it.
 
-    python benchmarks/bench_lsp.py [--quick] [--startup [--runs N] [--baseline DIR] | --indexing | …]
+    python benchmarks/bench_lsp.py [--quick] [--startup [--runs N] [--baseline DIR] | …]
 
 Figures printed: spawn→initialize response and spawn→first diagnostics (median of 10);
 didChange→publishDiagnostics p50/p95 with the debounce set to 0 (largest corpus plan and a
