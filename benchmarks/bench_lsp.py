@@ -3,7 +3,7 @@
 Runs the real server (`python -m baton_lsp lsp`) as a subprocess and talks JSON-RPC over its
 pipes, so every figure includes serialisation and process boundaries, as an editor sees it.
 
-    python benchmarks/bench_lsp.py [--quick] [--startup [--runs N] | --indexing | …]
+    python benchmarks/bench_lsp.py [--quick] [--startup [--runs N] [--baseline DIR] | …]
 
 Figures printed: spawn→initialize response and spawn→first diagnostics (median of 10);
 didChange→publishDiagnostics p50/p95 with the debounce set to 0 (largest corpus plan and a
@@ -212,10 +212,13 @@ def first_diagnostics(command: list[str] | None, root: Path, doc: Path, language
     return init, first, len(params["diagnostics"])
 
 
-def startup_compare(root: Path, plan: Path, runs: int) -> dict[str, Any]:
+def startup_compare(root: Path, plan: Path, runs: int,
+                    baseline: Path | None = None) -> dict[str, Any]:
     """Baton's start-up next to the pygls floor and yaml-language-server, measured
     alternately (floor, Baton with an empty cache, Baton with a warm cache, yaml-ls, …) so
-    that load from other processes hits every server alike; medians and ratios."""
+    that load from other processes hits every server alike; medians and ratios. With
+    `baseline` (the `server/` directory of another Baton checkout) that Baton starts in the
+    same rounds too, so a before/after comparison shares the machine's load."""
     import peers  # type: ignore[import-not-found]
 
     yaml_doc = root / "sample.yaml"
@@ -224,46 +227,55 @@ def startup_compare(root: Path, plan: Path, runs: int) -> dict[str, Any]:
     yaml_cmd = peers.yaml_language_server()
     warm_cache = Path(tempfile.mkdtemp(prefix="baton-bench-cache-"))
     settings = {"debounce": 0}
-    first_diagnostics(None, root, plan, "markdown", settings,
-                      {"BATON_CACHE_DIR": str(warm_cache)})  # fills the warm cache
-    # … and waits until indexing saved it: a second server sees every file cached.
-    c = Client(root, settings, log_level="INFO", env={"BATON_CACHE_DIR": str(warm_cache)})
-    c.initialize()
-    while True:
-        msg = c.wait(timeout=600)
-        if msg.get("method") == "window/logMessage" and "indexed" in msg["params"]["message"]:
-            break
-    c.close()
-    figures: dict[str, list[tuple[float, float, int]]] = {
-        "pygls floor": [], "baton (empty cache)": [], "baton (warm cache)": [],
-        "yaml-language-server": []}
-    def empty() -> tuple[float, float, int]:
+    old = {} if baseline is None else {"PYTHONPATH": str(baseline)}
+    old_warm = Path(tempfile.mkdtemp(prefix="baton-bench-cache-"))
+    for cache, extra in [(warm_cache, {}), (old_warm, old)][:2 if baseline else 1]:
+        first_diagnostics(None, root, plan, "markdown", settings,
+                          {"BATON_CACHE_DIR": str(cache), **extra})  # fills the warm cache
+        # … and waits until indexing saved it: a second server sees every file cached.
+        c = Client(root, settings, log_level="INFO",
+                   env={"BATON_CACHE_DIR": str(cache), **extra})
+        c.initialize()
+        while True:
+            msg = c.wait(timeout=600)
+            if msg.get("method") == "window/logMessage" and "indexed" in msg["params"]["message"]:
+                break
+        c.close()
+
+    def empty(extra: dict[str, str]) -> tuple[float, float, int]:
         cold = Path(tempfile.mkdtemp(prefix="baton-bench-cold-"))
         try:
             return first_diagnostics(None, root, plan, "markdown", settings,
-                                     {"BATON_CACHE_DIR": str(cold)})
+                                     {"BATON_CACHE_DIR": str(cold), **extra})
         finally:
             shutil.rmtree(cold, ignore_errors=True)
 
     runners = {
         "pygls floor": lambda: first_diagnostics(floor_cmd, root, plan, "markdown", {}),
-        "baton (empty cache)": empty,
+        "baton (empty cache)": lambda: empty({}),
         "baton (warm cache)": lambda: first_diagnostics(
             None, root, plan, "markdown", settings, {"BATON_CACHE_DIR": str(warm_cache)}),
         "yaml-language-server": lambda: first_diagnostics(yaml_cmd, root, yaml_doc, "yaml", {}),
     }
+    if baseline is not None:
+        runners["baseline (empty cache)"] = lambda: empty(old)
+        runners["baseline (warm cache)"] = lambda: first_diagnostics(
+            None, root, plan, "markdown", settings, {"BATON_CACHE_DIR": str(old_warm), **old})
+    figures: dict[str, list[tuple[float, float, int]]] = {name: [] for name in runners}
     names = list(runners)
     for round_no in range(runs):  # each round in another order: no server always goes first
-        for name in names[round_no % 4:] + names[:round_no % 4]:
+        turn = round_no % len(names)
+        for name in names[turn:] + names[:turn]:
             figures[name].append(runners[name]())
     shutil.rmtree(warm_cache, ignore_errors=True)
+    shutil.rmtree(old_warm, ignore_errors=True)
     out: dict[str, Any] = {}
     for name, rows in figures.items():
         out[name] = {"initialize_ms": statistics.median(r[0] for r in rows),
                      "first_diagnostics_ms": statistics.median(r[1] for r in rows),
                      "diagnostics": rows[0][2]}
     floor, yaml_rows = figures["pygls floor"], figures["yaml-language-server"]
-    for name in ("baton (empty cache)", "baton (warm cache)"):
+    for name in [n for n in figures if n.startswith(("baton", "baseline"))]:
         rows = figures[name]  # paired: each Baton run with the floor and yaml-ls of its round
         out[name]["initialize_minus_floor_ms"] = statistics.median(
             r[0] - f[0] for r, f in zip(rows, floor, strict=True))
@@ -535,6 +547,9 @@ def main() -> None:
                         help="run only the start-up comparison with the pygls floor and "
                         "yaml-language-server (installed from npm into a cache directory)")
     parser.add_argument("--runs", type=int, help="rounds of the start-up comparison")
+    parser.add_argument("--baseline", type=Path,
+                        help="with --startup: the server/ directory of another Baton checkout, "
+                        "started in the same rounds (through PYTHONPATH)")
     parser.add_argument("--indexing", action="store_true",
                         help="run only the start-up indexing of 2,000 plans, cold then warm")
     parser.add_argument("--load", action="store_true",
@@ -544,7 +559,13 @@ def main() -> None:
     parser.add_argument("--huge", action="store_true",
                         help="run only the 55 MB document figures")
     args = parser.parse_args()
+    if args.baseline is not None and not (args.baseline / "baton_lsp").is_dir():
+        parser.error(f"--baseline {args.baseline}: no baton_lsp package there")
     use_bytecode()
+    if args.baseline is not None:
+        import compileall
+
+        compileall.compile_dir(str(args.baseline / "baton_lsp"), quiet=1)
     # Servers share a result cache of this run's own (figures that need it empty or warm
     # set their own), never the user's.
     os.environ["BATON_CACHE_DIR"] = tempfile.mkdtemp(prefix="baton-bench-cache-")
@@ -600,14 +621,14 @@ def measure(args: argparse.Namespace) -> None:
             return
         if args.startup:
             plan = largest or big
-            got = startup_compare(root, plan, args.runs or runs)
+            got = startup_compare(root, plan, args.runs or runs, args.baseline)
             print(f"start-up, medians of {args.runs or runs} alternating rounds "
                   f"(opened: {plan.name}; yaml-language-server: a YAML file with one error)")
             for name, row in got.items():
                 print(f"  {name:<22} initialize {row['initialize_ms']:6.0f} ms   first "
                       f"diagnostics {row['first_diagnostics_ms']:6.0f} ms "
                       f"({row['diagnostics']} diagnostics)")
-            for name in ("baton (empty cache)", "baton (warm cache)"):
+            for name in [n for n in got if n.startswith(("baton", "baseline"))]:
                 row = got[name]
                 print(f"  {name}, median of the rounds: initialize − floor = "
                       f"{row['initialize_minus_floor_ms']:+.0f} ms (target ≤ +30); first "

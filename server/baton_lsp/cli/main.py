@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -28,7 +29,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 def configure_logging(verbose: bool) -> None:
     """`cli/logs.py`'s set-up, imported only when called: a replayed check logs nothing."""
-    from .logs import configure_logging as configure
+    from .logs import configure_logging as configure  # a replayed check logs nothing
 
     configure(verbose)
 
@@ -147,10 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit 1 when the files in --out are stale")
     schema.add_argument("--out", type=Path, default=Path("schemas"))
 
-    from .workflow import add_parsers
+    from .workflow import add_parsers  # never for `check` and `lsp` (see `main`)
 
     add_parsers(sub)
-    from .worker import add_worker_parser
+    from .worker import add_worker_parser  # never for `check` and `lsp` (see `main`)
 
     add_worker_parser(sub)
     migrate = sub.add_parser("migrate", help="migrate a checkpoint file to schema 2.1 in place "
@@ -170,7 +171,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     request = replayed = None
     fixing = args.fix or args.diff
     if not args.no_cache and not args.explain_skips:  # the reasons are told while checking
-        from ..rules.cache import default_dir
+        from ..rules.cache import default_dir  # loaded for this command alone
 
         cache_dir = args.cache_dir or default_dir()
     if cache_dir is not None and not fixing:  # a stored output says nothing of fixes
@@ -215,6 +216,7 @@ def _check(args: argparse.Namespace, fmt: str, color: bool, cache_dir: Path | No
     # switch; a check starts no process that could miss a plugin: ShellCheck only).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
+    # once it has to check: a replay needs none of it
     import logging
 
     from ..model.base import Severity
@@ -234,7 +236,7 @@ def _check(args: argparse.Namespace, fmt: str, color: bool, cache_dir: Path | No
         logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
     cache = None
     if cache_dir is not None:
-        from ..rules.cache import ResultCache
+        from ..rules.cache import ResultCache  # loaded for this command alone
 
         cache = ResultCache(cache_dir)
     result = None
@@ -283,6 +285,7 @@ def _apply_fixes(args: argparse.Namespace, result: CheckResult) -> str | None:
     `rules.fixes`). `--diff` prints the diff and returns "" when there was something to fix;
     `--fix` writes the files and returns the sentence saying how many problems it fixed.
     None: nothing to fix."""
+    # loaded for this command alone
     from ..rules.fixes import fix_paths, unified_diff, write_fixes
     from .output import display_path
 
@@ -311,7 +314,7 @@ def _unknown_flag_selectors(args: argparse.Namespace) -> str | None:
     rule selector"), else None."""
     if not args.select and not args.ignore:
         return None
-    from ..rules.base import unknown_selectors
+    from ..rules.base import unknown_selectors  # loaded for this command alone
 
     for flag, values in (("--select", args.select), ("--ignore", args.ignore)):
         bad = unknown_selectors(values or [])
@@ -323,10 +326,10 @@ def _unknown_flag_selectors(args: argparse.Namespace) -> str | None:
 
 
 def cmd_clean(args: argparse.Namespace) -> int:
-    from ..rules.cache import clean, default_dir
+    from ..rules.cache import clean, default_dir  # loaded for this command alone
 
     if args.runs:
-        from .workflow import cmd_clean_runs
+        from .workflow import cmd_clean_runs  # loaded for this command alone
 
         return cmd_clean_runs(args)
     if args.keep is not None or args.older_than is not None or args.dry_run:
@@ -343,6 +346,7 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 
 def _rule_text(code: str) -> str:
+    # loaded for this command alone
     from ..model.base import Kind
     from ..rules.base import get_rule
 
@@ -355,14 +359,14 @@ def _rule_text(code: str) -> str:
         meta += " · Quick fix available"
     if r.cross_file:
         meta += " · Cross-file"
-    from ..model.base import CONVENTION_DOCS
+    from ..model.base import CONVENTION_DOCS  # loaded for this command alone
 
     meta += f"\nConvention: {r.convention.value} ({CONVENTION_DOCS[r.convention]})"
     return f"{head}\n{'=' * len(head)}\n{meta}\n\n{r.doc}\n"
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
-    from ..rules.base import all_rules, get_rule
+    from ..rules.base import all_rules, get_rule  # loaded for this command alone
 
     if args.code:
         r = get_rule(args.code)
@@ -389,6 +393,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
+    # loaded for this command alone
     from ..model.base import Kind
     from ..model.graph import build_graph, mermaid
     from ..model.plan import Plan, PlanRole
@@ -450,7 +455,7 @@ def _missing_lines(graph: PlanGraph, missing: dict[str, list[str]]) -> list[str]
 
 def graph_text(plan: Plan, graph: PlanGraph,
                missing: dict[str, list[str]] | None = None) -> str:
-    from ..model.graph import mermaid
+    from ..model.graph import mermaid  # loaded for this command alone
 
     lines = [f"Plan: {plan.title or Path(plan.path).name}"]
     if not graph.order:
@@ -475,7 +480,7 @@ def graph_text(plan: Plan, graph: PlanGraph,
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .schema import SCHEMAS, generate, write_schemas
+    from .schema import SCHEMAS, generate, write_schemas  # loaded for this command alone
 
     if args.name and args.name not in SCHEMAS:
         print(f"baton: unknown schema '{args.name}'; one of: {', '.join(sorted(SCHEMAS))}",
@@ -499,7 +504,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _migration_summary(loaded: LoadedCheckpoint) -> list[str]:
-    from ..runs.checkpoint import CURRENT_VERSION
+    from ..runs.checkpoint import CURRENT_VERSION  # loaded for this command alone
 
     if loaded.kind == "iteration":
         source = f"{loaded.source_version} (iteration checkpoint)"
@@ -515,6 +520,7 @@ def _migration_summary(loaded: LoadedCheckpoint) -> list[str]:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
+    # loaded for this command alone
     from ..runs.checkpoint import (
         CheckpointError,
         dump_checkpoint,
@@ -547,7 +553,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_lsp(args: argparse.Namespace) -> int:
-    from ..lsp.app import default_log_file, start
+    from ..lsp.app import default_log_file, start  # loaded for this command alone
 
     log_file = args.log_file
     if log_file is not None and str(log_file) == "default":
@@ -566,8 +572,6 @@ def tune_gc() -> None:
     a check allocates ~10^5 short-lived acyclic objects and it ran dozens of times per
     keystroke, walking every cached document on each full pass. The server freezes the
     objects alive once it has started (`lsp.lifecycle.first_checks`)."""
-    import gc
-
     gc.set_threshold(50_000, 20, 20)
 
 
@@ -596,11 +600,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "schema": cmd_schema,
                 "lsp": cmd_lsp, "migrate": cmd_migrate}
     if args.command == "worker":
-        from .worker import cmd_worker
+        from .worker import cmd_worker  # loaded for this command alone
 
         handlers["worker"] = cmd_worker
     if args.command in ("run", "rerun", "resume", "cancel", "status", "checkpoints", "adopt"):
-        from .workflow import HANDLERS
+        from .workflow import HANDLERS  # loaded for this command alone
 
         handlers.update(HANDLERS)
     if args.command is None:
@@ -616,7 +620,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # last line of defence: a message, never a traceback
-        import logging
+        import logging  # an internal error only
 
         configure_logging(args.verbose)
         logging.getLogger(__name__).debug("internal error", exc_info=True)

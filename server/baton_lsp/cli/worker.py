@@ -48,6 +48,7 @@ def add_worker_parser(sub: Any) -> None:
 
 def advertised(slots: int, version_timeout: float) -> tuple[dict[str, float], list[str]]:
     """The resources this machine offers and, for each agent CLI left out, why."""
+    # `baton worker` alone: every command builds this parser
     from ..model.config import WorkflowSettings
     from ..workflow.preflight import cli_version, has_credentials
     from ..workflow.runners import CLI_RUNNERS
@@ -75,6 +76,7 @@ def advertised(slots: int, version_timeout: float) -> tuple[dict[str, float], li
 
 
 async def _serve(args: argparse.Namespace, resources: dict[str, float]) -> int:
+    # the optional dask extra, for `baton worker` alone
     from distributed import Worker
     from distributed.security import Security
 
@@ -140,6 +142,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     if args.slots < 1:
         print("baton worker: error: --slots must be 1 or more", file=sys.stderr)
         return EXIT_ERROR
+    # `baton worker` alone: every command builds this parser
     from ..workflow.executors import parse_scheduler
 
     try:  # the address first: a refused one is said before preflight runs the CLIs

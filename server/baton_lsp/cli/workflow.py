@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..errors import ConfigError, PathError
 from ..model.states import Scope
 from ..terminal import terminal_safe
 
@@ -125,7 +126,7 @@ def add_parsers(sub: Any) -> None:
 def workflow_id_arg(value: str) -> str:
     """An id for a new workflow: a usage error (exit 2) when it could not name a checkpoint
     directory, rather than an "internal error" from the store."""
-    from ..workflow.isolation import workflow_id_problem
+    from ..workflow.isolation import workflow_id_problem  # loaded for this command alone
 
     why = workflow_id_problem(value)
     if why is not None:
@@ -134,8 +135,7 @@ def workflow_id_arg(value: str) -> str:
 
 
 def _root(args: argparse.Namespace) -> Path:
-    from ..errors import PathError
-    from ..workspace.discovery import find_root
+    from ..workspace.discovery import find_root  # loaded for this command alone
 
     if args.workspace is not None:
         root = args.workspace
@@ -152,9 +152,7 @@ def parse_settings(items: list[str]) -> dict[str, Any]:
     """`--set workflow.timeout=600` / `--set workflow.claude.fallback-model=haiku` items → a
     load_config overrides dict (tables nested like the files). Raises ConfigError on a
     malformed item."""
-    import tomllib
-
-    from ..errors import ConfigError
+    import tomllib  # loaded for this command alone
 
     out: dict[str, Any] = {}
     for item in items:
@@ -206,6 +204,7 @@ def emit(line: str) -> None:
 
 
 def _engine(args: argparse.Namespace, root: Path) -> Any:
+    # loaded for this command alone
     from ..model.events import Event, LogEvent, to_json
     from ..workflow.engine import Engine
     from ..workspace.config import load_config
@@ -234,6 +233,7 @@ def _engine(args: argparse.Namespace, root: Path) -> Any:
 
 
 def _drive(engine: Engine, coro_factory: Callable[[], Awaitable[Outcome]]) -> int:
+    # loaded for this command alone
     from ..runs.store import WorkflowBusy
     from ..workflow.cancel import install_signal_handlers
     from ..workflow.engine import EngineError
@@ -253,11 +253,12 @@ def _drive(engine: Engine, coro_factory: Callable[[], Awaitable[Outcome]]) -> in
     except EngineError as exc:  # refused before anything was written
         show(f"baton: error: {exc}", file=sys.stderr)
         return exc.exit_code if isinstance(exc, StartRefused) else EXIT_ERROR
-    from ..runs.checkpoint import CheckpointError
+    from ..runs.checkpoint import CheckpointError  # loaded for this command alone
 
     if isinstance(outcome, CheckpointError):  # pragma: no cover
         return EXIT_ERROR
     if engine.events is None and not getattr(engine, "quiet", False) and engine.data:
+        # loaded for this command alone
         from ..runs.record import read_record
         from ..workflow.report import render
 
@@ -272,8 +273,7 @@ def _drive(engine: Engine, coro_factory: Callable[[], Awaitable[Outcome]]) -> in
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ..model.states import Scope
-    from ..workflow.engine import RunRequest
+    from ..workflow.engine import RunRequest  # loaded for this command alone
 
     root = _root(args)
     engine = _engine(args, root)
@@ -285,6 +285,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _latest_unfinished(root: Path) -> str | None:
+    # loaded for this command alone
     from ..runs.record import RecordError, read_record
     from ..runs.store import CheckpointStore, list_workflows
 
@@ -309,6 +310,7 @@ def _latest_unfinished(root: Path) -> str | None:
 def cmd_rerun(args: argparse.Namespace) -> int:
     """`baton run` with what the workflow's checkpoint recorded (runs/rerun.py), through the
     same parser and handler as a typed `baton run`."""
+    # loaded for this command alone
     from ..runs.rerun import NotRerunnable, rerun_args
     from .main import main
 
@@ -323,7 +325,7 @@ def cmd_rerun(args: argparse.Namespace) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    from ..runs.checkpoint import CheckpointError
+    from ..runs.checkpoint import CheckpointError  # loaded for this command alone
 
     root = _root(args)
     wid = args.workflow_id or _latest_unfinished(root)
@@ -333,7 +335,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     engine = _engine(args, root)
     if args.dry_run:
-        from ..workflow.engine import EngineError
+        from ..workflow.engine import EngineError  # loaded for this command alone
 
         try:
             plan = engine.preview_resume(wid, args.at)
@@ -377,7 +379,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    from ..workflow.cancel import cancel_workflow
+    from ..workflow.cancel import cancel_workflow  # loaded for this command alone
 
     root = _root(args)
     try:
@@ -390,12 +392,13 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def _summary(root: Path, wid: str) -> dict[str, Any]:
-    from ..runs.status import summary
+    from ..runs.status import summary  # loaded for this command alone
 
     return summary(root, wid)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    # loaded for this command alone
     from ..runs.store import list_workflows, valid_id
     from ..workflow.accounting import format_usage, reduction_text
     from ..workflow.worktrees import live_worktrees
@@ -476,7 +479,7 @@ def cmd_status(args: argparse.Namespace) -> int:
                 show(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
                      f"{row['artifact_tokens']:>6} tokens  {reduction_text(row)}")
         return EXIT_OK
-    from ..runs.status import summaries
+    from ..runs.status import summaries  # loaded for this command alone
 
     every = summaries(root)
     trees = live_worktrees(root)
@@ -551,6 +554,7 @@ def _bash_marks(row: dict[str, Any]) -> list[str]:
 
 def _foreign_status(root: Path, args: argparse.Namespace) -> int:
     """`baton status bash:ID` (or a checkpoint file): one bash-system run in detail."""
+    # loaded for this command alone
     from ..runs.checkpoint import CheckpointError
     from ..runs.foreign import ForeignRuns, adopted_by, adoptions, is_foreign_id, resolve
 
@@ -606,7 +610,7 @@ def _foreign_status(root: Path, args: argparse.Namespace) -> int:
 
 
 def cmd_adopt(args: argparse.Namespace) -> int:
-    from ..model.states import Scope
+    # loaded for this command alone
     from ..workspace.config import load_config
     from .adopt import AdoptError, AdoptRequest, adopt
 
@@ -647,6 +651,7 @@ def cmd_adopt(args: argparse.Namespace) -> int:
 
 
 def cmd_checkpoints(args: argparse.Namespace) -> int:
+    # loaded for this command alone
     from ..runs.status import history
     from ..runs.store import valid_id
 
@@ -678,6 +683,7 @@ HANDLERS = {"run": cmd_run, "rerun": cmd_rerun, "resume": cmd_resume, "cancel": 
 def cmd_clean_runs(args: argparse.Namespace) -> int:
     """`baton clean --runs`: remove finished workflows' histories past the retention
     settings; every resumable workflow stays (runs.retention)."""
+    # loaded for this command alone
     from ..runs import confine
     from ..runs.retention import KEPT, REMOVED, SKIPPED, clean_runs
     from ..workspace.config import load_config

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from .lifecycle import ClientLogHandler
+from .server import BatonServer
 from .wire import CLIENT_LOG_FORMAT
-
-if TYPE_CHECKING:
-    from .server import BatonServer
 
 FEATURES = (
     "lifecycle",
@@ -30,8 +29,6 @@ FEATURES = (
 
 
 def create_server() -> BatonServer:
-    from .server import BatonServer
-
     server = BatonServer()
     for name in FEATURES:
         try:
@@ -45,8 +42,6 @@ def create_server() -> BatonServer:
 
 
 def setup_logging(server: BatonServer, level: str = "INFO", log_file: Path | None = None) -> None:
-    from .lifecycle import ClientLogHandler
-
     root = logging.getLogger("baton_lsp")
     root.setLevel(getattr(logging, level.upper(), logging.INFO))
     root.propagate = False
@@ -61,7 +56,7 @@ def setup_logging(server: BatonServer, level: str = "INFO", log_file: Path | Non
 
 
 def default_log_file() -> Path:
-    import platformdirs
+    import platformdirs  # only when no log file is given
 
     return Path(platformdirs.user_log_dir("baton-lsp", appauthor=False)) / "server.log"
 
@@ -96,9 +91,7 @@ def leave(server: BatonServer, code: int) -> None:
     waited for. A checker thread stuck in a system call (a read the kernel never answers)
     would otherwise keep a server its client told to exit alive for ever: the interpreter
     joins the executor's threads before it exits."""
-    import os
-
-    from ..rules.shellcheck_run import kill_running
+    from ..rules.shellcheck_run import kill_running  # loaded by the checks: none may have run
 
     server.flush_writer(5.0)
     kill_running()  # the one exit handler that matters here; `os._exit` runs none

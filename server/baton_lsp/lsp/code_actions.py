@@ -12,9 +12,9 @@ from lsprotocol import types
 
 if TYPE_CHECKING:
     from ..model.base import Finding, Range, TextEdit
-from ..rules.fixes import fix_all_edits
 from .convert import edits_to_workspace_edit, from_lsp_range, to_diagnostic
-from .server import BatonServer, guard, uri_path
+from .diagnostics import run_check
+from .server import BatonServer, guard_async, uri_path
 
 FIX_ALL = "source.fixAll.baton"
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -44,7 +44,7 @@ def _overlaps(a: Range, b: Range) -> bool:
 
 def _suppress_edit(path: str, finding: Finding, lines: list[str]) -> TextEdit | None:
     """Insert `<!-- baton: ignore CODE -->` above the block holding the finding."""
-    from ..model.base import Range, TextEdit
+    from ..model.base import Range, TextEdit  # the core loads on first use
 
     if not path.endswith(_MARKDOWN_SUFFIXES):
         return None
@@ -61,7 +61,7 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll,
                            FIX_ALL], resolve_provider=False))
-    @guard(list)
+    @guard_async(list)
     async def code_action(ls: BatonServer,
                           params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
@@ -72,8 +72,6 @@ def register(server: BatonServer) -> None:
         version = ls.session.open_version(uri)
         cached = ls.session.results.get(path)
         if cached is None or cached.version != version:
-            from .diagnostics import run_check
-
             findings = await run_check(ls, path)
         else:
             findings = cached.findings
@@ -103,6 +101,8 @@ def register(server: BatonServer) -> None:
             actions.extend(_run_actions(ls, path, findings, from_lsp_range(params.range, lines),
                                         lines))
         if wants_fix_all:
+            from ..rules.fixes import fix_all_edits  # the core loads on first use
+
             edits = fix_all_edits(findings)  # the one selection `baton check --fix` uses
             if edits:
                 actions.append(types.CodeAction(
@@ -121,7 +121,7 @@ def _run_actions(ls: BatonServer, path: str, findings: list[Finding], target: Ra
     here = [f for f in findings if f.code in _RUN_CODES and _overlaps(f.range, target)]
     views: dict[str, object] = {}
     runs = ls.session.index_for(path).runs
-    from ..runs.store import valid_id
+    from ..runs.store import valid_id  # the core loads on first use
 
     for f in here:
         wid = f.tags[0] if f.tags else ""  # run findings carry [workflow id, step:…]

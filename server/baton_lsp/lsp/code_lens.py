@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from ..workflow.accounting import format_usage
 from .convert import path_to_uri, to_lsp_range
 from .plans import plan_for
 from .runs import follower
@@ -134,6 +133,8 @@ def _run_lenses(view: RunView, text: str, plan: Plan,
         age = _ago(view.updated_at)
         return [lens("● " + text + (f" · updated {age}" if age else ""),
                      CHECKPOINT_OPEN, _args(view)), lens("Cancel", CANCEL, _args(view))]
+    from ..workflow.accounting import format_usage  # the core loads on first use
+
     cost = format_usage(view.usage)
     if view.status == "complete" and view.outcome:  # tests still failing: not a success
         report = view.outcome.get("debug_report") or view.outcome.get("test_output")
@@ -188,6 +189,8 @@ def _phase_command(view: Any, phase_id: str) -> types.Command:
                              arguments=[{"path": f"{top}/{files[0]}"}] if files else None)
     if step.status == "done":
         secs = (step.duration_ms or 0) / 1000
+        from ..workflow.accounting import format_usage  # the core loads on first use
+
         cost = format_usage(step.usage)
         merged = f" · merged {git.merged[:7]}" if git is not None and git.merged else ""
         return types.Command(title=f"✓ done in {_duration(secs) if secs >= 1 else f'{secs:.1f} s'}"

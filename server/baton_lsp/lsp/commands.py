@@ -10,9 +10,11 @@ import sys
 from concurrent import futures
 from typing import Any
 
+from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
 from .code_lens import SHOW_GRAPH
+from .lifecycle import revalidate_all
 from .plans import plan_for
 from .runs import follower, phase_statuses
 from .server import BatonServer
@@ -24,7 +26,7 @@ def register(server: BatonServer) -> None:
         """The plan's dependency graph as Mermaid text plus waves and cycles, each phase's
         status (`phases`: the live run's, else the plan's own marker) and the run (`run`,
         as the follower holds it; None: no workflow ran the plan)."""
-        from ..model.graph import mermaid
+        from ..model.graph import mermaid  # loaded by `plan_for` on first use
 
         uri = args[0] if args else None
         if isinstance(uri, list):
@@ -46,10 +48,6 @@ def register(server: BatonServer) -> None:
     async def validate_workspace(ls: BatonServer, *args: Any) -> dict[str, Any]:
         """Re-read the configuration, re-check every file (published as usual) and return the
         totals the client shows: {files, errors, warnings, information, hints}."""
-        from lsprotocol import types
-
-        from .lifecycle import revalidate_all
-
         await revalidate_all(ls)
         counts = {types.DiagnosticSeverity.Error: 0, types.DiagnosticSeverity.Warning: 0,
                   types.DiagnosticSeverity.Information: 0, types.DiagnosticSeverity.Hint: 0}
@@ -82,6 +80,7 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
     from ..rules import load_all
     from ..rules.base import all_rules
 
+    load_all()  # every rule module registered, so the count below is all of them
     settings = ls.session.settings
     rss_kb = 0
     try:
@@ -96,7 +95,7 @@ def debug_info(ls: BatonServer) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "pygls": version("pygls"),
-        "rules": (load_all(), len(all_rules()))[1],
+        "rules": len(all_rules()),
         "lsprotocol": version("lsprotocol"),
         "workspaces": {root: {"files": len(idx.files()), "config": idx.config.model_dump(
             by_alias=True)} for root, idx in list(ls.session.indexes.items())},

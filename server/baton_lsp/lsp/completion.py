@@ -46,6 +46,7 @@ def _frontmatter_end(lines: list[str]) -> int:
 
 
 def complete(ls: BatonServer, path: str, line: int, char: int) -> list[types.CompletionItem]:
+    # the core loads on first use
     from ..model.base import Kind
     from ..model.config import DEFAULT_REQUIRED_METADATA
     from ..model.plan import KNOWN_STATUSES, Plan
@@ -109,6 +110,7 @@ _NESTED_KEY_RE = re.compile(r"^\s+[A-Za-z_-]*$")
 def _opencode(agents: Callable[[], dict[str, str]], agent: bool, lines: list[str], line: int,
               prefix: str, fm_end: int) -> list[types.CompletionItem]:
     """OpenCode's own keys and values (model/opencode.py), never Claude Code's."""
+    # the core loads on first use
     from ..model.opencode import (
         AGENT_KEYS,
         BUILTIN_AGENTS,

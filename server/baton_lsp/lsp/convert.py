@@ -53,7 +53,7 @@ def from_lsp_position(pos: types.Position, lines: Sequence[str]) -> tuple[int, i
 
 
 def from_lsp_range(r: types.Range, lines: Sequence[str]) -> Range:
-    from ..model.base import Range
+    from ..model.base import Range  # the core loads on first use
 
     a = from_lsp_position(r.start, lines)
     b = from_lsp_position(r.end, lines)

@@ -9,7 +9,7 @@ from lsprotocol import types
 
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri, to_lsp_range
-from .server import BatonServer, guard
+from .server import BatonServer, guard, guard_async
 
 if TYPE_CHECKING:
     from ..model.base import Kind, Range
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def _location(ls: BatonServer, path: str, rng: Range | None = None) -> types.Location:
-    from ..model.base import Range
+    from ..model.base import Range  # the core loads on first use
 
     lines = ls.session.lines_of(path)
     return types.Location(uri=path_to_uri(path),
@@ -29,6 +29,7 @@ def register(server: BatonServer) -> None:
     @guard(None)
     def definition(ls: BatonServer,
                    params: types.DefinitionParams) -> list[types.Location] | None:
+        # the core loads on first use
         from ..model.plan import Plan
         from .lookup import cursor_at, link_target
 
@@ -52,9 +53,10 @@ def register(server: BatonServer) -> None:
         return None
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
-    @guard(None)
+    @guard_async(None)
     async def references(ls: BatonServer,
                          params: types.ReferenceParams) -> list[types.Location] | None:
+        # the core loads on first use
         from ..model.agent import AgentFile, CommandFile
         from ..model.base import Kind
         from ..model.plan import Plan
@@ -102,6 +104,7 @@ def register(server: BatonServer) -> None:
 def _agent_references(ls: BatonServer, idx: WorkspaceIndex, path: str, kind: Kind,
                       name: str) -> list[types.Location]:
     """Where agent or command `path` names agent `name` (runs on the pool)."""
+    # the core loads on first use
     from ..model.agent import AgentFile, CommandFile
     from .lookup import _agent_items
 

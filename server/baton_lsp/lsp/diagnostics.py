@@ -13,6 +13,7 @@ from lsprotocol import types
 
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri
+from .scheduling import DEPENDENT, EDIT
 from .server import BatonServer, DocResult, guard, uri_path
 from .session import INDEXED
 from .wire import diagnostic_json, publish_diagnostics
@@ -63,12 +64,12 @@ async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
     if delay:
         await asyncio.sleep(delay)
     version = ls.session.open_version(uri)
-    if ls.stopping:
+    if ls.stopping.is_set():
         return  # after `shutdown`: nobody reads it, and the executor takes no more work
     try:
         findings = await run_check(ls, path)
     except Exception:
-        if ls.stopping:  # shut down while this check waited for the executor
+        if ls.stopping.is_set():  # shut down while this check waited for the executor
             return
         log.exception("checking %s failed", path)
         return
@@ -82,8 +83,6 @@ async def validate(ls: BatonServer, uri: str, delay: float = 0.0,
 def queue_dependents(ls: BatonServer, path: str) -> None:
     """Queue the files whose findings may change with `path`'s (once each, however many of
     their dependencies changed before their check starts)."""
-    from .scheduling import DEPENDENT
-
     for other in sorted(ls.session.index_for(path).dependents(path)):
         ls.checks.add(other, path_to_uri(other), DEPENDENT, dependents=False)
 
@@ -113,8 +112,6 @@ def checks_idle(ls: BatonServer) -> None:
 def schedule(ls: BatonServer, uri: str, delay: float) -> None:
     """Queue `uri` for a check after `delay`, newest first; an earlier request for the same
     document that has not started yet is replaced (its delay restarts)."""
-    from .scheduling import EDIT
-
     path = uri_path(uri)
     if path is not None:
         ls.checks.add(path, uri, EDIT, delay)

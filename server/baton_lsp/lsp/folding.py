@@ -12,6 +12,7 @@ def register(server: BatonServer) -> None:
     @guard(list)
     def folding_range(ls: BatonServer,
                       params: types.FoldingRangeParams) -> list[types.FoldingRange]:
+        # the core loads on first use
         from ..model.plan import Plan
         from ..parse.markdown import parse_markdown
         from ..parse.text import Source
@@ -19,7 +20,7 @@ def register(server: BatonServer) -> None:
         path = uri_path(params.text_document.uri)
         if path is None:
             return []
-        from ..model.data import Unreadable
+        from ..model.data import Unreadable  # the core loads on first use
 
         doc = ls.session.index_for(path).document(path)
         if isinstance(doc, Unreadable):  # over the size limit, binary: not parsed here either

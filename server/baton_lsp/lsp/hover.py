@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from .convert import to_lsp_range
-from .server import BatonServer, guard
+from .convert import from_lsp_range, to_lsp_range
+from .server import BatonServer, guard, uri_path
 
 if TYPE_CHECKING:
     from ..model.base import Kind
@@ -32,7 +33,7 @@ _STATUS_DOCS = {
 def status_doc(word: str) -> str:
     """What a phase marker means to the tooling; a marker of a phase given up (`[DEFERRED]`,
     `[NOT APPLICABLE]`, `[SKIPPED - not needed]`) is terminal, as `model.plan.TERMINAL` says."""
-    from ..model.plan import TERMINAL, state_of
+    from ..model.plan import TERMINAL, state_of  # the core loads on first use
 
     known = _STATUS_DOCS.get(word)
     if known is not None:
@@ -47,6 +48,7 @@ def status_doc(word: str) -> str:
 
 
 def phase_markdown(plan: Plan, phase: Phase) -> str:
+    # the core loads on first use
     from ..model.graph import build_graph
     from ..model.plan import status_word
 
@@ -87,6 +89,7 @@ def agent_markdown(idx: WorkspaceIndex, name: str) -> str:
 
 def opencode_key_markdown(doc: object, key: str) -> str:
     """What OpenCode reads from front-matter `key` of an OpenCode agent or command."""
+    # the core loads on first use
     from ..model.opencode import AGENT_KEYS, COMMAND_KEYS, OpenCodeAgent
 
     agent = isinstance(doc, OpenCodeAgent)
@@ -102,7 +105,7 @@ def opencode_key_markdown(doc: object, key: str) -> str:
 
 def opencode_agent_markdown(idx: WorkspaceIndex, name: str) -> str:
     """An OpenCode agent a command names: its description, mode and file."""
-    from ..model.opencode import BUILTIN_AGENTS, OpenCodeAgent
+    from ..model.opencode import BUILTIN_AGENTS, OpenCodeAgent  # the core loads on first use
 
     path = idx.opencode_agents().get(name)
     if path is None:
@@ -117,6 +120,7 @@ def opencode_agent_markdown(idx: WorkspaceIndex, name: str) -> str:
 
 
 def signal_markdown(idx: WorkspaceIndex, name: str) -> str:
+    # the core loads on first use
     from ..model.agent import AgentFile, CommandFile
     from ..model.base import Kind
 
@@ -141,6 +145,7 @@ def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guard(None)
     def hover(ls: BatonServer, params: types.HoverParams) -> types.Hover | None:
+        # the core loads on first use
         from ..model.plan import Plan
         from ..rules.base import get_rule
         from .lookup import cursor_at
@@ -185,9 +190,7 @@ def _json_at(ls: BatonServer, uri: str, position: types.Position, kind: Kind
              ) -> tuple[str, list[str], Positions, JsonPath, bool] | None:
     """The JSON path under `position` in a `.json` file of `kind` — (path, lines, positions,
     JSON path, on a key) — or None: the lookup the JSON hovers share."""
-    from ..parse.jsonpos import Positions
-    from .convert import from_lsp_range
-    from .server import uri_path
+    from ..parse.jsonpos import Positions  # the core loads on first use
 
     path = uri_path(uri)
     if path is None or not path.endswith(".json"):
@@ -208,8 +211,7 @@ def _json_at(ls: BatonServer, uri: str, position: types.Position, kind: Kind
 def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> types.Hover | None:
     """In a checkpoint JSON file: what a state (or scope) name means and where it can go;
     on `current_state` of a workflow's history, that workflow's live status too."""
-    import json
-
+    # the core loads on first use
     from ..model.base import Kind
     from ..model.states import Scope, State
     from ..workflow.state_machine import HAPPY_PATHS, state_markdown
@@ -235,7 +237,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
     if text is None:
         return None
     if where and where[-1] == "current_state" and not on_key:
-        from ..runs.follow import RunView
+        from ..runs.follow import RunView  # the core loads on first use
 
         view: RunView | None = None
         d = os.path.dirname(path)
@@ -246,7 +248,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
                      + (" (engine running)" if view.running else "")
                      + f", newest checkpoint {view.sequence}")
             if view.status == "failed":  # the seeds' five-part error, as `baton status` says
-                from ..runs.diagnosis import of_workflow
+                from ..runs.diagnosis import of_workflow  # the core loads on first use
 
                 diagnosis = of_workflow(view.root, view.workflow_id)
                 if diagnosis is not None:
@@ -262,7 +264,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
 
 def hook_event_markdown(event: str) -> str:
     """What a hook event's matcher selects on (from the pinned Claude Code's match query)."""
-    from ..model.claude_settings import MATCH_QUERY
+    from ..model.claude_settings import MATCH_QUERY  # the core loads on first use
 
     query = MATCH_QUERY[event]
     if query is None:
@@ -273,6 +275,7 @@ def hook_event_markdown(event: str) -> str:
 
 def settings_hover(ls: BatonServer, uri: str, position: types.Position) -> types.Hover | None:
     """In a Claude Code settings file, on a hook event's name: what its matcher matches."""
+    # the core loads on first use
     from ..model.base import Kind
     from ..model.claude_settings import HOOK_EVENTS
 

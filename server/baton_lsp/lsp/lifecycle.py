@@ -55,8 +55,10 @@ class ClientLogHandler(logging.Handler):
 
 def _windows_process_alive(pid: int) -> bool:
     """On Windows `os.kill(pid, 0)` is no probe: signal 0 is CTRL_C_EVENT (a console Ctrl+C
-    to a process group) and never reports a missing pid, so ask for the exit code instead."""
-    import ctypes
+    to a process group) and never reports a missing pid, so ask for the exit code instead.
+    typeshed declares `WinDLL` and `get_last_error` on Windows only, hence the two ignores:
+    the probe's decisions are tested on every OS with a stand-in kernel32."""
+    import ctypes  # Windows only
     from ctypes import wintypes
 
     kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
@@ -67,7 +69,8 @@ def _windows_process_alive(pid: int) -> bool:
     process_query_limited_information, still_active, error_access_denied = 0x1000, 259, 5
     handle = kernel32.OpenProcess(process_query_limited_information, False, pid)
     if not handle:
-        return ctypes.get_last_error() == error_access_denied  # type: ignore[attr-defined]
+        error: int = ctypes.get_last_error()  # type: ignore[attr-defined]
+        return error == error_access_denied
     try:
         code = wintypes.DWORD()
         if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
@@ -117,7 +120,7 @@ async def fetch_settings(ls: BatonServer) -> None:
 def _engine_history(path: str) -> bool:
     """A file the workflow engine writes into a workflow's checkpoint directory (its
     history, `run.json`, `lock`, `logs/…`)."""
-    from ..workspace.discovery import engine_history_dir
+    from ..workspace.discovery import engine_history_dir  # the core loads on first use
 
     parent = os.path.dirname(path)
     return engine_history_dir(parent) or (os.path.basename(parent) == "logs" and
@@ -127,7 +130,7 @@ def _engine_history(path: str) -> bool:
 async def _index(ls: BatonServer) -> None:
     """Index the workspaces and run the preflight; imports the core on first use, after the
     server answered `initialize`."""
-    from . import preflight
+    from . import preflight  # the core loads on first use
 
     await preflight.index_and_check(ls)
 
@@ -262,7 +265,7 @@ def register(server: BatonServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: BatonServer, params: Any) -> None:
-        ls.stopping = True
+        ls.stopping.set()
         ls.session.save_results()  # what was checked since indexing, for the next start
         follower(ls).stop()
         ls.checks.stop()

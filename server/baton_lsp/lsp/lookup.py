@@ -17,6 +17,8 @@ from ..parse.signals import SIGNAL_RE
 from ..rules.base import RuleContext
 from ..rules.opencode_refs import SUBAGENT_RE
 from ..workspace.index import WorkspaceIndex
+from .convert import from_lsp_position
+from .server import uri_path
 
 _CODE_RE = re.compile(r"\bBTN\d{3}\b")
 
@@ -133,9 +135,6 @@ class Cursor:
 
 def cursor_at(ls: Any, uri: str, position: Any) -> Cursor | None:
     """Resolve `uri` + LSP `position` to the document and the element under the cursor."""
-    from .convert import from_lsp_position
-    from .server import uri_path
-
     path = uri_path(uri)
     if path is None:
         return None

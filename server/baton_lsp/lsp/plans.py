@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 
 def plan_for(ls: BatonServer, uri: str) -> tuple[str, Plan, PlanGraph] | None:
+    # the core loads on first use
     from ..model.graph import build_graph
     from ..model.plan import Plan
 

@@ -22,6 +22,7 @@ from lsprotocol import types
 
 from ..model.base import Finding, Range, Severity
 from ..paths import norm
+from ..runs.confine import read_head
 from ..workflow.preflight import Problem, VersionTimeout, cli_version, workspace_check
 from ..workspace.config import config_sources
 from .convert import path_to_uri
@@ -97,8 +98,6 @@ def findings_for(source: Path, problems: list[Problem]) -> list[Finding]:
 def _lines(path: Path) -> list[str]:
     """The configuration file's lines, to place a finding: read from its directory's
     workspace as the configuration is (`read_head`: a FIFO swapped in is not waited on)."""
-    from ..runs.confine import read_head
-
     root = path.parent.parent if path.parent.name == ".claude" else path.parent
     try:
         return read_head(root, path, 1 << 20)[0].decode("utf-8").splitlines()

@@ -27,7 +27,7 @@ import logging
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Generic, Protocol, TypeVar, TypeVarTuple, overload
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -35,15 +35,19 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from .. import __version__
 from .convert import converter, to_diagnostic
+from .framing import QueuedWriter
 from .scheduling import CheckRunner
 from .session import ClientSettings as ClientSettings
 from .session import DocResult as DocResult
 from .session import Session
 from .session import config_finding as config_finding
+from .transport import run_stdio, run_tcp
 from .wire import uri_path as uri_path
 
 if TYPE_CHECKING:  # the core loads on first use, so `initialize` is answered quickly
-    from collections.abc import Callable, Generator
+    from collections.abc import Awaitable, Callable, Coroutine, Generator
+
+    from cattrs import Converter
 
     from ..model.base import Finding
 
@@ -64,8 +68,8 @@ class Writer(Protocol):
 class BatonProtocol(LanguageServerProtocol):
     """pygls' protocol with Baton's built-in handlers (see the module docstring)."""
 
-    def __init__(self, server: BatonServer, *args: Any) -> None:
-        super().__init__(server, *args)
+    def __init__(self, server: BatonServer, converter: Converter) -> None:
+        super().__init__(server, converter)
         self.baton = server
 
     @lsp_method(types.INITIALIZE)
@@ -78,7 +82,7 @@ class BatonProtocol(LanguageServerProtocol):
             general.position_encodings = None
         return (yield from super().lsp_initialize(params))
 
-    def document_event(self, method: str, params: Any, update: Callable[[Session], object]
+    def document_event(self, method: str, params: object, update: Callable[[Session], object]
                        ) -> None:
         """`update` the session's document store, then run the feature registered for
         `method` (unless `update` found no document of ours); a failure is logged."""
@@ -127,8 +131,9 @@ class BatonServer(LanguageServer):
                                            thread_name_prefix="baton-check")
         self.checks = CheckRunner(CHECK_SLOTS)
         """Documents waiting to be checked, newest edit first (see `scheduling`)."""
-        self.stopping = False
-        """The client asked for `shutdown`: the executor takes no more checks."""
+        self.stopping = threading.Event()
+        """Set when the client asks for `shutdown`: the executor takes no more checks. An event,
+        not a flag, so a check reads it afresh after each `await` (it may be set meanwhile)."""
         self.parent_watch: asyncio.Future[None] | None = None
         self.config_error_files: set[str] = set()
         self.preflight_task: asyncio.Future[None] | None = None
@@ -160,24 +165,18 @@ class BatonServer(LanguageServer):
     def flush_writer(self, timeout: float) -> None:
         """Wait (at most `timeout` s) until what is queued for the client was written (by
         the stdio writer thread; a TCP stream is written as it goes)."""
-        from .framing import QueuedWriter
-
         if isinstance(self.writer, QueuedWriter):
             self.writer.flush(timeout)
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve over stdio with Baton's reader, which resynchronises after framing errors
         (pygls' own stops answering for good, see `transport`)."""
-        from .transport import run_stdio
-
         run_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
 
     def start_tcp(self, host: str, port: int) -> None:
-        from .transport import run_tcp
-
         run_tcp(self, host, port)
 
-    def on_loop(self, fn: Any, *args: Any) -> None:
+    def on_loop(self, fn: Callable[[*Ts], object], *args: *Ts) -> None:
         """Call `fn` on the event loop: checker threads must not write to the transport."""
         if threading.get_ident() == self.loop_thread or self.event_loop is None:
             fn(*args)
@@ -213,34 +212,76 @@ class BatonServer(LanguageServer):
         return [to_diagnostic(f, lines, self.session.lines_of) for f in findings]
 
 
-def guard(default: Any = None) -> Any:
-    """Isolate a feature handler: an exception is logged and the client gets `default`.
+Params = TypeVar("Params")
+Result = TypeVar("Result")
+Default = TypeVar("Default")
+Ts = TypeVarTuple("Ts")
+
+
+def _none() -> None:
+    return None
+
+
+class Guard(Generic[Default]):
+    """Isolate a feature handler: an exception is logged and the client gets `default()`.
 
     One failing feature (a hover on an odd document, a lens on a half-typed plan) must never
     take down the others or the server; the log names the handler so it can be reported.
+    Typed, so that mypy checks every handler through it: the handler keeps its parameter
+    type and its result widens by the default's (pygls' `feature` and `command` keep the
+    type of what they decorate).
     """
-    import inspect
 
-    def wrap(fn: Any) -> Any:
-        if inspect.iscoroutinefunction(fn):
-            @functools.wraps(fn)
-            async def run_async(ls: BatonServer, params: Any) -> Any:
-                try:
-                    return await fn(ls, params)
-                except asyncio.CancelledError:
-                    raise
-                except Exception:
-                    log.exception("%s failed", fn.__name__)
-                    return default() if callable(default) else default
-            return run_async
+    def __init__(self, default: Callable[[], Default]) -> None:
+        self.default = default
 
+    def __call__(self, fn: Callable[[BatonServer, Params], Result]
+                 ) -> Callable[[BatonServer, Params], Result | Default]:
         @functools.wraps(fn)
-        def run(ls: BatonServer, params: Any) -> Any:
+        def run(ls: BatonServer, params: Params) -> Result | Default:
             try:
                 return fn(ls, params)
             except Exception:
                 log.exception("%s failed", fn.__name__)
-                return default() if callable(default) else default
+                return self.default()
         return run
 
-    return wrap
+
+class AsyncGuard(Generic[Default]):
+    """`Guard` for a coroutine handler: its failure surfaces when it is awaited, not when it
+    is called, and a cancellation is no failure."""
+
+    def __init__(self, default: Callable[[], Default]) -> None:
+        self.default = default
+
+    def __call__(self, fn: Callable[[BatonServer, Params], Awaitable[Result]]
+                 ) -> Callable[[BatonServer, Params], Coroutine[object, object, Result | Default]]:
+        @functools.wraps(fn)
+        async def run(ls: BatonServer, params: Params) -> Result | Default:
+            try:
+                return await fn(ls, params)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("%s failed", fn.__name__)
+                return self.default()
+        return run
+
+
+@overload
+def guard(default: None = None) -> Guard[None]: ...
+@overload
+def guard(default: Callable[[], Default]) -> Guard[Default]: ...
+def guard(default: Callable[[], Default] | None = None) -> Guard[Default] | Guard[None]:
+    """A `Guard` answering `default()` on a failure, None without a default."""
+    return Guard(_none) if default is None else Guard(default)
+
+
+@overload
+def guard_async(default: None = None) -> AsyncGuard[None]: ...
+@overload
+def guard_async(default: Callable[[], Default]) -> AsyncGuard[Default]: ...
+def guard_async(default: Callable[[], Default] | None = None
+                ) -> AsyncGuard[Default] | AsyncGuard[None]:
+    """`guard` for an `async def` handler."""
+    return AsyncGuard(_none) if default is None else AsyncGuard(default)

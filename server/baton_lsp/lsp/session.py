@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ConfigError
 from ..paths import norm
 from .wire import Change, apply_change, uri_path
 
@@ -42,7 +43,7 @@ OVERSIZE_PREFIX = 65536
 
 @functools.cache
 def _config_keys() -> frozenset[str]:
-    from ..model.config import BatonConfig
+    from ..model.config import BatonConfig  # the core loads on first use
 
     fields = BatonConfig.model_fields
     return frozenset(fields) | {f.alias for f in fields.values() if f.alias} | {
@@ -243,7 +244,7 @@ class Session:
         self._discovered = None
 
     def _find_root(self, path: str) -> Path:
-        from ..workspace.discovery import find_root
+        from ..workspace.discovery import find_root  # the core loads on first use
 
         root = find_root(Path(path))
         if root is not None:
@@ -257,7 +258,7 @@ class Session:
         return self.index_for_root(self.root_for(path))
 
     def index_for_root(self, root_path: Path) -> WorkspaceIndex:
-        from ..workspace.index import WorkspaceIndex
+        from ..workspace.index import WorkspaceIndex  # the core loads on first use
 
         idx = self.indexes.get(str(root_path))  # roots are normalised already (find_root)
         if idx is not None:
@@ -274,8 +275,9 @@ class Session:
 
     def load_config(self, root: Path) -> BatonConfig:
         """Project files merged with editor overrides; errors are reported, not swallowed."""
+        # the core loads on first use
         from ..model.config import BatonConfig
-        from ..workspace.config import ConfigError, config_sources, load_config
+        from ..workspace.config import config_sources, load_config
 
         key = norm(root)
         try:
@@ -305,7 +307,7 @@ class Session:
     def discover_roots(self) -> list[Path]:
         """The workspaces in the open folders (a walk of the folders, remembered until
         files or folders come or go: `forget_roots`)."""
-        from ..workspace.discovery import find_workspaces
+        from ..workspace.discovery import find_workspaces  # the core loads on first use
 
         key = tuple(self.folders)
         if self._discovered is not None and self._discovered[0] == key:
@@ -341,7 +343,7 @@ class Session:
         from ..workspace import discovery, index  # noqa: F401
 
     def lines_of(self, path: str) -> list[str]:
-        from ..parse.text import split_lines
+        from ..parse.text import split_lines  # the core loads on first use
 
         source = self.open_text(path)
         if source is not None:
@@ -356,7 +358,7 @@ class Session:
     def result_cache(self) -> ResultCache | None:
         """The result cache shared with `baton check` (None with `--no-cache`)."""
         if self._result_cache is None and self.use_cache:
-            from ..rules.cache import ResultCache
+            from ..rules.cache import ResultCache  # the core loads on first use
 
             self._result_cache = ResultCache(self.cache_dir)
         return self._result_cache
@@ -374,7 +376,7 @@ class Session:
         cache = self.result_cache()
         if cache is None:
             return {}, [path for _, path, _ in files]
-        from ..rules.engine import cached_files
+        from ..rules.engine import cached_files  # the core loads on first use
 
         hits: dict[str, list[Finding]] = {}
         todo: list[str] = []
@@ -388,7 +390,7 @@ class Session:
     def check(self, path: str, memo: bool = False) -> list[Finding]:
         """Findings for `path` (runs on a worker thread), from the result cache while they
         hold (`memo`: see `WorkspaceCache.lookup`; True only within an indexing pass)."""
-        from ..rules.engine import check_file
+        from ..rules.engine import check_file  # the core loads on first use
 
         idx = self.index_for(path)
         findings = check_file(idx, path, cache=self.result_cache(), memo=memo)
@@ -400,7 +402,7 @@ class Session:
 
 def config_finding(path: str, message: str, lines: list[str]) -> Finding:
     """BTN001 on the configuration file itself, at the offending key when it can be found."""
-    from ..model.base import Finding, Range, Severity
+    from ..model.base import Finding, Range, Severity  # the core loads on first use
 
     line = 0
     m = re.search(r"invalid baton configuration: ([\w.-]+)", message)

@@ -9,7 +9,7 @@ from lsprotocol import types
 
 from .cancel import CancelToken, map_cancellable, run_cancellable
 from .convert import path_to_uri, to_lsp_line_range, to_lsp_range
-from .server import BatonServer, guard, uri_path
+from .server import BatonServer, guard, guard_async, uri_path
 
 if TYPE_CHECKING:
     from ..model.base import Kind, Range
@@ -32,6 +32,7 @@ def _sym(name: str, kind: types.SymbolKind, rng: Range, sel: Range, lines: list[
 
 
 def document_symbols(doc: object, lines: list[str]) -> list[types.DocumentSymbol]:
+    # the core loads on first use
     from ..model.agent import AgentFile, CommandFile
     from ..model.base import Range
     from ..model.plan import Plan
@@ -78,7 +79,7 @@ def register(server: BatonServer) -> None:
         return document_symbols(session.index_for(path).document(path), session.lines_of(path))
 
     @server.feature(types.WORKSPACE_SYMBOL)
-    @guard(list)
+    @guard_async(list)
     async def workspace_symbol(
         ls: BatonServer, params: types.WorkspaceSymbolParams,
     ) -> list[types.WorkspaceSymbol]:
@@ -119,7 +120,7 @@ _Match = tuple[tuple[int, int], int, int, str, "SymbolSummary"]
 def _symbol_files(ls: BatonServer, token: CancelToken) -> list[_File]:
     """Plans, agents and commands of every workspace, in path order (runs on the pool:
     finding the workspaces walks the folders)."""
-    from ..model.base import Kind
+    from ..model.base import Kind  # the core loads on first use
 
     out: list[_File] = []
     for root in ls.session.discover_roots():

@@ -319,6 +319,7 @@ def light_shapes() -> dict[str, dict[str, tuple[bool, tuple[object, ...]]]]:
     that light check cannot mirror (a validator, an alias, a constraint other than ge/le, a
     type it does not know), so a model changed that way fails its test rather than being
     judged differently."""
+    # only the table derivation needs them (a tool, not the check path)
     import types
     import typing
 

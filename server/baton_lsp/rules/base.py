@@ -30,6 +30,7 @@ from ..model.base import (
 from ..model.config import BatonConfig
 from ..parse.markdown import MarkdownDoc, parse_markdown
 from ..parse.text import Source
+from . import RULE_CODES, load_all, load_for
 
 if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
@@ -145,8 +146,6 @@ def unregister(code: str) -> None:
 
 
 def all_rules() -> list[Rule]:
-    from . import load_all
-
     load_all()
     return [ _REGISTRY[c] for c in sorted(_REGISTRY)]
 
@@ -155,8 +154,6 @@ def unknown_selectors(selectors: Iterable[str]) -> list[str]:
     """The `select` / `ignore` entries that name no rule: no registered code starts with
     them. Such an entry selects nothing, so a typo (`BTN1O1`) would silently turn every rule
     off ("All checks passed"); ruff rejects an unknown selector, and so does Baton."""
-    from . import RULE_CODES
-
     codes = RULE_CODES | _REGISTRY.keys()  # and rules registered at run time (plugins, tests)
     return [s for s in dict.fromkeys(selectors)
             if not s or not any(code.startswith(s) for code in codes)]
@@ -164,8 +161,6 @@ def unknown_selectors(selectors: Iterable[str]) -> list[str]:
 
 def rules_of_kind(kind: Kind) -> list[Rule]:
     """The rules that apply to `kind`, sorted by code, loading only their modules."""
-    from . import load_for
-
     load_for(kind.value)
     return [_REGISTRY[c] for c in sorted(_REGISTRY) if kind in _REGISTRY[c].kinds]
 
@@ -177,8 +172,6 @@ def registered(code: str) -> Rule | None:
 
 
 def get_rule(code_or_name: str) -> Rule | None:
-    from . import load_all
-
     load_all()
     key = code_or_name.strip()
     if key.upper() in _REGISTRY:

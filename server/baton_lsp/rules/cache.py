@@ -194,6 +194,7 @@ def encode_finding(f: Finding) -> list[Any]:
 
 def decode_finding(raw: list[Any]) -> Finding:
     """The inverse of `encode_finding`; raises on anything malformed (the entry is a miss)."""
+    # kept off the replay path (test_replay)
     from ..model.base import Finding, Fix, Range, Related, Severity, TextEdit
 
     code, rule, severity, message, path, rng, related, fix, tags = raw
@@ -696,7 +697,7 @@ class ShellcheckResults:
 
 def clean(directory: Path | None = None) -> list[Path]:
     """Remove every cache file Baton wrote under `directory`; the paths removed."""
-    import shutil
+    import shutil  # `baton clean` only
 
     root = Path(directory) if directory is not None else default_dir()
     removed: list[Path] = []

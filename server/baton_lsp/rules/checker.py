@@ -21,7 +21,7 @@ from ..workspace.config import config_sources, load_config
 from ..workspace.discovery import find_root, find_workspaces
 from ..workspace.index import WorkspaceIndex
 from .base import unknown_selectors
-from .cache import ResultCache
+from .cache import ResultCache, decode_finding
 from .engine import cached_files, check_file, read_for_rules, tools_key
 from .replay import Partial, Reads, Target
 
@@ -114,8 +114,6 @@ def recheck(partial: Partial, overrides: dict[str, Any] | None = None,
     are checked again, as that check found them (workspace root and kind), the others keep
     their stored findings. No walk: the tree's shape is what it was. None when the stored
     check cannot be read back (then check the paths)."""
-    from .cache import decode_finding
-
     try:
         kept = [decode_finding(raw) for target in partial.kept for raw in target.findings]
         kinds = [Kind(t.kind) for t in partial.changed]
@@ -271,7 +269,7 @@ def _check_here(todo: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
                 yield found
 
     if commands:
-        from .command_shellcheck import prefetch
+        from .command_shellcheck import prefetch  # only when commands are checked
 
         prefetch(parsed())
     out: list[Finding] = []
@@ -324,7 +322,7 @@ def _worker_logging(level: int, formatter: logging.Formatter | None) -> None:
 
 def _picklable(value: object) -> bool:
     """Whether `value` can be handed to a spawned worker."""
-    import pickle
+    import pickle  # a parallel check only
 
     try:
         pickle.dumps(value)
@@ -343,6 +341,7 @@ def _size(path: str) -> int:
 def _check_parallel(targets: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
                     workers: int, cache: ResultCache | None = None) -> list[Finding]:
     """Split the files across processes (interleaved, so big and small files mix)."""
+    # a parallel check only
     import functools
     import multiprocessing
     import threading

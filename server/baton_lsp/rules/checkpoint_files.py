@@ -39,7 +39,7 @@ def _positions(ctx: RuleContext) -> Positions:
 
 def _shaped(doc: CheckpointDoc) -> dict[str, Any]:
     """The document as the engine reads it (the design documents' 2.x shape normalised)."""
-    from ..runs.checkpoint import design_shape
+    from ..runs.checkpoint import design_shape  # only the rules that need it load it
 
     assert doc.data is not None
     return design_shape(doc.data, doc.path)[0]
@@ -47,13 +47,14 @@ def _shaped(doc: CheckpointDoc) -> dict[str, Any]:
 
 def _detect(doc: CheckpointDoc) -> tuple[str, str | None, str | None, list[str]]:
     """The engine's own detection of the checkpoint's kind and version."""
-    from ..runs.checkpoint import detect_kind
+    from ..runs.checkpoint import detect_kind  # only the rules that need it load it
 
     return detect_kind(_shaped(doc), doc.path)
 
 
 def _model_name(kind: str, effective: str | None) -> str:
     """The name of the model `_model` returns, for `conforms`."""
+    # pydantic-free: the name only
     from ..runs.checkpoint import VERSION_MODEL_NAMES
 
     if kind == "iteration":
@@ -64,6 +65,7 @@ def _model_name(kind: str, effective: str | None) -> str:
 
 
 def _model(kind: str, effective: str | None) -> type[BaseModel]:
+    # only the rules that need it load it
     from ..model.checkpoint import VERSION_MODELS, IterationCheckpoint, SupervisorCheckpoint
 
     if kind == "iteration":
@@ -128,7 +130,7 @@ def checkpoint_unreadable(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Find
     if doc.error is not None:
         yield ctx.finding(doc.error_range or ctx.line_range(0), doc.error)
         return
-    from ..runs.checkpoint import CheckpointError
+    from ..runs.checkpoint import CheckpointError  # only the rules that need it load it
 
     try:
         _detect(doc)
@@ -183,17 +185,19 @@ def checkpoint_schema_violation(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     """
     if doc.data is None:
         return
-    from ..runs.checkpoint import CheckpointError
+    from ..runs.checkpoint import CheckpointError  # only the rules that need it load it
 
     try:
         kind, _declared, effective, _notes = _detect(doc)
     except CheckpointError:
         return
+    # only checkpoint files need it
     from ..model.checkpoint_shape import conforms
 
     shaped = _shaped(doc)
     if conforms(_model_name(kind, effective), shaped):
         return  # valid as it is: no need to build the models (pydantic) to say so
+    # pydantic only for a checkpoint that does not conform
     from pydantic import ValidationError
 
     try:
@@ -253,6 +257,7 @@ def checkpoint_outdated_schema(doc: CheckpointDoc, ctx: RuleContext) -> Iterator
     """
     if doc.data is None:
         return
+    # only the rules that need it load it
     from ..runs.checkpoint import CheckpointError, dump_checkpoint, parse_for_check
 
     try:
@@ -296,7 +301,7 @@ def checkpoint_tampered(doc: CheckpointDoc, ctx: RuleContext) -> Iterator[Findin
     baton = doc.data.get("baton")
     if not isinstance(baton, dict) or "checksum" not in baton:
         return
-    from ..runs.store import verify_bytes
+    from ..runs.store import verify_bytes  # only the rules that need it load it
 
     try:  # read again as the store reads it: a FIFO swapped in is refused, not waited on
         raw, _ = read_head(ctx.root or Path(doc.path).parent, doc.path,
@@ -324,6 +329,7 @@ def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], l
     """Relative paths resolve against the workspace root."""
     if doc.data is None:
         return [], []
+    # only the rules that need it load it
     from ..runs.checkpoint import CheckpointError, iteration_problems
 
     try:
@@ -332,6 +338,7 @@ def _judge_iteration(doc: CheckpointDoc, ctx: RuleContext) -> tuple[list[str], l
         return [], []
     if kind != "iteration":
         return [], []
+    # pydantic only where the models judged it
     from pydantic import ValidationError
 
     from ..model.checkpoint import IterationCheckpoint
@@ -440,7 +447,7 @@ def _not_resumed_from(path: Path, ctx: RuleContext) -> bool:
     """Whether a resume would read another file than this one: an older entry of a Baton
     run's history (or any entry of a run still going), or an older `save_checkpoint` file of
     the same workflow (restore takes the newest by mtime). Both depend on the directory."""
-    from ..workspace.discovery import engine_history_dir
+    from ..workspace.discovery import engine_history_dir  # only the rules that need it load it
 
     if _STORE_FILE.match(path.name) and engine_history_dir(str(path.parent)):
         from ..runs.checkpoint import CheckpointError
@@ -586,6 +593,7 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     """
     if doc.data is None:
         return
+    # only the rules that need it load it
     from ..runs.checkpoint import (
         CheckpointError,
         DataFacts,
@@ -601,6 +609,7 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
         return  # BTN410/BTN411 explain why
     cp = loaded.checkpoint
     if not isinstance(cp, DataFacts):  # read by pydantic: its models are loaded already
+        # loaded already: this document was read by pydantic
         from ..model.checkpoint import Checkpoint
 
         if not isinstance(cp, Checkpoint):
@@ -630,7 +639,7 @@ def checkpoint_not_safely_resumable(doc: CheckpointDoc, ctx: RuleContext) -> Ite
     recorded = baton.get("plan_sha256") if baton is not None else None
     saved = _plan_bytes(ctx, plan) if isinstance(recorded, str) else None
     if saved is not None:
-        from ..runs.digest import bytes_edited
+        from ..runs.digest import bytes_edited  # only the rules that need it load it
 
         # Baton's record: the content decides (a touch or checkout is no edit, and an edit
         # in the checkpoint's own second is one); progress marked since is no edit either
@@ -699,6 +708,7 @@ def checkpoint_identity_missing(doc: CheckpointDoc, ctx: RuleContext) -> Iterato
     """
     if doc.data is None:
         return
+    # only the rules that need it load it
     from ..model.checkpoint_shape import SHAPES
     from ..runs.checkpoint import IDENTITY_FIELDS, CheckpointError
 

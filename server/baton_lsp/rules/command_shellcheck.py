@@ -97,7 +97,7 @@ def selected(code: int, level: str, checks: list[str], exclude: list[str]) -> bo
 def reset() -> None:
     """Forget the binary lookup and results held in memory (tests, configuration changes)."""
     global _missing_logged
-    from .shellcheck_run import forget as forget_results
+    from .shellcheck_run import forget as forget_results  # only when ShellCheck runs
 
     forget()
     forget_results()
@@ -222,7 +222,7 @@ def _runs(binary: str, version: str, ctx: RuleContext, scripts: list[str]
     """How each script runs: a block none of the selected checks could read the control-flow
     graph on runs without it (`shellcheck_cfg`): a third less ShellCheck time, the same
     findings."""
-    from .shellcheck_run import Options
+    from .shellcheck_run import Options  # only when ShellCheck runs
 
     exclude = tuple(ctx.config.shellcheck_exclude)
     gate = gated(version, ctx.config.shellcheck_checks)
@@ -241,7 +241,7 @@ def _work(doc: CommandFile, ctx: RuleContext
     binary = _binary()
     if binary is None:
         return [], [], None, set()
-    from .shellcheck_run import file_limits
+    from .shellcheck_run import file_limits  # only when ShellCheck runs
 
     blocks = _script_blocks(doc, ctx)
     scripts = list(dict.fromkeys(content + "\n" for _, content, _ in blocks))  # once each
@@ -270,7 +270,7 @@ def prefetch(files: Iterable[tuple[Any, RuleContext]]) -> None:
                 and will_run(this, doc, ctx):
             _, runs, store, _ = _work(doc, ctx)
             if runs:
-                from .shellcheck_run import submit
+                from .shellcheck_run import submit  # only when ShellCheck runs
 
                 submit(runs, store, spread=1)
 
@@ -410,7 +410,7 @@ def shellcheck(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     blocks, runs, store, over = _work(doc, ctx)
     results: dict[str, Result] = {}
     if runs or over:  # ShellCheck ran, or would have
-        from .shellcheck_run import FILE_LIMIT, run_many
+        from .shellcheck_run import FILE_LIMIT, run_many  # only when ShellCheck runs
 
         found = run_many(runs, store) if runs else {}
         results = {script: found[(options, script)] for options, script in runs}

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..model.agent import AgentFile, CommandFile, Injection, TaskBlock
+from ..model.agent import CLAUDE_BUILTIN_AGENTS, AgentFile, CommandFile, Injection, TaskBlock
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..parse.signals import RETURN_SIGNAL_RE
 from ..workspace.discovery import extension_installed
@@ -546,8 +546,6 @@ def task_unknown_subagent(doc: CommandFile | AgentFile, ctx: RuleContext) -> Ite
         }
         Then `Task(subagent_type="Explore", prompt="Find the tests")`.
     """
-    from ..model.agent import CLAUDE_BUILTIN_AGENTS
-
     known: set[str] | None = None
     seen: set[tuple[int, int]] = set()
     hits: list[tuple[int, int, int, str]] = []

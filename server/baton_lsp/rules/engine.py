@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
+from ..parse.text import split_lines
+from ..paths import norm
 from .base import NOT_CHECKED, SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
 from .conventions import follows, inputs
 
@@ -127,8 +129,6 @@ def check_file(index: WorkspaceIndex, path: str | Path, kind: Kind | None = None
     the findings come from it while the file and its inputs are unchanged, and are stored
     there after a check (`memo`: see `WorkspaceCache.lookup`). `read` is what
     `read_for_rules` gave for this file and `cache` already, when it was asked earlier."""
-    from ..paths import norm
-
     key = norm(path)
     kind = kind or index.kind_of(key)
     if kind is None:
@@ -160,8 +160,6 @@ def read_for_rules(index: WorkspaceIndex, key: str, kind: Kind,
                    cache: ResultCache | None = None) -> tuple[Any, RuleContext] | None:
     """The parsed document at normalised `key` and the context its rules run in (None when
     there is no such file)."""
-    from ..parse.text import split_lines
-
     doc, text = index.parsed(key, kind)
     if doc is None:
         return None
@@ -228,6 +226,7 @@ _shellcheck_runs: dict[int, tuple[Any, bool]] = {}
 def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
                config: Any = None, index: Any = None) -> list[Finding]:
     """Parse `text` as `kind` and run the rules: the one-call entry point for tests/tools."""
+    # the one-call entry point for tests and tools only
     from ..model.config import BatonConfig
     from ..parse import parse_text
     from ..parse.text import scrub, split_lines

@@ -148,7 +148,7 @@ def fix_paths(targets: Sequence[Target], findings: Sequence[Finding], unsafe: bo
     text of each file becomes its index's overlay, the workspaces it changed are checked
     again, and fix-all runs again, until no fix applies. Nothing is written (`write_fixes`
     does, `unified_diff` shows)."""
-    from .checker import _check_here
+    from .checker import _check_here  # `--fix` only: the editor's fix-all needs no checker
 
     result = FixResult()
     index_of = {norm(file): idx for idx, file, _ in targets}
@@ -257,7 +257,7 @@ def write_fixes(result: FixResult) -> list[str]:
 
 def unified_diff(path: str, shown: str, fix: FileFix) -> str:
     """The fix of one file as a unified diff (ruff's `--diff`): `shown` names it."""
-    import difflib
+    import difflib  # `--diff` only
 
     lines = difflib.unified_diff(fix.original.splitlines(keepends=True),
                                  fix.fixed.splitlines(keepends=True),

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..model.base import Convention, Finding, Kind, Severity
 from ..model.common import Link
 from ..model.plan import Plan, PlanRole
+from ..parse.plan import normalize_id
 from .base import RuleContext, rule
 from .links import display, missing_links
 
@@ -157,7 +158,6 @@ def phase_number_mismatch(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     if not m:
         return
     heading = plan.phases[0]
-    from ..parse.plan import normalize_id
 
     if normalize_id(m.group(1)) == heading.id:
         return

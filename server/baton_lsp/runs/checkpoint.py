@@ -161,6 +161,7 @@ def _loc_path(loc: tuple[int | str, ...], data: Any, missing: bool) -> str:
 
 
 def _validate(model: type[M], data: dict[str, Any], source: str, what: str) -> M:
+    # pydantic only where a model is built
     from pydantic import ValidationError
 
     try:
@@ -459,6 +460,7 @@ def _read(raw: bytes | str, source: str, path: Path | None
 
 
 def _parse(raw: bytes | str, source: str, path: Path | None) -> LoadedCheckpoint:
+    # the models (pydantic) only when a checkpoint is parsed
     from ..model.checkpoint import (
         VERSION_MODELS,
         Checkpoint,
@@ -595,6 +597,7 @@ def parse_for_check(raw: bytes | str, source: str = "<checkpoint>", path: Path |
     """`parse_checkpoint` for the checker: without pydantic when `conforms` vouches for the
     document in its own version and, migrated, as 2.1 (the same reading: only valid documents
     skip the models); else `parse_checkpoint` itself, whose errors are the ones reported."""
+    # pydantic-free shape check first
     from ..model.checkpoint_shape import conforms
 
     try:
@@ -758,6 +761,7 @@ def iteration_problems(checkpoint: IterationCheckpoint, base: Path | None = None
             not os.path.exists(resolve(checkpoint.continuation_context)):
         warnings.append(f"continuation file missing: {checkpoint.continuation_context}")
     if checkpoint.halt_reason is not None and checkpoint.known_halt_reason is None:
+        # loaded already: the checkpoint came through the models
         from ..model.checkpoint import HaltReason
 
         known = ", ".join(r.value for r in HaltReason)

@@ -17,6 +17,7 @@ def sha256_file(path: str | os.PathLike[str], root: Path | None = None) -> str |
     """Hex SHA-256 of a file's saved bytes (never an editor's unsaved buffer); None when it
     cannot be read — not a regular file (a FIFO is never waited on) or, with the workspace
     `root`, reached through a link leaving it (never read)."""
+    # OpenSSL only when a plan is hashed
     import hashlib
 
     h = hashlib.sha256()
@@ -53,6 +54,7 @@ def bytes_edited(data: bytes, sha256: str | None, progress_free: str | None) -> 
     link out of the workspace nor wait on a FIFO)."""
     if sha256 is None:
         return False
+    # OpenSSL only when a plan is hashed
     import hashlib
 
     if hashlib.sha256(data).hexdigest() == sha256:

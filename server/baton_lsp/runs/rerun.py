@@ -38,6 +38,7 @@ def toml_value(value: object) -> str:
 def rerun_args(root: Path, wid: str) -> tuple[list[str], str]:
     """`baton run` options repeating workflow `wid`, and its description (to pass after
     `--`). Raises NotRerunnable."""
+    # the record's pydantic models: not for toml_value
     from .record import RecordError, read_record
     from .store import CheckpointStore, list_workflows, valid_id
 
