@@ -209,24 +209,25 @@ async def test_create_linked_files(creator: LanguageClient) -> None:
         "Read [the guide](../docs/probe-guide.md) first.",
         "Read [the guide](../docs/probe-guide.md), [outside](../../../outside.md), "
         "[linked](../elsewhere/x.md), [run log](../data/logs/x.md), "
-        "[owned](../scratch/x.md) and "
+        "[owned](../scratch/x.md), [under a file](../plain/x.md) and "
         "[a section](../docs/other.md#setup).")})
 async def test_no_creation_outside_the_workspace(creator: LanguageClient,
                                                  tmp_path: Path) -> None:
     """No "Create" for a target outside the workspace, through a symlink leaving it, in
-    Baton's run history or a directory Baton made for itself (its `.gitignore`), or with an
-    anchor; the plain link in the same file still gets one."""
+    Baton's run history or a directory Baton made for itself (its `.gitignore`), below a
+    file, or with an anchor; the plain link in the same file still gets one."""
     root: Path = creator.workspace_root  # type: ignore[attr-defined]
     away = tmp_path / "away"
     away.mkdir()
     os.symlink(away, root / ".claude" / "elsewhere")
     (root / ".claude" / "scratch").mkdir()
     (root / ".claude" / "scratch" / ".gitignore").write_bytes(IGNORE_ALL)
+    (root / ".claude" / "plain").write_text("a file, not a directory\n", encoding="utf-8")
     uri = await open_doc(creator, root / COMMAND)
     diags = await wait_for_diagnostics(
-        creator, uri, lambda ds: sum(d.code == "BTN133" for d in ds) >= 6, timeout=TIMEOUT)
+        creator, uri, lambda ds: sum(d.code == "BTN133" for d in ds) >= 7, timeout=TIMEOUT)
     links = [d for d in diags if d.code == "BTN133"]
-    assert len(links) == 6, links
+    assert len(links) == 7, links
     titles: list[str] = []
     for diag in links:
         found = await creator.text_document_code_action_async(types.CodeActionParams(

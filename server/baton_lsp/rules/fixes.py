@@ -359,8 +359,8 @@ def creation_for(finding: Finding, lines: Sequence[str], root: Path) -> FileCrea
     """The file that would resolve `finding` (an unknown agent, a missing link target),
     created from a template; None when the finding has none, or when the file would land
     outside the workspace `root`, through a link leaving it, in a directory Baton owns, or
-    where something already exists. Read from the text the finding flags, as its rule
-    read it: no rule runs again."""
+    where something already exists (a file, or a file where a directory on the way would
+    be). Read from the text the finding flags, as its rule read it: no rule runs again."""
     if finding.code not in AGENT_REFERENCE_CODES and finding.code not in LINK_CODES:
         return None
     flagged = _flagged(finding, lines)
@@ -378,6 +378,9 @@ def creation_for(finding: Finding, lines: Sequence[str], root: Path) -> FileCrea
     try:
         if baton_owned(root, made.path) or os.path.lexists(made.path):
             return None
-    except UnsafePath:
+    except OSError:
         return None
-    return made
+    above = os.path.dirname(made.path)
+    while not os.path.lexists(above):
+        above = os.path.dirname(above)
+    return made if os.path.isdir(above) else None  # not under a file of that name
