@@ -111,7 +111,7 @@ def register(server: BatonServer) -> None:
                         title=f.fix.title, kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diag], is_preferred=f.fix.safe,
                         edit=edits_to_workspace_edit(f.fix.edits, ls.session.lines_of)))
-                made = creation_for(f, lines, ls.session.index_for(path).root) \
+                made = creation_for(f, lines, ls.session.index_for(path)) \
                     if ls.create_files else None
                 if made is not None:
                     actions.append(types.CodeAction(

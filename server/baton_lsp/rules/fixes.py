@@ -324,12 +324,13 @@ def _opencode_agent(name: str) -> str:
             "and the result to return.\n")
 
 
-def _agent_creation(finding: Finding, name: str, root: Path) -> FileCreation | None:
-    if AGENT_REFERENCE_CODES[finding.code] == "claude":
+def _agent_creation(finding: Finding, name: str, idx: WorkspaceIndex) -> FileCreation | None:
+    root = idx.root
+    if AGENT_REFERENCE_CODES[finding.code] == "claude":  # a plugin keeps them at its root
         if not _CLAUDE_NAME.fullmatch(name):
             return None
-        return FileCreation(f"Create agent `{name}`",
-                            str(root / ".claude" / "agents" / f"{name}.md"), _claude_agent(name))
+        return FileCreation(f"Create agent `{name}`", str(idx.agents_dir / f"{name}.md"),
+                            _claude_agent(name))
     if not _OPENCODE_NAME.fullmatch(name) or ".." in name.split("/"):
         return None
     base = root.parent if root.name == ".opencode" else root
@@ -355,10 +356,11 @@ def _link_creation(finding: Finding, target: str, root: Path) -> FileCreation | 
     return FileCreation(f"Create `{shown}`", path, f"# {heading[:1].upper()}{heading[1:]}\n")
 
 
-def creation_for(finding: Finding, lines: Sequence[str], root: Path) -> FileCreation | None:
+def creation_for(finding: Finding, lines: Sequence[str],
+                 idx: WorkspaceIndex) -> FileCreation | None:
     """The file that would resolve `finding` (an unknown agent, a missing link target),
     created from a template; None when the finding has none, or when the file would land
-    outside the workspace `root`, through a link leaving it, in a directory Baton owns, or
+    outside the workspace of `idx`, through a link leaving it, in a directory Baton owns, or
     where something already exists (a file, or a file where a directory on the way would
     be). Read from the text the finding flags, as its rule read it: no rule runs again."""
     if finding.code not in AGENT_REFERENCE_CODES and finding.code not in LINK_CODES:
@@ -366,8 +368,9 @@ def creation_for(finding: Finding, lines: Sequence[str], root: Path) -> FileCrea
     flagged = _flagged(finding, lines)
     if not flagged:
         return None
+    root = idx.root
     if finding.code in AGENT_REFERENCE_CODES:
-        made = _agent_creation(finding, flagged.strip("\"'`"), root)
+        made = _agent_creation(finding, flagged.strip("\"'`"), idx)
     else:
         made = _link_creation(finding, flagged, root)
     if made is None or outside(root, made.path) is not None:
