@@ -22,7 +22,13 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
 
 from baton_lsp.runs.confine import IGNORE_ALL
-from tests.lsp.conftest import TIMEOUT, make_config, open_doc, wait_for_diagnostics
+from tests.lsp.conftest import (
+    TIMEOUT,
+    make_config,
+    open_doc,
+    wait_for_diagnostics,
+    wait_indexed,
+)
 
 COMMAND = ".claude/commands/probe.md"
 PLAN = ".claude/specs/003_probe/plans/001-probe-plan.md"
@@ -152,8 +158,13 @@ async def test_create_claude_agent(creator: LanguageClient,
                     "--fix", "--unsafe-fixes", COMMAND], cwd=root, capture_output=True,
                    timeout=TIMEOUT, check=True)
     assert not (root / ".claude" / "agents" / "probe-writer.md").exists()
+    await wait_indexed(creator)  # no re-check of the whole tree under way to hide a missed one
     made = _apply(create)
     assert made == root / ".claude" / "agents" / "probe-writer.md"
+    creator.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=made.as_uri(), type=types.FileChangeType.Created)]))
+    uri = (root / COMMAND).as_uri()
+    await wait_for_diagnostics(creator, uri, lambda ds: not any(d.code == "BTN319" for d in ds))
     assert made.read_text(encoding="utf-8").startswith("---\nname: probe-writer\ndescription: ")
     found = _check(root, COMMAND, ".claude/agents/probe-writer.md")
     assert _codes(found, ".claude/agents/probe-writer.md") == set(), found
