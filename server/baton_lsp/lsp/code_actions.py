@@ -1,7 +1,10 @@
-"""Code actions: the fix carried by each finding, a suppression comment, and fix-all.
+"""Code actions: the fix carried by each finding, a suppression comment, fix-all, and the
+creation of a missing agent or linked file.
 
 Fixes are computed with the findings (ruff's model), so a code action never re-runs a rule:
 it looks up the findings of the document's current version and turns their fixes into edits.
+A file creation (`rules.fixes.creation_for`) is offered only to a client that applies
+`CreateFile` operations, and never by fix-all.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from lsprotocol import types
 
 if TYPE_CHECKING:
     from ..model.base import Finding, Range, TextEdit
+    from ..rules.fixes import FileCreation
 from .convert import edits_to_workspace_edit, from_lsp_range, to_diagnostic
 from .diagnostics import run_check
 from .server import BatonServer, guard_async, uri_path
+from .wire import path_to_uri
 
 FIX_ALL = "source.fixAll.baton"
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -57,6 +62,19 @@ def _suppress_edit(path: str, finding: Finding, lines: list[str]) -> TextEdit | 
                     new_text=f"{indent}<!-- baton: ignore {finding.code} -->\n")
 
 
+def _create_edit(made: FileCreation) -> types.WorkspaceEdit:
+    """Create the file (failing if it appeared meanwhile: never overwrite), then fill it."""
+    uri = path_to_uri(made.path)
+    start = types.Position(line=0, character=0)
+    return types.WorkspaceEdit(document_changes=[
+        types.CreateFile(uri=uri, options=types.CreateFileOptions(overwrite=False,
+                                                                  ignore_if_exists=False)),
+        types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+            edits=[types.TextEdit(range=types.Range(start=start, end=start),
+                                  new_text=made.text)])])
+
+
 def register(server: BatonServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll,
@@ -91,6 +109,15 @@ def register(server: BatonServer) -> None:
                         title=f.fix.title, kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diag], is_preferred=f.fix.safe,
                         edit=edits_to_workspace_edit(f.fix.edits, ls.session.lines_of)))
+                made = None
+                if ls.create_files:
+                    from ..rules.fixes import creation_for  # the core loads on first use
+
+                    made = creation_for(f, lines, ls.session.index_for(path))
+                if made is not None:
+                    actions.append(types.CodeAction(
+                        title=made.title, kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diag], edit=_create_edit(made)))
                 suppress = None if f.code in _RUN_CODES else _suppress_edit(path, f, lines)
                 if suppress is not None:
                     actions.append(types.CodeAction(

@@ -200,6 +200,15 @@ class BatonServer(LanguageServer):
         ws = self.client_capabilities.workspace
         return bool(ws and ws.code_lens and ws.code_lens.refresh_support)
 
+    @property
+    def create_files(self) -> bool:
+        """Whether the client applies a workspace edit that creates a file: it announces
+        `documentChanges` and the `create` resource operation (LSP 3.13)."""
+        ws = self.client_capabilities.workspace
+        edit = ws.workspace_edit if ws else None
+        return bool(edit and edit.document_changes and edit.resource_operations
+                    and types.ResourceOperationKind.Create in edit.resource_operations)
+
     # -- the session's reports ------------------------------------------------------------
 
     def config_error_found(self, message: str) -> None:

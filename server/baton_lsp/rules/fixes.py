@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model.base import Finding, Kind, Range, TextEdit
-from ..paths import norm
-from ..runs.confine import UnsafePath, read_head, write_atomic
+from ..paths import in_worktrees, norm
+from ..runs.confine import UnsafePath, baton_owned, outside, read_head, write_atomic
 from ..workspace.index import WorkspaceIndex
 
 log = logging.getLogger(__name__)
@@ -267,3 +267,123 @@ def unified_diff(path: str, shown: str, fix: FileFix) -> str:
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end "
                    "of file\n")
     return "".join(out)
+
+
+# -- file creations: editor-only quick fixes -------------------------------------------------
+
+AGENT_REFERENCE_CODES = {"BTN319": "claude", "BTN711": "opencode", "BTN713": "opencode"}
+"""Findings naming an agent that does not exist, and the dialect whose agent file creates
+it: Claude Code's `.claude/agents/<name>.md`, OpenCode's `.opencode/agent/<name>.md`."""
+
+LINK_CODES = ("BTN130", "BTN133", "BTN830")
+"""Findings of a relative link or `@` import whose target file does not exist."""
+
+_CLAUDE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+_OPENCODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*")
+_BATON_DIRS = ((".claude", "data"),)
+"""Directories of Baton's run history (checkpoints, logs) that may predate the `.gitignore`
+marker `runs.confine.baton_owned` looks for."""
+
+
+@dataclass(frozen=True)
+class FileCreation:
+    """A new file a quick fix offers to create (`path`, absolute, holding `text`).
+
+    Not a `Fix`: fix-all and `baton check --fix` (even with `--unsafe-fixes`) apply only text
+    edits to files that exist. A missing agent or link target is as often a misspelt name as
+    a missing file, and a template written by a batch run would silence the finding with a
+    stub nobody reviewed, so creating a file is offered one at a time, in the editor, where
+    the user picks it and sees the new file."""
+
+    title: str
+    path: str
+    text: str
+
+
+def _flagged(finding: Finding, lines: Sequence[str]) -> str | None:
+    """The text the finding's range covers (one line): the agent name or link target."""
+    rng = finding.range
+    if rng.start_line != rng.end_line or not 0 <= rng.start_line < len(lines):
+        return None
+    return lines[rng.start_line][rng.start_char:rng.end_char].strip()
+
+
+def _claude_agent(name: str) -> str:
+    return (f"---\nname: {name}\n"
+            f"description: When Claude should delegate to {name} (describe the task it takes "
+            "and what it returns)\n---\n\n"
+            f"# {name}\n\nYou are the {name} agent. Describe the task, the steps to follow "
+            "and the result to return.\n")
+
+
+def _opencode_agent(name: str) -> str:
+    title = name.rsplit("/", 1)[-1]
+    return (f"---\ndescription: When to delegate to {title} (describe the task it takes and "
+            "what it returns)\nmode: subagent\n---\n\n"
+            f"# {title}\n\nYou are the {title} agent. Describe the task, the steps to follow "
+            "and the result to return.\n")
+
+
+def _agent_creation(finding: Finding, name: str, idx: WorkspaceIndex) -> FileCreation | None:
+    root = idx.root
+    if AGENT_REFERENCE_CODES[finding.code] == "claude":  # a plugin keeps them at its root
+        if not _CLAUDE_NAME.fullmatch(name):
+            return None
+        return FileCreation(f"Create agent `{name}`", str(idx.agents_dir / f"{name}.md"),
+                            _claude_agent(name))
+    if not _OPENCODE_NAME.fullmatch(name) or ".." in name.split("/"):
+        return None
+    base = root.parent if root.name == ".opencode" else root
+    sub = "agents" if (base / ".opencode" / "agents").is_dir() \
+        and not (base / ".opencode" / "agent").is_dir() else "agent"
+    return FileCreation(f"Create agent `{name}`",
+                        str(base / ".opencode" / sub / f"{name}.md"), _opencode_agent(name))
+
+
+def _link_creation(finding: Finding, target: str, root: Path) -> FileCreation | None:
+    if finding.code == "BTN830":  # `@path`: relative to the importing file, always
+        target = target.removeprefix("@")
+        base = Path(finding.path).parent
+    else:
+        target = target.strip("<>")
+        base = root if target.startswith(".claude/") else Path(finding.path).parent
+    if not target or "#" in target or "%" in target or "$" in target or "://" in target \
+            or target.startswith(("/", "~", ".opencode/")) or not target.endswith(".md"):
+        return None  # anchors, encoded, variable, absolute or non-markdown: not trivial
+    path = os.path.normpath(base / target)
+    heading = Path(path).stem.replace("-", " ").replace("_", " ").strip() or Path(path).stem
+    shown = os.path.relpath(path, root).replace(os.sep, "/")
+    return FileCreation(f"Create `{shown}`", path, f"# {heading[:1].upper()}{heading[1:]}\n")
+
+
+def creation_for(finding: Finding, lines: Sequence[str],
+                 idx: WorkspaceIndex) -> FileCreation | None:
+    """The file that would resolve `finding` (an unknown agent, a missing link target),
+    created from a template; None when the finding has none, or when the file would land
+    outside the workspace of `idx`, through a link leaving it, in a directory Baton owns, or
+    where something already exists (a file, or a file where a directory on the way would
+    be). Read from the text the finding flags, as its rule read it: no rule runs again."""
+    if finding.code not in AGENT_REFERENCE_CODES and finding.code not in LINK_CODES:
+        return None
+    flagged = _flagged(finding, lines)
+    if not flagged:
+        return None
+    root = idx.root
+    if finding.code in AGENT_REFERENCE_CODES:
+        made = _agent_creation(finding, flagged.strip("\"'`"), idx)
+    else:
+        made = _link_creation(finding, flagged, root)
+    if made is None or outside(root, made.path) is not None:
+        return None
+    parts = Path(os.path.relpath(made.path, root)).parts
+    if in_worktrees(parts) or any(parts[:len(d)] == d for d in _BATON_DIRS):
+        return None
+    try:
+        if baton_owned(root, made.path) or os.path.lexists(made.path):
+            return None
+    except OSError:
+        return None
+    above = os.path.dirname(made.path)
+    while not os.path.lexists(above):
+        above = os.path.dirname(above)
+    return made if os.path.isdir(above) else None  # not under a file of that name

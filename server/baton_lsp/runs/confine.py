@@ -664,3 +664,19 @@ def outside(root: Path, path: str | os.PathLike[str]) -> str | None:
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         return f"{p} resolves to {real}, outside the workspace {root}"
     return None
+
+
+def baton_owned(root: Path, path: str | os.PathLike[str]) -> bool:
+    """Whether `path` lies in a directory Baton made for its own files: one between `root`
+    and `path` holds Baton's `IGNORE_ALL` `.gitignore` (`makedirs_own`). A file a user
+    creates there would be ignored by git and overwritten or deleted by the next run."""
+    parts = relative(root, path)
+    for depth in range(1, len(parts)):
+        marker = os.path.join(root, *parts[:depth], GITIGNORE)
+        try:
+            data, _ = read_head(root, marker, len(IGNORE_ALL) + 1)
+        except OSError:
+            continue
+        if data == IGNORE_ALL:
+            return True
+    return False
