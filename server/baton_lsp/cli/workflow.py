@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..model.states import Scope
+from ..model.states import RunStatus, Scope
 from ..terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -299,7 +299,7 @@ def _latest_unfinished(root: Path) -> str | None:
             record = read_record(entry.data or {}, str(entry.path))
         except RecordError:
             continue
-        if record.status != "complete":
+        if record.status != RunStatus.COMPLETE:
             mtime = entry.path.stat().st_mtime
             if best is None or mtime > best[0]:
                 best = (mtime, wid)

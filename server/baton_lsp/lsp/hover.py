@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..model.states import RunStatus
 from .convert import to_lsp_range
 from .server import BatonServer, guard
 
@@ -245,7 +246,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
             text += (f"\n\nWorkflow `{view.workflow_id}`: **{view.status}**"
                      + (" (engine running)" if view.running else "")
                      + f", newest checkpoint {view.sequence}")
-            if view.status == "failed":  # the seeds' five-part error, as `baton status` says
+            if view.status == RunStatus.FAILED:  # the seeds' five-part error, as `baton status`
                 from ..runs.diagnosis import of_workflow
 
                 diagnosis = of_workflow(view.root, view.workflow_id)

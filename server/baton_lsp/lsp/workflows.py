@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from ..model.states import RunStatus, StepStatus
 from .convert import path_to_uri
 from .engine_cli import cancel_process, engine_argv
 from .runs import CHANGED, tracker
@@ -359,9 +360,9 @@ class Runs:
             case ev.StepEvent():
                 run.state = event.state or run.state
                 run.seen.add(event.step)
-                if event.status == "done":
+                if event.status == StepStatus.DONE:
                     run.done.add(event.step)
-                elif event.status == "failed":
+                elif event.status == StepStatus.FAILED:
                     run.latest = f"{event.step} failed: {event.message}"
             case ev.SignalEvent():
                 run.latest = f"{event.step} {event.name}: {event.value}"
@@ -396,7 +397,7 @@ class Runs:
 
     def _end(self, run: Run) -> None:
         if run.token is None:
-            if run.workflow_id and run.status not in (None, "complete"):
+            if run.workflow_id and run.status not in (None, RunStatus.COMPLETE):
                 self.ls.window_show_message(types.ShowMessageParams(  # no progress UI
                     type=types.MessageType.Warning,
                     message=f"Baton: workflow {run.workflow_id} {run.status}"

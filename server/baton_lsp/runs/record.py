@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..model.checkpoint import Checkpoint
+from ..model.states import RunStatus, StepStatus
 from . import confine
 from .checkpoint import format_validation_error
 
@@ -53,7 +54,7 @@ class StepRecord(_Open):
 
     state: str = ""
     role: str = ""
-    status: str = "pending"  # running | done | failed | cancelled | skipped (test: no command)
+    status: StepStatus = StepStatus.PENDING
     attempts: int = 0
     artifact: str | None = None
     inputs: dict[str, str | None] = {}
@@ -83,7 +84,7 @@ class StepRecord(_Open):
 
     @property
     def done(self) -> bool:
-        return self.status == "done"
+        return self.status == StepStatus.DONE
 
 
 class RequestRecord(_Open):
@@ -228,6 +229,8 @@ class BatonSection(_Open):
 class RunRecord(Checkpoint):
     """A checkpoint as `baton run` writes it: schema 2.1 plus the `baton` section."""
 
+    status: RunStatus
+    """One of the four a checkpoint records (never `interrupted` or `unreadable`)."""
     baton: BatonSection = Field(default_factory=BatonSection)
 
     @property

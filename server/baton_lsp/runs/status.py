@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..model.states import RunStatus
 from .diagnosis import diagnose
 from .foreign import Adoption, adopted_by, discover
 from .record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_sections
@@ -33,12 +34,12 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
     try:
         entry = store.latest()
     except Exception as exc:
-        out.update(status="unreadable", problem=str(exc))
+        out.update(status=RunStatus.UNREADABLE, problem=str(exc))
         return out
     try:
         record = read_record(entry.data or {}, str(entry.path))
     except RecordError as exc:
-        out.update(status="unreadable", problem=str(exc))
+        out.update(status=RunStatus.UNREADABLE, problem=str(exc))
         return out
     baton = record.baton
     ws = record.workflow_state
@@ -49,7 +50,7 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
                topic_dir=baton.paths.topic_dir, plan=baton.paths.plan,
                last_error=record.last_error,
                failure=baton.failure.model_dump(mode="json", by_alias=True, exclude_unset=True)
-               if record.status == "failed" and baton.failure else None,
+               if record.status == RunStatus.FAILED and baton.failure else None,
                steps={sid: step.model_dump(mode="json", include=STEP_FIELDS, exclude_none=True)
                       for sid, step in baton.steps.items()},
                waves=ws.wave_structure if ws else None)
@@ -60,11 +61,11 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
         "topics": [t.get("short_name") if isinstance(t, dict) else t
                    for t in cls.get("research_topics") or []],
         "source": cls.get("source"), "confidence": cls.get("confidence")}
-    if record.status == "failed":
+    if record.status == RunStatus.FAILED:
         found = diagnose(root, record)
         if found is not None:  # the seeds' five-part error, as the summary and hover show it
             out["diagnosis"] = found.as_dict()
-    if record.status == "complete" and baton.outcome is not None:
+    if record.status == RunStatus.COMPLETE and baton.outcome is not None:
         out["outcome"] = baton.outcome.model_dump(mode="json")
     if baton.adopted_from is not None:
         out["adopted_from"] = baton.adopted_from.model_dump(mode="json", exclude_unset=True)
@@ -88,8 +89,8 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
         out["supervisor"] = {"mode": sup.get("mode"), "worker_count": sup.get("worker_count"),
                              "reports_count": agg.get("reports_count"),
                              "context_tokens": agg.get("context_tokens")}
-    if out["running"] is False and out["status"] == "in_progress":
-        out["status"] = "interrupted"  # the engine died without writing its final state
+    if out["running"] is False and out["status"] == RunStatus.IN_PROGRESS:
+        out["status"] = RunStatus.INTERRUPTED  # the engine died without writing its final state
     return out
 
 

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from ..errors import PathError
 from ..model.config import WorkflowSettings
-from ..model.states import Scope, State
+from ..model.states import RunStatus, Scope, State, StepStatus
 from ..runs import confine
 from ..runs.record import NEEDS_ATTENTION, nest_supervisor_state
 from ..runs.store import CheckpointStore, WorkflowBusy
@@ -65,7 +65,8 @@ failing: a script must not take it for success, nor for a failure to resume."""
 @dataclass
 class Outcome:
     workflow_id: str
-    status: str  # complete | failed | cancelled
+    status: RunStatus
+    """complete, failed or cancelled."""
     state: State
     message: str
     checkpoint: Path | None = None
@@ -75,9 +76,9 @@ class Outcome:
     @property
     def exit_code(self) -> int:
         """0 complete, 1 failed, 4 complete but needing attention, 130 cancelled."""
-        if self.status == "complete" and self.attention:
+        if self.status == RunStatus.COMPLETE and self.attention:
             return EXIT_NEEDS_ATTENTION
-        return {"complete": 0, "cancelled": 130}.get(self.status, 1)
+        return {RunStatus.COMPLETE: 0, RunStatus.CANCELLED: 130}.get(self.status, 1)
 
 
 class Engine(Run):
@@ -192,7 +193,7 @@ class Engine(Run):
                 self.launched = resume.launched_before(self)
                 resume.kill_orphans(self)
                 resume.rewind(self.machine, self.steps, self.plans, self.say)
-                self.data["status"] = "in_progress"
+                self.data["status"] = RunStatus.IN_PROGRESS
                 self.baton["resumed_from"] = entry.sequence
                 self.save(f"resume from checkpoint {entry.sequence}")
             except StoreFailure as exc:
@@ -223,27 +224,27 @@ class Engine(Run):
                     raise Cancelled()
                 state = self.machine.current
                 if state in (State.COMPLETE, State.ABANDONED):
-                    return self._finish("complete", "workflow complete")
+                    return self._finish(RunStatus.COMPLETE, "workflow complete")
                 await self._run_state(state)
                 handler = HANDLERS[state]
                 nxt = handler.after(self)
                 if nxt is None:
-                    return self._finish("complete", f"scope {self.machine.scope.value} "
+                    return self._finish(RunStatus.COMPLETE, f"scope {self.machine.scope.value} "
                                         f"finished at {state.value}")
                 self._transition(nxt, handler.why(self))
         except Cancelled:
             sm = self.machine
-            self.data["status"] = "cancelled"
+            self.data["status"] = RunStatus.CANCELLED
             self.data["last_error"] = "cancelled by the user"
             try:
                 self.save(f"cancelled in {sm.current.value}")
             except StoreFailure as exc:  # still resumable from the checkpoint before
                 self.say(f"cancelled, but {exc.message}")
-            self.emit("finished", status="cancelled", state=sm.current.value,
+            self.emit("finished", status=RunStatus.CANCELLED, state=sm.current.value,
                       message="cancelled", checkpoint=str(self.last_checkpoint))
             self.say(f"cancelled in {sm.current.value}; resume with "
                      f"`baton resume {self.workflow_id}`")
-            return Outcome(self.workflow_id, "cancelled", sm.current, "cancelled",
+            return Outcome(self.workflow_id, RunStatus.CANCELLED, sm.current, "cancelled",
                            self.last_checkpoint)
         except StepFailure as exc:
             return self._fail(exc)
@@ -444,7 +445,7 @@ class Engine(Run):
                   checkpoint=str(self.last_checkpoint))
         self.save(f"after {source.value} -> {target.value}")
 
-    def _finish(self, status: str, message: str) -> Outcome:
+    def _finish(self, status: RunStatus, message: str) -> Outcome:
         sm = self.machine
         if sm.current not in (State.COMPLETE, State.ABANDONED) and sm.can(State.COMPLETE):
             self._transition(State.COMPLETE, message)
@@ -470,7 +471,7 @@ class Engine(Run):
         when it cannot be written either, the newest checkpoint — `in_progress`, shown as
         interrupted — is where the resume continues from."""
         state = self.machine.current.value
-        self.data["status"] = "failed"
+        self.data["status"] = RunStatus.FAILED
         self.data["last_error"] = exc.message
         self.data["error_state"].update(last_error=exc.message, failed_state=state)
         self.baton["failure"] = {"step": exc.step_id, "class": exc.failure,
@@ -479,7 +480,7 @@ class Engine(Run):
         counts = self.baton.setdefault("state_failures", {})  # "Retry k/2 available"
         counts[state] = int(counts.get(state, 0)) + 1
         unrecorded: StoreFailure | None = None
-        if self.steps.get(exc.step_id, {}).get("status") != "failed":
+        if self.steps.get(exc.step_id, {}).get("status") != StepStatus.FAILED:
             with contextlib.suppress(StoreFailure):  # step failures were logged already
                 self.log_error("sm_transition" if exc.error_type == "state_error" else
                                exc.step_id, exc.error_type, exc.message,
@@ -491,7 +492,7 @@ class Engine(Run):
         except StoreFailure as again:
             unrecorded = again
         path = self.last_checkpoint
-        self.emit("finished", status="failed", state=state, message=exc.message,
+        self.emit("finished", status=RunStatus.FAILED, state=state, message=exc.message,
                   step=exc.step_id, failure=exc.failure, checkpoint=str(path))
         lines = [f"workflow {self.workflow_id} FAILED in {state}: {exc.message}"]
         if unrecorded is not None and path == before:
@@ -504,7 +505,7 @@ class Engine(Run):
             lines.append("  free space (or make the file system writable) first, then")
         lines.append(f"  resume with `baton resume {self.workflow_id}`")
         self.say("\n".join(lines))
-        return Outcome(self.workflow_id, "failed", self.machine.current, exc.message, path)
+        return Outcome(self.workflow_id, RunStatus.FAILED, self.machine.current, exc.message, path)
 
     def _store_failure(self, exc: StoreFailure) -> StepFailure:
         """The failure a run ends with when its own record cannot be written."""
@@ -530,7 +531,7 @@ class Engine(Run):
         hint = (" free space (or make the file system writable) and run it again" if
                 confine.is_disk_fault(exc.cause) else "")
         self.say(f"workflow {wid} FAILED: {exc.message}" + (f";{hint}" if hint else ""))
-        return Outcome(wid, "failed", State.INITIALIZE, exc.message, None)
+        return Outcome(wid, RunStatus.FAILED, State.INITIALIZE, exc.message, None)
 
 
 def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..model.checkpoint import HaltReason
 from ..model.config import WorkflowSettings
-from ..model.states import State
+from ..model.states import RunStatus, State, StepStatus
 from ..runs.digest import plan_edited
 from ..runs.record import RecordError, paths_outside, read_record
 from ..runs.records import state_file_path, utc_now
@@ -91,12 +91,12 @@ def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> lis
     reason (what `iteration_problems` says of the bash side's iteration checkpoints)."""
     record = read_record(data)
     out = []
-    if record.status == "complete" and record.baton.outcome is not None:
+    if record.status == RunStatus.COMPLETE and record.baton.outcome is not None:
         ending = record.baton.outcome
         out.append(f"the workflow is already complete but needs attention ({ending.reason}): "
                    f"review {ending.debug_report or ending.test_output}, fix the issues, "
                    f"then re-run: {ending.rerun}")
-    elif record.status == "complete":
+    elif record.status == RunStatus.COMPLETE:
         out.append("the workflow is already complete")
     with contextlib.suppress(ValueError):
         age = (now or dt.datetime.now(dt.UTC)) - dt.datetime.fromisoformat(
@@ -128,7 +128,7 @@ def rewind(sm: WorkflowStateMachine, steps: dict[str, dict[str, Any]], plans: Pl
     (or whose inputs changed); later valid steps are skipped when their state runs."""
     earliest: State | None = None
     for sid, step in steps.items():
-        if step.get("status") != "done":
+        if step.get("status") != StepStatus.DONE:
             continue
         reason = plans.invalid_reason(step)
         if reason is None:

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
-from ..model.states import PHASE_STATES, State
+from ..model.states import PHASE_STATES, State, StepStatus
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
@@ -131,13 +131,13 @@ class Run:
     def skippable(self, sid: str) -> bool:
         """Done and still valid: a resumed run does not launch it again."""
         step = self.steps.get(sid)
-        return step is not None and step.get("status") == "done" and \
+        return step is not None and step.get("status") == StepStatus.DONE and \
             self.plans.invalid_reason(step) is None
 
     def good_reports(self) -> list[str]:
         return [s["artifact"] for sid, s in sorted(self.steps.items())
                 if sid.startswith("research.") and s.get("role", "research") == "research"
-                and s.get("status") == "done" and Path(s["artifact"]).is_file()]
+                and s.get("status") == StepStatus.DONE and Path(s["artifact"]).is_file()]
 
     def specs_dir(self) -> Path:
         """The specs directory of this run (`specs-dir`; `auto` follows the tree and whether
@@ -295,7 +295,7 @@ class Run:
         values["USE_HIERARCHICAL_RESEARCH"] = len(reports) >= HIERARCHICAL_TOPICS
         if State.RESEARCH in sm.completed:  # seed 000's research outcome, once there is one
             done = {s.get("artifact") for sid, s in self.steps.items()
-                    if sid.startswith("research.") and s.get("status") == "done"}
+                    if sid.startswith("research.") and s.get("status") == StepStatus.DONE}
             ok = [r for r in reports if r in done]  # in the topics' order
             values["RESEARCH_COMPLETE"] = True
             values["REPORTS_CREATED"] = len(ok)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...model.graph import waves_after
 from ...model.plan import FINISHED, STARTED
-from ...model.states import State
+from ...model.states import State, StepStatus
 from ...parse.plan_marks import mark_phase
 from ...runs import confine
 from ...runs.digest import sha256_file
@@ -320,7 +320,7 @@ def landed(run: Run, iso: Isolation | None, done_in_plan: set[str], order: list[
         status = (step.get("git") or {}).get("status") if iso is not None else None
         if status in ("committed", "conflict"):
             continue
-        if step.get("status") == "done":
+        if step.get("status") == StepStatus.DONE:
             if run.skippable(sid):
                 done.add(pid)
         elif pid in done_in_plan:
@@ -435,7 +435,7 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
         sid = f"implement.phase-{pid}"
         step = run.steps.get(sid) or {}
         record = step.get("git")
-        if step.get("status") != "done" or not record or record.get("mode") != "worktree":
+        if step.get("status") != StepStatus.DONE or not record or record.get("mode") != "worktree":
             continue
         if record.get("status") == "committed":
             try:

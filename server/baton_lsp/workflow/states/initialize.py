@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...model.states import Scope, State
+from ...model.states import Scope, State, StepStatus
 from ...runs import confine
 from ...runs.records import utc_now
 from .. import classify
@@ -108,7 +108,7 @@ async def classify_with_agent(run: Run) -> None:
              "BATON_PLAN_PATH": req.get("plan_path") or ""}
     confine.makedirs_own(run.root, artifact.parent)
     done = baton["steps"].get("classify") or {}
-    if done.get("status") == "done" and "classification" not in done:
+    if done.get("status") == StepStatus.DONE and "classification" not in done:
         baton["steps"].pop("classify")  # recorded by an older Baton without its answer
     await agent_step(run, StepSpec("classify", State.INITIALIZE, "classifier", artifact, extra,
                                    verify=verify, fields=lambda: {

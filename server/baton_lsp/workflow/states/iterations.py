@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...model.checkpoint import IterationCheckpoint
-from ...model.states import State
+from ...model.states import State, StepStatus
 from ...runs import confine
 from ...runs.records import utc_now
 from .. import iteration
@@ -81,7 +81,7 @@ async def implement_iterations(run: Run, plan_path: Path, todo: list[str]) -> No
                                   "summary lacks " + ", ".join(brief.missing) + " (in its "
                                   "output and in the header of " + str(artifact) + ")",
                                   "parse_error", {"artifact_path": str(artifact)})
-            step["status"] = "failed"
+            step["status"] = StepStatus.FAILED
             it["halt_reason"] = "error"
             run.record_failure(step, failure)
             raise failure

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...model.states import State
+from ...model.states import State, StepStatus
 from ...runs.digest import sha256_file
 from ...runs.record import RESEARCH_SUPERVISOR
 from ...runs.records import utc_now
@@ -117,7 +117,7 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
         barrier = check_artifact(run.root, path, reported, "report")
         if barrier is None:
             meta = supervisor.extract_metadata(path)
-            steps[wid] = {"state": "research", "role": "research", "status": "done",
+            steps[wid] = {"state": "research", "role": "research", "status": StepStatus.DONE,
                           "attempts": 1, "artifact": report, "inputs": {},
                           "via": sid, "topic": topic, "finished_at": utc_now(),
                           "sha256": sha256_file(path, run.root), "size": path.stat().st_size,
@@ -126,7 +126,7 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
             results.append(None)
             continue
         message = (f"{failure.message}; " if failure else "") + barrier.message
-        steps[wid] = {"state": "research", "role": "research", "status": "failed",
+        steps[wid] = {"state": "research", "role": "research", "status": StepStatus.FAILED,
                       "attempts": 1, "artifact": report, "inputs": {}, "via": sid,
                       "topic": topic, "failure": PERMANENT, "message": message}
         results.append(StepFailure(wid, failure.failure if failure else PERMANENT,
@@ -147,7 +147,7 @@ def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
     for topic, report in order:
         sid = f"research.{index[report]}"
         step = steps.get(sid, {})
-        ok = step.get("status") == "done"
+        ok = step.get("status") == StepStatus.DONE
         w: dict[str, Any] = {"worker_id": sid, "topic": topic,
                              "status": "completed" if ok else "failed",
                              "output_path": report,
