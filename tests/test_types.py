@@ -55,12 +55,12 @@ def test_the_strict_packages_have_nothing_pending() -> None:
 
 
 ANY_CEILING = {
-    "cli": (21, 17),
+    "cli": (18, 14),
     "lsp": (123, 42),
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),
-    "runs": (82, 67),
+    "runs": (81, 66),
     "workflow": (206, 161),
     "workspace": (24, 9),
 }

@@ -34,7 +34,7 @@ from ..model.checkpoint import (
     IterationCheckpoint,
     SupervisorCheckpoint,
 )
-from ..model.states import MIGRATION_TRANSITIONS, PHASE_STATES, Scope, State
+from ..model.states import MIGRATION_TRANSITIONS, PHASE_STATES, RunStatus, Scope, State
 from . import confine
 
 CURRENT_VERSION = "2.1"
@@ -570,7 +570,7 @@ def safe_resume_problems(checkpoint: CheckpointV10, plan_path: str | os.PathLike
         last_error = error_state.last_error
     if last_error is not None and last_error is not False:
         problems.append(f"Last run had errors: {_short(last_error)}")
-    if checkpoint.status != "in_progress":
+    if checkpoint.status != RunStatus.IN_PROGRESS:  # the bash side's word too
         problems.append(f"Checkpoint status: {checkpoint.status} (expected: in_progress)")
     if checkpoint.created_at:
         created = _parse_time(checkpoint.created_at)

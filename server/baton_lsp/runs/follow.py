@@ -33,9 +33,10 @@ from ..model.data import ErrorRecord, LoggedError
 from ..model.states import RunStatus, StepStatus
 from ..paths import settled
 from . import confine
+from .diagnosis import Diagnosis, diagnose
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
 from .places import checkpoints_root, errors_log_path
-from .record import PhaseGit, RecordError, StepRecord, read_record
+from .record import PhaseGit, RecordError, RunRecord, StepRecord, read_record, supervisor_sections
 from .store import CheckpointStore, valid_id
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,34 @@ class RunView:
     """Set for a run of the bash system: its checkpoint file, summarised."""
     adopted_by: str | None = None
     """For a bash run: the Baton workflow made from it by `baton adopt`."""
+    locked: bool = False
+    """An engine holds the run's lock (`running` is that and the record `in_progress`: an
+    engine that wrote its final state may hold it a moment longer while it exits)."""
+    signature: str | None = None
+    """The newest checkpoint's signature verdict (`store.Entry.trust`)."""
+    untrusted: str | None = None
+    """Why that checkpoint is not trusted (`Entry.distrust`); None when it is."""
+    record: RunRecord | None = None
+    """The typed record the view was read from (None: unreadable, or a bash run): what
+    `baton status` shows beyond the fields above is read from it."""
+
+    def diagnosis(self) -> Diagnosis | None:
+        """The seeds' five-part error of a failed run, read from the workspace when asked
+        (the follower of every refresh does not pay for it)."""
+        if self.record is None or self.status != RunStatus.FAILED:
+            return None
+        return diagnose(self.root, self.record)
+
+    def topics(self) -> list[str | None]:
+        """The recorded research topics' short names (older records store bare names)."""
+        if self.record is None:
+            return []
+        return [t if isinstance(t, str) else t.short_name
+                for t in self.record.state_machine.classification.research_topics]
+
+    def tiers(self) -> dict[str, dict[str, object]]:
+        """`supervisor_state` by coordination tier (an old flat research section nested)."""
+        return supervisor_sections(self.record.supervisor_state) if self.record else {}
 
     @property
     def origin(self) -> str:
@@ -221,13 +250,14 @@ def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()
         entry = store.latest()
     except Exception as exc:
         return RunView(root, workflow_id, RunStatus.UNREADABLE, running, problem=str(exc),
-                       errors=errors)
+                       errors=errors, locked=running)
     try:
         record = read_record(entry.data or {}, str(entry.path))
     except RecordError as exc:
         return RunView(root, workflow_id, RunStatus.UNREADABLE, running, problem=str(exc),
-                       errors=errors)
+                       errors=errors, locked=running)
     baton = record.baton
+    locked = running
     status = record.status
     if status == RunStatus.IN_PROGRESS and not running:
         status = RunStatus.INTERRUPTED  # the engine died without writing its final state
@@ -245,7 +275,8 @@ def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()
         if status == RunStatus.FAILED and baton.failure else None,
         outcome=baton.outcome.model_dump(mode="json")
         if status == RunStatus.COMPLETE and baton.outcome is not None else None,
-        errors=errors, usage=baton.usage_total(), adoption=adoption_of(workflow_id, record))
+        errors=errors, usage=baton.usage_total(), adoption=adoption_of(workflow_id, record),
+        locked=locked, signature=entry.trust, untrusted=entry.distrust, record=record)
 
 
 def foreign_view(root: Path, run: ForeignRun, adopted: str | None = None) -> RunView:
