@@ -96,8 +96,11 @@ class RequestRecord(_Open):
 
 
 class PathsRecord(_Open):
-    """Every path pre-calculated in initialize, before any agent runs."""
+    """Every path pre-calculated in initialize, before any agent runs. The fields are in
+    the order the engine fixes them (the specs directory first), which is the order the
+    engine's typed copy writes them in."""
 
+    specs_dir: str | None = None
     topic_dir: str | None = None
     topic_number: int | None = None
     reports: list[str] = []
@@ -106,7 +109,6 @@ class PathsRecord(_Open):
     plans_dir: str | None = None
     summaries_dir: str | None = None
     debug_dir: str | None = None
-    specs_dir: str | None = None
 
 
 class HistoryRecord(_Open):

@@ -122,9 +122,9 @@ class Engine(Run):
         except OSError as exc:
             return self._unwritable(wid, StoreFailure(f"the lock of workflow {wid}", exc))
         try:
-            self.data = new_record(wid, req, project=self.root.name, settings=self.settings,
-                                   command=self.command)
-            self.paths["specs_dir"] = str(specs)
+            self.hold(new_record(wid, req, project=self.root.name, settings=self.settings,
+                                 command=self.command))
+            self.paths.specs_dir = str(specs)
             self.baton["identity"] = self._identity(scope)
             if versions:
                 self.baton["agent_clis"] = versions
@@ -151,7 +151,7 @@ class Engine(Run):
         try:
             entry = self.store.latest(at)
             resume.check_trust(self.root, workflow_id, entry, trust, self.say)
-            self.data = copy.deepcopy(entry.data or {})
+            self.hold(copy.deepcopy(entry.data or {}))
             if nest_supervisor_state(self.data):
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")
@@ -160,7 +160,7 @@ class Engine(Run):
                 if name not in phases:  # a record from before phase_data was filled
                     phases[name] = accounting.phase_data(self.steps, name, int(ms))
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
-            self.topic = resume.topic_of(self.data)
+            self.topic = resume.topic_of(self.paths)
             problems = resume.resume_problems(self.data)
             if problems and not force:
                 raise EngineError("not resuming: " + "; ".join(problems) +

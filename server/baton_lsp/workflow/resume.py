@@ -16,7 +16,7 @@ from ..model.checkpoint import HaltReason
 from ..model.config import WorkflowSettings
 from ..model.states import RunStatus, State, StepStatus
 from ..runs.digest import plan_edited
-from ..runs.record import RecordError, paths_outside, read_record
+from ..runs.record import PathsRecord, RecordError, paths_outside, read_record
 from ..runs.records import state_file_path, utc_now
 from ..runs.store import CheckpointStore, Entry
 from . import classify
@@ -77,12 +77,11 @@ def check_trust(root: Path, workflow_id: str, entry: Entry, trust: bool,
                           "workspace moved since the run needs a new run)")
 
 
-def topic_of(data: dict[str, Any]) -> TopicDir | None:
-    paths = data["baton"].get("paths") or {}
-    if not paths.get("topic_dir"):
+def topic_of(paths: PathsRecord) -> TopicDir | None:
+    if not paths.topic_dir:
         return None
-    tdir = Path(paths["topic_dir"])
-    return TopicDir(int(paths.get("topic_number") or 0), tdir.name, tdir)
+    tdir = Path(paths.topic_dir)
+    return TopicDir(paths.topic_number or 0, tdir.name, tdir)
 
 
 def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> list[str]:

@@ -22,7 +22,13 @@ from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
 from ..runs.places import errors_log_path, tmp_json_path
-from ..runs.record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_sections
+from ..runs.record import (
+    RESEARCH_SUPERVISOR,
+    PathsRecord,
+    RecordError,
+    read_record,
+    supervisor_sections,
+)
 from ..runs.records import (
     append_error,
     error_record,
@@ -48,6 +54,14 @@ STATE_FAMILIES = ("REPORT_PATH_", "COMPLETED_STATE_", "SUCCESSFUL_REPORT_PATH_")
 """Numbered state-file keys Baton writes (`REPORT_PATH_0` …): every number is Baton's."""
 
 
+def fixed(path: str | None, what: str) -> str:
+    """A path initialize pre-calculated (`Run.paths`); a handler that runs before it is an
+    engine bug, said as such rather than as a missing key."""
+    if not path:
+        raise RuntimeError(f"the run has no {what} path: initialize has not fixed it")
+    return path
+
+
 class Run:
     """The mutable state of one workflow run in this process."""
 
@@ -70,6 +84,10 @@ class Run:
         self.quiet = False  # the CLI's --quiet: no end-of-run summary either
         self.cancel_event = asyncio.Event()
         self.data: dict[str, Any] = {}
+        self.paths = PathsRecord()
+        """Every path pre-calculated for the run (`baton.paths`), typed: the one copy the
+        handlers read and write (by assignment: a field only mutated in place is not
+        saved), folded into the record at each save."""
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -116,10 +134,16 @@ class Run:
         # cast: `steps` is a mapping of step id to step record in every checkpoint baton writes.
         return cast("dict[str, dict[str, Any]]", self.baton["steps"])
 
-    @property
-    def paths(self) -> dict[str, Any]:
-        # cast: `paths` is a mapping of path names in every checkpoint baton writes.
-        return cast("dict[str, Any]", self.baton["paths"])
+    def hold(self, data: dict[str, Any]) -> None:
+        """Take `data` (a new record, or a checkpoint being resumed) as the run's record;
+        its typed sections are read out of it here, once."""
+        self.data = data
+        self.paths = PathsRecord.model_validate(data["baton"].get("paths") or {})
+
+    def fold(self) -> None:
+        """Write the typed sections back into the record (before a save or a read of it);
+        a field never set stays absent, and fields this Baton does not know are kept."""
+        self.data["baton"]["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
@@ -142,10 +166,9 @@ class Run:
     def specs_dir(self) -> Path:
         """The specs directory of this run (`specs-dir`; `auto` follows the tree and whether
         a claude agent has to write there), fixed once per workflow in its checkpoint."""
-        paths = self.paths
-        if not paths.get("specs_dir"):
-            paths["specs_dir"] = str(self.planned_specs_dir())
-        return contained(self.root, paths["specs_dir"], "specs directory")
+        if not self.paths.specs_dir:
+            self.paths.specs_dir = str(self.planned_specs_dir())
+        return contained(self.root, self.paths.specs_dir, "specs directory")
 
     def planned_specs_dir(self) -> Path:
         """The specs directory the configuration gives, before the run has a record (the
@@ -165,7 +188,7 @@ class Run:
                "WORKFLOW_ID": wid, "STATE_FILE": state_file,
                "BATON_ARTIFACT_PATH": str(artifact), "BATON_WORKSPACE": str(self.root),
                "CLAUDE_PROJECT_DIR": str(self.root),
-               "BATON_TOPIC_DIR": self.paths.get("topic_dir", ""),
+               "BATON_TOPIC_DIR": self.paths.topic_dir or "",
                "BATON_DESCRIPTION": self.data.get("workflow_description", ""),
                "BATON_STATE_FILE": state_file}
         meta = self.supervisor_metadata_path()
@@ -246,6 +269,7 @@ class Run:
         d["baton"]["history"] = [{"from": t.source.value, "to": t.target.value,
                                   "reason": t.reason, "at": t.at} for t in sm.history]
         now = utc_now()
+        self.fold()
         d["updated_at"] = now
         d["metadata"]["updated_at"] = now
         plan = (d.get("workflow_state") or {}).get("plan_path")
@@ -273,23 +297,22 @@ class Run:
 
     def write_state_file(self) -> None:
         """The bash side's copy of the run (`.claude/tmp/workflow_<id>.sh`)."""
-        sm, d = self.machine, self.data
-        paths = d["baton"].get("paths") or {}
-        reports = paths.get("reports") or []
+        sm, d, paths = self.machine, self.data, self.paths
+        reports = paths.reports
         values: dict[str, Any] = {
             "WORKFLOW_SCOPE": sm.scope.value, "TERMINAL_STATE": sm.terminal.value,
             "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": d.get("status"),
             "WORKFLOW_DESCRIPTION": d.get("workflow_description"),
-            "TOPIC_PATH": paths.get("topic_dir"), "PLAN_PATH": paths.get("plan"),
-            "REPORTS_DIR": paths.get("reports_dir"), "PLANS_DIR": paths.get("plans_dir"),
-            "SUMMARIES_DIR": paths.get("summaries_dir"), "DEBUG_DIR": paths.get("debug_dir"),
+            "TOPIC_PATH": paths.topic_dir, "PLAN_PATH": paths.plan,
+            "REPORTS_DIR": paths.reports_dir, "PLANS_DIR": paths.plans_dir,
+            "SUMMARIES_DIR": paths.summaries_dir, "DEBUG_DIR": paths.debug_dir,
             "CHECKPOINT_DIR": str(self.store.dir) if self.store else None,
             "RESEARCH_COMPLEXITY": d["state_machine"]["classification"]["research_complexity"],
             "REPORT_PATHS_COUNT": len(reports),
         }
         for i, r in enumerate(reports):
             values[f"REPORT_PATH_{i}"] = r
-        values["REPORT_PATHS_JSON"] = reports
+        values["REPORT_PATHS_JSON"] = list(reports)
         classification = d["state_machine"].get("classification") or {}
         values["RESEARCH_TOPICS_JSON"] = classification.get("research_topics") or []
         values["USE_HIERARCHICAL_RESEARCH"] = len(reports) >= HIERARCHICAL_TOPICS
@@ -394,6 +417,7 @@ class Run:
         formatter `baton status` and the editor use too); `{}` if the record cannot be
         read as one — the failure itself must be recorded whatever happens here."""
         try:
+            self.fold()
             found = diagnose(self.root, read_record(self.data), failure_record(
                 failure.step_id, failure.failure, failure.message, failure.error_type,
                 failure.context), state=self.machine.current.value, pending=pending)

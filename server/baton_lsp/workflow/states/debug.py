@@ -14,7 +14,7 @@ from ...runs.digest import sha256_file
 from ...runs.record import NEEDS_ATTENTION
 from ..agent_step import StepSpec, agent_step
 from ..layout import TEST_LOG
-from ..run import Run
+from ..run import Run, fixed
 from .base import StateHandler
 
 DEBUGGING_SCOPES = (Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG)
@@ -49,10 +49,10 @@ def end_needing_attention(run: Run, reason: str, report: Path | None,
 
 async def debug(run: Run) -> None:
     it = int(run.data.get("debug_iteration_count") or 0) + 1
-    debug_dir = Path(run.paths["debug_dir"])
+    debug_dir = Path(fixed(run.paths.debug_dir, "debug"))
     report = debug_dir / f"{it:03d}_debug_report.md"
     test_log = debug_dir / TEST_LOG.format(it)
-    extra = {"BATON_PLAN_PATH": run.paths["plan"],
+    extra = {"BATON_PLAN_PATH": fixed(run.paths.plan, "plan"),
              "BATON_TEST_OUTPUT": str(test_log) if test_log.is_file() else "",
              "BATON_REPORT_PATHS": json.dumps(run.good_reports())}
     inputs = {str(test_log): sha256_file(test_log, run.root)} if test_log.is_file() else {}

@@ -28,7 +28,7 @@ from ..failures import PERMANENT, TRANSIENT, Cancelled, LoopDone, StepFailure, r
 from ..isolation import Isolation, PhaseTree, PlanEdit, branch_name
 from ..plans import edit_plan
 from ..repolock import LockTimeout
-from ..run import Run
+from ..run import Run, fixed
 from ..shipping import Shipment, bundle_key
 from .base import StateHandler
 from .iterations import implement_iterations
@@ -43,7 +43,7 @@ def phase_number(pid: str) -> int | str:
 
 async def implement(run: Run) -> None:
     paths = run.paths
-    plan_path = Path(paths["plan"])
+    plan_path = Path(fixed(paths.plan, "plan"))
     plan = run.plans.load(plan_path)
     if isinstance(plan, str):
         raise StepFailure("implement", PERMANENT, plan, "file_error")
@@ -100,9 +100,10 @@ async def implement(run: Run) -> None:
                 "implementation supervisor")
         run.emit("supervisor", tier="implementation", mode="supervisor", workers=len(mine),
                  status="running")
-    summaries = Path(paths["summaries_dir"])
+    summaries = Path(fixed(paths.summaries_dir, "summaries"))
     sem = asyncio.Semaphore(run.settings.max_parallel)
-    topic = Path(paths["topic_dir"])  # an isolated agent reads the plan, writes its summary
+    # an isolated agent reads the plan, writes its summary
+    topic = Path(fixed(paths.topic_dir, "topic"))
     extra_dirs = (topic,) if plan_path.is_relative_to(topic) else (topic, plan_path.parent)
 
     def summary_of(pid: str) -> Path:

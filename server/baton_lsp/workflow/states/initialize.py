@@ -25,7 +25,6 @@ async def initialize(run: Run) -> None:
     """Classify (when a classifier agent is configured), save the classification, then
     pre-calculate every path before any other agent runs."""
     req = run.baton["request"]
-    paths = run.paths
     cls_state = run.baton.setdefault("classify", {"agent": False, "done": True})
     if not cls_state.get("done"):
         try:
@@ -61,9 +60,9 @@ async def initialize(run: Run) -> None:
         else:
             run.topic = allocate_topic(run.root, req["description"], base)
     t = run.topic
-    paths.update(run_paths(run.root, t, classify.topic_slugs(classification),
-                           req.get("plan_path")))
-    plan = paths["plan"]
+    run.paths = run.paths.model_copy(update=run_paths(
+        run.root, t, classify.topic_slugs(classification), req.get("plan_path")))
+    plan = run.paths.plan
     ws = run.data["workflow_state"]
     ws.update(topic_directory=str(t.path), topic_number=t.number, plan_path=plan)
     run.data.update(topic_directory=str(t.path), topic_number=t.number)

@@ -16,7 +16,7 @@ from ...runs.records import utc_now
 from .. import iteration
 from ..agent_step import StepSpec, agent_step
 from ..failures import PERMANENT, Cancelled, LoopDone, StepFailure
-from ..run import Run
+from ..run import Run, fixed
 
 
 async def implement_iterations(run: Run, plan_path: Path, todo: list[str]) -> None:
@@ -24,7 +24,7 @@ async def implement_iterations(run: Run, plan_path: Path, todo: list[str]) -> No
     iteration (implementing the waves it can), and its brief summary alone decides
     whether to continue or halt. Every iteration's fields are checkpointed, so a resume
     continues at the next iteration, not the first."""
-    summaries = Path(run.paths["summaries_dir"])
+    summaries = Path(fixed(run.paths.summaries_dir, "summaries"))
     it = run.baton.setdefault("iteration", {
         "iteration": 0, "continuation_context": None,
         "work_remaining": iteration.normalize_work(todo), "last_work_remaining": None,
@@ -143,7 +143,7 @@ def write_iteration_checkpoint(run: Run, it: dict[str, Any], plan_path: Path) ->
     assert run.store is not None
     wid = run.workflow_id
     doc = {"version": "2.1", "plan_path": str(plan_path),
-           "topic_path": run.paths.get("topic_dir"),
+           "topic_path": run.paths.topic_dir,
            "iteration": it["iteration"], "max_iterations": it["max_iterations"],
            "continuation_context": it.get("continuation_context"),
            "work_remaining": it.get("work_remaining") or None,

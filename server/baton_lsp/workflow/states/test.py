@@ -18,7 +18,7 @@ from .. import accounting, supervisor, tiers
 from ..failures import PERMANENT, Cancelled, StepFailure
 from ..layout import TEST_LOG
 from ..process import run_process
-from ..run import Run
+from ..run import Run, fixed
 from .base import StateHandler
 from .debug import DEBUGGING_SCOPES, end_needing_attention, reports_and_ends
 
@@ -65,7 +65,7 @@ async def test(run: Run) -> None:
         run.data["tests_passing"] = True  # passed before the engine stopped: not again
         run.say(f"[{sid}] tests already passed; skipped")
         return
-    log_path = Path(run.paths["debug_dir"]) / TEST_LOG.format(it + 1)
+    log_path = Path(fixed(run.paths.debug_dir, "debug")) / TEST_LOG.format(it + 1)
     inventory = tiers.test_inventory(run.root)  # the generation stage: what is there to run
     decision = tiers.testing_decision(inventory)
     if decision["hierarchical"]:

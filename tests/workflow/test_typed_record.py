@@ -1,0 +1,65 @@
+"""The engine holds its record typed (issue 37): sections it reads and writes through
+`runs.record` models are folded back into every checkpoint with the fields this Baton does
+not know — the seeds', a newer Baton's — kept, never dropped by the typing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from baton_lsp.runs.record import PathsRecord
+from baton_lsp.runs.store import CheckpointStore
+from tests.workflow.conftest import Workspace
+
+
+def _newest(ws: Workspace, wid: str) -> dict[str, object]:
+    files = sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json"))
+    data: dict[str, object] = json.loads(files[-1].read_text())
+    return data
+
+
+def test_foreign_fields_survive_a_resume_of_the_typed_record(ws: Workspace) -> None:
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-typed")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-typed")
+    data = store.latest().data
+    assert data is not None
+    # what the bash side or a newer Baton may have added beside Baton's own fields
+    data["baton"]["paths"]["seed_scratch_dir"] = ".claude/tmp/scratch"
+    data["baton"]["paths"]["notes"] = {"by": "seed", "n": 2}
+    data["seed_top_level"] = ["kept", 1]
+    store.save(data, "foreign fields added")
+    ws.behave({})
+    r = ws.baton("resume", "wf-typed")
+    assert r.returncode == 0, r.stdout + r.stderr
+    last = _newest(ws, "wf-typed")
+    assert last["status"] == "complete"
+    baton = last["baton"]
+    assert isinstance(baton, dict)
+    paths = baton["paths"]
+    assert paths["seed_scratch_dir"] == ".claude/tmp/scratch"
+    assert paths["notes"] == {"by": "seed", "n": 2}
+    assert last["seed_top_level"] == ["kept", 1]
+    # Baton's own paths are all there, as the typed section reads them
+    typed = PathsRecord.model_validate(paths)
+    assert typed.plan and Path(typed.plan).is_file() and typed.specs_dir
+    assert typed.reports and all(Path(p).is_file() for p in typed.reports)
+    assert set(paths) == {"topic_dir", "topic_number", "reports", "plan", "reports_dir",
+                          "plans_dir", "summaries_dir", "debug_dir", "specs_dir",
+                          "seed_scratch_dir", "notes"}
+
+
+def test_a_fresh_run_records_every_path_and_no_unset_one(ws: Workspace) -> None:
+    ws.baton("run", "Research the greeting", "--scope", "research-only", "--complexity", "1",
+             "--id", "wf-fresh", check=True)
+    first = json.loads(sorted((ws.root / ".claude/data/checkpoints/wf-fresh").glob(
+        "[0-9]*.json"))[0].read_text())
+    assert set(first["baton"]["paths"]) <= {"specs_dir"}  # before initialize fixed the rest
+    paths = _newest(ws, "wf-fresh")["baton"]
+    assert isinstance(paths, dict)
+    assert None not in paths["paths"].values()
+    state = (ws.root / ".claude/tmp/workflow_wf-fresh.sh").read_text()
+    assert f'export PLAN_PATH="{paths["paths"]["plan"]}"' in state
+    assert f'export REPORT_PATH_0="{paths["paths"]["reports"][0]}"' in state
