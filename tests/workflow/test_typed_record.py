@@ -63,3 +63,33 @@ def test_a_fresh_run_records_every_path_and_no_unset_one(ws: Workspace) -> None:
     state = (ws.root / ".claude/tmp/workflow_wf-fresh.sh").read_text()
     assert f'export PLAN_PATH="{paths["paths"]["plan"]}"' in state
     assert f'export REPORT_PATH_0="{paths["paths"]["reports"][0]}"' in state
+
+
+def test_an_iteration_loop_resumed_keeps_its_typed_section_and_foreign_fields(
+        ws: Workspace) -> None:
+    ws.config('implement-mode = "iterations"\nmax-iterations = 2')
+    ws.behave({"implement.iteration-*": {"iterations": 3}})
+    plan = ws.write_plan([[]] + [[i] for i in range(1, 6)])
+    r = ws.baton("run", "Implement the feature", "--scope", "implement-only", "--plan",
+                 str(plan), "--id", "wf-loop")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-loop")
+    data = store.latest().data
+    assert data is not None
+    it = data["baton"]["iteration"]
+    assert (it["iteration"], it["halt_reason"], it["max_iterations"]) == (2, "max_iterations", 2)
+    it["seed_note"] = "kept"
+    store.save(data, "foreign field added")
+    r = ws.baton("resume", "wf-loop", "--set", "workflow.max-iterations=5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    baton = _newest(ws, "wf-loop")["baton"]
+    assert isinstance(baton, dict)
+    it = baton["iteration"]
+    assert (it["iteration"], it["halt_reason"], it["max_iterations"]) == (3, "completion", 5)
+    assert it["seed_note"] == "kept"
+    assert [h["iteration"] for h in it["history"]] == [1, 2, 3]
+    assert list(it)[:9] == ["iteration", "continuation_context", "work_remaining",
+                            "last_work_remaining", "unchanged", "halt_reason",
+                            "context_tokens", "history", "max_iterations"]
+    state = (ws.root / ".claude/tmp/workflow_wf-loop.sh").read_text()
+    assert 'export ITERATION="3"' in state and 'export HALT_REASON="completion"' in state

@@ -127,10 +127,10 @@ class FailureRecord(_Open):
 
 
 class IterationRecord(_Open):
-    """Where the implement iteration loop stands."""
+    """Where the implement iteration loop stands. The fields are in the order the loop
+    first writes them, which is the order the engine's typed copy writes them in."""
 
     iteration: int = 0
-    max_iterations: int | None = None
     continuation_context: str | None = None
     work_remaining: str | list[Any] | None = None
     last_work_remaining: str | list[Any] | None = None
@@ -138,6 +138,10 @@ class IterationRecord(_Open):
     halt_reason: str | None = None
     context_tokens: int = 0
     history: list[dict[str, Any]] = []
+    max_iterations: int | None = None
+    context_exhausted: bool | None = None
+    """The coordinator's last brief said its context is exhausted."""
+    context_usage_percent: int | None = None
 
 
 class ResearchRecord(_Open):

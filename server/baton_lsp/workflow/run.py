@@ -24,6 +24,7 @@ from ..runs.digest import sha256_file
 from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import (
     RESEARCH_SUPERVISOR,
+    IterationRecord,
     PathsRecord,
     RecordError,
     read_record,
@@ -88,6 +89,9 @@ class Run:
         """Every path pre-calculated for the run (`baton.paths`), typed: the one copy the
         handlers read and write (by assignment: a field only mutated in place is not
         saved), folded into the record at each save."""
+        self.iteration: IterationRecord | None = None
+        """Where the implement iteration loop stands (`baton.iteration`), typed like
+        `paths`; None until the loop first runs."""
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -139,11 +143,16 @@ class Run:
         its typed sections are read out of it here, once."""
         self.data = data
         self.paths = PathsRecord.model_validate(data["baton"].get("paths") or {})
+        it = data["baton"].get("iteration")
+        self.iteration = IterationRecord.model_validate(it) if it is not None else None
 
     def fold(self) -> None:
         """Write the typed sections back into the record (before a save or a read of it);
         a field never set stays absent, and fields this Baton does not know are kept."""
         self.data["baton"]["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
+        if self.iteration is not None:
+            self.data["baton"]["iteration"] = self.iteration.model_dump(
+                mode="json", exclude_unset=True)
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
@@ -326,13 +335,13 @@ class Run:
             for i, r in enumerate(ok):
                 values[f"SUCCESSFUL_REPORT_PATH_{i}"] = r
             values["SUCCESSFUL_REPORT_PATHS_JSON"] = ok
-        it = d["baton"].get("iteration")
-        if it:
-            values["ITERATION"] = it.get("iteration")
-            values["MAX_ITERATIONS"] = it.get("max_iterations")
-            values["CONTINUATION_CONTEXT"] = it.get("continuation_context")
-            values["WORK_REMAINING"] = it.get("work_remaining")
-            values["HALT_REASON"] = it.get("halt_reason")
+        it = self.iteration
+        if it is not None:
+            values["ITERATION"] = it.iteration
+            values["MAX_ITERATIONS"] = it.max_iterations
+            values["CONTINUATION_CONTEXT"] = it.continuation_context
+            values["WORK_REMAINING"] = it.work_remaining
+            values["HALT_REASON"] = it.halt_reason
         # The seeds' keys below are Baton's only once it knows them: until then a value an
         # agent or bash block appended the seeds' way is the one there is, and is kept.
         seed_keys = {"SUPERVISOR_METADATA_PATH": self.supervisor_metadata_path(),
