@@ -30,6 +30,9 @@ def test_foreign_fields_survive_a_resume_of_the_typed_record(ws: Workspace) -> N
     data["baton"]["paths"]["seed_scratch_dir"] = ".claude/tmp/scratch"
     data["baton"]["paths"]["notes"] = {"by": "seed", "n": 2}
     data["seed_top_level"] = ["kept", 1]
+    data["baton"]["request"]["seed_origin"] = "/coordinate"
+    assert data["baton"]["failure"]["class"] == "permanent"
+    data["baton"]["failure"]["seed_retry_hint"] = "Retry 1/2 available"
     store.save(data, "foreign fields added")
     ws.behave({})
     r = ws.baton("resume", "wf-typed")
@@ -42,6 +45,11 @@ def test_foreign_fields_survive_a_resume_of_the_typed_record(ws: Workspace) -> N
     assert paths["seed_scratch_dir"] == ".claude/tmp/scratch"
     assert paths["notes"] == {"by": "seed", "n": 2}
     assert last["seed_top_level"] == ["kept", 1]
+    assert baton["request"]["seed_origin"] == "/coordinate"
+    assert baton["request"]["topics"] and baton["request"]["description"] == "Plan auth"
+    # the failure the resume continued from stays recorded, in the seeds' field names
+    assert baton["failure"]["class"] == "permanent" and baton["failure"]["step"] == "plan"
+    assert baton["failure"]["seed_retry_hint"] == "Retry 1/2 available"
     # Baton's own paths are all there, as the typed section reads them
     typed = PathsRecord.model_validate(paths)
     assert typed.plan and Path(typed.plan).is_file() and typed.specs_dir

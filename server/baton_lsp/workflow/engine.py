@@ -26,7 +26,7 @@ from ..errors import PathError
 from ..model.config import WorkflowSettings
 from ..model.states import RunStatus, Scope, State, StepStatus
 from ..runs import confine
-from ..runs.record import NEEDS_ATTENTION, nest_supervisor_state
+from ..runs.record import NEEDS_ATTENTION, FailureRecord, nest_supervisor_state
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
 from . import accounting, preflight, resume, supervisor
@@ -177,7 +177,7 @@ class Engine(Run):
                     self.topic.path if self.topic is not None else planned_topic(
                         self.root, self.specs_dir(), str(self.data.get(
                             "workflow_description") or ""),
-                        (self.baton.get("request") or {}).get("plan_path")))
+                        self.request.plan_path))
             except PathError as exc:
                 raise EngineError(str(exc)) from None
             if versions:
@@ -452,12 +452,12 @@ class Engine(Run):
         self.data["status"] = status
         self.data["last_error"] = None
         self.data["error_state"] = {"last_error": None, "retry_count": 0, "failed_state": None}
-        ending = self.baton.get("outcome") or {}
-        attention = ending.get("status") == NEEDS_ATTENTION
-        if attention:
-            review = ending.get("debug_report") or ending.get("test_output") or "the test output"
-            message = (f"needs attention — {ending.get('reason')}; review {review} and fix "
-                       f"the issues, then re-run: {ending.get('rerun')}")
+        ending = self.outcome
+        attention = ending is not None and ending.status == NEEDS_ATTENTION
+        if ending is not None and attention:
+            review = ending.debug_report or ending.test_output or "the test output"
+            message = (f"needs attention — {ending.reason}; review {review} and fix "
+                       f"the issues, then re-run: {ending.rerun}")
         path = self.save(f"{status}: {message}")
         self.say(f"workflow {self.workflow_id} {status}: {message}")
         self.emit("finished", status=status, state=self.machine.current.value,
@@ -474,9 +474,9 @@ class Engine(Run):
         self.data["status"] = RunStatus.FAILED
         self.data["last_error"] = exc.message
         self.data["error_state"].update(last_error=exc.message, failed_state=state)
-        self.baton["failure"] = {"step": exc.step_id, "class": exc.failure,
-                                 "message": exc.message, "type": exc.error_type,
-                                 "context": exc.context}
+        self.failure = FailureRecord(step=exc.step_id, failure_class=exc.failure,
+                                     message=exc.message, type=exc.error_type,
+                                     context=exc.context)
         counts = self.baton.setdefault("state_failures", {})  # "Retry k/2 available"
         counts[state] = int(counts.get(state, 0)) + 1
         unrecorded: StoreFailure | None = None

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from pydantic import BaseModel
+
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
 from ..model.states import PHASE_STATES, State, StepStatus
@@ -24,9 +26,12 @@ from ..runs.digest import sha256_file
 from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import (
     RESEARCH_SUPERVISOR,
+    FailureRecord,
     IterationRecord,
+    OutcomeRecord,
     PathsRecord,
     RecordError,
+    RequestRecord,
     read_record,
     supervisor_sections,
 )
@@ -89,9 +94,12 @@ class Run:
         """Every path pre-calculated for the run (`baton.paths`), typed: the one copy the
         handlers read and write (by assignment: a field only mutated in place is not
         saved), folded into the record at each save."""
-        self.iteration: IterationRecord | None = None
-        """Where the implement iteration loop stands (`baton.iteration`), typed like
-        `paths`; None until the loop first runs."""
+        self.request = RequestRecord()
+        """What the run was asked (`baton.request`); initialize may narrow its scope and
+        topics to the classifier's answer."""
+        self._outcome: OutcomeRecord | None = None
+        self._failure: FailureRecord | None = None
+        self._iteration: IterationRecord | None = None
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -143,16 +151,67 @@ class Run:
         its typed sections are read out of it here, once."""
         self.data = data
         self.paths = PathsRecord.model_validate(data["baton"].get("paths") or {})
-        it = data["baton"].get("iteration")
-        self.iteration = IterationRecord.model_validate(it) if it is not None else None
+        baton = data["baton"]
+        self.request = RequestRecord.model_validate(baton.get("request") or {})
+        found = baton.get("outcome")
+        self._outcome = OutcomeRecord.model_validate(found) if found is not None else None
+        found = baton.get("failure")
+        self._failure = FailureRecord.model_validate(found) if found is not None else None
+        found = baton.get("iteration")
+        self._iteration = IterationRecord.model_validate(found) if found is not None else None
 
     def fold(self) -> None:
         """Write the typed sections back into the record (before a save or a read of it);
         a field never set stays absent, and fields this Baton does not know are kept."""
-        self.data["baton"]["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
-        if self.iteration is not None:
-            self.data["baton"]["iteration"] = self.iteration.model_dump(
-                mode="json", exclude_unset=True)
+        baton = self.data["baton"]
+        baton["request"] = self.request.model_dump(mode="json", exclude_unset=True)
+        baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
+        for key, section in (("outcome", self._outcome), ("failure", self._failure),
+                             ("iteration", self._iteration)):
+            self._fold_section(key, section)
+
+    def _fold_section(self, key: str, section: BaseModel | None) -> None:
+        """One optional section into the record (None: absent, as the seeds leave it)."""
+        baton = self.data["baton"]
+        if section is None:
+            baton.pop(key, None)
+        else:
+            baton[key] = section.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    # The optional sections are written through when they are set or cleared, so each
+    # takes its place in the record when it happens (as the seeds' keys always did); what
+    # changes inside one is folded at the next save.
+
+    @property
+    def outcome(self) -> OutcomeRecord | None:
+        """How a `complete` run ended when that is not plain success (`baton.outcome`)."""
+        return self._outcome
+
+    @outcome.setter
+    def outcome(self, value: OutcomeRecord | None) -> None:
+        self._outcome = value
+        self._fold_section("outcome", value)
+
+    @property
+    def failure(self) -> FailureRecord | None:
+        """The failure that stopped the run (`baton.failure`)."""
+        return self._failure
+
+    @failure.setter
+    def failure(self, value: FailureRecord | None) -> None:
+        self._failure = value
+        self._fold_section("failure", value)
+
+    @property
+    def iteration(self) -> IterationRecord | None:
+        """Where the implement iteration loop stands (`baton.iteration`); None until the
+        loop first runs."""
+        return self._iteration
+
+    @iteration.setter
+    def iteration(self, value: IterationRecord | None) -> None:
+        self._iteration = value
+        self._fold_section("iteration", value)
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =

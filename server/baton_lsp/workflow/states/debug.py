@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ...model.states import Scope, State
 from ...runs.digest import sha256_file
-from ...runs.record import NEEDS_ATTENTION
+from ...runs.record import NEEDS_ATTENTION, OutcomeRecord
 from ..agent_step import StepSpec, agent_step
 from ..layout import TEST_LOG
 from ..run import Run, fixed
@@ -29,11 +29,10 @@ def reports_and_ends(run: Run) -> bool:
 def rerun_command(run: Run) -> str:
     """The seeds' "Then re-run: /coordinate \"$WORKFLOW_DESCRIPTION\"", as a baton command:
     the same description and scope (and the plan it was given)."""
-    request = run.baton.get("request") or {}
     argv = ["baton", "run", str(run.data.get("workflow_description") or ""), "--scope",
             run.machine.scope.value]
-    if request.get("plan_path"):
-        plan = Path(str(request["plan_path"]))
+    if run.request.plan_path:
+        plan = Path(run.request.plan_path)
         argv += ["--plan", str(plan.relative_to(run.root) if plan.is_relative_to(run.root)
                                else plan)]
     return shlex.join(argv)
@@ -42,9 +41,9 @@ def rerun_command(run: Run) -> str:
 def end_needing_attention(run: Run, reason: str, report: Path | None,
                           test_output: str | None) -> None:
     """Record the `needs_attention` outcome the workflow will end `complete` with."""
-    run.baton["outcome"] = {"status": NEEDS_ATTENTION, "reason": reason,
-                            "debug_report": str(report) if report else None,
-                            "test_output": test_output, "rerun": rerun_command(run)}
+    run.outcome = OutcomeRecord(status=NEEDS_ATTENTION, reason=reason,
+                                debug_report=str(report) if report else None,
+                                test_output=test_output, rerun=rerun_command(run))
 
 
 async def debug(run: Run) -> None:

@@ -32,7 +32,6 @@ async def implement_iterations(run: Run, plan_path: Path, todo: list[str]) -> No
             iteration=0, continuation_context=None,
             work_remaining=iteration.normalize_work(todo), last_work_remaining=None,
             unchanged=0, halt_reason=None, context_tokens=0, history=[])
-        run.fold()  # into the record now: its place among the sections stays where it was
     it.max_iterations = max_iterations = run.settings.max_iterations
     if it.iteration == 0 and not it.work_remaining:
         it.halt_reason = "completion"

@@ -32,7 +32,7 @@ async def research(run: Run) -> None:
     `planning` mode first asks a coordinator agent for the invocation plan. Either way
     each report's metadata — not the report — is what goes up, and ≥ 50 % of the
     reports is a (recorded) partial success."""
-    topics = list(run.baton["request"]["topics"])
+    topics = list(run.request.topics)
     reports = list(run.paths.reports)
     mode = "flat" if len(topics) < HIERARCHICAL_TOPICS else run.settings.research_mode
     if mode == "planning":

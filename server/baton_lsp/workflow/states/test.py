@@ -96,7 +96,7 @@ async def test(run: Run) -> None:
         "\n" + out.stderr_tail if out.stderr_tail else "") + "\n").encode("utf-8"))
     passed = out.exit_code == 0 and not out.timed_out
     run.data["tests_passing"] = passed
-    run.baton.pop("outcome", None)  # tested again: whatever the last ending said is old
+    run.outcome = None  # tested again: whatever the last ending said is old
     steps[sid] = {"state": "test", "role": "test", "status": StepStatus.DONE, "attempts": 1,
                   "artifact": str(log_path), "exit_code": out.exit_code,
                   "duration_ms": int((time.monotonic() - start) * 1000), "passed": passed,
@@ -170,7 +170,7 @@ def after_test(run: Run) -> State | None:
 def test_reason(run: Run) -> str:
     if tests_skipped(run):
         return "tests skipped: no test command configured"
-    if run.data.get("tests_passing") is False and run.baton.get("outcome"):
+    if run.data.get("tests_passing") is False and run.outcome is not None:
         return "tests failed; no debug agent (max-debug-iterations = 0): needs attention"
     return "tests passed" if run.data.get("tests_passing") is not False else "tests failed"
 
