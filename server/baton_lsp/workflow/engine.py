@@ -26,7 +26,12 @@ from ..errors import PathError
 from ..model.config import WorkflowSettings
 from ..model.states import RunStatus, Scope, State, StepStatus
 from ..runs import confine
-from ..runs.record import NEEDS_ATTENTION, FailureRecord, nest_supervisor_state
+from ..runs.record import (
+    NEEDS_ATTENTION,
+    FailureRecord,
+    IdentityRecord,
+    nest_supervisor_state,
+)
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
 from . import accounting, preflight, resume, supervisor
@@ -125,7 +130,7 @@ class Engine(Run):
             self.hold(new_record(wid, req, project=self.root.name, settings=self.settings,
                                  command=self.command))
             self.paths.specs_dir = str(specs)
-            self.baton["identity"] = self._identity(scope)
+            self.identity = self._identity(scope)
             if versions:
                 self.baton["agent_clis"] = versions
             self.sm = WorkflowStateMachine(scope)
@@ -320,7 +325,7 @@ class Engine(Run):
         except ValueError as exc:
             raise EngineError(str(exc)) from None
 
-    def _identity(self, scope: Scope) -> dict[str, Any]:
+    def _identity(self, scope: Scope) -> IdentityRecord:
         """The run's identity record (`baton.identity`, `IdentityRecord`). A role's model
         is the one its runner passes: `[workflow.claude] model` over the agent's for claude,
         only `[workflow.codex|gemini|opencode] model` for those (front-matter models are
@@ -336,23 +341,24 @@ class Engine(Run):
                 model = configured or (use.model if use.runner == "claude" else None)
             if model:
                 models[role] = model
-        return {"runner": self.runner_name, "runner_from": self.runner_from, "models": models,
-                "settings": self.settings.model_dump(mode="json", by_alias=True),
-                "overrides": self.overrides}
+        return IdentityRecord(runner=self.runner_name, runner_from=self.runner_from,
+                              models=models,
+                              settings=self.settings.model_dump(mode="json", by_alias=True),
+                              overrides=self.overrides)
 
     def _restore_identity(self, sequence: int) -> None:
         """Run the resumed workflow as it started: its recorded runner and settings, with
         this command's `--runner`/`--set` over them (said, and recorded). A checkpoint from
         before identities were pinned runs with the configuration, with a note."""
-        pinned = self.baton.get("identity")
-        if not isinstance(pinned, dict) or not pinned.get("settings"):
+        pinned = self.identity
+        if pinned is None or not pinned.settings:
             validate_runners(self.settings, self.runner_name)
             self._choose_runner()
             self.say(f"runner: {self.runner_name} (from the configuration: checkpoint "
                      f"{sequence} predates recorded run settings)")
-            self.baton["identity"] = self._identity(self.machine.scope)
+            self.identity = self._identity(self.machine.scope)
             return
-        base: dict[str, Any] = pinned["settings"]
+        base = pinned.settings
         try:
             self.settings = WorkflowSettings.model_validate(merge(base, self.overrides))
         except ValidationError as exc:
@@ -365,7 +371,7 @@ class Engine(Run):
             if key != "runner" and old != value:
                 self.say(f"setting workflow.{key} = {json.dumps(value)} (overriding "
                          f"{json.dumps(old)} from the checkpoint)")
-        recorded = str(pinned.get("runner") or AUTO_RUNNER)
+        recorded = str(pinned.runner or AUTO_RUNNER)
         asked = self.runner_name or self.overrides.get("runner")
         if asked and str(asked).strip().lower() != recorded:
             name = str(asked).strip().lower()
@@ -373,15 +379,15 @@ class Engine(Run):
             self.say(f"runner: {name} (overriding {recorded} from the checkpoint)")
         else:
             name = recorded
-            self.runner_from = str(pinned.get("runner_from") or "configuration")
+            self.runner_from = str(pinned.runner_from or "configuration")
             self.say(f"runner: {name} (from the checkpoint)")
         self.runner_name = name
         validate_runners(self.settings, self.runner_name)
         if name == AUTO_RUNNER:  # recorded by no Baton, but a hand-edited record may say so
             self._choose_runner()
         identity = self._identity(self.machine.scope)
-        identity["overrides"] = merge(pinned.get("overrides") or {}, self.overrides)
-        self.baton["identity"] = identity
+        identity.overrides = merge(pinned.overrides, self.overrides)
+        self.identity = identity
 
     def _preflight(self, scope: Scope, classifier: bool, specs: Path,
                    topic: Path | None = None) -> dict[str, str]:

@@ -27,6 +27,7 @@ from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import (
     RESEARCH_SUPERVISOR,
     FailureRecord,
+    IdentityRecord,
     IterationRecord,
     OutcomeRecord,
     PathsRecord,
@@ -100,6 +101,7 @@ class Run:
         self._outcome: OutcomeRecord | None = None
         self._failure: FailureRecord | None = None
         self._iteration: IterationRecord | None = None
+        self._pinned: IdentityRecord | None = None
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -159,6 +161,8 @@ class Run:
         self._failure = FailureRecord.model_validate(found) if found is not None else None
         found = baton.get("iteration")
         self._iteration = IterationRecord.model_validate(found) if found is not None else None
+        found = baton.get("identity")
+        self._pinned = IdentityRecord.model_validate(found) if found is not None else None
 
     def fold(self) -> None:
         """Write the typed sections back into the record (before a save or a read of it);
@@ -167,7 +171,7 @@ class Run:
         baton["request"] = self.request.model_dump(mode="json", exclude_unset=True)
         baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
         for key, section in (("outcome", self._outcome), ("failure", self._failure),
-                             ("iteration", self._iteration)):
+                             ("iteration", self._iteration), ("identity", self._pinned)):
             self._fold_section(key, section)
 
     def _fold_section(self, key: str, section: BaseModel | None) -> None:
@@ -212,6 +216,17 @@ class Run:
     def iteration(self, value: IterationRecord | None) -> None:
         self._iteration = value
         self._fold_section("iteration", value)
+
+    @property
+    def identity(self) -> IdentityRecord | None:
+        """Who runs the workflow (`baton.identity`): pinned when it starts, re-pinned with
+        a resume's own `--runner`/`--set`; None in a record from before identities."""
+        return self._pinned
+
+    @identity.setter
+    def identity(self, value: IdentityRecord | None) -> None:
+        self._pinned = value
+        self._fold_section("identity", value)
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
