@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import PathError
+from ..model.checkpoint import ErrorState
 from ..model.config import WorkflowSettings
 from ..model.states import RunStatus, Scope, State, StepStatus
 from ..runs import confine
@@ -430,13 +431,13 @@ class Engine(Run):
                     start = time.monotonic()
                     self.data.setdefault("phase_data", {})[state.value] = \
                         accounting.phase_data(self.steps, state.value, timing[state.value])
-                self.data["error_state"]["retry_count"] = 0
+                self.error_state.retry_count = 0
                 return
             except StepFailure as exc:
                 if exc.failure != TRANSIENT or retries >= self.settings.state_retries:
                     raise
                 retries += 1
-                self.data["error_state"]["retry_count"] = retries
+                self.error_state.retry_count = retries
                 self.say(f"{state.value}: transient failure ({exc.message}); retrying the "
                          f"state ({retries}/{self.settings.state_retries})")
                 self.save(f"retry {state.value} ({retries})")
@@ -457,7 +458,7 @@ class Engine(Run):
             self._transition(State.COMPLETE, message)
         self.data["status"] = status
         self.data["last_error"] = None
-        self.data["error_state"] = {"last_error": None, "retry_count": 0, "failed_state": None}
+        self.error_state = ErrorState(last_error=None, retry_count=0, failed_state=None)
         ending = self.outcome
         attention = ending is not None and ending.status == NEEDS_ATTENTION
         if ending is not None and attention:
@@ -479,7 +480,8 @@ class Engine(Run):
         state = self.machine.current.value
         self.data["status"] = RunStatus.FAILED
         self.data["last_error"] = exc.message
-        self.data["error_state"].update(last_error=exc.message, failed_state=state)
+        self.error_state.last_error = exc.message
+        self.error_state.failed_state = self.machine.current
         self.failure = FailureRecord(step=exc.step_id, failure_class=exc.failure,
                                      message=exc.message, type=exc.error_type,
                                      context=exc.context)

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel
 
+from ..model.checkpoint import ErrorState
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
 from ..model.states import PHASE_STATES, State, StepStatus
@@ -33,6 +34,7 @@ from ..runs.record import (
     PathsRecord,
     RecordError,
     RequestRecord,
+    ResearchRecord,
     read_record,
     supervisor_sections,
 )
@@ -95,6 +97,9 @@ class Run:
         """Every path pre-calculated for the run (`baton.paths`), typed: the one copy the
         handlers read and write (by assignment: a field only mutated in place is not
         saved), folded into the record at each save."""
+        self.error_state = ErrorState()
+        """The seeds' `error_state` (last error, retries of the state, the failed state),
+        typed like `paths`."""
         self.request = RequestRecord()
         """What the run was asked (`baton.request`); initialize may narrow its scope and
         topics to the classifier's answer."""
@@ -102,6 +107,7 @@ class Run:
         self._failure: FailureRecord | None = None
         self._iteration: IterationRecord | None = None
         self._pinned: IdentityRecord | None = None
+        self._research: ResearchRecord | None = None
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -154,6 +160,7 @@ class Run:
         self.data = data
         self.paths = PathsRecord.model_validate(data["baton"].get("paths") or {})
         baton = data["baton"]
+        self.error_state = ErrorState.model_validate(data.get("error_state") or {})
         self.request = RequestRecord.model_validate(baton.get("request") or {})
         found = baton.get("outcome")
         self._outcome = OutcomeRecord.model_validate(found) if found is not None else None
@@ -163,15 +170,19 @@ class Run:
         self._iteration = IterationRecord.model_validate(found) if found is not None else None
         found = baton.get("identity")
         self._pinned = IdentityRecord.model_validate(found) if found is not None else None
+        found = baton.get("research")
+        self._research = ResearchRecord.model_validate(found) if found is not None else None
 
     def fold(self) -> None:
         """Write the typed sections back into the record (before a save or a read of it);
         a field never set stays absent, and fields this Baton does not know are kept."""
+        self.data["error_state"] = self.error_state.model_dump(mode="json", exclude_unset=True)
         baton = self.data["baton"]
         baton["request"] = self.request.model_dump(mode="json", exclude_unset=True)
         baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
         for key, section in (("outcome", self._outcome), ("failure", self._failure),
-                             ("iteration", self._iteration), ("identity", self._pinned)):
+                             ("iteration", self._iteration), ("identity", self._pinned),
+                             ("research", self._research)):
             self._fold_section(key, section)
 
     def _fold_section(self, key: str, section: BaseModel | None) -> None:
@@ -216,6 +227,16 @@ class Run:
     def iteration(self, value: IterationRecord | None) -> None:
         self._iteration = value
         self._fold_section("iteration", value)
+
+    @property
+    def research(self) -> ResearchRecord | None:
+        """How the research state went (`baton.research`): reports made, mode, wall time."""
+        return self._research
+
+    @research.setter
+    def research(self, value: ResearchRecord | None) -> None:
+        self._research = value
+        self._fold_section("research", value)
 
     @property
     def identity(self) -> IdentityRecord | None:

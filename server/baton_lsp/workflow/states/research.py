@@ -15,7 +15,7 @@ from typing import Any
 
 from ...model.states import State, StepStatus
 from ...runs.digest import sha256_file
-from ...runs.record import RESEARCH_SUPERVISOR
+from ...runs.record import RESEARCH_SUPERVISOR, ResearchRecord
 from ...runs.records import utc_now
 from .. import accounting, supervisor
 from ..agent_step import StepSpec, agent_step
@@ -66,10 +66,10 @@ async def research(run: Run) -> None:
         raise others[0]
     ok = len(results) - len(failures)
     needed = math.ceil(len(results) / 2)
-    info = {"reports_ok": ok, "reports_total": len(results), "mode": mode,
-            "partial": bool(failures) and ok >= needed,
-            "failed_topics": [f.step_id for f in failures], "wall_ms": wall_ms}
-    run.baton["research"] = info
+    run.research = ResearchRecord(reports_ok=ok, reports_total=len(results), mode=mode,
+                                  partial=bool(failures) and ok >= needed,
+                                  failed_topics=[f.step_id for f in failures],
+                                  wall_ms=wall_ms)
     if mode != "flat":
         supervisor_checkpoint(run, mode, order, index, failures)
     if failures and ok >= needed:
