@@ -28,6 +28,7 @@ from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import (
     RESEARCH_SUPERVISOR,
     FailureRecord,
+    HistoryRecord,
     IdentityRecord,
     IterationRecord,
     OutcomeRecord,
@@ -370,8 +371,9 @@ class Run:
         d["current_phase"] = STATE_INDEX.get(sm.current, 0)
         d["completed_phases"] = sorted({STATE_INDEX[s] for s in sm.completed
                                         if s in STATE_INDEX})
-        d["baton"]["history"] = [{"from": t.source.value, "to": t.target.value,
-                                  "reason": t.reason, "at": t.at} for t in sm.history]
+        d["baton"]["history"] = [HistoryRecord(source=t.source.value, target=t.target.value,
+                                               reason=t.reason, at=t.at).model_dump(
+                                                   by_alias=True) for t in sm.history]
         now = utc_now()
         self.fold()
         d["updated_at"] = now
@@ -396,7 +398,7 @@ class Run:
         self.last_checkpoint = path
         self.write_state_file()
         self.emit("checkpoint", label=event, path=str(path), status=self.data.get("status"),
-                  state=self.data["state_machine"]["current_state"])
+                  state=self.machine.current.value)
         return path
 
     def write_state_file(self) -> None:
