@@ -75,13 +75,13 @@ def test_the_strict_packages_have_nothing_pending() -> None:
 
 
 ANY_CEILING = {
-    "cli": (21, 17),
+    "cli": (18, 14),
     "lsp": (92, 42),
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),
-    "runs": (82, 67),
-    "workflow": (206, 161),
+    "runs": (81, 66),
+    "workflow": (202, 156),
     "workspace": (24, 9),
 }
 """Package → (`Any` in annotations, of which `dict[str, Any]`): the most each may hold (issue

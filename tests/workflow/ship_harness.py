@@ -74,7 +74,7 @@ def open_run(root: Path, wid: str, plan: Path) -> tuple[Run, Isolation]:
     run.store = CheckpointStore(run.root, wid)
     run.store.acquire()
     req = RunRequest("Implement the plan", scope=Scope.IMPLEMENT_ONLY, plan_path=str(plan))
-    run.data = new_record(wid, req, project=root.name, settings=run.settings, command="test")
+    run.hold(new_record(wid, req, project=root.name, settings=run.settings, command="test"))
     run.sm = WorkflowStateMachine(Scope.IMPLEMENT_ONLY)
     run.save("created")
     asyncio.run(initialize(run))
@@ -90,9 +90,9 @@ def resume_run(root: Path, wid: str) -> tuple[Run, Isolation]:
     run.store = CheckpointStore(run.root, wid)
     run.store.acquire()
     entry = run.store.latest(None)
-    run.data = copy.deepcopy(entry.data) or {}
+    run.hold(copy.deepcopy(entry.data) or {})
     run.sm = resume.restore_machine(run.data, str(run.store.dir))
-    run.topic = resume.topic_of(run.data)
+    run.topic = resume.topic_of(run.paths)
     run.launched = resume.launched_before(run)
     iso = Isolation.of(run)
     assert iso is not None
@@ -105,7 +105,7 @@ def phase_inputs(run: Run, plan: Path, pid: str) -> dict[str, str | None]:
 
 
 def summary_of(run: Run, pid: str) -> Path:
-    return Path(run.paths["summaries_dir"]) / f"phase_{pid}_summary.md"
+    return Path(str(run.paths.summaries_dir)) / f"phase_{pid}_summary.md"
 
 
 def work(tree: Path, pid: str, files: dict[str, str] | None = None) -> None:

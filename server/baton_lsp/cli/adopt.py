@@ -24,7 +24,7 @@ from ..model.base import Kind
 from ..model.checkpoint import Checkpoint
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig
 from ..model.plan import Plan
-from ..model.states import PHASE_STATES, Scope, State
+from ..model.states import PHASE_STATES, RunStatus, Scope, State, StepStatus
 from ..parse import parse_bytes
 from ..runs import confine
 from ..runs.checkpoint import MIGRATED_REASONING, CheckpointError, LoadedCheckpoint
@@ -283,8 +283,10 @@ def _paths(root: Path, config: BatonConfig, description: str, plan: str | None,
     return {"specs_dir": str(base), **paths}
 
 
-_STATUS = {"in_progress": "in_progress", "failed": "failed", "cancelled": "cancelled",
-           "complete": "complete", "completed": "complete"}
+_STATUS = {"in_progress": RunStatus.IN_PROGRESS, "failed": RunStatus.FAILED,
+           "cancelled": RunStatus.CANCELLED, "complete": RunStatus.COMPLETE,
+           "completed": RunStatus.COMPLETE}
+"""The bash system's statuses as a Baton record's (`completed` is the bash side's word)."""
 
 
 def _record(root: Path, config: BatonConfig, wid: str, run: ForeignRun,
@@ -312,7 +314,7 @@ def _record(root: Path, config: BatonConfig, wid: str, run: ForeignRun,
         completed.append(state)
     last_error = cp.last_error if cp.last_error not in (None, False) else (
         cp.error_state.last_error if cp.error_state.last_error not in (None, False) else None)
-    status = _STATUS.get(cp.status, "in_progress")
+    status = _STATUS.get(cp.status, RunStatus.IN_PROGRESS)
     sm = data["state_machine"]
     sm.update(current_state=state.value, completed_states=[s.value for s in completed],
               classification=classification)
@@ -323,7 +325,7 @@ def _record(root: Path, config: BatonConfig, wid: str, run: ForeignRun,
                                  if s in PHASE_STATES}),
         debug_iteration_count=int(getattr(cp, "debug_iteration_count", 0) or 0),
         error_state={"last_error": last_error, "retry_count": 0,
-                     "failed_state": state.value if status == "failed" else None})
+                     "failed_state": state.value if status == RunStatus.FAILED else None})
     what = run.phase_text() or f"state {where.state.value}"
     if state != State.INITIALIZE:
         baton["history"] = [{"from": State.INITIALIZE.value, "to": state.value, "at": now,
@@ -336,8 +338,8 @@ def _record(root: Path, config: BatonConfig, wid: str, run: ForeignRun,
                                       topic_number=paths["topic_number"])
         data.update(topic_directory=paths["topic_dir"], topic_number=paths["topic_number"])
     baton["steps"] = {f"implement.phase-{pid}": {
-        "state": State.IMPLEMENT.value, "role": "implement", "status": "done", "attempts": 0,
-        "artifact": None, "inputs": {}, "adopted": True,
+        "state": State.IMPLEMENT.value, "role": "implement", "status": StepStatus.DONE,
+        "attempts": 0, "artifact": None, "inputs": {}, "adopted": True,
         "message": f"completed by the bash system (adopted from {run.id})"} for pid in done}
     if plan and os.path.isfile(plan):  # what the engine records at every save
         data["plan_modification_time"] = int(os.stat(plan).st_mtime)

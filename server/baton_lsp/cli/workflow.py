@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import ConfigError, PathError
-from ..model.states import Scope
+from ..model.states import RunStatus, Scope, StepStatus
 from ..terminal import terminal_safe
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from ..runs.follow import RunView
+    from ..runs.record import PhaseGit
     from ..workflow.engine import Engine, Outcome
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR, EXIT_BUSY, EXIT_CANCELLED = 0, 1, 2, 3, 130
@@ -300,7 +302,7 @@ def _latest_unfinished(root: Path) -> str | None:
             record = read_record(entry.data or {}, str(entry.path))
         except RecordError:
             continue
-        if record.status != "complete":
+        if record.status != RunStatus.COMPLETE:
             mtime = entry.path.stat().st_mtime
             if best is None or mtime > best[0]:
                 best = (mtime, wid)
@@ -391,164 +393,193 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     return code
 
 
-def _summary(root: Path, wid: str) -> dict[str, Any]:
-    from ..runs.status import summary  # loaded for this command alone
-
-    return summary(root, wid)
-
-
 def cmd_status(args: argparse.Namespace) -> int:
     # loaded for this command alone
+    from ..runs.follow import read_view
+    from ..runs.status import as_json, views
     from ..runs.store import list_workflows, valid_id
-    from ..workflow.accounting import format_usage, reduction_text
     from ..workflow.worktrees import live_worktrees
 
     root = _root(args)
     if args.workflow_id:
         if not valid_id(args.workflow_id) or args.workflow_id not in list_workflows(root):
             return _foreign_status(root, args)
-        info = _summary(root, args.workflow_id)
-        info["worktrees"] = [t for t in live_worktrees(root)
-                             if t["workflow_id"] == args.workflow_id]
+        view = read_view(root, args.workflow_id)
+        trees = [t for t in live_worktrees(root) if t["workflow_id"] == args.workflow_id]
         if args.json:
-            print(json.dumps(info, indent=2))
+            print(json.dumps({**as_json(view), "worktrees": trees}, indent=2))
             return EXIT_OK
-        show(f"{info['workflow_id']}  {info.get('status')}  state={info.get('state')}  "
-             f"scope={info.get('scope')}{'  (running)' if info['running'] else ''}")
-        for key in ("description", "topic_dir", "plan", "last_error", "checkpoint_path"):
-            if info.get(key):
-                show(f"  {key}: {info[key]}")
-        ending = info.get("outcome") or {}
-        if ending:  # complete, but tests still failing (debug-mode = "report")
-            show(f"  outcome: {ending.get('status')} — {ending.get('reason')}")
-            for key in ("debug_report", "test_output"):
-                if ending.get(key):
-                    show(f"  {key}: {ending[key]}")
-            show(f"  then re-run: {ending.get('rerun')}")
-        if (info.get("diagnosis") or {}).get("text"):  # the seeds' five-part error
-            for line in str(info["diagnosis"]["text"]).splitlines():
-                show(f"  {line}" if line else "")
-        if info.get("untrusted"):
-            show(f"  not trusted ({info.get('signature')}): {info['untrusted']}; resume needs "
-                 "--trust-checkpoint")
-        cls = info.get("classification") or {}
-        if cls:
-            show(f"  classification: {cls.get('workflow_type')}, "
-                 f"{cls.get('research_complexity')} topic(s) ({cls.get('source', 'recorded')}"
-                 f"): {'; '.join(cls.get('topics') or [])}")
-        sup = info.get("supervisor") or {}
-        if sup:
-            show(f"  research supervisor ({sup.get('mode')}): {sup.get('reports_count')}/"
-                 f"{sup.get('worker_count')} workers completed, {sup.get('context_tokens')} "
-                 "tokens of metadata passed up")
-        tiers = info.get("supervisor_state") or {}
-        impl = tiers.get("implementation_supervisor") or {}
-        if impl.get("tracks"):
-            show("  implementation supervisor: " + ", ".join(
-                f"{d} {t.get('status')} ({len(t.get('phases') or [])} phase(s))"
-                for d, t in impl["tracks"].items()))
-        tested = (tiers.get("testing_supervisor") or {}).get("aggregated_metadata") or {}
-        if tested:
-            show(f"  testing supervisor: {tested.get('total_tests')} test(s), "
-                 f"{tested.get('passed')} passed, {tested.get('failed')} failed")
-        it = info.get("iteration") or {}
-        if it:
-            show(f"  iteration: {it.get('iteration')}/{it.get('max_iterations')}"
-                 f"  work_remaining={it.get('work_remaining') or '0'}"
-                 f"  halt_reason={it.get('halt_reason') or '-'}")
-        for sid, step in (info.get("steps") or {}).items():
-            extra = f" — {step['message']}" if step.get("message") and \
-                step.get("status") != "done" else ""
-            cost = format_usage(step.get("usage"))
-            where = f"  on {step['worker']}" if step.get("worker") else ""
-            show(f"  {sid:<24} {step.get('status', ''):<9} attempts={step.get('attempts', 0)}"
-                 f"{where}{'  ' + cost if cost else ''}{_git_mark(step.get('git'))}{extra}")
-            for note in step.get("notes") or []:
-                show(f"  {'':<24} note: {note}")
-        for tree in info["worktrees"]:
-            show(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")
-        for found in info.get("reconciled") or []:
-            show(f"  reconciled {str(found.get('at', ''))[:19]}: {found.get('what')}")
-        usage = info.get("usage") or {}
-        for name, row in [*(usage.get("states") or {}).items(), ("workflow", usage.get("total"))]:
-            if cost := format_usage(row):
-                show(f"  cost {name:<14} {cost}")
-        ctx = info.get("context") or {}
-        for name, row in [*(ctx.get("states") or {}).items(), ("workflow", ctx.get("total"))]:
-            if row and row.get("artifact_tokens"):
-                show(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
-                     f"{row['artifact_tokens']:>6} tokens  {reduction_text(row)}")
+        _show_run(view, trees)
         return EXIT_OK
-    from ..runs.status import summaries  # loaded for this command alone
-
-    every = summaries(root)
+    every = views(root)
     trees = live_worktrees(root)
-    for row in every:
-        if row.get("origin") == "baton":
-            row["worktrees"] = [t for t in trees if t["workflow_id"] == row["workflow_id"]]
+    mine = {v.workflow_id: [t for t in trees if t["workflow_id"] == v.workflow_id]
+            for v in every if v.foreign is None}
     if args.json:
-        print(json.dumps(every, indent=2))
+        rows = [as_json(v) for v in every]
+        for row in rows:
+            if row["origin"] == "baton":
+                row["worktrees"] = mine[str(row["workflow_id"])]
+        print(json.dumps(rows, indent=2))
         return EXIT_OK
-    rows = [r for r in every if r.get("origin") != "bash"]
-    bash = [r for r in every if r.get("origin") == "bash"]
+    _show_list(every, mine)
+    return EXIT_OK
+
+
+def _show_run(view: RunView, trees: list[dict[str, str | None]]) -> None:
+    """`baton status ID`: one Baton workflow in detail, from its view."""
+    from ..runs.record import IMPLEMENTATION_SUPERVISOR, RESEARCH_SUPERVISOR, TESTING_SUPERVISOR
+    from ..workflow.accounting import format_usage, reduction_text
+
+    record = view.record
+    show(f"{view.workflow_id}  {view.status}  state={view.state}  "
+         f"scope={view.scope}{'  (running)' if view.locked else ''}")
+    baton = record.baton if record is not None else None
+    lines = {"description": view.description, "problem": view.problem,
+             "topic_dir": baton.paths.topic_dir if baton else None,
+             "plan": baton.paths.plan if baton else None,
+             "last_error": record.last_error if record is not None else None,
+             "checkpoint_path": view.checkpoint_path}
+    for key, value in lines.items():
+        if value:
+            show(f"  {key}: {value}")
+    if record is None or baton is None:
+        return
+    ending = baton.outcome if view.outcome is not None else None
+    if ending is not None:  # complete, but tests still failing (debug-mode = "report")
+        show(f"  outcome: {ending.status} — {ending.reason}")
+        for key, value in (("debug_report", ending.debug_report),
+                           ("test_output", ending.test_output)):
+            if value:
+                show(f"  {key}: {value}")
+        show(f"  then re-run: {ending.rerun}")
+    found = view.diagnosis()
+    if found is not None:  # the seeds' five-part error
+        for line in found.text().splitlines():
+            show(f"  {line}" if line else "")
+    if view.untrusted:
+        show(f"  not trusted ({view.signature}): {view.untrusted}; resume needs "
+             "--trust-checkpoint")
+    cls = record.state_machine.classification
+    show(f"  classification: {cls.workflow_type.value}, {cls.research_complexity} topic(s) "
+         f"({(cls.model_extra or {}).get('source', 'recorded')}): "
+         f"{'; '.join(str(t) for t in view.topics())}")
+    tiers = view.tiers()
+    sup = tiers.get(RESEARCH_SUPERVISOR) or {}
+    if sup.get("supervisor_id"):
+        agg = _mapping(sup.get("aggregated_metadata"))
+        show(f"  research supervisor ({sup.get('mode')}): {agg.get('reports_count')}/"
+             f"{sup.get('worker_count')} workers completed, {agg.get('context_tokens')} "
+             "tokens of metadata passed up")
+    tracks = _mapping(_mapping(tiers.get(IMPLEMENTATION_SUPERVISOR)).get("tracks"))
+    if tracks:
+        show("  implementation supervisor: " + ", ".join(
+            f"{d} {_mapping(t).get('status')} ({len(_list(_mapping(t).get('phases')))} "
+            "phase(s))" for d, t in tracks.items()))
+    tested = _mapping(_mapping(tiers.get(TESTING_SUPERVISOR)).get("aggregated_metadata"))
+    if tested:
+        show(f"  testing supervisor: {tested.get('total_tests')} test(s), "
+             f"{tested.get('passed')} passed, {tested.get('failed')} failed")
+    it = baton.iteration
+    if it is not None:
+        show(f"  iteration: {it.iteration}/{it.max_iterations}"
+             f"  work_remaining={it.work_remaining or '0'}"
+             f"  halt_reason={it.halt_reason or '-'}")
+    for sid, step in baton.steps.items():
+        extra = f" — {step.message}" if step.message and step.status != StepStatus.DONE \
+            else ""
+        cost = format_usage(step.usage)
+        where = f"  on {step.worker}" if step.worker else ""
+        show(f"  {sid:<24} {step.status:<9} attempts={step.attempts}"
+             f"{where}{'  ' + cost if cost else ''}{_git_mark(step.git)}{extra}")
+        for note in _list((step.model_extra or {}).get("notes")):
+            show(f"  {'':<24} note: {note}")
+    for tree in trees:
+        show(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")
+    for done in baton.reconciled:
+        show(f"  reconciled {str(done.get('at', ''))[:19]}: {done.get('what')}")
+    usage = baton.usage or {}
+    for name, row in [*_mapping(usage.get("states")).items(), ("workflow", usage.get("total"))]:
+        if cost := format_usage(row if isinstance(row, dict) else None):
+            show(f"  cost {name:<14} {cost}")
+    ctx = baton.context or {}
+    for name, row in [*_mapping(ctx.get("states")).items(), ("workflow", ctx.get("total"))]:
+        if isinstance(row, dict) and row.get("artifact_tokens"):
+            show(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
+                 f"{row['artifact_tokens']:>6} tokens  {reduction_text(row)}")
+
+
+def _show_list(every: list[RunView], trees: dict[str, list[dict[str, str | None]]]) -> None:
+    """`baton status`: a line per Baton workflow, then the bash system's runs."""
+    from ..workflow.accounting import format_usage
+
+    rows = [v for v in every if v.foreign is None]
+    bash = [v for v in every if v.foreign is not None]
     if not rows:
         show("no Baton workflows in this workspace" if bash else
              "no workflows in this workspace")
-    for r in sorted(rows, key=lambda r: r.get("updated_at") or ""):
-        cost = format_usage((r.get("usage") or {}).get("total"))
-        source = f"  (adopted from {r['adopted_from'].get('id')})" \
-            if r.get("adopted_from") else ""
-        live = f"  [{len(r['worktrees'])} live worktree{'s' if len(r['worktrees']) > 1 else ''}]" \
-            if r["worktrees"] else ""
-        trust = f"  [not trusted: {r['signature']}]" if r.get("untrusted") else ""
-        state = "needs-attention" if r.get("outcome") else r.get("status")
-        show(f"{r['workflow_id']:<44} {state!s:<12} {r.get('state')!s:<10} "
-             f"{(r.get('description') or '')[:50]}{'  ' + cost if cost else ''}{source}{live}"
+    for v in sorted(rows, key=lambda v: v.updated_at or ""):
+        cost = format_usage(v.usage)
+        src = v.record.baton.adopted_from if v.record is not None else None
+        source = f"  (adopted from {(src.model_extra or {}).get('id')})" \
+            if src is not None else ""
+        live = trees[v.workflow_id]
+        shown = f"  [{len(live)} live worktree{'s' if len(live) > 1 else ''}]" if live else ""
+        trust = f"  [not trusted: {v.signature}]" if v.untrusted else ""
+        state = "needs-attention" if v.outcome else v.status
+        show(f"{v.workflow_id:<44} {state!s:<12} {v.state!s:<10} "
+             f"{(v.description or '')[:50]}{'  ' + cost if cost else ''}{source}{shown}"
              f"{trust}")
     if bash:
         print()
         show(f"from the bash system ({len(bash)} checkpoint file{'s' if len(bash) != 1 else ''}"
              " Baton did not write; `baton adopt ID` makes one resumable here):")
-    width = max([44, *(len(r["workflow_id"]) for r in bash)])
-    for r in sorted(bash, key=lambda r: r.get("updated_at") or ""):
-        show(f"{r['workflow_id']:<{width}} {r.get('status')!s:<12} "
-             f"{r.get('state') or '-'!s:<10} {(r.get('description') or '')[:50]}  "
-             f"[{'; '.join(_bash_marks(r))}]")
-    return EXIT_OK
+    width = max([44, *(len(v.workflow_id) for v in bash)])
+    for v in sorted(bash, key=lambda v: v.updated_at or ""):
+        show(f"{v.workflow_id:<{width}} {v.status!s:<12} "
+             f"{v.state or '-'!s:<10} {(v.description or '')[:50]}  "
+             f"[{'; '.join(_bash_marks(v))}]")
 
 
-def _git_mark(record: dict[str, Any] | None) -> str:
+def _mapping(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _git_mark(record: PhaseGit | None) -> str:
     """Where a phase's work is in git, for a step line of `baton status ID`."""
-    if not record:
+    if record is None:
         return ""
-    status = record.get("status")
+    status = record.status
     if status == "conflict":
-        return (f"  merge conflict on {record.get('branch')}: "
-                f"{', '.join(record.get('conflicts') or [])}")
+        return f"  merge conflict on {record.branch}: {', '.join(record.conflicts)}"
     if status == "merged":
-        return f"  merged {str(record.get('merged'))[:10]}"
+        return f"  merged {str(record.merged)[:10]}"
     if status == "committed":
-        return f"  committed on {record.get('branch')}, not merged yet"
+        return f"  committed on {record.branch}, not merged yet"
     return f"  {status} (no changes)" if status == "empty" else f"  {status}"
 
 
-def _bash_marks(row: dict[str, Any]) -> list[str]:
+def _bash_marks(view: RunView) -> list[str]:
     """What a bash run's row adds: progress, a missing plan, resume problems, adoption."""
-    if row.get("status") == "unreadable":
-        return [f"bash system; {row.get('problem')}"]
+    run = view.foreign
+    assert run is not None
+    if run.status == RunStatus.UNREADABLE:
+        return [f"bash system; {run.problem}"]
     marks = ["bash system"]
-    phase = row.get("phase") or {}
-    if phase:
-        marks.append(f"{'plan ' if phase.get('counts') == 'plan' else ''}phase "
-                     f"{phase.get('current')}"
-                     + (f"/{phase['total']}" if phase.get("total") else ""))
-    if row.get("plan") and not row.get("plan_exists"):
+    if run.current_phase is not None:
+        marks.append(f"{'plan ' if run.plan_phases else ''}phase {run.current_phase}"
+                     + (f"/{run.total_phases}" if run.total_phases else ""))
+    if run.plan and not run.plan_exists:
         marks.append("plan missing")
-    if row.get("problems"):
-        n = len(row["problems"])
+    if run.problems:
+        n = len(run.problems)
         marks.append(f"{n} safe-resume problem{'s' if n > 1 else ''}")
-    if row.get("adopted_by"):
-        marks.append(f"adopted as {row['adopted_by']}")
+    if view.adopted_by:
+        marks.append(f"adopted as {view.adopted_by}")
     return marks
 
 

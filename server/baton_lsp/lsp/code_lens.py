@@ -112,6 +112,8 @@ def _run_lenses(view: RunView, text: str, plan: Plan,
                 lines: list[str]) -> list[types.CodeLens]:
     """The run's lenses on the plan's title; `text` is the follower's state text, the one
     the progress, the Workflows view and the status bar show."""
+    from ..model.states import RunStatus  # the core loads on first use
+
     if plan.title_range is None:
         return []
     where = to_lsp_range(plan.title_range, lines)
@@ -136,19 +138,19 @@ def _run_lenses(view: RunView, text: str, plan: Plan,
     from ..workflow.accounting import format_usage  # the core loads on first use
 
     cost = format_usage(view.usage)
-    if view.status == "complete" and view.outcome:  # tests still failing: not a success
+    if view.status == RunStatus.COMPLETE and view.outcome:  # tests still failing: not a success
         report = view.outcome.get("debug_report") or view.outcome.get("test_output")
         return [lens(f"⚠ complete — needs attention: {view.outcome.get('reason')}"
                      + (f" · {_ago(view.updated_at)}" if view.updated_at else ""),
                      OPEN if report else CHECKPOINT_OPEN,
                      [{"path": report}] if report else _args(view)),
                 lens(f"then re-run: {view.outcome.get('rerun')}"), show]
-    if view.status == "complete":
+    if view.status == RunStatus.COMPLETE:
         return [lens("✓ " + text + (f" · {cost}" if cost else "")
                      + (f" · {_ago(view.updated_at)}" if view.updated_at else ""),
                      CHECKPOINT_OPEN, _args(view))]
     if view.resumable:
-        mark = "✗" if view.status == "failed" else "⏸"
+        mark = "✗" if view.status == RunStatus.FAILED else "⏸"
         return [lens(f"{mark} {view.status} in {view.state}" + (f" · {cost}" if cost else ""),
                      CHECKPOINT_OPEN, _args(view)),
                 lens("Resume", RESUME_PREVIEW, _args(view)), show]
@@ -165,6 +167,8 @@ def _on(step: Any) -> str:
 
 
 def _phase_command(view: Any, phase_id: str) -> types.Command:
+    from ..model.states import RunStatus, StepStatus  # the core loads on first use
+
     if view.foreign is not None and view.foreign.plan_phases:
         run = view.foreign
         if phase_id in {str(n) for n in run.completed_phases}:
@@ -174,20 +178,20 @@ def _phase_command(view: Any, phase_id: str) -> types.Command:
         return types.Command(title="○ pending", command="")
     step = view.phase_step(phase_id)
     if step is None:
-        if view.status == "complete":
+        if view.status == RunStatus.COMPLETE:
             return types.Command(title="✓ already complete in the plan", command="")
         return types.Command(title="○ pending", command="")
     log = view.log_path(step)
     open_log = [{"path": str(log)}] if log is not None else None
     git = step.git
-    if step.status == "done" and git is not None and git.status == "conflict":
+    if step.status == StepStatus.DONE and git is not None and git.status == "conflict":
         files = git.conflicts
         top = git.top or str(view.root)
         return types.Command(title=f"✗ merge conflict: {', '.join(files[:3])}"
                              + (f" +{len(files) - 3}" if len(files) > 3 else ""),
                              command=OPEN if files else "",
                              arguments=[{"path": f"{top}/{files[0]}"}] if files else None)
-    if step.status == "done":
+    if step.status == StepStatus.DONE:
         secs = (step.duration_ms or 0) / 1000
         from ..workflow.accounting import format_usage  # the core loads on first use
 
@@ -197,10 +201,10 @@ def _phase_command(view: Any, phase_id: str) -> types.Command:
                              + (f" · {cost}" if cost else "") + merged + _on(step),
                              command=OPEN if step.artifact else "",
                              arguments=[{"path": step.artifact}] if step.artifact else None)
-    if step.status == "running" and view.running:
+    if step.status == StepStatus.RUNNING and view.running:
         return types.Command(title=f"⟳ running (attempt {step.attempts})",
                              command=OPEN if open_log else "", arguments=open_log)
-    if step.status == "failed":
+    if step.status == StepStatus.FAILED:
         if step.barrier:
             kind = view.barrier_kind(step) or "missing"
             what = {"missing": "summary missing", "empty": "summary empty",
@@ -211,6 +215,6 @@ def _phase_command(view: Any, phase_id: str) -> types.Command:
             title = f"✗ failed: {(step.message or 'error')[:60]}"
         return types.Command(title=title + _on(step), command=OPEN if open_log else "",
                              arguments=open_log)
-    return types.Command(title=f"⏸ {step.status}" if step.status != "running" else
+    return types.Command(title=f"⏸ {step.status}" if step.status != StepStatus.RUNNING else
                          "⏸ interrupted", command=OPEN if open_log else "",
                          arguments=open_log)

@@ -213,7 +213,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
     on `current_state` of a workflow's history, that workflow's live status too."""
     # the core loads on first use
     from ..model.base import Kind
-    from ..model.states import Scope, State
+    from ..model.states import RunStatus, Scope, State
     from ..workflow.state_machine import HAPPY_PATHS, state_markdown
 
     found = _json_at(ls, uri, position, Kind.CHECKPOINT)
@@ -247,7 +247,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
             text += (f"\n\nWorkflow `{view.workflow_id}`: **{view.status}**"
                      + (" (engine running)" if view.running else "")
                      + f", newest checkpoint {view.sequence}")
-            if view.status == "failed":  # the seeds' five-part error, as `baton status` says
+            if view.status == RunStatus.FAILED:  # the seeds' five-part error, as `baton status` says
                 from ..runs.diagnosis import of_workflow  # the core loads on first use
 
                 diagnosis = of_workflow(view.root, view.workflow_id)

@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from .states import RunStatus, StepStatus
+
 
 class _Event(BaseModel):
     """What every event carries: the workflow and when (UTC, ISO 8601)."""
@@ -56,7 +58,7 @@ class StepEvent(_Event):
     event: Literal["step"]
     step: str
     state: str
-    status: Literal["running", "done", "failed"]
+    status: Literal[StepStatus.RUNNING, StepStatus.DONE, StepStatus.FAILED]
     attempt: int | None = None
     runner: str | None = None
     artifact: str | None = None
@@ -90,7 +92,7 @@ class FinishedEvent(_Event):
     complete run asks for review)."""
 
     event: Literal["finished"]
-    status: Literal["complete", "failed", "cancelled"]
+    status: Literal[RunStatus.COMPLETE, RunStatus.FAILED, RunStatus.CANCELLED]
     state: str | None = None
     message: str | None = None
     checkpoint: str | None = None

@@ -98,3 +98,41 @@ class FailureClass(StrEnum):
     """This attempt failed (bad output, missing artifact): retry as a new attempt."""
     FATAL = "fatal"
     """Retrying cannot help (authentication, a missing binary): stop the workflow."""
+
+
+class StepStatus(StrEnum):
+    """Where one step of a run stands (`baton.steps.<id>.status`). A StrEnum, so a record
+    written with these is byte-identical to one written with the plain strings."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    SKIPPED = "skipped"
+    """A test step with no test command configured: nothing ran, nothing failed."""
+
+
+class RunStatus(StrEnum):
+    """A workflow's status: the four a Baton checkpoint records (`status`), and the two
+    only a reader derives — never written, so an older Baton still reads every record."""
+
+    IN_PROGRESS = "in_progress"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+    """Shown for `in_progress` when no engine holds the run's lock: it died unrecorded."""
+    UNREADABLE = "unreadable"
+    """Shown when no checkpoint of the run can be read as a record."""
+
+    @property
+    def resumable(self) -> bool:
+        """`baton resume` takes a run that stopped before its end."""
+        return self in (RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.INTERRUPTED)
+
+    @property
+    def finished(self) -> bool:
+        """Nothing more will happen to it without a resume (the seeds' word too)."""
+        return self in (RunStatus.COMPLETE, RunStatus.FAILED, RunStatus.CANCELLED,
+                        RunStatus.INTERRUPTED)

@@ -19,6 +19,7 @@ from typing import Any
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
+from ..model.states import RunStatus, StepStatus
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.confine import read_head
 from ..runs.digest import plan_edited
@@ -127,7 +128,7 @@ def barrier_message(ctx: RuleContext, view: Any, step: Any) -> str:
 def _failed_steps(view: Any) -> list[Any]:
     if view is None or not view.resumable:
         return []
-    return [s for s in view.steps.values() if s.status == "failed"]
+    return [s for s in view.steps.values() if s.status == StepStatus.FAILED]
 
 
 def agent_barrier_failures(view: Any) -> list[Any]:
@@ -190,7 +191,7 @@ def workflow_error_logged(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     the step succeeds or the workflow completes.
     """
     view = _plan_run(plan, ctx)
-    if view is None or view.status == "complete":
+    if view is None or view.status == RunStatus.COMPLETE:
         return
     failed = {s.id for s in _failed_steps(view)}
     latest: dict[str, Any] = {}
@@ -198,7 +199,7 @@ def workflow_error_logged(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         rec = entry.record
         step = view.steps.get(rec.source or "")
         if step is not None:
-            if step.status in ("done",) or step.id in failed:
+            if step.status == StepStatus.DONE or step.id in failed:
                 continue
         elif rec.context.get("failed_steps") or not view.resumable:
             continue  # a wave summary of step failures already shown, or an old state error
@@ -223,7 +224,7 @@ def stale_checkpoint(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     `Resume workflow` code action (or `baton resume ID --dry-run`) before resuming.
     """
     view = _plan_run(plan, ctx)
-    if view is None or view.status == "complete" or view.running or not view.plan_sha256:
+    if view is None or view.status == RunStatus.COMPLETE or view.running or not view.plan_sha256:
         return
     # saved bytes, as resume hashes them; progress marked since (the engine's markers,
     # boxes ticked by hand) re-runs nothing

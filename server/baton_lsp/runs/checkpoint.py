@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from ..errors import CheckpointError as CheckpointError
-from ..model.states import MIGRATION_TRANSITIONS, PHASE_STATES, Scope, State
+from ..model.states import MIGRATION_TRANSITIONS, PHASE_STATES, RunStatus, Scope, State
 from . import confine
 
 if TYPE_CHECKING:  # pydantic and the models are imported where a model is built
@@ -717,7 +717,7 @@ def safe_resume_problems(checkpoint: ResumeFacts, plan_path: str | os.PathLike[s
         last_error = error_state.last_error
     if last_error is not None and last_error is not False:
         problems.append(f"Last run had errors: {_short(last_error)}")
-    if checkpoint.status != "in_progress":
+    if checkpoint.status != RunStatus.IN_PROGRESS:  # the bash side's word too
         problems.append(f"Checkpoint status: {checkpoint.status} (expected: in_progress)")
     if checkpoint.created_at:
         created = _parse_time(checkpoint.created_at)

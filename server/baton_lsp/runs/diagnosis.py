@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..model.states import Scope
+from ..model.states import RunStatus, Scope
 from ..terminal import terminal_safe
 from . import confine
 from .barriers import BARRIER_FOUND
@@ -303,4 +303,4 @@ def of_workflow(root: Path, workflow_id: str) -> Diagnosis | None:
     except (CheckpointError, RecordError, OSError, ValueError) as exc:
         log.info("no diagnosis for workflow %s: %s", workflow_id, exc)
         return None
-    return diagnose(root, record) if record.status == "failed" else None
+    return diagnose(root, record) if record.status == RunStatus.FAILED else None

@@ -30,11 +30,13 @@ from typing import Any
 
 from ..model.base import Range
 from ..model.data import ErrorRecord, LoggedError
+from ..model.states import RunStatus, StepStatus
 from ..paths import settled
 from . import confine
+from .diagnosis import Diagnosis, diagnose
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
 from .places import checkpoints_root, errors_log_path
-from .record import PhaseGit, RecordError, StepRecord, read_record
+from .record import PhaseGit, RecordError, RunRecord, StepRecord, read_record, supervisor_sections
 from .store import CheckpointStore, valid_id
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,6 @@ _LOG_CHUNK = 1 << 22
 """Bytes of `errors.jsonl` read at once: a huge log is read in pieces, never whole."""
 _SEQ_NAME = re.compile(r"^\d{6}\.json$")
 BARRIER_PREFIX = "HARD BARRIER FAILED"
-RESUMABLE = frozenset({"failed", "cancelled", "interrupted"})
 _BARRIER_KINDS = ("missing", "empty", "elsewhere", "outside", "not-a-file")
 
 
@@ -53,7 +54,7 @@ class StepView:
     id: str
     state: str
     role: str
-    status: str  # running | done | failed | cancelled
+    status: StepStatus
     attempts: int
     artifact: str | None
     message: str | None
@@ -83,7 +84,8 @@ class RunView:
 
     root: Path
     workflow_id: str
-    status: str  # in_progress | complete | failed | cancelled | interrupted | unreadable
+    status: RunStatus | str
+    """A `RunStatus`; for a run of the bash system, its file's own word (`completed`, …)."""
     running: bool
     state: str | None = None
     scope: str | None = None
@@ -113,6 +115,34 @@ class RunView:
     """Set for a run of the bash system: its checkpoint file, summarised."""
     adopted_by: str | None = None
     """For a bash run: the Baton workflow made from it by `baton adopt`."""
+    locked: bool = False
+    """An engine holds the run's lock (`running` is that and the record `in_progress`: an
+    engine that wrote its final state may hold it a moment longer while it exits)."""
+    signature: str | None = None
+    """The newest checkpoint's signature verdict (`store.Entry.trust`)."""
+    untrusted: str | None = None
+    """Why that checkpoint is not trusted (`Entry.distrust`); None when it is."""
+    record: RunRecord | None = None
+    """The typed record the view was read from (None: unreadable, or a bash run): what
+    `baton status` shows beyond the fields above is read from it."""
+
+    def diagnosis(self) -> Diagnosis | None:
+        """The seeds' five-part error of a failed run, read from the workspace when asked
+        (the follower of every refresh does not pay for it)."""
+        if self.record is None or self.status != RunStatus.FAILED:
+            return None
+        return diagnose(self.root, self.record)
+
+    def topics(self) -> list[str | None]:
+        """The recorded research topics' short names (older records store bare names)."""
+        if self.record is None:
+            return []
+        return [t if isinstance(t, str) else t.short_name
+                for t in self.record.state_machine.classification.research_topics]
+
+    def tiers(self) -> dict[str, dict[str, object]]:
+        """`supervisor_state` by coordination tier (an old flat research section nested)."""
+        return supervisor_sections(self.record.supervisor_state) if self.record else {}
 
     @property
     def origin(self) -> str:
@@ -121,11 +151,12 @@ class RunView:
     @property
     def resumable(self) -> bool:
         """`baton resume` can take it: the bash system's runs must be adopted first."""
-        return self.foreign is None and self.status in RESUMABLE
+        return self.foreign is None and isinstance(self.status, RunStatus) and \
+            self.status.resumable
 
     @property
     def finished(self) -> bool:
-        return not self.running and self.status != "in_progress"
+        return not self.running and self.status != RunStatus.IN_PROGRESS
 
     def phase_step(self, phase_id: str) -> StepView | None:
         return self.steps.get(f"implement.phase-{phase_id}")
@@ -185,7 +216,8 @@ class RunView:
         return text if len(text) <= limit else "…" + text[-limit:]
 
     def done_phases(self) -> int:
-        return sum(1 for s in self.steps.values() if s.phase is not None and s.status == "done")
+        return sum(1 for s in self.steps.values()
+                   if s.phase is not None and s.status == StepStatus.DONE)
 
     def total_phases(self) -> int:
         return sum(len(w) for w in self.waves)
@@ -217,18 +249,19 @@ def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()
     try:
         entry = store.latest()
     except Exception as exc:
-        return RunView(root, workflow_id, "unreadable", running, problem=str(exc),
-                       errors=errors)
+        return RunView(root, workflow_id, RunStatus.UNREADABLE, running, problem=str(exc),
+                       errors=errors, locked=running)
     try:
         record = read_record(entry.data or {}, str(entry.path))
     except RecordError as exc:
-        return RunView(root, workflow_id, "unreadable", running, problem=str(exc),
-                       errors=errors)
+        return RunView(root, workflow_id, RunStatus.UNREADABLE, running, problem=str(exc),
+                       errors=errors, locked=running)
     baton = record.baton
+    locked = running
     status = record.status
-    if status == "in_progress" and not running:
-        status = "interrupted"  # the engine died without writing its final state
-    running = running and status == "in_progress"  # a final state is final while it exits
+    if status == RunStatus.IN_PROGRESS and not running:
+        status = RunStatus.INTERRUPTED  # the engine died without writing its final state
+    running = running and status == RunStatus.IN_PROGRESS  # final is final while it exits
     ws = record.workflow_state
     return RunView(
         root=root, workflow_id=workflow_id, status=status, running=running,
@@ -239,10 +272,11 @@ def read_view(root: Path, workflow_id: str, errors: tuple[LoggedError, ...] = ()
         steps={sid: _step(sid, step) for sid, step in baton.steps.items()},
         waves=record.waves(), current_wave=ws.current_wave if ws else None,
         failure=baton.failure.model_dump(by_alias=True, exclude_unset=True)
-        if status == "failed" and baton.failure else None,
+        if status == RunStatus.FAILED and baton.failure else None,
         outcome=baton.outcome.model_dump(mode="json")
-        if status == "complete" and baton.outcome is not None else None,
-        errors=errors, usage=baton.usage_total(), adoption=adoption_of(workflow_id, record))
+        if status == RunStatus.COMPLETE and baton.outcome is not None else None,
+        errors=errors, usage=baton.usage_total(), adoption=adoption_of(workflow_id, record),
+        locked=locked, signature=entry.trust, untrusted=entry.distrust, record=record)
 
 
 def foreign_view(root: Path, run: ForeignRun, adopted: str | None = None) -> RunView:
@@ -367,7 +401,7 @@ class RunIndex:
         if run is None:
             self._foreign_views.pop(run_id, None)
             self._plans.pop(run_id, None)
-            return RunView(self.root, run_id, "unreadable", False,
+            return RunView(self.root, run_id, RunStatus.UNREADABLE, False,
                            problem="no such checkpoint of the bash system (the file is gone)")
         view = foreign_view(self.root, run, adopted_by(run, self._adoptions()))
         self._foreign_views[run_id] = view

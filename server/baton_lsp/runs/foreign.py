@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.checkpoint import Checkpoint
-from ..model.states import Scope, State
+from ..model.states import RunStatus, Scope, State
 from . import confine
 from .checkpoint import (
     CheckpointError,
@@ -48,7 +48,7 @@ files stays cheap."""
 PLAN_PHASE_TYPES = frozenset({"implement", "build"})
 """Workflow types whose `current_phase`/`completed_phases` count the plan's phases, not
 the state machine's (the implement command checkpoints after each plan phase)."""
-UNREADABLE = "unreadable"
+
 ORIGIN = "bash"
 
 _ITERATION_NAME = re.compile(r"^build_.+_iteration_\d+\.json$")
@@ -121,7 +121,7 @@ class ForeignRun:
 
     @property
     def readable(self) -> bool:
-        return self.status != UNREADABLE
+        return self.status != RunStatus.UNREADABLE
 
     def phase_text(self) -> str | None:
         """`plan phase 2 of 5 (done: 1)` or `phase 3 of 8`, as the checkpoint counts."""
@@ -272,7 +272,8 @@ def _parse(root: Path, path: Path, raw: bytes, st: os.stat_result, strict: bool)
     def unreadable(why: str) -> _Parsed:
         if not strict:
             return _Parsed(stamp, None)
-        return _Parsed(stamp, ForeignRun(rid, path, UNREADABLE, problem=why, sha256=digest))
+        return _Parsed(stamp, ForeignRun(rid, path, RunStatus.UNREADABLE, problem=why,
+                                         sha256=digest))
 
     try:
         data = read_json_object(raw, str(path))
@@ -314,12 +315,12 @@ def _load(root: Path, path: Path, st: os.stat_result, strict: bool) -> _Parsed:
     if st.st_size > MAX_BYTES:
         why = (f"{st.st_size // (1024 * 1024)} MB, more than a checkpoint can be "
                f"({MAX_BYTES // (1024 * 1024)} MB); not read")
-        return _Parsed(_stamp(st), ForeignRun(run_id(root, path), path, UNREADABLE,
+        return _Parsed(_stamp(st), ForeignRun(run_id(root, path), path, RunStatus.UNREADABLE,
                                               problem=why) if strict else None)
     try:
         raw = confine.read_bytes(root, path, MAX_BYTES)
     except OSError as exc:
-        return _Parsed(_stamp(st), ForeignRun(run_id(root, path), path, UNREADABLE,
+        return _Parsed(_stamp(st), ForeignRun(run_id(root, path), path, RunStatus.UNREADABLE,
                                               problem=f"cannot read: {confine.describe(exc)}")
                        if strict else None)
     return _parse(root, path, raw, st, strict)
@@ -366,7 +367,7 @@ class ForeignRuns:
         except OSError as exc:
             self._cache.pop(key, None)
             return _Parsed((0, 0, 0), ForeignRun(
-                run_id(self.root, path), path, UNREADABLE,
+                run_id(self.root, path), path, RunStatus.UNREADABLE,
                 problem=f"cannot read: {exc.strerror or exc}")) if strict else None
         if not stat.S_ISREG(st.st_mode):
             self._cache.pop(key, None)

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..model.checkpoint import Checkpoint
+from ..model.states import RunStatus, StepStatus
 from . import confine
 from .checkpoint import format_validation_error
 
@@ -53,7 +54,7 @@ class StepRecord(_Open):
 
     state: str = ""
     role: str = ""
-    status: str = "pending"  # running | done | failed | cancelled | skipped (test: no command)
+    status: StepStatus = StepStatus.PENDING
     attempts: int = 0
     artifact: str | None = None
     inputs: dict[str, str | None] = {}
@@ -83,7 +84,7 @@ class StepRecord(_Open):
 
     @property
     def done(self) -> bool:
-        return self.status == "done"
+        return self.status == StepStatus.DONE
 
 
 class RequestRecord(_Open):
@@ -95,8 +96,11 @@ class RequestRecord(_Open):
 
 
 class PathsRecord(_Open):
-    """Every path pre-calculated in initialize, before any agent runs."""
+    """Every path pre-calculated in initialize, before any agent runs. The fields are in
+    the order the engine fixes them (the specs directory first), which is the order the
+    engine's typed copy writes them in."""
 
+    specs_dir: str | None = None
     topic_dir: str | None = None
     topic_number: int | None = None
     reports: list[str] = []
@@ -105,7 +109,6 @@ class PathsRecord(_Open):
     plans_dir: str | None = None
     summaries_dir: str | None = None
     debug_dir: str | None = None
-    specs_dir: str | None = None
 
 
 class HistoryRecord(_Open):
@@ -124,10 +127,10 @@ class FailureRecord(_Open):
 
 
 class IterationRecord(_Open):
-    """Where the implement iteration loop stands."""
+    """Where the implement iteration loop stands. The fields are in the order the loop
+    first writes them, which is the order the engine's typed copy writes them in."""
 
     iteration: int = 0
-    max_iterations: int | None = None
     continuation_context: str | None = None
     work_remaining: str | list[Any] | None = None
     last_work_remaining: str | list[Any] | None = None
@@ -135,6 +138,10 @@ class IterationRecord(_Open):
     halt_reason: str | None = None
     context_tokens: int = 0
     history: list[dict[str, Any]] = []
+    max_iterations: int | None = None
+    context_exhausted: bool | None = None
+    """The coordinator's last brief said its context is exhausted."""
+    context_usage_percent: int | None = None
 
 
 class ResearchRecord(_Open):
@@ -228,6 +235,8 @@ class BatonSection(_Open):
 class RunRecord(Checkpoint):
     """A checkpoint as `baton run` writes it: schema 2.1 plus the `baton` section."""
 
+    status: RunStatus
+    """One of the four a checkpoint records (never `interrupted` or `unreadable`)."""
     baton: BatonSection = Field(default_factory=BatonSection)
 
     @property

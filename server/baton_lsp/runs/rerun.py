@@ -12,9 +12,6 @@ from pathlib import Path
 
 from ..errors import CheckpointError
 
-FINISHED = ("complete", "failed", "cancelled", "interrupted")
-"""Statuses a re-run starts from (a workflow still going is cancelled first)."""
-
 
 class NotRerunnable(Exception):
     """The workflow cannot be re-run: no readable checkpoint, not finished, no description."""
@@ -50,7 +47,7 @@ def rerun_args(root: Path, wid: str) -> tuple[list[str], str]:
         record = read_record(entry.data or {}, str(entry.path))
     except (CheckpointError, RecordError, OSError) as exc:
         raise NotRerunnable(f"workflow {wid}: {exc}") from None
-    if record.status not in FINISHED or store.locked():
+    if not record.status.finished or store.locked():  # one going is cancelled first
         raise NotRerunnable(f"workflow {wid} has not finished ({record.status}); "
                             "cancel it first")
     req = record.baton.request

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..model.states import RunStatus
 from . import confine
 from .checkpoint import CheckpointError
 from .places import checkpoints_root
@@ -77,7 +78,7 @@ def clean_runs(root: Path, keep: int, max_age_days: float, dry_run: bool = False
                                     "directory of its own: left alone"))
             continue
         status, why, at = _judge(root, name)
-        if status != "complete" or at is None:
+        if status != RunStatus.COMPLETE or at is None:
             verdicts.append(Verdict(name, KEPT, why))
             continue
         finished.append(_Finished(name, at))
@@ -141,16 +142,17 @@ def _judge(root: Path, wid: str) -> tuple[str, str, float | None]:
         entry = store.latest()
         record = read_record(entry.data or {}, str(entry.path))
     except (CheckpointError, RecordError, OSError, ValueError) as exc:
-        return "unreadable", f"no usable checkpoint ({exc}): left alone", None
-    if record.status != "complete":
-        shown = "interrupted" if record.status == "in_progress" else record.status
+        return RunStatus.UNREADABLE, f"no usable checkpoint ({exc}): left alone", None
+    if record.status != RunStatus.COMPLETE:
+        shown = RunStatus.INTERRUPTED if record.status == RunStatus.IN_PROGRESS \
+            else record.status
         return record.status, f"{shown} in {record.state}: resumable, kept", None
     try:
         with confine.open_read(root, entry.path) as (fd, _size, _shown):
             finished_at = os.fstat(fd).st_mtime
     except OSError as exc:
-        return "unreadable", f"cannot read {entry.path}: {confine.describe(exc)}", None
-    return "complete", "", finished_at
+        return RunStatus.UNREADABLE, f"cannot read {entry.path}: {confine.describe(exc)}", None
+    return RunStatus.COMPLETE, "", finished_at
 
 
 def _remove(root: Path, wid: str, why: str) -> Verdict:
@@ -164,7 +166,7 @@ def _remove(root: Path, wid: str, why: str) -> Verdict:
         return Verdict(wid, KEPT, f"cannot take its lock ({confine.describe(exc)}): kept")
     try:
         status, reason = _status_locked(root, wid)
-        if status != "complete":
+        if status != RunStatus.COMPLETE:
             return Verdict(wid, KEPT, reason)
         try:  # first, while the lock still guards this id (a new run's would be its own)
             confine.unlink(root, state_file_path(root, wid))
@@ -191,7 +193,7 @@ def _status_locked(root: Path, wid: str) -> tuple[str, str]:
         entry = CheckpointStore(root, wid).latest()
         record = read_record(entry.data or {}, str(entry.path))
     except (CheckpointError, RecordError, OSError, ValueError) as exc:
-        return "unreadable", f"no usable checkpoint ({exc}): left alone"
-    if record.status != "complete":
+        return RunStatus.UNREADABLE, f"no usable checkpoint ({exc}): left alone"
+    if record.status != RunStatus.COMPLETE:
         return record.status, f"{record.status} in {record.state} by now: resumable, kept"
-    return "complete", ""
+    return RunStatus.COMPLETE, ""

@@ -1,15 +1,18 @@
-"""The status of one workflow, read from its checkpoint directory and lock, and of the bash
-system's runs beside them (shared by `baton status` and the language server's
-`baton.server.workflow.*` commands)."""
+"""`baton status --json`: every run of a workspace as the typed `follow.RunView` reads it,
+written out as JSON rows. The view is what `baton status` (text) and the editor render; this
+module only spells it in the row shape scripts and the language server's
+`baton.server.workflow.*` commands have always read (`origin: baton` rows, then the bash
+system's `origin: bash` rows)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from .diagnosis import diagnose
-from .foreign import Adoption, adopted_by, discover
-from .record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_sections
+from ..model.states import RunStatus
+from .follow import RunView, foreign_view, read_view
+from .foreign import adopted_by, discover
+from .record import RESEARCH_SUPERVISOR, RecordError, read_record
 from .store import CheckpointStore, list_workflows
 
 STEP_FIELDS = {"state", "status", "attempts", "artifact", "message", "duration_ms", "usage",
@@ -18,54 +21,48 @@ ITERATION_FIELDS = {"iteration", "max_iterations", "work_remaining", "last_work_
                     "continuation_context", "halt_reason"}
 
 
-def summaries(root: Path) -> list[dict[str, Any]]:
-    """Every run of the workspace: Baton's workflows (`origin: baton`), then the bash
-    system's checkpoints (`origin: bash`), each naming the Baton run that adopted it."""
-    rows = [summary(root, wid) for wid in list_workflows(root)]
-    found = [Adoption(r["workflow_id"], r["adopted_from"]["path"],
-                      r["adopted_from"].get("sha256")) for r in rows if r.get("adopted_from")]
-    return rows + [run.as_dict(adopted_by(run, found)) for run in discover(root)]
+def views(root: Path) -> list[RunView]:
+    """Every run of the workspace: Baton's workflows, then the bash system's checkpoints,
+    each naming the Baton run that adopted it."""
+    ours = [read_view(root, wid) for wid in list_workflows(root)]
+    found = [v.adoption for v in ours if v.adoption is not None]
+    return ours + [foreign_view(root, run, adopted_by(run, found)) for run in discover(root)]
 
 
-def summary(root: Path, wid: str) -> dict[str, Any]:
-    store = CheckpointStore(root, wid)
-    out: dict[str, Any] = {"workflow_id": wid, "origin": "baton", "running": store.locked()}
-    try:
-        entry = store.latest()
-    except Exception as exc:
-        out.update(status="unreadable", problem=str(exc))
-        return out
-    try:
-        record = read_record(entry.data or {}, str(entry.path))
-    except RecordError as exc:
-        out.update(status="unreadable", problem=str(exc))
+def as_json(view: RunView) -> dict[str, object]:
+    """One view as its `baton status --json` row."""
+    if view.foreign is not None:
+        return view.foreign.as_dict(view.adopted_by)
+    out: dict[str, object] = {"workflow_id": view.workflow_id, "origin": view.origin,
+                              "running": view.locked}
+    record = view.record
+    if record is None:
+        out.update(status=view.status, problem=view.problem)
         return out
     baton = record.baton
     ws = record.workflow_state
-    out.update(signature=entry.trust, untrusted=entry.distrust)
-    out.update(status=record.status, state=record.state, scope=record.scope,
-               description=record.workflow_description, updated_at=record.updated_at,
-               checkpoint=entry.sequence, checkpoint_path=str(entry.path),
+    out.update(signature=view.signature, untrusted=view.untrusted)
+    out.update(status=view.status, state=view.state, scope=view.scope,
+               description=view.description, updated_at=view.updated_at,
+               checkpoint=view.sequence, checkpoint_path=view.checkpoint_path,
                topic_dir=baton.paths.topic_dir, plan=baton.paths.plan,
                last_error=record.last_error,
                failure=baton.failure.model_dump(mode="json", by_alias=True, exclude_unset=True)
-               if record.status == "failed" and baton.failure else None,
+               if view.status == RunStatus.FAILED and baton.failure else None,
                steps={sid: step.model_dump(mode="json", include=STEP_FIELDS, exclude_none=True)
                       for sid, step in baton.steps.items()},
                waves=ws.wave_structure if ws else None)
-    cls = record.state_machine.classification.model_dump(mode="json")
+    cls = record.state_machine.classification
     out["classification"] = {
-        "workflow_type": cls.get("workflow_type"),
-        "research_complexity": cls.get("research_complexity"),
-        "topics": [t.get("short_name") if isinstance(t, dict) else t
-                   for t in cls.get("research_topics") or []],
-        "source": cls.get("source"), "confidence": cls.get("confidence")}
-    if record.status == "failed":
-        found = diagnose(root, record)
-        if found is not None:  # the seeds' five-part error, as the summary and hover show it
-            out["diagnosis"] = found.as_dict()
-    if record.status == "complete" and baton.outcome is not None:
-        out["outcome"] = baton.outcome.model_dump(mode="json")
+        "workflow_type": cls.workflow_type.value,
+        "research_complexity": cls.research_complexity,
+        "topics": view.topics(), "source": (cls.model_extra or {}).get("source"),
+        "confidence": cls.confidence}
+    found = view.diagnosis()
+    if found is not None:  # the seeds' five-part error, as the summary and hover show it
+        out["diagnosis"] = found.as_dict()
+    if view.outcome is not None:
+        out["outcome"] = view.outcome
     if baton.adopted_from is not None:
         out["adopted_from"] = baton.adopted_from.model_dump(mode="json", exclude_unset=True)
     if baton.context:
@@ -77,20 +74,33 @@ def summary(root: Path, wid: str) -> dict[str, Any]:
     if baton.iteration is not None:
         out["iteration"] = baton.iteration.model_dump(mode="json", include=ITERATION_FIELDS)
     # the seeds' own paths: .supervisor_state.research_supervisor.…, .phase_data.<state>.…
-    tiers = supervisor_sections(record.supervisor_state)
+    tiers = view.tiers()
     if tiers:
         out["supervisor_state"] = tiers
     if record.phase_data:
         out["phase_data"] = record.phase_data
     sup = tiers.get(RESEARCH_SUPERVISOR) or {}
     if sup.get("supervisor_id"):
-        agg = sup.get("aggregated_metadata") or {}
+        agg = _mapping(sup.get("aggregated_metadata"))
         out["supervisor"] = {"mode": sup.get("mode"), "worker_count": sup.get("worker_count"),
                              "reports_count": agg.get("reports_count"),
                              "context_tokens": agg.get("context_tokens")}
-    if out["running"] is False and out["status"] == "in_progress":
-        out["status"] = "interrupted"  # the engine died without writing its final state
     return out
+
+
+def _mapping(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def summaries(root: Path) -> list[dict[str, Any]]:
+    """Every run's `baton status --json` row (the language server's workflow list, which
+    reads these rows until it renders the views itself)."""
+    return [as_json(view) for view in views(root)]
+
+
+def summary(root: Path, wid: str) -> dict[str, Any]:
+    """Workflow `wid`'s `baton status --json` row."""
+    return as_json(read_view(root, wid))
 
 
 def history(root: Path, wid: str) -> list[dict[str, object]]:

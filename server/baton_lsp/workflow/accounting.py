@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.config import ModelPrice, WorkflowSettings
+from ..model.states import StepStatus
 from ..runs import confine
 
 
@@ -79,7 +80,7 @@ def aggregate(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     by_state: dict[str, list[int]] = {}
     for step in steps.values():
         ctx = step.get("context")
-        if not ctx or step.get("status") != "done":
+        if not ctx or step.get("status") != StepStatus.DONE:
             continue
         acc = by_state.setdefault(step.get("state", "?"), [0, 0, 0])
         acc[0] += int(ctx.get("passed_chars", 0))
@@ -100,7 +101,7 @@ def phase_data(steps: dict[str, dict[str, Any]], state: str, duration_ms: int
     signals, the seeds' context usage) and the state's wall time, summed over resumes.
     `agent_tokens` adds what the agent CLIs reported using, when they did."""
     mine = [s for s in steps.values() if s.get("state") == state]
-    done = [s for s in mine if s.get("status") == "done"]
+    done = [s for s in mine if s.get("status") == StepStatus.DONE]
     out: dict[str, Any] = {
         "reports_created": [str(s["artifact"]) for s in done if s.get("artifact")
                             and not Path(str(s["artifact"])).name.startswith(".")],

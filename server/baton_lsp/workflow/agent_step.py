@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from ..model.states import State
+from ..model.states import State, StepStatus
 from ..runs import confine
 from ..runs.digest import sha256_file
 from ..runs.records import utc_now
@@ -120,7 +120,7 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
     if kept is not None:
         return kept
     step = run.steps[sid] = {"state": spec.state.value, "role": spec.role,
-                             "status": "running", "attempts": 0, "artifact": str(artifact),
+                             "status": StepStatus.RUNNING, "attempts": 0, "artifact": str(artifact),
                              "inputs": spec.inputs, "started_at": utc_now()}
     assert run.store is not None
     log_dir = run.store.dir / "logs"
@@ -133,7 +133,7 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
         if over is not None:
             last = StepFailure(sid, FATAL, over, "execution_error", {"reason": "budget_exceeded"})
             run.record_failure(step, last)
-            step["status"] = "failed"
+            step["status"] = StepStatus.FAILED
             raise last
         step["attempts"] = attempt
         reader = SignalReader()
@@ -167,7 +167,7 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                              updated_files(run.root, reader, spec.listed_by))
             except StepFailure as exc:  # what the handler does with the result failed
                 run.record_failure(step, exc)
-                step["status"] = "failed"
+                step["status"] = StepStatus.FAILED
                 raise
             run.launched.pop(sid, None)  # recorded: the checkpoint says what it did
             return reader
@@ -179,8 +179,8 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
         run.say(f"[{sid}] {last.message}; retrying in {delay:.1f} s")
         await run.sleep(delay)
     assert last is not None
-    step["status"] = "failed"
-    run.emit("step", step=sid, state=spec.state.value, status="failed",
+    step["status"] = StepStatus.FAILED
+    run.emit("step", step=sid, state=spec.state.value, status=StepStatus.FAILED,
              attempt=step["attempts"], failure=last.failure, message=last.message,
              artifact=str(artifact), context=last.context)
     raise last
@@ -276,9 +276,9 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
             failure = StepFailure(sid, FATAL, f"cannot launch the {runner.name} agent: {exc}",
                                   "agent_error")
             run.record_failure(step, failure)
-            step["status"] = "failed"
+            step["status"] = StepStatus.FAILED
             raise failure from None
-        run.emit("step", step=sid, state=spec.state.value, status="running",
+        run.emit("step", step=sid, state=spec.state.value, status=StepStatus.RUNNING,
                  attempt=attempt, runner=runner.name, artifact=str(artifact))
         run.say(f"[{sid}] {runner.name} agent {inv.agent_name} (attempt {attempt}/"
                 f"{run.settings.attempts})")
@@ -323,7 +323,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
     _record_usage(run, sid, step, attempt, out, meter, final,
                   final_model[-1] if final_model else None, runner.name)
     if out.cancelled:
-        step["status"] = "cancelled"
+        step["status"] = StepStatus.CANCELLED
         raise Cancelled()
     if out.stopped and breach and not hopeless:
         raise _budget_failure(run, sid, step, breach[0])
@@ -392,8 +392,8 @@ def _budget_failure(run: Run, sid: str, step: dict[str, Any], why: str) -> StepF
     failure = StepFailure(sid, FATAL, why, "execution_error",
                           {"reason": "budget_exceeded", "usage": dict(step.get("usage") or {})})
     run.record_failure(step, failure)
-    step["status"] = "failed"
-    run.emit("step", step=sid, state=str(step.get("state")), status="failed",
+    step["status"] = StepStatus.FAILED
+    run.emit("step", step=sid, state=str(step.get("state")), status=StepStatus.FAILED,
              attempt=step.get("attempts"), failure=FATAL, message=why,
              artifact=str(step.get("artifact")), context=failure.context)
     return failure
@@ -413,7 +413,8 @@ def unrecorded_work(run: Run, sid: str, artifact: Path) -> tuple[int, str] | Non
     state asks it first, to keep such a phase's worktree for it."""
     launched = run.launched.get(sid)
     prior = run.steps.get(sid)
-    if launched is None or (prior is not None and prior.get("status") not in (None, "running")):
+    if launched is None or (prior is not None and
+                            prior.get("status") not in (None, StepStatus.RUNNING)):
         return None
     assert run.store is not None
     try:
@@ -448,9 +449,10 @@ def _finished_unrecorded(run: Run, spec: StepSpec, artifact: Path) -> SignalRead
         reader.feed(line)
     if spec.verify is not None and spec.verify(artifact, reader) is not None:
         return None
-    step = run.steps[sid] = {"state": spec.state.value, "role": spec.role, "status": "running",
-                             "attempts": attempt, "artifact": str(artifact),
-                             "inputs": spec.inputs, "started_at": utc_now(),
+    step = run.steps[sid] = {"state": spec.state.value, "role": spec.role,
+                             "status": StepStatus.RUNNING, "attempts": attempt,
+                             "artifact": str(artifact), "inputs": spec.inputs,
+                             "started_at": utc_now(),
                              "kept": "its agent finished before the engine stopped"}
     try:
         _record_done(run, spec, step, artifact, reader, attempt)
@@ -489,8 +491,8 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
         step.update(artifact=str(artifact), updated_files=[str(p) for p in updated])
     meta = spec.metadata(artifact) if spec.metadata is not None else None
     learnt = spec.fields() if spec.fields is not None else {}  # may fail: before "done"
-    step.update(status="done", finished_at=utc_now(), sha256=sha256_file(artifact, run.root),
-                size=artifact.stat().st_size,
+    step.update(status=StepStatus.DONE, finished_at=utc_now(),
+                sha256=sha256_file(artifact, run.root), size=artifact.stat().st_size,
                 signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:],
                 context=accounting.step_context(reader.passed_text(), meta, artifact))
     if meta is not None:
@@ -504,7 +506,7 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
     # durable now, not when the state ends: a parallel sibling may still be running when
     # the engine dies, and this paid-for step must not run again
     run.save(spec.saved_as or f"step {spec.sid} done")
-    run.emit("step", step=spec.sid, state=spec.state.value, status="done", attempt=attempt,
+    run.emit("step", step=spec.sid, state=spec.state.value, status=StepStatus.DONE, attempt=attempt,
              artifact=str(artifact), checkpoint=str(run.last_checkpoint))
 
 

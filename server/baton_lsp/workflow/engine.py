@@ -23,10 +23,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import PathError
+from ..model.checkpoint import ErrorState
 from ..model.config import WorkflowSettings
-from ..model.states import Scope, State
+from ..model.states import RunStatus, Scope, State, StepStatus
 from ..runs import confine
-from ..runs.record import NEEDS_ATTENTION, nest_supervisor_state
+from ..runs.record import (
+    NEEDS_ATTENTION,
+    FailureRecord,
+    IdentityRecord,
+    nest_supervisor_state,
+)
 from ..runs.store import CheckpointStore, WorkflowBusy
 from ..workspace.config import merge
 from . import accounting, preflight, resume, supervisor
@@ -65,7 +71,8 @@ failing: a script must not take it for success, nor for a failure to resume."""
 @dataclass
 class Outcome:
     workflow_id: str
-    status: str  # complete | failed | cancelled
+    status: RunStatus
+    """complete, failed or cancelled."""
     state: State
     message: str
     checkpoint: Path | None = None
@@ -75,9 +82,9 @@ class Outcome:
     @property
     def exit_code(self) -> int:
         """0 complete, 1 failed, 4 complete but needing attention, 130 cancelled."""
-        if self.status == "complete" and self.attention:
+        if self.status == RunStatus.COMPLETE and self.attention:
             return EXIT_NEEDS_ATTENTION
-        return {"complete": 0, "cancelled": 130}.get(self.status, 1)
+        return {RunStatus.COMPLETE: 0, RunStatus.CANCELLED: 130}.get(self.status, 1)
 
 
 class Engine(Run):
@@ -121,10 +128,10 @@ class Engine(Run):
         except OSError as exc:
             return self._unwritable(wid, StoreFailure(f"the lock of workflow {wid}", exc))
         try:
-            self.data = new_record(wid, req, project=self.root.name, settings=self.settings,
-                                   command=self.command)
-            self.paths["specs_dir"] = str(specs)
-            self.baton["identity"] = self._identity(scope)
+            self.hold(new_record(wid, req, project=self.root.name, settings=self.settings,
+                                 command=self.command))
+            self.paths.specs_dir = str(specs)
+            self.identity = self._identity(scope)
             if versions:
                 self.baton["agent_clis"] = versions
             self.sm = WorkflowStateMachine(scope)
@@ -150,7 +157,7 @@ class Engine(Run):
         try:
             entry = self.store.latest(at)
             resume.check_trust(self.root, workflow_id, entry, trust, self.say)
-            self.data = copy.deepcopy(entry.data or {})
+            self.hold(copy.deepcopy(entry.data or {}))
             if nest_supervisor_state(self.data):
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")
@@ -159,7 +166,7 @@ class Engine(Run):
                 if name not in phases:  # a record from before phase_data was filled
                     phases[name] = accounting.phase_data(self.steps, name, int(ms))
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
-            self.topic = resume.topic_of(self.data)
+            self.topic = resume.topic_of(self.paths)
             problems = resume.resume_problems(self.data)
             if problems and not force:
                 raise EngineError("not resuming: " + "; ".join(problems) +
@@ -176,7 +183,7 @@ class Engine(Run):
                     self.topic.path if self.topic is not None else planned_topic(
                         self.root, self.specs_dir(), str(self.data.get(
                             "workflow_description") or ""),
-                        (self.baton.get("request") or {}).get("plan_path")))
+                        self.request.plan_path))
             except PathError as exc:
                 raise EngineError(str(exc)) from None
             if versions:
@@ -192,7 +199,7 @@ class Engine(Run):
                 self.launched = resume.launched_before(self)
                 resume.kill_orphans(self)
                 resume.rewind(self.machine, self.steps, self.plans, self.say)
-                self.data["status"] = "in_progress"
+                self.data["status"] = RunStatus.IN_PROGRESS
                 self.baton["resumed_from"] = entry.sequence
                 self.save(f"resume from checkpoint {entry.sequence}")
             except StoreFailure as exc:
@@ -223,27 +230,27 @@ class Engine(Run):
                     raise Cancelled()
                 state = self.machine.current
                 if state in (State.COMPLETE, State.ABANDONED):
-                    return self._finish("complete", "workflow complete")
+                    return self._finish(RunStatus.COMPLETE, "workflow complete")
                 await self._run_state(state)
                 handler = HANDLERS[state]
                 nxt = handler.after(self)
                 if nxt is None:
-                    return self._finish("complete", f"scope {self.machine.scope.value} "
+                    return self._finish(RunStatus.COMPLETE, f"scope {self.machine.scope.value} "
                                         f"finished at {state.value}")
                 self._transition(nxt, handler.why(self))
         except Cancelled:
             sm = self.machine
-            self.data["status"] = "cancelled"
+            self.data["status"] = RunStatus.CANCELLED
             self.data["last_error"] = "cancelled by the user"
             try:
                 self.save(f"cancelled in {sm.current.value}")
             except StoreFailure as exc:  # still resumable from the checkpoint before
                 self.say(f"cancelled, but {exc.message}")
-            self.emit("finished", status="cancelled", state=sm.current.value,
+            self.emit("finished", status=RunStatus.CANCELLED, state=sm.current.value,
                       message="cancelled", checkpoint=str(self.last_checkpoint))
             self.say(f"cancelled in {sm.current.value}; resume with "
                      f"`baton resume {self.workflow_id}`")
-            return Outcome(self.workflow_id, "cancelled", sm.current, "cancelled",
+            return Outcome(self.workflow_id, RunStatus.CANCELLED, sm.current, "cancelled",
                            self.last_checkpoint)
         except StepFailure as exc:
             return self._fail(exc)
@@ -319,7 +326,7 @@ class Engine(Run):
         except ValueError as exc:
             raise EngineError(str(exc)) from None
 
-    def _identity(self, scope: Scope) -> dict[str, Any]:
+    def _identity(self, scope: Scope) -> IdentityRecord:
         """The run's identity record (`baton.identity`, `IdentityRecord`). A role's model
         is the one its runner passes: `[workflow.claude] model` over the agent's for claude,
         only `[workflow.codex|gemini|opencode] model` for those (front-matter models are
@@ -335,23 +342,24 @@ class Engine(Run):
                 model = configured or (use.model if use.runner == "claude" else None)
             if model:
                 models[role] = model
-        return {"runner": self.runner_name, "runner_from": self.runner_from, "models": models,
-                "settings": self.settings.model_dump(mode="json", by_alias=True),
-                "overrides": self.overrides}
+        return IdentityRecord(runner=self.runner_name, runner_from=self.runner_from,
+                              models=models,
+                              settings=self.settings.model_dump(mode="json", by_alias=True),
+                              overrides=self.overrides)
 
     def _restore_identity(self, sequence: int) -> None:
         """Run the resumed workflow as it started: its recorded runner and settings, with
         this command's `--runner`/`--set` over them (said, and recorded). A checkpoint from
         before identities were pinned runs with the configuration, with a note."""
-        pinned = self.baton.get("identity")
-        if not isinstance(pinned, dict) or not pinned.get("settings"):
+        pinned = self.identity
+        if pinned is None or not pinned.settings:
             validate_runners(self.settings, self.runner_name)
             self._choose_runner()
             self.say(f"runner: {self.runner_name} (from the configuration: checkpoint "
                      f"{sequence} predates recorded run settings)")
-            self.baton["identity"] = self._identity(self.machine.scope)
+            self.identity = self._identity(self.machine.scope)
             return
-        base: dict[str, Any] = pinned["settings"]
+        base = pinned.settings
         try:
             self.settings = WorkflowSettings.model_validate(merge(base, self.overrides))
         except ValidationError as exc:
@@ -364,7 +372,7 @@ class Engine(Run):
             if key != "runner" and old != value:
                 self.say(f"setting workflow.{key} = {json.dumps(value)} (overriding "
                          f"{json.dumps(old)} from the checkpoint)")
-        recorded = str(pinned.get("runner") or AUTO_RUNNER)
+        recorded = str(pinned.runner or AUTO_RUNNER)
         asked = self.runner_name or self.overrides.get("runner")
         if asked and str(asked).strip().lower() != recorded:
             name = str(asked).strip().lower()
@@ -372,15 +380,15 @@ class Engine(Run):
             self.say(f"runner: {name} (overriding {recorded} from the checkpoint)")
         else:
             name = recorded
-            self.runner_from = str(pinned.get("runner_from") or "configuration")
+            self.runner_from = str(pinned.runner_from or "configuration")
             self.say(f"runner: {name} (from the checkpoint)")
         self.runner_name = name
         validate_runners(self.settings, self.runner_name)
         if name == AUTO_RUNNER:  # recorded by no Baton, but a hand-edited record may say so
             self._choose_runner()
         identity = self._identity(self.machine.scope)
-        identity["overrides"] = merge(pinned.get("overrides") or {}, self.overrides)
-        self.baton["identity"] = identity
+        identity.overrides = merge(pinned.overrides, self.overrides)
+        self.identity = identity
 
     def _preflight(self, scope: Scope, classifier: bool, specs: Path,
                    topic: Path | None = None) -> dict[str, str]:
@@ -423,13 +431,13 @@ class Engine(Run):
                     start = time.monotonic()
                     self.data.setdefault("phase_data", {})[state.value] = \
                         accounting.phase_data(self.steps, state.value, timing[state.value])
-                self.data["error_state"]["retry_count"] = 0
+                self.error_state.retry_count = 0
                 return
             except StepFailure as exc:
                 if exc.failure != TRANSIENT or retries >= self.settings.state_retries:
                     raise
                 retries += 1
-                self.data["error_state"]["retry_count"] = retries
+                self.error_state.retry_count = retries
                 self.say(f"{state.value}: transient failure ({exc.message}); retrying the "
                          f"state ({retries}/{self.settings.state_retries})")
                 self.save(f"retry {state.value} ({retries})")
@@ -444,19 +452,19 @@ class Engine(Run):
                   checkpoint=str(self.last_checkpoint))
         self.save(f"after {source.value} -> {target.value}")
 
-    def _finish(self, status: str, message: str) -> Outcome:
+    def _finish(self, status: RunStatus, message: str) -> Outcome:
         sm = self.machine
         if sm.current not in (State.COMPLETE, State.ABANDONED) and sm.can(State.COMPLETE):
             self._transition(State.COMPLETE, message)
         self.data["status"] = status
         self.data["last_error"] = None
-        self.data["error_state"] = {"last_error": None, "retry_count": 0, "failed_state": None}
-        ending = self.baton.get("outcome") or {}
-        attention = ending.get("status") == NEEDS_ATTENTION
-        if attention:
-            review = ending.get("debug_report") or ending.get("test_output") or "the test output"
-            message = (f"needs attention — {ending.get('reason')}; review {review} and fix "
-                       f"the issues, then re-run: {ending.get('rerun')}")
+        self.error_state = ErrorState(last_error=None, retry_count=0, failed_state=None)
+        ending = self.outcome
+        attention = ending is not None and ending.status == NEEDS_ATTENTION
+        if ending is not None and attention:
+            review = ending.debug_report or ending.test_output or "the test output"
+            message = (f"needs attention — {ending.reason}; review {review} and fix "
+                       f"the issues, then re-run: {ending.rerun}")
         path = self.save(f"{status}: {message}")
         self.say(f"workflow {self.workflow_id} {status}: {message}")
         self.emit("finished", status=status, state=self.machine.current.value,
@@ -470,16 +478,17 @@ class Engine(Run):
         when it cannot be written either, the newest checkpoint — `in_progress`, shown as
         interrupted — is where the resume continues from."""
         state = self.machine.current.value
-        self.data["status"] = "failed"
+        self.data["status"] = RunStatus.FAILED
         self.data["last_error"] = exc.message
-        self.data["error_state"].update(last_error=exc.message, failed_state=state)
-        self.baton["failure"] = {"step": exc.step_id, "class": exc.failure,
-                                 "message": exc.message, "type": exc.error_type,
-                                 "context": exc.context}
+        self.error_state.last_error = exc.message
+        self.error_state.failed_state = self.machine.current
+        self.failure = FailureRecord(step=exc.step_id, failure_class=exc.failure,
+                                     message=exc.message, type=exc.error_type,
+                                     context=exc.context)
         counts = self.baton.setdefault("state_failures", {})  # "Retry k/2 available"
         counts[state] = int(counts.get(state, 0)) + 1
         unrecorded: StoreFailure | None = None
-        if self.steps.get(exc.step_id, {}).get("status") != "failed":
+        if self.steps.get(exc.step_id, {}).get("status") != StepStatus.FAILED:
             with contextlib.suppress(StoreFailure):  # step failures were logged already
                 self.log_error("sm_transition" if exc.error_type == "state_error" else
                                exc.step_id, exc.error_type, exc.message,
@@ -491,7 +500,7 @@ class Engine(Run):
         except StoreFailure as again:
             unrecorded = again
         path = self.last_checkpoint
-        self.emit("finished", status="failed", state=state, message=exc.message,
+        self.emit("finished", status=RunStatus.FAILED, state=state, message=exc.message,
                   step=exc.step_id, failure=exc.failure, checkpoint=str(path))
         lines = [f"workflow {self.workflow_id} FAILED in {state}: {exc.message}"]
         if unrecorded is not None and path == before:
@@ -504,7 +513,7 @@ class Engine(Run):
             lines.append("  free space (or make the file system writable) first, then")
         lines.append(f"  resume with `baton resume {self.workflow_id}`")
         self.say("\n".join(lines))
-        return Outcome(self.workflow_id, "failed", self.machine.current, exc.message, path)
+        return Outcome(self.workflow_id, RunStatus.FAILED, self.machine.current, exc.message, path)
 
     def _store_failure(self, exc: StoreFailure) -> StepFailure:
         """The failure a run ends with when its own record cannot be written."""
@@ -530,7 +539,7 @@ class Engine(Run):
         hint = (" free space (or make the file system writable) and run it again" if
                 confine.is_disk_fault(exc.cause) else "")
         self.say(f"workflow {wid} FAILED: {exc.message}" + (f";{hint}" if hint else ""))
-        return Outcome(wid, "failed", State.INITIALIZE, exc.message, None)
+        return Outcome(wid, RunStatus.FAILED, State.INITIALIZE, exc.message, None)
 
 
 def _flat(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -215,7 +215,7 @@ class Isolation:
         one at a time (git reading another's half-written admin directory fails)."""
         self.integration = RepoLock(repo.common_dir, INTEGRATION_LOCK)
         """Held while this run changes the user's branch or reads its tree as clean."""
-        topic = run.paths.get("topic_dir")
+        topic = run.paths.topic_dir
         own = [run.root / ".claude" / "data", run.root / ".claude" / "tmp",
                run.root / WORKTREES, run.specs_dir() / AGENT_SCRATCH]
         if topic:
@@ -223,7 +223,7 @@ class Isolation:
         self.own = [self.rel(p) for p in own]
         """Baton's own files (checkpoints, logs, state, worktrees, the topic directory):
         never the user's changes, never in a phase's commit."""
-        plan = run.paths.get("plan")
+        plan = run.paths.plan
         rel = self.rel(Path(plan)) if plan else None
         self.plan = rel if rel and not rel.startswith(os.pardir) else None
         """The plan (from the top), when the repository holds it: Baton keeps its markers

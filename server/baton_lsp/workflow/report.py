@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 
 from ..model.checkpoint import WaveResult
+from ..model.states import RunStatus, StepStatus
 from ..runs.diagnosis import diagnose
 from ..runs.record import RunRecord
 from ..terminal import terminal_safe
@@ -77,18 +78,20 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     baton = record.baton
     steps = baton.steps
     wid = record.checkpoint_id or "?"
-    status = record.status or "?"
+    status = record.status
+    shown: str = status
     cls = record.state_machine.classification
     source = (cls.model_extra or {}).get("source")
     timing = baton.timing
     saved = parallel_savings(record)
     ctx = (baton.context or {}).get("total") or {}
-    mark = {"complete": "✓", "failed": "✗", "cancelled": "■"}.get(status, "•")
-    ending = baton.outcome if status == "complete" else None
+    mark = {RunStatus.COMPLETE: "✓", RunStatus.FAILED: "✗",
+            RunStatus.CANCELLED: "■"}.get(status, "•")
+    ending = baton.outcome if status == RunStatus.COMPLETE else None
     if ending is not None:  # the seeds' debug ending: complete, but tests still failing
-        mark, status = "⚠", f"{status}, NEEDS ATTENTION ({ending.reason})"
+        mark, shown = "⚠", f"{status}, NEEDS ATTENTION ({ending.reason})"
     lines = ["", "━━ Summary " + "━" * 50,
-             f"{mark} {wid}: {status} ({record.scope}, stopped in {record.state})",
+             f"{mark} {wid}: {shown} ({record.scope}, stopped in {record.state})",
              f"  {terminal_safe((record.workflow_description or '')[:200])}"]
     lines.append(f"  classification ({source or 'recorded'}): {cls.research_complexity} "
                  f"research topic(s), confidence {cls.confidence}")
@@ -105,9 +108,9 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     if cost := format_usage(usage.get("total")):
         lines.append(f"  agent cost: {cost} (as the agent CLIs reported it; tokens they "
                      "gave no dollars for priced from [workflow.prices])")
-    if status == "failed" and record.last_error:
+    if status == RunStatus.FAILED and record.last_error:
         lines.append(f"  error: {terminal_safe(record.last_error)}")
-    found = diagnose(root, record) if status == "failed" and root is not None else None
+    found = diagnose(root, record) if status == RunStatus.FAILED and root is not None else None
     if found is not None:  # the seeds' five-part error
         lines.append("━━ Error " + "━" * 52)
         lines += [f"  {line}" if line else "" for line in found.text().splitlines()]
@@ -175,7 +178,7 @@ def _tests_note(record: RunRecord) -> str:
     last = tests[-1] if tests else None
     if last is None:
         return "not run"
-    if last.status == "skipped":
+    if last.status == StepStatus.SKIPPED:
         return "skipped: no test command configured, nothing was tested"
     passed = (last.model_extra or {}).get("passed")
     return "passed" if passed is True else "FAILED" if passed is False else last.status
@@ -209,7 +212,8 @@ def next_steps(record: RunRecord, root: Path | None) -> list[str]:
     wid = record.checkpoint_id or "?"
     status = record.status
     desc = shlex.quote((record.workflow_description or "")[:200])
-    if status in ("failed", "cancelled", "interrupted", "in_progress"):
+    if status in (RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.INTERRUPTED,
+                  RunStatus.IN_PROGRESS):
         out = []
         halt = baton.iteration.halt_reason if baton.iteration is not None else None
         if halt == "stuck":
@@ -217,11 +221,11 @@ def next_steps(record: RunRecord, root: Path | None) -> list[str]:
             out.append(f"the implementation made no progress: read {_rel(root, context)}")
         elif halt == "max_iterations":
             out.append("more iterations are needed: add --set workflow.max-iterations=N")
-        elif status == "failed":
+        elif status == RunStatus.FAILED:
             out.append("fix the cause above (details in .claude/data/logs/errors.jsonl)")
         out.append(f"baton resume {wid}   (finished steps are skipped)")
         return out
-    if status == "complete" and baton.outcome is not None:  # seed 000's debug ending
+    if status == RunStatus.COMPLETE and baton.outcome is not None:  # seed 000's debug ending
         what = (f"the debug report {_rel(root, baton.outcome.debug_report)}"
                 if baton.outcome.debug_report else
                 f"the test output {_rel(root, baton.outcome.test_output)}")
@@ -235,7 +239,8 @@ def next_steps(record: RunRecord, root: Path | None) -> list[str]:
         return [f"review the plan {plan}", f"implement it: baton run {desc} --scope "
                 f"implement-only --plan {shlex.quote(plan)}"]
     out = ["review the summaries and the changes", f"details: baton status {wid}"]
-    if any(sid.startswith("test.") and s.status == "skipped" for sid, s in baton.steps.items()):
+    if any(sid.startswith("test.") and s.status == StepStatus.SKIPPED
+           for sid, s in baton.steps.items()):
         out.insert(1, "no tests ran: set [workflow] test-command (e.g. [\"pytest\", \"-q\"]) "
                    "to have the next run test its work")
     return out

@@ -13,7 +13,7 @@ from typing import Any
 
 from .. import __version__
 from ..model.config import WorkflowSettings
-from ..model.states import STORED_TRANSITIONS, Scope, State
+from ..model.states import STORED_TRANSITIONS, RunStatus, Scope, State
 from ..runs.records import utc_now
 from . import classify
 from .failures import EngineError
@@ -159,7 +159,7 @@ def new_record(wid: str, req: RunRequest, *, project: str, settings: WorkflowSet
     return {
         "schema_version": "2.1", "checkpoint_id": wid, "workflow_type": scope.value,
         "project_name": project, "workflow_description": req.description,
-        "created_at": now, "updated_at": now, "status": "in_progress",
+        "created_at": now, "updated_at": now, "status": RunStatus.IN_PROGRESS,
         "current_phase": 0, "total_phases": 8, "completed_phases": [],
         "workflow_state": {"plan_path": None, "parallel_execution_enabled": True,
                            "max_wave_parallelism": settings.max_parallel},

@@ -14,9 +14,9 @@ from typing import Any
 
 from ..model.checkpoint import HaltReason
 from ..model.config import WorkflowSettings
-from ..model.states import State
+from ..model.states import RunStatus, State, StepStatus
 from ..runs.digest import plan_edited
-from ..runs.record import RecordError, paths_outside, read_record
+from ..runs.record import PathsRecord, RecordError, paths_outside, read_record
 from ..runs.records import state_file_path, utc_now
 from ..runs.store import CheckpointStore, Entry
 from . import classify
@@ -77,12 +77,11 @@ def check_trust(root: Path, workflow_id: str, entry: Entry, trust: bool,
                           "workspace moved since the run needs a new run)")
 
 
-def topic_of(data: dict[str, Any]) -> TopicDir | None:
-    paths = data["baton"].get("paths") or {}
-    if not paths.get("topic_dir"):
+def topic_of(paths: PathsRecord) -> TopicDir | None:
+    if not paths.topic_dir:
         return None
-    tdir = Path(paths["topic_dir"])
-    return TopicDir(int(paths.get("topic_number") or 0), tdir.name, tdir)
+    tdir = Path(paths.topic_dir)
+    return TopicDir(paths.topic_number or 0, tdir.name, tdir)
 
 
 def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> list[str]:
@@ -91,12 +90,12 @@ def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> lis
     reason (what `iteration_problems` says of the bash side's iteration checkpoints)."""
     record = read_record(data)
     out = []
-    if record.status == "complete" and record.baton.outcome is not None:
+    if record.status == RunStatus.COMPLETE and record.baton.outcome is not None:
         ending = record.baton.outcome
         out.append(f"the workflow is already complete but needs attention ({ending.reason}): "
                    f"review {ending.debug_report or ending.test_output}, fix the issues, "
                    f"then re-run: {ending.rerun}")
-    elif record.status == "complete":
+    elif record.status == RunStatus.COMPLETE:
         out.append("the workflow is already complete")
     with contextlib.suppress(ValueError):
         age = (now or dt.datetime.now(dt.UTC)) - dt.datetime.fromisoformat(
@@ -128,7 +127,7 @@ def rewind(sm: WorkflowStateMachine, steps: dict[str, dict[str, Any]], plans: Pl
     (or whose inputs changed); later valid steps are skipped when their state runs."""
     earliest: State | None = None
     for sid, step in steps.items():
-        if step.get("status") != "done":
+        if step.get("status") != StepStatus.DONE:
             continue
         reason = plans.invalid_reason(step)
         if reason is None:

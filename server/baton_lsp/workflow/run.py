@@ -15,14 +15,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+from pydantic import BaseModel
+
+from ..model.checkpoint import ErrorState
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
-from ..model.states import PHASE_STATES, State
+from ..model.states import PHASE_STATES, State, StepStatus
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
 from ..runs.places import errors_log_path, tmp_json_path
-from ..runs.record import RESEARCH_SUPERVISOR, RecordError, read_record, supervisor_sections
+from ..runs.record import (
+    RESEARCH_SUPERVISOR,
+    FailureRecord,
+    HistoryRecord,
+    IdentityRecord,
+    IterationRecord,
+    OutcomeRecord,
+    PathsRecord,
+    RecordError,
+    RequestRecord,
+    ResearchRecord,
+    read_record,
+    supervisor_sections,
+)
 from ..runs.records import (
     append_error,
     error_record,
@@ -48,6 +64,14 @@ STATE_FAMILIES = ("REPORT_PATH_", "COMPLETED_STATE_", "SUCCESSFUL_REPORT_PATH_")
 """Numbered state-file keys Baton writes (`REPORT_PATH_0` …): every number is Baton's."""
 
 
+def fixed(path: str | None, what: str) -> str:
+    """A path initialize pre-calculated (`Run.paths`); a handler that runs before it is an
+    engine bug, said as such rather than as a missing key."""
+    if not path:
+        raise RuntimeError(f"the run has no {what} path: initialize has not fixed it")
+    return path
+
+
 class Run:
     """The mutable state of one workflow run in this process."""
 
@@ -70,6 +94,21 @@ class Run:
         self.quiet = False  # the CLI's --quiet: no end-of-run summary either
         self.cancel_event = asyncio.Event()
         self.data: dict[str, Any] = {}
+        self.paths = PathsRecord()
+        """Every path pre-calculated for the run (`baton.paths`), typed: the one copy the
+        handlers read and write (by assignment: a field only mutated in place is not
+        saved), folded into the record at each save."""
+        self.error_state = ErrorState()
+        """The seeds' `error_state` (last error, retries of the state, the failed state),
+        typed like `paths`."""
+        self.request = RequestRecord()
+        """What the run was asked (`baton.request`); initialize may narrow its scope and
+        topics to the classifier's answer."""
+        self._outcome: OutcomeRecord | None = None
+        self._failure: FailureRecord | None = None
+        self._iteration: IterationRecord | None = None
+        self._pinned: IdentityRecord | None = None
+        self._research: ResearchRecord | None = None
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -116,10 +155,100 @@ class Run:
         # cast: `steps` is a mapping of step id to step record in every checkpoint baton writes.
         return cast("dict[str, dict[str, Any]]", self.baton["steps"])
 
+    def hold(self, data: dict[str, Any]) -> None:
+        """Take `data` (a new record, or a checkpoint being resumed) as the run's record;
+        its typed sections are read out of it here, once."""
+        self.data = data
+        self.paths = PathsRecord.model_validate(data["baton"].get("paths") or {})
+        baton = data["baton"]
+        self.error_state = ErrorState.model_validate(data.get("error_state") or {})
+        self.request = RequestRecord.model_validate(baton.get("request") or {})
+        found = baton.get("outcome")
+        self._outcome = OutcomeRecord.model_validate(found) if found is not None else None
+        found = baton.get("failure")
+        self._failure = FailureRecord.model_validate(found) if found is not None else None
+        found = baton.get("iteration")
+        self._iteration = IterationRecord.model_validate(found) if found is not None else None
+        found = baton.get("identity")
+        self._pinned = IdentityRecord.model_validate(found) if found is not None else None
+        found = baton.get("research")
+        self._research = ResearchRecord.model_validate(found) if found is not None else None
+
+    def fold(self) -> None:
+        """Write the typed sections back into the record (before a save or a read of it);
+        a field never set stays absent, and fields this Baton does not know are kept."""
+        self.data["error_state"] = self.error_state.model_dump(mode="json", exclude_unset=True)
+        baton = self.data["baton"]
+        baton["request"] = self.request.model_dump(mode="json", exclude_unset=True)
+        baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
+        for key, section in (("outcome", self._outcome), ("failure", self._failure),
+                             ("iteration", self._iteration), ("identity", self._pinned),
+                             ("research", self._research)):
+            self._fold_section(key, section)
+
+    def _fold_section(self, key: str, section: BaseModel | None) -> None:
+        """One optional section into the record (None: absent, as the seeds leave it)."""
+        baton = self.data["baton"]
+        if section is None:
+            baton.pop(key, None)
+        else:
+            baton[key] = section.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    # The optional sections are written through when they are set or cleared, so each
+    # takes its place in the record when it happens (as the seeds' keys always did); what
+    # changes inside one is folded at the next save.
+
     @property
-    def paths(self) -> dict[str, Any]:
-        # cast: `paths` is a mapping of path names in every checkpoint baton writes.
-        return cast("dict[str, Any]", self.baton["paths"])
+    def outcome(self) -> OutcomeRecord | None:
+        """How a `complete` run ended when that is not plain success (`baton.outcome`)."""
+        return self._outcome
+
+    @outcome.setter
+    def outcome(self, value: OutcomeRecord | None) -> None:
+        self._outcome = value
+        self._fold_section("outcome", value)
+
+    @property
+    def failure(self) -> FailureRecord | None:
+        """The failure that stopped the run (`baton.failure`)."""
+        return self._failure
+
+    @failure.setter
+    def failure(self, value: FailureRecord | None) -> None:
+        self._failure = value
+        self._fold_section("failure", value)
+
+    @property
+    def iteration(self) -> IterationRecord | None:
+        """Where the implement iteration loop stands (`baton.iteration`); None until the
+        loop first runs."""
+        return self._iteration
+
+    @iteration.setter
+    def iteration(self, value: IterationRecord | None) -> None:
+        self._iteration = value
+        self._fold_section("iteration", value)
+
+    @property
+    def research(self) -> ResearchRecord | None:
+        """How the research state went (`baton.research`): reports made, mode, wall time."""
+        return self._research
+
+    @research.setter
+    def research(self, value: ResearchRecord | None) -> None:
+        self._research = value
+        self._fold_section("research", value)
+
+    @property
+    def identity(self) -> IdentityRecord | None:
+        """Who runs the workflow (`baton.identity`): pinned when it starts, re-pinned with
+        a resume's own `--runner`/`--set`; None in a record from before identities."""
+        return self._pinned
+
+    @identity.setter
+    def identity(self, value: IdentityRecord | None) -> None:
+        self._pinned = value
+        self._fold_section("identity", value)
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
@@ -131,21 +260,20 @@ class Run:
     def skippable(self, sid: str) -> bool:
         """Done and still valid: a resumed run does not launch it again."""
         step = self.steps.get(sid)
-        return step is not None and step.get("status") == "done" and \
+        return step is not None and step.get("status") == StepStatus.DONE and \
             self.plans.invalid_reason(step) is None
 
     def good_reports(self) -> list[str]:
         return [s["artifact"] for sid, s in sorted(self.steps.items())
                 if sid.startswith("research.") and s.get("role", "research") == "research"
-                and s.get("status") == "done" and Path(s["artifact"]).is_file()]
+                and s.get("status") == StepStatus.DONE and Path(s["artifact"]).is_file()]
 
     def specs_dir(self) -> Path:
         """The specs directory of this run (`specs-dir`; `auto` follows the tree and whether
         a claude agent has to write there), fixed once per workflow in its checkpoint."""
-        paths = self.paths
-        if not paths.get("specs_dir"):
-            paths["specs_dir"] = str(self.planned_specs_dir())
-        return contained(self.root, paths["specs_dir"], "specs directory")
+        if not self.paths.specs_dir:
+            self.paths.specs_dir = str(self.planned_specs_dir())
+        return contained(self.root, self.paths.specs_dir, "specs directory")
 
     def planned_specs_dir(self) -> Path:
         """The specs directory the configuration gives, before the run has a record (the
@@ -165,7 +293,7 @@ class Run:
                "WORKFLOW_ID": wid, "STATE_FILE": state_file,
                "BATON_ARTIFACT_PATH": str(artifact), "BATON_WORKSPACE": str(self.root),
                "CLAUDE_PROJECT_DIR": str(self.root),
-               "BATON_TOPIC_DIR": self.paths.get("topic_dir", ""),
+               "BATON_TOPIC_DIR": self.paths.topic_dir or "",
                "BATON_DESCRIPTION": self.data.get("workflow_description", ""),
                "BATON_STATE_FILE": state_file}
         meta = self.supervisor_metadata_path()
@@ -243,9 +371,11 @@ class Run:
         d["current_phase"] = STATE_INDEX.get(sm.current, 0)
         d["completed_phases"] = sorted({STATE_INDEX[s] for s in sm.completed
                                         if s in STATE_INDEX})
-        d["baton"]["history"] = [{"from": t.source.value, "to": t.target.value,
-                                  "reason": t.reason, "at": t.at} for t in sm.history]
+        d["baton"]["history"] = [HistoryRecord(source=t.source.value, target=t.target.value,
+                                               reason=t.reason, at=t.at).model_dump(
+                                                   by_alias=True) for t in sm.history]
         now = utc_now()
+        self.fold()
         d["updated_at"] = now
         d["metadata"]["updated_at"] = now
         plan = (d.get("workflow_state") or {}).get("plan_path")
@@ -268,34 +398,33 @@ class Run:
         self.last_checkpoint = path
         self.write_state_file()
         self.emit("checkpoint", label=event, path=str(path), status=self.data.get("status"),
-                  state=self.data["state_machine"]["current_state"])
+                  state=self.machine.current.value)
         return path
 
     def write_state_file(self) -> None:
         """The bash side's copy of the run (`.claude/tmp/workflow_<id>.sh`)."""
-        sm, d = self.machine, self.data
-        paths = d["baton"].get("paths") or {}
-        reports = paths.get("reports") or []
+        sm, d, paths = self.machine, self.data, self.paths
+        reports = paths.reports
         values: dict[str, Any] = {
             "WORKFLOW_SCOPE": sm.scope.value, "TERMINAL_STATE": sm.terminal.value,
             "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": d.get("status"),
             "WORKFLOW_DESCRIPTION": d.get("workflow_description"),
-            "TOPIC_PATH": paths.get("topic_dir"), "PLAN_PATH": paths.get("plan"),
-            "REPORTS_DIR": paths.get("reports_dir"), "PLANS_DIR": paths.get("plans_dir"),
-            "SUMMARIES_DIR": paths.get("summaries_dir"), "DEBUG_DIR": paths.get("debug_dir"),
+            "TOPIC_PATH": paths.topic_dir, "PLAN_PATH": paths.plan,
+            "REPORTS_DIR": paths.reports_dir, "PLANS_DIR": paths.plans_dir,
+            "SUMMARIES_DIR": paths.summaries_dir, "DEBUG_DIR": paths.debug_dir,
             "CHECKPOINT_DIR": str(self.store.dir) if self.store else None,
             "RESEARCH_COMPLEXITY": d["state_machine"]["classification"]["research_complexity"],
             "REPORT_PATHS_COUNT": len(reports),
         }
         for i, r in enumerate(reports):
             values[f"REPORT_PATH_{i}"] = r
-        values["REPORT_PATHS_JSON"] = reports
+        values["REPORT_PATHS_JSON"] = list(reports)
         classification = d["state_machine"].get("classification") or {}
         values["RESEARCH_TOPICS_JSON"] = classification.get("research_topics") or []
         values["USE_HIERARCHICAL_RESEARCH"] = len(reports) >= HIERARCHICAL_TOPICS
         if State.RESEARCH in sm.completed:  # seed 000's research outcome, once there is one
             done = {s.get("artifact") for sid, s in self.steps.items()
-                    if sid.startswith("research.") and s.get("status") == "done"}
+                    if sid.startswith("research.") and s.get("status") == StepStatus.DONE}
             ok = [r for r in reports if r in done]  # in the topics' order
             values["RESEARCH_COMPLETE"] = True
             values["REPORTS_CREATED"] = len(ok)
@@ -303,13 +432,13 @@ class Run:
             for i, r in enumerate(ok):
                 values[f"SUCCESSFUL_REPORT_PATH_{i}"] = r
             values["SUCCESSFUL_REPORT_PATHS_JSON"] = ok
-        it = d["baton"].get("iteration")
-        if it:
-            values["ITERATION"] = it.get("iteration")
-            values["MAX_ITERATIONS"] = it.get("max_iterations")
-            values["CONTINUATION_CONTEXT"] = it.get("continuation_context")
-            values["WORK_REMAINING"] = it.get("work_remaining")
-            values["HALT_REASON"] = it.get("halt_reason")
+        it = self.iteration
+        if it is not None:
+            values["ITERATION"] = it.iteration
+            values["MAX_ITERATIONS"] = it.max_iterations
+            values["CONTINUATION_CONTEXT"] = it.continuation_context
+            values["WORK_REMAINING"] = it.work_remaining
+            values["HALT_REASON"] = it.halt_reason
         # The seeds' keys below are Baton's only once it knows them: until then a value an
         # agent or bash block appended the seeds' way is the one there is, and is kept.
         seed_keys = {"SUPERVISOR_METADATA_PATH": self.supervisor_metadata_path(),
@@ -394,6 +523,7 @@ class Run:
         formatter `baton status` and the editor use too); `{}` if the record cannot be
         read as one — the failure itself must be recorded whatever happens here."""
         try:
+            self.fold()
             found = diagnose(self.root, read_record(self.data), failure_record(
                 failure.step_id, failure.failure, failure.message, failure.error_type,
                 failure.context), state=self.machine.current.value, pending=pending)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.plan import Plan
+from ..model.states import StepStatus
 from ..runs import confine
 
 DOMAINS = ("frontend", "backend", "testing")
@@ -107,10 +108,15 @@ def implementation_decision(plan: Plan, sections: dict[str, str], order: list[st
             "tracks": tracks, "phase_tracks": phase_tracks, "phase_files": files}
 
 
+SEED_WORKER_STATUS: dict[str, str] = {
+    StepStatus.DONE: "completed", StepStatus.FAILED: "failed",
+    StepStatus.RUNNING: "running", StepStatus.CANCELLED: "cancelled"}
+"""A step's status as seed 001's `worker_status` words it (anything else: `pending`)."""
+
+
 def _status(step: dict[str, Any] | None) -> str:
     status = (step or {}).get("status")
-    return {"done": "completed", "failed": "failed", "running": "running",
-            "cancelled": "cancelled"}.get(str(status), "pending")
+    return SEED_WORKER_STATUS.get(str(status), "pending")
 
 
 def _clip(text: str, limit: int) -> str:
@@ -139,7 +145,7 @@ def implementation_section(*, supervisor_id: str, at: str, decision: dict[str, A
             "files_planned": decision["phase_files"].get(pid, [])}
         if pid in modified:
             w["files_modified"] = modified[pid]
-        if step and step.get("status") == "done":
+        if step and step.get("status") == StepStatus.DONE:
             w["metadata"] = step.get("metadata") or {}
             w["context_tokens"] = (step.get("context") or {}).get("passed_tokens", 0)
         elif step and step.get("message"):

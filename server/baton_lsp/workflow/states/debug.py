@@ -11,10 +11,10 @@ from pathlib import Path
 
 from ...model.states import Scope, State
 from ...runs.digest import sha256_file
-from ...runs.record import NEEDS_ATTENTION
+from ...runs.record import NEEDS_ATTENTION, OutcomeRecord
 from ..agent_step import StepSpec, agent_step
 from ..layout import TEST_LOG
-from ..run import Run
+from ..run import Run, fixed
 from .base import StateHandler
 
 DEBUGGING_SCOPES = (Scope.FULL_IMPLEMENTATION, Scope.TEST_AND_DEBUG)
@@ -29,11 +29,10 @@ def reports_and_ends(run: Run) -> bool:
 def rerun_command(run: Run) -> str:
     """The seeds' "Then re-run: /coordinate \"$WORKFLOW_DESCRIPTION\"", as a baton command:
     the same description and scope (and the plan it was given)."""
-    request = run.baton.get("request") or {}
     argv = ["baton", "run", str(run.data.get("workflow_description") or ""), "--scope",
             run.machine.scope.value]
-    if request.get("plan_path"):
-        plan = Path(str(request["plan_path"]))
+    if run.request.plan_path:
+        plan = Path(run.request.plan_path)
         argv += ["--plan", str(plan.relative_to(run.root) if plan.is_relative_to(run.root)
                                else plan)]
     return shlex.join(argv)
@@ -42,17 +41,17 @@ def rerun_command(run: Run) -> str:
 def end_needing_attention(run: Run, reason: str, report: Path | None,
                           test_output: str | None) -> None:
     """Record the `needs_attention` outcome the workflow will end `complete` with."""
-    run.baton["outcome"] = {"status": NEEDS_ATTENTION, "reason": reason,
-                            "debug_report": str(report) if report else None,
-                            "test_output": test_output, "rerun": rerun_command(run)}
+    run.outcome = OutcomeRecord(status=NEEDS_ATTENTION, reason=reason,
+                                debug_report=str(report) if report else None,
+                                test_output=test_output, rerun=rerun_command(run))
 
 
 async def debug(run: Run) -> None:
     it = int(run.data.get("debug_iteration_count") or 0) + 1
-    debug_dir = Path(run.paths["debug_dir"])
+    debug_dir = Path(fixed(run.paths.debug_dir, "debug"))
     report = debug_dir / f"{it:03d}_debug_report.md"
     test_log = debug_dir / TEST_LOG.format(it)
-    extra = {"BATON_PLAN_PATH": run.paths["plan"],
+    extra = {"BATON_PLAN_PATH": fixed(run.paths.plan, "plan"),
              "BATON_TEST_OUTPUT": str(test_log) if test_log.is_file() else "",
              "BATON_REPORT_PATHS": json.dumps(run.good_reports())}
     inputs = {str(test_log): sha256_file(test_log, run.root)} if test_log.is_file() else {}

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...model.graph import waves_after
 from ...model.plan import FINISHED, STARTED
-from ...model.states import State
+from ...model.states import State, StepStatus
 from ...parse.plan_marks import mark_phase
 from ...runs import confine
 from ...runs.digest import sha256_file
@@ -28,7 +28,7 @@ from ..failures import PERMANENT, TRANSIENT, Cancelled, LoopDone, StepFailure, r
 from ..isolation import Isolation, PhaseTree, PlanEdit, branch_name
 from ..plans import edit_plan
 from ..repolock import LockTimeout
-from ..run import Run
+from ..run import Run, fixed
 from ..shipping import Shipment, bundle_key
 from .base import StateHandler
 from .iterations import implement_iterations
@@ -43,7 +43,7 @@ def phase_number(pid: str) -> int | str:
 
 async def implement(run: Run) -> None:
     paths = run.paths
-    plan_path = Path(paths["plan"])
+    plan_path = Path(fixed(paths.plan, "plan"))
     plan = run.plans.load(plan_path)
     if isinstance(plan, str):
         raise StepFailure("implement", PERMANENT, plan, "file_error")
@@ -100,9 +100,10 @@ async def implement(run: Run) -> None:
                 "implementation supervisor")
         run.emit("supervisor", tier="implementation", mode="supervisor", workers=len(mine),
                  status="running")
-    summaries = Path(paths["summaries_dir"])
+    summaries = Path(fixed(paths.summaries_dir, "summaries"))
     sem = asyncio.Semaphore(run.settings.max_parallel)
-    topic = Path(paths["topic_dir"])  # an isolated agent reads the plan, writes its summary
+    # an isolated agent reads the plan, writes its summary
+    topic = Path(fixed(paths.topic_dir, "topic"))
     extra_dirs = (topic,) if plan_path.is_relative_to(topic) else (topic, plan_path.parent)
 
     def summary_of(pid: str) -> Path:
@@ -320,7 +321,7 @@ def landed(run: Run, iso: Isolation | None, done_in_plan: set[str], order: list[
         status = (step.get("git") or {}).get("status") if iso is not None else None
         if status in ("committed", "conflict"):
             continue
-        if step.get("status") == "done":
+        if step.get("status") == StepStatus.DONE:
             if run.skippable(sid):
                 done.add(pid)
         elif pid in done_in_plan:
@@ -435,7 +436,7 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
         sid = f"implement.phase-{pid}"
         step = run.steps.get(sid) or {}
         record = step.get("git")
-        if step.get("status") != "done" or not record or record.get("mode") != "worktree":
+        if step.get("status") != StepStatus.DONE or not record or record.get("mode") != "worktree":
             continue
         if record.get("status") == "committed":
             try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...model.states import Scope, State
+from ...model.states import Scope, State, StepStatus
 from ...runs import confine
 from ...runs.records import utc_now
 from .. import classify
@@ -24,8 +24,7 @@ from .base import StateHandler
 async def initialize(run: Run) -> None:
     """Classify (when a classifier agent is configured), save the classification, then
     pre-calculate every path before any other agent runs."""
-    req = run.baton["request"]
-    paths = run.paths
+    req = run.request
     cls_state = run.baton.setdefault("classify", {"agent": False, "done": True})
     if not cls_state.get("done"):
         try:
@@ -56,14 +55,14 @@ async def initialize(run: Run) -> None:
                  confidence=classification.get("confidence"))
     if run.topic is None:
         base = run.specs_dir()
-        if req.get("plan_path"):
-            run.topic = topic_of_plan(run.root, Path(req["plan_path"]), base)
+        if req.plan_path:
+            run.topic = topic_of_plan(run.root, Path(req.plan_path), base)
         else:
-            run.topic = allocate_topic(run.root, req["description"], base)
+            run.topic = allocate_topic(run.root, req.description, base)
     t = run.topic
-    paths.update(run_paths(run.root, t, classify.topic_slugs(classification),
-                           req.get("plan_path")))
-    plan = paths["plan"]
+    run.paths = run.paths.model_copy(update=run_paths(
+        run.root, t, classify.topic_slugs(classification), req.plan_path))
+    plan = run.paths.plan
     ws = run.data["workflow_state"]
     ws.update(topic_directory=str(t.path), topic_number=t.number, plan_path=plan)
     run.data.update(topic_directory=str(t.path), topic_number=t.number)
@@ -79,7 +78,7 @@ async def classify_with_agent(run: Run) -> None:
     """The classifier agent's `CLASSIFICATION_COMPLETE: {json}`, validated (a broken
     answer is a permanent failure naming the rule), merged under what the user said."""
     baton = run.baton
-    req, explicit = baton["request"], baton["classify"].get("explicit", {})
+    req, explicit = run.request, baton["classify"].get("explicit", {})
     artifact = (run.specs_dir() / AGENT_SCRATCH /
                 f"classification_{run.workflow_id}.json")
     parsed: list[classify.ClassifierOutput] = []
@@ -90,41 +89,43 @@ async def classify_with_agent(run: Run) -> None:
             out = classify.parse_classifier_output(sig.value if sig else None)
         except classify.ClassificationError as exc:
             return f"classifier: {exc}"
-        if explicit.get("complexity") and out.research_complexity != req["complexity"]:
+        if explicit.get("complexity") and out.research_complexity != req.complexity:
             return (f"classifier: returned {out.research_complexity} topic(s) but "
-                    f"--complexity asked for {req['complexity']}")
-        scope = Scope(req["scope"]) if explicit.get("scope") else out.workflow_type
-        if (scope in classify.NEEDS_PLAN) != bool(req.get("plan_path")):
+                    f"--complexity asked for {req.complexity}")
+        scope = Scope(req.scope) if explicit.get("scope") and req.scope \
+            else out.workflow_type
+        if (scope in classify.NEEDS_PLAN) != bool(req.plan_path):
             return (f"classifier: scope {scope.value} " + (
                 "works on an existing plan, and no --plan was given" if scope in classify.NEEDS_PLAN
                 else "does not use the --plan that was given") + "; pass --scope")
         parsed.append(out)
         return None
 
-    extra = {"BATON_SCOPE": req["scope"] if explicit.get("scope") else "",
-             "BATON_RESEARCH_COMPLEXITY": str(req["complexity"])
+    extra = {"BATON_SCOPE": (req.scope or "") if explicit.get("scope") else "",
+             "BATON_RESEARCH_COMPLEXITY": str(req.complexity)
              if explicit.get("complexity") else "",
-             "BATON_TOPICS_JSON": json.dumps(req["topics"]) if explicit.get("topics") else "",
-             "BATON_PLAN_PATH": req.get("plan_path") or ""}
+             "BATON_TOPICS_JSON": json.dumps(req.topics) if explicit.get("topics") else "",
+             "BATON_PLAN_PATH": req.plan_path or ""}
     confine.makedirs_own(run.root, artifact.parent)
     done = baton["steps"].get("classify") or {}
-    if done.get("status") == "done" and "classification" not in done:
+    if done.get("status") == StepStatus.DONE and "classification" not in done:
         baton["steps"].pop("classify")  # recorded by an older Baton without its answer
     await agent_step(run, StepSpec("classify", State.INITIALIZE, "classifier", artifact, extra,
                                    verify=verify, fields=lambda: {
                                        "classification": parsed[-1].model_dump(mode="json")}))
     step = baton["steps"]["classify"]
     out = classify.ClassifierOutput.model_validate(step["classification"])
-    scope = Scope(req["scope"]) if explicit.get("scope") else out.workflow_type
+    scope = Scope(req.scope) if explicit.get("scope") and req.scope \
+        else out.workflow_type
     topics = [t.model_dump() for t in out.research_topics]
     if explicit.get("topics"):
-        topics = [classify.topic_spec(t, req["description"]) for t in req["topics"]]
+        topics = [classify.topic_spec(t, req.description) for t in req.topics]
     record = classify.classification_record(
         scope=scope, topics=topics, confidence=out.confidence,
         reasoning=out.reasoning or "classifier agent", source="agent", at=utc_now())
     run.data["state_machine"]["classification"] = record
-    req.update(scope=scope.value, topics=classify.topic_names(record),
-               complexity=len(topics))
+    req.scope, req.topics = scope.value, classify.topic_names(record)
+    req.complexity = len(topics)
     run.data["workflow_type"] = scope.value
     run.data["state_machine"]["workflow_config"]["scope"] = scope.value
     if scope != run.machine.scope:

@@ -13,14 +13,13 @@ from ...model.states import Scope, State
 from ...runs import confine
 from ...runs.digest import sha256_file
 from ..agent_step import StepSpec, agent_step
-from ..run import Run
+from ..run import Run, fixed
 from ..signals import SignalReader
 from .base import StateHandler
 
 
 async def plan(run: Run) -> None:
-    paths = run.paths
-    plan = Path(paths["plan"])
+    plan = Path(fixed(run.paths.plan, "plan"))
     reports = run.good_reports()
     inputs = {r: sha256_file(Path(r), run.root) for r in reports}
     revise = run.machine.scope == Scope.RESEARCH_AND_REVISE

@@ -13,15 +13,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...model.states import State
+from ...model.states import State, StepStatus
 from ...runs.digest import sha256_file
-from ...runs.record import RESEARCH_SUPERVISOR
+from ...runs.record import RESEARCH_SUPERVISOR, ResearchRecord
 from ...runs.records import utc_now
 from .. import accounting, supervisor
 from ..agent_step import StepSpec, agent_step
 from ..barrier import check_artifact
 from ..failures import PERMANENT, StepFailure, reraise_cancel, worst
-from ..run import HIERARCHICAL_TOPICS, Run
+from ..run import HIERARCHICAL_TOPICS, Run, fixed
 from ..signals import SignalReader
 from .base import StateHandler
 
@@ -32,9 +32,8 @@ async def research(run: Run) -> None:
     `planning` mode first asks a coordinator agent for the invocation plan. Either way
     each report's metadata — not the report — is what goes up, and ≥ 50 % of the
     reports is a (recorded) partial success."""
-    paths = run.paths
-    topics = list(run.baton["request"]["topics"])
-    reports = list(paths["reports"])
+    topics = list(run.request.topics)
+    reports = list(run.paths.reports)
     mode = "flat" if len(topics) < HIERARCHICAL_TOPICS else run.settings.research_mode
     if mode == "planning":
         order = await invocation_plan(run, topics, reports)
@@ -67,10 +66,10 @@ async def research(run: Run) -> None:
         raise others[0]
     ok = len(results) - len(failures)
     needed = math.ceil(len(results) / 2)
-    info = {"reports_ok": ok, "reports_total": len(results), "mode": mode,
-            "partial": bool(failures) and ok >= needed,
-            "failed_topics": [f.step_id for f in failures], "wall_ms": wall_ms}
-    run.baton["research"] = info
+    run.research = ResearchRecord(reports_ok=ok, reports_total=len(results), mode=mode,
+                                  partial=bool(failures) and ok >= needed,
+                                  failed_topics=[f.step_id for f in failures],
+                                  wall_ms=wall_ms)
     if mode != "flat":
         supervisor_checkpoint(run, mode, order, index, failures)
     if failures and ok >= needed:
@@ -98,7 +97,7 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
         return results
     sid = "research.supervisor"
     steps.pop(sid, None)  # asked again: for the reports still missing
-    summary = Path(run.paths["reports_dir"]) / ".supervisor_summary.md"
+    summary = Path(fixed(run.paths.reports_dir, "reports")) / ".supervisor_summary.md"
     extra = {"BATON_TOPICS_JSON": json.dumps([t for t, _ in pending]),
              "BATON_REPORT_PATHS": json.dumps([r for _, r in pending]),
              "BATON_WORKER_IDS": json.dumps([f"research.{index[r]}" for _, r in pending])}
@@ -117,7 +116,7 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
         barrier = check_artifact(run.root, path, reported, "report")
         if barrier is None:
             meta = supervisor.extract_metadata(path)
-            steps[wid] = {"state": "research", "role": "research", "status": "done",
+            steps[wid] = {"state": "research", "role": "research", "status": StepStatus.DONE,
                           "attempts": 1, "artifact": report, "inputs": {},
                           "via": sid, "topic": topic, "finished_at": utc_now(),
                           "sha256": sha256_file(path, run.root), "size": path.stat().st_size,
@@ -126,7 +125,7 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
             results.append(None)
             continue
         message = (f"{failure.message}; " if failure else "") + barrier.message
-        steps[wid] = {"state": "research", "role": "research", "status": "failed",
+        steps[wid] = {"state": "research", "role": "research", "status": StepStatus.FAILED,
                       "attempts": 1, "artifact": report, "inputs": {}, "via": sid,
                       "topic": topic, "failure": PERMANENT, "message": message}
         results.append(StepFailure(wid, failure.failure if failure else PERMANENT,
@@ -147,7 +146,7 @@ def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
     for topic, report in order:
         sid = f"research.{index[report]}"
         step = steps.get(sid, {})
-        ok = step.get("status") == "done"
+        ok = step.get("status") == StepStatus.DONE
         w: dict[str, Any] = {"worker_id": sid, "topic": topic,
                              "status": "completed" if ok else "failed",
                              "output_path": report,
@@ -168,7 +167,7 @@ def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
     # named by SUPERVISOR_METADATA_PATH in the state file and every later agent's env
     supervisor.publish_research(run.root, section)
     agg = section["aggregated_metadata"]
-    target = Path(run.paths["reports_dir"]) / "SUPERVISOR_CHECKPOINT.json"
+    target = Path(fixed(run.paths.reports_dir, "reports")) / "SUPERVISOR_CHECKPOINT.json"
     supervisor.write_json(run.root, target, section)
     run.say(f"research supervisor: {agg['reports_count']}/{section['worker_count']} "
             f"workers completed; {agg['context_tokens']} tokens of metadata passed up")
@@ -182,7 +181,7 @@ async def invocation_plan(run: Run, topics: list[str], reports: list[str]
                            ) -> list[tuple[str, str]]:
     """Planning-only mode: the coordinator agent returns `INVOCATION_PLAN_READY: N` and
     the invocations; the engine checks them against its own paths and runs them."""
-    plan_file = Path(run.paths["reports_dir"]) / ".invocation-plan.txt"
+    plan_file = Path(fixed(run.paths.reports_dir, "reports")) / ".invocation-plan.txt"
     checked: list[list[tuple[str, str]]] = []
 
     def verify(path: Path, reader: SignalReader) -> str | None:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ...model.states import Scope, State
+from ...model.states import Scope, State, StepStatus
 from ...paths import python_command
 from ...runs import confine
 from ...runs.record import IMPLEMENTATION_SUPERVISOR, TESTING_SUPERVISOR, supervisor_sections
@@ -18,11 +18,10 @@ from .. import accounting, supervisor, tiers
 from ..failures import PERMANENT, Cancelled, StepFailure
 from ..layout import TEST_LOG
 from ..process import run_process
-from ..run import Run
+from ..run import Run, fixed
 from .base import StateHandler
 from .debug import DEBUGGING_SCOPES, end_needing_attention, reports_and_ends
 
-SKIPPED = "skipped"
 """The status of a test step that ran nothing (neither passed nor failed)."""
 NO_TEST_COMMAND = "no test command configured ([workflow] test-command)"
 SEEDS_TEST_SCRIPT = Path(".claude/tests/run_all_tests.sh")
@@ -57,16 +56,16 @@ async def test(run: Run) -> None:
         fallback = bool(argv)
     if not argv:  # skipped, and never reported as passed: nothing was tested
         run.data["tests_passing"] = None
-        steps[sid] = {"state": "test", "role": "test", "status": SKIPPED, "attempts": 0,
+        steps[sid] = {"state": "test", "role": "test", "status": StepStatus.SKIPPED, "attempts": 0,
                       "message": NO_TEST_COMMAND}
         run.say(f"test: skipped — {NO_TEST_COMMAND}; nothing was tested")
         return
     done = steps.get(sid) or {}
-    if done.get("status") == "done" and done.get("passed") is True:
+    if done.get("status") == StepStatus.DONE and done.get("passed") is True:
         run.data["tests_passing"] = True  # passed before the engine stopped: not again
         run.say(f"[{sid}] tests already passed; skipped")
         return
-    log_path = Path(run.paths["debug_dir"]) / TEST_LOG.format(it + 1)
+    log_path = Path(fixed(run.paths.debug_dir, "debug")) / TEST_LOG.format(it + 1)
     inventory = tiers.test_inventory(run.root)  # the generation stage: what is there to run
     decision = tiers.testing_decision(inventory)
     if decision["hierarchical"]:
@@ -97,8 +96,8 @@ async def test(run: Run) -> None:
         "\n" + out.stderr_tail if out.stderr_tail else "") + "\n").encode("utf-8"))
     passed = out.exit_code == 0 and not out.timed_out
     run.data["tests_passing"] = passed
-    run.baton.pop("outcome", None)  # tested again: whatever the last ending said is old
-    steps[sid] = {"state": "test", "role": "test", "status": "done", "attempts": 1,
+    run.outcome = None  # tested again: whatever the last ending said is old
+    steps[sid] = {"state": "test", "role": "test", "status": StepStatus.DONE, "attempts": 1,
                   "artifact": str(log_path), "exit_code": out.exit_code,
                   "duration_ms": int((time.monotonic() - start) * 1000), "passed": passed,
                   "command": argv}
@@ -156,7 +155,7 @@ def testing_checkpoint(run: Run, sid: str, inventory: dict[str, Any],
 def tests_skipped(run: Run) -> bool:
     """The test state ran no tests this time round (no test command configured)."""
     it = int(run.data.get("debug_iteration_count") or 0)
-    return (run.steps.get(f"test.{it + 1}") or {}).get("status") == SKIPPED
+    return (run.steps.get(f"test.{it + 1}") or {}).get("status") == StepStatus.SKIPPED
 
 
 def after_test(run: Run) -> State | None:
@@ -171,7 +170,7 @@ def after_test(run: Run) -> State | None:
 def test_reason(run: Run) -> str:
     if tests_skipped(run):
         return "tests skipped: no test command configured"
-    if run.data.get("tests_passing") is False and run.baton.get("outcome"):
+    if run.data.get("tests_passing") is False and run.outcome is not None:
         return "tests failed; no debug agent (max-debug-iterations = 0): needs attention"
     return "tests passed" if run.data.get("tests_passing") is not False else "tests failed"
 

@@ -1,0 +1,103 @@
+"""The engine holds its record typed (issue 37): sections it reads and writes through
+`runs.record` models are folded back into every checkpoint with the fields this Baton does
+not know — the seeds', a newer Baton's — kept, never dropped by the typing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from baton_lsp.runs.record import PathsRecord
+from baton_lsp.runs.store import CheckpointStore
+from tests.workflow.conftest import Workspace
+
+
+def _newest(ws: Workspace, wid: str) -> dict[str, object]:
+    files = sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json"))
+    data: dict[str, object] = json.loads(files[-1].read_text())
+    return data
+
+
+def test_foreign_fields_survive_a_resume_of_the_typed_record(ws: Workspace) -> None:
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-typed")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-typed")
+    data = store.latest().data
+    assert data is not None
+    # what the bash side or a newer Baton may have added beside Baton's own fields
+    data["baton"]["paths"]["seed_scratch_dir"] = ".claude/tmp/scratch"
+    data["baton"]["paths"]["notes"] = {"by": "seed", "n": 2}
+    data["seed_top_level"] = ["kept", 1]
+    data["baton"]["request"]["seed_origin"] = "/coordinate"
+    assert data["baton"]["failure"]["class"] == "permanent"
+    data["baton"]["failure"]["seed_retry_hint"] = "Retry 1/2 available"
+    store.save(data, "foreign fields added")
+    ws.behave({})
+    r = ws.baton("resume", "wf-typed")
+    assert r.returncode == 0, r.stdout + r.stderr
+    last = _newest(ws, "wf-typed")
+    assert last["status"] == "complete"
+    baton = last["baton"]
+    assert isinstance(baton, dict)
+    paths = baton["paths"]
+    assert paths["seed_scratch_dir"] == ".claude/tmp/scratch"
+    assert paths["notes"] == {"by": "seed", "n": 2}
+    assert last["seed_top_level"] == ["kept", 1]
+    assert baton["request"]["seed_origin"] == "/coordinate"
+    assert baton["request"]["topics"] and baton["request"]["description"] == "Plan auth"
+    # the failure the resume continued from stays recorded, in the seeds' field names
+    assert baton["failure"]["class"] == "permanent" and baton["failure"]["step"] == "plan"
+    assert baton["failure"]["seed_retry_hint"] == "Retry 1/2 available"
+    # Baton's own paths are all there, as the typed section reads them
+    typed = PathsRecord.model_validate(paths)
+    assert typed.plan and Path(typed.plan).is_file() and typed.specs_dir
+    assert typed.reports and all(Path(p).is_file() for p in typed.reports)
+    assert set(paths) == {"topic_dir", "topic_number", "reports", "plan", "reports_dir",
+                          "plans_dir", "summaries_dir", "debug_dir", "specs_dir",
+                          "seed_scratch_dir", "notes"}
+
+
+def test_a_fresh_run_records_every_path_and_no_unset_one(ws: Workspace) -> None:
+    ws.baton("run", "Research the greeting", "--scope", "research-only", "--complexity", "1",
+             "--id", "wf-fresh", check=True)
+    first = json.loads(sorted((ws.root / ".claude/data/checkpoints/wf-fresh").glob(
+        "[0-9]*.json"))[0].read_text())
+    assert set(first["baton"]["paths"]) <= {"specs_dir"}  # before initialize fixed the rest
+    paths = _newest(ws, "wf-fresh")["baton"]
+    assert isinstance(paths, dict)
+    assert None not in paths["paths"].values()
+    state = (ws.root / ".claude/tmp/workflow_wf-fresh.sh").read_text()
+    assert f'export PLAN_PATH="{paths["paths"]["plan"]}"' in state
+    assert f'export REPORT_PATH_0="{paths["paths"]["reports"][0]}"' in state
+
+
+def test_an_iteration_loop_resumed_keeps_its_typed_section_and_foreign_fields(
+        ws: Workspace) -> None:
+    ws.config('implement-mode = "iterations"\nmax-iterations = 2')
+    ws.behave({"implement.iteration-*": {"iterations": 3}})
+    plan = ws.write_plan([[]] + [[i] for i in range(1, 6)])
+    r = ws.baton("run", "Implement the feature", "--scope", "implement-only", "--plan",
+                 str(plan), "--id", "wf-loop")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-loop")
+    data = store.latest().data
+    assert data is not None
+    it = data["baton"]["iteration"]
+    assert (it["iteration"], it["halt_reason"], it["max_iterations"]) == (2, "max_iterations", 2)
+    it["seed_note"] = "kept"
+    store.save(data, "foreign field added")
+    r = ws.baton("resume", "wf-loop", "--set", "workflow.max-iterations=5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    baton = _newest(ws, "wf-loop")["baton"]
+    assert isinstance(baton, dict)
+    it = baton["iteration"]
+    assert (it["iteration"], it["halt_reason"], it["max_iterations"]) == (3, "completion", 5)
+    assert it["seed_note"] == "kept"
+    assert [h["iteration"] for h in it["history"]] == [1, 2, 3]
+    assert list(it)[:9] == ["iteration", "continuation_context", "work_remaining",
+                            "last_work_remaining", "unchanged", "halt_reason",
+                            "context_tokens", "history", "max_iterations"]
+    state = (ws.root / ".claude/tmp/workflow_wf-loop.sh").read_text()
+    assert 'export ITERATION="3"' in state and 'export HALT_REASON="completion"' in state
