@@ -247,7 +247,7 @@ def checkpoint_hover(ls: BatonServer, uri: str, position: types.Position) -> typ
             text += (f"\n\nWorkflow `{view.workflow_id}`: **{view.status}**"
                      + (" (engine running)" if view.running else "")
                      + f", newest checkpoint {view.sequence}")
-            if view.status == RunStatus.FAILED:  # the seeds' five-part error, as `baton status` says
+            if view.status == RunStatus.FAILED:  # the seeds' five-part error, as `baton status`
                 from ..runs.diagnosis import of_workflow  # the core loads on first use
 
                 diagnosis = of_workflow(view.root, view.workflow_id)
