@@ -428,6 +428,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def _show_run(view: RunView, trees: list[dict[str, str | None]]) -> None:
     """`baton status ID`: one Baton workflow in detail, from its view."""
+    # loaded for this command alone
     from ..runs.record import IMPLEMENTATION_SUPERVISOR, RESEARCH_SUPERVISOR, TESTING_SUPERVISOR
     from ..workflow.accounting import format_usage, reduction_text
 
@@ -511,7 +512,7 @@ def _show_run(view: RunView, trees: list[dict[str, str | None]]) -> None:
 
 def _show_list(every: list[RunView], trees: dict[str, list[dict[str, str | None]]]) -> None:
     """`baton status`: a line per Baton workflow, then the bash system's runs."""
-    from ..workflow.accounting import format_usage
+    from ..workflow.accounting import format_usage  # loaded for this command alone
 
     rows = [v for v in every if v.foreign is None]
     bash = [v for v in every if v.foreign is not None]

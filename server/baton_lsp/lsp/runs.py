@@ -37,6 +37,7 @@ from .server import BatonServer
 if TYPE_CHECKING:
     from ..model.events import Event
     from ..model.plan import Plan
+    from ..model.states import RunStatus, StepStatus
     from ..runs.follow import DirWatcher, RunView
 
 log = logging.getLogger(__name__)
@@ -95,9 +96,9 @@ class Overlay:
 
     state: str | None = None
     wave: int | None = None
-    steps: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    steps: dict[str, tuple[str, StepStatus, int]] = field(default_factory=dict)
     """Step id → (state, status, attempt) of its latest step event."""
-    status: str | None = None
+    status: RunStatus | str | None = None
     note: str | None = None
     """The latest thing worth saying besides the state: waiting, reconciled, a failure."""
 
@@ -117,9 +118,10 @@ class RunState:
 
     @property
     def view(self) -> RunView:
+        from ..model.states import RunStatus  # the core loads on first use
         from ..runs.follow import RunView, StepView
 
-        base = self.base or RunView(self.root, self.workflow_id, "in_progress", True,
+        base = self.base or RunView(self.root, self.workflow_id, RunStatus.IN_PROGRESS, True,
                                     description=self.description)
         live = self.live
         if live is None:
@@ -135,7 +137,8 @@ class RunState:
         return dataclasses.replace(
             base, steps=steps, state=live.state or base.state,
             current_wave=live.wave if live.wave is not None else base.current_wave,
-            running=running, status="in_progress" if running else live.status or base.status)
+            running=running,
+            status=RunStatus.IN_PROGRESS if running else live.status or base.status)
 
     @property
     def text(self) -> str:
@@ -153,7 +156,8 @@ class RunState:
 
     def apply(self, event: Event) -> None:
         """Lay one engine event over the view."""
-        from ..model import events as ev
+        from ..model import events as ev  # the core loads on first use
+        from ..model.states import RunStatus, StepStatus
 
         live = self.live = self.live or Overlay()
         match event:
@@ -165,7 +169,7 @@ class RunState:
                 live.state = event.state or live.state
                 live.steps[event.step] = (event.state, event.status, event.attempt or 1)
                 live.note = f"{event.step} failed: {event.message}" \
-                    if event.status == "failed" else None
+                    if event.status == StepStatus.FAILED else None
             case ev.WaitingEvent():  # another run of the repository is merging: say whom for
                 who = event.holder
                 live.note = (f"waiting for workflow {who}" if who else "waiting for another run") \
@@ -176,7 +180,7 @@ class RunState:
                 live.status = event.status
                 live.state = event.state or live.state
                 live.note = "needs attention" if event.outcome else None
-                if event.status != "complete" and event.message:
+                if event.status != RunStatus.COMPLETE and event.message:
                     live.note = event.message
 
 
