@@ -176,7 +176,7 @@ try:
     from baton_lsp.rules.lazy_pattern import LazyPattern
 except ImportError:  # before it existed: every pattern a compiled `re.Pattern`
     LazyPattern = type(None)
-found = [(m, k, v) for m in MODULES
+found = [(m, k, v) for m in MODULES if 'baton_lsp.rules.' + m in sys.modules
          for k, v in vars(sys.modules['baton_lsp.rules.' + m]).items()]
 print(code, sorted(f"{m}.{k}" for m, k, v in found if isinstance(v, re.Pattern)
                    or (isinstance(v, LazyPattern) and v.is_compiled)))
@@ -185,9 +185,10 @@ print(code, sorted(f"{m}.{k}" for m, k, v in found if isinstance(v, re.Pattern)
 
 def test_hook_and_shellcheck_gate_patterns_are_compiled_only_when_used(corpus: Path,
                                                                       tmp_path: Path) -> None:
-    """The settings and hook rules are loaded for every agent and skill, the ShellCheck gate
-    for every command; their patterns are compiled when a file has hooks (or ShellCheck
-    runs), not for the corpus (no hooks) checked with ShellCheck off."""
+    """The ShellCheck gate is loaded for every command, the settings and hook rules for
+    every settings file and every agent or skill with `hooks:` (not at all for the corpus
+    now: a module never loaded compiles nothing); their patterns are compiled when a file
+    has hooks (or ShellCheck runs), not for the corpus checked with ShellCheck off."""
     out = subprocess.run([sys.executable, "-c", PATTERN_PROBE, str(corpus), "--no-shellcheck"],
                          capture_output=True, text=True, check=False, timeout=300)
     code, _, compiled = out.stdout.strip().splitlines()[-1].partition(" ")
