@@ -173,10 +173,10 @@ PATTERN_PROBE = """import re, sys
 from baton_lsp.cli.main import main
 code = main(['check', '--no-cache', '--format', 'json', *sys.argv[2:], sys.argv[1]])
 try:
-    from baton_lsp.rules.lazy_pattern import LazyPattern
+    from baton_lsp.lazy_pattern import LazyPattern
 except ImportError:  # before it existed: every pattern a compiled `re.Pattern`
     LazyPattern = type(None)
-found = [(m, k, v) for m in MODULES
+found = [(m, k, v) for m in MODULES if 'baton_lsp.rules.' + m in sys.modules
          for k, v in vars(sys.modules['baton_lsp.rules.' + m]).items()]
 print(code, sorted(f"{m}.{k}" for m, k, v in found if isinstance(v, re.Pattern)
                    or (isinstance(v, LazyPattern) and v.is_compiled)))
@@ -185,9 +185,10 @@ print(code, sorted(f"{m}.{k}" for m, k, v in found if isinstance(v, re.Pattern)
 
 def test_hook_and_shellcheck_gate_patterns_are_compiled_only_when_used(corpus: Path,
                                                                       tmp_path: Path) -> None:
-    """The settings and hook rules are loaded for every agent and skill, the ShellCheck gate
-    for every command; their patterns are compiled when a file has hooks (or ShellCheck
-    runs), not for the corpus (no hooks) checked with ShellCheck off."""
+    """The ShellCheck gate is loaded for every command, the settings and hook rules for
+    every settings file and every agent or skill with `hooks:` (not at all for the corpus
+    now: a module never loaded compiles nothing); their patterns are compiled when a file
+    has hooks (or ShellCheck runs), not for the corpus checked with ShellCheck off."""
     out = subprocess.run([sys.executable, "-c", PATTERN_PROBE, str(corpus), "--no-shellcheck"],
                          capture_output=True, text=True, check=False, timeout=300)
     code, _, compiled = out.stdout.strip().splitlines()[-1].partition(" ")
@@ -205,6 +206,54 @@ def test_hook_and_shellcheck_gate_patterns_are_compiled_only_when_used(corpus: P
                          timeout=300)
     codes = {f["code"] for f in json.loads(out.stdout)}
     assert {"BTN809", "BTN810"} <= codes, out.stdout + out.stderr  # the patterns still work
+
+
+RARE_PATTERNS = (
+    "parse.markdown._LIST_ITEM", "parse.markdown._PROSE_HEADING",
+    "parse.frontmatter._FLAT_KEY_RE", "parse.frontmatter._ITEM_RE",
+    "parse.frontmatter._FLOW_ITEM_RE", "parse.text._SURROGATES", "parse.shell._BANG_MODE_RE",
+    "parse.shell._CRON_RE", "parse.shell._LISTED_PATH_RE", "parse.plan._RANGE_RE",
+    "parse.plan._TASK_REF_RE", "parse.plan._PHASE_HEADING_RE",
+    "rules.agent_frontmatter._KEY_LINE_RE", "rules.agent_frontmatter._CLAUDE_FAMILY",
+    "rules.agent_frontmatter._FILL_IN", "rules.agent_frontmatter._HANDLEBARS_BLOCK",
+    "rules.command_bash._DELETE_RE", "rules.command_bash._STATEISH_RE",
+    "rules.command_bash._WRITE_BEFORE_RE", "rules.command_bash._REMOVE_BEFORE_RE",
+    "rules.command_bash._ASSIGNED_BEFORE_RE", "rules.command_bash._STATE_ID_BEFORE_RE",
+    "rules.command_bash._LIB_GLOBAL_RE", "rules.command_bash._LIB_FUNC_START_RE",
+    "rules.command_shellcheck._UNUSED_RE", "rules.command_shellcheck._BLOCK_LINE_RE",
+    "rules.command_shellcheck._EXPANSION_RE", "rules.markdown_structure._MARKDOWN_LINE",
+    "rules.markdown_structure._CODE_SHAPE", "rules.plan_phases._DEFINITION_AFTER",
+)
+"""Module-level patterns of the parsers and of rules every tree loads that a check of the
+corpus with ShellCheck off never runs (with five of markdown's HTML block patterns)."""
+
+RARE_PROBE = """import re, sys
+from baton_lsp.cli.main import main
+code = main(['check', '--no-cache', '--format', 'json', '-j', '1', *sys.argv[2:], sys.argv[1]])
+try:
+    from baton_lsp.lazy_pattern import LazyPattern
+except ImportError:  # before it existed: every pattern a compiled `re.Pattern`
+    LazyPattern = type(None)
+def compiled(v):
+    return isinstance(v, re.Pattern) or (isinstance(v, LazyPattern) and v.is_compiled)
+found = [(name, getattr(sys.modules['baton_lsp.' + name.rsplit('.', 1)[0]],
+                        name.rsplit('.', 1)[1])) for name in NAMES]
+html = sys.modules['baton_lsp.parse.markdown']._HTML_BLOCKS
+found += [(f"_HTML_BLOCKS[{i}][{j}]", pair[j]) for i, pair in enumerate(html[2:], 2)
+          for j in (0, 1)]
+print(code, sorted(name for name, v in found if compiled(v)))
+""".replace("NAMES", repr(RARE_PATTERNS))
+
+
+def test_rarely_needed_patterns_are_compiled_on_first_use(corpus: Path) -> None:
+    """A cold check compiled every module-level pattern of the modules it loads; the ones
+    that serve rare text (an HTML block other than a comment, a cron line, a flat front
+    matter read leniently, ShellCheck's output, ...) are `LazyPattern`s now and stay
+    uncompiled for the corpus checked with ShellCheck off."""
+    out = subprocess.run([sys.executable, "-c", RARE_PROBE, str(corpus), "--no-shellcheck"],
+                         capture_output=True, text=True, check=False, timeout=300)
+    code, _, compiled = out.stdout.strip().splitlines()[-1].partition(" ")
+    assert code in ("0", "1") and ast.literal_eval(compiled) == [], out.stdout + out.stderr
 
 
 def test_shellcheck_off_imports_no_runner(tmp_path: Path) -> None:

@@ -83,3 +83,25 @@ def test_fields_and_forward_references() -> None:
         {"range": Range.of_line(2).model_dump(), "open_range": Range.of_line(2).model_dump(),
          "closed": True}]})
     assert doc.path == "a.md" and doc.task_blocks[0].range == Range.of_line(2)
+
+
+def test_every_field_in_order_builds_the_same_record_as_any_other_order() -> None:
+    """`Model.__init__` takes the caller's dict as the state when every field is given in
+    field order (the parsers' records); that state must equal the general path's in fields,
+    order (repr, hash), fields set and independence, and wrong names are still refused."""
+    r = Range.of_line(2, 1, 4)
+    names = list(Range.model_fields)
+    values = {"start_line": 2, "start_char": 1, "end_line": 2, "end_char": 4}
+    in_order = Range(**{n: values[n] for n in names})
+    reversed_order = Range(**{n: values[n] for n in reversed(names)})
+    for made in (in_order, reversed_order):
+        assert made == r and hash(made) == hash(r) and repr(made) == repr(r)
+        assert list(made.__dict__) == names and made.model_fields_set == set(names)
+    given = {n: values[n] for n in names}
+    built = Range(**given)
+    given["start_line"] = 99
+    assert built.start_line == 2  # the record's state is not the caller's dict
+    with pytest.raises(TypeError, match="no field 'start'"):
+        Range(start_line=2, start=1, end_line=2, end_char=4)
+    with pytest.raises(TypeError, match="'end_char' is required"):
+        Range(start_line=2, start_char=1, end_line=2)

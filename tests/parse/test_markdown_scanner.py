@@ -198,7 +198,8 @@ def test_scanner_matches_markdown_it_on_edge_cases(text: str) -> None:
 def test_html_block_conditions_are_markdown_its() -> None:
     """The scanner's copy of the seven HTML block conditions is markdown-it-py's, pattern for
     pattern and flag for flag (it is written out so a check need not import markdown-it-py)."""
-    ours = [(o.pattern, o.flags, c.pattern, c.flags, i) for o, c, i in _HTML_BLOCKS]
+    ours = [(o.compiled.pattern, o.compiled.flags, c.compiled.pattern, c.compiled.flags, i)
+            for o, c, i in _HTML_BLOCKS]
     theirs = [(o.pattern, o.flags, c.pattern, c.flags, i) for o, c, i in HTML_SEQUENCES]
     assert ours == theirs
 

@@ -6,20 +6,79 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections import defaultdict
+from pathlib import Path
 
 from baton_lsp.model.base import Kind
-from baton_lsp.rules import MODULES_BY_KIND
+from baton_lsp.rules import HOOK_MODULES, MODULES_BY_KIND
 from baton_lsp.rules.base import all_rules
 
 
 def test_every_module_with_rules_for_a_kind_is_loaded_for_it() -> None:
+    """An agent's or skill's hook rules are loaded with `hooks:` (`HOOK_MODULES`), the rest
+    with the kind."""
     needed: dict[str, set[str]] = defaultdict(set)
     for rule in all_rules():
         for kind in rule.kinds:
             needed[kind.value].add(rule.check.__module__.rsplit(".", 1)[1])
     for kind in Kind:
         loaded = set(MODULES_BY_KIND.get(kind.value, ("data_files",)))
+        if kind in (Kind.AGENT, Kind.SKILL):
+            loaded |= set(HOOK_MODULES)
         assert needed[kind.value] <= loaded, kind
+
+
+_HOOKED_AGENT = """---
+name: reviewer
+description: Reviews changes
+hooks:
+  postToolUse:
+    - matcher: "Edit|Write"
+      hooks:
+        - type: command
+          command: "npm run lint"
+---
+Review the diff.
+"""
+
+_LOADED = """
+import contextlib, io, pathlib, sys
+from baton_lsp.cli.main import main
+HOOK_RULES = ('baton_lsp.rules.claude_settings', 'baton_lsp.rules.hook_commands')
+def run(path):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main(['check', path, '--format', 'json', '--no-cache', '-j', '1'])
+        except SystemExit:
+            pass
+    return out.getvalue()
+run(sys.argv[1])
+print(sorted(m for m in HOOK_RULES if m in sys.modules))
+(pathlib.Path(sys.argv[1]) / '.claude/agents/reviewer.md').write_text(sys.argv[2])
+found = run(sys.argv[1])
+print(sorted(m for m in HOOK_RULES if m in sys.modules))
+print('BTN802' in found)
+"""
+
+
+def test_hook_rules_load_only_for_an_agent_or_skill_with_hooks(tmp_path: Path) -> None:
+    """`baton check` of a tree whose agents and skills have no `hooks:` never imports the
+    hook rules' modules (imported for every agent and skill before); an agent with `hooks:`
+    loads them and gets BTN802, in the same process."""
+    ws = tmp_path / "ws"
+    (ws / ".claude" / "agents").mkdir(parents=True)
+    (ws / ".claude" / "skills" / "tidy").mkdir(parents=True)
+    (ws / ".claude" / "agents" / "plain.md").write_text(
+        "---\nname: plain\ndescription: Reads files\n---\nRead the files.\n")
+    (ws / ".claude" / "skills" / "tidy" / "SKILL.md").write_text(
+        "---\nname: tidy\ndescription: Tidies the tree\n---\nTidy it.\n")
+    out = subprocess.run([sys.executable, "-c", _LOADED, str(ws), _HOOKED_AGENT],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "[]", lines
+    assert lines[1] == "['baton_lsp.rules.claude_settings', 'baton_lsp.rules.hook_commands']"
+    assert lines[2] == "True"
 
 
 def test_a_first_check_loads_only_its_kind() -> None:

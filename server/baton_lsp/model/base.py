@@ -84,6 +84,7 @@ class Model:
     model_fields: ClassVar[dict[str, FieldSpec]] = {}
     _frozen: ClassVar[bool] = False
     _hints: ClassVar[dict[str, Any] | None] = None
+    _names: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -103,12 +104,17 @@ class Model:
             else:
                 fields[name] = FieldSpec(name, None, True)
         cls.model_fields = fields
+        cls._names = tuple(fields)
         cls._frozen = bool(cls.model_config.get("frozen", False))
         cls._hints = None
         if cls._frozen:
             cls.__hash__ = Model._frozen_hash  # type: ignore[assignment,method-assign]
 
     def __init__(self, **data: Any) -> None:
+        if tuple(data) == self._names:  # every field, in order, as the parsers give them
+            _set(self, "__dict__", data)  # a fresh dict of its own (`**data`)
+            _set(self, "_fields_set", frozenset(data))
+            return
         fields = self.model_fields
         unknown = [name for name in data if name not in fields]
         if unknown:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Range
 from ..model.common import Frontmatter, FrontmatterEntry, ListItem
 
@@ -467,8 +468,9 @@ def _split_duplicates(
 
 # `((?:.*[^ \t])?)[ \t]*$` rather than `(.*?)[ \t]*$`: the lazy form is quadratic on long
 # inner runs of blanks.
-_FLAT_KEY_RE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+((?:.*[^ \t])?))?[ \t]*$")
-_ITEM_RE = re.compile(r"^([ \t]+)-[ \t]+((?:.*[^ \t])?)[ \t]*$")
+_FLAT_KEY_RE = LazyPattern(
+    r"^([A-Za-z0-9_][A-Za-z0-9_.-]*)[ \t]*:(?:[ \t]+((?:.*[^ \t])?))?[ \t]*$")
+_ITEM_RE = LazyPattern(r"^([ \t]+)-[ \t]+((?:.*[^ \t])?)[ \t]*$")
 
 
 def _unquote(value: str) -> str:
@@ -477,7 +479,7 @@ def _unquote(value: str) -> str:
     return value
 
 
-_FLOW_ITEM_RE = re.compile(r"""[ \t]*("[^"\\]*"|'[^']*'|[^,"'\[\]{}]*?)[ \t]*(?:,|$)""")
+_FLOW_ITEM_RE = LazyPattern(r"""[ \t]*("[^"\\]*"|'[^']*'|[^,"'\[\]{}]*?)[ \t]*(?:,|$)""")
 
 
 def _flow_list(raw: str, value_range: Range) -> list[ListItem] | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from ..lazy_pattern import LazyPattern
 from .fences import fence_lines
 from .text import Source
 
@@ -101,16 +102,16 @@ _ATTRIBUTE = ("(?:\\s+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:\\s*=\\s*(?:[^\"'=<>`\\x00-\\
               "\"[^\"]*\"))?)")
 _OPEN_CLOSE_TAG = ("^(?:<[A-Za-z][A-Za-z0-9\\-]*" + _ATTRIBUTE + "*\\s*\\/?>|"
                    "<\\/[A-Za-z][A-Za-z0-9\\-]*\\s*>)")
-_HTML_BLOCKS: tuple[tuple[re.Pattern[str], re.Pattern[str], bool], ...] = (
-    (re.compile(r"^<(?a:(script|pre|style|textarea))(?=(\s|>|$))", re.IGNORECASE),
-     re.compile(r"<\/(?a:(script|pre|style|textarea))>", re.IGNORECASE), True),
-    (re.compile(r"^<!--"), re.compile(r"-->"), True),
-    (re.compile(r"^<\?"), re.compile(r"\?>"), True),
-    (re.compile(r"^<![A-Za-z]"), re.compile(r">"), True),
-    (re.compile(r"^<!\[CDATA\["), re.compile(r"\]\]>"), True),
-    (re.compile("^</?(?a:(" + _BLOCK_NAMES + "))(?=(\\s|/?>|$))", re.IGNORECASE),
-     re.compile(r"^$"), True),
-    (re.compile(_OPEN_CLOSE_TAG + "\\s*$"), re.compile(r"^$"), False),
+_HTML_BLOCKS: tuple[tuple[LazyPattern, LazyPattern, bool], ...] = (
+    (LazyPattern(r"^<(?a:(script|pre|style|textarea))(?=(\s|>|$))", re.IGNORECASE),
+     LazyPattern(r"<\/(?a:(script|pre|style|textarea))>", re.IGNORECASE), True),
+    (LazyPattern(r"^<!--"), LazyPattern(r"-->"), True),
+    (LazyPattern(r"^<\?"), LazyPattern(r"\?>"), True),
+    (LazyPattern(r"^<![A-Za-z]"), LazyPattern(r">"), True),
+    (LazyPattern(r"^<!\[CDATA\["), LazyPattern(r"\]\]>"), True),
+    (LazyPattern("^</?(?a:(" + _BLOCK_NAMES + "))(?=(\\s|/?>|$))", re.IGNORECASE),
+     LazyPattern(r"^$"), True),
+    (LazyPattern(_OPEN_CLOSE_TAG + "\\s*$"), LazyPattern(r"^$"), False),
 )
 """(opener, closer, may interrupt a paragraph) per HTML block type: CommonMark 0.31.2's seven
 conditions as markdown-it-py 4 writes them (`tests/parse/test_markdown_scanner.py` keeps them
@@ -140,7 +141,7 @@ def _heading_level(rest: str) -> int:
     return hashes
 
 
-def _html_block(rest: str) -> tuple[re.Pattern[str], bool] | None:
+def _html_block(rest: str) -> tuple[LazyPattern, bool] | None:
     """(closing pattern, may interrupt a paragraph) when `rest` opens an HTML block."""
     if not rest.startswith("<"):
         return None
@@ -333,8 +334,8 @@ def authored_fences(doc: MarkdownDoc) -> list[AuthoredFence]:
     return sorted(done, key=lambda f: f.start_line)
 
 
-_LIST_ITEM = re.compile(r"^([ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+)\S")
-_PROSE_HEADING = re.compile(r"^#{1,6}[ \t]+\S")
+_LIST_ITEM = LazyPattern(r"^([ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+)\S")
+_PROSE_HEADING = LazyPattern(r"^#{1,6}[ \t]+\S")
 _ITEM_LOOKBACK = 100
 """Most lines between a list item and its fence that are read back (a hostile file of
 indented fences must stay linear)."""

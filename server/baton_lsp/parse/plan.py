@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from pathlib import PurePath
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Range
 from ..model.common import Link
 from ..model.plan import (
@@ -100,7 +101,7 @@ _PROSE_PHASES_RE = re.compile(
 """`Phase 2`, `Phases 1 and 2`, `Phases 1-3` in a `**Depends on**:` value, which names only
 the phases this one waits for."""
 _ID_TOKEN_RE = re.compile(rf"(?<![\w.]){_ID}(?!\w|\.\d)")
-_RANGE_RE = re.compile(r"(\d+)\s*(?:-|–|to)\s*(\d+)$")
+_RANGE_RE = LazyPattern(r"(\d+)\s*(?:-|–|to)\s*(\d+)$")
 _MAX_RANGE = 100
 """Most phases a `Phases 1-3` range expands to (a typo such as `1-1000000` stays one ref)."""
 _ID_LIST_RE = re.compile(
@@ -113,7 +114,7 @@ _MAX_GROUP_DEPTH = 4
 """Parts of a dotted id that may be recapped (`1` and `1.2` of `1.2.3`); a hostile id of
 thousands of parts must not cost the square of its length."""
 _PAREN_RE = re.compile(r"\([^()]*\)")
-_TASK_REF_RE = re.compile(r"\btasks?\s*#?\s*(?:\d|\{)", re.IGNORECASE)
+_TASK_REF_RE = LazyPattern(r"\btasks?\s*#?\s*(?:\d|\{)", re.IGNORECASE)
 """`Task 957 (COMPLETE)`, `Task 956 Phase 5`: a line naming only other tasks of the registry
 is a dependency of the task (`.claude/context/formats/plan-format.md` metadata
 `Dependencies`), written in a phase too; it says nothing of the phase order."""
@@ -129,7 +130,7 @@ phase, as a sub-heading would be. The `- Dependencies: 125` and `**Status**:` li
 are that task's (cslib's `specs/124_.../plans/01_pr1-decomposition-plan.md` gives each of
 eleven tasks one), not the phase's. A task checkbox (`- [x] **Task 1.1**: ...`) is no label:
 the phase's own `**Depends on**:` line follows its task list."""
-_PHASE_HEADING_RE = re.compile(r"^#{2,3}\s+Phase\s+\d", re.IGNORECASE)
+_PHASE_HEADING_RE = LazyPattern(r"^#{2,3}\s+Phase\s+\d", re.IGNORECASE)
 
 
 def normalize_id(number: str) -> str:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ..lazy_pattern import LazyPattern
+
 CODE, DQ, SQ, ESC, COMMENT, HEREDOC, HEREDOC_QUOTED = "c", "d", "s", "e", "#", "h", "H"
 """Per-character classes: unquoted code, inside "...", inside '...', the character after a
 backslash, a comment, an expanding here-document body, a quoted (literal) here-document body."""
@@ -181,7 +183,7 @@ _PY_CONTROL_RE = re.compile(r"^(?:if|elif|else|while|for|with|try|except|finally
 _PROMPT_RE = re.compile(
     r"^(?:\$|[\w.-]+@[\w.-]+:[^\s$#]*[$#]|>>>|\((?:gdb|lldb|rr|pdb|Pdb|dlv)\)"
     r"|(?:ipdb|mysql|sqlite|psql|redis[\w:.-]*)>|[\w-]+=[#>])[ \t]+\S")
-_BANG_MODE_RE = re.compile(r"^![A-Za-z./~]")
+_BANG_MODE_RE = LazyPattern(r"^![A-Za-z./~]")
 """`!cat notes.md`: a line typed in Claude Code's `!` bash mode (bash itself needs `! cmd`)."""
 _SLASH_USAGE_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
 _BRACE_RE = re.compile(r"(?<![$\\{])\{\{?\s*[A-Za-z_][\w.-]*(?: [\w.-]+)*\s*\}\}?(?![\w}])")
@@ -216,7 +218,7 @@ _PROSE_RE = re.compile(
     r"|\d+[.)]\s+[A-Z][a-z]"                            # `1. Scan the root`
     r"|[A-Z][a-z]+(?:\s+[\w'()/-]+){0,4}:(?:\s+\S|$))")    # `Use Context7 to research:`
 """A line of markdown prose: bash has no command `-`, `1.` or `Step 1 (Init):`."""
-_CRON_RE = re.compile(r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|hourly)\s+"
+_CRON_RE = LazyPattern(r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|hourly)\s+"
                       r"|(?:[\d*][\d*/,-]*\s+){5})\S")
 """`*/5 * * * * /path/check.sh`: a crontab entry shown for the user to add, not a command."""
 _LOOP_WORDS = frozenset({"do", "done", "continue", "break"})
@@ -425,7 +427,7 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
     return BlockClass(SCRIPT)
 
 
-_LISTED_PATH_RE = re.compile(r"[\w.~*?{},\[\]@+/-]+")
+_LISTED_PATH_RE = LazyPattern(r"[\w.~*?{},\[\]@+/-]+")
 
 
 def path_list_line(text: str) -> bool:

@@ -7,8 +7,9 @@ parser.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from ..lazy_pattern import LazyPattern
 
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 """Files above this size are reported, not parsed: a 10 MB plan is not a plan."""
@@ -60,7 +61,7 @@ def scrub(text: str) -> str:
     return text
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATES = LazyPattern("[\ud800-\udfff]")
 
 
 def split_lines(text: str) -> list[str]:

@@ -42,13 +42,11 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "plan": ("plan_deps", "plan_phases", "plan_metadata", "plan_links", "plan_structure",
              "run_state", "data_files", "markdown_structure"),
     "agent": ("agent_frontmatter", "links", "agent_body", "agent_names", "command_tasks",
-              "run_state", "data_files", "markdown_structure", "claude_settings",
-              "hook_commands"),
+              "run_state", "data_files", "markdown_structure"),
     "command": ("command_frontmatter", "links", "command_tasks", "command_bash",
                 "command_paths", "command_shellcheck", "data_files", "markdown_structure"),
     "skill": ("command_frontmatter", "links", "skill_text", "command_paths", "command_tasks",
-              "data_files", "markdown_structure", "claude_settings",
-              "hook_commands"),
+              "data_files", "markdown_structure"),
     "settings": ("claude_settings", "hook_commands", "data_files"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
@@ -66,6 +64,11 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
 `data_files`' only). A file's first check imports just these — the editor's first opened
 document is checked before the rest of the rules load. `tests/rules/test_registry.py`
 checks this map against the full registry."""
+
+HOOK_MODULES = ("claude_settings", "hook_commands")
+"""The modules of the hook rules, which agents and skills share with settings files: loaded
+for an agent or skill only when its front matter has `hooks:` (`load_hooks`), since without
+it every hook rule returns at once, and most agents and skills have none."""
 
 RULE_CODES: frozenset[str] = frozenset((
     'BTN000', 'BTN001', 'BTN002', 'BTN003', 'BTN101', 'BTN102', 'BTN103', 'BTN104', 'BTN105',
@@ -97,15 +100,22 @@ _lock = threading.Lock()
 
 
 def load_for(kind: str) -> None:
-    """Import the rule modules of one kind (`Kind` value) once; see `MODULES_BY_KIND`."""
+    """Import the rule modules of one kind (`Kind` value, or "hooks": `HOOK_MODULES`) once;
+    see `MODULES_BY_KIND`."""
     if _loaded or kind in _kinds_loaded:
         return
     with _lock:
         if kind in _kinds_loaded:
             return
-        for name in MODULES_BY_KIND.get(kind, ("data_files",)):
+        names = HOOK_MODULES if kind == "hooks" else MODULES_BY_KIND.get(kind, ("data_files",))
+        for name in names:
             importlib.import_module(f"{__name__}.{name}")
         _kinds_loaded.add(kind)
+
+
+def load_hooks() -> None:
+    """Import the hook rules' modules once (`HOOK_MODULES`)."""
+    load_for("hooks")
 
 
 def load_all() -> None:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import yaml
 
+from ..lazy_pattern import LazyPattern
 from ..model.agent import AgentFile
 from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..model.claude_models import (
@@ -38,7 +39,7 @@ MODEL_KEYS = ("model",)
 CC = Convention.CLAUDE_CODE
 MODEL_SUGGESTIONS = SUGGESTIONS
 
-_KEY_LINE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*\s*:")
+_KEY_LINE_RE = LazyPattern(r"^[A-Za-z][A-Za-z0-9_-]*\s*:")
 _MCP_RE = re.compile(r"^mcp__[A-Za-z0-9_.*-]+$")
 _SCOPED_RE = re.compile(r"^([A-Za-z][A-Za-z0-9_]*)\s*\((.*)\)$", re.DOTALL)
 def _source(ctx: RuleContext, rng: Range) -> str:
@@ -546,7 +547,7 @@ def model_ok(name: str, extra: list[str] | tuple[str, ...] = ()) -> bool:
     return is_claude_model(name, extra)
 
 
-_CLAUDE_FAMILY = re.compile(r"claude|sonnet|opus|haiku|anthropic", re.IGNORECASE)
+_CLAUDE_FAMILY = LazyPattern(r"claude|sonnet|opus|haiku|anthropic", re.IGNORECASE)
 """A model name that means a Claude model (and so must be one Claude Code knows)."""
 
 
@@ -662,9 +663,9 @@ def unknown_model(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(entry.value_range, why, fix=fix)
 
 
-_FILL_IN = re.compile(r"\{\{\s*[A-Z][A-Z0-9_]*\s*\}\}")
+_FILL_IN = LazyPattern(r"\{\{\s*[A-Z][A-Z0-9_]*\s*\}\}")
 """`{{PROJECT_NAME}}`: the upper-case fill-ins agent templates use."""
-_HANDLEBARS_BLOCK = re.compile(r"\{\{[#/^](?:each|if|unless|with)\b|\{\{else\}\}")
+_HANDLEBARS_BLOCK = LazyPattern(r"\{\{[#/^](?:each|if|unless|with)\b|\{\{else\}\}")
 
 @rule("BTN208", "agent-unfilled-placeholder", Severity.WARNING, AGENT, convention=CC)
 def unfilled_placeholder(doc: AgentFile, ctx: RuleContext) -> Iterator[Finding]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..model.claude_models import TOOL_INDEX
 from ..model.claude_permissions import file_rule_instead, rule_problem
@@ -37,7 +38,6 @@ from ..model.common import FrontmatterEntry
 from ..parse.jsonpos import Positions
 from ..workspace.discovery import PLUGIN_HOOKS, PLUGIN_MANIFEST
 from .base import RuleContext, closest, edit_distance, rule
-from .lazy_pattern import LazyPattern
 
 CC = Convention.CLAUDE_CODE
 SETTINGS = (Kind.SETTINGS,)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
+from ..lazy_pattern import LazyPattern
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..parse.shell import (
@@ -445,8 +446,8 @@ _TRAP_RE = re.compile(
     r"(?:^|[\s;&|(])trap\s+(?:--\s+)?(?:'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|([A-Za-z_][\w:-]*))"
     r"((?:\s+[A-Za-z0-9_+-]+)+)"
 )
-_DELETE_RE = re.compile(r"(?:^|[\s;&|({`])(?:rm|unlink|shred)\b|-delete\b")
-_STATEISH_RE = re.compile(r"state|workflow|checkpoint|\.claude/tmp|_id\b", re.IGNORECASE)
+_DELETE_RE = LazyPattern(r"(?:^|[\s;&|({`])(?:rm|unlink|shred)\b|-delete\b")
+_STATEISH_RE = LazyPattern(r"state|workflow|checkpoint|\.claude/tmp|_id\b", re.IGNORECASE)
 
 
 def _function_body(lines: list[BashLine], name: str) -> str | None:
@@ -1003,11 +1004,11 @@ def _runs_command(ctx: RuleContext, block: BashBlock, no: int, col: int, what: s
 # -- BTN317: a literal `$$` path in a later block ---------------------------------------------
 
 _PID_PATH_RE = re.compile(r"[\w.~/{}$-]*\$\$[\w.{}/-]*")
-_WRITE_BEFORE_RE = re.compile(r"(?:>>?\s*|\btee\s+(?:-a\s+)?|\btouch\s+|\bmktemp\s+)[\"']?$")
-_REMOVE_BEFORE_RE = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+)*[\"']?$")
+_WRITE_BEFORE_RE = LazyPattern(r"(?:>>?\s*|\btee\s+(?:-a\s+)?|\btouch\s+|\bmktemp\s+)[\"']?$")
+_REMOVE_BEFORE_RE = LazyPattern(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+)*[\"']?$")
 """`rm -f /tmp/x_$$.txt`: a cleanup that removes nothing leaves a stray file, no wrong read."""
-_ASSIGNED_BEFORE_RE = re.compile(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?$")
-_STATE_ID_BEFORE_RE = re.compile(
+_ASSIGNED_BEFORE_RE = LazyPattern(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?$")
+_STATE_ID_BEFORE_RE = LazyPattern(
     r"(?:^|(?<=[\s;&|(`{]))(init_workflow_state|load_workflow_state)\s+[\"']?$")
 """The state library's id argument: `init_workflow_state "coordinate_$$"` writes the state
 file `.claude/tmp/workflow_coordinate_<pid>.sh`, `load_workflow_state` reads it (seed 001)."""
@@ -1285,9 +1286,9 @@ def library_function_before_source(doc: CommandFile, ctx: RuleContext) -> Iterat
 
 # -- BTN329: a variable set before `source` of a library that resets it ------------------------
 
-_LIB_GLOBAL_RE = re.compile(
+_LIB_GLOBAL_RE = LazyPattern(
     r"^(?:export\s+|readonly\s+|declare\s+(?:-[A-Za-z]+\s+)*)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-_LIB_FUNC_START_RE = re.compile(r"^(?:function\s+)?[A-Za-z_][\w:-]*\s*\(\s*\)\s*\{?\s*$|"
+_LIB_FUNC_START_RE = LazyPattern(r"^(?:function\s+)?[A-Za-z_][\w:-]*\s*\(\s*\)\s*\{?\s*$|"
                                 r"^function\s+[A-Za-z_][\w:-]*\s*\{?\s*$")
 
 

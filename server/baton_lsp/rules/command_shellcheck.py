@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..lazy_pattern import LazyPattern
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.markdown import AuthoredFence, authored_fences
@@ -36,7 +37,7 @@ LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING,
 _missing_logged = False
 PARSE_SUMMARIES = frozenset({1072})
 """ShellCheck's "Fix any mentioned problems and try again": a second finding for one error."""
-_UNUSED_RE = re.compile(r"^(\w+) appears unused")
+_UNUSED_RE = LazyPattern(r"^(\w+) appears unused")
 
 DEFAULT_CHECKS = frozenset({
     # Conditions that are constant, never match or compare the wrong way.
@@ -61,8 +62,8 @@ NEVER_DEFAULT = frozenset({1090, 1091, 1008, 1071, 1104, 1113, 1114, 1115, 1128}
 shebang: a block is handed to the Bash tool, never run as a file, so its first line is not
 one (`# /continue …` is a comment)."""
 _EXAMPLE_LANGS = frozenset({"markdown", "md", "mdx"})
-_BLOCK_LINE_RE = re.compile(r"\bline (\d+)\b")
-_EXPANSION_RE = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_]\w*|[0-9@*#?$!-])")
+_BLOCK_LINE_RE = LazyPattern(r"\bline (\d+)\b")
+_EXPANSION_RE = LazyPattern(r"\$(?:\{[^}]*\}|[A-Za-z_]\w*|[0-9@*#?$!-])")
 _REGEX_CHARS = frozenset(".[]()*+?{}|^$\\")
 
 

@@ -13,6 +13,7 @@ from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Seve
 from ..model.data import Unreadable
 from ..parse.text import split_lines
 from ..paths import norm
+from . import load_hooks
 from .base import NOT_CHECKED, SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
 from .conventions import follows, inputs
 
@@ -25,15 +26,29 @@ log = logging.getLogger(__name__)
 skipped_log = logging.getLogger(SKIPPED_LOG)
 
 
-_BY_KIND: dict[Kind, list[Rule]] = {}
+_BY_KIND: dict[tuple[Kind, bool], list[Rule]] = {}
+_HOOKED_KINDS = (Kind.AGENT, Kind.SKILL)
+"""Kinds whose front matter may declare `hooks:` (settings files load the hook rules with
+their kind)."""
 
 
-def rules_for(kind: Kind) -> list[Rule]:
-    """Rules that apply to `kind`, computed once per kind (the registry never changes)."""
-    cached = _BY_KIND.get(kind)
+def rules_for(kind: Kind, hooked: bool = False) -> list[Rule]:
+    """Rules that apply to `kind`, computed once per kind and `hooked` (whether an agent or
+    skill declares `hooks:`, which loads the hook rules; without it they report nothing, so
+    a list made after they were loaded for another file may hold them harmlessly)."""
+    cached = _BY_KIND.get((kind, hooked))
     if cached is None:
-        cached = _BY_KIND[kind] = rules_of_kind(kind)
+        if hooked:
+            load_hooks()
+        cached = _BY_KIND[(kind, hooked)] = rules_of_kind(kind)
     return cached
+
+
+def _declares_hooks(doc: object) -> bool:
+    """Whether an agent's or skill's front matter has a `hooks` key (a superset of what the
+    hook rules read: `claude_settings.hooks_of`)."""
+    fm = getattr(doc, "frontmatter", None)
+    return fm is not None and fm.get("hooks") is not None
 
 
 def _unsuppressed(findings: list[Finding], doc: Any) -> list[Finding]:
@@ -80,7 +95,7 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
     """All findings for `doc`, sorted, with severities overridden and suppressions applied."""
     findings: list[Finding] = []
     kind = ctx.kind
-    applicable = rules_for(kind)
+    applicable = rules_for(kind, kind in _HOOKED_KINDS and _declares_hooks(doc))
     if isinstance(doc, Unreadable):
         applicable = [r for r in all_rules() if r.code == "BTN400"]
     config = ctx.config

@@ -19,12 +19,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.claude_settings import ClaudeSettings
 from ..runs.confine import read_head
 from .base import RuleContext, rule
 from .claude_settings import Hooks, command_hooks, hook_scripts, hooks_of, plugin_hooks_file
-from .lazy_pattern import LazyPattern
 
 CC = Convention.CLAUDE_CODE
 HOOKED = (Kind.SETTINGS, Kind.AGENT, Kind.SKILL)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Convention, Finding, Kind, Related, Severity
 from ..parse.markdown import (
     NESTING_LANGS,
@@ -34,7 +35,7 @@ _SWALLOWED_HEADING = re.compile(r"^#{1,6}[ \t]+\S")
 _HEREDOC = re.compile(r"<<-?[ \t]*['\"]?([A-Za-z_]\w*)")
 _BLOCK_COMMENT = re.compile(r"<!--|(?:^|\s)(?:/-|/\*|\{-)")
 _COMMENT_CLOSERS = {"<!--": "-->", "/-": "-/", "/*": "*/", "{-": "-}"}
-_MARKDOWN_LINE = re.compile(
+_MARKDOWN_LINE = LazyPattern(
     r"^(?:#{1,6}[ \t]+\S"            # a heading
     r"|[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+\S"  # a list item
     r"|[ \t]*>"                       # a block quote
@@ -43,7 +44,7 @@ _MARKDOWN_LINE = re.compile(
     r"|[ \t]*(?:-{3,}|\*{3,}|_{3,})[ \t]*$"  # a rule
     r"|[A-Z](?:[a-z'’][\w'’-]*)?[:,]?(?:[ \t]+\S+)+)"  # a sentence (not `FROM x`, `RUN y`)
 )
-_CODE_SHAPE = re.compile(r"[{};\\]\s*$|\s=\s|^\w+=|\$\(")
+_CODE_SHAPE = LazyPattern(r"[{};\\]\s*$|\s=\s|^\w+=|\$\(")
 """What a sentence-shaped line of code still shows: a brace, `;` or `\\` at its end, an
 assignment, a command substitution."""
 _SHOWN = 4

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Convention, Finding, Kind, Related, Severity
 from ..model.plan import (
     COMPLETE,
@@ -81,7 +81,7 @@ def duplicate_phase_number(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
             first[phase.id] = phase
 
 
-_DEFINITION_AFTER = re.compile(r"^\s*(?:$|[:.)\-–—(\[|*])")
+_DEFINITION_AFTER = LazyPattern(r"^\s*(?:$|[:.)\-–—(\[|*])")
 """What follows the number of a heading that defines a phase: nothing, or a separator
 (`Phase 1: Setup`, `Phase 1 - Setup`, `Phase 1 (Setup)`, `Phase 1 [COMPLETE]`)."""
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from .lazy_pattern import LazyPattern
+from ..lazy_pattern import LazyPattern
 
 GATED_VERSIONS = ("0.10.", "0.11.")
 """ShellCheck releases whose control-flow users were read for this module (0.9 and older

@@ -1,10 +1,10 @@
 """Regular expressions compiled on first use.
 
-A rule module's patterns were compiled when it was imported, and a check imports the modules
-of every kind of file it meets: the settings and hook rules are loaded for every agent and
-skill (any of them may declare `hooks:`), the ShellCheck gate for every command, yet most
-checks never run their patterns (no hooks; ShellCheck off). A `LazyPattern` stands where the
-compiled pattern stood and compiles it the first time it is used.
+A module's patterns were compiled when it was imported, and a check imports every parser and
+the rule modules of each kind of file it meets, yet many patterns serve cases a check may
+never meet (HTML blocks other than a comment, hooks, the ShellCheck gate with ShellCheck off,
+rare shell forms). A `LazyPattern` stands where the compiled pattern stood and compiles it the
+first time it is used. It sits in the bottom layer so that the parsers can use it too.
 """
 
 from __future__ import annotations
@@ -50,3 +50,13 @@ class LazyPattern:
     def sub(self, repl: str | Callable[[re.Match[str]], str], string: str,
             count: int = 0) -> str:
         return self.compiled.sub(repl, string, count)
+
+    def fullmatch(self, string: str, pos: int = 0, endpos: int = sys.maxsize
+                  ) -> re.Match[str] | None:
+        return self.compiled.fullmatch(string, pos, endpos)
+
+    def findall(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> list[object]:
+        return self.compiled.findall(string, pos, endpos)
+
+    def split(self, string: str, maxsplit: int = 0) -> list[str | object]:
+        return self.compiled.split(string, maxsplit)
