@@ -14,9 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "server" / "baton_lsp"
-PENDING = {"lsp/workflows.py", "lsp/runs.py"}
-"""Modules being rewritten (the one run follower of issue 37): their imports are not held
-yet. The set may only shrink."""
+PENDING: set[str] = set()
+"""Modules whose imports are not held yet. Empty since the one run follower of issue 37
+(`lsp/workflows.py`, `lsp/runs.py`) was finished; it stays empty."""
 POOLS = {"ThreadPoolExecutor", "ProcessPoolExecutor", "Pool"}
 
 

@@ -76,11 +76,11 @@ def test_the_strict_packages_have_nothing_pending() -> None:
 
 ANY_CEILING = {
     "cli": (18, 14),
-    "lsp": (92, 42),
+    "lsp": (56, 22),
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),
-    "runs": (81, 66),
+    "runs": (79, 64),
     "workflow": (202, 156),
     "workspace": (24, 9),
 }

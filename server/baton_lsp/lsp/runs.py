@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 import uuid
 from collections.abc import Callable, Coroutine, Mapping
@@ -75,7 +76,7 @@ def describe(view: RunView) -> str:
 def phase_statuses(view: RunView | None, plan: Plan) -> dict[str, str]:
     """Phase id → `done | running | failed | pending` for the plan graph: what the run did
     to the phase, else the plan's own marker (`[COMPLETE]` is done without any run)."""
-    from ..model.plan import is_complete
+    from ..model.plan import is_complete  # the core loads after `initialize`
 
     out: dict[str, str] = {}
     for phase in plan.phases:
@@ -224,7 +225,7 @@ class Follower:
     def watch(self, root: Path) -> None:
         if root in self.watchers:
             return
-        from ..runs.follow import DirWatcher
+        from ..runs.follow import DirWatcher  # the core loads after `initialize`
 
         watcher = DirWatcher(root)
         self.watchers[root] = watcher
@@ -287,9 +288,10 @@ class Follower:
             return state
         return RunState(runs.root, found.workflow_id, base=found)  # not followed (yet)
 
-    def row(self, root: Path, row: dict[str, object]) -> dict[str, object]:
-        wid = row.get("workflow_id")
-        return row_overlay(row, self.states.get((root, wid)) if isinstance(wid, str) else None)
+    def row(self, view: RunView, row: dict[str, object]) -> dict[str, object]:
+        """`row` (`runs.status.as_json(view)`, read off the loop) with the state the
+        follower holds for `view`'s workflow laid over it."""
+        return row_overlay(row, self.states.get((view.root, view.workflow_id)))
 
     # -- change detection -----------------------------------------------------------------
 
@@ -371,7 +373,7 @@ class Follower:
         return st
 
     def on_event(self, root: Path, wid: str, event: Event) -> None:
-        from ..model import events as ev
+        from ..model import events as ev  # pydantic: loaded when a run is followed
 
         st = self.states.get((root, wid))
         if st is None:
@@ -380,10 +382,8 @@ class Follower:
         if isinstance(event, ev.CheckpointEvent | ev.TransitionEvent | ev.FinishedEvent):
             self.poke(root, wid)  # the checkpoint it names: read it now, not on inotify's time
         if event.event in NOTIFIED:
-            from ..model.events import to_json
-
             self._report(st)
-            self._notify(st, to_json(event))
+            self._notify(st, ev.to_json(event))
 
     async def finished(self, root: Path, wid: str, ending: str | None) -> None:
         """A launched run's engine exited (`ending`: how, when it printed no `finished`):
@@ -423,8 +423,6 @@ class Follower:
         self._arm_liveness()
 
     def _notify(self, st: RunState, event_json: str) -> None:
-        import json
-
         self._refresh_lenses()
         self.ls.protocol.notify(CHANGED, {
             "workflow_id": st.workflow_id, "workspace": str(st.root),

@@ -12,24 +12,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
+import re
 import subprocess
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from .convert import path_to_uri
+from .convert import path_to_uri, uri_to_path
 from .engine_cli import cancel_process, engine_argv
 from .runs import follower
 from .server import BatonServer
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ..model.events import Event
+    from ..runs.follow import RunView
+    from ..runs.store import Entry
     from .workflow_args import AtArgs, IdArgs, NoArgs, OpenArgs, ResumeArgs, StartArgs, StepArgs
 
 log = logging.getLogger(__name__)
@@ -63,12 +70,14 @@ class WorkflowRefused(JsonRpcException):
 # -- arguments -----------------------------------------------------------------------------
 
 
-def parse(command: str, model: str, args: tuple[Any, ...]) -> Any:
+def parse(command: str, model: str, args: tuple[object, ...]) -> BaseModel:
     """`workflow_args.parse` with the model named: that module (pydantic) loads with the
-    first command, not with the server (start-up speed)."""
-    from . import workflow_args
+    first command, not with the server (start-up speed). Callers `cast` the result to the
+    model they named."""
+    from . import workflow_args  # pydantic: loaded with the first command, not at start
 
-    return workflow_args.parse(command, getattr(workflow_args, model), args)
+    found: BaseModel = workflow_args.parse(command, getattr(workflow_args, model), args)
+    return found
 
 
 # -- workspaces ----------------------------------------------------------------------------
@@ -80,10 +89,6 @@ def _roots(ls: BatonServer) -> list[Path]:
 
 
 def _root(ls: BatonServer, command: str, workspace: str | None) -> Path:
-    import os
-
-    from .convert import uri_to_path
-
     roots = _roots(ls)
     if workspace is None:
         if not roots:
@@ -102,7 +107,7 @@ def _root(ls: BatonServer, command: str, workspace: str | None) -> Path:
 
 def _find(ls: BatonServer, command: str, wid: str, workspace: str | None) -> Path:
     """The workspace holding workflow `wid`."""
-    from ..runs.store import list_workflows, valid_id
+    from ..runs.store import list_workflows, valid_id  # the core loads after `initialize`
 
     if not valid_id(wid):
         raise JsonRpcInvalidParams(f"{command}: invalid workflow id {wid!r}")
@@ -114,10 +119,10 @@ def _find(ls: BatonServer, command: str, wid: str, workspace: str | None) -> Pat
                                f"{', '.join(map(str, roots)) or 'any open workspace'}")
 
 
-def bash_status(ls: BatonServer, run_id: str, workspace: str | None) -> dict[str, Any]:
+def bash_status(ls: BatonServer, run_id: str, workspace: str | None) -> dict[str, object]:
     """The bash system's run `run_id` (`baton status bash:… --json`), from the workspace
     holding it."""
-    from ..runs.foreign import ForeignRuns, adopted_by, adoptions
+    from ..runs.foreign import ForeignRuns, adopted_by, adoptions  # the core: after start
 
     roots = [_root(ls, STATUS, workspace)] if workspace else _roots(ls)
     for root in roots:
@@ -168,7 +173,8 @@ class Child:
         readers = []
         for pipe in (popen.stdout, popen.stderr):
             reader = asyncio.StreamReader(limit=4 * 1024 * 1024)
-            await loop.connect_read_pipe(lambda r=reader: asyncio.StreamReaderProtocol(r), pipe)
+            await loop.connect_read_pipe(
+                functools.partial(asyncio.StreamReaderProtocol, reader), pipe)
             readers.append(reader)
         return cls(popen, readers[0], readers[1])
 
@@ -241,10 +247,10 @@ class Runs:
     def __init__(self, ls: BatonServer) -> None:
         self.ls = ls
         self.live: dict[str, Run] = {}
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Task[object]] = set()
 
     async def launch(self, root: Path, description: str, argv: list[str],
-                     workflow_id: str | None = None) -> dict[str, Any]:
+                     workflow_id: str | None = None) -> dict[str, object]:
         proc = await Child.spawn(argv, root)
         run = Run(root=root, description=description, proc=proc)
         task = run.task = asyncio.create_task(self.follow(run, workflow_id))
@@ -317,7 +323,7 @@ class Runs:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def cancel(self, run: Run) -> dict[str, Any]:
+    async def cancel(self, run: Run) -> dict[str, object]:
         run.cancelling = True
         wid = run.workflow_id
         if wid is None:
@@ -338,9 +344,7 @@ class Runs:
 def editor_settings(ls: BatonServer) -> list[str]:
     """The editor's `baton.workflow.*` settings as `--set workflow.key=value` for a run
     (camelCase keys become the kebab-case of the files; unset values are left out)."""
-    import re
-
-    from ..runs.rerun import toml_value
+    from ..runs.rerun import toml_value  # the core loads after `initialize`
 
     raw = ls.session.settings.overrides.get("workflow")
     if not isinstance(raw, dict):
@@ -354,12 +358,19 @@ def editor_settings(ls: BatonServer) -> list[str]:
     return out
 
 
-def preview_text(p: dict[str, Any]) -> str:
+def _entries(value: object) -> list[Mapping[str, object]]:
+    """A preview's `rerun`/`skip` list, its `{step, reason?}` items."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, Mapping)]
+
+
+def preview_text(p: Mapping[str, object]) -> str:
     """The resume preview as the message a user confirms."""
     lines = [f"Resume {p.get('workflow_id')} ({p.get('status')} in {p.get('failed_state') or '?'})"
              f" from checkpoint {p.get('checkpoint')}, restarting in {p.get('resume_state')}."]
-    rerun = p.get("rerun") or []
-    skip = p.get("skip") or []
+    rerun = _entries(p.get("rerun"))
+    skip = _entries(p.get("skip"))
     if rerun:
         lines.append("Will run again: " + "; ".join(
             f"{r.get('step')} ({r.get('reason')})" if r.get("reason") else str(r.get("step"))
@@ -367,15 +378,17 @@ def preview_text(p: dict[str, Any]) -> str:
     if skip:
         lines.append(f"Will skip ({len(skip)} done): " + ", ".join(str(x.get("step"))
                                                                   for x in skip))
-    if p.get("problems"):
-        lines.append("Needs force: " + "; ".join(map(str, p["problems"])))
+    problems = p.get("problems")
+    if problems:
+        lines.append("Needs force: " + "; ".join(
+            map(str, problems if isinstance(problems, list) else [problems])))
     if p.get("untrusted"):
         lines.append(f"Not trusted: {p['untrusted']}. Its paths and steps decide what the "
                      "resume writes and runs; resume only if you know where it came from.")
     return "\n".join(lines)
 
 
-def resume_action(p: dict[str, Any]) -> str:
+def resume_action(p: Mapping[str, object]) -> str:
     """The confirming button of a resume preview: it names what the user agrees to."""
     if p.get("untrusted"):
         return "Trust checkpoint and resume"
@@ -389,9 +402,9 @@ def register(server: BatonServer) -> None:
     runs = Runs(server)
 
     @server.command(START)
-    async def start(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def start(ls: BatonServer, *args: object) -> dict[str, object]:
         """Start a workflow; returns {workflow_id, pid} once the workflow has named itself."""
-        a: StartArgs = parse(START, "StartArgs", args)
+        a = cast("StartArgs", parse(START, "StartArgs", args))
         root = _root(ls, START, a.workspace)
         _require_trust(ls, START)
         # Values as `--opt=value` and the description after `--`: text the user typed that
@@ -417,7 +430,7 @@ def register(server: BatonServer) -> None:
                 await asyncio.wait_for(asyncio.shield(previous.task), 10)
 
     async def do_resume(ls: BatonServer, command: str, root: Path, wid: str, at: int | None,
-                        force: bool, trust: bool = False) -> dict[str, Any]:
+                        force: bool, trust: bool = False) -> dict[str, object]:
         _require_trust(ls, command)
         await settle(command, wid)
         argv = [*engine_argv(), "resume", wid]
@@ -428,13 +441,14 @@ def register(server: BatonServer) -> None:
         if trust:
             argv.append("--trust-checkpoint")
         argv += [*editor_settings(ls), "--workspace", str(root), "--events"]
-        from ..runs.status import summary
+        from ..runs.follow import read_view  # the core loads after `initialize`
 
-        info = await asyncio.to_thread(summary, root, wid)
-        return await runs.launch(root, info.get("description") or wid, argv, wid)
+        view = await asyncio.to_thread(read_view, root, wid)
+        return await runs.launch(root, view.description or wid, argv, wid)
 
-    async def preview(command: str, root: Path, wid: str, at: int | None) -> dict[str, Any]:
-        def compute() -> dict[str, Any]:
+    async def preview(command: str, root: Path, wid: str, at: int | None) -> dict[str, object]:
+        def compute() -> dict[str, object]:
+            # the engine's modules load with the first preview, not with the server
             from ..workflow.resume import preview_resume
             from ..workspace.config import load_config
 
@@ -448,17 +462,17 @@ def register(server: BatonServer) -> None:
             raise WorkflowRefused(f"{command}: {exc}") from None
 
     @server.command(RESUME)
-    async def resume(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def resume(ls: BatonServer, *args: object) -> dict[str, object]:
         """Resume a failed, cancelled or interrupted workflow; returns {workflow_id, pid}."""
-        a: ResumeArgs = parse(RESUME, "ResumeArgs", args)
+        a = cast("ResumeArgs", parse(RESUME, "ResumeArgs", args))
         root = _find(ls, RESUME, a.id, a.workspace)
         return await do_resume(ls, RESUME, root, a.id, a.at, a.force, a.trust)
 
     @server.command(RESUME_PREVIEW)
-    async def resume_with_preview(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def resume_with_preview(ls: BatonServer, *args: object) -> dict[str, object]:
         """The `Resume workflow` action: show what resume would skip and run again, and
         resume only when the user confirms. {resumed, preview, workflow_id?, pid?}."""
-        a: AtArgs = parse(RESUME_PREVIEW, "AtArgs", args)
+        a = cast("AtArgs", parse(RESUME_PREVIEW, "AtArgs", args))
         root = _find(ls, RESUME_PREVIEW, a.id, a.workspace)
         _require_trust(ls, RESUME_PREVIEW)
         await settle(RESUME_PREVIEW, a.id)
@@ -477,19 +491,19 @@ def register(server: BatonServer) -> None:
         return {"resumed": True, "preview": p, **started}
 
     @server.command(RESUME_FROM)
-    async def resume_from_checkpoint(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def resume_from_checkpoint(ls: BatonServer, *args: object) -> dict[str, object]:
         """`Resume from an earlier checkpoint…`: offer the latest sound history entries, then
         preview and resume from the chosen one."""
-        a: IdArgs = parse(RESUME_FROM, "IdArgs", args)
+        a = cast("IdArgs", parse(RESUME_FROM, "IdArgs", args))
         root = _find(ls, RESUME_FROM, a.id, a.workspace)
         _require_trust(ls, RESUME_FROM)
-        from ..runs.store import CheckpointStore
+        from ..runs.store import CheckpointStore  # the core loads after `initialize`
 
         entries = [e for e in await asyncio.to_thread(CheckpointStore(root, a.id).entries)
                    if e.ok][-MAX_CHOICES:]
         if not entries:
             raise WorkflowRefused(f"{RESUME_FROM}: workflow {a.id} has no usable checkpoint")
-        from ..runs.record import RecordError, read_record
+        from ..runs.record import RecordError, read_record  # pydantic: after `initialize`
 
         titles = {}
         for e in reversed(entries):
@@ -508,18 +522,19 @@ def register(server: BatonServer) -> None:
         return await resume_with_preview(ls, {"id": a.id, "workspace": str(root),
                                               "at": titles[choice.title]})
 
-    async def checkpoint_entry(ls: BatonServer, command: str, args: tuple[Any, ...]) -> Any:
+    async def checkpoint_entry(ls: BatonServer, command: str, args: tuple[object, ...]
+                               ) -> Entry:
         """The store entry `{id, at?}` names: the newest sound one, or number `at`."""
-        a: AtArgs = parse(command, "AtArgs", args)
+        a = cast("AtArgs", parse(command, "AtArgs", args))
         root = _find(ls, command, a.id, a.workspace)
         try:
-            from ..runs.store import CheckpointStore
+            from ..runs.store import CheckpointStore  # the core loads after `initialize`
 
             return await asyncio.to_thread(CheckpointStore(root, a.id).latest, a.at)
         except Exception as exc:
             raise WorkflowRefused(f"{command}: {exc}") from None
 
-    async def show(ls: BatonServer, path: Path, line: int | None) -> dict[str, Any]:
+    async def show(ls: BatonServer, path: Path, line: int | None) -> dict[str, object]:
         selection = types.Range(start=types.Position(line=line, character=0),
                                 end=types.Position(line=line, character=0)) \
             if line is not None else None
@@ -528,7 +543,7 @@ def register(server: BatonServer) -> None:
         return {"path": str(path), "shown": bool(result and result.success)}
 
     @server.command(CHECKPOINT_OPEN)
-    async def checkpoint_open(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def checkpoint_open(ls: BatonServer, *args: object) -> dict[str, object]:
         """Open the workflow's newest sound checkpoint (or number `at`) in the editor."""
         entry = await checkpoint_entry(ls, CHECKPOINT_OPEN, args)
         return await show(ls, entry.path, None)
@@ -537,10 +552,10 @@ def register(server: BatonServer) -> None:
     async def rerun(ls: BatonServer, *args: object) -> dict[str, object]:
         """Start a new run of a finished workflow with the same request and pinned settings
         (GitHub Actions' *Re-run*); returns {workflow_id, pid, rerun_of}."""
-        a: IdArgs = parse(RERUN, "IdArgs", args)
+        a = cast("IdArgs", parse(RERUN, "IdArgs", args))
         root = _find(ls, RERUN, a.id, a.workspace)
         _require_trust(ls, RERUN)
-        from ..runs.rerun import NotRerunnable, rerun_args
+        from ..runs.rerun import NotRerunnable, rerun_args  # the core: after `initialize`
 
         live = runs.live.get(a.id)
         if live is not None and live.ended is None:
@@ -555,9 +570,9 @@ def register(server: BatonServer) -> None:
     @server.command(HISTORY)
     async def checkpoints(ls: BatonServer, *args: object) -> list[dict[str, object]]:
         """The workflow's checkpoint history, oldest first (`baton checkpoints ID --json`)."""
-        a: IdArgs = parse(HISTORY, "IdArgs", args)
+        a = cast("IdArgs", parse(HISTORY, "IdArgs", args))
         root = _find(ls, HISTORY, a.id, a.workspace)
-        from ..runs.status import history
+        from ..runs.status import history  # the core loads after `initialize`
 
         return await asyncio.to_thread(history, root, a.id)
 
@@ -565,12 +580,10 @@ def register(server: BatonServer) -> None:
     async def step_log(ls: BatonServer, *args: object) -> dict[str, object]:
         """The agent log of a step's last attempt (or attempt `attempt`):
         `{path, attempt}`, the path resolved inside the workflow's workspace."""
-        import os
-
-        a: StepArgs = parse(STEP_LOG, "StepArgs", args)
+        a = cast("StepArgs", parse(STEP_LOG, "StepArgs", args))
         root = _find(ls, STEP_LOG, a.id, a.workspace)
         entry = await checkpoint_entry(ls, STEP_LOG, ({"id": a.id, "workspace": str(root)},))
-        from ..runs.record import RecordError, read_record
+        from ..runs.record import RecordError, read_record  # pydantic: after `initialize`
 
         try:
             record = read_record(entry.data or {}, str(entry.path))
@@ -590,12 +603,10 @@ def register(server: BatonServer) -> None:
         return {"path": real, "attempt": attempt}
 
     @server.command(OPEN)
-    async def open_file(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def open_file(ls: BatonServer, *args: object) -> dict[str, object]:
         """Open a file of an open workspace (an error-log entry, an agent's output, an
         artifact) at `line`. Paths outside every workspace are refused."""
-        import os
-
-        a: OpenArgs = parse(OPEN, "OpenArgs", args)
+        a = cast("OpenArgs", parse(OPEN, "OpenArgs", args))
         real = os.path.realpath(a.path)
         if not any(real == str(r) or real.startswith(os.path.realpath(r) + os.sep)
                    for r in _roots(ls)):
@@ -605,9 +616,9 @@ def register(server: BatonServer) -> None:
         return await show(ls, Path(real), a.line)
 
     @server.command(CANCEL)
-    async def cancel(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def cancel(ls: BatonServer, *args: object) -> dict[str, object]:
         """Cancel a running workflow (it stays resumable): {workflow_id, code, message}."""
-        a: IdArgs = parse(CANCEL, "IdArgs", args)
+        a = cast("IdArgs", parse(CANCEL, "IdArgs", args))
         run = runs.live.get(a.id)
         if run is not None:
             return await runs.cancel(run)
@@ -615,48 +626,50 @@ def register(server: BatonServer) -> None:
         return await cancel_process(root, a.id)
 
     @server.command(LIST)
-    async def list_(ls: BatonServer, *args: Any) -> list[dict[str, Any]]:
+    async def list_(ls: BatonServer, *args: object) -> list[dict[str, object]]:
         """Every workflow of every open workspace, as `baton status --json` rows (the bash
         system's checkpoints too, `origin: bash`)."""
-        a: NoArgs = parse(LIST, "NoArgs", args)
+        a = cast("NoArgs", parse(LIST, "NoArgs", args))
         roots = [_root(ls, LIST, a.workspace)] if a.workspace else _roots(ls)
 
-        def rows() -> list[dict[str, Any]]:
-            from ..runs.status import summaries
+        def rows() -> list[tuple[RunView, dict[str, object]]]:
+            from ..runs.status import as_json, views  # the core loads after `initialize`
 
-            return [{**row, "workspace": str(root)}
-                    for root in roots for row in summaries(root)]
+            return [(view, {**as_json(view), "workspace": str(root)})
+                    for root in roots for view in views(root)]
 
         follow = follower(ls)
-
-        out = [follow.row(Path(row["workspace"]), row) for row in await asyncio.to_thread(rows)]
-        for row in out:
-            row["followed"] = row["workflow_id"] in runs.live
-        return out
+        return [{**follow.row(view, row), "followed": view.workflow_id in runs.live}
+                for view, row in await asyncio.to_thread(rows)]
 
     @server.command(STATUS)
-    async def status(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def status(ls: BatonServer, *args: object) -> dict[str, object]:
         """One workflow in detail, as `baton status ID --json` (a `bash:` id: the bash
         system's checkpoint)."""
-        a: IdArgs = parse(STATUS, "IdArgs", args)
+        a = cast("IdArgs", parse(STATUS, "IdArgs", args))
         if a.id.startswith("bash:"):
             return await asyncio.to_thread(bash_status, ls, a.id, a.workspace)
         root = _find(ls, STATUS, a.id, a.workspace)
-        from ..runs.status import summary
 
-        info = follower(ls).row(root, await asyncio.to_thread(summary, root, a.id))
-        info["workspace"] = str(root)
-        info["followed"] = a.id in runs.live
-        return info
+        def row() -> tuple[RunView, dict[str, object]]:
+            from ..runs.follow import read_view  # the core loads after `initialize`
+            from ..runs.status import as_json
+
+            view = read_view(root, a.id)
+            return view, as_json(view)
+
+        view, info = await asyncio.to_thread(row)
+        return {**follower(ls).row(view, info), "workspace": str(root),
+                "followed": a.id in runs.live}
 
     @server.command(PREVIEW_RESUME)
-    async def preview_resume(ls: BatonServer, *args: Any) -> dict[str, Any]:
+    async def preview_resume(ls: BatonServer, *args: object) -> dict[str, object]:
         """What resuming would skip and run again (`baton resume ID --dry-run --json`)."""
-        a: AtArgs = parse(PREVIEW_RESUME, "AtArgs", args)
+        a = cast("AtArgs", parse(PREVIEW_RESUME, "AtArgs", args))
         root = _find(ls, PREVIEW_RESUME, a.id, a.workspace)
         return await preview(PREVIEW_RESUME, root, a.id, a.at)
 
     @server.command(CHECKPOINT_SHOW)
-    async def checkpoint_show(ls: BatonServer, *args: Any) -> Any:
+    async def checkpoint_show(ls: BatonServer, *args: object) -> dict[str, object] | None:
         """The checkpoint JSON of a workflow (the latest usable one, or number `at`)."""
         return (await checkpoint_entry(ls, CHECKPOINT_SHOW, args)).data

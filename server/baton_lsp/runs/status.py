@@ -7,7 +7,6 @@ system's `origin: bash` rows)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..model.states import RunStatus
 from .follow import RunView, foreign_view, read_view
@@ -90,17 +89,6 @@ def as_json(view: RunView) -> dict[str, object]:
 
 def _mapping(value: object) -> dict[str, object]:
     return value if isinstance(value, dict) else {}
-
-
-def summaries(root: Path) -> list[dict[str, Any]]:
-    """Every run's `baton status --json` row (the language server's workflow list, which
-    reads these rows until it renders the views itself)."""
-    return [as_json(view) for view in views(root)]
-
-
-def summary(root: Path, wid: str) -> dict[str, Any]:
-    """Workflow `wid`'s `baton status --json` row."""
-    return as_json(read_view(root, wid))
 
 
 def history(root: Path, wid: str) -> list[dict[str, object]]:
