@@ -106,6 +106,22 @@ async def test_start_follows_the_run_to_completion(trusted: LanguageClient) -> N
     assert [r["workflow_id"] for r in rows] == [wid]
     checkpoint = await command(trusted, "checkpoint.show", {"id": wid})
     assert checkpoint["status"] == "complete"
+    # Both rows are `baton status --json`'s, with the follower's state laid over them.
+    cli = json.loads(subprocess.run(
+        [sys.executable, "-m", "baton_lsp", "status", "--json",
+         f"--workspace={trusted.workspace_root}"], capture_output=True, text=True,
+        timeout=120, check=True).stdout)
+    assert [r["workflow_id"] for r in cli] == [wid]
+    cli[0].pop("worktrees")  # the CLI's own addition (`baton status` lists them)
+    overlaid = {"running", "state", "status", "steps", "text", "current_wave"}
+    for row in (status, rows[0]):
+        assert set(row) == set(cli[0]) | overlaid | {"workspace", "followed"}
+        assert {k: v for k, v in row.items() if k in set(cli[0]) - overlaid} == \
+            {k: v for k, v in cli[0].items() if k not in overlaid}
+        assert row["workspace"] == str(trusted.workspace_root) and row["followed"] is False
+        assert row["status"] == cli[0]["status"] and row["state"] == cli[0]["state"]
+        assert {sid: s["status"] for sid, s in row["steps"].items()} == \
+            {sid: s["status"] for sid, s in cli[0]["steps"].items()}
 
 
 async def test_a_description_that_starts_with_a_dash_is_a_description(
