@@ -582,8 +582,7 @@ def _percent(view: RunView) -> int:
 
 
 def follower(ls: BatonServer) -> Follower:
-    found = getattr(ls, "run_follower", None)
+    found = ls.run_follower
     if not isinstance(found, Follower):
-        found = Follower(ls)
-        ls.run_follower = found  # type: ignore[attr-defined]
+        found = ls.run_follower = Follower(ls)
     return found

@@ -140,6 +140,9 @@ class BatonServer(LanguageServer):
         self.preflight_shown = ""
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.loop_thread = threading.get_ident()
+        self.run_follower: object = None
+        """The one run follower, `runs.Follower` (`runs.follower` makes it when first asked;
+        typed `object`: this module may not import `runs`, which imports it)."""
 
     # -- the connection -------------------------------------------------------------------
 
