@@ -61,12 +61,15 @@ NOTIFIED = ("transition", "wave", "step", "finished", "waiting", "reconciled")
 def describe(view: RunView) -> str:
     """The one text of a run's state: `implementing · wave 2/3 · 1/4 phases` while it runs,
     `complete · 4/4 phases` or `failed in implement · 1/4 phases` once it stopped."""
-    if view.running or view.status == "in_progress":
+    from ..model.states import RunStatus, State  # the core loads after `initialize`
+
+    if view.running or view.status == RunStatus.IN_PROGRESS:
         parts = [VERBS.get(view.state or "", view.state or "starting")]
-        if view.waves and view.state == "implement" and view.current_wave:
+        if view.waves and view.state == State.IMPLEMENT and view.current_wave:
             parts.append(f"wave {view.current_wave}/{len(view.waves)}")
     else:
-        where = "" if view.status == "complete" or not view.state else f" in {view.state}"
+        where = "" if view.status == RunStatus.COMPLETE or not view.state \
+            else f" in {view.state}"
         parts = [f"{view.status}{where}"]
     if view.waves:
         parts.append(f"{view.done_phases()}/{view.total_phases()} phases")
@@ -76,15 +79,19 @@ def describe(view: RunView) -> str:
 def phase_statuses(view: RunView | None, plan: Plan) -> dict[str, str]:
     """Phase id → `done | running | failed | pending` for the plan graph: what the run did
     to the phase, else the plan's own marker (`[COMPLETE]` is done without any run)."""
-    from ..model.plan import is_complete  # the core loads after `initialize`
+    # the core loads after `initialize`
+    from ..model.plan import is_complete
+    from ..model.states import StepStatus
 
     out: dict[str, str] = {}
     for phase in plan.phases:
         step = view.phase_step(phase.id) if view is not None else None
-        if step is not None and step.status == "running" and not (view and view.running):
+        if step is not None and step.status == StepStatus.RUNNING and not (
+                view and view.running):
             status = "failed"  # the run stopped while the phase was at work
-        elif step is not None and step.status in ("done", "running", "failed"):
-            status = step.status
+        elif step is not None and step.status in (StepStatus.DONE, StepStatus.RUNNING,
+                                                  StepStatus.FAILED):
+            status = step.status.value
         else:
             status = "done" if is_complete(phase) else "pending"
         out.setdefault(phase.id, status)
@@ -388,11 +395,13 @@ class Follower:
     async def finished(self, root: Path, wid: str, ending: str | None) -> None:
         """A launched run's engine exited (`ending`: how, when it printed no `finished`):
         the final checkpoint is the state again, and its progress ends."""
+        from ..model.states import RunStatus  # the core loads after `initialize`
+
         st = self.states.get((root, wid))
         if st is None:
             return
         if st.live is not None and st.live.status is None:
-            st.live.status = ending or "interrupted"
+            st.live.status = ending or RunStatus.INTERRUPTED
         self.cancellers.pop((root, wid), None)
         text = st.text
         live, st.live = st.live, None
@@ -403,7 +412,7 @@ class Follower:
             token, st.token = st.token, None
             self._end_progress(token, st.text)
         elif st.launched:
-            ok = (live is None or live.status == "complete")
+            ok = live is None or live.status == RunStatus.COMPLETE
             self.ls.window_show_message(types.ShowMessageParams(  # no progress UI
                 type=types.MessageType.Info if ok else types.MessageType.Warning,
                 message=f"Baton: workflow {wid} {text}"))
