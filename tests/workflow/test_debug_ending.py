@@ -129,6 +129,7 @@ def test_report_mode_with_passing_tests_is_a_plain_success(ws: Workspace) -> Non
 
 def test_the_editor_lens_says_needs_attention(ws: Workspace) -> None:
     from baton_lsp.lsp.code_lens import _run_lenses
+    from baton_lsp.lsp.runs import describe
     from baton_lsp.parse.plan import parse_plan_text
     from baton_lsp.runs.follow import read_view
 
@@ -139,7 +140,8 @@ def test_the_editor_lens_says_needs_attention(ws: Workspace) -> None:
     view = read_view(ws.root, ws.only_workflow())
     assert view.status == "complete" and view.outcome is not None
     text = plan_path.read_text()
-    lenses = _run_lenses(view, parse_plan_text(text, str(plan_path)), text.splitlines())
+    lenses = _run_lenses(view, describe(view), parse_plan_text(text, str(plan_path)),
+                         text.splitlines())
     titles = [lens.command.title for lens in lenses if lens.command]
     assert titles[0].startswith("⚠ complete — needs attention"), titles
     assert lenses[0].command and lenses[0].command.arguments == [
