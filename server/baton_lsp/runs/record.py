@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..model.checkpoint import Checkpoint
-from ..model.states import RunStatus, StepStatus
+from ..model.states import PhaseMode, PhaseStatus, RunStatus, StepStatus
 from . import confine
 from .checkpoint import format_validation_error
 
@@ -31,7 +31,7 @@ class PhaseGit(_Open):
     """Where a phase's work is in git (a workspace in a git repository, `isolation =
     "worktree"`)."""
 
-    mode: str = "worktree"  # worktree | in-place
+    mode: PhaseMode = PhaseMode.WORKTREE
     branch: str | None = None
     worktree: str | None = None
     base: str | None = None
@@ -40,7 +40,7 @@ class PhaseGit(_Open):
     """The phase's own commit; None when the agent changed nothing."""
     merged: str | None = None
     """The commit on the user's branch that holds the phase (its merge commit)."""
-    status: str = "running"  # running | committed | merged | empty | conflict
+    status: PhaseStatus = PhaseStatus.RUNNING
     conflicts: list[str] = []
     """Files the merge left conflicted (repository-relative)."""
     target: str | None = None
