@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from baton_lsp.model.states import RunStatus
 from baton_lsp.runs.record import PathsRecord
 from baton_lsp.runs.store import CheckpointStore
+from baton_lsp.workflow.run import Run
 from tests.workflow.conftest import Workspace
 
 
@@ -101,3 +103,44 @@ def test_an_iteration_loop_resumed_keeps_its_typed_section_and_foreign_fields(
                             "context_tokens", "history", "max_iterations"]
     state = (ws.root / ".claude/tmp/workflow_wf-loop.sh").read_text()
     assert 'export ITERATION="3"' in state and 'export HALT_REASON="completion"' in state
+
+
+def test_the_top_level_run_fields_are_typed_and_written_in_place(ws: Workspace) -> None:
+    """`status`, `last_error`, `tests_passing`, `debug_iteration_count` and
+    `debug_report_path` read typed from every checkpoint of a real test-and-debug loop, and
+    writing them keeps each key where the record has it (no key moves, none is added by a
+    read) — what the plain assignments did, so checkpoints stay byte-identical."""
+    plan = ws.write_plan([[]])
+    ws.behave({"test.*": {"tests": "pass-after-debug"}})
+    ws.baton("run", "Fix the login tests", "--scope", "test-and-debug", "--plan", str(plan),
+             check=True)
+    wid = ws.only_workflow()
+    seen: set[tuple[object, object]] = set()
+    for path in sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json")):
+        data = json.loads(path.read_text())
+        run = Run(ws.root)
+        run.hold(data)
+        assert type(run.status) is RunStatus and run.status == data["status"]
+        assert run.tests_passing is data["tests_passing"]
+        assert run.debug_iteration_count == data["debug_iteration_count"]
+        assert run.debug_report_path == data["debug_report_path"]
+        assert run.last_error == data["last_error"]
+        seen.add((run.tests_passing, run.debug_iteration_count))
+    assert {(None, 0), (False, 0), (False, 1), (True, 1)} <= seen
+    assert run.status is RunStatus.COMPLETE and run.debug_report_path is not None
+    assert Path(run.debug_report_path).is_file()
+    order = list(run.data)
+    run.status, run.last_error = RunStatus.FAILED, "tests failed (exit 1)"
+    run.tests_passing, run.debug_iteration_count = False, 2
+    assert list(run.data) == order
+    assert json.loads(json.dumps(run.data))["status"] == "failed"
+    assert (run.data["last_error"], run.data["tests_passing"],
+            run.data["debug_iteration_count"]) == ("tests failed (exit 1)", False, 2)
+    # a seed record without Baton's debug fields reads as "not there yet" and gains none
+    seed = {k: v for k, v in data.items()
+            if k not in ("tests_passing", "debug_iteration_count", "debug_report_path")}
+    run = Run(ws.root)
+    run.hold(seed)
+    assert (run.tests_passing, run.debug_iteration_count, run.debug_report_path) == (
+        None, 0, None)
+    assert set(run.data) == set(seed)

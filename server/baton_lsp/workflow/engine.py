@@ -188,9 +188,9 @@ class Engine(Run):
                 raise EngineError(str(exc)) from None
             if versions:
                 self.baton["agent_clis"] = versions
-            if self.data.get("last_error"):
-                self.say(f"last run ended with: {self.data['last_error']} (status "
-                         f"{self.data.get('status')}, in {self.machine.current.value})")
+            if self.last_error:
+                self.say(f"last run ended with: {self.last_error} (status "
+                         f"{self.status}, in {self.machine.current.value})")
             try:
                 if self.topic is not None:
                     make_topic(self.root, self.topic.path)
@@ -199,7 +199,7 @@ class Engine(Run):
                 self.launched = resume.launched_before(self)
                 resume.kill_orphans(self)
                 resume.rewind(self.machine, self.steps, self.plans, self.say)
-                self.data["status"] = RunStatus.IN_PROGRESS
+                self.status = RunStatus.IN_PROGRESS
                 self.baton["resumed_from"] = entry.sequence
                 self.save(f"resume from checkpoint {entry.sequence}")
             except StoreFailure as exc:
@@ -240,8 +240,8 @@ class Engine(Run):
                 self._transition(nxt, handler.why(self))
         except Cancelled:
             sm = self.machine
-            self.data["status"] = RunStatus.CANCELLED
-            self.data["last_error"] = "cancelled by the user"
+            self.status = RunStatus.CANCELLED
+            self.last_error = "cancelled by the user"
             try:
                 self.save(f"cancelled in {sm.current.value}")
             except StoreFailure as exc:  # still resumable from the checkpoint before
@@ -456,8 +456,8 @@ class Engine(Run):
         sm = self.machine
         if sm.current not in (State.COMPLETE, State.ABANDONED) and sm.can(State.COMPLETE):
             self._transition(State.COMPLETE, message)
-        self.data["status"] = status
-        self.data["last_error"] = None
+        self.status = status
+        self.last_error = None
         self.error_state = ErrorState(last_error=None, retry_count=0, failed_state=None)
         ending = self.outcome
         attention = ending is not None and ending.status == NEEDS_ATTENTION
@@ -478,8 +478,8 @@ class Engine(Run):
         when it cannot be written either, the newest checkpoint — `in_progress`, shown as
         interrupted — is where the resume continues from."""
         state = self.machine.current.value
-        self.data["status"] = RunStatus.FAILED
-        self.data["last_error"] = exc.message
+        self.status = RunStatus.FAILED
+        self.last_error = exc.message
         self.error_state.last_error = exc.message
         self.error_state.failed_state = self.machine.current
         self.failure = FailureRecord(step=exc.step_id, failure_class=exc.failure,

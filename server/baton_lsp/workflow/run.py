@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from ..model.checkpoint import ErrorState
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
-from ..model.states import PHASE_STATES, State, StepStatus
+from ..model.states import PHASE_STATES, RunStatus, State, StepStatus
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
@@ -250,6 +250,58 @@ class Run:
         self._pinned = value
         self._fold_section("identity", value)
 
+    # The record's top-level run fields, typed. Each is written through to its key at once
+    # (the key keeps its place in the record, as the plain assignments did), so a foreign
+    # record's own keys around them survive a resume untouched.
+
+    @property
+    def status(self) -> RunStatus:
+        """The run's status as the next checkpoint records it (`status`)."""
+        return RunStatus(self.data["status"])
+
+    @status.setter
+    def status(self, value: RunStatus) -> None:
+        self.data["status"] = value
+
+    @property
+    def last_error(self) -> str | None:
+        """What stopped the run last (`last_error`); None once it ended well or resumed."""
+        found = self.data.get("last_error")
+        return None if found is None else str(found)
+
+    @last_error.setter
+    def last_error(self, value: str | None) -> None:
+        self.data["last_error"] = value
+
+    @property
+    def tests_passing(self) -> bool | None:
+        """The last test run's verdict (`tests_passing`); None: nothing was tested."""
+        found = self.data.get("tests_passing")
+        return found if isinstance(found, bool) else None
+
+    @tests_passing.setter
+    def tests_passing(self, value: bool | None) -> None:
+        self.data["tests_passing"] = value
+
+    @property
+    def debug_iteration_count(self) -> int:
+        """Debug agents run so far (`debug_iteration_count`, the seeds' counter)."""
+        return int(self.data.get("debug_iteration_count") or 0)
+
+    @debug_iteration_count.setter
+    def debug_iteration_count(self, value: int) -> None:
+        self.data["debug_iteration_count"] = value
+
+    @property
+    def debug_report_path(self) -> str | None:
+        """The newest debug report (`debug_report_path`)."""
+        found = self.data.get("debug_report_path")
+        return None if found is None else str(found)
+
+    @debug_report_path.setter
+    def debug_report_path(self, value: str | None) -> None:
+        self.data["debug_report_path"] = value
+
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
         "dask"` and the state in `[workflow.dask] remote-states`). An implement phase that
@@ -397,7 +449,7 @@ class Run:
             raise StoreFailure(f"checkpoint {self.store.next_path()}", exc) from None
         self.last_checkpoint = path
         self.write_state_file()
-        self.emit("checkpoint", label=event, path=str(path), status=self.data.get("status"),
+        self.emit("checkpoint", label=event, path=str(path), status=self.status,
                   state=self.machine.current.value)
         return path
 
@@ -407,7 +459,7 @@ class Run:
         reports = paths.reports
         values: dict[str, Any] = {
             "WORKFLOW_SCOPE": sm.scope.value, "TERMINAL_STATE": sm.terminal.value,
-            "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": d.get("status"),
+            "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": self.status,
             "WORKFLOW_DESCRIPTION": d.get("workflow_description"),
             "TOPIC_PATH": paths.topic_dir, "PLAN_PATH": paths.plan,
             "REPORTS_DIR": paths.reports_dir, "PLANS_DIR": paths.plans_dir,
@@ -442,8 +494,8 @@ class Run:
         # The seeds' keys below are Baton's only once it knows them: until then a value an
         # agent or bash block appended the seeds' way is the one there is, and is kept.
         seed_keys = {"SUPERVISOR_METADATA_PATH": self.supervisor_metadata_path(),
-                     "TESTS_PASSING": d.get("tests_passing"),
-                     "DEBUG_REPORT": d.get("debug_report_path")}
+                     "TESTS_PASSING": self.tests_passing,
+                     "DEBUG_REPORT": self.debug_report_path}
         values.update((k, v) for k, v in seed_keys.items() if v is not None)
         tests = [st for sid, st in self.steps.items()
                  if sid.startswith("test.") and "exit_code" in st]
