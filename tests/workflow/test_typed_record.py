@@ -144,3 +144,37 @@ def test_the_top_level_run_fields_are_typed_and_written_in_place(ws: Workspace) 
     assert (run.tests_passing, run.debug_iteration_count, run.debug_report_path) == (
         None, 0, None)
     assert set(run.data) == set(seed)
+
+
+def test_timing_state_failures_and_resume_bookkeeping_are_typed(ws: Workspace) -> None:
+    """`baton.timing`, `state_failures`, `resumed_from` and `agent_clis` read typed through
+    the run, and are changed by assignment: a failure counted on top of a count another
+    run (or the seeds) recorded, the state's wall time added to the time it already had."""
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-books")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-books")
+    data = store.latest().data
+    assert data is not None
+    run = Run(ws.root)
+    run.hold(data)
+    assert run.state_failures == {"plan": 1} and run.resumed_from is None
+    assert set(run.timing) == {"initialize", "research", "plan"}
+    assert all(type(ms) is int and ms >= 0 for ms in run.timing.values())
+    copy = run.timing
+    copy["plan"] = -1  # a read is a copy: nothing changes behind the record's back
+    assert data["baton"]["timing"]["plan"] >= 0
+    data["baton"]["state_failures"] = {"plan": 1, "research": 2}  # an earlier run's count
+    data["baton"]["timing"]["plan"] = 10**9  # so the resume's own time is seen added
+    store.save(data, "counts of an earlier run")
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("resume", "wf-books")
+    assert r.returncode == 1, r.stdout + r.stderr
+    last = _newest(ws, "wf-books")
+    baton = last["baton"]
+    assert isinstance(baton, dict)
+    assert baton["state_failures"] == {"plan": 2, "research": 2}
+    assert baton["timing"]["plan"] > 10**9 and type(baton["timing"]["plan"]) is int
+    assert type(baton["resumed_from"]) is int and baton["resumed_from"] >= 1
+    assert list(baton).index("timing") < list(baton).index("state_failures")

@@ -133,7 +133,7 @@ class Engine(Run):
             self.paths.specs_dir = str(specs)
             self.identity = self._identity(scope)
             if versions:
-                self.baton["agent_clis"] = versions
+                self.agent_clis = versions
             self.sm = WorkflowStateMachine(scope)
             try:
                 self.save("created")
@@ -162,9 +162,9 @@ class Engine(Run):
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")
             phases = self.data.setdefault("phase_data", {})
-            for name, ms in (self.baton.get("timing") or {}).items():
+            for name, ms in self.timing.items():
                 if name not in phases:  # a record from before phase_data was filled
-                    phases[name] = accounting.phase_data(self.steps, name, int(ms))
+                    phases[name] = accounting.phase_data(self.steps, name, ms)
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
             self.topic = resume.topic_of(self.paths)
             problems = resume.resume_problems(self.data)
@@ -187,7 +187,7 @@ class Engine(Run):
             except PathError as exc:
                 raise EngineError(str(exc)) from None
             if versions:
-                self.baton["agent_clis"] = versions
+                self.agent_clis = versions
             if self.last_error:
                 self.say(f"last run ended with: {self.last_error} (status "
                          f"{self.status}, in {self.machine.current.value})")
@@ -200,7 +200,7 @@ class Engine(Run):
                 resume.kill_orphans(self)
                 resume.rewind(self.machine, self.steps, self.plans, self.say)
                 self.status = RunStatus.IN_PROGRESS
-                self.baton["resumed_from"] = entry.sequence
+                self.resumed_from = entry.sequence
                 self.save(f"resume from checkpoint {entry.sequence}")
             except StoreFailure as exc:
                 return self._fail(self._store_failure(exc))
@@ -419,15 +419,16 @@ class Engine(Run):
         failures are transient and the state's retry budget lasts."""
         handler = HANDLERS[state]
         retries = 0
-        timing = self.baton.setdefault("timing", {})
         start = time.monotonic()
         while True:
             try:
                 try:
                     await handler.run(self)
                 finally:  # wall time per state, summed over runs and resumes
+                    timing = self.timing
                     timing[state.value] = timing.get(state.value, 0) + int(
                         (time.monotonic() - start) * 1000)
+                    self.timing = timing
                     start = time.monotonic()
                     self.data.setdefault("phase_data", {})[state.value] = \
                         accounting.phase_data(self.steps, state.value, timing[state.value])
@@ -485,8 +486,9 @@ class Engine(Run):
         self.failure = FailureRecord(step=exc.step_id, failure_class=exc.failure,
                                      message=exc.message, type=exc.error_type,
                                      context=exc.context)
-        counts = self.baton.setdefault("state_failures", {})  # "Retry k/2 available"
-        counts[state] = int(counts.get(state, 0)) + 1
+        counts = self.state_failures  # "Retry k/2 available"
+        counts[state] = counts.get(state, 0) + 1
+        self.state_failures = counts
         unrecorded: StoreFailure | None = None
         if self.steps.get(exc.step_id, {}).get("status") != StepStatus.FAILED:
             with contextlib.suppress(StoreFailure):  # step failures were logged already

@@ -329,7 +329,7 @@ class Isolation:
         """Say what was found and done, and keep it in the run's record (`baton status`
         and the editor show it)."""
         self.run.say(f"implement: {what}")
-        self.run.baton.setdefault("reconciled", []).append({"at": utc_now(), "what": what})
+        self.run.reconciled = [*self.run.reconciled, {"at": utc_now(), "what": what}]
         self.run.emit("reconciled", what=what)
 
     def waiting(self, what: str) -> Callable[[dict[str, Any] | None], None]:

@@ -302,6 +302,57 @@ class Run:
     def debug_report_path(self, value: str | None) -> None:
         self.data["debug_report_path"] = value
 
+    # Baton's bookkeeping beside the steps, typed the same way: each read is a copy and
+    # each change an assignment, so no value is changed in place behind the record's back.
+
+    @property
+    def timing(self) -> dict[str, int]:
+        """Wall milliseconds per state, summed over runs and resumes (`baton.timing`)."""
+        return {str(k): int(v) for k, v in (self.baton.get("timing") or {}).items()}
+
+    @timing.setter
+    def timing(self, value: dict[str, int]) -> None:
+        self.baton["timing"] = value
+
+    @property
+    def state_failures(self) -> dict[str, int]:
+        """Times the workflow failed in each state (`baton.state_failures`, the seeds'
+        "Retry k/2 available")."""
+        return {str(k): int(v) for k, v in (self.baton.get("state_failures") or {}).items()}
+
+    @state_failures.setter
+    def state_failures(self, value: dict[str, int]) -> None:
+        self.baton["state_failures"] = value
+
+    @property
+    def reconciled(self) -> list[dict[str, object]]:
+        """What a run found another run left in the repository and what it did about it
+        ({at, what}, `baton.reconciled`)."""
+        return [dict(e) for e in self.baton.get("reconciled") or [] if isinstance(e, dict)]
+
+    @reconciled.setter
+    def reconciled(self, value: list[dict[str, object]]) -> None:
+        self.baton["reconciled"] = value
+
+    @property
+    def agent_clis(self) -> dict[str, str]:
+        """The agent CLIs' versions preflight found ({name: version}, `baton.agent_clis`)."""
+        return {str(k): str(v) for k, v in (self.baton.get("agent_clis") or {}).items()}
+
+    @agent_clis.setter
+    def agent_clis(self, value: dict[str, str]) -> None:
+        self.baton["agent_clis"] = value
+
+    @property
+    def resumed_from(self) -> int | None:
+        """The checkpoint sequence number the last resume started from."""
+        found = self.baton.get("resumed_from")
+        return None if found is None else int(found)
+
+    @resumed_from.setter
+    def resumed_from(self, value: int) -> None:
+        self.baton["resumed_from"] = value
+
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
         "dask"` and the state in `[workflow.dask] remote-states`). An implement phase that
