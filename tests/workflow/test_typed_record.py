@@ -178,3 +178,30 @@ def test_timing_state_failures_and_resume_bookkeeping_are_typed(ws: Workspace) -
     assert baton["timing"]["plan"] > 10**9 and type(baton["timing"]["plan"]) is int
     assert type(baton["resumed_from"]) is int and baton["resumed_from"] >= 1
     assert list(baton).index("timing") < list(baton).index("state_failures")
+
+
+def test_phase_data_is_refilled_on_resume_and_keeps_foreign_entries(ws: Workspace) -> None:
+    """`phase_data` read and written through the run: a record whose states have timing
+    but no phase entry (written before phase_data was filled) gets them back on resume;
+    an entry the seeds' side wrote is kept beside Baton's."""
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-phases")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-phases")
+    data = store.latest().data
+    assert data is not None
+    run = Run(ws.root)
+    run.hold(data)
+    assert run.description == "Plan auth"
+    assert set(run.phase_data) == {"initialize", "research", "plan"}
+    data["phase_data"] = {"seed_phase": {"by": "bash", "n": 1}}
+    store.save(data, "phase data of an older Baton")
+    ws.behave({})
+    r = ws.baton("resume", "wf-phases")
+    assert r.returncode == 0, r.stdout + r.stderr
+    phases = _newest(ws, "wf-phases")["phase_data"]
+    assert isinstance(phases, dict)
+    assert phases["seed_phase"] == {"by": "bash", "n": 1}
+    assert {"initialize", "research", "plan"} <= set(phases)
+    assert isinstance(phases["research"], dict) and phases["research"]

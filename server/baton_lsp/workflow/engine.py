@@ -161,10 +161,11 @@ class Engine(Run):
             if nest_supervisor_state(self.data):
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")
-            phases = self.data.setdefault("phase_data", {})
+            phases = self.phase_data
             for name, ms in self.timing.items():
                 if name not in phases:  # a record from before phase_data was filled
                     phases[name] = accounting.phase_data(self.steps, name, ms)
+            self.phase_data = phases
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
             self.topic = resume.topic_of(self.paths)
             problems = resume.resume_problems(self.data)
@@ -181,8 +182,7 @@ class Engine(Run):
                 versions = self._preflight(
                     self.machine.scope, classifier, self.specs_dir(),
                     self.topic.path if self.topic is not None else planned_topic(
-                        self.root, self.specs_dir(), str(self.data.get(
-                            "workflow_description") or ""),
+                        self.root, self.specs_dir(), self.description,
                         self.request.plan_path))
             except PathError as exc:
                 raise EngineError(str(exc)) from None
@@ -430,8 +430,8 @@ class Engine(Run):
                         (time.monotonic() - start) * 1000)
                     self.timing = timing
                     start = time.monotonic()
-                    self.data.setdefault("phase_data", {})[state.value] = \
-                        accounting.phase_data(self.steps, state.value, timing[state.value])
+                    self.phase_data = {**self.phase_data, state.value: accounting.phase_data(
+                        self.steps, state.value, timing[state.value])}
                 self.error_state.retry_count = 0
                 return
             except StepFailure as exc:

@@ -302,6 +302,22 @@ class Run:
     def debug_report_path(self, value: str | None) -> None:
         self.data["debug_report_path"] = value
 
+    @property
+    def description(self) -> str:
+        """What the run was asked to do (`workflow_description`, the seeds' field)."""
+        return str(self.data.get("workflow_description") or "")
+
+    @property
+    def phase_data(self) -> dict[str, dict[str, object]]:
+        """Per state what its steps made and passed up (`phase_data`, the seeds' field),
+        a copy: a state's entry is saved by assigning the whole."""
+        found = self.data.get("phase_data") or {}
+        return {str(k): dict(v) for k, v in found.items() if isinstance(v, dict)}
+
+    @phase_data.setter
+    def phase_data(self, value: dict[str, dict[str, object]]) -> None:
+        self.data["phase_data"] = value
+
     # Baton's bookkeeping beside the steps, typed the same way: each read is a copy and
     # each change an assignment, so no value is changed in place behind the record's back.
 
@@ -397,7 +413,7 @@ class Run:
                "BATON_ARTIFACT_PATH": str(artifact), "BATON_WORKSPACE": str(self.root),
                "CLAUDE_PROJECT_DIR": str(self.root),
                "BATON_TOPIC_DIR": self.paths.topic_dir or "",
-               "BATON_DESCRIPTION": self.data.get("workflow_description", ""),
+               "BATON_DESCRIPTION": self.description,
                "BATON_STATE_FILE": state_file}
         meta = self.supervisor_metadata_path()
         if meta is not None:
@@ -603,7 +619,7 @@ class Run:
         try:
             append_error(self.root, error_record(
                 workflow_id=self.workflow_id, command="/baton-run",
-                user_args=self.data.get("workflow_description", ""), error_type=error_type,
+                user_args=self.description, error_type=error_type,
                 message=message, source=source, context=context, root=self.root))
         except OSError as exc:
             raise StoreFailure(f"the errors log {errors_log_path(self.root)}", exc) from None

@@ -29,7 +29,7 @@ def reports_and_ends(run: Run) -> bool:
 def rerun_command(run: Run) -> str:
     """The seeds' "Then re-run: /coordinate \"$WORKFLOW_DESCRIPTION\"", as a baton command:
     the same description and scope (and the plan it was given)."""
-    argv = ["baton", "run", str(run.data.get("workflow_description") or ""), "--scope",
+    argv = ["baton", "run", run.description, "--scope",
             run.machine.scope.value]
     if run.request.plan_path:
         plan = Path(run.request.plan_path)
