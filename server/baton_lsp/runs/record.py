@@ -193,10 +193,23 @@ class OutcomeRecord(_Open):
     """The command that runs the workflow again once the issues are fixed."""
 
 
+class ClassifyRecord(_Open):
+    """Whether the request is classified by an agent and where that stands
+    (`baton.classify`). The fields are in the order the engine first writes them."""
+
+    agent: bool = False
+    """A classifier agent is configured and the flags did not settle the request."""
+    done: bool = True
+    explicit: dict[str, bool] = {}
+    """Which of scope, complexity and topics the user gave as flags (the agent keeps them)."""
+    announced: bool = False
+    """The classification was said and saved once (a resume does not say it again)."""
+
+
 class BatonSection(_Open):
     version: str | None = None
     request: RequestRecord = Field(default_factory=RequestRecord)
-    classify: dict[str, Any] = {}
+    classify: ClassifyRecord = Field(default_factory=ClassifyRecord)
     steps: dict[str, StepRecord] = {}
     history: list[HistoryRecord] = []
     paths: PathsRecord = Field(default_factory=PathsRecord)

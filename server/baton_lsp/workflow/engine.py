@@ -177,7 +177,7 @@ class Engine(Run):
             self._restore_identity(entry.sequence)
             self._check_runners()
             self._check_executor()
-            classifier = not self.baton.get("classify", {}).get("done", True)
+            classifier = self.classify is not None and not self.classify.done
             try:
                 versions = self._preflight(
                     self.machine.scope, classifier, self.specs_dir(),
@@ -332,7 +332,8 @@ class Engine(Run):
         only `[workflow.codex|gemini|opencode] model` for those (front-matter models are
         Claude's)."""
         models: dict[str, str] = {}
-        first = (State.INITIALIZE,) if self.baton.get("classify", {}).get("agent") else ()
+        agent = self.classify is not None and self.classify.agent
+        first = (State.INITIALIZE,) if agent else ()
         for role in preflight.roles_ahead(self.settings, (*first, *HAPPY_PATHS[scope],
                                                           State.DEBUG)):
             use = preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]

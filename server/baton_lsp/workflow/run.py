@@ -27,6 +27,7 @@ from ..runs.digest import sha256_file
 from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import (
     RESEARCH_SUPERVISOR,
+    ClassifyRecord,
     FailureRecord,
     HistoryRecord,
     IdentityRecord,
@@ -109,6 +110,7 @@ class Run:
         self._iteration: IterationRecord | None = None
         self._pinned: IdentityRecord | None = None
         self._research: ResearchRecord | None = None
+        self._classify: ClassifyRecord | None = None
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -173,6 +175,8 @@ class Run:
         self._pinned = IdentityRecord.model_validate(found) if found is not None else None
         found = baton.get("research")
         self._research = ResearchRecord.model_validate(found) if found is not None else None
+        found = baton.get("classify")
+        self._classify = ClassifyRecord.model_validate(found) if found is not None else None
 
     def fold(self) -> None:
         """Write the typed sections back into the record (before a save or a read of it);
@@ -183,7 +187,7 @@ class Run:
         baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
         for key, section in (("outcome", self._outcome), ("failure", self._failure),
                              ("iteration", self._iteration), ("identity", self._pinned),
-                             ("research", self._research)):
+                             ("research", self._research), ("classify", self._classify)):
             self._fold_section(key, section)
 
     def _fold_section(self, key: str, section: BaseModel | None) -> None:
@@ -228,6 +232,17 @@ class Run:
     def iteration(self, value: IterationRecord | None) -> None:
         self._iteration = value
         self._fold_section("iteration", value)
+
+    @property
+    def classify(self) -> ClassifyRecord | None:
+        """Whether a classifier agent classifies the request and where that stands
+        (`baton.classify`); None in a record from before it."""
+        return self._classify
+
+    @classify.setter
+    def classify(self, value: ClassifyRecord | None) -> None:
+        self._classify = value
+        self._fold_section("classify", value)
 
     @property
     def research(self) -> ResearchRecord | None:
