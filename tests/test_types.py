@@ -80,7 +80,7 @@ ANY_CEILING = {
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),
-    "runs": (79, 64),
+    "runs": (78, 63),
     "workflow": (202, 156),
     "workspace": (24, 9),
 }

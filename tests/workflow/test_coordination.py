@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from baton_lsp.model.checkpoint import IterationCheckpoint, SupervisorCheckpoint
+from baton_lsp.workflow.run import Run
 
 from .conftest import Workspace, checkpointed
 
@@ -61,6 +62,27 @@ def test_classifier_agent_result_is_saved_before_any_research(ws: Workspace) -> 
     assert "classified (agent): research-and-plan, 3 research topic(s)" in r.stdout
     state = (ws.root / ".claude" / "tmp" / f"workflow_{wid}.sh").read_text()
     assert 'export RESEARCH_COMPLEXITY="3"' in state and "existing_implementation" in state
+
+
+def test_the_classify_section_is_held_typed_and_saved_as_it_changes(ws: Workspace) -> None:
+    """`baton.classify` is the run's `ClassifyRecord` (issue 37): a classifier run's
+    checkpoints say not-done while the agent works, then done and announced, written in the
+    order the plain dict had (agent, done, explicit, announced)."""
+    _with_classifier(ws)
+    ws.baton("run", "Research caching and plan the cache layer", check=True)
+    sections = []
+    for data in _history(ws, ws.only_workflow()):
+        run = Run(ws.root)
+        run.hold(data)
+        assert run.classify is not None and run.classify.agent
+        assert run.classify.explicit == {"scope": False, "complexity": False, "topics": False}
+        sections.append((data["baton"]["event"], list(data["baton"]["classify"]),
+                         run.classify.done, run.classify.announced))
+    assert sections[0] == ("created", ["agent", "done", "explicit"], False, False)
+    at = next(i for i, s in enumerate(sections) if s[0] == "classified")
+    assert all(not done for _, _, done, _ in sections[:at])
+    assert all(s[1:] == (["agent", "done", "explicit", "announced"], True, True)
+               for s in sections[at:])
 
 
 @pytest.mark.parametrize(("mode", "expected"), [

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from baton_lsp.model.states import RunStatus
 from baton_lsp.runs.record import PathsRecord
 from baton_lsp.runs.store import CheckpointStore
+from baton_lsp.workflow.run import Run
 from tests.workflow.conftest import Workspace
 
 
@@ -101,3 +103,105 @@ def test_an_iteration_loop_resumed_keeps_its_typed_section_and_foreign_fields(
                             "context_tokens", "history", "max_iterations"]
     state = (ws.root / ".claude/tmp/workflow_wf-loop.sh").read_text()
     assert 'export ITERATION="3"' in state and 'export HALT_REASON="completion"' in state
+
+
+def test_the_top_level_run_fields_are_typed_and_written_in_place(ws: Workspace) -> None:
+    """`status`, `last_error`, `tests_passing`, `debug_iteration_count` and
+    `debug_report_path` read typed from every checkpoint of a real test-and-debug loop, and
+    writing them keeps each key where the record has it (no key moves, none is added by a
+    read) — what the plain assignments did, so checkpoints stay byte-identical."""
+    plan = ws.write_plan([[]])
+    ws.behave({"test.*": {"tests": "pass-after-debug"}})
+    ws.baton("run", "Fix the login tests", "--scope", "test-and-debug", "--plan", str(plan),
+             check=True)
+    wid = ws.only_workflow()
+    seen: set[tuple[object, object]] = set()
+    for path in sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json")):
+        data = json.loads(path.read_text())
+        run = Run(ws.root)
+        run.hold(data)
+        assert type(run.status) is RunStatus and run.status == data["status"]
+        assert run.tests_passing is data["tests_passing"]
+        assert run.debug_iteration_count == data["debug_iteration_count"]
+        assert run.debug_report_path == data["debug_report_path"]
+        assert run.last_error == data["last_error"]
+        seen.add((run.tests_passing, run.debug_iteration_count))
+    assert {(None, 0), (False, 0), (False, 1), (True, 1)} <= seen
+    assert run.status is RunStatus.COMPLETE and run.debug_report_path is not None
+    assert Path(run.debug_report_path).is_file()
+    order = list(run.data)
+    run.status, run.last_error = RunStatus.FAILED, "tests failed (exit 1)"
+    run.tests_passing, run.debug_iteration_count = False, 2
+    assert list(run.data) == order
+    assert json.loads(json.dumps(run.data))["status"] == "failed"
+    assert (run.data["last_error"], run.data["tests_passing"],
+            run.data["debug_iteration_count"]) == ("tests failed (exit 1)", False, 2)
+    # a seed record without Baton's debug fields reads as "not there yet" and gains none
+    seed = {k: v for k, v in data.items()
+            if k not in ("tests_passing", "debug_iteration_count", "debug_report_path")}
+    run = Run(ws.root)
+    run.hold(seed)
+    assert (run.tests_passing, run.debug_iteration_count, run.debug_report_path) == (
+        None, 0, None)
+    assert set(run.data) == set(seed)
+
+
+def test_timing_state_failures_and_resume_bookkeeping_are_typed(ws: Workspace) -> None:
+    """`baton.timing`, `state_failures`, `resumed_from` and `agent_clis` read typed through
+    the run, and are changed by assignment: a failure counted on top of a count another
+    run (or the seeds) recorded, the state's wall time added to the time it already had."""
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-books")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-books")
+    data = store.latest().data
+    assert data is not None
+    run = Run(ws.root)
+    run.hold(data)
+    assert run.state_failures == {"plan": 1} and run.resumed_from is None
+    assert set(run.timing) == {"initialize", "research", "plan"}
+    assert all(type(ms) is int and ms >= 0 for ms in run.timing.values())
+    copy = run.timing
+    copy["plan"] = -1  # a read is a copy: nothing changes behind the record's back
+    assert data["baton"]["timing"]["plan"] >= 0
+    data["baton"]["state_failures"] = {"plan": 1, "research": 2}  # an earlier run's count
+    data["baton"]["timing"]["plan"] = 10**9  # so the resume's own time is seen added
+    store.save(data, "counts of an earlier run")
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("resume", "wf-books")
+    assert r.returncode == 1, r.stdout + r.stderr
+    last = _newest(ws, "wf-books")
+    baton = last["baton"]
+    assert isinstance(baton, dict)
+    assert baton["state_failures"] == {"plan": 2, "research": 2}
+    assert baton["timing"]["plan"] > 10**9 and type(baton["timing"]["plan"]) is int
+    assert type(baton["resumed_from"]) is int and baton["resumed_from"] >= 1
+    assert list(baton).index("timing") < list(baton).index("state_failures")
+
+
+def test_phase_data_is_refilled_on_resume_and_keeps_foreign_entries(ws: Workspace) -> None:
+    """`phase_data` read and written through the run: a record whose states have timing
+    but no phase entry (written before phase_data was filled) gets them back on resume;
+    an entry the seeds' side wrote is kept beside Baton's."""
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-phases")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-phases")
+    data = store.latest().data
+    assert data is not None
+    run = Run(ws.root)
+    run.hold(data)
+    assert run.description == "Plan auth"
+    assert set(run.phase_data) == {"initialize", "research", "plan"}
+    data["phase_data"] = {"seed_phase": {"by": "bash", "n": 1}}
+    store.save(data, "phase data of an older Baton")
+    ws.behave({})
+    r = ws.baton("resume", "wf-phases")
+    assert r.returncode == 0, r.stdout + r.stderr
+    phases = _newest(ws, "wf-phases")["phase_data"]
+    assert isinstance(phases, dict)
+    assert phases["seed_phase"] == {"by": "bash", "n": 1}
+    assert {"initialize", "research", "plan"} <= set(phases)
+    assert isinstance(phases["research"], dict) and phases["research"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..errors import ConfigError, PathError
-from ..model.states import RunStatus, Scope, StepStatus
+from ..model.states import PhaseStatus, RunStatus, Scope, StepStatus
 from ..terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -555,13 +555,13 @@ def _git_mark(record: PhaseGit | None) -> str:
     if record is None:
         return ""
     status = record.status
-    if status == "conflict":
+    if status == PhaseStatus.CONFLICT:
         return f"  merge conflict on {record.branch}: {', '.join(record.conflicts)}"
-    if status == "merged":
+    if status == PhaseStatus.MERGED:
         return f"  merged {str(record.merged)[:10]}"
-    if status == "committed":
+    if status == PhaseStatus.COMMITTED:
         return f"  committed on {record.branch}, not merged yet"
-    return f"  {status} (no changes)" if status == "empty" else f"  {status}"
+    return f"  {status} (no changes)" if status == PhaseStatus.EMPTY else f"  {status}"
 
 
 def _bash_marks(view: RunView) -> list[str]:

@@ -113,6 +113,28 @@ class StepStatus(StrEnum):
     """A test step with no test command configured: nothing ran, nothing failed."""
 
 
+class PhaseStatus(StrEnum):
+    """Where an implement phase's work is in git (`baton.steps.<id>.git.status`): a
+    StrEnum, so the record reads and writes the plain words it always did."""
+
+    RUNNING = "running"
+    """The agent is working in its worktree (or in place)."""
+    COMMITTED = "committed"
+    """The phase's own commit is made; its merge into the user's branch is still to do."""
+    MERGED = "merged"
+    EMPTY = "empty"
+    """The agent changed nothing: there is no commit to merge (only the plan's marker)."""
+    CONFLICT = "conflict"
+    """The merge left conflicted files (`git.conflicts`) for the user to resolve."""
+
+
+class PhaseMode(StrEnum):
+    """How a phase ran in git (`baton.steps.<id>.git.mode`)."""
+
+    WORKTREE = "worktree"
+    IN_PLACE = "in-place"
+
+
 class RunStatus(StrEnum):
     """A workflow's status: the four a Baton checkpoint records (`status`), and the two
     only a reader derives — never written, so an older Baton still reads every record."""

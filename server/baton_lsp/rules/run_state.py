@@ -19,7 +19,7 @@ from typing import Any
 from ..model.agent import AgentFile
 from ..model.base import Finding, Kind, Range, Related, Severity
 from ..model.plan import Plan
-from ..model.states import RunStatus, StepStatus
+from ..model.states import PhaseStatus, RunStatus, StepStatus
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.confine import read_head
 from ..runs.digest import plan_edited
@@ -274,7 +274,7 @@ def phase_merge_conflict(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
         return
     for step in view.steps.values():
         git = step.git
-        if git is None or git.status != "conflict" or step.phase is None:
+        if git is None or git.status != PhaseStatus.CONFLICT or step.phase is None:
             continue
         top = Path(git.top or view.root)
         files = git.conflicts

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..model.checkpoint import Checkpoint
-from ..model.states import RunStatus, StepStatus
+from ..model.states import PhaseMode, PhaseStatus, RunStatus, StepStatus
 from . import confine
 from .checkpoint import format_validation_error
 
@@ -31,7 +31,7 @@ class PhaseGit(_Open):
     """Where a phase's work is in git (a workspace in a git repository, `isolation =
     "worktree"`)."""
 
-    mode: str = "worktree"  # worktree | in-place
+    mode: PhaseMode = PhaseMode.WORKTREE
     branch: str | None = None
     worktree: str | None = None
     base: str | None = None
@@ -40,7 +40,7 @@ class PhaseGit(_Open):
     """The phase's own commit; None when the agent changed nothing."""
     merged: str | None = None
     """The commit on the user's branch that holds the phase (its merge commit)."""
-    status: str = "running"  # running | committed | merged | empty | conflict
+    status: PhaseStatus = PhaseStatus.RUNNING
     conflicts: list[str] = []
     """Files the merge left conflicted (repository-relative)."""
     target: str | None = None
@@ -193,10 +193,23 @@ class OutcomeRecord(_Open):
     """The command that runs the workflow again once the issues are fixed."""
 
 
+class ClassifyRecord(_Open):
+    """Whether the request is classified by an agent and where that stands
+    (`baton.classify`). The fields are in the order the engine first writes them."""
+
+    agent: bool = False
+    """A classifier agent is configured and the flags did not settle the request."""
+    done: bool = True
+    explicit: dict[str, bool] = {}
+    """Which of scope, complexity and topics the user gave as flags (the agent keeps them)."""
+    announced: bool = False
+    """The classification was said and saved once (a resume does not say it again)."""
+
+
 class BatonSection(_Open):
     version: str | None = None
     request: RequestRecord = Field(default_factory=RequestRecord)
-    classify: dict[str, Any] = {}
+    classify: ClassifyRecord = Field(default_factory=ClassifyRecord)
     steps: dict[str, StepRecord] = {}
     history: list[HistoryRecord] = []
     paths: PathsRecord = Field(default_factory=PathsRecord)

@@ -133,7 +133,7 @@ class Engine(Run):
             self.paths.specs_dir = str(specs)
             self.identity = self._identity(scope)
             if versions:
-                self.baton["agent_clis"] = versions
+                self.agent_clis = versions
             self.sm = WorkflowStateMachine(scope)
             try:
                 self.save("created")
@@ -161,10 +161,11 @@ class Engine(Run):
             if nest_supervisor_state(self.data):
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")
-            phases = self.data.setdefault("phase_data", {})
-            for name, ms in (self.baton.get("timing") or {}).items():
+            phases = self.phase_data
+            for name, ms in self.timing.items():
                 if name not in phases:  # a record from before phase_data was filled
-                    phases[name] = accounting.phase_data(self.steps, name, int(ms))
+                    phases[name] = accounting.phase_data(self.steps, name, ms)
+            self.phase_data = phases
             self.sm = resume.restore_machine(self.data, str(self.store.dir))
             self.topic = resume.topic_of(self.paths)
             problems = resume.resume_problems(self.data)
@@ -176,21 +177,20 @@ class Engine(Run):
             self._restore_identity(entry.sequence)
             self._check_runners()
             self._check_executor()
-            classifier = not self.baton.get("classify", {}).get("done", True)
+            classifier = self.classify is not None and not self.classify.done
             try:
                 versions = self._preflight(
                     self.machine.scope, classifier, self.specs_dir(),
                     self.topic.path if self.topic is not None else planned_topic(
-                        self.root, self.specs_dir(), str(self.data.get(
-                            "workflow_description") or ""),
+                        self.root, self.specs_dir(), self.description,
                         self.request.plan_path))
             except PathError as exc:
                 raise EngineError(str(exc)) from None
             if versions:
-                self.baton["agent_clis"] = versions
-            if self.data.get("last_error"):
-                self.say(f"last run ended with: {self.data['last_error']} (status "
-                         f"{self.data.get('status')}, in {self.machine.current.value})")
+                self.agent_clis = versions
+            if self.last_error:
+                self.say(f"last run ended with: {self.last_error} (status "
+                         f"{self.status}, in {self.machine.current.value})")
             try:
                 if self.topic is not None:
                     make_topic(self.root, self.topic.path)
@@ -199,8 +199,8 @@ class Engine(Run):
                 self.launched = resume.launched_before(self)
                 resume.kill_orphans(self)
                 resume.rewind(self.machine, self.steps, self.plans, self.say)
-                self.data["status"] = RunStatus.IN_PROGRESS
-                self.baton["resumed_from"] = entry.sequence
+                self.status = RunStatus.IN_PROGRESS
+                self.resumed_from = entry.sequence
                 self.save(f"resume from checkpoint {entry.sequence}")
             except StoreFailure as exc:
                 return self._fail(self._store_failure(exc))
@@ -240,8 +240,8 @@ class Engine(Run):
                 self._transition(nxt, handler.why(self))
         except Cancelled:
             sm = self.machine
-            self.data["status"] = RunStatus.CANCELLED
-            self.data["last_error"] = "cancelled by the user"
+            self.status = RunStatus.CANCELLED
+            self.last_error = "cancelled by the user"
             try:
                 self.save(f"cancelled in {sm.current.value}")
             except StoreFailure as exc:  # still resumable from the checkpoint before
@@ -332,7 +332,8 @@ class Engine(Run):
         only `[workflow.codex|gemini|opencode] model` for those (front-matter models are
         Claude's)."""
         models: dict[str, str] = {}
-        first = (State.INITIALIZE,) if self.baton.get("classify", {}).get("agent") else ()
+        agent = self.classify is not None and self.classify.agent
+        first = (State.INITIALIZE,) if agent else ()
         for role in preflight.roles_ahead(self.settings, (*first, *HAPPY_PATHS[scope],
                                                           State.DEBUG)):
             use = preflight.agent_use(self.root, self.settings, role, self.runner_name)[0]
@@ -419,18 +420,19 @@ class Engine(Run):
         failures are transient and the state's retry budget lasts."""
         handler = HANDLERS[state]
         retries = 0
-        timing = self.baton.setdefault("timing", {})
         start = time.monotonic()
         while True:
             try:
                 try:
                     await handler.run(self)
                 finally:  # wall time per state, summed over runs and resumes
+                    timing = self.timing
                     timing[state.value] = timing.get(state.value, 0) + int(
                         (time.monotonic() - start) * 1000)
+                    self.timing = timing
                     start = time.monotonic()
-                    self.data.setdefault("phase_data", {})[state.value] = \
-                        accounting.phase_data(self.steps, state.value, timing[state.value])
+                    self.phase_data = {**self.phase_data, state.value: accounting.phase_data(
+                        self.steps, state.value, timing[state.value])}
                 self.error_state.retry_count = 0
                 return
             except StepFailure as exc:
@@ -456,8 +458,8 @@ class Engine(Run):
         sm = self.machine
         if sm.current not in (State.COMPLETE, State.ABANDONED) and sm.can(State.COMPLETE):
             self._transition(State.COMPLETE, message)
-        self.data["status"] = status
-        self.data["last_error"] = None
+        self.status = status
+        self.last_error = None
         self.error_state = ErrorState(last_error=None, retry_count=0, failed_state=None)
         ending = self.outcome
         attention = ending is not None and ending.status == NEEDS_ATTENTION
@@ -478,15 +480,16 @@ class Engine(Run):
         when it cannot be written either, the newest checkpoint — `in_progress`, shown as
         interrupted — is where the resume continues from."""
         state = self.machine.current.value
-        self.data["status"] = RunStatus.FAILED
-        self.data["last_error"] = exc.message
+        self.status = RunStatus.FAILED
+        self.last_error = exc.message
         self.error_state.last_error = exc.message
         self.error_state.failed_state = self.machine.current
         self.failure = FailureRecord(step=exc.step_id, failure_class=exc.failure,
                                      message=exc.message, type=exc.error_type,
                                      context=exc.context)
-        counts = self.baton.setdefault("state_failures", {})  # "Retry k/2 available"
-        counts[state] = int(counts.get(state, 0)) + 1
+        counts = self.state_failures  # "Retry k/2 available"
+        counts[state] = counts.get(state, 0) + 1
+        self.state_failures = counts
         unrecorded: StoreFailure | None = None
         if self.steps.get(exc.step_id, {}).get("status") != StepStatus.FAILED:
             with contextlib.suppress(StoreFailure):  # step failures were logged already

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.config import WorkflowSettings
+from ..model.states import PhaseMode, PhaseStatus
 from ..parse.plan_marks import plan_fingerprint
 from ..runs import confine
 from ..runs.places import SCRIPTED_JOURNAL
@@ -328,7 +329,7 @@ class Isolation:
         """Say what was found and done, and keep it in the run's record (`baton status`
         and the editor show it)."""
         self.run.say(f"implement: {what}")
-        self.run.baton.setdefault("reconciled", []).append({"at": utc_now(), "what": what})
+        self.run.reconciled = [*self.run.reconciled, {"at": utc_now(), "what": what}]
         self.run.emit("reconciled", what=what)
 
     def waiting(self, what: str) -> Callable[[dict[str, Any] | None], None]:
@@ -494,7 +495,7 @@ class Isolation:
         """Commit what the agent left in its worktree (its own commits stay) — never
         Baton's own files, never conflict markers; the phase's git record, stored with the
         step in the checkpoint that records it done."""
-        record: dict[str, Any] = {"mode": "worktree", "branch": tree.branch,
+        record: dict[str, Any] = {"mode": PhaseMode.WORKTREE, "branch": tree.branch,
                                   "worktree": str(tree.path), "base": tree.base,
                                   "target": self.target, "top": str(self.repo.top)}
         try:
@@ -507,9 +508,9 @@ class Isolation:
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if head is None or head == tree.base:
-            record.update(status="empty", commit=None)
+            record.update(status=PhaseStatus.EMPTY, commit=None)
         else:
-            record.update(status="committed", commit=head)
+            record.update(status=PhaseStatus.COMMITTED, commit=head)
         return record
 
     # == phases shipped to other machines (`shipping`) ============================================
@@ -631,8 +632,9 @@ class Isolation:
         merges it as a local phase's). Landing the same bundle again imports nothing new."""
         wid = self.run.workflow_id
         branch = branch_name(wid, pid)
-        record: dict[str, Any] = {"mode": "worktree", "branch": branch, "worktree": None,
-                                  "target": self.target, "top": str(self.repo.top)}
+        record: dict[str, Any] = {"mode": PhaseMode.WORKTREE, "branch": branch,
+                                  "worktree": None, "target": self.target,
+                                  "top": str(self.repo.top)}
         try:
             base = base or self.repo.head()
             if base is None:
@@ -661,9 +663,9 @@ class Isolation:
                               {"phase": pid, "bundle_key": key}) from None
         record["shipped"] = {"bundle": str(path), "key": key}
         if tip == base:
-            record.update(status="empty", commit=None)
+            record.update(status=PhaseStatus.EMPTY, commit=None)
         else:
-            record.update(status="committed", commit=tip)
+            record.update(status=PhaseStatus.COMMITTED, commit=tip)
         return record
 
     def _checked_tip(self, path: Path, branch: str, base: str) -> str:
@@ -770,7 +772,7 @@ class Isolation:
             raise StepFailure(sid, PERMANENT, f"phase {pid}'s branch {record['branch']} "
                               f"could not be merged: {(proc.stderr or proc.stdout).strip()}",
                               "execution_error", {"branch": record["branch"]})
-        record.update(status="conflict", conflicts=conflicts)
+        record.update(status=PhaseStatus.CONFLICT, conflicts=conflicts)
         raise StepFailure(sid, PERMANENT, conflict_message(pid, record), "execution_error",
                           {"merge_conflict": True, "branch": record["branch"],
                            "conflicts": conflicts, "phase": pid})
@@ -823,7 +825,7 @@ class Isolation:
             # finished after the engine died (before the run recorded it). No commit of
             # Baton's carried the phase's marker: the next one does
             self.carried.append(mark)
-        record.update(status="merged", merged=self.repo.head(), conflicts=[])
+        record.update(status=PhaseStatus.MERGED, merged=self.repo.head(), conflicts=[])
 
     def unmarked(self, mark: PlanEdit) -> bool:
         """Whether the plan as the index holds it lacks this marker edit."""
@@ -837,7 +839,7 @@ class Isolation:
         """Commit Baton's own clean merge of this phase that a killed engine left staged
         (MERGE_HEAD is the phase's commit, nothing unmerged), marker edit included. False
         when there is none."""
-        if record.get("status") != "committed" or not self.repo.merging():
+        if record.get("status") != PhaseStatus.COMMITTED or not self.repo.merging():
             return False
         try:
             head = confine.read_regular(self.repo.git_dir / "MERGE_HEAD").decode(
@@ -871,7 +873,7 @@ class Isolation:
         merge is still in progress."""
         try:
             if self.repo.contains(record["commit"]):
-                record.update(status="merged", merged=self.repo.head(), conflicts=[])
+                record.update(status=PhaseStatus.MERGED, merged=self.repo.head(), conflicts=[])
                 return
             merging = self.repo.merging()
         except GitError as exc:
@@ -883,7 +885,7 @@ class Isolation:
                                                   "branch": record["branch"],
                                                   "conflicts": record.get("conflicts", []),
                                                   "phase": pid})
-        record.update(status="committed", conflicts=[])  # aborted: merge it again
+        record.update(status=PhaseStatus.COMMITTED, conflicts=[])  # aborted: merge it again
 
     # == hygiene ================================================================================
 
@@ -940,7 +942,8 @@ class Isolation:
 
         def pending(pid: str) -> bool:
             step = steps.get(by_safe.get(pid, ""), {})
-            return (step.get("git") or {}).get("status") in ("committed", "conflict")
+            return (step.get("git") or {}).get("status") in (PhaseStatus.COMMITTED,
+                                                             PhaseStatus.CONFLICT)
 
         kept = {safe_id(p) for p in keep or set()}
         removed = sorted(found - kept)

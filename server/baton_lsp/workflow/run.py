@@ -20,13 +20,14 @@ from pydantic import BaseModel
 from ..model.checkpoint import ErrorState
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
-from ..model.states import PHASE_STATES, State, StepStatus
+from ..model.states import PHASE_STATES, RunStatus, State, StepStatus
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
 from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import (
     RESEARCH_SUPERVISOR,
+    ClassifyRecord,
     FailureRecord,
     HistoryRecord,
     IdentityRecord,
@@ -109,6 +110,7 @@ class Run:
         self._iteration: IterationRecord | None = None
         self._pinned: IdentityRecord | None = None
         self._research: ResearchRecord | None = None
+        self._classify: ClassifyRecord | None = None
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -173,6 +175,8 @@ class Run:
         self._pinned = IdentityRecord.model_validate(found) if found is not None else None
         found = baton.get("research")
         self._research = ResearchRecord.model_validate(found) if found is not None else None
+        found = baton.get("classify")
+        self._classify = ClassifyRecord.model_validate(found) if found is not None else None
 
     def fold(self) -> None:
         """Write the typed sections back into the record (before a save or a read of it);
@@ -183,7 +187,7 @@ class Run:
         baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
         for key, section in (("outcome", self._outcome), ("failure", self._failure),
                              ("iteration", self._iteration), ("identity", self._pinned),
-                             ("research", self._research)):
+                             ("research", self._research), ("classify", self._classify)):
             self._fold_section(key, section)
 
     def _fold_section(self, key: str, section: BaseModel | None) -> None:
@@ -230,6 +234,17 @@ class Run:
         self._fold_section("iteration", value)
 
     @property
+    def classify(self) -> ClassifyRecord | None:
+        """Whether a classifier agent classifies the request and where that stands
+        (`baton.classify`); None in a record from before it."""
+        return self._classify
+
+    @classify.setter
+    def classify(self, value: ClassifyRecord | None) -> None:
+        self._classify = value
+        self._fold_section("classify", value)
+
+    @property
     def research(self) -> ResearchRecord | None:
         """How the research state went (`baton.research`): reports made, mode, wall time."""
         return self._research
@@ -249,6 +264,125 @@ class Run:
     def identity(self, value: IdentityRecord | None) -> None:
         self._pinned = value
         self._fold_section("identity", value)
+
+    # The record's top-level run fields, typed. Each is written through to its key at once
+    # (the key keeps its place in the record, as the plain assignments did), so a foreign
+    # record's own keys around them survive a resume untouched.
+
+    @property
+    def status(self) -> RunStatus:
+        """The run's status as the next checkpoint records it (`status`)."""
+        return RunStatus(self.data["status"])
+
+    @status.setter
+    def status(self, value: RunStatus) -> None:
+        self.data["status"] = value
+
+    @property
+    def last_error(self) -> str | None:
+        """What stopped the run last (`last_error`); None once it ended well or resumed."""
+        found = self.data.get("last_error")
+        return None if found is None else str(found)
+
+    @last_error.setter
+    def last_error(self, value: str | None) -> None:
+        self.data["last_error"] = value
+
+    @property
+    def tests_passing(self) -> bool | None:
+        """The last test run's verdict (`tests_passing`); None: nothing was tested."""
+        found = self.data.get("tests_passing")
+        return found if isinstance(found, bool) else None
+
+    @tests_passing.setter
+    def tests_passing(self, value: bool | None) -> None:
+        self.data["tests_passing"] = value
+
+    @property
+    def debug_iteration_count(self) -> int:
+        """Debug agents run so far (`debug_iteration_count`, the seeds' counter)."""
+        return int(self.data.get("debug_iteration_count") or 0)
+
+    @debug_iteration_count.setter
+    def debug_iteration_count(self, value: int) -> None:
+        self.data["debug_iteration_count"] = value
+
+    @property
+    def debug_report_path(self) -> str | None:
+        """The newest debug report (`debug_report_path`)."""
+        found = self.data.get("debug_report_path")
+        return None if found is None else str(found)
+
+    @debug_report_path.setter
+    def debug_report_path(self, value: str | None) -> None:
+        self.data["debug_report_path"] = value
+
+    @property
+    def description(self) -> str:
+        """What the run was asked to do (`workflow_description`, the seeds' field)."""
+        return str(self.data.get("workflow_description") or "")
+
+    @property
+    def phase_data(self) -> dict[str, dict[str, object]]:
+        """Per state what its steps made and passed up (`phase_data`, the seeds' field),
+        a copy: a state's entry is saved by assigning the whole."""
+        found = self.data.get("phase_data") or {}
+        return {str(k): dict(v) for k, v in found.items() if isinstance(v, dict)}
+
+    @phase_data.setter
+    def phase_data(self, value: dict[str, dict[str, object]]) -> None:
+        self.data["phase_data"] = value
+
+    # Baton's bookkeeping beside the steps, typed the same way: each read is a copy and
+    # each change an assignment, so no value is changed in place behind the record's back.
+
+    @property
+    def timing(self) -> dict[str, int]:
+        """Wall milliseconds per state, summed over runs and resumes (`baton.timing`)."""
+        return {str(k): int(v) for k, v in (self.baton.get("timing") or {}).items()}
+
+    @timing.setter
+    def timing(self, value: dict[str, int]) -> None:
+        self.baton["timing"] = value
+
+    @property
+    def state_failures(self) -> dict[str, int]:
+        """Times the workflow failed in each state (`baton.state_failures`, the seeds'
+        "Retry k/2 available")."""
+        return {str(k): int(v) for k, v in (self.baton.get("state_failures") or {}).items()}
+
+    @state_failures.setter
+    def state_failures(self, value: dict[str, int]) -> None:
+        self.baton["state_failures"] = value
+
+    @property
+    def reconciled(self) -> list[dict[str, object]]:
+        """What a run found another run left in the repository and what it did about it
+        ({at, what}, `baton.reconciled`)."""
+        return [dict(e) for e in self.baton.get("reconciled") or [] if isinstance(e, dict)]
+
+    @reconciled.setter
+    def reconciled(self, value: list[dict[str, object]]) -> None:
+        self.baton["reconciled"] = value
+
+    @property
+    def agent_clis(self) -> dict[str, str]:
+        """The agent CLIs' versions preflight found ({name: version}, `baton.agent_clis`)."""
+        return {str(k): str(v) for k, v in (self.baton.get("agent_clis") or {}).items()}
+
+    @agent_clis.setter
+    def agent_clis(self, value: dict[str, str]) -> None:
+        self.baton["agent_clis"] = value
+
+    @property
+    def resumed_from(self) -> int | None:
+        """The checkpoint sequence number the last resume started from."""
+        found = self.baton.get("resumed_from")
+        return None if found is None else int(found)
+
+    @resumed_from.setter
+    def resumed_from(self, value: int) -> None:
+        self.baton["resumed_from"] = value
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
@@ -294,7 +428,7 @@ class Run:
                "BATON_ARTIFACT_PATH": str(artifact), "BATON_WORKSPACE": str(self.root),
                "CLAUDE_PROJECT_DIR": str(self.root),
                "BATON_TOPIC_DIR": self.paths.topic_dir or "",
-               "BATON_DESCRIPTION": self.data.get("workflow_description", ""),
+               "BATON_DESCRIPTION": self.description,
                "BATON_STATE_FILE": state_file}
         meta = self.supervisor_metadata_path()
         if meta is not None:
@@ -397,7 +531,7 @@ class Run:
             raise StoreFailure(f"checkpoint {self.store.next_path()}", exc) from None
         self.last_checkpoint = path
         self.write_state_file()
-        self.emit("checkpoint", label=event, path=str(path), status=self.data.get("status"),
+        self.emit("checkpoint", label=event, path=str(path), status=self.status,
                   state=self.machine.current.value)
         return path
 
@@ -407,7 +541,7 @@ class Run:
         reports = paths.reports
         values: dict[str, Any] = {
             "WORKFLOW_SCOPE": sm.scope.value, "TERMINAL_STATE": sm.terminal.value,
-            "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": d.get("status"),
+            "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": self.status,
             "WORKFLOW_DESCRIPTION": d.get("workflow_description"),
             "TOPIC_PATH": paths.topic_dir, "PLAN_PATH": paths.plan,
             "REPORTS_DIR": paths.reports_dir, "PLANS_DIR": paths.plans_dir,
@@ -442,8 +576,8 @@ class Run:
         # The seeds' keys below are Baton's only once it knows them: until then a value an
         # agent or bash block appended the seeds' way is the one there is, and is kept.
         seed_keys = {"SUPERVISOR_METADATA_PATH": self.supervisor_metadata_path(),
-                     "TESTS_PASSING": d.get("tests_passing"),
-                     "DEBUG_REPORT": d.get("debug_report_path")}
+                     "TESTS_PASSING": self.tests_passing,
+                     "DEBUG_REPORT": self.debug_report_path}
         values.update((k, v) for k, v in seed_keys.items() if v is not None)
         tests = [st for sid, st in self.steps.items()
                  if sid.startswith("test.") and "exit_code" in st]
@@ -500,7 +634,7 @@ class Run:
         try:
             append_error(self.root, error_record(
                 workflow_id=self.workflow_id, command="/baton-run",
-                user_args=self.data.get("workflow_description", ""), error_type=error_type,
+                user_args=self.description, error_type=error_type,
                 message=message, source=source, context=context, root=self.root))
         except OSError as exc:
             raise StoreFailure(f"the errors log {errors_log_path(self.root)}", exc) from None

@@ -29,7 +29,7 @@ def reports_and_ends(run: Run) -> bool:
 def rerun_command(run: Run) -> str:
     """The seeds' "Then re-run: /coordinate \"$WORKFLOW_DESCRIPTION\"", as a baton command:
     the same description and scope (and the plan it was given)."""
-    argv = ["baton", "run", str(run.data.get("workflow_description") or ""), "--scope",
+    argv = ["baton", "run", run.description, "--scope",
             run.machine.scope.value]
     if run.request.plan_path:
         plan = Path(run.request.plan_path)
@@ -47,7 +47,7 @@ def end_needing_attention(run: Run, reason: str, report: Path | None,
 
 
 async def debug(run: Run) -> None:
-    it = int(run.data.get("debug_iteration_count") or 0) + 1
+    it = run.debug_iteration_count + 1
     debug_dir = Path(fixed(run.paths.debug_dir, "debug"))
     report = debug_dir / f"{it:03d}_debug_report.md"
     test_log = debug_dir / TEST_LOG.format(it)
@@ -56,9 +56,9 @@ async def debug(run: Run) -> None:
              "BATON_REPORT_PATHS": json.dumps(run.good_reports())}
     inputs = {str(test_log): sha256_file(test_log, run.root)} if test_log.is_file() else {}
     await agent_step(run, StepSpec(f"debug.{it}", State.DEBUG, "debug", report, extra, inputs))
-    run.data["debug_iteration_count"] = it
-    run.data["debug_report_path"] = str(report)
-    if reports_and_ends(run) and run.data.get("tests_passing") is False:
+    run.debug_iteration_count = it
+    run.debug_report_path = str(report)
+    if reports_and_ends(run) and run.tests_passing is False:
         end_needing_attention(run, "tests failed; the debug report says why",
                               report, str(test_log) if test_log.is_file() else None)
 

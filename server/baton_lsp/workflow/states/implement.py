@@ -16,7 +16,7 @@ from typing import Any
 
 from ...model.graph import waves_after
 from ...model.plan import FINISHED, STARTED
-from ...model.states import State, StepStatus
+from ...model.states import PhaseMode, PhaseStatus, State, StepStatus
 from ...parse.plan_marks import mark_phase
 from ...runs import confine
 from ...runs.digest import sha256_file
@@ -319,7 +319,7 @@ def landed(run: Run, iso: Isolation | None, done_in_plan: set[str], order: list[
         sid = f"implement.phase-{pid}"
         step = run.steps.get(sid) or {}
         status = (step.get("git") or {}).get("status") if iso is not None else None
-        if status in ("committed", "conflict"):
+        if status in (PhaseStatus.COMMITTED, PhaseStatus.CONFLICT):
             continue
         if step.get("status") == StepStatus.DONE:
             if run.skippable(sid):
@@ -413,9 +413,9 @@ def _settle(run: Run, iso: Isolation, plan_path: Path, titles: dict[str, str]) -
             run.save(f"phase {pid} merged")
             run.say(f"[{sid}] finished the merge a killed run left staged")
             iso.discard([pid])  # merged: its worktree and branch go, as after any merge
-        if record and record.get("status") == "conflict":
+        if record and record.get("status") == PhaseStatus.CONFLICT:
             iso.settle(sid, record)
-            if record["status"] == "merged":
+            if record["status"] == PhaseStatus.MERGED:
                 run.say(f"[{sid}] merged by hand into {record.get('target') or 'HEAD'}")
                 mark_plan(run, plan_path, pid, FINISHED)
                 iso.carried.append(finished(pid))  # into the next phase's commit
@@ -436,9 +436,10 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
         sid = f"implement.phase-{pid}"
         step = run.steps.get(sid) or {}
         record = step.get("git")
-        if step.get("status") != StepStatus.DONE or not record or record.get("mode") != "worktree":
+        if step.get("status") != StepStatus.DONE or not record \
+                or record.get("mode") != PhaseMode.WORKTREE:
             continue
-        if record.get("status") == "committed":
+        if record.get("status") == PhaseStatus.COMMITTED:
             try:
                 iso.merge(sid, record, merge_message(run, pid, titles.get(pid, "")),
                           finished(pid))
@@ -454,17 +455,17 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
             mark_plan(run, plan_path, pid, FINISHED)
             run.save(f"phase {pid} merged")
             iso.integration.note(None)  # recorded: nothing for a next holder to undo
-            run.emit("merge", phase=pid, status="merged", commit=record.get("merged"),
+            run.emit("merge", phase=pid, status=PhaseStatus.MERGED, commit=record.get("merged"),
                      branch=record.get("branch"))
             run.say(f"[{sid}] merged {record['branch']} into "
                     f"{record.get('target') or 'HEAD'} ({str(record['merged'])[:10]})")
-        elif record.get("status") == "empty":
+        elif record.get("status") == PhaseStatus.EMPTY:
             # nothing to merge: the phase's commit is its marker edit alone
             record["merged"] = iso.commit_mark(sid, finished(pid), commit_message(
                 run, pid, titles.get(pid, ""), "in its own worktree, changing nothing"))
             mark_plan(run, plan_path, pid, FINISHED)
             run.save(f"phase {pid} marked complete")
-        if record.get("status") in ("merged", "empty"):
+        if record.get("status") in (PhaseStatus.MERGED, PhaseStatus.EMPTY):
             done.append(pid)
     return failure, done
 

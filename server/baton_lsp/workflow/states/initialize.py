@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...model.states import Scope, State, StepStatus
 from ...runs import confine
+from ...runs.record import ClassifyRecord
 from ...runs.records import utc_now
 from .. import classify
 from ..agent_step import StepSpec, agent_step
@@ -25,8 +26,10 @@ async def initialize(run: Run) -> None:
     """Classify (when a classifier agent is configured), save the classification, then
     pre-calculate every path before any other agent runs."""
     req = run.request
-    cls_state = run.baton.setdefault("classify", {"agent": False, "done": True})
-    if not cls_state.get("done"):
+    cls_state = run.classify
+    if cls_state is None:  # a record from before it: written now, in its place
+        cls_state = run.classify = ClassifyRecord(agent=False, done=True)
+    if not cls_state.done:
         try:
             await classify_with_agent(run)
         except StepFailure as exc:
@@ -39,10 +42,10 @@ async def initialize(run: Run) -> None:
             run.say(f"classifier agent failed ({exc.message[:200]}); using the keyword "
                     "classification")
             run.emit("classifier_fallback", message=exc.message)
-        cls_state["done"] = True
+        cls_state.done = True
     classification = run.data["state_machine"]["classification"]
-    if not cls_state.get("announced"):
-        cls_state["announced"] = True
+    if not cls_state.announced:
+        cls_state.announced = True
         run.say(f"classified ({classification.get('source')}): "
                 f"{classification['workflow_type']}, "
                 f"{classification['research_complexity']} research topic(s): "
@@ -78,7 +81,8 @@ async def classify_with_agent(run: Run) -> None:
     """The classifier agent's `CLASSIFICATION_COMPLETE: {json}`, validated (a broken
     answer is a permanent failure naming the rule), merged under what the user said."""
     baton = run.baton
-    req, explicit = run.request, baton["classify"].get("explicit", {})
+    req = run.request
+    explicit = run.classify.explicit if run.classify is not None else {}
     artifact = (run.specs_dir() / AGENT_SCRATCH /
                 f"classification_{run.workflow_id}.json")
     parsed: list[classify.ClassifierOutput] = []

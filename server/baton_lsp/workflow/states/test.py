@@ -46,7 +46,7 @@ def seeds_test_script(root: Path, sid: str) -> list[str] | None:
 
 
 async def test(run: Run) -> None:
-    it = int(run.data.get("debug_iteration_count") or 0)
+    it = run.debug_iteration_count
     sid = f"test.{it + 1}"
     argv = python_command(run.settings.test_command)
     steps = run.steps
@@ -55,14 +55,14 @@ async def test(run: Run) -> None:
         argv = seeds_test_script(run.root, sid) or []
         fallback = bool(argv)
     if not argv:  # skipped, and never reported as passed: nothing was tested
-        run.data["tests_passing"] = None
+        run.tests_passing = None
         steps[sid] = {"state": "test", "role": "test", "status": StepStatus.SKIPPED, "attempts": 0,
                       "message": NO_TEST_COMMAND}
         run.say(f"test: skipped — {NO_TEST_COMMAND}; nothing was tested")
         return
     done = steps.get(sid) or {}
     if done.get("status") == StepStatus.DONE and done.get("passed") is True:
-        run.data["tests_passing"] = True  # passed before the engine stopped: not again
+        run.tests_passing = True  # passed before the engine stopped: not again
         run.say(f"[{sid}] tests already passed; skipped")
         return
     log_path = Path(fixed(run.paths.debug_dir, "debug")) / TEST_LOG.format(it + 1)
@@ -95,7 +95,7 @@ async def test(run: Run) -> None:
     confine.write_new(run.root, log_path, ("\n".join(lines) + (
         "\n" + out.stderr_tail if out.stderr_tail else "") + "\n").encode("utf-8"))
     passed = out.exit_code == 0 and not out.timed_out
-    run.data["tests_passing"] = passed
+    run.tests_passing = passed
     run.outcome = None  # tested again: whatever the last ending said is old
     steps[sid] = {"state": "test", "role": "test", "status": StepStatus.DONE, "attempts": 1,
                   "artifact": str(log_path), "exit_code": out.exit_code,
@@ -154,13 +154,13 @@ def testing_checkpoint(run: Run, sid: str, inventory: dict[str, Any],
 
 def tests_skipped(run: Run) -> bool:
     """The test state ran no tests this time round (no test command configured)."""
-    it = int(run.data.get("debug_iteration_count") or 0)
+    it = run.debug_iteration_count
     return (run.steps.get(f"test.{it + 1}") or {}).get("status") == StepStatus.SKIPPED
 
 
 def after_test(run: Run) -> State | None:
     """Failing tests go to debug; passing ones to document (full implementation) or done."""
-    if run.data.get("tests_passing") is False:
+    if run.tests_passing is False:
         if reports_and_ends(run) and run.settings.max_debug_iterations == 0:
             return State.COMPLETE
         return State.DEBUG
@@ -170,9 +170,9 @@ def after_test(run: Run) -> State | None:
 def test_reason(run: Run) -> str:
     if tests_skipped(run):
         return "tests skipped: no test command configured"
-    if run.data.get("tests_passing") is False and run.outcome is not None:
+    if run.tests_passing is False and run.outcome is not None:
         return "tests failed; no debug agent (max-debug-iterations = 0): needs attention"
-    return "tests passed" if run.data.get("tests_passing") is not False else "tests failed"
+    return "tests passed" if run.tests_passing is not False else "tests failed"
 
 
 HANDLER = StateHandler(State.TEST, test, next_state=after_test, reason=test_reason)
