@@ -325,3 +325,27 @@ def test_a_one_shot_check_never_runs_the_cyclic_collector(corpus: Path) -> None:
                          text=True, check=False, timeout=300)
     assert out.stdout.strip().splitlines()[-1] in ("0 [] True True", "1 [] True True"), \
         out.stdout + out.stderr
+
+
+def test_a_check_that_logs_nothing_never_imports_logging(corpus: Path, tmp_path: Path) -> None:
+    """`logging` (with `traceback`, `string`, `threading` and `weakref`) was set up for every
+    check; the corpus's check logs nothing. The first record still gets the CLI's handler:
+    a failing rule is one `baton: ERROR:` line, serially and from forked workers."""
+    probe = ("import sys\nfrom baton_lsp.cli.main import main\n"
+             "code = main(['check', '--no-cache', '--no-shellcheck', '--format', 'json', "
+             "sys.argv[1]])\n"
+             "print(code, 'logging' in sys.modules, file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(corpus)], capture_output=True,
+                         text=True, check=False, timeout=300)
+    assert out.stderr.strip().splitlines()[-1] == "1 False", out.stderr
+    plans = tmp_path / ".claude" / "specs" / "001_x" / "plans"
+    plans.mkdir(parents=True)
+    for n in range(2):
+        (plans / f"00{n}_plan.md").write_text("# Plan\n\n### Phase 1: A\n", encoding="utf-8")
+    for jobs in ("1", "2"):
+        proc = subprocess.run([sys.executable, "-c", _FAILING_RULE, "check", "--jobs", jobs,
+                               "--no-cache", "--format", "json", str(tmp_path)],
+                              capture_output=True, text=True, timeout=120, check=False)
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 2 and all(line.startswith("baton: ERROR: rule BTN999 failed on ")
+                                       and "RecursionError" in line for line in lines), lines

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, lazylog
 from ..errors import ConfigError, PathError
 from ..terminal import terminal_safe
 
@@ -217,10 +218,14 @@ def _check(args: argparse.Namespace, fmt: str, color: bool, cache_dir: Path | No
     # installed distribution's entry points on the first model built (pydantic's documented
     # switch; a check starts no process that could miss a plugin: ShellCheck only).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
+    # Not before: a replayed check never imports `logging`; and a check imports it only
+    # for its first record (most log nothing), unless `-v` or `--explain-skips` ask for
+    # records below WARNING, which are dropped while `logging` is not loaded.
+    if args.verbose or args.explain_skips:
+        configure_logging(args.verbose)
+    else:
+        lazylog.configure_on_first_record(functools.partial(configure_logging, False))
     # once it has to check: a replay needs none of it
-    import logging
-
     from ..model.base import Severity
     from ..rules import replay
     from ..rules.base import SKIPPED_LOG
@@ -235,6 +240,8 @@ def _check(args: argparse.Namespace, fmt: str, color: bool, cache_dir: Path | No
     if args.shellcheck:
         overrides["shellcheck"] = args.shellcheck
     if args.explain_skips:  # worker processes are forked, so they inherit this level
+        import logging  # configured above
+
         logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
     cache = None
     if cache_dir is not None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import heapq
-import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..lazylog import LazyLogger
 from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
 from ..parse.text import split_lines
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
     from .cache import Digest, ResultCache, WorkspaceCache
 
-log = logging.getLogger(__name__)
-skipped_log = logging.getLogger(SKIPPED_LOG)
+log = LazyLogger(__name__)  # not `logging`: a check that logs nothing never loads it
+skipped_log = LazyLogger(SKIPPED_LOG)
 
 
 _BY_KIND: dict[tuple[Kind, bool], list[Rule]] = {}
