@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli.main import main
+from .cli.main import run
 
-sys.exit(main(sys.argv[1:] or ["lsp"]))
+run(sys.argv[1:] or ["lsp"])

@@ -325,3 +325,62 @@ def test_a_one_shot_check_never_runs_the_cyclic_collector(corpus: Path) -> None:
                          text=True, check=False, timeout=300)
     assert out.stdout.strip().splitlines()[-1] in ("0 [] True True", "1 [] True True"), \
         out.stdout + out.stderr
+
+
+def test_a_check_that_logs_nothing_never_imports_logging(corpus: Path, tmp_path: Path) -> None:
+    """`logging` (with `traceback`, `string`, `threading` and `weakref`) was set up for every
+    check; the corpus's check logs nothing. The first record still gets the CLI's handler:
+    a failing rule is one `baton: ERROR:` line, serially and from forked workers."""
+    probe = ("import sys\nfrom baton_lsp.cli.main import main\n"
+             "code = main(['check', '--no-cache', '--no-shellcheck', '--format', 'json', "
+             "sys.argv[1]])\n"
+             "print(code, 'logging' in sys.modules, file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(corpus)], capture_output=True,
+                         text=True, check=False, timeout=300)
+    assert out.stderr.strip().splitlines()[-1] == "1 False", out.stderr
+    plans = tmp_path / ".claude" / "specs" / "001_x" / "plans"
+    plans.mkdir(parents=True)
+    for n in range(2):
+        (plans / f"00{n}_plan.md").write_text("# Plan\n\n### Phase 1: A\n", encoding="utf-8")
+    for jobs in ("1", "2"):
+        proc = subprocess.run([sys.executable, "-c", _FAILING_RULE, "check", "--jobs", jobs,
+                               "--no-cache", "--format", "json", str(tmp_path)],
+                              capture_output=True, text=True, timeout=120, check=False)
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 2 and all(line.startswith("baton: ERROR: rule BTN999 failed on ")
+                                       and "RecursionError" in line for line in lines), lines
+
+
+def test_a_check_imports_no_shutil(corpus: Path) -> None:
+    """argparse's formatter, built for every option added, imported `shutil` (with `bz2`,
+    `lzma` and `zlib`) for the terminal's width, and so did the ShellCheck lookup at import:
+    a check with ShellCheck off needs neither."""
+    probe = ("import sys\nfrom baton_lsp.cli.main import main\n"
+             "code = main(['check', '--no-cache', '--no-shellcheck', '--format', 'json', "
+             "sys.argv[1]])\n"
+             "print(code, sorted({'shutil', 'bz2', 'lzma'} & set(sys.modules)), "
+             "file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", probe, str(corpus)], capture_output=True,
+                         text=True, check=False, timeout=300)
+    assert out.stderr.strip().splitlines()[-1] == "1 []", out.stderr
+
+
+@pytest.mark.parametrize("columns", [None, "40", "200", "0", "wide"])
+def test_the_light_help_formatter_wraps_as_argparse(monkeypatch: pytest.MonkeyPatch,
+                                                    columns: str | None) -> None:
+    """`LightHelpFormatter` sizes help and usage as argparse's own (`COLUMNS`, else the
+    terminal, else 80), so `baton check`'s usage errors read as before."""
+    import argparse
+
+    from baton_lsp.cli.main import LightHelpFormatter, add_check_arguments
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    texts = []
+    for formatter in (argparse.HelpFormatter, LightHelpFormatter):
+        parser = argparse.ArgumentParser(prog="baton check", formatter_class=formatter)
+        add_check_arguments(parser)
+        texts.append(parser.format_help())
+    assert texts[0] == texts[1] and "--no-shellcheck" in texts[1]

@@ -9,13 +9,13 @@ from collections import defaultdict
 from pathlib import Path
 
 from baton_lsp.model.base import Kind
-from baton_lsp.rules import HOOK_MODULES, MODULES_BY_KIND
+from baton_lsp.rules import HOOK_MODULES, MODULES_BY_KIND, SHELLCHECK_MODULES
 from baton_lsp.rules.base import all_rules
 
 
 def test_every_module_with_rules_for_a_kind_is_loaded_for_it() -> None:
-    """An agent's or skill's hook rules are loaded with `hooks:` (`HOOK_MODULES`), the rest
-    with the kind."""
+    """An agent's or skill's hook rules are loaded with `hooks:` (`HOOK_MODULES`), a
+    command's BTN330 where ShellCheck runs (`SHELLCHECK_MODULES`), the rest with the kind."""
     needed: dict[str, set[str]] = defaultdict(set)
     for rule in all_rules():
         for kind in rule.kinds:
@@ -24,6 +24,8 @@ def test_every_module_with_rules_for_a_kind_is_loaded_for_it() -> None:
         loaded = set(MODULES_BY_KIND.get(kind.value, ("data_files",)))
         if kind in (Kind.AGENT, Kind.SKILL):
             loaded |= set(HOOK_MODULES)
+        if kind in (Kind.COMMAND, Kind.OPENCODE_COMMAND):
+            loaded |= set(SHELLCHECK_MODULES)
         assert needed[kind.value] <= loaded, kind
 
 
@@ -79,6 +81,37 @@ def test_hook_rules_load_only_for_an_agent_or_skill_with_hooks(tmp_path: Path) -
     assert lines[0] == "[]", lines
     assert lines[1] == "['baton_lsp.rules.claude_settings', 'baton_lsp.rules.hook_commands']"
     assert lines[2] == "True"
+
+
+_SHELLCHECK_LOADED = """
+import contextlib, io, json, sys
+from baton_lsp.cli.main import main
+def run(*flags):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(['check', sys.argv[1], '--format', 'json', '--no-cache', '-j', '1', *flags])
+    return json.loads(out.getvalue())
+found = run('--no-shellcheck')
+print('baton_lsp.rules.command_shellcheck' in sys.modules, any(
+    f['code'] == 'BTN330' for f in found))
+found = run('--shellcheck', 'all')
+print('baton_lsp.rules.command_shellcheck' in sys.modules, any(
+    f['code'] == 'BTN330' for f in found))
+"""
+
+
+def test_btn330_loads_only_where_shellcheck_runs(tmp_path: Path) -> None:
+    """With ShellCheck off BTN330 returns at once, yet its module (with ShellCheck's
+    configuration) was imported for every command; now only where ShellCheck runs, which
+    in the same process then reports the broken block."""
+    commands = tmp_path / "ws" / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "go.md").write_text(
+        "---\ndescription: Go\n---\n# Go\n\n```bash\nset -e\nif [ -f x ]; then\n"
+        "  echo yes\n```\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", _SHELLCHECK_LOADED, str(tmp_path / "ws")],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.stdout.splitlines() == ["False False", "True True"], out.stdout + out.stderr
 
 
 def test_a_first_check_loads_only_its_kind() -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, lazylog
 from ..errors import ConfigError, PathError
 from ..terminal import terminal_safe
 
@@ -19,6 +20,8 @@ TYPE_CHECKING = False
 """`typing.TYPE_CHECKING` without importing `typing` (a replayed check never needs it);
 mypy takes any `TYPE_CHECKING` as true."""
 if TYPE_CHECKING:  # each command imports what it needs: `baton lsp` must start fast
+    from typing import NoReturn
+
     from ..model.graph import PlanGraph
     from ..model.plan import Plan
     from ..rules.checker import CheckResult
@@ -98,6 +101,32 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--cache-dir", type=Path, default=None,
                        help="where the result cache lives (default: $BATON_CACHE_DIR, else "
                        "the user cache directory, e.g. ~/.cache/baton)")
+
+
+def _columns() -> int:
+    """`shutil.get_terminal_size().columns`, without importing `shutil` (with `bz2`, `lzma`
+    and `zlib`, ~2 ms of a check that never copies a file): `COLUMNS` if a positive
+    number, else the terminal's width, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class LightHelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, sized by `_columns`: argparse builds one for every option it
+    adds, and its own looks the width up through `shutil`."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -215,10 +244,14 @@ def _check(args: argparse.Namespace, fmt: str, color: bool, cache_dir: Path | No
     # installed distribution's entry points on the first model built (pydantic's documented
     # switch; a check starts no process that could miss a plugin: ShellCheck only).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    configure_logging(args.verbose)  # not before: a replayed check never imports `logging`
+    # Not before: a replayed check never imports `logging`; and a check imports it only
+    # for its first record (most log nothing), unless `-v` or `--explain-skips` ask for
+    # records below WARNING, which are dropped while `logging` is not loaded.
+    if args.verbose or args.explain_skips:
+        configure_logging(args.verbose)
+    else:
+        lazylog.configure_on_first_record(functools.partial(configure_logging, False))
     # once it has to check: a replay needs none of it
-    import logging
-
     from ..model.base import Severity
     from ..rules import replay
     from ..rules.base import SKIPPED_LOG
@@ -233,6 +266,8 @@ def _check(args: argparse.Namespace, fmt: str, color: bool, cache_dir: Path | No
     if args.shellcheck:
         overrides["shellcheck"] = args.shellcheck
     if args.explain_skips:  # worker processes are forked, so they inherit this level
+        import logging  # configured above
+
         logging.getLogger(SKIPPED_LOG).setLevel(logging.DEBUG)
     cache = None
     if cache_dir is not None:
@@ -587,7 +622,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The language server's start-up and a check: only the command's own options, not
         # every command's parser (which imports the workflow commands' module): an editor
         # waits for `initialize`, and a check of a small tree is mostly start-up.
-        parser = argparse.ArgumentParser(prog=f"baton {argv[0]}")
+        parser = argparse.ArgumentParser(prog=f"baton {argv[0]}",
+                                         formatter_class=LightHelpFormatter)
         alone[argv[0]](parser)
         args = parser.parse_args(argv[1:])
         args.command, args.verbose = argv[0], False
@@ -629,5 +665,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+FAST_EXIT_COMMANDS = frozenset({"check"})
+"""The commands whose process `run` ends without the interpreter's teardown: a check's
+only exit handler is ShellCheck's `kill_running` (called here), its threads are daemons and
+its `--jobs` pool is shut down before `main` returns. The workflow commands keep the usual
+exit: their threads, temporary directories and log handlers rely on it."""
+
+
+def run(argv: Sequence[str] | None = None) -> NoReturn:
+    """The `baton` console script and `python -m baton_lsp`: `main`, then, for a check, the
+    output flushed and `os._exit`. Tearing the interpreter down (freeing every module,
+    pattern and record one by one) took a cold check of a large tree ~7 ms of CPU for
+    nothing. Only here, never in `main`: tests and other callers run `main` in-process."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    code = main(args)
+    if args[:1] and args[0] in FAST_EXIT_COMMANDS:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            sys.exit(code)  # let the usual exit report a stream it could not write
+        shellcheck = sys.modules.get("baton_lsp.rules.shellcheck_run")
+        if shellcheck is not None:
+            shellcheck.kill_running()  # what `atexit` would have run
+        if "logging" in sys.modules:
+            import logging  # already loaded: binding the name costs nothing
+
+            logging.shutdown()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

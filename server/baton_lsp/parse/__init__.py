@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import importlib
-import logging
 from typing import TYPE_CHECKING, cast
 
+from ..lazylog import LazyLogger
 from ..model.base import Kind
 from .text import DEFAULT_MAX_BYTES, Source, UnreadableError, decode
 
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     Parser = Callable[[Source, str], Document]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)  # not `logging`: a check that logs nothing never loads it
 
 
 _PARSER_OF = {

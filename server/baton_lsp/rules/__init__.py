@@ -44,15 +44,14 @@ MODULES_BY_KIND: dict[str, tuple[str, ...]] = {
     "agent": ("agent_frontmatter", "links", "agent_body", "agent_names", "command_tasks",
               "run_state", "data_files", "markdown_structure"),
     "command": ("command_frontmatter", "links", "command_tasks", "command_bash",
-                "command_paths", "command_shellcheck", "data_files", "markdown_structure"),
+                "command_paths", "data_files", "markdown_structure"),
     "skill": ("command_frontmatter", "links", "skill_text", "command_paths", "command_tasks",
               "data_files", "markdown_structure"),
     "settings": ("claude_settings", "hook_commands", "data_files"),
     "checkpoint": ("checkpoint_files", "data_files"),
     "registry": ("task_registry", "data_files"),
     "opencode-agent": ("opencode_frontmatter", "opencode_refs", "data_files"),
-    "opencode-command": ("opencode_frontmatter", "opencode_refs", "command_shellcheck",
-                         "data_files"),
+    "opencode-command": ("opencode_frontmatter", "opencode_refs", "data_files"),
     "opencode-config": ("opencode_config", "data_files"),
     "mcp-config": ("mcp_config", "data_files"),
     "memory": ("memory_files", "data_files"),
@@ -69,6 +68,12 @@ HOOK_MODULES = ("claude_settings", "hook_commands")
 """The modules of the hook rules, which agents and skills share with settings files: loaded
 for an agent or skill only when its front matter has `hooks:` (`load_hooks`), since without
 it every hook rule returns at once, and most agents and skills have none."""
+
+SHELLCHECK_MODULES = ("command_shellcheck",)
+"""The module of BTN330, ShellCheck on commands' bash blocks: loaded for a command only
+when its workspace runs ShellCheck (`shellcheck` not `"off"`, `load_shellcheck`), since
+with it off the rule returns at once, and its module with ShellCheck's configuration and
+binary lookup cost every such check a few milliseconds."""
 
 RULE_CODES: frozenset[str] = frozenset((
     'BTN000', 'BTN001', 'BTN002', 'BTN003', 'BTN101', 'BTN102', 'BTN103', 'BTN104', 'BTN105',
@@ -100,14 +105,15 @@ _lock = threading.Lock()
 
 
 def load_for(kind: str) -> None:
-    """Import the rule modules of one kind (`Kind` value, or "hooks": `HOOK_MODULES`) once;
-    see `MODULES_BY_KIND`."""
+    """Import the rule modules of one kind (`Kind` value, "hooks": `HOOK_MODULES`, or
+    "shellcheck": `SHELLCHECK_MODULES`) once; see `MODULES_BY_KIND`."""
     if _loaded or kind in _kinds_loaded:
         return
     with _lock:
         if kind in _kinds_loaded:
             return
-        names = HOOK_MODULES if kind == "hooks" else MODULES_BY_KIND.get(kind, ("data_files",))
+        names = (HOOK_MODULES if kind == "hooks" else SHELLCHECK_MODULES
+                 if kind == "shellcheck" else MODULES_BY_KIND.get(kind, ("data_files",)))
         for name in names:
             importlib.import_module(f"{__name__}.{name}")
         _kinds_loaded.add(kind)
@@ -116,6 +122,11 @@ def load_for(kind: str) -> None:
 def load_hooks() -> None:
     """Import the hook rules' modules once (`HOOK_MODULES`)."""
     load_for("hooks")
+
+
+def load_shellcheck() -> None:
+    """Import BTN330's module once (`SHELLCHECK_MODULES`)."""
+    load_for("shellcheck")
 
 
 def load_all() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import logging
 import os
 import re
 import time
@@ -11,9 +10,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, PathError
+from ..lazylog import LazyLogger, configure_now
 from ..model.base import Finding, Kind
 from ..paths import CONTENT, KIND, Look, look, norm, recording_looks
 from ..runs.confine import OutsideLink, read_head
@@ -25,7 +25,10 @@ from .cache import ResultCache, decode_finding
 from .engine import cached_files, check_file, read_for_rules, tools_key
 from .replay import Partial, Reads, Target
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:  # loaded only by a parallel check
+    import logging
+
+log = LazyLogger(__name__)  # not `logging`: a check that logs nothing never loads it
 
 
 @dataclass
@@ -310,6 +313,8 @@ def _check_chunk(chunk: list[tuple[str, Any, str, Kind | None]],
 def _worker_logging(level: int, formatter: logging.Formatter | None) -> None:
     """A spawned worker logs like its parent (a forked one inherited the handlers);
     without a handler, logging's last resort would print whole tracebacks."""
+    import logging  # a parallel check's workers only
+
     root = logging.getLogger()
     if root.handlers:
         return
@@ -363,6 +368,9 @@ def _check_parallel(targets: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
     findings: list[Finding] = []
     work = functools.partial(_check_chunk, cache_dir=cache.directory if cache else None,
                              strict=cache.strict if cache else True)
+    import logging  # a parallel check only
+
+    configure_now()  # the CLI's handler, deferred until now, is what the workers inherit
     root = logging.getLogger()
     formatter = root.handlers[0].formatter if root.handlers else None
     if method == "spawn" and not _picklable(formatter):

@@ -3,7 +3,6 @@ markdown positions, reporting by default only the checks that mean a script is b
 
 from __future__ import annotations
 
-import logging
 import re
 import sys
 import threading
@@ -11,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..lazy_pattern import LazyPattern
+from ..lazylog import LazyLogger
 from ..model.agent import BashBlock, CommandFile
 from ..model.base import Convention, Finding, Fix, Kind, Range, Severity, TextEdit
 from ..parse.markdown import AuthoredFence, authored_fences
@@ -28,8 +28,8 @@ from .shellcheck_tool import (
 if TYPE_CHECKING:  # the runner (threads, processes, `concurrent.futures`) is imported only
     from .shellcheck_run import Options, Result  # where ShellCheck runs: not with it off
 
-log = logging.getLogger(__name__)
-skipped_log = logging.getLogger(SKIPPED_LOG)
+log = LazyLogger(__name__)  # not `logging`: a check that logs nothing never loads it
+skipped_log = LazyLogger(SKIPPED_LOG)
 
 LEVELS = {"error": Severity.ERROR, "warning": Severity.WARNING,
           "info": Severity.INFO, "style": Severity.INFO}

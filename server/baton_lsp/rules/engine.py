@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import heapq
-import logging
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..lazylog import LazyLogger
 from ..model.base import CONVENTION_DOCS, Convention, Finding, Kind, Range, Severity
 from ..model.data import Unreadable
 from ..parse.text import split_lines
 from ..paths import norm
-from . import load_hooks
+from . import load_hooks, load_shellcheck
 from .base import NOT_CHECKED, SKIPPED_LOG, Rule, RuleContext, all_rules, rules_of_kind
 from .conventions import follows, inputs
 
@@ -22,25 +22,31 @@ if TYPE_CHECKING:
     from ..workspace.index import WorkspaceIndex
     from .cache import Digest, ResultCache, WorkspaceCache
 
-log = logging.getLogger(__name__)
-skipped_log = logging.getLogger(SKIPPED_LOG)
+log = LazyLogger(__name__)  # not `logging`: a check that logs nothing never loads it
+skipped_log = LazyLogger(SKIPPED_LOG)
 
 
-_BY_KIND: dict[tuple[Kind, bool], list[Rule]] = {}
+_BY_KIND: dict[tuple[Kind, bool, bool], list[Rule]] = {}
 _HOOKED_KINDS = (Kind.AGENT, Kind.SKILL)
 """Kinds whose front matter may declare `hooks:` (settings files load the hook rules with
 their kind)."""
+_SHELLCHECKED_KINDS = (Kind.COMMAND, Kind.OPENCODE_COMMAND)
+"""Kinds BTN330 checks, whose module loads only where ShellCheck runs (`load_shellcheck`)."""
 
 
-def rules_for(kind: Kind, hooked: bool = False) -> list[Rule]:
-    """Rules that apply to `kind`, computed once per kind and `hooked` (whether an agent or
-    skill declares `hooks:`, which loads the hook rules; without it they report nothing, so
-    a list made after they were loaded for another file may hold them harmlessly)."""
-    cached = _BY_KIND.get((kind, hooked))
+def rules_for(kind: Kind, hooked: bool = False, shellchecked: bool = False) -> list[Rule]:
+    """Rules that apply to `kind`, computed once per kind, `hooked` (whether an agent or
+    skill declares `hooks:`, which loads the hook rules) and `shellchecked` (whether a
+    command's workspace runs ShellCheck, which loads BTN330). Without them those rules
+    report nothing, so a list made after they were loaded for another file may hold them
+    harmlessly."""
+    cached = _BY_KIND.get((kind, hooked, shellchecked))
     if cached is None:
         if hooked:
             load_hooks()
-        cached = _BY_KIND[(kind, hooked)] = rules_of_kind(kind)
+        if shellchecked:
+            load_shellcheck()
+        cached = _BY_KIND[(kind, hooked, shellchecked)] = rules_of_kind(kind)
     return cached
 
 
@@ -95,10 +101,11 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
     """All findings for `doc`, sorted, with severities overridden and suppressions applied."""
     findings: list[Finding] = []
     kind = ctx.kind
-    applicable = rules_for(kind, kind in _HOOKED_KINDS and _declares_hooks(doc))
+    config = ctx.config
+    applicable = rules_for(kind, kind in _HOOKED_KINDS and _declares_hooks(doc),
+                           kind in _SHELLCHECKED_KINDS and config.shellcheck != "off")
     if isinstance(doc, Unreadable):
         applicable = [r for r in all_rules() if r.code == "BTN400"]
-    config = ctx.config
     followed: dict[Convention, bool] = {}
     for rule in applicable:
         if not config.enabled(rule.code):

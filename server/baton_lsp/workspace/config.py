@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..lazylog import LazyLogger
 from ..model.config import BatonConfig
 from ..paths import look
 from ..runs.confine import NotRegular, OutsideLink, read_head
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)  # not `logging`: a check that logs nothing never loads it
 
 _CONFIG_MAX = 1 << 20
 

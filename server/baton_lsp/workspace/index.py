@@ -8,7 +8,6 @@ or file event; the CLI builds one, checks everything and throws it away.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import stat
 import threading
@@ -41,7 +40,6 @@ def _parse(kind: Kind, text: str, path: str) -> Any:
 
     return parse_text(kind, text, path)
 
-log = logging.getLogger(__name__)
 
 NOT_REGULAR = "not a regular file (a directory, FIFO, socket or device); it was not read"
 
