@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -213,7 +214,7 @@ def test_a_batch_that_fails_is_run_block_by_block(binary: str,
 
 def test_missing_binary_is_skipped_and_logged_once(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(shellcheck_tool.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # imported where it runs
     monkeypatch.setattr(shellcheck_tool.sys, "executable", "/nonexistent/python")
     caplog.set_level(logging.INFO, logger=sc.__name__)
     assert check(blocks("echo $1")) == []
@@ -226,7 +227,7 @@ def test_binary_found_next_to_python(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     exe = tmp_path / "shellcheck"
     exe.write_text("#!/bin/sh\n")
     exe.chmod(0o755)
-    monkeypatch.setattr(shellcheck_tool.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # imported where it runs
     monkeypatch.setattr(shellcheck_tool.sys, "executable", str(tmp_path / "python"))
     assert sc.find_shellcheck() == str(exe)
 
