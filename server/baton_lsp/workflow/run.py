@@ -11,9 +11,9 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
@@ -73,6 +73,41 @@ def fixed(path: str | None, what: str) -> str:
     return path
 
 
+S = TypeVar("S", bound=BaseModel)
+
+
+class Section(Generic[S]):
+    """An optional typed section of the record's `baton` object, held on the `Run` under
+    the attribute's name (the section's key): read out of the record once (`Run.hold`),
+    written through when set or cleared, folded back at each save (`Run.fold`)."""
+
+    def __init__(self, model: type[S]) -> None:
+        self.model = model
+        self.key = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = name
+
+    @overload
+    def __get__(self, run: None, owner: type) -> Section[S]: ...
+
+    @overload
+    def __get__(self, run: Run, owner: type) -> S | None: ...
+
+    def __get__(self, run: Run | None, owner: type) -> Section[S] | S | None:
+        if run is None:
+            return self
+        return cast("S | None", run.sections.get(self.key))
+
+    def __set__(self, run: Run, value: S | None) -> None:
+        run.sections[self.key] = value
+        run._fold_section(self.key, value)
+
+    def read(self, run: Run, baton: Mapping[str, object]) -> None:
+        found = baton.get(self.key)
+        run.sections[self.key] = None if found is None else self.model.model_validate(found)
+
+
 class Run:
     """The mutable state of one workflow run in this process."""
 
@@ -105,12 +140,8 @@ class Run:
         self.request = RequestRecord()
         """What the run was asked (`baton.request`); initialize may narrow its scope and
         topics to the classifier's answer."""
-        self._outcome: OutcomeRecord | None = None
-        self._failure: FailureRecord | None = None
-        self._iteration: IterationRecord | None = None
-        self._pinned: IdentityRecord | None = None
-        self._research: ResearchRecord | None = None
-        self._classify: ClassifyRecord | None = None
+        self.sections: dict[str, BaseModel | None] = {}
+        """The optional typed sections of `baton` (`Section`), by key; absent: not set."""
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -165,18 +196,9 @@ class Run:
         baton = data["baton"]
         self.error_state = ErrorState.model_validate(data.get("error_state") or {})
         self.request = RequestRecord.model_validate(baton.get("request") or {})
-        found = baton.get("outcome")
-        self._outcome = OutcomeRecord.model_validate(found) if found is not None else None
-        found = baton.get("failure")
-        self._failure = FailureRecord.model_validate(found) if found is not None else None
-        found = baton.get("iteration")
-        self._iteration = IterationRecord.model_validate(found) if found is not None else None
-        found = baton.get("identity")
-        self._pinned = IdentityRecord.model_validate(found) if found is not None else None
-        found = baton.get("research")
-        self._research = ResearchRecord.model_validate(found) if found is not None else None
-        found = baton.get("classify")
-        self._classify = ClassifyRecord.model_validate(found) if found is not None else None
+        self.sections = {}
+        for section in SECTIONS:
+            section.read(self, baton)
 
     def fold(self) -> None:
         """Write the typed sections back into the record (before a save or a read of it);
@@ -185,10 +207,8 @@ class Run:
         baton = self.data["baton"]
         baton["request"] = self.request.model_dump(mode="json", exclude_unset=True)
         baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
-        for key, section in (("outcome", self._outcome), ("failure", self._failure),
-                             ("iteration", self._iteration), ("identity", self._pinned),
-                             ("research", self._research), ("classify", self._classify)):
-            self._fold_section(key, section)
+        for section in SECTIONS:
+            self._fold_section(section.key, self.sections.get(section.key))
 
     def _fold_section(self, key: str, section: BaseModel | None) -> None:
         """One optional section into the record (None: absent, as the seeds leave it)."""
@@ -201,69 +221,21 @@ class Run:
     # The optional sections are written through when they are set or cleared, so each
     # takes its place in the record when it happens (as the seeds' keys always did); what
     # changes inside one is folded at the next save.
-
-    @property
-    def outcome(self) -> OutcomeRecord | None:
-        """How a `complete` run ended when that is not plain success (`baton.outcome`)."""
-        return self._outcome
-
-    @outcome.setter
-    def outcome(self, value: OutcomeRecord | None) -> None:
-        self._outcome = value
-        self._fold_section("outcome", value)
-
-    @property
-    def failure(self) -> FailureRecord | None:
-        """The failure that stopped the run (`baton.failure`)."""
-        return self._failure
-
-    @failure.setter
-    def failure(self, value: FailureRecord | None) -> None:
-        self._failure = value
-        self._fold_section("failure", value)
-
-    @property
-    def iteration(self) -> IterationRecord | None:
-        """Where the implement iteration loop stands (`baton.iteration`); None until the
-        loop first runs."""
-        return self._iteration
-
-    @iteration.setter
-    def iteration(self, value: IterationRecord | None) -> None:
-        self._iteration = value
-        self._fold_section("iteration", value)
-
-    @property
-    def classify(self) -> ClassifyRecord | None:
-        """Whether a classifier agent classifies the request and where that stands
-        (`baton.classify`); None in a record from before it."""
-        return self._classify
-
-    @classify.setter
-    def classify(self, value: ClassifyRecord | None) -> None:
-        self._classify = value
-        self._fold_section("classify", value)
-
-    @property
-    def research(self) -> ResearchRecord | None:
-        """How the research state went (`baton.research`): reports made, mode, wall time."""
-        return self._research
-
-    @research.setter
-    def research(self, value: ResearchRecord | None) -> None:
-        self._research = value
-        self._fold_section("research", value)
-
-    @property
-    def identity(self) -> IdentityRecord | None:
-        """Who runs the workflow (`baton.identity`): pinned when it starts, re-pinned with
-        a resume's own `--runner`/`--set`; None in a record from before identities."""
-        return self._pinned
-
-    @identity.setter
-    def identity(self, value: IdentityRecord | None) -> None:
-        self._pinned = value
-        self._fold_section("identity", value)
+    outcome: Section[OutcomeRecord] = Section(OutcomeRecord)
+    """How a `complete` run ended when that is not plain success (`baton.outcome`)."""
+    failure: Section[FailureRecord] = Section(FailureRecord)
+    """The failure that stopped the run (`baton.failure`)."""
+    iteration: Section[IterationRecord] = Section(IterationRecord)
+    """Where the implement iteration loop stands (`baton.iteration`); None until the loop
+    first runs."""
+    identity: Section[IdentityRecord] = Section(IdentityRecord)
+    """Who runs the workflow (`baton.identity`): pinned when it starts, re-pinned with a
+    resume's own `--runner`/`--set`; None in a record from before identities."""
+    research: Section[ResearchRecord] = Section(ResearchRecord)
+    """How the research state went (`baton.research`): reports made, mode, wall time."""
+    classify: Section[ClassifyRecord] = Section(ClassifyRecord)
+    """Whether a classifier agent classifies the request and where that stands
+    (`baton.classify`); None in a record from before it."""
 
     # The record's top-level run fields, typed. Each is written through to its key at once
     # (the key keeps its place in the record, as the plain assignments did), so a foreign
@@ -679,3 +651,8 @@ class Run:
             await asyncio.wait_for(self.cancel_event.wait(), seconds)
         if self.cancel_event.is_set():
             raise Cancelled()
+
+
+SECTIONS = tuple(v for v in vars(Run).values() if isinstance(v, Section))
+"""The optional sections of `Run`, in the order they are defined there (`Run.fold` writes
+them back in it)."""
