@@ -104,8 +104,8 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
 
 
 def _columns() -> int:
-    """`shutil.get_terminal_size().columns`, without importing `shutil` (with `bz2`, `lzma`
-    and `zlib`, ~2 ms of a check that never copies a file): `COLUMNS` if a positive
+    """`shutil.get_terminal_size().columns`, without importing `shutil` (it brings `bz2`,
+    `lzma` and `zlib` into a check that never copies a file): `COLUMNS` if a positive
     number, else the terminal's width, else 80."""
     try:
         columns = int(os.environ.get("COLUMNS", ""))
@@ -674,9 +674,9 @@ exit: their threads, temporary directories and log handlers rely on it."""
 
 def run(argv: Sequence[str] | None = None) -> NoReturn:
     """The `baton` console script and `python -m baton_lsp`: `main`, then, for a check, the
-    output flushed and `os._exit`. Tearing the interpreter down (freeing every module,
-    pattern and record one by one) took a cold check of a large tree ~7 ms of CPU for
-    nothing. Only here, never in `main`: tests and other callers run `main` in-process."""
+    output flushed and `os._exit`: tearing the interpreter down (freeing every module,
+    pattern and record one by one) is CPU a finished check spends for nothing
+    (BENCHMARKS.md). Only here, never in `main`: tests and other callers run `main` in-process."""
     args = list(sys.argv[1:] if argv is None else argv)
     code = main(args)
     if args[:1] and args[0] in FAST_EXIT_COMMANDS:
