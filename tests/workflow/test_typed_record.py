@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from baton_lsp.model.states import RunStatus
 from baton_lsp.runs.record import PathsRecord
 from baton_lsp.runs.store import CheckpointStore
 from baton_lsp.workflow.run import Run
 from tests.workflow.conftest import Workspace
+from tests.workflow.record_scenarios import SCENARIOS, differences, golden, run
 
 
 def _newest(ws: Workspace, wid: str) -> dict[str, object]:
@@ -205,3 +208,18 @@ def test_phase_data_is_refilled_on_resume_and_keeps_foreign_entries(ws: Workspac
     assert phases["seed_phase"] == {"by": "bash", "n": 1}
     assert {"initialize", "research", "plan"} <= set(phases)
     assert isinstance(phases["research"], dict) and phases["research"]
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_checkpoints_are_what_the_untyped_engine_wrote(scenario: str) -> None:
+    """A scripted run, a failed-and-resumed one, an iteration loop and one through the
+    research, implementation and testing supervisors write, checkpoint by checkpoint, the
+    record the engine wrote through string keys before it held its record typed (the golden
+    file, made by that engine; see `record_scenarios`): equal as dicts, times, digests and
+    the workspace path aside."""
+    want = golden()[scenario]
+    got = run(scenario)
+    assert len(got) == len(want)
+    found = [f"checkpoint {i}{d}" for i, (a, b) in enumerate(zip(want, got, strict=True))
+             for d in differences(a, b)]
+    assert not found, "\n".join(found[:20])
