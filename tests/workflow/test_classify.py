@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from baton_lsp.model.checkpoint import Classification
 from baton_lsp.runs.records import write_state_file
 from baton_lsp.workflow.classify import (
     ClassificationError,
@@ -75,10 +76,11 @@ def test_state_file_round_trip_and_mismatches(tmp_path: Path) -> None:
     values = read_state_file(tmp_path, path)
     assert values["WORKFLOW_DESCRIPTION"] == 'say "$(hi)" `x` \\ ok'
     assert json.loads(values["RESEARCH_TOPICS_JSON"]) == topics
-    cls = {"workflow_type": "research-only", "research_complexity": 1, "research_topics": topics}
-    assert mismatches(cls, values) == []
-    other = {**cls, "workflow_type": "research-and-plan", "research_topics": [
-        {**TOPIC, "filename_slug": "other"}]}
+    raw = {"workflow_type": "research-only", "research_complexity": 1, "research_topics": topics}
+    assert mismatches(Classification.model_validate(raw), values) == []
+    other = Classification.model_validate({
+        **raw, "workflow_type": "research-and-plan",
+        "research_topics": [{**TOPIC, "filename_slug": "other"}]})
     assert [k for k, _, _ in mismatches(other, values)] == ["WORKFLOW_SCOPE",
                                                             "RESEARCH_TOPICS_JSON"]
     assert read_state_file(tmp_path, tmp_path / "missing.sh") == {}

@@ -167,6 +167,8 @@ class Classification(_Open):
     confidence: float = Field(0.0, ge=0.0, le=1.0)
     reasoning: str | None = None
     classified_at: str | None = None
+    source: str | None = None
+    """Baton's: where the classification came from (flags, keyword, agent, adopted, …)."""
 
 
 class StateMachineV20(_Open):

@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..model.checkpoint import Classification
 from ..model.states import Scope
 from ..runs import confine
 from ..runs.checkpoint import guess_scope
@@ -139,16 +141,26 @@ def classification_record(*, scope: Scope, topics: list[dict[str, Any]], confide
             "classified_at": at, "source": source}
 
 
-def topic_names(classification: dict[str, Any]) -> list[str]:
+def _topics(classification: Classification | Mapping[str, Any]) -> list[dict[str, Any] | str]:
+    """The research topics of a typed classification or of one still being built as JSON,
+    each as JSON (an object, or a bare name as older files store them)."""
+    if isinstance(classification, Classification):
+        return [t if isinstance(t, str) else t.model_dump(mode="json", exclude_unset=True)
+                for t in classification.research_topics]
+    found = classification.get("research_topics") or []
+    return [t for t in found if isinstance(t, dict | str)]
+
+
+def topic_names(classification: Classification | Mapping[str, Any]) -> list[str]:
     out = []
-    for t in classification.get("research_topics") or []:
+    for t in _topics(classification):
         out.append(t.get("short_name") or "topic" if isinstance(t, dict) else str(t))
     return out
 
 
-def topic_slugs(classification: dict[str, Any]) -> list[str]:
+def topic_slugs(classification: Classification | Mapping[str, Any]) -> list[str]:
     out = []
-    for t in classification.get("research_topics") or []:
+    for t in _topics(classification):
         slug = t.get("filename_slug") if isinstance(t, dict) else None
         out.append(slug if slug and re.match(SLUG, slug) else slugify(
             t.get("short_name", "") if isinstance(t, dict) else str(t), 6, 48))
@@ -178,15 +190,15 @@ _ASSIGN = re.compile(r'^(?:export\s+)?([A-Z_][A-Z0-9_]*)=(?:"((?:[^"\\]|\\.)*)"|
                      re.M | re.S)
 
 
-def mismatches(classification: dict[str, Any], values: dict[str, str]
+def mismatches(classification: Classification, values: dict[str, str]
                ) -> list[tuple[str, str, str]]:
     """(key, state-file value, checkpoint value) for every classification field the state
     file records differently."""
     out = []
-    scope = str(classification.get("workflow_type") or "")
+    scope = classification.workflow_type.value
     if "WORKFLOW_SCOPE" in values and values["WORKFLOW_SCOPE"] != scope:
         out.append(("WORKFLOW_SCOPE", values["WORKFLOW_SCOPE"], scope))
-    complexity = str(classification.get("research_complexity") or "")
+    complexity = str(classification.research_complexity)
     if "RESEARCH_COMPLEXITY" in values and values["RESEARCH_COMPLEXITY"] != complexity:
         out.append(("RESEARCH_COMPLEXITY", values["RESEARCH_COMPLEXITY"], complexity))
     if "RESEARCH_TOPICS_JSON" in values:
@@ -194,7 +206,7 @@ def mismatches(classification: dict[str, Any], values: dict[str, str]
             theirs = json.loads(values["RESEARCH_TOPICS_JSON"])
         except ValueError:
             theirs = None
-        ours = classification.get("research_topics") or []
+        ours = _topics(classification)
         if not isinstance(theirs, list) or topic_slugs({"research_topics": theirs}) != \
                 topic_slugs(classification):
             out.append(("RESEARCH_TOPICS_JSON", ",".join(topic_slugs(

@@ -211,7 +211,7 @@ def check_classification(run: Run) -> None:
     """The state file is the bash side's copy of the classification; when it disagrees
     with the checkpoint (edited, or left by another run) say so, log it, and trust the
     checkpoint — it is checksummed, the state file is not. The next save rewrites it."""
-    cls = run.data["state_machine"].get("classification") or {}
+    cls = run.state_machine.classification
     values = classify.read_state_file(run.root, state_file_path(run.root, run.workflow_id))
     diffs = classify.mismatches(cls, values) if values else []
     if not diffs:

@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
-from ..model.checkpoint import ErrorState
+from ..model.checkpoint import CheckpointMetadata, ErrorState, StateMachine, WorkflowState
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
 from ..model.states import PHASE_STATES, RunStatus, State, StepStatus
@@ -140,6 +140,12 @@ class Run:
         self.request = RequestRecord()
         """What the run was asked (`baton.request`); initialize may narrow its scope and
         topics to the classifier's answer."""
+        self.workflow_state = WorkflowState()
+        """The seeds' `workflow_state` (plan path, topic, waves and their results), typed
+        like `paths`: a field changed in place is saved only once it was assigned."""
+        self.metadata = CheckpointMetadata()
+        """The seeds' `metadata` section (ids, created and updated times)."""
+        self._state_machine: StateMachine | None = None
         self.sections: dict[str, BaseModel | None] = {}
         """The optional typed sections of `baton` (`Section`), by key; absent: not set."""
         self.sm: WorkflowStateMachine | None = None
@@ -178,6 +184,13 @@ class Run:
         return self.store.workflow_id
 
     @property
+    def state_machine(self) -> StateMachine:
+        """The record's `state_machine` section (scope, states, classification), typed;
+        `sync` copies the live machine into it before each save."""
+        assert self._state_machine is not None, "the run has no record before start/resume"
+        return self._state_machine
+
+    @property
     def baton(self) -> dict[str, Any]:
         """Baton's own section of the checkpoint: request, steps, paths, history, usage."""
         # cast: the checkpoint is JSON read as `dict[str, Any]`; baton's section is a mapping.
@@ -196,6 +209,9 @@ class Run:
         baton = data["baton"]
         self.error_state = ErrorState.model_validate(data.get("error_state") or {})
         self.request = RequestRecord.model_validate(baton.get("request") or {})
+        self.workflow_state = WorkflowState.model_validate(data.get("workflow_state") or {})
+        self.metadata = CheckpointMetadata.model_validate(data.get("metadata") or {})
+        self._state_machine = StateMachine.model_validate(data["state_machine"])
         self.sections = {}
         for section in SECTIONS:
             section.read(self, baton)
@@ -209,6 +225,11 @@ class Run:
         baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
         for section in SECTIONS:
             self._fold_section(section.key, self.sections.get(section.key))
+        for key, part in (("workflow_state", self.workflow_state), ("metadata", self.metadata),
+                          ("state_machine", self._state_machine)):
+            if part is not None and (self.data.get(key) is not None or part.model_fields_set
+                                     or part.model_extra):
+                self.data[key] = part.model_dump(mode="json", exclude_unset=True)
 
     def _fold_section(self, key: str, section: BaseModel | None) -> None:
         """One optional section into the record (None: absent, as the seeds leave it)."""
@@ -295,6 +316,46 @@ class Run:
         return str(self.data.get("workflow_description") or "")
 
     @property
+    def updated_at(self) -> str | None:
+        """When the record was last saved (`updated_at`, schema 1.x's copy of
+        `metadata.updated_at`)."""
+        found = self.data.get("updated_at")
+        return None if found is None else str(found)
+
+    @updated_at.setter
+    def updated_at(self, value: str) -> None:
+        self.data["updated_at"] = value
+
+    @property
+    def current_phase(self) -> int:
+        """The current state as schema 1.x's phase number (`current_phase`)."""
+        return int(self.data.get("current_phase") or 0)
+
+    @current_phase.setter
+    def current_phase(self, value: int) -> None:
+        self.data["current_phase"] = value
+
+    @property
+    def completed_phases(self) -> list[int]:
+        """The completed states as schema 1.x's phase numbers (`completed_phases`)."""
+        return [int(p) for p in self.data.get("completed_phases") or []]
+
+    @completed_phases.setter
+    def completed_phases(self, value: list[int]) -> None:
+        self.data["completed_phases"] = value
+
+    @property
+    def plan_modification_time(self) -> int | None:
+        """The plan's mtime in epoch seconds at the last save (`plan_modification_time`,
+        schema 1.2's smart auto-resume check)."""
+        found = self.data.get("plan_modification_time")
+        return None if found is None else int(found)
+
+    @plan_modification_time.setter
+    def plan_modification_time(self, value: int) -> None:
+        self.data["plan_modification_time"] = value
+
+    @property
     def phase_data(self) -> dict[str, dict[str, object]]:
         """Per state what its steps made and passed up (`phase_data`, the seeds' field),
         a copy: a state's entry is saved by assigning the whole."""
@@ -345,6 +406,27 @@ class Run:
     @agent_clis.setter
     def agent_clis(self, value: dict[str, str]) -> None:
         self.baton["agent_clis"] = value
+
+    @property
+    def plan_sha256(self) -> str | None:
+        """The plan's hash at the last save (`baton.plan_sha256`): a resume tells an
+        edited plan by it."""
+        found = self.baton.get("plan_sha256")
+        return None if found is None else str(found)
+
+    @plan_sha256.setter
+    def plan_sha256(self, value: str | None) -> None:
+        self.baton["plan_sha256"] = value
+
+    @property
+    def plan_progress_free(self) -> str | None:
+        """The plan's hash without its progress markers (`baton.plan_progress_free`)."""
+        found = self.baton.get("plan_progress_free")
+        return None if found is None else str(found)
+
+    @plan_progress_free.setter
+    def plan_progress_free(self, value: str | None) -> None:
+        self.baton["plan_progress_free"] = value
 
     @property
     def resumed_from(self) -> int | None:
@@ -470,25 +552,23 @@ class Run:
 
     def sync(self) -> None:
         """Copy the state machine and derived fields into the record before a save."""
-        sm, d = self.machine, self.data
-        smd = d["state_machine"]
-        smd["current_state"] = sm.current.value
-        smd["completed_states"] = [s.value for s in sm.completed]
-        d["current_phase"] = STATE_INDEX.get(sm.current, 0)
-        d["completed_phases"] = sorted({STATE_INDEX[s] for s in sm.completed
+        sm, record = self.machine, self.state_machine
+        record.current_state = sm.current
+        record.completed_states = list(sm.completed)
+        self.current_phase = STATE_INDEX.get(sm.current, 0)
+        self.completed_phases = sorted({STATE_INDEX[s] for s in sm.completed
                                         if s in STATE_INDEX})
-        d["baton"]["history"] = [HistoryRecord(source=t.source.value, target=t.target.value,
-                                               reason=t.reason, at=t.at).model_dump(
-                                                   by_alias=True) for t in sm.history]
+        self.baton["history"] = [HistoryRecord(
+            source=t.source.value, target=t.target.value, reason=t.reason,
+            at=t.at).model_dump(by_alias=True) for t in sm.history]
         now = utc_now()
+        self.updated_at = self.metadata.updated_at = now
         self.fold()
-        d["updated_at"] = now
-        d["metadata"]["updated_at"] = now
-        plan = (d.get("workflow_state") or {}).get("plan_path")
+        plan = self.workflow_state.plan_path
         if plan and Path(plan).is_file():
-            d["plan_modification_time"] = int(Path(plan).stat().st_mtime)
-            d["baton"]["plan_sha256"] = sha256_file(Path(plan), self.root)
-            d["baton"]["plan_progress_free"] = self.plans.progress_free(Path(plan))
+            self.plan_modification_time = int(Path(plan).stat().st_mtime)
+            self.plan_sha256 = sha256_file(Path(plan), self.root)
+            self.plan_progress_free = self.plans.progress_free(Path(plan))
 
     def save(self, event: str) -> Path:
         """A durable checkpoint now (fsynced, checksummed, appended to the history)."""
@@ -509,24 +589,26 @@ class Run:
 
     def write_state_file(self) -> None:
         """The bash side's copy of the run (`.claude/tmp/workflow_<id>.sh`)."""
-        sm, d, paths = self.machine, self.data, self.paths
+        sm, paths = self.machine, self.paths
+        classification = self.state_machine.classification
         reports = paths.reports
         values: dict[str, Any] = {
             "WORKFLOW_SCOPE": sm.scope.value, "TERMINAL_STATE": sm.terminal.value,
             "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": self.status,
-            "WORKFLOW_DESCRIPTION": d.get("workflow_description"),
+            "WORKFLOW_DESCRIPTION": self.data.get("workflow_description"),
             "TOPIC_PATH": paths.topic_dir, "PLAN_PATH": paths.plan,
             "REPORTS_DIR": paths.reports_dir, "PLANS_DIR": paths.plans_dir,
             "SUMMARIES_DIR": paths.summaries_dir, "DEBUG_DIR": paths.debug_dir,
             "CHECKPOINT_DIR": str(self.store.dir) if self.store else None,
-            "RESEARCH_COMPLEXITY": d["state_machine"]["classification"]["research_complexity"],
+            "RESEARCH_COMPLEXITY": classification.research_complexity,
             "REPORT_PATHS_COUNT": len(reports),
         }
         for i, r in enumerate(reports):
             values[f"REPORT_PATH_{i}"] = r
         values["REPORT_PATHS_JSON"] = list(reports)
-        classification = d["state_machine"].get("classification") or {}
-        values["RESEARCH_TOPICS_JSON"] = classification.get("research_topics") or []
+        values["RESEARCH_TOPICS_JSON"] = [
+            t if isinstance(t, str) else t.model_dump(mode="json", exclude_unset=True)
+            for t in classification.research_topics]
         values["USE_HIERARCHICAL_RESEARCH"] = len(reports) >= HIERARCHICAL_TOPICS
         if State.RESEARCH in sm.completed:  # seed 000's research outcome, once there is one
             done = {s.get("artifact") for sid, s in self.steps.items()

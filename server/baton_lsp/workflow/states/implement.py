@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+from ...model.checkpoint import WaveResult
 from ...model.graph import waves_after
 from ...model.plan import FINISHED, STARTED
 from ...model.states import PhaseMode, PhaseStatus, State, StepStatus
@@ -58,8 +59,10 @@ async def implement(run: Run) -> None:
     iso = Isolation.of(run) if run.settings.implement_mode != "iterations" else None
     if iso is not None:
         prepare(run, iso, plan_path, graph.titles)
-    ws = run.data["workflow_state"]
-    ws.setdefault("wave_results", {})
+    ws = run.workflow_state
+    if ws.wave_results is None:
+        ws.wave_results = {}
+    wave_results = ws.wave_results
     # the waves actually run: those a resumed run already finished, then the waves of the
     # phases still to run (a phase whose dependencies are all done is ready now)
     done = landed(run, iso, done_in_plan, graph.order)
@@ -71,16 +74,16 @@ async def implement(run: Run) -> None:
                 # done, then killed before its marker edit
                 mark_plan(run, plan_path, pid, FINISHED)
     ran: list[list[int | str]] = []
-    for _, result in sorted(ws["wave_results"].items(), key=_wave_key):
-        if result.get("status") != "complete" or \
-                any(str(p) not in done for p in result.get("phases", [])):
+    for _, result in sorted(wave_results.items(), key=_wave_key):
+        if result.status != "complete" or any(str(p) not in done for p in result.phases):
             break  # a phase of it runs again (its section was edited): not a wave that ran
-        ran.append(result["phases"])
+        ran.append(result.phases)
     waves = waves_after(graph, done)
     first = len(ran) + 1
     total = len(ran) + len(waves)
-    ws.update(wave_structure={str(i): list(w) for i, w in enumerate(
-        [*ran, *([phase_number(p) for p in w] for w in waves)], 1)}, total_waves=total)
+    ws.wave_structure = {str(i): list(w) for i, w in enumerate(
+        [*ran, *([phase_number(p) for p in w] for w in waves)], 1)}
+    ws.total_waves = total
     if run.settings.implement_mode == "iterations":
         todo = [p.id for p in plan.phases if p.id not in done_in_plan
                 and not run.skippable(f"implement.phase-{p.id}")]  # adopted: done elsewhere
@@ -155,7 +158,7 @@ async def implement(run: Run) -> None:
     cleanup: asyncio.Future[None] | None = None
     try:
         for w, todo in enumerate(waves, first):
-            ws["current_wave"] = w
+            ws.current_wave = w
             # HEAD holds every earlier wave, so every dependency of these phases; every
             # phase works in its own worktree, so the user's tree changes only by merges
             base = iso.repo.head() if iso is not None else None
@@ -179,10 +182,10 @@ async def implement(run: Run) -> None:
                 cleanup = asyncio.ensure_future(asyncio.to_thread(iso.discard, landed_now))
                 if conflict is not None:
                     failures.append(conflict)
-            ws["wave_results"][str(w)] = {
-                "phases": [phase_number(p) for p in todo], "status": "failed" if failures
-                else "complete", "duration_ms": int((time.monotonic() - start) * 1000),
-                "parallel": len(todo) > 1}
+            wave_results[str(w)] = WaveResult(
+                phases=[phase_number(p) for p in todo], status="failed" if failures
+                else "complete", duration_ms=int((time.monotonic() - start) * 1000),
+                parallel=len(todo) > 1)
             if supervised:
                 implementation_checkpoint(run, iso, decision, mine, graph.titles, diffs)
             if failures:
@@ -198,7 +201,7 @@ async def implement(run: Run) -> None:
                     f"Mark phases merged by hand complete ({run.workflow_id})\n\n"
                     f"Baton-Workflow: {run.workflow_id}\n")):
                 run.save("plan markers committed")
-    ws["current_wave"] = total
+    ws.current_wave = total
     if supervised and not waves:  # nothing left to run: the record still says what ran
         implementation_checkpoint(run, iso, decision, mine, graph.titles, diffs)
 
@@ -280,11 +283,11 @@ def implementation_checkpoint(run: Run, iso: Isolation | None, decision: dict[st
                 continue
             diffs[commit] = sorted(p for p in out.stdout.split("\0") if p)
         modified[pid] = diffs[commit]
-    results = run.data["workflow_state"].get("wave_results") or {}
+    results = run.workflow_state.wave_results or {}
     section = tiers.implementation_section(
         supervisor_id=f"implementation_supervisor_{run.workflow_id}", at=utc_now(),
         decision=decision, steps=run.steps, titles=titles, order=order,
-        wall_ms=sum(int(r.get("duration_ms") or 0) for r in results.values()),
+        wall_ms=sum(int(r.duration_ms or 0) for r in results.values()),
         modified=modified)
     supervisor.record_section(run.root, run.data, IMPLEMENTATION_SUPERVISOR, section)
     agg = section["aggregated_metadata"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...model.checkpoint import Classification
 from ...model.states import Scope, State, StepStatus
 from ...runs import confine
 from ...runs.record import ClassifyRecord
@@ -36,26 +37,26 @@ async def initialize(run: Run) -> None:
             if exc.failure == FATAL:
                 raise  # the environment is broken: every later agent would fail too
             # The keyword classification made at start stays; say why it is used.
-            record = run.data["state_machine"]["classification"]
-            record["source"] = "keyword, after the classifier agent failed"
-            record["reasoning"] = f"classifier agent failed: {exc.message[:300]}"
+            record = run.state_machine.classification
+            record.source = "keyword, after the classifier agent failed"
+            record.reasoning = f"classifier agent failed: {exc.message[:300]}"
             run.say(f"classifier agent failed ({exc.message[:200]}); using the keyword "
                     "classification")
             run.emit("classifier_fallback", message=exc.message)
         cls_state.done = True
-    classification = run.data["state_machine"]["classification"]
+    classification = run.state_machine.classification
     if not cls_state.announced:
         cls_state.announced = True
-        run.say(f"classified ({classification.get('source')}): "
-                f"{classification['workflow_type']}, "
-                f"{classification['research_complexity']} research topic(s): "
+        run.say(f"classified ({classification.source}): "
+                f"{classification.workflow_type.value}, "
+                f"{classification.research_complexity} research topic(s): "
                 + "; ".join(classify.topic_names(classification)))
         run.save("classified")
-        run.emit("classification", source=classification.get("source"),
-                 scope=classification["workflow_type"],
-                 complexity=classification["research_complexity"],
+        run.emit("classification", source=classification.source,
+                 scope=classification.workflow_type.value,
+                 complexity=classification.research_complexity,
                  topics=classify.topic_names(classification),
-                 confidence=classification.get("confidence"))
+                 confidence=classification.confidence)
     if run.topic is None:
         base = run.specs_dir()
         if req.plan_path:
@@ -66,8 +67,8 @@ async def initialize(run: Run) -> None:
     run.paths = run.paths.model_copy(update=run_paths(
         run.root, t, classify.topic_slugs(classification), req.plan_path))
     plan = run.paths.plan
-    ws = run.data["workflow_state"]
-    ws.update(topic_directory=str(t.path), topic_number=t.number, plan_path=plan)
+    ws = run.workflow_state
+    ws.topic_directory, ws.topic_number, ws.plan_path = str(t.path), t.number, plan
     run.data.update(topic_directory=str(t.path), topic_number=t.number)
     run.say(f"workflow {run.workflow_id}: topic {t.path.relative_to(run.root)}")
     run.save("paths pre-calculated")
@@ -127,11 +128,11 @@ async def classify_with_agent(run: Run) -> None:
     record = classify.classification_record(
         scope=scope, topics=topics, confidence=out.confidence,
         reasoning=out.reasoning or "classifier agent", source="agent", at=utc_now())
-    run.data["state_machine"]["classification"] = record
-    req.scope, req.topics = scope.value, classify.topic_names(record)
+    classification = run.state_machine.classification = Classification.model_validate(record)
+    req.scope, req.topics = scope.value, classify.topic_names(classification)
     req.complexity = len(topics)
     run.data["workflow_type"] = scope.value
-    run.data["state_machine"]["workflow_config"]["scope"] = scope.value
+    run.state_machine.workflow_config.scope = scope
     if scope != run.machine.scope:
         history = run.machine.history
         run.sm = WorkflowStateMachine(scope)
