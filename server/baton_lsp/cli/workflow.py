@@ -463,7 +463,7 @@ def _show_run(view: RunView, trees: list[dict[str, str | None]]) -> None:
              "--trust-checkpoint")
     cls = record.state_machine.classification
     show(f"  classification: {cls.workflow_type.value}, {cls.research_complexity} topic(s) "
-         f"({(cls.model_extra or {}).get('source', 'recorded')}): "
+         f"({cls.source or 'recorded'}): "
          f"{'; '.join(str(t) for t in view.topics())}")
     tiers = view.tiers()
     sup = tiers.get(RESEARCH_SUPERVISOR) or {}

@@ -327,6 +327,134 @@ TESTING_SUPERVISOR = "testing_supervisor"
 SUPERVISOR_TIERS = (RESEARCH_SUPERVISOR, IMPLEMENTATION_SUPERVISOR, TESTING_SUPERVISOR)
 
 
+class SupervisorWorker(_Open):
+    """One worker of a supervisor tier, seed 001's fields (`worker_id`, `topic`, `status`,
+    `output_path`, `duration_ms`, `metadata`) with Baton's context account and error."""
+
+    worker_id: str | None = None
+    topic: str | None = None
+    status: str | None = None
+    output_path: str | None = None
+    duration_ms: int | float | None = None
+    metadata: dict[str, object] | None = None
+    context_tokens: int | None = None
+    error: str | None = None
+
+
+class SupervisorAggregate(_Open):
+    """What a tier passes up instead of its workers' artifacts (`aggregated_metadata`)."""
+
+    summary: str | None = None
+    key_findings: list[str] = []
+    total_duration_ms: int | float | None = None
+    context_tokens: int | None = None
+
+
+class SupervisorTier(_Open):
+    """A tier's section of `supervisor_state`: the fields seed 001's schema v2.0 gives every
+    supervisor checkpoint. Baton writes them in `mode` "supervisor" (or "agent", the
+    research supervisor agent)."""
+
+    supervisor_id: str | None = None
+    supervisor_name: str | None = None
+    mode: str | None = None
+    timestamp: str | None = None
+    trigger: dict[str, object] | None = None
+    """Why the tier is hierarchical: the seeds' measures and thresholds."""
+    worker_count: int | None = None
+    worker_status: list[str] = []
+
+
+class ResearchAggregate(SupervisorAggregate):
+    topics_researched: int | None = None
+    reports_count: int | None = None
+    """The real SUPERVISOR_CHECKPOINT.json's name for `topics_researched`."""
+    reports_created: list[str] = []
+    reports_failed: list[str] = []
+
+
+class ResearchSupervisor(SupervisorTier):
+    """`supervisor_state.research_supervisor`: a worker per research topic."""
+
+    workers: list[SupervisorWorker] = []
+    topics_researched: int | None = None
+    """SUPERVISOR_COMPLETE's place for the count (`.research_supervisor.topics_researched`)."""
+    aggregated_metadata: ResearchAggregate = Field(default_factory=ResearchAggregate)
+
+
+class ImplementationWorker(SupervisorWorker):
+    """A plan phase as the implementation supervisor tracks it."""
+
+    phase: str | None = None
+    title: str | None = None
+    tracks: list[str] = []
+    files_planned: list[str] = []
+    files_modified: list[str] | None = None
+    """From git when the phase committed (None: not known)."""
+
+
+class Track(_Open):
+    """One domain track (frontend, backend, testing) of the implementation supervisor."""
+
+    phases: list[str] = []
+    files_modified: list[str] = []
+    duration_ms: int | float | None = None
+    status: str | None = None
+
+
+class ImplementationAggregate(SupervisorAggregate):
+    tracks_completed: list[str] = []
+    phases_completed: list[str] = []
+    summaries_created: list[str | None] = []
+    files_modified: list[str] = []
+    sequential_duration_ms: int | float | None = None
+    time_savings_pct: float | None = None
+
+
+class ImplementationSupervisor(SupervisorTier):
+    """`supervisor_state.implementation_supervisor`: a worker per phase, work by domain."""
+
+    tracks: dict[str, Track] = {}
+    workers: list[ImplementationWorker] = []
+    aggregated_metadata: ImplementationAggregate = Field(
+        default_factory=ImplementationAggregate)
+
+
+class TestingStage(_Open):
+    """A stage of the testing supervisor: generation, execution or validation."""
+
+    stage: str | None = None
+    status: str | None = None
+
+
+class TestingAggregate(SupervisorAggregate):
+    total_tests: int | None = None
+    tests_found: int | None = None
+    passed: int | None = None
+    failed: int | None = None
+    skipped: int | None = None
+    coverage_pct: float | None = None
+    test_types: list[str] = []
+    failures: list[str] = []
+    tests_passing: bool | None = None
+
+
+class TestingSupervisor(SupervisorTier):
+    """`supervisor_state.testing_supervisor`: the three sequential stages."""
+
+    stages: list[TestingStage] = []
+    aggregated_metadata: TestingAggregate = Field(default_factory=TestingAggregate)
+
+
+class SupervisorState(_Open):
+    """`supervisor_state` by tier (seed 001's nesting); a tier not there is None, and a key
+    this Baton does not know is kept."""
+
+    research_supervisor: ResearchSupervisor | None = None
+    implementation_supervisor: ImplementationSupervisor | None = None
+    testing_supervisor: TestingSupervisor | None = None
+
+
 def supervisor_sections(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """`supervisor_state` by tier. Baton before the seeds' nesting wrote the research
     supervisor's section flat (its `supervisor_id` at the top): read as the research tier."""

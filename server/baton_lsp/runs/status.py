@@ -55,7 +55,7 @@ def as_json(view: RunView) -> dict[str, object]:
     out["classification"] = {
         "workflow_type": cls.workflow_type.value,
         "research_complexity": cls.research_complexity,
-        "topics": view.topics(), "source": (cls.model_extra or {}).get("source"),
+        "topics": view.topics(), "source": cls.source,
         "confidence": cls.confidence}
     found = view.diagnosis()
     if found is not None:  # the seeds' five-part error, as the summary and hover show it

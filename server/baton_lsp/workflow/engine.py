@@ -157,8 +157,10 @@ class Engine(Run):
         try:
             entry = self.store.latest(at)
             resume.check_trust(self.root, workflow_id, entry, trust, self.say)
-            self.hold(copy.deepcopy(entry.data or {}))
-            if nest_supervisor_state(self.data):
+            data = copy.deepcopy(entry.data or {})
+            nested = nest_supervisor_state(data)
+            self.hold(data)
+            if nested:
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")
             phases = self.phase_data
@@ -194,7 +196,7 @@ class Engine(Run):
             try:
                 if self.topic is not None:
                     make_topic(self.root, self.topic.path)
-                supervisor.republish(self.root, self.data)
+                supervisor.republish(self.root, self.supervisor_state)
                 resume.check_classification(self)
                 self.launched = resume.launched_before(self)
                 resume.kill_orphans(self)

@@ -180,7 +180,7 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
     cls = record.state_machine.classification  # what a resume keeps from the tiers
     out["classification"] = {"workflow_type": cls.workflow_type.value,
                              "research_complexity": cls.research_complexity,
-                             "source": (cls.model_extra or {}).get("source")}
+                             "source": cls.source}
     pinned = record.baton.identity  # what the resume runs with (None: the configuration)
     out["runner"] = pinned.runner if pinned is not None else None
     max_iterations = settings.max_iterations

@@ -26,7 +26,6 @@ from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
 from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import (
-    RESEARCH_SUPERVISOR,
     ClassifyRecord,
     FailureRecord,
     HistoryRecord,
@@ -37,8 +36,8 @@ from ..runs.record import (
     RecordError,
     RequestRecord,
     ResearchRecord,
+    SupervisorState,
     read_record,
-    supervisor_sections,
 )
 from ..runs.records import (
     append_error,
@@ -145,6 +144,8 @@ class Run:
         like `paths`: a field changed in place is saved only once it was assigned."""
         self.metadata = CheckpointMetadata()
         """The seeds' `metadata` section (ids, created and updated times)."""
+        self.supervisor_state = SupervisorState()
+        """The coordination tiers' sections (`supervisor_state`, seed 001's nesting)."""
         self._state_machine: StateMachine | None = None
         self.sections: dict[str, BaseModel | None] = {}
         """The optional typed sections of `baton` (`Section`), by key; absent: not set."""
@@ -211,6 +212,8 @@ class Run:
         self.request = RequestRecord.model_validate(baton.get("request") or {})
         self.workflow_state = WorkflowState.model_validate(data.get("workflow_state") or {})
         self.metadata = CheckpointMetadata.model_validate(data.get("metadata") or {})
+        self.supervisor_state = SupervisorState.model_validate(
+            data.get("supervisor_state") or {})
         self._state_machine = StateMachine.model_validate(data["state_machine"])
         self.sections = {}
         for section in SECTIONS:
@@ -226,6 +229,7 @@ class Run:
         for section in SECTIONS:
             self._fold_section(section.key, self.sections.get(section.key))
         for key, part in (("workflow_state", self.workflow_state), ("metadata", self.metadata),
+                          ("supervisor_state", self.supervisor_state),
                           ("state_machine", self._state_machine)):
             if part is not None and (self.data.get(key) is not None or part.model_fields_set
                                      or part.model_extra):
@@ -493,8 +497,7 @@ class Run:
     def supervisor_metadata_path(self) -> Path | None:
         """Where a supervisor of this run left its aggregate (seed 001's
         SUPERVISOR_METADATA_PATH), once one has."""
-        if RESEARCH_SUPERVISOR not in supervisor_sections(
-                self.data.get("supervisor_state") or {}):
+        if self.supervisor_state.research_supervisor is None:
             return None
         return tmp_json_path(self.root, SUPERVISOR_METADATA)
 

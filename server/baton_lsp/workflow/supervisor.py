@@ -17,7 +17,14 @@ from typing import Any
 
 from ..runs import confine
 from ..runs.places import tmp_json_path
-from ..runs.record import RESEARCH_SUPERVISOR, nest_supervisor_state, supervisor_sections
+from ..runs.record import (
+    IMPLEMENTATION_SUPERVISOR,
+    RESEARCH_SUPERVISOR,
+    TESTING_SUPERVISOR,
+    ResearchSupervisor,
+    SupervisorState,
+    SupervisorTier,
+)
 
 SUMMARY_HEADINGS = re.compile(r"^(executive summary|summary|overview|abstract|tl;?dr)\b", re.I)
 FINDINGS_HEADINGS = re.compile(r"^(key findings|findings|results|recommendations?)\b", re.I)
@@ -107,7 +114,7 @@ def extract_metadata(path: Path) -> dict[str, Any]:
 
 def supervisor_section(*, supervisor_id: str, mode: str, at: str,
                        workers: list[dict[str, Any]], total_ms: int | None = None
-                       ) -> dict[str, Any]:
+                       ) -> ResearchSupervisor:
     """The supervisor checkpoint: workers and the aggregate the supervisor passes up, in
     seed 001's shape (`worker_status`, `aggregated_metadata.topics_researched`; the count
     also at the top, SUPERVISOR_COMPLETE's place, for `.research_supervisor.topics_researched`)
@@ -127,7 +134,7 @@ def supervisor_section(*, supervisor_id: str, mode: str, at: str,
             if k.endswith("_count") and isinstance(v, int):
                 counts["total_" + k.removesuffix("_count")] = \
                     counts.get("total_" + k.removesuffix("_count"), 0) + v
-    return {
+    return ResearchSupervisor.model_validate({
         "supervisor_id": supervisor_id, "supervisor_name": f"research-{mode}", "mode": mode,
         "timestamp": at, "worker_count": len(workers),
         "worker_status": [str(w.get("status")) for w in workers], "workers": workers,
@@ -140,7 +147,7 @@ def supervisor_section(*, supervisor_id: str, mode: str, at: str,
             "total_duration_ms": total_ms if total_ms is not None else sum(
                 int(w.get("duration_ms") or 0) for w in workers),
             "context_tokens": sum(int(w.get("context_tokens") or 0) for w in done),
-            **counts}}
+            **counts}})
 
 
 def write_json(root: Path, path: Path, data: Mapping[str, object]) -> None:
@@ -157,40 +164,49 @@ def write_tmp(root: Path, name: str, data: Mapping[str, object]) -> None:
     write_json(root, path, data)
 
 
-def record_section(root: Path, data: dict[str, Any], tier: str, section: dict[str, Any]
-                   ) -> None:
-    """A supervisor tier's section: `supervisor_state.<tier>` in the checkpoint `data`, and
-    `.claude/tmp/<tier>.json`, where the seeds' `load_json_checkpoint "<tier>"` reads it.
-    Other tiers' sections are kept (an old record's flat research section is nested)."""
-    nest_supervisor_state(data)
-    state = data.get("supervisor_state")
-    if not isinstance(state, dict):
-        state = data["supervisor_state"] = {}
-    state[tier] = section
-    write_tmp(root, tier, section)
+def section_json(section: SupervisorTier) -> dict[str, object]:
+    """A tier's section as the checkpoint and the bash side's files have it."""
+    return section.model_dump(mode="json", exclude_unset=True)
 
 
-def handoff(section: dict[str, Any]) -> dict[str, Any]:
+def record_section(root: Path, tier: str, section: SupervisorTier) -> None:
+    """`.claude/tmp/<tier>.json`, where the seeds' `load_json_checkpoint "<tier>"` reads a
+    supervisor tier's section (the caller holds it in `Run.supervisor_state.<tier>`)."""
+    write_tmp(root, tier, section_json(section))
+
+
+def handoff(section: ResearchSupervisor) -> dict[str, object]:
     """What the research supervisor returns to the orchestrator (seed 001's
     `SUPERVISOR_COMPLETE: {supervisor_id, topics_researched, reports_created, summary,
     key_findings}`): the aggregate, never the reports."""
-    agg = section.get("aggregated_metadata") or {}
-    return {"supervisor_id": section.get("supervisor_id"), **{k: agg.get(k) for k in (
-        "topics_researched", "reports_created", "summary", "key_findings")}}
+    agg = section.aggregated_metadata
+    return {"supervisor_id": section.supervisor_id,
+            "topics_researched": agg.topics_researched,
+            "reports_created": agg.reports_created if "reports_created" in
+            agg.model_fields_set else None,
+            "summary": agg.summary,
+            "key_findings": agg.key_findings if "key_findings" in agg.model_fields_set
+            else None}
 
 
-def publish_research(root: Path, section: dict[str, Any]) -> None:
+def publish_research(root: Path, section: ResearchSupervisor) -> None:
     """The research aggregate where SUPERVISOR_METADATA_PATH points."""
     write_tmp(root, SUPERVISOR_METADATA, handoff(section))
 
 
-def republish(root: Path, data: dict[str, Any]) -> None:
+def republish(root: Path, state: SupervisorState) -> None:
     """A resumed run's supervisor files as its checkpoint has them: they have one name per
     workspace (the seeds'), and another workflow may have written its own since."""
-    for tier, section in supervisor_sections(data.get("supervisor_state") or {}).items():
-        write_tmp(root, tier, section)
-        if tier == RESEARCH_SUPERVISOR:
-            publish_research(root, section)
+    for tier, section in ((RESEARCH_SUPERVISOR, state.research_supervisor),
+                          (IMPLEMENTATION_SUPERVISOR, state.implementation_supervisor),
+                          (TESTING_SUPERVISOR, state.testing_supervisor)):
+        if section is not None:
+            write_tmp(root, tier, section_json(section))
+    for tier, found in (state.model_extra or {}).items():  # a tier this Baton does not know
+        if isinstance(found, dict):
+            write_tmp(root, tier, found)
+    if state.research_supervisor is not None:
+        publish_research(root, state.research_supervisor)
 
 
 def check_invocation_plan(count: str | None, invocations: str | None, topics: list[str],

@@ -23,6 +23,7 @@ from typing import Any
 from ..model.plan import Plan
 from ..model.states import StepStatus
 from ..runs import confine
+from ..runs.record import ImplementationSupervisor, TestingSupervisor
 
 DOMAINS = ("frontend", "backend", "testing")
 HIERARCHICAL_DOMAINS = 3
@@ -127,7 +128,7 @@ def _clip(text: str, limit: int) -> str:
 def implementation_section(*, supervisor_id: str, at: str, decision: dict[str, Any],
                            steps: dict[str, dict[str, Any]], titles: dict[str, str],
                            order: list[str], wall_ms: int,
-                           modified: dict[str, list[str]]) -> dict[str, Any]:
+                           modified: dict[str, list[str]]) -> ImplementationSupervisor:
     """The implementation supervisor's checkpoint: one worker per phase (its tracks, status,
     summary's metadata and the files it changed — from git when the phase committed, else
     the files its section names), per track the seeds' `files_modified`, duration and
@@ -169,7 +170,7 @@ def implementation_section(*, supervisor_id: str, at: str, decision: dict[str, A
                        f"{_clip((w.get('metadata') or {}).get('summary') or '', 120)}"
                        for w in done)
     findings = [f for w in done for f in (w.get("metadata") or {}).get("key_findings", [])[:2]]
-    return {
+    return ImplementationSupervisor.model_validate({
         "supervisor_id": supervisor_id, "supervisor_name": "implementation-sub-supervisor",
         "mode": "supervisor", "timestamp": at, "trigger": {
             k: decision[k] for k in ("domain_count", "complexity", "complexity_source",
@@ -185,7 +186,7 @@ def implementation_section(*, supervisor_id: str, at: str, decision: dict[str, A
             "total_duration_ms": wall_ms, "sequential_duration_ms": sequential,
             "time_savings_pct": round(100.0 * (1 - wall_ms / sequential), 1)
             if sequential > wall_ms > 0 else None,
-            "context_tokens": sum(int(w.get("context_tokens") or 0) for w in done)}}
+            "context_tokens": sum(int(w.get("context_tokens") or 0) for w in done)}})
 
 
 # -- testing -------------------------------------------------------------------------------
@@ -280,7 +281,7 @@ def testing_section(*, supervisor_id: str, at: str, decision: dict[str, Any],
                     inventory: dict[str, Any], step_id: str, exit_code: int | None,
                     passed: bool, duration_ms: int, output_path: str,
                     metrics: dict[str, Any], context_tokens: int,
-                    from_implementation: list[str]) -> dict[str, Any]:
+                    from_implementation: list[str]) -> TestingSupervisor:
     """The testing supervisor's checkpoint: the three sequential stages — generation (the
     tests there are, by type, and those this workflow's phases wrote), execution (the test
     command), validation (the verdict from the metrics) — and the aggregate passed up."""
@@ -292,7 +293,7 @@ def testing_section(*, supervisor_id: str, at: str, decision: dict[str, Any],
          "output_path": output_path},
         {"stage": "validation", "status": "completed",
          "verdict": "passed" if passed else "failed"}]
-    return {
+    return TestingSupervisor.model_validate({
         "supervisor_id": supervisor_id, "supervisor_name": "testing-sub-supervisor",
         "mode": "supervisor", "timestamp": at, "trigger": {
             k: decision[k] for k in ("test_count", "test_types", "thresholds")},
@@ -304,4 +305,4 @@ def testing_section(*, supervisor_id: str, at: str, decision: dict[str, Any],
             "failed": metrics["failed"], "skipped": metrics["skipped"],
             "coverage_pct": metrics["coverage_pct"], "test_types": inventory["test_types"],
             "failures": metrics["failures"], "tests_passing": passed,
-            "context_tokens": context_tokens}}
+            "context_tokens": context_tokens}})

@@ -289,15 +289,16 @@ def implementation_checkpoint(run: Run, iso: Isolation | None, decision: dict[st
         decision=decision, steps=run.steps, titles=titles, order=order,
         wall_ms=sum(int(r.duration_ms or 0) for r in results.values()),
         modified=modified)
-    supervisor.record_section(run.root, run.data, IMPLEMENTATION_SUPERVISOR, section)
-    agg = section["aggregated_metadata"]
-    run.say(f"implementation supervisor: {len(agg['phases_completed'])}/"
-            f"{section['worker_count']} phases, tracks "
-            + ", ".join(f"{d} {t['status']}" for d, t in section["tracks"].items())
-            + f"; {agg['context_tokens']} tokens of metadata passed up")
+    run.supervisor_state.implementation_supervisor = section
+    supervisor.record_section(run.root, IMPLEMENTATION_SUPERVISOR, section)
+    agg = section.aggregated_metadata
+    run.say(f"implementation supervisor: {len(agg.phases_completed)}/"
+            f"{section.worker_count} phases, tracks "
+            + ", ".join(f"{d} {t.status}" for d, t in section.tracks.items())
+            + f"; {agg.context_tokens} tokens of metadata passed up")
     run.emit("supervisor", tier="implementation", mode="supervisor",
-             workers=section["worker_count"], status="done",
-             completed=len(agg["phases_completed"]), context_tokens=agg["context_tokens"])
+             workers=section.worker_count, status="done",
+             completed=len(agg.phases_completed), context_tokens=agg.context_tokens)
     run.save("implementation supervisor aggregated")
 
 

@@ -162,17 +162,18 @@ def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
         supervisor_id=f"research_supervisor_{run.workflow_id}", mode=mode,
         at=utc_now(), workers=workers,
         total_ms=own.get("duration_ms") if own else None)
-    supervisor.record_section(run.root, run.data, RESEARCH_SUPERVISOR, section)
+    run.supervisor_state.research_supervisor = section
+    supervisor.record_section(run.root, RESEARCH_SUPERVISOR, section)
     # the seeds' supervisor-to-orchestrator hand-off: SUPERVISOR_COMPLETE's payload,
     # named by SUPERVISOR_METADATA_PATH in the state file and every later agent's env
     supervisor.publish_research(run.root, section)
-    agg = section["aggregated_metadata"]
+    agg = section.aggregated_metadata
     target = Path(fixed(run.paths.reports_dir, "reports")) / "SUPERVISOR_CHECKPOINT.json"
-    supervisor.write_json(run.root, target, section)
-    run.say(f"research supervisor: {agg['reports_count']}/{section['worker_count']} "
-            f"workers completed; {agg['context_tokens']} tokens of metadata passed up")
-    run.emit("supervisor", mode=mode, workers=section["worker_count"], status="done",
-             completed=agg["reports_count"], context_tokens=agg["context_tokens"],
+    supervisor.write_json(run.root, target, supervisor.section_json(section))
+    run.say(f"research supervisor: {agg.reports_count}/{section.worker_count} "
+            f"workers completed; {agg.context_tokens} tokens of metadata passed up")
+    run.emit("supervisor", mode=mode, workers=section.worker_count, status="done",
+             completed=agg.reports_count, context_tokens=agg.context_tokens,
              path=str(target))
     run.save("research supervisor aggregated")
 

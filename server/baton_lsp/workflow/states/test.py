@@ -12,7 +12,7 @@ from typing import Any
 from ...model.states import Scope, State, StepStatus
 from ...paths import python_command
 from ...runs import confine
-from ...runs.record import IMPLEMENTATION_SUPERVISOR, TESTING_SUPERVISOR, supervisor_sections
+from ...runs.record import TESTING_SUPERVISOR
 from ...runs.records import utc_now
 from .. import accounting, supervisor, tiers
 from ..failures import PERMANENT, Cancelled, StepFailure
@@ -133,23 +133,23 @@ def testing_checkpoint(run: Run, sid: str, inventory: dict[str, Any],
     step["metadata"] = {k: v for k, v in metrics.items() if v is not None and v != []}
     step["context"] = accounting.step_context("", step["metadata"], log_path)
     run.baton["context"] = accounting.aggregate(run.steps)
-    impl = supervisor_sections(run.data.get("supervisor_state") or {}).get(
-        IMPLEMENTATION_SUPERVISOR) or {}
+    impl = run.supervisor_state.implementation_supervisor
+    track = impl.tracks.get("testing") if impl is not None else None
     section = tiers.testing_section(
         supervisor_id=f"testing_supervisor_{run.workflow_id}", at=utc_now(),
         decision=decision, inventory=inventory, step_id=sid, exit_code=step["exit_code"],
         passed=bool(step["passed"]), duration_ms=int(step["duration_ms"]),
         output_path=str(log_path), metrics=metrics,
         context_tokens=int(step["context"]["passed_tokens"]),
-        from_implementation=list(((impl.get("tracks") or {}).get("testing") or {}).get(
-            "files_modified") or []))
-    supervisor.record_section(run.root, run.data, TESTING_SUPERVISOR, section)
-    agg = section["aggregated_metadata"]
-    run.say(f"testing supervisor: {agg['total_tests']} test(s), {agg['passed']} passed, "
-            f"{agg['failed']} failed" + (f", coverage {agg['coverage_pct']}%"
-                                         if agg["coverage_pct"] is not None else ""))
+        from_implementation=list(track.files_modified) if track is not None else [])
+    run.supervisor_state.testing_supervisor = section
+    supervisor.record_section(run.root, TESTING_SUPERVISOR, section)
+    agg = section.aggregated_metadata
+    run.say(f"testing supervisor: {agg.total_tests} test(s), {agg.passed} passed, "
+            f"{agg.failed} failed" + (f", coverage {agg.coverage_pct}%"
+                                      if agg.coverage_pct is not None else ""))
     run.emit("supervisor", tier="testing", mode="supervisor", workers=3, status="done",
-             completed=3, context_tokens=agg["context_tokens"])
+             completed=3, context_tokens=agg.context_tokens)
 
 
 def tests_skipped(run: Run) -> bool:
