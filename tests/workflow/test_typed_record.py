@@ -223,3 +223,92 @@ def test_checkpoints_are_what_the_untyped_engine_wrote(scenario: str) -> None:
     found = [f"checkpoint {i}{d}" for i, (a, b) in enumerate(zip(want, got, strict=True))
              for d in differences(a, b)]
     assert not found, "\n".join(found[:20])
+
+
+def test_foreign_keys_in_the_typed_seed_sections_survive_a_resume(ws: Workspace) -> None:
+    """What the bash side or a newer Baton put inside `workflow_state`, `supervisor_state`
+    (in a tier, its workers and aggregate, and a tier this Baton does not know),
+    `state_machine`, its classification and `metadata` is in every checkpoint of the resume,
+    beside the fields Baton writes there, and in the tier's `.claude/tmp` file."""
+    ws.behave({"plan": {"exit": 3}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "4",
+                 "--id", "wf-seed")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-seed")
+    data = store.latest().data
+    assert data is not None
+    data["workflow_state"]["seed_context"] = {"by": "coordinate.md", "n": 1}
+    research = data["supervisor_state"]["research_supervisor"]
+    research["seed_retry_budget"] = 2
+    research["workers"][0]["seed_worker_note"] = "kept"
+    research["aggregated_metadata"]["seed_digest"] = ["a", "b"]
+    data["supervisor_state"]["debug_supervisor"] = {"supervisor_id": "debug_1", "n": 3}
+    data["state_machine"]["seed_machine_note"] = "kept"
+    data["state_machine"]["classification"]["seed_model"] = "haiku"
+    data["metadata"]["seed_host"] = "ci-7"
+    store.save(data, "foreign keys added")
+    ws.behave({})
+    r = ws.baton("resume", "wf-seed")
+    assert r.returncode == 0, r.stdout + r.stderr
+    files = sorted((ws.root / ".claude/data/checkpoints/wf-seed").glob("[0-9]*.json"))
+    every = [json.loads(p.read_text()) for p in files]
+    edited = [i for i, cp in enumerate(every) if cp["baton"]["event"] == "foreign keys added"]
+    resumed = every[edited[0] + 1:]
+    assert len(resumed) >= 3
+    assert resumed[-1]["status"] == "complete"
+    for cp in resumed:
+        ws_ = cp["workflow_state"]
+        assert ws_["seed_context"] == {"by": "coordinate.md", "n": 1}
+        assert ws_["plan_path"] and ws_["topic_directory"]
+        sup = cp["supervisor_state"]
+        assert sup["debug_supervisor"] == {"supervisor_id": "debug_1", "n": 3}
+        research = sup["research_supervisor"]
+        assert research["seed_retry_budget"] == 2
+        assert research["workers"][0]["seed_worker_note"] == "kept"
+        assert research["aggregated_metadata"]["seed_digest"] == ["a", "b"]
+        assert research["aggregated_metadata"]["topics_researched"] == 4
+        assert cp["state_machine"]["seed_machine_note"] == "kept"
+        assert cp["state_machine"]["classification"]["seed_model"] == "haiku"
+        assert cp["metadata"]["seed_host"] == "ci-7" and cp["metadata"]["updated_at"]
+    assert resumed[-1]["state_machine"]["current_state"] == "complete"
+    tmp = ws.root / ".claude" / "tmp"
+    assert json.loads((tmp / "research_supervisor.json").read_text()) == research
+    assert json.loads((tmp / "debug_supervisor.json").read_text())["n"] == 3
+    run = Run(ws.root)
+    run.hold(resumed[-1])
+    held = run.supervisor_state.research_supervisor
+    assert held is not None and held.aggregated_metadata.topics_researched == 4
+    assert run.workflow_state.plan_path == resumed[-1]["workflow_state"]["plan_path"]
+
+
+def test_an_old_flat_supervisor_section_resumes_nested_and_typed(ws: Workspace) -> None:
+    """Baton's flat research section of before the seeds' nesting, with a key of its own,
+    is resumed into `supervisor_state.research_supervisor`, read typed there, the key kept."""
+    ws.behave({"plan": {"exit": 3}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "4",
+                 "--id", "wf-flat")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-flat")
+    data = store.latest().data
+    assert data is not None
+    flat = data["supervisor_state"]["research_supervisor"]
+    for key in ("worker_status", "topics_researched"):
+        flat.pop(key)
+    flat["aggregated_metadata"].pop("topics_researched")
+    flat["seed_flat_note"] = "kept"
+    data["supervisor_state"] = flat
+    store.save(data, "written by an older baton")
+    ws.behave({})
+    r = ws.baton("resume", "wf-flat")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "moved under research_supervisor" in r.stdout
+    last = _newest(ws, "wf-flat")
+    state = last["supervisor_state"]
+    assert isinstance(state, dict) and set(state) == {"research_supervisor"}
+    assert state["research_supervisor"]["seed_flat_note"] == "kept"
+    run = Run(ws.root)
+    run.hold(last)
+    held = run.supervisor_state.research_supervisor
+    assert held is not None and held.worker_status == ["completed"] * 4
+    assert held.topics_researched == held.aggregated_metadata.topics_researched == 4
+    assert [w.status for w in held.workers] == ["completed"] * 4
