@@ -499,15 +499,15 @@ def _show_run(view: RunView, trees: list[dict[str, str | None]]) -> None:
         show(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")
     for done in baton.reconciled:
         show(f"  reconciled {str(done.get('at', ''))[:19]}: {done.get('what')}")
-    usage = baton.usage or {}
-    for name, row in [*_mapping(usage.get("states")).items(), ("workflow", usage.get("total"))]:
-        if cost := format_usage(row if isinstance(row, dict) else None):
-            show(f"  cost {name:<14} {cost}")
-    ctx = baton.context or {}
-    for name, row in [*_mapping(ctx.get("states")).items(), ("workflow", ctx.get("total"))]:
-        if isinstance(row, dict) and row.get("artifact_tokens"):
-            show(f"  context {name:<11} passed {row['passed_tokens']:>6} of "
-                 f"{row['artifact_tokens']:>6} tokens  {reduction_text(row)}")
+    if baton.usage is not None:
+        for name, used in [*baton.usage.states.items(), ("workflow", baton.usage.total)]:
+            if cost := format_usage(used):
+                show(f"  cost {name:<14} {cost}")
+    if baton.context is not None:
+        for name, row in [*baton.context.states.items(), ("workflow", baton.context.total)]:
+            if row.artifact_tokens:
+                show(f"  context {name:<11} passed {row.passed_tokens:>6} of "
+                     f"{row.artifact_tokens:>6} tokens  {reduction_text(row)}")
 
 
 def _show_list(every: list[RunView], trees: dict[str, list[dict[str, str | None]]]) -> None:

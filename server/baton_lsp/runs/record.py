@@ -206,6 +206,35 @@ class ClassifyRecord(_Open):
     """The classification was said and saved once (a resume does not say it again)."""
 
 
+class UsageTotals(_Open):
+    """`baton.usage`: what the agent CLIs reported the steps cost, per state and for the
+    workflow, each a usage record of `workflow.accounting.USAGE_KEYS` (dollars, tokens,
+    turns: numbers, only those reported)."""
+
+    states: dict[str, dict[str, int | float]] = {}
+    total: dict[str, int | float] = {}
+
+
+class ContextRow(_Open):
+    """What the steps of a state (or of the workflow) passed up into the orchestrator's
+    context against the artifacts they wrote, in characters and estimated tokens."""
+
+    steps: int = 0
+    passed_chars: int = 0
+    passed_tokens: int = 0
+    artifact_chars: int = 0
+    artifact_tokens: int = 0
+    reduction_pct: float | None = None
+    """The share of the artifacts the orchestrator did not read (None: no artifact)."""
+
+
+class ContextTotals(_Open):
+    """`baton.context`: the context account per state and for the workflow."""
+
+    states: dict[str, ContextRow] = {}
+    total: ContextRow = Field(default_factory=ContextRow)
+
+
 class BatonSection(_Open):
     version: str | None = None
     request: RequestRecord = Field(default_factory=RequestRecord)
@@ -214,8 +243,8 @@ class BatonSection(_Open):
     history: list[HistoryRecord] = []
     paths: PathsRecord = Field(default_factory=PathsRecord)
     timing: dict[str, int] = {}
-    usage: dict[str, Any] | None = None
-    context: dict[str, Any] | None = None
+    usage: UsageTotals | None = None
+    context: ContextTotals | None = None
     failure: FailureRecord | None = None
     iteration: IterationRecord | None = None
     research: ResearchRecord | None = None
@@ -239,10 +268,10 @@ class BatonSection(_Open):
     event: str | None = None
     """The label of the save that wrote this checkpoint ("step plan done", …)."""
 
-    def usage_total(self) -> dict[str, Any] | None:
+    def usage_total(self) -> dict[str, int | float] | None:
         """The workflow's reported cost and tokens, None when no agent reported any."""
-        total = (self.usage or {}).get("total")
-        return total if isinstance(total, dict) and total else None
+        total = self.usage.total if self.usage is not None else None
+        return dict(total) if total else None
 
 
 class RunRecord(Checkpoint):

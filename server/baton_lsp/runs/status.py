@@ -64,12 +64,14 @@ def as_json(view: RunView) -> dict[str, object]:
         out["outcome"] = view.outcome
     if baton.adopted_from is not None:
         out["adopted_from"] = baton.adopted_from.model_dump(mode="json", exclude_unset=True)
-    if baton.context:
-        out["context"] = baton.context
+    if baton.context is not None and (context := baton.context.model_dump(
+            mode="json", exclude_unset=True)):
+        out["context"] = context
     if baton.reconciled:
         out["reconciled"] = baton.reconciled
-    if baton.usage:
-        out["usage"] = baton.usage
+    if baton.usage is not None and (usage := baton.usage.model_dump(
+            mode="json", exclude_unset=True)):
+        out["usage"] = usage
     if baton.iteration is not None:
         out["iteration"] = baton.iteration.model_dump(mode="json", include=ITERATION_FIELDS)
     # the seeds' own paths: .supervisor_state.research_supervisor.…, .phase_data.<state>.…

@@ -19,6 +19,7 @@ from typing import Any
 from ..model.config import ModelPrice, WorkflowSettings
 from ..model.states import StepStatus
 from ..runs import confine
+from ..runs.record import ContextRow, ContextTotals, UsageTotals
 
 
 def tokens(chars: int) -> int:
@@ -47,10 +48,10 @@ def step_context(passed_text: str, metadata: dict[str, Any] | None, artifact: Pa
             "artifact_chars": full, "artifact_tokens": tokens(full)}
 
 
-def _row(passed: int, full: int, steps: int) -> dict[str, Any]:
-    return {"steps": steps, "passed_chars": passed, "passed_tokens": tokens(passed),
-            "artifact_chars": full, "artifact_tokens": tokens(full),
-            "reduction_pct": reduction(passed, full)}
+def _row(passed: int, full: int, steps: int) -> ContextRow:
+    return ContextRow(steps=steps, passed_chars=passed, passed_tokens=tokens(passed),
+                      artifact_chars=full, artifact_tokens=tokens(full),
+                      reduction_pct=reduction(passed, full))
 
 
 def reduction(passed: int, full: int) -> float | None:
@@ -60,22 +61,22 @@ def reduction(passed: int, full: int) -> float | None:
     return round(100.0 * (1.0 - passed / full), 1)
 
 
-def reduction_text(row: Mapping[str, Any], noun: str = "") -> str:
+def reduction_text(row: ContextRow, noun: str = "") -> str:
     """How a context row reads to a person: `reduction 63.6 %` (`context reduction …` with
     `noun`), or, when what was passed up (signal lines and extracted metadata) is larger
     than the artifact itself — a report of a few lines — what that means, never a negative
     reduction: the metadata-only passing the seeds count on saved nothing there."""
     label = f"{noun} reduction" if noun else "reduction"
-    pct = row.get("reduction_pct")
+    pct = row.reduction_pct
     if pct is None:
         return f"no {label} measured"
     if pct >= 0:
         return f"{label} {pct} %"
-    return (f"no {label}: the {row.get('passed_tokens')} tokens passed up are more than "
-            f"the {row.get('artifact_tokens')} tokens of the artifacts")
+    return (f"no {label}: the {row.passed_tokens} tokens passed up are more than "
+            f"the {row.artifact_tokens} tokens of the artifacts")
 
 
-def aggregate(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def aggregate(steps: dict[str, dict[str, Any]]) -> ContextTotals:
     """Per-state and whole-workflow totals over the steps that carry a `context` record."""
     by_state: dict[str, list[int]] = {}
     for step in steps.values():
@@ -90,7 +91,7 @@ def aggregate(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     total_p = sum(v[0] for v in by_state.values())
     total_f = sum(v[1] for v in by_state.values())
     total_n = sum(v[2] for v in by_state.values())
-    return {"states": states, "total": _row(total_p, total_f, total_n)}
+    return ContextTotals(states=states, total=_row(total_p, total_f, total_n))
 
 
 def phase_data(steps: dict[str, dict[str, Any]], state: str, duration_ms: int
@@ -146,7 +147,7 @@ def tokens_of(usage: Mapping[str, Any] | None) -> int:
     return int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
 
 
-def usage_totals(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def usage_totals(steps: dict[str, dict[str, Any]]) -> UsageTotals:
     """Per-state and whole-workflow usage over every step that reported any."""
     states: dict[str, dict[str, Any]] = {}
     total: dict[str, Any] = {}
@@ -157,7 +158,7 @@ def usage_totals(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
         state = str(step.get("state", "?"))
         states[state] = add_usage(states.get(state), usage)
         total = add_usage(total, usage)
-    return {"states": states, "total": total}
+    return UsageTotals(states=states, total=total)
 
 
 def format_usage(usage: dict[str, Any] | None) -> str:

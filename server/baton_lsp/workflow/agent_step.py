@@ -344,7 +344,7 @@ def input_files(root: Path, spec: StepSpec, temp_files: tuple[Path, ...]) -> tup
 def budget_now(run: Run, sid: str, meter: accounting.Meter | None) -> str | None:
     """Whether the workflow's usage — what is recorded plus every attempt running now —
     or this attempt's turns (with a `meter`) have crossed a budget (the reason), or None."""
-    total = run.baton.get("usage", {}).get("total", {})
+    total: dict[str, Any] = dict(run.usage.total) if run.usage is not None else {}
     for live in run.live_usage.values():
         total = accounting.add_usage(total, live)
     turns = int(meter.usage.get("turns", 0)) if meter is not None else 0
@@ -369,7 +369,7 @@ def _record_usage(run: Run, sid: str, step: dict[str, Any], attempt: int,
              if out.stalled else "cancelled" if out.cancelled else "exit")
     step.setdefault("attempt_usage", []).append({"attempt": attempt, "ended": ended, **usage})
     step["usage"] = accounting.add_usage(step.get("usage"), usage)
-    run.baton["usage"] = accounting.usage_totals(run.steps)
+    run.usage = accounting.usage_totals(run.steps)
 
 
 def unpriced_note(models: set[str], runner: str) -> str:
@@ -502,7 +502,7 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
     step.update(learnt)
     step.pop("failure", None)
     step.pop("message", None)
-    run.baton["context"] = accounting.aggregate(run.steps)
+    run.context = accounting.aggregate(run.steps)
     # durable now, not when the state ends: a parallel sibling may still be running when
     # the engine dies, and this paid-for step must not run again
     run.save(spec.saved_as or f"step {spec.sid} done")
@@ -512,7 +512,8 @@ def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
 
 def over_budget(run: Run) -> str | None:
     """Why no further agent step may start (the configured budget is spent), or None."""
-    return accounting.budget_breach(run.settings, run.baton.get("usage", {}).get("total"))
+    return accounting.budget_breach(run.settings,
+                                    run.usage.total if run.usage is not None else None)
 
 
 def judge(run: Run, sid: str, runner: Runner, out: ProcessOutcome, result: RunResult | None,

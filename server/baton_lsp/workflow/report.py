@@ -13,7 +13,7 @@ from pathlib import Path
 from ..model.checkpoint import WaveResult
 from ..model.states import RunStatus, StepStatus
 from ..runs.diagnosis import diagnose
-from ..runs.record import RunRecord
+from ..runs.record import RunRecord, UsageTotals
 from ..terminal import terminal_safe
 from .accounting import format_usage, reduction_text
 
@@ -84,7 +84,7 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     source = cls.source
     timing = baton.timing
     saved = parallel_savings(record)
-    ctx = (baton.context or {}).get("total") or {}
+    ctx = baton.context.total if baton.context is not None else None
     mark = {RunStatus.COMPLETE: "✓", RunStatus.FAILED: "✗",
             RunStatus.CANCELLED: "■"}.get(status, "•")
     ending = baton.outcome if status == RunStatus.COMPLETE else None
@@ -101,11 +101,11 @@ def render(record: RunRecord, root: Path | None = None) -> str:
     lines.append(f"  wall time {_s(total_ms)}" + (
         f"; parallel steps took {_s(wall)} instead of {_s(seq)} one after another "
         f"({savings_text(seq, wall)})" if saved else ""))
-    if ctx.get("artifact_tokens"):
-        lines.append(f"  context passed up: {ctx['passed_tokens']} of {ctx['artifact_tokens']} "
+    if ctx is not None and ctx.artifact_tokens:
+        lines.append(f"  context passed up: {ctx.passed_tokens} of {ctx.artifact_tokens} "
                      f"tokens in the artifacts ({reduction_text(ctx)})")
-    usage = baton.usage or {}
-    if cost := format_usage(usage.get("total")):
+    usage = baton.usage or UsageTotals()
+    if cost := format_usage(usage.total):
         lines.append(f"  agent cost: {cost} (as the agent CLIs reported it; tokens they "
                      "gave no dollars for priced from [workflow.prices])")
     if status == RunStatus.FAILED and record.last_error:
@@ -115,7 +115,7 @@ def render(record: RunRecord, root: Path | None = None) -> str:
         lines.append("━━ Error " + "━" * 52)
         lines += [f"  {line}" if line else "" for line in found.text().splitlines()]
     lines.append("━━ Phases " + "━" * 51)
-    states_ctx = (baton.context or {}).get("states") or {}
+    states_ctx = baton.context.states if baton.context is not None else {}
     for state in STATE_ORDER:
         if state not in timing:
             continue
@@ -137,9 +137,9 @@ def render(record: RunRecord, root: Path | None = None) -> str:
         if state in saved:
             v = saved[state]
             notes.append(f"parallel {_s(v['wall_ms'])} vs {_s(v['sequential_ms'])} sequential")
-        if state in states_ctx and states_ctx[state].get("reduction_pct") is not None:
+        if state in states_ctx and states_ctx[state].reduction_pct is not None:
             notes.append(reduction_text(states_ctx[state], "context"))
-        if cost := format_usage((usage.get("states") or {}).get(state)):
+        if cost := format_usage(usage.states.get(state)):
             notes.append(cost)
         lines.append(f"  {state:<11} {_s(timing[state]):>9}  " + "; ".join(notes))
         if state == "implement":

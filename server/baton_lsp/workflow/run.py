@@ -27,6 +27,7 @@ from ..runs.digest import sha256_file
 from ..runs.places import errors_log_path, tmp_json_path
 from ..runs.record import (
     ClassifyRecord,
+    ContextTotals,
     FailureRecord,
     HistoryRecord,
     IdentityRecord,
@@ -37,6 +38,7 @@ from ..runs.record import (
     RequestRecord,
     ResearchRecord,
     SupervisorState,
+    UsageTotals,
     read_record,
 )
 from ..runs.records import (
@@ -261,6 +263,10 @@ class Run:
     classify: Section[ClassifyRecord] = Section(ClassifyRecord)
     """Whether a classifier agent classifies the request and where that stands
     (`baton.classify`); None in a record from before it."""
+    usage: Section[UsageTotals] = Section(UsageTotals)
+    """What the agent CLIs reported the steps cost (`baton.usage`); None until one did."""
+    context: Section[ContextTotals] = Section(ContextTotals)
+    """The context account of the finished steps (`baton.context`); None until one."""
 
     # The record's top-level run fields, typed. Each is written through to its key at once
     # (the key keeps its place in the record, as the plain assignments did), so a foreign

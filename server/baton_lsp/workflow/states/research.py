@@ -130,7 +130,7 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
                       "topic": topic, "failure": PERMANENT, "message": message}
         results.append(StepFailure(wid, failure.failure if failure else PERMANENT,
                                    message, "validation_error", barrier.context()))
-    run.baton["context"] = accounting.aggregate(steps)
+    run.context = accounting.aggregate(steps)
     return results
 
 

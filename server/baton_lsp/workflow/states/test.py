@@ -132,7 +132,7 @@ def testing_checkpoint(run: Run, sid: str, inventory: dict[str, Any],
     # what goes up: the counts, and coverage and failures only when the output had them
     step["metadata"] = {k: v for k, v in metrics.items() if v is not None and v != []}
     step["context"] = accounting.step_context("", step["metadata"], log_path)
-    run.baton["context"] = accounting.aggregate(run.steps)
+    run.context = accounting.aggregate(run.steps)
     impl = run.supervisor_state.implementation_supervisor
     track = impl.tracks.get("testing") if impl is not None else None
     section = tiers.testing_section(
