@@ -246,6 +246,9 @@ def test_foreign_keys_in_the_typed_seed_sections_survive_a_resume(ws: Workspace)
     data["state_machine"]["seed_machine_note"] = "kept"
     data["state_machine"]["classification"]["seed_model"] = "haiku"
     data["metadata"]["seed_host"] = "ci-7"
+    usage = {"states": {"research": {"cost_usd": 0.5, "input_tokens": 10, "turns": 2}},
+             "total": {"cost_usd": 0.5, "input_tokens": 10, "turns": 2}, "seed_currency": "USD"}
+    data["baton"]["usage"] = usage
     store.save(data, "foreign keys added")
     ws.behave({})
     r = ws.baton("resume", "wf-seed")
@@ -270,6 +273,7 @@ def test_foreign_keys_in_the_typed_seed_sections_survive_a_resume(ws: Workspace)
         assert cp["state_machine"]["seed_machine_note"] == "kept"
         assert cp["state_machine"]["classification"]["seed_model"] == "haiku"
         assert cp["metadata"]["seed_host"] == "ci-7" and cp["metadata"]["updated_at"]
+        assert cp["baton"]["usage"] == usage  # the scripted agents report none of their own
     assert resumed[-1]["state_machine"]["current_state"] == "complete"
     tmp = ws.root / ".claude" / "tmp"
     assert json.loads((tmp / "research_supervisor.json").read_text()) == research
@@ -279,6 +283,9 @@ def test_foreign_keys_in_the_typed_seed_sections_survive_a_resume(ws: Workspace)
     held = run.supervisor_state.research_supervisor
     assert held is not None and held.aggregated_metadata.topics_researched == 4
     assert run.workflow_state.plan_path == resumed[-1]["workflow_state"]["plan_path"]
+    assert run.usage is not None and run.usage.total == {"cost_usd": 0.5, "input_tokens": 10,
+                                                         "turns": 2}
+    assert type(run.usage.total["turns"]) is int
 
 
 def test_an_old_flat_supervisor_section_resumes_nested_and_typed(ws: Workspace) -> None:
