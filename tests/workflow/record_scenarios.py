@@ -87,8 +87,16 @@ def _git(ws: Workspace, *args: str) -> None:
                    cwd=ws.root, check=True, capture_output=True, timeout=60)
 
 
+def overlap(*steps: str) -> dict[str, dict[str, object]]:
+    """Behaviour for parallel siblings: each waits until all have started (`meet`), so none
+    finishes before its siblings' records exist, whatever the machine's load."""
+    return {s: {"meet": list(steps)} for s in steps}
+
+
 def full(ws: Workspace) -> list[Json]:
     """Research, plan, implement in waves, test, document: a whole scripted workflow."""
+    ws.behave({**overlap("research.1", "research.2"),
+               **overlap("implement.phase-2", "implement.phase-3")})
     ws.baton("run", "Research caching and plan the cache layer", "--scope",
              "full-implementation", "--complexity", "2", "--id", "wf-full", check=True)
     return checkpoints(ws, "wf-full")
@@ -118,28 +126,36 @@ def iterations(ws: Workspace) -> list[Json]:
 
 
 def supervisors(ws: Workspace) -> list[Json]:
-    """Hierarchical research (four topics through the research supervisor), then the
-    implementation supervisor over three domains and the testing supervisor over two test
-    types, in one git repository."""
+    """The three coordination tiers: research through the research supervisor (four
+    topics), a plan of three domains through the implementation supervisor (each phase in
+    its own worktree of a git repository), tests of two types through the testing one."""
     from .test_sub_supervisors import AUTH_PLAN, CODE
 
+    ws.behave(overlap(*(f"research.{i}" for i in range(1, 5))))
     ws.baton("run", "Add a login flow", "--scope", "research-only", "--complexity", "4",
              "--id", "wf-research", check=True)
     out = checkpoints(ws, "wf-research")
     plan = ws.root / ".claude" / "specs" / "001_auth" / "plans" / "001_auth_plan.md"
     plan.parent.mkdir(parents=True, exist_ok=True)
     plan.write_text(AUTH_PLAN.format(extra=""))
+    meet = overlap("implement.phase-2", "implement.phase-3")
+    ws.behave({k: {**v, **meet.get(k, {})} for k, v in CODE.items()})
+    _git(ws, "init", "-q", "-b", "main")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "base")
+    ws.baton("run", "Implement auth with frontend + backend + testing", "--scope",
+             "implement-only", "--plan", str(plan), "--id", "wf-impl", check=True)
+    out += checkpoints(ws, "wf-impl")
     for name, count in (("tests/unit/test_login.py", 3), ("tests/integration/test_flow.py", 2)):
         path = ws.root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(f"def test_{i}():\n    assert True\n\n" for i in range(count)))
-    _git(ws, "init", "-q", "-b", "main")
+    ws.behave({"test.*": {"tests": "pass-after-debug"}})
     _git(ws, "add", "-A")
-    _git(ws, "commit", "-qm", "base")
-    ws.behave({**CODE, "test.*": {"tests": "pass-after-debug"}})
-    ws.baton("run", "Implement auth with frontend + backend + testing", "--scope",
-             "full-implementation", "--plan", str(plan), "--id", "wf-tiers", check=True)
-    return out + checkpoints(ws, "wf-tiers")
+    _git(ws, "commit", "-qm", "tests")
+    ws.baton("run", "Fix the login tests", "--scope", "test-and-debug", "--plan", str(plan),
+             "--id", "wf-tests", check=True)
+    return out + checkpoints(ws, "wf-tests")
 
 
 SCENARIOS: dict[str, Callable[[Workspace], list[Json]]] = {

@@ -326,6 +326,36 @@ class Run:
         return str(self.data.get("workflow_description") or "")
 
     @property
+    def workflow_type(self) -> str | None:
+        """The scope as schema 1.0 records it (`workflow_type`)."""
+        found = self.data.get("workflow_type")
+        return None if found is None else str(found)
+
+    @workflow_type.setter
+    def workflow_type(self, value: str) -> None:
+        self.data["workflow_type"] = value
+
+    @property
+    def topic_directory(self) -> str | None:
+        """The topic directory as schema 1.3 records it (`topic_directory`)."""
+        found = self.data.get("topic_directory")
+        return None if found is None else str(found)
+
+    @topic_directory.setter
+    def topic_directory(self, value: str) -> None:
+        self.data["topic_directory"] = value
+
+    @property
+    def topic_number(self) -> int | str | None:
+        """The topic's number as schema 1.3 records it (`topic_number`)."""
+        found = self.data.get("topic_number")
+        return found if isinstance(found, int | str) else None
+
+    @topic_number.setter
+    def topic_number(self, value: int | str) -> None:
+        self.data["topic_number"] = value
+
+    @property
     def updated_at(self) -> str | None:
         """When the record was last saved (`updated_at`, schema 1.x's copy of
         `metadata.updated_at`)."""

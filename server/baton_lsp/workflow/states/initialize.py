@@ -69,7 +69,7 @@ async def initialize(run: Run) -> None:
     plan = run.paths.plan
     ws = run.workflow_state
     ws.topic_directory, ws.topic_number, ws.plan_path = str(t.path), t.number, plan
-    run.data.update(topic_directory=str(t.path), topic_number=t.number)
+    run.topic_directory, run.topic_number = str(t.path), t.number
     run.say(f"workflow {run.workflow_id}: topic {t.path.relative_to(run.root)}")
     run.save("paths pre-calculated")
     if State.IMPLEMENT in HAPPY_PATHS[run.machine.scope]:
@@ -131,7 +131,7 @@ async def classify_with_agent(run: Run) -> None:
     classification = run.state_machine.classification = Classification.model_validate(record)
     req.scope, req.topics = scope.value, classify.topic_names(classification)
     req.complexity = len(topics)
-    run.data["workflow_type"] = scope.value
+    run.workflow_type = scope.value
     run.state_machine.workflow_config.scope = scope
     if scope != run.machine.scope:
         history = run.machine.history
