@@ -80,8 +80,8 @@ ANY_CEILING = {
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),
-    "runs": (78, 63),
-    "workflow": (202, 156),
+    "runs": (75, 60),
+    "workflow": (191, 143),
     "workspace": (24, 9),
 }
 """Package → (`Any` in annotations, of which `dict[str, Any]`): the most each may hold (issue
