@@ -319,3 +319,25 @@ def test_an_old_flat_supervisor_section_resumes_nested_and_typed(ws: Workspace) 
     assert held is not None and held.worker_status == ["completed"] * 4
     assert held.topics_researched == held.aggregated_metadata.topics_researched == 4
     assert [w.status for w in held.workers] == ["completed"] * 4
+
+
+def test_a_malformed_supervisor_tier_is_refused_by_name(ws: Workspace) -> None:
+    """The engine holds `supervisor_state` typed, so a tier that does not read as one is
+    refused when the record is read — the field named, nothing written — never an internal
+    error when the run takes the record."""
+    ws.behave({"plan": {"exit": 3}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-bad")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-bad")
+    data = store.latest().data
+    assert data is not None
+    data["supervisor_state"]["research_supervisor"] = {"worker_count": "many"}
+    store.save(data, "a tier of another tool")
+    before = sorted(store.dir.glob("[0-9]*.json"))
+    r = ws.baton("resume", "wf-bad")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "supervisor_state.research_supervisor.worker_count: Input should be a valid " \
+        "integer" in r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert sorted(store.dir.glob("[0-9]*.json")) == before

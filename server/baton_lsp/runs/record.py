@@ -522,9 +522,28 @@ class RecordError(Exception):
     """A checkpoint that is not a readable run record; the message names the field."""
 
 
+class _Tiers(_Open):
+    supervisor_state: SupervisorState = Field(default_factory=SupervisorState)
+
+
+def supervisor_tiers(state: dict[str, Any]) -> SupervisorState:
+    """`supervisor_state` typed by tier (an old flat research section nested, as
+    `supervisor_sections` reads it). Raises pydantic's ValidationError."""
+    nested = {RESEARCH_SUPERVISOR: seed_fields(state)} \
+        if isinstance(state.get("supervisor_id"), str) else state
+    return _Tiers.model_validate({"supervisor_state": nested}).supervisor_state
+
+
 def read_record(data: dict[str, Any], source: str = "<checkpoint>") -> RunRecord:
-    """The typed record of a checkpoint's data (already checksum-verified by the store)."""
+    """The typed record of a checkpoint's data (already checksum-verified by the store),
+    its supervisor tiers checked as the engine holds them."""
     try:
-        return RunRecord.model_validate(data)
+        record = RunRecord.model_validate(data)
     except ValidationError as exc:
         raise RecordError(f"{source}: {format_validation_error(exc, data)}") from None
+    try:
+        supervisor_tiers(record.supervisor_state)
+    except ValidationError as exc:
+        state = {"supervisor_state": record.supervisor_state}
+        raise RecordError(f"{source}: {format_validation_error(exc, state)}") from None
+    return record

@@ -40,6 +40,7 @@ from ..runs.record import (
     SupervisorState,
     UsageTotals,
     read_record,
+    supervisor_tiers,
 )
 from ..runs.records import (
     append_error,
@@ -214,8 +215,7 @@ class Run:
         self.request = RequestRecord.model_validate(baton.get("request") or {})
         self.workflow_state = WorkflowState.model_validate(data.get("workflow_state") or {})
         self.metadata = CheckpointMetadata.model_validate(data.get("metadata") or {})
-        self.supervisor_state = SupervisorState.model_validate(
-            data.get("supervisor_state") or {})
+        self.supervisor_state = supervisor_tiers(data.get("supervisor_state") or {})
         self._state_machine = StateMachine.model_validate(data["state_machine"])
         self.sections = {}
         for section in SECTIONS:
