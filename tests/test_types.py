@@ -80,7 +80,7 @@ ANY_CEILING = {
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),
-    "runs": (75, 60),
+    "runs": (74, 59),
     "workflow": (191, 143),
     "workspace": (24, 9),
 }

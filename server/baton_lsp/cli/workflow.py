@@ -429,7 +429,6 @@ def cmd_status(args: argparse.Namespace) -> int:
 def _show_run(view: RunView, trees: list[dict[str, str | None]]) -> None:
     """`baton status ID`: one Baton workflow in detail, from its view."""
     # loaded for this command alone
-    from ..runs.record import IMPLEMENTATION_SUPERVISOR, RESEARCH_SUPERVISOR, TESTING_SUPERVISOR
     from ..workflow.accounting import format_usage, reduction_text
 
     record = view.record
@@ -466,21 +465,21 @@ def _show_run(view: RunView, trees: list[dict[str, str | None]]) -> None:
          f"({cls.source or 'recorded'}): "
          f"{'; '.join(str(t) for t in view.topics())}")
     tiers = view.tiers()
-    sup = tiers.get(RESEARCH_SUPERVISOR) or {}
-    if sup.get("supervisor_id"):
-        agg = _mapping(sup.get("aggregated_metadata"))
-        show(f"  research supervisor ({sup.get('mode')}): {agg.get('reports_count')}/"
-             f"{sup.get('worker_count')} workers completed, {agg.get('context_tokens')} "
+    sup = tiers.research_supervisor
+    if sup is not None and sup.supervisor_id:
+        agg = sup.aggregated_metadata
+        show(f"  research supervisor ({sup.mode}): {agg.reports_count}/"
+             f"{sup.worker_count} workers completed, {agg.context_tokens} "
              "tokens of metadata passed up")
-    tracks = _mapping(_mapping(tiers.get(IMPLEMENTATION_SUPERVISOR)).get("tracks"))
-    if tracks:
+    impl = tiers.implementation_supervisor
+    if impl is not None and impl.tracks:
         show("  implementation supervisor: " + ", ".join(
-            f"{d} {_mapping(t).get('status')} ({len(_list(_mapping(t).get('phases')))} "
-            "phase(s))" for d, t in tracks.items()))
-    tested = _mapping(_mapping(tiers.get(TESTING_SUPERVISOR)).get("aggregated_metadata"))
-    if tested:
-        show(f"  testing supervisor: {tested.get('total_tests')} test(s), "
-             f"{tested.get('passed')} passed, {tested.get('failed')} failed")
+            f"{d} {t.status} ({len(t.phases)} phase(s))" for d, t in impl.tracks.items()))
+    tested = tiers.testing_supervisor
+    if tested is not None and tested.aggregated_metadata.model_fields_set:
+        agg_t = tested.aggregated_metadata
+        show(f"  testing supervisor: {agg_t.total_tests} test(s), "
+             f"{agg_t.passed} passed, {agg_t.failed} failed")
     it = baton.iteration
     if it is not None:
         show(f"  iteration: {it.iteration}/{it.max_iterations}"
@@ -540,10 +539,6 @@ def _show_list(every: list[RunView], trees: dict[str, list[dict[str, str | None]
         show(f"{v.workflow_id:<{width}} {v.status!s:<12} "
              f"{v.state or '-'!s:<10} {(v.description or '')[:50]}  "
              f"[{'; '.join(_bash_marks(v))}]")
-
-
-def _mapping(value: object) -> dict[str, object]:
-    return value if isinstance(value, dict) else {}
 
 
 def _list(value: object) -> list[object]:

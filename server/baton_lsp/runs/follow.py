@@ -36,7 +36,15 @@ from . import confine
 from .diagnosis import Diagnosis, diagnose
 from .foreign import Adoption, ForeignRun, ForeignRuns, adopted_by, adoption_of, is_foreign_id
 from .places import checkpoints_root, errors_log_path
-from .record import PhaseGit, RecordError, RunRecord, StepRecord, read_record, supervisor_sections
+from .record import (
+    PhaseGit,
+    RecordError,
+    RunRecord,
+    StepRecord,
+    SupervisorState,
+    read_record,
+    supervisor_tiers,
+)
 from .store import CheckpointStore, valid_id
 
 log = logging.getLogger(__name__)
@@ -140,9 +148,11 @@ class RunView:
         return [t if isinstance(t, str) else t.short_name
                 for t in self.record.state_machine.classification.research_topics]
 
-    def tiers(self) -> dict[str, dict[str, object]]:
-        """`supervisor_state` by coordination tier (an old flat research section nested)."""
-        return supervisor_sections(self.record.supervisor_state) if self.record else {}
+    def tiers(self) -> SupervisorState:
+        """`supervisor_state` by coordination tier, typed (an old flat research section
+        nested; `read_record` has checked it reads)."""
+        return supervisor_tiers(self.record.supervisor_state) if self.record \
+            else SupervisorState()
 
     @property
     def origin(self) -> str:

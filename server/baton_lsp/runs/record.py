@@ -484,14 +484,6 @@ class SupervisorState(_Open):
     testing_supervisor: TestingSupervisor | None = None
 
 
-def supervisor_sections(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """`supervisor_state` by tier. Baton before the seeds' nesting wrote the research
-    supervisor's section flat (its `supervisor_id` at the top): read as the research tier."""
-    if isinstance(state.get("supervisor_id"), str):
-        return {RESEARCH_SUPERVISOR: seed_fields(state)}
-    return {k: v for k, v in state.items() if isinstance(v, dict)}
-
-
 def seed_fields(section: dict[str, Any]) -> dict[str, Any]:
     """A research section with seed 001's `worker_status` and `topics_researched` filled in
     from Baton's own fields where an older Baton wrote only those (`workers`,
@@ -527,8 +519,9 @@ class _Tiers(_Open):
 
 
 def supervisor_tiers(state: dict[str, Any]) -> SupervisorState:
-    """`supervisor_state` typed by tier (an old flat research section nested, as
-    `supervisor_sections` reads it). Raises pydantic's ValidationError."""
+    """`supervisor_state` typed by tier. Baton before the seeds' nesting wrote the research
+    supervisor's section flat (its `supervisor_id` at the top): read as the research tier,
+    seed 001's fields filled in. Raises pydantic's ValidationError."""
     nested = {RESEARCH_SUPERVISOR: seed_fields(state)} \
         if isinstance(state.get("supervisor_id"), str) else state
     return _Tiers.model_validate({"supervisor_state": nested}).supervisor_state

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..model.states import RunStatus
 from .follow import RunView, foreign_view, read_view
 from .foreign import adopted_by, discover
-from .record import RESEARCH_SUPERVISOR, RecordError, read_record
+from .record import RecordError, read_record
 from .store import CheckpointStore, list_workflows
 
 STEP_FIELDS = {"state", "status", "attempts", "artifact", "message", "duration_ms", "usage",
@@ -76,21 +76,17 @@ def as_json(view: RunView) -> dict[str, object]:
         out["iteration"] = baton.iteration.model_dump(mode="json", include=ITERATION_FIELDS)
     # the seeds' own paths: .supervisor_state.research_supervisor.…, .phase_data.<state>.…
     tiers = view.tiers()
-    if tiers:
-        out["supervisor_state"] = tiers
+    if shown := tiers.model_dump(mode="json", exclude_unset=True):
+        out["supervisor_state"] = shown
     if record.phase_data:
         out["phase_data"] = record.phase_data
-    sup = tiers.get(RESEARCH_SUPERVISOR) or {}
-    if sup.get("supervisor_id"):
-        agg = _mapping(sup.get("aggregated_metadata"))
-        out["supervisor"] = {"mode": sup.get("mode"), "worker_count": sup.get("worker_count"),
-                             "reports_count": agg.get("reports_count"),
-                             "context_tokens": agg.get("context_tokens")}
+    sup = tiers.research_supervisor
+    if sup is not None and sup.supervisor_id:
+        agg = sup.aggregated_metadata
+        out["supervisor"] = {"mode": sup.mode, "worker_count": sup.worker_count,
+                             "reports_count": agg.reports_count,
+                             "context_tokens": agg.context_tokens}
     return out
-
-
-def _mapping(value: object) -> dict[str, object]:
-    return value if isinstance(value, dict) else {}
 
 
 def history(root: Path, wid: str) -> list[dict[str, object]]:
