@@ -60,13 +60,20 @@ def normalise(value: Json, root: str, key: str = "") -> Json:
 
 def settled(data: dict[str, object]) -> bool:
     """Whether the checkpoint is one the scenario reaches whatever order parallel agents
-    finish in: no state with two or more steps has one of them running."""
+    finish in: no state with two or more steps has one of them running, and no wave of
+    implement phases is under way (its phases finish, are marked and merged in any order;
+    the wave's result is recorded once all are)."""
     baton = data.get("baton")
     steps = baton.get("steps") if isinstance(baton, dict) else None
     by_state: dict[str, list[object]] = {}
     for step in (steps or {}).values():
         by_state.setdefault(str(step.get("state")), []).append(step.get("status"))
-    return not any(len(s) > 1 and "running" in s for s in by_state.values())
+    if any(len(s) > 1 and "running" in s for s in by_state.values()):
+        return False
+    ws = data.get("workflow_state")
+    if not isinstance(ws, dict) or ws.get("current_wave") is None:
+        return True
+    return str(ws["current_wave"]) in (ws.get("wave_results") or {})
 
 
 def checkpoints(ws: Workspace, wid: str) -> list[Json]:

@@ -12,8 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..model.checkpoint import (
+    CheckpointMetadata,
+    Classification,
+    ErrorState,
+    StateMachine,
+    WorkflowConfig,
+    WorkflowState,
+)
 from ..model.config import WorkflowSettings
 from ..model.states import STORED_TRANSITIONS, RunStatus, Scope, State
+from ..runs.record import BatonSection, ClassifyRecord, PathsRecord, RequestRecord, RunRecord
 from ..runs.records import utc_now
 from . import classify
 from .failures import EngineError
@@ -156,28 +165,29 @@ def new_record(wid: str, req: RunRequest, *, project: str, settings: WorkflowSet
         scope=scope, topics=[classify.topic_spec(t, req.description) for t in topics],
         confidence=1.0 if full else 0.6, reasoning=reasoning,
         source="flags" if full else "keyword", at=now)
-    return {
-        "schema_version": "2.1", "checkpoint_id": wid, "workflow_type": scope.value,
-        "project_name": project, "workflow_description": req.description,
-        "created_at": now, "updated_at": now, "status": RunStatus.IN_PROGRESS,
-        "current_phase": 0, "total_phases": 8, "completed_phases": [],
-        "workflow_state": {"plan_path": None, "parallel_execution_enabled": True,
-                           "max_wave_parallelism": settings.max_parallel},
-        "last_error": None, "tests_passing": None, "debug_iteration_count": 0,
-        "debug_report_path": None,
-        "state_machine": {
-            "current_state": "initialize", "completed_states": [],
-            "transition_table": dict(STORED_TRANSITIONS),
-            "workflow_config": {"scope": scope.value, "description": req.description,
-                                "command": command},
-            "classification": classification},
-        "phase_data": {}, "supervisor_state": {},
-        "error_state": {"last_error": None, "retry_count": 0, "failed_state": None},
-        "metadata": {"checkpoint_id": wid, "project_name": project,
-                     "created_at": now, "updated_at": now},
-        "baton": {"version": __version__, "request": {
-            "description": req.description, "scope": scope.value,
-            "complexity": len(topics), "topics": topics, "plan_path": req.plan_path},
-            "classify": {"agent": agent, "done": not agent, "explicit": explicit},
-            "steps": {}, "history": [], "paths": {}, "timing": {}},
-    }
+    record = RunRecord(
+        schema_version="2.1", checkpoint_id=wid, workflow_type=scope.value,
+        project_name=project, workflow_description=req.description,
+        created_at=now, updated_at=now, status=RunStatus.IN_PROGRESS,
+        current_phase=0, total_phases=8, completed_phases=[],
+        workflow_state=WorkflowState(plan_path=None, parallel_execution_enabled=True,
+                                     max_wave_parallelism=settings.max_parallel),
+        last_error=None, tests_passing=None, debug_iteration_count=0,
+        debug_report_path=None,
+        state_machine=StateMachine(
+            current_state=State.INITIALIZE, completed_states=[],
+            transition_table=dict(STORED_TRANSITIONS),
+            workflow_config=WorkflowConfig(scope=scope, description=req.description,
+                                           command=command),
+            classification=Classification.model_validate(classification)),
+        phase_data={}, supervisor_state={},
+        error_state=ErrorState(last_error=None, retry_count=0, failed_state=None),
+        metadata=CheckpointMetadata(checkpoint_id=wid, project_name=project,
+                                    created_at=now, updated_at=now),
+        baton=BatonSection(
+            version=__version__, request=RequestRecord(
+                description=req.description, scope=scope.value,
+                complexity=len(topics), topics=topics, plan_path=req.plan_path),
+            classify=ClassifyRecord(agent=agent, done=not agent, explicit=explicit),
+            steps={}, history=[], paths=PathsRecord(), timing={}))
+    return record.model_dump(mode="json", by_alias=True, exclude_unset=True)
