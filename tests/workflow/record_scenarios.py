@@ -73,7 +73,8 @@ def settled(data: dict[str, object]) -> bool:
     ws = data.get("workflow_state")
     if not isinstance(ws, dict) or ws.get("current_wave") is None:
         return True
-    return str(ws["current_wave"]) in (ws.get("wave_results") or {})
+    wave = str(ws["current_wave"])
+    return wave not in (ws.get("wave_structure") or {}) or wave in (ws.get("wave_results") or {})
 
 
 def checkpoints(ws: Workspace, wid: str) -> list[Json]:
