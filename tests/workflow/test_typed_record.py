@@ -1,6 +1,6 @@
-"""The engine holds its record typed (issue 37): sections it reads and writes through
-`runs.record` models are folded back into every checkpoint with the fields this Baton does
-not know — the seeds', a newer Baton's — kept, never dropped by the typing."""
+"""The engine holds its record typed (issue 37): sections and steps it reads and writes
+through `runs.record` models are folded back into every checkpoint with the fields this
+Baton does not know — the seeds', a newer Baton's — kept, never dropped by the typing."""
 
 from __future__ import annotations
 
