@@ -288,6 +288,10 @@ def test_every_checkpoint_of_a_run_folds_back_from_the_typed_steps_unchanged(
     for sid in ("test.1", "test.2"):
         assert set(steps[sid]) == TEST_STEP
     assert (steps["test.1"]["passed"], steps["test.2"]["passed"]) == (False, True)
+    # `baton status --json` shows what a step has: no empty list for a field never written
+    shown = ws.status("wf-steps")["steps"]
+    assert set(shown["plan"]) == {"state", "status", "attempts", "artifact", "duration_ms"}
+    assert set(shown[phases[0]]) == set(shown["plan"]) | {"git"}
 
 
 def test_a_retried_step_that_succeeds_keeps_no_failure_of_its_first_attempt(
@@ -315,13 +319,13 @@ def test_unset_takes_a_field_off_as_pop_took_a_key() -> None:
     step = StepRecord.model_validate({"state": "plan", "status": "failed", "failure": "fatal",
                                       "message": "no", "x_foreign": 1,
                                       "barrier": {"error": "missing"}})
-    step.notes = ["a note"]
-    unset(step, "failure", "message", "barrier", "x_foreign", "notes", "never_there")
-    assert (step.failure, step.message, step.barrier, step.notes) == (None, None, None, [])
+    step.signals = ["PROGRESS: a signal"]
+    unset(step, "failure", "message", "barrier", "x_foreign", "signals", "never_there")
+    assert (step.failure, step.message, step.barrier, step.signals) == (None, None, None, [])
     assert step.model_dump(mode="json", exclude_unset=True) == {"state": "plan",
                                                                 "status": "failed"}
-    step.notes.append("in place")  # the default it got back is a copy
-    assert StepRecord().notes == []
+    step.signals.append("in place")  # the default it got back is a copy
+    assert StepRecord().signals == []
     git = PhaseGit(status=PhaseStatus.CONFLICT, conflicts=["a.py"])
     unset(git, "conflicts")
     assert git.model_dump(mode="json", exclude_unset=True) == {"status": "conflict"}

@@ -87,9 +87,9 @@ class StepRecord(_Open):
     process_ms: float | None = None
     """The last attempt's agent process wall time (the step's `duration_ms` adds Baton's
     launch and wait around it)."""
-    notes: list[str] = []
+    notes: list[str] | None = None
     """What the run said once about the step (a model without a price for the budget)."""
-    attempt_usage: list[dict[str, object]] = []
+    attempt_usage: list[dict[str, object]] | None = None
     """Per attempt what it cost ({attempt, ended, and the usage keys}): failed attempts
     are paid for too, and `usage` is their sum."""
     kept: str | None = None

@@ -363,14 +363,15 @@ def _record_usage(run: Run, sid: str, step: StepRecord, attempt: int,
     usage = meter.settle(final.usage if final is not None else None, model)
     if meter.unpriced and run.settings.max_budget_usd is not None:
         note = unpriced_note(meter.unpriced, runner_name)
-        if note not in step.notes:
-            step.notes = [*step.notes, note]
+        if note not in (step.notes or []):
+            step.notes = [*(step.notes or []), note]
             run.say(f"[{sid}] {note}")
     if not usage:
         return
     ended = ("budget" if out.stopped else "timeout" if out.timed_out else "stalled"
              if out.stalled else "cancelled" if out.cancelled else "exit")
-    step.attempt_usage = [*step.attempt_usage, {"attempt": attempt, "ended": ended, **usage}]
+    step.attempt_usage = [*(step.attempt_usage or []),
+                          {"attempt": attempt, "ended": ended, **usage}]
     step.usage = accounting.add_usage(step.usage, usage)
     run.baton["usage"] = accounting.usage_totals(run.steps)
 
