@@ -191,7 +191,7 @@ class Run:
 
     def hold(self, data: dict[str, Any]) -> None:
         """Take `data` (a new record, or a checkpoint being resumed) as the run's record;
-        its typed sections are read out of it here, once."""
+        its typed sections and steps are read out of it here, once."""
         self.data = data
         self.paths = PathsRecord.model_validate(data["baton"].get("paths") or {})
         baton = data["baton"]
@@ -204,8 +204,9 @@ class Run:
             section.read(self, baton)
 
     def fold(self) -> None:
-        """Write the typed sections back into the record (before a save or a read of it);
-        a field never set stays absent, and fields this Baton does not know are kept."""
+        """Write the typed sections and steps back into the record (before a save or a
+        read of it); a field never set stays absent, and fields this Baton does not know
+        are kept."""
         self.data["error_state"] = self.error_state.model_dump(mode="json", exclude_unset=True)
         baton = self.data["baton"]
         baton["request"] = self.request.model_dump(mode="json", exclude_unset=True)
@@ -375,8 +376,9 @@ class Run:
 
     def good_reports(self) -> list[str]:
         return [s.artifact for sid, s in sorted(self.steps.items())
-                if sid.startswith("research.") and s.role in ("research", "")
-                and s.done and s.artifact and Path(s.artifact).is_file()]
+                if sid.startswith("research.") and s.done and s.artifact
+                and (s.role if "role" in s.model_fields_set else "research") == "research"
+                and Path(s.artifact).is_file()]
 
     def specs_dir(self) -> Path:
         """The specs directory of this run (`specs-dir`; `auto` follows the tree and whether
