@@ -24,6 +24,11 @@ or a block quote."""
 _REFERENCE = re.compile(r"^ *(?:(?:[-*+]|[0-9]{1,9}[.)]) +)*\[", re.M)
 
 
+_OPENERS = frozenset("`~*-_+#0123456789")
+"""The first characters of a fence, thematic break, list item or heading: a paragraph line
+starting with another cannot end the paragraph."""
+
+
 class _Fallback(Exception):
     """The document needs a rule `fence_lines` leaves out."""
 
@@ -194,6 +199,10 @@ class _Blocks:
         return True
 
     def _terminates_paragraph(self, line: int, end: int) -> bool:
+        # Each of the four rules first reads the character at the line's indentation: a
+        # line starting with none of theirs (most prose) is not tried.
+        if self._ch(line, self.ind[line]) not in _OPENERS:
+            return False
         return (self._fence(line, end, True) or self._hr(line, True)
                 or self._list(line, end, True) or self._heading(line, True))
 

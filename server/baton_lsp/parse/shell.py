@@ -204,6 +204,8 @@ _PSEUDO_KEYWORD_RE = re.compile(
     r"^(?:IF|ELSE(?:\s+IF)?|ELIF|THEN|FOR(?:\s+EACH)?|FOREACH|WHILE|UNTIL|OTHERWISE"
     r"|END\s*IF)(?=[\s:]|$)(?!\s*[\[(!])")
 """Upper-case control words opening a line; `IF [ -f x ]; then` is a script's typo, kept."""
+_PSEUDO_KEYWORD_FIRST = frozenset("IETFWUO")
+"""The letters `_PSEUDO_KEYWORD_RE` can match first."""
 _ARROWS = "→⇒←"
 _ARROW_RE = re.compile(f"[{_ARROWS}]")
 _OUTPUT_GLYPH_RE = re.compile(r"^[✓✔✕✗×•●▶→├└│✅❌]")
@@ -213,6 +215,8 @@ _OUTPUT_LINE_RE = re.compile(
     r"|\d+\s+tests?\s+(?:passed|failed)\b"
     r"|\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?$"                # table separator row
     r"|={3,}$|-{3,}$)")                                           # rules under a heading
+_OUTPUT_FIRST = frozenset("PFT|:-=✓✔✕✗×•●▶→├└│✅❌")
+"""What `_OUTPUT_GLYPH_RE` or `_OUTPUT_LINE_RE` can match first, digits aside."""
 _PROSE_RE = re.compile(
     r"^(?:[-*+]\s+(?!-)[\w`\"'(\[]"                    # `- Scan the root`: a markdown bullet
     r"|\d+[.)]\s+[A-Z][a-z]"                            # `1. Scan the root`
@@ -357,10 +361,14 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
         no = next(i for i, line in enumerate(lines) if line.text.strip())
         return BlockClass(PSEUDO_CODE, no, f"the block opens with `{first[:40]}`")
     # Each pattern below is tried only where the characters it must match are (`(` for a
-    # call, a final `:` for Python): the passes run on every code line of every block.
+    # call, a final `:` for Python, the characters a keyword, prompt, output or prose line
+    # can start with): the passes run on every code line of every block, and the first
+    # evidence found in this order is the one reported.
+    # (no, line, the code from its first character, the same without trailing blanks)
+    codes = [(no, line, rest, rest.rstrip())
+             for no, line, col in code_lines for rest in (line.text[col:],)]
     controls: list[int] = []
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
+    for no, _, _, text in codes:
         if "(" in text or "{" in text:
             if _TOOL_CALL_RE.match(text):
                 return BlockClass(PSEUDO_CODE, no,
@@ -376,24 +384,23 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
     if len(controls) >= 2:
         text = lines[controls[0]].text.strip()
         return BlockClass(PSEUDO_CODE, controls[0], f"Python-like `{text[:40]}`")
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
-        if _PSEUDO_KEYWORD_RE.match(text) and not re.search(r";\s*(?:then|do)\b", text):
+    for no, line, _, text in codes:
+        if text[:1] in _PSEUDO_KEYWORD_FIRST and _PSEUDO_KEYWORD_RE.match(text) \
+                and not re.search(r";\s*(?:then|do)\b", text):
             return BlockClass(PSEUDO_CODE, no, f"the upper-case keyword line `{text[:40]}`")
         if _ARROW_RE.search(text) and not _ECHO_RE.match(text) and any(
                 ch in _ARROWS and cls == CODE
                 for ch, cls in zip(line.text, line.classes, strict=True)):
             return BlockClass(PSEUDO_CODE, no, f"an arrow outside quotes in `{text[:40]}`")
-    for no, line, col in code_lines:
-        rest = line.text[col:]
-        if _PROMPT_RE.match(rest):
+    for no, _, rest, _ in codes:
+        if (rest[0] in "$(" or "@" in rest or ">" in rest or "=#" in rest) \
+                and _PROMPT_RE.match(rest):
             return BlockClass(TRANSCRIPT, no, f"a shell prompt `{rest[:30]}`")
         if rest.startswith("!") and _BANG_MODE_RE.match(rest):
             return BlockClass(TRANSCRIPT, no, f"a Claude Code `!` bash-mode line `{rest[:30]}`")
         if rest[:1].isupper() and _HTTP_RE.match(rest):
             return BlockClass(TRANSCRIPT, no, f"an HTTP request `{rest[:30]}`")
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
+    for no, line, _, text in codes:
         if text.startswith("/") and _SLASH_USAGE_RE.match(text):
             return BlockClass(TEMPLATE, no, f"slash-command usage `{text[:40]}`")
         if text in _ELLIPSIS_LINES:
@@ -412,13 +419,15 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
                                        for ch in "*?├└│")):
         # One bare path alone is more likely a script being run (`./test.sh`) than a list.
         return BlockClass(PATH_LIST, code_lines[0][0], "only paths or globs, no command")
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
-        if _OUTPUT_GLYPH_RE.match(text) or _OUTPUT_LINE_RE.match(text):
+    for no, _, _, text in codes:
+        c = text[:1]
+        if (c in _OUTPUT_FIRST or c.isdigit()) and (_OUTPUT_GLYPH_RE.match(text)
+                                                     or _OUTPUT_LINE_RE.match(text)):
             return BlockClass(TRANSCRIPT, no, f"printed output `{text[:40]}`")
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
-        if _PROSE_RE.match(text) and "=" not in text.split(":", 1)[0]:
+    for no, _, _, text in codes:
+        c = text[:1]
+        if (c in "-*+" or c.isdigit() or "A" <= c <= "Z") and _PROSE_RE.match(text) \
+                and "=" not in text.split(":", 1)[0]:
             return BlockClass(PSEUDO_CODE, no, f"markdown prose `{text[:40]}`")
     loose = _loose_loop_word(lines)
     if loose is not None:

@@ -24,6 +24,10 @@ SIGNAL_SUFFIXES = ("CREATED", "COMPLETE", "REVISED", "GENERATED", "READY", "FAIL
 SIGNAL_WORDS = ("TASK_ERROR", "ERROR_CONTEXT", "PROGRESS", "COMMIT_MESSAGE")
 """Signals that are whole words rather than `<SUBJECT>_<SUFFIX>`."""
 
+SIGNAL_WORD_ALONE = "PROGRESS:"
+"""The one signal, as `SIGNAL_RE` matches it, whose name holds no `_`: a line holding
+neither holds no signal (`tests/parse/test_signals.py` keeps the two in step)."""
+
 SIGNAL_NAME = (rf"(?:[A-Z][A-Z0-9]*_)+(?:{'|'.join(SIGNAL_SUFFIXES)})"
                rf"|{'|'.join(SIGNAL_WORDS)}")
 """A signal's name (a regular-expression alternative, no group of its own)."""
