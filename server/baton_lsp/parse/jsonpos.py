@@ -13,7 +13,7 @@ import contextlib
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..model.base import Range
 
@@ -24,8 +24,10 @@ _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"', re.DOTALL)
 _SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
+    """Where a value (and its key, in an object) sits; a named tuple, not a dataclass, whose
+    methods would be compiled at import."""
+
     key_start: int | None
     key_end: int | None
     start: int

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..lazy_pattern import LazyPattern
 
@@ -29,11 +28,29 @@ _PLAIN_DQ = re.compile(r"[^\\$`\"]+")
 """Characters inside double quotes that open or close nothing."""
 
 
-@dataclass(slots=True)
 class BashLine:
-    text: str
-    classes: str
-    """One class character per character of `text`."""
+    """A line of a bash block and the class of each of its characters.
+
+    Written out rather than a dataclass (nor is `BlockClass` one): a dataclass compiles its
+    methods when its module is imported, which every check paid for."""
+
+    __slots__ = ("classes", "text")
+
+    def __init__(self, text: str, classes: str) -> None:
+        self.text = text
+        self.classes = classes
+        """One class character per character of `text`."""
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, BashLine)
+        return (self.text, self.classes) == (other.text, other.classes)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return f"BashLine(text={self.text!r}, classes={self.classes!r})"
 
     def is_code(self, i: int) -> bool:
         return self.classes[i] == CODE
@@ -149,8 +166,7 @@ SCRIPT, EMPTY, TEMPLATE, PSEUDO_CODE, TRANSCRIPT, PATH_LIST, FRAGMENT = (
     "script", "empty", "template", "pseudo-code", "transcript", "path list", "fragment")
 
 
-@dataclass(frozen=True, slots=True)
-class BlockClass:
+class BlockClass(NamedTuple):
     """What a ```bash block holds; `line` (0-based, in the block) is the evidence."""
 
     kind: str
