@@ -24,6 +24,7 @@ or a block quote."""
 _REFERENCE = re.compile(r"^ *(?:(?:[-*+]|[0-9]{1,9}[.)]) +)*\[", re.M)
 
 
+_LIST_STARTS = frozenset("*-+0123456789")
 _OPENERS = frozenset("`~*-_+#0123456789")
 """The first characters of a fence, thematic break, list item or heading: a paragraph line
 starting with another cannot end the paragraph."""
@@ -97,9 +98,15 @@ class _Blocks:
                 break
             if self.ind[line] < self.blk:
                 break
-            if not (self._code_block(line, end) or self._fence(line, end, False)
-                    or self._hr(line, False) or self._list(line, end, False)
-                    or self._heading(line, False) or self._lheading(line, end)):
+            # markdown-it's rules in its order, each tried only on a line starting with a
+            # character it can start with (the rest it would refuse on that character).
+            ch = self._ch(line, self.ind[line])
+            if not ((self._code(line) and self._code_block(line, end))
+                    or (ch in "`~" and self._fence(line, end, False))
+                    or (ch in "*-_" and self._hr(line, False))
+                    or (ch in _LIST_STARTS and self._list(line, end, False))
+                    or (ch == "#" and self._heading(line, False))
+                    or self._lheading(line, end)):
                 self._paragraph(line)
             line = self.line
             if line < end and self._empty(line):

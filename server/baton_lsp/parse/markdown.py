@@ -219,12 +219,14 @@ def _scan_blocks(doc: MarkdownDoc, start: int) -> None:
             fence = _fence_opener(rest) if first in _FENCE_CHARS else None
             if fence is not None:
                 marker, length, info = fence
+                run = marker * length
                 j, closed = i + 1, False
                 while j < end:
-                    close = lines[j].lstrip(" \t")
-                    if close[:length] == marker * length and not close.lstrip(marker).strip():
-                        closed = True
-                        break
+                    if run in lines[j]:  # else it cannot close the fence: no need to strip it
+                        close = lines[j].lstrip(" \t")
+                        if close[:length] == run and not close.lstrip(marker).strip():
+                            closed = True
+                            break
                     j += 1
                 stop = j + 1 if closed else end
                 doc.fences.append(Fence(i, min(stop - 1 if stop > i else i, len(lines) - 1),
