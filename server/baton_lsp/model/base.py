@@ -85,6 +85,9 @@ class Model:
     _frozen: ClassVar[bool] = False
     _hints: ClassVar[dict[str, Any] | None] = None
     _names: ClassVar[tuple[str, ...]] = ()
+    _every_field: ClassVar[frozenset[str]] = frozenset()
+    """`frozenset(_names)`: the fields set of a record given every field, one shared set
+    rather than one built per record (frozen: `__setattr__` makes a new one)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -105,6 +108,7 @@ class Model:
                 fields[name] = FieldSpec(name, None, True)
         cls.model_fields = fields
         cls._names = tuple(fields)
+        cls._every_field = frozenset(fields)
         cls._frozen = bool(cls.model_config.get("frozen", False))
         cls._hints = None
         if cls._frozen:
@@ -113,7 +117,7 @@ class Model:
     def __init__(self, **data: Any) -> None:
         if tuple(data) == self._names:  # every field, in order, as the parsers give them
             _set(self, "__dict__", data)  # a fresh dict of its own (`**data`)
-            _set(self, "_fields_set", frozenset(data))
+            _set(self, "_fields_set", self._every_field)
             return
         fields = self.model_fields
         unknown = [name for name in data if name not in fields]

@@ -99,7 +99,11 @@ def lex_bash(content: str) -> list[BashLine]:
             if run is not None:
                 classes.append((DQ if top == "q" else CODE) * (run.end() - i))
                 i = run.end()
-                continue
+                if i >= n:
+                    break
+                # The run stopped at a character that opens or closes something (else it
+                # would have gone on): read it now, in the same context, rather than try
+                # the run's pattern on it again only to fail.
             ch = text[i]
             quoted = top in ("q", "{")
             here = DQ if quoted else CODE
