@@ -131,9 +131,10 @@ class Positions:
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.starts.append(i + 1)
+        at = text.find("\n")
+        while at >= 0:  # one step per line, not per character (a registry is large)
+            self.starts.append(at + 1)
+            at = text.find("\n", at + 1)
         self.spans = locate(text)
 
     def point(self, offset: int) -> tuple[int, int]:
