@@ -91,3 +91,19 @@ def test_only_an_opener_can_end_a_paragraph(line: str) -> None:
            or blocks._heading(0, True))
     if hit:
         assert blocks._ch(0, blocks.ind[0]) in _OPENERS, line
+
+
+_bash = st.lists(st.sampled_from(["a", " ", "$x", "$(", ")", "${", "}", '"', "'", "#", "`",
+                                  "\\", "<<E", "\nE\n", "\n", ";", "echo "]),
+                 max_size=16).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_bash)
+def test_code_only_blanks_every_character_that_is_not_code(block: str) -> None:
+    """`_code_only`'s shortcuts (a line with no code, a line all code) give what blanking
+    each character that is not unquoted code gives."""
+    for line in shell.lex_bash(block):
+        expected = "".join(ch if cls == shell.CODE else " "
+                           for ch, cls in zip(line.text, line.classes, strict=True))
+        assert shell._code_only(line) == expected, line

@@ -305,6 +305,8 @@ def _code_only(line: BashLine) -> str:
     classes = line.classes
     if CODE not in classes:
         return " " * len(classes)
+    if not classes.strip(CODE):  # all code (no quotes, no comment): the line itself
+        return line.text
     return "".join(line.text[m.start():m.end()] if classes[m.start()] == CODE
                    else " " * (m.end() - m.start()) for m in _CLASS_RUNS.finditer(classes))
 
