@@ -107,3 +107,19 @@ def test_code_only_blanks_every_character_that_is_not_code(block: str) -> None:
         expected = "".join(ch if cls == shell.CODE else " "
                            for ch, cls in zip(line.text, line.classes, strict=True))
         assert shell._code_only(line) == expected, line
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(['"', "\\", "a", " ", '\\"', "\\\\"]), max_size=12).map("".join))
+def test_unescaped_quotes_counts_as_the_character_walk_does(text: str) -> None:
+    from baton_lsp.parse.agent import _unescaped_quotes
+
+    count, escaped = 0, False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == '"':
+            count += 1
+    assert _unescaped_quotes(text) == count

@@ -308,6 +308,8 @@ def _read_task_block(md: MarkdownDoc, start: int, stop: int) -> tuple[TaskBlock,
 
 
 def _unescaped_quotes(text: str) -> int:
+    if "\\" not in text:  # nothing escaped: every quote counts (most values)
+        return text.count('"')
     count = 0
     escaped = False
     for ch in text:
