@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_pattern import LazyPattern
+
 _MAX_DEPTH = 8
 """Nested lists deeper than this are left to markdown-it (it stops nesting at 10)."""
 
 _NOT_COVERED = re.compile(r"^ *(?:(?:[-*+]|[0-9]{1,9}[.)]) +)*[<>]", re.M)
 """A line whose first character past indentation and list markers could open an HTML block
 or a block quote."""
-_REFERENCE = re.compile(r"^ *(?:(?:[-*+]|[0-9]{1,9}[.)]) +)*\[", re.M)
+_REFERENCE = LazyPattern(r"^ *(?:(?:[-*+]|[0-9]{1,9}[.)]) +)*\[", re.M)
+"""A line that could open a link reference definition: looked for only in a document
+holding a `]:`, which few do."""
 
 
 _LIST_STARTS = frozenset("*-+0123456789")
