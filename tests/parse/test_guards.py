@@ -123,3 +123,18 @@ def test_unescaped_quotes_counts_as_the_character_walk_does(text: str) -> None:
         elif ch == '"':
             count += 1
     assert _unescaped_quotes(text) == count
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(["a", " ", ";", "|", "(", ")", "{", "}", "&", "do", "done",
+                                 "while", "for", "if", "then", "else", "!", "time", "until",
+                                 "select", "elif", "continue", "break", "x=1", "\t"]),
+                max_size=12).map("".join))
+def test_a_line_without_a_scan_word_starts_no_segment_with_one(code: str) -> None:
+    """`_scan_loop_words` skips a line `_LOOP_SCAN_WORD_RE` finds nothing in: none of its
+    segments starts with a word the scan acts on."""
+    if shell._LOOP_SCAN_WORD_RE.search(code):
+        return
+    words = shell._LOOP_WORDS | shell._PREFIX_WORDS | shell._LOOP_KEYWORDS
+    for segment in shell._SEGMENT_RE.split(code):
+        assert not (segment.split()[:1] and segment.split()[0] in words), code

@@ -248,6 +248,10 @@ _CRON_RE = LazyPattern(r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|
 _LOOP_WORDS = frozenset({"do", "done", "continue", "break"})
 _PREFIX_WORDS = frozenset({"then", "else", "do", "!", "if", "elif", "while", "until", "time"})
 _LOOP_KEYWORDS = frozenset({"while", "until", "for", "select"})
+_LOOP_SCAN_WORD_RE = re.compile(
+    "|".join(sorted(map(re.escape, _LOOP_WORDS | _PREFIX_WORDS | _LOOP_KEYWORDS))))
+"""Any word `_scan_loop_words` acts on, anywhere in a line: a line holding none changes
+nothing in the scan."""
 _FUNCTION_RE = re.compile(r"^\s*(?:function\s+[\w:.-]+|[\w:.-]+\s*\(\s*\))")
 
 
@@ -341,6 +345,8 @@ def _scan_loop_words(lines: Sequence[BashLine]) -> tuple[int, str] | None:
     depth = 0
     headers = 0  # loop keywords still waiting for their `do`
     for no, code in enumerate(codes):
+        if not _LOOP_SCAN_WORD_RE.search(code):
+            continue  # no segment of it starts with a word the scan reads
         for segment in _SEGMENT_RE.split(code):
             words = segment.split()
             while words and words[0] in _PREFIX_WORDS and words[0] not in _LOOP_WORDS:
