@@ -576,7 +576,7 @@ async function main() {
   const dialog = page.locator(".monaco-dialog-box");
   await dialog.waitFor({ state: "visible" });
   const preview = (await dialog.innerText()).replace(/\s+/g, " ");
-  if (!preview.includes('Retry implement.phase-2 of "add a farewell" and continue?')) throw new Error(`retry preview does not name the failed phase: ${preview}`);
+  if (!preview.includes('Retry Phase 2 of "add a farewell" and continue?')) throw new Error(`retry preview does not name the failed phase: ${preview}`);
   log(`retry preview (modal): ${preview.slice(0, 200)}`);
   await shot("2d-retry-modal");
   if (preview.includes("was modified since the checkpoint")) {

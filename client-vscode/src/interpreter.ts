@@ -141,6 +141,15 @@ export function versionCompatible(server: string, client: string): boolean {
   return mm(server) === mm(client);
 }
 
+/** Windows' App Execution Alias `python3.exe`/`python.exe` under `…\\Microsoft\\WindowsApps\\`
+ * when no Store Python is installed: it prints that Python was not found and exits 9009. It
+ * counts as no Python at all (the next candidate is tried), not as a broken one. A Store
+ * Python that is installed sits behind the same path and runs normally. */
+export function isStoreStub(command: string, probe: ProbeResult): boolean {
+  return /[\\/]Microsoft[\\/]WindowsApps[\\/][^\\/]*$/i.test(command)
+    && (probe.exitCode === 9009 || /Microsoft Store|App Execution Alias/i.test(probe.stderr));
+}
+
 export function diagnose(cmd: ServerCommand, probe: ProbeResult, clientVersion: string): Diagnosis {
   const what = cmd.bundled ? `bundled server with the Python interpreter ${cmd.command}`
     : cmd.python ? `Python interpreter ${cmd.command}` : `baton executable ${cmd.command}`;
@@ -156,6 +165,10 @@ export function diagnose(cmd: ServerCommand, probe: ProbeResult, clientVersion: 
   }
   if (probe.exitCode !== 0) {
     const tail = probe.stderr.trim().split(/\r?\n/).slice(-1)[0] ?? "";
+    if (isStoreStub(cmd.command, probe)) {
+      return { ok: false, reason: "missing",
+        message: `Baton: ${cmd.command} ${from} is Windows' placeholder that offers Python from the Microsoft Store, not an interpreter.` };
+    }
     if (cmd.bundled && probe.exitCode === EXIT_UNSUPPORTED_PYTHON) {
       return { ok: false, reason: "unsupported", message: `${tail.startsWith("Baton:") ? tail : `Baton: ${tail}`} ${from}` };
     }

@@ -1,7 +1,7 @@
 // Workflows view model: workflows → states → waves → phases (and other steps), built from
 // `baton.server.workflow.list` rows. Pure; treeView.ts turns nodes into TreeItems.
 import type { StepRow, WorkflowRow } from "./workflows";
-import { failureReason, isFinished, isResumable, isRunning } from "./workflows";
+import { failureReason, isFinished, isResumable, isRunning, stepLabel } from "./workflows";
 
 export type NodeStatus = "done" | "attention" | "running" | "failed" | "pending" | "cancelled" | "interrupted" | "note" | "unknown";
 
@@ -84,25 +84,12 @@ export function normaliseWaves(waves: WorkflowRow["waves"]): string[][] {
     .map(([, w]) => (Array.isArray(w) ? w.map(String) : []));
 }
 
-/** `implement.phase-2` → `2`. */
-export function phaseOf(stepId: string): string | undefined {
-  return /^implement\.phase-(.+)$/.exec(stepId)?.[1];
-}
-
 function aggregate(statuses: NodeStatus[]): NodeStatus {
   if (statuses.includes("failed")) return "failed";
   if (statuses.includes("running")) return "running";
   if (statuses.length > 0 && statuses.every((s) => s === "done")) return "done";
   if (statuses.some((s) => s === "done")) return "running";
   return "pending";
-}
-
-function stepLabel(id: string): string {
-  const phase = phaseOf(id);
-  if (phase) return `Phase ${phase}`;
-  const m = /^(\w+)\.(\d+)$/.exec(id);
-  if (m) return `${m[1][0].toUpperCase()}${m[1].slice(1)} ${m[2]}`;
-  return id[0] ? `${id[0].toUpperCase()}${id.slice(1)}` : id;
 }
 
 function stepNode(row: WorkflowRow, base: string, id: string, step: StepRow | undefined): TreeNode {

@@ -162,6 +162,21 @@ export interface ResumePreview {
   signature?: string;
 }
 
+/** `implement.phase-2` → `2`. */
+export function phaseOf(stepId: string): string | undefined {
+  return /^implement\.phase-(.+)$/.exec(stepId)?.[1];
+}
+
+/** A step id as people say it: `implement.phase-2` → `Phase 2`, `research.0` → `Research 0`,
+ * `plan` → `Plan` (the tree's rows and the retry question use the same words). */
+export function stepLabel(id: string): string {
+  const phase = phaseOf(id);
+  if (phase) return `Phase ${phase}`;
+  const m = /^(\w+)\.(\d+)$/.exec(id);
+  if (m) return `${m[1][0].toUpperCase()}${m[1].slice(1)} ${m[2]}`;
+  return id[0] ? `${id[0].toUpperCase()}${id.slice(1)}` : id;
+}
+
 /** The modal text shown before a resume (or a retry of the failed step, which is a resume) is
  * confirmed. */
 export function describePreview(p: ResumePreview, verb: "Resume" | "Retry" = "Resume", name: string = p.workflow_id): { message: string; detail: string; blocked: boolean; action: string; force: boolean; trust: boolean } {
@@ -187,7 +202,7 @@ export function describePreview(p: ResumePreview, verb: "Resume" | "Retry" = "Re
   }
   return {
     message: verb === "Retry"
-      ? `Retry ${(p.rerun ?? []).map((r) => r.step).join(", ") || "the failed step"} of "${name}" and continue?`
+      ? `Retry ${(p.rerun ?? []).map((r) => stepLabel(r.step)).join(", ") || "the failed step"} of "${name}" and continue?`
       : `Resume "${name}" from ${p.resume_state ?? "its checkpoint"}?`,
     detail: lines.join("\n"),
     blocked: Boolean(p.running),

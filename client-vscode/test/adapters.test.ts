@@ -365,7 +365,7 @@ describe("commands carried by the server's code actions and lenses", () => {
     await run("baton.server.workflow.resume", { id: failed.workflow_id, workspace: "/ws" });
     expect(server.calls.map(([c]) => c)).not.toContain("baton.server.workflow.resume");
     const [message, options, action] = vscode.window.showInformationMessage.mock.calls[0] as [string, { modal: boolean; detail: string }, string];
-    expect(message).toBe('Retry implement.phase-2 of "add a farewell" and continue?');
+    expect(message).toBe('Retry Phase 2 of "add a farewell" and continue?');
     expect(options.modal).toBe(true);
     expect(action).toBe("Retry");
     expect(vscode.window.withProgress).not.toHaveBeenCalled();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   EXIT_UNSUPPORTED_PYTHON, bundledCommand, withLogLevel, diagnose, discoverServer, discoverServers, expandPath, fallbackToBundle,
-  findOnPath, parseVersion, probeArgs, tryNext, versionCompatible,
+  findOnPath, isStoreStub, parseVersion, probeArgs, tryNext, versionCompatible,
 } from "../src/interpreter";
 
 const which = (found: Record<string, string>) => (name: string) => found[name];
@@ -63,6 +63,20 @@ describe("the bundled server", () => {
     const explicit = bundledCommand("/old/python", bundle, "baton.interpreter");
     expect(tryNext(explicit, diagnose(explicit, { exitCode: EXIT_UNSUPPORTED_PYTHON, stdout: "", stderr: "x" }, "0.1.0"))).toBe(false);
     expect(discoverServers({ bundle, which: which({}) })).toEqual([]);
+  });
+
+  it("skips Windows' Microsoft Store placeholder python3 and tries the next Python", () => {
+    const stubPath = "C:\\Users\\u\\AppData\\Local\\Microsoft\\WindowsApps\\python3.exe";
+    const all = discoverServers({ bundle, which: which({ python3: stubPath, python: "C:\\Python312\\python.exe" }) });
+    const stub = { exitCode: 9009, stdout: "",
+      stderr: "Python was not found; run without arguments to install from the Microsoft Store, or disable this shortcut from Settings > Manage App Execution Aliases.\r\n" };
+    const d = diagnose(all[0], stub, "0.1.0");
+    expect(d).toMatchObject({ ok: false, reason: "missing" });
+    expect(!d.ok && d.message).toContain("placeholder that offers Python from the Microsoft Store");
+    expect(tryNext(all[0], d)).toBe(true);
+    // The same exit elsewhere, or a real Store Python's failure, stays a broken interpreter.
+    expect(isStoreStub("C:\\Python312\\python.exe", stub)).toBe(false);
+    expect(isStoreStub(stubPath, { exitCode: 1, stdout: "", stderr: "SyntaxError: x" })).toBe(false);
   });
 
   it("takes over from baton.interpreter when baton_lsp is not installed there, and only then", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
-  AGENT_CLIS, SCOPES, describePreview, endedSince, failureReason, idArgs, isResumable, parseWorkflowChanged,
+  AGENT_CLIS, SCOPES, describePreview, stepLabel, endedSince, failureReason, idArgs, isResumable, parseWorkflowChanged,
   eventText, progressText, runnerChoices, startArgs, type ResumePreview, type WorkflowRow,
 } from "../src/workflows";
 import previewJson from "./fixtures/preview.json";
@@ -66,6 +66,19 @@ describe("rows", () => {
     expect(endedSince({ ...row, followed: true })).toBe(false);
     expect(endedSince({ ...row, running: true })).toBe(false);
     expect(endedSince({ ...row, status: "in_progress" })).toBe(false);
+  });
+});
+
+describe("stepLabel", () => {
+  it("says a step id the way the tree's rows do", () => {
+    expect(stepLabel("implement.phase-2")).toBe("Phase 2");
+    expect(stepLabel("implement.phase-2a")).toBe("Phase 2a");
+    expect(stepLabel("research.0")).toBe("Research 0");
+    expect(stepLabel("plan")).toBe("Plan");
+  });
+  it("names the failed phase, not its step id, in the retry question", () => {
+    const d = describePreview({ workflow_id: "w", rerun: [{ step: "implement.phase-3", reason: "failed" }] }, "Retry", "add a farewell");
+    expect(d.message).toBe('Retry Phase 3 of "add a farewell" and continue?');
   });
 });
 

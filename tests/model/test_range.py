@@ -24,5 +24,7 @@ def test_span_is_model_construct(a: int, b: int, c: int, d: int) -> None:
         slow.model_copy(update={"end_char": d + 1})
     assert Range.model_validate(fast.model_dump()) == fast
     assert pickle.loads(pickle.dumps(fast)) == slow  # parallel checks send them to workers
-    assert Range.of_line(a, b, d) == Range.model_construct(start_line=a, start_char=b,
-                                                          end_line=a, end_char=d)
+    line = Range.of_line(a, b, d)
+    built = Range.model_construct(start_line=a, start_char=b, end_line=a, end_char=d)
+    assert line == built and repr(line) == repr(built) and hash(line) == hash(built)
+    assert line.model_fields_set == built.model_fields_set

@@ -16,17 +16,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from baton_lsp.model.states import Scope
+from baton_lsp.model.states import Scope, StepStatus
 from baton_lsp.runs import confine
+from baton_lsp.runs.record import PhaseGit, StepRecord
 from baton_lsp.runs.store import CheckpointStore
 from baton_lsp.workflow import resume, shipping
 from baton_lsp.workflow.isolation import Isolation
 from baton_lsp.workflow.request import RunRequest, new_record
 from baton_lsp.workflow.run import Run
 from baton_lsp.workflow.state_machine import WorkflowStateMachine
-from baton_lsp.workflow.states.implement import ship
+from baton_lsp.workflow.states.implement import landing, ship
 from baton_lsp.workflow.states.initialize import initialize
 from baton_lsp.workspace.config import load_config
 from tests.conftest import SCRIPTED_WORKFLOW_CONFIG
@@ -129,8 +129,16 @@ def shipped_worker(shipment: shipping.Shipment, into: Path, pid: str,
     return task.bring_back(into)
 
 
-def done_step(record: dict[str, Any]) -> dict[str, Any]:
-    return {"state": "implement", "role": "implement", "status": "done", "git": record}
+def done_step(record: PhaseGit) -> StepRecord:
+    return StepRecord(state="implement", role="implement", status=StepStatus.DONE, git=record)
+
+
+def land_record(iso: Isolation, pid: str, shipment: shipping.Shipment) -> PhaseGit:
+    """The git record `landing` sets on a phase's step (its returned bundle landed)."""
+    step = StepRecord()
+    landing(iso, pid, shipment)(step)
+    assert step.git is not None
+    return step.git
 
 
 def main(argv: list[str]) -> None:

@@ -16,7 +16,7 @@ from baton_lsp.parse import agent as parse_agent_module
 from baton_lsp.parse.agent import parse_agent
 from baton_lsp.parse.text import Source
 from baton_lsp.rules import command_tasks
-from baton_lsp.runs.record import paths_outside, read_record
+from baton_lsp.runs.record import StepRecord, paths_outside, read_record
 from baton_lsp.runs.records import state_file_path, write_state_file
 from baton_lsp.workflow import signals as engine_signals
 from baton_lsp.workflow.plans import PlanFiles
@@ -357,9 +357,10 @@ def test_a_seed_style_command_agent_completes_a_full_implementation(ws: Workspac
                    "CURRENT_STATE": "complete"}
     # the listed files stand for the step's artifact: deleting one makes it run again
     plans = PlanFiles(ws.root)
-    assert plans.invalid_reason(doc) is None
+    typed = StepRecord.model_validate(doc)
+    assert plans.invalid_reason(typed) is None
     usage.unlink()
-    assert plans.invalid_reason(doc) == f"the file {usage} it updated was deleted"
+    assert plans.invalid_reason(typed) == f"the file {usage} it updated was deleted"
     # a checkpoint naming an updated file outside the workspace is never resumed
     doc["updated_files"] = ["/etc/hostname"]
     outside = paths_outside(ws.root, read_record(cp))

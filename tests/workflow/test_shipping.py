@@ -16,12 +16,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from baton_lsp.model.plan import STARTED
 from baton_lsp.model.states import State
+from baton_lsp.runs.record import PhaseGit
 from baton_lsp.workflow import shipping
 from baton_lsp.workflow.agent_step import StepSpec, agent_step
 from baton_lsp.workflow.failures import PERMANENT, StepFailure
@@ -40,6 +40,7 @@ from tests.workflow.ship_harness import (
     PLAN,
     done_step,
     git,
+    land_record,
     make_repo,
     open_run,
     phase_inputs,
@@ -86,7 +87,7 @@ def run_waves(run: Run, iso: Isolation, plan: Path, waves: list[list[str]], ship
         assert base is not None
         for pid in todo:
             mark_plan(run, plan, pid, STARTED)
-        records: dict[str, dict[str, Any]] = {}
+        records: dict[str, PhaseGit] = {}
         if shipped:
             shipments = {pid: ship(run, iso, pid, names[pid], base, phase_inputs(run, plan, pid))
                          for pid in todo}
@@ -121,13 +122,13 @@ def run_waves(run: Run, iso: Isolation, plan: Path, waves: list[list[str]], ship
 
 def remote(iso: Isolation, shipment: shipping.Shipment, into: Path, pid: str,
            files: dict[str, str] | None, start: threading.Barrier,
-           records: dict[str, dict[str, Any]], errors: list[BaseException]) -> None:
+           records: dict[str, PhaseGit], errors: list[BaseException]) -> None:
     """One shipped phase as its executor thread carries it: all of a wave's phases start
     together, their worker sides and landings at once."""
     try:
         start.wait(60)
         shipment.receive(shipped_worker(shipment, into, pid, files))
-        records[pid] = landing(iso, pid, shipment)()["git"]
+        records[pid] = land_record(iso, pid, shipment)
     except BaseException as exc:
         errors.append(exc)
 
@@ -177,15 +178,16 @@ def test_a_shipped_phase_lands_as_a_local_one(tmp_path: Path) -> None:
     assert git(shipped, "rev-parse", "HEAD^{tree}") == git(local, "rev-parse", "HEAD^{tree}")
     run = runs["shipped"][0]
     for pid in "123":
-        record = run.steps[f"implement.phase-{pid}"]["git"]
-        assert record["status"] == "merged" and record["worktree"] is None
+        record = run.steps[f"implement.phase-{pid}"].git
+        assert record is not None
+        assert record.status == "merged" and record.worktree is None
         # the phase's commit holds its module only: Baton's own places stayed out
-        assert git(shipped, "show", "--name-only", "--format=", record["commit"]).split() == [
+        assert git(shipped, "show", "--name-only", "--format=", str(record.commit)).split() == [
             f"src/phase_{pid}.py"]
-        assert Path(record["shipped"]["bundle"]).is_file()
+        assert record.shipped is not None and Path(record.shipped["bundle"]).is_file()
     # wave 2 was checked out from the commit holding wave 1 (its base bundle's)
-    assert run.steps["implement.phase-3"]["git"]["base"] == \
-        run.steps["implement.phase-2"]["git"]["merged"]
+    third, second = (run.steps[f"implement.phase-{p}"].git for p in "32")
+    assert third is not None and second is not None and third.base == second.merged
     # no branch, no worktree, no scratch repository left; the user's tree clean
     assert git(shipped, "branch", "--list", "baton/*") == ""
     assert git(shipped, "status", "--porcelain", "--untracked-files=no") == ""
@@ -205,7 +207,7 @@ def test_a_workspace_below_the_repository_top_ships_as_it_runs_locally(
                          tmp_path / "workers") is None
     local, shipped = (runs[k][1].repo.top for k in ("local", "shipped"))
     assert history(shipped) == history(local)
-    commit = runs["shipped"][0].steps["implement.phase-1"]["git"]["commit"]
+    commit = str(runs["shipped"][0].steps["implement.phase-1"].git.commit)  # type: ignore[union-attr]
     assert git(shipped, "show", "--name-only", "--format=", commit).split() == [
         "apps/web/src/phase_1.py"]
 
@@ -223,7 +225,7 @@ def test_a_tracked_plan_outside_the_topic_keeps_its_markers_out_of_shipped_commi
     local, shipped = (runs[k][1].repo.top for k in ("local", "shipped"))
     assert history(shipped) == history(local)
     for pid in "123":
-        commit = runs["shipped"][0].steps[f"implement.phase-{pid}"]["git"]["commit"]
+        commit = str(runs["shipped"][0].steps[f"implement.phase-{pid}"].git.commit)  # type: ignore[union-attr]
         assert git(shipped, "show", "--name-only", "--format=", commit).split() == [
             f"src/phase_{pid}.py"]
     assert "### Phase 3: Step 3 [COMPLETE]" in git(shipped, "show", "HEAD:docs/feature/plan.md")
@@ -272,12 +274,12 @@ def test_landing_the_same_key_twice_imports_once(tmp_path: Path) -> None:
     first = iso.land_bundle(shipment.sid, "1", data, shipment.key, base=base)
     again = iso.land_bundle(shipment.sid, "1", data, shipment.key, base=base)
     kept = iso.land_bundle(shipment.sid, "1", None, shipment.key, base=base)  # a resume's
-    assert first == again == kept and first["status"] == "committed"
+    assert first == again == kept and first.status == "committed"
     branch = f"refs/heads/baton/{WID}/phase-1"
     # one import: one update of the branch in its reflog
-    assert git(root, "reflog", "show", "--format=%H", branch).split() == [first["commit"]]
-    assert Path(first["shipped"]["bundle"]).read_bytes() == data
-    assert sorted(p.name for p in Path(first["shipped"]["bundle"]).parent.iterdir()) == [
+    assert git(root, "reflog", "show", "--format=%H", branch).split() == [first.commit]
+    assert Path((first.shipped or {})["bundle"]).read_bytes() == data
+    assert sorted(p.name for p in Path((first.shipped or {})["bundle"]).parent.iterdir()) == [
         f"implement.phase-1-{shipment.key}.bundle"]
 
 
@@ -300,10 +302,10 @@ def test_a_later_attempts_bundle_is_the_one_landed(tmp_path: Path) -> None:
                                     {"src/try.py": "attempt = 2\n"}))
     shipment.receive(shipped_worker(shipment, tmp_path / "attempt-3", "1",
                                     {"src/try.py": "attempt = 3\n"}))
-    record = landing(iso, "1", shipment)()["git"]
-    assert git(root, "show", f"{record['commit']}:src/try.py") == "attempt = 3\n"
+    record = land_record(iso, "1", shipment)
+    assert git(root, "show", f"{record.commit}:src/try.py") == "attempt = 3\n"
     resumed = iso.land_bundle(shipment.sid, "1", None, shipment.key, base=base)
-    assert resumed["commit"] == record["commit"]
+    assert resumed.commit == record.commit
 
 
 def test_what_a_killed_shipping_left_is_swept_on_resume(tmp_path: Path) -> None:
@@ -353,7 +355,7 @@ def test_workers_fetching_from_the_remote_get_only_what_it_lacks(tmp_path: Path)
     shipment.receive(shipped_worker(shipment, tmp_path / "worker-1", "1"))
     assert git(tmp_path / "worker-1", "rev-parse", "origin/main") == git(
         remote, "rev-parse", "main")
-    run.steps[shipment.sid] = done_step(landing(iso, "1", shipment)()["git"])
+    run.steps[shipment.sid] = done_step(land_record(iso, "1", shipment))
     with iso.integrating_now("implement", "merging"):
         assert merge_wave(run, iso, ["1"], names, plan)[0] is None
     git(root, "push", "-q", "origin", "main")
@@ -363,7 +365,7 @@ def test_workers_fetching_from_the_remote_get_only_what_it_lacks(tmp_path: Path)
     second = ship(run, iso, "2", "Step 2", base, phase_inputs(run, plan, "2"), remote="origin")
     assert second.source() == shipping.BaseSource(b"", str(remote), ("refs/heads/main",))
     second.receive(shipped_worker(second, tmp_path / "worker-2", "2"))
-    run.steps[second.sid] = done_step(landing(iso, "2", second)()["git"])
+    run.steps[second.sid] = done_step(land_record(iso, "2", second))
     with iso.integrating_now("implement", "merging"):
         assert merge_wave(run, iso, ["2"], names, plan)[0] is None
     assert git(root, "log", "--first-parent", "--format=%s").splitlines() == [
@@ -394,7 +396,7 @@ def test_a_phase_that_changed_nothing_lands_empty(tmp_path: Path) -> None:
     data = shipping.bundle_branch(tree, shipment.branch, base, shipment.message,
                                   exclude=shipment.exclude)
     record = iso.land_bundle(shipment.sid, "1", data, shipment.key, base=base)
-    assert record["status"] == "empty" and record["commit"] is None
+    assert record.status == "empty" and record.commit is None
 
 
 def wait_for(path: Path, proc: subprocess.Popen[bytes], deadline: float = 120.0) -> None:
@@ -443,8 +445,8 @@ def test_a_bundle_kept_before_the_caller_is_killed_is_imported_on_resume(
         inputs, fields=landing(iso, "1", shipment), shipment=shipment)))
     assert reader is not None
     step = run.steps[sid]
-    assert step["status"] == "done" and "kept" in step
-    assert step["git"]["status"] == "committed"
+    assert step.status == "done" and step.kept
+    assert step.git is not None and step.git.status == "committed"
     # the scripted agent never ran here: its journal does not exist
     assert not (root / ".claude" / "tmp" / "scripted_runs.log").exists()
     with iso.integrating_now("implement", "merging"):
@@ -599,10 +601,10 @@ def test_the_worker_never_follows_a_committed_link_out_of_its_tree(tmp_path: Pat
                                   exclude=shipment.exclude)
     record = iso.land_bundle(shipment.sid, "1", data, shipment.key, base=base)
     assert outside_snapshot(tmp_path, root, tmp_path / "worker") == before
-    listing = git(root, "ls-tree", "-r", record["commit"])
+    listing = git(root, "ls-tree", "-r", str(record.commit))
     assert "120000 blob" in next(ln for ln in listing.splitlines() if ln.endswith("\tescape"))
     assert "secret" not in listing
-    assert sorted(git(root, "show", "--name-only", "--format=", record["commit"]).split()) == [
+    assert sorted(git(root, "show", "--name-only", "--format=", str(record.commit)).split()) == [
         "notes.md", "src/phase_1.py"]
 
 
@@ -636,7 +638,7 @@ def test_worker_side_refusals_are_clear(tmp_path: Path) -> None:
     # as the executor brings it back from the worker (pickled), the step's fields fail
     shipment.fail(pickle.loads(pickle.dumps(caught.value)))
     with pytest.raises(StepFailure) as failed:
-        landing(iso, "1", shipment)()
+        land_record(iso, "1", shipment)
     assert failed.value.failure == PERMANENT and "phase 1 left conflict markers in " \
         "src/phase_1.py (its tree on the worker " in failed.value.message
     assert failed.value.context["conflict_markers"] == ["src/phase_1.py"]

@@ -1,20 +1,33 @@
-"""The engine holds its record typed (issue 37): sections it reads and writes through
-`runs.record` models are folded back into every checkpoint with the fields this Baton does
-not know — the seeds', a newer Baton's — kept, never dropped by the typing."""
+"""The engine holds its record typed (issue 37): sections and steps it reads and writes
+through `runs.record` models are folded back into every checkpoint with the fields this
+Baton does not know — the seeds', a newer Baton's — kept, never dropped by the typing."""
 
 from __future__ import annotations
 
+import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from baton_lsp.model.states import RunStatus
-from baton_lsp.runs.record import PathsRecord
+from baton_lsp.model.states import PhaseStatus, RunStatus
+from baton_lsp.runs.record import (
+    PathsRecord,
+    PhaseGit,
+    RecordError,
+    StepRecord,
+    read_record,
+    unset,
+)
 from baton_lsp.runs.store import CheckpointStore
 from baton_lsp.workflow.run import Run
 from tests.workflow.conftest import Workspace
 from tests.workflow.record_scenarios import SCENARIOS, differences, golden, run
+
+ROOT = Path(__file__).resolve().parents[2]
+GIT_ID = ["-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
 
 
 def _newest(ws: Workspace, wid: str) -> dict[str, object]:
@@ -343,3 +356,174 @@ def test_a_malformed_supervisor_tier_is_refused_by_name(ws: Workspace) -> None:
         "integer" in r.stderr
     assert "internal error" not in r.stderr and "Traceback" not in r.stderr
     assert sorted(store.dir.glob("[0-9]*.json")) == before
+
+
+def _checkpoints(ws: Workspace, wid: str) -> list[dict[str, object]]:
+    files = sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json"))
+    return [json.loads(p.read_text()) for p in files]
+
+
+def _git(ws: Workspace, *args: str) -> None:
+    subprocess.run(["git", *GIT_ID, *args], cwd=ws.root, check=True, capture_output=True)
+
+
+AGENT_STEP = {"state", "role", "status", "attempts", "artifact", "inputs", "started_at",
+              "duration_ms", "process_ms", "finished_at", "sha256", "size", "signals",
+              "context"}
+"""The keys an agent step's record had when the engine wrote steps as dicts (the record
+of the same scripted run before `Run.steps` was typed): a field never set stays absent."""
+GIT = {"mode", "branch", "worktree", "base", "target", "top", "status", "commit", "merged",
+       "conflicts"}
+TEST_STEP = {"state", "role", "status", "attempts", "artifact", "exit_code", "duration_ms",
+             "passed", "command"}
+
+
+def test_every_checkpoint_of_a_run_folds_back_from_the_typed_steps_unchanged(
+        ws: Workspace) -> None:
+    """A full scripted run in a git repository — a research step retried after a transient
+    failure, parallel phases in worktrees merged back, tests failing then passing after a
+    debug agent, the document step: every checkpoint's steps read into `StepRecord`s and
+    fold back into the same record (as dicts: key order is the model's), every key the
+    engine writes is a typed field, and each kind of step has exactly the keys the
+    dict-writing engine gave it."""
+    ws.write_plan([[], [1], [1]])
+    _git(ws, "init", "-q", "-b", "main")
+    _git(ws, "add", "-A")
+    _git(ws, "commit", "-qm", "base")
+    ws.behave({"research.1": {"fail_attempts": 1}, "test.*": {"tests": "pass-after-debug"}})
+    ws.baton("run", "Build the feature", "--scope", "full-implementation", "--complexity", "2",
+             "--id", "wf-steps", check=True)
+    records = _checkpoints(ws, "wf-steps")
+    kinds: set[str] = set()
+    for data in records:
+        run = Run(ws.root)
+        run.hold(copy.deepcopy(data))
+        assert all(type(step) is StepRecord for step in run.steps.values())
+        for sid, step in run.steps.items():
+            assert not step.model_extra, (sid, step.model_extra)  # no key left untyped
+            assert step.git is None or not step.git.model_extra
+            kinds.add(sid.split(".")[0])
+        run.fold()
+        assert run.data == data
+    assert kinds == {"research", "plan", "implement", "test", "debug", "document"}
+    last = records[-1]["baton"]
+    assert isinstance(last, dict)
+    steps = last["steps"]
+    phases = sorted(sid for sid in steps if sid.startswith("implement.phase-"))
+    assert len(phases) >= 2  # the plan agent's plan: parallel phases in worktrees
+    assert set(steps) == {"research.1", "research.2", "plan", *phases, "test.1", "debug.1",
+                          "test.2", "document"}
+    for sid in ("research.1", "research.2"):
+        assert set(steps[sid]) == AGENT_STEP | {"metadata"}
+    for sid in ("plan", "debug.1", "document"):
+        assert set(steps[sid]) == AGENT_STEP
+    for sid in phases:
+        phase = steps[sid]
+        assert set(phase) == AGENT_STEP | {"git"}
+        assert set(phase["git"]) == GIT and phase["git"]["status"] == PhaseStatus.MERGED
+    for sid in ("test.1", "test.2"):
+        assert set(steps[sid]) == TEST_STEP
+    assert (steps["test.1"]["passed"], steps["test.2"]["passed"]) == (False, True)
+    # `baton status --json` shows what a step has: no empty list for a field never written
+    shown = ws.status("wf-steps")["steps"]
+    assert set(shown["plan"]) == {"state", "status", "attempts", "artifact", "duration_ms"}
+    assert set(shown[phases[0]]) == set(shown["plan"]) | {"git"}
+
+
+def test_a_retried_step_that_succeeds_keeps_no_failure_of_its_first_attempt(
+        ws: Workspace) -> None:
+    """The transient failure is on the step in the checkpoint that records it; the attempt
+    that succeeds takes `failure` and `message` off again (`unset`), so the record does
+    not say "done" and "failed" at once."""
+    ws.behave({"research.1": {"fail_attempts": 1}})
+    ws.baton("run", "Research the greeting", "--scope", "research-only", "--complexity", "1",
+             "--id", "wf-retry", check=True)
+    records = _checkpoints(ws, "wf-retry")
+    failed = [r["baton"]["steps"]["research.1"] for r in records  # type: ignore[index]
+              if r["baton"]["event"] == "step research.1 failed (transient)"]  # type: ignore[index]
+    assert len(failed) == 1
+    assert failed[0]["failure"] == "transient" and "429" in failed[0]["message"]
+    done = _newest(ws, "wf-retry")["baton"]["steps"]["research.1"]  # type: ignore[index]
+    assert done["status"] == "done" and done["attempts"] == 2
+    assert not {"failure", "message", "barrier"} & set(done)
+
+
+def test_unset_takes_a_field_off_as_pop_took_a_key() -> None:
+    """`unset` restores the default, forgets the field was set (an `exclude_unset` dump
+    leaves it out), drops a foreign key, ignores a name the step does not hold — and a
+    mutable default is the step's own, not shared."""
+    step = StepRecord.model_validate({"state": "plan", "status": "failed", "failure": "fatal",
+                                      "message": "no", "x_foreign": 1,
+                                      "barrier": {"error": "missing"}})
+    step.signals = ["PROGRESS: a signal"]
+    unset(step, "failure", "message", "barrier", "x_foreign", "signals", "never_there")
+    assert (step.failure, step.message, step.barrier, step.signals) == (None, None, None, [])
+    assert step.model_dump(mode="json", exclude_unset=True) == {"state": "plan",
+                                                                "status": "failed"}
+    step.signals.append("in place")  # the default it got back is a copy
+    assert StepRecord().signals == []
+    git = PhaseGit(status=PhaseStatus.CONFLICT, conflicts=["a.py"])
+    unset(git, "conflicts")
+    assert git.model_dump(mode="json", exclude_unset=True) == {"status": "conflict"}
+
+
+def test_a_foreign_key_inside_a_step_survives_a_resume(ws: Workspace) -> None:
+    """A key this Baton does not write, on a step the resume skips as done (a newer Baton's
+    or the bash side's), is in every checkpoint the resumed run writes; the re-run step is
+    recorded afresh, as the dicts were."""
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-foreign")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-foreign")
+    data = store.latest().data
+    assert data is not None
+    data["baton"]["steps"]["research.1"]["x_foreign"] = 1
+    data["baton"]["steps"]["research.1"]["x_newer"] = {"by": "a newer Baton", "n": [1, 2]}
+    store.save(data, "foreign step fields added")
+    ws.behave({})
+    r = ws.baton("resume", "wf-foreign")
+    assert r.returncode == 0, r.stdout + r.stderr
+    records = _checkpoints(ws, "wf-foreign")
+    resumed = [c["baton"] for c in records
+               if isinstance(c["baton"], dict) and c["baton"].get("resumed_from")]
+    assert len(resumed) >= 3 and records[-1]["status"] == "complete"
+    for baton in resumed:
+        step = baton["steps"]["research.1"]
+        assert step["x_foreign"] == 1
+        assert step["x_newer"] == {"by": "a newer Baton", "n": [1, 2]}
+        assert step["status"] == "done"
+    assert resumed[-1]["steps"]["plan"]["status"] == "done"
+    assert not {"x_foreign", "failure", "message"} & set(resumed[-1]["steps"]["plan"])
+
+
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
+def test_a_step_field_of_the_wrong_type_fails_at_the_write_and_at_the_save(
+        ws: Workspace, tmp_path: Path) -> None:
+    """Statically where it is written: mypy rejects a wrong type on a step's field and
+    the old string-key write (the dicts took anything). At run time the save's
+    `read_record` still refuses the record, naming the field (assignment is not
+    validated: the type checker covers the engine's own writes)."""
+    ws.baton("run", "Research the greeting", "--scope", "research-only", "--complexity", "1",
+             "--id", "wf-types", check=True)
+    run = Run(ws.root)
+    run.hold(_newest(ws, "wf-types"))
+    run.steps["research.1"].attempts = "two"  # type: ignore[assignment]
+    run.fold()
+    with pytest.raises(RecordError, match=r"baton\.steps\.research\.1\.attempts"):
+        read_record(run.data, "the record saved")
+    snippet = tmp_path / "wrong_step_types.py"
+    snippet.write_text(
+        "from baton_lsp.runs.record import StepRecord\n"
+        "from baton_lsp.workflow.run import Run\n\n\n"
+        "def write(run: Run, step: StepRecord) -> None:\n"
+        "    step.attempts = \"two\"\n"
+        "    step.status = \"finished\"\n"
+        "    run.steps[\"plan\"][\"attempts\"] = 2\n")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary",
+                           "--cache-dir", str(tmp_path / "cache"), "--follow-imports=silent",
+                           str(snippet)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)
+    lines = {int(line.split(":")[1]) for line in proc.stdout.splitlines()
+             if line.startswith(str(snippet)) and ": error:" in line}
+    assert lines == {6, 7, 8}, proc.stdout + proc.stderr

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,22 @@ def display_path(path: str, cwd: Path | None = None) -> str:
     except ValueError:
         return path
     return path if rel.startswith("..") else rel
+
+
+def _display_paths() -> Callable[[str], str]:
+    """`display_path` under the current directory, each path worked out once: a report
+    names the same few files over and over, and `relpath` normalises both paths each
+    time."""
+    base = Path.cwd()
+    shown: dict[str, str] = {}
+
+    def display(path: str) -> str:
+        rel = shown.get(path)
+        if rel is None:
+            rel = shown[path] = display_path(path, base)
+        return rel
+
+    return display
 
 
 def _pos(r: Range) -> dict[str, int]:
@@ -71,18 +88,18 @@ def render_text(findings: list[Finding], files: int, color: bool = False) -> str
     return "\n".join(lines) + "\n"
 
 
-def finding_json(f: Finding) -> dict[str, Any]:
+def finding_json(f: Finding, display: Callable[[str], str] = display_path) -> dict[str, Any]:
     out: dict[str, Any] = {
         "code": f.code,
         "rule": f.rule,
         "severity": f.severity.value,
         "message": f.message,
-        "filename": display_path(f.path),
+        "filename": display(f.path),
         "location": _pos(f.range),
         "end_location": _end(f.range),
         "url": f.url,
         "related": [
-            {"filename": display_path(r.path), "location": _pos(r.range),
+            {"filename": display(r.path), "location": _pos(r.range),
              "end_location": _end(r.range), "message": r.message}
             for r in f.related
         ],
@@ -92,7 +109,7 @@ def finding_json(f: Finding) -> dict[str, Any]:
         out["fix"] = {
             "title": f.fix.title,
             "safe": f.fix.safe,
-            "edits": [{"filename": display_path(e.path), "location": _pos(e.range),
+            "edits": [{"filename": display(e.path), "location": _pos(e.range),
                        "end_location": _end(e.range), "content": e.new_text}
                       for e in f.fix.edits],
         }
@@ -100,7 +117,63 @@ def finding_json(f: Finding) -> dict[str, Any]:
 
 
 def render_json(findings: list[Finding]) -> str:
-    return json.dumps([finding_json(f) for f in findings], indent=2, ensure_ascii=False) + "\n"
+    display = _display_paths()
+    return indented_json([finding_json(f, display) for f in findings]) + "\n"
+
+
+def indented_json(value: object) -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)` for what `finding_json` makes
+    (dicts with string keys, lists, strings, numbers, booleans, None), character for
+    character (`tests/cli/test_output_json.py`): with an indent, `json` encodes in pure
+    Python through a generator per container, twice as slow as this."""
+    out: list[str] = []
+    _indented(value, "\n", out)
+    return "".join(out)
+
+
+_INF = float("inf")
+
+
+def _indented(value: object, newline: str, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(encode_basestring(value))
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(int.__repr__(value))
+    elif isinstance(value, float):  # as `json`'s default `allow_nan=True` writes them
+        out.append("NaN" if value != value else "Infinity" if value == _INF
+                   else "-Infinity" if value == -_INF else float.__repr__(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        separator = "{" + inner
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"keys must be str, not {type(key).__name__}")
+            out += (separator, encode_basestring(key), ": ")
+            _indented(item, inner, out)
+            separator = "," + inner
+        out.append(newline + "}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        separator = "[" + inner
+        for item in value:
+            out.append(separator)
+            _indented(item, inner, out)
+            separator = "," + inner
+        out.append(newline + "]")
+    else:
+        raise TypeError(f"{type(value).__name__} is not written as JSON here")
 
 
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note",

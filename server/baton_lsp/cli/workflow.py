@@ -492,7 +492,7 @@ def _show_run(view: RunView, trees: list[dict[str, str | None]]) -> None:
         where = f"  on {step.worker}" if step.worker else ""
         show(f"  {sid:<24} {step.status:<9} attempts={step.attempts}"
              f"{where}{'  ' + cost if cost else ''}{_git_mark(step.git)}{extra}")
-        for note in _list((step.model_extra or {}).get("notes")):
+        for note in step.notes or []:
             show(f"  {'':<24} note: {note}")
     for tree in trees:
         show(f"  worktree of phase {tree['phase']}: {tree['path']} ({tree['branch']})")

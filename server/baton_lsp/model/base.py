@@ -85,6 +85,9 @@ class Model:
     _frozen: ClassVar[bool] = False
     _hints: ClassVar[dict[str, Any] | None] = None
     _names: ClassVar[tuple[str, ...]] = ()
+    _every_field: ClassVar[frozenset[str]] = frozenset()
+    """`frozenset(_names)`: the fields set of a record given every field, one shared set
+    rather than one built per record (frozen: `__setattr__` makes a new one)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -105,6 +108,7 @@ class Model:
                 fields[name] = FieldSpec(name, None, True)
         cls.model_fields = fields
         cls._names = tuple(fields)
+        cls._every_field = frozenset(fields)
         cls._frozen = bool(cls.model_config.get("frozen", False))
         cls._hints = None
         if cls._frozen:
@@ -113,7 +117,7 @@ class Model:
     def __init__(self, **data: Any) -> None:
         if tuple(data) == self._names:  # every field, in order, as the parsers give them
             _set(self, "__dict__", data)  # a fresh dict of its own (`**data`)
-            _set(self, "_fields_set", frozenset(data))
+            _set(self, "_fields_set", self._every_field)
             return
         fields = self.model_fields
         unknown = [name for name in data if name not in fields]
@@ -331,8 +335,13 @@ class Range(Model):
 
     @classmethod
     def of_line(cls, line: int, start: int = 0, end: int = 0) -> Range:
-        """A span on a single line (fast path: skips validation on the hot path)."""
-        return cls.span(line, start, line, end)
+        """A span on a single line (fast path: skips validation on the hot path), built as
+        `span` builds one, without the second call (the parsers' most frequent record)."""
+        r = _new(cls)
+        _set(r, "__dict__", {"start_line": line, "start_char": start, "end_line": line,
+                             "end_char": end})
+        _set(r, "_fields_set", _ALL_RANGE_FIELDS)
+        return r
 
     @classmethod
     def span(cls, start_line: int, start_char: int, end_line: int, end_char: int) -> Range:

@@ -9,7 +9,7 @@ id (`claude-sonnet-4-5`) before launch and flagged with that fix in the editor.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ALIASES = ("default", "best", "sonnet", "opus", "haiku", "opusplan", "sonnet[1m]", "opus[1m]",
            "fable")
@@ -93,9 +93,9 @@ def claude_model_arg(name: str | None, extra: tuple[str, ...] | list[str] = ()) 
 #   IAM docs dropped the tool (marked "≈" in `note`).
 
 
-@dataclass(frozen=True)
-class Known:
-    """A tool or front-matter key and the Claude Code releases it exists in."""
+class Known(NamedTuple):
+    """A tool or front-matter key and the Claude Code releases it exists in (a named tuple,
+    not a dataclass, whose methods would be compiled at import)."""
 
     name: str
     since: str | None = None

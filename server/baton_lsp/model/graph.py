@@ -7,34 +7,58 @@ code lenses) and the workflow engine (which runs each wave's phases in parallel)
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
 
 from .plan import SEQUENTIAL_FORMS, Plan
 
 
-@dataclass
 class PlanGraph:
-    order: list[str]
-    """Phase ids in document order (first occurrence of duplicated numbers)."""
-    titles: dict[str, str]
-    deps: dict[str, list[str]]
-    """id → ids it depends on (known ids only, self-loops removed)."""
-    implicit: bool
-    """True when no phase declares dependencies: phases then run in document order."""
-    waves: list[list[str]] = field(default_factory=list)
-    cycles: list[list[str]] = field(default_factory=list)
-    """Each cycle as a closed path in dependency direction, e.g. ['1', '3', '2', '1']."""
-    blocked: list[str] = field(default_factory=list)
-    """Phases that can never run because they are in, or depend on, a cycle."""
-    critical_path: list[str] = field(default_factory=list)
-    wave_number: dict[str, int] = field(default_factory=dict)
-    """id → its 1-based wave (phases in or behind a cycle have none): code lenses ask per
-    phase, and a scan of the waves per phase is quadratic in a large plan."""
-    users: dict[str, list[str]] = field(default_factory=dict)
-    """id → ids that depend on it, in document order (the reverse of `deps`)."""
-    missing: dict[str, list[str]] = field(default_factory=dict)
-    """id → the ids it names that are no phase of this plan (BTN101's fact), left out of
-    `deps`: a graph that dropped them silently read as if the plan were sound."""
+    """A plan's phases as a dependency graph, with its waves, cycles and critical path.
+
+    Written out rather than a `@dataclass` (the same `__init__`, `__eq__` and `__repr__`):
+    a dataclass compiles its methods with `exec` at import, which every check paid for."""
+
+    _FIELDS = ("order", "titles", "deps", "implicit", "waves", "cycles", "blocked",
+               "critical_path", "wave_number", "users", "missing")
+
+    def __init__(self, order: list[str], titles: dict[str, str], deps: dict[str, list[str]],
+                 implicit: bool, waves: list[list[str]] | None = None,
+                 cycles: list[list[str]] | None = None, blocked: list[str] | None = None,
+                 critical_path: list[str] | None = None,
+                 wave_number: dict[str, int] | None = None,
+                 users: dict[str, list[str]] | None = None,
+                 missing: dict[str, list[str]] | None = None) -> None:
+        self.order = order
+        """Phase ids in document order (first occurrence of duplicated numbers)."""
+        self.titles = titles
+        self.deps = deps
+        """id → ids it depends on (known ids only, self-loops removed)."""
+        self.implicit = implicit
+        """True when no phase declares dependencies: phases then run in document order."""
+        self.waves: list[list[str]] = [] if waves is None else waves
+        self.cycles: list[list[str]] = [] if cycles is None else cycles
+        """Each cycle as a closed path in dependency direction, e.g. ['1', '3', '2', '1']."""
+        self.blocked: list[str] = [] if blocked is None else blocked
+        """Phases that can never run because they are in, or depend on, a cycle."""
+        self.critical_path: list[str] = [] if critical_path is None else critical_path
+        self.wave_number: dict[str, int] = {} if wave_number is None else wave_number
+        """id → its 1-based wave (phases in or behind a cycle have none): code lenses ask
+        per phase, and a scan of the waves per phase is quadratic in a large plan."""
+        self.users: dict[str, list[str]] = {} if users is None else users
+        """id → ids that depend on it, in document order (the reverse of `deps`)."""
+        self.missing: dict[str, list[str]] = {} if missing is None else missing
+        """id → the ids it names that are no phase of this plan (BTN101's fact), left out
+        of `deps`: a graph that dropped them silently read as if the plan were sound."""
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"PlanGraph({shown})"
 
     def wave_of(self, phase_id: str) -> int | None:
         return self.wave_number.get(phase_id)

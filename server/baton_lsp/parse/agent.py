@@ -21,7 +21,7 @@ from ..model.common import Frontmatter, Link, Suppression
 from .common import line_links, suppressions
 from .frontmatter import parse_frontmatter
 from .markdown import Fence, MarkdownDoc, blank_code_spans, parse_markdown
-from .signals import SIGNAL_RE
+from .signals import SIGNAL_RE, SIGNAL_WORD_ALONE
 from .text import MAX_INT_DIGITS, Source
 
 _STEP_RE = re.compile(rf"^STEP\s+(\d{{1,{MAX_INT_DIGITS}}})\b(.*)$")
@@ -102,13 +102,16 @@ def _signals(md: MarkdownDoc, start: int = 0, end: int | None = None) -> list[Si
     out: list[SignalRef] = []
     lines = md.lines
     stop = len(lines) if end is None else end
+    opaque = md.opaque
     for no in range(start, stop):
         line = lines[no]
-        if ":" not in line:
-            continue
-        plain = line if md.opaque[no] else blank_code_spans(line)
+        if ":" not in line or ("_" not in line and SIGNAL_WORD_ALONE not in line):
+            continue  # every signal name but one holds a `_`
+        plain: str | None = None  # the line without code spans, made for a signal only
         for m in SIGNAL_RE.finditer(line):
-            in_code = md.opaque[no] or plain[m.start()] == " "
+            if plain is None:
+                plain = line if opaque[no] else blank_code_spans(line)
+            in_code = opaque[no] or plain[m.start()] == " "
             out.append(SignalRef(name=m.group(1),
                                  range=Range.of_line(no, m.start(1), m.end(1)), in_code=in_code))
     return out
@@ -305,6 +308,8 @@ def _read_task_block(md: MarkdownDoc, start: int, stop: int) -> tuple[TaskBlock,
 
 
 def _unescaped_quotes(text: str) -> int:
+    if "\\" not in text:  # nothing escaped: every quote counts (most values)
+        return text.count('"')
     count = 0
     escaped = False
     for ch in text:

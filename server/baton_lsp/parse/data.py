@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Range
 from ..model.data import (
     BadLine,
@@ -136,7 +137,7 @@ def parse_errors_log(source: Source, path: str = "") -> ErrorsLog:
     return log
 
 
-_META_LINE_RE = re.compile(r"^\s*[-*]\s+\*\*([^*]+?)\*\*\s*:?\s*((?:.*\S)?)\s*$")
+_META_LINE_RE = LazyPattern(r"^\s*[-*]\s+\*\*([^*]+?)\*\*\s*:?\s*((?:.*\S)?)\s*$")
 
 
 def parse_report(source: Source, path: str = "") -> ReportMeta:

@@ -15,13 +15,23 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_pattern import LazyPattern
+
 _MAX_DEPTH = 8
 """Nested lists deeper than this are left to markdown-it (it stops nesting at 10)."""
 
 _NOT_COVERED = re.compile(r"^ *(?:(?:[-*+]|[0-9]{1,9}[.)]) +)*[<>]", re.M)
 """A line whose first character past indentation and list markers could open an HTML block
 or a block quote."""
-_REFERENCE = re.compile(r"^ *(?:(?:[-*+]|[0-9]{1,9}[.)]) +)*\[", re.M)
+_REFERENCE = LazyPattern(r"^ *(?:(?:[-*+]|[0-9]{1,9}[.)]) +)*\[", re.M)
+"""A line that could open a link reference definition: looked for only in a document
+holding a `]:`, which few do."""
+
+
+_LIST_STARTS = frozenset("*-+0123456789")
+_OPENERS = frozenset("`~*-_+#0123456789")
+"""The first characters of a fence, thematic break, list item or heading: a paragraph line
+starting with another cannot end the paragraph."""
 
 
 class _Fallback(Exception):
@@ -92,9 +102,15 @@ class _Blocks:
                 break
             if self.ind[line] < self.blk:
                 break
-            if not (self._code_block(line, end) or self._fence(line, end, False)
-                    or self._hr(line, False) or self._list(line, end, False)
-                    or self._heading(line, False) or self._lheading(line, end)):
+            # markdown-it's rules in its order, each tried only on a line starting with a
+            # character it can start with (the rest it would refuse on that character).
+            ch = self._ch(line, self.ind[line])
+            if not ((self._code(line) and self._code_block(line, end))
+                    or (ch in "`~" and self._fence(line, end, False))
+                    or (ch in "*-_" and self._hr(line, False))
+                    or (ch in _LIST_STARTS and self._list(line, end, False))
+                    or (ch == "#" and self._heading(line, False))
+                    or self._lheading(line, end)):
                 self._paragraph(line)
             line = self.line
             if line < end and self._empty(line):
@@ -194,6 +210,10 @@ class _Blocks:
         return True
 
     def _terminates_paragraph(self, line: int, end: int) -> bool:
+        # Each of the four rules first reads the character at the line's indentation: a
+        # line starting with none of theirs (most prose) is not tried.
+        if self._ch(line, self.ind[line]) not in _OPENERS:
+            return False
         return (self._fence(line, end, True) or self._hr(line, True)
                 or self._list(line, end, True) or self._heading(line, True))
 

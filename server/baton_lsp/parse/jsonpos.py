@@ -13,7 +13,7 @@ import contextlib
 import json
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..model.base import Range
 
@@ -24,8 +24,10 @@ _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"', re.DOTALL)
 _SCALAR = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
+    """Where a value (and its key, in an object) sits; a named tuple, not a dataclass, whose
+    methods would be compiled at import."""
+
     key_start: int | None
     key_end: int | None
     start: int
@@ -129,9 +131,10 @@ class Positions:
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self.starts.append(i + 1)
+        at = text.find("\n")
+        while at >= 0:  # one step per line, not per character (a registry is large)
+            self.starts.append(at + 1)
+            at = text.find("\n", at + 1)
         self.spans = locate(text)
 
     def point(self, offset: int) -> tuple[int, int]:

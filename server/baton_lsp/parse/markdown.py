@@ -18,9 +18,8 @@ import bisect
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..lazy_pattern import LazyPattern
 from .fences import fence_lines
@@ -30,8 +29,10 @@ if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
 
-@dataclass(frozen=True, slots=True)
-class Heading:
+class Heading(NamedTuple):
+    """An ATX heading. The scanner's records are named tuples, not dataclasses: a dataclass
+    compiles its methods when its module is imported, a cost every check paid for each."""
+
     level: int
     text: str
     line: int
@@ -40,8 +41,7 @@ class Heading:
     end_char: int
 
 
-@dataclass(frozen=True, slots=True)
-class Fence:
+class Fence(NamedTuple):
     start_line: int
     end_line: int
     """Line of the closing marker, or the last line of the file when unclosed."""
@@ -59,25 +59,49 @@ class Fence:
         return self.info.strip().split(" ", 1)[0].lower() if self.info.strip() else ""
 
 
-@dataclass(frozen=True, slots=True)
-class Comment:
+class Comment(NamedTuple):
     start_line: int
     end_line: int
     text: str
 
 
-@dataclass(slots=True)
 class MarkdownDoc:
-    """The block skeleton of a markdown file plus a per-line mask of opaque lines."""
+    """The block skeleton of a markdown file plus a per-line mask of opaque lines.
 
-    source: Source
-    headings: list[Heading] = field(default_factory=list)
-    fences: list[Fence] = field(default_factory=list)
-    comments: list[Comment] = field(default_factory=list)
-    opaque: list[bool] = field(default_factory=list)
-    """True for lines inside fences or HTML blocks: no structure may be read from them."""
-    frontmatter_end: int = -1
-    """Line of the closing `---` of YAML front matter, or -1 when there is none."""
+    Written out rather than a dataclass (see `Heading`): the fields, `__eq__` and
+    `__repr__` a `@dataclass(slots=True)` would make."""
+
+    __slots__ = ("comments", "fences", "frontmatter_end", "headings", "opaque", "source")
+
+    def __init__(self, source: Source, headings: list[Heading] | None = None,
+                 fences: list[Fence] | None = None, comments: list[Comment] | None = None,
+                 opaque: list[bool] | None = None, frontmatter_end: int = -1) -> None:
+        self.source = source
+        self.headings: list[Heading] = [] if headings is None else headings
+        self.fences: list[Fence] = [] if fences is None else fences
+        self.comments: list[Comment] = [] if comments is None else comments
+        self.opaque: list[bool] = [] if opaque is None else opaque
+        """True for lines inside fences or HTML blocks: no structure may be read from
+        them."""
+        self.frontmatter_end = frontmatter_end
+        """Line of the closing `---` of YAML front matter, or -1 when there is none."""
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.source, self.headings, self.fences, self.comments, self.opaque,
+                self.frontmatter_end)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, MarkdownDoc)
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return (f"MarkdownDoc(source={self.source!r}, headings={self.headings!r}, "
+                f"fences={self.fences!r}, comments={self.comments!r}, "
+                f"opaque={self.opaque!r}, frontmatter_end={self.frontmatter_end!r})")
 
     @property
     def lines(self) -> list[str]:
@@ -195,12 +219,14 @@ def _scan_blocks(doc: MarkdownDoc, start: int) -> None:
             fence = _fence_opener(rest) if first in _FENCE_CHARS else None
             if fence is not None:
                 marker, length, info = fence
+                run = marker * length
                 j, closed = i + 1, False
                 while j < end:
-                    close = lines[j].lstrip(" \t")
-                    if close[:length] == marker * length and not close.lstrip(marker).strip():
-                        closed = True
-                        break
+                    if run in lines[j]:  # else it cannot close the fence: no need to strip it
+                        close = lines[j].lstrip(" \t")
+                        if close[:length] == run and not close.lstrip(marker).strip():
+                            closed = True
+                            break
                     j += 1
                 stop = j + 1 if closed else end
                 doc.fences.append(Fence(i, min(stop - 1 if stop > i else i, len(lines) - 1),
@@ -246,8 +272,7 @@ a programming language does not hold fences; a fence line inside it with an info
 means its author forgot to close it."""
 
 
-@dataclass(frozen=True, slots=True)
-class AuthoredFence:
+class AuthoredFence(NamedTuple):
     """A fence as its author nested it, which CommonMark may pair differently."""
 
     start_line: int

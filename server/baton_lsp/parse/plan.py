@@ -540,8 +540,9 @@ def _groups(ids: Iterable[str]) -> set[str]:
 def _fill_phase(phase: Phase, md: MarkdownDoc, start: int, stop: int, first: int) -> None:
     """`first`: the index in `md.headings` of the first heading after the phase's own."""
     lines, opaque = md.lines, md.opaque
+    # Blank lines left out: no task, dependency, status or link line is blank.
     cleaned = [(no, blank_code_spans(lines[no])) for no in range(start, min(stop, len(lines)))
-               if not opaque[no]]
+               if not opaque[no] and not lines[no].isspace() and lines[no]]
     phase.tasks = _tasks(cleaned)
     # A phase's own dependency and status lines sit in its first part, unindented: lines
     # under a sub-heading (`### Phase 8a`, `#### Theorem 3`) or nested in a task list belong

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..lazy_pattern import LazyPattern
 
@@ -29,11 +28,29 @@ _PLAIN_DQ = re.compile(r"[^\\$`\"]+")
 """Characters inside double quotes that open or close nothing."""
 
 
-@dataclass(slots=True)
 class BashLine:
-    text: str
-    classes: str
-    """One class character per character of `text`."""
+    """A line of a bash block and the class of each of its characters.
+
+    Written out rather than a dataclass (nor is `BlockClass` one): a dataclass compiles its
+    methods when its module is imported, which every check paid for."""
+
+    __slots__ = ("classes", "text")
+
+    def __init__(self, text: str, classes: str) -> None:
+        self.text = text
+        self.classes = classes
+        """One class character per character of `text`."""
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, BashLine)
+        return (self.text, self.classes) == (other.text, other.classes)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        return f"BashLine(text={self.text!r}, classes={self.classes!r})"
 
     def is_code(self, i: int) -> bool:
         return self.classes[i] == CODE
@@ -82,7 +99,11 @@ def lex_bash(content: str) -> list[BashLine]:
             if run is not None:
                 classes.append((DQ if top == "q" else CODE) * (run.end() - i))
                 i = run.end()
-                continue
+                if i >= n:
+                    break
+                # The run stopped at a character that opens or closes something (else it
+                # would have gone on): read it now, in the same context, rather than try
+                # the run's pattern on it again only to fail.
             ch = text[i]
             quoted = top in ("q", "{")
             here = DQ if quoted else CODE
@@ -149,8 +170,7 @@ SCRIPT, EMPTY, TEMPLATE, PSEUDO_CODE, TRANSCRIPT, PATH_LIST, FRAGMENT = (
     "script", "empty", "template", "pseudo-code", "transcript", "path list", "fragment")
 
 
-@dataclass(frozen=True, slots=True)
-class BlockClass:
+class BlockClass(NamedTuple):
     """What a ```bash block holds; `line` (0-based, in the block) is the evidence."""
 
     kind: str
@@ -204,6 +224,8 @@ _PSEUDO_KEYWORD_RE = re.compile(
     r"^(?:IF|ELSE(?:\s+IF)?|ELIF|THEN|FOR(?:\s+EACH)?|FOREACH|WHILE|UNTIL|OTHERWISE"
     r"|END\s*IF)(?=[\s:]|$)(?!\s*[\[(!])")
 """Upper-case control words opening a line; `IF [ -f x ]; then` is a script's typo, kept."""
+_PSEUDO_KEYWORD_FIRST = frozenset("IETFWUO")
+"""The letters `_PSEUDO_KEYWORD_RE` can match first."""
 _ARROWS = "→⇒←"
 _ARROW_RE = re.compile(f"[{_ARROWS}]")
 _OUTPUT_GLYPH_RE = re.compile(r"^[✓✔✕✗×•●▶→├└│✅❌]")
@@ -213,6 +235,8 @@ _OUTPUT_LINE_RE = re.compile(
     r"|\d+\s+tests?\s+(?:passed|failed)\b"
     r"|\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?$"                # table separator row
     r"|={3,}$|-{3,}$)")                                           # rules under a heading
+_OUTPUT_FIRST = frozenset("PFT|:-=✓✔✕✗×•●▶→├└│✅❌")
+"""What `_OUTPUT_GLYPH_RE` or `_OUTPUT_LINE_RE` can match first, digits aside."""
 _PROSE_RE = re.compile(
     r"^(?:[-*+]\s+(?!-)[\w`\"'(\[]"                    # `- Scan the root`: a markdown bullet
     r"|\d+[.)]\s+[A-Z][a-z]"                            # `1. Scan the root`
@@ -224,6 +248,10 @@ _CRON_RE = LazyPattern(r"^\s*(?:@(?:reboot|yearly|annually|monthly|weekly|daily|
 _LOOP_WORDS = frozenset({"do", "done", "continue", "break"})
 _PREFIX_WORDS = frozenset({"then", "else", "do", "!", "if", "elif", "while", "until", "time"})
 _LOOP_KEYWORDS = frozenset({"while", "until", "for", "select"})
+_LOOP_SCAN_WORD_RE = re.compile(
+    "|".join(sorted(map(re.escape, _LOOP_WORDS | _PREFIX_WORDS | _LOOP_KEYWORDS))))
+"""Any word `_scan_loop_words` acts on, anywhere in a line: a line holding none changes
+nothing in the scan."""
 _FUNCTION_RE = re.compile(r"^\s*(?:function\s+[\w:.-]+|[\w:.-]+\s*\(\s*\))")
 
 
@@ -281,6 +309,8 @@ def _code_only(line: BashLine) -> str:
     classes = line.classes
     if CODE not in classes:
         return " " * len(classes)
+    if not classes.strip(CODE):  # all code (no quotes, no comment): the line itself
+        return line.text
     return "".join(line.text[m.start():m.end()] if classes[m.start()] == CODE
                    else " " * (m.end() - m.start()) for m in _CLASS_RUNS.finditer(classes))
 
@@ -315,6 +345,8 @@ def _scan_loop_words(lines: Sequence[BashLine]) -> tuple[int, str] | None:
     depth = 0
     headers = 0  # loop keywords still waiting for their `do`
     for no, code in enumerate(codes):
+        if not _LOOP_SCAN_WORD_RE.search(code):
+            continue  # no segment of it starts with a word the scan reads
         for segment in _SEGMENT_RE.split(code):
             words = segment.split()
             while words and words[0] in _PREFIX_WORDS and words[0] not in _LOOP_WORDS:
@@ -357,10 +389,14 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
         no = next(i for i, line in enumerate(lines) if line.text.strip())
         return BlockClass(PSEUDO_CODE, no, f"the block opens with `{first[:40]}`")
     # Each pattern below is tried only where the characters it must match are (`(` for a
-    # call, a final `:` for Python): the passes run on every code line of every block.
+    # call, a final `:` for Python, the characters a keyword, prompt, output or prose line
+    # can start with): the passes run on every code line of every block, and the first
+    # evidence found in this order is the one reported.
+    # (no, line, the code from its first character, the same without trailing blanks)
+    codes = [(no, line, rest, rest.rstrip())
+             for no, line, col in code_lines for rest in (line.text[col:],)]
     controls: list[int] = []
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
+    for no, _, _, text in codes:
         if "(" in text or "{" in text:
             if _TOOL_CALL_RE.match(text):
                 return BlockClass(PSEUDO_CODE, no,
@@ -376,24 +412,23 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
     if len(controls) >= 2:
         text = lines[controls[0]].text.strip()
         return BlockClass(PSEUDO_CODE, controls[0], f"Python-like `{text[:40]}`")
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
-        if _PSEUDO_KEYWORD_RE.match(text) and not re.search(r";\s*(?:then|do)\b", text):
+    for no, line, _, text in codes:
+        if text[:1] in _PSEUDO_KEYWORD_FIRST and _PSEUDO_KEYWORD_RE.match(text) \
+                and not re.search(r";\s*(?:then|do)\b", text):
             return BlockClass(PSEUDO_CODE, no, f"the upper-case keyword line `{text[:40]}`")
         if _ARROW_RE.search(text) and not _ECHO_RE.match(text) and any(
                 ch in _ARROWS and cls == CODE
                 for ch, cls in zip(line.text, line.classes, strict=True)):
             return BlockClass(PSEUDO_CODE, no, f"an arrow outside quotes in `{text[:40]}`")
-    for no, line, col in code_lines:
-        rest = line.text[col:]
-        if _PROMPT_RE.match(rest):
+    for no, _, rest, _ in codes:
+        if (rest[0] in "$(" or "@" in rest or ">" in rest or "=#" in rest) \
+                and _PROMPT_RE.match(rest):
             return BlockClass(TRANSCRIPT, no, f"a shell prompt `{rest[:30]}`")
         if rest.startswith("!") and _BANG_MODE_RE.match(rest):
             return BlockClass(TRANSCRIPT, no, f"a Claude Code `!` bash-mode line `{rest[:30]}`")
         if rest[:1].isupper() and _HTTP_RE.match(rest):
             return BlockClass(TRANSCRIPT, no, f"an HTTP request `{rest[:30]}`")
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
+    for no, line, _, text in codes:
         if text.startswith("/") and _SLASH_USAGE_RE.match(text):
             return BlockClass(TEMPLATE, no, f"slash-command usage `{text[:40]}`")
         if text in _ELLIPSIS_LINES:
@@ -412,13 +447,15 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
                                        for ch in "*?├└│")):
         # One bare path alone is more likely a script being run (`./test.sh`) than a list.
         return BlockClass(PATH_LIST, code_lines[0][0], "only paths or globs, no command")
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
-        if _OUTPUT_GLYPH_RE.match(text) or _OUTPUT_LINE_RE.match(text):
+    for no, _, _, text in codes:
+        c = text[:1]
+        if (c in _OUTPUT_FIRST or c.isdigit()) and (_OUTPUT_GLYPH_RE.match(text)
+                                                     or _OUTPUT_LINE_RE.match(text)):
             return BlockClass(TRANSCRIPT, no, f"printed output `{text[:40]}`")
-    for no, line, col in code_lines:
-        text = line.text[col:].rstrip()
-        if _PROSE_RE.match(text) and "=" not in text.split(":", 1)[0]:
+    for no, _, _, text in codes:
+        c = text[:1]
+        if (c in "-*+" or c.isdigit() or "A" <= c <= "Z") and _PROSE_RE.match(text) \
+                and "=" not in text.split(":", 1)[0]:
             return BlockClass(PSEUDO_CODE, no, f"markdown prose `{text[:40]}`")
     loose = _loose_loop_word(lines)
     if loose is not None:

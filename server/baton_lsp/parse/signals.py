@@ -19,10 +19,16 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_pattern import LazyPattern
+
 SIGNAL_SUFFIXES = ("CREATED", "COMPLETE", "REVISED", "GENERATED", "READY", "FAILED", "UPDATED")
 """The completion suffixes: `DOCUMENTATION_UPDATED: [files]` is seed 000's document agent."""
 SIGNAL_WORDS = ("TASK_ERROR", "ERROR_CONTEXT", "PROGRESS", "COMMIT_MESSAGE")
 """Signals that are whole words rather than `<SUBJECT>_<SUFFIX>`."""
+
+SIGNAL_WORD_ALONE = "PROGRESS:"
+"""The one signal, as `SIGNAL_RE` matches it, whose name holds no `_`: a line holding
+neither holds no signal (`tests/parse/test_signals.py` keeps the two in step)."""
 
 SIGNAL_NAME = (rf"(?:[A-Z][A-Z0-9]*_)+(?:{'|'.join(SIGNAL_SUFFIXES)})"
                rf"|{'|'.join(SIGNAL_WORDS)}")
@@ -31,7 +37,7 @@ SIGNAL_NAME = (rf"(?:[A-Z][A-Z0-9]*_)+(?:{'|'.join(SIGNAL_SUFFIXES)})"
 SIGNAL_RE = re.compile(rf"\b({SIGNAL_NAME}):")
 """A signal anywhere in a document line; group 1 is its name."""
 
-SIGNAL_LINE_RE = re.compile(
+SIGNAL_LINE_RE = LazyPattern(
     rf"^\s*(?:[-*>]\s*)?(?:\*\*)?({SIGNAL_NAME})(?:\*\*)?:\s?(.*)$")
 """A line an agent prints that is a signal; group 1 the name, group 2 the value."""
 

@@ -7,7 +7,7 @@ parser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..lazy_pattern import LazyPattern
 
@@ -26,9 +26,11 @@ class UnreadableError(Exception):
     """The input cannot be treated as text; the message says why, for a user."""
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
-    """Decoded text split into lines (without terminators) for positional parsing."""
+class Source(NamedTuple):
+    """Decoded text split into lines (without terminators) for positional parsing.
+
+    A named tuple, not a dataclass: a dataclass compiles its methods at import, which
+    every check paid for."""
 
     text: str
     lines: list[str]

@@ -509,7 +509,8 @@ def task_unknown_subagent(doc: CommandFile | AgentFile, ctx: RuleContext) -> Ite
     ("Agent type '…' not found"), so the step never runs. Names are matched to agents' `name`
     front matter and file names. Not checked: plugin agents (`plugin:agent`), placeholders
     and workspaces with no agent at all (the agents then live in the user's `~/.claude/`).
-    Fix: correct the name (a close agent name is suggested) or add the agent.
+    Fix: correct the name (a close agent name is suggested) or add the agent (in an editor,
+    the *Create agent* quick fix writes a new agent file from a template).
 
     Reported:
 

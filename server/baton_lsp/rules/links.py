@@ -125,7 +125,7 @@ def broken_link_claude(doc: AgentFile | CommandFile | ContextFile,
     code, web links, anchors and placeholder targets (`path`, `NNN_x.md`, `{name}.md`,
     `<file>.md`) are not checked. When the file exists elsewhere (a skill's
     `../../templates/x.md` is one folder off) the message says where. Fix: correct the path
-    or restore the file.
+    or restore the file (in an editor, the *Create* quick fix writes it, with a title).
 
     Reported:
 

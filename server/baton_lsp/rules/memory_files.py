@@ -82,7 +82,8 @@ def import_missing(doc: MemoryFile, ctx: RuleContext) -> Iterator[Finding]:
     for an npm package, not an import.
 
     Fix: write the path relative to the importing file (`@rules/x.md` in `.claude/CLAUDE.md`)
-    or create the file; end a sentence with a space before the period.
+    or create the file (in an editor, the *Create* quick fix writes it, with a title); end
+    a sentence with a space before the period.
 
     Reported:
 

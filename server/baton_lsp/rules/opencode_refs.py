@@ -186,7 +186,8 @@ def command_unknown_agent(doc: OpenCodeCommand, ctx: RuleContext) -> Iterator[Fi
     in the user's global configuration are not visible here; name them in the project if the
     command must work for everyone.
 
-    Fix: correct the name, or add the agent.
+    Fix: correct the name, or add the agent (in an editor, the *Create agent* quick fix
+    writes a new `.opencode/agent/` file from a template).
 
     Reported:
 
@@ -303,7 +304,8 @@ def unknown_subagent(doc: OpenCodeAgent | OpenCodeCommand,
     section and OpenCode's own (`general`, `explore`, …). Only quoted names are read
     (`subagent_type="planner-agent"`); placeholders are left alone.
 
-    Fix: correct the name, or add the agent.
+    Fix: correct the name, or add the agent (in an editor, the *Create agent* quick fix
+    writes a new `.opencode/agent/` file from a template).
 
     Reported:
 

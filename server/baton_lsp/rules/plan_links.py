@@ -26,7 +26,8 @@ def broken_link(plan: Plan, ctx: RuleContext) -> Iterator[Finding]:
     paths from another machine that contain `/.claude/` are re-rooted at this workspace.
     Web links and anchors are not checked, nor placeholder targets (a bare word such as
     `path` or `url`, with no `.` or `/`; `NNN_previous.md`, `{topic}/plan.md`, `*.md`,
-    which templates and examples use). Fix: correct the path or restore the file.
+    which templates and examples use). Fix: correct the path or restore the file (in an
+    editor, the *Create* quick fix writes it, with a title).
 
     Reported:
 

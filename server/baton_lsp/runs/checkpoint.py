@@ -18,7 +18,6 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
@@ -48,35 +47,68 @@ if TYPE_CHECKING:
     AnyCheckpoint = Checkpoint | IterationCheckpoint | SupervisorCheckpoint
 
 
-@dataclass
-class LoadedCheckpoint:
+class _Record:
+    """`__eq__` and `__repr__` over `_FIELDS`, as a `@dataclass` makes them. The records
+    below are written out rather than dataclasses: a dataclass compiles its methods with
+    `exec` when the module is imported, which every check of a checkpoint paid for."""
+
+    _FIELDS: tuple[str, ...] = ()
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclasses were
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"{type(self).__name__}({shown})"
+
+
+_READING = ("path", "kind", "source_version", "effective_version", "original", "data",
+            "checkpoint", "steps", "notes")
+
+
+class LoadedCheckpoint(_Record):
     """A checkpoint as read, and its migrated canonical form.
 
     `source_version` is what the file declares (absent = "1.0"); `effective_version` is where
     the chain really started, which differs for the 2.x quirk files (see `notes`).
     """
 
-    path: Path | None
-    kind: CheckpointKind
-    source_version: str | None
-    effective_version: str | None
-    original: dict[str, Any]
-    data: dict[str, Any]
-    checkpoint: AnyCheckpoint
-    steps: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    _FIELDS = _READING
+
+    def __init__(self, path: Path | None, kind: CheckpointKind, source_version: str | None,
+                 effective_version: str | None, original: dict[str, Any],
+                 data: dict[str, Any], checkpoint: AnyCheckpoint,
+                 steps: list[str] | None = None, notes: list[str] | None = None) -> None:
+        self.path = path
+        self.kind = kind
+        self.source_version = source_version
+        self.effective_version = effective_version
+        self.original = original
+        self.data = data
+        self.checkpoint = checkpoint
+        self.steps: list[str] = [] if steps is None else steps
+        self.notes: list[str] = [] if notes is None else notes
 
     @property
     def migrated(self) -> bool:
         return bool(self.steps)
 
 
-@dataclass
-class MigrationResult:
-    loaded: LoadedCheckpoint
-    target: Path
-    backup: Path | None
-    written: bool
+class MigrationResult(_Record):
+    """What `migrate_file` did: the reading, the file, its backup, whether it was written."""
+
+    _FIELDS = ("loaded", "target", "backup", "written")
+
+    def __init__(self, loaded: LoadedCheckpoint, target: Path, backup: Path | None,
+                 written: bool) -> None:
+        self.loaded = loaded
+        self.target = target
+        self.backup = backup
+        self.written = written
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -571,20 +603,25 @@ class DataFacts:
         return DataFacts({**self.data, "created_at": value})
 
 
-@dataclass
-class CheckedCheckpoint:
+class CheckedCheckpoint(_Record):
     """`LoadedCheckpoint` for a document `conforms` vouched for: the same reading, with
     `DataFacts` where the model would be."""
 
-    path: Path | None
-    kind: CheckpointKind
-    source_version: str | None
-    effective_version: str | None
-    original: dict[str, object]
-    data: dict[str, object]
-    checkpoint: DataFacts
-    steps: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    _FIELDS = _READING
+
+    def __init__(self, path: Path | None, kind: CheckpointKind, source_version: str | None,
+                 effective_version: str | None, original: dict[str, object],
+                 data: dict[str, object], checkpoint: DataFacts,
+                 steps: list[str] | None = None, notes: list[str] | None = None) -> None:
+        self.path = path
+        self.kind = kind
+        self.source_version = source_version
+        self.effective_version = effective_version
+        self.original = original
+        self.data = data
+        self.checkpoint = checkpoint
+        self.steps: list[str] = [] if steps is None else steps
+        self.notes: list[str] = [] if notes is None else notes
 
 
 VERSION_MODEL_NAMES = {"1.0": "CheckpointV10", "1.1": "CheckpointV11", "1.2": "CheckpointV12",

@@ -47,6 +47,9 @@ class PhaseGit(_Open):
     """The branch the phase is merged into (None: a detached HEAD)."""
     top: str | None = None
     """The repository's top level (the paths above are relative to it)."""
+    shipped: dict[str, str] | None = None
+    """The bundle a worker on another machine returned for the phase ({bundle, key}):
+    where it is kept, so a resume lands the same work again."""
 
 
 class StepRecord(_Open):
@@ -81,10 +84,48 @@ class StepRecord(_Open):
     """The Dask worker that ran its last attempt (`executor = "dask"`); None: this machine."""
     workers: dict[str, str] | None = None
     """{attempt: the Dask worker's address} of every attempt a worker ran."""
+    process_ms: float | None = None
+    """The last attempt's agent process wall time (the step's `duration_ms` adds Baton's
+    launch and wait around it)."""
+    notes: list[str] | None = None
+    """What the run said once about the step (a model without a price for the budget)."""
+    attempt_usage: list[dict[str, object]] | None = None
+    """Per attempt what it cost ({attempt, ended, and the usage keys}): failed attempts
+    are paid for too, and `usage` is their sum."""
+    kept: str | None = None
+    """Why the step is done without its agent being run again (the work an agent left
+    before the engine that launched it stopped)."""
+    topic: str | None = None
+    """The research topic of a report a supervisor agent wrote (`via`)."""
+    invocations: list[dict[str, str]] | None = None
+    """The research coordinator's checked invocation plan ({topic, report_path})."""
+    classification: dict[str, object] | None = None
+    """The classifier agent's answer (`classify`), kept so a resume need not ask again."""
+    exit_code: int | None = None
+    """The test command's exit code (a `test.N` step)."""
+    passed: bool | None = None
+    """The test command passed: exit code 0, not timed out (a `test.N` step)."""
+    command: list[str] | None = None
+    """The test command run (a `test.N` step)."""
 
     @property
     def done(self) -> bool:
         return self.status == StepStatus.DONE
+
+
+def unset(model: BaseModel, *names: str) -> None:
+    """Take fields off a record as `dict.pop` took keys off the old dicts: each goes back
+    to its default and out of `model_fields_set`, so an `exclude_unset` dump leaves it out
+    (an unknown key a foreign record brought is dropped). A name the model does not know
+    and does not hold is ignored, as `pop(key, None)` was."""
+    fields = type(model).model_fields
+    extra = model.__pydantic_extra__
+    for name in names:
+        if name in fields:
+            setattr(model, name, fields[name].get_default(call_default_factory=True))
+            model.__pydantic_fields_set__.discard(name)
+        elif extra is not None:
+            extra.pop(name, None)
 
 
 class RequestRecord(_Open):

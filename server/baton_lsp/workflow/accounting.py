@@ -14,12 +14,14 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.config import ModelPrice, WorkflowSettings
-from ..model.states import StepStatus
 from ..runs import confine
 from ..runs.record import ContextRow, ContextTotals, UsageTotals
+
+if TYPE_CHECKING:  # the editor's lenses import this module for `format_usage` alone
+    from ..runs.record import StepRecord
 
 
 def tokens(chars: int) -> int:
@@ -76,14 +78,14 @@ def reduction_text(row: ContextRow, noun: str = "") -> str:
             f"the {row.artifact_tokens} tokens of the artifacts")
 
 
-def aggregate(steps: dict[str, dict[str, Any]]) -> ContextTotals:
+def aggregate(steps: Mapping[str, StepRecord]) -> ContextTotals:
     """Per-state and whole-workflow totals over the steps that carry a `context` record."""
     by_state: dict[str, list[int]] = {}
     for step in steps.values():
-        ctx = step.get("context")
-        if not ctx or step.get("status") != StepStatus.DONE:
+        ctx = step.context
+        if not ctx or not step.done:
             continue
-        acc = by_state.setdefault(step.get("state", "?"), [0, 0, 0])
+        acc = by_state.setdefault(_state(step), [0, 0, 0])
         acc[0] += int(ctx.get("passed_chars", 0))
         acc[1] += int(ctx.get("artifact_chars", 0))
         acc[2] += 1
@@ -94,24 +96,29 @@ def aggregate(steps: dict[str, dict[str, Any]]) -> ContextTotals:
     return ContextTotals(states=states, total=_row(total_p, total_f, total_n))
 
 
-def phase_data(steps: dict[str, dict[str, Any]], state: str, duration_ms: int
+def _state(step: StepRecord) -> str:
+    """The step's state, "?" for a record that does not say (as the dicts' default was)."""
+    return step.state if "state" in step.model_fields_set else "?"
+
+
+def phase_data(steps: Mapping[str, StepRecord], state: str, duration_ms: int
                ) -> dict[str, Any]:
     """Seed 001's `phase_data.<state>` from what the engine measured: the artifacts the
     state's finished steps created (its own scratch files, named with a leading dot, left
     out), the tokens those steps passed up into the orchestrator's context (metadata and
     signals, the seeds' context usage) and the state's wall time, summed over resumes.
     `agent_tokens` adds what the agent CLIs reported using, when they did."""
-    mine = [s for s in steps.values() if s.get("state") == state]
-    done = [s for s in mine if s.get("status") == StepStatus.DONE]
+    mine = [s for s in steps.values() if "state" in s.model_fields_set and s.state == state]
+    done = [s for s in mine if s.done]
     out: dict[str, Any] = {
-        "reports_created": [str(s["artifact"]) for s in done if s.get("artifact")
-                            and not Path(str(s["artifact"])).name.startswith(".")],
-        "context_usage_tokens": sum(int((s.get("context") or {}).get("passed_tokens", 0))
+        "reports_created": [s.artifact for s in done if s.artifact
+                            and not Path(s.artifact).name.startswith(".")],
+        "context_usage_tokens": sum(int((s.context or {}).get("passed_tokens", 0))
                                     for s in done),
         "duration_ms": duration_ms}
     used: dict[str, Any] = {}
     for s in mine:
-        used = add_usage(used, s.get("usage"))
+        used = add_usage(used, s.usage)
     if used:
         out["agent_tokens"] = tokens_of(used)
     return out
@@ -147,15 +154,15 @@ def tokens_of(usage: Mapping[str, Any] | None) -> int:
     return int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
 
 
-def usage_totals(steps: dict[str, dict[str, Any]]) -> UsageTotals:
+def usage_totals(steps: Mapping[str, StepRecord]) -> UsageTotals:
     """Per-state and whole-workflow usage over every step that reported any."""
     states: dict[str, dict[str, Any]] = {}
     total: dict[str, Any] = {}
     for step in steps.values():
-        usage = step.get("usage")
+        usage = step.usage
         if not usage:
             continue
-        state = str(step.get("state", "?"))
+        state = _state(step)
         states[state] = add_usage(states.get(state), usage)
         total = add_usage(total, usage)
     return UsageTotals(states=states, total=total)

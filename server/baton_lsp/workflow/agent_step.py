@@ -18,6 +18,7 @@ from typing import IO, Any
 from ..model.states import State, StepStatus
 from ..runs import confine
 from ..runs.digest import sha256_file
+from ..runs.record import StepRecord, unset
 from ..runs.records import utc_now
 from ..terminal import terminal_safe
 from . import accounting, otlp
@@ -60,9 +61,10 @@ class StepSpec:
     verify: Verify | None = None
     metadata: Callable[[Path], dict[str, Any]] | None = None
     saved_as: str | None = None
-    fields: Callable[[], dict[str, Any]] | None = None
-    """What the handler learnt from the agent (its parsed answer), stored on the step in
-    the same checkpoint that records it done: a resume that skips the step still has it."""
+    fields: Callable[[StepRecord], None] | None = None
+    """Sets on the step what the handler learnt from the agent (its parsed answer, a
+    phase's git record), stored in the same checkpoint that records it done: a resume that
+    skips the step still has it. Called before the step is marked done; it may fail it."""
     cwd: Path | None = None
     """The agent's working directory (default: the workspace; a phase's own worktree)."""
     extra_dirs: tuple[Path, ...] = ()
@@ -119,9 +121,10 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
     kept = _finished_unrecorded(run, spec, artifact)
     if kept is not None:
         return kept
-    step = run.steps[sid] = {"state": spec.state.value, "role": spec.role,
-                             "status": StepStatus.RUNNING, "attempts": 0, "artifact": str(artifact),
-                             "inputs": spec.inputs, "started_at": utc_now()}
+    step = run.steps[sid] = StepRecord(state=spec.state.value, role=spec.role,
+                                       status=StepStatus.RUNNING, attempts=0,
+                                       artifact=str(artifact), inputs=spec.inputs,
+                                       started_at=utc_now())
     assert run.store is not None
     log_dir = run.store.dir / "logs"
     attempts = run.settings.attempts
@@ -133,9 +136,9 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
         if over is not None:
             last = StepFailure(sid, FATAL, over, "execution_error", {"reason": "budget_exceeded"})
             run.record_failure(step, last)
-            step["status"] = StepStatus.FAILED
+            step.status = StepStatus.FAILED
             raise last
-        step["attempts"] = attempt
+        step.attempts = attempt
         reader = SignalReader()
         try:
             with confine.open_new(run.root, log_dir / f"{sid}.attempt-{attempt}.log") as fd, \
@@ -144,7 +147,7 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                                                               attempt, reader, log_file)
         except WorkerLost as exc:  # the cluster's fault: Baton's own attempts retry it
             if exc.worker is not None:
-                step.setdefault("workers", {})[str(attempt)] = exc.worker
+                step.workers = {**(step.workers or {}), str(attempt): exc.worker}
             last = StepFailure(sid, TRANSIENT, str(exc), "execution_error",
                                {"worker_lost": True, **({"worker": exc.worker}
                                                         if exc.worker else {})})
@@ -167,7 +170,7 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
                              updated_files(run.root, reader, spec.listed_by))
             except StepFailure as exc:  # what the handler does with the result failed
                 run.record_failure(step, exc)
-                step["status"] = StepStatus.FAILED
+                step.status = StepStatus.FAILED
                 raise
             run.launched.pop(sid, None)  # recorded: the checkpoint says what it did
             return reader
@@ -179,14 +182,14 @@ async def agent_step(run: Run, spec: StepSpec) -> SignalReader | None:
         run.say(f"[{sid}] {last.message}; retrying in {delay:.1f} s")
         await run.sleep(delay)
     assert last is not None
-    step["status"] = StepStatus.FAILED
+    step.status = StepStatus.FAILED
     run.emit("step", step=sid, state=spec.state.value, status=StepStatus.FAILED,
-             attempt=step["attempts"], failure=last.failure, message=last.message,
+             attempt=step.attempts, failure=last.failure, message=last.message,
              artifact=str(artifact), context=last.context)
     raise last
 
 
-async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
+async def _attempt(run: Run, spec: StepSpec, step: StepRecord, artifact: Path,
                    attempt: int, reader: SignalReader, log_file: IO[str]
                    ) -> tuple[Runner, ProcessOutcome, RunResult | None, HopelessRetry | None]:
     """Launch one attempt and wait for it; the agent's text goes to its log and the reader,
@@ -276,7 +279,7 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
             failure = StepFailure(sid, FATAL, f"cannot launch the {runner.name} agent: {exc}",
                                   "agent_error")
             run.record_failure(step, failure)
-            step["status"] = StepStatus.FAILED
+            step.status = StepStatus.FAILED
             raise failure from None
         run.emit("step", step=sid, state=spec.state.value, status=StepStatus.RUNNING,
                  attempt=attempt, runner=runner.name, artifact=str(artifact))
@@ -313,17 +316,17 @@ async def _attempt(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Pat
             run.live_halts.pop(sid, None)
     out = executed.outcome
     if executed.worker is not None:
-        step["worker"] = executed.worker
-        step.setdefault("workers", {})[str(attempt)] = executed.worker
+        step.worker = executed.worker
+        step.workers = {**(step.workers or {}), str(attempt): executed.worker}
     for note in executed.notes:
         run.say(f"[{sid}] {note}")
-    step["duration_ms"] = int((time.monotonic() - start) * 1000)
-    step["process_ms"] = round(out.duration * 1000, 2)
+    step.duration_ms = int((time.monotonic() - start) * 1000)
+    step.process_ms = round(out.duration * 1000, 2)
     final = results[-1] if results else None
     _record_usage(run, sid, step, attempt, out, meter, final,
                   final_model[-1] if final_model else None, runner.name)
     if out.cancelled:
-        step["status"] = StepStatus.CANCELLED
+        step.status = StepStatus.CANCELLED
         raise Cancelled()
     if out.stopped and breach and not hopeless:
         raise _budget_failure(run, sid, step, breach[0])
@@ -351,7 +354,7 @@ def budget_now(run: Run, sid: str, meter: accounting.Meter | None) -> str | None
     return accounting.budget_breach(run.settings, total, turns, sid)
 
 
-def _record_usage(run: Run, sid: str, step: dict[str, Any], attempt: int,
+def _record_usage(run: Run, sid: str, step: StepRecord, attempt: int,
                   out: ProcessOutcome, meter: accounting.Meter, final: RunResult | None,
                   model: str | None, runner_name: str) -> None:
     """Record what this attempt cost on the step and in the run's totals, however it ended:
@@ -360,15 +363,16 @@ def _record_usage(run: Run, sid: str, step: dict[str, Any], attempt: int,
     usage = meter.settle(final.usage if final is not None else None, model)
     if meter.unpriced and run.settings.max_budget_usd is not None:
         note = unpriced_note(meter.unpriced, runner_name)
-        if note not in step.get("notes", []):
-            step.setdefault("notes", []).append(note)
+        if note not in (step.notes or []):
+            step.notes = [*(step.notes or []), note]
             run.say(f"[{sid}] {note}")
     if not usage:
         return
     ended = ("budget" if out.stopped else "timeout" if out.timed_out else "stalled"
              if out.stalled else "cancelled" if out.cancelled else "exit")
-    step.setdefault("attempt_usage", []).append({"attempt": attempt, "ended": ended, **usage})
-    step["usage"] = accounting.add_usage(step.get("usage"), usage)
+    step.attempt_usage = [*(step.attempt_usage or []),
+                          {"attempt": attempt, "ended": ended, **usage}]
+    step.usage = accounting.add_usage(step.usage, usage)
     run.usage = accounting.usage_totals(run.steps)
 
 
@@ -386,16 +390,16 @@ def unpriced_note(models: set[str], runner: str) -> str:
             "max-tokens and max-turns can stop its steps")
 
 
-def _budget_failure(run: Run, sid: str, step: dict[str, Any], why: str) -> StepFailure:
+def _budget_failure(run: Run, sid: str, step: StepRecord, why: str) -> StepFailure:
     """The step stopped at a budget: not retried, the workflow fails resumable (resume with a
     higher budget), like a step that may not start because the budget is spent."""
     failure = StepFailure(sid, FATAL, why, "execution_error",
-                          {"reason": "budget_exceeded", "usage": dict(step.get("usage") or {})})
+                          {"reason": "budget_exceeded", "usage": dict(step.usage or {})})
     run.record_failure(step, failure)
-    step["status"] = StepStatus.FAILED
-    run.emit("step", step=sid, state=str(step.get("state")), status=StepStatus.FAILED,
-             attempt=step.get("attempts"), failure=FATAL, message=why,
-             artifact=str(step.get("artifact")), context=failure.context)
+    step.status = StepStatus.FAILED
+    run.emit("step", step=sid, state=step.state, status=StepStatus.FAILED,
+             attempt=step.attempts, failure=FATAL, message=why,
+             artifact=str(step.artifact), context=failure.context)
     return failure
 
 
@@ -413,8 +417,8 @@ def unrecorded_work(run: Run, sid: str, artifact: Path) -> tuple[int, str] | Non
     state asks it first, to keep such a phase's worktree for it."""
     launched = run.launched.get(sid)
     prior = run.steps.get(sid)
-    if launched is None or (prior is not None and
-                            prior.get("status") not in (None, StepStatus.RUNNING)):
+    if launched is None or (prior is not None and "status" in prior.model_fields_set
+                            and prior.status != StepStatus.RUNNING):
         return None
     assert run.store is not None
     try:
@@ -438,7 +442,7 @@ def _finished_unrecorded(run: Run, spec: StepSpec, artifact: Path) -> SignalRead
     paying for the agent again. None when there is no such work."""
     sid = spec.sid
     prior = run.steps.get(sid)
-    if prior is not None and prior.get("inputs") not in (None, spec.inputs):
+    if prior is not None and "inputs" in prior.model_fields_set and prior.inputs != spec.inputs:
         return None
     found = unrecorded_work(run, sid, artifact)
     if found is None:
@@ -449,11 +453,11 @@ def _finished_unrecorded(run: Run, spec: StepSpec, artifact: Path) -> SignalRead
         reader.feed(line)
     if spec.verify is not None and spec.verify(artifact, reader) is not None:
         return None
-    step = run.steps[sid] = {"state": spec.state.value, "role": spec.role,
-                             "status": StepStatus.RUNNING, "attempts": attempt,
-                             "artifact": str(artifact), "inputs": spec.inputs,
-                             "started_at": utc_now(),
-                             "kept": "its agent finished before the engine stopped"}
+    step = run.steps[sid] = StepRecord(state=spec.state.value, role=spec.role,
+                                       status=StepStatus.RUNNING, attempts=attempt,
+                                       artifact=str(artifact), inputs=spec.inputs,
+                                       started_at=utc_now(),
+                                       kept="its agent finished before the engine stopped")
     try:
         _record_done(run, spec, step, artifact, reader, attempt)
     except StepFailure as exc:
@@ -483,25 +487,24 @@ def _listed(reader: SignalReader, signal: str | None) -> list[str]:
                               for p in listed_paths(sig.value))) if signal else []
 
 
-def _record_done(run: Run, spec: StepSpec, step: dict[str, Any], artifact: Path,
+def _record_done(run: Run, spec: StepSpec, step: StepRecord, artifact: Path,
                  reader: SignalReader, attempt: int, updated: list[Path] | None = None
                  ) -> None:
     if updated:  # the listed files passed the barrier: they are what the step made
         artifact = updated[0]
-        step.update(artifact=str(artifact), updated_files=[str(p) for p in updated])
+        step.artifact, step.updated_files = str(artifact), [str(p) for p in updated]
     meta = spec.metadata(artifact) if spec.metadata is not None else None
-    learnt = spec.fields() if spec.fields is not None else {}  # may fail: before "done"
-    step.update(status=StepStatus.DONE, finished_at=utc_now(),
-                sha256=sha256_file(artifact, run.root), size=artifact.stat().st_size,
-                signals=[f"{s.name}: {s.value}" for s in reader.signals][-20:],
-                context=accounting.step_context(reader.passed_text(), meta, artifact))
+    if spec.fields is not None:
+        spec.fields(step)  # may fail: before "done"
+    step.status, step.finished_at = StepStatus.DONE, utc_now()
+    step.sha256, step.size = sha256_file(artifact, run.root), artifact.stat().st_size
+    step.signals = [f"{s.name}: {s.value}" for s in reader.signals][-20:]
+    step.context = accounting.step_context(reader.passed_text(), meta, artifact)
     if meta is not None:
-        step["metadata"] = meta
+        step.metadata = meta
     if reader.fields:
-        step["brief"] = dict(reader.fields)
-    step.update(learnt)
-    step.pop("failure", None)
-    step.pop("message", None)
+        step.brief = dict(reader.fields)
+    unset(step, "failure", "message")
     run.context = accounting.aggregate(run.steps)
     # durable now, not when the state ends: a parallel sibling may still be running when
     # the engine dies, and this paid-for step must not run again

@@ -493,7 +493,8 @@ class Engine(Run):
         counts[state] = counts.get(state, 0) + 1
         self.state_failures = counts
         unrecorded: StoreFailure | None = None
-        if self.steps.get(exc.step_id, {}).get("status") != StepStatus.FAILED:
+        failed = self.steps.get(exc.step_id)
+        if failed is None or failed.status != StepStatus.FAILED:
             with contextlib.suppress(StoreFailure):  # step failures were logged already
                 self.log_error("sm_transition" if exc.error_type == "state_error" else
                                exc.step_id, exc.error_type, exc.message,

@@ -29,7 +29,7 @@ import shutil
 import stat
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from ..model.states import PhaseMode, PhaseStatus
 from ..parse.plan_marks import plan_fingerprint
 from ..runs import confine
 from ..runs.places import SCRIPTED_JOURNAL
+from ..runs.record import PhaseGit, StepRecord
 from ..runs.records import utc_now
 from ..runs.store import valid_id
 from .failures import PERMANENT, TRANSIENT, StepFailure
@@ -491,13 +492,13 @@ class Isolation:
 
     # == when the agent is done =================================================================
 
-    def commit_tree(self, sid: str, tree: PhaseTree, message: str) -> dict[str, Any]:
+    def commit_tree(self, sid: str, tree: PhaseTree, message: str) -> PhaseGit:
         """Commit what the agent left in its worktree (its own commits stay) — never
         Baton's own files, never conflict markers; the phase's git record, stored with the
         step in the checkpoint that records it done."""
-        record: dict[str, Any] = {"mode": PhaseMode.WORKTREE, "branch": tree.branch,
-                                  "worktree": str(tree.path), "base": tree.base,
-                                  "target": self.target, "top": str(self.repo.top)}
+        record = PhaseGit(mode=PhaseMode.WORKTREE, branch=tree.branch,
+                          worktree=str(tree.path), base=tree.base, target=self.target,
+                          top=str(self.repo.top))
         try:
             self.repo.stage_all(self.own, cwd=tree.path)
             marked = self.repo.conflict_markers(cwd=tree.path)
@@ -507,10 +508,9 @@ class Isolation:
             head = self.repo.ref(f"refs/heads/{tree.branch}")
         except GitError as exc:
             raise self._fail(sid, exc) from None
-        if head is None or head == tree.base:
-            record.update(status=PhaseStatus.EMPTY, commit=None)
-        else:
-            record.update(status=PhaseStatus.COMMITTED, commit=head)
+        record.status = PhaseStatus.EMPTY if head is None or head == tree.base \
+            else PhaseStatus.COMMITTED
+        record.commit = None if record.status == PhaseStatus.EMPTY else head
         return record
 
     # == phases shipped to other machines (`shipping`) ============================================
@@ -621,7 +621,7 @@ class Isolation:
                 confine.unlink(self.root, self.bundle_path(sid, key))
 
     def land_bundle(self, sid: str, pid: str, bundle: bytes | None, key: str, *,
-                    base: str | None = None) -> dict[str, Any]:
+                    base: str | None = None) -> PhaseGit:
         """Land the bundle a worker returned for phase `pid` as its branch
         `baton/<workflow>/phase-<pid>`: kept durably first (`keep_bundle`; with `bundle`
         None, only a bundle kept earlier under `key` is landed), then checked — `git bundle
@@ -632,14 +632,13 @@ class Isolation:
         merges it as a local phase's). Landing the same bundle again imports nothing new."""
         wid = self.run.workflow_id
         branch = branch_name(wid, pid)
-        record: dict[str, Any] = {"mode": PhaseMode.WORKTREE, "branch": branch,
-                                  "worktree": None, "target": self.target,
-                                  "top": str(self.repo.top)}
+        record = PhaseGit(mode=PhaseMode.WORKTREE, branch=branch, worktree=None,
+                          target=self.target, top=str(self.repo.top))
         try:
             base = base or self.repo.head()
             if base is None:
                 raise ShippingError(f"{self.repo.top} has no commit to land on")
-            record["base"] = base
+            record.base = base
             if bundle is None:
                 path = self.kept_bundle(sid, key)
                 if path is None:
@@ -661,11 +660,9 @@ class Isolation:
             raise StepFailure(sid, PERMANENT, f"phase {pid}'s work returned from another "
                               f"machine cannot be landed: {why}", "validation_error",
                               {"phase": pid, "bundle_key": key}) from None
-        record["shipped"] = {"bundle": str(path), "key": key}
-        if tip == base:
-            record.update(status=PhaseStatus.EMPTY, commit=None)
-        else:
-            record.update(status=PhaseStatus.COMMITTED, commit=tip)
+        record.shipped = {"bundle": str(path), "key": key}
+        record.status = PhaseStatus.EMPTY if tip == base else PhaseStatus.COMMITTED
+        record.commit = None if tip == base else tip
         return record
 
     def _checked_tip(self, path: Path, branch: str, base: str) -> str:
@@ -746,7 +743,7 @@ class Isolation:
 
     # == when the wave is done ==================================================================
 
-    def merge(self, sid: str, record: dict[str, Any], message: str,
+    def merge(self, sid: str, record: PhaseGit, message: str,
               mark: PlanEdit | None = None) -> None:
         """Merge a committed phase into the user's branch (`--no-ff`), with `mark` the
         phase's marker edit of the plan in the same merge commit; updates `record`. The
@@ -759,9 +756,9 @@ class Isolation:
             # git refuses by itself while the index or a file the merge touches has
             # changes; a commit merged before a kill is "Already up to date"
             self.integration.note({"kind": "merge", "phase": pid, "head": self.repo.head(),
-                                   "commit": record["commit"], "target": self.target})
+                                   "commit": record.commit, "target": self.target})
             proc = self.repo.run("merge", "--no-ff", "--no-commit", "-m", message,
-                                 record["commit"], check=False, hooks=False)
+                                 str(record.commit), check=False, hooks=False)
             if proc.returncode == 0:
                 self.conclude(sid, record, message, mark)
                 return
@@ -769,12 +766,12 @@ class Isolation:
         except GitError as exc:
             raise self._fail(sid, exc) from None
         if not conflicts:  # refused before it started: untracked files in the way, …
-            raise StepFailure(sid, PERMANENT, f"phase {pid}'s branch {record['branch']} "
+            raise StepFailure(sid, PERMANENT, f"phase {pid}'s branch {record.branch} "
                               f"could not be merged: {(proc.stderr or proc.stdout).strip()}",
-                              "execution_error", {"branch": record["branch"]})
-        record.update(status=PhaseStatus.CONFLICT, conflicts=conflicts)
+                              "execution_error", {"branch": record.branch})
+        record.status, record.conflicts = PhaseStatus.CONFLICT, conflicts
         raise StepFailure(sid, PERMANENT, conflict_message(pid, record), "execution_error",
-                          {"merge_conflict": True, "branch": record["branch"],
+                          {"merge_conflict": True, "branch": record.branch,
                            "conflicts": conflicts, "phase": pid})
 
     def check_target(self, sid: str) -> None:
@@ -806,7 +803,7 @@ class Isolation:
                         "which waits for you)")
         return ""
 
-    def conclude(self, sid: str, record: dict[str, Any], message: str,
+    def conclude(self, sid: str, record: PhaseGit, message: str,
                  mark: PlanEdit | None) -> None:
         """Commit the clean merge git staged (`--no-commit`) with the plan's marker edit —
         never with conflict markers (the merge is aborted and the phase fails); nothing to
@@ -815,7 +812,7 @@ class Isolation:
             marked = self.repo.conflict_markers()
             if marked:
                 self.repo.run("merge", "--abort", check=False)
-                raise self._marked(sid, marked, f"its branch {record['branch']}")
+                raise self._marked(sid, marked, f"its branch {record.branch}")
             if mark is not None:
                 self.stage_plan(mark)
             self.repo.commit(message)
@@ -825,7 +822,8 @@ class Isolation:
             # finished after the engine died (before the run recorded it). No commit of
             # Baton's carried the phase's marker: the next one does
             self.carried.append(mark)
-        record.update(status=PhaseStatus.MERGED, merged=self.repo.head(), conflicts=[])
+        record.status, record.merged, record.conflicts = (PhaseStatus.MERGED,
+                                                          self.repo.head(), [])
 
     def unmarked(self, mark: PlanEdit) -> bool:
         """Whether the plan as the index holds it lacks this marker edit."""
@@ -834,17 +832,17 @@ class Isolation:
             return False
         return (mark(held[1]) or held[1]) != held[1]
 
-    def finish_merge(self, sid: str, record: dict[str, Any], message: str,
+    def finish_merge(self, sid: str, record: PhaseGit, message: str,
                      mark: PlanEdit | None) -> bool:
         """Commit Baton's own clean merge of this phase that a killed engine left staged
         (MERGE_HEAD is the phase's commit, nothing unmerged), marker edit included. False
         when there is none."""
-        if record.get("status") != PhaseStatus.COMMITTED or not self.repo.merging():
+        if record.status != PhaseStatus.COMMITTED or not self.repo.merging():
             return False
         try:
             head = confine.read_regular(self.repo.git_dir / "MERGE_HEAD").decode(
                 "ascii").split()
-            if head != [record.get("commit")] or self.repo.unmerged():
+            if head != [record.commit] or self.repo.unmerged():
                 return False
             self.conclude(sid, record, message, mark)
         except (OSError, UnicodeDecodeError):
@@ -867,14 +865,15 @@ class Isolation:
         except GitError as exc:
             raise self._fail(sid, exc) from None
 
-    def settle(self, sid: str, record: dict[str, Any]) -> None:
+    def settle(self, sid: str, record: PhaseGit) -> bool:
         """A phase whose merge conflicted in an earlier run: merged now if the user
-        committed the resolution, merged again if they aborted it; refused while the
+        committed the resolution (True), merged again if they aborted it; refused while the
         merge is still in progress."""
         try:
-            if self.repo.contains(record["commit"]):
-                record.update(status=PhaseStatus.MERGED, merged=self.repo.head(), conflicts=[])
-                return
+            if self.repo.contains(str(record.commit)):
+                record.status, record.merged, record.conflicts = (PhaseStatus.MERGED,
+                                                                  self.repo.head(), [])
+                return True
             merging = self.repo.merging()
         except GitError as exc:
             raise self._fail(sid, exc) from None
@@ -882,10 +881,11 @@ class Isolation:
         if merging:
             raise StepFailure(sid, PERMANENT, conflict_message(pid, record, pending=True),
                               "execution_error", {"merge_conflict": True,
-                                                  "branch": record["branch"],
-                                                  "conflicts": record.get("conflicts", []),
+                                                  "branch": record.branch,
+                                                  "conflicts": record.conflicts,
                                                   "phase": pid})
-        record.update(status=PhaseStatus.COMMITTED, conflicts=[])  # aborted: merge it again
+        record.status, record.conflicts = PhaseStatus.COMMITTED, []  # aborted: merge it again
+        return False
 
     # == hygiene ================================================================================
 
@@ -921,7 +921,7 @@ class Isolation:
                 self.repo.run("branch", "-D", *[branch_name(wid, p) for p in pids],
                               check=False)
 
-    def sweep(self, steps: dict[str, dict[str, Any]], keep: set[str] | None = None
+    def sweep(self, steps: Mapping[str, StepRecord], keep: set[str] | None = None
               ) -> list[str]:
         """Worktrees and branches of this workflow left by a killed or failed run: a
         phase waiting to be merged keeps its branch, a phase in `keep` (its agent finished
@@ -941,9 +941,9 @@ class Isolation:
         by_safe = {safe_id(sid.removeprefix("implement.phase-")): sid for sid in steps}
 
         def pending(pid: str) -> bool:
-            step = steps.get(by_safe.get(pid, ""), {})
-            return (step.get("git") or {}).get("status") in (PhaseStatus.COMMITTED,
-                                                             PhaseStatus.CONFLICT)
+            step = steps.get(by_safe.get(pid, ""))
+            return step is not None and step.git is not None and step.git.status in (
+                PhaseStatus.COMMITTED, PhaseStatus.CONFLICT)
 
         kept = {safe_id(p) for p in keep or set()}
         removed = sorted(found - kept)
@@ -968,13 +968,13 @@ class Isolation:
                     shutil.rmtree(entry.path, ignore_errors=True)
 
 
-def conflict_message(pid: str, record: dict[str, Any], pending: bool = False) -> str:
-    files = record.get("conflicts") or []
+def conflict_message(pid: str, record: PhaseGit, pending: bool = False) -> str:
+    files = record.conflicts
     shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
-    into = record.get("target") or "HEAD"
-    head = (f"the merge of phase {pid}'s branch {record['branch']} into {into} is still in "
+    into = record.target or "HEAD"
+    head = (f"the merge of phase {pid}'s branch {record.branch} into {into} is still in "
             f"progress" if pending else
-            f"phase {pid}'s branch {record['branch']} does not merge cleanly into {into}")
+            f"phase {pid}'s branch {record.branch} does not merge cleanly into {into}")
     return (f"{head}: conflicts in {shown or 'the files git lists'}. Resolve them in your "
             "working tree, commit, then resume the workflow")
 

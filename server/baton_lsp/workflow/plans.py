@@ -19,6 +19,7 @@ from ..parse.plan_marks import phase_fingerprints, plan_fingerprint
 from ..parse.text import UnreadableError, decode
 from ..runs import confine
 from ..runs.digest import sha256_file
+from ..runs.record import StepRecord
 
 log = logging.getLogger(__name__)
 
@@ -153,17 +154,17 @@ class PlanFiles:
             cached = self._progress = (raw, plan_fingerprint(raw))
         return cached[1]
 
-    def invalid_reason(self, step: dict[str, Any]) -> str | None:
+    def invalid_reason(self, step: StepRecord) -> str | None:
         """Why a finished step must run again (artifact deleted, an input changed), or None."""
-        if step.get("role") == "classifier":
+        if step.role == "classifier":
             return None  # its result lives in the checkpoint; the tmp file may be cleaned
-        art = step.get("artifact")
-        if art and step.get("role") != "test" and not Path(art).is_file():
+        art = step.artifact
+        if art and step.role != "test" and not Path(art).is_file():
             return f"its artifact {art} was deleted"
-        for updated in step.get("updated_files") or []:
+        for updated in step.updated_files or []:
             if not Path(updated).is_file():
                 return f"the file {updated} it updated was deleted"
-        for key, digest in (step.get("inputs") or {}).items():
+        for key, digest in step.inputs.items():
             path, _, phase = key.partition("#phase-")
             if phase:
                 hashes, raw = self._section_hashes(Path(path))

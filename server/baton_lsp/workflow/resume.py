@@ -8,15 +8,15 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..model.checkpoint import HaltReason
 from ..model.config import WorkflowSettings
-from ..model.states import RunStatus, State, StepStatus
+from ..model.states import RunStatus, State
 from ..runs.digest import plan_edited
-from ..runs.record import PathsRecord, RecordError, paths_outside, read_record
+from ..runs.record import PathsRecord, RecordError, StepRecord, paths_outside, read_record
 from ..runs.records import state_file_path, utc_now
 from ..runs.store import CheckpointStore, Entry
 from . import classify
@@ -121,20 +121,20 @@ def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> lis
     return out
 
 
-def rewind(sm: WorkflowStateMachine, steps: dict[str, dict[str, Any]], plans: PlanFiles,
+def rewind(sm: WorkflowStateMachine, steps: Mapping[str, StepRecord], plans: PlanFiles,
            say: Callable[[str], None] | None = None) -> None:
     """Go back to the earliest state that has a finished step whose artifact was deleted
     (or whose inputs changed); later valid steps are skipped when their state runs."""
     earliest: State | None = None
     for sid, step in steps.items():
-        if step.get("status") != StepStatus.DONE:
+        if not step.done:
             continue
         reason = plans.invalid_reason(step)
         if reason is None:
             continue
         if say is not None:
             say(f"{sid}: {reason}; it will run again")
-        st = State(step["state"])
+        st = State(step.state)
         if earliest is None or STATE_INDEX[st] < STATE_INDEX[earliest]:
             earliest = st
     current = sm.current
@@ -161,15 +161,14 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
     failed_state = sm.current
     plans = PlanFiles(root)
     skip, rerun = [], []
-    for sid, step in data["baton"]["steps"].items():
-        typed = record.baton.steps[sid]
-        reason = plans.invalid_reason(step) if typed.done else (
-            typed.message or f"status {typed.status}")
+    for sid, step in record.baton.steps.items():
+        reason = plans.invalid_reason(step) if step.done else (
+            step.message or f"status {step.status}")
         if reason is None:
-            skip.append({"step": sid, "state": typed.state})
+            skip.append({"step": sid, "state": step.state})
         else:
-            rerun.append({"step": sid, "state": typed.state, "reason": reason})
-    rewind(sm, data["baton"]["steps"], plans)
+            rerun.append({"step": sid, "state": step.state, "reason": reason})
+    rewind(sm, record.baton.steps, plans)
     out = {"workflow_id": workflow_id, "checkpoint": entry.sequence,
            "status": record.status, "failed_state": failed_state.value,
            "resume_state": sm.current.value, "skip": skip, "rerun": rerun,

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from ..model.checkpoint import CheckpointMetadata, ErrorState, StateMachine, WorkflowState
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig, WorkflowSettings
 from ..model.events import EVENTS, Event
-from ..model.states import PHASE_STATES, RunStatus, State, StepStatus
+from ..model.states import PHASE_STATES, RunStatus, State
 from ..runs.barriers import BARRIER_FOUND
 from ..runs.diagnosis import diagnose, failure_record
 from ..runs.digest import sha256_file
@@ -37,10 +37,12 @@ from ..runs.record import (
     RecordError,
     RequestRecord,
     ResearchRecord,
+    StepRecord,
     SupervisorState,
     UsageTotals,
     read_record,
     supervisor_tiers,
+    unset,
 )
 from ..runs.records import (
     append_error,
@@ -152,6 +154,10 @@ class Run:
         self._state_machine: StateMachine | None = None
         self.sections: dict[str, BaseModel | None] = {}
         """The optional typed sections of `baton` (`Section`), by key; absent: not set."""
+        self.steps: dict[str, StepRecord] = {}
+        """Every step of the run (`baton.steps`), typed: the one copy the handlers read and
+        change in place (an attribute set is saved; `unset` takes a field off), folded
+        into the record at each save."""
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -200,14 +206,9 @@ class Run:
         # cast: the checkpoint is JSON read as `dict[str, Any]`; baton's section is a mapping.
         return cast("dict[str, Any]", self.data["baton"])
 
-    @property
-    def steps(self) -> dict[str, dict[str, Any]]:
-        # cast: `steps` is a mapping of step id to step record in every checkpoint baton writes.
-        return cast("dict[str, dict[str, Any]]", self.baton["steps"])
-
     def hold(self, data: dict[str, Any]) -> None:
         """Take `data` (a new record, or a checkpoint being resumed) as the run's record;
-        its typed sections are read out of it here, once."""
+        its typed sections and steps are read out of it here, once."""
         self.data = data
         self.paths = PathsRecord.model_validate(data["baton"].get("paths") or {})
         baton = data["baton"]
@@ -217,17 +218,22 @@ class Run:
         self.metadata = CheckpointMetadata.model_validate(data.get("metadata") or {})
         self.supervisor_state = supervisor_tiers(data.get("supervisor_state") or {})
         self._state_machine = StateMachine.model_validate(data["state_machine"])
+        self.steps = {str(sid): StepRecord.model_validate(step)
+                      for sid, step in (baton.get("steps") or {}).items()}
         self.sections = {}
         for section in SECTIONS:
             section.read(self, baton)
 
     def fold(self) -> None:
-        """Write the typed sections back into the record (before a save or a read of it);
-        a field never set stays absent, and fields this Baton does not know are kept."""
+        """Write the typed sections and steps back into the record (before a save or a
+        read of it); a field never set stays absent, and fields this Baton does not know
+        are kept."""
         self.data["error_state"] = self.error_state.model_dump(mode="json", exclude_unset=True)
         baton = self.data["baton"]
         baton["request"] = self.request.model_dump(mode="json", exclude_unset=True)
         baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
+        baton["steps"] = {sid: step.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                          for sid, step in self.steps.items()}
         for section in SECTIONS:
             self._fold_section(section.key, self.sections.get(section.key))
         for key, part in (("workflow_state", self.workflow_state), ("metadata", self.metadata),
@@ -488,13 +494,13 @@ class Run:
     def skippable(self, sid: str) -> bool:
         """Done and still valid: a resumed run does not launch it again."""
         step = self.steps.get(sid)
-        return step is not None and step.get("status") == StepStatus.DONE and \
-            self.plans.invalid_reason(step) is None
+        return step is not None and step.done and self.plans.invalid_reason(step) is None
 
     def good_reports(self) -> list[str]:
-        return [s["artifact"] for sid, s in sorted(self.steps.items())
-                if sid.startswith("research.") and s.get("role", "research") == "research"
-                and s.get("status") == StepStatus.DONE and Path(s["artifact"]).is_file()]
+        return [s.artifact for sid, s in sorted(self.steps.items())
+                if sid.startswith("research.") and s.done and s.artifact
+                and (s.role if "role" in s.model_fields_set else "research") == "research"
+                and Path(s.artifact).is_file()]
 
     def specs_dir(self) -> Path:
         """The specs directory of this run (`specs-dir`; `auto` follows the tree and whether
@@ -650,8 +656,8 @@ class Run:
             for t in classification.research_topics]
         values["USE_HIERARCHICAL_RESEARCH"] = len(reports) >= HIERARCHICAL_TOPICS
         if State.RESEARCH in sm.completed:  # seed 000's research outcome, once there is one
-            done = {s.get("artifact") for sid, s in self.steps.items()
-                    if sid.startswith("research.") and s.get("status") == StepStatus.DONE}
+            done = {s.artifact for sid, s in self.steps.items()
+                    if sid.startswith("research.") and s.done}
             ok = [r for r in reports if r in done]  # in the topics' order
             values["RESEARCH_COMPLETE"] = True
             values["REPORTS_CREATED"] = len(ok)
@@ -672,10 +678,10 @@ class Run:
                      "TESTS_PASSING": self.tests_passing,
                      "DEBUG_REPORT": self.debug_report_path}
         values.update((k, v) for k, v in seed_keys.items() if v is not None)
-        tests = [st for sid, st in self.steps.items()
-                 if sid.startswith("test.") and "exit_code" in st]
+        tests = [st.exit_code for sid, st in self.steps.items()
+                 if sid.startswith("test.") and "exit_code" in st.model_fields_set]
         if tests:  # seed 000's test state: append_workflow_state "TEST_EXIT_CODE" …
-            values["TEST_EXIT_CODE"] = tests[-1]["exit_code"]
+            values["TEST_EXIT_CODE"] = tests[-1]
         values["COMPLETED_STATES_COUNT"] = len(sm.completed)
         for i, s in enumerate(sm.completed):
             values[f"COMPLETED_STATE_{i}"] = s.value
@@ -732,17 +738,17 @@ class Run:
         except OSError as exc:
             raise StoreFailure(f"the errors log {errors_log_path(self.root)}", exc) from None
 
-    def record_failure(self, step: dict[str, Any], failure: StepFailure) -> None:
+    def record_failure(self, step: StepRecord, failure: StepFailure) -> None:
         """A step's failure: on the step, in the error log and in a checkpoint."""
-        step.update(failure=failure.failure, message=failure.message)
+        step.failure, step.message = failure.failure, failure.message
         if failure.context.get("error") in BARRIER_FOUND:  # for the five-part diagnosis
-            step["barrier"] = {k: failure.context[k] for k in ("error", "reported_path")
-                               if k in failure.context}
+            step.barrier = {k: failure.context[k] for k in ("error", "reported_path")
+                            if k in failure.context}
         else:
-            step.pop("barrier", None)
+            unset(step, "barrier")
         self.log_error(failure.step_id, failure.error_type, failure.message,
                        {**failure.context, "failure_class": failure.failure,
-                        "attempt": step.get("attempts"), **self.diagnosis(failure)})
+                        "attempt": step.attempts, **self.diagnosis(failure)})
         self.save(f"step {failure.step_id} failed ({failure.failure})")
 
     def diagnosis(self, failure: StepFailure, pending: bool = True) -> dict[str, Any]:

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..model.plan import Plan
 from ..model.states import StepStatus
 from ..runs import confine
-from ..runs.record import ImplementationSupervisor, TestingSupervisor
+from ..runs.record import ImplementationSupervisor, StepRecord, TestingSupervisor
 
 DOMAINS = ("frontend", "backend", "testing")
 HIERARCHICAL_DOMAINS = 3
@@ -115,9 +115,8 @@ SEED_WORKER_STATUS: dict[str, str] = {
 """A step's status as seed 001's `worker_status` words it (anything else: `pending`)."""
 
 
-def _status(step: dict[str, Any] | None) -> str:
-    status = (step or {}).get("status")
-    return SEED_WORKER_STATUS.get(str(status), "pending")
+def _status(step: StepRecord | None) -> str:
+    return SEED_WORKER_STATUS.get(str(step.status) if step is not None else "", "pending")
 
 
 def _clip(text: str, limit: int) -> str:
@@ -126,7 +125,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 def implementation_section(*, supervisor_id: str, at: str, decision: dict[str, Any],
-                           steps: dict[str, dict[str, Any]], titles: dict[str, str],
+                           steps: Mapping[str, StepRecord], titles: dict[str, str],
                            order: list[str], wall_ms: int,
                            modified: dict[str, list[str]]) -> ImplementationSupervisor:
     """The implementation supervisor's checkpoint: one worker per phase (its tracks, status,
@@ -141,16 +140,16 @@ def implementation_section(*, supervisor_id: str, at: str, decision: dict[str, A
         w: dict[str, Any] = {
             "worker_id": sid, "phase": pid, "title": titles.get(pid, ""),
             "tracks": decision["phase_tracks"].get(pid, []), "status": _status(step),
-            "output_path": (step or {}).get("artifact"),
-            "duration_ms": (step or {}).get("duration_ms"),
+            "output_path": step.artifact if step is not None else None,
+            "duration_ms": step.duration_ms if step is not None else None,
             "files_planned": decision["phase_files"].get(pid, [])}
         if pid in modified:
             w["files_modified"] = modified[pid]
-        if step and step.get("status") == StepStatus.DONE:
-            w["metadata"] = step.get("metadata") or {}
-            w["context_tokens"] = (step.get("context") or {}).get("passed_tokens", 0)
-        elif step and step.get("message"):
-            w["error"] = step["message"]
+        if step is not None and step.done:
+            w["metadata"] = step.metadata or {}
+            w["context_tokens"] = (step.context or {}).get("passed_tokens", 0)
+        elif step is not None and step.message:
+            w["error"] = step.message
         workers.append(w)
     tracks: dict[str, dict[str, Any]] = {}
     for domain, pids in decision["tracks"].items():

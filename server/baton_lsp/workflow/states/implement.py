@@ -17,11 +17,11 @@ from typing import Any
 from ...model.checkpoint import WaveResult
 from ...model.graph import waves_after
 from ...model.plan import FINISHED, STARTED
-from ...model.states import PhaseMode, PhaseStatus, State, StepStatus
+from ...model.states import PhaseMode, PhaseStatus, State
 from ...parse.plan_marks import mark_phase
 from ...runs import confine
 from ...runs.digest import sha256_file
-from ...runs.record import IMPLEMENTATION_SUPERVISOR
+from ...runs.record import IMPLEMENTATION_SUPERVISOR, StepRecord
 from ...runs.records import shell_quote, state_file_path, utc_now
 from .. import supervisor, tiers
 from ..agent_step import StepSpec, agent_step, unrecorded_work
@@ -67,8 +67,8 @@ async def implement(run: Run) -> None:
     # phases still to run (a phase whose dependencies are all done is ready now)
     done = landed(run, iso, done_in_plan, graph.order)
     for pid in graph.order:
-        if pid in done and (run.steps.get(f"implement.phase-{pid}") or {}).get("status") \
-                == "done":
+        prior = run.steps.get(f"implement.phase-{pid}")
+        if pid in done and prior is not None and prior.done:
             run.say(f"[implement.phase-{pid}] already done; skipped")
             if pid not in done_in_plan and run.settings.implement_mode != "iterations":
                 # done, then killed before its marker edit
@@ -129,7 +129,7 @@ async def implement(run: Run) -> None:
         extra = {"BATON_PHASE": pid, "BATON_PHASE_TITLE": graph.titles.get(pid, ""),
                  "BATON_PLAN_PATH": str(plan_path)}
         title = graph.titles.get(pid, "")
-        fields: Callable[[], dict[str, Any]] | None = None
+        fields: Callable[[StepRecord], None] | None = None
         shipment: Shipment | None = None
         if remote and iso is not None and base is not None:
             shipment = ship(run, iso, pid, title, base, inputs, run.settings.dask.remote)
@@ -141,7 +141,7 @@ async def implement(run: Run) -> None:
             await asyncio.to_thread(state_in_tree, run, tree)
             message = commit_message(run, pid, title, "in its own worktree")
             # marked complete when it lands: the merge commit carries the marker edit
-            fields = lambda: {"git": iso.commit_tree(sid, tree, message)}  # noqa: E731
+            fields = committing(iso, sid, tree, message)
         async with sem:
             reader = await agent_step(run, StepSpec(
                 sid, State.IMPLEMENT, "implement", summary_of(pid), extra, inputs,
@@ -228,18 +228,29 @@ def ship(run: Run, iso: Isolation, pid: str, title: str, base: str,
                     discard=lambda: iso.discard_bundle(sid, key))
 
 
-def landing(iso: Isolation, pid: str, shipment: Shipment) -> Callable[[], dict[str, Any]]:
+def committing(iso: Isolation, sid: str, tree: PhaseTree, message: str
+               ) -> Callable[[StepRecord], None]:
+    """The local phase's `fields`: what its agent left in its worktree committed, the git
+    record stored in the checkpoint that records it done."""
+
+    def commit(step: StepRecord) -> None:
+        step.git = iso.commit_tree(sid, tree, message)
+
+    return commit
+
+
+def landing(iso: Isolation, pid: str, shipment: Shipment) -> Callable[[StepRecord], None]:
     """The shipped phase's `fields`: its returned bundle landed as its branch, the git record
     stored in the checkpoint that records it done (as `commit_tree` for a local worktree).
     With nothing returned in this process — a resume keeping the work of an agent that
     finished before the engine died — the bundle kept under the phase's key is landed. What
     the worker could not commit (conflict markers) fails the step as a local phase's."""
 
-    def land() -> dict[str, Any]:
+    def land(step: StepRecord) -> None:
         if shipment.failed is not None:
             raise iso.shipped_failure(shipment.sid, shipment.failed)
-        return {"git": iso.land_bundle(shipment.sid, pid, shipment.returned, shipment.key,
-                                       base=shipment.base)}
+        step.git = iso.land_bundle(shipment.sid, pid, shipment.returned, shipment.key,
+                                   base=shipment.base)
 
     return land
 
@@ -273,8 +284,10 @@ def implementation_checkpoint(run: Run, iso: Isolation | None, decision: dict[st
     its own worktree) and the time the waves saved."""
     modified: dict[str, list[str]] = {}
     for pid in order:
-        record = (run.steps.get(f"implement.phase-{pid}") or {}).get("git") or {}
-        base, commit = str(record.get("base") or ""), str(record.get("commit") or "")
+        phase = run.steps.get(f"implement.phase-{pid}")
+        record = phase.git if phase is not None else None
+        base = (record.base or "") if record is not None else ""
+        commit = (record.commit or "") if record is not None else ""
         if iso is None or not base or not commit:
             continue
         if commit not in diffs:
@@ -321,11 +334,15 @@ def landed(run: Run, iso: Isolation | None, done_in_plan: set[str], order: list[
     done: set[str] = set()
     for pid in order:
         sid = f"implement.phase-{pid}"
-        step = run.steps.get(sid) or {}
-        status = (step.get("git") or {}).get("status") if iso is not None else None
+        step = run.steps.get(sid)
+        if step is None:
+            if pid in done_in_plan:
+                done.add(pid)
+            continue
+        status = step.git.status if iso is not None and step.git is not None else None
         if status in (PhaseStatus.COMMITTED, PhaseStatus.CONFLICT):
             continue
-        if step.get("status") == StepStatus.DONE:
+        if step.done:
             if run.skippable(sid):
                 done.add(pid)
         elif pid in done_in_plan:
@@ -409,21 +426,20 @@ def prepare(run: Run, iso: Isolation, plan_path: Path, titles: dict[str, str]) -
 
 def _settle(run: Run, iso: Isolation, plan_path: Path, titles: dict[str, str]) -> None:
     for sid, step in run.steps.items():
-        record = step.get("git")
+        record = step.git
         pid = sid.removeprefix("implement.phase-")
-        if record and iso.finish_merge(sid, record, merge_message(
+        if record is not None and iso.finish_merge(sid, record, merge_message(
                 run, pid, titles.get(pid, "")), finished(pid)):
             mark_plan(run, plan_path, pid, FINISHED)
             run.save(f"phase {pid} merged")
             run.say(f"[{sid}] finished the merge a killed run left staged")
             iso.discard([pid])  # merged: its worktree and branch go, as after any merge
-        if record and record.get("status") == PhaseStatus.CONFLICT:
-            iso.settle(sid, record)
-            if record["status"] == PhaseStatus.MERGED:
-                run.say(f"[{sid}] merged by hand into {record.get('target') or 'HEAD'}")
-                mark_plan(run, plan_path, pid, FINISHED)
-                iso.carried.append(finished(pid))  # into the next phase's commit
-                iso.discard([pid])
+        if record is not None and record.status == PhaseStatus.CONFLICT \
+                and iso.settle(sid, record):
+            run.say(f"[{sid}] merged by hand into {record.target or 'HEAD'}")
+            mark_plan(run, plan_path, pid, FINISHED)
+            iso.carried.append(finished(pid))  # into the next phase's commit
+            iso.discard([pid])
     iso.check_clean("implement")
 
 
@@ -438,12 +454,12 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
     failure: StepFailure | None = None
     for pid in todo:
         sid = f"implement.phase-{pid}"
-        step = run.steps.get(sid) or {}
-        record = step.get("git")
-        if step.get("status") != StepStatus.DONE or not record \
-                or record.get("mode") != PhaseMode.WORKTREE:
+        step = run.steps.get(sid)
+        record = step.git if step is not None else None
+        if step is None or not step.done or record is None \
+                or record.mode != PhaseMode.WORKTREE:
             continue
-        if record.get("status") == PhaseStatus.COMMITTED:
+        if record.status == PhaseStatus.COMMITTED:
             try:
                 iso.merge(sid, record, merge_message(run, pid, titles.get(pid, "")),
                           finished(pid))
@@ -451,25 +467,25 @@ def merge_wave(run: Run, iso: Isolation, todo: list[str], titles: dict[str, str]
                 iso.discard([pid], branches=False)  # the merge in progress needs its branch
                 run.save(f"phase {pid} merge failed")
                 iso.integration.note(None)  # recorded: nothing for a next holder to undo
-                run.emit("merge", phase=pid, status=record.get("status"),
-                         branch=record.get("branch"), conflicts=record.get("conflicts"))
+                run.emit("merge", phase=pid, status=record.status,
+                         branch=record.branch, conflicts=record.conflicts)
                 run.say(f"[{sid}] {exc.message}")
                 failure = exc
                 break
             mark_plan(run, plan_path, pid, FINISHED)
             run.save(f"phase {pid} merged")
             iso.integration.note(None)  # recorded: nothing for a next holder to undo
-            run.emit("merge", phase=pid, status=PhaseStatus.MERGED, commit=record.get("merged"),
-                     branch=record.get("branch"))
-            run.say(f"[{sid}] merged {record['branch']} into "
-                    f"{record.get('target') or 'HEAD'} ({str(record['merged'])[:10]})")
-        elif record.get("status") == PhaseStatus.EMPTY:
+            run.emit("merge", phase=pid, status=PhaseStatus.MERGED, commit=record.merged,
+                     branch=record.branch)
+            run.say(f"[{sid}] merged {record.branch} into "
+                    f"{record.target or 'HEAD'} ({str(record.merged)[:10]})")
+        elif record.status == PhaseStatus.EMPTY:
             # nothing to merge: the phase's commit is its marker edit alone
-            record["merged"] = iso.commit_mark(sid, finished(pid), commit_message(
+            record.merged = iso.commit_mark(sid, finished(pid), commit_message(
                 run, pid, titles.get(pid, ""), "in its own worktree, changing nothing"))
             mark_plan(run, plan_path, pid, FINISHED)
             run.save(f"phase {pid} marked complete")
-        if record.get("status") in (PhaseStatus.MERGED, PhaseStatus.EMPTY):
+        if record.status in (PhaseStatus.MERGED, PhaseStatus.EMPTY):
             done.append(pid)
     return failure, done
 

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from ...model.checkpoint import Classification
-from ...model.states import Scope, State, StepStatus
+from ...model.states import Scope, State
 from ...runs import confine
-from ...runs.record import ClassifyRecord
+from ...runs.record import ClassifyRecord, StepRecord
 from ...runs.records import utc_now
 from .. import classify
 from ..agent_step import StepSpec, agent_step
@@ -81,7 +81,6 @@ async def initialize(run: Run) -> None:
 async def classify_with_agent(run: Run) -> None:
     """The classifier agent's `CLASSIFICATION_COMPLETE: {json}`, validated (a broken
     answer is a permanent failure naming the rule), merged under what the user said."""
-    baton = run.baton
     req = run.request
     explicit = run.classify.explicit if run.classify is not None else {}
     artifact = (run.specs_dir() / AGENT_SCRATCH /
@@ -112,14 +111,16 @@ async def classify_with_agent(run: Run) -> None:
              "BATON_TOPICS_JSON": json.dumps(req.topics) if explicit.get("topics") else "",
              "BATON_PLAN_PATH": req.plan_path or ""}
     confine.makedirs_own(run.root, artifact.parent)
-    done = baton["steps"].get("classify") or {}
-    if done.get("status") == StepStatus.DONE and "classification" not in done:
-        baton["steps"].pop("classify")  # recorded by an older Baton without its answer
+    done = run.steps.get("classify")
+    if done is not None and done.done and done.classification is None:
+        run.steps.pop("classify")  # recorded by an older Baton without its answer
+
+    def answer(step: StepRecord) -> None:
+        step.classification = parsed[-1].model_dump(mode="json")
+
     await agent_step(run, StepSpec("classify", State.INITIALIZE, "classifier", artifact, extra,
-                                   verify=verify, fields=lambda: {
-                                       "classification": parsed[-1].model_dump(mode="json")}))
-    step = baton["steps"]["classify"]
-    out = classify.ClassifierOutput.model_validate(step["classification"])
+                                   verify=verify, fields=answer))
+    out = classify.ClassifierOutput.model_validate(run.steps["classify"].classification)
     scope = Scope(req.scope) if explicit.get("scope") and req.scope \
         else out.workflow_type
     topics = [t.model_dump() for t in out.research_topics]

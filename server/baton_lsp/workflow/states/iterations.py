@@ -78,17 +78,17 @@ async def implement_iterations(run: Run, plan_path: Path, todo: list[str]) -> No
             summary_text = confine.read_bytes(run.root, artifact).decode("utf-8", "replace")
         except OSError:
             summary_text = ""
-        brief = iteration.parse_brief(step.get("brief") or {}, summary_text)
+        brief = iteration.parse_brief(step.brief or {}, summary_text)
         if brief.missing:  # the step must run again on resume: mark it failed
             failure = StepFailure(sid, PERMANENT, "the implementation coordinator's brief "
                                   "summary lacks " + ", ".join(brief.missing) + " (in its "
                                   "output and in the header of " + str(artifact) + ")",
                                   "parse_error", {"artifact_path": str(artifact)})
-            step["status"] = StepStatus.FAILED
+            step.status = StepStatus.FAILED
             it.halt_reason = "error"
             run.record_failure(step, failure)
             raise failure
-        it.context_tokens += int((step.get("context") or {}).get("passed_tokens", 0))
+        it.context_tokens += int((step.context or {}).get("passed_tokens", 0))
         decision = iteration.decide(
             brief, previous_work=_work(it.work_remaining),
             unchanged=it.unchanged, iteration=n,
@@ -110,7 +110,7 @@ async def implement_iterations(run: Run, plan_path: Path, todo: list[str]) -> No
                               "phases_completed": brief.phases_completed,
                               "requires_continuation": brief.requires_continuation,
                               "invariant_override": decision.invariant_violated,
-                              "duration_ms": step.get("duration_ms")})
+                              "duration_ms": step.duration_ms})
         if decision.halt_reason is not None:
             halt(run, it, decision.halt_reason, decision.reason, plan_path)
         write_iteration_checkpoint(run, it, plan_path)

@@ -24,8 +24,8 @@ async def plan(run: Run) -> None:
     inputs = {r: sha256_file(Path(r), run.root) for r in reports}
     revise = run.machine.scope == Scope.RESEARCH_AND_REVISE
     steps = run.steps
-    metadata = [{"path": s["artifact"], **(s.get("metadata") or {})}
-                for s in steps.values() if s.get("artifact") in reports]
+    metadata = [{"path": s.artifact, **(s.metadata or {})}
+                for s in steps.values() if s.artifact in reports]
     extra = {"BATON_REPORT_PATHS": json.dumps(reports), "BATON_PLAN_PATH": str(plan),
              "BATON_RESEARCH_METADATA": json.dumps(metadata, ensure_ascii=False)}
     before = sha256_file(plan, run.root) if revise else None

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...model.states import State, StepStatus
 from ...runs.digest import sha256_file
-from ...runs.record import RESEARCH_SUPERVISOR, ResearchRecord
+from ...runs.record import RESEARCH_SUPERVISOR, ResearchRecord, StepRecord
 from ...runs.records import utc_now
 from .. import accounting, supervisor
 from ..agent_step import StepSpec, agent_step
@@ -116,18 +116,17 @@ async def supervisor_agent(run: Run, order: list[tuple[str, str]], index: dict[s
         barrier = check_artifact(run.root, path, reported, "report")
         if barrier is None:
             meta = supervisor.extract_metadata(path)
-            steps[wid] = {"state": "research", "role": "research", "status": StepStatus.DONE,
-                          "attempts": 1, "artifact": report, "inputs": {},
-                          "via": sid, "topic": topic, "finished_at": utc_now(),
-                          "sha256": sha256_file(path, run.root), "size": path.stat().st_size,
-                          "metadata": meta,
-                          "context": accounting.step_context("", meta, path)}
+            steps[wid] = StepRecord(
+                state="research", role="research", status=StepStatus.DONE, attempts=1,
+                artifact=report, inputs={}, via=sid, topic=topic, finished_at=utc_now(),
+                sha256=sha256_file(path, run.root), size=path.stat().st_size, metadata=meta,
+                context=accounting.step_context("", meta, path))
             results.append(None)
             continue
         message = (f"{failure.message}; " if failure else "") + barrier.message
-        steps[wid] = {"state": "research", "role": "research", "status": StepStatus.FAILED,
-                      "attempts": 1, "artifact": report, "inputs": {}, "via": sid,
-                      "topic": topic, "failure": PERMANENT, "message": message}
+        steps[wid] = StepRecord(state="research", role="research", status=StepStatus.FAILED,
+                                attempts=1, artifact=report, inputs={}, via=sid, topic=topic,
+                                failure=PERMANENT, message=message)
         results.append(StepFailure(wid, failure.failure if failure else PERMANENT,
                                    message, "validation_error", barrier.context()))
     run.context = accounting.aggregate(steps)
@@ -145,23 +144,23 @@ def supervisor_checkpoint(run: Run, mode: str, order: list[tuple[str, str]],
     workers = []
     for topic, report in order:
         sid = f"research.{index[report]}"
-        step = steps.get(sid, {})
-        ok = step.get("status") == StepStatus.DONE
+        step = steps.get(sid) or StepRecord()
+        ok = step.done
         w: dict[str, Any] = {"worker_id": sid, "topic": topic,
                              "status": "completed" if ok else "failed",
                              "output_path": report,
-                             "duration_ms": step.get("duration_ms")}
+                             "duration_ms": step.duration_ms}
         if ok:
-            w["metadata"] = {**(step.get("metadata") or {}), "topic": topic}
-            w["context_tokens"] = (step.get("context") or {}).get("passed_tokens", 0)
+            w["metadata"] = {**(step.metadata or {}), "topic": topic}
+            w["context_tokens"] = (step.context or {}).get("passed_tokens", 0)
         else:
-            w["error"] = failed.get(sid) or step.get("message") or "failed"
+            w["error"] = failed.get(sid) or step.message or "failed"
         workers.append(w)
     own = steps.get("research.supervisor") if mode == "agent" else None
     section = supervisor.supervisor_section(
         supervisor_id=f"research_supervisor_{run.workflow_id}", mode=mode,
         at=utc_now(), workers=workers,
-        total_ms=own.get("duration_ms") if own else None)
+        total_ms=own.duration_ms if own else None)
     run.supervisor_state.research_supervisor = section
     supervisor.record_section(run.root, RESEARCH_SUPERVISOR, section)
     # the seeds' supervisor-to-orchestrator hand-off: SUPERVISOR_COMPLETE's payload,
@@ -201,8 +200,8 @@ async def invocation_plan(run: Run, topics: list[str], reports: list[str]
                                    verify=verify))
     step = run.steps["research.coordinator"]
     if checked:
-        step["invocations"] = [{"topic": t, "report_path": r} for t, r in checked[0]]
-    return [(i["topic"], i["report_path"]) for i in step.get("invocations", [])] or \
+        step.invocations = [{"topic": t, "report_path": r} for t, r in checked[0]]
+    return [(i["topic"], i["report_path"]) for i in step.invocations or []] or \
         list(zip(topics, reports, strict=True))
 
 

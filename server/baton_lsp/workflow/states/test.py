@@ -12,7 +12,7 @@ from typing import Any
 from ...model.states import Scope, State, StepStatus
 from ...paths import python_command
 from ...runs import confine
-from ...runs.record import TESTING_SUPERVISOR
+from ...runs.record import TESTING_SUPERVISOR, StepRecord
 from ...runs.records import utc_now
 from .. import accounting, supervisor, tiers
 from ..failures import PERMANENT, Cancelled, StepFailure
@@ -56,12 +56,12 @@ async def test(run: Run) -> None:
         fallback = bool(argv)
     if not argv:  # skipped, and never reported as passed: nothing was tested
         run.tests_passing = None
-        steps[sid] = {"state": "test", "role": "test", "status": StepStatus.SKIPPED, "attempts": 0,
-                      "message": NO_TEST_COMMAND}
+        steps[sid] = StepRecord(state="test", role="test", status=StepStatus.SKIPPED,
+                                attempts=0, message=NO_TEST_COMMAND)
         run.say(f"test: skipped — {NO_TEST_COMMAND}; nothing was tested")
         return
-    done = steps.get(sid) or {}
-    if done.get("status") == StepStatus.DONE and done.get("passed") is True:
+    done = steps.get(sid)
+    if done is not None and done.done and done.passed is True:
         run.tests_passing = True  # passed before the engine stopped: not again
         run.say(f"[{sid}] tests already passed; skipped")
         return
@@ -97,10 +97,10 @@ async def test(run: Run) -> None:
     passed = out.exit_code == 0 and not out.timed_out
     run.tests_passing = passed
     run.outcome = None  # tested again: whatever the last ending said is old
-    steps[sid] = {"state": "test", "role": "test", "status": StepStatus.DONE, "attempts": 1,
-                  "artifact": str(log_path), "exit_code": out.exit_code,
-                  "duration_ms": int((time.monotonic() - start) * 1000), "passed": passed,
-                  "command": argv}
+    steps[sid] = StepRecord(state="test", role="test", status=StepStatus.DONE, attempts=1,
+                            artifact=str(log_path), exit_code=out.exit_code,
+                            duration_ms=int((time.monotonic() - start) * 1000), passed=passed,
+                            command=argv)
     run.say(f"test: {'passed' if passed else 'FAILED'} (exit {out.exit_code}"
             f"{', timed out' if out.timed_out else ''}); output in {log_path}")
     if decision["hierarchical"]:
@@ -130,17 +130,17 @@ def testing_checkpoint(run: Run, sid: str, inventory: dict[str, Any],
     step = run.steps[sid]
     metrics = tiers.test_metrics(output)
     # what goes up: the counts, and coverage and failures only when the output had them
-    step["metadata"] = {k: v for k, v in metrics.items() if v is not None and v != []}
-    step["context"] = accounting.step_context("", step["metadata"], log_path)
+    step.metadata = {k: v for k, v in metrics.items() if v is not None and v != []}
+    context = step.context = accounting.step_context("", step.metadata, log_path)
     run.context = accounting.aggregate(run.steps)
     impl = run.supervisor_state.implementation_supervisor
     track = impl.tracks.get("testing") if impl is not None else None
     section = tiers.testing_section(
         supervisor_id=f"testing_supervisor_{run.workflow_id}", at=utc_now(),
-        decision=decision, inventory=inventory, step_id=sid, exit_code=step["exit_code"],
-        passed=bool(step["passed"]), duration_ms=int(step["duration_ms"]),
+        decision=decision, inventory=inventory, step_id=sid, exit_code=step.exit_code,
+        passed=bool(step.passed), duration_ms=int(step.duration_ms or 0),
         output_path=str(log_path), metrics=metrics,
-        context_tokens=int(step["context"]["passed_tokens"]),
+        context_tokens=context["passed_tokens"],
         from_implementation=list(track.files_modified) if track is not None else [])
     run.supervisor_state.testing_supervisor = section
     supervisor.record_section(run.root, TESTING_SUPERVISOR, section)
@@ -155,7 +155,8 @@ def testing_checkpoint(run: Run, sid: str, inventory: dict[str, Any],
 def tests_skipped(run: Run) -> bool:
     """The test state ran no tests this time round (no test command configured)."""
     it = run.debug_iteration_count
-    return (run.steps.get(f"test.{it + 1}") or {}).get("status") == StepStatus.SKIPPED
+    step = run.steps.get(f"test.{it + 1}")
+    return step is not None and step.status == StepStatus.SKIPPED
 
 
 def after_test(run: Run) -> State | None:

@@ -1,0 +1,140 @@
+"""The cheap tests the parsers run before a pattern or a rule never turn away a line the
+pattern or rule would have taken: each guard is a necessary condition of what it guards, so
+the answers are those of the unguarded code (only the time differs)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from baton_lsp.parse import shell
+from baton_lsp.parse.fences import _OPENERS, _Blocks
+from baton_lsp.parse.signals import SIGNAL_RE, SIGNAL_WORD_ALONE, SIGNAL_WORDS
+
+_PIECES = [
+    "IF", "ELSE IF", "FOR EACH", "END IF", "THEN", "WHILE", "OTHERWISE", "$", "$ ", "@", ":",
+    ">", ">>>", "=#", "=>", "(gdb) ", "ipdb> ", "mysql> ", "user@host:~$ ", "PASS ", "FAIL ",
+    "Tests: ", "3 tests passed", "٣ tests failed", "---", "|---|---|", ":--", "===", "✓",
+    "✅", "❌", "├", "•", "- ", "* ", "+ ", "1. ", "2) ", "Step 1 (Init):", "Use it:", "x=",
+    "a", "Z", "ok", " ", "\t", "echo ", "_COMPLETE", "PLAN_CREATED:", "PROGRESS:", "progress:",
+    "TASK_ERROR:", "`", "```", "~~~", "#", "## ", "_", "__", "***", "9", "0)", "(", "{", "é",
+]
+_lines = st.lists(st.sampled_from(_PIECES), max_size=8).map("".join)
+
+
+def _first_guards(text: str) -> dict[str, bool]:
+    """What `classify_lines` asks of a code line (`text` starts at its first character)
+    before trying each pattern."""
+    c = text[:1]
+    return {
+        "keyword": c in shell._PSEUDO_KEYWORD_FIRST,
+        "prompt": c in "$(" or "@" in text or ">" in text or "=#" in text,
+        "output": c in shell._OUTPUT_FIRST or c.isdigit(),
+        "prose": c in "-*+" or c.isdigit() or "A" <= c <= "Z",
+    }
+
+
+_GUARDED: dict[str, tuple[re.Pattern[str], ...]] = {
+    "keyword": (shell._PSEUDO_KEYWORD_RE,),
+    "prompt": (shell._PROMPT_RE,),
+    "output": (shell._OUTPUT_GLYPH_RE, shell._OUTPUT_LINE_RE),
+    "prose": (shell._PROSE_RE,),
+}
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_lines)
+def test_classify_guards_are_necessary(line: str) -> None:
+    text = line.strip()
+    if not text:
+        return
+    guards = _first_guards(text)
+    for name, patterns in _GUARDED.items():
+        if any(p.match(text) for p in patterns):
+            assert guards[name], (name, text)
+
+
+def test_classify_guards_on_the_example_lines() -> None:
+    """Each pattern's own kind of line passes its guard (the evidence the tests of
+    `classify` expect)."""
+    for name, text in [("keyword", "IF on main → merge"), ("prompt", "$ npm test"),
+                       ("prompt", "(gdb) bt"), ("prompt", "db=# select 1"),
+                       ("output", "✓ passes (2 ms)"), ("output", "٣ tests passed"),
+                       ("output", "|---|---|"), ("prose", "- Scan the root"),
+                       ("prose", "1. Scan"), ("prose", "Use Context7 to research:")]:
+        assert any(p.match(text) for p in _GUARDED[name]), text
+        assert _first_guards(text)[name], text
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_lines)
+def test_a_line_with_a_signal_holds_an_underscore_or_the_one_word(line: str) -> None:
+    if SIGNAL_RE.search(line):
+        assert "_" in line or SIGNAL_WORD_ALONE in line, line
+
+
+def test_the_one_signal_without_an_underscore_is_the_guarded_word() -> None:
+    assert [w for w in SIGNAL_WORDS if "_" not in w] == [SIGNAL_WORD_ALONE.rstrip(":")]
+    assert SIGNAL_RE.search(f"Print {SIGNAL_WORD_ALONE} 3/5")
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_lines)
+def test_only_an_opener_can_end_a_paragraph(line: str) -> None:
+    """`_Blocks._terminates_paragraph` tries its four rules only on a line whose character
+    at its indentation is in `_OPENERS`: no rule takes any other."""
+    blocks = _Blocks([line, ""])
+    blocks.parent = "paragraph"
+    hit = (blocks._fence(0, 1, True) or blocks._hr(0, True) or blocks._list(0, 1, True)
+           or blocks._heading(0, True))
+    if hit:
+        assert blocks._ch(0, blocks.ind[0]) in _OPENERS, line
+
+
+_bash = st.lists(st.sampled_from(["a", " ", "$x", "$(", ")", "${", "}", '"', "'", "#", "`",
+                                  "\\", "<<E", "\nE\n", "\n", ";", "echo "]),
+                 max_size=16).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_bash)
+def test_code_only_blanks_every_character_that_is_not_code(block: str) -> None:
+    """`_code_only`'s shortcuts (a line with no code, a line all code) give what blanking
+    each character that is not unquoted code gives."""
+    for line in shell.lex_bash(block):
+        expected = "".join(ch if cls == shell.CODE else " "
+                           for ch, cls in zip(line.text, line.classes, strict=True))
+        assert shell._code_only(line) == expected, line
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(['"', "\\", "a", " ", '\\"', "\\\\"]), max_size=12).map("".join))
+def test_unescaped_quotes_counts_as_the_character_walk_does(text: str) -> None:
+    from baton_lsp.parse.agent import _unescaped_quotes
+
+    count, escaped = 0, False
+    for ch in text:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == '"':
+            count += 1
+    assert _unescaped_quotes(text) == count
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(["a", " ", ";", "|", "(", ")", "{", "}", "&", "do", "done",
+                                 "while", "for", "if", "then", "else", "!", "time", "until",
+                                 "select", "elif", "continue", "break", "x=1", "\t"]),
+                max_size=12).map("".join))
+def test_a_line_without_a_scan_word_starts_no_segment_with_one(code: str) -> None:
+    """`_scan_loop_words` skips a line `_LOOP_SCAN_WORD_RE` finds nothing in: none of its
+    segments starts with a word the scan acts on."""
+    if shell._LOOP_SCAN_WORD_RE.search(code):
+        return
+    words = shell._LOOP_WORDS | shell._PREFIX_WORDS | shell._LOOP_KEYWORDS
+    for segment in shell._SEGMENT_RE.split(code):
+        assert not (segment.split()[:1] and segment.split()[0] in words), code
