@@ -7,7 +7,10 @@ checksums that cover them replaced by placeholders — so two runs of the same e
 the same dicts. `tests/workflow/data/typed_record_golden.json.gz` holds them as the engine
 wrote them before the record was typed; `test_typed_record.py` compares every scenario
 against it. Run this file (`python -m tests.workflow.record_scenarios`) to regenerate it
-after a deliberate change of what a checkpoint holds."""
+after a deliberate change of what a checkpoint holds; with `PYTHONPATH=<a worktree of another
+commit>/server:.` it records that commit's engine instead (how the file was made, at
+d5eed86). Parallel siblings are made to overlap and only settled checkpoints are kept, so
+the machine's load does not change which checkpoints there are."""
 
 from __future__ import annotations
 
