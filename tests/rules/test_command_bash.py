@@ -223,11 +223,35 @@ def test_pid_values_of_two_equal_blocks_are_reported_apart() -> None:
 def test_a_block_is_analysed_once_for_both_rules() -> None:
     from baton_lsp.rules.command_bash import _vars_of
 
-    text = blocks('RUN_ID="r_$$"\nexport RUN_ID', 'echo "$RUN_ID" once')
+    # Both blocks export, so both rules read both (BTN318 skips a block it cannot use).
+    text = blocks('RUN_ID="r_$$"\nexport RUN_ID', 'echo "$RUN_ID" once\nexport RUN_MODE=fast')
     before = _vars_of.cache_info()
     check_text(Kind.COMMAND, text, CMD, config=WORKFLOW_ON)
     after = _vars_of.cache_info()
     assert after.misses - before.misses == 2 and after.hits - before.hits >= 2
+
+
+def test_blocks_that_cannot_matter_are_neither_classified_nor_analysed() -> None:
+    """BTN315, BTN317, BTN318 and BTN320 classify or analyse a block only where it can hold
+    what they report: a literal `.claude/` path, `$$`, `export`, or (for the two that follow
+    a variable) a block after one that exported it or built it from `$$`. Classifying every
+    block of every command cost a cold corpus check a few milliseconds for nothing."""
+    from baton_lsp.parse.shell import classify
+    from baton_lsp.rules.command_bash import _vars_of
+
+    config = BatonConfig(conventions={"workflow-bash": "on"}, shellcheck="off")
+    quiet = blocks('echo "nothing to see in 4f1c"', 'ls -la /srv/4f1c\nwc -l notes.txt')
+    before, vars_before = classify.cache_info(), _vars_of.cache_info()
+    assert check_text(Kind.COMMAND, quiet, CMD, config=config) == []
+    assert classify.cache_info().misses == before.misses
+    assert _vars_of.cache_info().misses == vars_before.misses
+
+    text = blocks('export BUILD_9e2a="out/9e2a"', 'echo "no state 9e2a"', 'ls "$BUILD_9e2a"')
+    found = [f for f in check_text(Kind.COMMAND, text, CMD, config=config)
+             if f.code == "BTN318"]
+    assert codes(found) == [("BTN318", line_of(text, 'ls "$BUILD_9e2a"'))]
+    assert classify.cache_info().misses == before.misses + 3  # from the export on, all three
+    assert _vars_of.cache_info().misses == vars_before.misses + 3
 
 
 def test_pid_library_source_does_not_restore() -> None:

@@ -265,6 +265,8 @@ def pid_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                tuple[str, BashBlock, _Assign, list[tuple[BashBlock, tuple[int, int, int]]]]]
     later = {}
     for block, _lines in _lexed(ctx, doc):
+        if not origins and "$$" not in block.content:
+            continue  # nothing to follow yet, and no value built from `$$` here
         info = _vars_of(block.content)
         for var, (origin_block, origin) in origins.items():
             use = info.uses.get(var)
@@ -1116,6 +1118,8 @@ def pid_path_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
     """
     seen: dict[str, BashBlock] = {}
     for block, lines in _lexed(ctx, doc):
+        if "$$" not in block.content:
+            continue  # no path built from `$$`: classifying the block would be wasted
         if not classify(block.content).is_script and classify(block.content).kind != "fragment":
             continue
         here = _pid_paths(lines)
@@ -1518,6 +1522,8 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
         return
     exported: dict[str, tuple[BashBlock, int]] = {}
     for block, lines in _lexed(ctx, doc):
+        if not exported and "export" not in block.content:
+            continue  # nothing exported so far nor here: the block can change nothing
         kind = classify(block.content).kind
         if kind not in ("script", "fragment"):
             continue

@@ -160,8 +160,8 @@ def project_file_missing(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
     if ctx.root is None or not Path(ctx.path).is_relative_to(ctx.root / ".claude"):
         return  # a plugin's file: `.claude/` is the user's project, not this tree
     for block in doc.bash_blocks:
-        if classify(block.content).kind in _NOT_SCRIPTS:
-            continue
+        if ".claude/" not in block.content or classify(block.content).kind in _NOT_SCRIPTS:
+            continue  # (every target is a literal `.claude/` path: no need to classify)
         for no, start, end, verb, path in _targets(list(lexed(block.content))):
             rel = _display(path)
             if "/tmp/" in f"/{rel}" or rel.endswith("/"):
