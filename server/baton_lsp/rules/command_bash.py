@@ -1321,11 +1321,18 @@ def library_globals(text: str) -> dict[str, tuple[int, str]]:
     return out
 
 
-def _library_file(ctx: RuleContext, path: str, literals: dict[str, str]) -> Path | None:
-    """The workspace file a `source` of `path` loads: `${VAR}` replaced by a literal value
-    the block gave it, else a file of that name in `.claude/lib/` or one folder below."""
-    spelled = re.sub(r"\$\{?([A-Za-z_]\w*)\}?",
-                     lambda m: literals.get(m.group(1), m.group(0)), path)
+def _spelled(path: str, literals: dict[str, str]) -> str:
+    """`path` with each `${VAR}` the block gave a literal value replaced by it."""
+    if "$" not in path:
+        return path
+    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: literals.get(m.group(1), m.group(0)),
+                  path)
+
+
+def _library_file(ctx: RuleContext, path: str, spelled: str) -> Path | None:
+    """The workspace file a `source` of `path` loads: `spelled` (`path` with the block's
+    literal values filled in, `_spelled`), else a file of that name in `.claude/lib/` or one
+    folder below."""
     found = ctx.resolve(spelled)
     if found is not None and ctx.exists(found):
         return found
@@ -1401,6 +1408,9 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
         ```
     """
     libraries: dict[Path, dict[str, tuple[int, str]]] = {}
+    # `_library_file` by (path as written, path with the literals filled in): blocks source
+    # the same libraries again and again, and each lookup lists `.claude/lib/`.
+    found: dict[tuple[str, str], Path | None] = {}
     for block, lines in _lexed(ctx, doc):
         if "source" not in block.content and ". " not in block.content:
             continue
@@ -1410,7 +1420,7 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
         reported: set[str] = set()
         for no, line in enumerate(lines):
             text = line.text
-            if line.classes[:1] not in (HEREDOC, HEREDOC_QUOTED):
+            if lost and line.classes[:1] not in (HEREDOC, HEREDOC_QUOTED):
                 for var in _used_vars(line):
                     if var in lost and var not in reported:
                         reported.add(var)
@@ -1436,7 +1446,11 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
             for m in _SOURCE_ANY_RE.finditer(text) if "source" in text or ". " in text else ():
                 if not (line.is_code(m.start()) and _command_position(text, m.start())):
                     continue
-                lib_or_none = _library_file(ctx, m.group(1), literals)
+                path = m.group(1)
+                key = (path, _spelled(path, literals))
+                if key not in found:
+                    found[key] = _library_file(ctx, path, key[1])
+                lib_or_none = found[key]
                 if lib_or_none is None:
                     continue
                 lib = lib_or_none
