@@ -254,6 +254,43 @@ def test_blocks_that_cannot_matter_are_neither_classified_nor_analysed() -> None
     assert _vars_of.cache_info().misses == vars_before.misses + 3
 
 
+def test_library_rules_read_only_the_lines_that_can_matter() -> None:
+    """BTN328 tries its pattern of the 25 library functions only on a line that names one,
+    and its function-definition pattern only on a line with `(` or `function`; BTN329
+    reads an assigned value only when a `source` path of the block can use it (`$VAR`).
+    Watched with `sys.setprofile` (calls and C calls); the findings are the usual ones."""
+    import sys
+    from typing import Any
+
+    from baton_lsp.rules import command_bash
+
+    text = blocks('MODE_4b7d=fast\nLIB_4b7d=".claude/lib"\nload_workflow_state "$ID"\n'
+                  'source "$LIB_4b7d/state-persistence.sh"\necho done')
+    seen: dict[str, int] = {"call": 0, "def": 0, "value": 0}
+    reset = command_bash.variable_reset_by_source.__code__
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and getattr(arg, "__self__", None) is command_bash._LIB_CALL_RE:
+            seen["call"] += 1
+        elif event == "c_call" and getattr(arg, "__self__", None) is \
+                command_bash._FUNC_DEF_RE:
+            seen["def"] += 1
+        elif event == "call" and frame.f_code is command_bash._value_end.__code__ \
+                and frame.f_back is not None and frame.f_back.f_code is reset:
+            seen["value"] += 1
+
+    sys.setprofile(profile)
+    try:
+        found = check_text(Kind.COMMAND, text, CMD, config=BatonConfig(
+            conventions={"workflow-bash": "on"}, shellcheck="off", select=["BTN328"]))
+        check_text(Kind.COMMAND, text, CMD, config=BatonConfig(
+            conventions={"workflow-bash": "on"}, shellcheck="off", select=["BTN329"]))
+    finally:
+        sys.setprofile(None)
+    assert [f.code for f in found] == ["BTN328"]  # called before its library is sourced
+    assert seen == {"call": 1, "def": 0, "value": 1}
+
+
 def test_pid_library_source_does_not_restore() -> None:
     text = blocks(
         'WORKFLOW_ID="coordinate_$$"',

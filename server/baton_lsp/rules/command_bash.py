@@ -1200,7 +1200,7 @@ def _block_sources(lines: list[BashLine]) -> tuple[list[tuple[int, str]], set[st
     defined: set[str] = set()
     for no, line in enumerate(lines):
         text = line.text
-        d = _FUNC_DEF_RE.match(text)
+        d = _FUNC_DEF_RE.match(text) if "(" in text or "function" in text else None
         if d and line.is_code(d.start(1) if d.group(1) else d.start(2)):
             defined.add(d.group(1) or d.group(2))
         if "source" not in text and ". " not in text:
@@ -1253,11 +1253,14 @@ def library_function_before_source(doc: CommandFile, ctx: RuleContext) -> Iterat
         ```
     """
     for block, lines in _lexed(ctx, doc):
-        if not any(fn in block.content for fn in _OWNER):
+        named = [fn for fn in _OWNER if fn in block.content]
+        if not named:
             continue
         sources, defined = _block_sources(lines)
         for no, line in enumerate(lines):
             text = line.text
+            if not any(fn in text for fn in named):
+                continue  # no call on this line: the pattern of all names would say so slower
             found = None
             for m in _LIB_CALL_RE.finditer(text):
                 if line.is_code(m.start()) and _command_position(text, m.start()):
@@ -1439,6 +1442,8 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
                     var = m.group(1)
                     assigned[var] = no
                     lost.pop(var, None)
+                    if "$" + var not in block.content and "${" + var not in block.content:
+                        continue  # no `source` path of this block can read its value
                     end = _value_end(line, m.end())
                     value = text[m.end():end].strip("\"'")
                     if "$(" not in value and "`" not in value:
