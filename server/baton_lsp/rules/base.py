@@ -316,15 +316,21 @@ class RuleContext:
         once it is loaded. None for a file outside an extension."""
         if self.root is None:
             return None
-        parts = os.path.relpath(self.path, self.root).split(os.sep)
-        if len(parts) < 4 or parts[0] not in (".claude", ".opencode") \
-                or parts[1] != "extensions":
+        memo = self.memo.get("extension")  # asked for every missing file: judged once
+        if memo is None or memo[0] != (self.path, self.root):
+            parts = os.path.relpath(self.path, self.root).split(os.sep)
+            memo = self.memo["extension"] = ((self.path, self.root), (
+                (self.root / parts[0], parts[2]) if len(parts) >= 4
+                and parts[0] in (".claude", ".opencode") and parts[1] == "extensions"
+                else None))
+        found: tuple[Path, str] | None = memo[1]
+        if found is None:
             return None
-        top = self.root / parts[0]
+        top, name = found
         rel = os.path.relpath(os.path.normpath(path), top)
         if rel.startswith("..") or rel.split(os.sep, 1)[0] == "extensions":
             return None
-        return top / "extensions" / parts[2] / rel
+        return top / "extensions" / name / rel
 
     def agent_paths(self) -> dict[str, Path]:
         """Agent name (file stem) → path, for every agent of the workspace."""
