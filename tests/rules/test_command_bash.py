@@ -234,8 +234,9 @@ def test_a_block_is_analysed_once_for_both_rules() -> None:
 def test_blocks_that_cannot_matter_are_neither_classified_nor_analysed() -> None:
     """BTN315, BTN317, BTN318 and BTN320 classify or analyse a block only where it can hold
     what they report: a literal `.claude/` path, `$$`, `export`, or (for the two that follow
-    a variable) a block after one that exported it or built it from `$$`. Classifying every
-    block of every command cost a cold corpus check a few milliseconds for nothing."""
+    a variable) a block after one that exported it (and naming it) or built it from `$$`.
+    Classifying every block of every command cost a cold corpus check a few milliseconds
+    for nothing."""
     from baton_lsp.parse.shell import classify
     from baton_lsp.rules.command_bash import _vars_of
 
@@ -250,8 +251,26 @@ def test_blocks_that_cannot_matter_are_neither_classified_nor_analysed() -> None
     found = [f for f in check_text(Kind.COMMAND, text, CMD, config=config)
              if f.code == "BTN318"]
     assert codes(found) == [("BTN318", line_of(text, 'ls "$BUILD_9e2a"'))]
-    assert classify.cache_info().misses == before.misses + 3  # from the export on, all three
-    assert _vars_of.cache_info().misses == vars_before.misses + 3
+    # the exporting block and the one using it; the block between names no exported variable
+    assert classify.cache_info().misses == before.misses + 2
+    assert _vars_of.cache_info().misses == vars_before.misses + 2
+
+
+def test_an_export_of_the_users_own_environment_is_not_followed() -> None:
+    """BTN318 leaves `PATH`, `HOME`, `CLAUDE_*` and the like alone (the Bash tool's shell
+    has them anyway), so a block whose only exports are those changes nothing for it: it
+    is neither classified nor analysed, and the rule's findings are as before."""
+    from baton_lsp.parse.shell import classify
+    from baton_lsp.rules.command_bash import _vars_of
+
+    config = BatonConfig(shellcheck="off")
+    text = blocks('export CLAUDE_PROJECT_DIR="${CLAUDE_PROJECT_DIR:-$(pwd)}"\n'
+                  'export PATH="$PATH:/opt/61d2/bin"', 'echo "$PATH 61d2"')
+    before, vars_before = classify.cache_info(), _vars_of.cache_info()
+    assert [f for f in check_text(Kind.COMMAND, text, CMD, config=config)
+            if f.code == "BTN318"] == []
+    assert classify.cache_info().misses == before.misses
+    assert _vars_of.cache_info().misses == vars_before.misses
 
 
 def test_library_rules_read_only_the_lines_that_can_matter() -> None:

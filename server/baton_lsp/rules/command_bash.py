@@ -1488,6 +1488,25 @@ _ENVIRONMENT = frozenset({"PATH", "HOME", "USER", "SHELL", "PWD", "LANG", "LC_AL
 """Variables the Bash tool's shell has anyway (from the user's profile)."""
 
 
+def _exports(lines: list[BashLine]) -> list[tuple[str, int]]:
+    """(variable, line) of each `export` of a block in order, less the user's own
+    environment (`_ENVIRONMENT`, `CLAUDE_*`), `export -n` and `export -f`."""
+    found: list[tuple[str, int]] = []
+    for no, line in enumerate(lines):
+        if "export" not in line.text:
+            continue
+        for m in _EXPORT_RE.finditer(line.text):
+            if not line.is_code(m.start()) or not _command_position(line.text, m.start()):
+                continue
+            if "n" in m.group(1) or "f" in m.group(1):
+                continue  # `export -n` un-exports, `export -f` exports functions
+            for word in m.group(2).split():
+                var = word.split("=", 1)[0]
+                if var not in _ENVIRONMENT and not var.startswith("CLAUDE_"):
+                    found.append((var, no))
+    return found
+
+
 @rule("BTN318", "bash-export-across-blocks", Severity.WARNING, COMMAND, convention=GENERIC)
 def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
     """A variable `export`ed in one bash block is used in a later block that never sets it.
@@ -1541,8 +1560,9 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
         return
     exported: dict[str, tuple[BashBlock, int]] = {}
     for block, lines in _lexed(ctx, doc):
-        if not exported and "export" not in block.content:
-            continue  # nothing exported so far nor here: the block can change nothing
+        exports = _exports(lines) if "export" in block.content else []
+        if not exports and not any(v in block.content for v in exported):
+            continue  # it exports nothing and names no exported variable: it changes nothing
         kind = classify(block.content).kind
         if kind not in ("script", "fragment"):
             continue
@@ -1570,19 +1590,9 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
                 f"empty here; expected it persisted and read back, or computed again",
                 related=[Related(path=ctx.path, range=Range.of_line(_md_line(origin, _line)),
                                  message=f"`{var}` exported here")])
-        for no, line in enumerate(lines):
-            if "export" not in line.text:
-                continue
-            for m in _EXPORT_RE.finditer(line.text):
-                if not line.is_code(m.start()) or not _command_position(line.text, m.start()):
-                    continue
-                if "n" in m.group(1) or "f" in m.group(1):
-                    continue  # `export -n` un-exports, `export -f` exports functions
-                for word in m.group(2).split():
-                    var = word.split("=", 1)[0]
-                    if var in _ENVIRONMENT or var.startswith("CLAUDE_") or var in from_pid:
-                        continue  # a value built from `$$` is BTN320's finding
-                    exported.setdefault(var, (block, no))
+        for var, no in exports:
+            if var not in from_pid:  # a value built from `$$` is BTN320's finding
+                exported.setdefault(var, (block, no))
         for var in list(exported):
             if var in info.defines and exported[var][0] is not block:
                 del exported[var]  # set again here: later blocks are this block's business
