@@ -546,3 +546,36 @@ def test_a_file_paired_as_written_is_not_compared() -> None:
     finally:
         sys.setprofile(None)
     assert len(calls) == 1
+
+
+def test_the_block_closed_right_before_a_fence_is_found_without_rereading_the_file() -> None:
+    """`_what` looked for the block closed right before a stray fence by testing every
+    closed block above it for blank lines between it and the fence: work growing with the
+    blocks above, for every finding. It now reads up from the fence to the first line with
+    text. Counted with `sys.setprofile` (`str.strip` calls made by `_what`: 122 with 60
+    blocks above on the old code); the message is the usual one."""
+    import sys
+
+    head = "".join(f"## Step {n}\n\n```bash\necho {n}\n```\n\nDone {n}.\n\n" for n in range(60))
+    text = ("# Fix Plan\n\n" + head + "### Fix 2: Usage Examples\n\n**Current block**:\n"
+            "```bash\n**Usage Examples**:\n\n```bash\n# Basic debugging\n"
+            '/debug "authentication timeout errors in production"\n```\n```\n\n'
+            "**Expected**: This block should NOT have a trap.\n\n"
+            "### Fix 3: Reduce debug.md Line Count\n\n**Consolidation Strategy**:\n\n"
+            "**Example 1** (Block 2, ~lines 170-172):\n```bash\n# Before (3 lines):\n"
+            "declare -a _EARLY_ERROR_BUFFER=()\n```\n")
+    strips: list[int] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and getattr(arg, "__name__", "") == "strip" \
+                and frame.f_code.co_qualname.startswith("_what"):
+            strips.append(1)
+
+    sys.setprofile(profile)
+    try:
+        [found] = btn003(Kind.PLAN, text, PLAN)
+    finally:
+        sys.setprofile(None)
+    assert "comes right after the block closed on line" in found.message
+    assert '"Fix 3: Reduce debug.md Line Count"' in found.message
+    assert len(strips) < 20

@@ -257,9 +257,12 @@ def _what(fence: Fence, authored: list[AuthoredFence], rendered: dict[int, Fence
     if not fence.closed:
         return (f"the {line} fence opened here is never closed, so it runs to the end of "
                 "the file", f"close it with {marker} after its last line")
-    before = next((f for f in rendered.values() if f.closed and f.end_line < fence.start_line
-                   and not any(x.strip() for x in lines[f.end_line + 1:fence.start_line])),
-                  None)
+    # The block closed right before this line, blank lines apart: the one closed on the last
+    # line with text above it (a closing line has text, so no other can qualify).
+    last = fence.start_line - 1
+    while last >= 0 and not lines[last].strip():
+        last -= 1
+    before = next((f for f in rendered.values() if f.closed and f.end_line == last), None)
     if before is not None and not line.lstrip(marker[0]).strip():
         return (f"this {line} comes right after the block closed on line "
                 f"{before.end_line + 1}, so it opens a new code block (a second closing "
