@@ -276,7 +276,8 @@ def test_an_export_of_the_users_own_environment_is_not_followed() -> None:
 def test_library_rules_read_only_the_lines_that_can_matter() -> None:
     """BTN328 tries its pattern of the 25 library functions only on a line that names one,
     and its function-definition pattern only on a line with `(` or `function`; BTN329
-    reads an assigned value only when a `source` path of the block can use it (`$VAR`).
+    reads an assigned value only when a `source` path names the variable (`$LIB/x.sh`),
+    not for every assignment (`MODE` here is used, but in no path).
     Watched with `sys.setprofile` (calls and C calls); the findings are the usual ones."""
     import sys
     from typing import Any
@@ -284,9 +285,10 @@ def test_library_rules_read_only_the_lines_that_can_matter() -> None:
     from baton_lsp.rules import command_bash
 
     text = blocks('MODE_4b7d=fast\nLIB_4b7d=".claude/lib"\nload_workflow_state "$ID"\n'
-                  'source "$LIB_4b7d/state-persistence.sh"\necho done')
+                  'source "$LIB_4b7d/state-persistence.sh"\necho "$MODE_4b7d done"')
     seen: dict[str, int] = {"call": 0, "def": 0, "value": 0}
-    reset = command_bash.variable_reset_by_source.__code__
+    reset = {f.__code__ for f in (command_bash.variable_reset_by_source,
+                                  getattr(command_bash, "_literal", None)) if f is not None}
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "c_call" and getattr(arg, "__self__", None) is command_bash._LIB_CALL_RE:
@@ -295,7 +297,7 @@ def test_library_rules_read_only_the_lines_that_can_matter() -> None:
                 command_bash._FUNC_DEF_RE:
             seen["def"] += 1
         elif event == "call" and frame.f_code is command_bash._value_end.__code__ \
-                and frame.f_back is not None and frame.f_back.f_code is reset:
+                and frame.f_back is not None and frame.f_back.f_code in reset:
             seen["value"] += 1
 
     sys.setprofile(profile)

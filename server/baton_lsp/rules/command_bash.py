@@ -1324,12 +1324,38 @@ def library_globals(text: str) -> dict[str, tuple[int, str]]:
     return out
 
 
-def _spelled(path: str, literals: dict[str, str]) -> str:
+def _literal(assignments: list[tuple[BashLine, int]]) -> str | None:
+    """The value of the last of a variable's assignments (line, where its value starts)
+    that gives it a literal: one with a command substitution keeps the one before.
+    Read only when a `source` path names the variable (a value is a character scan)."""
+    for line, start in reversed(assignments):
+        value = line.text[start:_value_end(line, start)].strip("\"'")
+        if "$(" not in value and "`" not in value:
+            return value
+    return None
+
+
+def _spelled(path: str, assignments: dict[str, list[tuple[BashLine, int]]]) -> str:
     """`path` with each `${VAR}` the block gave a literal value replaced by it."""
     if "$" not in path:
         return path
-    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", lambda m: literals.get(m.group(1), m.group(0)),
-                  path)
+
+    def fill(m: re.Match[str]) -> str:
+        value = _literal(assignments.get(m.group(1), []))
+        return m.group(0) if value is None else value
+
+    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", fill, path)
+
+
+def _lib_folders(ctx: RuleContext) -> list[str]:
+    """The folders of the workspace's `.claude/lib/`, sorted, listed as the run side lists
+    (never through a link out of the workspace); listed once per check (`ctx.shared`)."""
+    assert ctx.root is not None
+    try:
+        dirs, _ = confine.subdirectories(ctx.root, ctx.root / ".claude" / "lib")
+    except OSError:
+        return []
+    return sorted(dirs)
 
 
 def _library_file(ctx: RuleContext, path: str, spelled: str) -> Path | None:
@@ -1345,11 +1371,7 @@ def _library_file(ctx: RuleContext, path: str, spelled: str) -> Path | None:
     lib = ctx.root / ".claude" / "lib"
     candidates = [lib / name]
     if ctx.exists(lib):
-        try:  # listed as the run side lists: never through a link out of the workspace
-            dirs, _ = confine.subdirectories(ctx.root, lib)
-        except OSError:
-            dirs = []
-        candidates += [lib / d / name for d in sorted(dirs)]
+        candidates += [lib / d / name for d in ctx.shared(f"lib-folders:{lib}", _lib_folders)]
     hits = [c for c in candidates if ctx.exists(c)]
     return hits[0] if len(hits) == 1 else None
 
@@ -1418,7 +1440,7 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
         if "source" not in block.content and ". " not in block.content:
             continue
         assigned: dict[str, int] = {}
-        literals: dict[str, str] = {}
+        assignments: dict[str, list[tuple[BashLine, int]]] = {}
         lost: dict[str, tuple[int, int, Path, str]] = {}
         reported: set[str] = set()
         for no, line in enumerate(lines):
@@ -1442,17 +1464,12 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
                     var = m.group(1)
                     assigned[var] = no
                     lost.pop(var, None)
-                    if "$" + var not in block.content and "${" + var not in block.content:
-                        continue  # no `source` path of this block can read its value
-                    end = _value_end(line, m.end())
-                    value = text[m.end():end].strip("\"'")
-                    if "$(" not in value and "`" not in value:
-                        literals[var] = value
+                    assignments.setdefault(var, []).append((line, m.end()))
             for m in _SOURCE_ANY_RE.finditer(text) if "source" in text or ". " in text else ():
                 if not (line.is_code(m.start()) and _command_position(text, m.start())):
                     continue
                 path = m.group(1)
-                key = (path, _spelled(path, literals))
+                key = (path, _spelled(path, assignments))
                 if key not in found:
                     found[key] = _library_file(ctx, path, key[1])
                 lib_or_none = found[key]
