@@ -171,3 +171,49 @@ def test_select_and_ignore_are_judged_once_per_kind_not_per_file() -> None:
     assert {f.code for f in narrowed} == {c for c in codes[0] if c.startswith("BTN11")}
     plan_rules = [r.code for r in all_rules() if Kind.PLAN in r.kinds]
     assert len(asked) == 2 * len(plan_rules)  # once for each selection, not once per file
+
+
+def test_a_rule_registers_without_cleaning_its_docstring() -> None:
+    """Registering a rule (a check imports about a hundred) no longer cleans its docstring
+    (`inspect.getdoc`); `Rule.doc` does so where documentation is shown, with the same
+    text. A rule without a docstring is still refused."""
+    import inspect
+
+    import pytest
+
+    from baton_lsp.model.base import Severity
+    from baton_lsp.rules.base import registered, rule, unregister
+
+    def check(doc: object, ctx: object) -> list[object]:
+        """A test rule.
+
+            Indented example.
+        """
+        return []
+
+    cleaned: list[int] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code is inspect.cleandoc.__code__:
+            cleaned.append(1)
+
+    sys.setprofile(profile)
+    try:
+        rule("TST902", "test-docstring", Severity.WARNING, (Kind.PLAN,))(check)
+    finally:
+        sys.setprofile(None)
+    try:
+        assert cleaned == []
+        found = registered("TST902")
+        assert found is not None and found.doc == inspect.getdoc(check) == (
+            "A test rule.\n\nIndented example.")
+        assert found.summary == "A test rule."
+    finally:
+        unregister("TST902")
+
+    def bare(doc: object, ctx: object) -> list[object]:
+        return []
+
+    bare.__doc__ = "  \n  "
+    with pytest.raises(ValueError, match="needs a docstring"):
+        rule("TST903", "test-no-docstring", Severity.WARNING, (Kind.PLAN,))(bare)

@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -87,7 +88,6 @@ class Rule:
     severity: Severity
     kinds: frozenset[Kind]
     check: CheckFn
-    doc: str
     fixable: bool = False
     cross_file: bool = False
     convention: Convention = Convention.BATON
@@ -98,6 +98,12 @@ class Rule:
         """Whether the rule runs on a file that does (`followed`) or does not follow its
         convention."""
         return followed or (self.everywhere is not None and self.everywhere(config))
+
+    @cached_property
+    def doc(self) -> str:
+        """The check's docstring, cleaned (`inspect.getdoc`): read where documentation is
+        shown, not when the rule registers (a check loads a hundred rules and reads none)."""
+        return inspect.getdoc(self.check) or ""
 
     @property
     def summary(self) -> str:
@@ -124,15 +130,14 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
     kinds when `everywhere(config)` says so."""
 
     def register(fn: CheckFn) -> CheckFn:
-        doc = inspect.getdoc(fn)
-        if not doc:
+        if not (fn.__doc__ or "").strip():  # what `inspect.getdoc` would clean to nothing
             raise ValueError(f"rule {code} needs a docstring: it is the rule's documentation")
         with _REGISTERING:  # rule modules may be imported by two threads at once
             if code in _REGISTRY:
                 raise ValueError(f"duplicate rule code {code}")
             if any(r.name == name for r in _REGISTRY.values()):
                 raise ValueError(f"duplicate rule name {name}")
-            _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, doc, fixable,
+            _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, fixable,
                                    cross_file, convention, everywhere)
         return fn
 
