@@ -16,7 +16,15 @@ except ImportError:  # pragma: no cover - an interpreter built without it
 
 
 def norm(path: str | Path) -> str:
-    """Absolute, normalised path string: the one key every cache and index uses."""
+    """Absolute, normalised path string: the one key every cache and index uses.
+
+    A string that is so already (absolute, without empty, `.` or `..` parts or a trailing
+    slash) is returned as it is, as `normpath(abspath())` would return it: a check asks for
+    the key of the same paths thousands of times."""
+    if type(path) is str and os.sep == "/" and path[:1] == "/" and "//" not in path \
+            and "/./" not in path and "/../" not in path \
+            and not path.endswith(("/", "/.", "/..")):
+        return path
     return os.path.normpath(os.path.abspath(path))
 
 

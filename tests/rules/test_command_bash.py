@@ -223,11 +223,93 @@ def test_pid_values_of_two_equal_blocks_are_reported_apart() -> None:
 def test_a_block_is_analysed_once_for_both_rules() -> None:
     from baton_lsp.rules.command_bash import _vars_of
 
-    text = blocks('RUN_ID="r_$$"\nexport RUN_ID', 'echo "$RUN_ID" once')
+    # Both blocks export, so both rules read both (BTN318 skips a block it cannot use).
+    text = blocks('RUN_ID="r_$$"\nexport RUN_ID', 'echo "$RUN_ID" once\nexport RUN_MODE=fast')
     before = _vars_of.cache_info()
     check_text(Kind.COMMAND, text, CMD, config=WORKFLOW_ON)
     after = _vars_of.cache_info()
     assert after.misses - before.misses == 2 and after.hits - before.hits >= 2
+
+
+def test_blocks_that_cannot_matter_are_neither_classified_nor_analysed() -> None:
+    """BTN315, BTN317, BTN318 and BTN320 classify or analyse a block only where it can hold
+    what they report: a literal `.claude/` path, `$$`, `export`, or (for the two that follow
+    a variable) a block after one that exported it (and naming it) or built it from `$$`.
+    Classifying every block of every command cost a cold corpus check a few milliseconds
+    for nothing."""
+    from baton_lsp.parse.shell import classify
+    from baton_lsp.rules.command_bash import _vars_of
+
+    config = BatonConfig(conventions={"workflow-bash": "on"}, shellcheck="off")
+    quiet = blocks('echo "nothing to see in 4f1c"', 'ls -la /srv/4f1c\nwc -l notes.txt')
+    before, vars_before = classify.cache_info(), _vars_of.cache_info()
+    assert check_text(Kind.COMMAND, quiet, CMD, config=config) == []
+    assert classify.cache_info().misses == before.misses
+    assert _vars_of.cache_info().misses == vars_before.misses
+
+    text = blocks('export BUILD_9e2a="out/9e2a"', 'echo "no state 9e2a"', 'ls "$BUILD_9e2a"')
+    found = [f for f in check_text(Kind.COMMAND, text, CMD, config=config)
+             if f.code == "BTN318"]
+    assert codes(found) == [("BTN318", line_of(text, 'ls "$BUILD_9e2a"'))]
+    # the exporting block and the one using it; the block between names no exported variable
+    assert classify.cache_info().misses == before.misses + 2
+    assert _vars_of.cache_info().misses == vars_before.misses + 2
+
+
+def test_an_export_of_the_users_own_environment_is_not_followed() -> None:
+    """BTN318 leaves `PATH`, `HOME`, `CLAUDE_*` and the like alone (the Bash tool's shell
+    has them anyway), so a block whose only exports are those changes nothing for it: it
+    is neither classified nor analysed, and the rule's findings are as before."""
+    from baton_lsp.parse.shell import classify
+    from baton_lsp.rules.command_bash import _vars_of
+
+    config = BatonConfig(shellcheck="off")
+    text = blocks('export CLAUDE_PROJECT_DIR="${CLAUDE_PROJECT_DIR:-$(pwd)}"\n'
+                  'export PATH="$PATH:/opt/61d2/bin"', 'echo "$PATH 61d2"')
+    before, vars_before = classify.cache_info(), _vars_of.cache_info()
+    assert [f for f in check_text(Kind.COMMAND, text, CMD, config=config)
+            if f.code == "BTN318"] == []
+    assert classify.cache_info().misses == before.misses
+    assert _vars_of.cache_info().misses == vars_before.misses
+
+
+def test_library_rules_read_only_the_lines_that_can_matter() -> None:
+    """BTN328 tries its pattern of the 25 library functions only on a line that names one,
+    and its function-definition pattern only on a line with `(` or `function`; BTN329
+    reads an assigned value only when a `source` path names the variable (`$LIB/x.sh`),
+    not for every assignment (`MODE` here is used, but in no path).
+    Watched with `sys.setprofile` (calls and C calls); the findings are the usual ones."""
+    import sys
+    from typing import Any
+
+    from baton_lsp.rules import command_bash
+
+    text = blocks('MODE_4b7d=fast\nLIB_4b7d=".claude/lib"\nload_workflow_state "$ID"\n'
+                  'source "$LIB_4b7d/state-persistence.sh"\necho "$MODE_4b7d done"')
+    seen: dict[str, int] = {"call": 0, "def": 0, "value": 0}
+    reset = {f.__code__ for f in (command_bash.variable_reset_by_source,
+                                  getattr(command_bash, "_literal", None)) if f is not None}
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and getattr(arg, "__self__", None) is command_bash._LIB_CALL_RE:
+            seen["call"] += 1
+        elif event == "c_call" and getattr(arg, "__self__", None) is \
+                command_bash._FUNC_DEF_RE:
+            seen["def"] += 1
+        elif event == "call" and frame.f_code is command_bash._value_end.__code__ \
+                and frame.f_back is not None and frame.f_back.f_code in reset:
+            seen["value"] += 1
+
+    sys.setprofile(profile)
+    try:
+        found = check_text(Kind.COMMAND, text, CMD, config=BatonConfig(
+            conventions={"workflow-bash": "on"}, shellcheck="off", select=["BTN328"]))
+        check_text(Kind.COMMAND, text, CMD, config=BatonConfig(
+            conventions={"workflow-bash": "on"}, shellcheck="off", select=["BTN329"]))
+    finally:
+        sys.setprofile(None)
+    assert [f.code for f in found] == ["BTN328"]  # called before its library is sourced
+    assert seen == {"call": 1, "def": 0, "value": 1}
 
 
 def test_pid_library_source_does_not_restore() -> None:

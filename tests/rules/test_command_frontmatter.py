@@ -376,3 +376,32 @@ def test_short_or_own_keys_are_not_called_misspellings(key: str) -> None:
 def test_misspellings_name_the_key_meant(key: str, meant: str) -> None:
     (found,) = check(f"---\ndescription: d\n{key}: x\n---\n")
     assert f"misspelling of `{meant}`" in found.message
+
+
+def test_btn308_reads_only_lines_that_may_hold_a_template() -> None:
+    """BTN308's patterns need a `$` or `{{`: a prose line with neither is not read (its
+    code spans were blanked for every line of every command and skill). Counted with
+    `sys.setprofile`; the usual finding is still reported."""
+    import sys
+    from typing import Any
+
+    from baton_lsp.parse import markdown
+    from baton_lsp.rules import command_frontmatter
+
+    own = command_frontmatter.unexpanded_template.__code__
+    blanked: list[int] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code is markdown.blank_code_spans.__code__ \
+                and frame.f_back is not None and frame.f_back.f_code is own:
+            blanked.append(1)
+
+    text = ("---\ndescription: d\n---\n# /fix 5e0a\n\nRead `notes.md` first.\n"
+            "Then plan the change.\nFix issue {{ARGUMENTS}} now.\n")
+    sys.setprofile(profile)
+    try:
+        found = [f for f in check_text(Kind.COMMAND, text, CMD) if f.code == "BTN308"]
+    finally:
+        sys.setprofile(None)
+    assert [f.range.start_line for f in found] == [7]
+    assert len(blanked) == 1

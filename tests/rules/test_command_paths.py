@@ -125,3 +125,21 @@ def test_braced_arguments_assigned_in_the_file(make_workspace) -> None:
     root = make_workspace({".claude/commands/review.md": text})
     assert only(check_file(WorkspaceIndex(root), root / ".claude/commands/review.md"),
                 "BTN316") == []
+
+
+def test_a_block_without_a_target_is_not_classified(make_workspace) -> None:
+    """Only a block that sources or runs a literal `.claude/` path needs classifying (a
+    template's paths are not checked); one that only reads or prints such paths has nothing
+    to check, and classifying it was wasted. Counted on `classify`'s cache."""
+    from baton_lsp.parse.shell import classify
+
+    skill = ("---\nname: notes\ndescription: Notes\n---\n# Notes\n\n```bash\n"
+             "cat .claude/notes/3f9a.md\necho \"see .claude/notes/3f9a-index.md\"\n```\n\n"
+             "```bash\nsource .claude/lib/3f9a-missing.sh\n```\n")
+    root = make_workspace({".claude/skills/notes/SKILL.md": skill,
+                           ".claude/lib/present.sh": "x() { :; }\n"})
+    before = classify.cache_info().misses
+    found = only(check_file(WorkspaceIndex(root), root / ".claude/skills/notes/SKILL.md"),
+                 "BTN315")
+    assert [f.range.start_line for f in found] == [12]
+    assert classify.cache_info().misses == before + 1  # the second block only

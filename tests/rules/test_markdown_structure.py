@@ -3,6 +3,9 @@ every rule reads. Texts are shaped after files of public trees (quoted lines kep
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from baton_lsp.model.base import Finding, Kind
 from baton_lsp.parse.markdown import authored_fences, parse_markdown
 from baton_lsp.parse.text import Source
@@ -480,3 +483,99 @@ def test_examples_nested_without_end_are_checked_in_linear_time() -> None:
     worker.join(60)
     assert not worker.is_alive(), "nested examples took minutes"
     assert got == []
+
+
+# -- files whose fences pair as written (the usual case) skip the comparison ----------------
+
+
+def _pairing(path: Path) -> tuple[list[tuple[int, int, bool, int]], list[tuple[int, int]],
+                                    bool]:
+    from baton_lsp.parse.text import split_lines
+    from baton_lsp.rules.markdown_structure import _paired_as_written
+
+    lines = split_lines(path.read_bytes().decode("utf-8", "replace"))
+    md = parse_markdown(Source(text="\n".join(lines), lines=lines))
+    authored = [(a.start_line, a.end_line if a.end_line is not None else -1, a.by_opener,
+                 a.depth) for a in authored_fences(md)]
+    rendered = [(f.start_line, f.end_line) for f in md.fences]
+    return authored, rendered, _paired_as_written(md, lines)
+
+
+def test_fences_paired_as_written_are_paired_so_by_the_author(corpus: Path) -> None:
+    """Where `_paired_as_written` says so (and BTN003 returns before `authored_fences`), the
+    author's pairing is CommonMark's, fence by fence, on every markdown file of the corpus
+    and of this repository's tests (a few thousand, most of them paired so); where it is not
+    so, the full comparison runs."""
+    paired = compared = 0
+    for root in (corpus, Path(__file__).resolve().parent.parent):
+        for path in sorted(root.rglob("*.md")):
+            if not path.is_file():
+                continue
+            authored, rendered, fast = _pairing(path)
+            if not rendered:
+                continue
+            if fast:
+                paired += 1
+                assert authored == [(s, e, False, 0) for s, e in rendered], path
+            else:
+                compared += 1
+    assert paired > compared > 0
+
+
+def test_a_file_paired_as_written_is_not_compared() -> None:
+    """Most files with fences close each one plainly: BTN003 then has no candidate, and
+    pairing the file again as its author nested it (`authored_fences`) was wasted work on
+    every such file of a check."""
+    import sys
+
+    calls: list[int] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code is authored_fences.__code__:
+            calls.append(frame.f_lineno)
+
+    plain = ("---\nname: a\ndescription: d\n---\n# A\n\n```bash\n# step 1\nls\n```\n\n"
+             "## Notes\n\n~~~json\n{}\n~~~\n")
+    sys.setprofile(profile)
+    try:
+        assert btn003(Kind.AGENT, plain, AGENT) == []
+        assert calls == []
+        lines = TEMPLATE.splitlines()
+        assert [f.range.start_line for f in btn003(Kind.AGENT, TEMPLATE, AGENT)] == [
+            lines.index("### Fix Rationale") + 2]
+    finally:
+        sys.setprofile(None)
+    assert len(calls) == 1
+
+
+def test_the_block_closed_right_before_a_fence_is_found_without_rereading_the_file() -> None:
+    """`_what` looked for the block closed right before a stray fence by testing every
+    closed block above it for blank lines between it and the fence: work growing with the
+    blocks above, for every finding. It now reads up from the fence to the first line with
+    text. Counted with `sys.setprofile` (`str.strip` calls made by `_what`: 122 with 60
+    blocks above on the old code); the message is the usual one."""
+    import sys
+
+    head = "".join(f"## Step {n}\n\n```bash\necho {n}\n```\n\nDone {n}.\n\n" for n in range(60))
+    text = ("# Fix Plan\n\n" + head + "### Fix 2: Usage Examples\n\n**Current block**:\n"
+            "```bash\n**Usage Examples**:\n\n```bash\n# Basic debugging\n"
+            '/debug "authentication timeout errors in production"\n```\n```\n\n'
+            "**Expected**: This block should NOT have a trap.\n\n"
+            "### Fix 3: Reduce debug.md Line Count\n\n**Consolidation Strategy**:\n\n"
+            "**Example 1** (Block 2, ~lines 170-172):\n```bash\n# Before (3 lines):\n"
+            "declare -a _EARLY_ERROR_BUFFER=()\n```\n")
+    strips: list[int] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and getattr(arg, "__name__", "") == "strip" \
+                and frame.f_code.co_qualname.startswith("_what"):
+            strips.append(1)
+
+    sys.setprofile(profile)
+    try:
+        [found] = btn003(Kind.PLAN, text, PLAN)
+    finally:
+        sys.setprofile(None)
+    assert "comes right after the block closed on line" in found.message
+    assert '"Fix 3: Reduce debug.md Line Count"' in found.message
+    assert len(strips) < 20

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from baton_lsp.model.base import Kind
 from baton_lsp.rules import HOOK_MODULES, MODULES_BY_KIND, SHELLCHECK_MODULES
@@ -139,3 +140,80 @@ def test_the_code_index_names_every_registered_rule() -> None:
     from baton_lsp.rules import RULE_CODES
 
     assert {r.code for r in all_rules()} == set(RULE_CODES)
+
+
+def test_select_and_ignore_are_judged_once_per_kind_not_per_file() -> None:
+    """`check_document` asked `config.enabled` for every rule of every file (a few thousand
+    calls on the corpus); the rules a selection keeps are now worked out once per kind and
+    selection, and a selection changed in place is still honoured."""
+    from baton_lsp.model.config import BatonConfig
+    from baton_lsp.rules.engine import check_text
+
+    config = BatonConfig(select=["BTN1"], ignore=["BTN12"])
+    plan = "# Plan 7c1e\n\n### Phase 1: a [COMPLETE]\n- [ ] x\n\n### Phase 1: b\n"
+    asked: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code is BatonConfig.enabled.__code__:
+            asked.append(frame.f_locals["code"])
+
+    sys.setprofile(profile)
+    try:
+        runs = [check_text(Kind.PLAN, plan, f"/ws/.claude/specs/plans/{n}.md", config=config)
+                for n in range(3)]
+        config.select = ["BTN11"]
+        narrowed = check_text(Kind.PLAN, plan, "/ws/.claude/specs/plans/3.md", config=config)
+    finally:
+        sys.setprofile(None)
+    codes = [sorted({f.code for f in found}) for found in runs]
+    assert codes[0] and codes == [codes[0]] * 3
+    assert all(c.startswith("BTN1") and not c.startswith("BTN12") for c in codes[0])
+    assert {f.code for f in narrowed} == {c for c in codes[0] if c.startswith("BTN11")}
+    plan_rules = [r.code for r in all_rules() if Kind.PLAN in r.kinds]
+    assert len(asked) == 2 * len(plan_rules)  # once for each selection, not once per file
+
+
+def test_a_rule_registers_without_cleaning_its_docstring() -> None:
+    """Registering a rule (a check imports about a hundred) no longer cleans its docstring
+    (`inspect.getdoc`); `Rule.doc` does so where documentation is shown, with the same
+    text. A rule without a docstring is still refused."""
+    import inspect
+
+    import pytest
+
+    from baton_lsp.model.base import Severity
+    from baton_lsp.rules.base import registered, rule, unregister
+
+    def check(doc: object, ctx: object) -> list[object]:
+        """A test rule.
+
+            Indented example.
+        """
+        return []
+
+    cleaned: list[int] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code is inspect.cleandoc.__code__:
+            cleaned.append(1)
+
+    sys.setprofile(profile)
+    try:
+        rule("TST902", "test-docstring", Severity.WARNING, (Kind.PLAN,))(check)
+    finally:
+        sys.setprofile(None)
+    try:
+        assert cleaned == []
+        found = registered("TST902")
+        assert found is not None and found.doc == inspect.getdoc(check) == (
+            "A test rule.\n\nIndented example.")
+        assert found.summary == "A test rule."
+    finally:
+        unregister("TST902")
+
+    def bare(doc: object, ctx: object) -> list[object]:
+        return []
+
+    bare.__doc__ = "  \n  "
+    with pytest.raises(ValueError, match="needs a docstring"):
+        rule("TST903", "test-no-docstring", Severity.WARNING, (Kind.PLAN,))(bare)

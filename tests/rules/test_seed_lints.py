@@ -258,3 +258,54 @@ def test_a_library_keeping_the_callers_value_is_fine(tmp_path: Path) -> None:
     text = SEED000_SOURCE_BEFORE.replace("WORKFLOW_DESCRIPTION=$(cat", "CURRENT_STATE=$(cat") \
         .replace('sm_init "$WORKFLOW_DESCRIPTION"', 'sm_init "$CURRENT_STATE"')
     assert _check(tmp_path, text, "BTN329") == []
+
+
+_LISTINGS = r'''
+import sys
+from pathlib import Path
+
+listed, active = [0], [False]
+
+
+def hook(event, args):
+    if active[0] and event == "os.scandir":
+        listed[0] += 1
+
+
+sys.addaudithook(hook)
+from baton_lsp.model.base import Kind
+from baton_lsp.paths import norm
+from baton_lsp.rules.base import get_rule
+from baton_lsp.rules.engine import read_for_rules
+from baton_lsp.workspace.index import WorkspaceIndex
+
+root = Path(sys.argv[1])
+found = read_for_rules(WorkspaceIndex(root), norm(root / ".claude/commands/coordinate.md"),
+                       Kind.COMMAND)
+assert found is not None
+doc, ctx = found
+ctx.rule = get_rule("BTN329")
+active[0] = True
+findings = list(ctx.rule.check(doc, ctx))
+active[0] = False
+print(len(findings), listed[0])
+'''
+
+
+def test_each_library_is_looked_up_once_per_file(tmp_path: Path) -> None:
+    """BTN329 finds a sourced library by listing `.claude/lib/` when the path does not name
+    it; blocks source the same libraries again and again, and the listing was repeated for
+    every `source` line. Counted with a real audit hook (`os.scandir`) in a fresh process:
+    three blocks sourcing two libraries list the folder once (the listing is shared by the
+    lookups of a check), and every block's reset is still reported."""
+    import subprocess
+    import sys
+
+    _with_library(tmp_path, ".claude/lib/workflow/workflow-state-machine.sh")
+    block = SEED000_SOURCE_BEFORE[len(HEAD):]
+    command = tmp_path / ".claude/commands/coordinate.md"
+    command.parent.mkdir(parents=True)
+    command.write_text(HEAD + "\nNext:\n\n".join([block] * 3), encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", _LISTINGS, str(tmp_path)], check=True,
+                         capture_output=True, text=True, timeout=120).stdout.split()
+    assert out == ["3", "1"]

@@ -168,3 +168,34 @@ def test_agent_named_only_by_subagent_type(tmp_path: Path) -> None:
     cmd.write_text(text, encoding="utf-8")
     found = only(check_file(WorkspaceIndex(root), cmd), "BTN314")
     assert [f.message.split("`")[1] for f in found] == ["REVISION_COMPLETED:"]
+
+
+def test_an_artifact_path_is_looked_for_only_in_blocks_that_assign_it(tmp_path: Path) -> None:
+    """BTN331 finds the value a verified variable was given by scanning the earlier blocks
+    with a pattern that needs `VAR=`; a block without that text was scanned anyway, for
+    every verified variable. Counted with `sys.setprofile` (the pattern's scans); the
+    finding is the usual one."""
+    import sys
+    from typing import Any
+
+    from baton_lsp.rules import command_tasks
+
+    dropped = SYNTHESIS.replace("    **Overview Report Path**: $OVERVIEW_PATH\n", "")
+    first = dropped.index("```bash")
+    extra = "```bash\necho \"checking 0c4e\"\n```\n\n```bash\nls specs/0c4e\n```\n\n"
+    dropped = dropped[:first] + extra + dropped[first:]
+    own = command_tasks._assignment.__code__
+    scans: list[int] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and frame.f_code is own and getattr(arg, "__name__", "") \
+                == "finditer":
+            scans.append(1)
+
+    sys.setprofile(profile)
+    try:
+        found = _barrier(tmp_path, dropped)
+    finally:
+        sys.setprofile(None)
+    assert [f.message.split("`")[1] for f in found] == ["$OVERVIEW_PATH"]
+    assert len(scans) == 1  # the block assigning it, not the two before

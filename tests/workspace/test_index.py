@@ -59,3 +59,37 @@ def test_parallel_check_matches_serial(make_workspace) -> None:
     assert [(f.path, f.code, f.range) for f in serial.findings] == \
         [(f.path, f.code, f.range) for f in parallel.findings]
     assert any(f.code == "BTN102" for f in parallel.findings)
+
+
+def test_norm_returns_a_normal_absolute_path_as_it_is() -> None:
+    """`norm` keys every cache and index and is asked for the same paths thousands of times
+    in a check; a path that is absolute and normal already is returned without `abspath` /
+    `normpath` (watched with `sys.setprofile`), and every path gets the same key as
+    `normpath(abspath())` gives (all paths of up to four parts from a set of awkward ones,
+    with one to three leading slashes, with and without a trailing one, and relative)."""
+    import itertools
+    import os
+    import sys
+    from typing import Any
+
+    from baton_lsp.paths import norm
+
+    called: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call" and frame.f_code is os.path.normpath.__code__:
+            called.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        key = norm("/work/repo/.claude/agents/planner.md")
+    finally:
+        sys.setprofile(None)
+    assert key == "/work/repo/.claude/agents/planner.md" and called == []
+    parts = ["a", "..", ".", "", "b.md", ".claude", "...", "x y", "\\", "é"]
+    for size in range(1, 5):
+        for combo in itertools.product(parts, repeat=size):
+            for lead, tail in itertools.product(("/", "//", "///", ""), ("", "/")):
+                path = lead + "/".join(combo) + tail
+                if path:
+                    assert norm(path) == os.path.normpath(os.path.abspath(path)), path

@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -87,7 +88,6 @@ class Rule:
     severity: Severity
     kinds: frozenset[Kind]
     check: CheckFn
-    doc: str
     fixable: bool = False
     cross_file: bool = False
     convention: Convention = Convention.BATON
@@ -98,6 +98,12 @@ class Rule:
         """Whether the rule runs on a file that does (`followed`) or does not follow its
         convention."""
         return followed or (self.everywhere is not None and self.everywhere(config))
+
+    @cached_property
+    def doc(self) -> str:
+        """The check's docstring, cleaned (`inspect.getdoc`): read where documentation is
+        shown, not when the rule registers (a check loads a hundred rules and reads none)."""
+        return inspect.getdoc(self.check) or ""
 
     @property
     def summary(self) -> str:
@@ -124,15 +130,14 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
     kinds when `everywhere(config)` says so."""
 
     def register(fn: CheckFn) -> CheckFn:
-        doc = inspect.getdoc(fn)
-        if not doc:
+        if not (fn.__doc__ or "").strip():  # what `inspect.getdoc` would clean to nothing
             raise ValueError(f"rule {code} needs a docstring: it is the rule's documentation")
         with _REGISTERING:  # rule modules may be imported by two threads at once
             if code in _REGISTRY:
                 raise ValueError(f"duplicate rule code {code}")
             if any(r.name == name for r in _REGISTRY.values()):
                 raise ValueError(f"duplicate rule name {name}")
-            _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, doc, fixable,
+            _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, fixable,
                                    cross_file, convention, everywhere)
         return fn
 
@@ -316,15 +321,21 @@ class RuleContext:
         once it is loaded. None for a file outside an extension."""
         if self.root is None:
             return None
-        parts = os.path.relpath(self.path, self.root).split(os.sep)
-        if len(parts) < 4 or parts[0] not in (".claude", ".opencode") \
-                or parts[1] != "extensions":
+        memo = self.memo.get("extension")  # asked for every missing file: judged once
+        if memo is None or memo[0] != (self.path, self.root):
+            parts = os.path.relpath(self.path, self.root).split(os.sep)
+            memo = self.memo["extension"] = ((self.path, self.root), (
+                (self.root / parts[0], parts[2]) if len(parts) >= 4
+                and parts[0] in (".claude", ".opencode") and parts[1] == "extensions"
+                else None))
+        found: tuple[Path, str] | None = memo[1]
+        if found is None:
             return None
-        top = self.root / parts[0]
+        top, name = found
         rel = os.path.relpath(os.path.normpath(path), top)
         if rel.startswith("..") or rel.split(os.sep, 1)[0] == "extensions":
             return None
-        return top / "extensions" / parts[2] / rel
+        return top / "extensions" / name / rel
 
     def agent_paths(self) -> dict[str, Path]:
         """Agent name (file stem) → path, for every agent of the workspace."""

@@ -265,6 +265,8 @@ def pid_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
                tuple[str, BashBlock, _Assign, list[tuple[BashBlock, tuple[int, int, int]]]]]
     later = {}
     for block, _lines in _lexed(ctx, doc):
+        if not origins and "$$" not in block.content:
+            continue  # nothing to follow yet, and no value built from `$$` here
         info = _vars_of(block.content)
         for var, (origin_block, origin) in origins.items():
             use = info.uses.get(var)
@@ -1116,6 +1118,8 @@ def pid_path_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Findi
     """
     seen: dict[str, BashBlock] = {}
     for block, lines in _lexed(ctx, doc):
+        if "$$" not in block.content:
+            continue  # no path built from `$$`: classifying the block would be wasted
         if not classify(block.content).is_script and classify(block.content).kind != "fragment":
             continue
         here = _pid_paths(lines)
@@ -1196,7 +1200,7 @@ def _block_sources(lines: list[BashLine]) -> tuple[list[tuple[int, str]], set[st
     defined: set[str] = set()
     for no, line in enumerate(lines):
         text = line.text
-        d = _FUNC_DEF_RE.match(text)
+        d = _FUNC_DEF_RE.match(text) if "(" in text or "function" in text else None
         if d and line.is_code(d.start(1) if d.group(1) else d.start(2)):
             defined.add(d.group(1) or d.group(2))
         if "source" not in text and ". " not in text:
@@ -1249,11 +1253,14 @@ def library_function_before_source(doc: CommandFile, ctx: RuleContext) -> Iterat
         ```
     """
     for block, lines in _lexed(ctx, doc):
-        if not any(fn in block.content for fn in _OWNER):
+        named = [fn for fn in _OWNER if fn in block.content]
+        if not named:
             continue
         sources, defined = _block_sources(lines)
         for no, line in enumerate(lines):
             text = line.text
+            if not any(fn in text for fn in named):
+                continue  # no call on this line: the pattern of all names would say so slower
             found = None
             for m in _LIB_CALL_RE.finditer(text):
                 if line.is_code(m.start()) and _command_position(text, m.start()):
@@ -1317,11 +1324,44 @@ def library_globals(text: str) -> dict[str, tuple[int, str]]:
     return out
 
 
-def _library_file(ctx: RuleContext, path: str, literals: dict[str, str]) -> Path | None:
-    """The workspace file a `source` of `path` loads: `${VAR}` replaced by a literal value
-    the block gave it, else a file of that name in `.claude/lib/` or one folder below."""
-    spelled = re.sub(r"\$\{?([A-Za-z_]\w*)\}?",
-                     lambda m: literals.get(m.group(1), m.group(0)), path)
+def _literal(assignments: list[tuple[BashLine, int]]) -> str | None:
+    """The value of the last of a variable's assignments (line, where its value starts)
+    that gives it a literal: one with a command substitution keeps the one before.
+    Read only when a `source` path names the variable (a value is a character scan)."""
+    for line, start in reversed(assignments):
+        value = line.text[start:_value_end(line, start)].strip("\"'")
+        if "$(" not in value and "`" not in value:
+            return value
+    return None
+
+
+def _spelled(path: str, assignments: dict[str, list[tuple[BashLine, int]]]) -> str:
+    """`path` with each `${VAR}` the block gave a literal value replaced by it."""
+    if "$" not in path:
+        return path
+
+    def fill(m: re.Match[str]) -> str:
+        value = _literal(assignments.get(m.group(1), []))
+        return m.group(0) if value is None else value
+
+    return re.sub(r"\$\{?([A-Za-z_]\w*)\}?", fill, path)
+
+
+def _lib_folders(ctx: RuleContext) -> list[str]:
+    """The folders of the workspace's `.claude/lib/`, sorted, listed as the run side lists
+    (never through a link out of the workspace); listed once per check (`ctx.shared`)."""
+    assert ctx.root is not None
+    try:
+        dirs, _ = confine.subdirectories(ctx.root, ctx.root / ".claude" / "lib")
+    except OSError:
+        return []
+    return sorted(dirs)
+
+
+def _library_file(ctx: RuleContext, path: str, spelled: str) -> Path | None:
+    """The workspace file a `source` of `path` loads: `spelled` (`path` with the block's
+    literal values filled in, `_spelled`), else a file of that name in `.claude/lib/` or one
+    folder below."""
     found = ctx.resolve(spelled)
     if found is not None and ctx.exists(found):
         return found
@@ -1331,11 +1371,7 @@ def _library_file(ctx: RuleContext, path: str, literals: dict[str, str]) -> Path
     lib = ctx.root / ".claude" / "lib"
     candidates = [lib / name]
     if ctx.exists(lib):
-        try:  # listed as the run side lists: never through a link out of the workspace
-            dirs, _ = confine.subdirectories(ctx.root, lib)
-        except OSError:
-            dirs = []
-        candidates += [lib / d / name for d in sorted(dirs)]
+        candidates += [lib / d / name for d in ctx.shared(f"lib-folders:{lib}", _lib_folders)]
     hits = [c for c in candidates if ctx.exists(c)]
     return hits[0] if len(hits) == 1 else None
 
@@ -1397,16 +1433,19 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
         ```
     """
     libraries: dict[Path, dict[str, tuple[int, str]]] = {}
+    # `_library_file` by (path as written, path with the literals filled in): blocks source
+    # the same libraries again and again, and each lookup lists `.claude/lib/`.
+    found: dict[tuple[str, str], Path | None] = {}
     for block, lines in _lexed(ctx, doc):
         if "source" not in block.content and ". " not in block.content:
             continue
         assigned: dict[str, int] = {}
-        literals: dict[str, str] = {}
+        assignments: dict[str, list[tuple[BashLine, int]]] = {}
         lost: dict[str, tuple[int, int, Path, str]] = {}
         reported: set[str] = set()
         for no, line in enumerate(lines):
             text = line.text
-            if line.classes[:1] not in (HEREDOC, HEREDOC_QUOTED):
+            if lost and line.classes[:1] not in (HEREDOC, HEREDOC_QUOTED):
                 for var in _used_vars(line):
                     if var in lost and var not in reported:
                         reported.add(var)
@@ -1425,14 +1464,15 @@ def variable_reset_by_source(doc: CommandFile, ctx: RuleContext) -> Iterator[Fin
                     var = m.group(1)
                     assigned[var] = no
                     lost.pop(var, None)
-                    end = _value_end(line, m.end())
-                    value = text[m.end():end].strip("\"'")
-                    if "$(" not in value and "`" not in value:
-                        literals[var] = value
+                    assignments.setdefault(var, []).append((line, m.end()))
             for m in _SOURCE_ANY_RE.finditer(text) if "source" in text or ". " in text else ():
                 if not (line.is_code(m.start()) and _command_position(text, m.start())):
                     continue
-                lib_or_none = _library_file(ctx, m.group(1), literals)
+                path = m.group(1)
+                key = (path, _spelled(path, assignments))
+                if key not in found:
+                    found[key] = _library_file(ctx, path, key[1])
+                lib_or_none = found[key]
                 if lib_or_none is None:
                     continue
                 lib = lib_or_none
@@ -1463,6 +1503,25 @@ _EXPORT_RE = re.compile(r"(?:^|(?<=[\s;&|(]))export\s+((?:-\w+\s+)*)((?:[A-Za-z_
 _ENVIRONMENT = frozenset({"PATH", "HOME", "USER", "SHELL", "PWD", "LANG", "LC_ALL", "TERM",
                           "TMPDIR", "TZ", "EDITOR", "PYTHONPATH", "NODE_OPTIONS"})
 """Variables the Bash tool's shell has anyway (from the user's profile)."""
+
+
+def _exports(lines: list[BashLine]) -> list[tuple[str, int]]:
+    """(variable, line) of each `export` of a block in order, less the user's own
+    environment (`_ENVIRONMENT`, `CLAUDE_*`), `export -n` and `export -f`."""
+    found: list[tuple[str, int]] = []
+    for no, line in enumerate(lines):
+        if "export" not in line.text:
+            continue
+        for m in _EXPORT_RE.finditer(line.text):
+            if not line.is_code(m.start()) or not _command_position(line.text, m.start()):
+                continue
+            if "n" in m.group(1) or "f" in m.group(1):
+                continue  # `export -n` un-exports, `export -f` exports functions
+            for word in m.group(2).split():
+                var = word.split("=", 1)[0]
+                if var not in _ENVIRONMENT and not var.startswith("CLAUDE_"):
+                    found.append((var, no))
+    return found
 
 
 @rule("BTN318", "bash-export-across-blocks", Severity.WARNING, COMMAND, convention=GENERIC)
@@ -1518,6 +1577,9 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
         return
     exported: dict[str, tuple[BashBlock, int]] = {}
     for block, lines in _lexed(ctx, doc):
+        exports = _exports(lines) if "export" in block.content else []
+        if not exports and not any(v in block.content for v in exported):
+            continue  # it exports nothing and names no exported variable: it changes nothing
         kind = classify(block.content).kind
         if kind not in ("script", "fragment"):
             continue
@@ -1545,19 +1607,9 @@ def export_across_blocks(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
                 f"empty here; expected it persisted and read back, or computed again",
                 related=[Related(path=ctx.path, range=Range.of_line(_md_line(origin, _line)),
                                  message=f"`{var}` exported here")])
-        for no, line in enumerate(lines):
-            if "export" not in line.text:
-                continue
-            for m in _EXPORT_RE.finditer(line.text):
-                if not line.is_code(m.start()) or not _command_position(line.text, m.start()):
-                    continue
-                if "n" in m.group(1) or "f" in m.group(1):
-                    continue  # `export -n` un-exports, `export -f` exports functions
-                for word in m.group(2).split():
-                    var = word.split("=", 1)[0]
-                    if var in _ENVIRONMENT or var.startswith("CLAUDE_") or var in from_pid:
-                        continue  # a value built from `$$` is BTN320's finding
-                    exported.setdefault(var, (block, no))
+        for var, no in exports:
+            if var not in from_pid:  # a value built from `$$` is BTN320's finding
+                exported.setdefault(var, (block, no))
         for var in list(exported):
             if var in info.defines and exported[var][0] is not block:
                 del exported[var]  # set again here: later blocks are this block's business

@@ -160,9 +160,12 @@ def project_file_missing(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
     if ctx.root is None or not Path(ctx.path).is_relative_to(ctx.root / ".claude"):
         return  # a plugin's file: `.claude/` is the user's project, not this tree
     for block in doc.bash_blocks:
-        if classify(block.content).kind in _NOT_SCRIPTS:
-            continue
-        for no, start, end, verb, path in _targets(list(lexed(block.content))):
+        if ".claude/" not in block.content:
+            continue  # every target is a literal `.claude/` path
+        targets = list(_targets(list(lexed(block.content))))
+        if not targets or classify(block.content).kind in _NOT_SCRIPTS:
+            continue  # (classified only where there is something to check)
+        for no, start, end, verb, path in targets:
             rel = _display(path)
             if "/tmp/" in f"/{rel}" or rel.endswith("/"):
                 continue

@@ -593,6 +593,8 @@ def _assignment(blocks: list[Any], var: str) -> str | None:
     value = None
     pattern = re.compile(rf"(?:^|[\s;&|(])(?:export\s+|local\s+)?{var}=(\S.*)?$", re.MULTILINE)
     for block in blocks:
+        if f"{var}=" not in block.content:
+            continue  # (the pattern needs it: no scan of a block that never assigns it)
         for m in pattern.finditer(block.content):
             value = (m.group(1) or "").strip()
     return value

@@ -50,6 +50,24 @@ def rules_for(kind: Kind, hooked: bool = False, shellchecked: bool = False) -> l
     return cached
 
 
+_ENABLED: dict[tuple[Kind, bool, bool, tuple[str, ...], tuple[str, ...]],
+               tuple[list[Rule], list[Rule]]] = {}
+
+
+def _enabled_rules(kind: Kind, hooked: bool, shellchecked: bool,
+                   config: BatonConfig) -> list[Rule]:
+    """`rules_for`, less the rules `select` / `ignore` turn off: judged once per kind and
+    selection instead of once per rule of every file. The selection is read from `config`
+    on every call (a changed one is honoured), and a new `rules_for` list (`_BY_KIND` reset
+    after a rule was registered) is filtered again."""
+    every = rules_for(kind, hooked, shellchecked)
+    key = (kind, hooked, shellchecked, tuple(config.select), tuple(config.ignore))
+    found = _ENABLED.get(key)
+    if found is None or found[0] is not every:
+        found = _ENABLED[key] = (every, [r for r in every if config.enabled(r.code)])
+    return found[1]
+
+
 def _declares_hooks(doc: object) -> bool:
     """Whether an agent's or skill's front matter has a `hooks` key (a superset of what the
     hook rules read: `claude_settings.hooks_of`)."""
@@ -102,14 +120,14 @@ def check_document(doc: Any, ctx: RuleContext) -> list[Finding]:
     findings: list[Finding] = []
     kind = ctx.kind
     config = ctx.config
-    applicable = rules_for(kind, kind in _HOOKED_KINDS and _declares_hooks(doc),
-                           kind in _SHELLCHECKED_KINDS and config.shellcheck != "off")
     if isinstance(doc, Unreadable):
-        applicable = [r for r in all_rules() if r.code == "BTN400"]
+        applicable = [r for r in all_rules() if r.code == "BTN400" and config.enabled(r.code)]
+    else:
+        applicable = _enabled_rules(
+            kind, kind in _HOOKED_KINDS and _declares_hooks(doc),
+            kind in _SHELLCHECKED_KINDS and config.shellcheck != "off", config)
     followed: dict[Convention, bool] = {}
     for rule in applicable:
-        if not config.enabled(rule.code):
-            continue
         if rule.convention not in followed:
             followed[rule.convention] = follows(rule.convention, doc, kind, config, ctx.root)
             ctx.depends_on.update(str(p) for p in inputs(rule.convention, ctx.root))

@@ -76,7 +76,7 @@ def installed_dir(ctx: RuleContext) -> Path | None:
 def missing_links(links: Iterable[Link], ctx: RuleContext) -> Iterator[Finding]:
     """A finding for each relative link whose target does not exist."""
     seen: set[tuple[int, int]] = set()
-    loaded = installed_dir(ctx)
+    loaded: Path | bool | None = False  # `installed_dir`, found when a link is missing
     exists: dict[str, bool] = {}  # files repeat targets (`report.md#a`, `report.md#b`)
     for link in links:
         key = (link.target_range.start_line, link.target_range.start_char)
@@ -97,7 +97,9 @@ def missing_links(links: Iterable[Link], ctx: RuleContext) -> Iterator[Finding]:
                 exists[where] = decoded is not None and ctx.exists(decoded)
         if exists[where]:
             continue
-        if loaded is not None:
+        if loaded is False:
+            loaded = installed_dir(ctx)
+        if isinstance(loaded, Path):
             alt = ctx.resolve(link.target, base=loaded)
             if alt is not None and ctx.exists(alt):
                 continue

@@ -19,6 +19,7 @@ from ..parse.markdown import (
     AuthoredFence,
     Fence,
     Heading,
+    MarkdownDoc,
     authored_fences,
     blank_code_spans,
     rendered_fence_lines,
@@ -256,9 +257,12 @@ def _what(fence: Fence, authored: list[AuthoredFence], rendered: dict[int, Fence
     if not fence.closed:
         return (f"the {line} fence opened here is never closed, so it runs to the end of "
                 "the file", f"close it with {marker} after its last line")
-    before = next((f for f in rendered.values() if f.closed and f.end_line < fence.start_line
-                   and not any(x.strip() for x in lines[f.end_line + 1:fence.start_line])),
-                  None)
+    # The block closed right before this line, blank lines apart: the one closed on the last
+    # line with text above it (a closing line has text, so no other can qualify).
+    last = fence.start_line - 1
+    while last >= 0 and not lines[last].strip():
+        last -= 1
+    before = next((f for f in rendered.values() if f.closed and f.end_line == last), None)
     if before is not None and not line.lstrip(marker[0]).strip():
         return (f"this {line} comes right after the block closed on line "
                 f"{before.end_line + 1}, so it opens a new code block (a second closing "
@@ -274,6 +278,32 @@ def _what(fence: Fence, authored: list[AuthoredFence], rendered: dict[int, Fence
                 "closes it instead", f"close it with {marker} where its text ends")
     return (f"the {line} fence opened here runs to line {fence.end_line + 1}, past where "
             "its author meant it to end", "balance the fences")
+
+
+def _paired_as_written(md: MarkdownDoc, lines: list[str]) -> bool:
+    """Whether the author's pairing of `md`'s fences is plainly CommonMark's, so that no
+    heading can be swallowed: every fence is closed, below the front matter, by a line
+    indented as its opening line, and no line inside one holds ```` ``` ```` or `~~~`.
+    Outside fences every line that begins as a fence line opens one (the scanner opens a
+    fence at any indentation), so `authored_fences` then meets just these opening and
+    closing lines, each closing line pops the fence its opening line pushed, and
+    `_meant_as_code` marks every line of every fence as code: BTN003 has no candidate.
+    Most files with fences are so; this spares them `authored_fences` and the comparison
+    (`test_fences_paired_as_written_are_paired_so_by_the_author` holds the two to each
+    other on every markdown file of the corpus and the tests)."""
+    for fence in md.fences:
+        if not fence.closed or fence.start_line <= md.frontmatter_end:
+            return False
+        if _lead(lines[fence.start_line]) != _lead(lines[fence.end_line]):
+            return False
+        body = "\n".join(lines[fence.start_line + 1:fence.end_line])
+        if "```" in body or "~~~" in body:
+            return False
+    return True
+
+
+def _lead(line: str) -> str:
+    return line[:len(line) - len(line.lstrip(" \t"))]
 
 
 @rule("BTN003", "fence-swallows-headings", Severity.WARNING, MARKDOWN_KINDS,
@@ -379,6 +409,8 @@ def fence_swallows_headings(doc: Any, ctx: RuleContext) -> Iterator[Finding]:
     if not md.fences:
         return
     lines = ctx.lines
+    if _paired_as_written(md, lines):
+        return
     authored = authored_fences(md)
     to_eof = {f.start_line for f in md.fences if not f.closed}
     title = next((h.line for h in md.headings if h.level == 1), None)
