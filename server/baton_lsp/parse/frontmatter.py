@@ -10,6 +10,7 @@ pure-Python parser, whose event stream is iterative, before it is called a synta
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -84,6 +85,36 @@ def _events(text: str, loader: Any) -> Iterator[yaml.Event]:
         yield event
 
 
+_Recorded = tuple[tuple[yaml.Event, ...], Exception | None]
+
+
+@functools.lru_cache(maxsize=32)
+def _recorded(text: str, loader: object) -> _Recorded:
+    """Every event `_events` yields for `text`, and the error that ended the stream.
+
+    One front matter is read several times within a few files of each other (its parse,
+    the Claude Code retry, `check_limits` and `claude_code_error` from the rules), and a
+    block libyaml refuses is each time re-read by the slow pure-Python parser; both parsers
+    are deterministic, so the stream is recorded once and replayed. A RecursionError
+    depends on the caller's stack depth, so it is raised, never recorded.
+    """
+    events: list[yaml.Event] = []
+    try:
+        for event in _events(text, loader):
+            events.append(event)
+    except (yaml.YAMLError, _FrontmatterError) as exc:
+        return tuple(events), exc
+    return tuple(events), None
+
+
+def _replay(text: str, loader: object) -> Iterator[yaml.Event]:
+    """`_events(text, loader)` from the record: the same events, then the same error."""
+    events, error = _recorded(text, loader)
+    yield from events
+    if error is not None:
+        raise error.with_traceback(None)
+
+
 def _syntax_error(exc: yaml.YAMLError) -> _FrontmatterError:
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
@@ -105,7 +136,7 @@ def _read(text: str, walk: Callable[[Iterator[yaml.Event]], _T]) -> _T:
     first: _FrontmatterError | None = None
     for loader in loaders:
         try:
-            return walk(_events(text, loader))
+            return walk(_replay(text, loader))
         except yaml.YAMLError as exc:
             first = first or _syntax_error(exc)
         except RecursionError:
