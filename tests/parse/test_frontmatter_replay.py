@@ -19,7 +19,9 @@ from baton_lsp.parse.frontmatter import (
     YAMLLimitError,
     check_limits,
     claude_code_error,
+    loads,
     parse_frontmatter,
+    safe_load,
 )
 
 
@@ -79,3 +81,53 @@ def test_a_replayed_limit_is_still_refused(parses: list[tuple[str, object]]) -> 
         with pytest.raises(YAMLLimitError, match="aliases"):
             check_limits(text)
     assert len(parses) == len(set(parses))
+
+
+@pytest.fixture()
+def loads_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, object]]:
+    """Every `yaml.load` call, (text, loader), still running the real loader."""
+    seen: list[tuple[str, object]] = []
+    real = yaml.load
+
+    def counting(stream: str, Loader: object) -> object:
+        seen.append((stream, Loader))
+        return real(stream, Loader=Loader)
+
+    monkeypatch.setattr(yaml, "load", counting)
+    return seen
+
+
+def test_an_unreadable_block_is_not_loaded_just_to_fail(
+        loads_seen: list[tuple[str, object]]) -> None:
+    """The `/agents` generator's block: strict YAML refuses it, Claude Code's retry reads it.
+    Deciding that must not run `yaml.load` (the pure-Python one above all) on the refused
+    text, whose parse already failed on every loader."""
+    lines = _generator_agent()
+    text = "\n".join(lines[1:4])
+    assert parse_frontmatter(lines, 4).lenient_reason is not None
+    assert claude_code_error(text) is None
+    assert [loader for t, loader in loads_seen if t == text] == []
+
+
+def _safe_load_returns(text: str) -> bool:
+    try:
+        safe_load(text)
+    except yaml.YAMLError:
+        return False
+    return True
+
+
+LOADS_CASES = [
+    "", "a: 1", "a: b: c", "a: [1, 2", "a: &x 1\nb: *x", "a: &x 1\nb: &x 2",
+    "--- a\n--- b", "a: 1\n---\nb: 2", "\ta: 1", "a:\n\t- b", "a: 'unclosed",
+    f"a: {'9' * 5000}", "a: [" * 50 + "]" * 50, "a: !!python/object:os.system x",
+    "a: !!int x", "a: !!timestamp 2026-13-45", "? [a, b]\n: c", "{a: 1}: 2", "- a\n- b",
+    "a: |\n  x\n b", "key: value # comment", "k: @x", "k: `x`", "a: 1\na: 2",
+    "description: Use it. Examples: <example>Context: x</example>", "%YAML 1.1\n--- a: 1",
+    "%BAD\n---\na: 1", "a: \"\\x\"", "a: \"\\u00e9\"", "a: 0o17", "a: .inf", "a: 1_000",
+]
+
+
+@pytest.mark.parametrize("text", LOADS_CASES)
+def test_loads_answers_as_safe_load_does(text: str) -> None:
+    assert loads(text) is _safe_load_returns(text)

@@ -145,16 +145,40 @@ def _read(text: str, walk: Callable[[Iterator[yaml.Event]], _T]) -> _T:
     raise first
 
 
-def check_limits(text: str) -> None:
-    """Raise YAMLLimitError when `text` is too deep, too large or uses aliases.
-
-    Syntax errors are not reported here (the caller's own parse reports them).
-    """
+def _parses(text: str) -> bool:
+    """Whether some loader parses `text` to its end; YAMLLimitError when `text` is too deep,
+    too large or uses aliases."""
     try:
         _read(text, lambda events: sum(1 for _ in events))
     except _FrontmatterError as exc:
         if not exc.syntax:
             raise YAMLLimitError(str(exc), exc.line, exc.col) from None
+        return False
+    return True
+
+
+def check_limits(text: str) -> None:
+    """Raise YAMLLimitError when `text` is too deep, too large or uses aliases.
+
+    Syntax errors are not reported here (the caller's own parse reports them).
+    """
+    _parses(text)
+
+
+def loads(text: str) -> bool:
+    """Whether `safe_load(text)` returns rather than raising a YAMLError.
+
+    For callers that need only the answer: when no loader parses `text`, no `yaml.load`
+    can succeed either (a load reads every event to the end of the stream), so the slow
+    pure-Python load of a block libyaml refused is not run again just to fail.
+    """
+    try:
+        if not _parses(text):
+            return False
+        safe_load(text)
+    except yaml.YAMLError:
+        return False
+    return True
 
 
 def safe_load(text: str) -> Any:
@@ -619,11 +643,8 @@ def claude_code_error(text: str) -> str | None:
     """Why Claude Code cannot read this front matter text at all (strict YAML and its quoting
     retry both fail), or None when it reads it. Claude Code then reads no fields and skips
     the agent (sub-agents docs, "Subagent files Claude Code skips")."""
-    try:
-        safe_load(text)
+    if loads(text):
         return None
-    except yaml.YAMLError:
-        pass
     try:
         safe_load(claude_code_retry(text))
         return None

@@ -21,7 +21,7 @@ from ..model.claude_models import (
     tool_status,
 )
 from ..model.common import Frontmatter, FrontmatterEntry, ListItem
-from ..parse.frontmatter import claude_code_error, safe_load
+from ..parse.frontmatter import claude_code_error, loads, safe_load
 from .base import RuleContext, closest, rule
 
 AGENT = (Kind.AGENT,)
@@ -189,9 +189,7 @@ def _lenient_culprit(fm: Frontmatter, ctx: RuleContext) -> FrontmatterEntry | No
     for entry in fm.entries:
         start, end = entry.range.start_line, entry.range.end_line
         text = "\n".join(ctx.lines[start:end + 1])
-        try:
-            safe_load(text)
-        except yaml.YAMLError:
+        if not loads(text):
             return entry
     return None
 
