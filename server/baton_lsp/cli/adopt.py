@@ -301,7 +301,8 @@ def _record(root: Path, config: BatonConfig, wid: str, run: ForeignRun,
     description = (cp.workflow_description or "").replace("\x00", "").strip()[
         :MAX_DESCRIPTION] or f"{cp.workflow_type} workflow {cp.checkpoint_id}"
     data = new_record(wid, RunRequest(description, scope=scope, plan_path=plan),
-                      project=root.name, settings=config.workflow, command=COMMAND)
+                      project=root.name, settings=config.workflow, command=COMMAND
+                      ).model_dump(mode="json", by_alias=True, exclude_unset=True)
     now = data["created_at"]
     classification = _classification(run, loaded, scope, description, now)
     baton = data["baton"]
