@@ -143,10 +143,10 @@ def _chain(base: Path, cli: str, steps: int) -> tuple[float, list[float], float]
             os.environ.clear()
             os.environ.update(saved)
     assert outcome.status == "complete", outcome
-    steps_data = engine.data["baton"]["steps"].values()
+    steps_data = engine.dump()["baton"]["steps"].values()
     procs = [s["process_ms"] for s in steps_data if "process_ms" in s]
     assert len(procs) == steps, procs
-    implement_ms = float(engine.data["baton"]["timing"]["implement"])
+    implement_ms = float(engine.dump()["baton"]["timing"]["implement"])
     return wall * 1000, procs, implement_ms
 
 

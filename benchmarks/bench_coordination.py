@@ -55,7 +55,7 @@ def one_run(base: Path, mode: str) -> dict[str, Any]:
                                               Scope.RESEARCH_ONLY, 4)))
     total = (time.perf_counter() - t0) * 1000
     assert out.status == "complete", out.message
-    d = engine.data
+    d = engine.dump()
     steps = d["baton"]["steps"]
     workers = [s for sid, s in steps.items() if sid.startswith("research.")
                and s.get("role") == "research"]

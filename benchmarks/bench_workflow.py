@@ -69,7 +69,7 @@ def _run(root: Path, req: RunRequest) -> tuple[float, dict]:
     out = asyncio.run(engine.start(req))
     wall = time.perf_counter() - t0
     assert out.status == "complete", out.message
-    return wall, engine.data
+    return wall, engine.dump()
 
 
 def bench_checkpoints(base: Path) -> dict[str, float]:
@@ -136,10 +136,10 @@ def bench_waves(base: Path) -> dict[str, float]:
     out = asyncio.run(engine.start(RunRequest("bench", Scope.IMPLEMENT_ONLY,
                                               plan_path=str(plan))))
     assert out.status == "complete"
-    results = engine.data["workflow_state"]["wave_results"]
+    results = engine.dump()["workflow_state"]["wave_results"]
     wall = sum(w["duration_ms"] for w in results.values())
     dur = {k.removeprefix("implement.phase-"): v["process_ms"]
-           for k, v in engine.data["baton"]["steps"].items()}
+           for k, v in engine.dump()["baton"]["steps"].items()}
     finish: dict[str, float] = {}
     for i, d in enumerate(deps, 1):
         finish[str(i)] = dur[str(i)] + max((finish[str(x)] for x in d), default=0.0)

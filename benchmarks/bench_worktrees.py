@@ -84,7 +84,7 @@ def _run(root: Path, req: RunRequest, mode: str = "worktree") -> dict[str, Any]:
     engine = Engine(root, config)
     out = asyncio.run(engine.start(req))
     assert out.status == "complete", out.message
-    return engine.data
+    return engine.dump()
 
 
 def bench_example(base: Path, repeat: int) -> dict[str, float]:

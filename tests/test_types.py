@@ -80,8 +80,8 @@ ANY_CEILING = {
     "model": (90, 35),
     "parse": (35, 1),
     "rules": (120, 33),
-    "runs": (74, 59),
-    "workflow": (164, 116),
+    "runs": (70, 55),
+    "workflow": (159, 111),
     "workspace": (24, 9),
 }
 """Package → (`Any` in annotations, of which `dict[str, Any]`): the most each may hold (issue

@@ -99,7 +99,8 @@ def test_adopt_with_a_rebound_plan_then_resume_finishes_it(ws: Workspace,
     record = json.loads(Path(done["record"]).read_text())
     assert Path(done["record"]).name == "000001.json"
     engine_first = new_record("x", RunRequest("d", plan_path=str(plan)), project="p",
-                              settings=load_config(ws.root).workflow, command="baton run")
+                              settings=load_config(ws.root).workflow, command="baton run"
+                              ).model_dump(mode="json", by_alias=True, exclude_unset=True)
     assert set(engine_first) <= set(record)  # the engine's own shape, plus what it adds later
     assert set(engine_first["baton"]) <= set(record["baton"])
     assert record["state_machine"]["current_state"] == "implement"

@@ -45,7 +45,8 @@ Json = object
 
 
 def normalise(value: Json, root: str, key: str = "") -> Json:
-    """`value` with the workspace path and the wall-clock readings replaced."""
+    """`value` with the workspace path, the interpreter and the wall-clock readings
+    replaced."""
     if key in TIME_KEYS and value is not None:
         return "<time>"
     if isinstance(value, dict):
@@ -56,6 +57,8 @@ def normalise(value: Json, root: str, key: str = "") -> Json:
     if isinstance(value, list):
         return [normalise(v, root, key) for v in value]
     if isinstance(value, str):
+        if value == sys.executable:  # the test command's interpreter: the clone's venv
+            return "<python>"
         text = value.replace(root, "<root>")
         return _STAMP.sub("<stamp>", _ISO.sub("<time>", text))
     return value

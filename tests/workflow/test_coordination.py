@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from baton_lsp.model.checkpoint import IterationCheckpoint, SupervisorCheckpoint
+from baton_lsp.runs.record import read_record
 from baton_lsp.workflow.run import Run
 
 from .conftest import Workspace, checkpointed
@@ -73,7 +74,7 @@ def test_the_classify_section_is_held_typed_and_saved_as_it_changes(ws: Workspac
     sections = []
     for data in _history(ws, ws.only_workflow()):
         run = Run(ws.root)
-        run.hold(data)
+        run.hold(read_record(data))
         assert run.classify is not None and run.classify.agent
         assert run.classify.explicit == {"scope": False, "complexity": False, "topics": False}
         sections.append((data["baton"]["event"], list(data["baton"]["classify"]),

@@ -312,14 +312,15 @@ def test_a_run_whose_given_plan_is_gone_needs_force(ws: Workspace) -> None:
 
 
 def test_iteration_records_past_their_limit_or_halted_oddly_need_force(ws: Workspace) -> None:
+    from baton_lsp.runs.record import read_record
     from baton_lsp.workflow.resume import resume_problems
 
     ws.baton("run", "Research", "--scope", "research-only", "--complexity", "1", check=True)
     cp = _checkpoint(ws, ws.only_workflow())
     cp["status"] = "failed"
-    assert resume_problems(cp) == []
+    assert resume_problems(read_record(cp)) == []
     cp["baton"]["iteration"] = {"iteration": 7, "max_iterations": 5, "halt_reason": "bored"}
-    problems = resume_problems(cp)
+    problems = resume_problems(read_record(cp))
     assert "the record is at iteration 7, past max_iterations 5" in problems
     assert any("unknown reason 'bored'" in p and "max_iterations" in p for p in problems)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from baton_lsp.model.plan import STARTED
-from baton_lsp.model.states import State
+from baton_lsp.model.states import RunStatus, State
 from baton_lsp.runs.record import PhaseGit
 from baton_lsp.workflow import shipping
 from baton_lsp.workflow.agent_step import StepSpec, agent_step
@@ -241,7 +241,7 @@ def test_a_conflict_of_shipped_phases_is_btn506_as_locally(tmp_path: Path) -> No
         assert failure is not None
         found[kind] = failure
         # the run fails on it as `baton run` would, its lock released for the checker
-        run.data["status"] = "failed"
+        run.status = RunStatus.FAILED
         run.save("failed")
         assert run.store is not None
         run.store.release()

@@ -17,11 +17,13 @@ from baton_lsp.runs.record import (
     PathsRecord,
     PhaseGit,
     RecordError,
+    RunRecord,
     StepRecord,
     read_record,
     unset,
 )
 from baton_lsp.runs.store import CheckpointStore
+from baton_lsp.workflow import resume
 from baton_lsp.workflow.run import Run
 from tests.workflow.conftest import Workspace
 from tests.workflow.record_scenarios import SCENARIOS, differences, golden, run
@@ -135,7 +137,7 @@ def test_the_top_level_run_fields_are_typed_and_written_in_place(ws: Workspace) 
     for path in sorted((ws.root / ".claude/data/checkpoints" / wid).glob("[0-9]*.json")):
         data = json.loads(path.read_text())
         run = Run(ws.root)
-        run.hold(data)
+        run.hold(read_record(data))
         assert type(run.status) is RunStatus and run.status == data["status"]
         assert run.tests_passing is data["tests_passing"]
         assert run.debug_iteration_count == data["debug_iteration_count"]
@@ -145,21 +147,22 @@ def test_the_top_level_run_fields_are_typed_and_written_in_place(ws: Workspace) 
     assert {(None, 0), (False, 0), (False, 1), (True, 1)} <= seen
     assert run.status is RunStatus.COMPLETE and run.debug_report_path is not None
     assert Path(run.debug_report_path).is_file()
-    order = list(run.data)
+    order = list(run.dump())
     run.status, run.last_error = RunStatus.FAILED, "tests failed (exit 1)"
     run.tests_passing, run.debug_iteration_count = False, 2
-    assert list(run.data) == order
-    assert json.loads(json.dumps(run.data))["status"] == "failed"
-    assert (run.data["last_error"], run.data["tests_passing"],
-            run.data["debug_iteration_count"]) == ("tests failed (exit 1)", False, 2)
+    dumped = run.dump()
+    assert list(dumped) == order
+    assert json.loads(json.dumps(dumped))["status"] == "failed"
+    assert (dumped["last_error"], dumped["tests_passing"],
+            dumped["debug_iteration_count"]) == ("tests failed (exit 1)", False, 2)
     # a seed record without Baton's debug fields reads as "not there yet" and gains none
     seed = {k: v for k, v in data.items()
             if k not in ("tests_passing", "debug_iteration_count", "debug_report_path")}
     run = Run(ws.root)
-    run.hold(seed)
+    run.hold(read_record(seed))
     assert (run.tests_passing, run.debug_iteration_count, run.debug_report_path) == (
         None, 0, None)
-    assert set(run.data) == set(seed)
+    assert set(run.dump()) == set(seed)
 
 
 def test_timing_state_failures_and_resume_bookkeeping_are_typed(ws: Workspace) -> None:
@@ -174,7 +177,7 @@ def test_timing_state_failures_and_resume_bookkeeping_are_typed(ws: Workspace) -
     data = store.latest().data
     assert data is not None
     run = Run(ws.root)
-    run.hold(data)
+    run.hold(read_record(data))
     assert run.state_failures == {"plan": 1} and run.resumed_from is None
     assert set(run.timing) == {"initialize", "research", "plan"}
     assert all(type(ms) is int and ms >= 0 for ms in run.timing.values())
@@ -208,7 +211,7 @@ def test_phase_data_is_refilled_on_resume_and_keeps_foreign_entries(ws: Workspac
     data = store.latest().data
     assert data is not None
     run = Run(ws.root)
-    run.hold(data)
+    run.hold(read_record(data))
     assert run.description == "Plan auth"
     assert set(run.phase_data) == {"initialize", "research", "plan"}
     data["phase_data"] = {"seed_phase": {"by": "bash", "n": 1}}
@@ -294,7 +297,7 @@ def test_foreign_keys_in_the_typed_seed_sections_survive_a_resume(ws: Workspace)
     assert json.loads((tmp / "research_supervisor.json").read_text()) == research
     assert json.loads((tmp / "debug_supervisor.json").read_text())["n"] == 3
     run = Run(ws.root)
-    run.hold(resumed[-1])
+    run.hold(read_record(resumed[-1]))
     held = run.supervisor_state.research_supervisor
     assert held is not None and held.aggregated_metadata.topics_researched == 4
     assert run.workflow_state.plan_path == resumed[-1]["workflow_state"]["plan_path"]
@@ -329,7 +332,7 @@ def test_an_old_flat_supervisor_section_resumes_nested_and_typed(ws: Workspace) 
     assert isinstance(state, dict) and set(state) == {"research_supervisor"}
     assert state["research_supervisor"]["seed_flat_note"] == "kept"
     run = Run(ws.root)
-    run.hold(last)
+    run.hold(read_record(last))
     held = run.supervisor_state.research_supervisor
     assert held is not None and held.worker_status == ["completed"] * 4
     assert held.topics_researched == held.aggregated_metadata.topics_researched == 4
@@ -397,14 +400,13 @@ def test_every_checkpoint_of_a_run_folds_back_from_the_typed_steps_unchanged(
     kinds: set[str] = set()
     for data in records:
         run = Run(ws.root)
-        run.hold(copy.deepcopy(data))
+        run.hold(read_record(copy.deepcopy(data)))
         assert all(type(step) is StepRecord for step in run.steps.values())
         for sid, step in run.steps.items():
             assert not step.model_extra, (sid, step.model_extra)  # no key left untyped
             assert step.git is None or not step.git.model_extra
             kinds.add(sid.split(".")[0])
-        run.fold()
-        assert run.data == data
+        assert run.dump() == data
     assert kinds == {"research", "plan", "implement", "test", "debug", "document"}
     last = records[-1]["baton"]
     assert isinstance(last, dict)
@@ -507,11 +509,10 @@ def test_a_step_field_of_the_wrong_type_fails_at_the_write_and_at_the_save(
     ws.baton("run", "Research the greeting", "--scope", "research-only", "--complexity", "1",
              "--id", "wf-types", check=True)
     run = Run(ws.root)
-    run.hold(_newest(ws, "wf-types"))
+    run.hold(read_record(_newest(ws, "wf-types")))
     run.steps["research.1"].attempts = "two"  # type: ignore[assignment]
-    run.fold()
     with pytest.raises(RecordError, match=r"baton\.steps\.research\.1\.attempts"):
-        read_record(run.data, "the record saved")
+        read_record(run.dump(), "the record saved")
     snippet = tmp_path / "wrong_step_types.py"
     snippet.write_text(
         "from baton_lsp.runs.record import StepRecord\n"
@@ -527,3 +528,108 @@ def test_a_step_field_of_the_wrong_type_fails_at_the_write_and_at_the_save(
     lines = {int(line.split(":")[1]) for line in proc.stdout.splitlines()
              if line.startswith(str(snippet)) and ": error:" in line}
     assert lines == {6, 7, 8}, proc.stdout + proc.stderr
+
+
+def test_the_run_holds_one_run_record_and_a_save_writes_its_dump(ws: Workspace) -> None:
+    """The engine holds the record as one `RunRecord` (no dict beside typed copies): its
+    sections are the record's own objects, and a save writes exactly what the record's
+    `model_dump` gives, with only the store's stamps (sequence, event, mac, checksum) added."""
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-held")
+    assert r.returncode == 1, r.stdout + r.stderr
+    run = Run(ws.root)
+    assert not hasattr(run, "data") and not run.holds_record
+    run.store = CheckpointStore(run.root, "wf-held")
+    run.store.acquire()
+    try:
+        entry = run.store.latest()
+        run.hold(resume.baton_record(copy.deepcopy(entry.data) or {}, str(entry.path)))
+        run.sm = resume.restore_machine(run.record)
+        assert type(run.record) is RunRecord
+        assert not any(isinstance(v, dict) and "baton" in v for v in vars(run).values())
+        record = run.record
+        assert run.steps is record.baton.steps and run.paths is record.baton.paths
+        assert run.workflow_state is record.workflow_state
+        assert run.supervisor_state is record.supervisor_state
+        assert run.failure is record.baton.failure and run.failure is not None
+        run.failure = None  # a section cleared is absent, not null
+        run.debug_iteration_count = 3
+        path = run.save("probe")
+    finally:
+        run.store.release()
+    written = json.loads(path.read_text())
+    want = record.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    stamps = {"sequence", "event", "mac", "checksum"}
+    assert {k: v for k, v in written["baton"].items() if k not in stamps} == \
+        {k: v for k, v in want.pop("baton").items() if k not in stamps}
+    assert written["baton"]["event"] == "probe"
+    assert written["baton"]["sequence"] == entry.sequence + 1
+    del written["baton"]
+    assert written == want
+    assert "failure" not in want and written["debug_iteration_count"] == 3
+
+
+def test_foreign_top_level_and_baton_keys_survive_a_resume(ws: Workspace) -> None:
+    """A key this Baton does not know at the top of the record and one directly in `baton`
+    are held by the record (its extras) and written into every checkpoint of the resume."""
+    ws.behave({"plan": {"exit": 3, "task_error": "validation_error - Empty user prompt"}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "1",
+                 "--id", "wf-extra")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-extra")
+    data = store.latest().data
+    assert data is not None
+    data["seed_top_level"] = {"by": "coordinate.md", "n": [1, 2]}
+    data["baton"]["newer_baton_section"] = {"kept": True, "list": ["a"]}
+    store.save(data, "foreign keys added")
+    ws.behave({})
+    r = ws.baton("resume", "wf-extra")
+    assert r.returncode == 0, r.stdout + r.stderr
+    every = _checkpoints(ws, "wf-extra")
+    edited = [i for i, cp in enumerate(every)
+              if cp["baton"]["event"] == "foreign keys added"]  # type: ignore[index]
+    resumed = every[edited[0] + 1:]
+    assert len(resumed) >= 3 and resumed[-1]["status"] == "complete"
+    for cp in resumed:
+        assert cp["seed_top_level"] == {"by": "coordinate.md", "n": [1, 2]}
+        assert cp["baton"]["newer_baton_section"] == {  # type: ignore[index]
+            "kept": True, "list": ["a"]}
+    run = Run(ws.root)
+    run.hold(read_record(resumed[-1]))
+    assert run.record.model_extra == {"seed_top_level": {"by": "coordinate.md", "n": [1, 2]}}
+    extra = run.record.baton.model_extra or {}
+    assert extra["newer_baton_section"] == {"kept": True, "list": ["a"]}
+
+
+@pytest.mark.parametrize("aggregate", [[1, 2], "many", 7])
+def test_a_flat_supervisor_section_with_a_malformed_aggregate_is_refused_by_name(
+        ws: Workspace, aggregate: object) -> None:
+    """An old flat research section (read nested, seed 001's fields filled in) whose
+    `aggregated_metadata` is not an object — a hostile or corrupt checkpoint — is refused
+    naming the field, by `baton resume` and `baton status`, never with a traceback."""
+    ws.behave({"plan": {"exit": 3}})
+    r = ws.baton("run", "Plan auth", "--scope", "research-and-plan", "--complexity", "4",
+                 "--id", "wf-flatbad")
+    assert r.returncode == 1, r.stdout + r.stderr
+    store = CheckpointStore(ws.root, "wf-flatbad")
+    data = store.latest().data
+    assert data is not None
+    flat = data["supervisor_state"]["research_supervisor"]
+    flat["aggregated_metadata"] = aggregate
+    flat["workers"] = 5  # not a list either
+    data["supervisor_state"] = flat
+    store.save(data, "a corrupt flat section")
+    before = sorted(store.dir.glob("[0-9]*.json"))
+    r = ws.baton("resume", "wf-flatbad")
+    assert r.returncode == 2, r.stdout + r.stderr
+    # named where it is in the file (flat), not where it is read (nested)
+    assert "supervisor_state.aggregated_metadata: Input should be a valid dictionary" \
+        in r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert sorted(store.dir.glob("[0-9]*.json")) == before
+    r = ws.baton("status", "wf-flatbad", "--json")
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr, r.stderr
+    with pytest.raises(RecordError,
+                       match=r"supervisor_state\.workers: Input should be a valid list"):
+        read_record(data, "the checkpoint")

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import PathError
 from ..model.base import Kind
-from ..model.checkpoint import Checkpoint
+from ..model.checkpoint import Checkpoint, Classification, ErrorState
 from ..model.config import DEFAULT_ROLE_AGENTS, BatonConfig
 from ..model.plan import Plan
 from ..model.states import PHASE_STATES, RunStatus, Scope, State, StepStatus
@@ -37,6 +37,13 @@ from ..runs.foreign import (
     bash_state,
     read_run,
     resolve,
+)
+from ..runs.record import (
+    AdoptedFrom,
+    ClassifyRecord,
+    HistoryRecord,
+    PathsRecord,
+    StepRecord,
 )
 from ..runs.store import CheckpointStore, WorkflowBusy, valid_id
 from ..workflow.classify import (
@@ -294,57 +301,60 @@ def _record(root: Path, config: BatonConfig, wid: str, run: ForeignRun,
             plan: str | None, done: list[str], notes: list[str],
             forced: tuple[str, ...]) -> dict[str, Any]:
     """The new run's first checkpoint: the engine's own first record (`new_record`, as if
-    the user had given scope, topics and plan), moved to where the bash run stands."""
+    the user had given scope, topics and plan), moved to where the bash run stands, as
+    the dict the store saves."""
     cp = loaded.checkpoint
     assert isinstance(cp, Checkpoint)
     where = bash_state(loaded)
     description = (cp.workflow_description or "").replace("\x00", "").strip()[
         :MAX_DESCRIPTION] or f"{cp.workflow_type} workflow {cp.checkpoint_id}"
-    data = new_record(wid, RunRequest(description, scope=scope, plan_path=plan),
-                      project=root.name, settings=config.workflow, command=COMMAND)
-    now = data["created_at"]
+    record = new_record(wid, RunRequest(description, scope=scope, plan_path=plan),
+                        project=root.name, settings=config.workflow, command=COMMAND)
+    now = record.created_at
     classification = _classification(run, loaded, scope, description, now)
-    baton = data["baton"]
-    baton["request"].update(complexity=classification["research_complexity"],
-                            topics=[t["short_name"] for t in classification["research_topics"]])
-    baton["classify"] = {"agent": False, "done": True,
-                         "explicit": {"scope": True, "complexity": True, "topics": True}}
-    completed = [s for s in where.completed_states if s != State.INITIALIZE]
+    baton = record.baton
+    baton.request.complexity = classification["research_complexity"]
+    baton.request.topics = [t["short_name"] for t in classification["research_topics"]]
+    baton.classify = ClassifyRecord(agent=False, done=True, explicit={
+        "scope": True, "complexity": True, "topics": True})
+    completed: list[State] = [s for s in where.completed_states if s != State.INITIALIZE]
     if state != State.INITIALIZE and state not in completed:
         completed.append(state)
     last_error = cp.last_error if cp.last_error not in (None, False) else (
         cp.error_state.last_error if cp.error_state.last_error not in (None, False) else None)
     status = _STATUS.get(cp.status, RunStatus.IN_PROGRESS)
-    sm = data["state_machine"]
-    sm.update(current_state=state.value, completed_states=[s.value for s in completed],
-              classification=classification)
-    data.update(
-        status=status, last_error=last_error,
-        current_phase=PHASE_STATES.index(state) if state in PHASE_STATES else 0,
-        completed_phases=sorted({PHASE_STATES.index(s) for s in completed
-                                 if s in PHASE_STATES}),
-        debug_iteration_count=int(getattr(cp, "debug_iteration_count", 0) or 0),
-        error_state={"last_error": last_error, "retry_count": 0,
-                     "failed_state": state.value if status == RunStatus.FAILED else None})
+    sm = record.state_machine
+    sm.current_state, sm.completed_states = state, completed
+    sm.classification = Classification.model_validate(classification)
+    record.status, record.last_error = status, last_error
+    record.current_phase = PHASE_STATES.index(state) if state in PHASE_STATES else 0
+    record.completed_phases = sorted({PHASE_STATES.index(s) for s in completed
+                                      if s in PHASE_STATES})
+    record.debug_iteration_count = int(getattr(cp, "debug_iteration_count", 0) or 0)
+    record.error_state = ErrorState(
+        last_error=last_error, retry_count=0,
+        failed_state=state if status == RunStatus.FAILED else None)
     what = run.phase_text() or f"state {where.state.value}"
     if state != State.INITIALIZE:
-        baton["history"] = [{"from": State.INITIALIZE.value, "to": state.value, "at": now,
-                             "reason": f"adopted from the bash system's checkpoint {run.id} "
-                                       f"({what})"}]
+        baton.history = [HistoryRecord(
+            source=State.INITIALIZE.value, target=state.value, at=now,
+            reason=f"adopted from the bash system's checkpoint {run.id} ({what})")]
         paths = _paths(root, config, description, plan, classification)
-        baton["paths"] = paths
-        data["workflow_state"].update(plan_path=paths["plan"],
-                                      topic_directory=paths["topic_dir"],
-                                      topic_number=paths["topic_number"])
-        data.update(topic_directory=paths["topic_dir"], topic_number=paths["topic_number"])
-    baton["steps"] = {f"implement.phase-{pid}": {
+        baton.paths = PathsRecord.model_validate(paths)
+        ws = record.workflow_state
+        assert ws is not None, "new_record writes a workflow_state"
+        ws.plan_path = paths["plan"]
+        ws.topic_directory, ws.topic_number = paths["topic_dir"], paths["topic_number"]
+        record.topic_directory = paths["topic_dir"]
+        record.topic_number = paths["topic_number"]
+    baton.steps = {f"implement.phase-{pid}": StepRecord.model_validate({
         "state": State.IMPLEMENT.value, "role": "implement", "status": StepStatus.DONE,
         "attempts": 0, "artifact": None, "inputs": {}, "adopted": True,
-        "message": f"completed by the bash system (adopted from {run.id})"} for pid in done}
+        "message": f"completed by the bash system (adopted from {run.id})"}) for pid in done}
     if plan and os.path.isfile(plan):  # what the engine records at every save
-        data["plan_modification_time"] = int(os.stat(plan).st_mtime)
-        baton["plan_sha256"] = sha256_file(Path(plan), root)
-    baton["adopted_from"] = {
+        record.plan_modification_time = int(os.stat(plan).st_mtime)
+        baton.plan_sha256 = sha256_file(Path(plan), root)
+    baton.adopted_from = AdoptedFrom.model_validate({
         "path": str(run.path), "id": run.id, "sha256": hashlib.sha256(raw).hexdigest(),
         "size": len(raw), "schema_version": loaded.source_version,
         "checkpoint_id": cp.checkpoint_id, "workflow_type": cp.workflow_type,
@@ -354,5 +364,5 @@ def _record(root: Path, config: BatonConfig, wid: str, run: ForeignRun,
                    "completed": list(where.completed_phases),
                    "counts": "plan" if where.plan_phases else "state"},
         "plan_path": cp.workflow_state.plan_path if cp.workflow_state else None,
-        "forced": list(forced), "notes": list(notes), "adopted_at": now}
-    return data
+        "forced": list(forced), "notes": list(notes), "adopted_at": now})
+    return record.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -259,12 +259,10 @@ def _drive(engine: Engine, coro_factory: Callable[[], Awaitable[Outcome]]) -> in
 
     if isinstance(outcome, CheckpointError):  # pragma: no cover
         return EXIT_ERROR
-    if engine.events is None and not getattr(engine, "quiet", False) and engine.data:
-        # loaded for this command alone
-        from ..runs.record import read_record
-        from ..workflow.report import render
+    if engine.events is None and not getattr(engine, "quiet", False) and engine.holds_record:
+        from ..workflow.report import render  # loaded for this command alone
 
-        print(terminal_safe(render(read_record(engine.data), engine.root), multiline=True),
+        print(terminal_safe(render(engine.record, engine.root), multiline=True),
               flush=True)
     if engine.events is None:
         show(f"{outcome.workflow_id}: {outcome.status}"

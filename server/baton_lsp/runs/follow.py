@@ -43,7 +43,6 @@ from .record import (
     StepRecord,
     SupervisorState,
     read_record,
-    supervisor_tiers,
 )
 from .store import CheckpointStore, valid_id
 
@@ -150,9 +149,8 @@ class RunView:
 
     def tiers(self) -> SupervisorState:
         """`supervisor_state` by coordination tier, typed (an old flat research section
-        nested; `read_record` has checked it reads)."""
-        return supervisor_tiers(self.record.supervisor_state) if self.record \
-            else SupervisorState()
+        read nested)."""
+        return self.record.supervisor_state if self.record else SupervisorState()
 
     @property
     def origin(self) -> str:

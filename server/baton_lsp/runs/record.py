@@ -11,11 +11,11 @@ default, so a record with a missing part reads as "not there yet", not as an err
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..model.checkpoint import Checkpoint
 from ..model.states import PhaseMode, PhaseStatus, RunStatus, StepStatus
@@ -316,11 +316,28 @@ class BatonSection(_Open):
 
 
 class RunRecord(Checkpoint):
-    """A checkpoint as `baton run` writes it: schema 2.1 plus the `baton` section."""
+    """A checkpoint as `baton run` writes it: schema 2.1 plus the `baton` section. The
+    engine holds one (`workflow.run.Run.record`) and dumps it at each save."""
 
     status: RunStatus
     """One of the four a checkpoint records (never `interrupted` or `unreadable`)."""
+    # The tiers typed here, the one definition the engine and the readers share; the
+    # light check's `Checkpoint` keeps the seeds' free-form object (mypy: a narrower
+    # field than the base's dict, deliberately).
+    supervisor_state: SupervisorState = Field(  # type: ignore[assignment]
+        default_factory=lambda: SupervisorState())
+    """`supervisor_state` by tier; an old flat research section reads nested."""
     baton: BatonSection = Field(default_factory=BatonSection)
+
+    @field_validator("supervisor_state", mode="before")
+    @classmethod
+    def _nested(cls, value: object) -> object:
+        """Baton before the seeds' nesting wrote the research supervisor's section flat
+        (its `supervisor_id` at the top): read as the research tier, seed 001's fields
+        filled in."""
+        if isinstance(value, Mapping) and isinstance(value.get("supervisor_id"), str):
+            return {RESEARCH_SUPERVISOR: seed_fields(value)}
+        return value
 
     @property
     def scope(self) -> str:
@@ -525,16 +542,23 @@ class SupervisorState(_Open):
     testing_supervisor: TestingSupervisor | None = None
 
 
-def seed_fields(section: dict[str, Any]) -> dict[str, Any]:
+def seed_fields(section: Mapping[str, object]) -> dict[str, object]:
     """A research section with seed 001's `worker_status` and `topics_researched` filled in
     from Baton's own fields where an older Baton wrote only those (`workers`,
-    `reports_count`)."""
+    `reports_count`). A part of the wrong kind (a hostile or corrupt checkpoint) is left as
+    it is, for validation to refuse naming the field."""
     out = dict(section)
-    agg = dict(out.get("aggregated_metadata") or {})
-    workers = [w for w in out.get("workers") or [] if isinstance(w, dict)]
-    out.setdefault("worker_status", [str(w.get("status")) for w in workers])
-    count = agg.get("topics_researched", agg.get("reports_count",
-                                                 len(agg.get("reports_created") or [])))
+    found = out.get("aggregated_metadata")
+    if found is not None and not isinstance(found, Mapping):
+        return out
+    agg = dict(found or {})
+    workers = out.get("workers") or []
+    if isinstance(workers, list):
+        out.setdefault("worker_status", [str(w.get("status")) for w in workers
+                                         if isinstance(w, Mapping)])
+    created = agg.get("reports_created") or []
+    count = agg.get("topics_researched", agg.get(
+        "reports_count", len(created) if isinstance(created, list) else None))
     agg.setdefault("topics_researched", count)
     out.setdefault("topics_researched", count)
     out["aggregated_metadata"] = agg
@@ -555,29 +579,10 @@ class RecordError(Exception):
     """A checkpoint that is not a readable run record; the message names the field."""
 
 
-class _Tiers(_Open):
-    supervisor_state: SupervisorState = Field(default_factory=SupervisorState)
-
-
-def supervisor_tiers(state: dict[str, Any]) -> SupervisorState:
-    """`supervisor_state` typed by tier. Baton before the seeds' nesting wrote the research
-    supervisor's section flat (its `supervisor_id` at the top): read as the research tier,
-    seed 001's fields filled in. Raises pydantic's ValidationError."""
-    nested = {RESEARCH_SUPERVISOR: seed_fields(state)} \
-        if isinstance(state.get("supervisor_id"), str) else state
-    return _Tiers.model_validate({"supervisor_state": nested}).supervisor_state
-
-
-def read_record(data: dict[str, Any], source: str = "<checkpoint>") -> RunRecord:
+def read_record(data: Mapping[str, object], source: str = "<checkpoint>") -> RunRecord:
     """The typed record of a checkpoint's data (already checksum-verified by the store),
-    its supervisor tiers checked as the engine holds them."""
+    its supervisor tiers included."""
     try:
-        record = RunRecord.model_validate(data)
+        return RunRecord.model_validate(data)
     except ValidationError as exc:
         raise RecordError(f"{source}: {format_validation_error(exc, data)}") from None
-    try:
-        supervisor_tiers(record.supervisor_state)
-    except ValidationError as exc:
-        state = {"supervisor_state": record.supervisor_state}
-        raise RecordError(f"{source}: {format_validation_error(exc, state)}") from None
-    return record

@@ -159,7 +159,7 @@ class Engine(Run):
             resume.check_trust(self.root, workflow_id, entry, trust, self.say)
             data = copy.deepcopy(entry.data or {})
             nested = nest_supervisor_state(data)
-            self.hold(data)
+            self.hold(resume.baton_record(data, str(entry.path)))
             if nested:
                 self.say("supervisor_state: the research supervisor's section moved under "
                          "research_supervisor (the seeds' shape)")
@@ -168,9 +168,9 @@ class Engine(Run):
                 if name not in phases:  # a record from before phase_data was filled
                     phases[name] = accounting.phase_data(self.steps, name, ms)
             self.phase_data = phases
-            self.sm = resume.restore_machine(self.data, str(self.store.dir))
+            self.sm = resume.restore_machine(self.record)
             self.topic = resume.topic_of(self.paths)
-            problems = resume.resume_problems(self.data)
+            problems = resume.resume_problems(self.record)
             if problems and not force:
                 raise EngineError("not resuming: " + "; ".join(problems) +
                                   " (use --force to resume anyway)")

@@ -9,7 +9,6 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from .. import __version__
 from ..model.checkpoint import (
@@ -145,8 +144,9 @@ def new_workflow_id(scope: Scope) -> str:
 
 
 def new_record(wid: str, req: RunRequest, *, project: str, settings: WorkflowSettings,
-               command: str) -> dict[str, Any]:
-    """The run's first checkpoint: schema 2.1 as the bash side writes it, plus `baton`."""
+               command: str) -> RunRecord:
+    """The run's first checkpoint: schema 2.1 as the bash side writes it, plus `baton`
+    (every field given is set: the first save writes it, null or empty as it is)."""
     now = utc_now()
     scope = req.effective_scope
     complexity = req.complexity or classify.keyword_complexity(req.description)
@@ -165,7 +165,7 @@ def new_record(wid: str, req: RunRequest, *, project: str, settings: WorkflowSet
         scope=scope, topics=[classify.topic_spec(t, req.description) for t in topics],
         confidence=1.0 if full else 0.6, reasoning=reasoning,
         source="flags" if full else "keyword", at=now)
-    record = RunRecord(
+    return RunRecord(
         schema_version="2.1", checkpoint_id=wid, workflow_type=scope.value,
         project_name=project, workflow_description=req.description,
         created_at=now, updated_at=now, status=RunStatus.IN_PROGRESS,
@@ -190,4 +190,3 @@ def new_record(wid: str, req: RunRequest, *, project: str, settings: WorkflowSet
                 complexity=len(topics), topics=topics, plan_path=req.plan_path),
             classify=ClassifyRecord(agent=agent, done=not agent, explicit=explicit),
             steps={}, history=[], paths=PathsRecord(), timing={}))
-    return record.model_dump(mode="json", by_alias=True, exclude_unset=True)

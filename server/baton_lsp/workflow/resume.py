@@ -16,7 +16,14 @@ from ..model.checkpoint import HaltReason
 from ..model.config import WorkflowSettings
 from ..model.states import RunStatus, State
 from ..runs.digest import plan_edited
-from ..runs.record import PathsRecord, RecordError, StepRecord, paths_outside, read_record
+from ..runs.record import (
+    PathsRecord,
+    RecordError,
+    RunRecord,
+    StepRecord,
+    paths_outside,
+    read_record,
+)
 from ..runs.records import state_file_path, utc_now
 from ..runs.store import CheckpointStore, Entry
 from . import classify
@@ -31,15 +38,21 @@ MAX_AGE = dt.timedelta(days=7, hours=1)  # the seeds: a checkpoint older than 7 
 HALT_REASONS = frozenset(r.value for r in HaltReason)
 
 
-def restore_machine(data: dict[str, Any], source: str) -> WorkflowStateMachine:
-    """The state machine a record describes; EngineError when the record cannot drive one."""
-    if "request" not in (data.get("baton") or {}):
+def baton_record(data: Mapping[str, object], source: str) -> RunRecord:
+    """The run record of a checkpoint `baton run` wrote; EngineError for one it did not
+    write or one that does not read as a run record."""
+    baton = data.get("baton")
+    if not isinstance(baton, Mapping) or "request" not in baton:
         raise EngineError("this checkpoint was not written by `baton run` and cannot be "
                           "resumed by it (a bash-system checkpoint: `baton adopt` it first)")
     try:  # the run record's models validate what the engine is about to trust
-        record = read_record(data, source)
+        return read_record(data, source)
     except RecordError as exc:
         raise EngineError(f"checkpoint is not usable: {exc}") from None
+
+
+def restore_machine(record: RunRecord) -> WorkflowStateMachine:
+    """The state machine a run record describes."""
     smd = record.state_machine
     sm = WorkflowStateMachine(smd.workflow_config.scope, smd.current_state,
                               list(smd.completed_states))
@@ -84,11 +97,10 @@ def topic_of(paths: PathsRecord) -> TopicDir | None:
     return TopicDir(paths.topic_number or 0, tdir.name, tdir)
 
 
-def resume_problems(data: dict[str, Any], now: dt.datetime | None = None) -> list[str]:
+def resume_problems(record: RunRecord, now: dt.datetime | None = None) -> list[str]:
     """Why resuming needs --force: finished, too old, plan edited since the checkpoint or
     gone, an iteration loop the record says is past its limit or halted for no known
     reason (what `iteration_problems` says of the bash side's iteration checkpoints)."""
-    record = read_record(data)
     out = []
     if record.status == RunStatus.COMPLETE and record.baton.outcome is not None:
         ending = record.baton.outcome
@@ -155,9 +167,8 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
     """What `resume` would do from this checkpoint: the state it restarts in, the steps it
     skips, the steps it runs again and why, and the problems that need --force."""
     assert entry.data is not None, "the store returns only readable entries"
-    data = copy.deepcopy(entry.data)
-    sm = restore_machine(data, str(entry.path))
-    record = read_record(data, str(entry.path))
+    record = baton_record(copy.deepcopy(entry.data), str(entry.path))
+    sm = restore_machine(record)
     failed_state = sm.current
     plans = PlanFiles(root)
     skip, rerun = [], []
@@ -172,7 +183,7 @@ def preview(workflow_id: str, entry: Entry, settings: WorkflowSettings, running:
     out = {"workflow_id": workflow_id, "checkpoint": entry.sequence,
            "status": record.status, "failed_state": failed_state.value,
            "resume_state": sm.current.value, "skip": skip, "rerun": rerun,
-           "problems": resume_problems(data), "running": running,
+           "problems": resume_problems(record), "running": running,
            "last_error": record.last_error,
            "signature": entry.trust, "untrusted": entry.distrust,
            "outside": paths_outside(root, record) if root is not None else []}

@@ -11,7 +11,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast, overload
 
@@ -34,14 +34,13 @@ from ..runs.record import (
     IterationRecord,
     OutcomeRecord,
     PathsRecord,
-    RecordError,
     RequestRecord,
     ResearchRecord,
+    RunRecord,
     StepRecord,
     SupervisorState,
     UsageTotals,
     read_record,
-    supervisor_tiers,
     unset,
 )
 from ..runs.records import (
@@ -81,9 +80,9 @@ S = TypeVar("S", bound=BaseModel)
 
 
 class Section(Generic[S]):
-    """An optional typed section of the record's `baton` object, held on the `Run` under
-    the attribute's name (the section's key): read out of the record once (`Run.hold`),
-    written through when set or cleared, folded back at each save (`Run.fold`)."""
+    """An optional typed section of the record's `baton` object, viewed on the `Run` under
+    the attribute's name (the section's key). Clearing one takes it off the record (the
+    seeds leave it absent), where a plain `None` would be dumped as null."""
 
     def __init__(self, model: type[S]) -> None:
         self.model = model
@@ -101,15 +100,13 @@ class Section(Generic[S]):
     def __get__(self, run: Run | None, owner: type) -> Section[S] | S | None:
         if run is None:
             return self
-        return cast("S | None", run.sections.get(self.key))
+        return cast("S | None", getattr(run.record.baton, self.key))
 
     def __set__(self, run: Run, value: S | None) -> None:
-        run.sections[self.key] = value
-        run._fold_section(self.key, value)
-
-    def read(self, run: Run, baton: Mapping[str, object]) -> None:
-        found = baton.get(self.key)
-        run.sections[self.key] = None if found is None else self.model.model_validate(found)
+        if value is None:
+            unset(run.record.baton, self.key)
+        else:
+            setattr(run.record.baton, self.key, value)
 
 
 class Run:
@@ -133,31 +130,7 @@ class Run:
         self.command = command
         self.quiet = False  # the CLI's --quiet: no end-of-run summary either
         self.cancel_event = asyncio.Event()
-        self.data: dict[str, Any] = {}
-        self.paths = PathsRecord()
-        """Every path pre-calculated for the run (`baton.paths`), typed: the one copy the
-        handlers read and write (by assignment: a field only mutated in place is not
-        saved), folded into the record at each save."""
-        self.error_state = ErrorState()
-        """The seeds' `error_state` (last error, retries of the state, the failed state),
-        typed like `paths`."""
-        self.request = RequestRecord()
-        """What the run was asked (`baton.request`); initialize may narrow its scope and
-        topics to the classifier's answer."""
-        self.workflow_state = WorkflowState()
-        """The seeds' `workflow_state` (plan path, topic, waves and their results), typed
-        like `paths`: a field changed in place is saved only once it was assigned."""
-        self.metadata = CheckpointMetadata()
-        """The seeds' `metadata` section (ids, created and updated times)."""
-        self.supervisor_state = SupervisorState()
-        """The coordination tiers' sections (`supervisor_state`, seed 001's nesting)."""
-        self._state_machine: StateMachine | None = None
-        self.sections: dict[str, BaseModel | None] = {}
-        """The optional typed sections of `baton` (`Section`), by key; absent: not set."""
-        self.steps: dict[str, StepRecord] = {}
-        """Every step of the run (`baton.steps`), typed: the one copy the handlers read and
-        change in place (an attribute set is saved; `unset` takes a field off), folded
-        into the record at each save."""
+        self._record: RunRecord | None = None
         self.sm: WorkflowStateMachine | None = None
         self.store: CheckpointStore | None = None
         self.topic: TopicDir | None = None
@@ -194,66 +167,95 @@ class Run:
         return self.store.workflow_id
 
     @property
+    def record(self) -> RunRecord:
+        """The run's record, the one copy the handlers read and change (by attribute: a
+        field assigned is saved, one never set stays absent; `unset` takes one off)."""
+        assert self._record is not None, "the run has no record before start/resume"
+        return self._record
+
+    @property
+    def holds_record(self) -> bool:
+        """Whether the run has taken a record yet (start and resume do, first thing)."""
+        return self._record is not None
+
+    def hold(self, record: RunRecord) -> None:
+        """Take `record` (a new one, or a checkpoint being resumed) as the run's record.
+        The parts every save writes (as the engine always has) count as set from here,
+        present in the record or not."""
+        record.model_fields_set.add("error_state")
+        record.baton.model_fields_set.update(("request", "paths", "steps"))
+        if record.workflow_state is None:  # a view to write through; saved once written
+            record.workflow_state = WorkflowState()
+            record.model_fields_set.discard("workflow_state")
+        self._record = record
+
+    def dump(self) -> dict[str, Any]:
+        """The record as a save writes it: a field never set absent, keys this Baton does
+        not know kept. A seeds' section the record lacked is written once something in it
+        was (`workflow_state`, `metadata`, `supervisor_state`)."""
+        record = self.record
+        for key in ("workflow_state", "metadata", "supervisor_state"):
+            part = getattr(record, key)
+            if isinstance(part, BaseModel) and (part.model_fields_set or part.model_extra):
+                record.model_fields_set.add(key)
+        return record.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    # The record's sections, viewed under the names the handlers use.
+
+    @property
     def state_machine(self) -> StateMachine:
         """The record's `state_machine` section (scope, states, classification), typed;
         `sync` copies the live machine into it before each save."""
-        assert self._state_machine is not None, "the run has no record before start/resume"
-        return self._state_machine
+        return self.record.state_machine
 
     @property
-    def baton(self) -> dict[str, Any]:
-        """Baton's own section of the checkpoint: request, steps, paths, history, usage."""
-        # cast: the checkpoint is JSON read as `dict[str, Any]`; baton's section is a mapping.
-        return cast("dict[str, Any]", self.data["baton"])
+    def paths(self) -> PathsRecord:
+        """Every path pre-calculated for the run (`baton.paths`)."""
+        return self.record.baton.paths
 
-    def hold(self, data: dict[str, Any]) -> None:
-        """Take `data` (a new record, or a checkpoint being resumed) as the run's record;
-        its typed sections and steps are read out of it here, once."""
-        self.data = data
-        self.paths = PathsRecord.model_validate(data["baton"].get("paths") or {})
-        baton = data["baton"]
-        self.error_state = ErrorState.model_validate(data.get("error_state") or {})
-        self.request = RequestRecord.model_validate(baton.get("request") or {})
-        self.workflow_state = WorkflowState.model_validate(data.get("workflow_state") or {})
-        self.metadata = CheckpointMetadata.model_validate(data.get("metadata") or {})
-        self.supervisor_state = supervisor_tiers(data.get("supervisor_state") or {})
-        self._state_machine = StateMachine.model_validate(data["state_machine"])
-        self.steps = {str(sid): StepRecord.model_validate(step)
-                      for sid, step in (baton.get("steps") or {}).items()}
-        self.sections = {}
-        for section in SECTIONS:
-            section.read(self, baton)
+    @paths.setter
+    def paths(self, value: PathsRecord) -> None:
+        self.record.baton.paths = value
 
-    def fold(self) -> None:
-        """Write the typed sections and steps back into the record (before a save or a
-        read of it); a field never set stays absent, and fields this Baton does not know
-        are kept."""
-        self.data["error_state"] = self.error_state.model_dump(mode="json", exclude_unset=True)
-        baton = self.data["baton"]
-        baton["request"] = self.request.model_dump(mode="json", exclude_unset=True)
-        baton["paths"] = self.paths.model_dump(mode="json", exclude_unset=True)
-        baton["steps"] = {sid: step.model_dump(mode="json", by_alias=True, exclude_unset=True)
-                          for sid, step in self.steps.items()}
-        for section in SECTIONS:
-            self._fold_section(section.key, self.sections.get(section.key))
-        for key, part in (("workflow_state", self.workflow_state), ("metadata", self.metadata),
-                          ("supervisor_state", self.supervisor_state),
-                          ("state_machine", self._state_machine)):
-            if part is not None and (self.data.get(key) is not None or part.model_fields_set
-                                     or part.model_extra):
-                self.data[key] = part.model_dump(mode="json", exclude_unset=True)
+    @property
+    def error_state(self) -> ErrorState:
+        """The seeds' `error_state` (last error, retries of the state, the failed state)."""
+        return self.record.error_state
 
-    def _fold_section(self, key: str, section: BaseModel | None) -> None:
-        """One optional section into the record (None: absent, as the seeds leave it)."""
-        baton = self.data["baton"]
-        if section is None:
-            baton.pop(key, None)
-        else:
-            baton[key] = section.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    @error_state.setter
+    def error_state(self, value: ErrorState) -> None:
+        self.record.error_state = value
 
-    # The optional sections are written through when they are set or cleared, so each
-    # takes its place in the record when it happens (as the seeds' keys always did); what
-    # changes inside one is folded at the next save.
+    @property
+    def request(self) -> RequestRecord:
+        """What the run was asked (`baton.request`); initialize may narrow its scope and
+        topics to the classifier's answer."""
+        return self.record.baton.request
+
+    @property
+    def workflow_state(self) -> WorkflowState:
+        """The seeds' `workflow_state` (plan path, topic, waves and their results): a field
+        changed in place is saved only once it was assigned."""
+        found = self.record.workflow_state
+        assert found is not None, "hold gives every record a workflow_state"
+        return found
+
+    @property
+    def metadata(self) -> CheckpointMetadata:
+        """The seeds' `metadata` section (ids, created and updated times)."""
+        return self.record.metadata
+
+    @property
+    def supervisor_state(self) -> SupervisorState:
+        """The coordination tiers' sections (`supervisor_state`, seed 001's nesting)."""
+        return self.record.supervisor_state
+
+    @property
+    def steps(self) -> dict[str, StepRecord]:
+        """Every step of the run (`baton.steps`), changed in place (an attribute set is
+        saved; `unset` takes a field off)."""
+        return self.record.baton.steps
+
     outcome: Section[OutcomeRecord] = Section(OutcomeRecord)
     """How a `complete` run ended when that is not plain success (`baton.outcome`)."""
     failure: Section[FailureRecord] = Section(FailureRecord)
@@ -274,215 +276,205 @@ class Run:
     context: Section[ContextTotals] = Section(ContextTotals)
     """The context account of the finished steps (`baton.context`); None until one."""
 
-    # The record's top-level run fields, typed. Each is written through to its key at once
-    # (the key keeps its place in the record, as the plain assignments did), so a foreign
-    # record's own keys around them survive a resume untouched.
+    # The record's top-level run fields, viewed typed (the seeds' free-form values read
+    # as the type the engine writes).
 
     @property
     def status(self) -> RunStatus:
         """The run's status as the next checkpoint records it (`status`)."""
-        return RunStatus(self.data["status"])
+        return RunStatus(self.record.status)
 
     @status.setter
     def status(self, value: RunStatus) -> None:
-        self.data["status"] = value
+        self.record.status = value
 
     @property
     def last_error(self) -> str | None:
         """What stopped the run last (`last_error`); None once it ended well or resumed."""
-        found = self.data.get("last_error")
+        found = self.record.last_error
         return None if found is None else str(found)
 
     @last_error.setter
     def last_error(self, value: str | None) -> None:
-        self.data["last_error"] = value
+        self.record.last_error = value
 
     @property
     def tests_passing(self) -> bool | None:
         """The last test run's verdict (`tests_passing`); None: nothing was tested."""
-        found = self.data.get("tests_passing")
-        return found if isinstance(found, bool) else None
+        return self.record.tests_passing
 
     @tests_passing.setter
     def tests_passing(self, value: bool | None) -> None:
-        self.data["tests_passing"] = value
+        self.record.tests_passing = value
 
     @property
     def debug_iteration_count(self) -> int:
         """Debug agents run so far (`debug_iteration_count`, the seeds' counter)."""
-        return int(self.data.get("debug_iteration_count") or 0)
+        return self.record.debug_iteration_count
 
     @debug_iteration_count.setter
     def debug_iteration_count(self, value: int) -> None:
-        self.data["debug_iteration_count"] = value
+        self.record.debug_iteration_count = value
 
     @property
     def debug_report_path(self) -> str | None:
         """The newest debug report (`debug_report_path`)."""
-        found = self.data.get("debug_report_path")
-        return None if found is None else str(found)
+        return self.record.debug_report_path
 
     @debug_report_path.setter
     def debug_report_path(self, value: str | None) -> None:
-        self.data["debug_report_path"] = value
+        self.record.debug_report_path = value
 
     @property
     def description(self) -> str:
         """What the run was asked to do (`workflow_description`, the seeds' field)."""
-        return str(self.data.get("workflow_description") or "")
+        return self.record.workflow_description or ""
 
     @property
-    def workflow_type(self) -> str | None:
+    def workflow_type(self) -> str:
         """The scope as schema 1.0 records it (`workflow_type`)."""
-        found = self.data.get("workflow_type")
-        return None if found is None else str(found)
+        return self.record.workflow_type
 
     @workflow_type.setter
     def workflow_type(self, value: str) -> None:
-        self.data["workflow_type"] = value
+        self.record.workflow_type = value
 
     @property
     def topic_directory(self) -> str | None:
         """The topic directory as schema 1.3 records it (`topic_directory`)."""
-        found = self.data.get("topic_directory")
-        return None if found is None else str(found)
+        return self.record.topic_directory
 
     @topic_directory.setter
     def topic_directory(self, value: str) -> None:
-        self.data["topic_directory"] = value
+        self.record.topic_directory = value
 
     @property
     def topic_number(self) -> int | str | None:
         """The topic's number as schema 1.3 records it (`topic_number`)."""
-        found = self.data.get("topic_number")
-        return found if isinstance(found, int | str) else None
+        return self.record.topic_number
 
     @topic_number.setter
     def topic_number(self, value: int | str) -> None:
-        self.data["topic_number"] = value
+        self.record.topic_number = value
 
     @property
     def updated_at(self) -> str | None:
         """When the record was last saved (`updated_at`, schema 1.x's copy of
         `metadata.updated_at`)."""
-        found = self.data.get("updated_at")
-        return None if found is None else str(found)
+        return self.record.updated_at
 
     @updated_at.setter
     def updated_at(self, value: str) -> None:
-        self.data["updated_at"] = value
+        self.record.updated_at = value
 
     @property
     def current_phase(self) -> int:
         """The current state as schema 1.x's phase number (`current_phase`)."""
-        return int(self.data.get("current_phase") or 0)
+        return self.record.current_phase or 0
 
     @current_phase.setter
     def current_phase(self, value: int) -> None:
-        self.data["current_phase"] = value
+        self.record.current_phase = value
 
     @property
     def completed_phases(self) -> list[int]:
         """The completed states as schema 1.x's phase numbers (`completed_phases`)."""
-        return [int(p) for p in self.data.get("completed_phases") or []]
+        return list(self.record.completed_phases)
 
     @completed_phases.setter
     def completed_phases(self, value: list[int]) -> None:
-        self.data["completed_phases"] = value
+        self.record.completed_phases = value
 
     @property
     def plan_modification_time(self) -> int | None:
         """The plan's mtime in epoch seconds at the last save (`plan_modification_time`,
         schema 1.2's smart auto-resume check)."""
-        found = self.data.get("plan_modification_time")
+        found = self.record.plan_modification_time
         return None if found is None else int(found)
 
     @plan_modification_time.setter
     def plan_modification_time(self, value: int) -> None:
-        self.data["plan_modification_time"] = value
+        self.record.plan_modification_time = value
 
     @property
     def phase_data(self) -> dict[str, dict[str, object]]:
         """Per state what its steps made and passed up (`phase_data`, the seeds' field),
         a copy: a state's entry is saved by assigning the whole."""
-        found = self.data.get("phase_data") or {}
-        return {str(k): dict(v) for k, v in found.items() if isinstance(v, dict)}
+        return {str(k): dict(v) for k, v in self.record.phase_data.items()
+                if isinstance(v, dict)}
 
     @phase_data.setter
     def phase_data(self, value: dict[str, dict[str, object]]) -> None:
-        self.data["phase_data"] = value
+        self.record.phase_data = dict(value)
 
-    # Baton's bookkeeping beside the steps, typed the same way: each read is a copy and
-    # each change an assignment, so no value is changed in place behind the record's back.
+    # Baton's bookkeeping beside the steps: each read is a copy and each change an
+    # assignment, so no value is changed in place without being marked set.
 
     @property
     def timing(self) -> dict[str, int]:
         """Wall milliseconds per state, summed over runs and resumes (`baton.timing`)."""
-        return {str(k): int(v) for k, v in (self.baton.get("timing") or {}).items()}
+        return dict(self.record.baton.timing)
 
     @timing.setter
     def timing(self, value: dict[str, int]) -> None:
-        self.baton["timing"] = value
+        self.record.baton.timing = value
 
     @property
     def state_failures(self) -> dict[str, int]:
         """Times the workflow failed in each state (`baton.state_failures`, the seeds'
         "Retry k/2 available")."""
-        return {str(k): int(v) for k, v in (self.baton.get("state_failures") or {}).items()}
+        return dict(self.record.baton.state_failures)
 
     @state_failures.setter
     def state_failures(self, value: dict[str, int]) -> None:
-        self.baton["state_failures"] = value
+        self.record.baton.state_failures = value
 
     @property
     def reconciled(self) -> list[dict[str, object]]:
         """What a run found another run left in the repository and what it did about it
         ({at, what}, `baton.reconciled`)."""
-        return [dict(e) for e in self.baton.get("reconciled") or [] if isinstance(e, dict)]
+        return [dict(e) for e in self.record.baton.reconciled]
 
     @reconciled.setter
     def reconciled(self, value: list[dict[str, object]]) -> None:
-        self.baton["reconciled"] = value
+        self.record.baton.reconciled = [dict(e) for e in value]
 
     @property
     def agent_clis(self) -> dict[str, str]:
         """The agent CLIs' versions preflight found ({name: version}, `baton.agent_clis`)."""
-        return {str(k): str(v) for k, v in (self.baton.get("agent_clis") or {}).items()}
+        return {str(k): str(v) for k, v in (self.record.baton.agent_clis or {}).items()}
 
     @agent_clis.setter
     def agent_clis(self, value: dict[str, str]) -> None:
-        self.baton["agent_clis"] = value
+        self.record.baton.agent_clis = dict(value)
 
     @property
     def plan_sha256(self) -> str | None:
         """The plan's hash at the last save (`baton.plan_sha256`): a resume tells an
         edited plan by it."""
-        found = self.baton.get("plan_sha256")
-        return None if found is None else str(found)
+        return self.record.baton.plan_sha256
 
     @plan_sha256.setter
     def plan_sha256(self, value: str | None) -> None:
-        self.baton["plan_sha256"] = value
+        self.record.baton.plan_sha256 = value
 
     @property
     def plan_progress_free(self) -> str | None:
         """The plan's hash without its progress markers (`baton.plan_progress_free`)."""
-        found = self.baton.get("plan_progress_free")
-        return None if found is None else str(found)
+        return self.record.baton.plan_progress_free
 
     @plan_progress_free.setter
     def plan_progress_free(self, value: str | None) -> None:
-        self.baton["plan_progress_free"] = value
+        self.record.baton.plan_progress_free = value
 
     @property
     def resumed_from(self) -> int | None:
         """The checkpoint sequence number the last resume started from."""
-        found = self.baton.get("resumed_from")
-        return None if found is None else int(found)
+        return self.record.baton.resumed_from
 
     @resumed_from.setter
     def resumed_from(self, value: int) -> None:
-        self.baton["resumed_from"] = value
+        self.record.baton.resumed_from = value
 
     def remote(self, state: State) -> bool:
         """Whether `state`'s agent steps run on another machine (`[workflow] executor =
@@ -603,12 +595,11 @@ class Run:
         self.current_phase = STATE_INDEX.get(sm.current, 0)
         self.completed_phases = sorted({STATE_INDEX[s] for s in sm.completed
                                         if s in STATE_INDEX})
-        self.baton["history"] = [HistoryRecord(
-            source=t.source.value, target=t.target.value, reason=t.reason,
-            at=t.at).model_dump(by_alias=True) for t in sm.history]
+        self.record.baton.history = [HistoryRecord(
+            source=t.source.value, target=t.target.value, reason=t.reason, at=t.at)
+            for t in sm.history]
         now = utc_now()
         self.updated_at = self.metadata.updated_at = now
-        self.fold()
         plan = self.workflow_state.plan_path
         if plan and Path(plan).is_file():
             self.plan_modification_time = int(Path(plan).stat().st_mtime)
@@ -619,11 +610,13 @@ class Run:
         """A durable checkpoint now (fsynced, checksummed, appended to the history)."""
         assert self.store is not None
         self.sync()
-        # the run record's models are the contract every reader relies on: nothing is
-        # written that would not read back (a RecordError here is an engine bug)
-        read_record(self.data, f"the record saved as {event!r}")
+        data = self.dump()
+        # assignment is not validated (the type checker covers the engine's writes): the
+        # dump is read back, so nothing is written that a reader would refuse (a
+        # RecordError here is an engine bug)
+        read_record(data, f"the record saved as {event!r}")
         try:
-            path = self.store.save(self.data, event)
+            path = self.store.save(data, event)
         except OSError as exc:
             raise StoreFailure(f"checkpoint {self.store.next_path()}", exc) from None
         self.last_checkpoint = path
@@ -640,7 +633,7 @@ class Run:
         values: dict[str, Any] = {
             "WORKFLOW_SCOPE": sm.scope.value, "TERMINAL_STATE": sm.terminal.value,
             "CURRENT_STATE": sm.current.value, "WORKFLOW_STATUS": self.status,
-            "WORKFLOW_DESCRIPTION": self.data.get("workflow_description"),
+            "WORKFLOW_DESCRIPTION": self.record.workflow_description,
             "TOPIC_PATH": paths.topic_dir, "PLAN_PATH": paths.plan,
             "REPORTS_DIR": paths.reports_dir, "PLANS_DIR": paths.plans_dir,
             "SUMMARIES_DIR": paths.summaries_dir, "DEBUG_DIR": paths.debug_dir,
@@ -756,11 +749,10 @@ class Run:
         formatter `baton status` and the editor use too); `{}` if the record cannot be
         read as one — the failure itself must be recorded whatever happens here."""
         try:
-            self.fold()
-            found = diagnose(self.root, read_record(self.data), failure_record(
+            found = diagnose(self.root, self.record, failure_record(
                 failure.step_id, failure.failure, failure.message, failure.error_type,
                 failure.context), state=self.machine.current.value, pending=pending)
-        except (RecordError, OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:
             log.warning("no five-part diagnosis for %s: %s", failure.step_id, exc)
             return {}
         return {"diagnosis": found.as_dict()} if found is not None else {}
@@ -779,7 +771,3 @@ class Run:
         if self.cancel_event.is_set():
             raise Cancelled()
 
-
-SECTIONS = tuple(v for v in vars(Run).values() if isinstance(v, Section))
-"""The optional sections of `Run`, in the order they are defined there (`Run.fold` writes
-them back in it)."""
