@@ -138,3 +138,81 @@ def test_a_line_without_a_scan_word_starts_no_segment_with_one(code: str) -> Non
     words = shell._LOOP_WORDS | shell._PREFIX_WORDS | shell._LOOP_KEYWORDS
     for segment in shell._SEGMENT_RE.split(code):
         assert not (segment.split()[:1] and segment.split()[0] in words), code
+
+
+def _scan_loop_words_unguarded(lines: list[shell.BashLine]) -> tuple[int, str] | None:
+    """`shell._scan_loop_words` as it was before it blanked only the lines its patterns can
+    match: every line's code worked out first."""
+    codes = [shell._code_only(line) for line in lines]
+    if any(shell._FUNCTION_RE.match(code) for code in codes):
+        return None
+    depth = headers = 0
+    for no, code in enumerate(codes):
+        for segment in shell._SEGMENT_RE.split(code):
+            words = segment.split()
+            while words and words[0] in shell._PREFIX_WORDS and words[0] not in shell._LOOP_WORDS:
+                if words.pop(0) in shell._LOOP_KEYWORDS:
+                    depth += 1
+                    headers += 1
+                    words = []
+            if words and words[0] in shell._LOOP_KEYWORDS:
+                depth += 1
+                headers += 1
+                continue
+            while words and words[0] in shell._LOOP_WORDS:
+                word = words.pop(0)
+                if word == "do":
+                    if headers:
+                        headers -= 1
+                    else:
+                        depth += 1
+                elif word == "done":
+                    depth = max(0, depth - 1)
+                    headers = min(headers, depth)
+                elif depth == 0:
+                    return no, word
+                else:
+                    break
+    return None
+
+
+_loop_block = st.lists(st.sampled_from([
+    "while true; do", "for f in *; do", "do", "done", "continue", "break", "echo break",
+    "# continue", "'break'", "f() {", "}", "function g {", "echo 'f() {'", "# function x",
+    "echo \"(\" done", "x=\"continue\" break", "if x; then break; fi", "cat <<EOF", "EOF",
+    "until y", "! continue", "time break", "a;break", "echo breakfast", "(", "",
+]), max_size=12).map("\n".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_loop_block)
+def test_scan_loop_words_blanks_only_lines_that_can_match(block: str) -> None:
+    """Skipping the code of a line whose raw text holds no `(`, `function` nor scan word
+    gives the answer of the scan that blanks every line."""
+    lines = list(shell.lex_bash(block))
+    assert shell._scan_loop_words(lines) == _scan_loop_words_unguarded(lines)
+
+
+def test_scan_loop_words_leaves_plain_lines_alone() -> None:
+    """A block of commands with one `continue` blanks the quotes of the loop's lines only, not
+    every line's (old code: 204 calls)."""
+    import sys
+    from types import FrameType
+
+    block = "\n".join(["while read -r f; do"] + ['  echo "$f" | grep -q x'] * 200
+                      + ["  continue", "done"])
+    lines = list(shell.lex_bash(block))
+    calls = 0
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call" and frame.f_code is shell._code_only.__code__:
+            calls += 1
+
+    sys.setprofile(profile)
+    try:
+        found = shell._loose_loop_word(lines)
+    finally:
+        sys.setprofile(None)
+    assert found is None
+    assert calls <= 4, calls  # `continue` once to find it, then the loop's three lines

@@ -339,14 +339,21 @@ def _has_loop_exit(line: BashLine) -> bool:
 
 
 def _scan_loop_words(lines: Sequence[BashLine]) -> tuple[int, str] | None:
-    codes = [_code_only(line) for line in lines]
-    if any(_FUNCTION_RE.match(code) for code in codes):
-        return None
+    # A line's code is worked out only where the raw text can match: blanking quotes and
+    # comments adds no character, so a pattern that finds nothing in the text finds nothing
+    # in its code (a function needs `(` or `function`, the scan one of its words).
+    for line in lines:
+        text = line.text
+        if ("(" in text or "function" in text) and _FUNCTION_RE.match(_code_only(line)):
+            return None
     depth = 0
     headers = 0  # loop keywords still waiting for their `do`
-    for no, code in enumerate(codes):
-        if not _LOOP_SCAN_WORD_RE.search(code):
+    for no, line in enumerate(lines):
+        if not _LOOP_SCAN_WORD_RE.search(line.text):
             continue  # no segment of it starts with a word the scan reads
+        code = _code_only(line)
+        if not _LOOP_SCAN_WORD_RE.search(code):
+            continue
         for segment in _SEGMENT_RE.split(code):
             words = segment.split()
             while words and words[0] in _PREFIX_WORDS and words[0] not in _LOOP_WORDS:
