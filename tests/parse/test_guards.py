@@ -263,3 +263,46 @@ def test_simple_double_quotes_are_read_in_one_step() -> None:
         sys.setprofile(None)
     assert all(line.classes == "c" * 5 + "d" * 23 + "c" * 4 + "d" * 6 for line in lines)
     assert calls <= 2_200, calls
+
+
+_restore_lines = st.lists(st.sampled_from([
+    "source", ".", " ", "\t", "\u00a0", "\u2003", "x", "$f", "eval", "load_workflow_state",
+    ";", "&", "|", "(", "/lib/", "a.sh", "sources", "\"", "#", "=", "evaluate",
+]), max_size=10).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_restore_lines)
+def test_restore_word_is_necessary_for_a_restore(text: str) -> None:
+    """`_block_vars` tries BTN320's restore pattern only on a line `_RESTORE_WORD_RE` finds
+    something in: every line the pattern matches has it."""
+    from baton_lsp.rules import command_bash
+
+    if command_bash._RESTORE_RE.search(text):
+        assert command_bash._RESTORE_WORD_RE.search(text), text
+
+
+def test_block_vars_tries_the_restore_pattern_only_where_it_can_match() -> None:
+    """A block of 200 `echo "$x"` lines and one `source` runs the look-behind restore
+    pattern on the `source` line only (old code: on all 201)."""
+    import sys
+    from types import FrameType
+
+    from baton_lsp.rules import command_bash
+
+    lines = list(shell.lex_bash("\n".join(['echo "$x" >> "$LOG"'] * 200 + ['source "$F"'])))
+    tries = 0
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal tries
+        if event == "c_call" and getattr(arg, "__self__", None) is command_bash._RESTORE_RE:
+            tries += 1
+
+    sys.setprofile(profile)
+    try:
+        info = command_bash._block_vars(lines)
+    finally:
+        sys.setprofile(None)
+    assert info.restore_line == 200
+    assert info.uses["x"] == (0, 6, 8) and info.uses["F"] == (200, 8, 10)
+    assert tries == 1, tries

@@ -74,6 +74,9 @@ _FOR_RE = re.compile(r"(?:^|(?<=[\s;&|(]))for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b"
 _RESTORE_RE = re.compile(
     r"(?:^|(?<=[\s;&|(]))(?:(?:source|\.)\s+(\S+)|load_workflow_state\b|eval\s)"
 )
+_RESTORE_WORD_RE = re.compile(r"source|\.\s|load_workflow_state|eval")
+"""What `_RESTORE_RE` must find at its match: a line without it needs no try of that
+pattern, whose look-behind start is tried at every character (most lines restore nothing)."""
 _PREV_ASSIGN_RE = re.compile(r"(?:^|\s)[A-Za-z_]\w*=\S*$")
 _COMMAND_WORDS = ("then", "do", "else", "!", "time")
 
@@ -175,7 +178,7 @@ def _block_vars(lines: list[BashLine]) -> _BlockVars:
         for m in _FOR_RE.finditer(text) if "for" in text else ():
             if line.is_code(m.start()) and _command_position(text, m.start()):
                 info.defines.setdefault(m.group(1), no)
-        if info.restore_line is None:
+        if info.restore_line is None and _RESTORE_WORD_RE.search(text):
             for m in _RESTORE_RE.finditer(text):
                 if not line.is_code(m.start()) or not _command_position(text, m.start()):
                     continue
@@ -183,7 +186,8 @@ def _block_vars(lines: list[BashLine]) -> _BlockVars:
                     continue  # a library load, not a state restore
                 info.restore_line = no
                 break
-        _record_uses(info, no, line)
+        if "$" in text:
+            _record_uses(info, no, line)
     return info
 
 
