@@ -306,3 +306,44 @@ def test_block_vars_tries_the_restore_pattern_only_where_it_can_match() -> None:
     assert info.restore_line == 200
     assert info.uses["x"] == (0, 6, 8) and info.uses["F"] == (200, 8, 10)
     assert tries == 1, tries
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_bash)
+def test_path_only_cuts_the_comment_as_filtering_did(block: str) -> None:
+    """A comment is the end of its line, so cutting the text at it gives the code that
+    dropping each comment character gave, and `_path_only` the same answer."""
+    for line in shell.lex_bash(block):
+        comment = line.classes.find(shell.COMMENT)
+        assert comment < 0 or line.classes[comment:] == shell.COMMENT * (len(line.text) - comment)
+        start = shell._code_start(line)
+        if start is None:
+            continue
+        code = "".join(ch for ch, cls in zip(line.text[start:], line.classes[start:], strict=True)
+                       if cls != shell.COMMENT).strip()
+        old = bool(shell._TREE_RE.search(line.text)) or bool(
+            code and not code.startswith("-") and "=" not in code
+            and shell._PATH_TOKEN_RE.match(code))
+        assert shell._path_only(line, start) == old, line
+
+
+def test_path_only_reads_no_character_one_at_a_time() -> None:
+    """Old code: a generator filtered the line a character at a time (20 calls here)."""
+    import sys
+    from types import FrameType
+
+    (line,) = shell.lex_bash("src/lib/parse.py  # the parser, as the plan describes it here")
+    calls = 0
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "call":
+            calls += 1
+
+    sys.setprofile(profile)
+    try:
+        found = shell._path_only(line, 0)
+    finally:
+        sys.setprofile(None)
+    assert found
+    assert calls <= 2, calls

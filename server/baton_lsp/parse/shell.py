@@ -303,10 +303,16 @@ def _placeholder(line: BashLine) -> str | None:
 
 
 def _path_only(line: BashLine, start: int) -> bool:
-    """True when the line's code is one path or glob (a trailing comment allowed)."""
-    code = "".join(ch for ch, cls in zip(line.text[start:], line.classes[start:], strict=True)
-                   if cls != COMMENT).strip()
-    return bool(_TREE_RE.search(line.text)) or bool(
+    """True when the line's code is one path or glob (a trailing comment allowed).
+
+    A comment runs to the end of its line (`lex_bash` classes the rest of the line once it
+    opens), so the code is the text before it, cut rather than filtered a character at a
+    time."""
+    if _TREE_RE.search(line.text):
+        return True
+    comment = line.classes.find(COMMENT, start)
+    code = (line.text[start:comment] if comment >= 0 else line.text[start:]).strip()
+    return bool(
         code and not code.startswith("-") and "=" not in code and _PATH_TOKEN_RE.match(code))
 
 
