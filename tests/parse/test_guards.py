@@ -347,3 +347,26 @@ def test_path_only_reads_no_character_one_at_a_time() -> None:
         sys.setprofile(None)
     assert found
     assert calls <= 2, calls
+
+
+def test_single_quotes_closed_on_their_line_are_read_in_one_step() -> None:
+    """Old code: each `'...'` took a step for its opening quote and one for the rest
+    (2,202 built-in calls for this block)."""
+    import sys
+    from types import FrameType
+
+    block = "\n".join(["grep -q 'a b' x 'c' # note"] * 100)
+    calls = 0
+
+    def profile(frame: FrameType, event: str, arg: object) -> None:
+        nonlocal calls
+        if event == "c_call":
+            calls += 1
+
+    sys.setprofile(profile)
+    try:
+        lines = shell.lex_bash(block)
+    finally:
+        sys.setprofile(None)
+    assert all(line.classes == "cccccccc" "sssss" "ccc" "sss" "c" "######" for line in lines)
+    assert calls <= 2_100, calls

@@ -145,10 +145,16 @@ def lex_bash(content: str) -> list[BashLine]:
             elif top == "{":
                 classes.append(DQ if len(stack) > 1 and stack[-2][0] == "q" else CODE)
             elif ch == "'":
+                # Read to its closing quote at once when it is on this line.
+                j = text.find("'", i + 1)
+                if j >= 0:
+                    classes.append(SQ * (j + 1 - i))
+                    i = j + 1
+                    continue
                 in_sq = True
                 classes.append(SQ)
             elif ch == "#" and (i == 0 or text[i - 1] in _COMMENT_PREV):
-                classes.extend(COMMENT * (n - i))
+                classes.append(COMMENT * (n - i))
                 break
             else:
                 if top == "(":
