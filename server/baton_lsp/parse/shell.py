@@ -26,6 +26,11 @@ _PLAIN_CODE = re.compile(r"[^\\$`\"'#<()]+")
 """Unquoted characters that open or close nothing (`#` and `<<` are looked at one by one)."""
 _PLAIN_DQ = re.compile(r"[^\\$`\"]+")
 """Characters inside double quotes that open or close nothing."""
+_SIMPLE_DQ = re.compile(r'"[^\\$`"]*(?:(?:\$(?![({])|\$\{[^\\`"\'$}]*\})[^\\$`"]*)*"')
+"""A double-quoted string closed on its line with nothing nested in it but `$name` and a
+plain `${name}`: every character of it is DQ, and the context after it is the one before,
+so it is read at once (most quotes of a block are these; each costs three steps read one
+opening or closing character at a time)."""
 
 
 class BashLine:
@@ -130,15 +135,26 @@ def lex_bash(content: str) -> list[BashLine]:
                 classes.append(here)
                 stack.pop()
             elif ch == '"':
+                simple = _SIMPLE_DQ.match(text, i)
+                if simple is not None:
+                    classes.append(DQ * (simple.end() - i))
+                    i = simple.end()
+                    continue
                 classes.append(DQ)
                 stack.append(["q", 0])
             elif top == "{":
                 classes.append(DQ if len(stack) > 1 and stack[-2][0] == "q" else CODE)
             elif ch == "'":
+                # Read to its closing quote at once when it is on this line.
+                j = text.find("'", i + 1)
+                if j >= 0:
+                    classes.append(SQ * (j + 1 - i))
+                    i = j + 1
+                    continue
                 in_sq = True
                 classes.append(SQ)
             elif ch == "#" and (i == 0 or text[i - 1] in _COMMENT_PREV):
-                classes.extend(COMMENT * (n - i))
+                classes.append(COMMENT * (n - i))
                 break
             else:
                 if top == "(":
@@ -293,10 +309,16 @@ def _placeholder(line: BashLine) -> str | None:
 
 
 def _path_only(line: BashLine, start: int) -> bool:
-    """True when the line's code is one path or glob (a trailing comment allowed)."""
-    code = "".join(ch for ch, cls in zip(line.text[start:], line.classes[start:], strict=True)
-                   if cls != COMMENT).strip()
-    return bool(_TREE_RE.search(line.text)) or bool(
+    """True when the line's code is one path or glob (a trailing comment allowed).
+
+    A comment runs to the end of its line (`lex_bash` classes the rest of the line once it
+    opens), so the code is the text before it, cut rather than filtered a character at a
+    time."""
+    if _TREE_RE.search(line.text):
+        return True
+    comment = line.classes.find(COMMENT, start)
+    code = (line.text[start:comment] if comment >= 0 else line.text[start:]).strip()
+    return bool(
         code and not code.startswith("-") and "=" not in code and _PATH_TOKEN_RE.match(code))
 
 
@@ -339,14 +361,21 @@ def _has_loop_exit(line: BashLine) -> bool:
 
 
 def _scan_loop_words(lines: Sequence[BashLine]) -> tuple[int, str] | None:
-    codes = [_code_only(line) for line in lines]
-    if any(_FUNCTION_RE.match(code) for code in codes):
-        return None
+    # A line's code is worked out only where the raw text can match: blanking quotes and
+    # comments adds no character, so a pattern that finds nothing in the text finds nothing
+    # in its code (a function needs `(` or `function`, the scan one of its words).
+    for line in lines:
+        text = line.text
+        if ("(" in text or "function" in text) and _FUNCTION_RE.match(_code_only(line)):
+            return None
     depth = 0
     headers = 0  # loop keywords still waiting for their `do`
-    for no, code in enumerate(codes):
-        if not _LOOP_SCAN_WORD_RE.search(code):
+    for no, line in enumerate(lines):
+        if not _LOOP_SCAN_WORD_RE.search(line.text):
             continue  # no segment of it starts with a word the scan reads
+        code = _code_only(line)
+        if not _LOOP_SCAN_WORD_RE.search(code):
+            continue
         for segment in _SEGMENT_RE.split(code):
             words = segment.split()
             while words and words[0] in _PREFIX_WORDS and words[0] not in _LOOP_WORDS:

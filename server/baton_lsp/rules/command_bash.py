@@ -65,15 +65,18 @@ def _lexed(ctx: RuleContext, doc: CommandFile) -> list[tuple[BashBlock, list[Bas
 # -- BTN320: $$ across blocks ----------------------------------------------------------------
 
 _ASSIGN_RE = re.compile(
-    r"(?:^|(?<=[\s;&|(`{]))"
+    r"(?<![^\s;&|(`{])"
     r"(?:(?:export|local|declare|typeset|readonly)\s+(?:-[A-Za-z]+\s+)*)?"
     r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]=]*\])?\+?="
 )
-_READ_RE = re.compile(r"(?:^|(?<=[\s;&|(]))(?:read|mapfile|readarray)\b([^;&|#]*)")
-_FOR_RE = re.compile(r"(?:^|(?<=[\s;&|(]))for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b")
+_READ_RE = re.compile(r"(?<![^\s;&|(])(?:read|mapfile|readarray)\b([^;&|#]*)")
+_FOR_RE = re.compile(r"(?<![^\s;&|(])for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b")
 _RESTORE_RE = re.compile(
-    r"(?:^|(?<=[\s;&|(]))(?:(?:source|\.)\s+(\S+)|load_workflow_state\b|eval\s)"
+    r"(?<![^\s;&|(])(?:(?:source|\.)\s+(\S+)|load_workflow_state\b|eval\s)"
 )
+_RESTORE_WORD_RE = re.compile(r"source|\.\s|load_workflow_state|eval")
+"""What `_RESTORE_RE` must find at its match: a line without it needs no try of that
+pattern, whose look-behind start is tried at every character (most lines restore nothing)."""
 _PREV_ASSIGN_RE = re.compile(r"(?:^|\s)[A-Za-z_]\w*=\S*$")
 _COMMAND_WORDS = ("then", "do", "else", "!", "time")
 
@@ -175,7 +178,7 @@ def _block_vars(lines: list[BashLine]) -> _BlockVars:
         for m in _FOR_RE.finditer(text) if "for" in text else ():
             if line.is_code(m.start()) and _command_position(text, m.start()):
                 info.defines.setdefault(m.group(1), no)
-        if info.restore_line is None:
+        if info.restore_line is None and _RESTORE_WORD_RE.search(text):
             for m in _RESTORE_RE.finditer(text):
                 if not line.is_code(m.start()) or not _command_position(text, m.start()):
                     continue
@@ -183,7 +186,8 @@ def _block_vars(lines: list[BashLine]) -> _BlockVars:
                     continue  # a library load, not a state restore
                 info.restore_line = no
                 break
-        _record_uses(info, no, line)
+        if "$" in text:
+            _record_uses(info, no, line)
     return info
 
 
@@ -763,7 +767,7 @@ def unclosed_fence(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]:
 
 # -- BTN326 / BTN327: writing the state file -------------------------------------------------
 
-_APPEND_RE = re.compile(r"(?:^|(?<=[\s;&|(`{]))append_workflow_state\b")
+_APPEND_RE = re.compile(r"(?<![^\s;&|(`{])append_workflow_state\b")
 _STATE_TARGET_RE = re.compile(r">>?\s*\"?(?:\$\{?STATE_FILE\}?|[^\s\"]*workflow_[^\s\"]*\.sh)")
 _PAIR_RE = re.compile(r"^([\"']?)([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 
@@ -1011,7 +1015,7 @@ _REMOVE_BEFORE_RE = LazyPattern(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+)*[\"']?$")
 """`rm -f /tmp/x_$$.txt`: a cleanup that removes nothing leaves a stray file, no wrong read."""
 _ASSIGNED_BEFORE_RE = LazyPattern(r"(?:^|[\s;&|(])(?:export\s+|local\s+)?([A-Za-z_]\w*)=[\"']?$")
 _STATE_ID_BEFORE_RE = LazyPattern(
-    r"(?:^|(?<=[\s;&|(`{]))(init_workflow_state|load_workflow_state)\s+[\"']?$")
+    r"(?<![^\s;&|(`{])(init_workflow_state|load_workflow_state)\s+[\"']?$")
 """The state library's id argument: `init_workflow_state "coordinate_$$"` writes the state
 file `.claude/tmp/workflow_coordinate_<pid>.sh`, `load_workflow_state` reads it (seed 001)."""
 
@@ -1185,8 +1189,8 @@ LIBRARY_FUNCTIONS: dict[str, tuple[str, ...]] = {
 """The seeds' libraries and the functions each defines (seed 000, "Library Dependencies")."""
 _OWNER = {fn: lib for lib, fns in LIBRARY_FUNCTIONS.items() for fn in fns}
 _LIB_CALL_RE = re.compile(
-    r"(?:^|(?<=[\s;&|(`{!]))(" + "|".join(sorted(_OWNER, key=len, reverse=True)) + r")\b(?!\s*\()")
-_SOURCE_ANY_RE = re.compile(r"(?:^|(?<=[\s;&|(]))(?:source|\.)\s+[\"']?([^\s\"';|&)]+)")
+    r"(?<![^\s;&|(`{!])(" + "|".join(sorted(_OWNER, key=len, reverse=True)) + r")\b(?!\s*\()")
+_SOURCE_ANY_RE = re.compile(r"(?<![^\s;&|(])(?:source|\.)\s+[\"']?([^\s\"';|&)]+)")
 _FUNC_DEF_RE = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\s*\)|"
                           r"^\s*function\s+([A-Za-z_][\w-]*)\b")
 _STATE_SOURCE_RE = re.compile(r"/tmp/|^\$\{?(?:STATE_FILE|state_file)\b|\.env$")
@@ -1498,7 +1502,7 @@ def _use_col(line: BashLine, var: str) -> int:
 
 # -- BTN318: `export VAR` expected in a later block -------------------------------------------
 
-_EXPORT_RE = re.compile(r"(?:^|(?<=[\s;&|(]))export\s+((?:-\w+\s+)*)((?:[A-Za-z_]\w*(?:=\S*)?"
+_EXPORT_RE = re.compile(r"(?<![^\s;&|(])export\s+((?:-\w+\s+)*)((?:[A-Za-z_]\w*(?:=\S*)?"
                         r"\s*)+)")
 _ENVIRONMENT = frozenset({"PATH", "HOME", "USER", "SHELL", "PWD", "LANG", "LC_ALL", "TERM",
                           "TMPDIR", "TZ", "EDITOR", "PYTHONPATH", "NODE_OPTIONS"})

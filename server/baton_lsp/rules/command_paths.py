@@ -25,7 +25,7 @@ _NOT_SCRIPTS = frozenset({"template", "pseudo-code", "transcript", "path list"})
 """Block kinds (`parse.shell.classify`) whose lines are not run as written."""
 _PROJECT = r"(?:\$\{CLAUDE_PROJECT_DIR\}/|\$CLAUDE_PROJECT_DIR/|\./)?"
 _PATH = rf"[\"']?(?P<path>{_PROJECT}\.claude/[\w./@+-]+)[\"']?(?=$|[\s;&|)])"
-_LEAD = r"(?:^|(?<=[;&|({`]))\s*(?:(?:then|do|else|if|!|time|exec)\s+)*"
+_LEAD = r"(?<![^;&|({`])\s*(?:(?:then|do|else|if|!|time|exec)\s+)*"
 _SOURCE_RE = re.compile(_LEAD + r"(?P<verb>source|\.)\s+" + _PATH)
 _RUN_RE = re.compile(_LEAD + r"(?:(?P<verb>bash|sh|zsh|python3?|node)\s+(?:-[a-z]+\s+)*)?"
                      + _PATH)
