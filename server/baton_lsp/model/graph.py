@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from .base import FieldRecord
 from .plan import SEQUENTIAL_FORMS, Plan
 
 
-class PlanGraph:
+class PlanGraph(FieldRecord):
     """A plan's phases as a dependency graph, with its waves, cycles and critical path.
 
     Written out rather than a `@dataclass` (the same `__init__`, `__eq__` and `__repr__`):
@@ -48,17 +49,6 @@ class PlanGraph:
         self.missing: dict[str, list[str]] = {} if missing is None else missing
         """id → the ids it names that are no phase of this plan (BTN101's fact), left out
         of `deps`: a graph that dropped them silently read as if the plan were sound."""
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
-        return f"PlanGraph({shown})"
 
     def wave_of(self, phase_id: str) -> int | None:
         return self.wave_number.get(phase_id)

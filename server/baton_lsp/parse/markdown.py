@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..lazy_pattern import LazyPattern
+from ..model.base import FieldRecord
 from .fences import fence_lines
 from .text import Source
 
@@ -65,13 +66,14 @@ class Comment(NamedTuple):
     text: str
 
 
-class MarkdownDoc:
+class MarkdownDoc(FieldRecord):
     """The block skeleton of a markdown file plus a per-line mask of opaque lines.
 
     Written out rather than a dataclass (see `Heading`): the fields, `__eq__` and
     `__repr__` a `@dataclass(slots=True)` would make."""
 
     __slots__ = ("comments", "fences", "frontmatter_end", "headings", "opaque", "source")
+    _FIELDS = ("source", "headings", "fences", "comments", "opaque", "frontmatter_end")
 
     def __init__(self, source: Source, headings: list[Heading] | None = None,
                  fences: list[Fence] | None = None, comments: list[Comment] | None = None,
@@ -85,23 +87,6 @@ class MarkdownDoc:
         them."""
         self.frontmatter_end = frontmatter_end
         """Line of the closing `---` of YAML front matter, or -1 when there is none."""
-
-    def _fields(self) -> tuple[object, ...]:
-        return (self.source, self.headings, self.fences, self.comments, self.opaque,
-                self.frontmatter_end)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, MarkdownDoc)
-        return self._fields() == other._fields()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
-
-    def __repr__(self) -> str:
-        return (f"MarkdownDoc(source={self.source!r}, headings={self.headings!r}, "
-                f"fences={self.fences!r}, comments={self.comments!r}, "
-                f"opaque={self.opaque!r}, frontmatter_end={self.frontmatter_end!r})")
 
     @property
     def lines(self) -> list[str]:

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from ..lazy_pattern import LazyPattern
+from ..model.base import FieldRecord
 
 CODE, DQ, SQ, ESC, COMMENT, HEREDOC, HEREDOC_QUOTED = "c", "d", "s", "e", "#", "h", "H"
 """Per-character classes: unquoted code, inside "...", inside '...', the character after a
@@ -33,29 +34,19 @@ so it is read at once (most quotes of a block are these; each costs three steps 
 opening or closing character at a time)."""
 
 
-class BashLine:
+class BashLine(FieldRecord):
     """A line of a bash block and the class of each of its characters.
 
     Written out rather than a dataclass (nor is `BlockClass` one): a dataclass compiles its
     methods when its module is imported, which every check paid for."""
 
     __slots__ = ("classes", "text")
+    _FIELDS = ("text", "classes")
 
     def __init__(self, text: str, classes: str) -> None:
         self.text = text
         self.classes = classes
         """One class character per character of `text`."""
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, BashLine)
-        return (self.text, self.classes) == (other.text, other.classes)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
-
-    def __repr__(self) -> str:
-        return f"BashLine(text={self.text!r}, classes={self.classes!r})"
 
     def is_code(self, i: int) -> bool:
         return self.classes[i] == CODE

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from ..errors import CheckpointError as CheckpointError
+from ..model.base import FieldRecord
 from ..model.states import MIGRATION_TRANSITIONS, PHASE_STATES, RunStatus, Scope, State
 from . import confine
 
@@ -47,30 +48,11 @@ if TYPE_CHECKING:
     AnyCheckpoint = Checkpoint | IterationCheckpoint | SupervisorCheckpoint
 
 
-class _Record:
-    """`__eq__` and `__repr__` over `_FIELDS`, as a `@dataclass` makes them. The records
-    below are written out rather than dataclasses: a dataclass compiles its methods with
-    `exec` when the module is imported, which every check of a checkpoint paid for."""
-
-    _FIELDS: tuple[str, ...] = ()
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclasses were
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
-        return f"{type(self).__name__}({shown})"
-
-
 _READING = ("path", "kind", "source_version", "effective_version", "original", "data",
             "checkpoint", "steps", "notes")
 
 
-class LoadedCheckpoint(_Record):
+class LoadedCheckpoint(FieldRecord):
     """A checkpoint as read, and its migrated canonical form.
 
     `source_version` is what the file declares (absent = "1.0"); `effective_version` is where
@@ -98,7 +80,7 @@ class LoadedCheckpoint(_Record):
         return bool(self.steps)
 
 
-class MigrationResult(_Record):
+class MigrationResult(FieldRecord):
     """What `migrate_file` did: the reading, the file, its backup, whether it was written."""
 
     _FIELDS = ("loaded", "target", "backup", "written")
@@ -603,7 +585,7 @@ class DataFacts:
         return DataFacts({**self.data, "created_at": value})
 
 
-class CheckedCheckpoint(_Record):
+class CheckedCheckpoint(FieldRecord):
     """`LoadedCheckpoint` for a document `conforms` vouched for: the same reading, with
     `DataFacts` where the model would be."""
 
