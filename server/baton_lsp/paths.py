@@ -85,6 +85,13 @@ def look(path: str | Path, how: str = CONTENT) -> None:
         _looking[-1].append((path, how, kind_of_path(path) if how == KIND else None))
 
 
+def note_looks(looks: Iterable[Look]) -> None:
+    """Add what another process looked at while it did part of this block's work (a forked
+    check's copy) to the current `recording_looks`."""
+    if _looking:
+        _looking[-1].extend(looks)
+
+
 def look_listing(path: str, dirs: Iterable[str], files: Iterable[str]) -> None:
     """Note that the discovery listed the directory `path`: these subdirectories (symbolic
     links to directories included, as `os.walk` counts them) and other entries."""

@@ -23,6 +23,7 @@ from ..workspace.index import WorkspaceIndex
 from .base import unknown_selectors
 from .cache import ResultCache, decode_finding
 from .engine import cached_files, check_file, read_for_rules, tools_key
+from .forked import can_fork, check_forked, copies_for, segments_of
 from .replay import Partial, Reads, Target
 
 if TYPE_CHECKING:  # loaded only by a parallel check
@@ -237,8 +238,13 @@ def _check_targets(result: CheckResult, targets: list[tuple[WorkspaceIndex, str,
                 todo.append((idx, file, kind))
             else:
                 result.findings.extend(hit)
-    workers = _worker_count(len(todo), jobs)
-    if workers > 1:
+    copies = copies_for(len(todo), jobs) if can_fork() else 1
+    workers = 1 if copies > 1 else _worker_count(len(todo), jobs)
+    if copies > 1:
+        with _gc_paused():
+            result.findings.extend(check_forked(
+                todo, _segments(todo, copies), lambda some: _check_here(some, cache), cache))
+    elif workers > 1:
         result.findings.extend(_check_parallel(todo, workers, cache))
     else:
         with _gc_paused():
@@ -279,6 +285,36 @@ def _check_here(todo: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
     for idx, file, kind in [item for item in todo if not slow(item)] + commands:
         out.extend(check_file(idx, file, kind, cache, read=read.get(file)))
     return out
+
+
+COST_PER_BYTE: dict[Kind | None, int] = {
+    Kind.COMMAND: 4, Kind.OPENCODE_COMMAND: 4, Kind.SKILL: 3, Kind.REGISTRY: 3,
+    Kind.AGENT: 2, Kind.OPENCODE_AGENT: 2,
+}
+"""A byte's checking time by file kind, relative to a plan's (1, and every kind not named):
+bash lexing and the Task blocks make a command's byte about four times a plan's
+(BENCHMARKS.md)."""
+
+FILE_COST = 2048
+"""What checking any file costs besides its bytes, in plan bytes."""
+
+_KIND_RANK: dict[Kind | None, int] = {
+    Kind.COMMAND: 0, Kind.OPENCODE_COMMAND: 0, Kind.SKILL: 0, Kind.PLAN: 1,
+    Kind.AGENT: 2, Kind.OPENCODE_AGENT: 2,
+}
+"""How a forked check orders files before cutting them into runs: the kinds whose rules
+and cross-file facts cost most to load at the ends, the plans (cheap to load, and the most
+files) in the middle, where two runs meet."""
+
+
+def _cost(path: str, kind: Kind | None) -> int:
+    return FILE_COST + _size(path) * COST_PER_BYTE.get(kind, 1)
+
+
+def _segments(todo: Sequence[tuple[WorkspaceIndex, str, Kind | None]], count: int
+              ) -> list[list[int]]:
+    return segments_of([_cost(file, kind) for _, file, kind in todo],
+                       [_KIND_RANK.get(kind, 3) for _, _, kind in todo], count)
 
 
 PARALLEL_MIN_FILES = 400

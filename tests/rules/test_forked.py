@@ -1,0 +1,270 @@
+"""The forked check (`rules/forked.py`): the same findings as one process, every file checked
+once however the processes are paced, a copy that dies or is interrupted, its stderr, its
+cache entries and looks, and the spawned pool where fork cannot be used."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from baton_lsp.model.base import Finding, Range, Severity
+from baton_lsp.rules.cache import ResultCache
+from baton_lsp.rules.checker import check_paths
+from baton_lsp.rules.forked import FORK_MIN_FILES, can_fork, check_forked, segments_of
+from baton_lsp.rules.replay import Target
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin",
+                                reason="no forked check here (macOS, Windows)")
+
+ITEMS = 40
+
+
+def _finding(n: int) -> Finding:
+    return Finding(code="TST001", rule="test", severity=Severity.WARNING, message=str(n),
+                   path=f"/f{n:03}", range=Range.of_line(0))
+
+
+def _noted(log: Path) -> list[tuple[int, int]]:
+    """(pid, item) per check call, in the order written."""
+    return [(int(a), int(b)) for a, b in (line.split() for line in
+                                          log.read_text().splitlines())]
+
+
+def _checker(log: Path, parent: int, child_delay: float = 0.0, die_after: int | None = None,
+             parent_delay: float = 0.0):
+    """A `check` that notes (pid, item) in `log` (O_APPEND: whole lines from any process),
+    sleeps `child_delay` per item in a copy (`parent_delay` in the parent), and kills its
+    copy after `die_after` items."""
+    calls = {"n": 0}
+
+    def check(items: Sequence[int]) -> list[Finding]:
+        out = []
+        for n in items:
+            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(fd, f"{os.getpid()} {n}\n".encode())
+            os.close(fd)
+            out.append(_finding(n))
+            if os.getpid() != parent:
+                calls["n"] += 1
+                if die_after is not None and calls["n"] >= die_after:
+                    os.kill(os.getpid(), signal.SIGKILL)
+                time.sleep(child_delay)
+            else:
+                time.sleep(parent_delay)
+        return out
+
+    return check
+
+
+def test_a_slow_copy_is_helped_and_every_item_is_checked_once(tmp_path: Path) -> None:
+    """A copy on a busy core (here: 0.2 s per file) does not hold the check up: the parent
+    finishes its own run, then takes the copy's files from its pipe; no file twice."""
+    log = tmp_path / "log"
+    items = list(range(ITEMS))
+    half = ITEMS // 2
+    found = check_forked(items, [items[:half], items[half:]],
+                         _checker(log, os.getpid(), child_delay=0.2), None)
+    assert sorted(int(f.message) for f in found) == items
+    noted = _noted(log)
+    assert sorted(n for _, n in noted) == items
+    mine = [n for pid, n in noted if pid == os.getpid()]
+    assert len(mine) > half + 5, noted  # the parent took from the copy's run
+
+
+def test_a_copy_killed_midway_has_its_files_checked_here(tmp_path: Path) -> None:
+    """A copy killed after three files (SIGKILL: no payload, no exit code 0): every file is
+    still checked and reported exactly once, the ones it took by the parent."""
+    log = tmp_path / "log"
+    items = list(range(ITEMS))
+    found = check_forked(items, [items[:10], items[10:]],
+                         _checker(log, os.getpid(), die_after=3, parent_delay=0.05), None)
+    assert sorted(int(f.message) for f in found) == items
+    noted = _noted(log)
+    by_copy = [n for pid, n in noted if pid != os.getpid()]
+    assert len(by_copy) == 3 and all((os.getpid(), n) in noted for n in by_copy)
+
+
+def test_an_interrupted_check_leaves_no_copy_behind(tmp_path: Path) -> None:
+    """Ctrl-C in the parent while copies check: the copies are killed and reaped, never
+    left running or as zombies."""
+    pids = tmp_path / "pids"
+    parent = os.getpid()
+
+    def check(items: Sequence[int]) -> list[Finding]:
+        if os.getpid() != parent:
+            fd = os.open(pids, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            os.close(fd)
+            time.sleep(30)
+            return []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (
+                not pids.exists() or len(pids.read_text().split()) < 2):
+            time.sleep(0.01)
+        raise KeyboardInterrupt
+
+    items = list(range(6))
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        check_forked(items, [items[:2], items[2:4], items[4:]], check, None)
+    assert time.monotonic() - started < 25
+    copies = [int(p) for p in pids.read_text().split()]
+    assert len(copies) == 2
+    for pid in copies:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # already reaped: not our child any more
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_copy_s_stderr_follows_the_parent_s(tmp_path: Path,
+                                             capfd: pytest.CaptureFixture[str]) -> None:
+    """What a copy writes to stderr (a failing rule's log line) is written by the parent
+    after its own, whole, never interleaved with it line by line."""
+    parent = os.getpid()
+
+    def check(items: Sequence[int]) -> list[Finding]:
+        who = "parent" if os.getpid() == parent else "copy"
+        for n in items:
+            os.write(2, f"{who} {n}\n".encode())
+            time.sleep(0.01)
+        return [_finding(n) for n in items]
+
+    items = list(range(ITEMS))
+    check_forked(items, [items[:20], items[20:]], check, None)
+    lines = capfd.readouterr().err.splitlines()
+    assert sorted(int(line.split()[1]) for line in lines) == items
+    whos = [line.split()[0] for line in lines]
+    assert "copy" in whos and whos == sorted(whos, key=lambda w: w == "copy")
+
+
+def test_segments_keep_kinds_together_and_balance_cost() -> None:
+    """Runs of equal cost, one kind split at most at each cut, costliest first in a run, and
+    the parent's run with its kinds in reverse (what a copy takes from it is next to its
+    own)."""
+    costs = [5, 1, 1, 9, 2, 2, 2, 3, 3, 8, 1, 1]
+    ranks = [0, 1, 2, 0, 1, 2, 1, 2, 1, 0, 1, 2]
+    runs = segments_of(costs, ranks, 2)
+    assert sorted(n for run in runs for n in run) == list(range(len(costs)))
+    loads = [sum(costs[n] for n in run) for run in runs]
+    assert abs(loads[0] - loads[1]) <= max(costs)
+    kinds_in = [{ranks[n] for n in run} for run in runs]
+    assert len(kinds_in[0] & kinds_in[1]) <= 1
+    assert [ranks[n] for n in runs[0]] == sorted((ranks[n] for n in runs[0]), reverse=True)
+    assert [ranks[n] for n in runs[1]] == sorted(ranks[n] for n in runs[1])
+    for run in runs:
+        for rank in {ranks[n] for n in run}:
+            group = [costs[n] for n in run if ranks[n] == rank]
+            assert group == sorted(group, reverse=True)
+
+
+def _hostile_tree(root: Path, hostile: bool = True) -> Path:
+    """A workspace of more files than `FORK_MIN_FILES`, with cross-file findings and (with
+    `hostile`) the inputs a check must survive: a FIFO, a link out of the workspace, binary
+    and non-UTF-8 files, broken front matter."""
+    claude = root / ".claude"
+    for n in range(FORK_MIN_FILES):
+        plan = claude / "specs" / f"{n:03}_f" / "plans" / f"{n:03}-plan.md"
+        plan.parent.mkdir(parents=True)
+        plan.write_text(f"# Plan {n}\n\n### Phase 1: A\n\n- [ ] a\n\n### Phase 2: B "
+                        f"[COMPLETE]\n\n**Dependencies**: [{n % 4}]\n\n- [ ] b\n",
+                        encoding="utf-8")
+    agents = claude / "agents"
+    agents.mkdir()
+    for n in range(6):
+        (agents / f"a{n}.md").write_text(
+            f"---\nname: a{n % 3}\ndescription: An agent.\ntools: Read, Frob\n---\n\n# A\n",
+            encoding="utf-8")
+    commands = claude / "commands"
+    commands.mkdir()
+    for n in range(4):
+        (commands / f"c{n}.md").write_text(
+            "---\ndescription: C\nallowed-tools: Bash\n---\n\n```bash\nsource "
+            f".claude/lib/missing{n}.sh\necho ${{ARGUMENTS}}\n```\n\nTask {{\n  "
+            "subagent_type: nobody\n}\n", encoding="utf-8")
+    if not hostile:
+        return root
+    (agents / "broken.md").write_text("---\nname: [x\n---\n# B\n", encoding="utf-8")
+    (agents / "binary.md").write_bytes(b"\x00\x01\xff---\n")
+    (agents / "latin.md").write_bytes(b"---\nname: caf\xe9\ndescription: x\n---\n")
+    os.mkfifo(commands / "fifo.md")
+    outside = root.parent / f"{root.name}-outside.md"
+    outside.write_text("# secret\n", encoding="utf-8")
+    (agents / "leak.md").symlink_to(outside)
+    return root
+
+
+def _check(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--format", "json",
+                           "--no-shellcheck", *args], capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def test_a_hostile_tree_forked_finds_what_one_process_finds(tmp_path: Path) -> None:
+    root = _hostile_tree(tmp_path / "ws")
+    one = _check("--no-cache", "--jobs", "1", str(root))
+    auto = _check("--no-cache", str(root))
+    three = _check("--no-cache", "--jobs", "3", str(root))
+    assert one.returncode == 1 and "Traceback" not in one.stderr, one.stderr
+    findings = json.loads(one.stdout)
+    assert {f["code"] for f in findings} >= {"BTN400", "BTN211", "BTN319"}
+    for other in (auto, three):
+        assert other.returncode == one.returncode
+        assert json.loads(other.stdout) == findings
+        assert other.stderr == one.stderr
+
+
+def test_the_corpus_forked_finds_what_one_process_finds(corpus: Path) -> None:
+    one = _check("--no-cache", "--jobs", "1", str(corpus))
+    auto = _check("--no-cache", str(corpus))
+    assert one.returncode == auto.returncode == 1
+    assert one.stdout == auto.stdout and one.stderr == auto.stderr
+
+
+def _targets(targets: list[Target]) -> list[tuple[object, ...]]:
+    return sorted((t.path, t.kind, t.root, sorted(t.inputs), sorted(t.trees),
+                   json.dumps(t.findings, sort_keys=True), t.expires) for t in targets)
+
+
+def test_a_forked_check_s_cache_and_reads_are_one_process_s(tmp_path: Path) -> None:
+    """The copies' cache entries are saved by the parent (a second check finds every file
+    there) and the paths they looked at are in the check's reads, as in one process."""
+    root = _hostile_tree(tmp_path / "ws", hostile=False)
+    serial_cache = ResultCache(tmp_path / "c1", strict=False)
+    serial = check_paths([root], {"shellcheck": "off"}, jobs=1, cache=serial_cache)
+    forked_cache = ResultCache(tmp_path / "c2", strict=False)
+    forked = check_paths([root], {"shellcheck": "off"}, jobs=2, cache=forked_cache)
+    assert forked.findings == serial.findings
+    assert serial.reads is not None and forked.reads is not None
+    assert sorted(set(forked.reads.shape)) == sorted(set(serial.reads.shape))
+    assert _targets(forked.reads.targets) == _targets(serial.reads.targets)
+    again = ResultCache(tmp_path / "c2", strict=False)
+    second = check_paths([root], {"shellcheck": "off"}, jobs=2, cache=again)
+    assert second.findings == serial.findings
+    assert again.stats() == (second.files, 0)
+
+
+def test_the_pool_checks_where_fork_cannot(tmp_path: Path) -> None:
+    """With another thread running a fork is unsafe: `--jobs 2` uses the spawned pool, which
+    finds the same."""
+    root = _hostile_tree(tmp_path / "ws")
+    serial = check_paths([root], {"shellcheck": "off"}, jobs=1)
+    stop = threading.Event()
+    waiter = threading.Thread(target=stop.wait, daemon=True)
+    waiter.start()
+    try:
+        assert not can_fork()
+        pooled = check_paths([root], {"shellcheck": "off"}, jobs=2)
+    finally:
+        stop.set()
+        waiter.join()
+    assert pooled.findings == serial.findings
