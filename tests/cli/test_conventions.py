@@ -102,7 +102,7 @@ def test_a_plain_workspace_with_nothing_to_report_exits_zero(capsys, make_worksp
 def test_jobs_is_documented_and_checked(capsys) -> None:
     proc = subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--help"],
                           capture_output=True, text=True, timeout=120)
-    assert "--jobs N" in proc.stdout and "worker processes" in proc.stdout
+    assert "--jobs N" in proc.stdout and "processes that check files" in proc.stdout
     cli_doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     assert "-j, --jobs N" in cli_doc
     with pytest.raises(SystemExit) as exited:

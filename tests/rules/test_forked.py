@@ -189,7 +189,8 @@ def _hostile_tree(root: Path, hostile: bool = True) -> Path:
     for n in range(4):
         (commands / f"c{n}.md").write_text(
             "---\ndescription: C\nallowed-tools: Bash\n---\n\n```bash\nsource "
-            f".claude/lib/missing{n}.sh\necho ${{ARGUMENTS}}\n```\n\nTask {{\n  "
+            f".claude/lib/missing{n}.sh\necho ${{ARGUMENTS}}\nif [ \"$X\" = {n} ]\n  echo "
+            "no-then\nfi\n```\n\nTask {\n  "
             "subagent_type: nobody\n}\n", encoding="utf-8")
     if not hostile:
         return root
@@ -204,19 +205,26 @@ def _hostile_tree(root: Path, hostile: bool = True) -> Path:
 
 
 def _check(*args: str) -> subprocess.CompletedProcess[str]:
+    flags = [] if "--shellcheck" in args else ["--no-shellcheck"]
     return subprocess.run([sys.executable, "-m", "baton_lsp", "check", "--format", "json",
-                           "--no-shellcheck", *args], capture_output=True, text=True,
+                           *flags, *args], capture_output=True, text=True,
                           timeout=300, check=False)
 
 
-def test_a_hostile_tree_forked_finds_what_one_process_finds(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shellcheck", ["off", "all"])
+def test_a_hostile_tree_forked_finds_what_one_process_finds(tmp_path: Path,
+                                                           shellcheck: str) -> None:
+    """With ShellCheck on, its commands stay in the parent (their blocks go to ShellCheck
+    first) while the copies check the rest: the same findings either way."""
     root = _hostile_tree(tmp_path / "ws")
-    one = _check("--no-cache", "--jobs", "1", str(root))
-    auto = _check("--no-cache", str(root))
-    three = _check("--no-cache", "--jobs", "3", str(root))
+    flags = ["--shellcheck", shellcheck] if shellcheck != "off" else []
+    one = _check(*flags, "--no-cache", "--jobs", "1", str(root))
+    auto = _check(*flags, "--no-cache", str(root))
+    three = _check(*flags, "--no-cache", "--jobs", "3", str(root))
     assert one.returncode == 1 and "Traceback" not in one.stderr, one.stderr
     findings = json.loads(one.stdout)
     assert {f["code"] for f in findings} >= {"BTN400", "BTN211", "BTN319"}
+    assert any(f["code"] == "BTN330" for f in findings) == (shellcheck == "all")
     for other in (auto, three):
         assert other.returncode == one.returncode
         assert json.loads(other.stdout) == findings

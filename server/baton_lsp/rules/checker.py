@@ -6,7 +6,7 @@ import gc
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,9 +241,18 @@ def _check_targets(result: CheckResult, targets: list[tuple[WorkspaceIndex, str,
     copies = copies_for(len(todo), jobs) if can_fork() else 1
     workers = 1 if copies > 1 else _worker_count(len(todo), jobs)
     if copies > 1:
+        # The commands ShellCheck checks stay in this process, where their blocks go to
+        # ShellCheck at once (`_shellcheck_first`) while the copies check the other files.
+        slow = [item for item in todo if _shellchecked(item)]
+        rest = [item for item in todo if not _shellchecked(item)]
+
+        def own() -> Callable[[], list[Finding]]:
+            return _shellcheck_first(slow, cache)
+
         with _gc_paused():
             result.findings.extend(check_forked(
-                todo, _segments(todo, copies), lambda some: _check_here(some, cache), cache))
+                rest, _segments(rest, copies), lambda some: _check_here(some, cache), cache,
+                own=own if slow else None))
     elif workers > 1:
         result.findings.extend(_check_parallel(todo, workers, cache))
     else:
@@ -256,34 +265,51 @@ def _check_targets(result: CheckResult, targets: list[tuple[WorkspaceIndex, str,
     result.findings.sort(key=Finding.sort_key)
 
 
-def _check_here(todo: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
-                cache: ResultCache | None) -> list[Finding]:
-    """Check `todo` in this process: ShellCheck is started first on every command's blocks
-    (in the background, on the other cores), the commands are checked last."""
+def _shellchecked(item: tuple[WorkspaceIndex, str, Kind | None]) -> bool:
+    """Whether BTN330 may run ShellCheck on this file's blocks."""
+    idx, _, kind = item
+    return kind in (Kind.COMMAND, Kind.OPENCODE_COMMAND) and idx.config.shellcheck != "off"
 
-    def slow(item: tuple[WorkspaceIndex, str, Kind | None]) -> bool:
-        idx, _, kind = item
-        return kind in (Kind.COMMAND, Kind.OPENCODE_COMMAND) and idx.config.shellcheck != "off"
 
+def _shellcheck_first(commands: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
+                      cache: ResultCache | None) -> Callable[[], list[Finding]]:
+    """Start ShellCheck on every block of `commands` (in the background, on the other
+    cores) and return what checks them once everything else is checked: by then its
+    results are ready or nearly."""
     # Largest first: its ShellCheck process starts first and does not finish last, alone.
-    commands = sorted((item for item in todo if slow(item)), key=lambda item: -_size(item[1]))
+    ordered = sorted(commands, key=lambda item: -_size(item[1]))
     read: dict[str, Any] = {}  # parsed once, for the prefetch and the check
 
     def parsed() -> Iterator[tuple[Any, Any]]:
         """Each command as it is parsed: its blocks go to ShellCheck before the next is
         read, so the first process starts after one file, not all of them."""
-        for idx, file, kind in commands:
+        for idx, file, kind in ordered:
             found = read[file] = read_for_rules(idx, norm(file), kind or Kind.COMMAND, cache)
             if found is not None:
                 yield found
 
-    if commands:
+    if ordered:
         from .command_shellcheck import prefetch  # only when commands are checked
 
         prefetch(parsed())
+
+    def finish() -> list[Finding]:
+        return [finding for idx, file, kind in ordered
+                for finding in check_file(idx, file, kind, cache, read=read.get(file))]
+
+    return finish
+
+
+def _check_here(todo: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
+                cache: ResultCache | None) -> list[Finding]:
+    """Check `todo` in this process: ShellCheck is started first on every command's blocks,
+    the commands are checked last."""
+    finish = _shellcheck_first([item for item in todo if _shellchecked(item)], cache)
     out: list[Finding] = []
-    for idx, file, kind in [item for item in todo if not slow(item)] + commands:
-        out.extend(check_file(idx, file, kind, cache, read=read.get(file)))
+    for idx, file, kind in todo:
+        if not _shellchecked((idx, file, kind)):
+            out.extend(check_file(idx, file, kind, cache))
+    out.extend(finish())
     return out
 
 

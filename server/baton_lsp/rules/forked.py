@@ -133,13 +133,17 @@ class _Queues:
 
 
 def check_forked(items: Sequence[_Item], segments: Sequence[Sequence[int]],
-                 check: Check[_Item], cache: ResultCache | None) -> list[Finding]:
+                 check: Check[_Item], cache: ResultCache | None,
+                 own: Callable[[], Callable[[], list[Finding]]] | None = None
+                 ) -> list[Finding]:
     """`check` every item of `items`, in as many processes as `segments` (runs of item
     numbers, one per process: this one first, a forked copy for each other).
 
-    A copy's cache entries are absorbed into `cache` (this process alone writes the cache
-    file), the paths it looked at join the current `recording_looks`, and its stderr is
-    written after this process's own check, copy by copy."""
+    `own` is work for this process alone: called once the copies are forked (so it may
+    start threads), and what it returns is called when no run has files left; its findings
+    are added. A copy's cache entries are absorbed into `cache` (this process alone writes
+    the cache file), the paths it looked at join the current `recording_looks`, and its
+    stderr is written after this process's own check, copy by copy."""
     queues = _Queues(segments)
     children: list[tuple[int, int]] = []
     sys.stderr.flush()  # or a copy would write out this process's pending text again
@@ -150,11 +154,14 @@ def check_forked(items: Sequence[_Item], segments: Sequence[Sequence[int]],
             except OSError as exc:  # no room for another process: the others take its run
                 log.info("cannot fork a copy for the check (%s): going on without it", exc)
                 break
+        finish = own() if own is not None else None
         found: list[Finding] = []
         done: set[int] = set()
         for n in queues.taken_by(0):
             done.add(n)
             found.extend(check([items[n]]))
+        if finish is not None:
+            found.extend(finish())
         while children:
             pid, fd = children.pop(0)
             received = _collect(pid, fd, cache)
