@@ -126,6 +126,51 @@ def test_an_interrupted_check_leaves_no_copy_behind(tmp_path: Path) -> None:
             os.kill(pid, 0)
 
 
+_KILLED_PARENT = """
+import os, sys, time
+from baton_lsp.rules.forked import check_forked
+parent = os.getpid()
+def check(items):
+    if os.getpid() != parent:
+        with open(sys.argv[1], "a") as f:
+            f.write(f"{os.getpid()}\\n")
+    time.sleep(0.2)
+    return []
+items = list(range(200))
+check_forked(items, [items[:100], items[100:]], check, None)
+"""
+
+
+def test_copies_of_a_killed_check_stop_at_their_next_file(tmp_path: Path) -> None:
+    """`baton check` killed (SIGKILL: no handler runs) while its copies have seconds of
+    files left: each copy stops at its next file instead of checking on for nobody."""
+    pids = tmp_path / "pids"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(pids)])
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (pids.exists() and pids.read_text()):
+            time.sleep(0.01)
+        copy = int(pids.read_text().split()[0])
+    finally:
+        proc.kill()
+        proc.wait()
+    killed = time.monotonic()
+    while time.monotonic() - killed < 10 and _running(copy):
+        time.sleep(0.01)
+    assert not _running(copy), "the copy went on checking after its parent was killed"
+    assert time.monotonic() - killed < 2
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a zombie waits for init to reap it, which may never happen in
+    a container whose first process reaps nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_a_copy_s_stderr_follows_the_parent_s(tmp_path: Path,
                                              capfd: pytest.CaptureFixture[str]) -> None:
     """What a copy writes to stderr (a failing rule's log line) is written by the parent

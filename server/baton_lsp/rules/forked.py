@@ -210,8 +210,11 @@ def _run_copy(me: int, fd: int, items: Sequence[_Item], queues: _Queues,
             os.dup2(err, target)
         found: list[Finding] = []
         done: list[int] = []
+        parent = os.getppid()
         with recording_looks() as looks:
             for n in queues.taken_by(me):
+                if os.getppid() != parent:  # the check was killed: nobody waits for this
+                    return
                 done.append(n)
                 found.extend(check([items[n]]))
         exported = cache.export() if cache is not None else None
