@@ -141,6 +141,7 @@ check_forked(items, [items[:100], items[100:]], check, None)
 """
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_copies_of_a_killed_check_stop_at_their_next_file(tmp_path: Path) -> None:
     """`baton check` killed (SIGKILL: no handler runs) while its copies have seconds of
     files left: each copy stops at its next file instead of checking on for nobody."""
