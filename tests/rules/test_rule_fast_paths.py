@@ -131,3 +131,38 @@ def test_value_end_on_the_corpus(corpus: Path) -> None:
     lexed as bash: a superset), not only where an assignment's value starts."""
     assert sum(_every_start(text) for text in _corpus_texts(corpus)
                if "```bash" in text or text.startswith("#!")) > 100_000
+
+
+# -- the registry: a rule's name tested against a set of the names -----------------------------
+
+def test_registered_names_are_the_registry_s_names() -> None:
+    """`register` refuses a name found in `_NAMES` where it looked through every rule for
+    it: the same answer while `_NAMES` holds exactly the registered rules' names, through
+    registrations, refusals and `unregister`."""
+    from baton_lsp.model.base import Finding, Kind, Severity
+    from baton_lsp.rules import base
+
+    def names() -> set[str]:
+        return {r.name for r in base._REGISTRY.values()}
+
+    def check(doc: object, ctx: base.RuleContext) -> list[Finding]:
+        """A test rule."""
+        return []
+
+    base.all_rules()
+    assert names() == base._NAMES and len(names()) > 100
+    taken = next(iter(base._REGISTRY.values())).name
+    with pytest.raises(ValueError, match="duplicate rule name"):
+        base.rule("TST951", taken, Severity.INFO, (Kind.PLAN,))(check)
+    try:
+        base.rule("TST951", "test-fast-name", Severity.INFO, (Kind.PLAN,))(check)
+        assert names() == base._NAMES and "test-fast-name" in base._NAMES
+        with pytest.raises(ValueError, match="duplicate rule name"):
+            base.rule("TST952", "test-fast-name", Severity.INFO, (Kind.PLAN,))(check)
+    finally:
+        base.unregister("TST951")
+        base.unregister("TST952")  # never registered: nothing to drop
+    assert names() == base._NAMES and "test-fast-name" not in base._NAMES
+    base.rule("TST952", "test-fast-name", Severity.INFO, (Kind.PLAN,))(check)  # free again
+    base.unregister("TST952")
+    assert names() == base._NAMES

@@ -115,6 +115,9 @@ class Rule:
 
 
 _REGISTRY: dict[str, Rule] = {}
+_NAMES: set[str] = set()
+"""The names of `_REGISTRY`'s rules: a registration tests its name here, not against every
+rule registered before it."""
 _REGISTERING = threading.Lock()
 
 
@@ -135,10 +138,11 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
         with _REGISTERING:  # rule modules may be imported by two threads at once
             if code in _REGISTRY:
                 raise ValueError(f"duplicate rule code {code}")
-            if any(r.name == name for r in _REGISTRY.values()):
+            if name in _NAMES:
                 raise ValueError(f"duplicate rule name {name}")
             _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, fixable,
                                    cross_file, convention, everywhere)
+            _NAMES.add(name)
         return fn
 
     return register
@@ -147,7 +151,9 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
 def unregister(code: str) -> None:
     """Drop a registered rule (a test's own rules, once it is done with them)."""
     with _REGISTERING:
-        _REGISTRY.pop(code, None)
+        dropped = _REGISTRY.pop(code, None)
+        if dropped is not None:
+            _NAMES.discard(dropped.name)
 
 
 def all_rules() -> list[Rule]:
