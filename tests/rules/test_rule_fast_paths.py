@@ -3,15 +3,19 @@ the text of every file of the shared corpus and over generated text."""
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from baton_lsp.model.base import Kind
 from baton_lsp.parse.shell import CODE, COMMENT, BashLine, lexed
 from baton_lsp.rules import command_bash
+from baton_lsp.rules.base import RuleContext
 
 
 def _corpus_texts(corpus: Path) -> list[str]:
@@ -139,13 +143,13 @@ def test_registered_names_are_the_registry_s_names() -> None:
     """`register` refuses a name found in `_NAMES` where it looked through every rule for
     it: the same answer while `_NAMES` holds exactly the registered rules' names, through
     registrations, refusals and `unregister`."""
-    from baton_lsp.model.base import Finding, Kind, Severity
+    from baton_lsp.model.base import Finding, Severity
     from baton_lsp.rules import base
 
     def names() -> set[str]:
         return {r.name for r in base._REGISTRY.values()}
 
-    def check(doc: object, ctx: base.RuleContext) -> list[Finding]:
+    def check(doc: object, ctx: RuleContext) -> list[Finding]:
         """A test rule."""
         return []
 
@@ -166,3 +170,99 @@ def test_registered_names_are_the_registry_s_names() -> None:
     base.rule("TST952", "test-fast-name", Severity.INFO, (Kind.PLAN,))(check)  # free again
     base.unregister("TST952")
     assert names() == base._NAMES
+
+
+# -- BTN315: the folders of a missing target listed once for all of them ------------------------
+
+def _old_folder_files(ctx: RuleContext, root: Path, rel: str) -> list[str] | None:
+    """`_folder_files` as it was: the folders listed again for every missing target."""
+    parts = PurePosixPath(rel).parts
+    if len(parts) < 3:
+        return None
+    top = root / parts[0] / parts[1]
+    suffix = PurePosixPath(rel).suffix or ".sh"
+    folders = [top, root / PurePosixPath(rel).parent]
+    found: list[str] = []
+    seen: set[Path] = set()
+    while folders:
+        folder = folders.pop(0)
+        if folder in seen:
+            continue
+        seen.add(folder)
+        ctx.depends_on.add(str(folder))
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and folder == top:
+                folders.append(Path(entry.path))
+            elif entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+                found.append(Path(entry.path).relative_to(root).as_posix())
+    return sorted(found) or None
+
+
+def _targets_of(root: Path) -> list[str]:
+    """Missing targets in every folder of `root/.claude` (and a few that are no folder)."""
+    rels = [".claude/x.sh", ".claude/lib", ".claude/nowhere/deeper/x.sh"]
+    for folder in sorted(p for p in (root / ".claude").rglob("*") if p.is_dir()):
+        rel = folder.relative_to(root).as_posix()
+        rels += [f"{rel}/missing.sh", f"{rel}/missing.py", f"{rel}/missing", f"{rel}/.sh"]
+    return rels
+
+
+def test_folder_files_are_the_folders_listing(corpus: Path) -> None:
+    """For every folder of the corpus's workspaces, asked from two files in turn: the same
+    files and the same inputs as a listing made for each target."""
+    from baton_lsp.rules.command_paths import _folder_files
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    roots = [corpus, *sorted(p for p in (corpus / "other").glob("*") if (p / ".claude").is_dir())]
+    compared = 0
+    for root in roots:
+        index = WorkspaceIndex(root)
+        for rel in _targets_of(root):
+            for name in ("a.md", "b.md"):
+                path = str(root / ".claude" / "commands" / name)
+                new = RuleContext(path=path, kind=Kind.COMMAND, index=index, root=root)
+                old = RuleContext(path=path, kind=Kind.COMMAND, index=index, root=root)
+                assert _folder_files(new, root, rel) == _old_folder_files(old, root, rel), rel
+                assert new.depends_on == old.depends_on, rel
+                compared += 1
+    assert compared > 200
+
+
+def test_folder_files_list_each_folder_once(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two commands sourcing missing libraries of one folder: BTN315 lists `.claude/lib/`
+    and its subfolder once, not once for each target; the findings are as before."""
+    from baton_lsp.model.config import BatonConfig
+    from baton_lsp.rules.engine import check_file
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    (tmp_path / ".claude" / "lib" / "core").mkdir(parents=True)
+    (tmp_path / ".claude" / "lib" / "core" / "state.sh").write_text("f() { :; }\n")
+    (tmp_path / ".claude" / "commands").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / ".claude" / "commands" / f"{name}.md").write_text(
+            "---\ndescription: Build\n---\n```bash\nsource .claude/lib/state.sh\n"
+            "source .claude/lib/other.sh\nf\n```\n")
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def counting(path: Any) -> Any:
+        listed.append(os.fspath(path))
+        return scandir(path)
+
+    index = WorkspaceIndex(tmp_path, BatonConfig(shellcheck="off"))
+    monkeypatch.setattr(os, "scandir", counting)
+    found = [f for name in ("a", "b")
+             for f in check_file(index, tmp_path / ".claude" / "commands" / f"{name}.md")
+             if f.code == "BTN315"]
+    monkeypatch.undo()
+    assert [f.message for f in found] == [
+        "the block sources .claude/lib/state.sh, which does not exist; "
+        ".claude/lib/core/state.sh has that name",
+        "the block sources .claude/lib/other.sh, which does not exist"] * 2
+    lib = str(tmp_path / ".claude" / "lib")
+    assert sorted(p for p in listed if p.startswith(lib)) == [lib, f"{lib}/core"]
