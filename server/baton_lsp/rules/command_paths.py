@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from ..lazy_pattern import LazyPattern
 from ..model.agent import CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..parse.shell import HEREDOC, HEREDOC_QUOTED, BashLine, classify, lexed
@@ -194,7 +195,7 @@ def project_file_missing(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
             yield ctx.finding(Range.of_line(line, start, end), message)
 
 
-_BRACED_ARGS_RE = re.compile(r"\$\{ARGUMENTS(?P<rest>[^}]*)\}")
+_BRACED_ARGS_RE = LazyPattern(r"\$\{ARGUMENTS(?P<rest>[^}]*)\}")
 _ARGS_SET_RE = re.compile(r"(?:^|[\s;&|(])(?:(?:export|local|declare|readonly)\s+(?:-\w+\s+)*)?"
                           r"ARGUMENTS(?:\[[^\]]*\])?\+?=|\b(?:read|mapfile|readarray)\b[^;&|]*"
                           r"\bARGUMENTS\b|\bfor\s+ARGUMENTS\s+in\b")
