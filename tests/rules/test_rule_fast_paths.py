@@ -266,3 +266,99 @@ def test_folder_files_list_each_folder_once(tmp_path: Path,
         "the block sources .claude/lib/other.sh, which does not exist"] * 2
     lib = str(tmp_path / ".claude" / "lib")
     assert sorted(p for p in listed if p.startswith(lib)) == [lib, f"{lib}/core"]
+
+
+# -- BTN319: the lines naming `subagent_type`, found in the joined text -------------------------
+
+def _old_lines_with(lines: list[str], word: str) -> list[int]:
+    """The per-line test `lines_with` replaced."""
+    return [no for no, line in enumerate(lines) if word in line]
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["subagent_type", "subagent", "_type", "s", "x", "\n",
+                                          "\r", ""]), max_size=5).map("".join), max_size=8),
+       st.sampled_from(["subagent_type", "x", "s", ""]))  # a word holds no line break
+def test_lines_with_are_the_lines_that_hold_the_word(lines: list[str], word: str) -> None:
+    from baton_lsp.rules.base import lines_with
+
+    assert lines_with("\n".join(lines), lines, word) == _old_lines_with(lines, word)
+
+
+def test_lines_with_on_the_corpus(corpus: Path) -> None:
+    from baton_lsp.parse.text import split_lines
+    from baton_lsp.rules.base import lines_with
+
+    hits = 0
+    for text in _corpus_texts(corpus):
+        lines = split_lines(text)
+        for word in ("subagent_type", "Task", "source", "$"):
+            found = lines_with("\n".join(lines), lines, word)
+            assert found == _old_lines_with(lines, word)
+            hits += len(found)
+    assert hits > 1000
+
+
+# -- BTN318/BTN320: the expansions of a line, read with `BashLine.expands` inline ---------------
+
+def _old_record_uses(info: Any, no: int, line: BashLine) -> None:
+    """`_record_uses` as it was."""
+    for m in command_bash._USE_RE.finditer(line.text):
+        if not line.expands(m.start()):
+            continue
+        if m.start() > 0 and line.text[m.start() - 1] == "\\":
+            continue
+        var = m.group(1) or m.group(2)
+        info.uses.setdefault(var, (no, m.start(), m.end()))
+
+
+def _uses_both_ways(content: str) -> int:
+    new, old = command_bash._BlockVars(), command_bash._BlockVars()
+    for no, line in enumerate(lexed(content)):
+        command_bash._record_uses(new, no, line)
+        _old_record_uses(old, no, line)
+    assert new.uses == old.uses and list(new.uses) == list(old.uses), content
+    return len(new.uses)
+
+
+def test_expanding_classes_are_bashline_expands() -> None:
+    for cls in "cdse#hH":
+        assert (cls in command_bash._EXPANDS) == BashLine("$x", cls * 2).expands(0), cls
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(["$x", "${y}", "$x", "\\", "'", "\"", "#", " ", "$(", ")",
+                                 "<<EOF\n", "<<'EOF'\n", "EOF", "\n", "`", "a"]),
+                max_size=14).map("".join))
+def test_record_uses_is_the_method_call_form(content: str) -> None:
+    _uses_both_ways(content)
+
+
+def test_record_uses_on_the_corpus(corpus: Path) -> None:
+    assert sum(_uses_both_ways(text) for text in _corpus_texts(corpus)
+               if "```bash" in text or text.startswith("#!")) > 500
+
+
+def test_rule_contexts_text_is_their_lines_joined(corpus: Path, tmp_path: Path) -> None:
+    """The text a check's contexts carry (`joined`, read by `lines_with` and `markdown`) is
+    their lines joined, for every file of the corpus and for a file with `\r\n` and `\r`
+    line ends (whose lines are joined again)."""
+    from baton_lsp.rules.engine import read_for_rules
+    from baton_lsp.workspace.index import WorkspaceIndex
+
+    (tmp_path / ".claude" / "agents").mkdir(parents=True)
+    (tmp_path / ".claude" / "agents" / "a.md").write_bytes(
+        b"---\r\nname: a\r\ndescription: A.\r\n---\r\n\r\n# A\rtext\n")
+    carried = 0
+    for root in (corpus, tmp_path):
+        index = WorkspaceIndex(root)
+        for path, kind in sorted(index.files().items()):
+            found = read_for_rules(index, path, kind)
+            assert found is not None
+            ctx = found[1]
+            had = ctx.text is not None
+            carried += had
+            assert ctx.joined() == "\n".join(ctx.lines), path
+            if root == tmp_path:  # a `\r` ends a line: the text is not carried
+                assert not had and ctx.lines[5:] == ["# A", "text", ""]
+    assert carried > 50

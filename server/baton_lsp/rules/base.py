@@ -11,9 +11,11 @@ from __future__ import annotations
 import inspect
 import os
 import threading
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -72,6 +74,24 @@ def edit_distance(a: str, b: str) -> int:
                 cur[j] = min(cur[j], prev2[j - 2] + 1)
         prev2, prev = prev, cur
     return prev[-1]
+
+
+def lines_with(text: str, lines: list[str], word: str) -> list[int]:
+    """The indexes of the `lines` that hold `word` (which holds no line break), in order;
+    `text` is `"\n".join(lines)`.
+
+    Found in the text, where the word is absent from most files: a test of every line in
+    turn costs a file's length in interpreted steps."""
+    i = text.find(word)
+    if i < 0 or not lines:
+        return []
+    starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+    found: list[int] = []
+    while i >= 0:
+        no = bisect_right(starts, i) - 1
+        found.append(no)
+        i = text.find(word, starts[no + 1])  # the next line: one index per line
+    return found
 
 
 SKIPPED_LOG = "baton_lsp.rules.skipped"
@@ -212,13 +232,26 @@ class RuleContext:
     """When (epoch seconds) the findings may change with the clock alone; 0: never cache."""
     results: Any = None
     """The persistent `ResultCache` of this check, if any (ShellCheck keeps results there)."""
+    text: str | None = None
+    """`"\n".join(lines)`, when whoever made the context had it at hand (the file's text,
+    without a `\r`): `joined` gives it without joining the lines again."""
+
+    def joined(self) -> str:
+        """The file's lines joined by `\n`, joined once per file."""
+        if self.text is None:
+            self.text = "\n".join(self.lines)
+        return self.text
+
+    def lines_with(self, word: str) -> list[int]:
+        """The indexes of the file's lines that hold `word` (no line break), in order."""
+        return lines_with(self.joined(), self.lines, word)
 
     def markdown(self) -> MarkdownDoc:
         """The file's block structure (headings, fences), parsed once per check: every rule
         that asks whether a line is inside a fence gets the same (CommonMark) pairing."""
         doc = self.memo.get("markdown")
         if doc is None:
-            doc = parse_markdown(Source(text="\n".join(self.lines), lines=self.lines))
+            doc = parse_markdown(Source(text=self.joined(), lines=self.lines))
             self.memo["markdown"] = doc
         assert isinstance(doc, MarkdownDoc)
         return doc

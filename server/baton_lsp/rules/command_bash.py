@@ -206,14 +206,19 @@ def _vars_of(content: str) -> _BlockVars:
     return _block_vars(list(lexed(content)))
 
 
+_EXPANDS = (CODE, DQ, HEREDOC)
+"""The classes `BashLine.expands` is true of, read inline where every `$` of a block is."""
+
+
 def _record_uses(info: _BlockVars, no: int, line: BashLine) -> None:
-    for m in _USE_RE.finditer(line.text):
-        if not line.expands(m.start()):
-            continue
-        if m.start() > 0 and line.text[m.start() - 1] == "\\":
+    text, classes, uses = line.text, line.classes, info.uses
+    for m in _USE_RE.finditer(text):
+        start = m.start()
+        if classes[start] not in _EXPANDS or (start > 0 and text[start - 1] == "\\"):
             continue
         var = m.group(1) or m.group(2)
-        info.uses.setdefault(var, (no, m.start(), m.end()))
+        if var not in uses:
+            uses[var] = (no, start, m.end())
 
 
 @rule("BTN320", "bash-pid-across-blocks", Severity.WARNING, COMMAND, convention=WORKFLOW)

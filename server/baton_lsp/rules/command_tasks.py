@@ -558,9 +558,8 @@ def task_unknown_subagent(doc: CommandFile | AgentFile, ctx: RuleContext) -> Ite
             rng = field.value_range
             hits.append((rng.start_line, rng.start_char, rng.end_char, value))
             seen.add((rng.start_line, rng.start_char))
-    for no, line in enumerate(ctx.lines):
-        if "subagent_type" not in line:
-            continue
+    for no in ctx.lines_with("subagent_type"):
+        line = ctx.lines[no]
         for m in _SUBAGENT_RE.finditer(line):
             if (no, m.start(2) - len(m.group(1))) in seen or (no, m.start(2)) in seen:
                 continue
