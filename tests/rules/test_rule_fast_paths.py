@@ -276,13 +276,14 @@ def _old_lines_with(lines: list[str], word: str) -> list[int]:
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(["subagent_type", "subagent", "_type", "s", "x", "\n",
-                                          "\r", ""]), max_size=5).map("".join), max_size=8),
+@given(st.lists(st.lists(st.sampled_from(["subagent_type", "subagent", "_type", "s", "x", "\r",
+                                          ""]), max_size=5).map("".join), min_size=1,
+                max_size=8),
        st.sampled_from(["subagent_type", "x", "s", ""]))  # a word holds no line break
 def test_lines_with_are_the_lines_that_hold_the_word(lines: list[str], word: str) -> None:
     from baton_lsp.rules.base import lines_with
 
-    assert lines_with("\n".join(lines), lines, word) == _old_lines_with(lines, word)
+    assert lines_with("\n".join(lines), word) == _old_lines_with(lines, word)
 
 
 def test_lines_with_on_the_corpus(corpus: Path) -> None:
@@ -293,7 +294,7 @@ def test_lines_with_on_the_corpus(corpus: Path) -> None:
     for text in _corpus_texts(corpus):
         lines = split_lines(text)
         for word in ("subagent_type", "Task", "source", "$"):
-            found = lines_with("\n".join(lines), lines, word)
+            found = lines_with("\n".join(lines), word)
             assert found == _old_lines_with(lines, word)
             hits += len(found)
     assert hits > 1000
@@ -362,3 +363,45 @@ def test_rule_contexts_text_is_their_lines_joined(corpus: Path, tmp_path: Path) 
             if root == tmp_path:  # a `\r` ends a line: the text is not carried
                 assert not had and ctx.lines[5:] == ["# A", "text", ""]
     assert carried > 50
+
+
+# -- BTN307/BTN308: the prose lines holding what their patterns need ----------------------------
+
+def _old_prose_lines(ctx: RuleContext) -> list[tuple[int, str, bool]]:
+    """`_prose_lines` as it was: every line after the front matter."""
+    md = ctx.markdown()
+    fenced = [False] * len(ctx.lines)
+    for fence in md.fences:
+        fenced[fence.start_line:fence.end_line + 1] = [True] * (
+            fence.end_line + 1 - fence.start_line)
+    return [(i, ctx.lines[i], fenced[i]) for i in range(md.frontmatter_end + 1, len(ctx.lines))]
+
+
+_WORD_SETS = (("!`",), ("$", "{{"), ("{{",))
+
+
+def _prose_both_ways(text: str) -> int:
+    from baton_lsp.parse.text import split_lines
+    from baton_lsp.rules.command_frontmatter import _prose_lines
+
+    ctx = RuleContext(path="/w/.claude/commands/c.md", kind=Kind.COMMAND,
+                      lines=split_lines(text))
+    every = _old_prose_lines(ctx)
+    kept = 0
+    for words in _WORD_SETS:
+        found = list(_prose_lines(ctx, *words))
+        assert found == [t for t in every if any(w in t[1] for w in words)], (text, words)
+        kept += len(found)
+    return kept
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(["---\n", "name: x\n", "```\n", "```bash\n", "~~~\n", "$1 ",
+                                 "{{ARGUMENTS}}", "!`ls`", "text ", "\n", "  ", "$$", "{{"]),
+                max_size=16).map("".join))
+def test_prose_lines_with_words_are_the_lines_holding_them(text: str) -> None:
+    _prose_both_ways(text)
+
+
+def test_prose_lines_on_the_corpus(corpus: Path) -> None:
+    assert sum(_prose_both_ways(text) for text in _corpus_texts(corpus)) > 1000

@@ -11,11 +11,9 @@ from __future__ import annotations
 import inspect
 import os
 import threading
-from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -76,21 +74,22 @@ def edit_distance(a: str, b: str) -> int:
     return prev[-1]
 
 
-def lines_with(text: str, lines: list[str], word: str) -> list[int]:
-    """The indexes of the `lines` that hold `word` (which holds no line break), in order;
-    `text` is `"\n".join(lines)`.
+def lines_with(text: str, word: str) -> list[int]:
+    """The indexes of the lines of `text` (split at `\n`) that hold `word`, which holds no
+    `\n`, in order.
 
-    Found in the text, where the word is absent from most files: a test of every line in
-    turn costs a file's length in interpreted steps."""
-    i = text.find(word)
-    if i < 0 or not lines:
-        return []
-    starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+    Found in the text, with the lines between counted, not read: the word is absent from
+    most files, and on few lines of the others."""
     found: list[int] = []
+    no = at = 0  # line `no` starts at or before `at`
+    i = text.find(word)
     while i >= 0:
-        no = bisect_right(starts, i) - 1
+        no += text.count("\n", at, i)
         found.append(no)
-        i = text.find(word, starts[no + 1])  # the next line: one index per line
+        at = text.find("\n", i + len(word))
+        if at < 0:
+            break
+        i = text.find(word, at + 1)  # on a later line: one index per line
     return found
 
 
@@ -244,7 +243,7 @@ class RuleContext:
 
     def lines_with(self, word: str) -> list[int]:
         """The indexes of the file's lines that hold `word` (no line break), in order."""
-        return lines_with(self.joined(), self.lines, word)
+        return lines_with(self.joined(), word)
 
     def markdown(self) -> MarkdownDoc:
         """The file's block structure (headings, fences), parsed once per check: every rule

@@ -1233,6 +1233,8 @@ def _lines_naming(content: str, names: list[str]) -> list[int]:
             found.add(content.count("\n", 0, i))
             i = content.find(name, i + len(name))
     return sorted(found)
+
+
 _SOURCE_ANY_RE = re.compile(r"(?<![^\s;&|(])(?:source|\.)\s+[\"']?([^\s\"';|&)]+)")
 _FUNC_DEF_RE = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\s*\)|"
                           r"^\s*function\s+([A-Za-z_][\w-]*)\b")
