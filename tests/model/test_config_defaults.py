@@ -224,6 +224,9 @@ RARE_PATTERNS = (
     "rules.command_shellcheck._EXPANSION_RE", "rules.markdown_structure._MARKDOWN_LINE",
     "rules.markdown_structure._CODE_SHAPE", "rules.plan_phases._DEFINITION_AFTER",
     "parse.fences._REFERENCE", "parse.data._META_LINE_RE", "parse.signals.SIGNAL_LINE_RE",
+    "rules.conventions._PROJECT_LIBRARY", "rules.data_files._FRAGMENT_RE",
+    "rules.plan_metadata._NUMERIC_DATE_RE", "rules.command_tasks._FIELD_INDENT_RE",
+    "rules.command_paths._BRACED_ARGS_RE",
 )
 """Module-level patterns of the parsers and of rules every tree loads that a check of the
 corpus with ShellCheck off never runs (with five of markdown's HTML block patterns)."""

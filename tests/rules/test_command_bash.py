@@ -274,10 +274,10 @@ def test_an_export_of_the_users_own_environment_is_not_followed() -> None:
 
 
 def test_library_rules_read_only_the_lines_that_can_matter() -> None:
-    """BTN328 tries its pattern of the 25 library functions only on a line that names one,
-    and its function-definition pattern only on a line with `(` or `function`; BTN329
-    reads an assigned value only when a `source` path names the variable (`$LIB/x.sh`),
-    not for every assignment (`MODE` here is used, but in no path).
+    """BTN328 reads the words of a line for the 25 library functions only on a line that
+    names one, and its function-definition pattern only on a line with `(` or `function`;
+    BTN329 reads an assigned value only when a `source` path names the variable
+    (`$LIB/x.sh`), not for every assignment (`MODE` here is used, but in no path).
     Watched with `sys.setprofile` (calls and C calls); the findings are the usual ones."""
     import sys
     from typing import Any
@@ -291,7 +291,7 @@ def test_library_rules_read_only_the_lines_that_can_matter() -> None:
                                   getattr(command_bash, "_literal", None)) if f is not None}
 
     def profile(frame: Any, event: str, arg: Any) -> None:
-        if event == "c_call" and getattr(arg, "__self__", None) is command_bash._LIB_CALL_RE:
+        if event == "c_call" and getattr(arg, "__self__", None) is command_bash._WORD_RE:
             seen["call"] += 1
         elif event == "c_call" and getattr(arg, "__self__", None) is \
                 command_bash._FUNC_DEF_RE:

@@ -74,6 +74,25 @@ def edit_distance(a: str, b: str) -> int:
     return prev[-1]
 
 
+def lines_with(text: str, word: str) -> list[int]:
+    """The indexes of the lines of `text` (split at `\n`) that hold `word`, which holds no
+    `\n`, in order.
+
+    Found in the text, with the lines between counted, not read: the word is absent from
+    most files, and on few lines of the others."""
+    found: list[int] = []
+    no = at = 0  # line `no` starts at or before `at`
+    i = text.find(word)
+    while i >= 0:
+        no += text.count("\n", at, i)
+        found.append(no)
+        at = text.find("\n", i + len(word))
+        if at < 0:
+            break
+        i = text.find(word, at + 1)  # on a later line: one index per line
+    return found
+
+
 SKIPPED_LOG = "baton_lsp.rules.skipped"
 """Logger saying why a rule, block or file was not checked; `baton check --verbose` shows it."""
 NOT_CHECKED = "not-checked"
@@ -115,6 +134,9 @@ class Rule:
 
 
 _REGISTRY: dict[str, Rule] = {}
+_NAMES: set[str] = set()
+"""The names of `_REGISTRY`'s rules: a registration tests its name here, not against every
+rule registered before it."""
 _REGISTERING = threading.Lock()
 
 
@@ -135,10 +157,11 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
         with _REGISTERING:  # rule modules may be imported by two threads at once
             if code in _REGISTRY:
                 raise ValueError(f"duplicate rule code {code}")
-            if any(r.name == name for r in _REGISTRY.values()):
+            if name in _NAMES:
                 raise ValueError(f"duplicate rule name {name}")
             _REGISTRY[code] = Rule(code, name, severity, frozenset(kinds), fn, fixable,
                                    cross_file, convention, everywhere)
+            _NAMES.add(name)
         return fn
 
     return register
@@ -147,7 +170,9 @@ def rule(code: str, name: str, severity: Severity, kinds: Iterable[Kind], *,
 def unregister(code: str) -> None:
     """Drop a registered rule (a test's own rules, once it is done with them)."""
     with _REGISTERING:
-        _REGISTRY.pop(code, None)
+        dropped = _REGISTRY.pop(code, None)
+        if dropped is not None:
+            _NAMES.discard(dropped.name)
 
 
 def all_rules() -> list[Rule]:
@@ -206,13 +231,26 @@ class RuleContext:
     """When (epoch seconds) the findings may change with the clock alone; 0: never cache."""
     results: Any = None
     """The persistent `ResultCache` of this check, if any (ShellCheck keeps results there)."""
+    text: str | None = None
+    """`"\n".join(lines)`, when whoever made the context had it at hand (the file's text,
+    without a `\r`): `joined` gives it without joining the lines again."""
+
+    def joined(self) -> str:
+        """The file's lines joined by `\n`, joined once per file."""
+        if self.text is None:
+            self.text = "\n".join(self.lines)
+        return self.text
+
+    def lines_with(self, word: str) -> list[int]:
+        """The indexes of the file's lines that hold `word` (no line break), in order."""
+        return lines_with(self.joined(), word)
 
     def markdown(self) -> MarkdownDoc:
         """The file's block structure (headings, fences), parsed once per check: every rule
         that asks whether a line is inside a fence gets the same (CommonMark) pairing."""
         doc = self.memo.get("markdown")
         if doc is None:
-            doc = parse_markdown(Source(text="\n".join(self.lines), lines=self.lines))
+            doc = parse_markdown(Source(text=self.joined(), lines=self.lines))
             self.memo["markdown"] = doc
         assert isinstance(doc, MarkdownDoc)
         return doc

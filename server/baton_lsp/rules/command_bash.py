@@ -116,26 +116,34 @@ class _BlockVars:
     """Variable → (line, start col, end col) of its first expansion in the block."""
 
 
+_VALUE_STOP_RE = re.compile(r"[ \t;&|(){}]")
+"""The characters that can end an assignment's value or nest in it (besides a comment)."""
+
+
 def _value_end(line: BashLine, start: int) -> int:
-    """End of an assignment's value: the first unquoted blank or operator outside $( ) / ${ }."""
+    """End of an assignment's value: the first unquoted blank or operator outside $( ) / ${ }.
+
+    Only the characters that can end or nest are visited, up to the comment if any: a value
+    is mostly characters that do neither."""
     depth = 0
     text, classes = line.text, line.classes
-    i = start
-    while i < len(text):
-        ch, cls = text[i], classes[i]
-        if cls == CODE:
-            if ch in "({":
-                depth += 1
-            elif ch in ")}":
-                if depth == 0:
-                    return i
-                depth -= 1
-            elif depth == 0 and ch in " \t;&|":
+    stop = classes.find(COMMENT, start)
+    if stop < 0:
+        stop = max(len(text), start)
+    for m in _VALUE_STOP_RE.finditer(text, start, stop):
+        i = m.start()
+        if classes[i] != CODE:
+            continue
+        ch = text[i]
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            if depth == 0:
                 return i
-        elif cls == COMMENT:
+            depth -= 1
+        elif depth == 0:
             return i
-        i += 1
-    return i
+    return stop
 
 
 def _has_pid(line: BashLine, start: int, end: int) -> bool:
@@ -198,14 +206,19 @@ def _vars_of(content: str) -> _BlockVars:
     return _block_vars(list(lexed(content)))
 
 
+_EXPANDS = (CODE, DQ, HEREDOC)
+"""The classes `BashLine.expands` is true of, read inline where every `$` of a block is."""
+
+
 def _record_uses(info: _BlockVars, no: int, line: BashLine) -> None:
-    for m in _USE_RE.finditer(line.text):
-        if not line.expands(m.start()):
-            continue
-        if m.start() > 0 and line.text[m.start() - 1] == "\\":
+    text, classes, uses = line.text, line.classes, info.uses
+    for m in _USE_RE.finditer(text):
+        start = m.start()
+        if classes[start] not in _EXPANDS or (start > 0 and text[start - 1] == "\\"):
             continue
         var = m.group(1) or m.group(2)
-        info.uses.setdefault(var, (no, m.start(), m.end()))
+        if var not in uses:
+            uses[var] = (no, start, m.end())
 
 
 @rule("BTN320", "bash-pid-across-blocks", Severity.WARNING, COMMAND, convention=WORKFLOW)
@@ -1188,8 +1201,40 @@ LIBRARY_FUNCTIONS: dict[str, tuple[str, ...]] = {
 }
 """The seeds' libraries and the functions each defines (seed 000, "Library Dependencies")."""
 _OWNER = {fn: lib for lib, fns in LIBRARY_FUNCTIONS.items() for fn in fns}
-_LIB_CALL_RE = re.compile(
-    r"(?<![^\s;&|(`{!])(" + "|".join(sorted(_OWNER, key=len, reverse=True)) + r")\b(?!\s*\()")
+_WORD_RE = re.compile(r"\w+")
+_CALL_AFTER = frozenset(";&|(`{!")
+"""What may stand before a call besides a blank (or the start of the line)."""
+
+
+def _library_calls(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, name) of each library function name in `text` standing as a word after
+    a blank, a separator or the line start and not followed by `(` (a definition): every
+    name is one whole word, so a scan of the words with a set lookup finds what a pattern
+    alternating the 25 names found, without compiling that alternation."""
+    for m in _WORD_RE.finditer(text):
+        name = m.group()
+        if name not in _OWNER:
+            continue
+        start, end = m.span()
+        if start and not (text[start - 1].isspace() or text[start - 1] in _CALL_AFTER):
+            continue
+        if text[end:].lstrip()[:1] == "(":
+            continue
+        yield start, end, name
+
+
+def _lines_naming(content: str, names: list[str]) -> list[int]:
+    """The lines of `content` (a block) that hold one of `names`, in order: found by the
+    names' occurrences in the whole block rather than by testing each line for each name."""
+    found: set[int] = set()
+    for name in names:
+        i = content.find(name)
+        while i >= 0:
+            found.add(content.count("\n", 0, i))
+            i = content.find(name, i + len(name))
+    return sorted(found)
+
+
 _SOURCE_ANY_RE = re.compile(r"(?<![^\s;&|(])(?:source|\.)\s+[\"']?([^\s\"';|&)]+)")
 _FUNC_DEF_RE = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w-]*)\s*\(\s*\)|"
                           r"^\s*function\s+([A-Za-z_][\w-]*)\b")
@@ -1261,34 +1306,33 @@ def library_function_before_source(doc: CommandFile, ctx: RuleContext) -> Iterat
         if not named:
             continue
         sources, defined = _block_sources(lines)
-        for no, line in enumerate(lines):
+        named_sources = [(n, p, PurePosixPath(p).name) for n, p in sources]  # once a block
+        for no in _lines_naming(block.content, named):  # the other lines call none
+            line = lines[no]
             text = line.text
-            if not any(fn in text for fn in named):
-                continue  # no call on this line: the pattern of all names would say so slower
             found = None
-            for m in _LIB_CALL_RE.finditer(text):
-                if line.is_code(m.start()) and _command_position(text, m.start()):
-                    found = m
+            for start, end, fn in _library_calls(text):
+                if line.is_code(start) and _command_position(text, start):
+                    found = (start, end, fn)
                     break
             if found is None:
                 continue
-            fn = found.group(1)
+            start, end, fn = found
             lib = _OWNER[fn]
             if fn in defined:
                 continue
             before = [p for n, p in sources if n < no]
-            if any(PurePosixPath(p).name == lib for p in before):
+            if any(name == lib for n, _p, name in named_sources if n < no):
                 continue
-            later = next((n for n, p in sources if n > no and PurePosixPath(p).name == lib),
-                         None)
+            later = next((n for n, _p, name in named_sources if n > no and name == lib), None)
             if later is None and any(not _STATE_SOURCE_RE.search(p) for p in before):
                 continue  # another library (or one through a variable) may define it
-            if later is None and any(PurePosixPath(p).name == lib for _n, p in sources):
+            if later is None and any(name == lib for _n, _p, name in named_sources):
                 continue
             where = (f"the block sources `{lib}` only on line {_md_line(block, later) + 1}"
                      if later is not None else "the block sources no library before it")
             yield ctx.finding(
-                Range.of_line(_md_line(block, no), found.start(1), found.end(1)),
+                Range.of_line(_md_line(block, no), start, end),
                 f"`{fn}` (from `{lib}`) is called in bash block {block.index + 1} but {where}: "
                 f"each block is a new shell, so the function is not defined yet (`command not "
                 f"found`); expected `source .../{lib}` at the top of the block")

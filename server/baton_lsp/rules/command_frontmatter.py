@@ -405,17 +405,22 @@ _READ_ONLY_GIT = frozenset({"status", "diff", "log", "show", "branch", "rev-pars
                             "ls-files", "blame"})
 
 
-def _prose_lines(ctx: RuleContext) -> Iterator[tuple[int, str, bool]]:
-    """(index, text, inside a fenced block) for every line after the front matter, fences
-    paired as CommonMark pairs them (`parse.markdown`): a ````markdown example holding
-    ```bash blocks is one block, however its inner fences are labelled."""
+def _prose_lines(ctx: RuleContext, word: str, *more: str) -> Iterator[tuple[int, str, bool]]:
+    """(index, text, inside a fenced block) for every line after the front matter that
+    holds `word` or one of `more` (no line break in them), fences paired as CommonMark
+    pairs them (`parse.markdown`): a ````markdown example holding ```bash blocks is one
+    block, however its inner fences are labelled. The lines are found in the file's text
+    (`RuleContext.lines_with`): the words are on few of them."""
     md = ctx.markdown()
     fenced = [False] * len(ctx.lines)
     for fence in md.fences:
         fenced[fence.start_line:fence.end_line + 1] = [True] * (
             fence.end_line + 1 - fence.start_line)
-    for i in range(md.frontmatter_end + 1, len(ctx.lines)):
-        yield i, ctx.lines[i], fenced[i]
+    found = sorted({no for w in (word, *more) for no in ctx.lines_with(w)}) if more else \
+        ctx.lines_with(word)
+    for i in found:
+        if i > md.frontmatter_end:
+            yield i, ctx.lines[i], fenced[i]
 
 
 def _read_only(command: str) -> bool:
@@ -487,7 +492,7 @@ def inline_bash_not_allowed(doc: CommandFile, ctx: RuleContext) -> Iterator[Find
         name = str(item.value).strip()
         if any(name == t or name.startswith(f"{t}(") for t in shells):
             return
-    for i, line, fenced in _prose_lines(ctx):
+    for i, line, fenced in _prose_lines(ctx, "!`"):  # what the pattern needs
         if fenced:
             continue
         for m in _INLINE_BASH_RE.finditer(line):
@@ -549,9 +554,9 @@ def unexpanded_template(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding]
     if args is not None:
         values = args.value if isinstance(args.value, list) else str(args.value or "").split()
         declared = {str(v).strip() for v in values}
-    for i, line, fenced in _prose_lines(ctx):
-        if fenced or ("$" not in line and "{{" not in line):
-            continue  # (each pattern needs one; blanking code spans only removes text)
+    for i, line, fenced in _prose_lines(ctx, "$", "{{"):
+        if fenced:  # (each pattern needs one of the words; blanking code spans only removes text)
+            continue
         masked = blank_code_spans(line)  # linear: the backreference regex it replaces was
         # cubic on a line of backticks (3,000 of them: over 30 s)
         for m in [*_MUSTACHE_ARGS_RE.finditer(masked), *_DOLLAR_RE.finditer(masked)]:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from ..lazy_pattern import LazyPattern
 from ..model.agent import CommandFile
 from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..parse.shell import HEREDOC, HEREDOC_QUOTED, BashLine, classify, lexed
@@ -64,13 +65,22 @@ def _folder_files(ctx: RuleContext, root: Path, rel: str) -> list[str] | None:
     `.claude/lib/core/x.sh`) and the top folder's subfolders, or None when there are none: a
     tree without any library or script there is a partial copy (a sample, a synced or
     ignored folder), where a missing file says nothing about the repository. Each folder
-    listed is recorded as an input (a folder's input is its listing)."""
-    parts = PurePosixPath(rel).parts
+    listed is recorded as an input (a folder's input is its listing). The folders are
+    listed once for all the missing targets in them, of every file (`ctx.shared`): the
+    answer depends on the folders and the suffix alone."""
+    target = PurePosixPath(rel)
+    parts = target.parts
     if len(parts) < 3:
         return None
-    top = root / parts[0] / parts[1]
-    suffix = PurePosixPath(rel).suffix or ".sh"
-    folders = [top, root / PurePosixPath(rel).parent]
+    top, parent, suffix = f"{parts[0]}/{parts[1]}", target.parent, target.suffix or ".sh"
+    return ctx.shared(f"folder-files:{root}:{top}:{parent}:{suffix}",
+                      lambda own: _list_folder_files(own, root, top, parent, suffix))
+
+
+def _list_folder_files(ctx: RuleContext, root: Path, top_rel: str, parent: PurePosixPath,
+                       suffix: str) -> list[str] | None:
+    top = root / top_rel
+    folders = [top, root / parent]
     found: list[str] = []
     seen: set[Path] = set()
     while folders:
@@ -185,7 +195,7 @@ def project_file_missing(doc: CommandFile, ctx: RuleContext) -> Iterator[Finding
             yield ctx.finding(Range.of_line(line, start, end), message)
 
 
-_BRACED_ARGS_RE = re.compile(r"\$\{ARGUMENTS(?P<rest>[^}]*)\}")
+_BRACED_ARGS_RE = LazyPattern(r"\$\{ARGUMENTS(?P<rest>[^}]*)\}")
 _ARGS_SET_RE = re.compile(r"(?:^|[\s;&|(])(?:(?:export|local|declare|readonly)\s+(?:-\w+\s+)*)?"
                           r"ARGUMENTS(?:\[[^\]]*\])?\+?=|\b(?:read|mapfile|readarray)\b[^;&|]*"
                           r"\bARGUMENTS\b|\bfor\s+ARGUMENTS\s+in\b")

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..lazy_pattern import LazyPattern
 from ..model.agent import CLAUDE_BUILTIN_AGENTS, AgentFile, CommandFile, Injection, TaskBlock
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..parse.signals import RETURN_SIGNAL_RE
@@ -19,7 +20,7 @@ REQUIRED_FIELDS = ("subagent_type", "description", "prompt")
 GENERIC_SIGNALS = frozenset({"TASK_ERROR", "ERROR_CONTEXT", "PROGRESS"})
 """Signals every agent may return (errors, progress); never required to be documented."""
 
-_FIELD_INDENT_RE = re.compile(r"^(\s*)\S")
+_FIELD_INDENT_RE = LazyPattern(r"^(\s*)\S")
 
 
 def _blocks(doc: Any) -> list[TaskBlock]:
@@ -557,9 +558,8 @@ def task_unknown_subagent(doc: CommandFile | AgentFile, ctx: RuleContext) -> Ite
             rng = field.value_range
             hits.append((rng.start_line, rng.start_char, rng.end_char, value))
             seen.add((rng.start_line, rng.start_char))
-    for no, line in enumerate(ctx.lines):
-        if "subagent_type" not in line:
-            continue
+    for no in ctx.lines_with("subagent_type"):
+        line = ctx.lines[no]
         for m in _SUBAGENT_RE.finditer(line):
             if (no, m.start(2) - len(m.group(1))) in seen or (no, m.start(2)) in seen:
                 continue

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..lazy_pattern import LazyPattern
 from ..model.agent import CommandFile
 from ..model.base import Convention, Kind
 from ..model.config import BatonConfig
@@ -20,7 +21,7 @@ from ..model.plan import Generation, Plan
 _STATE_LIBRARY = re.compile(
     r"\b(?:append_workflow_state|load_workflow_state|init_workflow_state|"
     r"state-persistence\.sh|STATE_FILE)\b")
-_PROJECT_LIBRARY = re.compile(r"^\s*(?:source|\.)\s+[\"']?\S*\.(?:claude|opencode)/\S+",
+_PROJECT_LIBRARY = LazyPattern(r"^\s*(?:source|\.)\s+[\"']?\S*\.(?:claude|opencode)/\S+",
                               re.MULTILINE)
 """`source .claude/lib/x.sh`, `. "${CLAUDE_PROJECT_DIR}/.claude/lib/x.sh"`, and an OpenCode
 command's `source .opencode/scripts/x.sh`."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Convention, Finding, Kind, Range, Severity
 from ..model.data import ERROR_TYPES, BadLine, ErrorsLog, LoggedError, StateFile, Unreadable
 from .base import RuleContext, closest, rule
@@ -69,7 +70,7 @@ def _string_field_range(ctx: RuleContext, line: int, key: str) -> Range | None:
     return Range.of_line(line, m.start(1), m.end(1)) if m else None
 
 
-_FRAGMENT_RE = re.compile(r'^\s*(?:[{}\[\]],?|"[^"]+"\s*:.*)$')
+_FRAGMENT_RE = LazyPattern(r'^\s*(?:[{}\[\]],?|"[^"]+"\s*:.*)$')
 """A line of pretty-printed JSON: a lone brace or bracket, or an indented `"key": value`."""
 
 

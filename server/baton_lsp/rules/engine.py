@@ -207,8 +207,10 @@ def read_for_rules(index: WorkspaceIndex, key: str, kind: Kind,
         text = ""
     elif text is None:  # parsed earlier: read the lines the rules quote again
         text = index.text_of(key)
+    text = text or ""
     return doc, RuleContext(path=key, kind=kind, config=index.config, index=index,
-                            root=index.root, lines=split_lines(text or ""), results=cache)
+                            root=index.root, lines=split_lines(text), results=cache,
+                            text=None if "\r" in text else text)  # else joined again
 
 
 def will_run(rule: Rule, doc: Any, ctx: RuleContext) -> bool:
@@ -279,5 +281,5 @@ def check_text(kind: Kind, text: str, path: str = "/ws/.claude/file.md", *,
         if ".claude" in parts:
             root = Path(*parts[: parts.index(".claude")])
     ctx = RuleContext(path=path, kind=kind, config=config or BatonConfig.defaults(), index=index,
-                      root=root, lines=split_lines(text))
+                      root=root, lines=split_lines(text), text=None if "\r" in text else text)
     return check_document(doc, ctx)

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Convention, Finding, Kind, Range, Related, Severity
 from ..model.plan import Generation, Plan, PlanRole
 from ..parse.text import MAX_INT_DIGITS
@@ -15,7 +16,7 @@ from .base import RuleContext, rule
 
 PLAN = (Kind.PLAN,)
 _DATE_RE = re.compile(r"^\s*(\d{4})-(\d{2})-(\d{2})\b")
-_NUMERIC_DATE_RE = re.compile(r"^\s*\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b")
+_NUMERIC_DATE_RE = LazyPattern(r"^\s*\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b")
 _INT_RE = re.compile(rf"^\s*(\d{{1,{MAX_INT_DIGITS}}})\b")
 _PHASE_FILE_RE = re.compile(r"^phase_(\d+(?:\.\d+)?)(?:_|\.md$)")
 
