@@ -298,7 +298,8 @@ def test_a_forked_check_s_cache_and_reads_are_one_process_s(tmp_path: Path) -> N
     forked_cache = ResultCache(tmp_path / "c2", strict=False)
     forked = check_paths([root], {"shellcheck": "off"}, jobs=2, cache=forked_cache)
     assert forked.findings == serial.findings
-    assert serial.reads is not None and forked.reads is not None
+    assert serial.reads is not None, "the check in one process recorded no reads"
+    assert forked.reads is not None, "the forked check recorded no reads"
     assert sorted(set(forked.reads.shape)) == sorted(set(serial.reads.shape))
     assert _targets(forked.reads.targets) == _targets(serial.reads.targets)
     again = ResultCache(tmp_path / "c2", strict=False)
