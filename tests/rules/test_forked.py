@@ -80,6 +80,26 @@ def test_a_slow_copy_is_helped_and_every_item_is_checked_once(tmp_path: Path) ->
     assert len(mine) > half + 5, noted  # the parent took from the copy's run
 
 
+def test_runs_longer_than_a_pipe_holds_are_checked_without_sharing(tmp_path: Path) -> None:
+    """A run of file numbers a pipe cannot hold (no reader yet: the write would block for
+    ever) is not shared out: each process checks its own run, every file once."""
+    seen = tmp_path / "seen"
+    parent = os.getpid()
+    items = list(range(40_000))  # 160 KB of numbers a run: more than a Linux pipe holds
+
+    def check(some: Sequence[int]) -> list[Finding]:
+        if os.getpid() != parent and some[0] % 5000 == 0:
+            fd = os.open(seen, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(fd, f"{some[0]}\n".encode())
+            os.close(fd)
+        return [_finding(n) for n in some] if some[0] % 1000 == 0 else []
+
+    found = check_forked(items, [items[:20_000], items[20_000:]], check, None)
+    assert sorted(int(f.message) for f in found) == list(range(0, 40_000, 1000))
+    assert sorted(int(n) for n in seen.read_text().split()) == [20_000, 25_000, 30_000,
+                                                                35_000]
+
+
 def test_a_copy_killed_midway_has_its_files_checked_here(tmp_path: Path) -> None:
     """A copy killed after three files (SIGKILL: no payload, no exit code 0): every file is
     still checked and reported exactly once, the ones it took by the parent."""

@@ -44,10 +44,6 @@ _NUMBER = 4
 """Bytes per file number in a pipe: reads of this size from a pipe filled before any
 reader started never split a number."""
 
-PIPE_ROOM = 16 * 4096
-"""What a pipe holds without a reader (Linux's default): the numbers are all written before
-the fork, so runs longer than this are not shared out (each process checks its own run)."""
-
 
 def usable_cores() -> int:
     """Cores this process may run on: its affinity mask where the OS has one (a container
@@ -90,23 +86,27 @@ def copies_for(files: int, jobs: int | None) -> int:
 
 
 class _Queues:
-    """One pipe of file numbers per process, filled before the fork."""
+    """One pipe of file numbers per process, filled before the fork. Where a run does not
+    fit in a pipe (Linux's hold 64 KiB: 16,384 files), the runs are not shared: each
+    process checks its own."""
 
     def __init__(self, segments: Sequence[Sequence[int]]) -> None:
         self.fds: list[int] = []
-        self.shared = all(len(s) * _NUMBER <= PIPE_ROOM for s in segments)
         self.segments = segments
-        if not self.shared:
-            return
+        self.shared = True
         try:
             for segment in segments:
                 read_end, write_end = os.pipe()
                 self.fds.append(read_end)
                 try:
+                    os.set_blocking(write_end, False)  # a full pipe must not hang the check
                     _write_all(write_end, b"".join(n.to_bytes(_NUMBER, "little")
                                                    for n in segment))
                 finally:
                     os.close(write_end)
+        except BlockingIOError:
+            self.close()
+            self.shared = False
         except OSError:
             self.close()
             raise
