@@ -77,6 +77,14 @@ def split_lines(text: str) -> list[str]:
     return text.split("\n")
 
 
+def has_any(text: str, chars: str) -> bool:
+    """True when `text` holds one of `chars`, which must all be non-ASCII: what a search for
+    the class `[chars]` answers, without compiling it (a class of scattered non-ASCII
+    characters compiles to a big-charset table, a cost paid at import). ASCII text, most
+    lines, is answered at once."""
+    return not text.isascii() and any(ch in text for ch in chars)
+
+
 NUL_REASON = "file contains NUL bytes: it looks binary, not text"
 
 
