@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import SupportsIndex
 
 import pytest
 from hypothesis import given, settings
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from baton_lsp.model import plan as model_plan
 from baton_lsp.parse import frontmatter, shell
 from baton_lsp.parse.plan import _PHASE_RE
-from baton_lsp.parse.text import has_any
+from baton_lsp.parse.text import has_any, split_lines
 
 _ID = r"(?:\d+(?:\.\d+)*(?-i:[a-zA-Z])?|(?-i:[A-Z])\d*)"
 OLD_PHASE_RE = re.compile(rf"^Phase\s+({_ID})(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
@@ -87,7 +88,7 @@ def test_cheap_patterns_match_the_old_ones_on_generated_text(text: str) -> None:
 
 @SETTINGS
 @given(st.sampled_from(sorted(model_plan.STATES)), st.lists(
-    st.sampled_from(list("AZaz _-09[]") + ["ED", " TO TASK"]), max_size=6).map("".join))
+    st.sampled_from([*"AZaz _-09[]", "ED", " TO TASK"]), max_size=6).map("".join))
 def test_state_of_matches_the_old_pattern_after_a_state(state: str, tail: str) -> None:
     word = state + tail
     assert model_plan.state_of(word) == old_state_of(word)
@@ -104,3 +105,53 @@ def test_phase_heading_matches_the_old_pattern(word: str, gap: str, ident: str, 
                                                rest: str) -> None:
     text = f"{word}{gap}{ident}{sep}{rest}"
     assert phase_groups(_PHASE_RE, text) == phase_groups(OLD_PHASE_RE, text)
+
+
+def old_split_lines(text: str) -> list[str]:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.split("\n")
+
+
+@SETTINGS
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab \r\n\t")), max_size=12), min_size=1,
+                max_size=4), st.lists(st.integers(0, 3), max_size=8))
+def test_split_lines_gives_what_splitting_gives(texts: list[str], order: list[int]) -> None:
+    """Whatever order texts come in, each call gives the lines of its own text, and a list
+    the caller may change without changing what a later call gives."""
+    for k in [*range(len(texts)), *order]:
+        text = texts[k % len(texts)]
+        lines = split_lines(text)
+        assert lines == old_split_lines(text)
+        lines[0] = "changed by the caller"
+        assert split_lines(text) == old_split_lines(text)
+
+
+def test_split_lines_matches_the_old_split_on_the_corpus() -> None:
+    corpus = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+    if not corpus.is_dir():
+        pytest.skip("shared corpus not present")
+    for path in sorted(p for p in corpus.rglob("*") if p.is_file()):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert split_lines(text) == split_lines(text) == old_split_lines(text)
+
+
+class CountingStr(str):
+    splits = 0
+
+    def split(self, sep: str | None = None, maxsplit: SupportsIndex = -1) -> list[str]:
+        CountingStr.splits += 1
+        return str(self).split(sep, maxsplit)
+
+
+def test_split_lines_splits_the_same_text_once() -> None:
+    """The `Source` and each rule context ask for the lines of one string object: it is
+    split once, then copied."""
+    text = CountingStr("a\nb\nc")
+    first = split_lines(text)
+    first[0] = ""  # as `Source.from_text` blanks a long line
+    again = [split_lines(text) for _ in range(3)]
+    assert CountingStr.splits == 1
+    assert again == [["a", "b", "c"]] * 3
+    split_lines("other text")
+    assert split_lines(text) == ["a", "b", "c"] and CountingStr.splits == 2

@@ -72,9 +72,21 @@ def split_lines(text: str) -> list[str]:
     Splitting on `\n` alone put every position after a lone `\r` on the wrong line in the
     editor (and markdown-it, which the block scanner mirrors, breaks lines there too).
     """
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.split("\n")
+    global _last_split
+    last_text, last_lines = _last_split  # one read: another thread may replace it
+    if text is last_text:
+        return list(last_lines)
+    split = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    lines = split.split("\n")
+    _last_split = (text, tuple(lines))
+    return lines
+
+
+_last_split: tuple[str, tuple[str, ...]] = ("", ("",))
+"""The text `split_lines` split last and its lines. A check splits each file's text once for
+its `Source` and again for each rule context, from the same string object; a copy of a tuple
+is much cheaper than splitting again. Each caller gets a list of its own, as
+`Source.from_text` blanks long lines in place. Holds one text alive (at most a file's)."""
 
 
 def has_any(text: str, chars: str) -> bool:
