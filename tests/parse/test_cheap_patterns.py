@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from baton_lsp.model import plan as model_plan
 from baton_lsp.parse import frontmatter, shell
 from baton_lsp.parse.plan import _PHASE_RE
-from baton_lsp.parse.text import has_any, split_lines
+from baton_lsp.parse.text import has_any, scrub, split_lines
 
 _ID = r"(?:\d+(?:\.\d+)*(?-i:[a-zA-Z])?|(?-i:[A-Z])\d*)"
 OLD_PHASE_RE = re.compile(rf"^Phase\s+({_ID})(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
@@ -155,3 +155,21 @@ def test_split_lines_splits_the_same_text_once() -> None:
     assert again == [["a", "b", "c"]] * 3
     split_lines("other text")
     assert split_lines(text) == ["a", "b", "c"] and CountingStr.splits == 2
+
+
+def old_scrub(text: str) -> str:
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]", "\ufffd", text)
+    return text
+
+
+@SETTINGS
+@given(st.text(alphabet=st.characters(codec=None, categories=None) | st.sampled_from(
+    ["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00", "é", "😀", "a"])))
+def test_scrub_finds_the_surrogates_the_utf8_encoder_refused(text: str) -> None:
+    assert scrub(text) == old_scrub(text)
+    assert len(scrub(text).encode("utf-8")) >= len(text)  # nothing is left to refuse

@@ -57,7 +57,9 @@ def scrub(text: str) -> str:
     if text.isascii():
         return text
     try:
-        text.encode("utf-8")
+        # Any encoder that fails on a surrogate and nothing else answers; UTF-16 is the
+        # cheapest of them on the two-byte strings most non-ASCII files decode to.
+        text.encode("utf-16-le")
     except UnicodeEncodeError:
         return _SURROGATES.sub("\ufffd", text)
     return text
