@@ -224,6 +224,7 @@ RARE_PATTERNS = (
     "rules.command_shellcheck._EXPANSION_RE", "rules.markdown_structure._MARKDOWN_LINE",
     "rules.markdown_structure._CODE_SHAPE", "rules.plan_phases._DEFINITION_AFTER",
     "parse.fences._REFERENCE", "parse.data._META_LINE_RE", "parse.signals.SIGNAL_LINE_RE",
+    "parse.common._CODE_RE", "parse.agent._PLACEHOLDER_RE", "parse.shell._SLASH_USAGE_RE",
 )
 """Module-level patterns of the parsers and of rules every tree loads that a check of the
 corpus with ShellCheck off never runs (with five of markdown's HTML block patterns)."""

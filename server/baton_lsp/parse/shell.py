@@ -213,7 +213,7 @@ _PROMPT_RE = re.compile(
     r"|(?:ipdb|mysql|sqlite|psql|redis[\w:.-]*)>|[\w-]+=[#>])[ \t]+\S")
 _BANG_MODE_RE = LazyPattern(r"^![A-Za-z./~]")
 """`!cat notes.md`: a line typed in Claude Code's `!` bash mode (bash itself needs `! cmd`)."""
-_SLASH_USAGE_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
+_SLASH_USAGE_RE = LazyPattern(r"^/[A-Za-z][\w:.-]*(?:\s|$)")  # only for lines starting `/`
 _BRACE_RE = re.compile(r"(?<![$\\{])\{\{?\s*[A-Za-z_][\w.-]*(?: [\w.-]+)*\s*\}\}?(?![\w}])")
 _ANGLE_RE = re.compile(r"(?<![<\w$>&])<([A-Za-z][\w./:-]*(?: [\w./:-]+)*)>(?![>&\w])")
 _PROSE_ANGLE_RE = re.compile(r"(?<=\s)<([A-Za-z][^<>\n$]*?\s+[^\s<>$][^<>\n$]*)>(?=\s|$)")
