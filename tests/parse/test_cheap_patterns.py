@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from baton_lsp.model import plan as model_plan
 from baton_lsp.parse import frontmatter, shell
 from baton_lsp.parse.plan import _PHASE_RE
-from baton_lsp.parse.text import has_any, scrub, split_lines
+from baton_lsp.parse.text import Source, UnreadableError, decode, has_any, scrub, split_lines
 
 _ID = r"(?:\d+(?:\.\d+)*(?-i:[a-zA-Z])?|(?-i:[A-Z])\d*)"
 OLD_PHASE_RE = re.compile(rf"^Phase\s+({_ID})(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
@@ -173,3 +173,34 @@ def old_scrub(text: str) -> str:
 def test_scrub_finds_the_surrogates_the_utf8_encoder_refused(text: str) -> None:
     assert scrub(text) == old_scrub(text)
     assert len(scrub(text).encode("utf-8")) >= len(text)  # nothing is left to refuse
+
+
+@SETTINGS
+@given(st.binary(max_size=40) | st.text(max_size=20).map(lambda t: t.encode("utf-8")))
+def test_decoded_text_holds_nothing_to_scrub(data: bytes) -> None:
+    """What lets `Source.from_text(decoded=True)` skip `scrub`: `decode` is strict UTF-8,
+    which cannot carry a lone surrogate."""
+    try:
+        text = decode(data)
+    except UnreadableError:
+        return
+    assert scrub(text) is text
+    assert Source.from_text(text, decoded=True) == Source.from_text(text)
+
+
+def test_parsing_bytes_skips_the_scrub(monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton_lsp.model import Kind
+    from baton_lsp.parse import parse_bytes, parse_text
+    from baton_lsp.parse import text as text_module
+
+    calls: list[str] = []
+
+    def counting_scrub(text: str) -> str:
+        calls.append(text)
+        return scrub(text)
+
+    monkeypatch.setattr(text_module, "scrub", counting_scrub)
+    plan = "# Plan — é\n\n## Phase 1: Setup [NOT STARTED]\n"
+    assert parse_bytes(Kind.PLAN, plan.encode("utf-8"), "p.md") == parse_text(Kind.PLAN, plan,
+                                                                               "p.md")
+    assert calls == [plan]  # parse_text's, not parse_bytes'

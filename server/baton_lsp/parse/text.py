@@ -37,8 +37,11 @@ class Source(NamedTuple):
     long_lines: tuple[int, ...] = ()
 
     @classmethod
-    def from_text(cls, text: str) -> Source:
-        text = scrub(text)
+    def from_text(cls, text: str, *, decoded: bool = False) -> Source:
+        """`decoded`: `text` is what `decode` returned, which holds no lone surrogate (UTF-8
+        cannot encode one), so `scrub` would find nothing and is skipped."""
+        if not decoded:
+            text = scrub(text)
         lines = split_lines(text)
         if max(map(len, lines)) <= MAX_LINE_CHARS:  # the usual case, at C speed
             return cls(text=text, lines=lines)
