@@ -227,6 +227,7 @@ RARE_PATTERNS = (
     "rules.conventions._PROJECT_LIBRARY", "rules.data_files._FRAGMENT_RE",
     "rules.plan_metadata._NUMERIC_DATE_RE", "rules.command_tasks._FIELD_INDENT_RE",
     "rules.command_paths._BRACED_ARGS_RE",
+    "parse.common._CODE_RE", "parse.agent._PLACEHOLDER_RE", "parse.shell._SLASH_USAGE_RE",
 )
 """Module-level patterns of the parsers and of rules every tree loads that a check of the
 corpus with ShellCheck off never runs (with five of markdown's HTML block patterns)."""

@@ -105,3 +105,21 @@ def test_every_field_in_order_builds_the_same_record_as_any_other_order() -> Non
         Range(start_line=2, start=1, end_line=2, end_char=4)
     with pytest.raises(TypeError, match="'end_char' is required"):
         Range(start_line=2, start_char=1, end_line=2)
+
+
+def test_setting_a_field_marks_it_set_once() -> None:
+    """`__setattr__` marks a field set as the `frozenset | {name}` it always made; a field
+    already set (every field of a record the parsers build whole) keeps the same set rather
+    than a copy of it."""
+    sparse = Frontmatter.model_construct(range=Range.of_line(0))
+    assert sparse.model_fields_set == {"range"}
+    sparse.error = "e"
+    assert sparse.model_fields_set == {"range", "error"}
+    before = sparse.model_fields_set
+    sparse.error = "f"
+    sparse.range = Range.of_line(1)
+    assert sparse.model_fields_set is before and sparse.error == "f"
+    whole = Frontmatter(**{name: getattr(sparse, name) for name in Frontmatter.model_fields})
+    every = whole.model_fields_set
+    whole.error = "e"
+    assert whole.model_fields_set is every and every == set(Frontmatter.model_fields)

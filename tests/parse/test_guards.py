@@ -36,10 +36,14 @@ def _first_guards(text: str) -> dict[str, bool]:
     }
 
 
+_OUTPUT_GLYPH_RE = re.compile("^[" + "".join(sorted(shell._OUTPUT_GLYPHS)) + "]")
+"""What `classify_lines` asks of a line's first character (`c in shell._OUTPUT_GLYPHS`)."""
+_TREE_RE = re.compile(f"[{shell._TREE_GLYPHS}]")
+
 _GUARDED: dict[str, tuple[re.Pattern[str], ...]] = {
     "keyword": (shell._PSEUDO_KEYWORD_RE,),
     "prompt": (shell._PROMPT_RE,),
-    "output": (shell._OUTPUT_GLYPH_RE, shell._OUTPUT_LINE_RE),
+    "output": (_OUTPUT_GLYPH_RE, shell._OUTPUT_LINE_RE),
     "prose": (shell._PROSE_RE,),
 }
 
@@ -321,7 +325,7 @@ def test_path_only_cuts_the_comment_as_filtering_did(block: str) -> None:
             continue
         code = "".join(ch for ch, cls in zip(line.text[start:], line.classes[start:], strict=True)
                        if cls != shell.COMMENT).strip()
-        old = bool(shell._TREE_RE.search(line.text)) or bool(
+        old = bool(_TREE_RE.search(line.text)) or bool(
             code and not code.startswith("-") and "=" not in code
             and shell._PATH_TOKEN_RE.match(code))
         assert shell._path_only(line, start) == old, line

@@ -9,6 +9,7 @@ generated and real documents, so the scanner cannot drift from the behaviour it 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -21,12 +22,13 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_block.html_block import HTML_SEQUENCES
 
 from baton_lsp.parse.markdown import (
-    _HEADING_RE,
     _HTML_BLOCKS,
     Comment,
     Fence,
     Heading,
+    _heading,
     _heading_content,
+    _heading_level,
     find_frontmatter_end,
     parse_markdown,
 )
@@ -35,6 +37,9 @@ from baton_lsp.parse.text import Source
 from .test_properties import markdownish
 
 Skeleton = tuple[list[Heading], list[Fence], list[Comment], list[bool], int]
+
+_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
+"""How the scanner read a heading line before `_heading` worked it out without a match."""
 
 
 def _lenient_fence(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -265,3 +270,24 @@ def test_the_same_lines_are_scanned_once() -> None:
     other = parse_markdown(Source.from_text(text + "# U\n"))
     assert other is not first and [h.text for h in other.headings] == ["T", "U"]
     assert parse_markdown(Source.from_text(text)).frontmatter_end == 2
+
+
+def _old_heading(no: int, line: str) -> Heading | None:
+    m = _HEADING_RE.match(line)
+    if m is None:
+        return None
+    content = _heading_content(m.group(2) or "")
+    start = m.start(2) if m.group(2) is not None else len(line)
+    return Heading(len(m.group(1)), content.strip(), no, start, start + len(content))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from([" ", "  ", "\t", "#", "##", "###", "#######", "x", "# x",
+                                 " #", "\u00a0", "\x0b", "é"]), max_size=8).map("".join))
+def test_heading_reads_what_the_heading_pattern_read(line: str) -> None:
+    """On every line the scanner hands it (one opening with a heading of some level once its
+    blanks are stripped), `_heading` gives what matching the old pattern gave."""
+    rest = line.lstrip(" \t")
+    level = _heading_level(rest) if rest[:1] == "#" else 0
+    if level:
+        assert _heading(3, line, rest, level) == _old_heading(3, line), line

@@ -22,9 +22,9 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = index_module._parse  # the index's one way to the (lazily imported) parser
 
-    def counting(kind, text, path=""):  # type: ignore[no-untyped-def]
+    def counting(kind, text, path="", decoded=False):  # type: ignore[no-untyped-def]
         seen.append(path)
-        return real(kind, text, path)
+        return real(kind, text, path, decoded)
 
     monkeypatch.setattr(index_module, "_parse", counting)
     return seen

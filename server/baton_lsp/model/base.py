@@ -206,7 +206,8 @@ class Model:
         if name not in self.model_fields:
             raise AttributeError(f"{type(self).__name__} has no field {name!r}")
         self.__dict__[name] = value
-        _set(self, "_fields_set", self._fields_set | {name})
+        if name not in self._fields_set:  # the parsers set fields their records were built with
+            _set(self, "_fields_set", self._fields_set | {name})
 
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"{type(self).__name__}: fields cannot be deleted")

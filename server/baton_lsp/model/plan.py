@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from enum import StrEnum
@@ -164,8 +163,13 @@ TASK_STATUSES = frozenset({"RESEARCHING", "RESEARCHED", "PLANNING", "PLANNED", "
 lines sometimes carry (`**Status**: [IMPLEMENTING]` under a `[COMPLETED]` heading)."""
 STATES = COMPLETE | TERMINAL | OPEN | TASK_STATUSES | frozenset(KNOWN_STATUSES + EXTRA_STATUSES)
 """Every status a phase marker can state (`state_of` reads the one a marker starts with)."""
-_LEADING_STATE = re.compile(
-    rf"^({'|'.join(re.escape(w) for w in sorted(STATES, key=len, reverse=True))})(?![A-Z])")
+_STATES_BY_FIRST: dict[str, tuple[str, ...]] = {}
+for _state in sorted(STATES, key=len, reverse=True):
+    _STATES_BY_FIRST[_state[0]] = (*_STATES_BY_FIRST.get(_state[0], ()), _state)
+del _state
+"""The states by their first character, longest first: `state_of` tries them in turn where a
+regular expression of them all (an alternation of literal words) cost its compiling at every
+import of the module."""
 
 
 def covering_index(ranges: Sequence[Range], starts: Sequence[int], line: int) -> int:
@@ -194,8 +198,11 @@ def state_of(word: str | None) -> str | None:
     `DEFERRED`, `SKIPPED` and `COMPLETED`; text starting with no known status is itself."""
     if word is None:
         return None
-    m = _LEADING_STATE.match(word)
-    return m.group(1) if m else word
+    for state in _STATES_BY_FIRST.get(word[:1], ()):
+        # A state is a whole word: no capital letter may go on after it.
+        if word.startswith(state) and not "A" <= word[len(state):len(state) + 1] <= "Z":
+            return state
+    return word
 
 
 def phase_state(phase: Phase) -> str | None:

@@ -59,13 +59,15 @@ def _parsers() -> dict[Kind, Parser | None]:
     return {kind: parser_for(kind) for kind in _PARSER_OF}
 
 
-def parse_text(kind: Kind, text: str, path: str = "") -> Document | None:
-    """Parse already-decoded text; None for kinds without a parser."""
+def parse_text(kind: Kind, text: str, path: str = "", *,
+               decoded: bool = False) -> Document | None:
+    """Parse already-decoded text; None for kinds without a parser. `decoded`: `text` is
+    what `decode` returned (see `Source.from_text`)."""
     parser = parser_for(kind)
     if parser is None:
         return None
     try:
-        return parser(Source.from_text(text), path)
+        return parser(Source.from_text(text, decoded=decoded), path)
     except RecursionError:
         from ..model.data import Unreadable  # lazy (pydantic): only a parse that failed
 
@@ -85,7 +87,7 @@ def parse_bytes(kind: Kind, data: bytes, path: str = "",
         from ..model.data import Unreadable  # lazy (pydantic): only an unreadable file
 
         return Unreadable(path=path, reason=str(exc))
-    return parse_text(kind, text, path)
+    return parse_text(kind, text, path, decoded=True)
 
 
 __all__ = ["Source", "UnreadableError", "decode", "parse_bytes", "parse_text"]

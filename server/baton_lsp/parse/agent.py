@@ -6,6 +6,7 @@ import re
 from pathlib import PurePath
 from typing import TypedDict
 
+from ..lazy_pattern import LazyPattern
 from ..model.agent import (
     AgentFile,
     BashBlock,
@@ -34,7 +35,7 @@ _INJECT_RE = re.compile(
     r"([^\s\"'`]*)",
     re.IGNORECASE,
 )
-_PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,80}\}\}")
+_PLACEHOLDER_RE = LazyPattern(r"\{\{[^{}\n]{1,80}\}\}")  # only for lines holding `{{`
 _TASK_OPEN_RE = re.compile(r"^\s*Task\s*\{\s*$")
 _ELISION_RE = re.compile(r"^(?://|#)?\s*(?:\.\.\.|…|\[\.\.\.\]|\[…\])\s*$")
 """A line that only says "more here": `...`, `…`, `[...]`, `// ...`."""

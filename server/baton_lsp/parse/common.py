@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..lazy_pattern import LazyPattern
 from ..model.base import Range
 from ..model.common import Link, Suppression
 from .markdown import MarkdownDoc, blank_code_spans
@@ -16,7 +17,7 @@ _LINK_RE = re.compile(
 _SUPPRESS_RE = re.compile(
     r"<!--\s*baton\s*:\s*(ignore-file|ignore)\b([^>]*?)-->", re.IGNORECASE
 )
-_CODE_RE = re.compile(r"[A-Z]{3}\d{3}")
+_CODE_RE = LazyPattern(r"[A-Z]{3}\d{3}")  # only for suppressions that name codes
 
 
 def line_links(line_no: int, line: str) -> list[Link]:

@@ -20,6 +20,7 @@ import yaml
 from ..lazy_pattern import LazyPattern
 from ..model.base import Range
 from ..model.common import Frontmatter, FrontmatterEntry, ListItem
+from .text import has_any
 
 _T = TypeVar("_T")
 
@@ -34,7 +35,8 @@ LOADER: Any = getattr(yaml, "CSafeLoader", PURE_LOADER)
 DEPTH_MESSAGE = f"front matter nests deeper than {MAX_DEPTH} levels"
 
 _INT_RE = re.compile(r"^[-+]?\d+$")
-_YAML_BREAKS = re.compile("[\r\x85\u2028\u2029]")
+_YAML_BREAKS = "\x85\u2028\u2029"
+"""What YAML reads as line breaks besides `\n` and `\r` (tested with `has_any`)."""
 _BLANK_BREAKS = str.maketrans("\r\x85\u2028\u2029", "    ")
 _NULLS = {"", "~", "null", "Null", "NULL"}
 _TRUE = {"true", "True", "TRUE"}
@@ -371,7 +373,7 @@ def parse_frontmatter(lines: list[str], end_line: int) -> Frontmatter:
     if len(text) > MAX_CHARS:
         return Frontmatter(range=block, error="front matter is larger than 256 KiB",
                            error_range=Range.of_line(0, 0, 3))
-    if _YAML_BREAKS.search(text):
+    if "\r" in text or has_any(text, _YAML_BREAKS):
         # YAML also breaks lines at NEL, LS and PS; the editor does not. Blank them so YAML
         # marks keep counting the same lines we do.
         text = text.translate(_BLANK_BREAKS)

@@ -221,7 +221,9 @@ def _scan_blocks(doc: MarkdownDoc, start: int) -> None:
                 continue
             level = _heading_level(rest) if first == "#" else 0
             if level:
-                _add_heading(doc, i, line)
+                heading = _heading(i, line, rest, level)
+                if heading is not None:
+                    doc.headings.append(heading)
                 i += 1
                 continue
             html = _html_block(rest) if first == "<" else None
@@ -413,16 +415,23 @@ def rendered_fence_lines(doc: MarkdownDoc, upto: int | None = None) -> set[int]:
     return inside
 
 
-def _add_heading(doc: MarkdownDoc, no: int, text: str) -> None:
-    m = _HEADING_RE.match(text)
-    if m:  # more than three spaces of indentation: tokenised, but not read as a heading
-        content = _heading_content(m.group(2) or "")
-        start = m.start(2) if m.group(2) is not None else len(text)
-        doc.headings.append(Heading(len(m.group(1)), content.strip(), no, start,
-                                    start + len(content)))
+def _heading(no: int, line: str, rest: str, level: int) -> Heading | None:
+    r"""The heading on `line`, whose `rest` (`line` without its indentation) opens with a
+    heading of `level` (`_heading_level`). What the pattern `^ {0,3}(#{1,6})(?:[ \t]+(.*))?$`
+    read from the line, worked out from what the scanner already knows instead of matching
+    every heading line again (`tests/parse/test_markdown_scanner.py` keeps the two equal)."""
+    indent = len(line) - len(rest)
+    if indent > 3 or "\t" in line[:indent]:
+        return None  # more than three spaces of indentation: tokenised, not read as a heading
+    after = rest[level:]
+    if not after:
+        return Heading(level, "", no, len(line), len(line))
+    text = after.lstrip(" \t")
+    start = len(line) - len(text)
+    content = _heading_content(text)
+    return Heading(level, content.strip(), no, start, start + len(content))
 
 
-_HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _FRONTMATTER_OPEN = re.compile(r"^---[ \t]*$")
 _FRONTMATTER_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$")
 

@@ -38,8 +38,11 @@ from .text import MAX_INT_DIGITS, Source
 _ID = r"(?:\d+(?:\.\d+)*(?-i:[a-zA-Z])?|(?-i:[A-Z])\d*)"
 """A phase id as the plans write it: `3`, `1.10` (hierarchical: the tenth phase of part 1, not
 1.1), `6a`, `3B`, and lettered `A`, `D1` (capital letters only: `Phase Breakdown` is none)."""
-_PHASE_RE = re.compile(rf"^Phase\s+({_ID})(?=$|[\s:.\-—–(\[])\s*(?:[:.\-—–]\s*)?(.*)$",
-                       re.IGNORECASE)
+_PHASE_RE = re.compile(
+    rf"^Phase\s+({_ID})(?=$|[\s:.\-(\[]|[—–])\s*(?:[:.\-]\s*|[—–]\s*)?(.*)$", re.IGNORECASE)
+"""The dashes are a class of their own, apart from the ASCII ones: one class holding both
+compiles to a big-charset table, a cost every check paid at import (in a branch of one-
+character alternatives the two classes would be merged again, so each takes its blanks)."""
 _STAGE_RE = re.compile(r"^Stage\s+(\d+(?:\.\d+)?)\b", re.IGNORECASE)
 # `(?<!\s)`: start only where a blank run starts, or every blank of a long run rescans it.
 _TRAILING_BRACKET_RE = re.compile(r"(?<!\s)\s*\[([^\[\]]*)\]\s*$")

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from ..lazy_pattern import LazyPattern
 from ..model.base import FieldRecord
+from .text import has_any
 
 CODE, DQ, SQ, ESC, COMMENT, HEREDOC, HEREDOC_QUOTED = "c", "d", "s", "e", "#", "h", "H"
 """Per-character classes: unquoted code, inside "...", inside '...', the character after a
@@ -212,7 +213,7 @@ _PROMPT_RE = re.compile(
     r"|(?:ipdb|mysql|sqlite|psql|redis[\w:.-]*)>|[\w-]+=[#>])[ \t]+\S")
 _BANG_MODE_RE = LazyPattern(r"^![A-Za-z./~]")
 """`!cat notes.md`: a line typed in Claude Code's `!` bash mode (bash itself needs `! cmd`)."""
-_SLASH_USAGE_RE = re.compile(r"^/[A-Za-z][\w:.-]*(?:\s|$)")
+_SLASH_USAGE_RE = LazyPattern(r"^/[A-Za-z][\w:.-]*(?:\s|$)")  # only for lines starting `/`
 _BRACE_RE = re.compile(r"(?<![$\\{])\{\{?\s*[A-Za-z_][\w.-]*(?: [\w.-]+)*\s*\}\}?(?![\w}])")
 _ANGLE_RE = re.compile(r"(?<![<\w$>&])<([A-Za-z][\w./:-]*(?: [\w./:-]+)*)>(?![>&\w])")
 _PROSE_ANGLE_RE = re.compile(r"(?<=\s)<([A-Za-z][^<>\n$]*?\s+[^\s<>$][^<>\n$]*)>(?=\s|$)")
@@ -225,7 +226,10 @@ _OPTION_RE = re.compile(
 _ELLIPSIS_LINES = frozenset({"...", "…", "[...]", "# ...", "<...>"})
 _PATH_TOKEN_RE = re.compile(r"^(?:[\w.~*?{}\[\]@+-]*/[\w.~*?{}\[\]@/+-]*|[\w.*?-]*\*[\w.*?-]*"
                             r"|[\w-]+\.[A-Za-z0-9]{1,5})$")
-_TREE_RE = re.compile(r"[├└│]")
+_TREE_GLYPHS = "├└│"
+"""Box-drawing characters of a `tree` listing. This and the other non-ASCII glyph sets are
+tested with `in`, not compiled into character classes: a class of scattered non-ASCII
+characters compiles to a big-charset table, a cost every check paid at import."""
 _ECHO_RE = re.compile(r"^\s*(?:echo|printf|cat|log\w*|warn\w*|error\w*|die)\b")
 _PSEUDO_KEYWORD_RE = re.compile(
     r"^(?:IF|ELSE(?:\s+IF)?|ELIF|THEN|FOR(?:\s+EACH)?|FOREACH|WHILE|UNTIL|OTHERWISE"
@@ -234,8 +238,8 @@ _PSEUDO_KEYWORD_RE = re.compile(
 _PSEUDO_KEYWORD_FIRST = frozenset("IETFWUO")
 """The letters `_PSEUDO_KEYWORD_RE` can match first."""
 _ARROWS = "→⇒←"
-_ARROW_RE = re.compile(f"[{_ARROWS}]")
-_OUTPUT_GLYPH_RE = re.compile(r"^[✓✔✕✗×•●▶→├└│✅❌]")
+_OUTPUT_GLYPHS = frozenset("✓✔✕✗×•●▶→├└│✅❌")
+"""Glyphs opening a line of printed output (check marks, bullets, tree branches)."""
 _OUTPUT_LINE_RE = re.compile(
     r"^(?:(?:PASS|FAIL)\s+\S"                                   # jest/vitest file lines
     r"|(?:Tests?|Test Suites):\s+\d+\s+(?:passed|failed)"          # runner summaries
@@ -243,7 +247,7 @@ _OUTPUT_LINE_RE = re.compile(
     r"|\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?$"                # table separator row
     r"|={3,}$|-{3,}$)")                                           # rules under a heading
 _OUTPUT_FIRST = frozenset("PFT|:-=✓✔✕✗×•●▶→├└│✅❌")
-"""What `_OUTPUT_GLYPH_RE` or `_OUTPUT_LINE_RE` can match first, digits aside."""
+"""What `_OUTPUT_GLYPHS` or `_OUTPUT_LINE_RE` can match first, digits aside."""
 _PROSE_RE = re.compile(
     r"^(?:[-*+]\s+(?!-)[\w`\"'(\[]"                    # `- Scan the root`: a markdown bullet
     r"|\d+[.)]\s+[A-Z][a-z]"                            # `1. Scan the root`
@@ -305,7 +309,7 @@ def _path_only(line: BashLine, start: int) -> bool:
     A comment runs to the end of its line (`lex_bash` classes the rest of the line once it
     opens), so the code is the text before it, cut rather than filtered a character at a
     time."""
-    if _TREE_RE.search(line.text):
+    if has_any(line.text, _TREE_GLYPHS):
         return True
     comment = line.classes.find(COMMENT, start)
     code = (line.text[start:comment] if comment >= 0 else line.text[start:]).strip()
@@ -436,7 +440,7 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
         if text[:1] in _PSEUDO_KEYWORD_FIRST and _PSEUDO_KEYWORD_RE.match(text) \
                 and not re.search(r";\s*(?:then|do)\b", text):
             return BlockClass(PSEUDO_CODE, no, f"the upper-case keyword line `{text[:40]}`")
-        if _ARROW_RE.search(text) and not _ECHO_RE.match(text) and any(
+        if has_any(text, _ARROWS) and not _ECHO_RE.match(text) and any(
                 ch in _ARROWS and cls == CODE
                 for ch, cls in zip(line.text, line.classes, strict=True)):
             return BlockClass(PSEUDO_CODE, no, f"an arrow outside quotes in `{text[:40]}`")
@@ -469,7 +473,7 @@ def classify_lines(lines: Sequence[BashLine]) -> BlockClass:
         return BlockClass(PATH_LIST, code_lines[0][0], "only paths or globs, no command")
     for no, _, _, text in codes:
         c = text[:1]
-        if (c in _OUTPUT_FIRST or c.isdigit()) and (_OUTPUT_GLYPH_RE.match(text)
+        if (c in _OUTPUT_FIRST or c.isdigit()) and (c in _OUTPUT_GLYPHS
                                                      or _OUTPUT_LINE_RE.match(text)):
             return BlockClass(TRANSCRIPT, no, f"printed output `{text[:40]}`")
     for no, _, _, text in codes:

@@ -37,8 +37,11 @@ class Source(NamedTuple):
     long_lines: tuple[int, ...] = ()
 
     @classmethod
-    def from_text(cls, text: str) -> Source:
-        text = scrub(text)
+    def from_text(cls, text: str, *, decoded: bool = False) -> Source:
+        """`decoded`: `text` is what `decode` returned, which holds no lone surrogate (UTF-8
+        cannot encode one), so `scrub` would find nothing and is skipped."""
+        if not decoded:
+            text = scrub(text)
         lines = split_lines(text)
         if max(map(len, lines)) <= MAX_LINE_CHARS:  # the usual case, at C speed
             return cls(text=text, lines=lines)
@@ -57,7 +60,9 @@ def scrub(text: str) -> str:
     if text.isascii():
         return text
     try:
-        text.encode("utf-8")
+        # Any encoder that fails on a surrogate and nothing else answers; UTF-16 is the
+        # cheapest of them on the two-byte strings most non-ASCII files decode to.
+        text.encode("utf-16-le")
     except UnicodeEncodeError:
         return _SURROGATES.sub("\ufffd", text)
     return text
@@ -72,9 +77,29 @@ def split_lines(text: str) -> list[str]:
     Splitting on `\n` alone put every position after a lone `\r` on the wrong line in the
     editor (and markdown-it, which the block scanner mirrors, breaks lines there too).
     """
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.split("\n")
+    global _last_split
+    last_text, last_lines = _last_split  # one read: another thread may replace it
+    if text is last_text:
+        return list(last_lines)
+    split = text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+    lines = split.split("\n")
+    _last_split = (text, tuple(lines))
+    return lines
+
+
+_last_split: tuple[str, tuple[str, ...]] = ("", ("",))
+"""The text `split_lines` split last and its lines. A check splits each file's text once for
+its `Source` and again for each rule context, from the same string object; a copy of a tuple
+is much cheaper than splitting again. Each caller gets a list of its own, as
+`Source.from_text` blanks long lines in place. Holds one text alive (at most a file's)."""
+
+
+def has_any(text: str, chars: str) -> bool:
+    """True when `text` holds one of `chars`, which must all be non-ASCII: what a search for
+    the class `[chars]` answers, without compiling it (a class of scattered non-ASCII
+    characters compiles to a big-charset table, a cost paid at import). ASCII text, most
+    lines, is answered at once."""
+    return not text.isascii() and any(ch in text for ch in chars)
 
 
 NUL_REASON = "file contains NUL bytes: it looks binary, not text"

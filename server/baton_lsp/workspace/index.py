@@ -33,12 +33,12 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 
 
-def _parse(kind: Kind, text: str, path: str) -> Any:
+def _parse(kind: Kind, text: str, path: str, decoded: bool = False) -> Any:
     """`parse.parse_text`, imported on the first parse: a warm check answered from the
     result cache lists and hashes files but never parses one (start-up speed)."""
     from ..parse import parse_text  # lazy: a warm check never parses
 
-    return parse_text(kind, text, path)
+    return parse_text(kind, text, path, decoded=decoded)
 
 
 NOT_REGULAR = "not a regular file (a directory, FIFO, socket or device); it was not read"
@@ -363,7 +363,7 @@ class WorkspaceIndex:
             text = decode(data, limit)
         except UnreadableError as exc:
             return Unreadable(path=key, reason=str(exc)), None
-        return _parse(kind, text, key), text
+        return _parse(kind, text, key, decoded=True), text
 
     def agent_paths(self) -> dict[str, Path]:
         with self._lock:
