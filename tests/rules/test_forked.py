@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from baton_lsp.model.base import Finding, Range, Severity
+from baton_lsp.rules import forked
 from baton_lsp.rules.cache import ResultCache
 from baton_lsp.rules.checker import check_paths
 from baton_lsp.rules.forked import FORK_MIN_FILES, can_fork, check_forked, segments_of
@@ -213,6 +214,22 @@ def test_a_copy_s_stderr_follows_the_parent_s(tmp_path: Path,
     assert "copy" in whos and whos == sorted(whos, key=lambda w: w == "copy")
 
 
+def test_a_busy_machine_gets_no_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every core busy with other processes: a copy would only take turns with its parent
+    (and load its own rules), so the check stays in one process; `--jobs` still decides."""
+    monkeypatch.setattr(forked.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(forked, "usable_cores", lambda: 2)
+    for busy, copies in ((0, 2), (1, 1), (2, 1), (7, 1)):
+        monkeypatch.setattr(forked, "busy_cores", lambda busy=busy: busy)
+        assert forked.copies_for(134, None) == copies
+    assert forked.copies_for(FORK_MIN_FILES - 1, None) == 1
+    assert forked.copies_for(134, 3) == 3
+
+
+def test_busy_cores_reads_this_machine() -> None:
+    assert 0 <= forked.busy_cores() < 10_000
+
+
 def test_segments_keep_kinds_together_and_balance_cost() -> None:
     """Runs of equal cost, one kind split at most at each cut, costliest first in a run, and
     the parent's run with its kinds in reverse (what a copy takes from it is next to its
@@ -299,9 +316,9 @@ def test_a_hostile_tree_forked_finds_what_one_process_finds(tmp_path: Path,
 
 def test_the_corpus_forked_finds_what_one_process_finds(corpus: Path) -> None:
     one = _check("--no-cache", "--jobs", "1", str(corpus))
-    auto = _check("--no-cache", str(corpus))
-    assert one.returncode == auto.returncode == 1
-    assert one.stdout == auto.stdout and one.stderr == auto.stderr
+    two = _check("--no-cache", "--jobs", "2", str(corpus))  # forked even on a busy machine
+    assert one.returncode == two.returncode == 1
+    assert one.stdout == two.stdout and one.stderr == two.stderr
 
 
 def _targets(targets: list[Target]) -> list[tuple[object, ...]]:

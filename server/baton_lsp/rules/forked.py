@@ -75,14 +75,32 @@ def _stderr_fd() -> int | None:
         return None
 
 
+def busy_cores() -> int:
+    """How many cores other processes keep busy right now: Linux's count of runnable tasks
+    (`/proc/loadavg`, less this process), else the one-minute load average."""
+    try:
+        with open("/proc/loadavg", "rb") as loadavg:
+            return max(0, int(loadavg.read().split()[3].split(b"/")[0]) - 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return round(os.getloadavg()[0])
+    except (OSError, AttributeError):
+        return 0
+
+
 def copies_for(files: int, jobs: int | None) -> int:
-    """How many processes check `files` files: `jobs` when given, else one per usable core
-    from `FORK_MIN_FILES` files on."""
+    """How many processes check `files` files: `jobs` when given, else, from
+    `FORK_MIN_FILES` files on, one per usable core that no other process is using. On a
+    machine whose cores are all busy a copy would only take turns with its parent, and
+    two processes then cost more than one (each must load its own rules), as `make -l`
+    knows."""
     if jobs is not None:
         return max(1, min(jobs, files))
     if files < FORK_MIN_FILES:
         return 1
-    return max(1, min(usable_cores(), MAX_COPIES, files))
+    idle = (os.cpu_count() or 1) - busy_cores()
+    return max(1, min(usable_cores(), idle, MAX_COPIES, files))
 
 
 class _Queues:
