@@ -93,7 +93,7 @@ def add_check_arguments(check: argparse.ArgumentParser) -> None:
                        help="print the fixes --fix would make as a unified diff and write "
                        "nothing (exit 1 when there is something to fix)")
     check.add_argument("--jobs", "-j", type=_jobs, default=None, metavar="N",
-                       help="processes that check files (default: one per core from 32 "
+                       help="processes that check files (default: one per idle core from 32 "
                        "files, forked copies of this one; where fork cannot be used, "
                        "spawned workers from 400 files; 1: check in this process)")
     check.add_argument("--no-cache", action="store_true",

@@ -36,7 +36,7 @@ _Item = TypeVar("_Item")
 Check = Callable[[Sequence[_Item]], list[Finding]]
 
 FORK_MIN_FILES = 32
-"""Below this many files a forked copy costs more than it saves (BENCHMARKS.md)."""
+"""Below this many files a forked copy saves little or nothing (BENCHMARKS.md)."""
 
 MAX_COPIES = 8
 
