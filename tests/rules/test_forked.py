@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -40,45 +41,61 @@ def _noted(log: Path) -> list[tuple[int, int]]:
                                           log.read_text().splitlines())]
 
 
-def _checker(log: Path, parent: int, child_delay: float = 0.0, die_after: int | None = None,
-             parent_delay: float = 0.0):
-    """A `check` that notes (pid, item) in `log` (O_APPEND: whole lines from any process),
-    sleeps `child_delay` per item in a copy (`parent_delay` in the parent), and kills its
-    copy after `die_after` items."""
-    calls = {"n": 0}
+TIMEOUT = 30.0
+"""How long a test waits for a notification from another process before it fails."""
 
-    def check(items: Sequence[int]) -> list[Finding]:
-        out = []
-        for n in items:
-            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            os.write(fd, f"{os.getpid()} {n}\n".encode())
-            os.close(fd)
-            out.append(_finding(n))
-            if os.getpid() != parent:
-                calls["n"] += 1
-                if die_after is not None and calls["n"] >= die_after:
-                    os.kill(os.getpid(), signal.SIGKILL)
-                time.sleep(child_delay)
-            else:
-                time.sleep(parent_delay)
-        return out
 
-    return check
+def _wait(fd: int, timeout: float = TIMEOUT) -> bool:
+    """Whether `fd` (the read end of a notification pipe) became readable in time."""
+    return bool(select.select([fd], [], [], timeout)[0])
+
+
+def _take(fd: int, count: int) -> bytes:
+    """`count` notification bytes from `fd`; fails the test when they do not come in time."""
+    got = b""
+    while len(got) < count:
+        assert _wait(fd), f"waited {TIMEOUT} s for a notification from another process"
+        got += os.read(fd, count - len(got))
+    return got
+
+
+def _note(log: Path, n: int) -> None:
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.write(fd, f"{os.getpid()} {n}\n".encode())  # O_APPEND: whole lines from any process
+    os.close(fd)
 
 
 def test_a_slow_copy_is_helped_and_every_item_is_checked_once(tmp_path: Path) -> None:
-    """A copy on a busy core (here: 0.2 s per file) does not hold the check up: the parent
-    finishes its own run, then takes the copy's files from its pipe; no file twice."""
+    """A copy on a busy core (here: held on a gate until the parent has checked all but one
+    file) does not hold the check up: the parent finishes its own run, then takes the
+    copy's files from its pipe; no file twice."""
     log = tmp_path / "log"
+    parent = os.getpid()
+    gate_r, gate_w = os.pipe()
     items = list(range(ITEMS))
     half = ITEMS // 2
-    found = check_forked(items, [items[:half], items[half:]],
-                         _checker(log, os.getpid(), child_delay=0.2), None)
+    mine = {"n": 0}
+
+    def check(some: Sequence[int]) -> list[Finding]:
+        for n in some:
+            _note(log, n)
+            if os.getpid() != parent:
+                assert _wait(gate_r)  # the copy's core is busy until the gate opens
+            else:
+                mine["n"] += 1
+                if mine["n"] == ITEMS - 1:  # the copy can hold one file at most
+                    os.write(gate_w, b"x")
+        return [_finding(n) for n in some]
+
+    try:
+        found = check_forked(items, [items[:half], items[half:]], check, None)
+    finally:
+        os.close(gate_r)
+        os.close(gate_w)
     assert sorted(int(f.message) for f in found) == items
     noted = _noted(log)
     assert sorted(n for _, n in noted) == items
-    mine = [n for pid, n in noted if pid == os.getpid()]
-    assert len(mine) > half + 5, noted  # the parent took from the copy's run
+    assert len([n for pid, n in noted if pid == parent]) > half + 5, noted
 
 
 def test_runs_longer_than_a_pipe_holds_are_checked_without_sharing(tmp_path: Path) -> None:
@@ -105,40 +122,60 @@ def test_a_copy_killed_midway_has_its_files_checked_here(tmp_path: Path) -> None
     """A copy killed after three files (SIGKILL: no payload, no exit code 0): every file is
     still checked and reported exactly once, the ones it took by the parent."""
     log = tmp_path / "log"
+    parent = os.getpid()
+    took_r, took_w = os.pipe()
     items = list(range(ITEMS))
-    found = check_forked(items, [items[:10], items[10:]],
-                         _checker(log, os.getpid(), die_after=3, parent_delay=0.05), None)
+    calls = {"n": 0}
+
+    def check(some: Sequence[int]) -> list[Finding]:
+        for n in some:
+            _note(log, n)
+            calls["n"] += 1
+            if os.getpid() != parent:
+                os.write(took_w, b"x")
+                if calls["n"] == 3:
+                    os.kill(os.getpid(), signal.SIGKILL)
+            elif calls["n"] == 1:
+                _take(took_r, 3)  # the copy has taken three files and died
+        return [_finding(n) for n in some]
+
+    try:
+        found = check_forked(items, [items[:10], items[10:]], check, None)
+    finally:
+        os.close(took_r)
+        os.close(took_w)
     assert sorted(int(f.message) for f in found) == items
     noted = _noted(log)
-    by_copy = [n for pid, n in noted if pid != os.getpid()]
-    assert len(by_copy) == 3 and all((os.getpid(), n) in noted for n in by_copy)
+    by_copy = [n for pid, n in noted if pid != parent]
+    assert len(by_copy) == 3 and all((parent, n) in noted for n in by_copy)
 
 
-def test_an_interrupted_check_leaves_no_copy_behind(tmp_path: Path) -> None:
+def test_an_interrupted_check_leaves_no_copy_behind() -> None:
     """Ctrl-C in the parent while copies check: the copies are killed and reaped, never
     left running or as zombies."""
-    pids = tmp_path / "pids"
     parent = os.getpid()
+    pids_r, pids_w = os.pipe()
+    never_r, never_w = os.pipe()  # nothing is ever written: a copy busy for TIMEOUT
+    copies: list[int] = []
 
-    def check(items: Sequence[int]) -> list[Finding]:
+    def check(some: Sequence[int]) -> list[Finding]:
         if os.getpid() != parent:
-            fd = os.open(pids, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            os.write(fd, f"{os.getpid()}\n".encode())
-            os.close(fd)
-            time.sleep(30)
+            os.write(pids_w, os.getpid().to_bytes(4, "little"))
+            _wait(never_r)
             return []
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and (
-                not pids.exists() or len(pids.read_text().split()) < 2):
-            time.sleep(0.01)
+        got = _take(pids_r, 8)  # both copies are checking
+        copies.extend(int.from_bytes(got[i:i + 4], "little") for i in (0, 4))
         raise KeyboardInterrupt
 
     items = list(range(6))
     started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        check_forked(items, [items[:2], items[2:4], items[4:]], check, None)
-    assert time.monotonic() - started < 25
-    copies = [int(p) for p in pids.read_text().split()]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            check_forked(items, [items[:2], items[2:4], items[4:]], check, None)
+    finally:
+        for fd in (pids_r, pids_w, never_r, never_w):
+            os.close(fd)
+    assert time.monotonic() - started < TIMEOUT - 5  # killed, not waited for
     assert len(copies) == 2
     for pid in copies:
         with pytest.raises(ChildProcessError):
@@ -148,49 +185,48 @@ def test_an_interrupted_check_leaves_no_copy_behind(tmp_path: Path) -> None:
 
 
 _KILLED_PARENT = """
-import os, sys, time
+import os, select, sys
 from baton_lsp.rules.forked import check_forked
+log, took, gate, never = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 parent = os.getpid()
 def check(items):
-    if os.getpid() != parent:
-        with open(sys.argv[1], "a") as f:
-            f.write(f"{os.getpid()}\\n")
-    time.sleep(0.2)
+    if os.getpid() == parent:
+        select.select([never], [], [], 30)  # busy until killed
+        return []
+    with open(log, "a") as f:
+        f.write(f"{items[0]}\\n")
+    os.write(took, b"x")
+    select.select([gate], [], [], 30)  # the copy's file takes until the gate opens
     return []
 items = list(range(200))
 check_forked(items, [items[:100], items[100:]], check, None)
 """
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_copies_of_a_killed_check_stop_at_their_next_file(tmp_path: Path) -> None:
-    """`baton check` killed (SIGKILL: no handler runs) while its copies have seconds of
-    files left: each copy stops at its next file instead of checking on for nobody."""
-    pids = tmp_path / "pids"
-    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(pids)])
+    """`baton check` killed (SIGKILL: no handler runs) while its copy has a hundred files
+    left: the copy stops at its next file instead of checking on for nobody."""
+    log = tmp_path / "log"
+    took_r, took_w = os.pipe()
+    gate_r, gate_w = os.pipe()
+    never_r, never_w = os.pipe()
+    life_r, life_w = os.pipe()  # held open by the check and its copy: EOF once both are gone
+    fds = (took_w, gate_r, never_r, life_w)
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(log),
+                             *(str(fd) for fd in fds[:3])], pass_fds=fds)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (pids.exists() and pids.read_text()):
-            time.sleep(0.01)
-        copy = int(pids.read_text().split()[0])
+        for fd in fds:
+            os.close(fd)
+        _take(took_r, 1)  # the copy is checking its first file
     finally:
         proc.kill()
         proc.wait()
-    killed = time.monotonic()
-    while time.monotonic() - killed < 10 and _running(copy):
-        time.sleep(0.01)
-    assert not _running(copy), "the copy went on checking after its parent was killed"
-    assert time.monotonic() - killed < 2
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (a zombie waits for init to reap it, which may never happen in
-    a container whose first process reaps nothing)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    os.write(gate_w, b"x")  # its file is done: the next one is where it must stop
+    assert _wait(life_r), "the copy went on checking after its parent was killed"
+    assert os.read(life_r, 1) == b""
+    for fd in (took_r, gate_w, never_w, life_r):
+        os.close(fd)
+    assert len(log.read_text().split()) == 1, log.read_text()
 
 
 def test_a_copy_s_stderr_follows_the_parent_s(tmp_path: Path,
@@ -199,15 +235,24 @@ def test_a_copy_s_stderr_follows_the_parent_s(tmp_path: Path,
     after its own, whole, never interleaved with it line by line."""
     parent = os.getpid()
 
+    wrote_r, wrote_w = os.pipe()
+
     def check(items: Sequence[int]) -> list[Finding]:
         who = "parent" if os.getpid() == parent else "copy"
         for n in items:
             os.write(2, f"{who} {n}\n".encode())
-            time.sleep(0.01)
+            if who == "copy":
+                os.write(wrote_w, b"x")
+            elif n == 0:
+                _take(wrote_r, 1)  # the copy has checked (and written) at least one file
         return [_finding(n) for n in items]
 
     items = list(range(ITEMS))
-    check_forked(items, [items[:20], items[20:]], check, None)
+    try:
+        check_forked(items, [items[:20], items[20:]], check, None)
+    finally:
+        os.close(wrote_r)
+        os.close(wrote_w)
     lines = capfd.readouterr().err.splitlines()
     assert sorted(int(line.split()[1]) for line in lines) == items
     whos = [line.split()[0] for line in lines]
