@@ -243,8 +243,7 @@ def _check_targets(result: CheckResult, targets: list[tuple[WorkspaceIndex, str,
     if copies > 1:
         # The commands ShellCheck checks stay in this process, where their blocks go to
         # ShellCheck at once (`_shellcheck_first`) while the copies check the other files.
-        slow = [item for item in todo if _shellchecked(item)]
-        rest = [item for item in todo if not _shellchecked(item)]
+        slow, rest = _by_shellcheck(todo)
 
         def own() -> Callable[[], list[Finding]]:
             return _shellcheck_first(slow, cache)
@@ -269,6 +268,18 @@ def _shellchecked(item: tuple[WorkspaceIndex, str, Kind | None]) -> bool:
     """Whether BTN330 may run ShellCheck on this file's blocks."""
     idx, _, kind = item
     return kind in (Kind.COMMAND, Kind.OPENCODE_COMMAND) and idx.config.shellcheck != "off"
+
+
+_Target = tuple[WorkspaceIndex, str, Kind | None]
+
+
+def _by_shellcheck(todo: Sequence[_Target]) -> tuple[list[_Target], list[_Target]]:
+    """(the files BTN330 may run ShellCheck on, the others), each in `todo`'s order."""
+    slow: list[_Target] = []
+    rest: list[_Target] = []
+    for item in todo:
+        (slow if _shellchecked(item) else rest).append(item)
+    return slow, rest
 
 
 def _shellcheck_first(commands: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
@@ -304,11 +315,11 @@ def _check_here(todo: Sequence[tuple[WorkspaceIndex, str, Kind | None]],
                 cache: ResultCache | None) -> list[Finding]:
     """Check `todo` in this process: ShellCheck is started first on every command's blocks,
     the commands are checked last."""
-    finish = _shellcheck_first([item for item in todo if _shellchecked(item)], cache)
+    slow, rest = _by_shellcheck(todo)
+    finish = _shellcheck_first(slow, cache)
     out: list[Finding] = []
-    for idx, file, kind in todo:
-        if not _shellchecked((idx, file, kind)):
-            out.extend(check_file(idx, file, kind, cache))
+    for idx, file, kind in rest:
+        out.extend(check_file(idx, file, kind, cache))
     out.extend(finish())
     return out
 
